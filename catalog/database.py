@@ -1,0 +1,375 @@
+"""The database: committed state, transactions, the WAL and checkpoints.
+
+All durable change goes through *operations* (small tuples).  A transaction
+applies them to its private copy of the state and, at commit, writes them to
+the WAL as one record and publishes its state.  Recovery loads the last
+checkpoint and applies the logged operations again with the same function,
+so the live path and the replay path cannot drift apart.
+
+Concurrency: readers take the committed :class:`State` pointer and never
+block.  One transaction at a time may write (``writer_lock``), which the
+relational-core issue allows; it is taken at the first write and held to
+commit or rollback.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from protocol import errors as E
+from protocol.errors import PgError
+
+from .objects import Relation, Role, Schema
+from .storage import TableVersion
+from .vector import Col
+from .wal import Wal
+
+FIRST_USER_OID = 16384
+CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
+
+
+class State:
+    """One version of the whole database; treat as immutable once published."""
+
+    __slots__ = ("rels", "by_name", "schemas", "roles", "functions", "data", "next_oid", "version", "ddl_version")
+
+    def __init__(self) -> None:
+        self.rels: dict[int, Relation] = {}
+        self.by_name: dict[tuple[str, str], int] = {}
+        self.schemas: dict[str, Schema] = {}
+        self.roles: dict[str, Role] = {}
+        self.functions: dict[str, list] = {}
+        self.data: dict[int, TableVersion] = {}
+        self.next_oid = FIRST_USER_OID
+        self.version = 0
+        self.ddl_version = 0
+
+    def clone(self) -> "State":
+        s = State()
+        s.rels = dict(self.rels)
+        s.by_name = dict(self.by_name)
+        s.schemas = dict(self.schemas)
+        s.roles = dict(self.roles)
+        s.functions = {k: list(v) for k, v in self.functions.items()}
+        s.data = dict(self.data)
+        s.next_oid = self.next_oid
+        s.version = self.version
+        s.ddl_version = self.ddl_version
+        return s
+
+    def lookup(self, schema: str, name: str) -> Relation | None:
+        oid = self.by_name.get((schema, name))
+        return self.rels.get(oid) if oid is not None else None
+
+    def relations(self, kind: str | None = None) -> list[Relation]:
+        return [r for r in self.rels.values() if kind is None or r.kind == kind]
+
+
+def bootstrap_state() -> State:
+    s = State()
+    s.schemas = {
+        "pg_catalog": Schema(11, "pg_catalog"),
+        "public": Schema(2200, "public", comment="standard public schema"),
+        "information_schema": Schema(13000, "information_schema"),
+        "splitstream": Schema(13100, "splitstream"),
+    }
+    s.roles = {"postgres": Role(10, "postgres")}
+    return s
+
+
+# ------------------------------------------------------------ operations
+
+def apply_op(state: State, op: tuple) -> None:
+    """Apply one logged operation to a private state (live and replay)."""
+    kind = op[0]
+    if kind not in ("insert", "delete", "truncate"):
+        state.ddl_version += 1
+    if kind == "rel":                      # create or replace a relation
+        rel: Relation = op[1]
+        old = state.rels.get(rel.oid)
+        if old is not None:
+            state.by_name.pop((old.schema, old.name), None)
+        state.rels[rel.oid] = rel
+        state.by_name[(rel.schema, rel.name)] = rel.oid
+        if rel.kind in ("r", "f") and rel.oid not in state.data and rel.kind == "r":
+            state.data[rel.oid] = TableVersion([c.type_oid for c in rel.live_columns])
+        state.next_oid = max(state.next_oid, rel.oid + 1)
+    elif kind == "drop_rel":
+        rel = state.rels.pop(op[1], None)
+        if rel is not None:
+            state.by_name.pop((rel.schema, rel.name), None)
+        state.data.pop(op[1], None)
+    elif kind == "schema":
+        sch: Schema = op[1]
+        state.schemas[sch.name] = sch
+        state.next_oid = max(state.next_oid, sch.oid + 1)
+    elif kind == "drop_schema":
+        state.schemas.pop(op[1], None)
+    elif kind == "role":
+        state.roles[op[1].name] = op[1]
+        state.next_oid = max(state.next_oid, op[1].oid + 1)
+    elif kind == "drop_role":
+        state.roles.pop(op[1], None)
+    elif kind == "function":
+        fn = op[1]
+        lst = [f for f in state.functions.get(fn.name, []) if f.arg_types != fn.arg_types]
+        state.functions[fn.name] = lst + [fn]
+        state.next_oid = max(state.next_oid, fn.oid + 1)
+    elif kind == "drop_function":
+        state.functions.pop(op[1], None)
+    elif kind == "insert":
+        _, oid, cols = op
+        tv = state.data[oid]
+        state.data[oid] = tv.append([Col(d, m, o) for (d, m), o in zip(cols, tv.oids)])
+    elif kind == "delete":
+        _, oid, positions = op
+        state.data[oid] = state.data[oid].delete(positions)
+    elif kind == "relayout":
+        _, oid, oids, cols = op
+        state.data[oid] = TableVersion(oids).with_columns(oids, [Col(d, m, o) for (d, m), o in zip(cols, oids)])
+    elif kind == "truncate":
+        tv = state.data[op[1]]
+        state.data[op[1]] = TableVersion(tv.oids)
+    else:
+        raise ValueError(f"unknown op {kind}")
+
+
+class Transaction:
+    """A session's transaction: reads the committed state until it writes."""
+
+    def __init__(self, db: "Database", implicit: bool) -> None:
+        self.db = db
+        self.implicit = implicit
+        self._state: State | None = None
+        self.ops: list[tuple] = []
+        self.savepoints: list[tuple[str, State | None, int]] = []
+        self.after_commit: list[Callable[[], None]] = []
+        self.failed = False
+
+    @property
+    def state(self) -> State:
+        return self._state if self._state is not None else self.db.committed
+
+    @property
+    def writing(self) -> bool:
+        return self._state is not None
+
+    def for_write(self, cancel_check: Callable[[], None] | None = None) -> State:
+        if self._state is None:
+            self.db.acquire_writer(cancel_check)
+            self._state = self.db.committed.clone()
+        return self._state
+
+    def apply(self, op: tuple) -> None:
+        st = self.for_write()
+        apply_op(st, op)
+        self.ops.append(op)
+
+    def new_oid(self) -> int:
+        st = self.for_write()
+        oid = st.next_oid
+        st.next_oid += 1
+        return oid
+
+    def savepoint(self, name: str) -> None:
+        snap = self._state.clone() if self._state is not None else None
+        self.savepoints.append((name, snap, len(self.ops)))
+
+    def rollback_to(self, name: str) -> None:
+        for i in range(len(self.savepoints) - 1, -1, -1):
+            if self.savepoints[i][0] == name:
+                _, snap, nops = self.savepoints[i]
+                del self.savepoints[i + 1 :]
+                if self._state is not None:
+                    self._state = snap.clone() if snap is not None else self.db.committed.clone()
+                    del self.ops[nops:]
+                self.savepoints[i] = (name, snap, nops)
+                self.failed = False
+                return
+        raise PgError(E.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
+
+    def release(self, name: str) -> None:
+        for i in range(len(self.savepoints) - 1, -1, -1):
+            if self.savepoints[i][0] == name:
+                del self.savepoints[i:]
+                return
+        raise PgError("3B001", f'savepoint "{name}" does not exist')
+
+    def commit(self, sync: bool = True) -> None:
+        if self._state is None:
+            return
+        try:
+            if self.ops:
+                self._state.version = self.db.committed.version + 1
+                self.db.wal.append(self.ops, sync=sync)
+            self.db.committed = self._state
+        finally:
+            self._state = None
+            self.db.release_writer()
+        for fn in self.after_commit:
+            fn()
+        self.db.maybe_checkpoint()
+
+    def rollback(self) -> None:
+        if self._state is not None:
+            self._state = None
+            self.db.release_writer()
+        self.ops = []
+
+
+class Database:
+    """Owns the data directory."""
+
+    def __init__(self, data_dir: str | os.PathLike, *, fsync: bool = True) -> None:
+        self.dir = Path(data_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.committed = bootstrap_state()
+        self.wal = Wal(self.dir / "wal")
+        self._writer = threading.Lock()
+        self.sequences: dict[int, list] = {}     # oid -> [last_value, is_called]
+        self.seq_lock = threading.Lock()
+        # Hooks set by the executor's stream manager (catalog knows nothing of views).
+        self.replay_stream: Callable[[int, list, int], None] | None = None
+        self.snapshot_streams: Callable[[], object] | None = None
+        self.restore_streams: Callable[[object], None] | None = None
+        self._ckpt_lock = threading.Lock()
+        self.stream_seq = 0
+
+    # ---------------------------------------------------------- locking
+    def acquire_writer(self, cancel_check: Callable[[], None] | None = None) -> None:
+        while not self._writer.acquire(timeout=0.05):
+            if cancel_check is not None:
+                cancel_check()
+
+    def release_writer(self) -> None:
+        self._writer.release()
+
+    # ---------------------------------------------------------- recovery
+    def open(self) -> None:
+        ckpt = self.dir / "checkpoint"
+        start_gen = 0
+        stream_snapshot = None
+        if ckpt.exists():
+            with open(ckpt, "rb") as f:
+                saved = pickle.load(f)
+            self.committed = saved["state"]
+            self.sequences = saved["sequences"]
+            start_gen = saved["wal_gen"]
+            stream_snapshot = saved.get("streams")
+            self.stream_seq = saved.get("stream_seq", 0)
+        if stream_snapshot is not None and self.restore_streams is not None:
+            self.restore_streams(stream_snapshot)
+        state = self.committed.clone()
+        for ops in self.wal.replay(start_gen):
+            self._replay(state, ops)
+        self.committed = state
+        gens = self.wal.segments()
+        self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
+
+    def _replay(self, state: State, ops: list) -> None:
+        for op in ops:
+            if op[0] == "setval":
+                self.sequences[op[1]] = [op[2], True]
+            elif op[0] == "stream":
+                _, oid, cols, seq = op
+                self.stream_seq = max(self.stream_seq, seq)
+                if self.replay_stream is not None:
+                    self.replay_stream(oid, cols, seq, state)
+            else:
+                apply_op(state, op)
+        if any(op[0] not in ("setval", "stream") for op in ops):
+            state.version += 1
+
+    # ---------------------------------------------------------- sequences
+    def nextval(self, oid: int, rel: Relation) -> int:
+        with self.seq_lock:
+            last, called = self.sequences.get(oid, [rel.seq_start, False])
+            if not called:
+                v = last
+            else:
+                v = last + rel.seq_increment
+                if v > rel.seq_max or v < rel.seq_min:
+                    if not rel.seq_cycle:
+                        raise PgError(E.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
+                                      f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
+                    v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
+            self.sequences[oid] = [v, True]
+            self.wal.append([("setval", oid, v)], sync=False)
+            return v
+
+    def setval(self, oid: int, value: int, called: bool = True) -> None:
+        with self.seq_lock:
+            self.sequences[oid] = [value, called]
+            self.wal.append([("setval", oid, value if called else value - 1)], sync=False)
+
+    # ---------------------------------------------------------- streams
+    def ingest_stream(self, oid: int, cols: list, apply: Callable[[int], None], sync: bool) -> int:
+        """Log a stream batch and hand it to the views, atomically w.r.t. checkpoints.
+
+        The record is written and applied under the checkpoint lock, so a
+        checkpoint either contains the batch's effect or the WAL segment it
+        keeps contains the record.  The fsync happens after the lock is
+        released, so concurrent inserters share it (group commit); the caller
+        acknowledges only after this returns.
+        """
+        with self._ckpt_lock:
+            self.stream_seq += 1
+            seq = self.stream_seq
+            self.wal.append([("stream", oid, cols, seq)], sync=False)
+            apply(seq)
+        if sync:
+            self.wal.sync()
+        return seq
+
+    # ---------------------------------------------------------- checkpoint
+    def maybe_checkpoint(self) -> None:
+        if self.wal.size > CHECKPOINT_WAL_BYTES:
+            threading.Thread(target=self.checkpoint, daemon=True).start()
+
+    def checkpoint(self) -> None:
+        """Write a consistent snapshot, then drop the WAL it covers.
+
+        Commits and stream batches are held off only while the state pointer
+        and the stream states are captured, not while the file is written.
+        """
+        if not self._writer.acquire(timeout=30):
+            return
+        try:
+            with self._ckpt_lock:
+                state = self.committed
+                streams = self.snapshot_streams() if self.snapshot_streams is not None else None
+                with self.seq_lock:
+                    sequences = {k: list(v) for k, v in self.sequences.items()}
+                new_gen = self.wal.gen + 1
+                self.wal.close()
+                self.wal.open_segment(new_gen)
+                stream_seq = self.stream_seq
+        finally:
+            self._writer.release()
+        tmp = self.dir / "checkpoint.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump({"state": state, "sequences": sequences, "wal_gen": new_gen, "streams": streams,
+                         "stream_seq": stream_seq, "time": time.time()}, f, protocol=5)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.dir / "checkpoint")
+        dfd = os.open(self.dir, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+        self.wal.remove_before(new_gen)
+
+    def close(self) -> None:
+        try:
+            self.checkpoint()
+        finally:
+            self.wal.close()

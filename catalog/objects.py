@@ -1,0 +1,137 @@
+"""Catalog objects: immutable descriptions of schemas, relations and roles.
+
+Objects are replaced, never mutated, so a transaction can hold a private
+copy of the catalog and commit it by swapping a pointer.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class ColumnDef:
+    name: str
+    type_oid: int
+    typmod: int = -1
+    not_null: bool = False
+    default: str | None = None      # SQL expression text, evaluated at insert time
+    identity: str = ""              # '' | 'a' (ALWAYS) | 'd' (BY DEFAULT)
+    dropped: bool = False
+    attnum: int = 0
+    hidden: bool = False            # e.g. a stream's arrival_timestamp: not in SELECT *
+
+
+@dataclass(frozen=True)
+class Constraint:
+    name: str
+    kind: str                       # 'p' primary key, 'u' unique, 'c' check, 'f' foreign key, 'n' not null
+    columns: tuple[str, ...] = ()
+    check_sql: str | None = None
+    ref_table: int = 0
+    ref_columns: tuple[str, ...] = ()
+    on_delete: str = "a"            # a=no action, c=cascade, n=set null, r=restrict, d=set default
+    on_update: str = "a"
+    index_oid: int = 0
+
+
+@dataclass(frozen=True)
+class Schema:
+    oid: int
+    name: str
+    owner: int = 10
+    comment: str | None = None
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A pg_class row: table ('r'), stream ('f'), view ('v'), sequence ('S'), index ('i')."""
+
+    oid: int
+    schema: str
+    name: str
+    kind: str
+    columns: tuple[ColumnDef, ...] = ()
+    constraints: tuple[Constraint, ...] = ()
+    owner: int = 10
+    comment: str | None = None
+    column_comments: tuple[tuple[str, str], ...] = ()
+    # stream
+    server: str = ""
+    capacity: int = 0
+    options: tuple[tuple[str, str], ...] = ()
+    # view
+    sql: str = ""
+    continuous: bool = False
+    depends_on: tuple[int, ...] = ()
+    # sequence
+    seq_start: int = 1
+    seq_increment: int = 1
+    seq_min: int = 1
+    seq_max: int = 2**63 - 1
+    seq_cycle: bool = False
+    seq_type: int = 20
+    owned_by: tuple[int, str] | None = None
+    # index
+    index_table: int = 0
+    index_columns: tuple[str, ...] = ()
+    index_unique: bool = False
+    index_primary: bool = False
+    index_method: str = "btree"
+
+    @property
+    def live_columns(self) -> tuple[ColumnDef, ...]:
+        return tuple(c for c in self.columns if not c.dropped)
+
+    @property
+    def visible_columns(self) -> tuple[ColumnDef, ...]:
+        return tuple(c for c in self.columns if not c.dropped and not c.hidden)
+
+    def column(self, name: str) -> ColumnDef | None:
+        for c in self.columns:
+            if c.name == name and not c.dropped:
+                return c
+        return None
+
+    def column_index(self, name: str) -> int:
+        for i, c in enumerate(self.live_columns):
+            if c.name == name:
+                return i
+        return -1
+
+    @property
+    def qualified(self) -> str:
+        return self.name if self.schema == "public" else f"{self.schema}.{self.name}"
+
+    def with_(self, **kw) -> "Relation":
+        return replace(self, **kw)
+
+    @property
+    def primary_key(self) -> Constraint | None:
+        for c in self.constraints:
+            if c.kind == "p":
+                return c
+        return None
+
+
+@dataclass(frozen=True)
+class Role:
+    oid: int
+    name: str
+    superuser: bool = True
+    login: bool = True
+    password: str | None = None     # SCRAM verifier, md5 hash or None
+    createdb: bool = True
+    createrole: bool = True
+
+
+@dataclass(frozen=True)
+class Function:
+    """A user-visible function created with CREATE FUNCTION (SQL language only)."""
+
+    oid: int
+    schema: str
+    name: str
+    arg_types: tuple[int, ...]
+    return_type: int
+    body: str
+    language: str = "sql"

@@ -1,0 +1,900 @@
+"""Name resolution and expression binding: sqlglot trees to :mod:`expr` nodes.
+
+A :class:`Scope` lists the columns visible at one point of a query (the
+FROM clause's output).  Scopes chain to their enclosing query's scope, so
+a column found further out becomes an :class:`OuterRef` and marks the
+subquery as correlated.
+"""
+from __future__ import annotations
+
+import decimal
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sqlglot import exp
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import (
+    AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_PARAMETER, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
+)
+
+from . import expr as X
+from . import functions as F
+from .aggregates import AGGREGATES, AggSpec
+
+
+@dataclass
+class ScopeCol:
+    table: str | None
+    name: str
+    oid: int
+    typmod: int = -1
+    hidden: bool = False
+
+
+@dataclass
+class Scope:
+    cols: list[ScopeCol]
+    parent: "Scope | None" = None
+    correlated: list = field(default_factory=lambda: [False])
+    tables: list[str] = field(default_factory=list)
+
+    def find(self, name: str, table: str | None) -> list[int]:
+        out = []
+        for i, c in enumerate(self.cols):
+            if c.name == name and (table is None or c.table == table):
+                if table is None and c.hidden and c.name.startswith("__"):
+                    continue
+                out.append(i)
+        return out
+
+    def has_table(self, table: str) -> bool:
+        return any(c.table == table for c in self.cols) or table in self.tables
+
+
+def ident(node) -> str:
+    """Identifier text with PostgreSQL's case folding."""
+    if node is None:
+        return ""
+    if isinstance(node, exp.Identifier):
+        return node.this if node.quoted else node.this.lower()
+    if isinstance(node, str):
+        return node.lower()
+    if hasattr(node, "this") and isinstance(node, (exp.Column, exp.Var)):
+        t = node.args.get("this")
+        return ident(t) if isinstance(t, exp.Identifier) else str(node.name).lower()
+    return node.name.lower() if hasattr(node, "name") else str(node).lower()
+
+
+def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
+    """sqlglot DataType -> (oid, typmod)."""
+    if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
+        inner = dt.expressions[0] if dt.expressions else exp.DataType.build("text")
+        e, _ = datatype_to_oid(inner)
+        return O.ARRAY_OF.get(e, O.ARRAY_OF[O.TEXT]), -1
+    if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
+        name = dt.args.get("kind") or dt.sql("postgres")
+        oid = T.oid_by_name(str(name).strip('"'))
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
+        return oid, -1
+    t = dt.this
+    DT = exp.DataType.Type
+    params = [p.this if isinstance(p, exp.DataTypeParam) else p for p in dt.expressions]
+
+    def num(p):
+        return int(p.this) if isinstance(p, exp.Literal) else int(str(p))
+
+    m = {
+        DT.INT: O.INT4, DT.BIGINT: O.INT8, DT.SMALLINT: O.INT2, DT.TINYINT: O.INT2, DT.FLOAT: O.FLOAT4,
+        DT.DOUBLE: O.FLOAT8, DT.DECIMAL: O.NUMERIC, DT.TEXT: O.TEXT, DT.VARCHAR: O.VARCHAR, DT.CHAR: O.BPCHAR,
+        DT.NCHAR: O.BPCHAR, DT.NVARCHAR: O.VARCHAR, DT.BOOLEAN: O.BOOL, DT.DATE: O.DATE, DT.TIME: O.TIME,
+        DT.TIMESTAMP: O.TIMESTAMP, DT.TIMESTAMPTZ: O.TIMESTAMPTZ, DT.TIMESTAMPLTZ: O.TIMESTAMPTZ,
+        DT.INTERVAL: O.INTERVAL, DT.UUID: O.UUID, DT.JSON: O.JSON, DT.JSONB: O.JSONB, DT.VARBINARY: O.BYTEA,
+        DT.BINARY: O.BYTEA, DT.SERIAL: O.INT4, DT.BIGSERIAL: O.INT8, DT.SMALLSERIAL: O.INT2,
+        DT.DATETIME: O.TIMESTAMP,
+    }
+    for nm, o in (("OBJECT_IDENTIFIER", O.OID), ("NAME", O.NAME), ("MONEY", O.NUMERIC), ("BPCHAR", O.BPCHAR),
+                  ("VARBINARY", O.BYTEA), ("BLOB", O.BYTEA)):
+        if hasattr(DT, nm):
+            m[getattr(DT, nm)] = o
+    for nm in ("DECIMAL32", "DECIMAL64", "DECIMAL128", "BIGDECIMAL", "UDECIMAL"):
+        if hasattr(DT, nm):
+            m[getattr(DT, nm)] = O.NUMERIC
+    if t not in m:
+        name = dt.sql("postgres").lower()
+        oid = T.oid_by_name(name)
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
+        return oid, -1
+    oid = m[t]
+    typmod = -1
+    if oid in (O.VARCHAR, O.BPCHAR) and params:
+        typmod = num(params[0]) + 4
+    elif oid == O.BPCHAR and not params:
+        typmod = 5
+    elif oid == O.NUMERIC and params:
+        p = num(params[0])
+        s = num(params[1]) if len(params) > 1 else 0
+        typmod = ((p << 16) | s) + 4
+    if t == DT.FLOAT and params and num(params[0]) > 24:
+        oid = O.FLOAT8
+    return oid, typmod
+
+
+def parse_type_name(text: str) -> tuple[int, int]:
+    oid = T.oid_by_name(text)
+    if oid is not None:
+        return oid, -1
+    import sqlglot
+
+    try:
+        dt = exp.DataType.build(text, dialect="postgres")
+    except Exception:
+        raise PgError(UNDEFINED_OBJECT, f'type "{text}" does not exist')
+    return datatype_to_oid(dt)
+
+
+_NAME_MAP = {
+    "STR_POSITION": "strpos", "GROUP_CONCAT": "string_agg", "TIMESTAMP_TRUNC": "date_trunc", "DATE_TRUNC": "date_trunc",
+    "STDDEV": "stddev", "STDDEV_SAMP": "stddev_samp", "STDDEV_POP": "stddev_pop", "VARIANCE": "variance",
+    "VARIANCE_POP": "var_pop", "VAR_SAMP": "var_samp", "LOGICAL_AND": "bool_and", "LOGICAL_OR": "bool_or",
+    "ARRAY_AGG": "array_agg", "CEIL": "ceil", "LN": "ln", "POW": "power", "POWER": "power", "SUBSTRING": "substr",
+    "LENGTH": "length", "CHAR_LENGTH": "length", "ARRAY_SIZE": "array_length", "STRING_TO_ARRAY": "string_to_array",
+    "SPLIT": "string_to_array", "REGEXP_REPLACE": "regexp_replace", "MD5": "md5", "LOWER": "lower", "UPPER": "upper",
+    "TO_CHAR": "to_char", "ARRAY_TO_STRING": "array_to_string", "ARRAY_JOIN": "array_to_string", "ARRAY_LENGTH": "array_length",
+    "CURRENT_USER": "current_user", "CURRENT_SCHEMA": "current_schema", "DATE_PART": "date_part", "INITCAP": "initcap",
+    "LOG": "log", "SQRT": "sqrt", "ABS": "abs", "EXP": "exp", "SIGN": "sign", "MOD": "mod", "REPEAT": "repeat",
+    "REVERSE": "reverse", "LPAD": "lpad", "RPAD": "rpad", "PAD": "lpad", "CONCAT": "concat", "CONCAT_WS": "concat_ws",
+    "TRUNC": "trunc", "TRUNCATE": "trunc", "ROUND": "round", "FLOOR": "floor", "GREATEST": "greatest", "LEAST": "least",
+    "LEFT": "left", "RIGHT": "right", "REPLACE": "replace", "TRANSLATE": "translate", "ASCII": "ascii", "CHR": "chr",
+    "SPLIT_PART": "split_part", "STARTS_WITH": "starts_with", "RANDOM": "random", "RAND": "random", "TO_HEX": "to_hex",
+    "HEX": "to_hex", "GEN_RANDOM_UUID": "gen_random_uuid", "UUID": "gen_random_uuid", "AGE": "age",
+    "QUANTILE_CONT": "percentile_cont", "QUANTILE_DISC": "percentile_disc", "PERCENTILE_CONT": "percentile_cont",
+    "PERCENTILE_DISC": "percentile_disc", "ARRAY_APPEND": "array_append", "ARRAY_CAT": "array_cat", "ARRAY_CONCAT": "array_cat",
+    "REGEXP_EXTRACT": "regexp_match", "JSON_ARRAY_LENGTH": "json_array_length", "JSONB_ARRAY_LENGTH": "jsonb_array_length",
+    "CARDINALITY": "cardinality", "BTRIM": "btrim", "LTRIM": "ltrim", "RTRIM": "rtrim", "TO_JSON": "to_json",
+    "COT": "cot", "OCTET_LENGTH": "octet_length", "BIT_LENGTH": "bit_length", "ARRAY_POSITION": "array_position",
+    "CBRT": "cbrt", "DEGREES": "degrees", "RADIANS": "radians", "PI": "pi", "QUOTE_IDENT": "quote_ident",
+    "REGEXP_MATCH": "regexp_match", "ARRAY_UPPER": "array_upper", "ARRAY_LOWER": "array_lower", "MODE": "mode",
+}
+
+
+def func_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    n = node.sql_name()
+    return _NAME_MAP.get(n, n.lower())
+
+
+def func_args(node: exp.Func) -> list[exp.Expression]:
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    out = []
+    for k in node.arg_types:
+        v = node.args.get(k)
+        if v is None or isinstance(v, bool):
+            continue
+        if isinstance(v, list):
+            out.extend(v)
+        elif isinstance(v, exp.Expression):
+            out.append(v)
+    return out
+
+
+WINDOW_FUNCS = {"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+                "first_value", "last_value", "nth_value"}
+
+
+class ExprBinder:
+    """Binds expressions against a scope.
+
+    ``agg_mode``: None (no aggregation allowed), or a callback that handles
+    aggregate calls and grouped column references (see planner).
+    """
+
+    def __init__(self, planner, scope: Scope, *, agg_handler: Callable | None = None,
+                 window_handler: Callable | None = None, group_match: Callable | None = None,
+                 allow_aggs: bool = False, context: str = "") -> None:
+        self.p = planner
+        self.scope = scope
+        self.agg_handler = agg_handler
+        self.window_handler = window_handler
+        self.group_match = group_match
+        self.context = context
+
+    # ------------------------------------------------------------------
+    def bind(self, node: exp.Expression) -> X.Expr:
+        if self.group_match is not None:
+            m = self.group_match(node)
+            if m is not None:
+                return m
+        meth = getattr(self, "b_" + type(node).__name__, None)
+        if meth is not None:
+            return meth(node)
+        if isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES):
+            return self.b_agg(node)
+        if isinstance(node, exp.Func):
+            return self.b_func(node)
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql('postgres')[:80]}")
+
+    def b_Paren(self, n):
+        return self.bind(n.this)
+
+    def b_Alias(self, n):
+        return self.bind(n.this)
+
+    def b_Column(self, n: exp.Column):
+        name = ident(n.this) if isinstance(n.this, exp.Identifier) else None
+        if isinstance(n.this, exp.Star):
+            raise PgError(FEATURE_NOT_SUPPORTED, "* is not allowed here")
+        table = ident(n.args.get("table")) if n.args.get("table") else None
+        return self.resolve(name, table, n)
+
+    def b_Identifier(self, n):
+        return self.resolve(ident(n), None, n)
+
+    def b_Dot(self, n):
+        # schema.table.column or composite access: take the last part as column
+        parts = [p for p in n.flatten()] if hasattr(n, "flatten") else []
+        col = ident(n.expression)
+        table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
+        return self.resolve(col, table, n)
+
+    def resolve(self, name: str, table: str | None, node) -> X.Expr:
+        scope = self.scope
+        depth = 0
+        while scope is not None:
+            hits = scope.find(name, table)
+            if len(hits) > 1:
+                raise PgError(AMBIGUOUS_COLUMN, f'column reference "{name}" is ambiguous')
+            if hits:
+                c = scope.cols[hits[0]]
+                if depth == 0:
+                    if self.agg_handler is not None and self.group_match is not None:
+                        raise PgError(GROUPING_ERROR,
+                                      f'column "{(c.table + ".") if c.table else ""}{name}" must appear in the GROUP BY clause or be used in an aggregate function')
+                    return X.ColRef(hits[0], c.oid, name, c.typmod)
+                s = self.scope
+                for _ in range(depth):
+                    s.correlated[0] = True
+                    s = s.parent
+                return X.OuterRef(depth, hits[0], c.oid, name)
+            scope = scope.parent
+            depth += 1
+        if table is not None:
+            s = self.scope
+            while s is not None:
+                if s.has_table(table):
+                    raise PgError(UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
+                s = s.parent
+            raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
+
+    # ----------------------------------------------------------- literals
+    def b_Literal(self, n: exp.Literal):
+        if n.is_string:
+            return X.Const(n.this, O.UNKNOWN)
+        s = n.this
+        try:
+            if any(ch in s for ch in ".eE"):
+                return X.Const(decimal.Decimal(s), O.NUMERIC)
+            v = int(s)
+            oid = T.int_literal_oid(v)
+            return X.Const(decimal.Decimal(v) if oid == O.NUMERIC else v, oid)
+        except (ValueError, decimal.InvalidOperation):
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{s}"')
+
+    def b_Boolean(self, n):
+        return X.Const(bool(n.this), O.BOOL)
+
+    def b_Null(self, n):
+        return X.Const(None, O.UNKNOWN)
+
+    def b_Parameter(self, n):
+        idx = int(n.this.this if isinstance(n.this, exp.Literal) else n.name) - 1
+        return self.p.param(idx)
+
+    def b_Placeholder(self, n):
+        if n.this and str(n.this).isdigit():
+            return self.p.param(int(n.this) - 1)
+        raise PgError(SYNTAX_ERROR, "syntax error at or near \"?\"")
+
+    def b_Interval(self, n: exp.Interval):
+        from protocol.types import decode_text
+
+        text = n.this.this if isinstance(n.this, exp.Literal) else n.this.sql()
+        unit = n.args.get("unit")
+        if unit is not None:
+            text = f"{text} {unit.name if hasattr(unit, 'name') else unit}"
+        return X.Const(decode_text(O.INTERVAL, text), O.INTERVAL)
+
+    def b_Array(self, n: exp.Array):
+        items = [self.bind(e) for e in n.expressions]
+        et = O.UNKNOWN
+        for it in items:
+            et = T.common_type(et, it.oid, "ARRAY") if et != O.UNKNOWN else it.oid
+        if et == O.UNKNOWN:
+            et = O.TEXT
+        items = [self.p.coerce(i, et) for i in items]
+        aoid = O.ARRAY_OF.get(et, O.ARRAY_OF[O.TEXT])
+
+        def impl(cols, nrows, ctx):
+            lists = [c.to_pylist() for c in cols]
+            return Col.from_pylist([[l[i] for l in lists] for i in range(nrows)], aoid)
+
+        return X.Func("array", impl, items, aoid)
+
+    # ----------------------------------------------------------- operators
+    def _arith(self, op, n):
+        l, r = self.bind(n.this), self.bind(n.expression)
+        return self.p.arith(op, l, r)
+
+    def b_Add(self, n):
+        return self._arith("+", n)
+
+    def b_Sub(self, n):
+        return self._arith("-", n)
+
+    def b_Mul(self, n):
+        return self._arith("*", n)
+
+    def b_Div(self, n):
+        return self._arith("/", n)
+
+    def b_IntDiv(self, n):
+        return self._arith("/", n)
+
+    def b_Mod(self, n):
+        return self._arith("%", n)
+
+    def b_Pow(self, n):
+        return self._arith("^", n)
+
+    def b_Neg(self, n):
+        a = self.bind(n.this)
+        if isinstance(a, X.Const) and a.value is not None and a.oid in (O.INT4, O.INT8, O.NUMERIC, O.FLOAT8):
+            v = -a.value
+            if a.oid == O.INT8 and v == 2**31 * -1:
+                return X.Const(v, O.INT4)
+            if a.oid == O.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
+                return X.Const(int(v), O.INT8)
+            return X.Const(v, a.oid)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, O.NUMERIC)
+        return X.Neg(a)
+
+    def b_DPipe(self, n):
+        l, r = self.bind(n.this), self.bind(n.expression)
+        if l.oid in O.ELEMENT_OF or r.oid in O.ELEMENT_OF:
+            aoid = l.oid if l.oid in O.ELEMENT_OF else r.oid
+
+            def impl(cols, nrows, ctx):
+                a, b = cols[0].to_pylist(), cols[1].to_pylist()
+                out = []
+                for x, y in zip(a, b):
+                    xs = x if isinstance(x, list) else ([] if x is None else [x])
+                    ys = y if isinstance(y, list) else ([] if y is None else [y])
+                    out.append(xs + ys)
+                return Col.from_pylist(out, aoid)
+
+            return X.Func("array_cat", impl, [l, r], aoid)
+        if l.oid in (O.JSONB,) and r.oid in (O.JSONB, O.UNKNOWN):
+            r = self.p.coerce(r, O.JSONB)
+
+            def jimpl(cols, nrows, ctx):
+                out = []
+                for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                    if x is None or y is None:
+                        out.append(None)
+                        continue
+                    a, b = json.loads(x), json.loads(y)
+                    if isinstance(a, dict) and isinstance(b, dict):
+                        a.update(b)
+                        res = a
+                    else:
+                        res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
+                    from protocol.types import encode_text, decode_text
+
+                    out.append(decode_text(O.JSONB, json.dumps(res)))
+                return Col.from_pylist(out, O.JSONB)
+
+            return X.Func("jsonb_concat", jimpl, [l, r], O.JSONB)
+        if l.oid == O.UNKNOWN:
+            l = self.p.coerce(l, O.TEXT)
+        if r.oid == O.UNKNOWN:
+            r = self.p.coerce(r, O.TEXT)
+        return X.Concat(l, r)
+
+    def _cmp(self, op, n):
+        rhs = n.expression
+        if isinstance(rhs, (exp.Any, exp.All)):
+            return self._any_all(op, n.this, rhs)
+        l, r = self.bind(n.this), self.bind(rhs)
+        l, r = self.p.unify(l, r, "comparison")
+        return X.Compare(op, l, r)
+
+    def b_EQ(self, n):
+        return self._cmp("=", n)
+
+    def b_NEQ(self, n):
+        return self._cmp("<>", n)
+
+    def b_GT(self, n):
+        return self._cmp(">", n)
+
+    def b_GTE(self, n):
+        return self._cmp(">=", n)
+
+    def b_LT(self, n):
+        return self._cmp("<", n)
+
+    def b_LTE(self, n):
+        return self._cmp("<=", n)
+
+    def b_NullSafeEQ(self, n):
+        l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return X.IsDistinct(l, r, negate=True)
+
+    def b_NullSafeNEQ(self, n):
+        l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return X.IsDistinct(l, r, negate=False)
+
+    def _any_all(self, op, left, node):
+        kind = "any" if isinstance(node, exp.Any) else "all"
+        inner = node.this
+        if isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, (exp.Select, exp.Subquery, exp.Union)):
+            q = inner.this if isinstance(inner, exp.Subquery) else inner
+            plan, corr = self.p.subplan(q, self.scope)
+            a = self.bind(left)
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == O.UNKNOWN else a
+            return X.SubqueryExpr(kind, plan, O.BOOL, corr, arg=a, op=op)
+        a = self.bind(left)
+        arr = self.bind(inner)
+        if arr.oid == O.UNKNOWN:
+            arr = self.p.coerce(arr, O.ARRAY_OF.get(a.oid, O.ARRAY_OF[O.TEXT]))
+        et = O.ELEMENT_OF.get(arr.oid, O.TEXT)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, et)
+
+        def impl(cols, nrows, ctx, _op=op, _kind=kind):
+            av, arrs = cols[0], cols[1].to_pylist()
+            out = []
+            avals = av.to_pylist()
+            for x, lst in zip(avals, arrs):
+                if x is None or lst is None:
+                    out.append(None)
+                    continue
+                res = []
+                for y in lst:
+                    if y is None:
+                        res.append(None)
+                    else:
+                        c = X.compare_cols(_op, Col.from_pylist([x], av.oid), Col.from_pylist([y], et))
+                        res.append(bool(c.data[0]))
+                if _kind == "any":
+                    out.append(True if True in res else (None if None in res else False))
+                else:
+                    out.append(False if False in res else (None if None in res else True))
+            return Col.from_pylist(out, O.BOOL)
+
+        return X.Func(kind, impl, [a, arr], O.BOOL)
+
+    def b_And(self, n):
+        return X.And([self.p.coerce(self.bind(n.this), O.BOOL), self.p.coerce(self.bind(n.expression), O.BOOL)])
+
+    def b_Or(self, n):
+        return X.Or([self.p.coerce(self.bind(n.this), O.BOOL), self.p.coerce(self.bind(n.expression), O.BOOL)])
+
+    def b_Xor(self, n):
+        l, r = self.bind(n.this), self.bind(n.expression)
+        return X.Compare("<>", self.p.coerce(l, O.BOOL), self.p.coerce(r, O.BOOL))
+
+    def b_Not(self, n):
+        return X.Not(self.p.coerce(self.bind(n.this), O.BOOL))
+
+    def b_Is(self, n):
+        rhs = n.expression
+        neg = bool(n.args.get("negate"))
+        a = self.bind(n.this)
+        if isinstance(rhs, exp.Null):
+            return X.IsNull(a, negate=neg)
+        if isinstance(rhs, exp.Boolean):
+            return X.IsBool(self.p.coerce(a, O.BOOL), bool(rhs.this), neg)
+        if isinstance(rhs, (exp.Var, exp.Column)) and rhs.name.lower() == "unknown":
+            return X.IsBool(self.p.coerce(a, O.BOOL), None, neg)
+        raise PgError(SYNTAX_ERROR, f"syntax error at or near \"{rhs.sql()}\"")
+
+    def b_Between(self, n):
+        a = self.bind(n.this)
+        lo, hi = self.bind(n.args["low"]), self.bind(n.args["high"])
+        a1, lo = self.p.unify(a, lo, "comparison")
+        a2, hi = self.p.unify(a, hi, "comparison")
+        if n.args.get("symmetric"):
+            return X.Or([X.And([X.Compare(">=", a1, lo), X.Compare("<=", a2, hi)]),
+                         X.And([X.Compare(">=", a2, hi), X.Compare("<=", a1, lo)])])
+        return X.And([X.Compare(">=", a1, lo), X.Compare("<=", a2, hi)])
+
+    def b_In(self, n: exp.In):
+        a = self.bind(n.this)
+        q = n.args.get("query")
+        if q is not None:
+            sub = q.this if isinstance(q, exp.Subquery) else q
+            plan, corr = self.p.subplan(sub, self.scope)
+            if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
+                raise PgError(SYNTAX_ERROR, "subquery has too many columns")
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == O.UNKNOWN else a
+            return X.SubqueryExpr("in", plan, O.BOOL, corr, arg=a, op="=")
+        items = [self.bind(e) for e in n.expressions]
+        t = a.oid
+        for it in items:
+            if t == O.UNKNOWN:
+                t = it.oid
+            elif it.oid != O.UNKNOWN and it.oid != t:
+                t = T.common_type(t, it.oid, "IN")
+        if t == O.UNKNOWN:
+            t = O.TEXT
+        a = self.p.coerce(a, t)
+        items = [self.p.coerce(i, t) for i in items]
+        return X.InList(a, items, negate=False)
+
+    def _like(self, n, ilike=False, regex=False, negate=False):
+        a = self.bind(n.this)
+        p = self.p.coerce(self.bind(n.expression), O.TEXT)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, O.TEXT)
+        return X.Like(a, p, ilike=ilike, regex=regex, negate=negate)
+
+    def b_Like(self, n):
+        return self._like(n)
+
+    def b_ILike(self, n):
+        return self._like(n, ilike=True)
+
+    def b_RegexpLike(self, n):
+        return self._like(n, regex=True)
+
+    def b_RegexpILike(self, n):
+        return self._like(n, regex=True, ilike=True)
+
+    def b_SimilarTo(self, n):
+        a = self.p.coerce(self.bind(n.this), O.TEXT)
+        p = self.bind(n.expression)
+        if isinstance(p, X.Const):
+            rx = _similar_to_regex(p.value)
+            return X.Like(a, X.Const(rx, O.TEXT), regex=True)
+        raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
+
+    def b_Escape(self, n):
+        inner = n.this
+        esc = self.bind(n.expression)
+        e = self.bind(inner)
+        if isinstance(e, X.Like) and isinstance(esc, X.Const):
+            e.escape = esc.value or None
+        return e
+
+    def b_Case(self, n: exp.Case):
+        subject = n.this
+        whens = []
+        results = []
+        for if_ in n.args.get("ifs") or []:
+            cond = if_.this
+            if subject is not None:
+                l, r = self.p.unify(self.bind(subject), self.bind(cond), "CASE")
+                c = X.Compare("=", l, r)
+            else:
+                c = self.p.coerce(self.bind(cond), O.BOOL)
+            whens.append(c)
+            results.append(self.bind(if_.args["true"]))
+        default = self.bind(n.args["default"]) if n.args.get("default") is not None else None
+        t = O.UNKNOWN
+        for r in results + ([default] if default is not None else []):
+            t = r.oid if t == O.UNKNOWN else (T.common_type(t, r.oid, "CASE") if r.oid != O.UNKNOWN else t)
+        if t == O.UNKNOWN:
+            t = O.TEXT
+        results = [self.p.coerce(r, t) for r in results]
+        if default is not None:
+            default = self.p.coerce(default, t)
+        return X.Case(list(zip(whens, results)), default, t)
+
+    def b_If(self, n):
+        c = self.p.coerce(self.bind(n.this), O.BOOL)
+        a = self.bind(n.args["true"])
+        b = self.bind(n.args["false"]) if n.args.get("false") is not None else X.Const(None, O.UNKNOWN)
+        t = T.common_type(a.oid, b.oid, "CASE") if O.UNKNOWN not in (a.oid, b.oid) else (a.oid if a.oid != O.UNKNOWN else b.oid)
+        if t == O.UNKNOWN:
+            t = O.TEXT
+        return X.Case([(c, self.p.coerce(a, t))], self.p.coerce(b, t), t)
+
+    def b_Coalesce(self, n):
+        args = [self.bind(n.this)] + [self.bind(e) for e in n.expressions]
+        t = O.UNKNOWN
+        for a in args:
+            if a.oid != O.UNKNOWN:
+                t = a.oid if t == O.UNKNOWN else T.common_type(t, a.oid, "COALESCE")
+        if t == O.UNKNOWN:
+            t = O.TEXT
+        return X.Coalesce([self.p.coerce(a, t) for a in args], t)
+
+    def b_Nullif(self, n):
+        a, b = self.p.unify(self.bind(n.this), self.bind(n.expression), "NULLIF")
+        return X.Case([(X.Compare("=", a, b), X.Const(None, a.oid))], a, a.oid)
+
+    def b_Cast(self, n: exp.Cast):
+        oid, typmod = datatype_to_oid(n.to)
+        a = self.bind(n.this)
+        if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
+            col = T.cast_col(Col.from_pylist([a.value], O.TEXT), oid, typmod)
+            return X.Const(col.to_pylist()[0], oid, typmod)
+        if isinstance(a, X.Const) and a.value is None:
+            return X.Const(None, oid, typmod)
+        if isinstance(a, X.Param) and a.oid == O.UNKNOWN:
+            a = self.p.param(a.idx, oid)
+            if typmod < 0:
+                return a
+        return X.Cast(a, oid, typmod)
+
+    b_TryCast = b_Cast
+
+    def b_Extract(self, n):
+        field = n.this.name if hasattr(n.this, "name") else str(n.this)
+        src = self.bind(n.expression)
+        if src.oid == O.UNKNOWN:
+            src = self.p.coerce(src, O.TIMESTAMP)
+        return X.Func("extract", F.REGISTRY["extract"].impl, [X.Const(field.lower(), O.TEXT), src], O.NUMERIC)
+
+    def b_AtTimeZone(self, n):
+        a = self.bind(n.this)
+        zone = self.p.coerce(self.bind(n.args["zone"]), O.TEXT)
+        import zoneinfo
+        import datetime as dt
+
+        out_oid = O.TIMESTAMP if a.oid == O.TIMESTAMPTZ else O.TIMESTAMPTZ
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, O.TIMESTAMPTZ)
+            out_oid = O.TIMESTAMP
+
+        def impl(cols, nrows, ctx):
+            out = []
+            for v, z in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                if v is None or z is None:
+                    out.append(None)
+                    continue
+                tz = dt.timezone.utc if z.upper() in ("UTC", "GMT", "Z") else zoneinfo.ZoneInfo(z)
+                if isinstance(v, dt.datetime) and v.tzinfo is not None:
+                    out.append(v.astimezone(tz).replace(tzinfo=None))
+                else:
+                    if type(v) is dt.date:
+                        v = dt.datetime(v.year, v.month, v.day)
+                    out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
+            return Col.from_pylist(out, out_oid)
+
+        return X.Func("timezone", impl, [a, zone], out_oid)
+
+    def b_CurrentTimestamp(self, n):
+        return X.Func("now", F.REGISTRY["now"].impl, [], O.TIMESTAMPTZ)
+
+    def b_CurrentDate(self, n):
+        return X.Func("current_date", F.REGISTRY["current_date"].impl, [], O.DATE)
+
+    def b_Localtimestamp(self, n):
+        def impl(cols, nrows, ctx):
+            return Col.const(ctx.now.replace(tzinfo=None), O.TIMESTAMP, nrows)
+
+        return X.Func("localtimestamp", impl, [], O.TIMESTAMP)
+
+    def b_CurrentUser(self, n):
+        return X.Func("current_user", F.REGISTRY["current_user"].impl, [], O.NAME)
+
+    def b_CurrentSchema(self, n):
+        return X.Func("current_schema", F.REGISTRY["current_schema"].impl, [], O.NAME)
+
+    def b_SessionUser(self, n):
+        return self.b_CurrentUser(n)
+
+    def b_Trim(self, n):
+        pos = (n.args.get("position") or "BOTH").upper()
+        name = {"BOTH": "btrim", "LEADING": "ltrim", "TRAILING": "rtrim"}[pos]
+        args = [self.bind(n.this)]
+        if n.args.get("expression") is not None:
+            args.append(self.bind(n.args["expression"]))
+        return self.call(name, args)
+
+    def b_Subquery(self, n):
+        plan, corr = self.p.subplan(n.this, self.scope)
+        if len(plan.out) != 1:
+            raise PgError(SYNTAX_ERROR, "subquery must return only one column")
+        return X.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+
+    def b_Select(self, n):
+        plan, corr = self.p.subplan(n, self.scope)
+        return X.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+
+    def b_Exists(self, n):
+        q = n.this
+        plan, corr = self.p.subplan(q.this if isinstance(q, exp.Subquery) else q, self.scope)
+        return X.SubqueryExpr("exists", plan, O.BOOL, corr)
+
+    def b_JSONExtract(self, n):
+        return self._json_get(n, as_text=False)
+
+    def b_JSONExtractScalar(self, n):
+        return self._json_get(n, as_text=True)
+
+    def b_JSONBExtract(self, n):
+        return self._json_get(n, as_text=False)
+
+    def b_JSONBExtractScalar(self, n):
+        return self._json_get(n, as_text=True)
+
+    def _json_get(self, n, as_text):
+        a = self.bind(n.this)
+        path = n.expression
+        if isinstance(path, exp.JSONPath):
+            parts = [p for p in path.expressions if not isinstance(p, exp.JSONPathRoot)]
+            key = parts[0].this if parts else None
+        else:
+            key = self.bind(path)
+        oid_out = O.TEXT if as_text else (a.oid if a.oid in (O.JSON, O.JSONB) else O.JSONB)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, O.JSONB)
+        from protocol.types import decode_text
+
+        def get(doc, k):
+            if doc is None or k is None:
+                return None
+            v = json.loads(doc)
+            try:
+                if isinstance(v, list):
+                    r = v[int(k)] if -len(v) <= int(k) < len(v) else None
+                elif isinstance(v, dict):
+                    r = v.get(str(k))
+                else:
+                    return None
+            except (ValueError, TypeError):
+                return None
+            if r is None and not (isinstance(v, dict) and str(k) in v):
+                return None
+            if as_text:
+                if r is None:
+                    return None
+                return r if isinstance(r, str) else json.dumps(r, separators=(", ", ": ")) if not isinstance(r, bool) else ("true" if r else "false")
+            return decode_text(oid_out, json.dumps(r))
+
+        if isinstance(key, X.Expr):
+            def impl(cols, nrows, ctx):
+                return Col.from_pylist([get(d, k) for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
+
+            return X.Func("json_get", impl, [a, key], oid_out)
+
+        def impl1(cols, nrows, ctx, _k=key):
+            return Col.from_pylist([get(d, _k) for d in cols[0].to_pylist()], oid_out)
+
+        return X.Func("json_get", impl1, [a], oid_out)
+
+    def b_Bracket(self, n):
+        a = self.bind(n.this)
+        idx = self.p.coerce(self.bind(n.expressions[0]), O.INT4)
+        et = O.ELEMENT_OF.get(a.oid, O.TEXT)
+
+        def impl(cols, nrows, ctx):
+            out = []
+            for arr, i in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
+            return Col.from_pylist(out, et)
+
+        return X.Func("subscript", impl, [a, idx], et)
+
+    def b_Tuple(self, n):
+        if len(n.expressions) == 1:
+            return self.bind(n.expressions[0])
+        raise PgError(FEATURE_NOT_SUPPORTED, "row constructors are not supported here")
+
+    def b_Distinct(self, n):
+        raise PgError(SYNTAX_ERROR, "DISTINCT is not allowed here")
+
+    def b_Star(self, n):
+        raise PgError(SYNTAX_ERROR, "syntax error at or near \"*\"")
+
+    def b_Var(self, n):
+        return self.resolve(n.name.lower(), None, n)
+
+    def b_Window(self, n):
+        if self.window_handler is None:
+            raise PgError(WINDOWING_ERROR, "window functions are not allowed here")
+        return self.window_handler(n, self)
+
+    def b_Filter(self, n):
+        return self.b_agg(n)
+
+    def b_WithinGroup(self, n):
+        return self.b_agg(n)
+
+    def b_agg(self, n):
+        if self.agg_handler is None:
+            name = func_name(n.this if isinstance(n, (exp.Filter, exp.WithinGroup)) else n)
+            raise PgError(GROUPING_ERROR, f"aggregate functions are not allowed in {self.context or 'this context'}"
+                          if self.context else f"aggregate function calls cannot be nested" if False else
+                          f"aggregate functions are not allowed here")
+        return self.agg_handler(n, self)
+
+    def b_GroupConcat(self, n):
+        return self.b_agg(n)
+
+    # ----------------------------------------------------------- functions
+    def b_func(self, n: exp.Func):
+        name = func_name(n)
+        if name in AGGREGATES:
+            return self.b_agg(n)
+        if name in WINDOW_FUNCS:
+            raise PgError(WINDOWING_ERROR, f"window function {name} requires an OVER clause")
+        if name == "date_trunc" and isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)):
+            unit = n.args.get("unit")
+            u = unit.name if hasattr(unit, "name") else str(unit)
+            return self.call("date_trunc", [X.Const(u.lower(), O.TEXT), self.bind(n.this)])
+        if name == "set_config":
+            args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (O.TEXT, O.TEXT, O.BOOL))]
+
+            def impl(cols, nrows, ctx):
+                k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
+                ctx.engine_session.set_setting(k, v)
+                return Col.const(v, O.TEXT, nrows)
+
+            return X.Func("set_config", impl, args, O.TEXT, volatile=True)
+        if name == "current_setting":
+            args = [self.p.coerce(self.bind(a), O.TEXT) if i == 0 else self.p.coerce(self.bind(a), O.BOOL)
+                    for i, a in enumerate(func_args(n))]
+
+            def impl2(cols, nrows, ctx):
+                k = cols[0].to_pylist()[0]
+                missing_ok = len(cols) > 1 and cols[1].to_pylist()[0]
+                return Col.const(ctx.engine_session.show_setting(k, missing_ok), O.TEXT, nrows)
+
+            return X.Func("current_setting", impl2, args, O.TEXT, volatile=True)
+        if name in ("nextval", "currval", "setval", "lastval"):
+            return self.p.sequence_func(name, [self.bind(a) for a in func_args(n)])
+        if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
+                    "pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_get_serial_sequence",
+                    "to_regclass", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "shobj_description",
+                    "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
+                    "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
+            return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
+        udf = self.p.user_function(name)
+        if udf is not None:
+            return self.p.call_udf(udf, [self.bind(a) for a in func_args(n)])
+        args = [self.bind(a) for a in func_args(n)]
+        return self.call(name, args)
+
+    def call(self, name: str, args: list[X.Expr]) -> X.Expr:
+        fd = F.lookup(name, [a.oid for a in args])
+        if fd.arg_types is not None:
+            want = fd.arg_types([a.oid for a in args]) if callable(fd.arg_types) else fd.arg_types
+            args = [self.p.coerce(a, t) if i < len(want) else a for i, (a, t) in
+                    enumerate(zip(args, list(want) + [None] * (len(args) - len(want))))]
+            args = [a for a in args]
+        else:
+            args = [self.p.coerce(a, O.TEXT) if a.oid == O.UNKNOWN else a for a in args]
+        oid = fd.result([a.oid for a in args])
+        if oid == 0:
+            oid = args[0].oid if args else O.UNKNOWN
+        return X.Func(name, fd.impl, args, oid, fd.volatile)
+
+
+def _similar_to_regex(p: str) -> str:
+    out = []
+    for ch in p:
+        if ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        elif ch in ".^$":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "^(?:" + "".join(out) + ")$"

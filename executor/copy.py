@@ -1,0 +1,304 @@
+"""COPY FROM STDIN / file into tables and streams, COPY TO STDOUT.
+
+Incoming data is buffered to whole lines and decoded straight into column
+batches (``protocol.copy``).  The rows of a COPY are applied only when the
+COPY completes, so a bad row anywhere delivers nothing, and the error names
+the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import copy as PC
+from protocol import oids as O
+from protocol.errors import (
+    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, QUERY_CANCELED, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE, PgError,
+)
+
+from . import operators as P
+from .api import CopyOut, Result
+from .binder import ident
+from .statement import Stmt
+
+_RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s*(?:\((?P<cols>[^)]*)\))?)\s+
+                     (?P<dir>from|to)\s+(?P<src>stdin|stdout|'(?:[^']|'')*'|program\s+'[^']*')\s*
+                     (?:with\s*)?(?P<opts>\(.*\)|.*?)\s*;?\s*$""", re.I | re.S | re.X)
+
+
+def _parse_opts(text: str) -> dict:
+    text = text.strip()
+    opts: dict = {}
+    if not text:
+        return opts
+    if text.startswith("(") and text.endswith(")"):
+        body = text[1:-1]
+        for part in _split(body):
+            bits = part.strip().split(None, 1)
+            if not bits:
+                continue
+            k = bits[0].lower()
+            v = bits[1].strip() if len(bits) > 1 else True
+            if isinstance(v, str):
+                if v.startswith("'") and v.endswith("'"):
+                    v = v[1:-1].replace("''", "'")
+                elif v.startswith("("):
+                    v = [x.strip().strip('"') for x in v[1:-1].split(",")]
+                else:
+                    v = v.lower()
+            opts[k] = v
+        return opts
+    # legacy syntax: CSV HEADER DELIMITER ',' NULL '' ...
+    toks = re.findall(r"'(?:[^']|'')*'|\S+", text)
+    i = 0
+    while i < len(toks):
+        t = toks[i].lower()
+        if t in ("csv", "binary"):
+            opts["format"] = t
+        elif t == "header":
+            opts["header"] = True
+        elif t in ("delimiter", "null", "quote", "escape") and i + 1 < len(toks):
+            i += 1
+            if toks[i].lower() == "as" and i + 1 < len(toks):
+                i += 1
+            opts[t] = toks[i][1:-1].replace("''", "'") if toks[i].startswith("'") else toks[i]
+        i += 1
+    return opts
+
+
+def _split(s: str) -> list[str]:
+    out, buf, depth, q = [], [], 0, False
+    for ch in s:
+        if ch == "'":
+            q = not q
+        elif not q and ch == "(":
+            depth += 1
+        elif not q and ch == ")":
+            depth -= 1
+        elif not q and ch == "," and depth == 0:
+            out.append("".join(buf))
+            buf = []
+            continue
+        buf.append(ch)
+    out.append("".join(buf))
+    return out
+
+
+class CopyStmt(Stmt):
+    cacheable = False
+
+    @staticmethod
+    def parse(text: str) -> "CopyStmt":
+        m = _RX.match(text)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error in COPY statement")
+        s = CopyStmt()
+        s.query = m.group("query")
+        s.table = m.group("table")
+        s.cols = [c.strip().strip('"') if c.strip().startswith('"') else c.strip().lower() for c in m.group("cols").split(",")] if m.group("cols") else None
+        s.direction = m.group("dir").lower()
+        s.src = m.group("src")
+        s.opts = _parse_opts(m.group("opts") or "")
+        return s
+
+    def run(self, session, ctx):
+        from .planner import Planner
+
+        options = PC.parse_copy_options(self.opts, is_from=self.direction == "from")
+        pl = Planner(session.engine, ctx.state, session=session.info)
+        if self.direction == "to":
+            return self._copy_to(session, ctx, pl, options)
+        if self.query is not None:
+            raise PgError(SYNTAX_ERROR, "COPY FROM cannot take a query")
+        parts = self.table.split(".")
+        name = parts[-1].strip('"') if parts[-1].startswith('"') else parts[-1].lower()
+        rel = pl.lookup_relation(name, parts[0].lower() if len(parts) > 1 else None)
+        if rel is None:
+            raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+        if rel.kind not in ("r", "f"):
+            raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {"view" if rel.kind == "v" else "relation"} "{rel.name}"')
+        targets = [c for c in rel.live_columns if not c.hidden]
+        if self.cols:
+            for c in self.cols:
+                if rel.column(c) is None or rel.column(c).hidden:
+                    raise PgError(UNDEFINED_COLUMN, f'column "{c}" of relation "{rel.name}" does not exist')
+            targets = [rel.column(c) for c in self.cols]
+        sink = CopySink(session, ctx, rel, targets, options)
+        if self.src.lower() == "stdin":
+            return Result(tag="", copy_in=sink)
+        if not session.info.settings.get("is_superuser", "on") == "on":
+            raise PgError(INSUFFICIENT_PRIVILEGE, "must be superuser to COPY from a file")
+        if self.src.lower().startswith("program"):
+            raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM PROGRAM is not supported")
+        path = self.src[1:-1].replace("''", "'")
+        try:
+            with open(path, "rb") as f:
+                while True:
+                    chunk = f.read(1 << 22)
+                    if not chunk:
+                        break
+                    sink.feed(chunk)
+        except OSError as e:
+            raise PgError("58P01", f'could not open file "{path}" for reading: {e.strerror}')
+        tag = sink.finish_in_txn()
+        return Result(tag=tag)
+
+    def _copy_to(self, session, ctx, pl, options):
+        if self.query is not None:
+            plan = pl.plan_query(sqlglot.parse_one(self.query, read="postgres"))
+        else:
+            parts = self.table.split(".")
+            name = parts[-1].strip('"') if parts[-1].startswith('"') else parts[-1].lower()
+            rel = pl.lookup_relation(name, parts[0].lower() if len(parts) > 1 else None)
+            if rel is None:
+                raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+            if rel.kind == "v":
+                raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
+            cols = self.cols or [c.name for c in rel.visible_columns]
+            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read="postgres"))
+        batch = P.run_plan(plan, ctx)
+        oids = [c.oid for c in plan.out]
+        names = [c.name for c in plan.out]
+        tz = session.info.settings.get("timezone", "UTC")
+        cols = [(c.data, c.nulls) for c in batch.cols]
+        fmt = 1 if options.format == "binary" else 0
+
+        def chunks():
+            step = 65536
+            if batch.n == 0:
+                data = PC.encode_copy_rows([(c.data[:0], None) for c in batch.cols], oids, options, column_names=names, tz=tz)
+                if data:
+                    yield data
+                return
+            for a in range(0, batch.n, step):
+                part = [(d[a:a + step], None if m is None else m[a:a + step]) for d, m in cols]
+                yield PC.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
+                                          header=(a == 0) if options.format != "binary" or True else None,
+                                          trailer=a + step >= batch.n)
+
+        if self.src.lower() == "stdout":
+            return Result(tag="", copy_out=CopyOut(fmt, len(oids), chunks(), lambda: f"COPY {batch.n}"))
+        path = self.src[1:-1]
+        with open(path, "wb") as f:
+            for c in chunks():
+                f.write(c)
+        return Result(tag=f"COPY {batch.n}")
+
+
+class CopySink:
+    """Receives CopyData payloads; applies all rows at finish()."""
+
+    def __init__(self, session, ctx, rel, targets, options) -> None:
+        self.session, self.ctx, self.rel, self.targets, self.options = session, ctx, rel, targets, options
+        self.format = 1 if options.format == "binary" else 0
+        self.ncols = len(targets)
+        self.buf = b""
+        self.line = 1
+        self.batches: list[Batch] = []
+        self.rows = 0
+        self.oids = [c.type_oid for c in targets]
+        self.names = [c.name for c in targets]
+        self.tz = session.info.settings.get("timezone", "UTC")
+        self.binary = PC.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
+        self.done = False
+
+    def _context(self, e: PgError) -> PgError:
+        line = e.extra.get("line") if e.extra else None
+        ctxt = f"COPY {self.rel.name}, line {line}" if line else f"COPY {self.rel.name}"
+        col = e.extra.get("column") if e.extra else None
+        val = e.extra.get("value") if e.extra else None
+        if col and val is not None:
+            ctxt += f', column {col}: "{val}"'
+        elif col:
+            ctxt += f", column {col}"
+        e.context = ctxt
+        return e
+
+    def feed(self, data: bytes) -> None:
+        self.ctx.check_cancel()
+        try:
+            if self.binary is not None:
+                self.binary.feed(data)
+                cols = self.binary.take_columns()
+                if cols and len(cols[0][0]):
+                    self._add(cols)
+                return
+            self.buf += data
+            complete, self.buf = PC.split_complete(self.buf, self.options)
+            if complete:
+                self._decode(complete)
+        except PgError as e:
+            raise self._context(e)
+
+    def _decode(self, data: bytes) -> None:
+        cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz)
+        self.line += data.count(b"\n")
+        if cols and len(cols[0][0]):
+            self._add(cols)
+
+    def _add(self, cols) -> None:
+        b = Batch([Col(d, m, o) for (d, m), o in zip(cols, self.oids)], len(cols[0][0]))
+        self.batches.append(b)
+        self.rows += b.n
+
+    def _flush_tail(self) -> None:
+        if self.binary is not None:
+            self.binary.finish()
+            cols = self.binary.take_columns()
+            if cols and len(cols[0][0]):
+                self._add(cols)
+            return
+        if self.buf:
+            tail = self.buf if self.buf.endswith(b"\n") else self.buf + b"\n"
+            self.buf = b""
+            self._decode(tail)
+
+    def finish(self) -> str:
+        """Called by the server at CopyDone: apply and commit (implicit txn)."""
+        from catalog.database import Transaction
+
+        session = self.session
+        implicit = session.txn is None
+        try:
+            tag = self.finish_in_txn()
+        except BaseException:
+            if implicit:
+                self.ctx.txn.rollback()
+            else:
+                session.failed = True
+            raise
+        if implicit:
+            self.ctx.txn.commit(sync=session.info.settings.get("synchronous_commit", "on") != "off")
+        return tag
+
+    def finish_in_txn(self) -> str:
+        from .dml import build_rows, insert_batch
+
+        try:
+            self._flush_tail()
+        except PgError as e:
+            raise self._context(e)
+        if not self.batches:
+            return "COPY 0"
+        src = Batch.concat(self.batches, self.oids)
+        full = build_rows(self.session, self.ctx, self.rel, self.targets, src)
+        if self.rel.kind == "f":
+            self.session.engine.streams.insert(self.ctx, self.rel, full)
+        else:
+            insert_batch(self.session, self.ctx, self.rel, full)
+        self.batches = []
+        return f"COPY {src.n}"
+
+    def abort(self, reason: str) -> None:
+        self.batches = []
+        self.buf = b""
+        if self.session.txn is None:
+            self.ctx.txn.rollback()
+        else:
+            self.session.failed = True

@@ -1,0 +1,74 @@
+"""SQL-level cursors (DECLARE / FETCH / CLOSE), materialised at DECLARE."""
+from __future__ import annotations
+
+import re
+
+from protocol.errors import DUPLICATE_CURSOR, INVALID_CURSOR_NAME, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, PgError
+
+from .api import Result
+from .statement import Stmt
+
+
+def cursor_statement(text: str, words: list[str]) -> Stmt:
+    w0 = words[0]
+    if w0 == "DECLARE":
+        m = re.match(r"\s*declare\s+(\S+)\s+.*?cursor\s+(?:(?:with|without)\s+hold\s+)?for\s+(.*)$", text, re.I | re.S)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
+        name, query = m.group(1).lower(), m.group(2)
+
+        class _Declare(Stmt):
+            cacheable = False
+
+            def run(self, session, ctx):
+                if name in session.info.cursors:
+                    raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
+                p = session.prepare(query, [])
+                res = p.handle.run(session, ctx)
+                session.info.cursors[name] = [res, 0]
+                return Result(tag="DECLARE CURSOR")
+
+        return _Declare()
+    if w0 in ("FETCH", "MOVE"):
+        m = re.match(r"\s*(?:fetch|move)\s+(?:(next|all|forward\s+all|forward\s+\d+|\d+)\s+)?(?:from\s+|in\s+)?(\S+?)\s*;?\s*$", text, re.I)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error in FETCH")
+        how = (m.group(1) or "next").lower()
+        name = m.group(2).lower()
+
+        class _Fetch(Stmt):
+            cacheable = False
+
+            def run(self, session, ctx):
+                cur = session.info.cursors.get(name)
+                if cur is None:
+                    raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
+                res, pos = cur
+                total = res.batch.n if res.batch is not None else 0
+                if "all" in how:
+                    k = total - pos
+                elif how == "next":
+                    k = 1
+                else:
+                    k = int(how.split()[-1])
+                k = max(0, min(k, total - pos))
+                cur[1] = pos + k
+                if w0 == "MOVE":
+                    return Result(tag=f"MOVE {k}")
+                return Result(tag=f"FETCH {k}", columns=res.columns, batch=res.batch.slice(pos, pos + k))
+
+        return _Fetch()
+    m = re.match(r"\s*close\s+(\S+?)\s*;?\s*$", text, re.I)
+    name = m.group(1).lower() if m else "all"
+
+    class _Close(Stmt):
+        cacheable = False
+
+        def run(self, session, ctx):
+            if name == "all":
+                session.info.cursors.clear()
+            elif session.info.cursors.pop(name, None) is None:
+                raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
+            return Result(tag="CLOSE CURSOR")
+
+    return _Close()

@@ -1,0 +1,219 @@
+"""The executor's front door: one :class:`Engine` per server process and
+one :class:`Session` per connection.
+
+A statement goes: text -> classify (utility commands by keyword, the rest
+through sqlglot) -> plan (cached per session by text and parameter types,
+invalidated by DDL) -> run inside the session's transaction -> Result.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import re
+import threading
+import time
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError, TokenError
+
+from catalog import types as T
+from catalog.database import Database, Transaction
+from catalog.objects import Relation, Role
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import (
+    ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INVALID_SQL_STATEMENT_NAME,
+    DUPLICATE_PREPARED_STATEMENT, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, UNDEFINED_OBJECT, Notice, PgError,
+    WARNING,
+)
+
+from . import expr as X
+from . import operators as P
+from .api import Prepared, Result, ResultColumn
+from .context import ExecContext, SessionInfo
+from .planner import Planner
+from .sqltext import first_words, split_statements, strip_comments
+
+log = logging.getLogger("splitstream.executor")
+
+DEFAULT_SETTINGS = {
+    "server_version": "15.0", "server_version_num": "150000", "server_encoding": "UTF8", "client_encoding": "UTF8",
+    "datestyle": "ISO, MDY", "intervalstyle": "postgres", "timezone": "UTC", "standard_conforming_strings": "on",
+    "integer_datetimes": "on", "application_name": "", "search_path": '"$user", public', "statement_timeout": "0",
+    "lock_timeout": "0", "idle_in_transaction_session_timeout": "0", "extra_float_digits": "1",
+    "default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
+    "synchronous_commit": "on", "max_connections": "100", "stream_session_timeout": "100ms",
+    "executor_backend": "auto", "is_superuser": "on", "client_min_messages": "notice", "bytea_output": "hex",
+    "max_identifier_length": "63", "default_transaction_read_only": "off", "transaction_read_only": "off",
+    "work_mem": "4MB", "jit": "off", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C", "lc_time": "C",
+    "lc_collate": "C", "lc_ctype": "C", "block_size": "8192", "in_hot_standby": "off", "row_security": "on",
+    "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
+    "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
+    "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
+}
+REPORTED = {"application_name", "client_encoding", "datestyle", "intervalstyle", "timezone", "is_superuser",
+            "session_authorization", "standard_conforming_strings", "server_version", "integer_datetimes",
+            "server_encoding", "in_hot_standby", "default_transaction_read_only"}
+DISPLAY_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+
+
+class Engine:
+    def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
+        from .stream.manager import StreamManager
+
+        self.db = Database(data_dir, fsync=fsync)
+        self.streams = StreamManager(self)
+        self.lock = threading.Lock()
+        self.unique_indexes: dict = {}
+        self.started = dt.datetime.now(dt.timezone.utc)
+
+    def open(self) -> None:
+        self.streams.install_hooks()
+        self.db.open()
+        self.streams.recover()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def new_session(self, info: SessionInfo) -> "Session":
+        return Session(self, info)
+
+    def lookup_role(self, name: str) -> Role | None:
+        return self.db.committed.roles.get(name)
+
+    def database_exists(self, name: str) -> bool:
+        return name in ("postgres", "template1", "template0")
+
+    # planner callbacks -------------------------------------------------
+    def sequence_func(self, planner, name, args):
+        from .ddl import sequence_function
+
+        return sequence_function(self, planner, name, args)
+
+    def call_udf(self, planner, fn, args):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"calling SQL functions ({fn.name}) is not supported yet")
+
+    def sequence_scan(self, rel):
+        def fetch(ctx, _rel=rel):
+            last, called = self.db.sequences.get(_rel.oid, [_rel.seq_start, False])
+            return Batch([Col.from_pylist([last], O.INT8), Col.from_pylist([0], O.INT8), Col.from_pylist([called], O.BOOL)], 1)
+
+        return P.BatchSource(f"Seq Scan on {rel.name}", [P.OutCol("last_value", O.INT8), P.OutCol("log_cnt", O.INT8),
+                                                          P.OutCol("is_called", O.BOOL)], fetch)
+
+
+class Session:
+    """Transaction state, settings and plan cache of one connection."""
+
+    def __init__(self, engine: Engine, info: SessionInfo) -> None:
+        self.engine = engine
+        self.db = engine.db
+        self.info = info
+        for k, v in DEFAULT_SETTINGS.items():
+            info.settings.setdefault(k, v)
+        self.txn: Transaction | None = None       # explicit transaction block
+        self.failed = False
+        self.plan_cache: dict = {}
+        self.sql_prepared: dict[str, Prepared] = {}
+
+    # ------------------------------------------------------------ status
+    @property
+    def txn_status(self) -> str:
+        if self.txn is None:
+            return "I"
+        return "E" if self.failed else "T"
+
+    def split(self, sql: str) -> list[str]:
+        return split_statements(sql)
+
+    def on_error(self) -> None:
+        if self.txn is not None:
+            self.failed = True
+
+    def close(self) -> None:
+        if self.txn is not None:
+            self.txn.rollback()
+            self.txn = None
+
+    # ------------------------------------------------------------ settings
+    def set_setting(self, name: str, value: str | None) -> dict[str, str]:
+        from .settings import normalize_setting
+
+        name = name.lower()
+        if value is None:
+            value = DEFAULT_SETTINGS.get(name, "")
+        value = normalize_setting(name, value)
+        self.info.settings[name] = value
+        if name in REPORTED:
+            return {DISPLAY_NAMES.get(name, name): value}
+        return {}
+
+    def show_setting(self, name: str, missing_ok: bool = False) -> str | None:
+        name = name.lower()
+        if name == "session_authorization":
+            return self.info.user
+        if name not in self.info.settings:
+            if missing_ok:
+                return None
+            raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
+        return self.info.settings[name]
+
+    # ------------------------------------------------------------ entry points
+    def execute_sql(self, sql: str) -> Result:
+        p = self.prepare(sql, [])
+        return self.execute(p, [])
+
+    def prepare(self, sql: str, param_oids: list[int]) -> Prepared:
+        key = (sql, tuple(param_oids))
+        state = self.db.committed
+        hit = self.plan_cache.get(key)
+        if hit is not None and hit[0] == state.ddl_version:
+            return hit[1]
+        from .statement import analyze
+
+        prepared = analyze(self, sql, list(param_oids))
+        if len(self.plan_cache) > 1000:
+            self.plan_cache.clear()
+        if prepared.handle is not None and getattr(prepared.handle, "cacheable", True):
+            self.plan_cache[key] = (state.ddl_version, prepared)
+        return prepared
+
+    def execute(self, prepared: Prepared, params: list[Any]) -> Result:
+        stmt = prepared.handle
+        if self.failed and not getattr(stmt, "allowed_in_failed", False):
+            raise PgError(IN_FAILED_SQL_TRANSACTION,
+                          "current transaction is aborted, commands ignored until end of transaction block")
+        timeout = _ms(self.info.settings.get("statement_timeout", "0"))
+        self.info.deadline = time.monotonic() + timeout / 1000 if timeout > 0 else None
+        self.info.cancel_event.clear()
+        try:
+            if getattr(stmt, "transaction_control", False):
+                return stmt.run(self, params)
+            implicit = self.txn is None
+            txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
+            ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
+                              param_oids=prepared.param_oids, engine=self.engine)
+            ctx.engine_session = self
+            try:
+                result = stmt.run(self, ctx)
+            except BaseException:
+                if implicit:
+                    txn.rollback()
+                raise
+            if implicit:
+                txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
+            result.notices = ctx.notices + result.notices
+            return result
+        finally:
+            self.info.deadline = None
+
+
+def _ms(v: str) -> int:
+    from .settings import parse_duration_ms
+
+    try:
+        return parse_duration_ms(v)
+    except Exception:
+        return 0

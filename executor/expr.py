@@ -1,0 +1,836 @@
+"""Bound expressions, evaluated a whole column at a time.
+
+The planner turns sqlglot trees into these nodes once; execution calls
+``eval(batch, ctx)`` and gets a :class:`Col`.  NULL handling follows SQL's
+three-valued logic: strict operators propagate the union of their inputs'
+null masks, AND/OR use Kleene logic.
+"""
+from __future__ import annotations
+
+import decimal
+import re
+from typing import Any, Callable
+
+import numpy as np
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import (
+    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError,
+    CARDINALITY_VIOLATION,
+)
+
+
+class Expr:
+    oid: int = O.UNKNOWN
+    typmod: int = -1
+
+    def eval(self, batch: Batch, ctx) -> Col:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def children(self) -> list["Expr"]:
+        return []
+
+    def walk(self):
+        yield self
+        for c in self.children():
+            yield from c.walk()
+
+    def is_const(self) -> bool:
+        return False
+
+
+def merge_nulls(*cols: Col) -> np.ndarray | None:
+    masks = [c.nulls for c in cols if c.nulls is not None]
+    if not masks:
+        return None
+    m = masks[0].copy()
+    for x in masks[1:]:
+        m |= x
+    return m
+
+
+_FILL = {"b": False, "i": 0, "u": 0, "f": 0.0}
+
+
+def filled(col: Col) -> np.ndarray:
+    """Data with NULL slots replaced by a harmless value of the right kind."""
+    if col.nulls is None:
+        return col.data
+    d = col.data
+    if d.dtype == object:
+        d = d.copy()
+        idx = np.flatnonzero(col.nulls)
+        sample = None
+        for v in d:
+            if v is not None:
+                sample = v
+                break
+        if sample is None:
+            return d
+        fill = type(sample)() if not isinstance(sample, decimal.Decimal) else decimal.Decimal(0)
+        for i in idx:
+            d[i] = fill
+        return d
+    return d
+
+
+class ColRef(Expr):
+    def __init__(self, idx: int, oid: int, name: str = "?column?", typmod: int = -1) -> None:
+        self.idx, self.oid, self.name, self.typmod = idx, oid, name, typmod
+
+    def eval(self, batch, ctx):
+        return batch.cols[self.idx]
+
+    def __repr__(self) -> str:
+        return f"#{self.idx}:{self.name}"
+
+
+class OuterRef(Expr):
+    """A column of an enclosing query's current row (correlated subquery)."""
+
+    def __init__(self, depth: int, idx: int, oid: int, name: str) -> None:
+        self.depth, self.idx, self.oid, self.name = depth, idx, oid, name
+
+    def eval(self, batch, ctx):
+        row = ctx.outer_rows[-self.depth]
+        v = row[self.idx]
+        return Col.const(v, self.oid, batch.n)
+
+
+class Const(Expr):
+    def __init__(self, value: Any, oid: int, typmod: int = -1) -> None:
+        self.value, self.oid, self.typmod = value, oid, typmod
+        self._col: Col | None = None
+
+    def eval(self, batch, ctx):
+        if self._col is None or len(self._col) != batch.n:
+            self._col = Col.const(self.value, self.oid, batch.n)
+        return self._col
+
+    def is_const(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Param(Expr):
+    def __init__(self, idx: int, oid: int) -> None:
+        self.idx, self.oid = idx, oid
+
+    def eval(self, batch, ctx):
+        v = ctx.params[self.idx] if self.idx < len(ctx.params) else None
+        return Col.const(v, self.oid, batch.n)
+
+    def is_const(self) -> bool:
+        return True
+
+
+class Cast(Expr):
+    def __init__(self, arg: Expr, oid: int, typmod: int = -1, explicit: bool = True) -> None:
+        self.arg, self.oid, self.typmod, self.explicit = arg, oid, typmod, explicit
+
+    def children(self):
+        return [self.arg]
+
+    def eval(self, batch, ctx):
+        return T.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
+
+    def is_const(self) -> bool:
+        return self.arg.is_const()
+
+
+def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
+    if e.oid == oid and typmod < 0:
+        return e
+    if isinstance(e, Const) and e.value is None:
+        return Const(None, oid)
+    return Cast(e, oid, typmod, explicit=False)
+
+
+# ----------------------------------------------------------- arithmetic
+
+_I_LIMITS = {O.INT2: (-(2**15), 2**15 - 1), O.INT4: (-(2**31), 2**31 - 1)}
+
+
+def _overflow(oid: int) -> PgError:
+    return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {O.INT2: 'smallint', O.INT4: 'integer', O.INT8: 'bigint'}.get(oid, 'value')} out of range")
+
+
+class Arith(Expr):
+    def __init__(self, op: str, left: Expr, right: Expr, oid: int) -> None:
+        self.op, self.left, self.right, self.oid = op, left, right, oid
+
+    def children(self):
+        return [self.left, self.right]
+
+    def is_const(self):
+        return self.left.is_const() and self.right.is_const()
+
+    def eval(self, batch, ctx):
+        a = self.left.eval(batch, ctx)
+        b = self.right.eval(batch, ctx)
+        nulls = merge_nulls(a, b)
+        x, y = filled(a), filled(b)
+        oid = self.oid
+        op = self.op
+        valid = None if nulls is None else ~nulls
+        if oid in (O.INT2, O.INT4, O.INT8):
+            x = x.astype(np.int64, copy=False)
+            y = y.astype(np.int64, copy=False)
+            with np.errstate(over="ignore"):
+                if op == "+":
+                    r = x + y
+                    bad = ((x >= 0) == (y >= 0)) & ((r >= 0) != (x >= 0))
+                elif op == "-":
+                    r = x - y
+                    bad = ((x >= 0) != (y >= 0)) & ((r >= 0) != (x >= 0))
+                elif op == "*":
+                    r = x * y
+                    ysafe = np.where(y == 0, 1, y)
+                    bad = (y != 0) & ((r // ysafe != x) | ((x == -1) & (y == np.iinfo(np.int64).min)) | ((y == -1) & (x == np.iinfo(np.int64).min)))
+                    if oid == O.INT8:
+                        big = (np.abs(x.astype(np.float64)) * np.abs(y.astype(np.float64))) > 9.3e18
+                        bad = bad | big
+                elif op in ("/", "%"):
+                    zero = y == 0
+                    if valid is not None:
+                        zero &= valid
+                    if zero.any():
+                        raise PgError(DIVISION_BY_ZERO, "division by zero")
+                    ys = np.where(y == 0, 1, y)
+                    q = np.abs(x) // np.abs(ys)
+                    q = np.where((x < 0) != (ys < 0), -q, q)
+                    r = q if op == "/" else x - q * ys
+                    bad = np.zeros(len(r), bool)
+                else:
+                    raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {T.type_name(a.oid)} {op} {T.type_name(b.oid)}")
+            if valid is not None:
+                bad &= valid
+            if bad.any():
+                raise _overflow(oid)
+            if oid != O.INT8:
+                lo, hi = _I_LIMITS[oid]
+                rv = r if valid is None else r[valid]
+                if len(rv) and (rv.min() < lo or rv.max() > hi):
+                    raise _overflow(oid)
+            return Col(r.astype(T.dtype_of(oid)), nulls, oid)
+        if oid in (O.FLOAT8, O.FLOAT4):
+            x = x.astype(np.float64, copy=False) if x.dtype != object else np.array([float(v) for v in x], dtype=np.float64)
+            y = y.astype(np.float64, copy=False) if y.dtype != object else np.array([float(v) for v in y], dtype=np.float64)
+            with np.errstate(all="ignore"):
+                if op == "+":
+                    r = x + y
+                elif op == "-":
+                    r = x - y
+                elif op == "*":
+                    r = x * y
+                elif op == "/":
+                    zero = (y == 0) if valid is None else ((y == 0) & valid)
+                    if zero.any():
+                        raise PgError(DIVISION_BY_ZERO, "division by zero")
+                    r = x / np.where(y == 0, 1, y)
+                elif op == "%":
+                    r = np.fmod(x, y)
+                elif op == "^":
+                    r = np.power(x, y)
+                else:
+                    raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
+            fin = np.isfinite(x) & np.isfinite(y)
+            badinf = fin & ~np.isfinite(r)
+            if valid is not None:
+                badinf &= valid
+            if badinf.any():
+                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+            return Col(r.astype(T.dtype_of(oid)), nulls, oid)
+        if oid == O.NUMERIC:
+            xs = _to_decimal(a, x)
+            ys = _to_decimal(b, y)
+            out = np.empty(batch.n if batch.n == len(xs) else len(xs), dtype=object)
+            nl = nulls.tolist() if nulls is not None else None
+            for i in range(len(xs)):
+                if nl is not None and nl[i]:
+                    out[i] = None
+                    continue
+                out[i] = numeric_op(op, xs[i], ys[i])
+            return Col(out, nulls, oid)
+        raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {T.type_name(a.oid)} {op} {T.type_name(b.oid)}",
+                      hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+
+
+def _to_decimal(col: Col, data: np.ndarray) -> list:
+    if col.oid == O.NUMERIC:
+        return data.tolist()
+    if data.dtype.kind == "f":
+        return [decimal.Decimal(repr(float(v))) for v in data.tolist()]
+    return [decimal.Decimal(int(v)) for v in data.tolist()]
+
+
+NUMERIC_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999)
+
+
+def numeric_div_scale(x: decimal.Decimal, y: decimal.Decimal) -> int:
+    """PostgreSQL's select_div_scale: at least 16 significant digits."""
+    def weight(d: decimal.Decimal) -> int:
+        if d == 0:
+            return 0
+        # weight in base-10000 digits, as PostgreSQL's NumericVar.weight
+        e = d.adjusted()
+        return e // 4
+
+    def dscale(d: decimal.Decimal) -> int:
+        return max(0, -d.as_tuple().exponent) if d.is_finite() else 0
+
+    w1, w2 = weight(x), weight(y)
+    # first base-10000 digit of each
+    def first_digit(d: decimal.Decimal) -> int:
+        if d == 0:
+            return 0
+        e = d.adjusted()
+        w = e // 4
+        return int(abs(d).scaleb(-4 * w))
+
+    qweight = w1 - w2
+    f1, f2 = first_digit(x), first_digit(y)
+    if f1 <= f2:
+        qweight -= 1
+    rscale = 16 - qweight * 4
+    rscale = max(rscale, dscale(x), dscale(y), 0)
+    return min(rscale, 1000)
+
+
+def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
+    c = NUMERIC_CTX
+    if op == "+":
+        return c.add(x, y)
+    if op == "-":
+        return c.subtract(x, y)
+    if op == "*":
+        return c.multiply(x, y)
+    if op in ("/", "%"):
+        if y == 0:
+            raise PgError(DIVISION_BY_ZERO, "division by zero")
+        if op == "%":
+            return c.remainder(x, y)
+        s = numeric_div_scale(x, y)
+        q = c.divide(x, y)
+        return q.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP, context=c)
+    if op == "^":
+        return c.power(x, y)
+    raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: numeric {op} numeric")
+
+
+class Neg(Expr):
+    def __init__(self, arg: Expr) -> None:
+        self.arg, self.oid = arg, arg.oid if arg.oid != O.UNKNOWN else O.NUMERIC
+
+    def children(self):
+        return [self.arg]
+
+    def is_const(self):
+        return self.arg.is_const()
+
+    def eval(self, batch, ctx):
+        a = self.arg.eval(batch, ctx)
+        if a.data.dtype == object:
+            return Col(np.array([None if v is None else -v for v in a.data], dtype=object), a.nulls, a.oid)
+        if a.data.dtype.kind == "i":
+            mn = np.iinfo(a.data.dtype).min
+            if ((a.data == mn) & a.valid_mask()).any():
+                raise _overflow(a.oid)
+        return Col(-a.data, a.nulls, a.oid)
+
+
+class Concat(Expr):
+    """The || operator on text (arrays handled by functions)."""
+
+    oid = O.TEXT
+
+    def __init__(self, left: Expr, right: Expr) -> None:
+        self.left, self.right = left, right
+
+    def children(self):
+        return [self.left, self.right]
+
+    def is_const(self):
+        return self.left.is_const() and self.right.is_const()
+
+    def eval(self, batch, ctx):
+        a = T.cast_col(self.left.eval(batch, ctx), O.TEXT)
+        b = T.cast_col(self.right.eval(batch, ctx), O.TEXT)
+        nulls = merge_nulls(a, b)
+        out = np.empty(batch.n, dtype=object)
+        av, bv = a.data, b.data
+        for i in range(batch.n):
+            x, y = av[i], bv[i]
+            out[i] = None if x is None or y is None else x + y
+        return Col(out, nulls, O.TEXT)
+
+
+# ----------------------------------------------------------- comparison
+
+_CMP = {"=": np.equal, "<>": np.not_equal, "<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal}
+
+
+def compare_cols(op: str, a: Col, b: Col) -> Col:
+    nulls = merge_nulls(a, b)
+    x, y = filled(a), filled(b)
+    if x.dtype == object or y.dtype == object:
+        if x.dtype != object:
+            x = x.astype(object) if x.dtype.kind != "M" else np.array(a.to_pylist(), dtype=object)
+        if y.dtype != object:
+            y = y.astype(object) if y.dtype.kind != "M" else np.array(b.to_pylist(), dtype=object)
+        if nulls is not None:
+            x = x.copy()
+            y = y.copy()
+            x[nulls] = 0
+            y[nulls] = 0
+        try:
+            r = _CMP[op](x, y).astype(bool)
+        except TypeError:
+            r = np.array([_safe_cmp(op, p, q) for p, q in zip(x, y)], dtype=bool)
+    else:
+        if x.dtype.kind == "M" and y.dtype.kind == "M" and x.dtype != y.dtype:
+            x = x.astype("datetime64[us]")
+            y = y.astype("datetime64[us]")
+        r = _CMP[op](x, y)
+    if not isinstance(r, np.ndarray):
+        r = np.full(max(len(a), len(b)), bool(r))
+    return Col(r, nulls, O.BOOL)
+
+
+def _safe_cmp(op, p, q) -> bool:
+    try:
+        return bool(_CMP[op](p, q))
+    except TypeError:
+        return False
+
+
+class Compare(Expr):
+    oid = O.BOOL
+
+    def __init__(self, op: str, left: Expr, right: Expr) -> None:
+        self.op, self.left, self.right = op, left, right
+
+    def children(self):
+        return [self.left, self.right]
+
+    def is_const(self):
+        return self.left.is_const() and self.right.is_const()
+
+    def eval(self, batch, ctx):
+        return compare_cols(self.op, self.left.eval(batch, ctx), self.right.eval(batch, ctx))
+
+
+class IsDistinct(Expr):
+    oid = O.BOOL
+
+    def __init__(self, left: Expr, right: Expr, negate: bool) -> None:
+        self.left, self.right, self.negate = left, right, negate
+
+    def children(self):
+        return [self.left, self.right]
+
+    def eval(self, batch, ctx):
+        a, b = self.left.eval(batch, ctx), self.right.eval(batch, ctx)
+        eq = compare_cols("=", a, b)
+        an, bn = a.null_mask(), b.null_mask()
+        same = np.where(an | bn, an & bn, eq.data)
+        return Col(same if self.negate else ~same, None, O.BOOL)
+
+
+class And(Expr):
+    oid = O.BOOL
+
+    def __init__(self, args: list[Expr]) -> None:
+        self.args = args
+
+    def children(self):
+        return self.args
+
+    def is_const(self):
+        return all(a.is_const() for a in self.args)
+
+    def eval(self, batch, ctx):
+        false = np.zeros(batch.n, bool)
+        unknown = np.zeros(batch.n, bool)
+        for a in self.args:
+            c = a.eval(batch, ctx)
+            v = c.data.astype(bool, copy=False)
+            if c.nulls is not None:
+                unknown |= c.nulls
+                false |= ~v & ~c.nulls
+            else:
+                false |= ~v
+        nulls = unknown & ~false
+        return Col(~false & ~nulls, nulls, O.BOOL)
+
+
+class Or(Expr):
+    oid = O.BOOL
+
+    def __init__(self, args: list[Expr]) -> None:
+        self.args = args
+
+    def children(self):
+        return self.args
+
+    def is_const(self):
+        return all(a.is_const() for a in self.args)
+
+    def eval(self, batch, ctx):
+        true = np.zeros(batch.n, bool)
+        unknown = np.zeros(batch.n, bool)
+        for a in self.args:
+            c = a.eval(batch, ctx)
+            v = c.data.astype(bool, copy=False)
+            if c.nulls is not None:
+                unknown |= c.nulls
+                true |= v & ~c.nulls
+            else:
+                true |= v
+        nulls = unknown & ~true
+        return Col(true, nulls, O.BOOL)
+
+
+class Not(Expr):
+    oid = O.BOOL
+
+    def __init__(self, arg: Expr) -> None:
+        self.arg = arg
+
+    def children(self):
+        return [self.arg]
+
+    def is_const(self):
+        return self.arg.is_const()
+
+    def eval(self, batch, ctx):
+        c = self.arg.eval(batch, ctx)
+        return Col(~c.data.astype(bool), c.nulls, O.BOOL)
+
+
+class IsNull(Expr):
+    oid = O.BOOL
+
+    def __init__(self, arg: Expr, negate: bool = False) -> None:
+        self.arg, self.negate = arg, negate
+
+    def children(self):
+        return [self.arg]
+
+    def eval(self, batch, ctx):
+        c = self.arg.eval(batch, ctx)
+        m = c.null_mask()
+        return Col(~m if self.negate else m.copy(), None, O.BOOL)
+
+
+class IsBool(Expr):
+    """IS [NOT] TRUE / FALSE / UNKNOWN."""
+
+    oid = O.BOOL
+
+    def __init__(self, arg: Expr, value: bool | None, negate: bool) -> None:
+        self.arg, self.value, self.negate = arg, value, negate
+
+    def children(self):
+        return [self.arg]
+
+    def eval(self, batch, ctx):
+        c = self.arg.eval(batch, ctx)
+        n = c.null_mask()
+        if self.value is None:
+            r = n.copy()
+        else:
+            v = c.data.astype(bool)
+            r = ~n & (v if self.value else ~v)
+        return Col(~r if self.negate else r, None, O.BOOL)
+
+
+class Case(Expr):
+    def __init__(self, whens: list[tuple[Expr, Expr]], default: Expr | None, oid: int) -> None:
+        self.whens, self.default, self.oid = whens, default, oid
+
+    def children(self):
+        out = []
+        for c, v in self.whens:
+            out += [c, v]
+        return out + ([self.default] if self.default else [])
+
+    def eval(self, batch, ctx):
+        n = batch.n
+        done = np.zeros(n, bool)
+        out = Col(T.empty(self.oid, n), np.ones(n, bool), self.oid)
+        data = out.data.copy()
+        nulls = np.ones(n, bool)
+        for cond, val in self.whens:
+            remaining = ~done
+            if not remaining.any():
+                break
+            sub = batch.filter(remaining) if not remaining.all() else batch
+            c = cond.eval(sub, ctx)
+            hit_sub = c.data.astype(bool) & ~c.null_mask()
+            idx = np.flatnonzero(remaining)[hit_sub]
+            if len(idx):
+                v = val.eval(batch.take(idx), ctx)
+                v = T.cast_col(v, self.oid) if v.oid != self.oid else v
+                data[idx] = v.data
+                nulls[idx] = v.null_mask()
+                done[idx] = True
+        rest = np.flatnonzero(~done)
+        if self.default is not None and len(rest):
+            v = self.default.eval(batch.take(rest), ctx)
+            v = T.cast_col(v, self.oid) if v.oid != self.oid else v
+            data[rest] = v.data
+            nulls[rest] = v.null_mask()
+        return Col(data, nulls, self.oid)
+
+
+class Coalesce(Expr):
+    def __init__(self, args: list[Expr], oid: int) -> None:
+        self.args, self.oid = args, oid
+
+    def children(self):
+        return self.args
+
+    def eval(self, batch, ctx):
+        n = batch.n
+        data = T.empty(self.oid, n)
+        nulls = np.ones(n, bool)
+        for a in self.args:
+            if not nulls.any():
+                break
+            idx = np.flatnonzero(nulls)
+            c = a.eval(batch.take(idx), ctx)
+            if c.oid != self.oid:
+                c = T.cast_col(c, self.oid)
+            ok = ~c.null_mask()
+            data[idx[ok]] = c.data[ok]
+            nulls[idx[ok]] = False
+        return Col(data, nulls, self.oid)
+
+
+class InList(Expr):
+    oid = O.BOOL
+
+    def __init__(self, arg: Expr, items: list[Expr], negate: bool) -> None:
+        self.arg, self.items, self.negate = arg, items, negate
+
+    def children(self):
+        return [self.arg] + self.items
+
+    def eval(self, batch, ctx):
+        a = self.arg.eval(batch, ctx)
+        n = batch.n
+        hit = np.zeros(n, bool)
+        unknown = a.null_mask().copy()
+        for it in self.items:
+            c = compare_cols("=", a, it.eval(batch, ctx))
+            hit |= c.data & ~c.null_mask()
+            unknown |= c.null_mask()
+        nulls = unknown & ~hit
+        r = ~hit if self.negate else hit
+        return Col(r & ~nulls, nulls, O.BOOL)
+
+
+def like_to_regex(pattern: str, escape: str | None = "\\") -> str:
+    out = []
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if escape and ch == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return "".join(out)
+
+
+class Like(Expr):
+    oid = O.BOOL
+
+    def __init__(self, arg: Expr, pattern: Expr, *, ilike: bool = False, negate: bool = False,
+                 regex: bool = False, escape: str | None = "\\") -> None:
+        self.arg, self.pattern, self.ilike, self.negate, self.regex, self.escape = arg, pattern, ilike, negate, regex, escape
+        self._cache: dict[str, re.Pattern] = {}
+
+    def children(self):
+        return [self.arg, self.pattern]
+
+    def _compile(self, p: str) -> re.Pattern:
+        r = self._cache.get(p)
+        if r is None:
+            flags = re.S | (re.I if self.ilike else 0)
+            try:
+                r = re.compile(p if self.regex else like_to_regex(p, self.escape) + r"\Z", flags)
+            except re.error as e:
+                raise PgError("2201B", f"invalid regular expression: {e}")
+            self._cache[p] = r
+        return r
+
+    def eval(self, batch, ctx):
+        a = T.cast_col(self.arg.eval(batch, ctx), O.TEXT) if not T.is_string(self.arg.oid) else self.arg.eval(batch, ctx)
+        p = self.pattern.eval(batch, ctx)
+        nulls = merge_nulls(a, p)
+        out = np.zeros(batch.n, bool)
+        pv = p.data
+        av = a.data
+        if self.pattern.is_const() and batch.n:
+            pat = pv[0]
+            if pat is not None:
+                rx = self._compile(pat)
+                m = rx.search if self.regex else rx.match
+                out = np.fromiter((v is not None and m(v) is not None for v in av), dtype=bool, count=batch.n)
+        else:
+            for i in range(batch.n):
+                if av[i] is None or pv[i] is None:
+                    continue
+                rx = self._compile(pv[i])
+                out[i] = (rx.search if self.regex else rx.match)(av[i]) is not None
+        if self.negate:
+            out = ~out
+        return Col(out, nulls, O.BOOL)
+
+
+class Func(Expr):
+    """A scalar function: ``impl(cols, n, ctx) -> Col``."""
+
+    def __init__(self, name: str, impl: Callable, args: list[Expr], oid: int, volatile: bool = False) -> None:
+        self.name, self.impl, self.args, self.oid, self.volatile = name, impl, args, oid, volatile
+
+    def children(self):
+        return self.args
+
+    def is_const(self):
+        return not self.volatile and all(a.is_const() for a in self.args)
+
+    def eval(self, batch, ctx):
+        cols = [a.eval(batch, ctx) for a in self.args]
+        r = self.impl(cols, batch.n, ctx)
+        if r.oid != self.oid and self.oid != O.UNKNOWN:
+            r = Col(r.data, r.nulls, self.oid)
+        return r
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(map(repr, self.args))})"
+
+
+class SubqueryExpr(Expr):
+    """Scalar, EXISTS, IN and ANY/ALL subqueries.
+
+    Uncorrelated subqueries run once per statement; correlated ones run per
+    distinct outer row (a plain, always-correct strategy).
+    """
+
+    def __init__(self, kind: str, plan, oid: int, correlated: bool, arg: Expr | None = None,
+                 op: str = "=", negate: bool = False) -> None:
+        self.kind, self.plan, self.oid, self.correlated = kind, plan, oid, correlated
+        self.arg, self.op, self.negate = arg, op, negate
+        self._cached = None
+
+    def children(self):
+        return [self.arg] if self.arg is not None else []
+
+    def _run(self, ctx):
+        from .operators import run_plan
+
+        return run_plan(self.plan, ctx)
+
+    def _result_for(self, ctx):
+        if not self.correlated:
+            key = id(ctx)
+            if self._cached is None or self._cached[0] != key:
+                self._cached = (key, self._run(ctx))
+            return self._cached[1]
+        return self._run(ctx)
+
+    def eval(self, batch, ctx):
+        if not self.correlated:
+            res = self._result_for(ctx)
+            return self._eval_with(res, batch, ctx)
+        # correlated: evaluate per row
+        n = batch.n
+        outs = []
+        rows = batch.rows()
+        for i in range(n):
+            ctx.outer_rows.append(rows[i])
+            try:
+                res = self._run(ctx)
+                outs.append(self._eval_with(res, batch.slice(i, i + 1), ctx))
+            finally:
+                ctx.outer_rows.pop()
+        if not outs:
+            return Col(T.empty(self.oid, 0), None, self.oid)
+        return Col.concat(outs)
+
+    def _eval_with(self, res: Batch, batch: Batch, ctx) -> Col:
+        n = batch.n
+        if self.kind == "scalar":
+            if res.n > 1:
+                raise PgError(CARDINALITY_VIOLATION, "more than one row returned by a subquery used as an expression")
+            if res.n == 0:
+                return Col.const(None, self.oid, n)
+            c = res.cols[0]
+            v = c.to_pylist()[0]
+            return Col.const(v, self.oid, n)
+        if self.kind == "exists":
+            r = np.full(n, res.n > 0)
+            return Col(~r if self.negate else r, None, O.BOOL)
+        # IN / ANY / ALL
+        a = self.arg.eval(batch, ctx)
+        c = res.cols[0]
+        if self.kind == "in" or self.kind == "any":
+            hit = np.zeros(n, bool)
+            unknown = a.null_mask().copy() if res.n else np.zeros(n, bool)
+            if res.n:
+                hit, unknown = _in_set(a, c, self.op)
+                unknown = unknown & ~hit
+            r = hit
+            if self.negate:
+                r = ~hit
+            return Col(r & ~unknown, unknown, O.BOOL)
+        if self.kind == "all":
+            allok = np.ones(n, bool)
+            unknown = np.zeros(n, bool)
+            vals = c.to_pylist()
+            for v in vals:
+                cc = compare_cols(self.op, a, Col.const(v, c.oid, n))
+                allok &= cc.data | cc.null_mask()
+                unknown |= cc.null_mask()
+                fails = ~cc.data & ~cc.null_mask()
+                allok &= ~fails
+            nulls = unknown & allok
+            return Col(allok & ~nulls, nulls, O.BOOL)
+        raise PgError("0A000", f"unsupported subquery kind {self.kind}")
+
+
+def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
+    n = len(a)
+    has_null = c.nulls is not None and c.nulls.any()
+    if op == "=":
+        vals = c.filter(c.valid_mask()) if c.nulls is not None else c
+        if a.data.dtype != object and vals.data.dtype != object and a.data.dtype.kind == vals.data.dtype.kind:
+            hit = np.isin(filled(a), vals.data)
+        else:
+            common = T.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
+            av = T.cast_col(a, common).to_pylist()
+            s = set(T.cast_col(vals, common).to_pylist())
+            hit = np.fromiter((v in s for v in av), dtype=bool, count=n)
+        hit &= a.valid_mask()
+        unknown = a.null_mask() | (np.full(n, has_null) & ~hit)
+        return hit, unknown
+    hit = np.zeros(n, bool)
+    unknown = np.zeros(n, bool)
+    for v in c.to_pylist():
+        cc = compare_cols(op, a, Col.const(v, c.oid, n))
+        hit |= cc.data & ~cc.null_mask()
+        unknown |= cc.null_mask()
+    return hit, unknown

@@ -1,0 +1,781 @@
+"""Physical operators over column batches.
+
+Each operator materialises its output as one :class:`Batch`.  Streaming
+operators (filter, project, probe) also expose ``process(batch)`` so that a
+pipeline can push batches through them one at a time — that is what the
+stream pipelines of continuous views do at insert time.  Pipeline breakers
+(aggregation, join build, sort) consume their whole input first.
+``pipelines()`` describes the Umbra-style decomposition for EXPLAIN.
+"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
+
+from .aggregates import AggSpec, GroupTable, factorize
+from .expr import Expr, compare_cols, filled
+
+
+class OutCol:
+    __slots__ = ("name", "oid", "typmod", "table_oid", "attnum", "hidden")
+
+    def __init__(self, name: str, oid: int, typmod: int = -1, table_oid: int = 0, attnum: int = 0, hidden=False):
+        self.name, self.oid, self.typmod, self.table_oid, self.attnum, self.hidden = name, oid, typmod, table_oid, attnum, hidden
+
+    def __repr__(self) -> str:
+        return f"{self.name}:{T.type_name(self.oid)}"
+
+
+class Op:
+    out: list[OutCol]
+    children: list["Op"] = []
+    breaker = False
+    streaming = False
+    rows_out = 0
+    elapsed = 0.0
+
+    def execute(self, ctx) -> Batch:
+        t = time.perf_counter()
+        ctx.check_cancel()
+        b = self._execute(ctx)
+        self.rows_out = getattr(self, "rows_out", 0) + b.n
+        self.elapsed = getattr(self, "elapsed", 0.0) + time.perf_counter() - t
+        return b
+
+    def _execute(self, ctx) -> Batch:  # pragma: no cover
+        raise NotImplementedError
+
+    def label(self) -> str:
+        return type(self).__name__
+
+    @property
+    def oids(self) -> list[int]:
+        return [c.oid for c in self.out]
+
+
+def run_plan(op: Op, ctx) -> Batch:
+    return op.execute(ctx)
+
+
+class Result1(Op):
+    """One row, no columns: SELECT without FROM."""
+
+    def __init__(self) -> None:
+        self.out = []
+        self.children = []
+
+    def _execute(self, ctx):
+        return Batch([], 1)
+
+
+class TableScan(Op):
+    def __init__(self, rel, alias: str, with_positions: bool = False) -> None:
+        self.rel = rel
+        self.alias = alias
+        self.children = []
+        self.with_positions = with_positions
+        self.out = [OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
+        if with_positions:
+            self.out.append(OutCol("__pos", O.INT8, hidden=True))
+
+    def _execute(self, ctx):
+        tv = ctx.state.data.get(self.rel.oid)
+        if tv is None:
+            return Batch.empty(self.oids)
+        batch, pos = tv.scan()
+        if self.with_positions:
+            return Batch(batch.cols + [Col(pos, None, O.INT8)], batch.n)
+        return batch
+
+    def label(self):
+        return f"Seq Scan on {self.rel.name}" + (f" {self.alias}" if self.alias != self.rel.name else "")
+
+
+class VirtualScan(Op):
+    """pg_catalog / information_schema / splitstream system relations."""
+
+    def __init__(self, name: str, out: list[OutCol], producer) -> None:
+        self.name, self.out, self.producer = name, out, producer
+        self.children = []
+
+    def _execute(self, ctx):
+        return self.producer(ctx)
+
+    def label(self):
+        return f"Function Scan on {self.name}"
+
+
+class BatchSource(Op):
+    """A precomputed batch: CTE results, continuous-view results, VALUES."""
+
+    def __init__(self, name: str, out: list[OutCol], fetch) -> None:
+        self.name, self.out, self.fetch = name, out, fetch
+        self.children = []
+
+    def _execute(self, ctx):
+        return self.fetch(ctx)
+
+    def label(self):
+        return self.name
+
+
+class ValuesScan(Op):
+    def __init__(self, rows: list[list[Expr]], out: list[OutCol]) -> None:
+        self.rows, self.out = rows, out
+        self.children = []
+
+    def _execute(self, ctx):
+        one = Batch([], 1)
+        cols = []
+        for j, oc in enumerate(self.out):
+            parts = []
+            for r in self.rows:
+                c = r[j].eval(one, ctx)
+                if c.oid != oc.oid:
+                    c = T.cast_col(c, oc.oid, oc.typmod, explicit=False)
+                parts.append(c)
+            cols.append(Col.concat(parts) if parts else Col(T.empty(oc.oid, 0), None, oc.oid))
+        return Batch(cols, len(self.rows))
+
+    def label(self):
+        return "Values Scan"
+
+
+class Filter(Op):
+    streaming = True
+
+    def __init__(self, child: Op, pred: Expr) -> None:
+        self.child, self.pred = child, pred
+        self.children = [child]
+        self.out = child.out
+
+    def process(self, batch: Batch, ctx) -> Batch:
+        if batch.n == 0:
+            return batch
+        c = self.pred.eval(batch, ctx)
+        mask = c.data.astype(bool, copy=False)
+        if c.nulls is not None:
+            mask = mask & ~c.nulls
+        return batch.filter(mask)
+
+    def _execute(self, ctx):
+        return self.process(self.child.execute(ctx), ctx)
+
+    def label(self):
+        return f"Filter ({self.pred!r})"
+
+
+class Project(Op):
+    streaming = True
+
+    def __init__(self, child: Op, exprs: list[Expr], out: list[OutCol]) -> None:
+        self.child, self.exprs, self.out = child, exprs, out
+        self.children = [child]
+
+    def process(self, batch: Batch, ctx) -> Batch:
+        cols = []
+        for e, oc in zip(self.exprs, self.out):
+            c = e.eval(batch, ctx)
+            if len(c) != batch.n:
+                c = Col(np.resize(c.data, batch.n), None if c.nulls is None else np.resize(c.nulls, batch.n), c.oid)
+            cols.append(c)
+        return Batch(cols, batch.n)
+
+    def _execute(self, ctx):
+        return self.process(self.child.execute(ctx), ctx)
+
+    def label(self):
+        return "Project"
+
+
+# ------------------------------------------------------------------ joins
+
+def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarray]:
+    """Factorise both sides' keys together; NULL keys get code -1 (never match)."""
+    nl = len(lcols[0]) if lcols else 0
+    lcode = np.zeros(nl, np.int64)
+    rcode = np.zeros(len(rcols[0]) if rcols else 0, np.int64)
+    lnull = np.zeros(nl, bool)
+    rnull = np.zeros(len(rcode), bool)
+    for lc, rc in zip(lcols, rcols):
+        if lc.oid != rc.oid:
+            t = T.common_type(lc.oid, rc.oid, "JOIN")
+            lc, rc = T.cast_col(lc, t), T.cast_col(rc, t)
+        both = Col.concat([lc, rc])
+        codes, vals = factorize(both)
+        k = len(vals) + 1
+        lcode = lcode * k + codes[:nl]
+        rcode = rcode * k + codes[nl:]
+        lnull |= lc.null_mask()
+        rnull |= rc.null_mask()
+    lcode[lnull] = -1
+    rcode[rnull] = -2
+    return lcode, rcode
+
+
+def match_indices(lcode: np.ndarray, rcode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    order = np.argsort(rcode, kind="stable")
+    rs = rcode[order]
+    lo = np.searchsorted(rs, lcode, "left")
+    hi = np.searchsorted(rs, lcode, "right")
+    cnt = hi - lo
+    total = int(cnt.sum())
+    li = np.repeat(np.arange(len(lcode), dtype=np.int64), cnt)
+    starts = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
+    ri = order[starts + np.arange(total, dtype=np.int64)] if total else np.zeros(0, np.int64)
+    return li, ri
+
+
+def _null_batch(out: list[OutCol], n: int) -> Batch:
+    return Batch([Col(T.empty(c.oid, n), np.ones(n, bool), c.oid) for c in out], n)
+
+
+def combine(left: Batch, right: Batch) -> Batch:
+    return Batch(left.cols + right.cols, left.n)
+
+
+class HashJoin(Op):
+    """Equi-join; the right input is the build side.  kinds: inner, left,
+    right, full, semi, anti.  ``residual`` is evaluated on matched pairs."""
+
+    breaker = True
+
+    def __init__(self, left: Op, right: Op, lkeys: list[Expr], rkeys: list[Expr], kind: str,
+                 residual: Expr | None = None) -> None:
+        self.left, self.right, self.lkeys, self.rkeys, self.kind, self.residual = left, right, lkeys, rkeys, kind, residual
+        self.children = [left, right]
+        self.out = left.out if kind in ("semi", "anti") else left.out + right.out
+        self._build: tuple[Batch, list[Col]] | None = None
+
+    def build(self, ctx) -> None:
+        rb = self.right.execute(ctx)
+        self._build = (rb, [k.eval(rb, ctx) for k in self.rkeys])
+
+    def process(self, lb: Batch, ctx) -> Batch:
+        """Probe one batch against the (already built) right side."""
+        rb, rk = self._build
+        lk = [k.eval(lb, ctx) for k in self.lkeys]
+        return self._join(lb, rb, lk, rk, ctx)
+
+    def _execute(self, ctx):
+        self.build(ctx)
+        lb = self.left.execute(ctx)
+        out = self.process(lb, ctx)
+        self._build = None
+        return out
+
+    def _join(self, lb, rb, lk, rk, ctx) -> Batch:
+        if lk:
+            lcode, rcode = join_codes(lk, rk)
+            li, ri = match_indices(lcode, rcode)
+        else:
+            li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
+            ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
+        if self.residual is not None and len(li):
+            pair = combine(lb.take(li), rb.take(ri))
+            c = self.residual.eval(pair, ctx)
+            ok = c.data.astype(bool) & ~c.null_mask()
+            li, ri = li[ok], ri[ok]
+        kind = self.kind
+        if kind == "semi":
+            m = np.zeros(lb.n, bool)
+            m[li] = True
+            return lb.filter(m)
+        if kind == "anti":
+            m = np.ones(lb.n, bool)
+            m[li] = False
+            return lb.filter(m)
+        res = combine(lb.take(li), rb.take(ri))
+        parts = [res]
+        if kind in ("left", "full"):
+            m = np.ones(lb.n, bool)
+            m[li] = False
+            if m.any():
+                l_un = lb.filter(m)
+                parts.append(combine(l_un, _null_batch(self.right.out, l_un.n)))
+        if kind in ("right", "full"):
+            m = np.ones(rb.n, bool)
+            m[ri] = False
+            if m.any():
+                r_un = rb.filter(m)
+                parts.append(combine(_null_batch(self.left.out, r_un.n), r_un))
+        return Batch.concat(parts, self.oids)
+
+    def label(self):
+        k = {"inner": "Hash Join", "left": "Hash Left Join", "right": "Hash Right Join", "full": "Hash Full Join",
+             "semi": "Hash Semi Join", "anti": "Hash Anti Join"}[self.kind]
+        return k
+
+
+class NestedLoopJoin(Op):
+    """Joins with no equality keys: cross product then filter, chunked."""
+
+    breaker = True
+
+    def __init__(self, left: Op, right: Op, pred: Expr | None, kind: str) -> None:
+        self.inner = HashJoin(left, right, [], [], kind, pred)
+        self.left, self.right, self.kind, self.pred = left, right, kind, pred
+        self.children = [left, right]
+        self.out = self.inner.out
+
+    def _execute(self, ctx):
+        rb = self.right.execute(ctx)
+        lb = self.left.execute(ctx)
+        if lb.n * max(rb.n, 1) <= 4_000_000 or self.kind not in ("inner", "left", "semi", "anti"):
+            return self.inner._join(lb, rb, [], [], ctx)
+        step = max(1, 4_000_000 // max(rb.n, 1))
+        parts = []
+        for a in range(0, lb.n, step):
+            ctx.check_cancel()
+            parts.append(self.inner._join(lb.slice(a, a + step), rb, [], [], ctx))
+        return Batch.concat(parts, self.oids)
+
+    def label(self):
+        return "Nested Loop" + ({"left": " Left Join", "semi": " Semi Join", "anti": " Anti Join",
+                                 "right": " Right Join", "full": " Full Join"}.get(self.kind, ""))
+
+
+class LateralJoin(Op):
+    """LATERAL subquery: re-run the right side per left row."""
+
+    def __init__(self, left: Op, right: Op, kind: str) -> None:
+        self.left, self.right, self.kind = left, right, kind
+        self.children = [left, right]
+        self.out = left.out + right.out
+
+    def _execute(self, ctx):
+        lb = self.left.execute(ctx)
+        rows = lb.rows()
+        parts = []
+        for i in range(lb.n):
+            ctx.outer_rows.append(rows[i])
+            try:
+                rb = self.right.execute(ctx)
+            finally:
+                ctx.outer_rows.pop()
+            if rb.n == 0:
+                if self.kind == "left":
+                    parts.append(combine(lb.slice(i, i + 1), _null_batch(self.right.out, 1)))
+                continue
+            parts.append(combine(lb.take(np.zeros(rb.n, np.int64) + i), rb))
+        return Batch.concat(parts, self.oids)
+
+
+# ------------------------------------------------------------------ aggregation
+
+class Aggregate(Op):
+    """GROUP BY sink.  ``keys``/``aggs`` are evaluated against the child.
+    Output: key columns then aggregate columns (then GROUPING() ids)."""
+
+    breaker = True
+
+    def __init__(self, child: Op, keys: list[Expr], aggs: list[AggSpec], out: list[OutCol],
+                 grouping_sets: list[list[int]] | None = None) -> None:
+        self.child, self.keys, self.aggs, self.out = child, keys, aggs, out
+        self.grouping_sets = grouping_sets
+        self.children = [child]
+
+    def new_table(self) -> GroupTable:
+        return GroupTable([k.oid for k in self.keys], self.aggs)
+
+    def agg_inputs(self, batch: Batch, ctx) -> list:
+        inputs = []
+        for a in self.aggs:
+            args = [e.eval(batch, ctx) for e in a.args]
+            valid = None
+            for c in args[:1] if a.func not in ("string_agg",) else args[:1]:
+                if c.nulls is not None:
+                    valid = ~c.nulls
+            if a.filter is not None:
+                f = a.filter.eval(batch, ctx)
+                fm = f.data.astype(bool) & ~f.null_mask()
+                valid = fm if valid is None else (valid & fm)
+            if a.star:
+                args = []
+            inputs.append((args, valid))
+        return inputs
+
+    def consume(self, table: GroupTable, batch: Batch, ctx) -> None:
+        key_cols = [k.eval(batch, ctx) for k in self.keys]
+        table.consume(key_cols, self.agg_inputs(batch, ctx), batch.n)
+
+    def _execute(self, ctx):
+        batch = self.child.execute(ctx)
+        if self.grouping_sets is None:
+            table = self.new_table()
+            self.consume(table, batch, ctx)
+            return self.finish(table)
+        parts = []
+        key_cols_all = [k.eval(batch, ctx) for k in self.keys]
+        inputs = self.agg_inputs(batch, ctx)
+        for gset in self.grouping_sets:
+            table = GroupTable([self.keys[i].oid for i in gset], self.aggs)
+            table.consume([key_cols_all[i] for i in gset], inputs, batch.n)
+            if not gset and batch.n == 0:
+                pass
+            res = table.result()
+            cols = []
+            for i, k in enumerate(self.keys):
+                if i in gset:
+                    cols.append(res.cols[gset.index(i)])
+                else:
+                    cols.append(Col(T.empty(k.oid, res.n), np.ones(res.n, bool), k.oid))
+            cols += res.cols[len(gset):]
+            gid = sum(1 << (len(self.keys) - 1 - i) for i in range(len(self.keys)) if i not in gset)
+            cols.append(Col(np.full(res.n, gid, np.int32), None, O.INT4))
+            parts.append(Batch(cols, res.n))
+        return Batch.concat(parts, self.oids)
+
+    def finish(self, table: GroupTable) -> Batch:
+        if self.keys or True:
+            res = table.result()
+        return res
+
+    def label(self):
+        if self.grouping_sets is not None:
+            return "MixedAggregate"
+        return "HashAggregate" if self.keys else "Aggregate"
+
+
+# ------------------------------------------------------------------ sort / limit / distinct
+
+def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
+    """An int64/float key that orders like PostgreSQL (NULLS LAST for ASC)."""
+    if nulls_first is None:
+        nulls_first = desc
+    d = col.data
+    if d.dtype == object or d.dtype.kind == "b":
+        vals = col.to_pylist()
+        uniq = sorted({v for v in vals if v is not None}, key=_sort_key)
+        rank = {v: i for i, v in enumerate(uniq)}
+        key = np.array([rank[v] if v is not None else 0 for v in vals], dtype=np.float64)
+    elif d.dtype.kind == "M":
+        key = d.view(np.int64).astype(np.float64) if False else d.view(np.int64).astype(np.float64)
+        if len(d) and np.abs(d.view(np.int64)).max() >= 2**53:
+            _, inv = np.unique(d.view(np.int64), return_inverse=True)
+            key = inv.astype(np.float64)
+    elif d.dtype.kind in "iu":
+        if len(d) and (np.abs(d.astype(np.int64)).max() >= 2**53):
+            _, inv = np.unique(d, return_inverse=True)
+            key = inv.astype(np.float64)
+        else:
+            key = d.astype(np.float64)
+    else:
+        key = d.astype(np.float64)
+        # NaN sorts after every number in PostgreSQL
+        nan = np.isnan(key)
+        if nan.any():
+            key = np.where(nan, np.inf, key)
+            fin = key[~nan]
+            big = (fin.max() if len(fin) else 0.0)
+            key = np.where(nan, np.nextafter(np.inf, 0) if big < np.nextafter(np.inf, 0) else np.inf, key)
+    if desc:
+        key = -key
+    if col.nulls is not None:
+        key = key.copy()
+        key[col.nulls] = -np.inf if nulls_first else np.inf
+    return key
+
+
+def _sort_key(v):
+    from protocol.types import Interval
+
+    if isinstance(v, Interval):
+        return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
+    if isinstance(v, str):
+        return v.encode("utf-8")
+    if isinstance(v, list):
+        return [(x is None, _sort_key(x) if x is not None else 0) for x in v]
+    return v
+
+
+def sort_order(cols: list[tuple[Col, bool, bool | None]], n: int) -> np.ndarray:
+    if not cols:
+        return np.arange(n)
+    keys = [sort_keys_for(c, d, nf) for c, d, nf in cols]
+    return np.lexsort(keys[::-1])
+
+
+class Sort(Op):
+    breaker = True
+
+    def __init__(self, child: Op, keys: list[tuple[Expr, bool, bool | None]]) -> None:
+        self.child, self.keys = child, keys
+        self.children = [child]
+        self.out = child.out
+
+    def _execute(self, ctx):
+        b = self.child.execute(ctx)
+        if b.n <= 1:
+            return b
+        order = sort_order([(e.eval(b, ctx), d, nf) for e, d, nf in self.keys], b.n)
+        return b.take(order)
+
+    def label(self):
+        return "Sort"
+
+
+class Limit(Op):
+    def __init__(self, child: Op, limit: Expr | None, offset: Expr | None) -> None:
+        self.child, self.limit, self.offset = child, limit, offset
+        self.children = [child]
+        self.out = child.out
+
+    def _value(self, e, ctx, what):
+        if e is None:
+            return None
+        c = e.eval(Batch([], 1), ctx)
+        v = c.to_pylist()[0]
+        if v is None:
+            return None
+        v = int(v)
+        if v < 0:
+            raise PgError(INVALID_ROW_COUNT_IN_LIMIT if what == "LIMIT" else "2201X",
+                          f"{what} must not be negative")
+        return v
+
+    def _execute(self, ctx):
+        lim = self._value(self.limit, ctx, "LIMIT")
+        off = self._value(self.offset, ctx, "OFFSET") or 0
+        b = self.child.execute(ctx)
+        end = b.n if lim is None else off + lim
+        return b.slice(off, end)
+
+    def label(self):
+        return "Limit"
+
+
+def distinct_mask(cols: list[Col], n: int) -> np.ndarray:
+    """First occurrence of each distinct row (NULLs equal, as DISTINCT wants)."""
+    if n == 0:
+        return np.zeros(0, bool)
+    combined = np.zeros(n, np.int64)
+    for c in cols:
+        codes, vals = factorize(c)
+        combined = combined * (len(vals) + 1) + codes
+        if len(vals) > 2**20:
+            _, combined = np.unique(combined, return_inverse=True)
+    _, first = np.unique(combined, return_index=True)
+    m = np.zeros(n, bool)
+    m[first] = True
+    return m
+
+
+class Distinct(Op):
+    breaker = True
+
+    def __init__(self, child: Op, on: list[Expr] | None = None) -> None:
+        self.child, self.on = child, on
+        self.children = [child]
+        self.out = child.out
+
+    def _execute(self, ctx):
+        b = self.child.execute(ctx)
+        cols = b.cols if self.on is None else [e.eval(b, ctx) for e in self.on]
+        return b.filter(distinct_mask(cols, b.n)) if cols else b.slice(0, min(1, b.n))
+
+    def label(self):
+        return "HashAggregate (distinct)" if self.on is None else "Unique (distinct on)"
+
+
+class SetOp(Op):
+    breaker = True
+
+    def __init__(self, kind: str, all_: bool, left: Op, right: Op, out: list[OutCol]) -> None:
+        self.kind, self.all, self.left, self.right, self.out = kind, all_, left, right, out
+        self.children = [left, right]
+
+    def _execute(self, ctx):
+        lb = _coerce_batch(self.left.execute(ctx), self.out)
+        rb = _coerce_batch(self.right.execute(ctx), self.out)
+        if self.kind == "union":
+            both = Batch.concat([lb, rb], self.oids)
+            if self.all:
+                return both
+            return both.filter(distinct_mask(both.cols, both.n))
+        both = Batch.concat([lb, rb], self.oids)
+        combined = np.zeros(both.n, np.int64)
+        for c in both.cols:
+            codes, vals = factorize(c)
+            combined = combined * (len(vals) + 1) + codes
+        _, inv = np.unique(combined, return_inverse=True)
+        lc, rc = inv[: lb.n], inv[lb.n :]
+        k = int(inv.max()) + 1 if both.n else 0
+        lcount = np.bincount(lc, minlength=k)
+        rcount = np.bincount(rc, minlength=k)
+        if self.kind == "intersect":
+            keep = np.minimum(lcount, rcount) if self.all else ((lcount > 0) & (rcount > 0)).astype(np.int64)
+        else:
+            keep = np.maximum(lcount - rcount, 0) if self.all else ((lcount > 0) & (rcount == 0)).astype(np.int64)
+        # take the first `keep[g]` left rows of each group g
+        order = np.argsort(lc, kind="stable")
+        sorted_codes = lc[order]
+        starts = np.searchsorted(sorted_codes, np.arange(k))
+        rank = np.arange(len(order)) - starts[sorted_codes]
+        chosen = order[rank < keep[sorted_codes]]
+        return lb.take(np.sort(chosen))
+
+    def label(self):
+        return {"union": "Append", "intersect": "HashSetOp Intersect", "except": "HashSetOp Except"}[self.kind] + (" All" if self.all else "")
+
+
+def _coerce_batch(b: Batch, out: list[OutCol]) -> Batch:
+    cols = []
+    for c, oc in zip(b.cols, out):
+        cols.append(c if c.oid == oc.oid else T.cast_col(c, oc.oid, explicit=False))
+    return Batch(cols, b.n)
+
+
+class Materialized(Op):
+    """Runs its child once per statement (CTEs referenced several times)."""
+
+    def __init__(self, name: str, child: Op) -> None:
+        self.name, self.child = name, child
+        self.children = [child]
+        self.out = child.out
+
+    def _execute(self, ctx):
+        key = ("cte", id(self))
+        if key not in ctx.cte_results:
+            ctx.cte_results[key] = self.child.execute(ctx)
+        return ctx.cte_results[key]
+
+    def label(self):
+        return f"CTE {self.name}"
+
+
+class RecursiveUnion(Op):
+    def __init__(self, name: str, base: Op, recursive_builder, all_: bool, out: list[OutCol]) -> None:
+        self.name, self.base, self.builder, self.all, self.out = name, base, recursive_builder, all_, out
+        self.children = [base]
+        self.working: Batch | None = None
+
+    def _execute(self, ctx):
+        key = ("cte", id(self))
+        if key in ctx.cte_results:
+            return ctx.cte_results[key]
+        result = _coerce_batch(self.base.execute(ctx), self.out)
+        if not self.all:
+            result = result.filter(distinct_mask(result.cols, result.n))
+        working = result
+        rec_op = self.builder()
+        for _ in range(100000):
+            ctx.check_cancel()
+            if working.n == 0:
+                break
+            self.working = working
+            new = _coerce_batch(rec_op.execute(ctx), self.out)
+            if not self.all and new.n:
+                both = Batch.concat([result, new], self.oids)
+                m = distinct_mask(both.cols, both.n)[result.n :]
+                new = new.filter(m)
+            if new.n == 0:
+                break
+            result = Batch.concat([result, new], self.oids)
+            working = new
+        ctx.cte_results[key] = result
+        return result
+
+    def label(self):
+        return f"Recursive Union {self.name}"
+
+
+class WorkTableScan(Op):
+    def __init__(self, owner: RecursiveUnion, out: list[OutCol]) -> None:
+        self.owner, self.out = owner, out
+        self.children = []
+
+    def _execute(self, ctx):
+        return self.owner.working if self.owner.working is not None else Batch.empty(self.oids)
+
+    def label(self):
+        return f"WorkTable Scan on {self.owner.name}"
+
+
+class FunctionScan(Op):
+    """Set-returning functions in FROM: generate_series, unnest, ..."""
+
+    def __init__(self, name: str, fn, args: list[Expr], out: list[OutCol]) -> None:
+        self.name, self.fn, self.args, self.out = name, fn, args, out
+        self.children = []
+
+    def _execute(self, ctx):
+        one = Batch([], 1)
+        vals = [a.eval(one, ctx).to_pylist()[0] for a in self.args]
+        return self.fn(vals, ctx)
+
+    def label(self):
+        return f"Function Scan on {self.name}"
+
+
+class ProjectSet(Op):
+    """Set-returning functions in the select list (one SRF, expanded per row)."""
+
+    def __init__(self, child: Op, srf_index: int, srf_fn, srf_args: list[Expr], exprs: list[Expr], out: list[OutCol]):
+        self.child, self.srf_index, self.srf_fn, self.srf_args, self.exprs, self.out = child, srf_index, srf_fn, srf_args, exprs, out
+        self.children = [child]
+
+    def _execute(self, ctx):
+        b = self.child.execute(ctx)
+        argcols = [a.eval(b, ctx).to_pylist() for a in self.srf_args]
+        reps = []
+        produced = []
+        for i in range(b.n):
+            res = self.srf_fn([c[i] for c in argcols], ctx)
+            produced.append(res.cols[0])
+            reps.append(res.n)
+        idx = np.repeat(np.arange(b.n), reps)
+        base = b.take(idx)
+        srf_col = Col.concat(produced) if produced else Col(T.empty(self.out[self.srf_index].oid, 0), None, self.out[self.srf_index].oid)
+        cols = []
+        for j, e in enumerate(self.exprs):
+            if j == self.srf_index:
+                cols.append(srf_col)
+            else:
+                cols.append(e.eval(base, ctx))
+        return Batch(cols, base.n)
+
+
+def explain_lines(op: Op, analyze: bool = False, depth: int = 0) -> list[str]:
+    pad = "  " * depth + ("->  " if depth else "")
+    line = pad + op.label()
+    if analyze:
+        line += f" (actual rows={getattr(op, 'rows_out', 0)} time={getattr(op, 'elapsed', 0.0) * 1000:.3f} ms)"
+    out = [line]
+    for c in op.children:
+        out += explain_lines(c, analyze, depth + 1)
+    return out
+
+
+def pipelines(op: Op) -> list[list[Op]]:
+    """Split a plan into pipelines: maximal chains ending at a breaker."""
+    result: list[list[Op]] = []
+
+    def visit(node: Op, current: list[Op]) -> None:
+        current.append(node)
+        if isinstance(node, (HashJoin,)):
+            build: list[Op] = []
+            visit(node.right, build)
+            result.append(build)
+            visit(node.left, current)
+        elif node.breaker or not node.children:
+            if node.children:
+                for ch in node.children:
+                    sub: list[Op] = []
+                    visit(ch, sub)
+                    result.append(sub)
+        else:
+            for ch in node.children:
+                visit(ch, current)
+
+    top: list[Op] = []
+    visit(op, top)
+    result.append(top)
+    return [p for p in result if p]

@@ -1,0 +1,53 @@
+"""Validation and normalisation of SET values."""
+from __future__ import annotations
+
+import re
+
+from protocol.errors import INVALID_PARAMETER_VALUE, PgError
+
+_UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
+
+
+def parse_duration_ms(v: str) -> int:
+    m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(v).lower())
+    if not m:
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter: "{v}"')
+    num, unit = float(m.group(1)), m.group(2) or "ms"
+    if unit not in _UNITS:
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter: "{v}"',
+                      hint='Valid units for this parameter are "us", "ms", "s", "min", "h", and "d".')
+    return int(num * _UNITS[unit])
+
+
+def normalize_setting(name: str, value: str) -> str:
+    if name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"):
+        ms = parse_duration_ms(value)
+        if ms == 0:
+            return "0"
+        for unit, f in (("d", 86400000), ("h", 3600000), ("min", 60000), ("s", 1000)):
+            if ms % f == 0:
+                return f"{ms // f}{unit}"
+        return f"{ms}ms"
+    if name == "stream_session_timeout":
+        ms = parse_duration_ms(value)
+        return f"{ms}ms"
+    if name == "timezone":
+        v = value.strip("'")
+        if v.upper() in ("UTC", "GMT", "Z"):
+            return "UTC" if v.upper() != "GMT" else "GMT"
+        import zoneinfo
+
+        try:
+            zoneinfo.ZoneInfo(v)
+        except Exception:
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"')
+        return v
+    if name == "executor_backend":
+        v = value.lower()
+        if v not in ("auto", "vector", "llvm"):
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "executor_backend": "{value}"',
+                          hint='Available values: auto, vector, llvm.')
+        return v
+    if name == "datestyle":
+        return "ISO, MDY"
+    return value

@@ -1,0 +1,288 @@
+"""Continuous views with split maintenance (Winter, thesis ch. 4).
+
+The view's plan is cut at the first grouping above each stream scan:
+
+* static pipelines (join build sides with no stream input) run once, at
+  creation, and their hash tables are kept;
+* stream pipelines (scan -> filters/projections/probes -> grouping) run
+  their thread-local step on every inserted batch, into a local
+  :class:`GroupTable`;
+* upper pipelines (everything above the groupings) run when the view is
+  read, after local states are merged into the global state.
+
+Inserters and readers share a lock and a queue as in Algorithm 4.3: an
+inserter that cannot take the lock enqueues its batch and leaves; whoever
+holds the lock next drains the queue.  A read with no new input since the
+previous one returns the stored result.
+"""
+from __future__ import annotations
+
+import collections
+import threading
+
+import numpy as np
+
+from catalog.vector import Batch, Col
+from protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+
+from .. import operators as P
+from ..aggregates import GroupTable
+
+REFUSE = FEATURE_NOT_SUPPORTED
+
+
+class StreamScanOp(P.Op):
+    """Marker leaf for a stream inside a continuous view's plan."""
+
+    is_stream = True
+
+    def __init__(self, rel, alias: str, runtime) -> None:
+        self.rel, self.alias, self.runtime = rel, alias, runtime
+        self.children = []
+        self.out = [P.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1, hidden=c.hidden) for i, c in enumerate(rel.live_columns)]
+
+    def _execute(self, ctx):
+        return self.runtime.session_scan(ctx, self)
+
+    def label(self):
+        return f"Stream Scan on {self.rel.name}" + (f" {self.alias}" if self.alias != self.rel.name else "")
+
+
+def _contains_stream(op) -> bool:
+    return isinstance(op, StreamScanOp) or any(_contains_stream(c) for c in op.children)
+
+
+def _path_to(op, target) -> list | None:
+    if op is target:
+        return [op]
+    for c in op.children:
+        p = _path_to(c, target)
+        if p is not None:
+            return [op] + p
+    return None
+
+
+def _stream_scans(op) -> list:
+    out = [op] if isinstance(op, StreamScanOp) else []
+    for c in op.children:
+        out += _stream_scans(c)
+    return out
+
+
+def replace_child(parent, old, new) -> None:
+    for k, v in list(vars(parent).items()):
+        if v is old:
+            setattr(parent, k, new)
+        elif isinstance(v, list):
+            parent.__dict__[k] = [new if x is old else x for x in v]
+    if isinstance(parent, P.NestedLoopJoin):
+        parent.inner.left, parent.inner.right = parent.left, parent.right
+        parent.inner.children = [parent.left, parent.right]
+
+
+class StreamPipeline:
+    """scan -> streaming operators -> grouping sink, run per inserted batch."""
+
+    def __init__(self, scan: StreamScanOp, ops: list, agg: P.Aggregate) -> None:
+        self.scan = scan
+        self.ops = ops          # bottom-up: Filter, Project, HashJoin (probe)
+        self.agg = agg
+        self.local = agg.new_table()
+        self.global_ = agg.new_table()
+
+    def process(self, batch: Batch, ctx) -> None:
+        for op in self.ops:
+            batch = op.process(batch, ctx)
+            if batch.n == 0:
+                return
+        self.agg.consume(self.local, batch, ctx)
+
+    def merge(self) -> None:
+        self.global_.merge(self.local)
+        self.local = self.agg.new_table()
+
+
+class ContinuousView:
+    def __init__(self, manager, rel, plan: P.Op, ctx) -> None:
+        self.manager = manager
+        self.rel = rel
+        self.lock = threading.Lock()
+        self.queue: collections.deque = collections.deque()
+        self.version = 0
+        self.result_version = -1
+        self.result: Batch | None = None
+        self.has_new_input = True
+        self.static_tables: set[int] = set()
+        self.plan = self._prepare(plan, ctx)
+
+    # ------------------------------------------------------------ planning
+    def _prepare(self, plan: P.Op, ctx) -> P.Op:
+        # ORDER BY without LIMIT is dropped (section 4.2.3)
+        if isinstance(plan, P.Sort):
+            plan = plan.child
+        elif isinstance(plan, P.Project) and isinstance(plan.child, P.Sort):
+            plan.child = plan.child.child
+            plan.children = [plan.child]
+        self.pipelines: dict[int, list[StreamPipeline]] = {}
+        root_holder = _Root(plan)
+        for scan in _stream_scans(plan):
+            path = _path_to(root_holder, scan)      # root_holder ... scan
+            chain = []
+            agg = None
+            agg_parent = None
+            for i in range(len(path) - 2, -1, -1):
+                node = path[i]
+                below = path[i + 1]
+                if isinstance(node, P.Aggregate):
+                    if node.grouping_sets is not None:
+                        raise PgError(REFUSE, "continuous views do not support GROUPING SETS, ROLLUP or CUBE over a stream",
+                                      hint="Group by plain keys in the view and compute the roll-ups when you query it.")
+                    agg = node
+                    agg_parent = path[i - 1]
+                    break
+                if isinstance(node, (P.Filter, P.Project)):
+                    chain.append(node)
+                    continue
+                if isinstance(node, P.HashJoin) and node.kind in ("inner", "left", "semi", "anti") and node.left is below:
+                    if _contains_stream(node.right):
+                        raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
+                                      hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
+                    chain.append(node)
+                    continue
+                if isinstance(node, P.HashJoin) and node.right is below:
+                    raise PgError(REFUSE, f'stream "{scan.rel.name}" would be on the build side of a join',
+                                  hint="Use an inner join (or put the stream on the preserved side of an outer join) so the stream can probe the table.")
+                if isinstance(node, P.NestedLoopJoin):
+                    if _contains_stream(node.right) and _contains_stream(node.left):
+                        raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
+                                      hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
+                    if node.left is below and node.kind == "inner":
+                        hj = P.HashJoin(node.left, node.right, [], [], "inner", node.pred)
+                        replace_child(path[i - 1], node, hj)
+                        path[i] = hj
+                        chain.append(hj)
+                        continue
+                    raise PgError(REFUSE, "this join with a stream cannot be maintained",
+                                  hint="Join the stream to tables with an equality or inner join.")
+                if isinstance(node, _Root):
+                    break
+                what = {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+                raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
+                              hint="Every stream must be aggregated (GROUP BY or an aggregate) before sorting, limiting or windowing; "
+                                   "add a GROUP BY over the stream, or query the stream directly.")
+            if agg is None:
+                raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
+                              hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
+            # static pipelines: build the hash tables of joins on the path once
+            for node in chain:
+                if isinstance(node, P.HashJoin):
+                    node.build(ctx)
+                    for t in _table_scans(node.right):
+                        self.static_tables.add(t.rel.oid)
+            pipe = StreamPipeline(scan, list(chain), agg)
+            self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
+            source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
+            source.pipe = pipe
+            replace_child(agg_parent, agg, source)
+        return root_holder.child
+
+    # ------------------------------------------------------------ insert path
+    def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
+        """Algorithm 4.3: process now if the lock is free, else enqueue."""
+        if self.lock.acquire(blocking=False):
+            try:
+                self._drain(ctx)
+                self._process(stream_oid, batch, ctx)
+            finally:
+                self.lock.release()
+        else:
+            self.queue.append((stream_oid, batch))
+
+    def _process(self, stream_oid, batch, ctx) -> None:
+        for pipe in self.pipelines.get(stream_oid, []):
+            pipe.process(batch, ctx)
+        self.version += 1
+
+    def _drain(self, ctx) -> None:
+        while self.queue:
+            try:
+                oid, b = self.queue.popleft()
+            except IndexError:
+                break
+            self._process(oid, b, ctx)
+
+    # ------------------------------------------------------------ read path
+    def read(self, ctx) -> Batch:
+        snap = ctx.view_snapshots.get(self.rel.oid)
+        if snap is not None:
+            return snap
+        with self.lock:
+            self._drain(ctx)
+            if self.result is not None and self.result_version == self.version:
+                ctx.view_snapshots[self.rel.oid] = self.result
+                return self.result
+            for pipes in self.pipelines.values():
+                for p in pipes:
+                    p.merge()
+            version = self.version
+            result = self.plan.execute(ctx)
+            self.result, self.result_version = result, version
+        ctx.view_snapshots[self.rel.oid] = result
+        return result
+
+    def state_bytes(self) -> int:
+        return sum(p.global_.nbytes() + p.local.nbytes() for ps in self.pipelines.values() for p in ps)
+
+    def groups(self) -> int:
+        return sum(len(p.global_.index) + len(p.local.index) for ps in self.pipelines.values() for p in ps)
+
+    # ------------------------------------------------------------ checkpoints
+    def export_state(self):
+        with self.lock:
+            self._drain_noctx()
+            out = []
+            for oid in sorted(self.pipelines):
+                for p in self.pipelines[oid]:
+                    p.merge()
+                    out.append(_export_table(p.global_))
+            return {"version": self.version, "tables": out}
+
+    def _drain_noctx(self) -> None:
+        if self.queue:
+            ctx = self.manager.replay_ctx()
+            self._drain(ctx)
+
+    def import_state(self, saved) -> None:
+        pipes = [p for oid in sorted(self.pipelines) for p in self.pipelines[oid]]
+        for p, t in zip(pipes, saved["tables"]):
+            _import_table(p.global_, t)
+        self.version = saved["version"] + 1
+
+
+class _Root(P.Op):
+    def __init__(self, child) -> None:
+        self.child = child
+        self.children = [child]
+        self.out = child.out
+
+
+def _table_scans(op) -> list:
+    out = [op] if isinstance(op, P.TableScan) else []
+    for c in op.children:
+        out += _table_scans(c)
+    return out
+
+
+def _export_table(t: GroupTable):
+    states = []
+    for st in t.states:
+        states.append({k: v for k, v in vars(st).items() if k != "spec"})
+    return {"keys": list(t.index.keys), "states": states, "rows_in": t.rows_in}
+
+
+def _import_table(t: GroupTable, saved) -> None:
+    t.index.lookup_or_add(saved["keys"])
+    for st, d in zip(t.states, saved["states"]):
+        for k, v in d.items():
+            setattr(st, k, v)
+    t.rows_in = saved["rows_in"]

@@ -1,0 +1,229 @@
+"""Streams at run time: ring buffers, the insert path into continuous
+views, session-window scans, and their recovery.
+
+Ingest of one batch: log it (WAL, durable at the session's
+synchronous_commit level), append it to the ring buffer when a scan is
+listening, and hand it to every continuous view on the stream.  The batch
+is decoded once and shared by all views.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
+
+from .. import operators as P
+from .continuous import ContinuousView, StreamScanOp
+from .ring_buffer import RingBuffer
+
+
+class StreamRuntime:
+    def __init__(self, rel) -> None:
+        self.rel = rel
+        self.lock = threading.Lock()
+        self.ring: RingBuffer | None = None
+        self.listeners = 0
+        self.accepted = 0
+        self.recent: list[tuple[float, int]] = []
+
+    def ensure_ring(self) -> RingBuffer:
+        with self.lock:
+            if self.ring is None:
+                cols = [(c.name, T.dtype_of(c.type_oid)) for c in self.rel.live_columns]
+                self.ring = RingBuffer(cols, self.rel.capacity)
+            return self.ring
+
+    def session_scan(self, ctx, op: StreamScanOp) -> Batch:
+        """Scan tuples arriving from now until none arrived for the timeout."""
+        from ..settings import parse_duration_ms
+
+        timeout = parse_duration_ms(ctx.setting("stream_session_timeout", "100ms")) / 1000.0
+        ring = self.ensure_ring()
+        with self.lock:
+            self.listeners += 1
+        try:
+            pos = ring.write_tid
+            parts = []
+            skipped = 0
+            while True:
+                ctx.check_cancel()
+                got = ring.wait_for(pos, timeout)
+                if not got:
+                    break
+                while True:
+                    r = ring.scan(pos)
+                    skipped += r.skipped
+                    if r.end_tid == pos:
+                        break
+                    cols = [Col(d, m, c.type_oid) for d, m, c in zip(r.columns, r.nulls, self.rel.live_columns)]
+                    parts.append(Batch(cols, len(r.columns[0]) if r.columns else 0))
+                    pos = r.end_tid
+        finally:
+            with self.lock:
+                self.listeners -= 1
+        if skipped:
+            ctx.notices.append(Notice(f'stream "{self.rel.name}": {skipped} tuples were overwritten before the scan could read them',
+                                      "01000", "NOTICE"))
+        return Batch.concat(parts, [c.type_oid for c in self.rel.live_columns])
+
+    def rate(self) -> float:
+        now = time.monotonic()
+        self.recent = [(t, n) for t, n in self.recent if now - t < 10]
+        if not self.recent:
+            return 0.0
+        span = max(now - self.recent[0][0], 1.0)
+        return sum(n for _, n in self.recent) / span
+
+
+class StreamManager:
+    def __init__(self, engine) -> None:
+        self.engine = engine
+        self.runtimes: dict[int, StreamRuntime] = {}
+        self.views: dict[int, ContinuousView] = {}
+        self.pending_states: dict[int, object] = {}
+        self.lock = threading.RLock()
+        self._replaying = False
+
+    # ------------------------------------------------------------ hooks
+    def install_hooks(self) -> None:
+        db = self.engine.db
+        db.replay_stream = self._replay_stream
+        db.snapshot_streams = self._snapshot
+        db.restore_streams = self._restore
+
+    def replay_ctx(self, state=None):
+        from catalog.database import Transaction
+        from ..context import ExecContext, SessionInfo
+        from ..engine import DEFAULT_SETTINGS
+
+        txn = Transaction(self.engine.db, implicit=True)
+        if state is not None:
+            txn._state = state
+        ctx = ExecContext(db=self.engine.db, txn=txn, session=SessionInfo(settings=dict(DEFAULT_SETTINGS)), engine=self.engine)
+        return ctx
+
+    def _replay_stream(self, oid, cols, seq, state) -> None:
+        rel = state.rels.get(oid)
+        if rel is None:
+            return
+        self._ensure_views(state)
+        batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
+        ctx = self.replay_ctx(state)
+        for cv in self._views_on(oid):
+            cv.insert(oid, batch, ctx)
+
+    def _ensure_views(self, state) -> None:
+        for rel in state.rels.values():
+            if rel.kind == "v" and rel.continuous and rel.oid not in self.views:
+                self._instantiate(rel, state)
+
+    def _instantiate(self, rel, state) -> None:
+        import sqlglot
+        from ..planner import Planner
+
+        ctx = self.replay_ctx(state)
+        pl = Planner(self.engine, state)
+        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read="postgres"))
+        cv = ContinuousView(self, rel, plan, ctx)
+        saved = self.pending_states.pop(rel.oid, None)
+        if saved is not None:
+            cv.import_state(saved)
+        self.views[rel.oid] = cv
+
+    def _snapshot(self):
+        return {oid: cv.export_state() for oid, cv in list(self.views.items())}
+
+    def _restore(self, snap) -> None:
+        self.pending_states = dict(snap or {})
+
+    def recover(self) -> None:
+        self._ensure_views(self.engine.db.committed)
+
+    # ------------------------------------------------------------ DDL
+    def runtime(self, rel) -> StreamRuntime:
+        rt = self.runtimes.get(rel.oid)
+        if rt is None or rt.rel is not rel and [c.name for c in rt.rel.live_columns] != [c.name for c in rel.live_columns]:
+            rt = StreamRuntime(rel)
+            self.runtimes[rel.oid] = rt
+        return rt
+
+    def scan_op(self, rel, alias, planner):
+        return StreamScanOp(rel, alias, self.runtime(rel))
+
+    def view_read_op(self, rel, alias, planner):
+        out = [P.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
+
+        def fetch(ctx, _oid=rel.oid):
+            cv = self.views.get(_oid)
+            if cv is None:
+                self._ensure_views(ctx.state)
+                cv = self.views.get(_oid)
+            if cv is None:
+                raise PgError("55000", f'continuous view "{rel.name}" is not available')
+            return cv.read(ctx)
+
+        op = P.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
+        op.continuous_view = rel
+        return op
+
+    def create_view(self, session, ctx, rel, query) -> None:
+        from ..planner import Planner
+
+        pl = Planner(self.engine, ctx.state, session=session.info)
+        plan = pl.plan_query(query)
+        cv = ContinuousView(self, rel, plan, ctx)   # validates (raises 0A000) and runs static pipelines
+        ctx.txn.after_commit.append(lambda: self.views.__setitem__(rel.oid, cv))
+
+    def drop_view(self, oid) -> None:
+        self.views.pop(oid, None)
+
+    def drop_stream(self, oid) -> None:
+        self.runtimes.pop(oid, None)
+
+    def alter_stream(self, oid) -> None:
+        self.runtimes.pop(oid, None)
+
+    def table_changed(self, ctx, table_oid) -> None:
+        """DML on a table joined directly with a stream would make the view
+        inconsistent (thesis 4.2.7): refuse it while such a view exists."""
+        for cv in self.views.values():
+            if table_oid in cv.static_tables and cv.rel.oid in ctx.state.rels:
+                name = ctx.state.rels[table_oid].name if table_oid in ctx.state.rels else table_oid
+                raise PgError(FEATURE_NOT_SUPPORTED,
+                              f'cannot modify table "{name}": continuous view "{cv.rel.name}" joins it directly with a stream',
+                              hint="Drop the continuous view first, or join the table above the view's aggregation "
+                                   "(e.g. in a view on top of the continuous view) so changes are picked up at read time.")
+
+    def _views_on(self, stream_oid) -> list[ContinuousView]:
+        return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
+
+    # ------------------------------------------------------------ ingest
+    def insert(self, ctx, rel, batch: Batch) -> int:
+        from ..dml import check_constraints
+
+        if batch.n == 0:
+            return 0
+        check_constraints(ctx.engine_session if hasattr(ctx, "engine_session") else None, ctx, rel, batch)
+        rt = self.runtime(rel)
+        views = self._views_on(rel.oid)
+        cols = [(c.data, c.null_mask()) for c in batch.cols]
+        sync = ctx.setting("synchronous_commit", "on") != "off"
+
+        def apply(seq):
+            if rt.listeners > 0 and rt.ring is not None:
+                rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
+            for cv in views:
+                cv.insert(rel.oid, batch, ctx)
+
+        self.engine.db.ingest_stream(rel.oid, cols, apply, sync)
+        rt.accepted += batch.n
+        rt.recent.append((time.monotonic(), batch.n))
+        if len(rt.recent) > 1000:
+            rt.recent = rt.recent[-500:]
+        return batch.n

@@ -1,0 +1,431 @@
+"""Framing of PostgreSQL v3 messages, sans-IO.
+
+:class:`FrontendReader` turns bytes from a client into message objects;
+the ``build_*``/``*_msg`` functions turn backend messages into bytes.  The
+server owns the socket; this module never touches one, so it can be tested
+with plain byte strings and reused by a test client.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED
+
+PROTOCOL_3 = 196608
+SSL_REQUEST = 80877103
+GSSENC_REQUEST = 80877104
+CANCEL_REQUEST = 80877102
+
+#: Largest message we accept; PostgreSQL caps most messages at 1 GB, we cap
+#: lower so a hostile length cannot make us reserve absurd buffers.
+MAX_MESSAGE = 256 * 1024 * 1024
+MAX_STARTUP = 10000
+
+_I16 = struct.Struct("!h")
+_I32 = struct.Struct("!i")
+_HDR = struct.Struct("!ci")
+
+
+# ---------------------------------------------------------------- frontend
+
+@dataclass
+class SSLRequest:
+    pass
+
+
+@dataclass
+class GSSENCRequest:
+    pass
+
+
+@dataclass
+class CancelRequest:
+    pid: int
+    key: int
+
+
+@dataclass
+class StartupMessage:
+    version: int
+    params: dict[str, str]
+
+
+@dataclass
+class Message:
+    """A typed frontend message: ``kind`` is the type byte as a str."""
+
+    kind: str
+    body: bytes
+
+
+class FrontendReader:
+    """Incremental decoder of the client's byte stream.
+
+    Before startup completes, messages carry no type byte; afterwards every
+    message starts with one.  ``feed`` appends bytes, ``next`` pops one
+    complete message or returns None.
+    """
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._pos = 0
+        self.startup_phase = True
+
+    def feed(self, data: bytes) -> None:
+        if self._pos > 65536 and self._pos * 2 > len(self._buf):
+            del self._buf[: self._pos]
+            self._pos = 0
+        self._buf += data
+
+    def buffered(self) -> int:
+        return len(self._buf) - self._pos
+
+    def next(self):
+        avail = len(self._buf) - self._pos
+        if self.startup_phase:
+            if avail < 4:
+                return None
+            (length,) = _I32.unpack_from(self._buf, self._pos)
+            if length < 8 or length > MAX_STARTUP:
+                raise PgError(PROTOCOL_VIOLATION, "invalid length of startup packet")
+            if avail < length:
+                return None
+            body = bytes(self._buf[self._pos + 4 : self._pos + length])
+            self._pos += length
+            return _decode_startup(body)
+        if avail < 5:
+            return None
+        kind, length = _HDR.unpack_from(self._buf, self._pos)
+        if length < 4:
+            raise PgError(PROTOCOL_VIOLATION, f"invalid message length {length}")
+        if length > MAX_MESSAGE:
+            raise PgError(PROGRAM_LIMIT_EXCEEDED, f"message length {length} exceeds the limit of {MAX_MESSAGE} bytes")
+        if avail < length + 1:
+            return None
+        start = self._pos + 5
+        body = bytes(self._buf[start : start + length - 4])
+        self._pos += length + 1
+        return Message(kind.decode("latin-1"), body)
+
+
+def _decode_startup(body: bytes):
+    (code,) = _I32.unpack_from(body, 0)
+    if code == SSL_REQUEST:
+        return SSLRequest()
+    if code == GSSENC_REQUEST:
+        return GSSENCRequest()
+    if code == CANCEL_REQUEST:
+        if len(body) != 12:
+            raise PgError(PROTOCOL_VIOLATION, "invalid cancel request")
+        pid, key = struct.unpack_from("!ii", body, 4)
+        return CancelRequest(pid, key)
+    major = code >> 16
+    if major != 3:
+        raise PgError(
+            "0A000",
+            f"unsupported frontend protocol {major}.{code & 0xFFFF}: server supports 3.0 to 3.0",
+        )
+    parts = body[4:].split(b"\0")
+    params: dict[str, str] = {}
+    try:
+        it = iter(parts)
+        for k in it:
+            if not k:
+                break
+            v = next(it)
+            params[k.decode("utf-8")] = v.decode("utf-8")
+    except (StopIteration, UnicodeDecodeError):
+        raise PgError(PROTOCOL_VIOLATION, "invalid startup packet layout: expected terminator as last byte")
+    return StartupMessage(code, params)
+
+
+class BodyReader:
+    """Cursor over a message body with PostgreSQL's primitive decoders."""
+
+    __slots__ = ("data", "pos")
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.pos = 0
+
+    def _need(self, n: int) -> None:
+        if self.pos + n > len(self.data):
+            raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message")
+
+    def int16(self) -> int:
+        self._need(2)
+        (v,) = _I16.unpack_from(self.data, self.pos)
+        self.pos += 2
+        return v
+
+    def int32(self) -> int:
+        self._need(4)
+        (v,) = _I32.unpack_from(self.data, self.pos)
+        self.pos += 4
+        return v
+
+    def byte(self) -> str:
+        self._need(1)
+        v = self.data[self.pos : self.pos + 1].decode("latin-1")
+        self.pos += 1
+        return v
+
+    def cstring(self) -> str:
+        end = self.data.find(b"\0", self.pos)
+        if end < 0:
+            raise PgError(PROTOCOL_VIOLATION, "invalid string in message")
+        raw = self.data[self.pos : end]
+        self.pos = end + 1
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise PgError("22021", "invalid byte sequence for encoding \"UTF8\"")
+
+    def bytes_(self, n: int) -> bytes:
+        self._need(n)
+        v = self.data[self.pos : self.pos + n]
+        self.pos += n
+        return v
+
+    def rest(self) -> bytes:
+        v = self.data[self.pos :]
+        self.pos = len(self.data)
+        return v
+
+
+@dataclass
+class Parse:
+    name: str
+    query: str
+    param_oids: list[int]
+
+
+@dataclass
+class Bind:
+    portal: str
+    statement: str
+    param_formats: list[int]
+    params: list[bytes | None]
+    result_formats: list[int]
+
+
+@dataclass
+class Describe:
+    kind: str  # 'S' or 'P'
+    name: str
+
+
+@dataclass
+class Execute:
+    portal: str
+    max_rows: int
+
+
+@dataclass
+class Close:
+    kind: str
+    name: str
+
+
+def decode_parse(body: bytes) -> Parse:
+    r = BodyReader(body)
+    name = r.cstring()
+    query = r.cstring()
+    n = r.int16()
+    oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
+    return Parse(name, query, oids)
+
+
+def decode_bind(body: bytes) -> Bind:
+    r = BodyReader(body)
+    portal = r.cstring()
+    stmt = r.cstring()
+    nf = r.int16()
+    fmts = [r.int16() for _ in range(nf)]
+    np_ = r.int16()
+    if np_ < 0:
+        raise PgError(PROTOCOL_VIOLATION, "invalid parameter count")
+    params: list[bytes | None] = []
+    for _ in range(np_):
+        ln = r.int32()
+        params.append(None if ln == -1 else r.bytes_(ln))
+    nr = r.int16()
+    rfmts = [r.int16() for _ in range(nr)]
+    return Bind(portal, stmt, fmts, params, rfmts)
+
+
+def decode_describe(body: bytes) -> Describe:
+    r = BodyReader(body)
+    kind = r.byte()
+    if kind not in ("S", "P"):
+        raise PgError(PROTOCOL_VIOLATION, f"invalid DESCRIBE message subtype {ord(kind)}")
+    return Describe(kind, r.cstring())
+
+
+def decode_execute(body: bytes) -> Execute:
+    r = BodyReader(body)
+    return Execute(r.cstring(), r.int32())
+
+
+def decode_close(body: bytes) -> Close:
+    r = BodyReader(body)
+    kind = r.byte()
+    if kind not in ("S", "P"):
+        raise PgError(PROTOCOL_VIOLATION, f"invalid CLOSE message subtype {ord(kind)}")
+    return Close(kind, r.cstring())
+
+
+def decode_query(body: bytes) -> str:
+    return BodyReader(body).cstring()
+
+
+# ---------------------------------------------------------------- backend
+
+def _msg(kind: bytes, payload: bytes) -> bytes:
+    return kind + _I32.pack(len(payload) + 4) + payload
+
+
+def _cstr(s: str) -> bytes:
+    return s.encode("utf-8") + b"\0"
+
+
+def auth_ok() -> bytes:
+    return _msg(b"R", _I32.pack(0))
+
+
+def auth_cleartext() -> bytes:
+    return _msg(b"R", _I32.pack(3))
+
+
+def auth_md5(salt: bytes) -> bytes:
+    return _msg(b"R", _I32.pack(5) + salt)
+
+
+def auth_sasl(mechanisms: list[str]) -> bytes:
+    return _msg(b"R", _I32.pack(10) + b"".join(_cstr(m) for m in mechanisms) + b"\0")
+
+
+def auth_sasl_continue(data: bytes) -> bytes:
+    return _msg(b"R", _I32.pack(11) + data)
+
+
+def auth_sasl_final(data: bytes) -> bytes:
+    return _msg(b"R", _I32.pack(12) + data)
+
+
+def parameter_status(name: str, value: str) -> bytes:
+    return _msg(b"S", _cstr(name) + _cstr(value))
+
+
+def backend_key_data(pid: int, key: int) -> bytes:
+    return _msg(b"K", struct.pack("!ii", pid, key))
+
+
+def ready_for_query(status: str) -> bytes:
+    return _msg(b"Z", status.encode("ascii"))
+
+
+@dataclass
+class FieldDesc:
+    """One column of a RowDescription."""
+
+    name: str
+    type_oid: int
+    type_size: int = -1
+    type_mod: int = -1
+    table_oid: int = 0
+    column_attnum: int = 0
+    format: int = 0
+
+
+def row_description(fields: list[FieldDesc]) -> bytes:
+    parts = [_I16.pack(len(fields))]
+    for f in fields:
+        parts.append(_cstr(f.name))
+        parts.append(struct.pack("!ihihih", f.table_oid, f.column_attnum, f.type_oid, f.type_size, f.type_mod, f.format))
+    return _msg(b"T", b"".join(parts))
+
+
+_NULL = _I32.pack(-1)
+
+
+def data_row(values: list[bytes | None]) -> bytes:
+    parts = [_I16.pack(len(values))]
+    for v in values:
+        if v is None:
+            parts.append(_NULL)
+        else:
+            parts.append(_I32.pack(len(v)))
+            parts.append(v)
+    payload = b"".join(parts)
+    return b"D" + _I32.pack(len(payload) + 4) + payload
+
+
+def command_complete(tag: str) -> bytes:
+    return _msg(b"C", _cstr(tag))
+
+
+def empty_query_response() -> bytes:
+    return _msg(b"I", b"")
+
+
+def _fields(severity: str, sqlstate: str, message: str, detail, hint, position, context) -> bytes:
+    parts = [b"S" + _cstr(severity), b"V" + _cstr(severity), b"C" + _cstr(sqlstate), b"M" + _cstr(message)]
+    if detail:
+        parts.append(b"D" + _cstr(detail))
+    if hint:
+        parts.append(b"H" + _cstr(hint))
+    if position:
+        parts.append(b"P" + _cstr(str(position)))
+    if context:
+        parts.append(b"W" + _cstr(context))
+    return b"".join(parts) + b"\0"
+
+
+def error_response(err: PgError) -> bytes:
+    return _msg(b"E", _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position, err.context))
+
+
+def notice_response(severity: str, sqlstate: str, message: str, detail=None, hint=None) -> bytes:
+    return _msg(b"N", _fields(severity, sqlstate, message, detail, hint, None, None))
+
+
+def parse_complete() -> bytes:
+    return b"1\0\0\0\4"
+
+
+def bind_complete() -> bytes:
+    return b"2\0\0\0\4"
+
+
+def close_complete() -> bytes:
+    return b"3\0\0\0\4"
+
+
+def no_data() -> bytes:
+    return b"n\0\0\0\4"
+
+
+def portal_suspended() -> bytes:
+    return b"s\0\0\0\4"
+
+
+def parameter_description(oids: list[int]) -> bytes:
+    return _msg(b"t", _I16.pack(len(oids)) + b"".join(struct.pack("!I", o) for o in oids))
+
+
+def copy_in_response(fmt: int, ncols: int) -> bytes:
+    return _msg(b"G", struct.pack("!bh", fmt, ncols) + _I16.pack(fmt) * ncols)
+
+
+def copy_out_response(fmt: int, ncols: int) -> bytes:
+    return _msg(b"H", struct.pack("!bh", fmt, ncols) + _I16.pack(fmt) * ncols)
+
+
+def copy_data(data: bytes) -> bytes:
+    return _msg(b"d", data)
+
+
+def copy_done() -> bytes:
+    return b"c\0\0\0\4"

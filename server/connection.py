@@ -1,0 +1,397 @@
+"""One client connection: startup, TLS upgrade, authentication, then the query loop.
+
+Implemented as an ``asyncio.Protocol`` plus one task, rather than streams,
+because we need to see the peer vanish *while* a query runs on a worker
+thread (``connection_lost`` sets the session's cancel event so the query
+stops) and we want explicit control over read/write back-pressure.
+
+Threading rule: the FrontendReader and the transport are only touched on
+the event-loop thread; the :class:`ProtocolSession` only on one worker
+thread at a time (the task awaits each step before doing anything else).
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import socket
+import struct
+from typing import TYPE_CHECKING, Any
+
+from executor.context import SessionInfo
+from protocol import auth as A
+from protocol import messages as M
+from protocol.errors import (
+    ADMIN_SHUTDOWN,
+    INVALID_AUTHORIZATION_SPECIFICATION,
+    INVALID_CATALOG_NAME,
+    INVALID_PASSWORD,
+    PROTOCOL_VIOLATION,
+    TOO_MANY_CONNECTIONS,
+    PgError,
+)
+
+from . import params as P
+from .session import ProtocolSession
+
+if TYPE_CHECKING:
+    from .listener import Server
+
+log = logging.getLogger("splitstream.connection")
+
+#: Pause reading from a client whose unprocessed input exceeds this.
+READ_PAUSE_BYTES = 16 * 1024 * 1024
+WRITE_HIGH_WATER = 1024 * 1024
+
+
+def _fatal(sqlstate: str, message: str, **kw: Any) -> PgError:
+    return PgError(sqlstate, message, severity="FATAL", **kw)
+
+
+def negotiate_protocol_version(minor: int, unknown: list[str]) -> bytes:
+    """NegotiateProtocolVersion: we speak 3.0 and no ``_pq_`` extensions."""
+    body = struct.pack("!ii", minor, len(unknown)) + b"".join(u.encode() + b"\0" for u in unknown)
+    return b"v" + struct.pack("!i", len(body) + 4) + body
+
+
+class Connection(asyncio.Protocol):
+    """State machine for one client socket."""
+
+    def __init__(self, server: "Server") -> None:
+        self.server = server
+        self.config = server.config
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.reader = M.FrontendReader()
+        self.pid = 0
+        self.secret = 0
+        self.info: SessionInfo | None = None
+        self.session: ProtocolSession | None = None
+        self.peer = "?"
+        self.closed = False              # the socket is gone
+        self.terminating = False         # server shutdown asked us to leave
+        self.tls = False
+        self.task: asyncio.Task | None = None
+        self._waiter: asyncio.Future | None = None
+        self._drain_waiter: asyncio.Future | None = None
+        self._write_paused = False
+        self._read_paused = False
+        self._frame_error: PgError | None = None
+
+    # ------------------------------------------------------------ asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # (uvloop's transports are not asyncio.Transport subclasses; duck-type them)
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            except (OSError, AttributeError):
+                pass
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self.task = self.loop.create_task(self._main())
+        self.server.track(self)
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        if not self._read_paused and self.reader.buffered() > READ_PAUSE_BYTES and self.transport:
+            self.transport.pause_reading()
+            self._read_paused = True
+        self._wake()
+
+    def eof_received(self) -> bool:
+        return False  # half-closed client: close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if self.info is not None:
+            self.info.cancel_event.set()  # stop a running query for a vanished client
+        self._wake()
+        self._release_drain()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._release_drain()
+
+    # ------------------------------------------------------------ small helpers
+
+    def _wake(self) -> None:
+        w = self._waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    def _release_drain(self) -> None:
+        w = self._drain_waiter
+        if w is not None and not w.done():
+            w.set_result(None)
+
+    async def _wait_data(self) -> None:
+        if self._read_paused and self.transport is not None and not self.closed:
+            self._read_paused = False
+            self.transport.resume_reading()
+        self._waiter = self.loop.create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    async def _drain(self) -> None:
+        while self._write_paused and not self.closed:
+            self._drain_waiter = self.loop.create_future()
+            try:
+                await self._drain_waiter
+            finally:
+                self._drain_waiter = None
+
+    def write(self, data: bytes) -> None:
+        if data and not self.closed and self.transport is not None:
+            self.transport.write(data)
+
+    def send_fatal(self, err: PgError) -> None:
+        err.severity = "FATAL"
+        self.write(M.error_response(err))
+
+    def shutdown(self) -> None:
+        """Server is stopping: idle sessions get 57P01 now, busy ones after their step."""
+        self.terminating = True
+        self._wake()
+
+    def cancel(self) -> None:
+        if self.info is not None:
+            self.info.cancel_event.set()
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def _main(self) -> None:
+        try:
+            try:
+                async with asyncio.timeout(self.config.auth_timeout):
+                    ok = await self._startup()
+            except TimeoutError:
+                log.info("%s: startup/authentication timed out", self.peer)
+                ok = False
+            if ok:
+                await self._serve()
+        except Exception:
+            log.exception("%s: connection failed", self.peer)
+        finally:
+            await self._cleanup()
+
+    async def _cleanup(self) -> None:
+        self.server.untrack(self)
+        if self.session is not None:
+            sess, self.session = self.session, None
+            try:
+                await self.server.pool.run(sess.close)
+            except Exception:
+                log.exception("%s: session close failed", self.peer)
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.close()
+
+    async def _next_startup(self) -> Any:
+        """Next startup-phase packet (or auth message); None when the client left."""
+        while True:
+            msg = self.reader.next()
+            if msg is not None:
+                return msg
+            if self.closed or self.terminating:
+                return None
+            await self._wait_data()
+
+    # ------------------------------------------------------------ startup + auth
+
+    async def _startup(self) -> bool:
+        while True:
+            try:
+                msg = await self._next_startup()
+            except PgError as e:
+                log.info("%s: bad startup packet: %s", self.peer, e.message)
+                self.send_fatal(e)
+                return False
+            if msg is None:
+                return False
+            if isinstance(msg, (M.SSLRequest, M.GSSENCRequest)):
+                if self.reader.buffered():
+                    self.send_fatal(PgError(PROTOCOL_VIOLATION, "received unencrypted data after SSL request"))
+                    return False
+                ctx = self.server.ssl_context
+                if isinstance(msg, M.SSLRequest) and ctx is not None and not self.tls:
+                    self.write(b"S")
+                    try:
+                        new = await self.loop.start_tls(self.transport, self, ctx, server_side=True,
+                                                        ssl_handshake_timeout=30.0)
+                    except (OSError, asyncio.TimeoutError, ConnectionError) as e:
+                        log.info("%s: TLS handshake failed: %s", self.peer, e)
+                        return False
+                    except Exception as e:  # ssl.SSLError subclasses OSError; be safe anyway
+                        log.info("%s: TLS handshake failed: %s", self.peer, e)
+                        return False
+                    if new is None:
+                        return False
+                    self.transport = new
+                    self.tls = True
+                else:
+                    self.write(b"N")
+                continue
+            if isinstance(msg, M.CancelRequest):
+                self.server.cancel_request(msg.pid, msg.key)
+                return False
+            if isinstance(msg, M.StartupMessage):
+                self.reader.startup_phase = False
+                return await self._accept(msg)
+            self.send_fatal(PgError(PROTOCOL_VIOLATION, "unexpected startup packet"))
+            return False
+
+    async def _accept(self, msg: M.StartupMessage) -> bool:
+        prm = msg.params
+        out: list[bytes] = []
+        minor = msg.version & 0xFFFF
+        unknown = [k for k in prm if k.startswith("_pq_.")]
+        if minor > 0 or unknown:
+            out.append(negotiate_protocol_version(0, unknown))
+        user = prm.get("user", "")
+        if not user:
+            self.write(b"".join(out))
+            self.send_fatal(PgError(INVALID_AUTHORIZATION_SPECIFICATION, "no PostgreSQL user name specified in startup packet"))
+            return False
+        database = prm.get("database") or user
+        if self.server.session_count() >= self.config.max_connections:
+            self.write(b"".join(out))
+            self.send_fatal(PgError(TOO_MANY_CONNECTIONS, "sorry, too many clients already"))
+            return False
+        if out:
+            self.write(b"".join(out))
+        engine = self.server.engine
+        try:
+            superuser, database = await self._authenticate(user, database)
+            settings = P.startup_settings(prm, user, superuser)
+        except PgError as e:
+            log.info("%s: connection refused for user %r: %s", self.peer, user, e.message)
+            self.send_fatal(e)
+            return False
+        if self.closed:
+            return False
+        self.pid, self.secret = self.server.register(self)
+        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid)
+        try:
+            es = await self.server.pool.run(engine.new_session, self.info)
+        except PgError as e:
+            self.send_fatal(e)
+            return False
+        self.session = ProtocolSession(es, self.info)
+        parts = [M.auth_ok()]
+        parts += [M.parameter_status(k, v) for k, v in P.reported(settings)]
+        parts.append(M.backend_key_data(self.pid, self.secret))
+        parts.append(M.ready_for_query("I"))
+        self.write(b"".join(parts))
+        log.debug("%s: session %d for user %r database %r", self.peer, self.pid, user, database)
+        return True
+
+    async def _authenticate(self, user: str, database: str) -> tuple[bool, str]:
+        """Run the configured auth method; returns (superuser, database). Raises FATAL PgErrors."""
+        engine = self.server.engine
+        pool = self.server.pool
+        if self.config.password is None:
+            # trust: every name maps onto the superuser and (if unknown) the default database
+            exists = await pool.run(engine.database_exists, database)
+            return True, database if exists else "postgres"
+        role = await pool.run(engine.lookup_role, user)
+        if user == "postgres":
+            stored = self.config.password_verifier or self.config.password
+        else:
+            stored = getattr(role, "password", None) if role is not None else None
+        failed = _fatal(INVALID_PASSWORD, f'password authentication failed for user "{user}"')
+        if stored and A.is_md5_hash(stored):
+            salt = secrets.token_bytes(4)
+            self.write(M.auth_md5(salt))
+            body = await self._password_message()
+            if not A.check_md5_response(stored, user, salt, body):
+                raise failed
+        else:
+            await self._scram(stored if (role is not None or user == "postgres") else None, user)
+        if role is not None and not getattr(role, "login", True):
+            raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" is not permitted to log in')
+        if not await pool.run(engine.database_exists, database):
+            raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
+        return bool(getattr(role, "superuser", True)), database
+
+    async def _password_message(self) -> bytes:
+        msg = await self._next_startup()
+        if msg is None:
+            raise _fatal(PROTOCOL_VIOLATION, "client disconnected during authentication")
+        if not isinstance(msg, M.Message) or msg.kind != "p":
+            kind = ord(msg.kind) if isinstance(msg, M.Message) else 0
+            raise _fatal(PROTOCOL_VIOLATION, f"expected password response, got message type {kind}")
+        return msg.body
+
+    async def _scram(self, stored: str | None, user: str) -> None:
+        exchange = A.ScramExchange(stored, user)
+        self.write(M.auth_sasl([A.SCRAM_MECHANISM]))
+        body = await self._password_message()
+        r = M.BodyReader(body)
+        try:
+            mech = r.cstring()
+            n = r.int32()
+            first = r.bytes_(n) if n >= 0 else b""
+        except PgError:
+            raise _fatal(PROTOCOL_VIOLATION, "malformed SASLInitialResponse message")
+        if mech != A.SCRAM_MECHANISM:
+            raise _fatal(PROTOCOL_VIOLATION, "client selected an invalid SASL authentication mechanism")
+        try:
+            self.write(M.auth_sasl_continue(exchange.handle_client_first(first)))
+            final = await self._password_message()
+            self.write(M.auth_sasl_final(exchange.handle_client_final(final)))
+        except PgError as e:
+            e.severity = "FATAL"
+            raise
+
+    # ------------------------------------------------------------ query loop
+
+    def _pull(self) -> list[M.Message]:
+        """Move every complete message from the reader (loop thread only)."""
+        msgs: list[M.Message] = []
+        if self._frame_error is not None:
+            return msgs
+        reader = self.reader
+        try:
+            while True:
+                m = reader.next()
+                if m is None:
+                    break
+                msgs.append(m)
+        except PgError as e:
+            self._frame_error = e
+        return msgs
+
+    async def _serve(self) -> None:
+        sess = self.session
+        assert sess is not None
+        pool = self.server.pool
+        while True:
+            if self.closed:
+                return
+            if self.terminating:
+                self.send_fatal(PgError(ADMIN_SHUTDOWN, "terminating connection due to administrator command"))
+                return
+            msgs = self._pull()
+            if msgs:
+                sess.push(msgs)
+            if sess.has_work():
+                out = await pool.run(sess.step)
+                self.write(out)
+                if sess.terminated:
+                    return
+                await self._drain()
+                continue
+            if self._frame_error is not None:
+                log.info("%s: protocol error: %s", self.peer, self._frame_error.message)
+                self.send_fatal(self._frame_error)
+                return
+            await self._wait_data()

@@ -1,0 +1,176 @@
+"""The listening server: accepts sockets, owns the engine, the worker pool,
+the cancel registry and graceful shutdown.
+
+Engine calls run on a shared ThreadPoolExecutor so a slow query never
+blocks the event loop; idle connections cost only a protocol object and a
+suspended task.
+"""
+from __future__ import annotations
+
+import asyncio
+import hmac
+import itertools
+import logging
+import os
+import random
+import secrets
+import signal
+from typing import Any
+
+from protocol import auth as A
+
+from .config import ServerConfig
+from .connection import Connection
+from .tls import make_server_context
+from .workers import WorkerPool
+
+log = logging.getLogger("splitstream.server")
+
+
+class Server:
+    """One splitstream server instance bound to one engine."""
+
+    def __init__(self, config: ServerConfig, engine: Any) -> None:
+        self.config = config
+        self.engine = engine
+        self.pool = WorkerPool(config.worker_threads)
+        self.ssl_context = make_server_context(config.tls_cert, config.tls_key) if config.tls_enabled else None
+        if config.password is not None and config.password_verifier is None:
+            config.password_verifier = A.make_scram_verifier(config.password)
+        self.connections: set[Connection] = set()
+        self.sessions: dict[int, tuple[Connection, int]] = {}
+        # Backend "pids" are fake but unique; start somewhere random so a
+        # cancel key from a previous server run never matches by accident.
+        self._pids = itertools.count(random.randint(1000, 30000))
+        self._servers: list[asyncio.AbstractServer] = []
+        self._stopped: asyncio.Event | None = None
+        self.sockets: list[tuple[str, int]] = []
+
+    # ------------------------------------------------------------ registry
+
+    def track(self, conn: Connection) -> None:
+        self.connections.add(conn)
+
+    def untrack(self, conn: Connection) -> None:
+        self.connections.discard(conn)
+        entry = self.sessions.get(conn.pid)
+        if entry is not None and entry[0] is conn:
+            del self.sessions[conn.pid]
+
+    def session_count(self) -> int:
+        return len(self.sessions)
+
+    def register(self, conn: Connection) -> tuple[int, int]:
+        """Give an authenticated connection its (pid, secret key) for CancelRequest."""
+        pid = next(self._pids) & 0x7FFFFFFF
+        key = secrets.randbits(31)
+        self.sessions[pid] = (conn, key)
+        return pid, key
+
+    def cancel_request(self, pid: int, key: int) -> None:
+        entry = self.sessions.get(pid)
+        if entry is None:
+            log.info("cancel request for unknown pid %d", pid)
+            return
+        conn, secret = entry
+        if not hmac.compare_digest(secret.to_bytes(4, "big", signed=True), key.to_bytes(4, "big", signed=True)):
+            log.info("cancel request for pid %d with a wrong key", pid)
+            return
+        conn.cancel()
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        hosts = self.config.hosts
+        for host in hosts:
+            srv = await loop.create_server(lambda: Connection(self), host, self.config.port,
+                                           reuse_address=True, backlog=1024)
+            self._servers.append(srv)
+            for s in srv.sockets or ():
+                name = s.getsockname()
+                self.sockets.append((name[0], name[1]))
+        self._stopped = asyncio.Event()
+
+    @property
+    def port(self) -> int:
+        return self.sockets[0][1] if self.sockets else self.config.port
+
+    async def shutdown(self) -> None:
+        """Stop accepting, end sessions (57P01), give busy ones a grace period, then cancel them."""
+        for srv in self._servers:
+            srv.close()
+        conns = list(self.connections)
+        for c in conns:
+            c.shutdown()
+        tasks = [c.task for c in conns if c.task is not None and not c.task.done()]
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=self.config.shutdown_grace)
+            if pending:
+                for c in conns:
+                    c.cancel()
+                _, pending = await asyncio.wait(pending, timeout=2.0)
+                for c in conns:
+                    if c.transport is not None:
+                        c.transport.abort()
+                if pending:
+                    await asyncio.wait(pending, timeout=1.0)
+        for srv in self._servers:
+            try:
+                await asyncio.wait_for(srv.wait_closed(), 1.0)
+            except (asyncio.TimeoutError, Exception):
+                pass
+        if self._stopped is not None:
+            self._stopped.set()
+
+    async def close_engine(self) -> None:
+        try:
+            await self.pool.run(self.engine.close)
+        finally:
+            self.pool.shutdown(wait=False)
+
+    async def wait_stopped(self) -> None:
+        assert self._stopped is not None
+        await self._stopped.wait()
+
+
+async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
+    """Open the engine, listen until SIGTERM/SIGINT, shut down cleanly; returns the exit code."""
+    loop = asyncio.get_running_loop()
+    if engine_factory is None:
+        from executor.engine import Engine
+
+        def engine_factory() -> Any:
+            return Engine(config.data_dir, fsync=config.fsync)
+
+    try:
+        engine = engine_factory()
+        # Opening replays the WAL; do it before listening so "port accepts" means "ready".
+        await loop.run_in_executor(None, engine.open)
+    except Exception:
+        log.exception("could not open the data directory %s", config.data_dir)
+        return 1
+    server = Server(config, engine)
+    try:
+        await server.start()
+    except OSError as e:
+        log.error("could not listen on %s:%d: %s", config.host, config.port, e.strerror or e)
+        await loop.run_in_executor(None, engine.close)
+        return 1
+    where = ", ".join(f"{h}:{p}" for h, p in server.sockets)
+    log.info("splitstream listening on %s (data dir %s, auth %s, tls %s, pid %d)",
+             where, os.path.abspath(config.data_dir),
+             "scram-sha-256" if config.password is not None else "trust",
+             "on" if server.ssl_context else "off", os.getpid())
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        try:
+            loop.add_signal_handler(sig, stop.set)
+        except (NotImplementedError, RuntimeError):  # pragma: no cover - non-main thread
+            pass
+    await stop.wait()
+    log.info("shutting down")
+    await server.shutdown()
+    await server.close_engine()
+    log.info("shutdown complete")
+    return 0

@@ -1,0 +1,144 @@
+"""Protocol-level prepared statements and portals, and result-row encoding.
+
+These are the extended-query objects of the wire protocol (Parse/Bind);
+SQL-level PREPARE and DECLARE CURSOR belong to the executor.  A portal
+keeps its executed :class:`Result` so Execute with a row limit can resume
+where the previous call stopped.
+"""
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from executor.api import Prepared, Result, ResultColumn
+from protocol import messages as M
+from protocol import types as T
+from protocol.errors import FEATURE_NOT_SUPPORTED, PROTOCOL_VIOLATION, PgError
+
+UNKNOWN_OID = 705
+_I32 = struct.Struct("!i")
+_ROW_HEAD = struct.Struct("!cih")
+_NULL = _I32.pack(-1)
+
+
+@dataclass
+class Statement:
+    """A Parse'd statement; ``prepared`` is None for an empty query string."""
+
+    name: str
+    sql: str
+    prepared: Prepared | None
+
+    @property
+    def param_oids(self) -> list[int]:
+        return self.prepared.param_oids if self.prepared else []
+
+    @property
+    def columns(self) -> list[ResultColumn] | None:
+        return self.prepared.columns if self.prepared else None
+
+
+@dataclass
+class Portal:
+    """A bound statement: parameters, result formats and, once run, its result."""
+
+    name: str
+    statement: Statement
+    params: list[Any]
+    raw_formats: list[int]
+    result: Result | None = None
+    offset: int = 0            # rows already sent
+    done: bool = False
+    suspended: bool = False    # at least one Execute stopped at max_rows
+
+    def formats(self, columns: list[ResultColumn] | None) -> list[int]:
+        """Result format codes expanded to the column count (known at Bind or at run)."""
+        return expand_formats(self.raw_formats, len(columns or ()), "result")
+
+
+def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
+    """Apply the protocol's 0/1/n format-code rule; every code must be 0 or 1."""
+    for c in codes:
+        if c not in (0, 1):
+            raise PgError(PROTOCOL_VIOLATION, f"unsupported format code: {c}")
+    if not codes:
+        return [0] * n
+    if len(codes) == 1:
+        return codes * n
+    if len(codes) != n:
+        if what == "parameter":
+            raise PgError(PROTOCOL_VIOLATION, f"bind message has {len(codes)} parameter formats but {n} parameters")
+        raise PgError(PROTOCOL_VIOLATION, f"bind message has {len(codes)} result formats but query has {n} columns")
+    return list(codes)
+
+
+def decode_params(stmt: Statement, bind: M.Bind, tz: str) -> list[Any]:
+    """Turn Bind's raw parameter bytes into Python values using the statement's types."""
+    oids = stmt.param_oids
+    if len(bind.params) != len(oids):
+        raise PgError(
+            PROTOCOL_VIOLATION,
+            f'bind message supplies {len(bind.params)} parameters, but prepared statement "{stmt.name}" requires {len(oids)}',
+        )
+    fmts = expand_formats(bind.param_formats, len(oids), "parameter")
+    out: list[Any] = []
+    for raw, oid, fmt in zip(bind.params, oids, fmts):
+        if raw is None:
+            out.append(None)
+        elif fmt == 0:
+            if oid in (0, UNKNOWN_OID):
+                out.append(T.decode_text(25, raw))
+            else:
+                out.append(T.decode_text(oid, raw, tz=tz))
+        else:
+            if oid in (0, UNKNOWN_OID):
+                raise PgError(FEATURE_NOT_SUPPORTED, "binary format for parameters of unknown type is not supported")
+            out.append(T.decode_binary(oid, raw))
+    return out
+
+
+def field_descs(columns: list[ResultColumn], formats: list[int] | None = None) -> list[M.FieldDesc]:
+    """RowDescription fields; ``formats`` already expanded (or None = all text)."""
+    return [
+        M.FieldDesc(c.name, c.type_oid, c.typlen, c.typmod, c.table_oid, c.attnum,
+                    formats[i] if formats else 0)
+        for i, c in enumerate(columns)
+    ]
+
+
+def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, stop: int) -> list[bytes]:
+    """DataRow messages for rows [start, stop) of a result, columnar where possible.
+
+    Text columns go through ``encode_text_column`` (vectorised per type),
+    binary ones through ``encode_binary`` per value.
+    """
+    batch = result.batch
+    columns = result.columns or []
+    if batch is None or stop <= start:
+        return []
+    n = stop - start
+    if not batch.cols:
+        empty = M.data_row([])
+        return [empty] * n
+    whole = start == 0 and stop >= batch.n
+    encoded: list[list[bytes | None]] = []
+    for i, col in enumerate(batch.cols):
+        c = col if whole else col.slice(start, stop)
+        oid = columns[i].type_oid if i < len(columns) else col.oid
+        if formats and formats[i] == 1:
+            vals = c.to_pylist()
+            encoded.append([None if v is None else T.encode_binary(oid, v) for v in vals])
+        else:
+            encoded.append(T.encode_text_column(oid, c.data, c.nulls, tz=tz))
+    # Length-prefix each value column-wise, then one join per row: ~30% faster
+    # than building every DataRow value by value.
+    pack = _I32.pack
+    prefixed = [[_NULL if v is None else pack(len(v)) + v for v in vals] for vals in encoded]
+    head = _ROW_HEAD.pack
+    ncol = len(encoded)
+    out = []
+    for parts in zip(*prefixed):
+        body = b"".join(parts)
+        out.append(head(b"D", len(body) + 6, ncol) + body)
+    return out

@@ -1,0 +1,423 @@
+"""The post-authentication protocol state machine, synchronous and socket-free.
+
+The connection hands it complete frontend messages and gets backend bytes
+back.  It runs on a worker thread (engine calls may block for a long time),
+so it must never touch the event loop; the connection guarantees only one
+thread drives it at a time.
+
+Each message is handled either directly (returns bytes) or by a generator
+that yields output pieces and, when it needs the client's next message
+(COPY FROM STDIN), yields :data:`NEED_MSG` and receives it via ``send``.
+That lets one COPY span many network reads while the driver stays a simple
+loop, and lets large results be produced in slices so the connection can
+apply write back-pressure between them.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from typing import Any, Callable, Generator, Iterable
+
+from executor.api import Result
+from executor.context import SessionInfo
+from protocol import messages as M
+from protocol.errors import (
+    DUPLICATE_CURSOR,
+    DUPLICATE_PREPARED_STATEMENT,
+    FEATURE_NOT_SUPPORTED,
+    INTERNAL_ERROR,
+    INVALID_CURSOR_NAME,
+    INVALID_SQL_STATEMENT_NAME,
+    PROTOCOL_VIOLATION,
+    QUERY_CANCELED,
+    PgError,
+)
+
+from .params import timeout_seconds, wire_name
+from .portal import Portal, Statement, decode_params, encode_rows, field_descs
+
+log = logging.getLogger("splitstream.session")
+
+#: Yielded by a handler generator to ask for the next frontend message.
+NEED_MSG = object()
+
+#: Rows encoded per slice of a large result (bounds memory per step).
+ROW_SLICE = 8192
+#: Output bytes after which ``step`` returns so the connection can write.
+STEP_OUTPUT_CAP = 1 << 20
+
+Handler = Generator[Any, Any, None]
+
+
+def internal_error() -> PgError:
+    """What a client sees for an unexpected server bug (details stay in the log)."""
+    return PgError(INTERNAL_ERROR, "internal error", hint="See the server log for details.")
+
+
+class ProtocolSession:
+    """Simple- and extended-query protocol for one authenticated client."""
+
+    def __init__(self, engine_session: Any, info: SessionInfo) -> None:
+        self.es = engine_session
+        self.info = info
+        self.statements: dict[str, Statement] = {}
+        self.portals: dict[str, Portal] = {}
+        self.ignore_till_sync = False
+        self.terminated = False          # Terminate received or fatal protocol error
+        self.running = False             # an engine call is in progress
+        self._queue: deque[M.Message] = deque()
+        self._gen: Handler | None = None
+        self._gen_waiting = False        # the generator waits for a message (COPY IN)
+        self._handlers: dict[str, Callable[[bytes], Any]] = {
+            "Q": self._simple_query,
+            "P": self._parse,
+            "B": self._bind,
+            "D": self._describe,
+            "E": self._execute,
+            "C": self._close,
+            "S": self._sync,
+            "H": self._flush,
+            "X": self._terminate,
+            "d": self._ignore, "c": self._ignore, "f": self._ignore,
+            "F": self._function_call,
+        }
+
+    # ------------------------------------------------------------ driving
+
+    def push(self, msgs: Iterable[M.Message]) -> None:
+        self._queue.extend(msgs)
+
+    def has_work(self) -> bool:
+        """True if ``step`` can make progress without more input."""
+        if self.terminated:
+            return False
+        if self._gen is not None and not self._gen_waiting:
+            return True
+        return bool(self._queue)
+
+    @property
+    def in_copy_in(self) -> bool:
+        return self._gen is not None and self._gen_waiting
+
+    def step(self, max_bytes: int = STEP_OUTPUT_CAP) -> bytes:
+        """Process queued messages until input runs out or ``max_bytes`` is produced."""
+        out: list[bytes] = []
+        size = 0
+        queue = self._queue
+        while size < max_bytes and not self.terminated:
+            gen = self._gen
+            send: Any = None
+            if gen is None:
+                if not queue:
+                    break
+                res = self._dispatch(queue.popleft())
+                if res is None:
+                    continue
+                if isinstance(res, bytes):
+                    out.append(res)
+                    size += len(res)
+                    continue
+                gen = self._gen = res
+            elif self._gen_waiting:
+                if not queue:
+                    break
+                send = queue.popleft()
+                self._gen_waiting = False
+            try:
+                item = gen.send(send)
+            except StopIteration:
+                self._gen = None
+                continue
+            except Exception:  # handlers catch their own errors; this is a bug
+                log.exception("protocol handler failed")
+                self._gen = None
+                out.append(M.error_response(internal_error()))
+                self.terminated = True
+                break
+            if item is NEED_MSG:
+                self._gen_waiting = True
+                continue
+            out.append(item)
+            size += len(item)
+        return b"".join(out)
+
+    def close(self) -> None:
+        """Connection ended: abort an unfinished COPY/handler, then the engine session."""
+        gen, self._gen = self._gen, None
+        if gen is not None:
+            try:
+                gen.close()
+            except Exception:
+                log.exception("closing protocol handler failed")
+        self._queue.clear()
+        try:
+            self.es.close()
+        except Exception:
+            log.exception("engine session close failed")
+
+    def _dispatch(self, msg: M.Message) -> Any:
+        kind = msg.kind
+        if self.ignore_till_sync and kind not in ("S", "X"):
+            return None
+        handler = self._handlers.get(kind)
+        if handler is None:
+            self.terminated = True
+            return M.error_response(PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {ord(kind)}",
+                                            severity="FATAL"))
+        try:
+            return handler(msg.body)
+        except PgError as e:
+            return self._error(e, extended=True)
+        except Exception:
+            log.exception("error handling %r message", kind)
+            return self._error(internal_error(), extended=True)
+
+    # ------------------------------------------------------------ helpers
+
+    def _error(self, err: PgError, *, extended: bool) -> bytes:
+        """ErrorResponse bytes; marks the transaction failed and, in extended mode, skips to Sync."""
+        if extended:
+            self.ignore_till_sync = True
+        try:
+            self.es.on_error()
+        except Exception:
+            log.exception("engine on_error failed")
+        return M.error_response(err)
+
+    def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Call into the engine with cancel/statement_timeout armed."""
+        info = self.info
+        info.cancel_event.clear()
+        timeout = timeout_seconds(info.settings.get("statement_timeout"))
+        info.deadline = time.monotonic() + timeout if timeout > 0 else None
+        self.running = True
+        try:
+            return fn(*args)
+        finally:
+            self.running = False
+            info.deadline = None
+
+    @property
+    def _tz(self) -> str:
+        return self.info.settings.get("timezone", "UTC") or "UTC"
+
+    def _prologue(self, res: Result) -> Iterable[bytes]:
+        for n in res.notices:
+            yield M.notice_response(n.severity, n.sqlstate, n.message, n.detail, n.hint)
+        for k, v in res.parameter_status.items():
+            yield M.parameter_status(wire_name(k), v)
+
+    def _rows(self, res: Result, formats: list[int] | None, start: int, stop: int) -> Iterable[bytes]:
+        tz = self._tz
+        if stop - start <= ROW_SLICE:
+            if stop > start:
+                yield b"".join(encode_rows(res, formats, tz, start, stop))
+            return
+        for a in range(start, stop, ROW_SLICE):
+            yield b"".join(encode_rows(res, formats, tz, a, min(stop, a + ROW_SLICE)))
+
+    def _emit_copy(self, res: Result) -> Handler:
+        if res.copy_in is not None:
+            yield from self._copy_in(res.copy_in)
+        else:
+            cout = res.copy_out
+            assert cout is not None
+            yield M.copy_out_response(cout.format, cout.ncols)
+            for chunk in cout.chunks:
+                if chunk:
+                    yield M.copy_data(chunk)
+            yield M.copy_done()
+            yield M.command_complete(cout.tag_fn())
+
+    def _copy_in(self, cin: Any) -> Handler:
+        yield M.copy_in_response(cin.format, cin.ncols)
+        finished = False
+        try:
+            while True:
+                msg = yield NEED_MSG
+                kind = msg.kind
+                if kind == "d":
+                    self._run(cin.feed, msg.body)
+                elif kind == "c":
+                    tag = self._run(cin.finish)
+                    finished = True
+                    yield M.command_complete(tag)
+                    return
+                elif kind == "f":
+                    reason = msg.body.rstrip(b"\0").decode("utf-8", "replace")
+                    finished = True
+                    cin.abort(reason)
+                    raise PgError(QUERY_CANCELED, f"COPY from stdin failed: {reason}")
+                elif kind in ("S", "H"):
+                    continue  # PostgreSQL ignores Sync/Flush during COPY IN
+                else:
+                    raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind):02X} during COPY from stdin")
+        finally:
+            if not finished:
+                try:
+                    cin.abort("COPY aborted")
+                except Exception:
+                    log.exception("COPY abort failed")
+
+    # ------------------------------------------------------------ simple query
+
+    def _simple_query(self, body: bytes) -> Handler:
+        try:
+            sql = M.decode_query(body)
+            self.portals.pop("", None)
+            stmts = self._run(self.es.split, sql) if sql.strip() else []
+            if not stmts:
+                yield M.empty_query_response()
+            for stmt in stmts:
+                res: Result = self._run(self.es.execute_sql, stmt)
+                yield from self._prologue(res)
+                if res.copy_in is not None or res.copy_out is not None:
+                    yield from self._emit_copy(res)
+                    continue
+                if res.empty:
+                    yield M.empty_query_response()
+                    continue
+                if res.columns is not None:
+                    yield M.row_description(field_descs(res.columns))
+                    n = res.batch.n if res.batch is not None else 0
+                    yield from self._rows(res, None, 0, n)
+                yield M.command_complete(res.tag)
+        except PgError as e:
+            yield self._error(e, extended=False)
+        except GeneratorExit:
+            raise
+        except Exception:
+            log.exception("simple query failed")
+            yield self._error(internal_error(), extended=False)
+        yield M.ready_for_query(self._txn_status())
+
+    def _txn_status(self) -> str:
+        try:
+            return self.es.txn_status
+        except Exception:
+            log.exception("txn_status failed")
+            return "E"
+
+    # ------------------------------------------------------------ extended query
+
+    def _parse(self, body: bytes) -> bytes:
+        p = M.decode_parse(body)
+        if p.name and p.name in self.statements:
+            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
+        prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
+        self.statements[p.name] = Statement(p.name, p.query, prepared)
+        return M.parse_complete()
+
+    def _statement(self, name: str) -> Statement:
+        stmt = self.statements.get(name)
+        if stmt is None:
+            raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist')
+        return stmt
+
+    def _portal(self, name: str) -> Portal:
+        portal = self.portals.get(name)
+        if portal is None:
+            raise PgError(INVALID_CURSOR_NAME, f'portal "{name}" does not exist')
+        return portal
+
+    def _bind(self, body: bytes) -> bytes:
+        b = M.decode_bind(body)
+        stmt = self._statement(b.statement)
+        if b.portal and b.portal in self.portals:
+            raise PgError(DUPLICATE_CURSOR, f'cursor "{b.portal}" already exists')
+        params = decode_params(stmt, b, self._tz)
+        portal = Portal(b.portal, stmt, params, list(b.result_formats))
+        if stmt.columns is not None:
+            portal.formats(stmt.columns)  # validate the count now, as PostgreSQL does at Bind
+        self.portals[b.portal] = portal
+        return M.bind_complete()
+
+    def _describe(self, body: bytes) -> bytes:
+        d = M.decode_describe(body)
+        if d.kind == "S":
+            stmt = self._statement(d.name)
+            head = M.parameter_description(stmt.param_oids)
+            cols = stmt.columns
+            return head + (M.row_description(field_descs(cols)) if cols is not None else M.no_data())
+        portal = self._portal(d.name)
+        cols = portal.result.columns if portal.result is not None else portal.statement.columns
+        if cols is None:
+            return M.no_data()
+        return M.row_description(field_descs(cols, portal.formats(cols)))
+
+    def _execute(self, body: bytes) -> Handler:
+        try:
+            ex = M.decode_execute(body)
+            portal = self._portal(ex.portal)
+            prepared = portal.statement.prepared
+            if prepared is None:
+                yield M.empty_query_response()
+                return
+            res = portal.result
+            if res is None:
+                res = portal.result = self._run(self.es.execute, prepared, portal.params)
+                yield from self._prologue(res)
+                if res.copy_in is not None or res.copy_out is not None:
+                    portal.done = True
+                    yield from self._emit_copy(res)
+                    return
+            if res.empty:
+                yield M.empty_query_response()
+                return
+            if res.columns is None or res.batch is None:
+                portal.done = True
+                yield M.command_complete(res.tag)
+                return
+            total = res.batch.n
+            start = portal.offset
+            stop = total if ex.max_rows <= 0 else min(total, start + ex.max_rows)
+            yield from self._rows(res, portal.formats(res.columns), start, stop)
+            portal.offset = stop
+            if stop < total:
+                portal.suspended = True
+                yield M.portal_suspended()
+                return
+            portal.done = True
+            tag = res.tag
+            if (portal.suspended or start > 0) and tag.startswith("SELECT"):
+                tag = f"SELECT {stop - start}"  # PostgreSQL counts this Execute's rows
+            yield M.command_complete(tag)
+        except PgError as e:
+            yield self._error(e, extended=True)
+        except GeneratorExit:
+            raise
+        except Exception:
+            log.exception("execute failed")
+            yield self._error(internal_error(), extended=True)
+
+    def _close(self, body: bytes) -> bytes:
+        c = M.decode_close(body)
+        if c.kind == "S":
+            self.statements.pop(c.name, None)
+        else:
+            self.portals.pop(c.name, None)
+        return M.close_complete()
+
+    def _sync(self, body: bytes) -> bytes:
+        self.ignore_till_sync = False
+        status = self._txn_status()
+        if status == "I":
+            self.portals.clear()  # portals live until their transaction ends
+        return M.ready_for_query(status)
+
+    def _flush(self, body: bytes) -> None:
+        return None  # the connection writes whatever a step produced
+
+    def _terminate(self, body: bytes) -> None:
+        self.terminated = True
+        return None
+
+    def _ignore(self, body: bytes) -> None:
+        # CopyData/CopyDone/CopyFail outside COPY: a failed COPY's leftovers (PostgreSQL ignores them).
+        return None
+
+    def _function_call(self, body: bytes) -> bytes:
+        # FunctionCall is a self-contained cycle like Query: error, then ReadyForQuery.
+        err = self._error(PgError(FEATURE_NOT_SUPPORTED, "fastpath function calls are not supported"), extended=False)
+        return err + M.ready_for_query(self._txn_status())
