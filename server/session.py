@@ -346,43 +346,55 @@ class ProtocolSession:
             return M.no_data()
         return M.row_description(field_descs(cols, portal.formats(cols)))
 
-    def _execute(self, body: bytes) -> Handler:
-        try:
-            ex = M.decode_execute(body)
-            portal = self._portal(ex.portal)
-            prepared = portal.statement.prepared
-            if prepared is None:
-                yield M.empty_query_response()
-                return
-            res = portal.result
-            if res is None:
-                res = portal.result = self._run(self.es.execute, prepared, portal.params)
-                yield from self._prologue(res)
-                if res.copy_in is not None or res.copy_out is not None:
-                    portal.done = True
-                    yield from self._emit_copy(res)
-                    return
-            if res.empty:
-                yield M.empty_query_response()
-                return
-            if res.columns is None or res.batch is None:
+    def _execute(self, body: bytes) -> Any:
+        """Execute a portal.  The common case (small result, no COPY) returns
+        bytes directly; big results and COPY return a generator so output is
+        produced in slices.  PgErrors propagate to ``_dispatch`` (extended mode)."""
+        ex = M.decode_execute(body)
+        portal = self._portal(ex.portal)
+        prepared = portal.statement.prepared
+        if prepared is None:
+            return M.empty_query_response()
+        res = portal.result
+        head = b""
+        if res is None:
+            res = portal.result = self._run(self.es.execute, prepared, portal.params)
+            if res.notices or res.parameter_status:
+                head = b"".join(self._prologue(res))
+            if res.copy_in is not None or res.copy_out is not None:
                 portal.done = True
-                yield M.command_complete(res.tag)
-                return
-            total = res.batch.n
-            start = portal.offset
-            stop = total if ex.max_rows <= 0 else min(total, start + ex.max_rows)
-            yield from self._rows(res, portal.formats(res.columns), start, stop)
-            portal.offset = stop
-            if stop < total:
-                portal.suspended = True
-                yield M.portal_suspended()
-                return
+                return self._guard_extended(head, self._emit_copy(res))
+        if res.empty:
+            return head + M.empty_query_response()
+        if res.columns is None or res.batch is None:
+            portal.done = True
+            return head + M.command_complete(res.tag)
+        total = res.batch.n
+        start = portal.offset
+        stop = total if ex.max_rows <= 0 else min(total, start + ex.max_rows)
+        formats = portal.formats(res.columns)
+        portal.offset = stop
+        if stop < total:
+            portal.suspended = True
+            tail = M.portal_suspended()
+        else:
             portal.done = True
             tag = res.tag
             if (portal.suspended or start > 0) and tag.startswith("SELECT"):
                 tag = f"SELECT {stop - start}"  # PostgreSQL counts this Execute's rows
-            yield M.command_complete(tag)
+            tail = M.command_complete(tag)
+        if stop - start <= ROW_SLICE:
+            return head + b"".join(encode_rows(res, formats, self._tz, start, stop)) + tail
+        return self._guard_extended(head, self._rows(res, formats, start, stop), tail)
+
+    def _guard_extended(self, head: bytes, gen: Iterable[bytes], tail: bytes = b"") -> Handler:
+        """Wrap a slice/COPY generator: errors become ErrorResponse + skip-to-Sync."""
+        try:
+            if head:
+                yield head
+            yield from gen
+            if tail:
+                yield tail
         except PgError as e:
             yield self._error(e, extended=True)
         except GeneratorExit:
