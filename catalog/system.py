@@ -205,3 +205,334 @@ def _is_columns(state, ctx):
 def _is_schemata(state, ctx):
     for s in state.schemas.values():
         yield ("postgres", s.name, "postgres")
+
+
+# ----------------------------------------------------------------- psql support
+# Relations psql's describe commands (\d, \dt, \dn, \l, ...) read.  Most of
+# them are empty or hold a few fixed rows; the ones computed from the catalog
+# are pg_index, pg_constraint, pg_attrdef, pg_foreign_table and the pg_* views.
+
+OIDARR = O.ARRAY_OF[O.OID]
+TEXTARR = O.ARRAY_OF[O.TEXT]
+INT2ARR = O.ARRAY_OF[O.INT2]
+NAMEARR = O.ARRAY_OF[O.NAME]
+STREAM_SERVER_OID = 13200
+STREAM_FDW_OID = 13201
+
+
+def _attnum(rel, name: str) -> int:
+    for i, c in enumerate(rel.live_columns):
+        if c.name == name:
+            return i + 1
+    return 0
+
+
+def _con_oid(rel, con) -> int:
+    from executor.catalog_defs import _constraint_oid
+
+    return _constraint_oid(rel, con)
+
+
+def _role_name(state, oid: int) -> str:
+    for r in state.roles.values():
+        if r.oid == oid:
+            return r.name
+    return "postgres"
+
+
+@table("pg_catalog", "pg_am", [("oid", O.OID), ("amname", O.NAME), ("amhandler", O.REGPROC), ("amtype", O.CHAR)])
+def _pg_am(state, ctx):
+    yield (2, "heap", 3, "t")
+    yield (403, "btree", 330, "i")
+    yield (405, "hash", 331, "i")
+
+
+@table("pg_catalog", "pg_index", [
+    ("indexrelid", O.OID), ("indrelid", O.OID), ("indnatts", O.INT2), ("indnkeyatts", O.INT2), ("indisunique", O.BOOL),
+    ("indnullsnotdistinct", O.BOOL), ("indisprimary", O.BOOL), ("indisexclusion", O.BOOL), ("indimmediate", O.BOOL),
+    ("indisclustered", O.BOOL), ("indisvalid", O.BOOL), ("indcheckxmin", O.BOOL), ("indisready", O.BOOL),
+    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", O.TEXT), ("indcollation", O.TEXT),
+    ("indclass", O.TEXT), ("indoption", O.TEXT), ("indexprs", O.TEXT), ("indpred", O.TEXT),
+])
+def _pg_index(state, ctx):
+    for r in state.rels.values():
+        if r.kind != "i":
+            continue
+        t = state.rels.get(r.index_table)
+        if t is None:
+            continue
+        keys = [_attnum(t, c) for c in r.index_columns]
+        n = len(keys)
+        yield (r.oid, t.oid, n, n, r.index_unique, False, r.index_primary, False, True, False, True, False, True,
+               True, False, " ".join(str(k) for k in keys), " ".join("0" for _ in keys),
+               " ".join("0" for _ in keys), " ".join("0" for _ in keys), None, None)
+
+
+@table("pg_catalog", "pg_constraint", [
+    ("oid", O.OID), ("conname", O.NAME), ("connamespace", O.OID), ("contype", O.CHAR), ("condeferrable", O.BOOL),
+    ("condeferred", O.BOOL), ("convalidated", O.BOOL), ("conrelid", O.OID), ("contypid", O.OID), ("conindid", O.OID),
+    ("conparentid", O.OID), ("confrelid", O.OID), ("confupdtype", O.CHAR), ("confdeltype", O.CHAR),
+    ("confmatchtype", O.CHAR), ("conislocal", O.BOOL), ("coninhcount", O.INT4), ("connoinherit", O.BOOL),
+    ("conkey", INT2ARR), ("confkey", INT2ARR), ("conpfeqop", OIDARR), ("conppeqop", OIDARR), ("conffeqop", OIDARR),
+    ("conexclop", OIDARR), ("conbin", O.TEXT),
+])
+def _pg_constraint(state, ctx):
+    for r in state.rels.values():
+        for c in r.constraints:
+            if c.kind not in ("p", "u", "c", "f"):
+                continue
+            ref = state.rels.get(c.ref_table) if c.kind == "f" else None
+            fk = c.kind == "f"
+            yield (_con_oid(r, c), c.name, ns_oid(state, r.schema), c.kind, False, False, True, r.oid, 0,
+                   c.index_oid, 0, ref.oid if ref is not None else 0, c.on_update if fk else " ",
+                   c.on_delete if fk else " ", "s" if fk else " ", True, 0, False,
+                   [_attnum(r, x) for x in c.columns] or None,
+                   [_attnum(ref, x) for x in c.ref_columns] if ref is not None else None,
+                   None, None, None, None, c.check_sql if c.kind == "c" else None)
+
+
+@table("pg_catalog", "pg_inherits", [("inhrelid", O.OID), ("inhparent", O.OID), ("inhseqno", O.INT4),
+                                     ("inhdetachpending", O.BOOL)])
+def _pg_inherits(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_foreign_data_wrapper", [
+    ("oid", O.OID), ("fdwname", O.NAME), ("fdwowner", O.OID), ("fdwhandler", O.OID), ("fdwvalidator", O.OID),
+    ("fdwacl", O.TEXT), ("fdwoptions", TEXTARR),
+])
+def _pg_fdw(state, ctx):
+    yield (STREAM_FDW_OID, "stream_fdw", 10, 0, 0, None, None)
+
+
+@table("pg_catalog", "pg_foreign_server", [
+    ("oid", O.OID), ("srvname", O.NAME), ("srvowner", O.OID), ("srvfdw", O.OID), ("srvtype", O.TEXT),
+    ("srvversion", O.TEXT), ("srvacl", O.TEXT), ("srvoptions", TEXTARR),
+])
+def _pg_foreign_server(state, ctx):
+    yield (STREAM_SERVER_OID, "stream", 10, STREAM_FDW_OID, None, None, None, None)
+
+
+@table("pg_catalog", "pg_foreign_table", [("ftrelid", O.OID), ("ftserver", O.OID), ("ftoptions", TEXTARR)])
+def _pg_foreign_table(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "f":
+            opts = [f"{k}={v}" for k, v in r.options] or None
+            yield (r.oid, STREAM_SERVER_OID, opts)
+
+
+@table("pg_catalog", "pg_description", [("objoid", O.OID), ("classoid", O.OID), ("objsubid", O.INT4),
+                                        ("description", O.TEXT)])
+def _pg_description(state, ctx):
+    for r in state.rels.values():
+        if r.comment is not None:
+            yield (r.oid, 1259, 0, r.comment)
+        for name, text in r.column_comments:
+            n = _attnum(r, name)
+            if n:
+                yield (r.oid, 1259, n, text)
+    for s in state.schemas.values():
+        if s.comment is not None:
+            yield (s.oid, 2615, 0, s.comment)
+
+
+@table("pg_catalog", "pg_attrdef", [("oid", O.OID), ("adrelid", O.OID), ("adnum", O.INT2), ("adbin", O.TEXT)])
+def _pg_attrdef(state, ctx):
+    for r in state.rels.values():
+        for i, c in enumerate(r.live_columns):
+            if c.default is not None and not c.hidden:
+                yield (4_000_000 + (r.oid % 100_000) * 100 + i, r.oid, i + 1, c.default)
+
+
+@table("pg_catalog", "pg_proc", [
+    ("oid", O.OID), ("proname", O.NAME), ("pronamespace", O.OID), ("proowner", O.OID), ("prolang", O.OID),
+    ("procost", O.FLOAT4), ("prorows", O.FLOAT4), ("provariadic", O.OID), ("prosupport", O.REGPROC),
+    ("prokind", O.CHAR), ("prosecdef", O.BOOL), ("proleakproof", O.BOOL), ("proisstrict", O.BOOL),
+    ("proretset", O.BOOL), ("provolatile", O.CHAR), ("proparallel", O.CHAR), ("pronargs", O.INT2),
+    ("pronargdefaults", O.INT2), ("prorettype", O.OID), ("proargtypes", O.TEXT), ("proallargtypes", OIDARR),
+    ("proargmodes", O.ARRAY_OF[O.CHAR]), ("proargnames", TEXTARR), ("proargdefaults", O.TEXT),
+    ("protrftypes", OIDARR), ("prosrc", O.TEXT), ("probin", O.TEXT), ("prosqlbody", O.TEXT),
+    ("proconfig", TEXTARR), ("proacl", O.TEXT),
+])
+def _pg_proc(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_collation", [
+    ("oid", O.OID), ("collname", O.NAME), ("collnamespace", O.OID), ("collowner", O.OID), ("collprovider", O.CHAR),
+    ("collisdeterministic", O.BOOL), ("collencoding", O.INT4), ("collcollate", O.TEXT), ("collctype", O.TEXT),
+    ("colliculocale", O.TEXT), ("collversion", O.TEXT),
+])
+def _pg_collation(state, ctx):
+    yield (100, "default", 11, 10, "d", True, -1, None, None, None, None)
+    yield (950, "C", 11, 10, "c", True, -1, "C", "C", None, None)
+    yield (951, "POSIX", 11, 10, "c", True, -1, "POSIX", "POSIX", None, None)
+
+
+@table("pg_catalog", "pg_tablespace", [("oid", O.OID), ("spcname", O.NAME), ("spcowner", O.OID), ("spcacl", O.TEXT),
+                                       ("spcoptions", TEXTARR)])
+def _pg_tablespace(state, ctx):
+    yield (1663, "pg_default", 10, None, None)
+    yield (1664, "pg_global", 10, None, None)
+
+
+@table("pg_catalog", "pg_trigger", [
+    ("oid", O.OID), ("tgrelid", O.OID), ("tgparentid", O.OID), ("tgname", O.NAME), ("tgfoid", O.OID),
+    ("tgtype", O.INT2), ("tgenabled", O.CHAR), ("tgisinternal", O.BOOL), ("tgconstrrelid", O.OID),
+    ("tgconstrindid", O.OID), ("tgconstraint", O.OID), ("tgdeferrable", O.BOOL), ("tginitdeferred", O.BOOL),
+    ("tgnargs", O.INT2), ("tgattr", O.TEXT), ("tgargs", O.BYTEA), ("tgqual", O.TEXT), ("tgoldtable", O.NAME),
+    ("tgnewtable", O.NAME),
+])
+def _pg_trigger(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_policy", [
+    ("oid", O.OID), ("polname", O.NAME), ("polrelid", O.OID), ("polcmd", O.CHAR), ("polpermissive", O.BOOL),
+    ("polroles", OIDARR), ("polqual", O.TEXT), ("polwithcheck", O.TEXT),
+])
+def _pg_policy(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_rewrite", [
+    ("oid", O.OID), ("rulename", O.NAME), ("ev_class", O.OID), ("ev_type", O.CHAR), ("ev_enabled", O.CHAR),
+    ("is_instead", O.BOOL), ("ev_qual", O.TEXT), ("ev_action", O.TEXT),
+])
+def _pg_rewrite(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "v":
+            yield (5_000_000 + r.oid % 1_000_000, "_RETURN", r.oid, "1", "O", True, None, None)
+
+
+@table("pg_catalog", "pg_statistic_ext", [
+    ("oid", O.OID), ("stxrelid", O.OID), ("stxname", O.NAME), ("stxnamespace", O.OID), ("stxowner", O.OID),
+    ("stxstattarget", O.INT4), ("stxkeys", O.TEXT), ("stxkind", O.ARRAY_OF[O.CHAR]), ("stxexprs", O.TEXT),
+])
+def _pg_statistic_ext(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_publication", [
+    ("oid", O.OID), ("pubname", O.NAME), ("pubowner", O.OID), ("puballtables", O.BOOL), ("pubinsert", O.BOOL),
+    ("pubupdate", O.BOOL), ("pubdelete", O.BOOL), ("pubtruncate", O.BOOL), ("pubviaroot", O.BOOL),
+])
+def _pg_publication(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_publication_rel", [("oid", O.OID), ("prpubid", O.OID), ("prrelid", O.OID),
+                                            ("prqual", O.TEXT), ("prattrs", O.TEXT)])
+def _pg_publication_rel(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_publication_namespace", [("oid", O.OID), ("pnpubid", O.OID), ("pnnspid", O.OID)])
+def _pg_publication_namespace(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_publication_tables", [("pubname", O.NAME), ("schemaname", O.NAME), ("tablename", O.NAME),
+                                               ("attnames", NAMEARR), ("rowfilter", O.TEXT)])
+def _pg_publication_tables(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_extension", [
+    ("oid", O.OID), ("extname", O.NAME), ("extowner", O.OID), ("extnamespace", O.OID), ("extrelocatable", O.BOOL),
+    ("extversion", O.TEXT), ("extconfig", OIDARR), ("extcondition", TEXTARR),
+])
+def _pg_extension(state, ctx):
+    yield (13500, "plpgsql", 10, 11, False, "1.0", None, None)
+
+
+@table("pg_catalog", "pg_views", [("schemaname", O.NAME), ("viewname", O.NAME), ("viewowner", O.NAME),
+                                  ("definition", O.TEXT)])
+def _pg_views(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "v":
+            yield (r.schema, r.name, _role_name(state, r.owner), " " + r.sql.strip().rstrip(";") + ";")
+
+
+@table("pg_catalog", "pg_tables", [
+    ("schemaname", O.NAME), ("tablename", O.NAME), ("tableowner", O.NAME), ("tablespace", O.NAME),
+    ("hasindexes", O.BOOL), ("hasrules", O.BOOL), ("hastriggers", O.BOOL), ("rowsecurity", O.BOOL),
+])
+def _pg_tables(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "r":
+            has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
+            yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, False, False, False)
+
+
+@table("pg_catalog", "pg_indexes", [("schemaname", O.NAME), ("tablename", O.NAME), ("indexname", O.NAME),
+                                    ("tablespace", O.NAME), ("indexdef", O.TEXT)])
+def _pg_indexes(state, ctx):
+    from executor.catalog_defs import index_def
+
+    for r in state.rels.values():
+        if r.kind == "i":
+            t = state.rels.get(r.index_table)
+            if t is not None:
+                yield (t.schema, t.name, r.name, None, index_def(state, r.oid))
+
+
+@table("pg_catalog", "pg_sequence", [
+    ("seqrelid", O.OID), ("seqtypid", O.OID), ("seqstart", O.INT8), ("seqincrement", O.INT8), ("seqmax", O.INT8),
+    ("seqmin", O.INT8), ("seqcache", O.INT8), ("seqcycle", O.BOOL),
+])
+def _pg_sequence(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "S":
+            yield (r.oid, r.seq_type, r.seq_start, r.seq_increment, r.seq_max, r.seq_min, 1, r.seq_cycle)
+
+
+@table("pg_catalog", "pg_sequences", [
+    ("schemaname", O.NAME), ("sequencename", O.NAME), ("sequenceowner", O.NAME), ("data_type", O.REGTYPE),
+    ("start_value", O.INT8), ("min_value", O.INT8), ("max_value", O.INT8), ("increment_by", O.INT8),
+    ("cycle", O.BOOL), ("cache_size", O.INT8), ("last_value", O.INT8),
+])
+def _pg_sequences(state, ctx):
+    for r in state.rels.values():
+        if r.kind == "S":
+            yield (r.schema, r.name, _role_name(state, r.owner), r.seq_type, r.seq_start, r.seq_min, r.seq_max,
+                   r.seq_increment, r.seq_cycle, 1, None)
+
+
+@table("pg_catalog", "pg_user", [
+    ("usename", O.NAME), ("usesysid", O.OID), ("usecreatedb", O.BOOL), ("usesuper", O.BOOL), ("userepl", O.BOOL),
+    ("usebypassrls", O.BOOL), ("passwd", O.TEXT), ("valuntil", O.TIMESTAMPTZ), ("useconfig", TEXTARR),
+])
+def _pg_user(state, ctx):
+    for r in state.roles.values():
+        if r.login:
+            yield (r.name, r.oid, r.createdb, r.superuser, r.superuser, r.superuser, "********", None, None)
+
+
+@table("pg_catalog", "pg_authid", [
+    ("oid", O.OID), ("rolname", O.NAME), ("rolsuper", O.BOOL), ("rolinherit", O.BOOL), ("rolcreaterole", O.BOOL),
+    ("rolcreatedb", O.BOOL), ("rolcanlogin", O.BOOL), ("rolreplication", O.BOOL), ("rolbypassrls", O.BOOL),
+    ("rolconnlimit", O.INT4), ("rolpassword", O.TEXT), ("rolvaliduntil", O.TIMESTAMPTZ),
+])
+def _pg_authid(state, ctx):
+    for r in state.roles.values():
+        yield (r.oid, r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, r.superuser, -1,
+               None, None)
+
+
+@table("pg_catalog", "pg_auth_members", [("oid", O.OID), ("roleid", O.OID), ("member", O.OID), ("grantor", O.OID),
+                                         ("admin_option", O.BOOL)])
+def _pg_auth_members(state, ctx):
+    return iter(())
+
+
+@table("pg_catalog", "pg_stat_activity", [
+    ("datid", O.OID), ("datname", O.NAME), ("pid", O.INT4), ("leader_pid", O.INT4), ("usesysid", O.OID),
+    ("usename", O.NAME), ("application_name", O.TEXT), ("client_addr", O.TEXT), ("client_hostname", O.TEXT),
+    ("client_port", O.INT4), ("backend_start", O.TIMESTAMPTZ), ("xact_start", O.TIMESTAMPTZ),
+    ("query_start", O.TIMESTAMPTZ), ("state_change", O.TIMESTAMPTZ), ("wait_event_type", O.TEXT),
+    ("wait_event", O.TEXT), ("state", O.TEXT), ("backend_xid", O.XID), ("backend_xmin", O.XID),
+    ("query_id", O.INT8), ("query", O.TEXT), ("backend_type", O.TEXT),
+])
+def _pg_stat_activity(state, ctx):
+    return iter(())

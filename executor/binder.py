@@ -160,7 +160,7 @@ _NAME_MAP = {
     "CARDINALITY": "cardinality", "BTRIM": "btrim", "LTRIM": "ltrim", "RTRIM": "rtrim", "TO_JSON": "to_json",
     "COT": "cot", "OCTET_LENGTH": "octet_length", "BIT_LENGTH": "bit_length", "ARRAY_POSITION": "array_position",
     "CBRT": "cbrt", "DEGREES": "degrees", "RADIANS": "radians", "PI": "pi", "QUOTE_IDENT": "quote_ident",
-    "REGEXP_MATCH": "regexp_match", "ARRAY_UPPER": "array_upper", "ARRAY_LOWER": "array_lower", "MODE": "mode",
+    "REGEXP_MATCH": "regexp_match", "EXPLODING_GENERATE_SERIES": "generate_series", "GENERATE_SERIES": "generate_series", "ARRAY_UPPER": "array_upper", "ARRAY_LOWER": "array_lower", "MODE": "mode",
 }
 
 

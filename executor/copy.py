@@ -179,7 +179,7 @@ class CopyStmt(Stmt):
             for a in range(0, batch.n, step):
                 part = [(d[a:a + step], None if m is None else m[a:a + step]) for d, m in cols]
                 yield PC.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
-                                          header=(a == 0) if options.format != "binary" or True else None,
+                                          header=None if a == 0 else False,
                                           trailer=a + step >= batch.n)
 
         if self.src.lower() == "stdout":

@@ -645,7 +645,12 @@ class Planner:
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
         binder = mk()
         exprs, names = [], []
-        for item in select_items:
+        srf_at = self._find_srf(select_items)
+        for k, item in enumerate(select_items):
+            if k == srf_at:
+                exprs.append(X.Const(None, O.TEXT))
+                names.append(expr_name(item))
+                continue
             e = binder.bind(item.this if isinstance(item, exp.Alias) else item)
             if e.oid == O.UNKNOWN:
                 e = self.coerce(e, O.TEXT)
@@ -814,6 +819,8 @@ class Planner:
                 continue
             if isinstance(n, exp.AggFunc) or (isinstance(n, exp.Func) and func_name(n) in AGGREGATES):
                 # ignore aggregates inside window specs or subqueries
+                if n is node:
+                    return True
                 p = n.parent
                 inside = False
                 while p is not None and p is not node:
