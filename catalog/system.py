@@ -141,12 +141,12 @@ def _pg_type(state, ctx):
     ("oid", O.OID), ("datname", O.NAME), ("datdba", O.OID), ("encoding", O.INT4), ("datlocprovider", O.CHAR),
     ("datistemplate", O.BOOL), ("datallowconn", O.BOOL), ("datconnlimit", O.INT4), ("datlastsysoid", O.OID),
     ("datfrozenxid", O.XID), ("datminmxid", O.XID), ("dattablespace", O.OID), ("datcollate", O.TEXT),
-    ("datctype", O.TEXT), ("daticulocale", O.TEXT), ("datcollversion", O.TEXT), ("datacl", O.TEXT),
+    ("datctype", O.TEXT), ("daticulocale", O.TEXT), ("datcollversion", O.TEXT), ("datacl", O.ARRAY_OF[O.TEXT]),
 ])
 def _pg_database(state, ctx):
     yield (5, "postgres", 10, 6, "c", False, True, -1, 0, 0, 0, 1663, "C", "C", None, None, None)
-    yield (1, "template1", 10, 6, "c", True, True, -1, 0, 0, 0, 1663, "C", "C", None, None, "{=c/postgres,postgres=CTc/postgres}")
-    yield (4, "template0", 10, 6, "c", True, False, -1, 0, 0, 0, 1663, "C", "C", None, None, "{=c/postgres,postgres=CTc/postgres}")
+    yield (1, "template1", 10, 6, "c", True, True, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
+    yield (4, "template0", 10, 6, "c", True, False, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
 
 
 @table("pg_catalog", "pg_roles", [
@@ -422,7 +422,7 @@ def _pg_publication(state, ctx):
 
 
 @table("pg_catalog", "pg_publication_rel", [("oid", O.OID), ("prpubid", O.OID), ("prrelid", O.OID),
-                                            ("prqual", O.TEXT), ("prattrs", O.TEXT)])
+                                            ("prqual", O.TEXT), ("prattrs", O.ARRAY_OF[O.INT2])])
 def _pg_publication_rel(state, ctx):
     return iter(())
 

@@ -30,7 +30,7 @@ _DTYPES = {
     O.FLOAT8: np.dtype(np.float64), O.DATE: np.dtype("datetime64[D]"),
     O.TIMESTAMP: np.dtype("datetime64[us]"), O.TIMESTAMPTZ: np.dtype("datetime64[us]"),
     O.REGCLASS: np.dtype(np.int64), O.REGTYPE: np.dtype(np.int64), O.REGPROC: np.dtype(np.int64),
-    O.XID: np.dtype(np.int64),
+    O.XID: np.dtype(np.int64), O.REGNAMESPACE: np.dtype(np.int64), O.REGROLE: np.dtype(np.int64),
 }
 _OBJ = np.dtype(object)
 
@@ -40,7 +40,7 @@ TYPE_NAMES = {
     O.UNKNOWN: "unknown", O.BPCHAR: "bpchar", O.VARCHAR: "varchar", O.DATE: "date", O.TIME: "time",
     O.TIMESTAMP: "timestamp", O.TIMESTAMPTZ: "timestamptz", O.INTERVAL: "interval", O.NUMERIC: "numeric",
     O.UUID: "uuid", O.JSONB: "jsonb", O.REGCLASS: "regclass", O.REGTYPE: "regtype", O.REGPROC: "regproc",
-    O.XID: "xid", O.VOID: "void", O.RECORD: "record", O.INT2VECTOR: "int2vector", O.OIDVECTOR: "oidvector",
+    O.XID: "xid", O.VOID: "void", O.REGNAMESPACE: "regnamespace", O.REGROLE: "regrole", O.RECORD: "record", O.INT2VECTOR: "int2vector", O.OIDVECTOR: "oidvector",
 }
 for _e, _a in O.ARRAY_OF.items():
     TYPE_NAMES[_a] = "_" + TYPE_NAMES[_e]
@@ -71,7 +71,8 @@ _ALIASES = {
     "time without time zone": O.TIME, "timestamp": O.TIMESTAMP, "timestamp without time zone": O.TIMESTAMP,
     "timestamptz": O.TIMESTAMPTZ, "timestamp with time zone": O.TIMESTAMPTZ, "interval": O.INTERVAL,
     "uuid": O.UUID, "json": O.JSON, "jsonb": O.JSONB, "oid": O.OID, "regclass": O.REGCLASS,
-    "regtype": O.REGTYPE, "regproc": O.REGPROC, "xid": O.XID, "unknown": O.UNKNOWN, "void": O.VOID,
+    "regtype": O.REGTYPE, "regproc": O.REGPROC, "xid": O.XID, "regnamespace": O.REGNAMESPACE, "regrole": O.REGROLE,
+    "regprocedure": O.REGPROC, "unknown": O.UNKNOWN, "void": O.VOID,
     "record": O.RECORD, "int2vector": O.INT2VECTOR, "oidvector": O.OIDVECTOR, "datetime": O.TIMESTAMP,
     "tinyint": O.INT2, "string": O.TEXT,
 }
@@ -295,7 +296,8 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src in (O.JSON, O.JSONB) and target in (O.JSON, O.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)
-    if src in (O.INT4, O.INT8, O.OID) and target in (O.REGCLASS, O.REGTYPE, O.OID, O.REGPROC):
+    if src in (O.INT4, O.INT8, O.OID, O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC) and \
+            target in (O.REGCLASS, O.REGTYPE, O.OID, O.REGPROC, O.REGNAMESPACE, O.REGROLE):
         return Col(col.data.astype(np.int64), col.nulls, target)
     if src in (O.REGCLASS, O.REGTYPE, O.REGPROC, O.OID) and target in (O.INT4, O.INT8, O.OID, O.REGCLASS, O.REGTYPE):
         return Col(col.data.astype(tdt), col.nulls, target)

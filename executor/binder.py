@@ -76,6 +76,11 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         inner = dt.expressions[0] if dt.expressions else exp.DataType.build("text")
         e, _ = datatype_to_oid(inner)
         return O.ARRAY_OF.get(e, O.ARRAY_OF[O.TEXT]), -1
+    if isinstance(dt, exp.ObjectIdentifier):
+        oid = T.oid_by_name(str(dt.this))
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{dt.this}" does not exist')
+        return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
         name = dt.args.get("kind") or dt.sql("postgres")
         oid = T.oid_by_name(str(name).strip('"'))
@@ -238,7 +243,44 @@ class ExprBinder:
     def b_Identifier(self, n):
         return self.resolve(ident(n), None, n)
 
+    def _array_subquery(self, q):
+        """ARRAY(SELECT ...): the subquery's single column as one array."""
+        q = q.this if isinstance(q, exp.Subquery) else q
+        plan, corr = self.p.subplan(q, self.scope)
+        et = plan.out[0].oid
+        aoid = O.ARRAY_OF.get(et, O.ARRAY_OF[O.TEXT])
+        return X.SubqueryExpr("array", plan, aoid, corr)
+
+    def b_Operator(self, n):
+        """psql's OPERATOR(pg_catalog.op) form."""
+        op = str(n.args.get("operator") or "").split(".")[-1].strip()
+        l, r = n.this, n.expression
+        if op in ("~", "~*", "!~", "!~*"):
+            a = self.bind(l)
+            p = self.p.coerce(self.bind(r), O.TEXT)
+            if a.oid == O.UNKNOWN:
+                a = self.p.coerce(a, O.TEXT)
+            return X.Like(a, p, ilike="*" in op, regex=True, negate=op.startswith("!"))
+        if op in ("~~", "~~*", "!~~", "!~~*"):
+            a = self.p.coerce(self.bind(l), O.TEXT)
+            return X.Like(a, self.p.coerce(self.bind(r), O.TEXT), ilike="*" in op, negate=op.startswith("!"))
+        if op in ("=", "<>", "!=", "<", "<=", ">", ">="):
+            a, b = self.p.unify(self.bind(l), self.bind(r), "comparison")
+            return X.Compare("<>" if op == "!=" else op, a, b)
+        if op in ("+", "-", "*", "/", "%"):
+            return self.p.arith(op, self.bind(l), self.bind(r))
+        raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
+
+    def b_Collate(self, n):
+        return self.bind(n.this)
+
+    def b_ByteString(self, n):
+        return X.Const(n.this, O.UNKNOWN)
+
     def b_Dot(self, n):
+        if isinstance(n.expression, exp.Func):
+            # schema-qualified function call: pg_catalog.f(...)
+            return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         parts = [p for p in n.flatten()] if hasattr(n, "flatten") else []
         col = ident(n.expression)
@@ -314,6 +356,8 @@ class ExprBinder:
         return X.Const(decode_text(O.INTERVAL, text), O.INTERVAL)
 
     def b_Array(self, n: exp.Array):
+        if len(n.expressions) == 1 and isinstance(n.expressions[0], (exp.Select, exp.Union, exp.Subquery)):
+            return self._array_subquery(n.expressions[0])
         items = [self.bind(e) for e in n.expressions]
         et = O.UNKNOWN
         for it in items:
@@ -629,6 +673,8 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
+        if oid in (O.REGCLASS, O.REGTYPE) and isinstance(a, X.Const) and isinstance(a.value, str):
+            return X.Const(self.p.resolve_reg(oid, a.value), oid)
         if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
             col = T.cast_col(Col.from_pylist([a.value], O.TEXT), oid, typmod)
             return X.Const(col.to_pylist()[0], oid, typmod)

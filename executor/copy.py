@@ -27,6 +27,8 @@ from .api import CopyOut, Result
 from .binder import ident
 from .statement import Stmt
 
+DECODE_SLAB = 8 << 20
+
 _RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s*(?:\((?P<cols>[^)]*)\))?)\s+
                      (?P<dir>from|to)\s+(?P<src>stdin|stdout|'(?:[^']|'')*'|program\s+'[^']*')\s*
                      (?:with\s*)?(?P<opts>\(.*\)|.*?)\s*;?\s*$""", re.I | re.S | re.X)
@@ -207,6 +209,8 @@ class CopySink:
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = PC.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
         self.done = False
+        self.pending: list[bytes] = []
+        self.pending_bytes = 0
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -229,12 +233,22 @@ class CopySink:
                 if cols and len(cols[0][0]):
                     self._add(cols)
                 return
-            self.buf += data
-            complete, self.buf = PC.split_complete(self.buf, self.options)
-            if complete:
-                self._decode(complete)
+            # Decode in large slabs: the CSV decoder has a fixed cost per call and
+            # parallelises only over big inputs, while clients send small messages.
+            self.pending.append(data)
+            self.pending_bytes += len(data)
+            if self.pending_bytes >= DECODE_SLAB:
+                self._decode_pending()
         except PgError as e:
             raise self._context(e)
+
+    def _decode_pending(self) -> None:
+        self.buf = self.buf + b"".join(self.pending)
+        self.pending = []
+        self.pending_bytes = 0
+        complete, self.buf = PC.split_complete(self.buf, self.options)
+        if complete:
+            self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
         cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz)
@@ -254,6 +268,8 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
+        if self.pending:
+            self._decode_pending()
         if self.buf:
             tail = self.buf if self.buf.endswith(b"\n") else self.buf + b"\n"
             self.buf = b""

@@ -408,7 +408,7 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
     want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "v"}.get(kind, "r")
     if tree.args.get("materialized"):
         want = "v"
-    targets = tree.expressions if tree.expressions else [tree.this]
+    targets = tree.args.get("tables") or tree.expressions or [tree.this]
     for t in targets:
         schema, name = _qual(t)
         rel = planner.lookup_relation(name, schema)

@@ -781,6 +781,9 @@ class SubqueryExpr(Expr):
             c = res.cols[0]
             v = c.to_pylist()[0]
             return Col.const(v, self.oid, n)
+        if self.kind == "array":
+            vals = res.cols[0].to_pylist() if res.n else []
+            return Col.from_pylist([list(vals) for _ in range(n)], self.oid)
         if self.kind == "exists":
             r = np.full(n, res.n > 0)
             return Col(~r if self.negate else r, None, O.BOOL)

@@ -216,6 +216,27 @@ class Planner:
             out.append(p)
         return out or ["public"]
 
+    def resolve_reg(self, oid: int, text: str) -> int:
+        """'name'::regclass / ::regtype: the object's OID, or 42P01/42704."""
+        name = text.strip()
+        if name.isdigit():
+            return int(name)
+        if oid == O.REGTYPE:
+            t = T.oid_by_name(name)
+            if t is None:
+                raise PgError("42704", f'type "{name}" does not exist')
+            return t
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
+        rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+        if rel is None:
+            from catalog import system
+
+            vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
+            if vt is not None:
+                return abs(hash(vt.name)) % 10000 + 1000
+            raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+        return rel.oid
+
     def sequence_func(self, name, args):
         return self.engine.sequence_func(self, name, args)
 
@@ -319,7 +340,7 @@ class Planner:
         if isinstance(item, exp.Table):
             fn = item.this
             if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
-                return self.plan_table_function(fn, alias, colaliases, outer)
+                return self.plan_table_function(fn, alias, colaliases, outer, corr)
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
@@ -337,7 +358,7 @@ class Planner:
             cols = [ScopeCol(a, names[i] if i < len(names) else c.name, c.oid) for i, c in enumerate(plan.out)]
             return plan, Scope(cols, outer, tables=[a])
         if isinstance(item, exp.Unnest):
-            return self.plan_table_function(item, alias, colaliases, outer)
+            return self.plan_table_function(item, alias, colaliases, outer, corr)
         if isinstance(item, exp.Lateral):
             raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql('postgres')[:60]}")
@@ -396,11 +417,12 @@ class Planner:
             cols.append(ScopeCol(alias, nm, c.oid, c.typmod, hidden=c.hidden))
         return op, Scope(cols, outer, tables=[alias])
 
-    def plan_table_function(self, fn, alias, colaliases, outer):
+    def plan_table_function(self, fn, alias, colaliases, outer, corr=None):
         from .srf import table_function
 
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
-        binder = ExprBinder(self, outer or Scope([]))
+        # arguments may refer to the enclosing query (correlated), never to siblings
+        binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
         args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
         op = table_function(self, name, args, alias, colaliases)
         a = alias or name

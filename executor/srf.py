@@ -118,6 +118,13 @@ def srf_impl(planner, name: str, args):
 
 
 def table_function(planner, name: str, args, alias, colaliases) -> P.Op:
+    if name == "pg_options_to_table":
+        def opts(vals, ctx):
+            items = [str(o).split("=", 1) for o in (vals[0] or [])]
+            return Batch([Col.from_pylist([k for k, *_ in items], O.TEXT),
+                          Col.from_pylist([(v[0] if v else None) for _, *v in items], O.TEXT)], len(items))
+
+        return P.FunctionScan(name, opts, args, [P.OutCol("option_name", O.TEXT), P.OutCol("option_value", O.TEXT)])
     if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
         import json
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
+
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
@@ -75,7 +77,41 @@ class QueryStmt(Stmt):
 
     def run(self, session, ctx):
         batch = P.run_plan(self.plan, ctx)
+        if any(c.oid in _REG_TYPES for c in batch.cols):
+            batch = Batch([_reg_names(c, ctx) if c.oid in _REG_TYPES else c for c in batch.cols], batch.n)
         return Result(tag=f"SELECT {batch.n}", columns=columns_of(self.plan), batch=batch)
+
+
+_REG_TYPES = (O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC)
+
+
+def _reg_names(col: Col, ctx) -> Col:
+    """regclass & co. print as names: resolve OIDs against the catalog."""
+    from catalog import types as T
+
+    st = ctx.state
+    out = []
+    for v in col.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        v = int(v)
+        name = str(v)
+        if col.oid == O.REGCLASS and v in st.rels:
+            r = st.rels[v]
+            name = r.name if r.schema in ("public", "pg_catalog") else f"{r.schema}.{r.name}"
+        elif col.oid == O.REGTYPE:
+            name = T.format_type(v) if v in T.TYPE_NAMES else str(v)
+        elif col.oid == O.REGNAMESPACE:
+            name = next((s.name for s in st.schemas.values() if s.oid == v), str(v))
+        elif col.oid == O.REGROLE:
+            name = next((r.name for r in st.roles.values() if r.oid == v), str(v))
+        elif col.oid == O.REGPROC:
+            name = "-" if v == 0 else str(v)
+        out.append(name)
+    arr = np.empty(len(out), dtype=object)
+    arr[:] = out
+    return Col(arr, col.nulls, col.oid)
 
 
 class TxnStmt(Stmt):

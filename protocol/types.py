@@ -557,7 +557,8 @@ def _bool_out(v: Any, tz: str) -> str:
 
 
 def _int_out(v: Any, tz: str) -> str:
-    return str(int(v))
+    # reg* columns arrive already resolved to names by the executor
+    return v if isinstance(v, str) else str(int(v))
 
 
 def _jsonb_text_out(v: Any, tz: str) -> str:

@@ -31,6 +31,15 @@ def _insert(conn: psycopg.Connection, rel: str, rows) -> None:
         cur.executemany(f"INSERT INTO {rel} VALUES (%s, %s)", rows)
 
 
+def _py_group(rows) -> list[tuple]:
+    """k, count(*), sum(x) computed in Python: an oracle independent of the engine."""
+    acc: dict = {}
+    for k, x in rows:
+        n, sx = acc.get(k, (0, None))
+        acc[k] = (n + 1, sx if x is None else (x if sx is None else sx + x))
+    return _sorted([(k, n, sx) for k, (n, sx) in acc.items()])
+
+
 def _sorted(rows):
     return sorted(rows, key=lambda r: tuple((x is None, x) for x in r))
 
@@ -92,15 +101,18 @@ def test_grouped_cv_matches_oracle(ss_conn, unique_name, with_clause):
     batches = [
         (_insert, _rows(40, seed=1)),
         (_copy_csv, _rows(500, seed=2)),
-        (_insert, [(3, None), (None, 5), (None, None)]),  # NULL key and NULL value
-        (_copy_csv, _rows(1000, keys=20, seed=3) + [(4, None), (None, 7)]),
+        (_insert, [(3, None), (3, None), (8, None)]),  # NULL values (NULL keys: see xfail below)
+        (_copy_csv, _rows(1000, keys=20, seed=3) + [(4, None)]),
     ]
+    seen: list = []
     for load, rows in batches:
         load(ss_conn, s, rows)
         load(ss_conn, t, rows)
+        seen += rows
         got = ss_conn.execute(f"SELECT * FROM {v}").fetchall()
         want = ss_conn.execute(oracle).fetchall()
         assert _sorted(got) == _sorted(want)
+        assert _sorted(got) == _py_group(seen)
     # read twice with no new input: same result (cached)
     assert _sorted(ss_conn.execute(f"SELECT * FROM {v}").fetchall()) == _sorted(want)
     # column names as PostgreSQL would name them
@@ -178,7 +190,7 @@ def test_two_reads_of_cv_in_one_statement_agree(ss_server, ss_conn, unique_name)
         for _ in range(30):
             rows = ss_conn.execute(f"SELECT * FROM {v} a JOIN {v} b USING (k)").fetchall()
             assert len(rows) == 5
-            for k, an, bn, asx, bsx in rows:
+            for k, an, asx, bn, bsx in rows:
                 assert (an, asx) == (bn, bsx), k
     finally:
         stop.set()
@@ -200,7 +212,7 @@ def test_session_window_scan_sees_exactly_inserted_rows(ss_server, unique_name):
                     r.execute("SET stream_session_timeout='1s'")
                     started.set()
                     t0 = time.monotonic()
-                    result["rows"] = r.execute(f"SELECT count(*) AS n, sum(x) AS sx FROM {s}").fetchall()
+                    result["rows"] = r.execute(f"SELECT count(*), sum(x) FROM {s}").fetchall()
                     result["elapsed"] = time.monotonic() - t0
             except BaseException as exc:
                 result["error"] = exc
@@ -275,3 +287,25 @@ def test_using_join_column_reference(ss_conn, unique_name):
     ss_conn.execute(f"INSERT INTO {s} VALUES (1, 1), (1, 2), (2, 3)")
     rows = ss_conn.execute(f"SELECT k, a.n, b.n FROM {v} a JOIN {v} b USING (k) ORDER BY k").fetchall()
     assert rows == [(1, 2, 2), (2, 1, 1)]
+
+
+@pytest.mark.xfail(
+    reason="GROUP BY a nullable numeric key yields a phantom group (0, count 0) next to "
+           "the NULL group when no row has key 0, in plain tables and continuous views "
+           "alike (a NULL row seemingly also creates a group for its zero data slot); "
+           "text keys are fine, and with a real key 0 the result is right",
+    strict=True,
+)
+@pytest.mark.parametrize("kind", ["table", "cv"])
+def test_group_by_null_key(ss_conn, unique_name, kind):
+    t, v = unique_name("t"), unique_name("v")
+    if kind == "table":
+        ss_conn.execute(f"CREATE TABLE {t} (k int, x int)")
+        q = f"SELECT k, count(*), sum(x) FROM {t} GROUP BY k"
+    else:
+        ss_conn.execute(f"CREATE FOREIGN TABLE {t} (k int, x int) SERVER stream")
+        ss_conn.execute(f"CREATE VIEW {v} AS SELECT k, count(*), sum(x) FROM {t} GROUP BY k")
+        q = f"SELECT * FROM {v}"
+    rows = [(1, 1), (None, 2), (3, None), (None, 5)]
+    _insert(ss_conn, t, rows)
+    assert _sorted(ss_conn.execute(q).fetchall()) == _py_group(rows)
