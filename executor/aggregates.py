@@ -31,14 +31,22 @@ def factorize(col: Col) -> tuple[np.ndarray, list]:
     d = col.data
     if d.dtype != object and d.dtype.kind in "biufM" and n:
         work = d.view(np.int64) if d.dtype.kind == "M" else d
+        if col.nulls is not None:
+            # values under the NULL mask are placeholders: keep them out of the domain
+            valid = ~col.nulls
+            codes = np.full(n, -1, np.int64)
+            if valid.any():
+                uniq, first, inv = np.unique(work[valid], return_index=True, return_inverse=True)
+                vals = Col(d[valid][first], None, col.oid).to_pylist()
+                codes[valid] = inv
+            else:
+                vals = []
+            codes[col.nulls] = len(vals)
+            return codes, vals + [None]
         uniq, first, inv = np.unique(work, return_index=True, return_inverse=True)
         values = d[first]
         vals = Col(values, None, col.oid).to_pylist()
-        codes = inv.astype(np.int64)
-        if col.nulls is not None:
-            codes = np.where(col.nulls, len(vals), codes)
-            vals = vals + [None]
-        return codes, vals
+        return inv.astype(np.int64), vals
     mapping: dict = {}
     vals = []
     nulls = col.nulls
@@ -60,15 +68,70 @@ def factorize(col: Col) -> tuple[np.ndarray, list]:
 class GroupIndex:
     """Key tuple -> dense group id, growing."""
 
+    #: widest key range served by the direct-indexed path (entries of int64)
+    DENSE_LIMIT = 1 << 22
+
     def __init__(self, key_oids: list[int]) -> None:
         self.key_oids = key_oids
         self.map: dict[tuple, int] = {}
         self.keys: list[tuple] = []
+        # Direct-indexed map for one small-range integer key: dense[k - base]
+        # is the group id of key k or -1.  Turns per-batch grouping into a
+        # numpy gather; only keys never seen before touch the dict.
+        self.dense: np.ndarray | None = None
+        self.base = 0
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    def __getstate__(self):
+        return {"key_oids": self.key_oids, "map": self.map, "keys": self.keys}
+
+    def __setstate__(self, st) -> None:
+        self.__init__(st["key_oids"])
+        self.map, self.keys = st["map"], st["keys"]
+
+    def _assign_dense(self, col: Col) -> np.ndarray | None:
+        d = col.data
+        if col.nulls is not None or d.dtype.kind not in "iu" or not len(d):
+            return None
+        lo, hi = int(d.min()), int(d.max())
+        if self.dense is None:
+            if hi - lo >= self.DENSE_LIMIT:
+                return None
+            self.base = lo
+            self.dense = np.full(hi - lo + 1, -1, np.int64)
+        if lo < self.base or hi >= self.base + len(self.dense):
+            new_lo, new_hi = min(lo, self.base), max(hi, self.base + len(self.dense) - 1)
+            if new_hi - new_lo >= self.DENSE_LIMIT:
+                self.dense = None
+                return None
+            grown = np.full(new_hi - new_lo + 1, -1, np.int64)
+            grown[self.base - new_lo : self.base - new_lo + len(self.dense)] = self.dense
+            self.dense, self.base = grown, new_lo
+        off = d.astype(np.int64) - self.base
+        gids = self.dense[off]
+        missing = gids < 0
+        if missing.any():
+            present = np.zeros(len(self.dense), bool)
+            present[off[missing]] = True
+            new_keys = np.flatnonzero(present)
+            for k in new_keys.tolist():
+                key = (k + self.base,)
+                g = self.map.get(key)
+                if g is None:
+                    g = len(self.keys)
+                    self.map[key] = g
+                    self.keys.append(key)
+                self.dense[k] = g
+            gids = self.dense[off]
+        return gids
+
     def assign(self, key_cols: list[Col], n: int) -> np.ndarray:
+        if len(key_cols) == 1 and (self.dense is not None or len(self.keys) == 0 or len(self.keys) < 4096):
+            g = self._assign_dense(key_cols[0])
+            if g is not None:
+                return g
         if not key_cols:
             if not self.keys:
                 self.keys.append(())
@@ -104,12 +167,19 @@ class GroupIndex:
 
     def lookup_or_add(self, keys: list[tuple]) -> np.ndarray:
         out = np.empty(len(keys), dtype=np.int64)
+        dense = self.dense
         for j, key in enumerate(keys):
             g = self.map.get(key)
             if g is None:
                 g = len(self.keys)
                 self.map[key] = g
                 self.keys.append(key)
+                if dense is not None:
+                    k = key[0] - self.base if key and isinstance(key[0], int) else -1
+                    if 0 <= k < len(dense):
+                        dense[k] = g
+                    else:
+                        self.dense = dense = None
             out[j] = g
         return out
 
@@ -210,7 +280,12 @@ class SumState(AggState):
         if self.kind == "f":
             self.sum[:ng] += np.bincount(g, weights=data.astype(np.float64), minlength=ng)[:ng]
         elif self.kind == "i":
-            np.add.at(self.sum, g, data.astype(np.int64))
+            d64 = data.astype(np.int64)
+            if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
+                # float64 bincount is exact below 2**53 and far faster than add.at
+                self.sum[:ng] += np.rint(np.bincount(g, weights=d64, minlength=ng)[:ng]).astype(np.int64)
+            else:
+                np.add.at(self.sum, g, d64)
         else:
             if c.oid == O.INT8:
                 # exact: split into 32-bit halves so int64 partial sums cannot overflow

@@ -50,6 +50,11 @@ class Scope:
                 if table is None and c.hidden and c.name.startswith("__"):
                     continue
                 out.append(i)
+        if table is None and len(out) > 1:
+            # JOIN ... USING: the merged column wins over the hidden per-side copies
+            visible = [i for i in out if not self.cols[i].hidden]
+            if visible:
+                out = visible
         return out
 
     def has_table(self, table: str) -> bool:
@@ -120,7 +125,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     typmod = -1
     if oid in (O.VARCHAR, O.BPCHAR) and params:
         typmod = num(params[0]) + 4
-    elif oid == O.BPCHAR and not params:
+    elif oid == O.BPCHAR and not params and t != getattr(DT, "BPCHAR", None):  # bare bpchar is unbounded
         typmod = 5
     elif oid == O.NUMERIC and params:
         p = num(params[0])

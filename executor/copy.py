@@ -180,9 +180,10 @@ class CopyStmt(Stmt):
                 return
             for a in range(0, batch.n, step):
                 part = [(d[a:a + step], None if m is None else m[a:a + step]) for d, m in cols]
-                yield PC.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
-                                          header=None if a == 0 else False,
-                                          trailer=a + step >= batch.n)
+                data = PC.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
+                                           header=None if a == 0 else False,
+                                           trailer=a + step >= batch.n)
+                yield from _per_row(data, part, oids, options, names, tz, a == 0)
 
         if self.src.lower() == "stdout":
             return Result(tag="", copy_out=CopyOut(fmt, len(oids), chunks(), lambda: f"COPY {batch.n}"))
@@ -191,6 +192,26 @@ class CopyStmt(Stmt):
             for c in chunks():
                 f.write(c)
         return Result(tag=f"COPY {batch.n}")
+
+
+def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
+    """PostgreSQL sends one CopyData message per row, and clients such as
+    psycopg's ``Copy.rows()`` rely on it: split the encoded chunk at row ends."""
+    if options.format == "binary":
+        yield data
+        return
+    if options.format == "csv" and options.quote.encode() in data:
+        # quoted fields may hold newlines: encode row by row instead
+        n = len(part[0][0]) if part else 0
+        for i in range(n):
+            row = [(d[i:i + 1], None if m is None else m[i:i + 1]) for d, m in part]
+            yield PC.encode_copy_rows(row, oids, options, column_names=names, tz=tz, header=None if (first and i == 0) else False)
+        return
+    lines = data.split(b"\n")
+    for ln in lines[:-1]:
+        yield ln + b"\n"
+    if lines[-1]:
+        yield lines[-1]
 
 
 class CopySink:

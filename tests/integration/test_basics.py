@@ -169,12 +169,6 @@ def test_copy_to_stdout(ss_conn, unique_name):
         assert "103,," in lines
 
 
-@pytest.mark.xfail(
-    reason="COPY TO STDOUT packs many rows into one CopyData message; PostgreSQL sends "
-           "exactly one row per CopyData and psycopg's Copy.rows()/read_row() rely on it, "
-           "so they return only the first row of each message",
-    strict=True,
-)
 def test_copy_to_stdout_rows(ss_conn, unique_name):
     t = _copy_table(ss_conn, unique_name)
     with ss_conn.cursor() as cur:

@@ -101,11 +101,6 @@ def test_diff_basic(ss_conn, pg_conn, unique_name):
     assert not mismatches, "\n\n".join(mismatches)
 
 
-@pytest.mark.xfail(
-    reason="GROUP BY a nullable int column returns an extra phantom group ('0', count 0) "
-           "besides the NULL group (see test_streams.py::test_group_by_null_key)",
-    strict=True,
-)
 def test_diff_group_by_nullable_int(ss_conn, pg_conn, unique_name):
     t = unique_name("t")
     stmts = [

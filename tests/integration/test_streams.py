@@ -274,12 +274,6 @@ def test_table_and_cv_survive_restart(ss_server_factory, crash):
         assert after[0] == (old.get(0, (0, 0))[0] + 1, (old.get(0, (0, 0))[1] or 0) + 5)
 
 
-@pytest.mark.xfail(
-    reason="an unqualified reference to a USING / NATURAL join column (SELECT k FROM a "
-           "JOIN b USING (k)) fails with 42702 'column reference \"k\" is ambiguous'; "
-           "PostgreSQL resolves it to the merged join column (SELECT * works)",
-    strict=True,
-)
 def test_using_join_column_reference(ss_conn, unique_name):
     s, v = unique_name("s"), unique_name("v")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
@@ -289,13 +283,6 @@ def test_using_join_column_reference(ss_conn, unique_name):
     assert rows == [(1, 2, 2), (2, 1, 1)]
 
 
-@pytest.mark.xfail(
-    reason="GROUP BY a nullable numeric key yields a phantom group (0, count 0) next to "
-           "the NULL group when no row has key 0, in plain tables and continuous views "
-           "alike (a NULL row seemingly also creates a group for its zero data slot); "
-           "text keys are fine, and with a real key 0 the result is right",
-    strict=True,
-)
 @pytest.mark.parametrize("kind", ["table", "cv"])
 def test_group_by_null_key(ss_conn, unique_name, kind):
     t, v = unique_name("t"), unique_name("v")
