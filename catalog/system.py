@@ -536,3 +536,11 @@ def _pg_auth_members(state, ctx):
 ])
 def _pg_stat_activity(state, ctx):
     return iter(())
+
+
+@table("pg_catalog", "pg_range", [
+    ("rngtypid", O.OID), ("rngsubtype", O.OID), ("rngmultitypid", O.OID), ("rngcollation", O.OID),
+    ("rngsubopc", O.OID), ("rngcanonical", O.REGPROC), ("rngsubdiff", O.REGPROC),
+])
+def _pg_range(state, ctx):
+    return iter(())

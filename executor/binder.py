@@ -88,7 +88,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
         name = dt.args.get("kind") or dt.sql("postgres")
-        oid = T.oid_by_name(str(name).strip('"'))
+        oid = T.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
         return oid, -1

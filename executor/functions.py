@@ -441,6 +441,8 @@ def _now(cols, n, ctx):
 register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", O.TIMESTAMPTZ, [])(_now)
 register("clock_timestamp", O.TIMESTAMPTZ, [], volatile=True)(
     lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), O.TIMESTAMPTZ, n))
+register("current_week", O.INT4, [])(
+    lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], O.INT4, n))  # AIM benchmark helper
 register("current_date", O.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), O.DATE, n))
 
 _TRUNC_UNITS = ("microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year",

@@ -651,6 +651,21 @@ class Materialized(Op):
         return f"CTE {self.name}"
 
 
+class CTEScan(Op):
+    """A reference to a WITH query.  The (shared, materialised) CTE plan is a
+    real child, so plan walkers — EXPLAIN, continuous-view splitting — see it."""
+
+    def __init__(self, name: str, child: Op, out: list[OutCol]) -> None:
+        self.name, self.child, self.out = name, child, out
+        self.children = [child]
+
+    def _execute(self, ctx):
+        return self.child.execute(ctx)
+
+    def label(self):
+        return f"CTE Scan on {self.name}"
+
+
 class RecursiveUnion(Op):
     def __init__(self, name: str, base: Op, recursive_builder, all_: bool, out: list[OutCol]) -> None:
         self.name, self.base, self.builder, self.all, self.out = name, base, recursive_builder, all_, out

@@ -371,7 +371,7 @@ class Planner:
                 if kind == "work":
                     op = P.WorkTableScan(plan, out)
                 else:
-                    op = P.BatchSource(f"CTE Scan on {name}", out, plan.execute)
+                    op = P.CTEScan(name, plan, out)
                 cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]
                 return op, Scope(cols, outer, tables=[alias])
         from catalog import system

@@ -23,6 +23,7 @@ from protocol.errors import (
 )
 
 from . import operators as P
+from . import pgsyntax  # noqa: F401  (sqlglot parser extensions)
 from .api import Prepared, Result, ResultColumn
 from .planner import Planner
 from .sqltext import first_words, strip_comments

@@ -62,10 +62,15 @@ def _path_to(op, target) -> list | None:
     return None
 
 
-def _stream_scans(op) -> list:
+def _stream_scans(op, seen=None) -> list:
+    """Each stream scan once, even when a shared CTE is referenced twice."""
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return []
+    seen.add(id(op))
     out = [op] if isinstance(op, StreamScanOp) else []
     for c in op.children:
-        out += _stream_scans(c)
+        out += _stream_scans(c, seen)
     return out
 
 
@@ -184,6 +189,7 @@ class ContinuousView:
             source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
             source.pipe = pipe
             replace_child(agg_parent, agg, source)
+        self.upper_tables = sorted({t.rel.oid for t in _table_scans(root_holder.child)})
         return root_holder.child
 
     # ------------------------------------------------------------ insert path
@@ -218,17 +224,23 @@ class ContinuousView:
             return snap
         with self.lock:
             self._drain(ctx)
-            if self.result is not None and self.result_version == self.version:
+            # Upper pipelines read tables at query time (thesis 4.2.7), so the
+            # stored result is only reusable while those tables are unchanged.
+            version = (self.version, self._upper_tables_version(ctx))
+            if self.result is not None and self.result_version == version:
                 ctx.view_snapshots[self.rel.oid] = self.result
                 return self.result
             for pipes in self.pipelines.values():
                 for p in pipes:
                     p.merge()
-            version = self.version
             result = self.plan.execute(ctx)
             self.result, self.result_version = result, version
         ctx.view_snapshots[self.rel.oid] = result
         return result
+
+    def _upper_tables_version(self, ctx) -> tuple:
+        data = ctx.state.data
+        return tuple(id(data.get(oid)) for oid in self.upper_tables)
 
     def state_bytes(self) -> int:
         return sum(p.global_.nbytes() + p.local.nbytes() for ps in self.pipelines.values() for p in ps)

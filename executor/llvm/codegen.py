@@ -1,0 +1,440 @@
+"""LLVM IR for the fused filter -> group -> aggregate kernel.
+
+One *shape* (see :class:`Shape`) becomes one module with two functions:
+
+* ``gen``  – the generic variant: open-addressing hash table (linear probing)
+  in native memory, keyed by up to two int64 keys plus their NULL bits;
+* ``spec`` – the specialised variant: a dense array indexed by
+  ``(key - min)`` behind a range guard (Grizzly, section 6.2).
+
+Both have the signature ``i64 f(i64* args, i64 start, i64 end)``: ``args``
+holds column pointers, parameter values (literals are parameters, so a
+module serves every statement of the same shape) and the state pointers.
+Both return the index of the first row they did *not* process: ``end`` when
+done, otherwise the row whose key fell outside the dense range (``spec``) or
+that needed a new group in a full table (``gen``).  Rows before that index
+are fully applied and the row itself is untouched, so the caller can grow
+or deoptimise and resume at exactly that row: nothing lost, nothing counted
+twice.
+
+A third, shape-independent function ``rehash`` rebuilds the slot array of a
+generic table from its group key arrays (growth and dense->hash migration).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import llvmlite.ir as ir
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I16 = ir.IntType(16)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I128 = ir.IntType(128)
+F32 = ir.FloatType()
+F64 = ir.DoubleType()
+
+DTYPES = {"i2": I16, "i4": I32, "i8": I64, "f4": F32, "f8": F64}
+
+# aggregate kinds and how many state pointers each takes
+AGG_PTRS = {"star": 0, "count": 1, "sum_i": 2, "sum_f": 2, "sum_128": 2, "min": 2, "max": 2}
+
+H1 = 0x9E3779B97F4A7C15
+H2 = 0xC2B2AE3D27D4EB4F
+H3 = 0xFF51AFD7ED558CCD
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The plan shape a module is compiled for (the module cache key).
+
+    inputs: dtype code per input column slot ('i2','i4','i8','f4','f8')
+    conj:   conjuncts (op, left, right, domain); a leaf is ('c', slot, via)
+            or ('p', param index); domain 'i' compares as int64, 'f' as
+            double; via 'f4' rounds an integer column through float4 first
+    nparams: number of literal parameters
+    keys:   input slot of each grouping key (0, 1 or 2 keys)
+    aggs:   (kind, input slot or -1)
+    """
+
+    inputs: tuple
+    conj: tuple
+    nparams: int
+    keys: tuple
+    aggs: tuple
+
+
+class Layout:
+    """Index of every entry of the ``args`` array for one shape."""
+
+    def __init__(self, shape: Shape) -> None:
+        c = len(shape.inputs)
+        self.ncols = c
+        self.data = list(range(c))
+        self.nulls = list(range(c, 2 * c))
+        self.premask = 2 * c
+        self.params = list(range(2 * c + 1, 2 * c + 1 + shape.nparams))
+        t = 2 * c + 1 + shape.nparams
+        self.table = t
+        # generic: slots, mask, ctl, gk1, gk2, gflags ; dense: min1, min2, r1, r2, stride2
+        self.rows = t + 6
+        self.agg = []
+        k = t + 7
+        for kind, _slot in shape.aggs:
+            self.agg.append(list(range(k, k + AGG_PTRS[kind])))
+            k += AGG_PTRS[kind]
+        self.size = k
+
+
+def _hash(b: ir.IRBuilder, k1, k2, nb):
+    h = b.mul(k1, ir.Constant(I64, H1))
+    h = b.xor(h, b.mul(b.add(k2, b.zext(nb, I64)), ir.Constant(I64, H2)))
+    h = b.xor(h, b.lshr(h, ir.Constant(I64, 32)))
+    h = b.mul(h, ir.Constant(I64, H3))
+    h = b.xor(h, b.lshr(h, ir.Constant(I64, 29)))
+    return h
+
+
+class _Kernel:
+    def __init__(self, module: ir.Module, shape: Shape, name: str, dense: bool) -> None:
+        self.shape, self.dense = shape, dense
+        self.lay = Layout(shape)
+        fn = ir.Function(module, ir.FunctionType(I64, [I64.as_pointer(), I64, I64]), name)
+        fn.args[0].add_attribute("noalias")
+        self.fn = fn
+        self.args, self.start, self.end = fn.args
+        self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+
+    # -- entry-block helpers
+    def _arg(self, k):
+        return self.b.load(self.b.gep(self.args, [ir.Constant(I64, k)]))
+
+    def _ptr(self, k, ty):
+        return self.b.inttoptr(self._arg(k), ty.as_pointer())
+
+    def build(self) -> None:
+        b, sh, lay = self.b, self.shape, self.lay
+        self.cols = [self._ptr(lay.data[i], DTYPES[d]) for i, d in enumerate(sh.inputs)]
+        self.nullp = [self._ptr(lay.nulls[i], I8) for i in range(len(sh.inputs))]
+        self.hasnull = [b.icmp_unsigned("!=", self._arg(lay.nulls[i]), ir.Constant(I64, 0)) for i in range(len(sh.inputs))]
+        pm_raw = self._arg(lay.premask)
+        self.pm = b.inttoptr(pm_raw, I8.as_pointer())
+        self.has_pm = b.icmp_unsigned("!=", pm_raw, ir.Constant(I64, 0))
+        self.params = [self._arg(k) for k in lay.params]
+        t = lay.table
+        if self.dense:
+            self.mins = [self._arg(t), self._arg(t + 1)]
+            self.ranges = [self._arg(t + 2), self._arg(t + 3)]
+            self.stride2 = self._arg(t + 4)
+        else:
+            self.slots = self._ptr(t, I32)
+            self.mask = self._arg(t + 1)
+            self.ctl = self._ptr(t + 2, I64)
+            self.gk = [self._ptr(t + 3, I64), self._ptr(t + 4, I64)]
+            self.gflags = self._ptr(t + 5, I8)
+        self.rows = self._ptr(lay.rows, I64)
+        self.aggp = []
+        for (kind, slot), idxs in zip(sh.aggs, lay.agg):
+            if kind == "star":
+                self.aggp.append([])
+            elif kind == "count":
+                self.aggp.append([self._ptr(idxs[0], I64)])
+            elif kind == "sum_i":
+                self.aggp.append([self._ptr(idxs[0], I64), self._ptr(idxs[1], I64)])
+            elif kind == "sum_f":
+                self.aggp.append([self._ptr(idxs[0], F64), self._ptr(idxs[1], I64)])
+            elif kind == "sum_128":
+                self.aggp.append([self._ptr(idxs[0], I128), self._ptr(idxs[1], I64)])
+            else:  # min / max: value array in the column's own dtype, has-flags
+                self.aggp.append([self._ptr(idxs[0], DTYPES[sh.inputs[slot]]), self._ptr(idxs[1], I8)])
+
+        entry = b.block
+        self.head = self.fn.append_basic_block("head")
+        self.latch = self.fn.append_basic_block("latch")
+        self.exit = self.fn.append_basic_block("exit")
+        b.branch(self.head)
+        b.position_at_end(self.head)
+        self.i = b.phi(I64, "i")
+        self.i.add_incoming(self.start, entry)
+        more = b.icmp_signed("<", self.i, self.end)
+        body = self.fn.append_basic_block("body")
+        b.cbranch(more, body, self.exit)
+        b.position_at_end(self.latch)
+        nxt = b.add(self.i, ir.Constant(I64, 1))
+        self.i.add_incoming(nxt, self.latch)
+        b.branch(self.head)
+        b.position_at_end(self.exit)
+        b.ret(self.end)
+
+        b.position_at_end(body)
+        self.vals: dict = {}
+        self.nulls: dict = {}
+        self._premask()
+        for cj in sh.conj:
+            self._conjunct(cj)
+        g = self._group()
+        self._update(g)
+        b.branch(self.latch)
+
+    # -- row body helpers (the body is a chain of blocks; each dominates the next)
+    def _new_block(self, name):
+        return self.fn.append_basic_block(name)
+
+    def _fail_here(self, cond, name):
+        """if cond: return i (leave the row untouched for the caller)."""
+        b = self.b
+        fail = self._new_block(name + "_fail")
+        cont = self._new_block(name + "_ok")
+        b.cbranch(cond, fail, cont)
+        b.position_at_end(fail)
+        b.ret(self.i)
+        b.position_at_end(cont)
+
+    def _skip_if(self, cond, name):
+        b = self.b
+        cont = self._new_block(name)
+        b.cbranch(cond, self.latch, cont)
+        b.position_at_end(cont)
+
+    def _premask(self):
+        b = self.b
+        chk = self._new_block("pm_chk")
+        cont = self._new_block("pm_ok")
+        b.cbranch(self.has_pm, chk, cont)
+        b.position_at_end(chk)
+        v = b.load(b.gep(self.pm, [self.i]))
+        b.cbranch(b.icmp_unsigned("==", v, ir.Constant(I8, 0)), self.latch, cont)
+        b.position_at_end(cont)
+
+    def value(self, slot):
+        v = self.vals.get(slot)
+        if v is None:
+            v = self.b.load(self.b.gep(self.cols[slot], [self.i]))
+            self.vals[slot] = v
+        return v
+
+    def is_null(self, slot):
+        """i1 NULL flag of this row's value in ``slot`` (0 when the column has no mask)."""
+        v = self.nulls.get(slot)
+        if v is not None:
+            return v
+        b = self.b
+        before = b.block
+        ld = self._new_block(f"n{slot}_ld")
+        cont = self._new_block(f"n{slot}_cont")
+        b.cbranch(self.hasnull[slot], ld, cont)
+        b.position_at_end(ld)
+        x = b.icmp_unsigned("!=", b.load(b.gep(self.nullp[slot], [self.i])), ir.Constant(I8, 0))
+        b.branch(cont)
+        b.position_at_end(cont)
+        phi = b.phi(I1)
+        phi.add_incoming(ir.Constant(I1, 0), before)
+        phi.add_incoming(x, ld)
+        self.nulls[slot] = phi
+        return phi
+
+    def _leaf(self, leaf, domain):
+        b = self.b
+        if leaf[0] == "p":
+            raw = self.params[leaf[1]]
+            return raw if domain == "i" else b.bitcast(raw, F64)
+        _, slot, via = leaf
+        dt = self.shape.inputs[slot]
+        v = self.value(slot)
+        if domain == "i":
+            return v if dt == "i8" else b.sext(v, I64)
+        if dt[0] == "i":
+            if via == "f4":
+                return b.fpext(b.sitofp(v, F32), F64)
+            return b.sitofp(v, F64)
+        return v if dt == "f8" else b.fpext(v, F64)
+
+    def _conjunct(self, cj):
+        op, left, right, domain = cj
+        b = self.b
+        for leaf in (left, right):
+            if leaf[0] == "c":
+                self._skip_if(self.is_null(leaf[1]), "cj_nn")
+        x, y = self._leaf(left, domain), self._leaf(right, domain)
+        if domain == "i":
+            ok = b.icmp_signed(op if op != "<>" else "!=", x, y) if op != "=" else b.icmp_signed("==", x, y)
+        else:
+            # numpy semantics: comparisons with NaN are false except <>
+            if op == "<>":
+                ok = b.fcmp_unordered("!=", x, y)
+            else:
+                ok = b.fcmp_ordered("==" if op == "=" else op, x, y)
+        cont = self._new_block("cj_ok")
+        b.cbranch(ok, cont, self.latch)
+        b.position_at_end(cont)
+
+    def _key(self, j):
+        """(int64 value, i1 null) of grouping key j."""
+        slot = self.shape.keys[j]
+        b = self.b
+        nl = self.is_null(slot)
+        v = self.value(slot)
+        if self.shape.inputs[slot] != "i8":
+            v = b.sext(v, I64)
+        v = b.select(nl, ir.Constant(I64, 0), v)
+        return v, nl
+
+    def _group(self):
+        b = self.b
+        nk = len(self.shape.keys)
+        keys = [self._key(j) for j in range(nk)]
+        if self.dense:
+            idx = []
+            for j, (v, nl) in enumerate(keys):
+                d = b.sub(v, self.mins[j])
+                out = b.and_(b.not_(nl), b.icmp_unsigned(">", d, self.ranges[j]))
+                self._fail_here(out, f"guard{j}")
+                idx.append(b.select(nl, b.add(self.ranges[j], ir.Constant(I64, 1)), d))
+            if nk == 0:
+                return ir.Constant(I64, 0)
+            if nk == 1:
+                return idx[0]
+            return b.add(b.mul(idx[0], self.stride2), idx[1])
+        zero = ir.Constant(I64, 0)
+        k1, n1 = keys[0] if nk > 0 else (zero, ir.Constant(I1, 0))
+        k2, n2 = keys[1] if nk > 1 else (zero, ir.Constant(I1, 0))
+        nb = b.or_(b.zext(n1, I8), b.shl(b.zext(n2, I8), ir.Constant(I8, 1)))
+        h = _hash(b, k1, k2, nb)
+        pos0 = b.and_(h, self.mask)
+        before = b.block
+        probe = self._new_block("probe")
+        b.branch(probe)
+        b.position_at_end(probe)
+        pos = b.phi(I64, "pos")
+        pos.add_incoming(pos0, before)
+        gid = b.load(b.gep(self.slots, [pos]))
+        empty = b.icmp_signed("<", gid, ir.Constant(I32, 0))
+        newg = self._new_block("newgroup")
+        cmpb = self._new_block("cmpkey")
+        found = self._new_block("found")
+        b.cbranch(empty, newg, cmpb)
+        # compare stored key
+        b.position_at_end(cmpb)
+        g64 = b.sext(gid, I64)
+        eq = b.icmp_unsigned("==", b.load(b.gep(self.gk[0], [g64])), k1)
+        eq = b.and_(eq, b.icmp_unsigned("==", b.load(b.gep(self.gk[1], [g64])), k2))
+        eq = b.and_(eq, b.icmp_unsigned("==", b.load(b.gep(self.gflags, [g64])), nb))
+        nxt = self._new_block("probe_next")
+        b.cbranch(eq, found, nxt)
+        b.position_at_end(nxt)
+        pos.add_incoming(b.and_(b.add(pos, ir.Constant(I64, 1)), self.mask), nxt)
+        b.branch(probe)
+        # new group
+        b.position_at_end(newg)
+        cnt_p = self.ctl
+        lim_p = b.gep(self.ctl, [ir.Constant(I64, 1)])
+        n = b.load(cnt_p)
+        full = b.icmp_signed(">=", n, b.load(lim_p))
+        self._fail_here(full, "full")
+        b.store(k1, b.gep(self.gk[0], [n]))
+        b.store(k2, b.gep(self.gk[1], [n]))
+        b.store(nb, b.gep(self.gflags, [n]))
+        b.store(b.trunc(n, I32), b.gep(self.slots, [pos]))
+        b.store(b.add(n, ir.Constant(I64, 1)), cnt_p)
+        newdone = b.block
+        b.branch(found)
+        b.position_at_end(found)
+        g = b.phi(I64, "g")
+        g.add_incoming(g64, cmpb)
+        g.add_incoming(n, newdone)
+        return g
+
+    def _update(self, g):
+        b = self.b
+        rp = b.gep(self.rows, [g])
+        b.store(b.add(b.load(rp), ir.Constant(I64, 1)), rp)
+        for (kind, slot), ptrs in zip(self.shape.aggs, self.aggp):
+            if kind == "star":
+                continue
+            nl = self.is_null(slot)
+            ok64 = b.zext(b.not_(nl), I64)
+            if kind == "count":
+                p = b.gep(ptrs[0], [g])
+                b.store(b.add(b.load(p), ok64), p)
+                continue
+            dt = self.shape.inputs[slot]
+            v = self.value(slot)
+            if kind in ("sum_i", "sum_f", "sum_128"):
+                sp = b.gep(ptrs[0], [g])
+                if kind == "sum_f":
+                    x = v if dt == "f8" else (b.fpext(v, F64) if dt == "f4" else b.sitofp(v, F64))
+                    x = b.select(nl, ir.Constant(F64, -0.0), x)
+                    b.store(b.fadd(b.load(sp), x), sp)
+                else:
+                    ty = I64 if kind == "sum_i" else I128
+                    x = v if v.type == ty else b.sext(v, ty)
+                    x = b.select(nl, ir.Constant(ty, 0), x)
+                    ld = b.load(sp, align=8) if ty is I128 else b.load(sp)
+                    st = b.store(b.add(ld, x), sp, align=8) if ty is I128 else b.store(b.add(ld, x), sp)
+                cp = b.gep(ptrs[1], [g])
+                b.store(b.add(b.load(cp), ok64), cp)
+                continue
+            # min / max, PostgreSQL order for floats (NaN above every number)
+            vp, hp = b.gep(ptrs[0], [g]), b.gep(ptrs[1], [g])
+            cur, has = b.load(vp), b.load(hp)
+            nohas = b.icmp_unsigned("==", has, ir.Constant(I8, 0))
+            if dt[0] == "i":
+                better = b.icmp_signed("<" if kind == "min" else ">", v, cur)
+            else:
+                vnan = b.fcmp_unordered("uno", v, v)
+                cnan = b.fcmp_unordered("uno", cur, cur)
+                if kind == "max":
+                    better = b.or_(b.fcmp_ordered(">", v, cur), b.and_(vnan, b.not_(cnan)))
+                else:
+                    better = b.or_(b.fcmp_ordered("<", v, cur), b.and_(cnan, b.not_(vnan)))
+            take = b.and_(b.not_(nl), b.or_(nohas, better))
+            b.store(b.select(take, v, cur), vp)
+            b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
+
+
+def build_module(shape: Shape) -> str:
+    m = ir.Module(name="ss_kernel")
+    _Kernel(m, shape, "gen", dense=False).build()
+    _Kernel(m, shape, "spec", dense=True).build()
+    return str(m)
+
+
+def build_runtime_module() -> str:
+    """``void rehash(i32* slots, i64 mask, i64* gk1, i64* gk2, i8* gflags, i64 n)``."""
+    m = ir.Module(name="ss_runtime")
+    fn = ir.Function(m, ir.FunctionType(ir.VoidType(), [I32.as_pointer(), I64, I64.as_pointer(), I64.as_pointer(),
+                                                         I8.as_pointer(), I64]), "rehash")
+    slots, mask, gk1, gk2, gfl, n = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = b.block
+    head = fn.append_basic_block("head")
+    body = fn.append_basic_block("body")
+    probe = fn.append_basic_block("probe")
+    nextp = fn.append_basic_block("next")
+    place = fn.append_basic_block("place")
+    done = fn.append_basic_block("done")
+    b.branch(head)
+    b.position_at_end(head)
+    g = b.phi(I64)
+    g.add_incoming(ir.Constant(I64, 0), entry)
+    b.cbranch(b.icmp_signed("<", g, n), body, done)
+    b.position_at_end(body)
+    h = _hash(b, b.load(b.gep(gk1, [g])), b.load(b.gep(gk2, [g])), b.load(b.gep(gfl, [g])))
+    p0 = b.and_(h, mask)
+    b.branch(probe)
+    b.position_at_end(probe)
+    pos = b.phi(I64)
+    pos.add_incoming(p0, body)
+    cur = b.load(b.gep(slots, [pos]))
+    b.cbranch(b.icmp_signed("<", cur, ir.Constant(I32, 0)), place, nextp)
+    b.position_at_end(nextp)
+    pos.add_incoming(b.and_(b.add(pos, ir.Constant(I64, 1)), mask), nextp)
+    b.branch(probe)
+    b.position_at_end(place)
+    b.store(b.trunc(g, I32), b.gep(slots, [pos]))
+    g.add_incoming(b.add(g, ir.Constant(I64, 1)), place)
+    b.branch(head)
+    b.position_at_end(done)
+    b.ret_void()
+    return str(m)

@@ -1,0 +1,169 @@
+"""AIM continuous views (thesis Table 4.3) and the running example of
+Figures 4.2/4.3, each checked against the same query over a table."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from .oracle import assert_view_matches
+
+AIM_EVENTS = """(entity_id int, week int, duration int, cost float8, local_calls int,
+                 long_distance bool, long_distance_cost float8, local_cost float8)"""
+
+# Table 4.3 with the evaluation's parameter values (alpha=2, beta=2, gamma=4,
+# delta=25, t=2, cat=1, v=2); {e} is the events relation, {c} customers.
+AIM_QUERIES = {
+    "q1": "SELECT avg(t_duration) AS avg_duration FROM (SELECT sum(duration) AS t_duration FROM {e} "
+          "WHERE week = current_week() GROUP BY entity_id HAVING count(local_calls) > 2) x",
+    "q2": "SELECT max(max_cost) AS max_cost FROM (SELECT max(cost) AS max_cost FROM {e} "
+          "WHERE week = current_week() GROUP BY entity_id HAVING count(*) > 2) x",
+    "q3": "SELECT sum(t_cost) / sum(t_duration) AS cost_ratio FROM (SELECT sum(cost) AS t_cost, "
+          "sum(duration) AS t_duration, count(*) AS num_calls FROM {e} WHERE week = current_week() "
+          "GROUP BY entity_id) x GROUP BY num_calls LIMIT 100",
+    "q4": "SELECT city_zip, avg(num_calls) AS avg_calls, sum(duration_calls) AS duration FROM (SELECT entity_id, "
+          "count(*) AS num_calls, sum(duration) AS duration_calls FROM {e} WHERE NOT long_distance AND "
+          "week = current_week() GROUP BY entity_id HAVING count(*) > 4 AND sum(duration) > 25) e, {c} c "
+          "WHERE e.entity_id = c.id GROUP BY city_zip",
+    "q5": "SELECT c.region_id, sum(long_distance_cost) AS cost_long, sum(local_cost) AS cost_local "
+          "FROM {e} e, {c} c WHERE e.entity_id = c.id AND week = current_week() AND c.type = 2 "
+          "AND c.category = 1 GROUP BY c.region_id",
+    "q7": "SELECT sum(cost) / sum(duration) AS ratio FROM {e} e, {c} c WHERE e.entity_id = c.id "
+          "AND week = current_week() AND c.value_type = 2",
+}
+
+
+def _events(n, customers, week, rng):
+    out = []
+    for _ in range(n):
+        ld = rng.random() < 0.3
+        cost = round(rng.uniform(0, 10), 2)
+        out.append((rng.randrange(1, customers + 1), week if rng.random() < 0.9 else week - 1,
+                    rng.randrange(1, 60), cost, rng.choice([None, 1]), ld,
+                    cost if ld else 0.0, 0.0 if ld else cost))
+    return out
+
+
+def test_aim_views_match_oracle(ss_conn, unique_name):
+    cur = ss_conn.cursor()
+    ev, evt, cust = unique_name("ev"), unique_name("evt"), unique_name("cust")
+    cur.execute(f"CREATE FOREIGN TABLE {ev} {AIM_EVENTS} SERVER stream")
+    cur.execute(f"CREATE TABLE {evt} {AIM_EVENTS}")
+    cur.execute(f"CREATE TABLE {cust} (id int PRIMARY KEY, city_zip text, region_id int, type int, "
+                f"category int, value_type int)")
+    rng = random.Random(7)
+    customers = 200
+    cur.executemany(f"INSERT INTO {cust} VALUES (%s, %s, %s, %s, %s, %s)",
+                    [(i, f"z{i % 13}", i % 5, i % 3, i % 2, i % 4) for i in range(1, customers + 1)])
+    cur.execute("SELECT current_week()")
+    week = cur.fetchone()[0]
+    views = {}
+    for name, q in AIM_QUERIES.items():
+        v = unique_name(name)
+        cur.execute(f"CREATE VIEW {v} AS " + q.format(e=ev, c=cust))
+        views[name] = v
+    for batch in range(4):
+        rows = _events(500, customers, week, rng)
+        with cur.copy(f"COPY {ev} FROM STDIN") as cp:
+            for r in rows:
+                cp.write_row(r)
+        cur.executemany(f"INSERT INTO {evt} VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+        for name, v in views.items():
+            assert_view_matches(cur, v, AIM_QUERIES[name].format(e=evt, c=cust))
+
+
+def test_thesis_running_example(ss_conn, unique_name):
+    """Figure 4.2: two grouped streams joined with the station table."""
+    cur = ss_conn.cursor()
+    usage, restock, station = unique_name("part_usage"), unique_name("part_restock"), unique_name("station")
+    usage_t, restock_t = unique_name("usage_t"), unique_name("restock_t")
+    cols = "(part_id int, part text, station int, worker int)"
+    cur.execute(f"CREATE FOREIGN TABLE {usage} {cols} SERVER stream")
+    cur.execute(f"CREATE FOREIGN TABLE {restock} {cols} SERVER stream")
+    cur.execute(f"CREATE TABLE {usage_t} {cols}")
+    cur.execute(f"CREATE TABLE {restock_t} {cols}")
+    cur.execute(f"CREATE TABLE {station} (id int PRIMARY KEY, plant text, location text, supplier text)")
+    cur.execute(f"INSERT INTO {station} VALUES (1, 'Spartanburg', 'Gate 2 - EN', '+1 555 1'), "
+                f"(2, 'Spartanburg', 'Gate 1 - SE', '+1 555 2'), (3, 'Regensburg', 'Tor 2', '+49 555 3'), "
+                f"(5, 'Regensburg', 'Tor 5', '+49 555 5')")
+    q = """with used as (select part, station, count(*) from {u} group by part, station),
+           restocked as (select part, station, count(*) from {r} group by part, station)
+           select r.part, s.location, s.supplier from {s} s, used u, restocked r
+           where s.id = u.station and u.station = r.station and u.part = r.part and r.count - u.count < 5"""
+    view = unique_name("supply")
+    cur.execute(f"CREATE VIEW {view} AS " + q.format(u=usage, r=restock, s=station))
+    rng = random.Random(3)
+    parts = ["Wheel", "Seat", "Engine", "Door"]
+    for _ in range(5):
+        u = [(i, rng.choice(parts), rng.choice([1, 2, 3, 5]), rng.randrange(10)) for i in range(40)]
+        r = [(i, rng.choice(parts), rng.choice([1, 2, 3, 5]), rng.randrange(10)) for i in range(45)]
+        for stream, table, data in ((usage, usage_t, u), (restock, restock_t, r)):
+            cur.executemany(f"INSERT INTO {stream} VALUES (%s, %s, %s, %s)", data)
+            cur.executemany(f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", data)
+        assert_view_matches(cur, view, q.format(u=usage_t, r=restock_t, s=station))
+
+
+def test_upper_pipeline_table_changes_are_visible(ss_conn, unique_name):
+    """Section 4.2.7: tables used only above the grouping may change; the next
+    read reflects the change."""
+    cur = ss_conn.cursor()
+    s, t, v = unique_name("s"), unique_name("names"), unique_name("v")
+    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+    cur.execute(f"CREATE TABLE {t} (k int PRIMARY KEY, name text)")
+    cur.execute(f"INSERT INTO {t} VALUES (1, 'one'), (2, 'two')")
+    cur.execute(f"CREATE VIEW {v} AS SELECT n.name, g.total FROM (SELECT k, sum(x) AS total FROM {s} GROUP BY k) g "
+                f"JOIN {t} n ON n.k = g.k")
+    cur.execute(f"INSERT INTO {s} VALUES (1, 10), (2, 20), (1, 5)")
+    cur.execute(f"SELECT * FROM {v} ORDER BY name")
+    assert cur.fetchall() == [("one", 15), ("two", 20)]
+    cur.execute(f"UPDATE {t} SET name = 'uno' WHERE k = 1")
+    cur.execute(f"SELECT * FROM {v} ORDER BY name")
+    assert cur.fetchall() == [("two", 20), ("uno", 15)]
+
+
+REFUSED = [
+    "SELECT k, x FROM {s}",
+    "SELECT * FROM {s} ORDER BY k LIMIT 5",
+    "SELECT DISTINCT k FROM {s} JOIN {s2} USING (k)",
+    "SELECT a.k, count(*) FROM {s} a JOIN {s2} b ON a.k = b.k GROUP BY a.k",
+    "SELECT k, row_number() OVER (ORDER BY x) FROM {s}",
+    "SELECT k, count(*) FROM {s} GROUP BY ROLLUP (k)",
+    "SELECT t.k, count(*) FROM {t} t LEFT JOIN {s} s ON s.k = t.k GROUP BY t.k",
+]
+
+
+@pytest.mark.parametrize("query", REFUSED)
+def test_unmaintainable_views_are_refused_with_hint(ss_conn, unique_name, query):
+    import psycopg
+
+    cur = ss_conn.cursor()
+    s, s2, t = unique_name("s"), unique_name("s2"), unique_name("t")
+    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+    cur.execute(f"CREATE FOREIGN TABLE {s2} (k int, y int) SERVER stream")
+    cur.execute(f"CREATE TABLE {t} (k int)")
+    with pytest.raises(psycopg.Error) as ei:
+        cur.execute(f"CREATE VIEW {unique_name('bad')} AS " + query.format(s=s, s2=s2, t=t))
+    assert ei.value.sqlstate == "0A000", ei.value
+    assert ei.value.diag.message_hint, "refusal must carry a hint"
+
+
+def test_order_by_without_limit_is_dropped(ss_conn, unique_name):
+    cur = ss_conn.cursor()
+    s, v = unique_name("s"), unique_name("v")
+    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+    cur.execute(f"CREATE VIEW {v} AS SELECT k, sum(x) FROM {s} GROUP BY k ORDER BY k")
+    cur.execute(f"INSERT INTO {s} VALUES (2, 1), (1, 1), (2, 3)")
+    cur.execute(f"SELECT * FROM {v} ORDER BY k")
+    assert cur.fetchall() == [(1, 1), (2, 4)]
+
+
+def test_pipelinedb_ddl_runs_unchanged(ss_conn, unique_name):
+    cur = ss_conn.cursor()
+    s, v = unique_name("s"), unique_name("v")
+    cur.execute(f"CREATE FOREIGN TABLE {s} (url text, latency int) SERVER pipelinedb")
+    cur.execute(f"CREATE VIEW {v} WITH (action=materialize) AS SELECT url, count(*), max(latency) FROM {s} GROUP BY url")
+    cur.execute(f"INSERT INTO {s} VALUES ('/a', 10), ('/b', 5), ('/a', 30)")
+    cur.execute(f"SELECT * FROM {v} ORDER BY url")
+    assert cur.fetchall() == [("/a", 2, 30), ("/b", 1, 5)]
+    cur.execute(f"SELECT relkind FROM pg_class WHERE relname = %s", (v,))
+    assert cur.fetchone() == ("v",)
