@@ -75,3 +75,68 @@ def catalog_function(planner, name: str, args: list[X.Expr]) -> X.Expr:
     from .catalog_defs import definition_function
 
     return definition_function(planner, name, args, lift)
+
+
+# ----------------------------------------------------------------- registered functions
+# Catalog-aware functions that go through the ordinary function registry
+# (executor/functions.py calls register_catalog_functions at import).
+
+#: Roles PostgreSQL always has that clients see as owners (pg_database_owner owns public).
+BUILTIN_ROLES = {6171: "pg_database_owner"}
+
+
+def _role_name_by_oid(state, oid) -> str | None:
+    if oid is None:
+        return None
+    for r in state.roles.values():
+        if r.oid == oid:
+            return r.name
+    if oid in BUILTIN_ROLES:
+        return BUILTIN_ROLES[oid]
+    return f"unknown (OID={oid})"
+
+
+def _regtype(name):
+    oid = T.oid_by_name(str(name).replace('"', "").strip())
+    return oid
+
+
+def register_catalog_functions(register) -> None:
+    def rows(fn, oid):
+        def impl(cols, n, ctx):
+            lists = [c.to_pylist() for c in cols]
+            state = getattr(ctx, "state", None)
+            out = []
+            for i in range(n):
+                a = [l[i] for l in lists]
+                out.append(None if any(v is None for v in a) else fn(state, *a))
+            return Col.from_pylist(out, oid)
+        return impl
+
+    def build_object(cols, n, ctx):
+        from .functions import _to_json
+        import json
+
+        lists = [c.to_pylist() for c in cols]
+        if len(lists) % 2:
+            raise PgError("22023", "argument list must have even number of elements",
+                          hint="The arguments of json_build_object() must consist of alternating keys and values.")
+        out = []
+        for i in range(n):
+            parts = []
+            for k in range(0, len(lists), 2):
+                key, val = lists[k][i], lists[k + 1][i]
+                if key is None:
+                    raise PgError("22004", "null value not allowed for object key")
+                parts.append(json.dumps(str(key)) + " : " + ("null" if val is None else _to_json(val)))
+            out.append("{" + ", ".join(parts) + "}")
+        return Col.from_pylist(out, O.JSON)
+
+    register("json_build_object", O.JSON)(build_object)
+    register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
+             O.BOOL, [O.OID])(rows(lambda st, o: True, O.BOOL))
+    register("pg_get_userbyid", O.NAME, [O.OID])(rows(_role_name_by_oid, O.NAME))
+    register("to_regtype", O.REGTYPE, [O.TEXT])(rows(lambda st, s: _regtype(s), O.REGTYPE))
+    register("to_regnamespace", O.REGNAMESPACE, [O.TEXT])(
+        rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
+             O.REGNAMESPACE))

@@ -163,6 +163,8 @@ class Planner:
             return self.coerce(a, b.oid), b
         if b.oid == O.UNKNOWN:
             return a, self.coerce(b, a.oid)
+        if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
+            return self.coerce(a, O.OID), self.coerce(b, O.OID)
         try:
             t = T.common_type(a.oid, b.oid, context)
         except PgError:
@@ -763,6 +765,12 @@ class Planner:
             hits = [i for i, n in enumerate(names) if n == nm and isinstance(items[i], exp.Alias)]
             if hits:
                 return hits[0]
+            # an output column named like the key (e.g. from an expanded *)
+            hits = [i for i, it in enumerate(items)
+                    if (isinstance(it, exp.Column) and ident(it.this) == nm)
+                    or (isinstance(it, _BoundRef) and it.col.name == nm)]
+            if len(hits) == 1:
+                return hits[0]
         sql = node.sql("postgres")
         for i, it in enumerate(items):
             inner = it.this if isinstance(it, exp.Alias) else it
@@ -1155,6 +1163,9 @@ class Planner:
             out.append(P.OutCol(f"column{j + 1}", t))
         rows = [[self.coerce(r[j], out[j].oid) for j in range(width)] for r in rows]
         return P.ValuesScan(rows, out)
+
+
+_OID_FAMILY = (O.OID, O.REGCLASS, O.REGTYPE, O.REGPROC, O.REGNAMESPACE, O.REGROLE)
 
 
 class _BoundRef(exp.Expression):
