@@ -227,6 +227,17 @@ def _attnum(rel, name: str) -> int:
     return 0
 
 
+#: default btree operator classes per type (pg_opclass oids), for pg_index.indclass
+_OPCLASS = {O.INT4: 1978, O.INT8: 3124, O.INT2: 1979, O.TEXT: 3126, O.VARCHAR: 3126, O.BPCHAR: 426,
+            O.FLOAT8: 3123, O.FLOAT4: 1970, O.NUMERIC: 3125, O.BOOL: 424, O.DATE: 3122, O.TIMESTAMP: 3128,
+            O.TIMESTAMPTZ: 3127, O.UUID: 2968, O.BYTEA: 428, O.TIME: 1996, O.INTERVAL: 1982, O.OID: 1981}
+
+
+def _coltype(rel, attnum: int) -> int:
+    cols = rel.live_columns
+    return cols[attnum - 1].type_oid if 1 <= attnum <= len(cols) else 0
+
+
 def _con_oid(rel, con) -> int:
     from executor.catalog_defs import _constraint_oid
 
@@ -251,8 +262,8 @@ def _pg_am(state, ctx):
     ("indexrelid", O.OID), ("indrelid", O.OID), ("indnatts", O.INT2), ("indnkeyatts", O.INT2), ("indisunique", O.BOOL),
     ("indnullsnotdistinct", O.BOOL), ("indisprimary", O.BOOL), ("indisexclusion", O.BOOL), ("indimmediate", O.BOOL),
     ("indisclustered", O.BOOL), ("indisvalid", O.BOOL), ("indcheckxmin", O.BOOL), ("indisready", O.BOOL),
-    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", O.TEXT), ("indcollation", O.TEXT),
-    ("indclass", O.TEXT), ("indoption", O.TEXT), ("indexprs", O.TEXT), ("indpred", O.TEXT),
+    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", INT2ARR), ("indcollation", OIDARR),
+    ("indclass", OIDARR), ("indoption", INT2ARR), ("indexprs", O.TEXT), ("indpred", O.TEXT),
 ])
 def _pg_index(state, ctx):
     for r in state.rels.values():
@@ -264,8 +275,8 @@ def _pg_index(state, ctx):
         keys = [_attnum(t, c) for c in r.index_columns]
         n = len(keys)
         yield (r.oid, t.oid, n, n, r.index_unique, False, r.index_primary, False, True, False, True, False, True,
-               True, False, " ".join(str(k) for k in keys), " ".join("0" for _ in keys),
-               " ".join("0" for _ in keys), " ".join("0" for _ in keys), None, None)
+               True, False, keys, [100 if T.is_string(_coltype(t, k)) else 0 for k in keys],
+               [_OPCLASS.get(_coltype(t, k), 0) for k in keys], [0 for _ in keys], None, None)
 
 
 @table("pg_catalog", "pg_constraint", [

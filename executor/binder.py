@@ -680,6 +680,17 @@ class ExprBinder:
         a = self.bind(n.this)
         if oid in (O.REGCLASS, O.REGTYPE) and isinstance(a, X.Const) and isinstance(a.value, str):
             return X.Const(self.p.resolve_reg(oid, a.value), oid)
+        if oid in (O.REGCLASS, O.REGTYPE) and (T.is_string(a.oid) or (isinstance(a, X.Param) and a.oid == O.UNKNOWN)):
+            # a name known only at run time ($1::regclass): resolve it per value
+            if isinstance(a, X.Param) and a.oid == O.UNKNOWN:
+                a = self.p.param(a.idx, O.TEXT)
+            planner = self.p
+
+            def reg_in(cols, n, ctx, _oid=oid):
+                vals = cols[0].to_pylist()
+                return Col.from_pylist([None if v is None else planner.resolve_reg(_oid, v) for v in vals], _oid)
+
+            return X.Func(f"{T.type_name(oid)}in", reg_in, [a], oid)
         if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
             col = T.cast_col(Col.from_pylist([a.value], O.TEXT), oid, typmod)
             return X.Const(col.to_pylist()[0], oid, typmod)

@@ -25,13 +25,38 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
         if analyze:
             extra = f" rows={getattr(p[0], 'rows_out', 0)} time={sum(getattr(o, 'elapsed', 0.0) for o in p) * 1000:.3f} ms"
         lines.append(f"  Pipeline {i} [{used}]: {desc}{extra}")
-    cv = _continuous(plan)
-    if cv:
-        lines.append("Continuous view pipelines: see splitstream.views")
+    for rel in _continuous_views(plan):
+        lines += continuous_view_lines(session, rel, analyze)
     if analyze:
         lines.append(f"Execution Time: {elapsed:.3f} ms")
     return lines
 
 
-def _continuous(op) -> bool:
-    return getattr(op, "continuous_view", None) is not None or any(_continuous(c) for c in op.children)
+def _continuous_views(op) -> list:
+    out = []
+    rel = getattr(op, "continuous_view", None)
+    if rel is not None:
+        out.append(rel)
+    for c in op.children:
+        out += _continuous_views(c)
+    return out
+
+
+def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
+    """The view's split (thesis 4.2.4): static, stream and upper pipelines."""
+    cv = session.engine.streams.views.get(rel.oid)
+    if cv is None:
+        return [f"Continuous view {rel.name}: not instantiated"]
+    lines = [f"Continuous view {rel.name} (version {cv.version}, {cv.groups()} groups, {cv.state_bytes()} state bytes)"]
+    for oid, pipes in cv.pipelines.items():
+        for p in pipes:
+            for op in p.ops:
+                if isinstance(op, P.HashJoin):
+                    build = " -> ".join(o.label() for o in reversed(P.pipelines(op.right)[-1]))
+                    lines.append(f"  Static pipeline [run at CREATE VIEW]: {build} -> Hash Build")
+            chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, P.HashJoin) else o.label()) for o in p.ops])
+            lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
+                         f"{p.global_.rows_in + p.local.rows_in} rows in)")
+    lines.append("  Upper pipelines [run at read, after merging local states]:")
+    lines += ["    " + l for l in P.explain_lines(cv.plan, analyze)]
+    return lines

@@ -129,6 +129,9 @@ class Param(Expr):
 
 
 class Cast(Expr):
+    def __repr__(self) -> str:
+        return f"{self.arg!r}::{T.type_name(self.oid)}"
+
     def __init__(self, arg: Expr, oid: int, typmod: int = -1, explicit: bool = True) -> None:
         self.arg, self.oid, self.typmod, self.explicit = arg, oid, typmod, explicit
 
@@ -160,6 +163,9 @@ def _overflow(oid: int) -> PgError:
 
 
 class Arith(Expr):
+    def __repr__(self) -> str:
+        return f"({self.left!r} {self.op} {self.right!r})"
+
     def __init__(self, op: str, left: Expr, right: Expr, oid: int) -> None:
         self.op, self.left, self.right, self.oid = op, left, right, oid
 
@@ -411,6 +417,9 @@ def _safe_cmp(op, p, q) -> bool:
 class Compare(Expr):
     oid = O.BOOL
 
+    def __repr__(self) -> str:
+        return f"({self.left!r} {self.op} {self.right!r})"
+
     def __init__(self, op: str, left: Expr, right: Expr) -> None:
         self.op, self.left, self.right = op, left, right
 
@@ -444,6 +453,9 @@ class IsDistinct(Expr):
 class And(Expr):
     oid = O.BOOL
 
+    def __repr__(self) -> str:
+        return "(" + " AND ".join(map(repr, self.args)) + ")"
+
     def __init__(self, args: list[Expr]) -> None:
         self.args = args
 
@@ -470,6 +482,9 @@ class And(Expr):
 
 class Or(Expr):
     oid = O.BOOL
+
+    def __repr__(self) -> str:
+        return "(" + " OR ".join(map(repr, self.args)) + ")"
 
     def __init__(self, args: list[Expr]) -> None:
         self.args = args
@@ -498,6 +513,9 @@ class Or(Expr):
 class Not(Expr):
     oid = O.BOOL
 
+    def __repr__(self) -> str:
+        return f"(NOT {self.arg!r})"
+
     def __init__(self, arg: Expr) -> None:
         self.arg = arg
 
@@ -514,6 +532,9 @@ class Not(Expr):
 
 class IsNull(Expr):
     oid = O.BOOL
+
+    def __repr__(self) -> str:
+        return f"({self.arg!r} IS {'NOT ' if self.negate else ''}NULL)"
 
     def __init__(self, arg: Expr, negate: bool = False) -> None:
         self.arg, self.negate = arg, negate

@@ -407,6 +407,11 @@ class Aggregate(Op):
         table.consume(key_cols, self.agg_inputs(batch, ctx), batch.n)
 
     def _execute(self, ctx):
+        if self.grouping_sets is None:   # [llvm hook] compiled GROUP BY (executor/llvm); None = vector path
+            from .llvm.runtime import aggregate as _llvm_aggregate
+            table = _llvm_aggregate(self, ctx)
+            if table is not None:
+                return self.finish(table)
         batch = self.child.execute(ctx)
         if self.grouping_sets is None:
             table = self.new_table()
@@ -755,6 +760,33 @@ class ProjectSet(Op):
                 cols.append(srf_col)
             else:
                 cols.append(e.eval(base, ctx))
+        return Batch(cols, base.n)
+
+
+class ProjectSetN(Op):
+    """Several set-returning functions in the select list, advanced in lockstep:
+    each input row yields as many rows as its longest SRF result, shorter ones
+    padded with NULLs (PostgreSQL 10+).  ``parts`` are single-SRF ProjectSets."""
+
+    def __init__(self, child: Op, parts: list[ProjectSet], exprs: list[Expr], out: list[OutCol]):
+        self.child, self.parts, self.exprs, self.out = child, parts, exprs, out
+        self.children = [child]
+
+    def _execute(self, ctx):
+        b = self.child.execute(ctx)
+        argcols = [[a.eval(b, ctx).to_pylist() for a in p.srf_args] for p in self.parts]
+        produced: list[list] = [[] for _ in self.parts]
+        reps = []
+        for i in range(b.n):
+            results = [p.srf_fn([c[i] for c in ac], ctx).cols[0].to_pylist() for p, ac in zip(self.parts, argcols)]
+            m = max((len(r) for r in results), default=0)
+            for k, r in enumerate(results):
+                produced[k].extend(r)
+                produced[k].extend([None] * (m - len(r)))
+            reps.append(m)
+        base = b.take(np.repeat(np.arange(b.n), reps))
+        srf_cols = {p.srf_index: Col.from_pylist(produced[k], self.out[p.srf_index].oid) for k, p in enumerate(self.parts)}
+        cols = [srf_cols[j] if j in srf_cols else e.eval(base, ctx) for j, e in enumerate(self.exprs)]
         return Batch(cols, base.n)
 
 

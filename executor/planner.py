@@ -669,9 +669,9 @@ class Planner:
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
         binder = mk()
         exprs, names = [], []
-        srf_at = self._find_srf(select_items)
+        srf_at = set(self._find_srfs(select_items))
         for k, item in enumerate(select_items):
-            if k == srf_at:
+            if k in srf_at:
                 exprs.append(X.Const(None, O.TEXT))
                 names.append(expr_name(item))
                 continue
@@ -707,9 +707,12 @@ class Planner:
             op = WindowOp(op, win_specs)
         all_exprs = exprs + extra
         out = [P.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [P.OutCol("?sort?", e.oid) for e in extra]
-        srf = self._find_srf(select_items)
-        if srf is not None:
-            op = self._project_set(op, scope, select_items, exprs, out, srf, binder)
+        srfs = self._find_srfs(select_items)
+        if len(srfs) > 1:  # several SRFs advance in lockstep (PostgreSQL 10+)
+            op = P.ProjectSetN(op, [self._project_set(op, scope, select_items, exprs, out, k, binder) for k in srfs],
+                               exprs, out)
+        elif srfs:
+            op = self._project_set(op, scope, select_items, exprs, out, srfs[0], binder)
         else:
             op = P.Project(op, all_exprs, out)
         if distinct is not None:
@@ -739,17 +742,21 @@ class Planner:
 
         for i, it in enumerate(items):
             node = it.this if isinstance(it, exp.Alias) else it
-            if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries)) or (
+            if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
                     isinstance(node, exp.Func) and func_name(node) in SRF_NAMES):
                 return i
         return None
+
+    def _find_srfs(self, items) -> list[int]:
+        return [i for i, it in enumerate(items) if self._find_srf([it]) is not None]
 
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         from .srf import srf_impl
 
         node = items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index]
-        name = "unnest" if isinstance(node, exp.Unnest) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
-        args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else func_args(node))]
+        name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
+        args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
+                                         [node.this] if isinstance(node, exp.Explode) else func_args(node))]
         fn, oid = srf_impl(self, name, args)
         out[srf_index] = P.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
         return P.ProjectSet(op, srf_index, fn, args, exprs, out)

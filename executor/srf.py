@@ -86,6 +86,17 @@ def srf_impl(planner, name: str, args):
             return Batch([c], len(c))
 
         return fn2, et
+    if name == "generate_subscripts":  # (array, dim [, reverse]); int2vector/oidvector-like catalog arrays too
+        def fn_subs(vals, ctx):
+            v = vals[0]
+            n = len(v) if v is not None and (len(vals) < 2 or vals[1] == 1) else 0
+            idx = list(range(1, n + 1))
+            if len(vals) > 2 and vals[2]:
+                idx.reverse()
+            c = Col.from_pylist(idx, O.INT4)
+            return Batch([c], len(c))
+
+        return fn_subs, O.INT4
     if name in ("jsonb_array_elements", "json_array_elements", "json_array_elements_text", "jsonb_array_elements_text"):
         text = name.endswith("_text")
         oid = O.TEXT if text else (O.JSONB if name.startswith("jsonb") else O.JSON)

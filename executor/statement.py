@@ -470,7 +470,7 @@ def _parse_set(text: str) -> Stmt:
         if v.lower() in ("local", "default"):
             return SetStmt("timezone", None)
         return SetStmt("timezone", _setval(v))
-    if low.startswith("transaction") or low.startswith("session characteristics"):
+    if low.startswith("transaction") or low.startswith("session characteristics") or low.startswith("characteristics"):
         return NoopStmt("SET")
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))

@@ -27,6 +27,7 @@ from protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from .. import operators as P
 from ..aggregates import GroupTable
+from ..llvm import runtime as _llvm   # [llvm hook]
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -96,6 +97,9 @@ class StreamPipeline:
         self.global_ = agg.new_table()
 
     def process(self, batch: Batch, ctx) -> None:
+        # [llvm hook] compiled insert path (executor/llvm); False = run the vector path below
+        if _llvm.stream_process(self, batch, ctx):
+            return
         for op in self.ops:
             batch = op.process(batch, ctx)
             if batch.n == 0:
@@ -103,6 +107,7 @@ class StreamPipeline:
         self.agg.consume(self.local, batch, ctx)
 
     def merge(self) -> None:
+        _llvm.stream_flush(self)    # [llvm hook] native thread-local tables -> self.local
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
 
@@ -190,6 +195,11 @@ class ContinuousView:
             source.pipe = pipe
             replace_child(agg_parent, agg, source)
         self.upper_tables = sorted({t.rel.oid for t in _table_scans(root_holder.child)})
+        hidden = _streams_in_expressions(root_holder.child)
+        if hidden:
+            raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
+                          hint="Move the stream into the FROM clause: aggregate it in a subquery grouped by the "
+                               "correlation keys and join that subquery instead.")
         return root_holder.child
 
     # ------------------------------------------------------------ insert path
@@ -276,6 +286,30 @@ class _Root(P.Op):
         self.child = child
         self.children = [child]
         self.out = child.out
+
+
+def _streams_in_expressions(op, seen=None) -> list:
+    """Stream scans reachable only through expressions (scalar/IN/EXISTS
+    subqueries): those would be re-scanned at read time, so refuse them."""
+    from .. import expr as X
+
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return []
+    seen.add(id(op))
+    out = []
+    for v in vars(op).values():
+        exprs = v if isinstance(v, list) else [v]
+        for e in exprs:
+            if isinstance(e, tuple):
+                e = e[0] if e else None
+            if isinstance(e, X.Expr):
+                for node in e.walk():
+                    if isinstance(node, X.SubqueryExpr):
+                        out += _stream_scans(node.plan)
+    for c in op.children:
+        out += _streams_in_expressions(c, seen)
+    return out
 
 
 def _table_scans(op) -> list:

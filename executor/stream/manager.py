@@ -19,6 +19,7 @@ from protocol import oids as O
 from protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
 from .. import operators as P
+from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StreamScanOp
 from .ring_buffer import RingBuffer
 

@@ -129,6 +129,7 @@ REFUSED = [
     "SELECT k, row_number() OVER (ORDER BY x) FROM {s}",
     "SELECT k, count(*) FROM {s} GROUP BY ROLLUP (k)",
     "SELECT t.k, count(*) FROM {t} t LEFT JOIN {s} s ON s.k = t.k GROUP BY t.k",
+    "SELECT t.k FROM {t} t WHERE t.k > (SELECT sum(x) FROM {s} s WHERE s.k = t.k)",
 ]
 
 

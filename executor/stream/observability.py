@@ -1,0 +1,48 @@
+"""splitstream.streams and splitstream.views: what streams and continuous
+views hold right now.  Registered into the catalog's system relations from
+here, because the numbers live in the executor's runtime objects."""
+from __future__ import annotations
+
+from catalog.system import table
+from protocol import oids as O
+
+
+@table("splitstream", "streams", [
+    ("name", O.TEXT), ("schema", O.TEXT), ("server", O.TEXT), ("rows_accepted", O.INT8), ("rate_per_s", O.FLOAT8),
+    ("capacity", O.INT8), ("fill", O.INT8), ("overwritten", O.INT8), ("bytes_held", O.INT8), ("listeners", O.INT4),
+    ("views", O.INT4),
+])
+def _streams(state, ctx):
+    mgr = ctx.engine.streams
+    for rel in state.rels.values():
+        if rel.kind != "f":
+            continue
+        rt = mgr.runtimes.get(rel.oid)
+        ring = rt.ring if rt is not None else None
+        fill = min(ring.visible_end, ring.capacity) if ring is not None else 0
+        yield (rel.name, rel.schema, rel.server, rt.accepted if rt else 0, rt.rate() if rt else 0.0, rel.capacity,
+               fill, ring.overwritten if ring is not None else 0, ring.memory_bytes() if ring is not None else 0,
+               rt.listeners if rt else 0, len(mgr._views_on(rel.oid)))
+
+
+@table("splitstream", "views", [
+    ("name", O.TEXT), ("schema", O.TEXT), ("streams", O.TEXT), ("groups", O.INT8), ("state_bytes", O.INT8),
+    ("bytes_per_group", O.FLOAT8), ("rows_in", O.INT8), ("version", O.INT8), ("queued_batches", O.INT4),
+    ("static_tables", O.TEXT), ("upper_tables", O.TEXT),
+])
+def _views(state, ctx):
+    mgr = ctx.engine.streams
+    for rel in state.rels.values():
+        if rel.kind != "v" or not rel.continuous:
+            continue
+        cv = mgr.views.get(rel.oid)
+        if cv is None:
+            yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None)
+            continue
+        streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
+        groups = cv.groups()
+        nbytes = cv.state_bytes()
+        rows_in = sum(p.global_.rows_in + p.local.rows_in for ps in cv.pipelines.values() for p in ps)
+        names = lambda oids: ",".join(state.rels[o].name for o in oids if o in state.rels) or None
+        yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
+               cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables))
