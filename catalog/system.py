@@ -48,6 +48,27 @@ def lookup(name: str, schema: str | None, search_path: list[str]) -> VirtualTabl
     return None
 
 
+PG_DATABASE_OWNER = 6171
+
+
+def _default_text(c) -> str | None:
+    """A column default as PostgreSQL prints it (pg_get_expr(adbin, adrelid))."""
+    from executor.catalog_defs import pg_default_text
+
+    if c.default is None:
+        return None
+    key = (c.default, c.type_oid, c.typmod)
+    hit = _DEFAULT_CACHE.get(key)
+    if hit is None:
+        if len(_DEFAULT_CACHE) > 4096:
+            _DEFAULT_CACHE.clear()
+        hit = _DEFAULT_CACHE[key] = (pg_default_text(c.default, c.type_oid, c.typmod),)
+    return hit[0]
+
+
+_DEFAULT_CACHE: dict = {}
+
+
 NS_OID = {"pg_catalog": 11, "public": 2200, "information_schema": 13000, "splitstream": 13100}
 
 
@@ -61,8 +82,12 @@ RELKIND = {"r": "r", "f": "f", "v": "v", "S": "S", "i": "i"}
 
 @table("pg_catalog", "pg_namespace", [("oid", O.OID), ("nspname", O.NAME), ("nspowner", O.OID), ("nspacl", O.TEXT)])
 def _pg_namespace(state, ctx):
+    used = {r.schema for r in state.rels.values()}
     for s in state.schemas.values():
-        yield (s.oid, s.name, 10, None)
+        if s.name == "splitstream" and s.name not in used:
+            continue  # internal schema: hidden from \dn until it holds something
+        # PostgreSQL 15: public belongs to pg_database_owner
+        yield (s.oid, s.name, PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner, None)
 
 
 @table("pg_catalog", "pg_class", [
@@ -76,13 +101,19 @@ def _pg_namespace(state, ctx):
     ("relminmxid", O.XID), ("relacl", O.TEXT), ("reloptions", O.ARRAY_OF[O.TEXT]), ("relpartbound", O.TEXT),
 ])
 def _pg_class(state, ctx):
+    fk_rels = set()
+    for r in state.rels.values():
+        for c in r.constraints:
+            if c.kind == "f":
+                fk_rels.add(r.oid)
+                fk_rels.add(c.ref_table)  # foreign keys are triggers on both tables in PostgreSQL
     for r in state.rels.values():
         has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
         am = 403 if r.kind == "i" else (2 if r.kind == "r" else 0)
         ntuples = float(state.data[r.oid].n_live()) if r.oid in state.data else 0.0
         checks = sum(1 for c in r.constraints if c.kind == "c")
         yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, 10, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
-               "p", r.kind, len(r.live_columns), checks, False, False, False, False, False, True, "d", False, 0, 0, 0,
+               "p", r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
                None, None, None)
 
 
@@ -102,7 +133,7 @@ def _pg_attribute(state, ctx):
             coll = 100 if T.is_string(c.type_oid) else 0
             yield (r.oid, c.name, c.type_oid, -1, T.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in O.ELEMENT_OF else 0,
                    -1, c.typmod, c.type_oid in (O.INT4, O.INT2, O.INT8, O.BOOL, O.FLOAT4, O.FLOAT8, O.DATE), "i", "p", "",
-                   c.not_null, c.default is not None, False, c.identity, "", False, True, 0, coll, None, None, None)
+                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll, None, None, None)
 
 
 def _type_rows():
@@ -159,6 +190,8 @@ def _pg_roles(state, ctx):
     for r in state.roles.values():
         yield (r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, -1, "********", None,
                r.superuser, None, r.oid)
+    yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
+           PG_DATABASE_OWNER)
 
 
 @table("pg_catalog", "pg_settings", [("name", O.TEXT), ("setting", O.TEXT), ("unit", O.TEXT), ("category", O.TEXT),
@@ -194,7 +227,7 @@ def _is_columns(state, ctx):
             continue
         for i, c in enumerate(r.visible_columns):
             prec = {O.INT2: 16, O.INT4: 32, O.INT8: 64, O.FLOAT4: 24, O.FLOAT8: 53}.get(c.type_oid)
-            yield ("postgres", r.schema, r.name, c.name, i + 1, c.default, "NO" if c.not_null else "YES",
+            yield ("postgres", r.schema, r.name, c.name, i + 1, _default_text(c), "NO" if c.not_null else "YES",
                    T.format_type(c.type_oid) if c.type_oid not in O.ELEMENT_OF else "ARRAY",
                    (c.typmod - 4) if c.typmod > 0 and c.type_oid in (O.VARCHAR, O.BPCHAR) else None,
                    prec, 0 if c.type_oid in (O.INT2, O.INT4, O.INT8) else None, None, T.type_name(c.type_oid),
@@ -262,8 +295,8 @@ def _pg_am(state, ctx):
     ("indexrelid", O.OID), ("indrelid", O.OID), ("indnatts", O.INT2), ("indnkeyatts", O.INT2), ("indisunique", O.BOOL),
     ("indnullsnotdistinct", O.BOOL), ("indisprimary", O.BOOL), ("indisexclusion", O.BOOL), ("indimmediate", O.BOOL),
     ("indisclustered", O.BOOL), ("indisvalid", O.BOOL), ("indcheckxmin", O.BOOL), ("indisready", O.BOOL),
-    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", INT2ARR), ("indcollation", OIDARR),
-    ("indclass", OIDARR), ("indoption", INT2ARR), ("indexprs", O.TEXT), ("indpred", O.TEXT),
+    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", O.INT2VECTOR), ("indcollation", O.OIDVECTOR),
+    ("indclass", O.OIDVECTOR), ("indoption", O.INT2VECTOR), ("indexprs", O.TEXT), ("indpred", O.TEXT),
 ])
 def _pg_index(state, ctx):
     for r in state.rels.values():
@@ -351,8 +384,8 @@ def _pg_description(state, ctx):
 def _pg_attrdef(state, ctx):
     for r in state.rels.values():
         for i, c in enumerate(r.live_columns):
-            if c.default is not None and not c.hidden:
-                yield (4_000_000 + (r.oid % 100_000) * 100 + i, r.oid, i + 1, c.default)
+            if not c.hidden and _default_text(c) is not None:
+                yield (4_000_000 + (r.oid % 100_000) * 100 + i, r.oid, i + 1, _default_text(c))
 
 
 @table("pg_catalog", "pg_proc", [
@@ -555,3 +588,19 @@ def _pg_stat_activity(state, ctx):
 ])
 def _pg_range(state, ctx):
     return iter(())
+
+
+_OPCLASS_NAMES = {1978: "int4_ops", 3124: "int8_ops", 1979: "int2_ops", 3126: "text_ops", 426: "bpchar_ops",
+                  3123: "float8_ops", 1970: "float4_ops", 3125: "numeric_ops", 424: "bool_ops", 3122: "date_ops",
+                  3128: "timestamp_ops", 3127: "timestamptz_ops", 2968: "uuid_ops", 428: "bytea_ops", 1996: "time_ops",
+                  1982: "interval_ops", 1981: "oid_ops"}
+
+
+@table("pg_catalog", "pg_opclass", [
+    ("oid", O.OID), ("opcmethod", O.OID), ("opcname", O.NAME), ("opcnamespace", O.OID), ("opcowner", O.OID),
+    ("opcfamily", O.OID), ("opcintype", O.OID), ("opcdefault", O.BOOL), ("opckeytype", O.OID),
+])
+def _pg_opclass(state, ctx):
+    by_oid = {v: k for k, v in _OPCLASS.items() if k not in (O.VARCHAR,)}
+    for oid, name in _OPCLASS_NAMES.items():
+        yield (oid, 403, name, 11, 10, oid, by_oid.get(oid, 0), True, 0)

@@ -95,7 +95,7 @@ def type_name(oid: int) -> str:
 
 def format_type(oid: int, typmod: int = -1) -> str:
     """PostgreSQL's format_type(oid, typmod)."""
-    if oid in O.ELEMENT_OF:
+    if oid in O.ELEMENT_OF and oid not in (O.INT2VECTOR, O.OIDVECTOR):
         return format_type(O.ELEMENT_OF[oid], typmod) + "[]"
     base = SQL_NAMES.get(oid, TYPE_NAMES.get(oid, "???"))
     if typmod >= 0:
@@ -280,6 +280,9 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         out = [None if v is None else _text_in(target, v) for v in vals]
         return _apply_typmod(Col.from_pylist(out, target), typmod, explicit)
     if is_string(src) and is_string(target):
+        if src == O.BPCHAR and target != O.BPCHAR:  # bpchar -> text drops the padding
+            vals = [None if v is None else str(v).rstrip(" ") for v in col.to_pylist()]
+            return _apply_typmod(Col.from_pylist(vals, target), typmod, explicit)
         return _apply_typmod(Col(col.data, col.nulls, target), typmod, explicit)
     tdt = dtype_of(target)
     if src in _NUM_RANK and target in _NUM_RANK:

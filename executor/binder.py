@@ -691,6 +691,16 @@ class ExprBinder:
                 return Col.from_pylist([None if v is None else planner.resolve_reg(_oid, v) for v in vals], _oid)
 
             return X.Func(f"{T.type_name(oid)}in", reg_in, [a], oid)
+        if a.oid in (O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC) and T.is_string(oid):
+            # 'x'::regclass::text is the name, as regclass prints
+            def reg_out(cols, n, ctx):
+                from .statement import _reg_names
+
+                c = _reg_names(cols[0], ctx)
+                return Col.from_pylist(c.to_pylist(), O.TEXT)
+
+            a = X.Func(f"{T.type_name(a.oid)}out", reg_out, [a], O.TEXT)
+            return a if oid == O.TEXT and typmod < 0 else X.Cast(a, oid, typmod)
         if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
             col = T.cast_col(Col.from_pylist([a.value], O.TEXT), oid, typmod)
             return X.Const(col.to_pylist()[0], oid, typmod)

@@ -18,13 +18,16 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
     elapsed = (time.perf_counter() - t0) * 1000
     lines = P.explain_lines(plan, analyze)
     pipes = P.pipelines(plan)
+    from .llvm import explain as _llvm_x   # [llvm hook] backend/variant/compile time per pipeline
+    tags = _llvm_x.pipeline_tags(plan, pipes, analyze, backend)
+    used = _llvm_x.overall(tags)
     lines.append(f"Pipelines: {len(pipes)} (backend={used}, requested={backend})")
     for i, p in enumerate(pipes, 1):
         desc = " -> ".join(op.label() for op in reversed(p))
         extra = ""
         if analyze:
             extra = f" rows={getattr(p[0], 'rows_out', 0)} time={sum(getattr(o, 'elapsed', 0.0) for o in p) * 1000:.3f} ms"
-        lines.append(f"  Pipeline {i} [{used}]: {desc}{extra}")
+        lines.append(f"  Pipeline {i} [{tags[i - 1]}]: {desc}{extra}")
     for rel in _continuous_views(plan):
         lines += continuous_view_lines(session, rel, analyze)
     if analyze:
@@ -57,6 +60,8 @@ def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
             chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, P.HashJoin) else o.label()) for o in p.ops])
             lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
                          f"{p.global_.rows_in + p.local.rows_in} rows in)")
+            from .llvm import explain as _llvm_x   # [llvm hook]
+            lines.append(f"    Backend: {_llvm_x.stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
     lines += ["    " + l for l in P.explain_lines(cv.plan, analyze)]
     return lines

@@ -1055,10 +1055,12 @@ class Planner:
         b = ExprBinder(self, scope, context="aggregate function calls")
         distinct = False
         args_nodes = func_args(node)
+        order_node = None
         if isinstance(node, exp.GroupConcat):
             this = node.this
             sep = node.args.get("separator")
             if isinstance(this, exp.Order):
+                order_node = this
                 order_key = self._agg_order(this, scope)
                 this = this.this
             if isinstance(this, exp.Distinct):
@@ -1074,6 +1076,7 @@ class Planner:
             distinct = True
             args_nodes = list(args_nodes[0].expressions) + args_nodes[1:]
         if args_nodes and isinstance(args_nodes[0], exp.Order):
+            order_node = args_nodes[0]
             order_key = self._agg_order(args_nodes[0], scope)
             args_nodes = [args_nodes[0].this] + args_nodes[1:]
         for a in args_nodes:
@@ -1095,11 +1098,39 @@ class Planner:
             args = [self.coerce(args[0], O.BOOL)]
         if fn == "string_agg" and len(args) == 2:
             args = [self.coerce(args[0], O.TEXT) if not T.is_string(args[0].oid) else args[0], self.coerce(args[1], O.TEXT)]
-        spec = AggSpec(fn, args, [a.oid for a in args] or [O.INT8], distinct=distinct, filter_=filt,
+        arg_oids = [a.oid for a in args] or [O.INT8]
+        if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
+                                           and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
+            # ORDER BY other expressions: carry the keys as hidden trailing arguments
+            order_key, extra = self._agg_order_keys(order_node, scope, len(args))
+            args = args + extra
+        spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
                        order_key=order_key, star=star)
         if spec.oid == -1:
             raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(T.type_name(a.oid) for a in args)}) does not exist")
         return spec
+
+    def _agg_order_keys(self, order: exp.Order, scope, first: int):
+        """Sorter over list-state rows whose sort keys sit at positions first, first+1, ..."""
+        b = ExprBinder(self, scope, context="aggregate ORDER BY")
+        keys = [(b.bind(o.this), bool(o.args.get("desc")), o.args.get("nulls_first")) for o in order.expressions]
+        extra = [self.coerce(k, O.TEXT) if k.oid == O.UNKNOWN else k for k, _, _ in keys]
+
+        def sorter(rows):
+            from .operators import _sort_key
+
+            rows = list(rows)
+            for j in range(len(keys) - 1, -1, -1):  # stable sorts, least significant key first
+                _, desc, nf = keys[j]
+                pos = first + j
+                nulls_first = desc if nf is None else bool(nf)
+                nn = [r for r in rows if r[pos] is not None]
+                nulls = [r for r in rows if r[pos] is None]
+                nn.sort(key=lambda r: _sort_key(r[pos]), reverse=desc)
+                rows = (nulls + nn) if nulls_first else (nn + nulls)
+            return rows
+
+        return sorter, extra
 
     def _agg_order(self, order: exp.Order, scope):
         b = ExprBinder(self, scope, context="aggregate ORDER BY")

@@ -14,7 +14,7 @@ from . import operators as P
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
-             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text"}
+             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors"}
 
 
 def _series(vals, oid):
@@ -86,6 +86,15 @@ def srf_impl(planner, name: str, args):
             return Batch([c], len(c))
 
         return fn2, et
+    if name == "pg_partition_ancestors":  # no partitioning: a relation is its own only ancestor
+        if args and args[0].oid in (O.UNKNOWN, O.TEXT):
+            args[0] = planner.coerce(args[0], O.REGCLASS)
+
+        def fn_anc(vals, ctx):
+            c = Col.from_pylist([] if vals[0] is None else [int(vals[0])], O.REGCLASS)
+            return Batch([c], len(c))
+
+        return fn_anc, O.REGCLASS
     if name == "generate_subscripts":  # (array, dim [, reverse]); int2vector/oidvector-like catalog arrays too
         def fn_subs(vals, ctx):
             v = vals[0]

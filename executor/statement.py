@@ -35,7 +35,48 @@ def columns_of(op: P.Op) -> list[ResultColumn]:
     return [ResultColumn(c.name, c.oid, c.typmod, T.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
 
 
+def _pad_params(sql: str) -> str:
+    """sqlglot's tokenizer reads ``$1,$2`` as the start of a dollar-quoted
+    string; pgjdbc and psycopg send exactly that.  Put a space after each
+    ``$n`` outside quotes, comments and dollar quotes."""
+    if "$" not in sql or not re.search(r"\$\d+[^\s\d]", sql):
+        return sql
+    out, i, n = [], 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < n and not (sql[j] == ch and not sql.startswith(ch * 2, j)):
+                j += 2 if sql.startswith(ch * 2, j) else 1
+            out.append(sql[i : j + 1])
+            i = j + 1
+            continue
+        if sql.startswith("--", i) or sql.startswith("/*", i):
+            j = sql.find("\n" if ch == "-" else "*/", i + 2)
+            j = n if j < 0 else (j if ch == "-" else j + 2)
+            out.append(sql[i:j])
+            i = j
+            continue
+        if ch == "$":
+            m = re.match(r"\$(\d+)(?=[^\s\d])", sql[i:])
+            if m:
+                out.append(m.group(0) + " ")
+                i += len(m.group(0))
+                continue
+            m = re.match(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$", sql[i:])
+            if m:
+                j = sql.find(m.group(0), i + len(m.group(0)))
+                j = n if j < 0 else j + len(m.group(0))
+                out.append(sql[i:j])
+                i = j
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def parse_one(sql: str) -> exp.Expression:
+    sql = _pad_params(sql)
     try:
         trees = sqlglot.parse(sql, read="postgres")
     except (ParseError, TokenError) as e:

@@ -44,6 +44,8 @@ ARRAY_OF = {
     JSONB: 3807, REGTYPE: 2211, REGCLASS: 2210,
 }
 ELEMENT_OF = {v: k for k, v in ARRAY_OF.items()}
+# int2vector / oidvector (pg_index.indkey, ...) are arrays with a space-separated text form
+ELEMENT_OF.update({INT2VECTOR: INT2, OIDVECTOR: OID})
 
 INTEGER_TYPES = (INT2, INT4, INT8)
 FLOAT_TYPES = (FLOAT4, FLOAT8)

@@ -1366,9 +1366,10 @@ def _jsonb_send(v: Any) -> bytes:
 
 
 def _char_send(v: Any) -> bytes:
+    """"char" is always one byte on the wire; the empty value is NUL (as charsend does)."""
     if isinstance(v, (bytes, bytearray)):
-        return bytes(v[:1])
-    return str(v).encode("utf-8")[:1]
+        return bytes(v[:1]) or b"\0"
+    return str(v).encode("utf-8")[:1] or b"\0"
 
 
 def _bool_recv(b: bytes) -> bool:
@@ -1409,7 +1410,7 @@ for _o in (OID, XID, CID, REGPROC, REGCLASS, REGTYPE, REGNAMESPACE, REGROLE):
 _BIN_RECV: dict[int, Callable[[bytes], Any]] = {
     BOOL: _bool_recv,
     BYTEA: bytes,
-    CHAR: lambda b: b[:1].decode("latin-1"),
+    CHAR: lambda b: b[:1].decode("latin-1").rstrip("\0"),
     INT2: lambda b: _S_I2.unpack(b)[0],
     INT4: lambda b: _S_I4.unpack(b)[0],
     INT8: lambda b: _S_I8.unpack(b)[0],

@@ -46,6 +46,11 @@ DEFAULTS = {
     "statement_timeout": "0",
     "search_path": '"$user", public',
     "extra_float_digits": "1",
+    # read by clients (SQLAlchemy reflection, pgjdbc) through current_setting/SHOW
+    "default_table_access_method": "heap",
+    "password_encryption": "scram-sha-256",
+    "max_index_keys": "32",
+    "transaction_deferrable": "off",
 }
 
 #: Startup keys that are connection attributes, not settings.

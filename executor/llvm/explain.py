@@ -49,31 +49,12 @@ def overall(tags: list[str]) -> str:
     return "llvm" if any(t.startswith("llvm") for t in tags) else "vector"
 
 
-def continuous_lines(plan, session) -> list[str]:
-    """Stream pipelines (insert path) of the continuous views this plan reads."""
-    views = getattr(getattr(session, "engine", None), "streams", None)
-    views = getattr(views, "views", {}) if views is not None else {}
-    out = []
-    for rel in _view_rels(plan, []):
-        cv = views.get(rel.oid)
-        if cv is None:
-            continue
-        for pipes in cv.pipelines.values():
-            for pipe in pipes:
-                desc = " -> ".join([pipe.scan.label()] + [op.label() for op in pipe.ops] + [pipe.agg.label()])
-                sink = getattr(pipe, "_llvm", None)
-                tag = sink.info.tag() if sink is not None else "vector"
-                shape = f" {{{sink.info.shape_desc}}}" if sink is not None and sink.info.shape_desc else ""
-                out.append(f"  Stream pipeline of {rel.name} [{tag}]: {desc}{shape}")
-    if out:
-        out.insert(0, "Continuous view insert pipelines:")
-    return out
-
-
-def _view_rels(op, acc: list) -> list:
-    rel = getattr(op, "continuous_view", None)
-    if rel is not None and all(r.oid != rel.oid for r in acc):
-        acc.append(rel)
-    for c in op.children:
-        _view_rels(c, acc)
-    return acc
+def stream_tag(pipe) -> str:
+    """Backend line of a continuous view's stream (insert) pipeline."""
+    sink = getattr(pipe, "_llvm", None)
+    if sink is None:
+        return "vector (no batch on another backend yet)"
+    tag = sink.info.tag()
+    if sink.info.shape_desc:
+        tag += f"; compiled shape: {sink.info.shape_desc}"
+    return tag

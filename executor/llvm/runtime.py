@@ -212,7 +212,10 @@ class CompiledSink:
     def run_compiled(self, batch: Batch, ctx, prefix_done: bool = False) -> None:
         """Push one batch through prefix ops and the kernel into native tables."""
         plan = self.plan
+        self.info.backend = "llvm"
         if not prefix_done:
+            self.info.rows_llvm += batch.n
+            self.info.batches_llvm += 1
             for op in plan.prefix_ops:
                 batch = op.process(batch, ctx)
                 if batch.n == 0:
@@ -223,9 +226,9 @@ class CompiledSink:
         base, keep = self._inputs(batch, ctx)
         if base is not None and not self.tables and n >= 256:
             self._profile_first(base, n)
-        self.info.rows_llvm += n
-        self.info.batches_llvm += 1
-        self.info.backend = "llvm"
+        if prefix_done:
+            self.info.rows_llvm += n
+            self.info.batches_llvm += 1
         if base is None:
             return
         events: list = []
