@@ -1,7 +1,42 @@
-"""`make bench`: run every benchmark in turn (each is also runnable alone)."""
-import sys
+"""`make bench`: run every benchmark in turn at small sizes (about ten minutes on
+this machine).  Each module keeps its full-size defaults when run alone:
 
-from . import pgbench_compare
+    python -m bench                      # all, small
+    python -m bench ingest aim           # a subset, small
+    python -m bench.ingest --rows 10000000   # one, full size
+"""
+import sys
+import time
+
+from . import aim, ingest, pgbench_compare, tpch_cv
+
+SMALL = {
+    "pgbench_compare": (pgbench_compare.main, ["--seconds", "3"]),
+    "ingest": (ingest.main, ["--rows", "1000000", "--insert-seconds", "3", "--executemany-rows", "200"]),
+    "aim": (aim.main, ["--customers", "100000", "--events", "500000", "--seconds", "3"]),
+    "tpch_cv": (tpch_cv.main, ["--sf", "0.02", "--mem-rows", "1000000"]),
+}
+
+
+def main(argv: list[str]) -> int:
+    names = argv or list(SMALL)
+    unknown = [n for n in names if n not in SMALL]
+    if unknown:
+        print(f"unknown benchmark(s) {unknown}; choose from {list(SMALL)}", file=sys.stderr)
+        return 2
+    rc = 0
+    for name in names:
+        fn, args = SMALL[name]
+        print(f"\n######## bench.{name} {' '.join(args)}", flush=True)
+        t0 = time.perf_counter()
+        try:
+            rc |= fn(args) or 0
+        except Exception as e:  # one benchmark failing must not hide the others' figures
+            print(f"bench.{name} FAILED: {type(e).__name__}: {e}", flush=True)
+            rc = 1
+        print(f"######## bench.{name}: {time.perf_counter() - t0:.0f} s", flush=True)
+    return rc
+
 
 if __name__ == "__main__":
-    sys.exit(pgbench_compare.main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))

@@ -96,7 +96,7 @@ class Servers:
     """
 
     def __init__(self, pg: bool = True, ss: bool = True, fsync: str = "on",
-                 pg_settings: dict[str, str] | None = None, ss_log: str | None = None) -> None:
+                 pg_settings: dict[str, str] | None = None, ss_log: str | None = "auto") -> None:
         self.want_pg, self.want_ss, self.fsync = pg, ss, fsync
         self.pg_settings = pg_settings
         self.ss_log = ss_log
@@ -108,6 +108,9 @@ class Servers:
         try:
             if self.want_ss:
                 self.ss_port = free_port()
+                if self.ss_log == "auto":   # kept after the run: internal errors are explained there
+                    self.ss_log = f"/tmp/bench-splitstream-{self.ss_port}.log"
+                    print(f"(splitstream server log: {self.ss_log})", flush=True)
                 self.ss_proc, self._ss_dir = start_splitstream(self.ss_port, self.fsync, log=self.ss_log)
             if self.want_pg:
                 self.pg_port = free_port()
@@ -155,23 +158,32 @@ def psql(port: int, sql: str, capture: bool = False) -> str:
     return out.stdout if capture else ""
 
 
-def pgbench(port: int, script: str, clients: int, seconds: int, extra: list[str] | None = None,
+def pgbench(port: int, script: str | list[str], clients: int, seconds: int, extra: list[str] | None = None,
             options: str | None = None) -> float:
-    """tps of a pgbench -M prepared run of `script` (0.0 when pgbench failed).
-    `options` goes to the server as PGOPTIONS (e.g. "-c synchronous_commit=off")."""
+    """tps of a pgbench -M prepared run (0.0 when pgbench failed).  Several scripts are
+    picked at random per transaction, with equal weight.  `options` goes to the server
+    as PGOPTIONS (e.g. "-c synchronous_commit=off")."""
     env = dict(os.environ)
     if options:
         env["PGOPTIONS"] = options
-    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
-        f.write(script)
+    scripts = [script] if isinstance(script, str) else list(script)
+    files = []
     try:
+        for sc in scripts:
+            with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as f:
+                f.write(sc)
+            files.append(f.name)
         out = subprocess.run(["pgbench", "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "-n", "-M", "prepared",
-                              "-f", f.name, "-c", str(clients), "-j", str(clients), "-T", str(seconds),
-                              *(extra or []), "postgres"],
+                              *[x for fn in files for x in ("-f", fn)], "-c", str(clients), "-j", str(clients),
+                              "-T", str(seconds), *(extra or []), "postgres"],
                              capture_output=True, text=True, env=env)
     finally:
-        os.unlink(f.name)
+        for fn in files:
+            os.unlink(fn)
     m = re.search(r"tps = ([\d.]+)", out.stdout)
+    if not m or "aborted" in out.stdout + out.stderr:
+        err = (out.stderr.strip().splitlines() or [""])[-3:]
+        print(f"  [pgbench on port {port}: {' | '.join(err)[:400]}]", flush=True)
     return float(m.group(1)) if m else 0.0
 
 

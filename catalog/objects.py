@@ -32,6 +32,7 @@ class Constraint:
     on_delete: str = "a"            # a=no action, c=cascade, n=set null, r=restrict, d=set default
     on_update: str = "a"
     index_oid: int = 0
+    from_index: bool = False        # made by CREATE UNIQUE INDEX: enforced, but not a pg_constraint row
 
 
 @dataclass(frozen=True)

@@ -323,7 +323,7 @@ def _pg_index(state, ctx):
 def _pg_constraint(state, ctx):
     for r in state.rels.values():
         for c in r.constraints:
-            if c.kind not in ("p", "u", "c", "f"):
+            if c.kind not in ("p", "u", "c", "f") or getattr(c, "from_index", False):
                 continue
             ref = state.rels.get(c.ref_table) if c.kind == "f" else None
             fk = c.kind == "f"
@@ -604,3 +604,13 @@ def _pg_opclass(state, ctx):
     by_oid = {v: k for k, v in _OPCLASS.items() if k not in (O.VARCHAR,)}
     for oid, name in _OPCLASS_NAMES.items():
         yield (oid, 403, name, 11, 10, oid, by_oid.get(oid, 0), True, 0)
+
+
+@table("pg_catalog", "pg_cursors", [
+    ("name", O.TEXT), ("statement", O.TEXT), ("is_holdable", O.BOOL), ("is_binary", O.BOOL),
+    ("is_scrollable", O.BOOL), ("creation_time", O.TIMESTAMPTZ),
+])
+def _pg_cursors(state, ctx):
+    info = getattr(ctx, "session", None)
+    for name in list((getattr(info, "cursors", None) or {}).keys()):
+        yield (name, None, False, False, False, None)

@@ -376,36 +376,56 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
     if typmod < 0:
         return col
     if col.oid in (O.VARCHAR, O.BPCHAR):
-        n = typmod - 4
-        out = []
-        for v in col.to_pylist():
-            if v is None:
-                out.append(None)
-                continue
-            if len(v) > n:
-                if explicit or not v[n:].strip(" ") == "":
-                    if not explicit:
-                        raise PgError("22001", f"value too long for type {format_type(col.oid, typmod)}")
-                v = v[:n]
-            if col.oid == O.BPCHAR:
-                v = v.ljust(n)
-            out.append(v)
-        return Col.from_pylist(out, col.oid)
+        return _apply_length(col, typmod - 4, explicit, typmod)
     if col.oid == O.NUMERIC:
         p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
         q = decimal.Decimal(1).scaleb(-s)
-        out = []
-        for v in col.to_pylist():
-            if v is None or v.is_nan():
-                out.append(v)
-                continue
-            r = v.quantize(q, rounding=decimal.ROUND_HALF_UP)
-            if r.adjusted() >= p - s and r != 0:
-                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
-                              detail=f"A field with precision {p}, scale {s} must round to an absolute value less than 10^{p - s}.")
-            out.append(r)
-        return Col.from_pylist(out, O.NUMERIC)
+        limit = decimal.Decimal(10) ** (p - s)
+        vals = col.data.tolist()
+        nulls = col.nulls
+        ctx = decimal.Context(prec=max(p + 2, 40), rounding=decimal.ROUND_HALF_UP)
+        zero = decimal.Decimal(0)
+        out = [zero if v is None or not v.is_finite() else v.quantize(q, context=ctx) for v in vals]
+        if out and max(map(abs, out)) >= limit:
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                          detail=f"A field with precision {p}, scale {s} must round to an absolute value less than 10^{p - s}.")
+        for i, v in enumerate(vals):
+            if v is not None and not v.is_finite():
+                out[i] = v
+        arr = np.empty(len(out), dtype=object)
+        arr[:] = out
+        if nulls is not None:
+            arr[nulls] = None
+        return Col(arr, nulls, O.NUMERIC)
     return col
+
+
+def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":
+    """varchar(n) / char(n): check or truncate, and blank-pad char(n).
+
+    Work per value is a len() call; only values that need changing are
+    touched individually."""
+    from .vector import Col
+
+    vals = col.data.tolist()
+    nulls = col.nulls
+    if nulls is not None:
+        for i in np.flatnonzero(nulls).tolist():
+            vals[i] = ""
+    lens = np.fromiter(map(len, vals), dtype=np.int64, count=len(vals))
+    for i in np.flatnonzero(lens > n).tolist():
+        v = vals[i]
+        if not explicit and v[n:].strip(" ") != "":
+            raise PgError("22001", f"value too long for type {format_type(col.oid, typmod)}")
+        vals[i] = v[:n]
+    if col.oid == O.BPCHAR:
+        for i in np.flatnonzero(lens < n).tolist():
+            vals[i] = vals[i].ljust(n)
+    arr = np.empty(len(vals), dtype=object)
+    arr[:] = vals
+    if nulls is not None:
+        arr[nulls] = None
+    return Col(arr, nulls, col.oid)
 
 
 def can_implicit(src: int, dst: int) -> bool:

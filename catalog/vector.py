@@ -64,6 +64,9 @@ class Col:
     def concat(cols: list["Col"]) -> "Col":
         if len(cols) == 1:
             return cols[0]
+        if all(type(c) is FixedCol for c in cols) and len({c.scale for c in cols}) == 1:
+            nulls = np.concatenate([c.null_mask() for c in cols]) if any(c.nulls is not None for c in cols) else None
+            return FixedCol(np.concatenate([c.fx for c in cols]), cols[0].scale, nulls)
         oid = cols[0].oid
         datas = [c.data for c in cols]
         if any(d.dtype == object for d in datas) and not all(d.dtype == object for d in datas):
@@ -113,3 +116,121 @@ class Batch:
     def rows(self) -> list[tuple]:
         lists = [c.to_pylist() for c in self.cols]
         return list(zip(*lists)) if lists else [() for _ in range(self.n)]
+
+
+# ---------------------------------------------------------------- fixed-point numeric
+
+class FixedCol(Col):
+    """A NUMERIC column held as scaled int64 (value = fx / 10**scale).
+
+    NUMERIC is an object array of Decimals everywhere else (storage, WAL,
+    wire encoding), which costs a Python object operation per row.  Columns
+    whose values share one display scale -- every ``numeric(p,s)`` table
+    column, and sums/products of such columns -- run through arithmetic,
+    comparison and sums as int64 instead.  ``data`` materialises the Decimal
+    array on first use, so code that knows nothing of this class still sees
+    ordinary NUMERIC values.
+    """
+
+    __slots__ = ("fx", "scale", "_dec")
+
+    def __init__(self, fx: np.ndarray, scale: int, nulls: np.ndarray | None, dec: np.ndarray | None = None) -> None:
+        self.fx = fx
+        self.scale = scale
+        self._dec = dec
+        self.nulls = nulls if (nulls is not None and nulls.any()) else None
+        self.oid = NUMERIC_OID
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]
+        if self._dec is None:
+            self._dec = fixed_to_decimals(self.fx, self.scale, self.nulls)
+        return self._dec
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._dec = value
+
+    def __len__(self) -> int:
+        return len(self.fx)
+
+    def null_mask(self) -> np.ndarray:
+        return self.nulls if self.nulls is not None else np.zeros(len(self.fx), dtype=bool)
+
+    def valid_mask(self) -> np.ndarray:
+        return ~self.nulls if self.nulls is not None else np.ones(len(self.fx), dtype=bool)
+
+    def take(self, idx: np.ndarray) -> "FixedCol":
+        return FixedCol(self.fx[idx], self.scale, None if self.nulls is None else self.nulls[idx],
+                        None if self._dec is None else self._dec[idx])
+
+    def filter(self, mask: np.ndarray) -> "FixedCol":
+        return FixedCol(self.fx[mask], self.scale, None if self.nulls is None else self.nulls[mask],
+                        None if self._dec is None else self._dec[mask])
+
+    def slice(self, a: int, b: int) -> "FixedCol":
+        return FixedCol(self.fx[a:b], self.scale, None if self.nulls is None else self.nulls[a:b],
+                        None if self._dec is None else self._dec[a:b])
+
+
+NUMERIC_OID = 1700
+#: |fx| must stay below this so sums of a batch and products cannot wrap.
+FIXED_LIMIT = 2 ** 62
+
+
+def fixed_to_decimals(fx: np.ndarray, scale: int, nulls: np.ndarray | None) -> np.ndarray:
+    import decimal
+
+    out = np.empty(len(fx), dtype=object)
+    if scale == 0:
+        out[:] = [decimal.Decimal(v) for v in fx.tolist()]
+    else:
+        ctx_scaleb = decimal.Decimal.scaleb
+        out[:] = [ctx_scaleb(decimal.Decimal(v), -scale) for v in fx.tolist()]
+    if nulls is not None:
+        out[nulls] = None
+    return out
+
+
+_FIXED_CACHE: dict[int, tuple] = {}
+
+
+def fixed_view(col: Col, scale: int | None = None, precision: int | None = None) -> FixedCol | None:
+    """``col`` as a FixedCol, or None when that is not exact.
+
+    ``scale``/``precision`` come from a ``numeric(p,s)`` type modifier, which
+    guarantees every value has exactly that scale; with ``p <= 15`` the values
+    convert through float64 exactly (|v| * 10**s < 2**53).  The conversion of
+    a stored column is cached for as long as its data array lives, so table
+    scans pay it once per table version rather than once per query.
+    """
+    if isinstance(col, FixedCol):
+        return col
+    if col.oid != NUMERIC_OID or scale is None or precision is None or precision > 15:
+        return None
+    data = col.data
+    key = id(data)
+    hit = _FIXED_CACHE.get(key)
+    if hit is not None and hit[0]() is data and hit[1] == scale:
+        return FixedCol(hit[2], scale, col.nulls, data)
+    import weakref
+
+    try:
+        if col.nulls is not None:
+            f = np.zeros(len(data), dtype=np.float64)
+            ok = ~col.nulls
+            f[ok] = np.array(data[ok], dtype=np.float64)
+        else:
+            f = np.array(data, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(f).all():
+        return None  # NaN
+    fx = np.rint(f * (10.0 ** scale)).astype(np.int64)
+    try:
+        ref = weakref.ref(data, lambda _r, k=key: _FIXED_CACHE.pop(k, None))
+    except TypeError:
+        ref = None
+    if ref is not None:
+        _FIXED_CACHE[key] = (ref, scale, fx)
+    return FixedCol(fx, scale, col.nulls, data)

@@ -8,6 +8,8 @@ Segments are numbered; a checkpoint names the first segment to replay.
 """
 from __future__ import annotations
 
+import decimal
+import io
 import os
 import pickle
 import struct
@@ -16,7 +18,57 @@ import zlib
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 _HDR = struct.Struct("!II")
+
+
+def _pack_objects(arr: np.ndarray):
+    """Object columns of str or Decimal as one joined string: pickling them
+    element by element dominated the cost of logging a batch."""
+    lst = arr.tolist()
+    nones = [i for i, v in enumerate(lst) if v is None]
+    kinds = set(map(type, lst))
+    kinds.discard(type(None))
+    if kinds == {str}:
+        vals = lst if not nones else ["" if v is None else v for v in lst]
+        if any("\0" in v for v in vals[:0]):
+            return None
+        blob = "\0".join(vals)
+        if blob.count("\0") != len(vals) - 1:
+            return None
+        return ("s", blob.encode("utf-8", "surrogatepass"), len(vals), nones)
+    if kinds == {decimal.Decimal}:
+        vals = lst if not nones else [decimal.Decimal(0) if v is None else v for v in lst]
+        return ("d", "\0".join(map(str, vals)).encode(), len(vals), nones)
+    return None
+
+
+def _unpack_objects(kind: str, blob: bytes, n: int, nones: list) -> np.ndarray:
+    text = blob.decode("utf-8", "surrogatepass")
+    vals = text.split("\0") if n else []
+    if kind == "d":
+        vals = list(map(decimal.Decimal, vals))
+    for i in nones:
+        vals[i] = None
+    out = np.empty(n, dtype=object)
+    out[:] = vals
+    return out
+
+
+class _WalPickler(pickle.Pickler):
+    def reducer_override(self, obj):
+        if type(obj) is np.ndarray and obj.dtype == object and obj.ndim == 1 and len(obj) > 32:
+            packed = _pack_objects(obj)
+            if packed is not None:
+                return _unpack_objects, packed
+        return NotImplemented
+
+
+def dumps(ops: list) -> bytes:
+    buf = io.BytesIO()
+    _WalPickler(buf, protocol=5).dump(ops)
+    return buf.getvalue()
 
 
 class Wal:
@@ -69,7 +121,7 @@ class Wal:
         self.size = self._f.tell()
 
     def append(self, ops: list, sync: bool) -> None:
-        body = pickle.dumps(ops, protocol=5)
+        body = dumps(ops)
         rec = _HDR.pack(len(body), zlib.crc32(body)) + body
         with self.lock:
             self._f.write(rec)

@@ -461,10 +461,14 @@ class ExprBinder:
 
     def _cmp(self, op, n):
         rhs = n.expression
+        if isinstance(rhs, exp.Anonymous) and str(rhs.this).lower() == "all" and len(rhs.expressions) == 1:
+            rhs = exp.All(this=rhs.expressions[0])  # sqlglot reads ALL(array) as a function call
         if isinstance(rhs, (exp.Any, exp.All)):
             return self._any_all(op, n.this, rhs)
         l, r = self.bind(n.this), self.bind(rhs)
         l, r = self.p.unify(l, r, "comparison")
+        if l.oid == O.BPCHAR and r.oid == O.BPCHAR:
+            l, r = bpchar_operands(op, l, r)
         return X.Compare(op, l, r)
 
     def b_EQ(self, n):
@@ -591,6 +595,11 @@ class ExprBinder:
             t = O.TEXT
         a = self.p.coerce(a, t)
         items = [self.p.coerce(i, t) for i in items]
+        if t == O.BPCHAR:
+            if all(isinstance(i, X.Const) for i in items) and a.typmod >= 4:
+                items = [bpchar_operands("=", a, i)[1] for i in items]
+            else:
+                a, items = X.Cast(a, O.TEXT), [X.Cast(i, O.TEXT) for i in items]
         return X.InList(a, items, negate=False)
 
     def _like(self, n, ilike=False, regex=False, negate=False):
@@ -598,6 +607,7 @@ class ExprBinder:
         p = self.p.coerce(self.bind(n.expression), O.TEXT)
         if a.oid == O.UNKNOWN:
             a = self.p.coerce(a, O.TEXT)
+        negate = negate or bool(n.args.get("negate"))  # sqlglot 30: NOT LIKE is Like(negate=True)
         return X.Like(a, p, ilike=ilike, regex=regex, negate=negate)
 
     def b_Like(self, n):
@@ -617,7 +627,7 @@ class ExprBinder:
         p = self.bind(n.expression)
         if isinstance(p, X.Const):
             rx = _similar_to_regex(p.value)
-            return X.Like(a, X.Const(rx, O.TEXT), regex=True)
+            return X.Like(a, X.Const(rx, O.TEXT), regex=True, negate=bool(n.args.get("negate")))
         raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
 
     def b_Escape(self, n):
@@ -800,10 +810,114 @@ class ExprBinder:
         return self._json_get(n, as_text=True)
 
     def b_JSONBExtract(self, n):
-        return self._json_get(n, as_text=False)
+        return self._json_path(n, as_text=False)
 
     def b_JSONBExtractScalar(self, n):
-        return self._json_get(n, as_text=True)
+        return self._json_path(n, as_text=True)
+
+    def _json_path(self, n, as_text):
+        """``#>`` / ``#>>``: follow a text[] path of keys and array indexes."""
+        a = self.bind(n.this)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, O.JSONB)
+        path = self.p.coerce(self.bind(n.expression), O.ARRAY_OF[O.TEXT])
+        oid_out = O.TEXT if as_text else (a.oid if a.oid in (O.JSON, O.JSONB) else O.JSONB)
+        from protocol.types import decode_text
+
+        def follow(doc, keys):
+            v = json.loads(doc)
+            for k in keys:
+                if isinstance(v, dict) and k in v:
+                    v = v[k]
+                elif isinstance(v, list):
+                    try:
+                        i = int(k)
+                    except (TypeError, ValueError):
+                        return None
+                    if not -len(v) <= i < len(v):
+                        return None
+                    v = v[i]
+                else:
+                    return None
+            if as_text:
+                if v is None:
+                    return None
+                return v if isinstance(v, str) else decode_text(O.JSONB, json.dumps(v)) if not isinstance(v, bool) else ("true" if v else "false")
+            return decode_text(oid_out, json.dumps(v))
+
+        def impl(cols, nrows, ctx):
+            return Col.from_pylist([None if d is None or k is None else follow(d, k)
+                                    for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
+
+        return X.Func("json_path", impl, [a, path], oid_out)
+
+    def b_ArrayContainsAll(self, n):
+        a, b = self.bind(n.this), self.bind(n.expression)
+        if a.oid in (O.JSONB, O.UNKNOWN) and b.oid in (O.JSONB, O.UNKNOWN):
+            a, b = self.p.coerce(a, O.JSONB), self.p.coerce(b, O.JSONB)
+
+            def impl(cols, nrows, ctx):
+                return Col.from_pylist([None if x is None or y is None else _jsonb_contains(json.loads(x), json.loads(y))
+                                        for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+
+            return X.Func("jsonb_contains", impl, [a, b], O.BOOL)
+        if b.oid == O.UNKNOWN:
+            b = self.p.coerce(b, a.oid)
+        if a.oid == O.UNKNOWN:
+            a = self.p.coerce(a, b.oid)
+
+        def aimpl(cols, nrows, ctx):
+            return Col.from_pylist([None if x is None or y is None else all(v in x for v in y)
+                                    for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+
+        return X.Func("arraycontains", aimpl, [a, b], O.BOOL)
+
+    def b_JSONBContainsTopKey(self, n):
+        a = self.p.coerce(self.bind(n.this), O.JSONB)
+        k = self.p.coerce(self.bind(n.expression), O.TEXT)
+
+        def has(doc, key):
+            v = json.loads(doc)
+            if isinstance(v, dict):
+                return key in v
+            if isinstance(v, list):
+                return key in [x for x in v if isinstance(x, str)]
+            return isinstance(v, str) and v == key
+
+        def impl(cols, nrows, ctx):
+            return Col.from_pylist([None if d is None or key is None else has(d, key)
+                                    for d, key in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+
+        return X.Func("jsonb_exists", impl, [a, k], O.BOOL)
+
+    def b_Initcap(self, n):
+        return self.call("initcap", [self.bind(n.this)])
+
+    def b_Pad(self, n):
+        args = [self.bind(n.this), self.bind(n.expression)]
+        if n.args.get("fill_pattern") is not None:
+            args.append(self.bind(n.args["fill_pattern"]))
+        return self.call("lpad" if n.args.get("is_left") else "rpad", args)
+
+    def b_TimeToStr(self, n):
+        """to_char: sqlglot rewrote PostgreSQL's template to strftime; undo it."""
+        fmt = n.args.get("format")
+        if isinstance(fmt, exp.Literal) and fmt.is_string and "%" in fmt.this:
+            from sqlglot.dialects.postgres import Postgres
+
+            inv = sorted(Postgres.INVERSE_TIME_MAPPING.items(), key=lambda kv: -len(kv[0]))
+            text, out, i = fmt.this, [], 0
+            while i < len(text):
+                for k, v in inv:
+                    if text.startswith(k, i):
+                        out.append(v)
+                        i += len(k)
+                        break
+                else:
+                    out.append(text[i])
+                    i += 1
+            fmt = exp.Literal.string("".join(out))
+        return self.call("to_char", [self.bind(n.this), self.bind(fmt)])
 
     def _json_get(self, n, as_text):
         a = self.bind(n.this)
@@ -852,7 +966,12 @@ class ExprBinder:
 
     def b_Bracket(self, n):
         a = self.bind(n.this)
-        idx = self.p.coerce(self.bind(n.expressions[0]), O.INT4)
+        ix = n.expressions[0]
+        if isinstance(ix, exp.Literal) and not ix.is_string:
+            # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
+            idx = X.Const(int(ix.this) + 1, O.INT4)
+        else:
+            idx = self.p.coerce(self.bind(ix), O.INT4)
         et = O.ELEMENT_OF.get(a.oid, O.TEXT)
 
         def impl(cols, nrows, ctx):
@@ -956,6 +1075,33 @@ class ExprBinder:
         if oid == 0:
             oid = args[0].oid if args else O.UNKNOWN
         return X.Func(name, fd.impl, args, oid, fd.volatile)
+
+
+def _jsonb_contains(a, b) -> bool:
+    """PostgreSQL's jsonb @> (containment, arrays as multisets of contained items)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(k in a and _jsonb_contains(a[k], v) for k, v in b.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return all(any(_jsonb_contains(x, y) for x in a) for y in b)
+    if isinstance(a, list) and not isinstance(b, (dict, list)):
+        return any(x == b and type(x) is type(b) for x in a)
+    return a == b and type(a) is type(b)
+
+
+def bpchar_operands(op: str, l: X.Expr, r: X.Expr) -> tuple[X.Expr, X.Expr]:
+    """char(n) compares without its trailing blanks.  Stored char(n) values are
+    padded to n, so equality with a constant is an exact match against the
+    constant padded to n (no per-row work); anything else compares the
+    blank-stripped text."""
+    if op in ("=", "<>"):
+        for a, b, swap in ((l, r, False), (r, l, True)):
+            if isinstance(b, X.Const) and a.typmod >= 4 and isinstance(b.value, str):
+                v = b.value.rstrip(" ")
+                if len(v) <= a.typmod - 4:
+                    v = v.ljust(a.typmod - 4)
+                c = X.Const(v, O.BPCHAR, a.typmod)
+                return (c, a) if swap else (a, c)
+    return X.Cast(l, O.TEXT, explicit=False), X.Cast(r, O.TEXT, explicit=False)
 
 
 def _similar_to_regex(p: str) -> str:

@@ -5,10 +5,12 @@ from protocol import oids as O
 from protocol.errors import PgError, UNDEFINED_FUNCTION
 
 
-def index_def(st, oid):
+def index_def(st, oid, column=0):
     r = st.rels.get(oid)
     if r is None or r.kind != "i":
         return None
+    if column:  # pg_get_indexdef(index, n, pretty): just the n-th key
+        return r.index_columns[column - 1] if 0 < column <= len(r.index_columns) else ""
     t = st.rels.get(r.index_table)
     cols = ", ".join(r.index_columns)
     u = "UNIQUE " if r.index_unique else ""
@@ -49,7 +51,7 @@ def constraint_text(st, c) -> str:
 
 def definition_function(planner, name, args, lift):
     if name == "pg_get_indexdef":
-        return lift(lambda st, oid, *a: index_def(st, oid), O.TEXT)
+        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), O.TEXT)
     if name == "pg_get_constraintdef":
         return lift(lambda st, oid, *a: constraint_def(st, oid), O.TEXT)
     if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",

@@ -135,8 +135,103 @@ def register_catalog_functions(register) -> None:
     register("json_build_object", O.JSON)(build_object)
     register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
              O.BOOL, [O.OID])(rows(lambda st, o: True, O.BOOL))
+    def advisory(kind):
+        def impl(cols, n, ctx):
+            lists = [c.to_pylist() for c in cols]
+            owner = getattr(getattr(ctx, "session", None), "pid", None) or id(getattr(ctx, "session", None))
+            out = []
+            for i in range(n):
+                key = tuple(l[i] for l in lists)
+                if kind == "lock":
+                    ADVISORY.lock(owner, key, ctx)
+                    out.append(None)
+                elif kind == "try":
+                    out.append(ADVISORY.try_lock(owner, key))
+                elif kind == "unlock":
+                    out.append(ADVISORY.unlock(owner, key))
+                else:
+                    ADVISORY.release_all(owner)
+                    out.append(None)
+            return Col.from_pylist(out, O.BOOL if kind in ("try", "unlock") else O.VOID)
+        return impl
+
+    def sleep(cols, n, ctx):
+        import time
+
+        secs = cols[0].to_pylist()
+        for i in range(n):
+            v = secs[i]
+            if v is None:
+                continue
+            end = time.monotonic() + float(v)
+            while True:  # in slices, so cancel, statement_timeout and a vanished client interrupt it
+                check = getattr(ctx, "check_cancel", None)
+                if check is not None:
+                    check()
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(left, 0.02))
+        return Col.from_pylist([None] * n, O.VOID)
+
+    register("pg_sleep", O.VOID, [O.FLOAT8], volatile=True)(sleep)
+    register("pg_advisory_lock", O.VOID, None, volatile=True)(advisory("lock"))
+    register("pg_try_advisory_lock", O.BOOL, None, volatile=True)(advisory("try"))
+    register("pg_advisory_unlock", O.BOOL, None, volatile=True)(advisory("unlock"))
+    register("pg_advisory_unlock_all", O.VOID, [], volatile=True)(advisory("all"))
     register("pg_get_userbyid", O.NAME, [O.OID])(rows(_role_name_by_oid, O.NAME))
     register("to_regtype", O.REGTYPE, [O.TEXT])(rows(lambda st, s: _regtype(s), O.REGTYPE))
     register("to_regnamespace", O.REGNAMESPACE, [O.TEXT])(
         rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
              O.REGNAMESPACE))
+
+
+class AdvisoryLocks:
+    """Session-level advisory locks (pg_advisory_lock & co.), shared by all sessions of the process."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self._cv = threading.Condition()
+        self._held: dict[tuple, tuple[object, int]] = {}   # key -> (owner, count)
+
+    def try_lock(self, owner, key) -> bool:
+        with self._cv:
+            cur = self._held.get(key)
+            if cur is None or cur[0] == owner:
+                self._held[key] = (owner, (cur[1] if cur else 0) + 1)
+                return True
+            return False
+
+    def lock(self, owner, key, ctx) -> None:
+        with self._cv:
+            while True:
+                cur = self._held.get(key)
+                if cur is None or cur[0] == owner:
+                    self._held[key] = (owner, (cur[1] if cur else 0) + 1)
+                    return
+                self._cv.wait(0.05)
+                check = getattr(ctx, "check_cancel", None)
+                if check is not None:
+                    check()  # cancel requests and statement_timeout interrupt the wait
+
+    def unlock(self, owner, key) -> bool:
+        with self._cv:
+            cur = self._held.get(key)
+            if cur is None or cur[0] != owner:
+                return False
+            if cur[1] > 1:
+                self._held[key] = (owner, cur[1] - 1)
+            else:
+                del self._held[key]
+            self._cv.notify_all()
+            return True
+
+    def release_all(self, owner) -> None:
+        with self._cv:
+            for k in [k for k, v in self._held.items() if v[0] == owner]:
+                del self._held[k]
+            self._cv.notify_all()
+
+
+ADVISORY = AdvisoryLocks()

@@ -9,13 +9,20 @@ from .api import Result
 from .statement import Stmt
 
 
+def _ident(s: str) -> str:
+    """A cursor name as PostgreSQL folds it: "Quoted" keeps its case, bare names are lowercased."""
+    if len(s) >= 2 and s[0] == '"' and s[-1] == '"':
+        return s[1:-1].replace('""', '"')
+    return s.lower()
+
+
 def cursor_statement(text: str, words: list[str]) -> Stmt:
     w0 = words[0]
     if w0 == "DECLARE":
         m = re.match(r"\s*declare\s+(\S+)\s+.*?cursor\s+(?:(?:with|without)\s+hold\s+)?for\s+(.*)$", text, re.I | re.S)
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
-        name, query = m.group(1).lower(), m.group(2)
+        name, query = _ident(m.group(1)), m.group(2)
 
         class _Declare(Stmt):
             cacheable = False
@@ -34,7 +41,7 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error in FETCH")
         how = (m.group(1) or "next").lower()
-        name = m.group(2).lower()
+        name = _ident(m.group(2))
 
         class _Fetch(Stmt):
             cacheable = False
@@ -59,7 +66,7 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
 
         return _Fetch()
     m = re.match(r"\s*close\s+(\S+?)\s*;?\s*$", text, re.I)
-    name = m.group(1).lower() if m else "all"
+    name = _ident(m.group(1)) if m else "all"
 
     class _Close(Stmt):
         cacheable = False

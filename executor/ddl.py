@@ -320,7 +320,7 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
         from .dml import check_unique_existing
 
         check_unique_existing(session, ctx, rel, cols, name)
-        new_cons = rel.constraints + (Constraint(name, "u", tuple(cols), index_oid=oid),)
+        new_cons = rel.constraints + (Constraint(name, "u", tuple(cols), index_oid=oid, from_index=True),)
         ctx.txn.apply(("rel", rel.with_(constraints=new_cons)))
     return []
 
@@ -425,6 +425,12 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
                           hint=f"Use DROP {_drop_word(rel)} to remove {_kind_article(rel)}.")
         deps = _all_dependents(st, rel.oid)
         visible = [d for d in deps if d.kind == "v" or (d.kind == "f")]
+        fks = [(o, c) for o in st.rels.values() if o.kind == "r" and o.oid != rel.oid
+               for c in o.constraints if c.kind == "f" and c.ref_table == rel.oid]
+        if fks and not cascade and not visible:
+            raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop table {name} because other objects depend on it",
+                          detail="\n".join(f"constraint {c.name} on table {o.name} depends on table {name}" for o, c in fks),
+                          hint="Use DROP ... CASCADE to drop the dependent objects too.")
         if visible and not cascade:
             raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop {_kind_word(rel)} {name} because other objects depend on it",
                           detail="\n".join(f"{_kind_word(d)} {d.name} depends on {_kind_word(rel)} {name}" for d in visible),
@@ -504,7 +510,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
         if isinstance(action, exp.ColumnDef):
             _add_column(session, ctx, planner, rel, action)
         elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
-            for c in action.expressions or [action.this]:
+            for c in action.args.get("tables") or action.expressions or [action.this]:
                 _drop_column(ctx, rel, ident(c.this) if isinstance(c, exp.Column) else ident(c), bool(action.args.get("exists")))
                 rel = ctx.txn.state.rels[rel.oid]
         elif isinstance(action, exp.RenameColumn):
@@ -845,16 +851,28 @@ class CreateRoleStmt(Stmt):
 
             pw = existing.password
             if self.password is not None:
-                pw = self.password if self.password.startswith(("SCRAM-SHA-256$", "md5")) else make_scram_verifier(self.password)
+                pw = _stored_password(ctx, self.name, self.password)
             ctx.txn.apply(("role", replace(existing, password=pw)))
             return Result(tag="ALTER ROLE")
         if existing is not None:
             raise PgError(DUPLICATE_OBJECT, f'role "{self.name}" already exists')
         pw = None
         if self.password is not None:
-            pw = self.password if self.password.startswith(("SCRAM-SHA-256$", "md5")) else make_scram_verifier(self.password)
+            pw = _stored_password(ctx, self.name, self.password)
         ctx.txn.apply(("role", Role(ctx.txn.new_oid(), self.name, superuser=self.superuser, login=self.login, password=pw)))
         return Result(tag="CREATE ROLE")
+
+
+def _stored_password(ctx, role: str, password: str) -> str:
+    """What PostgreSQL stores for PASSWORD '...': a given hash as is, else a SCRAM verifier
+    or (SET password_encryption = 'md5') an md5 hash."""
+    from protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
+
+    if password.startswith("SCRAM-SHA-256$") or is_md5_hash(password):
+        return password
+    if ctx.setting("password_encryption", "scram-sha-256").lower() == "md5":
+        return make_md5_hash(password, role)
+    return make_scram_verifier(password)
 
 
 class DropRoleStmt(Stmt):

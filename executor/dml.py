@@ -199,7 +199,11 @@ class InsertStmt(DMLStmt):
                     fixed.append(p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False))
                 parts = fixed
             else:
-                parts = [p if p.oid == parts[0].oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False) for p in parts]
+                # each row's value gets the assignment cast on its own (100 and 50.5 in one
+                # numeric column must not be merged as integers first)
+                if any(p.oid != parts[0].oid for p in parts):
+                    parts = [p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False)
+                             for p in parts]
             cols.append(Col.concat(parts))
         return Batch(cols, n)
 
@@ -527,6 +531,8 @@ class UpdateStmt(DMLStmt):
     @staticmethod
     def build(session, planner, tree: exp.Update) -> "UpdateStmt":
         s = UpdateStmt()
+        if not tree.expressions:  # sqlglot accepts "UPDATE t SET" with nothing to set
+            raise PgError(SYNTAX_ERROR, 'syntax error at end of input')
         rel, alias = _target(planner, tree.this)
         if rel.kind == "f":
             raise PgError(FEATURE_NOT_SUPPORTED, f'cannot update stream "{rel.name}"',

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from catalog import types as T
-from catalog.vector import Batch, Col
+from catalog.vector import Batch, Col, FixedCol
 from protocol import oids as O
 from protocol.errors import (
     DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError,
@@ -176,8 +176,18 @@ class Arith(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        a = self.left.eval(batch, ctx)
-        b = self.right.eval(batch, ctx)
+        if self.oid == O.NUMERIC and self.op in ("+", "-", "*"):
+            a, fa = _operand(self.left, batch, ctx)
+            b, fb = _operand(self.right, batch, ctx)
+            if fa is not None and fb is not None:
+                fast = _fixed_arith(self.op, fa, fb, a, b, batch)
+                if fast is not None:
+                    return fast
+            a = a if a is not None else self.left.eval(batch, ctx)
+            b = b if b is not None else self.right.eval(batch, ctx)
+        else:
+            a = self.left.eval(batch, ctx)
+            b = self.right.eval(batch, ctx)
         nulls = merge_nulls(a, b)
         x, y = filled(a), filled(b)
         oid = self.oid
@@ -254,6 +264,17 @@ class Arith(Expr):
         if oid == O.NUMERIC:
             xs = _to_decimal(a, x)
             ys = _to_decimal(b, y)
+            if op in ("+", "-", "*") and len(xs) == len(ys):
+                # exact Decimal arithmetic, looped in C by numpy's object ufuncs
+                xa = np.empty(len(xs), dtype=object)
+                xa[:] = xs
+                ya = np.empty(len(ys), dtype=object)
+                ya[:] = ys
+                with decimal.localcontext(NUMERIC_CTX):
+                    r = xa + ya if op == "+" else (xa - ya if op == "-" else xa * ya)
+                if nulls is not None:
+                    r[nulls] = None
+                return Col(r, nulls, oid)
             out = np.empty(batch.n if batch.n == len(xs) else len(xs), dtype=object)
             nl = nulls.tolist() if nulls is not None else None
             for i in range(len(xs)):
@@ -264,6 +285,116 @@ class Arith(Expr):
             return Col(out, nulls, oid)
         raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {T.type_name(a.oid)} {op} {T.type_name(b.oid)}",
                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+
+
+# ----------------------------------------------------------- fixed-point numeric fast path
+
+_INT_OIDS = (O.INT2, O.INT4, O.INT8)
+_F_LIMIT = float(2 ** 62)
+
+
+def _fixed_of(e: Expr, col: Col):
+    """(scaled ints or a Python int, scale) for a NUMERIC operand that has one
+    scale -- a FixedCol, an integer cast to numeric, a numeric constant -- else None."""
+    if isinstance(col, FixedCol):
+        fx = col.fx if col.nulls is None else np.where(col.nulls, 0, col.fx)
+        return fx, col.scale
+    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)):
+        v = e.value if isinstance(e, Const) else e.arg.value
+        if isinstance(v, bool) or v is None:
+            return None
+        if isinstance(v, int):
+            return (v, 0) if abs(v) < 2 ** 62 else None
+        if isinstance(v, decimal.Decimal) and v.is_finite():
+            sc = max(0, -v.as_tuple().exponent)
+            iv = int(v.scaleb(sc))
+            return (iv, sc) if sc <= 18 and abs(iv) < 2 ** 62 else None
+        return None
+    if isinstance(e, Cast) and e.typmod < 0 and e.arg.oid in _INT_OIDS:
+        return None  # evaluated by the caller from the integer argument
+    return None
+
+
+def _rescale(v, sc: int, to: int):
+    if sc == to:
+        return v
+    f = 10 ** (to - sc)
+    if isinstance(v, int):
+        r = v * f
+        return r if abs(r) < 2 ** 62 else None
+    if len(v) and float(np.abs(v).max()) * f >= _F_LIMIT:
+        return None
+    return v * f
+
+
+def _operand(e: Expr, batch, ctx):
+    """(evaluated column or None, fixed-point view or None) of an arithmetic
+    operand; integer casts and constants are read without building Decimals."""
+    if isinstance(e, Cast) and e.oid == O.NUMERIC and e.typmod < 0 and e.arg.oid in _INT_OIDS \
+            and not isinstance(e.arg, Const):
+        c = e.arg.eval(batch, ctx)
+        d = c.data.astype(np.int64)
+        if c.nulls is not None:
+            d = np.where(c.nulls, 0, d)
+        return None, (d, 0, c.nulls)
+    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)):
+        f = _fixed_of(e, None)
+        return None, (None if f is None else (f[0], f[1], None))
+    c = e.eval(batch, ctx)
+    if isinstance(c, FixedCol):
+        fx = c.fx if c.nulls is None else np.where(c.nulls, 0, c.fx)
+        return c, (fx, c.scale, c.nulls)
+    return c, None
+
+
+def _fixed_arith(op: str, fa, fb, a, b, batch):
+    """+, - and * of NUMERIC operands in scaled int64, with PostgreSQL's result
+    scale (max for +/-, sum for *); None when it would not be exact."""
+    (x, sa, na), (y, sb, nb) = fa, fb
+    if op == "*":
+        scale = sa + sb
+        if scale > 18:
+            return None
+        mx = float(abs(x)) if isinstance(x, int) else (float(np.abs(x).max()) if len(x) else 0.0)
+        my = float(abs(y)) if isinstance(y, int) else (float(np.abs(y).max()) if len(y) else 0.0)
+        if mx * my >= _F_LIMIT:
+            return None
+        r = x * y
+    else:
+        scale = max(sa, sb)
+        x, y = _rescale(x, sa, scale), _rescale(y, sb, scale)
+        if x is None or y is None:
+            return None
+        r = x + y if op == "+" else x - y
+    if na is None:
+        nulls = nb
+    elif nb is None:
+        nulls = na
+    else:
+        nulls = na | nb
+    if isinstance(r, int):  # constant folding: 0.06 - 0.01
+        if abs(r) >= 2 ** 62:
+            return None
+        return FixedCol(np.full(batch.n, r, np.int64), scale, None)
+    r = np.asarray(r, dtype=np.int64)
+    if r.ndim == 0:
+        r = np.full(batch.n, int(r), np.int64)
+    return FixedCol(r, scale, nulls)
+
+
+def fixed_compare(op: str, a: Col, b: Col, le: Expr, re_: Expr):
+    """Comparison of NUMERIC operands in scaled int64, or None."""
+    fa = _fixed_of(le, a)
+    fb = _fixed_of(re_, b)
+    if fa is None or fb is None or (isinstance(fa[0], int) and isinstance(fb[0], int)):
+        return None
+    (x, sa), (y, sb) = fa, fb
+    scale = max(sa, sb)
+    x, y = _rescale(x, sa, scale), _rescale(y, sb, scale)
+    if x is None or y is None:
+        return None
+    r = _CMP[op](x, y)
+    return Col(np.asarray(r, dtype=bool), merge_nulls(a, b), O.BOOL)
 
 
 def _to_decimal(col: Col, data: np.ndarray) -> list:
@@ -430,7 +561,12 @@ class Compare(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        return compare_cols(self.op, self.left.eval(batch, ctx), self.right.eval(batch, ctx))
+        a, b = self.left.eval(batch, ctx), self.right.eval(batch, ctx)
+        if a.oid == O.NUMERIC and (type(a) is FixedCol or type(b) is FixedCol):
+            r = fixed_compare(self.op, a, b, self.left, self.right)
+            if r is not None:
+                return r
+        return compare_cols(self.op, a, b)
 
 
 class IsDistinct(Expr):

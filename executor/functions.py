@@ -488,12 +488,16 @@ def _date_trunc(unit: str, v):
 
 
 def _trunc_result(a):
-    return O.TIMESTAMPTZ if len(a) > 1 and a[1] == O.TIMESTAMPTZ else (O.INTERVAL if len(a) > 1 and a[1] == O.INTERVAL else O.TIMESTAMP)
+    if len(a) > 1 and a[1] in (O.TIMESTAMPTZ, O.DATE):  # date resolves to date_trunc(text, timestamptz)
+        return O.TIMESTAMPTZ
+    return O.INTERVAL if len(a) > 1 and a[1] == O.INTERVAL else O.TIMESTAMP
 
 
 def _trunc_args(a):
     t = a[1] if len(a) > 1 else O.TIMESTAMP
-    if t in (O.DATE, O.UNKNOWN, O.TEXT):
+    if t == O.DATE:
+        t = O.TIMESTAMPTZ
+    if t in (O.UNKNOWN, O.TEXT):
         t = O.TIMESTAMP
     return [O.TEXT, t]
 
@@ -601,6 +605,10 @@ register("date_part", O.FLOAT8)(_date_part_impl)
 
 
 def _age(a, b=None):
+    """PostgreSQL's age(): field-wise difference, borrowing days from the
+    month of the earlier argument (timestamp_age in timestamp.c)."""
+    import calendar
+
     from protocol.types import Interval
 
     if b is None:
@@ -615,21 +623,34 @@ def _age(a, b=None):
     sign = 1
     if a < b:
         a, b, sign = b, a, -1
-    months = (a.year - b.year) * 12 + a.month - b.month
-    rest_a = (a.day, a.hour, a.minute, a.second, a.microsecond)
-    rest_b = (b.day, b.hour, b.minute, b.second, b.microsecond)
-    if rest_a < rest_b:
+    us = (a.hour * 3600 + a.minute * 60 + a.second) * 1000000 + a.microsecond \
+        - ((b.hour * 3600 + b.minute * 60 + b.second) * 1000000 + b.microsecond)
+    days = a.day - b.day
+    months = a.month - b.month
+    years = a.year - b.year
+    if us < 0:
+        us += 86400 * 1000000
+        days -= 1
+    if days < 0:
+        days += calendar.monthrange(b.year, b.month)[1]
         months -= 1
-    import calendar
-
-    y, m = divmod(b.year * 12 + b.month - 1 + months, 12)
-    anchor_day = min(b.day, calendar.monthrange(y, m + 1)[1])
-    anchor = b.replace(year=y, month=m + 1, day=anchor_day)
-    d = a - anchor
-    return Interval(sign * months, sign * d.days, sign * (d.seconds * 1000000 + d.microseconds))
+    if months < 0:
+        months += 12
+        years -= 1
+    return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
 scalar("age", O.INTERVAL, None)(_age)
+
+
+def _make_date(y, m, d):
+    try:
+        return dt.date(y, m, d)
+    except ValueError:
+        raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}")
+
+
+scalar("make_date", O.DATE, [O.INT4, O.INT4, O.INT4])(_make_date)
 
 
 def _to_char(v, fmt: str) -> str:
@@ -644,16 +665,26 @@ def _to_char(v, fmt: str) -> str:
         if "US" in out:
             out = out.replace("US", f"{getattr(v, 'microsecond', 0):06d}")
         return v.strftime(out)
-    # numeric formats: 9, 0, ., FM
+    # numeric templates: 9 (digit or blank), 0 (digit or zero), '.', FM (fill mode)
     fm = fmt.startswith("FM")
     f = fmt[2:] if fm else fmt
-    dec = f.split(".")[1] if "." in f else ""
-    intpart = f.split(".")[0]
-    s = f"{float(v):.{len(dec)}f}" if dec else f"{round(float(v)):d}"
-    if not fm:
-        width = len(intpart) + (len(dec) + 1 if dec else 0) + 1
-        s = s.rjust(width)
-    return s
+    intpart, _, dec = f.partition(".")
+    ndig = sum(ch in "90" for ch in intpart)
+    zero_at = next((k for k, ch in enumerate(c for c in intpart if c in "90") if ch == "0"), ndig)
+    d = decimal.Decimal(str(v)).quantize(decimal.Decimal(1).scaleb(-len(dec)), rounding=decimal.ROUND_HALF_UP)
+    neg = d < 0
+    whole, _, frac = f"{abs(d):f}".partition(".")
+    if whole == "0" and zero_at == ndig and dec:
+        whole = ""  # PostgreSQL prints ' .50' for 9.99 templates
+    if len(whole) > ndig:
+        body = "#" * ndig + ("." + "#" * len(dec) if dec else "")
+    else:
+        whole = whole.rjust(ndig - zero_at, "0") if ndig - zero_at > len(whole) else whole
+        body = whole + ("." + frac if dec else "")
+    sign = "-" if neg else ("" if fm else " ")
+    if fm:
+        return sign + body
+    return (sign + body).rjust(ndig + (len(dec) + 1 if dec else 0) + 1)
 
 
 # ------------------------------------------------------------ misc / system

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from catalog import types as T
-from catalog.vector import Batch, Col
+from catalog.vector import Batch, Col, fixed_view
 from protocol import oids as O
 from protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 
@@ -90,9 +90,23 @@ class TableScan(Op):
         if tv is None:
             return Batch.empty(self.oids)
         batch, pos = tv.scan()
+        batch = self._fixed(batch)
         if self.with_positions:
             return Batch(batch.cols + [Col(pos, None, O.INT8)], batch.n)
         return batch
+
+    def _fixed(self, batch: Batch) -> Batch:
+        """numeric(p,s) columns as scaled int64 (see catalog.vector.FixedCol)."""
+        cols = None
+        for i, oc in enumerate(self.out[: len(batch.cols)]):
+            if oc.oid == O.NUMERIC and oc.typmod >= 4:
+                p, s = (oc.typmod - 4) >> 16, (oc.typmod - 4) & 0xFFFF
+                fc = fixed_view(batch.cols[i], s, p)
+                if fc is not None:
+                    if cols is None:
+                        cols = list(batch.cols)
+                    cols[i] = fc
+        return batch if cols is None else Batch(cols, batch.n)
 
     def label(self):
         return f"Seq Scan on {self.rel.name}" + (f" {self.alias}" if self.alias != self.rel.name else "")
@@ -279,7 +293,7 @@ class HashJoin(Op):
             li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
             ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
         if self.residual is not None and len(li):
-            pair = combine(lb.take(li), rb.take(ri))
+            pair = self._residual_pair(lb, rb, li, ri)
             c = self.residual.eval(pair, ctx)
             ok = c.data.astype(bool) & ~c.null_mask()
             li, ri = li[ok], ri[ok]
@@ -307,6 +321,20 @@ class HashJoin(Op):
                 r_un = rb.filter(m)
                 parts.append(combine(_null_batch(self.left.out, r_un.n), r_un))
         return Batch.concat(parts, self.oids)
+
+    def _residual_pair(self, lb: Batch, rb: Batch, li: np.ndarray, ri: np.ndarray) -> Batch:
+        """The matched pairs as one batch, gathering only the columns the
+        residual reads (a wide probe side would otherwise be copied whole for
+        every candidate pair); other slots hold a cheap placeholder."""
+        used = getattr(self, "_used", None)
+        if used is None:
+            used = self._used = {n.idx for n in self.residual.walk() if type(n).__name__ == "ColRef"}
+        n = len(li)
+        filler = Col(np.zeros(n, np.int8), None, O.INT2)
+        nl = len(lb.cols)
+        cols = [lb.cols[i].take(li) if i in used else filler for i in range(nl)]
+        cols += [rb.cols[j].take(ri) if nl + j in used else filler for j in range(len(rb.cols))]
+        return Batch(cols, n)
 
     def label(self):
         k = {"inner": "Hash Join", "left": "Hash Left Join", "right": "Hash Right Join", "full": "Hash Full Join",

@@ -29,6 +29,7 @@ from protocol.errors import (
 from . import expr as X
 from . import operators as P
 from .aggregates import AGGREGATES, AggSpec
+from .decorrelate import try_scalar_join, try_semi_join
 from .binder import ExprBinder, Scope, ScopeCol, WINDOW_FUNCS, datatype_to_oid, func_args, func_name, ident
 
 
@@ -40,6 +41,44 @@ def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     if isinstance(node, exp.Paren) and isinstance(node.this, exp.And):
         return split_conjuncts(node.this)
     return [node]
+
+
+def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Or):
+        return _disjuncts(node.this) + _disjuncts(node.expression)
+    return [node]
+
+
+def factor_ors(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
+    """``(A AND B) OR (A AND C)`` -> ``A AND (B OR C)``, as PostgreSQL's
+    canonicalize_qual does: the common ``A`` may then become a join key
+    (TPC-H Q19 has its only join condition inside each OR branch)."""
+    out: list[exp.Expression] = []
+    for c in conjuncts:
+        ds = _disjuncts(c)
+        if len(ds) < 2:
+            out.append(c)
+            continue
+        parts = [split_conjuncts(d.this if isinstance(d, exp.Paren) else d) for d in ds]
+        texts = [[p.sql("postgres") for p in ps] for ps in parts]
+        common = [t for t in dict.fromkeys(texts[0]) if all(t in ts for ts in texts[1:])]
+        if not common:
+            out.append(c)
+            continue
+        for t in common:
+            out.append(parts[0][texts[0].index(t)])
+        rest = []
+        for ps, ts in zip(parts, texts):
+            left = [p for p, t in zip(ps, ts) if t not in common]
+            if not left:  # one branch is exactly the common part: the OR is implied
+                rest = None
+                break
+            rest.append(exp.and_(*left) if len(left) > 1 else left[0])
+        if rest:
+            out.append(exp.or_(*[exp.paren(r) for r in rest]))
+    return out
 
 
 def expr_name(node: exp.Expression) -> str:
@@ -103,6 +142,8 @@ def expr_name(node: exp.Expression) -> str:
         return "least"
     if isinstance(node, exp.Count):
         return "count"
+    if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
+        return "?column?"  # the ~ and ~* operators (regexp_like() is rare and new in 15)
     if isinstance(node, exp.Func):
         fn = func_name(node)
         return {"strpos": "strpos", "substr": "substr"}.get(fn, fn)
@@ -148,6 +189,10 @@ class Planner:
             return X.Const(col.to_pylist()[0], oid, typmod)
         if e.oid == oid and typmod < 0:
             return e
+        if isinstance(e, X.Const) and e.value is not None and T.can_implicit(e.oid, oid):
+            # fold the cast of a literal once, at plan time, not per batch
+            col = T.cast_col(Col.from_pylist([e.value], e.oid), oid, typmod, explicit=False)
+            return X.Const(col.to_pylist()[0], oid, typmod)
         if e.oid == O.BOOL and oid != O.BOOL and not T.is_string(oid) and isinstance(e, X.Const) is False and oid in T._NUM_RANK:
             raise PgError(DATATYPE_MISMATCH, f"argument of type {T.type_name(e.oid)} cannot be coerced to {T.type_name(oid)}")
         if oid == O.BOOL and e.oid not in (O.BOOL, O.UNKNOWN):
@@ -342,7 +387,8 @@ class Planner:
         if isinstance(item, exp.Table):
             fn = item.this
             if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
-                return self.plan_table_function(fn, alias, colaliases, outer, corr)
+                return self.plan_table_function(fn, alias, colaliases, outer, corr,
+                                                ordinality=bool(item.args.get("ordinality")))
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
@@ -360,7 +406,10 @@ class Planner:
             cols = [ScopeCol(a, names[i] if i < len(names) else c.name, c.oid) for i, c in enumerate(plan.out)]
             return plan, Scope(cols, outer, tables=[a])
         if isinstance(item, exp.Unnest):
-            return self.plan_table_function(item, alias, colaliases, outer, corr)
+            off = item.args.get("offset")  # WITH ORDINALITY [AS a(x, n)]: sqlglot keeps n as 'offset'
+            if off is not None and not isinstance(off, bool):
+                colaliases = colaliases + [ident(off)] if isinstance(off, exp.Identifier) else colaliases
+            return self.plan_table_function(item, alias, colaliases, outer, corr, ordinality=off is not None and off is not False)
         if isinstance(item, exp.Lateral):
             raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql('postgres')[:60]}")
@@ -419,7 +468,7 @@ class Planner:
             cols.append(ScopeCol(alias, nm, c.oid, c.typmod, hidden=c.hidden))
         return op, Scope(cols, outer, tables=[alias])
 
-    def plan_table_function(self, fn, alias, colaliases, outer, corr=None):
+    def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
         from .srf import table_function
 
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
@@ -427,6 +476,15 @@ class Planner:
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
         args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
         op = table_function(self, name, args, alias, colaliases)
+        if ordinality and isinstance(op, P.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
+            inner_fn, k = op.fn, len(op.out)
+
+            def with_ordinality(vals, ctx, _fn=inner_fn):
+                b = _fn(vals, ctx)
+                return Batch(list(b.cols) + [Col(np.arange(1, b.n + 1, dtype=np.int64), None, O.INT8)], b.n)
+
+            out = list(op.out) + [P.OutCol(colaliases[k] if len(colaliases) > k else "ordinality", O.INT8)]
+            op = P.FunctionScan(op.name, with_ordinality, op.args, out)
         a = alias or name
         cols = [ScopeCol(a, c.name, c.oid) for c in op.out]
         return op, Scope(cols, outer, tables=[a])
@@ -436,11 +494,18 @@ class Planner:
         if from_ is None:
             return P.Result1(), Scope([], outer)
         items = [from_.this] + list(from_.expressions or [])
-        op, scope = self.plan_from_item(items[0], outer, corr)
-        for extra in items[1:]:
-            rop, rscope = self.plan_from_item(extra, outer, corr)
-            op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
-        for j in sel.args.get("joins") or []:
+        joins = list(sel.args.get("joins") or [])
+        while joins and _is_comma_item(joins[0]):
+            items.append(joins.pop(0).this)
+        if len(items) > 2 and where_conj:
+            op, scope = self._join_comma_items([self.plan_from_item(it, outer, corr) for it in items],
+                                               outer, where_conj)
+        else:
+            op, scope = self.plan_from_item(items[0], outer, corr)
+            for extra in items[1:]:
+                rop, rscope = self.plan_from_item(extra, outer, corr)
+                op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
+        for j in joins:
             target = j.this
             side = (j.args.get("side") or "").lower()
             kind = (j.args.get("kind") or "").lower()
@@ -457,7 +522,7 @@ class Planner:
                 names = [ident(u) if not isinstance(u, exp.Column) else ident(u.this) for u in using]
                 op, scope = self.join_using(op, scope, rop, rscope, jkind, names)
                 continue
-            if kind == "natural" or j.args.get("method") == "natural":
+            if kind == "natural" or (j.args.get("method") or "").lower() == "natural":
                 names = [c.name for c in scope.cols if not c.hidden and any(rc.name == c.name for rc in rscope.cols)]
                 op, scope = self.join_using(op, scope, rop, rscope, jkind, names)
                 continue
@@ -465,6 +530,41 @@ class Planner:
                 jkind = "cross"
             op, scope = self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
         return op, scope
+
+    def _join_comma_items(self, planned, outer, where_conj):
+        """Join ``FROM a, b, c`` greedily: next comes the first item that a
+        WHERE conjunct connects to what is joined so far, so a written order
+        like TPC-H Q2's ``part, supplier, partsupp`` never builds a cross
+        product.  The columns are put back in FROM order afterwards (``*``)."""
+        remaining = list(range(1, len(planned)))
+        op, scope = planned[0]
+        order = [0]
+        while remaining:
+            pick = remaining[0]
+            for k in remaining:
+                rscope = planned[k][1]
+                both = Scope(scope.cols + rscope.cols, outer, tables=scope.tables + rscope.tables)
+                if any(self._refs_within(c, both) and self._refs_both(c, scope, rscope) for c in where_conj):
+                    pick = k
+                    break
+            remaining.remove(pick)
+            rop, rscope = planned[pick]
+            op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
+            order.append(pick)
+        if order == sorted(order):
+            return op, scope
+        starts, pos = {}, 0
+        for k in order:
+            starts[k] = pos
+            pos += len(planned[k][1].cols)
+        idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
+        exprs = [X.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
+        proj = P.Project(op, exprs, [op.out[i] for i in idx])
+        proj.permutation = True
+        new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
+                          tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
+        new_scope.correlated = scope.correlated
+        return proj, new_scope
 
     def lateral_join(self, op, scope, target, kind, outer, corr):
         sub = target.this if isinstance(target, exp.Lateral) else target
@@ -571,7 +671,7 @@ class Planner:
         """Build on the table, probe with the stream, then restore column order."""
         # residual and keys were bound with left columns first; remap indices
         def remap(e: X.Expr) -> X.Expr:
-            for node in e.walk():
+            for node in _unique_nodes(e):
                 if isinstance(node, X.ColRef):
                     node.idx = node.idx + nr if node.idx < nl else node.idx - nl
             return e
@@ -602,7 +702,7 @@ class Planner:
     def _shift(self, e: X.Expr, delta: int) -> X.Expr:
         if delta == 0:
             return e
-        for node in e.walk():
+        for node in _unique_nodes(e):
             if isinstance(node, X.ColRef):
                 node.idx += delta
         return e
@@ -631,9 +731,13 @@ class Planner:
     # ----------------------------------------------------------- SELECT
     def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> P.Op:
         where_conj = split_conjuncts(sel.args.get("where").this) if sel.args.get("where") else []
+        where_conj = factor_ors(where_conj)
         op, scope = self.plan_from(sel, outer, corr, where_conj)
         if corr is not None:
             scope.correlated = corr
+        semi: list = []
+        if where_conj:
+            op, scope, semi = self._decorrelate(op, scope, outer, where_conj)
         # WHERE: push each conjunct as low as possible (scans first)
         if where_conj:
             binder = ExprBinder(self, scope, context="WHERE")
@@ -644,6 +748,13 @@ class Planner:
                 e = binder.bind(c)
                 preds.append(self.coerce(e, O.BOOL) if e.oid != O.BOOL else e)
             op = self.push_filters(op, preds)
+        for c in semi:
+            j = try_semi_join(self, op, scope, outer, c)
+            if j is None:  # cannot happen after a successful probe, but stay correct
+                binder = ExprBinder(self, scope, context="WHERE")
+                op = P.Filter(op, self.coerce(binder.bind(c), O.BOOL))
+            else:
+                op = j
         group = sel.args.get("group")
         having = sel.args.get("having")
         select_items = self.expand_star(sel.expressions, scope)
@@ -737,11 +848,31 @@ class Planner:
             op = P.Project(op, [X.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
         return op
 
+    def _decorrelate(self, op, scope, outer, where_conj):
+        """Turn correlated subqueries among the WHERE conjuncts into joins
+        (see :mod:`executor.decorrelate`).  Scalar-subquery comparisons are
+        joined now; [NOT] EXISTS conjuncts are returned to be applied as
+        semi/anti joins after the ordinary filters."""
+        semi = []
+        for c in list(where_conj):
+            if not list(c.find_all(exp.Subquery, exp.Exists)):
+                continue
+            if isinstance(c, (exp.Exists, exp.Not)):
+                probe = try_semi_join(self, op, scope, outer, c)
+                if probe is not None:
+                    where_conj.remove(c)
+                    semi.append(c)
+                continue
+            r = try_scalar_join(self, op, scope, outer, c, where_conj)
+            if r is not None:
+                op, scope = r
+        return op, scope, semi
+
     def _find_srf(self, items):
         from .srf import SRF_NAMES
 
         for i, it in enumerate(items):
-            node = it.this if isinstance(it, exp.Alias) else it
+            node = _strip_pg_catalog(it.this if isinstance(it, exp.Alias) else it)
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
                     isinstance(node, exp.Func) and func_name(node) in SRF_NAMES):
                 return i
@@ -753,7 +884,7 @@ class Planner:
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         from .srf import srf_impl
 
-        node = items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index]
+        node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
         args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
                                          [node.this] if isinstance(node, exp.Explode) else func_args(node))]
@@ -796,6 +927,8 @@ class Planner:
             node = limit.expression if limit.expression is not None else limit.this
             if isinstance(limit, exp.Fetch):
                 node = limit.args.get("count")
+            if isinstance(node, exp.Var) and node.name.upper() == "ALL":
+                node = None  # LIMIT ALL
             le = self.coerce(b.bind(node), O.INT8) if node is not None else None
         oe = self.coerce(b.bind(offset.expression if offset.expression is not None else offset.this), O.INT8) if offset is not None else None
         return P.Limit(op, le, oe)
@@ -822,6 +955,15 @@ class Planner:
 
     def push_filters(self, op: P.Op, preds: list[X.Expr]) -> P.Op:
         """Put each predicate directly above the scan it needs, when possible."""
+        if isinstance(op, P.Project) and getattr(op, "permutation", False) and preds:
+            # a pure column reordering (comma joins): push through it
+            for pr in preds:
+                for node in _unique_nodes(pr):
+                    if isinstance(node, X.ColRef):
+                        node.idx = op.exprs[node.idx].idx
+            op.child = self.push_filters(op.child, preds)
+            op.children = [op.child]
+            return op
         if isinstance(op, (P.HashJoin, P.NestedLoopJoin)) and op.kind == "inner":
             nl = len(op.left.out)
             left_p, right_p, rest = [], [], []
@@ -967,7 +1109,18 @@ class Planner:
             return b
 
         # bind select list / having / order once to discover aggregates
-        post = make_post()
+        # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
+        def discover_window(node, binder):
+            fn_node = node.this.this if isinstance(node.this, exp.Filter) else node.this
+            parts = [a for a in func_args(fn_node) if not isinstance(a, exp.Star)]
+            parts += list(node.args.get("partition_by") or [])
+            o = node.args.get("order")
+            parts += [ob.this for ob in (o.expressions if o is not None else [])]
+            for part in parts:
+                binder.bind(part)
+            return X.Const(None, O.UNKNOWN)
+
+        post = make_post(discover_window)
         for item in select_items:
             if isinstance(item, _BoundRef):
                 group_match_hit = None
@@ -1072,6 +1225,12 @@ class Planner:
         if len(args_nodes) == 1 and isinstance(args_nodes[0], exp.Star):
             star = True
             args_nodes = []
+        if args_nodes and isinstance(args_nodes[0], exp.Order) and isinstance(args_nodes[0].this, exp.Distinct):
+            # agg(DISTINCT x ORDER BY y): sqlglot nests the DISTINCT inside the ORDER
+            o = args_nodes[0].copy()
+            inner_d = o.this
+            o.set("this", inner_d.expressions[0])
+            args_nodes = [exp.Distinct(expressions=[o] + list(inner_d.expressions[1:]))] + args_nodes[1:]
         if args_nodes and isinstance(args_nodes[0], exp.Distinct):
             distinct = True
             args_nodes = list(args_nodes[0].expressions) + args_nodes[1:]
@@ -1203,7 +1362,34 @@ class Planner:
         return P.ValuesScan(rows, out)
 
 
+def _strip_pg_catalog(node):
+    """pg_catalog.f(...) parses as Dot(pg_catalog, f(...)): the call itself."""
+    if isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func) and \
+            isinstance(node.this, (exp.Column, exp.Identifier)) and node.this.name.lower() == "pg_catalog":
+        return node.expression
+    return node
+
+
 _OID_FAMILY = (O.OID, O.REGCLASS, O.REGTYPE, O.REGPROC, O.REGNAMESPACE, O.REGROLE)
+
+
+def _is_comma_item(j: exp.Join) -> bool:
+    """A ``FROM a, b`` item: a Join with no kind, side, condition or LATERAL."""
+    t = j.this
+    if isinstance(t, exp.Lateral) or (isinstance(t, exp.Subquery) and t.args.get("lateral")):
+        return False
+    return not any(j.args.get(k) for k in ("on", "using", "side", "kind", "method"))
+
+
+def _unique_nodes(e: X.Expr):
+    """Each node of a bound tree once: binders share sub-expressions (BETWEEN
+    uses its operand twice), so in-place index rewrites must not visit a
+    shared node twice."""
+    seen: set[int] = set()
+    for node in e.walk():
+        if id(node) not in seen:
+            seen.add(id(node))
+            yield node
 
 
 class _BoundRef(exp.Expression):

@@ -1,6 +1,7 @@
 """Validation and normalisation of SET values."""
 from __future__ import annotations
 
+import functools
 import re
 
 from protocol.errors import INVALID_PARAMETER_VALUE, PgError
@@ -8,6 +9,7 @@ from protocol.errors import INVALID_PARAMETER_VALUE, PgError
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 
 
+@functools.lru_cache(maxsize=256)  # read on every statement (statement_timeout)
 def parse_duration_ms(v: str) -> int:
     m = re.fullmatch(r"\s*(-?\d+(?:\.\d+)?)\s*([a-z]*)\s*", str(v).lower())
     if not m:

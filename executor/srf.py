@@ -64,8 +64,9 @@ def srf_impl(planner, name: str, args):
                 t = O.INT8
             if a.oid == O.NUMERIC:
                 t = O.NUMERIC
-            if a.oid in (O.TIMESTAMP, O.TIMESTAMPTZ, O.DATE):
-                t = O.TIMESTAMPTZ if a.oid == O.TIMESTAMPTZ else O.TIMESTAMP
+            if a.oid in (O.TIMESTAMP, O.TIMESTAMPTZ, O.DATE) and t != O.TIMESTAMPTZ:
+                # date has no generate_series of its own: it resolves to the timestamptz one
+                t = O.TIMESTAMP if a.oid == O.TIMESTAMP else O.TIMESTAMPTZ
         for i, a in enumerate(args):
             if t in (O.TIMESTAMP, O.TIMESTAMPTZ):
                 args[i] = planner.coerce(a, O.INTERVAL if i == 2 else t)
@@ -87,7 +88,11 @@ def srf_impl(planner, name: str, args):
 
         return fn2, et
     if name == "pg_partition_ancestors":  # no partitioning: a relation is its own only ancestor
-        if args and args[0].oid in (O.UNKNOWN, O.TEXT):
+        from . import expr as X
+
+        if args and isinstance(args[0], X.Const) and isinstance(args[0].value, str):
+            args[0] = X.Const(planner.resolve_reg(O.REGCLASS, args[0].value), O.REGCLASS)
+        elif args and args[0].oid in (O.UNKNOWN, O.TEXT):
             args[0] = planner.coerce(args[0], O.REGCLASS)
 
         def fn_anc(vals, ctx):

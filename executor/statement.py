@@ -121,7 +121,10 @@ class QueryStmt(Stmt):
         batch = P.run_plan(self.plan, ctx)
         if any(c.oid in _REG_TYPES for c in batch.cols):
             batch = Batch([_reg_names(c, ctx) if c.oid in _REG_TYPES else c for c in batch.cols], batch.n)
-        return Result(tag=f"SELECT {batch.n}", columns=columns_of(self.plan), batch=batch)
+        cols = self.__dict__.get("_columns")
+        if cols is None:
+            cols = self._columns = columns_of(self.plan)  # fixed per plan; computed once
+        return Result(tag=f"SELECT {batch.n}", columns=cols, batch=batch)
 
 
 _REG_TYPES = (O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC)

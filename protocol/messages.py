@@ -238,6 +238,14 @@ def decode_parse(body: bytes) -> Parse:
 
 
 def decode_bind(body: bytes) -> Bind:
+    # fast path: no format codes, no parameters, no result formats (pgbench -M prepared)
+    a = body.find(b"\0")
+    b = body.find(b"\0", a + 1) if a >= 0 else -1
+    if b >= 0 and len(body) == b + 7 and body[b + 1:] == b"\0\0\0\0\0\0":
+        try:
+            return Bind(body[:a].decode("utf-8"), body[a + 1:b].decode("utf-8"), [], [], [])
+        except UnicodeDecodeError:
+            pass
     r = BodyReader(body)
     portal = r.cstring()
     stmt = r.cstring()

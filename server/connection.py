@@ -384,7 +384,10 @@ class Connection(asyncio.Protocol):
             if msgs:
                 sess.push(msgs)
             if sess.has_work():
-                out = await pool.run(sess.step)
+                if sess.inline_ok():
+                    out = sess.step()  # a fast cached read: no worker-thread hop
+                else:
+                    out = await pool.run(sess.step)
                 self.write(out)
                 if sess.terminated:
                     return

@@ -29,6 +29,8 @@ class Statement:
     name: str
     sql: str
     prepared: Prepared | None
+    inline_candidate: bool = False   # read-only statement text (see session.inline_ok)
+    inline: bool = False             # ... and its last execution was fast
 
     @property
     def param_oids(self) -> list[int]:
@@ -54,11 +56,18 @@ class Portal:
 
     def formats(self, columns: list[ResultColumn] | None) -> list[int]:
         """Result format codes expanded to the column count (known at Bind or at run)."""
-        return expand_formats(self.raw_formats, len(columns or ()), "result")
+        n = len(columns or ())
+        cached = self.__dict__.get("_fmts")
+        if cached is not None and len(cached) == n:
+            return cached
+        self._fmts = expand_formats(self.raw_formats, n, "result")
+        return self._fmts
 
 
 def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
     """Apply the protocol's 0/1/n format-code rule; every code must be 0 or 1."""
+    if not codes:
+        return [0] * n
     for c in codes:
         if c not in (0, 1):
             raise PgError(PROTOCOL_VIOLATION, f"unsupported format code: {c}")
@@ -76,6 +85,8 @@ def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
 def decode_params(stmt: Statement, bind: M.Bind, tz: str) -> list[Any]:
     """Turn Bind's raw parameter bytes into Python values using the statement's types."""
     oids = stmt.param_oids
+    if not oids and not bind.params:
+        return []
     if len(bind.params) != len(oids):
         raise PgError(
             PROTOCOL_VIOLATION,

@@ -15,6 +15,8 @@ apply write back-pressure between them.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import time
 from collections import deque
 from typing import Any, Callable, Generator, Iterable
@@ -38,6 +40,19 @@ from .params import timeout_seconds, wire_name
 from .portal import Portal, Statement, decode_params, encode_rows, field_descs
 
 log = logging.getLogger("splitstream.session")
+
+#: Statements whose result columns are only known when they run (Describe portal runs them).
+_ROWS_KNOWN_AT_RUN = re.compile(r"\s*(fetch|execute)\b", re.I)
+
+#: Inline execution (on the event-loop thread, no worker hop) is allowed for
+#: Bind/Execute/Sync cycles of read-only prepared statements whose previous
+#: execution took less than this (seconds).  It must stay tiny: while it runs
+#: the loop serves nobody else and cannot see a cancel request.
+INLINE_BUDGET = float(os.environ.get("SPLITSTREAM_INLINE_BUDGET_MS", "1")) / 1000.0  # 0 disables
+_INLINE_SQL = re.compile(r"\s*(select|values)\b", re.I)
+_INLINE_DENY = re.compile(r"\b(into|nextval|setval|sleep|lock|advisory|update|share|pg_cancel_backend|"
+                          r"pg_terminate_backend|currval|lastval)\b", re.I)
+_INLINE_KINDS = frozenset("BESHC")
 
 #: Yielded by a handler generator to ask for the next frontend message.
 NEED_MSG = object()
@@ -96,6 +111,35 @@ class ProtocolSession:
             return True
         return bool(self._queue)
 
+    def inline_ok(self) -> bool:
+        """True if every queued message is a cheap step of an already-fast read-only
+        statement, so ``step`` may run on the event-loop thread (saves the thread hop)."""
+        if self._gen is not None or self.ignore_till_sync or not self._queue:
+            return False
+        bound: set[str] = set()
+        for m in self._queue:
+            kind = m.kind
+            if kind not in _INLINE_KINDS:
+                return False
+            if kind == "B":
+                body = m.body
+                a = body.find(b"\0")
+                b = body.find(b"\0", a + 1)
+                stmt = self.statements.get(body[a + 1:b].decode("utf-8", "replace"))
+                if stmt is None or not stmt.inline:
+                    return False
+                bound.add(body[:a].decode("utf-8", "replace"))
+            elif kind == "E":
+                name = m.body[: m.body.find(b"\0")].decode("utf-8", "replace")
+                if name not in bound:
+                    portal = self.portals.get(name)
+                    if portal is None or not portal.statement.inline:
+                        return False
+                    res = portal.result
+                    if res is not None and res.batch is not None and res.batch.n > 64:
+                        return False
+        return True
+
     @property
     def in_copy_in(self) -> bool:
         return self._gen is not None and self._gen_waiting
@@ -151,6 +195,12 @@ class ProtocolSession:
             except Exception:
                 log.exception("closing protocol handler failed")
         self._queue.clear()
+        try:
+            from executor.catalog_funcs import ADVISORY
+
+            ADVISORY.release_all(self.info.pid)  # session-level advisory locks end with the session
+        except Exception:
+            log.exception("releasing advisory locks failed")
         try:
             self.es.close()
         except Exception:
@@ -306,7 +356,9 @@ class ProtocolSession:
         if p.name and p.name in self.statements:
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
-        self.statements[p.name] = Statement(p.name, p.query, prepared)
+        st = self.statements[p.name] = Statement(p.name, p.query, prepared)
+        st.inline_candidate = prepared is not None and prepared.columns is not None \
+            and bool(_INLINE_SQL.match(p.query)) and not _INLINE_DENY.search(p.query)
         return M.parse_complete()
 
     def _statement(self, name: str) -> Statement:
@@ -340,8 +392,21 @@ class ProtocolSession:
             head = M.parameter_description(stmt.param_oids)
             cols = stmt.columns
             return head + (M.row_description(field_descs(cols)) if cols is not None else M.no_data())
+        if d.name not in self.portals:
+            # a SQL-level cursor (DECLARE) is a portal too: psycopg's server cursors describe it
+            cur = (getattr(self.info, "cursors", None) or {}).get(d.name)
+            if cur is not None:
+                cols = cur[0].columns
+                return M.row_description(field_descs(cols)) if cols is not None else M.no_data()
         portal = self._portal(d.name)
-        cols = portal.result.columns if portal.result is not None else portal.statement.columns
+        stmt = portal.statement
+        if portal.result is None and stmt.columns is None and stmt.prepared is not None \
+                and _ROWS_KNOWN_AT_RUN.match(stmt.sql):
+            # FETCH / EXECUTE: the row shape is the cursor's or statement's; run now, Execute sends the rows
+            portal.result = self._run(self.es.execute, stmt.prepared, portal.params)
+            if portal.result.notices or portal.result.parameter_status:
+                portal.result.notices = []
+        cols = portal.result.columns if portal.result is not None else stmt.columns
         if cols is None:
             return M.no_data()
         return M.row_description(field_descs(cols, portal.formats(cols)))
@@ -358,7 +423,11 @@ class ProtocolSession:
         res = portal.result
         head = b""
         if res is None:
+            stmt = portal.statement
+            t0 = time.perf_counter()
             res = portal.result = self._run(self.es.execute, prepared, portal.params)
+            stmt.inline = stmt.inline_candidate and time.perf_counter() - t0 < INLINE_BUDGET \
+                and res.copy_in is None and res.copy_out is None and (res.batch is None or res.batch.n <= 64)
             if res.notices or res.parameter_status:
                 head = b"".join(self._prologue(res))
             if res.copy_in is not None or res.copy_out is not None:

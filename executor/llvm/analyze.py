@@ -212,7 +212,8 @@ def analyse(ops: list, agg) -> KernelPlan:
                 plan.premask_exprs.append(c)
     plan.prefix_ops = prefix
     plan.shape = Shape(inputs=tuple(plan.input_dtypes), conj=tuple(plan.conj), nparams=len(plan.param_exprs),
-                       keys=tuple(plan.keys), aggs=tuple(plan.aggs))
+                       keys=tuple(plan.keys), aggs=tuple(plan.aggs), nullable=(False,) * len(plan.input_dtypes),
+                       premask=bool(plan.premask_exprs))
     return plan
 
 

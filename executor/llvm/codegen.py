@@ -43,6 +43,7 @@ AGG_PTRS = {"star": 0, "count": 1, "sum_i": 2, "sum_f": 2, "sum_128": 2, "min": 
 H1 = 0x9E3779B97F4A7C15
 H2 = 0xC2B2AE3D27D4EB4F
 H3 = 0xFF51AFD7ED558CCD
+TILE = 1024
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,9 @@ class Shape:
     nparams: number of literal parameters
     keys:   input slot of each grouping key (0, 1 or 2 keys)
     aggs:   (kind, input slot or -1)
+    nullable: per input slot, whether the code reads a NULL mask (a batch
+            with NULLs in a slot compiled as not nullable needs another module)
+    premask: whether a vectorised premask (bytes) is ANDed into the filter
     """
 
     inputs: tuple
@@ -63,6 +67,11 @@ class Shape:
     nparams: int
     keys: tuple
     aggs: tuple
+    nullable: tuple = ()
+    premask: bool = False
+
+    def with_nullable(self, nullable) -> "Shape":
+        return Shape(self.inputs, self.conj, self.nparams, self.keys, self.aggs, tuple(nullable), self.premask)
 
 
 class Layout:
@@ -116,11 +125,8 @@ class _Kernel:
     def build(self) -> None:
         b, sh, lay = self.b, self.shape, self.lay
         self.cols = [self._ptr(lay.data[i], DTYPES[d]) for i, d in enumerate(sh.inputs)]
-        self.nullp = [self._ptr(lay.nulls[i], I8) for i in range(len(sh.inputs))]
-        self.hasnull = [b.icmp_unsigned("!=", self._arg(lay.nulls[i]), ir.Constant(I64, 0)) for i in range(len(sh.inputs))]
-        pm_raw = self._arg(lay.premask)
-        self.pm = b.inttoptr(pm_raw, I8.as_pointer())
-        self.has_pm = b.icmp_unsigned("!=", pm_raw, ir.Constant(I64, 0))
+        self.nullp = [self._ptr(lay.nulls[i], I8) if self._nullable(i) else None for i in range(len(sh.inputs))]
+        self.pm = self._ptr(lay.premask, I8) if sh.premask else None
         self.params = [self._arg(k) for k in lay.params]
         t = lay.table
         if self.dense:
@@ -148,34 +154,94 @@ class _Kernel:
                 self.aggp.append([self._ptr(idxs[0], I128), self._ptr(idxs[1], I64)])
             else:  # min / max: value array in the column's own dtype, has-flags
                 self.aggp.append([self._ptr(idxs[0], DTYPES[sh.inputs[slot]]), self._ptr(idxs[1], I8)])
+        if sh.conj or sh.premask:
+            self._build_tiled()
+        else:
+            self._build_simple()
 
-        entry = b.block
-        self.head = self.fn.append_basic_block("head")
-        self.latch = self.fn.append_basic_block("latch")
-        self.exit = self.fn.append_basic_block("exit")
-        b.branch(self.head)
-        b.position_at_end(self.head)
-        self.i = b.phi(I64, "i")
-        self.i.add_incoming(self.start, entry)
-        more = b.icmp_signed("<", self.i, self.end)
-        body = self.fn.append_basic_block("body")
-        b.cbranch(more, body, self.exit)
-        b.position_at_end(self.latch)
-        nxt = b.add(self.i, ir.Constant(I64, 1))
-        self.i.add_incoming(nxt, self.latch)
-        b.branch(self.head)
-        b.position_at_end(self.exit)
-        b.ret(self.end)
+    def _nullable(self, slot) -> bool:
+        return bool(self.shape.nullable) and bool(self.shape.nullable[slot])
 
+    def _loop(self, start, end, name, step=1):
+        """for i in [start, end): returns (i phi, body block, latch, exit block); builder at body."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(name + "_head")
+        body = self.fn.append_basic_block(name + "_body")
+        latch = self.fn.append_basic_block(name + "_latch")
+        done = self.fn.append_basic_block(name + "_done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, name)
+        i.add_incoming(start, pre)
+        b.cbranch(b.icmp_signed("<", i, end), body, done)
+        b.position_at_end(latch)
+        i.add_incoming(b.add(i, ir.Constant(I64, step)), latch)
+        b.branch(head)
         b.position_at_end(body)
-        self.vals: dict = {}
-        self.nulls: dict = {}
-        self._premask()
-        for cj in sh.conj:
-            self._conjunct(cj)
+        return i, latch, done
+
+    def _build_simple(self):
+        """No filter: one loop, group + update per row."""
+        b = self.b
+        i, latch, done = self._loop(self.start, self.end, "row")
+        self.i, self.latch = i, latch
+        self.vals, self.nulls = {}, {}
         g = self._group()
         self._update(g)
-        b.branch(self.latch)
+        b.branch(latch)
+        b.position_at_end(done)
+        b.ret(self.end)
+
+    def _build_tiled(self):
+        """Filter in tiles: a branch-free pass writes the qualifying row numbers
+        into a selection vector (no mispredictions at any selectivity), then a
+        second loop groups and aggregates only those rows (Crotty: predicate
+        evaluation separated from the data-dependent work)."""
+        b = self.b
+        sel = b.alloca(ir.ArrayType(I32, TILE), name="sel")
+        selp = b.gep(sel, [ir.Constant(I32, 0), ir.Constant(I32, 0)])
+        t, tile_latch, done = self._loop(self.start, self.end, "tile", step=TILE)
+        tend0 = b.add(t, ir.Constant(I64, TILE))
+        tend = b.select(b.icmp_signed("<", tend0, self.end), tend0, self.end)
+        # phase 1: selection vector
+        pre = b.block
+        p1h = self.fn.append_basic_block("sel_head")
+        p1b = self.fn.append_basic_block("sel_body")
+        p2i = self.fn.append_basic_block("agg_init")
+        b.branch(p1h)
+        b.position_at_end(p1h)
+        i = b.phi(I64, "si")
+        cnt = b.phi(I64, "scnt")
+        i.add_incoming(t, pre)
+        cnt.add_incoming(ir.Constant(I64, 0), pre)
+        b.cbranch(b.icmp_signed("<", i, tend), p1b, p2i)
+        b.position_at_end(p1b)
+        self.i = i
+        self.vals, self.nulls = {}, {}
+        ok = ir.Constant(I1, 1)
+        if self.pm is not None:
+            ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [i])), ir.Constant(I8, 0))
+        for cj in self.shape.conj:
+            ok = b.and_(ok, self._conj_value(cj))
+        b.store(b.trunc(b.sub(i, t), I32), b.gep(selp, [cnt]))
+        cnt2 = b.add(cnt, b.zext(ok, I64))
+        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
+        cnt.add_incoming(cnt2, b.block)
+        b.branch(p1h)
+        # phase 2: group + aggregate the selected rows
+        b.position_at_end(p2i)
+        j, latch2, done2 = self._loop(ir.Constant(I64, 0), cnt, "agg")
+        self.i = b.add(t, b.zext(b.load(b.gep(selp, [j])), I64))
+        self.latch = latch2
+        self.vals, self.nulls = {}, {}
+        g = self._group()
+        self._update(g)
+        b.branch(latch2)
+        b.position_at_end(done2)
+        b.branch(tile_latch)
+        b.position_at_end(done)
+        b.ret(self.end)
 
     # -- row body helpers (the body is a chain of blocks; each dominates the next)
     def _new_block(self, name):
@@ -191,22 +257,6 @@ class _Kernel:
         b.ret(self.i)
         b.position_at_end(cont)
 
-    def _skip_if(self, cond, name):
-        b = self.b
-        cont = self._new_block(name)
-        b.cbranch(cond, self.latch, cont)
-        b.position_at_end(cont)
-
-    def _premask(self):
-        b = self.b
-        chk = self._new_block("pm_chk")
-        cont = self._new_block("pm_ok")
-        b.cbranch(self.has_pm, chk, cont)
-        b.position_at_end(chk)
-        v = b.load(b.gep(self.pm, [self.i]))
-        b.cbranch(b.icmp_unsigned("==", v, ir.Constant(I8, 0)), self.latch, cont)
-        b.position_at_end(cont)
-
     def value(self, slot):
         v = self.vals.get(slot)
         if v is None:
@@ -215,24 +265,15 @@ class _Kernel:
         return v
 
     def is_null(self, slot):
-        """i1 NULL flag of this row's value in ``slot`` (0 when the column has no mask)."""
+        """i1 NULL flag of this row's value in ``slot`` (constant false when not nullable)."""
+        if not self._nullable(slot):
+            return ir.Constant(I1, 0)
         v = self.nulls.get(slot)
-        if v is not None:
-            return v
-        b = self.b
-        before = b.block
-        ld = self._new_block(f"n{slot}_ld")
-        cont = self._new_block(f"n{slot}_cont")
-        b.cbranch(self.hasnull[slot], ld, cont)
-        b.position_at_end(ld)
-        x = b.icmp_unsigned("!=", b.load(b.gep(self.nullp[slot], [self.i])), ir.Constant(I8, 0))
-        b.branch(cont)
-        b.position_at_end(cont)
-        phi = b.phi(I1)
-        phi.add_incoming(ir.Constant(I1, 0), before)
-        phi.add_incoming(x, ld)
-        self.nulls[slot] = phi
-        return phi
+        if v is None:
+            b = self.b
+            v = b.icmp_unsigned("!=", b.load(b.gep(self.nullp[slot], [self.i])), ir.Constant(I8, 0))
+            self.nulls[slot] = v
+        return v
 
     def _leaf(self, leaf, domain):
         b = self.b
@@ -250,24 +291,21 @@ class _Kernel:
             return b.sitofp(v, F64)
         return v if dt == "f8" else b.fpext(v, F64)
 
-    def _conjunct(self, cj):
+    def _conj_value(self, cj):
+        """i1: the conjunct is TRUE for this row (NULL and FALSE both reject)."""
         op, left, right, domain = cj
         b = self.b
-        for leaf in (left, right):
-            if leaf[0] == "c":
-                self._skip_if(self.is_null(leaf[1]), "cj_nn")
         x, y = self._leaf(left, domain), self._leaf(right, domain)
         if domain == "i":
-            ok = b.icmp_signed(op if op != "<>" else "!=", x, y) if op != "=" else b.icmp_signed("==", x, y)
+            ok = b.icmp_signed({"=": "==", "<>": "!="}.get(op, op), x, y)
+        elif op == "<>":
+            ok = b.fcmp_unordered("!=", x, y)     # numpy: NaN <> x is true
         else:
-            # numpy semantics: comparisons with NaN are false except <>
-            if op == "<>":
-                ok = b.fcmp_unordered("!=", x, y)
-            else:
-                ok = b.fcmp_ordered("==" if op == "=" else op, x, y)
-        cont = self._new_block("cj_ok")
-        b.cbranch(ok, cont, self.latch)
-        b.position_at_end(cont)
+            ok = b.fcmp_ordered("==" if op == "=" else op, x, y)
+        for leaf in (left, right):
+            if leaf[0] == "c":
+                ok = b.and_(ok, b.not_(self.is_null(leaf[1])))
+        return ok
 
     def _key(self, j):
         """(int64 value, i1 null) of grouping key j."""
@@ -393,10 +431,10 @@ class _Kernel:
             b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
 
 
-def build_module(shape: Shape) -> str:
+def build_module(shape: Shape, variants=("gen", "spec")) -> str:
     m = ir.Module(name="ss_kernel")
-    _Kernel(m, shape, "gen", dense=False).build()
-    _Kernel(m, shape, "spec", dense=True).build()
+    for v in variants:
+        _Kernel(m, shape, v, dense=(v == "spec")).build()
     return str(m)
 
 

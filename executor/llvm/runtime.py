@@ -15,29 +15,52 @@ Backends (``SET executor_backend``):
   compiled code would have saved exceeds the (measured) compile latency,
   compile in the background and switch at the next batch (stream) or
   morsel (query) boundary.  A module already in the cache is used at once.
+
+NULL handling is speculated per input column: a module reads the NULL mask
+only of columns that had NULLs when it was compiled.  A batch with NULLs in
+another column is a (batch-level) guard failure: ``llvm`` compiles the
+wider module at once, ``auto`` runs that batch on the vector backend while
+the wider module compiles in the background.  Both backends sink into
+mergeable states, so switching per batch is always exact.
 """
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from catalog.vector import Batch, Col
+from catalog.vector import Batch
 
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
-from .table import NativeTable, double_bits
+from .table import MAX_DENSE, NP, NativeTable, double_bits
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
+FIRST_PROFILE_MIN = 256         # a first batch this large is profiled for a dense key range
 
 _pool = ThreadPoolExecutor(max_workers=THREADS - 1, thread_name_prefix="llvm-morsel")
 _vec_ns_per_row = {"ewma": 40.0}   # vector cost estimate used before a pipeline has measured its own
+_zeros = {"buf": np.zeros(1 << 16, np.bool_)}
+_zeros_lock = threading.Lock()
+
+
+def _zero_mask(n: int) -> np.ndarray:
+    """A shared all-false NULL mask for nullable-compiled columns without NULLs."""
+    buf = _zeros["buf"]
+    if len(buf) < n:
+        with _zeros_lock:
+            buf = _zeros["buf"]
+            if len(buf) < n:
+                buf = np.zeros(max(n, 2 * len(buf)), np.bool_)
+                _zeros["buf"] = buf
+    return buf
 
 
 class Info:
@@ -56,7 +79,7 @@ class Info:
         self.reason = ""
         self.shape_desc = ""
         self.threads = 1
-        self.state = ""          # "compiling" while a background compile runs
+        self.state = ""          # "compiling in background" while a compile runs
 
     def tag(self) -> str:
         if self.backend == "llvm":
@@ -70,6 +93,8 @@ class Info:
                 s += f", deopts={self.deopts}"
             if self.threads > 1:
                 s += f", threads={self.threads}"
+            if self.state:
+                s += f", {self.state}"
             return s
         s = "vector" if self.rows_vector is None else f"vector, rows={self.rows_vector}"
         if self.state:
@@ -77,6 +102,12 @@ class Info:
         if self.reason:
             s += f", llvm fallback: {self.reason}" if self.requested == "llvm" else f", not compiled: {self.reason}"
         return s
+
+
+class Prepared:
+    """A post-prefix batch with its kernel inputs."""
+
+    __slots__ = ("batch", "base", "keep", "present", "cols", "nulls", "empty")
 
 
 class CompiledSink:
@@ -91,8 +122,9 @@ class CompiledSink:
             self.info.reason = str(e)
         self.module = None
         self.future = None
+        self.future_shape = None
         self.tables: list[NativeTable] = []
-        self.lock = threading.Lock()
+        self.seen_nulls = None if self.plan is None else [False] * len(self.plan.input_exprs)
         self.saved_ms = 0.0          # auto: time compiled code would have saved so far
         self.vec_ns = None           # this pipeline's measured vector cost per row
         self.allow_specialise = True
@@ -104,33 +136,55 @@ class CompiledSink:
         return self.plan is not None
 
     # ------------------------------------------------------------ compile control
-    def ensure_module(self, mode: str) -> bool:
-        """Is compiled code available for this batch?  (may compile / poll)"""
-        if self.module is not None:
-            return True
-        if self.plan is None:
-            return False
-        if mode == "llvm":
-            self._install(jit.compile_shape(self.plan.shape), waited=True)
-            return True
-        m = jit.cached(self.plan.shape)
-        if m is not None:
-            self._install(m, waited=False)
-            return True
+    def _shape(self, nullable) -> object:
+        return self.plan.shape.with_nullable(tuple(bool(x) for x in nullable))
+
+    def _covers(self, m, present) -> bool:
+        return all(c or not p for c, p in zip(m.shape.nullable, present))
+
+    def module_for(self, present, mode: str):
+        """A module whose NULL speculation covers ``present``; None = not ready."""
+        m = self.module
+        if m is not None and self._covers(m, present):
+            return m
+        want = present if m is None else [a or b for a, b in zip(m.shape.nullable, present)]
+        want = [a or b for a, b in zip(want, self.seen_nulls)]
+        shape = self._shape(want)
+        if mode == "llvm":            # variants compile synchronously on first use (see run)
+            jit.runtime()
+            return self._install(jit._module(shape))
+        got = jit.cached(shape)
+        if got is not None:
+            return self._install(got)
         if self.future is not None and self.future.done():
+            fut, self.future = self.future, None
             try:
-                self._install(self.future.result(), waited=False)
+                got = fut.result()
             except Exception as e:  # compile failure: stay on vector, visibly
                 self.info.reason = f"compile failed: {e}"
                 self.plan = None
-                return False
-            return True
-        return False
+                return None
+            if self._covers(got, present):
+                return self._install(got)
+        if self.future is None:         # compile (or widen the NULL speculation) in the background
+            self.start_compile(shape)
+        return None
 
-    def _install(self, m, waited: bool) -> None:
+    def _install(self, m):
         self.module = m
         self.info.compile_ms = m.compile_ms
         self.info.state = ""
+        return m
+
+    def ready(self, mode: str) -> bool:
+        """auto/llvm: is (or could be, in llvm mode) compiled code in place?"""
+        if self.plan is None:
+            return False
+        if self.module is not None or mode == "llvm":
+            return True
+        if jit.cached(self._shape(self.seen_nulls)) is not None:
+            return True
+        return self.future is not None and self.future.done()
 
     def note_vector(self, n: int, seconds: float) -> None:
         """auto: account vector work; start a background compile when it pays."""
@@ -144,46 +198,61 @@ class CompiledSink:
         _vec_ns_per_row["ewma"] = 0.9 * _vec_ns_per_row["ewma"] + 0.1 * ns
         est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
         self.saved_ms += max(0.0, seconds * 1e3 - est_llvm)
-        if self.saved_ms > jit.stats["compile_ms_ewma"]:
+        if self.saved_ms > jit.stats["compile_ms_ewma"] and self.module is None:
             self.start_compile()
 
-    def start_compile(self) -> None:
+    def observe_nulls(self, batch: Batch) -> None:
+        """auto, before compiling: which input columns carry NULLs."""
+        plan = self.plan
+        if plan is None:
+            return
+        from .. import expr as X
+
+        for k, e in enumerate(plan.input_exprs):
+            if plan.prefix_ops or not isinstance(e, X.ColRef):
+                self.seen_nulls[k] = True
+            elif batch.cols[e.idx].nulls is not None:
+                self.seen_nulls[k] = True
+
+    def start_compile(self, shape=None) -> None:
         if self.future is None and self.plan is not None:
-            self.future = jit.compile_async(self.plan.shape)
+            shape = shape or self._shape(self.seen_nulls)
+            self.future = jit.compile_async(shape)
             self.info.state = "compiling in background"
 
     # ------------------------------------------------------------ running
-    def _inputs(self, batch: Batch, ctx):
-        """Kernel base args for a post-prefix batch, or None if no row can pass."""
+    def prepare(self, batch: Batch, ctx, run_prefix: bool) -> Prepared:
         plan = self.plan
+        p = Prepared()
+        p.empty = False
+        if run_prefix:
+            for op in plan.prefix_ops:
+                batch = op.process(batch, ctx)
+                if batch.n == 0:
+                    break
+        p.batch = batch
+        p.base = None
+        if batch.n == 0:
+            p.empty = True
+            return p
         params = []
         for e, dom in plan.param_exprs:
             v = eval_param(e, dom, ctx)
             if v is None:
-                return None, None           # comparison with NULL: no row passes
+                p.empty = True          # comparison with NULL: no row passes
+                return p
             params.append(v if dom == "i" else double_bits(v))
-        keep = []
-        self._cols, self._nulls = [], []
-        data_ptrs, null_ptrs = [], []
-        from .table import NP
-
+        keep, cols, nulls, present = [], [], [], []
         for e, dt in zip(plan.input_exprs, plan.input_dtypes):
             c = e.eval(batch, ctx)
             d = c.data
             want = NP[dt]
             if d.dtype != want or not d.flags.c_contiguous:
                 d = np.ascontiguousarray(d, dtype=want)
-            keep.append(d)
-            data_ptrs.append(d.ctypes.data)
-            nm = None
-            if c.nulls is not None:
-                nm = np.ascontiguousarray(c.nulls, dtype=np.bool_)
-                keep.append(nm)
-                null_ptrs.append(nm.ctypes.data)
-            else:
-                null_ptrs.append(0)
-            self._cols.append(d)
-            self._nulls.append(nm)
+            cols.append(d)
+            nm = None if c.nulls is None else np.ascontiguousarray(c.nulls, dtype=np.bool_)
+            nulls.append(nm)
+            present.append(nm is not None)
         pm_ptr = 0
         if plan.premask_exprs:
             mask = None
@@ -195,10 +264,13 @@ class CompiledSink:
                 mask = m if mask is None else (mask & m)
             mask = np.ascontiguousarray(mask, dtype=np.bool_)
             if not mask.any():
-                return None, None
+                p.empty = True
+                return p
             keep.append(mask)
             pm_ptr = mask.ctypes.data
-        return data_ptrs + null_ptrs + [pm_ptr] + params, keep
+        p.keep, p.cols, p.nulls, p.present = keep, cols, nulls, present
+        p.base = [d.ctypes.data for d in cols] + [0] * len(cols) + [pm_ptr] + params
+        return p
 
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
@@ -209,56 +281,51 @@ class CompiledSink:
             self.tables.append(t)
         return self.tables[k]
 
-    def run_compiled(self, batch: Batch, ctx, prefix_done: bool = False) -> None:
-        """Push one batch through prefix ops and the kernel into native tables."""
-        plan = self.plan
-        self.info.backend = "llvm"
-        if not prefix_done:
-            self.info.rows_llvm += batch.n
-            self.info.batches_llvm += 1
-            for op in plan.prefix_ops:
-                batch = op.process(batch, ctx)
-                if batch.n == 0:
-                    return
-        n = batch.n
-        if n == 0:
+    def run(self, p: Prepared, module) -> None:
+        """Apply a prepared batch with ``module`` (which must cover its NULLs)."""
+        info = self.info
+        info.backend = "llvm"
+        if p.empty:
             return
-        base, keep = self._inputs(batch, ctx)
-        if base is not None and not self.tables and n >= 256:
-            self._profile_first(base, n)
-        if prefix_done:
-            self.info.rows_llvm += n
-            self.info.batches_llvm += 1
-        if base is None:
-            return
+        n = p.batch.n
+        base = list(p.base)
+        c = len(p.cols)
+        for k, nm in enumerate(p.nulls):
+            if module.shape.nullable[k]:
+                base[c + k] = (nm if nm is not None else _zero_mask(n)).ctypes.data
+        if not self.tables and n >= FIRST_PROFILE_MIN:
+            self._profile_first(p, n)
         events: list = []
         if n >= PAR_MIN_ROWS and self.max_threads > 1:
             mid = n // 2
             t0, t1 = self._table(0), self._table(1)
-            fut = _pool.submit(t1.run, self.module, base, mid, n, events)
-            t0.run(self.module, base, 0, mid, events)
+            fut = _pool.submit(t1.run, module, base, mid, n, events)
+            t0.run(module, base, 0, mid, events)
             fut.result()
-            self.info.threads = 2
+            info.threads = 2
         else:
-            self._table(0).run(self.module, base, 0, n, events)
-        del keep
-        self._cols = self._nulls = None
+            self._table(0).run(module, base, 0, n, events)
         for t in self.tables:
             if self.force_variant != "generic":
                 t.maybe_specialise(self.allow_specialise)
-        self.info.deopts = sum(t.deopts for t in self.tables)
+        info.deopts = sum(t.deopts for t in self.tables)
+        info.compile_ms = module.compile_ms
         self._update_variant()
+        # the other variant compiles in the background: generic for a guard
+        # failure, dense for a later specialisation
+        if not module.has("gen"):
+            jit.prefetch(module, "gen")
+        if self.allow_specialise and self.force_variant != "generic" and not module.has("spec"):
+            jit.prefetch(module, "spec")
 
-    def _profile_first(self, base: list, n: int) -> None:
+    def _profile_first(self, p: Prepared, n: int) -> None:
         """First batch: profile the key columns (numpy min/max) and start
         specialised right away when the range is small."""
         if self.force_variant == "generic" or not self.allow_specialise:
             return
-        plan = self.plan
         mins, ranges = [], []
-        for slot in plan.keys:
-            d = self._cols[slot]
-            nm = self._nulls[slot]
+        for slot in self.plan.keys:
+            d, nm = p.cols[slot], p.nulls[slot]
             v = d if nm is None else d[~nm]
             if len(v) == 0:
                 mins.append(0)
@@ -267,9 +334,7 @@ class CompiledSink:
             lo, hi = int(v.min()), int(v.max())
             mins.append(lo)
             ranges.append(hi - lo + (hi - lo) // 8)
-        size = NativeTable.dense_size(len(plan.keys), ranges)
-        from .table import MAX_DENSE
-
+        size = NativeTable.dense_size(len(self.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             self._table(0).specialise(mins, ranges)
 
@@ -281,6 +346,14 @@ class CompiledSink:
             self.info.variant = "deoptimised"
         else:
             self.info.variant = "generic" if vs == {"generic"} else "mixed"
+
+    def run_vector_prepared(self, p: Prepared, table, ctx) -> None:
+        """The vector path for a batch already through the prefix ops."""
+        b = p.batch
+        if b.n and self.plan.fused_filter is not None:
+            b = self.plan.fused_filter.process(b, ctx)
+        if b.n:
+            self.agg.consume(table, b, ctx)
 
     def flush_into(self, table) -> None:
         """Move native state into GroupTable ``table`` (merge), then empty it."""
@@ -301,38 +374,64 @@ class CompiledSink:
 
 # ---------------------------------------------------------------- stream pipelines
 
+def backend_mode(ctx) -> str:
+    """The session's executor_backend, unless SPLITSTREAM_FORCE_BACKEND overrides it
+    (to run a whole test suite on one backend: SPLITSTREAM_FORCE_BACKEND=llvm make test)."""
+    return _FORCED or ctx.setting("executor_backend", "auto")
+
+
+_FORCED = os.environ.get("SPLITSTREAM_FORCE_BACKEND", "").strip().lower()
+if _FORCED not in ("", "auto", "vector", "llvm"):
+    _FORCED = ""
+
+
 def stream_process(pipe, batch: Batch, ctx) -> bool:
     """StreamPipeline.process hook.  True: handled here; False: run the vector path."""
-    mode = ctx.setting("executor_backend", "auto")
+    mode = backend_mode(ctx)
     sink = getattr(pipe, "_llvm", None)
     if mode == "vector":
         if sink is not None:
             sink.info.requested = "vector"
             sink.info.rows_vector += batch.n
             sink.info.batches_vector += 1
-            if sink.module is None:
-                sink.info.backend = "vector"
         return False
     if sink is None:
         sink = pipe._llvm = CompiledSink(pipe.ops, pipe.agg)
-    sink.info.requested = mode
-    if sink.ensure_module(mode):
-        sink.run_compiled(batch, ctx)
-        return True
-    if not sink.supported or mode == "llvm":
-        sink.info.rows_vector += batch.n
-        sink.info.batches_vector += 1
+    info = sink.info
+    info.requested = mode
+    if not sink.supported:
+        info.rows_vector += batch.n
+        info.batches_vector += 1
         return False
-    # auto, not compiled yet: run the vector path here so it can be timed
-    t0 = time.perf_counter()
+    if not sink.ready(mode):
+        # auto, not compiled yet: run the vector path here so it can be timed
+        sink.observe_nulls(batch)
+        t0 = time.perf_counter()
+        n = batch.n
+        for op in pipe.ops:
+            batch = op.process(batch, ctx)
+            if batch.n == 0:
+                break
+        else:
+            pipe.agg.consume(pipe.local, batch, ctx)
+        sink.note_vector(n, time.perf_counter() - t0)
+        return True
     n = batch.n
-    for op in pipe.ops:
-        batch = op.process(batch, ctx)
-        if batch.n == 0:
-            break
-    else:
-        pipe.agg.consume(pipe.local, batch, ctx)
-    sink.note_vector(n, time.perf_counter() - t0)
+    p = sink.prepare(batch, ctx, run_prefix=True)
+    if p.empty:
+        info.backend = "llvm"
+        info.rows_llvm += n
+        info.batches_llvm += 1
+        return True
+    m = sink.module_for(p.present, mode)
+    if m is None:             # NULLs the compiled code does not expect: this batch on vector
+        sink.run_vector_prepared(p, pipe.local, ctx)
+        info.rows_vector += n
+        info.batches_vector += 1
+        return True
+    sink.run(p, m)
+    info.rows_llvm += n
+    info.batches_llvm += 1
     return True
 
 
@@ -345,13 +444,9 @@ def stream_flush(pipe) -> None:
 
 # ---------------------------------------------------------------- GROUP BY queries
 
-_sinks: dict = {}
-_sinks_lock = threading.Lock()
-
-
 def aggregate(agg, ctx):
     """Aggregate._execute hook: a finished GroupTable, or None for the vector path."""
-    mode = ctx.setting("executor_backend", "auto")
+    mode = backend_mode(ctx)
     if agg.grouping_sets is not None:
         return None
     sink = getattr(agg, "_llvm", None)
@@ -364,51 +459,57 @@ def aggregate(agg, ctx):
     if mode == "vector" or not sink.supported:
         sink.info.rows_vector = None        # the plain vector path runs; rows are on the operators
         return None
-    if sink.module is not None:
-        sink.info.compile_ms = sink.module.compile_ms
     plan = sink.plan
     if plan.fused_filter is not None:
-        flt = plan.fused_filter
-        batch = flt.child.execute(ctx)
+        batch = plan.fused_filter.child.execute(ctx)
     else:
-        batch = agg.child.execute(ctx)
+        batch = agg.child.execute(ctx)       # includes any (unfused) filter
     table = agg.new_table()
-    n = batch.n
     sink.tables = []
-    if n == 0:
-        return table
-    if mode == "auto" and sink.module is None and not sink.ensure_module(mode):
-        est_vec = n * (sink.vec_ns or _vec_ns_per_row["ewma"]) / 1e6
-        est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
-        if est_vec - est_llvm > jit.stats["compile_ms_ewma"]:
-            sink.start_compile()
-        # vector morsels until the compiled code is ready
-        a = 0
-        while a < n:
-            if sink.future is not None and sink.ensure_module(mode):
-                break
-            ctx.check_cancel()
-            part = batch.slice(a, a + MORSEL)
-            t0 = time.perf_counter()
-            b = part
-            if plan.fused_filter is not None:
-                b = plan.fused_filter.process(b, ctx)
-            if b.n:
-                agg.consume(table, b, ctx)
-            sink.note_vector(part.n, time.perf_counter() - t0)
-            a += MORSEL
-        if a >= n:
-            if plan.fused_filter is not None:
-                plan.fused_filter.rows_out += table.rows_in
-            return table
-        batch = batch.slice(a, n)
-    else:
-        sink.ensure_module(mode)
-    sink.run_compiled(batch, ctx, prefix_done=True)
-    sink.flush_into(table)
+    n = batch.n
+    if n:
+        _aggregate_batch(sink, batch, table, mode, ctx)
     if plan.fused_filter is not None:
         plan.fused_filter.rows_out += table.rows_in
     return table
+
+
+def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) -> None:
+    n = batch.n
+    p = sink.prepare(batch, ctx, run_prefix=False)
+    if p.empty:
+        sink.info.backend = "llvm" if sink.module is not None or mode == "llvm" else "vector"
+        return
+    sink.seen_nulls = [a or b for a, b in zip(sink.seen_nulls, p.present)]
+    m = sink.module_for(p.present, mode) if sink.ready(mode) else None
+    if m is None:                            # auto: decide whether compiling pays for this query
+        est_vec = n * (sink.vec_ns or _vec_ns_per_row["ewma"]) / 1e6
+        est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
+        if est_vec - est_llvm > jit.stats["compile_ms_ewma"] or sink.saved_ms > jit.stats["compile_ms_ewma"]:
+            sink.start_compile()
+        a = 0
+        while a < n:                          # vector morsels until the compiled code is ready
+            if sink.future is not None and sink.future.done():
+                m = sink.module_for(p.present, mode)
+                if m is not None:
+                    break
+            ctx.check_cancel()
+            part = batch.slice(a, a + MORSEL)
+            t0 = time.perf_counter()
+            b = part if sink.plan.fused_filter is None else sink.plan.fused_filter.process(part, ctx)
+            if b.n:
+                sink.agg.consume(table, b, ctx)
+            sink.note_vector(part.n, time.perf_counter() - t0)
+            a += MORSEL
+        if a >= n:
+            return
+        p = sink.prepare(batch.slice(a, n), ctx, run_prefix=False)
+        if p.empty:
+            return
+    sink.run(p, m)
+    sink.info.rows_llvm += p.batch.n
+    sink.info.batches_llvm += 1
+    sink.flush_into(table)
 
 
 def _fresh_info(old: Info, mode: str) -> Info:

@@ -9,7 +9,7 @@ shows a small key range.  A range-guard failure *deoptimises*: the dense
 state is migrated into a fresh hash table and the kernel resumes at the row
 that failed.
 
-Design choice (documented in docs/LLVM.md): kernels keep their own native
+Design choice (documented in executor/llvm/README.md): kernels keep their own native
 table and the pipeline converts it into a ``GroupTable`` at merge time
 (``to_group_table``).  Merges, upper pipelines and checkpoints therefore
 only ever see ``GroupTable`` objects with the exact same states the vector
@@ -309,8 +309,15 @@ class NativeTable:
                 v[i] = None
             cols.append(v)
         keys = list(zip(*cols)) if cols else [()]
-        gids = table.index.lookup_or_add(keys)
-        assert len(gids) == m and (m == 0 or int(gids[-1]) == m - 1), "target GroupTable must be empty"
+        idx = table.index
+        if len(idx.keys) == 0:
+            # empty target (the usual case): build the GroupIndex at C speed;
+            # group ids are 0..m-1 in this table's order, keys are distinct
+            idx.map = dict(zip(keys, range(m)))
+            idx.keys = keys
+        else:
+            gids = idx.lookup_or_add(keys)
+            assert int(gids[0]) == 0 and int(gids[-1]) == m - 1, "target GroupTable must be empty"
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
             if kind == "star":

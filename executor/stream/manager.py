@@ -97,6 +97,7 @@ class StreamManager:
         db.replay_stream = self._replay_stream
         db.snapshot_streams = self._snapshot
         db.restore_streams = self._restore
+        from . import partial; partial.install(self)   # [spark hook] batch keys + pushed-down partial states
 
     def replay_ctx(self, state=None):
         from catalog.database import Transaction

@@ -39,6 +39,7 @@ DDL = [
         note text DEFAULT 'none'
     )""",
     "CREATE INDEX orders_customer_idx ON orders (customer_id)",
+    "CREATE UNIQUE INDEX orders_ref_key ON orders (ref)",
     "CREATE VIEW big_orders AS SELECT order_id, amount FROM orders WHERE amount > 100",
     "CREATE VIEW customer_names AS SELECT id, name FROM customers",
 ]

@@ -62,3 +62,11 @@ def canon(rows) -> list:
     for r in rows:
         out.append(tuple(float(v) if isinstance(v, float) else v for v in r))
     return sorted(out, key=lambda r: tuple((v is None, str(type(v)), v if v is not None else 0) for v in r))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _verify_ir():
+    from executor.llvm import jit
+
+    jit.VERIFY = True
+    yield

@@ -107,14 +107,20 @@ ORACLE_INDEXES = [
 
 
 def load(conn, sf: float = 0.1, data_dir: Path | None = None, primary_keys: bool = False,
-         oracle: bool = False) -> None:
+         oracle: bool = False, schema: str | None = None) -> None:
     """Create the eight tables on ``conn`` (psycopg, autocommit) and COPY the data in.
+
+    With ``schema`` the tables go there and the connection's search_path is
+    set to it (so the unqualified query texts find them).
 
     ``oracle=True`` (PostgreSQL) adds primary keys, :data:`ORACLE_INDEXES` and ANALYZE.
     """
     primary_keys = primary_keys or oracle
     data_dir = data_dir or generate(sf)
     with conn.cursor() as cur:
+        if schema:
+            cur.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+            cur.execute(f"SET search_path = {schema}")
         for t in TABLES:
             cur.execute(f"DROP TABLE IF EXISTS {t}")
             pk = f", PRIMARY KEY ({PRIMARY_KEYS[t]})" if primary_keys else ""

@@ -1,0 +1,54 @@
+"""TPC-H at scale factor 0.1: all 22 queries must return PostgreSQL's results.
+
+The data is generated once per session with DuckDB's tpch extension and
+loaded into splitstream and into the PostgreSQL 15 oracle (which also gets
+primary keys and a few indexes so that *it* answers Q17/Q20 in seconds; they
+cannot change a result).  The tables live in their own schema so they never
+collide with other tests' tables on the shared servers.
+
+Results are compared as PostgreSQL prints them (text), in order when the
+query has ORDER BY; column names and types must match too.  Float texts are
+compared with a relative tolerance (see tests/support/diff.py); numeric
+results must be digit-for-digit equal, as they are exact in both systems.
+"""
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from tests.sql import tpch
+from tests.support import diff as D
+
+SCHEMA = "tpch_sf01"
+SF = 0.1
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="session")
+def tpch_servers(ss_server, pg15, tmp_path_factory):
+    """(splitstream conn, postgres conn), both with TPC-H SF 0.1 loaded once."""
+    pytest.importorskip("duckdb")
+    pytest.importorskip("duckdb_extension_tpch")
+    data = tpch.generate(SF, str(tmp_path_factory.mktemp("tpch")))
+    ss = psycopg.connect(ss_server.dsn, autocommit=True, connect_timeout=10)
+    pg = psycopg.connect(pg15.dsn, autocommit=True, connect_timeout=10)
+    tpch.load(pg, SF, data, oracle=True, schema=SCHEMA)
+    tpch.load(ss, SF, data, schema=SCHEMA)
+    # a runaway plan must fail this test, not hang the suite
+    ss.execute("SET statement_timeout = '120s'")
+    try:
+        yield ss, pg
+    finally:
+        ss.close()
+        pg.close()
+
+
+@pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
+def test_tpch_query(tpch_servers, n):
+    ss, pg = tpch_servers
+    q = tpch.queries()[n]
+    ours, theirs = D.run_both(ss, pg, [q])[0]
+    assert not theirs.failed, f"PostgreSQL failed Q{n}: {theirs.describe()}"
+    assert theirs.rows, f"Q{n} returned no rows on PostgreSQL: the comparison would be vacuous"
+    D.assert_same(ours, theirs)
