@@ -208,6 +208,44 @@ def compile_latency(reps: int = 5) -> dict:
     return out
 
 
+def end_to_end(n: int, chunk_rows: int = 100_000) -> list:
+    """COPY over the wire into a stream with the YSB continuous view, per backend."""
+    from .common import Servers, connect
+
+    rng = np.random.default_rng(9)
+    et = rng.integers(0, 3, n)
+    camp = rng.integers(0, CAMPAIGNS, n)
+    t = (np.arange(n) * 10_000) // n
+    val = rng.integers(1, 100, n)
+    lines = [f"{a},{b},{c},{d}\n" for a, b, c, d in zip(et.tolist(), camp.tolist(), t.tolist(), val.tolist())]
+    chunks = ["".join(lines[i:i + chunk_rows]).encode() for i in range(0, n, chunk_rows)]
+    want = int(val[et == 0].sum())
+    out = []
+    with Servers(pg=False, fsync="off") as s:
+        for backend in ("vector", "llvm", "auto"):
+            conn = connect(s.ss_port)
+            conn.execute(f"SET executor_backend = '{backend}'")
+            st, vw = f"ysb_{backend}", f"ysb_sum_{backend}"
+            conn.execute(f"CREATE FOREIGN TABLE {st} (event_type smallint, campaign_id bigint, event_time bigint, "
+                         f"value int) SERVER stream")
+            conn.execute(f"CREATE VIEW {vw} AS SELECT campaign_id, sum(value) AS total FROM {st} "
+                         f"WHERE event_type = 0 GROUP BY campaign_id")
+            t0 = time.perf_counter()
+            for c in chunks:           # one COPY per chunk: a stream of inserts
+                with conn.cursor() as cur:
+                    with cur.copy(f"COPY {st} FROM STDIN (FORMAT csv)") as cp:
+                        cp.write(c)
+            dt = time.perf_counter() - t0
+            got = conn.execute(f"SELECT sum(total) FROM {vw}").fetchone()[0]
+            backend_line = [r[0] for r in conn.execute(f"EXPLAIN ANALYZE SELECT * FROM {vw}").fetchall()
+                            if r[0].strip().startswith("Backend:")]
+            conn.close()
+            if int(got) != want:
+                raise SystemExit(f"end-to-end YSB mismatch ({backend}): {got} != {want}")
+            out.append((backend, n / dt, backend_line[0].strip() if backend_line else "?"))
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ysb")
     ap.add_argument("--events", type=int, default=32_000_000)
@@ -216,6 +254,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python-events", type=int, default=300_000)
     ap.add_argument("--reps", type=int, default=3, help="best of N runs per variant")
     ap.add_argument("--no-check", action="store_true")
+    ap.add_argument("--e2e-events", type=int, default=2_000_000,
+                    help="events COPYed over the wire per backend (0: skip the end-to-end run)")
     a = ap.parse_args(argv)
 
     import os
@@ -265,6 +305,14 @@ def main(argv=None) -> int:
         med[variant] = cpu[len(cpu) // 2]
         print(f"compile latency, {'generic' if variant == 'gen' else 'specialised'} kernel ({len(runs)} fresh compiles): "
               f"median {wall[len(wall) // 2]:.1f} ms wall, {cpu[len(cpu) // 2]:.1f} ms CPU (min {cpu[0]:.1f})")
+    if a.e2e_events:
+        print()
+        print(f"end to end: COPY (csv, {a.e2e_events:,} events in chunks of 100,000 rows) over the wire into a stream "
+              f"with the YSB continuous view, splitstream --fsync off")
+        e2e = end_to_end(a.e2e_events)
+        v = e2e[0][1]
+        for backend, rate, line in e2e:
+            print(f"  {backend:<7} {rate / 1e6:6.2f} M events/s  x vector {rate / v:5.2f}   [{line}]")
     spec2 = max(r[2] for r in rows if r[0].startswith("llvm specialised"))
     vec = vec[2]
     print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M -> "

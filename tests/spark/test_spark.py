@@ -198,7 +198,7 @@ def test_pushdown_falls_back_to_rows(spark, ss_server, ss_conn, unique_name):
     with pytest.warns(PushdownFallbackWarning):
         r = write(df, s, ss_server.url, pushdown=True)
     assert r.mode == "rows" and "DISTINCT" in (r.reason or "")
-    want = sorted((r[0], r[1]) for r in df.groupBy("region").agg({"entity_id": "count_distinct"}).collect())
+    want = sorted((r[0], r[1]) for r in df.selectExpr("region", "entity_id").distinct().groupBy("region").count().collect())
     assert rows(ss_conn, f"SELECT region, d FROM {s}_v") == want
 
 
