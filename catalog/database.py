@@ -208,7 +208,9 @@ class Transaction:
         try:
             if self.ops:
                 self._state.version = self.db.committed.version + 1
-                self.db.wal.append(self.ops, sync=sync)
+                logged = [op for op in self.ops if not self._unlogged_data(op)]
+                if logged:
+                    self.db.wal.append(logged, sync=sync)
             self.db.committed = self._state
         finally:
             self._state = None
@@ -216,6 +218,14 @@ class Transaction:
         for fn in self.after_commit:
             fn()
         self.db.maybe_checkpoint()
+
+    def _unlogged_data(self, op: tuple) -> bool:
+        """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
+        crash such a table is empty; a clean shutdown's checkpoint keeps it."""
+        if op[0] not in ("insert", "delete", "truncate", "relayout"):
+            return False
+        rel = self._state.rels.get(op[1])
+        return rel is not None and rel.persistence == "u"
 
     def rollback(self) -> None:
         if self._state is not None:
@@ -270,6 +280,13 @@ class Database:
         state = self.committed.clone()
         for ops in self.wal.replay(start_gen):
             self._replay(state, ops)
+        marker = self.dir / "clean_shutdown"
+        if ckpt.exists() and not marker.exists():
+            # crash recovery: UNLOGGED tables come back empty, as in PostgreSQL
+            for rel in state.rels.values():
+                if rel.kind == "r" and rel.persistence == "u" and rel.oid in state.data:
+                    state.data[rel.oid] = TableVersion(state.data[rel.oid].oids)
+        marker.unlink(missing_ok=True)
         self.committed = state
         gens = self.wal.segments()
         self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
@@ -371,5 +388,6 @@ class Database:
     def close(self) -> None:
         try:
             self.checkpoint()
+            (self.dir / "clean_shutdown").touch()
         finally:
             self.wal.close()

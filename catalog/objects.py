@@ -54,6 +54,7 @@ class Relation:
     columns: tuple[ColumnDef, ...] = ()
     constraints: tuple[Constraint, ...] = ()
     owner: int = 10
+    persistence: str = "p"          # 'p' permanent, 'u' unlogged (data not WAL-logged, empty after a crash)
     comment: str | None = None
     column_comments: tuple[tuple[str, str], ...] = ()
     # stream

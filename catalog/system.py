@@ -113,7 +113,7 @@ def _pg_class(state, ctx):
         ntuples = float(state.data[r.oid].n_live()) if r.oid in state.data else 0.0
         checks = sum(1 for c in r.constraints if c.kind == "c")
         yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, 10, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
-               "p", r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
+               getattr(r, "persistence", "p"), r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
                None, None, None)
 
 

@@ -26,9 +26,13 @@ class Col:
         return len(self.data)
 
     def take(self, idx: np.ndarray) -> "Col":
+        if self.data.dtype == object and len(idx) > 64:
+            return TakenCol(self, idx)
         return Col(self.data[idx], None if self.nulls is None else self.nulls[idx], self.oid)
 
     def filter(self, mask: np.ndarray) -> "Col":
+        if self.data.dtype == object and len(mask) > 64:
+            return TakenCol(self, np.flatnonzero(mask))
         return Col(self.data[mask], None if self.nulls is None else self.nulls[mask], self.oid)
 
     def slice(self, a: int, b: int) -> "Col":
@@ -161,12 +165,14 @@ class FixedCol(Col):
         return ~self.nulls if self.nulls is not None else np.ones(len(self.fx), dtype=bool)
 
     def take(self, idx: np.ndarray) -> "FixedCol":
-        return FixedCol(self.fx[idx], self.scale, None if self.nulls is None else self.nulls[idx],
-                        None if self._dec is None else self._dec[idx])
+        # the Decimal array (if any) is not carried along: gathering objects is
+        # what this class avoids, and results are small when they are printed
+        return FixedCol(self.fx[idx], self.scale, None if self.nulls is None else self.nulls[idx])
 
     def filter(self, mask: np.ndarray) -> "FixedCol":
-        return FixedCol(self.fx[mask], self.scale, None if self.nulls is None else self.nulls[mask],
-                        None if self._dec is None else self._dec[mask])
+        # the Decimal array (if any) is not carried along: gathering objects is
+        # what this class avoids, and results are small when they are printed
+        return FixedCol(self.fx[mask], self.scale, None if self.nulls is None else self.nulls[mask])
 
     def slice(self, a: int, b: int) -> "FixedCol":
         return FixedCol(self.fx[a:b], self.scale, None if self.nulls is None else self.nulls[a:b],
@@ -234,3 +240,59 @@ def fixed_view(col: Col, scale: int | None = None, precision: int | None = None)
     if ref is not None:
         _FIXED_CACHE[key] = (ref, scale, fx)
     return FixedCol(fx, scale, col.nulls, data)
+
+
+class TakenCol(Col):
+    """``src.take(idx)`` for an object-array column, gathered on first use.
+
+    Joins gather every column of both inputs for each matching pair, and a
+    chain of joins gathers again at each level; most of those columns (names,
+    comments, ...) are never looked at before a filter or a projection drops
+    them.  Gathering object arrays is the expensive part (a reference count
+    per element), so it is deferred: takes of a TakenCol compose their index
+    arrays, and only ``data`` performs one gather from the original column.
+    Null masks are gathered eagerly (they are cheap and read everywhere).
+    """
+
+    __slots__ = ("_src", "_idx", "_gathered")
+
+    def __init__(self, src: Col, idx: np.ndarray) -> None:
+        self._src = src
+        self._idx = idx
+        self._gathered = None
+        self.nulls = None if src.nulls is None else (src.nulls[idx] if src.nulls[idx].any() else None)
+        self.oid = src.oid
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]
+        if self._gathered is None:
+            self._gathered = self._src.data[self._idx]
+        return self._gathered
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._gathered = value
+
+    def __len__(self) -> int:
+        return len(self._idx)
+
+    def null_mask(self) -> np.ndarray:
+        return self.nulls if self.nulls is not None else np.zeros(len(self._idx), dtype=bool)
+
+    def valid_mask(self) -> np.ndarray:
+        return ~self.nulls if self.nulls is not None else np.ones(len(self._idx), dtype=bool)
+
+    def take(self, idx: np.ndarray) -> Col:
+        if self._gathered is not None:
+            return Col.take(Col(self._gathered, self.nulls, self.oid), idx)
+        return TakenCol(self._src, self._idx[idx])
+
+    def filter(self, mask: np.ndarray) -> Col:
+        if self._gathered is not None:
+            return Col(self._gathered[mask], None if self.nulls is None else self.nulls[mask], self.oid)
+        return TakenCol(self._src, self._idx[mask])
+
+    def slice(self, a: int, b: int) -> Col:
+        if self._gathered is not None:
+            return Col(self._gathered[a:b], None if self.nulls is None else self.nulls[a:b], self.oid)
+        return TakenCol(self._src, self._idx[a:b])

@@ -76,6 +76,10 @@ class Wal:
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
+        self._sync_cond = threading.Condition()
+        self._syncing = False
+        self.written = 0      # records appended
+        self.synced = 0       # records known to be on disk
         self._f = None
         self.gen = 0
         self.size = 0
@@ -126,13 +130,36 @@ class Wal:
         with self.lock:
             self._f.write(rec)
             self.size += len(rec)
-            if sync:
-                os.fsync(self._f.fileno())
+            self.written += 1
+            mine = self.written
+        if sync:
+            self.sync_upto(mine)
+
+    def sync_upto(self, record: int) -> None:
+        """Group commit: one fsync covers every record written before it, so
+        concurrent committers wait for a leader instead of each syncing."""
+        with self._sync_cond:
+            while self.synced < record:
+                if not self._syncing:
+                    self._syncing = True
+                    target = self.written
+                    f = self._f
+                    self._sync_cond.release()
+                    try:
+                        if f is not None:
+                            os.fsync(f.fileno())
+                    finally:
+                        self._sync_cond.acquire()
+                        self._syncing = False
+                    self.synced = max(self.synced, target)
+                    self._sync_cond.notify_all()
+                else:
+                    self._sync_cond.wait()
 
     def sync(self) -> None:
         with self.lock:
-            if self._f is not None:
-                os.fsync(self._f.fileno())
+            mine = self.written
+        self.sync_upto(mine)
 
     def remove_before(self, gen: int) -> None:
         for g in self.segments():

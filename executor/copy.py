@@ -74,6 +74,14 @@ def _parse_opts(text: str) -> dict:
     return opts
 
 
+def _name_parts(name: str) -> list[str]:
+    """Split schema.table with PostgreSQL's identifier rules (quotes keep case)."""
+    import re as _re
+
+    parts = _re.findall(r'"((?:[^"]|"")*)"|([^."]+)', name)
+    return [q.replace('""', '"') if q else u.lower() for q, u in parts]
+
+
 def _split(s: str) -> list[str]:
     out, buf, depth, q = [], [], 0, False
     for ch in s:
@@ -118,9 +126,9 @@ class CopyStmt(Stmt):
             return self._copy_to(session, ctx, pl, options)
         if self.query is not None:
             raise PgError(SYNTAX_ERROR, "COPY FROM cannot take a query")
-        parts = self.table.split(".")
-        name = parts[-1].strip('"') if parts[-1].startswith('"') else parts[-1].lower()
-        rel = pl.lookup_relation(name, parts[0].lower() if len(parts) > 1 else None)
+        parts = _name_parts(self.table)
+        name = parts[-1]
+        rel = pl.lookup_relation(name, parts[0] if len(parts) > 1 else None)
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         if rel.kind not in ("r", "f"):
@@ -155,9 +163,9 @@ class CopyStmt(Stmt):
         if self.query is not None:
             plan = pl.plan_query(sqlglot.parse_one(self.query, read="postgres"))
         else:
-            parts = self.table.split(".")
-            name = parts[-1].strip('"') if parts[-1].startswith('"') else parts[-1].lower()
-            rel = pl.lookup_relation(name, parts[0].lower() if len(parts) > 1 else None)
+            parts = _name_parts(self.table)
+            name = parts[-1]
+            rel = pl.lookup_relation(name, parts[0] if len(parts) > 1 else None)
             if rel is None:
                 raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
             if rel.kind == "v":

@@ -226,7 +226,9 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
             con = Constraint(con.name, con.kind, con.columns, con.check_sql, con.ref_table, con.ref_columns, con.on_delete,
                              con.on_update, idx_oid)
         final_cons.append(con)
-    rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons))
+    props = tree.args.get("properties")
+    unlogged = props is not None and any(isinstance(p, exp.UnloggedProperty) for p in props.expressions)
+    rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p")
     ctx.txn.apply(("rel", rel))
     if rows is not None and rows.n:
         from .dml import insert_batch
@@ -788,7 +790,7 @@ def foreign_table_ddl(text: str, words: list[str]) -> Stmt:
                 from .planner import Planner
 
                 pl = Planner(session.engine, ctx.state, session=session.info)
-                for t in tree.expressions or [tree.this]:
+                for t in tree.args.get("tables") or tree.expressions or [tree.this]:
                     schema, name = _qual(t)
                     rel = pl.lookup_relation(name, schema)
                     if rel is not None and rel.kind != "f":

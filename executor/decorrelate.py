@@ -102,6 +102,19 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     corr = [False]
     inner_op, inner_scope = planner.plan_from(q, parent, corr, conj)
     consumed = [c for c in original if not any(c is k for k in conj)]
+    # correlation inside the subquery's own FROM (JOIN ... ON outer.x, LATERAL)
+    # would leave outer references in inner_op: not movable
+    for j in q.args.get("joins") or []:
+        for node in [j.args.get("on"), j.this]:
+            if node is None:
+                continue
+            for col in node.find_all(exp.Column):
+                if isinstance(col.this, exp.Identifier):
+                    table = col.args.get("table")
+                    tname = table.name if table is not None else None
+                    if not inner_scope.find(col.this.name if col.this.quoted else col.this.name.lower(),
+                                            tname.lower() if tname and not table.quoted else tname):
+                        return None
     bscope = Scope(inner_scope.cols, parent, tables=inner_scope.tables)
     binder = ExprBinder(planner, bscope, context="WHERE")
     out = []
@@ -132,6 +145,8 @@ def try_semi_join(planner, op: P.Op, scope: Scope, outer: Scope | None, node: ex
         q = q.this
     if not _simple_select(q):
         return None
+    if any(planner._contains_agg(e) for e in q.expressions):
+        return None  # SELECT count(*) ... always yields a row: not a semi join
     try:
         bound = _bind_inner(planner, q, scope, outer)
     except PgError:

@@ -693,7 +693,8 @@ class Planner:
         for node in e.walk():
             if isinstance(node, X.ColRef):
                 sides.add("l" if node.idx < nl else "r")
-            if isinstance(node, (X.SubqueryExpr, X.OuterRef)):
+            if isinstance(node, X.OuterRef) or (isinstance(node, X.SubqueryExpr) and node.correlated):
+                # a correlated subquery reads the whole current row: it cannot move
                 return "x"
         if len(sides) == 1:
             return sides.pop()

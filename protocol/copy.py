@@ -445,10 +445,13 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             out.append(_string_column(col, oid, nmask, names[j], first_line, tz, pa, pc))
             continue
-        if col.null_count:
-            fill = False if pa.types.is_boolean(typ) else (pa.scalar(0, typ) if not pa.types.is_temporal(typ) else pa.scalar(0, pa.int64()).cast(typ))
-            col = col.fill_null(fill)
+        if col.null_count and not pa.types.is_temporal(typ):
+            col = col.fill_null(False if pa.types.is_boolean(typ) else pa.scalar(0, typ))
         vals = col.to_numpy(zero_copy_only=False)
+        if col.null_count and pa.types.is_temporal(typ):
+            # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
+            vals = vals.copy()
+            vals[np.isnat(vals)] = np.datetime64(0, np.datetime_data(vals.dtype)[0])
         if oid == T.TIMESTAMP:
             vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))

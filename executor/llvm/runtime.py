@@ -40,6 +40,7 @@ from .table import MAX_DENSE, NP, NativeTable, double_bits
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
+PAR_MORSEL = 1 << 16            # smallest morsel of the 2-thread path
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
@@ -71,6 +72,7 @@ class Info:
         self.backend = "vector"
         self.variant = "-"
         self.compile_ms = None
+        self.compile_detail = ""
         self.rows_vector = 0
         self.rows_llvm = 0
         self.batches_vector = 0
@@ -85,7 +87,7 @@ class Info:
         if self.backend == "llvm":
             s = f"llvm {self.variant}"
             if self.compile_ms is not None:
-                s += f", compile={self.compile_ms:.1f} ms"
+                s += f", compile={self.compile_ms:.1f} ms CPU" + (f" ({self.compile_detail})" if self.compile_detail else "")
             s += f", rows={self.rows_llvm}"
             if self.rows_vector:
                 s += f" (+{self.rows_vector} on vector before the switch)"
@@ -297,12 +299,28 @@ class CompiledSink:
             self._profile_first(p, n)
         events: list = []
         if n >= PAR_MIN_ROWS and self.max_threads > 1:
-            mid = n // 2
+            # morsel-driven (Leis et al.): both threads pull morsels from one
+            # queue into their own table; a helper that gets no CPU costs nothing
+            step = max(PAR_MORSEL, -(-n // 16))
+            morsels = iter(range(0, n, step))
+            lock = threading.Lock()
+            done = [0, 0]
+
+            def work(k: int, t: NativeTable) -> None:
+                while True:
+                    with lock:
+                        a = next(morsels, None)
+                    if a is None:
+                        return
+                    t.run(module, base, a, min(a + step, n), events)
+                    done[k] += 1
+
             t0, t1 = self._table(0), self._table(1)
-            fut = _pool.submit(t1.run, module, base, mid, n, events)
-            t0.run(module, base, 0, mid, events)
-            fut.result()
-            info.threads = 2
+            fut = _pool.submit(work, 1, t1)
+            work(0, t0)
+            if not fut.cancel():
+                fut.result()
+            info.threads = max(info.threads, 2 if done[1] else 1)
         else:
             self._table(0).run(module, base, 0, n, events)
         for t in self.tables:
@@ -310,6 +328,7 @@ class CompiledSink:
                 t.maybe_specialise(self.allow_specialise)
         info.deopts = sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
+        info.compile_detail = module.describe() if len(module.ms) > 1 else ""
         self._update_variant()
         # the other variant compiles in the background: generic for a guard
         # failure, dense for a later specialisation

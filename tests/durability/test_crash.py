@@ -135,3 +135,23 @@ def test_continuous_views_recover_after_kill9(ss_server_factory):
         else:
             assert sx == lo_s + w.inflight[1]
         rows, total = n, sx
+
+
+def test_unlogged_table_is_empty_after_crash_but_kept_on_clean_restart(ss_server_factory):
+    srv = ss_server_factory()
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        c.execute("CREATE UNLOGGED TABLE u (id int)")
+        c.execute("CREATE TABLE p (id int)")
+        c.execute("INSERT INTO u VALUES (1), (2)")
+        c.execute("INSERT INTO p VALUES (1)")
+        assert c.execute("SELECT relpersistence FROM pg_class WHERE relname = 'u'").fetchone() == ("u",)
+    srv.restart()
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*) FROM u").fetchone() == (2,)
+        c.execute("INSERT INTO u VALUES (3)")
+    srv.kill()
+    srv.start()
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        assert c.execute("SELECT count(*) FROM p").fetchone() == (1,)
+        # after a crash an unlogged table is emptied; the table itself stays
+        assert c.execute("SELECT count(*) FROM u").fetchone() == (0,)

@@ -137,3 +137,19 @@ def test_explain_shows_compiled_pipeline(sql):
     text = "\n".join(sql.lines(f"EXPLAIN ANALYZE SELECT k, sum(x) FROM {t} WHERE x > 10 GROUP BY k"))
     assert "backend=llvm" in text
     assert "llvm specialised, compile=" in text and "rows=5000" in text, text
+
+
+def test_literals_are_parameters_module_reused(sql):
+    from executor.llvm import jit
+
+    t = sql.name("t")
+    sql(f"CREATE TABLE {t} (k int, x int)")
+    sql(f"INSERT INTO {t} SELECT g % 7, g FROM generate_series(1, 3000) g")
+    sql.backend("llvm")
+    sql.rows(f"SELECT k, count(*) FROM {t} WHERE x > 5 GROUP BY k")
+    jit.drain()                                 # the other variant compiles in the background
+    before = jit.stats["compiles"]
+    for c in (10, 100, 2000):
+        got = dict(sql.rows(f"SELECT k, count(*) FROM {t} WHERE x > {c} GROUP BY k"))
+        assert sum(got.values()) == 3000 - c
+    assert jit.stats["compiles"] == before      # same shape, other literals: no new compile
