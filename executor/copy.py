@@ -309,7 +309,8 @@ class CopySink:
         from catalog.database import Transaction
 
         session = self.session
-        implicit = session.txn is None
+        # inside an extended-protocol block the commit waits for Sync
+        implicit = session.txn is None and self.ctx.txn is not getattr(session, "extended_txn", None)
         try:
             tag = self.finish_in_txn()
         except BaseException:

@@ -117,6 +117,7 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
+        self.extended_txn: Transaction | None = None   # implicit block of the extended protocol
 
     # ------------------------------------------------------------ status
     @property
@@ -131,11 +132,30 @@ class Session:
     def on_error(self) -> None:
         if self.txn is not None:
             self.failed = True
+        self._drop_extended()
 
     def close(self) -> None:
+        self._drop_extended()
         if self.txn is not None:
             self.txn.rollback()
             self.txn = None
+
+    # ------------------------------------------------------------ extended-protocol blocks
+    def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
+        """Execute for the extended protocol: outside an explicit transaction
+        every Execute up to the next Sync forms one implicit transaction, as
+        in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch)."""
+        return self.execute(prepared, params, defer_commit=True)
+
+    def sync(self) -> None:
+        txn, self.extended_txn = self.extended_txn, None
+        if txn is not None:
+            txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
+
+    def _drop_extended(self) -> None:
+        txn, self.extended_txn = self.extended_txn, None
+        if txn is not None:
+            txn.rollback()
 
     # ------------------------------------------------------------ settings
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
@@ -180,7 +200,7 @@ class Session:
             self.plan_cache[key] = (state.ddl_version, prepared)
         return prepared
 
-    def execute(self, prepared: Prepared, params: list[Any]) -> Result:
+    def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
         stmt = prepared.handle
         if self.failed and not getattr(stmt, "allowed_in_failed", False):
             raise PgError(IN_FAILED_SQL_TRANSACTION,
@@ -190,9 +210,20 @@ class Session:
         self.info.cancel_event.clear()
         try:
             if getattr(stmt, "transaction_control", False):
+                if self.extended_txn is not None and self.txn is None:
+                    # BEGIN/COMMIT/ROLLBACK inside an extended batch act on its implicit block
+                    self.txn, self.extended_txn = self.extended_txn, None
+                    self.txn.implicit = False
+                    if getattr(stmt, "kind", "") == "begin":
+                        return Result(tag="BEGIN")
                 return stmt.run(self, params)
             implicit = self.txn is None
-            txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
+            if implicit and defer_commit:
+                if self.extended_txn is None:
+                    self.extended_txn = Transaction(self.db, implicit=True)
+                txn = self.extended_txn
+            else:
+                txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
                               param_oids=prepared.param_oids, engine=self.engine)
             ctx.engine_session = self
@@ -201,8 +232,10 @@ class Session:
             except BaseException:
                 if implicit:
                     txn.rollback()
+                    if txn is self.extended_txn:
+                        self.extended_txn = None
                 raise
-            if implicit:
+            if implicit and not defer_commit:
                 txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
             result.notices = ctx.notices + result.notices
             return result

@@ -84,6 +84,7 @@ class ProtocolSession:
         self._queue: deque[M.Message] = deque()
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
+        self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._handlers: dict[str, Callable[[bytes], Any]] = {
             "Q": self._simple_query,
             "P": self._parse,
@@ -121,6 +122,8 @@ class ProtocolSession:
             kind = m.kind
             if kind not in _INLINE_KINDS:
                 return False
+            if kind == "S" and self._unsynced_writes:
+                return False  # this Sync may commit (and fsync) earlier work: not on the loop thread
             if kind == "B":
                 body = m.body
                 a = body.find(b"\0")
@@ -403,7 +406,7 @@ class ProtocolSession:
         if portal.result is None and stmt.columns is None and stmt.prepared is not None \
                 and _ROWS_KNOWN_AT_RUN.match(stmt.sql):
             # FETCH / EXECUTE: the row shape is the cursor's or statement's; run now, Execute sends the rows
-            portal.result = self._run(self.es.execute, stmt.prepared, portal.params)
+            portal.result = self._run(self.es.execute_deferred, stmt.prepared, portal.params)
             if portal.result.notices or portal.result.parameter_status:
                 portal.result.notices = []
         cols = portal.result.columns if portal.result is not None else stmt.columns
@@ -425,7 +428,9 @@ class ProtocolSession:
         if res is None:
             stmt = portal.statement
             t0 = time.perf_counter()
-            res = portal.result = self._run(self.es.execute, prepared, portal.params)
+            if not stmt.inline_candidate:
+                self._unsynced_writes = True
+            res = portal.result = self._run(self.es.execute_deferred, prepared, portal.params)
             stmt.inline = stmt.inline_candidate and time.perf_counter() - t0 < INLINE_BUDGET \
                 and res.copy_in is None and res.copy_out is None and (res.batch is None or res.batch.n <= 64)
             if res.notices or res.parameter_status:
@@ -482,10 +487,19 @@ class ProtocolSession:
 
     def _sync(self, body: bytes) -> bytes:
         self.ignore_till_sync = False
+        self._unsynced_writes = False
+        err = b""
+        try:
+            self._run(self.es.sync)     # commits the implicit block of this batch
+        except PgError as e:
+            err = M.error_response(e)
+        except Exception:
+            log.exception("sync failed")
+            err = M.error_response(internal_error())
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return M.ready_for_query(status)
+        return err + M.ready_for_query(status)
 
     def _flush(self, body: bytes) -> None:
         return None  # the connection writes whatever a step produced

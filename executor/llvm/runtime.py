@@ -73,6 +73,7 @@ class Info:
         self.variant = "-"
         self.compile_ms = None
         self.compile_detail = ""
+        self.progress = ""       # auto: how close compiling is to paying off
         self.rows_vector = 0
         self.rows_llvm = 0
         self.batches_vector = 0
@@ -101,6 +102,8 @@ class Info:
         s = "vector" if self.rows_vector is None else f"vector, rows={self.rows_vector}"
         if self.state:
             s += f", {self.state}"
+        elif self.requested == "auto" and self.progress:
+            s += f", {self.progress}"
         if self.reason:
             s += f", llvm fallback: {self.reason}" if self.requested == "llvm" else f", not compiled: {self.reason}"
         return s
@@ -200,6 +203,8 @@ class CompiledSink:
         _vec_ns_per_row["ewma"] = 0.9 * _vec_ns_per_row["ewma"] + 0.1 * ns
         est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
         self.saved_ms += max(0.0, seconds * 1e3 - est_llvm)
+        info.progress = (f"auto: compiles once the estimated saving ({self.saved_ms:.1f} ms so far) "
+                         f"exceeds the compile cost (~{jit.stats['compile_ms_ewma']:.1f} ms)")
         if self.saved_ms > jit.stats["compile_ms_ewma"] and self.module is None:
             self.start_compile()
 
@@ -406,6 +411,8 @@ if _FORCED not in ("", "auto", "vector", "llvm"):
 
 def stream_process(pipe, batch: Batch, ctx) -> bool:
     """StreamPipeline.process hook.  True: handled here; False: run the vector path."""
+    if getattr(pipe, "_llvm_bypass", False):
+        return False
     mode = backend_mode(ctx)
     sink = getattr(pipe, "_llvm", None)
     if mode == "vector":
@@ -426,14 +433,12 @@ def stream_process(pipe, batch: Batch, ctx) -> bool:
         # auto, not compiled yet: run the vector path here so it can be timed
         sink.observe_nulls(batch)
         t0 = time.perf_counter()
-        n = batch.n
-        for op in pipe.ops:
-            batch = op.process(batch, ctx)
-            if batch.n == 0:
-                break
-        else:
-            pipe.agg.consume(pipe.local, batch, ctx)
-        sink.note_vector(n, time.perf_counter() - t0)
+        pipe._llvm_bypass = True         # re-enter StreamPipeline.process: its own vector path, timed
+        try:
+            pipe.process(batch, ctx)
+        finally:
+            pipe._llvm_bypass = False
+        sink.note_vector(batch.n, time.perf_counter() - t0)
         return True
     n = batch.n
     p = sink.prepare(batch, ctx, run_prefix=True)
@@ -506,6 +511,11 @@ def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) ->
         est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
         if est_vec - est_llvm > jit.stats["compile_ms_ewma"] or sink.saved_ms > jit.stats["compile_ms_ewma"]:
             sink.start_compile()
+        if sink.future is None:               # not compiling: the whole batch on vector, as Aggregate would
+            t0 = time.perf_counter()
+            sink.run_vector_prepared(p, table, ctx)
+            sink.note_vector(n, time.perf_counter() - t0)
+            return
         a = 0
         while a < n:                          # vector morsels until the compiled code is ready
             if sink.future is not None and sink.future.done():

@@ -129,7 +129,6 @@ REFUSED = [
     "SELECT k, row_number() OVER (ORDER BY x) FROM {s}",
     "SELECT k, count(*) FROM {s} GROUP BY ROLLUP (k)",
     "SELECT t.k, count(*) FROM {t} t LEFT JOIN {s} s ON s.k = t.k GROUP BY t.k",
-    "SELECT t.k FROM {t} t WHERE t.k > (SELECT sum(x) FROM {s} s WHERE s.k = t.k)",
 ]
 
 
@@ -168,3 +167,22 @@ def test_pipelinedb_ddl_runs_unchanged(ss_conn, unique_name):
     assert cur.fetchall() == [("/a", 2, 30), ("/b", 1, 5)]
     cur.execute(f"SELECT relkind FROM pg_class WHERE relname = %s", (v,))
     assert cur.fetchone() == ("v",)
+
+
+def test_correlated_subquery_over_stream_is_unnested(ss_conn, unique_name):
+    """A correlated aggregate subquery over a stream is maintained once the
+    planner unnests it into a join with the stream grouped by the correlation key."""
+    cur = ss_conn.cursor()
+    s, st, t, v = unique_name("s"), unique_name("st"), unique_name("t"), unique_name("v")
+    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+    cur.execute(f"CREATE TABLE {st} (k int, x int)")
+    cur.execute(f"CREATE TABLE {t} (k int, lim int)")
+    cur.execute(f"INSERT INTO {t} SELECT i, i * 10 FROM generate_series(1, 8) i")
+    q = "SELECT t.k FROM {t} t WHERE t.lim > (SELECT sum(x) FROM {s} s WHERE s.k = t.k)"
+    cur.execute(f"CREATE VIEW {v} AS " + q.format(t=t, s=s))
+    rng = random.Random(1)
+    for _ in range(3):
+        rows = [(rng.randrange(1, 9), rng.randrange(0, 15)) for _ in range(20)]
+        cur.executemany(f"INSERT INTO {s} VALUES (%s, %s)", rows)
+        cur.executemany(f"INSERT INTO {st} VALUES (%s, %s)", rows)
+        assert_view_matches(cur, v, q.format(t=t, s=st))

@@ -106,6 +106,12 @@ class FakeSession:
             cols = [ResultColumn("t", TIMESTAMPTZ)]
         return Prepared(sql, oids, cols)
 
+    def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
+        return self.execute(prepared, params)
+
+    def sync(self) -> None:
+        """Commit point of an extended-protocol batch (nothing to commit here)."""
+
     def execute(self, prepared: Prepared, params: list[Any]) -> Result:
         s = prepared.sql.strip().lower()
         if s.startswith("select $"):
