@@ -210,7 +210,7 @@ class Transaction:
                 self._state.version = self.db.committed.version + 1
                 logged = [op for op in self.ops if not self._unlogged_data(op)]
                 if logged:
-                    self.db.wal.append(logged, sync=sync)
+                    self.db.wal.append(logged, sync=sync and self.db.fsync)
             self.db.committed = self._state
         finally:
             self._state = None
@@ -342,7 +342,7 @@ class Database:
             seq = self.stream_seq
             self.wal.append([("stream", oid, cols, seq)], sync=False)
             apply(seq)
-        if sync:
+        if sync and self.fsync:
             self.wal.sync()
         return seq
 

@@ -332,14 +332,23 @@ class CopySink:
             raise self._context(e)
         if not self.batches:
             return "COPY 0"
-        src = Batch.concat(self.batches, self.oids)
-        full = build_rows(self.session, self.ctx, self.rel, self.targets, src)
+        total = sum(b.n for b in self.batches)
         if self.rel.kind == "f":
-            self.session.engine.streams.insert(self.ctx, self.rel, full)
+            # Every slab was decoded (and so validated) before anything is
+            # delivered; deliver slab by slab so no second full-size copy exists.
+            fulls = [build_rows(self.session, self.ctx, self.rel, self.targets, b) for b in self.batches]
+            from .dml import check_constraints
+
+            for f in fulls:
+                check_constraints(self.session, self.ctx, self.rel, f)
+            self.batches = []
+            while fulls:
+                self.session.engine.streams.insert(self.ctx, self.rel, fulls.pop(0))
         else:
-            insert_batch(self.session, self.ctx, self.rel, full)
-        self.batches = []
-        return f"COPY {src.n}"
+            src = Batch.concat(self.batches, self.oids)
+            self.batches = []
+            insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
+        return f"COPY {total}"
 
     def abort(self, reason: str) -> None:
         self.batches = []

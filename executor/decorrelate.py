@@ -102,6 +102,8 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     corr = [False]
     inner_op, inner_scope = planner.plan_from(q, parent, corr, conj)
     consumed = [c for c in original if not any(c is k for k in conj)]
+    if corr[0]:
+        return None
     # correlation inside the subquery's own FROM (JOIN ... ON outer.x, LATERAL)
     # would leave outer references in inner_op: not movable
     for j in q.args.get("joins") or []:

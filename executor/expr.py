@@ -707,6 +707,10 @@ class IsBool(Expr):
 
 
 class Case(Expr):
+    def __repr__(self) -> str:
+        return "CASE " + " ".join(f"WHEN {c!r} THEN {v!r}" for c, v in self.whens) + \
+            (f" ELSE {self.default!r}" if self.default is not None else "") + " END"
+
     def __init__(self, whens: list[tuple[Expr, Expr]], default: Expr | None, oid: int) -> None:
         self.whens, self.default, self.oid = whens, default, oid
 
@@ -746,6 +750,9 @@ class Case(Expr):
 
 
 class Coalesce(Expr):
+    def __repr__(self) -> str:
+        return f"COALESCE({', '.join(map(repr, self.args))})"
+
     def __init__(self, args: list[Expr], oid: int) -> None:
         self.args, self.oid = args, oid
 
@@ -770,6 +777,9 @@ class Coalesce(Expr):
 
 
 class InList(Expr):
+    def __repr__(self) -> str:
+        return f"({self.arg!r} {'NOT ' if self.negate else ''}IN ({', '.join(map(repr, self.items))}))"
+
     oid = O.BOOL
 
     def __init__(self, arg: Expr, items: list[Expr], negate: bool) -> None:
@@ -812,6 +822,10 @@ def like_to_regex(pattern: str, escape: str | None = "\\") -> str:
 
 
 class Like(Expr):
+    def __repr__(self) -> str:
+        word = ("~*" if self.ilike else "~") if self.regex else ("ILIKE" if self.ilike else "LIKE")
+        return f"({self.arg!r} {'NOT ' if self.negate else ''}{word} {self.pattern!r})"
+
     oid = O.BOOL
 
     def __init__(self, arg: Expr, pattern: Expr, *, ilike: bool = False, negate: bool = False,
@@ -881,6 +895,11 @@ class Func(Expr):
 
 
 class SubqueryExpr(Expr):
+    def __repr__(self) -> str:
+        head = {"scalar": "SubPlan", "exists": "EXISTS(SubPlan)", "in": "IN (SubPlan)"}.get(self.kind, self.kind.upper())
+        arg = f"{self.arg!r} " if self.arg is not None else ""
+        return f"{'NOT ' if self.negate else ''}{arg}{head}{' correlated' if self.correlated else ''}"
+
     """Scalar, EXISTS, IN and ANY/ALL subqueries.
 
     Uncorrelated subqueries run once per statement; correlated ones run per

@@ -497,13 +497,19 @@ class Planner:
         joins = list(sel.args.get("joins") or [])
         while joins and _is_comma_item(joins[0]):
             items.append(joins.pop(0).this)
+
+        def item(it):
+            o, sc = self.plan_from_item(it, outer, corr)
+            if corr is not None:
+                sc.correlated = corr  # shared by every scope built from it (joins' ON)
+            return o, sc
+
         if len(items) > 2 and where_conj:
-            op, scope = self._join_comma_items([self.plan_from_item(it, outer, corr) for it in items],
-                                               outer, where_conj)
+            op, scope = self._join_comma_items([item(it) for it in items], outer, where_conj)
         else:
-            op, scope = self.plan_from_item(items[0], outer, corr)
+            op, scope = item(items[0])
             for extra in items[1:]:
-                rop, rscope = self.plan_from_item(extra, outer, corr)
+                rop, rscope = item(extra)
                 op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
         for j in joins:
             target = j.this
@@ -512,7 +518,7 @@ class Planner:
             if isinstance(target, exp.Lateral) or (isinstance(target, exp.Subquery) and target.args.get("lateral")):
                 op, scope = self.lateral_join(op, scope, target, side or "inner", outer, corr)
                 continue
-            rop, rscope = self.plan_from_item(target, outer, corr)
+            rop, rscope = item(target)
             using = j.args.get("using")
             on = j.args.get("on")
             jkind = {"left": "left", "right": "right", "full": "full"}.get(side, "inner")
@@ -576,7 +582,9 @@ class Planner:
         # references to the left side are OuterRefs at depth 1
         lop = P.LateralJoin(op, plan, "left" if kind == "left" else "inner")
         cols = scope.cols + [ScopeCol(a, c.name, c.oid) for c in plan.out]
-        return lop, Scope(cols, outer, tables=scope.tables + [a])
+        new_scope = Scope(cols, outer, tables=scope.tables + [a])
+        new_scope.correlated = scope.correlated
+        return lop, new_scope
 
     def join_using(self, lop, lscope, rop, rscope, kind, names):
         lkeys, rkeys = [], []
@@ -621,6 +629,7 @@ class Planner:
             pass
         proj = P.Project(j, exprs, out)
         scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
+        scope.correlated = lscope.correlated
         scope.using_names = set(names)
         return proj, scope
 
@@ -630,6 +639,7 @@ class Planner:
             if t in lscope.tables and t not in ("?subquery?",):
                 raise PgError("42712", f'table name "{t}" specified more than once')
         scope = Scope(cols, outer, tables=lscope.tables + rscope.tables)
+        scope.correlated = lscope.correlated  # outer references in ON mark the query correlated
         nl = len(lscope.cols)
         conjs = split_conjuncts(on)
         # pull WHERE conjuncts that only reference these two inputs into inner joins

@@ -546,8 +546,15 @@ def _setval(v: str) -> str:
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):
     from . import ddl, dml
 
-    tree = parse_one(text)
     state = session.db.committed if session.txn is None else session.txn.state
+    if words and words[0] == "INSERT" and len(text) > 2000:
+        from .fast_insert import fast_multirow_insert
+
+        planner = Planner(session.engine, state, param_oids, session=session.info)
+        fast = fast_multirow_insert(session, planner, text)
+        if fast is not None:
+            return fast, planner.param_oids
+    tree = parse_one(text)
     planner = Planner(session.engine, state, param_oids, session=session.info)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:

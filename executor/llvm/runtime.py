@@ -44,6 +44,7 @@ PAR_MORSEL = 1 << 16            # smallest morsel of the 2-thread path
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
+SMALL_QUERY_ROWS = 4096         # auto: below this a GROUP BY input never compiles
 FIRST_PROFILE_MIN = 256         # a first batch this large is profiled for a dense key range
 
 _pool = ThreadPoolExecutor(max_workers=THREADS - 1, thread_name_prefix="llvm-morsel")
@@ -500,6 +501,12 @@ def aggregate(agg, ctx):
 
 def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) -> None:
     n = batch.n
+    if mode == "auto" and sink.module is None and n < SMALL_QUERY_ROWS and sink.future is None:
+        b = batch if sink.plan.fused_filter is None else sink.plan.fused_filter.process(batch, ctx)
+        if b.n:                               # tiny input (e.g. a correlated subquery): plain vector
+            sink.agg.consume(table, b, ctx)
+        sink.info.rows_vector += n
+        return
     p = sink.prepare(batch, ctx, run_prefix=False)
     if p.empty:
         sink.info.backend = "llvm" if sink.module is not None or mode == "llvm" else "vector"

@@ -135,72 +135,84 @@ class ContinuousView:
             plan.children = [plan.child]
         self.pipelines: dict[int, list[StreamPipeline]] = {}
         root_holder = _Root(plan)
-        for scan in _stream_scans(plan):
-            path = _path_to(root_holder, scan)      # root_holder ... scan
-            chain = []
-            agg = None
-            agg_parent = None
-            for i in range(len(path) - 2, -1, -1):
-                node = path[i]
-                below = path[i + 1]
-                if isinstance(node, P.Aggregate):
-                    if node.grouping_sets is not None:
-                        raise PgError(REFUSE, "continuous views do not support GROUPING SETS, ROLLUP or CUBE over a stream",
-                                      hint="Group by plain keys in the view and compute the roll-ups when you query it.")
-                    agg = node
-                    agg_parent = path[i - 1]
-                    break
-                if isinstance(node, (P.Filter, P.Project)):
-                    chain.append(node)
-                    continue
-                if isinstance(node, P.HashJoin) and node.kind in ("inner", "left", "semi", "anti") and node.left is below:
-                    if _contains_stream(node.right):
-                        raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
-                                      hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
-                    chain.append(node)
-                    continue
-                if isinstance(node, P.HashJoin) and node.right is below:
-                    raise PgError(REFUSE, f'stream "{scan.rel.name}" would be on the build side of a join',
-                                  hint="Use an inner join (or put the stream on the preserved side of an outer join) so the stream can probe the table.")
-                if isinstance(node, P.NestedLoopJoin):
-                    if _contains_stream(node.right) and _contains_stream(node.left):
-                        raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
-                                      hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
-                    if node.left is below and node.kind == "inner":
-                        hj = P.HashJoin(node.left, node.right, [], [], "inner", node.pred)
-                        replace_child(path[i - 1], node, hj)
-                        path[i] = hj
-                        chain.append(hj)
-                        continue
-                    raise PgError(REFUSE, "this join with a stream cannot be maintained",
-                                  hint="Join the stream to tables with an equality or inner join.")
-                if isinstance(node, _Root):
-                    break
-                what = {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
-                raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
-                              hint="Every stream must be aggregated (GROUP BY or an aggregate) before sorting, limiting or windowing; "
-                                   "add a GROUP BY over the stream, or query the stream directly.")
-            if agg is None:
-                raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
-                              hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
-            # static pipelines: build the hash tables of joins on the path once
-            for node in chain:
-                if isinstance(node, P.HashJoin):
-                    node.build(ctx)
-                    for t in _table_scans(node.right):
-                        self.static_tables.add(t.rel.oid)
-            pipe = StreamPipeline(scan, list(chain), agg)
-            self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
-            source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
-            source.pipe = pipe
-            replace_child(agg_parent, agg, source)
-        self.upper_tables = sorted({t.rel.oid for t in _table_scans(root_holder.child)})
+        # Subqueries in expressions (IN, EXISTS, scalar) are upper pipelines too:
+        # a stream inside one is split the same way, its grouping fed at insert time.
+        roots = [root_holder] + [_Root(sp) for sp in _expression_subplans(plan)]
+        done: set[int] = set()
+        for holder, scan in [(h, sc) for h in roots for sc in _stream_scans(h.child)]:
+            if id(scan) in done:
+                continue
+            done.add(id(scan))
+            self._split_at_grouping(holder, scan, ctx)
+        self.upper_tables = sorted({t.rel.oid for h in roots for t in _table_scans(h.child)})
         hidden = _streams_in_expressions(root_holder.child)
         if hidden:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
                           hint="Move the stream into the FROM clause: aggregate it in a subquery grouped by the "
                                "correlation keys and join that subquery instead.")
         return root_holder.child
+
+    def _split_at_grouping(self, root_holder, scan, ctx) -> None:
+        """Cut the plan at the first grouping above ``scan``: everything below
+        becomes a stream pipeline, the grouping's output a state source."""
+        path = _path_to(root_holder, scan)      # root_holder ... scan
+        chain = []
+        agg = None
+        agg_parent = None
+        for i in range(len(path) - 2, -1, -1):
+            node = path[i]
+            below = path[i + 1]
+            if isinstance(node, P.Aggregate):
+                if node.grouping_sets is not None:
+                    raise PgError(REFUSE, "continuous views do not support GROUPING SETS, ROLLUP or CUBE over a stream",
+                                  hint="Group by plain keys in the view and compute the roll-ups when you query it.")
+                agg = node
+                agg_parent = path[i - 1]
+                break
+            if isinstance(node, (P.Filter, P.Project)):
+                chain.append(node)
+                continue
+            if isinstance(node, P.HashJoin) and node.kind in ("inner", "left", "semi", "anti") and node.left is below:
+                if _contains_stream(node.right):
+                    raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
+                                  hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
+                chain.append(node)
+                continue
+            if isinstance(node, P.HashJoin) and node.right is below:
+                raise PgError(REFUSE, f'stream "{scan.rel.name}" would be on the build side of a join',
+                              hint="Use an inner join (or put the stream on the preserved side of an outer join) so the stream can probe the table.")
+            if isinstance(node, P.NestedLoopJoin):
+                if _contains_stream(node.right) and _contains_stream(node.left):
+                    raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
+                                  hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
+                if node.left is below and node.kind == "inner":
+                    hj = P.HashJoin(node.left, node.right, [], [], "inner", node.pred)
+                    replace_child(path[i - 1], node, hj)
+                    path[i] = hj
+                    chain.append(hj)
+                    continue
+                raise PgError(REFUSE, "this join with a stream cannot be maintained",
+                              hint="Join the stream to tables with an equality or inner join.")
+            if isinstance(node, _Root):
+                break
+            what = {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+            raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
+                          hint="Every stream must be aggregated (GROUP BY or an aggregate) before sorting, limiting or windowing; "
+                               "add a GROUP BY over the stream, or query the stream directly.")
+        if agg is None:
+            raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
+                          hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
+        # static pipelines: build the hash tables of joins on the path once
+        for node in chain:
+            if isinstance(node, P.HashJoin):
+                node.build(ctx)
+                for t in _table_scans(node.right):
+                    self.static_tables.add(t.rel.oid)
+        pipe = StreamPipeline(scan, list(chain), agg)
+        self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
+        source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
+        source.pipe = pipe
+        replace_child(agg_parent, agg, source)
 
     # ------------------------------------------------------------ insert path
     def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
@@ -286,6 +298,30 @@ class _Root(P.Op):
         self.child = child
         self.children = [child]
         self.out = child.out
+
+
+def _expression_subplans(op, seen=None) -> list:
+    """Plans of subqueries used inside expressions, nested ones included."""
+    from .. import expr as X
+
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return []
+    seen.add(id(op))
+    out = []
+    for v in vars(op).values():
+        items = v if isinstance(v, list) else [v]
+        for e in items:
+            if isinstance(e, tuple):
+                e = e[0] if e else None
+            if isinstance(e, X.Expr):
+                for node in e.walk():
+                    if isinstance(node, X.SubqueryExpr) and id(node.plan) not in seen:
+                        out.append(node.plan)
+                        out += _expression_subplans(node.plan, seen)
+    for c in op.children:
+        out += _expression_subplans(c, seen)
+    return out
 
 
 def _streams_in_expressions(op, seen=None) -> list:

@@ -40,6 +40,13 @@ def tpch_servers(ss_server, pg15, tmp_path_factory):
     try:
         yield ss, pg
     finally:
+        # drop the data so the shared servers do not carry (and checkpoint) it further
+        for conn in (ss, pg):
+            for t in reversed(tpch.TABLES):
+                try:
+                    conn.execute(f"DROP TABLE IF EXISTS {SCHEMA}.{t}")
+                except psycopg.Error:
+                    pass
         ss.close()
         pg.close()
 

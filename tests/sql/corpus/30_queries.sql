@@ -170,5 +170,8 @@ SELECT id FROM {{p}}_c1 c WHERE 0 = (SELECT count(*) FROM {{p}}_c2 d WHERE d.id 
 SELECT id FROM {{p}}_c1 c WHERE v >= (SELECT max(w) * 5 FROM {{p}}_c2 d WHERE d.id = c.id AND d.w IS NOT NULL) ORDER BY id;
 SELECT id FROM {{p}}_c1 c WHERE EXISTS (SELECT 1 FROM {{p}}_c2 d WHERE d.id = c.id OR d.w = c.v) ORDER BY id;
 SELECT id FROM {{p}}_c1 c WHERE EXISTS (SELECT 1 FROM {{p}}_c2 d WHERE d.w < c.id) ORDER BY id;
+SELECT id, (SELECT count(*) FROM {{p}}_c2 a JOIN {{p}}_c2 b ON a.id = b.id AND b.id = c.id) AS pairs FROM {{p}}_c1 c ORDER BY id NULLS LAST;
+SELECT id FROM {{p}}_c1 c WHERE EXISTS (SELECT 1 FROM {{p}}_c2 a JOIN {{p}}_c2 b ON a.id = b.id AND b.w = c.v / 10) ORDER BY id;
+SELECT id, (SELECT sum(w) FROM (SELECT * FROM {{p}}_c2 d WHERE d.id = c.id) s) AS sw FROM {{p}}_c1 c ORDER BY id NULLS LAST;
 DROP TABLE {{p}}_c1;
 DROP TABLE {{p}}_c2;

@@ -1,0 +1,116 @@
+"""A parse shortcut for multi-row ``INSERT ... VALUES`` of literals.
+
+Clients that batch inserts (JDBC's reWriteBatchedInserts, ORMs, load
+scripts) send thousands of literal rows in one statement; running sqlglot
+over all of them cost ~1 ms per row.  Here only the first row goes through
+the real parser (which builds and checks the statement); the remaining rows
+are tokenised with one regular expression and bound as constants.  Anything
+unusual (expressions, casts, functions, RETURNING, ON CONFLICT) falls back to
+the normal path by returning None.
+"""
+from __future__ import annotations
+
+import decimal
+import re
+
+from catalog import types as T
+from protocol import oids as O
+
+from . import expr as X
+
+_HEAD = re.compile(r"\s*insert\s+into\s+(?P<target>[\w.\"]+\s*(?:\([^()]*\))?)\s*values\s*", re.I | re.S)
+_TOKEN = re.compile(r"""\s*(?:(?P<str>[Ee]?'(?:[^']|'')*')|(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])
+                       |(?P<param>\$\d+)|(?P<kw>null|true|false|default)\b|(?P<punct>[(),;]))""", re.I | re.X)
+
+
+def _tokens(text: str, pos: int):
+    n = len(text)
+    while pos < n:
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            if text[pos:].strip() == "":
+                return
+            raise ValueError("unsupported token")
+        pos = m.end()
+        yield m
+
+
+def split_rows(text: str, pos: int) -> list[list[tuple[str, str]]] | None:
+    """Rows of (kind, token) from position ``pos`` (just after VALUES)."""
+    rows: list[list[tuple[str, str]]] = []
+    row: list[tuple[str, str]] | None = None
+    expect_item = False
+    try:
+        for m in _tokens(text, pos):
+            kind = m.lastgroup
+            tok = m.group(kind)
+            if kind == "punct":
+                if tok == "(" and row is None:
+                    row, expect_item = [], True
+                elif tok == "," and row is not None and not expect_item:
+                    expect_item = True
+                elif tok == ")" and row is not None and not expect_item:
+                    rows.append(row)
+                    row = None
+                elif tok == "," and row is None and rows:
+                    continue
+                elif tok == ";" and row is None:
+                    continue
+                else:
+                    return None
+            else:
+                if row is None or not expect_item:
+                    return None
+                if tok.startswith(("E'", "e'")):
+                    return None      # escape strings: leave to the full parser
+                row.append((kind, tok))
+                expect_item = False
+    except ValueError:
+        return None
+    if row is not None or len(rows) < 2:
+        return None
+    return rows
+
+
+def _const(planner, kind: str, tok: str, col):
+    if kind == "str":
+        # left untyped: the whole column is converted at once when the rows are built
+        return X.Const(tok[1:-1].replace("''", "'"), O.UNKNOWN)
+    if kind == "num":
+        if any(ch in tok for ch in ".eE"):
+            return X.Const(decimal.Decimal(tok), O.NUMERIC)
+        v = int(tok)
+        oid = T.int_literal_oid(v)
+        return X.Const(decimal.Decimal(v) if oid == O.NUMERIC else v, oid)
+    if kind == "param":
+        return planner.coerce(planner.param(int(tok[1:]) - 1), col.type_oid, col.typmod)
+    low = tok.lower()
+    if low == "null":
+        return X.Const(None, col.type_oid)
+    if low in ("true", "false"):
+        return X.Const(low == "true", O.BOOL)
+    return None   # DEFAULT
+
+
+def fast_multirow_insert(session, planner, text: str):
+    from .dml import InsertStmt
+    from .statement import parse_one
+
+    m = _HEAD.match(text)
+    if m is None:
+        return None
+    rows = split_rows(text, m.end())
+    if rows is None:
+        return None
+    first = "(" + ", ".join(tok for _, tok in rows[0]) + ")"
+    stmt = InsertStmt.build(session, planner, parse_one(f"INSERT INTO {m.group('target')} VALUES {first}"))
+    if stmt.rows is None or len(stmt.rows) != 1:
+        return None
+    width = len(stmt.targets)
+    stmt.rows = []          # rebuild row 1 too, so each column's constants share one type
+    for r in rows:
+        if len(r) != width:
+            return None
+        stmt.rows.append([_const(planner, kind, tok, col) for (kind, tok), col in zip(r, stmt.targets)])
+    stmt.cacheable = False
+    return stmt
