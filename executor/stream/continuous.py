@@ -265,7 +265,13 @@ class ContinuousView:
         return tuple(id(data.get(oid)) for oid in self.upper_tables)
 
     def state_bytes(self) -> int:
-        return sum(p.global_.nbytes() + p.local.nbytes() for ps in self.pipelines.values() for p in ps)
+        """Global plus thread-local state, native (compiled) tables included."""
+        total = 0
+        for ps in self.pipelines.values():
+            for p in ps:
+                sink = getattr(p, "_llvm", None)
+                total += p.global_.nbytes() + p.local.nbytes() + (sink.native_bytes if sink is not None else 0)
+        return total
 
     def groups(self) -> int:
         return sum(len(p.global_.index) + len(p.local.index) for ps in self.pipelines.values() for p in ps)
