@@ -196,31 +196,16 @@ def _has_count_or_unsafe(e: exp.Expression) -> bool:
     return False
 
 
-def try_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, conj: exp.Expression,
-                    where_conj: list) -> tuple[P.Op, Scope] | None:
-    """``expr op (correlated aggregate subquery)``: join the grouped subquery.
-
-    On success ``conj`` in ``where_conj`` is replaced by the comparison with the
-    derived table's value column (the join may consume it as a key) and the new
-    plan and scope are returned; otherwise None and nothing changed.
-    """
-    if not isinstance(conj, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)):
-        return None
-    sub = None
-    for side in ("this", "expression"):
-        s = conj.args.get(side)
-        while isinstance(s, exp.Paren):
-            s = s.this
-        if isinstance(s, exp.Subquery) and not isinstance(conj.args.get("expression"), (exp.Any, exp.All)):
-            sub, which = s, side
-    if sub is None:
-        return None
-    q = sub.this
+def _grouped_derived(planner, scope: Scope, outer: Scope | None, q: exp.Select, allow_count: bool):
+    """The analysis shared by both scalar rewrites: the subquery regrouped by
+    its correlation keys.  Returns (plan, alias, outer key ASTs, value AST) or None."""
     if not _simple_select(q) or len(q.expressions) != 1:
         return None
     item = q.expressions[0]
     value = item.this if isinstance(item, exp.Alias) else item
-    if not list(value.find_all(exp.AggFunc)) or _has_count_or_unsafe(value):
+    if not list(value.find_all(exp.AggFunc)):
+        return None
+    if _has_count_or_unsafe(value) and not (allow_count and isinstance(value, exp.Count)):
         return None
     try:
         bound = _bind_inner(planner, q, scope, outer)
@@ -248,8 +233,7 @@ def try_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, conj: 
             inner_keys.append(ast.this)
         else:
             return None
-    n = next(_counter)
-    alias = f"__sq{n}"
+    alias = f"__sq{next(_counter)}"
     derived = q.copy()
     derived.set("where", exp.Where(this=exp.and_(*[a.copy() for a in local_ast])) if local_ast else None)
     derived.set("expressions", [exp.alias_(k.copy(), f"__k{i}") for i, k in enumerate(inner_keys)]
@@ -261,6 +245,55 @@ def try_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, conj: 
         return None
     if corr:
         return None
+    return dplan, alias, outer_keys, value
+
+
+def try_select_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, sub: exp.Subquery):
+    """A correlated aggregate subquery in the select list of an ungrouped query:
+    LEFT JOIN the regrouped subquery.  A missing group means the subquery saw no
+    rows: NULL for sum/avg/min/max, 0 for a bare count(...) (hence COALESCE).
+    Returns (plan, scope, replacement AST) or None."""
+    r = _grouped_derived(planner, scope, outer, sub.this, allow_count=True)
+    if r is None:
+        return None
+    dplan, alias, outer_keys, value = r
+    from .binder import ScopeCol
+
+    dscope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod) for c in dplan.out], outer, tables=[alias])
+    on = exp.and_(*[exp.EQ(this=k.copy(), expression=exp.column(f"__k{i}", table=alias))
+                    for i, k in enumerate(outer_keys)])
+    try:
+        new_op, new_scope = planner.join(op, scope, dplan, dscope, "left", on, outer, None)
+    except PgError:
+        return None
+    col = exp.column("__v", table=alias)
+    repl = exp.Coalesce(this=col, expressions=[exp.Literal.number(0)]) if isinstance(value, exp.Count) else col
+    return new_op, new_scope, repl
+
+
+def try_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, conj: exp.Expression,
+                    where_conj: list) -> tuple[P.Op, Scope] | None:
+    """``expr op (correlated aggregate subquery)``: join the grouped subquery.
+
+    On success ``conj`` in ``where_conj`` is replaced by the comparison with the
+    derived table's value column (the join may consume it as a key) and the new
+    plan and scope are returned; otherwise None and nothing changed.
+    """
+    if not isinstance(conj, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE)):
+        return None
+    sub = None
+    for side in ("this", "expression"):
+        s = conj.args.get(side)
+        while isinstance(s, exp.Paren):
+            s = s.this
+        if isinstance(s, exp.Subquery) and not isinstance(conj.args.get("expression"), (exp.Any, exp.All)):
+            sub, which = s, side
+    if sub is None:
+        return None
+    r = _grouped_derived(planner, scope, outer, sub.this, allow_count=False)
+    if r is None:
+        return None
+    dplan, alias, outer_keys, _ = r
     from .binder import ScopeCol
 
     dscope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod) for c in dplan.out], outer, tables=[alias])

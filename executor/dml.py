@@ -527,6 +527,19 @@ def _plan_target_scan(planner, rel, alias, tree, from_items):
     return op, scope
 
 
+def _once_per_row(b: Batch, ncol: int) -> tuple[Batch, np.ndarray]:
+    """A joined UPDATE/DELETE may match a target row several times (FROM,
+    USING); PostgreSQL changes each row once."""
+    pos = b.cols[ncol].data
+    if len(np.unique(pos)) != len(pos):
+        _, first = np.unique(pos, return_index=True)
+        m = np.zeros(len(pos), bool)
+        m[first] = True
+        b = b.filter(m)
+        pos = b.cols[ncol].data
+    return b, pos
+
+
 class UpdateStmt(DMLStmt):
     @staticmethod
     def build(session, planner, tree: exp.Update) -> "UpdateStmt":
@@ -567,13 +580,7 @@ class UpdateStmt(DMLStmt):
         ctx.txn.for_write(ctx.check_cancel)
         b = P.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
-        pos = b.cols[ncol].data
-        if len(np.unique(pos)) != len(pos):
-            m = np.zeros(len(pos), bool)
-            _, first = np.unique(pos, return_index=True)
-            m[first] = True
-            b = b.filter(m)
-            pos = b.cols[ncol].data
+        b, pos = _once_per_row(b, ncol)
         new_cols = list(b.cols[:ncol])
         for j, e in self.sets:
             col = self.rel.live_columns[j]
@@ -654,13 +661,7 @@ class DeleteStmt(DMLStmt):
         ctx.txn.for_write(ctx.check_cancel)
         b = P.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
-        pos = b.cols[ncol].data
-        if len(np.unique(pos)) != len(pos):
-            _, first = np.unique(pos, return_index=True)
-            m = np.zeros(len(pos), bool)
-            m[first] = True
-            b = b.filter(m)
-            pos = b.cols[ncol].data
+        b, pos = _once_per_row(b, ncol)
         if b.n:
             _check_referenced(session, ctx, self.rel, Batch(b.cols[:ncol], b.n), None)
             ctx.txn.apply(("delete", self.rel.oid, pos))

@@ -29,7 +29,7 @@ from protocol.errors import (
 from . import expr as X
 from . import operators as P
 from .aggregates import AGGREGATES, AggSpec
-from .decorrelate import try_scalar_join, try_semi_join
+from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .binder import ExprBinder, Scope, ScopeCol, WINDOW_FUNCS, datatype_to_oid, func_args, func_name, ident
 
 
@@ -774,6 +774,8 @@ class Planner:
         if not has_aggs and order is not None:
             has_aggs = any(self._contains_agg(o.this) for o in order.expressions)
         windows: list = []
+        if not has_aggs:
+            op, scope, select_items = self._decorrelate_select(op, scope, outer, select_items)
         if has_aggs:
             op, scope, bind_post = self.plan_aggregate(op, scope, sel, select_items, group, having, outer)
         else:
@@ -878,6 +880,36 @@ class Planner:
             if r is not None:
                 op, scope = r
         return op, scope, semi
+
+    def _decorrelate_select(self, op, scope, outer, items):
+        """Correlated aggregate subqueries in an ungrouped select list become
+        LEFT JOINs with the regrouped subquery (see :mod:`executor.decorrelate`).
+        Items are rewritten on copies: the parsed statement stays untouched."""
+        out = list(items)
+        for k, item in enumerate(items):
+            if isinstance(item, _BoundRef):
+                continue
+            subs = [n for n in item.find_all(exp.Subquery)
+                    if not any(isinstance(a, (exp.Subquery, exp.Select)) for a in _ancestors(n, item))]
+            if not subs:
+                continue
+            new_item = None
+            for sub in subs:
+                r = try_select_scalar_join(self, op, scope, outer, sub)
+                if r is None:
+                    continue
+                op, scope, repl = r
+                if new_item is None:
+                    new_item = item.copy()
+                target = [n for n in new_item.find_all(exp.Subquery) if n == sub]
+                if target:
+                    if target[0] is new_item:
+                        new_item = repl
+                    else:
+                        target[0].replace(repl)
+            if new_item is not None:
+                out[k] = new_item if isinstance(item, exp.Alias) else exp.alias_(new_item, expr_name(item), quoted=True)
+        return op, scope, out
 
     def _find_srf(self, items):
         from .srf import SRF_NAMES
@@ -1382,6 +1414,16 @@ def _strip_pg_catalog(node):
 
 
 _OID_FAMILY = (O.OID, O.REGCLASS, O.REGTYPE, O.REGPROC, O.REGNAMESPACE, O.REGROLE)
+
+
+def _ancestors(node: exp.Expression, stop: exp.Expression):
+    """Parents of ``node`` strictly below ``stop`` (nothing when node is stop)."""
+    if node is stop:
+        return
+    p = node.parent
+    while p is not None and p is not stop:
+        yield p
+        p = p.parent
 
 
 def _is_comma_item(j: exp.Join) -> bool:

@@ -270,7 +270,8 @@ class ContinuousView:
         for ps in self.pipelines.values():
             for p in ps:
                 sink = getattr(p, "_llvm", None)
-                total += p.global_.nbytes() + p.local.nbytes() + (sink.native_bytes if sink is not None else 0)
+                native = getattr(sink, "native_bytes", 0) if sink is not None else 0
+                total += p.global_.nbytes() + p.local.nbytes() + (native() if callable(native) else native)
         return total
 
     def groups(self) -> int:
@@ -306,52 +307,40 @@ class _Root(P.Op):
         self.out = child.out
 
 
+def _subquery_exprs(op, seen: set) -> list:
+    """SubqueryExpr nodes in the expressions of ``op`` and of its subtree."""
+    from .. import expr as X
+
+    if id(op) in seen:
+        return []
+    seen.add(id(op))
+    out = []
+    for v in vars(op).values():
+        for e in (v if isinstance(v, list) else [v]):
+            if isinstance(e, tuple):
+                e = e[0] if e else None
+            if isinstance(e, X.Expr):
+                out += [n for n in e.walk() if isinstance(n, X.SubqueryExpr)]
+    for c in op.children:
+        out += _subquery_exprs(c, seen)
+    return out
+
+
 def _expression_subplans(op, seen=None) -> list:
     """Plans of subqueries used inside expressions, nested ones included."""
-    from .. import expr as X
-
     seen = set() if seen is None else seen
-    if id(op) in seen:
-        return []
-    seen.add(id(op))
     out = []
-    for v in vars(op).values():
-        items = v if isinstance(v, list) else [v]
-        for e in items:
-            if isinstance(e, tuple):
-                e = e[0] if e else None
-            if isinstance(e, X.Expr):
-                for node in e.walk():
-                    if isinstance(node, X.SubqueryExpr) and id(node.plan) not in seen:
-                        out.append(node.plan)
-                        out += _expression_subplans(node.plan, seen)
-    for c in op.children:
-        out += _expression_subplans(c, seen)
+    for sq in _subquery_exprs(op, seen):
+        if id(sq.plan) not in seen:
+            out.append(sq.plan)
+            out += _expression_subplans(sq.plan, seen)
     return out
 
 
-def _streams_in_expressions(op, seen=None) -> list:
-    """Stream scans reachable only through expressions (scalar/IN/EXISTS
-    subqueries): those would be re-scanned at read time, so refuse them."""
-    from .. import expr as X
-
-    seen = set() if seen is None else seen
-    if id(op) in seen:
-        return []
-    seen.add(id(op))
-    out = []
-    for v in vars(op).values():
-        exprs = v if isinstance(v, list) else [v]
-        for e in exprs:
-            if isinstance(e, tuple):
-                e = e[0] if e else None
-            if isinstance(e, X.Expr):
-                for node in e.walk():
-                    if isinstance(node, X.SubqueryExpr):
-                        out += _stream_scans(node.plan)
-    for c in op.children:
-        out += _streams_in_expressions(c, seen)
-    return out
+def _streams_in_expressions(op) -> list:
+    """Stream scans still reachable only through expressions: those would be
+    re-scanned at read time, so the view is refused."""
+    return [scan for sq in _subquery_exprs(op, set()) for scan in _stream_scans(sq.plan)]
 
 
 def _table_scans(op) -> list:

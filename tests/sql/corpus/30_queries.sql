@@ -173,5 +173,9 @@ SELECT id FROM {{p}}_c1 c WHERE EXISTS (SELECT 1 FROM {{p}}_c2 d WHERE d.w < c.i
 SELECT id, (SELECT count(*) FROM {{p}}_c2 a JOIN {{p}}_c2 b ON a.id = b.id AND b.id = c.id) AS pairs FROM {{p}}_c1 c ORDER BY id NULLS LAST;
 SELECT id FROM {{p}}_c1 c WHERE EXISTS (SELECT 1 FROM {{p}}_c2 a JOIN {{p}}_c2 b ON a.id = b.id AND b.w = c.v / 10) ORDER BY id;
 SELECT id, (SELECT sum(w) FROM (SELECT * FROM {{p}}_c2 d WHERE d.id = c.id) s) AS sw FROM {{p}}_c1 c ORDER BY id NULLS LAST;
+SELECT id, (SELECT count(*) FROM {{p}}_c2 d WHERE d.id = c.id) FROM {{p}}_c1 c ORDER BY id NULLS LAST;
+SELECT id, (SELECT sum(w) FROM {{p}}_c2 d WHERE d.id = c.id) AS s, (SELECT max(w) FROM {{p}}_c2 d WHERE d.id = c.id) + 1 AS m1 FROM {{p}}_c1 c ORDER BY id NULLS LAST;
+SELECT id, CASE WHEN (SELECT count(w) FROM {{p}}_c2 d WHERE d.id = c.id) > 1 THEN 'many' ELSE 'few' END AS k FROM {{p}}_c1 c ORDER BY id NULLS LAST;
+SELECT DISTINCT (SELECT count(*) FROM {{p}}_c2 d WHERE d.id = c.id) AS n FROM {{p}}_c1 c ORDER BY n;
 DROP TABLE {{p}}_c1;
 DROP TABLE {{p}}_c2;
