@@ -243,10 +243,20 @@ class Session:
             self.info.deadline = None
 
 
+_MS_CACHE: dict[str, int] = {}
+
+
 def _ms(v: str) -> int:
+    """statement_timeout in ms; parsed once per distinct setting text."""
+    hit = _MS_CACHE.get(v)
+    if hit is not None:
+        return hit
     from .settings import parse_duration_ms
 
     try:
-        return parse_duration_ms(v)
+        ms = parse_duration_ms(v)
     except Exception:
-        return 0
+        ms = 0
+    if len(_MS_CACHE) < 1000:
+        _MS_CACHE[v] = ms
+    return ms

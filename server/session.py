@@ -412,7 +412,14 @@ class ProtocolSession:
         cols = portal.result.columns if portal.result is not None else stmt.columns
         if cols is None:
             return M.no_data()
-        return M.row_description(field_descs(cols, portal.formats(cols)))
+        fmts = portal.formats(cols)
+        key = (id(cols), tuple(fmts))
+        cache = stmt.__dict__.setdefault("_row_desc_cache", {})
+        rd = cache.get(key)
+        if rd is None:
+            # a prepared statement is described on every execution by many clients
+            rd = cache[key] = M.row_description(field_descs(cols, fmts))
+        return rd
 
     def _execute(self, body: bytes) -> Any:
         """Execute a portal.  The common case (small result, no COPY) returns
@@ -490,7 +497,8 @@ class ProtocolSession:
         self._unsynced_writes = False
         err = b""
         try:
-            self._run(self.es.sync)     # commits the implicit block of this batch
+            if getattr(self.es, "extended_txn", True) is not None:
+                self._run(self.es.sync)     # commits the implicit block of this batch
         except PgError as e:
             err = M.error_response(e)
         except Exception:

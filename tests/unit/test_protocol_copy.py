@@ -4,7 +4,6 @@ from __future__ import annotations
 import datetime as dt
 import io
 import random
-import time
 from decimal import Decimal
 
 import numpy as np
