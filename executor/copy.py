@@ -28,6 +28,8 @@ from .binder import ident
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20
+#: validated stream slabs kept in memory before spilling to the data directory
+SPILL_BYTES = 64 << 20
 
 _RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s*(?:\((?P<cols>[^)]*)\))?)\s+
                      (?P<dir>from|to)\s+(?P<src>stdin|stdout|'(?:[^']|'')*'|program\s+'[^']*')\s*
@@ -240,6 +242,9 @@ class CopySink:
         self.done = False
         self.pending: list[bytes] = []
         self.pending_bytes = 0
+        self.spill = None          # temporary file of validated stream slabs
+        self.spilled = 0
+        self.staged_bytes = 0
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -287,8 +292,38 @@ class CopySink:
 
     def _add(self, cols) -> None:
         b = Batch([Col(d, m, o) for (d, m), o in zip(cols, self.oids)], len(cols[0][0]))
-        self.batches.append(b)
         self.rows += b.n
+        if self.rel.kind == "f":
+            self._stage_stream_slab(b)
+            return
+        self.batches.append(b)
+
+    def _stage_stream_slab(self, b: Batch) -> None:
+        """Validate a stream slab now and park it until CopyDone.
+
+        Delivery stays all-or-nothing, but memory does not grow with the COPY:
+        past SPILL_BYTES the validated slabs go to a temporary file in the
+        data directory and are read back one by one at CopyDone."""
+        from .dml import build_rows, check_constraints
+
+        full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
+        check_constraints(self.session, self.ctx, self.rel, full)
+        size = sum(c.data.nbytes for c in full.cols)
+        if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
+            self.batches.append(full)
+            self.staged_bytes += size
+            return
+        if self.spill is None:
+            import tempfile
+
+            tmp = self.session.db.dir / "tmp"
+            tmp.mkdir(exist_ok=True)
+            self.spill = tempfile.TemporaryFile(dir=tmp)
+        from catalog.wal import dumps
+
+        body = dumps([(c.data, c.nulls) for c in full.cols])
+        self.spill.write(len(body).to_bytes(8, "little") + body)
+        self.spilled += 1
 
     def _flush_tail(self) -> None:
         if self.binary is not None:
@@ -330,27 +365,43 @@ class CopySink:
             self._flush_tail()
         except PgError as e:
             raise self._context(e)
+        if self.rel.kind == "f":
+            # every slab was decoded and validated before anything is delivered
+            total = self.rows
+            staged, self.batches = self.batches, []
+            while staged:
+                self.session.engine.streams.insert(self.ctx, self.rel, staged.pop(0))
+            for full in self._spilled_slabs():
+                self.session.engine.streams.insert(self.ctx, self.rel, full)
+            return f"COPY {total}"
         if not self.batches:
             return "COPY 0"
         total = sum(b.n for b in self.batches)
-        if self.rel.kind == "f":
-            # Every slab was decoded (and so validated) before anything is
-            # delivered; deliver slab by slab so no second full-size copy exists.
-            fulls = [build_rows(self.session, self.ctx, self.rel, self.targets, b) for b in self.batches]
-            from .dml import check_constraints
-
-            for f in fulls:
-                check_constraints(self.session, self.ctx, self.rel, f)
-            self.batches = []
-            while fulls:
-                self.session.engine.streams.insert(self.ctx, self.rel, fulls.pop(0))
-        else:
-            src = Batch.concat(self.batches, self.oids)
-            self.batches = []
-            insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
+        src = Batch.concat(self.batches, self.oids)
+        self.batches = []
+        insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
         return f"COPY {total}"
 
+    def _spilled_slabs(self):
+        import pickle
+
+        f, self.spill = self.spill, None
+        if f is None:
+            return
+        oids = [c.type_oid for c in self.rel.live_columns]
+        try:
+            f.seek(0)
+            for _ in range(self.spilled):
+                n = int.from_bytes(f.read(8), "little")
+                cols = pickle.loads(f.read(n))
+                yield Batch([Col(d, m, o) for (d, m), o in zip(cols, oids)], len(cols[0][0]) if cols else 0)
+        finally:
+            f.close()
+
     def abort(self, reason: str) -> None:
+        if self.spill is not None:
+            self.spill.close()
+            self.spill = None
         self.batches = []
         self.buf = b""
         if self.session.txn is None:
