@@ -20,8 +20,9 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     print(f"# pgbench_compare: {a.seconds} s per case, splitstream --fsync {a.fsync}")
     with Servers(fsync=a.fsync) as s:
-        for port, unlogged in ((s.ss_port, ""), (s.pg_port, "UNLOGGED ")):
-            psql(port, f"CREATE {unlogged}TABLE bench_ins (a int, b int)")
+        # both sides UNLOGGED, as in the brief's PostgreSQL figure
+        for port in (s.ss_port, s.pg_port):
+            psql(port, "CREATE UNLOGGED TABLE bench_ins (a int, b int)")
         print(f"splitstream idle RSS: {rss_kb(s.ss_pid) / 1024:.1f} MB")
         cases = [("SELECT 1", "SELECT 1;\n"), ("prepared INSERT", "INSERT INTO bench_ins VALUES (1, 2);\n")]
         print(f"{'case':<18}{'clients':>8}{'splitstream tps':>18}{'postgres tps':>15}{'ratio':>8}")

@@ -61,6 +61,12 @@ class Col:
     def const(value, oid: int, n: int) -> "Col":
         if value is None:
             return Col(T.empty(oid, n), np.ones(n, dtype=bool), oid)
+        d = T.dtype_of(oid)
+        # fast path for the common scalar parameter (prepared INSERT / WHERE id = $1)
+        kind = d.kind
+        if (kind == "i" and type(value) is int and T._fits(value, oid)) or (kind == "f" and type(value) is float) \
+                or (kind == "b" and type(value) is bool):
+            return Col(np.full(n, value, dtype=d), None, oid)
         c = T.column_from_values([value], oid)
         return Col(np.repeat(c.data, n) if n != 1 else c.data, None, oid)
 
