@@ -68,7 +68,7 @@ def start_splitstream(port: int, fsync: str = "on", extra: list[str] | None = No
     d = tempfile.mkdtemp(prefix="bench-ss-")
     out = open(log, "ab") if log else subprocess.DEVNULL
     p = subprocess.Popen([sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", d,
-                          "--fsync", fsync, "--log-level", "WARNING", *(extra or [])],
+                          "--fsync", fsync, "--log-level", "WARNING", "--max-connections", "1000", *(extra or [])],
                          stdout=out, stderr=out, cwd=ROOT)
     try:
         wait_port(port)

@@ -31,7 +31,28 @@ def main(argv=None) -> int:
                 ss = pgbench(s.ss_port, script, clients, a.seconds)
                 pg = pgbench(s.pg_port, script, clients, a.seconds)
                 print(f"{name:<18}{clients:>8}{ss:>18.0f}{pg:>15.0f}{(ss / pg if pg else 0):>8.2f}", flush=True)
+        idle_connections_memory(s.ss_port, s.ss_pid)
     return 0
+
+
+def idle_connections_memory(port: int, pid: int, n: int = 500) -> None:
+    """Resident memory idle and with ``n`` idle connections (targets: < 150 MB, < 100 KB each)."""
+    import time
+
+    import psycopg
+
+    before = rss_kb(pid)
+    conns = []
+    try:
+        for _ in range(n):
+            conns.append(psycopg.connect(f"host=127.0.0.1 port={port} user=postgres dbname=postgres", autocommit=True))
+        time.sleep(1)
+        after = rss_kb(pid)
+    finally:
+        for c in conns:
+            c.close()
+    print(f"splitstream RSS idle {before / 1024:.1f} MB; with {len(conns)} idle connections {after / 1024:.1f} MB "
+          f"({(after - before) / max(len(conns), 1):.1f} KB per connection)")
 
 
 if __name__ == "__main__":
