@@ -4,7 +4,7 @@
     python -m bench.aim --customers 100000 --events 500000 --seconds 2     # quick
 
 splitstream: an `events` stream, a `customers` table and the six continuous
-views of Table 4.3 (the SQL of tests/cv/test_aim_and_thesis.py AIM_QUERIES).
+views of Table 4.3 (bench/aim_queries.py).
 
 PostgreSQL 15, side by side: an unlogged `events` table whose statement-level
 trigger (REFERENCING NEW TABLE) upserts per-(entity, week) aggregates into an
@@ -41,39 +41,12 @@ import numpy as np
 from .common import (Servers, connect, fmt_rate, human_bytes, machine_note, pgbench, query_dicts, ratio, rss_kb,
                      section, table)
 
-EVENTS_COLS = ("(entity_id int, week int, duration int, cost float8, local_calls int, long_distance bool, "
-               "long_distance_cost float8, local_cost float8)")
-CUSTOMERS_DDL = "(id int PRIMARY KEY, city_zip text, region_id int, type int, category int, value_type int)"
+from .aim_queries import AIM_QUERIES, CUSTOMERS_DDL, EVENTS_COLS
 
 
 def aim_queries() -> dict[str, str]:
-    """Table 4.3 as the test suite writes it; a copy is kept here so the benchmark runs without tests/."""
-    try:
-        from tests.cv.test_aim_and_thesis import AIM_QUERIES
+    return dict(AIM_QUERIES)
 
-        return dict(AIM_QUERIES)
-    except Exception:
-        return dict(_AIM_QUERIES)
-
-
-_AIM_QUERIES = {
-    "q1": "SELECT avg(t_duration) AS avg_duration FROM (SELECT sum(duration) AS t_duration FROM {e} "
-          "WHERE week = current_week() GROUP BY entity_id HAVING count(local_calls) > 2) x",
-    "q2": "SELECT max(max_cost) AS max_cost FROM (SELECT max(cost) AS max_cost FROM {e} "
-          "WHERE week = current_week() GROUP BY entity_id HAVING count(*) > 2) x",
-    "q3": "SELECT sum(t_cost) / sum(t_duration) AS cost_ratio FROM (SELECT sum(cost) AS t_cost, "
-          "sum(duration) AS t_duration, count(*) AS num_calls FROM {e} WHERE week = current_week() "
-          "GROUP BY entity_id) x GROUP BY num_calls LIMIT 100",
-    "q4": "SELECT city_zip, avg(num_calls) AS avg_calls, sum(duration_calls) AS duration FROM (SELECT entity_id, "
-          "count(*) AS num_calls, sum(duration) AS duration_calls FROM {e} WHERE NOT long_distance AND "
-          "week = current_week() GROUP BY entity_id HAVING count(*) > 4 AND sum(duration) > 25) e, {c} c "
-          "WHERE e.entity_id = c.id GROUP BY city_zip",
-    "q5": "SELECT c.region_id, sum(long_distance_cost) AS cost_long, sum(local_cost) AS cost_local "
-          "FROM {e} e, {c} c WHERE e.entity_id = c.id AND week = current_week() AND c.type = 2 "
-          "AND c.category = 1 GROUP BY c.region_id",
-    "q7": "SELECT sum(cost) / sum(duration) AS ratio FROM {e} e, {c} c WHERE e.entity_id = c.id "
-          "AND week = current_week() AND c.value_type = 2",
-}
 
 # PostgreSQL: per-(entity, week) aggregates kept by a statement-level trigger.
 PG_SETUP = """

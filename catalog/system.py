@@ -13,6 +13,7 @@ from typing import Callable
 from protocol import oids as O
 
 from . import types as T
+from .definitions import constraint_oid, index_def
 from .vector import Batch, Col
 
 REGISTRY: dict[tuple[str, str], "VirtualTable"] = {}
@@ -51,10 +52,24 @@ def lookup(name: str, schema: str | None, search_path: list[str]) -> VirtualTabl
 PG_DATABASE_OWNER = 6171
 
 
+def _raw_default(sql: str | None, type_oid: int, typmod: int = -1) -> str | None:
+    return sql
+
+
+#: Turns a stored default expression into PostgreSQL's display text.  The SQL
+#: layer installs its deparser here (set_default_formatter); the catalog keeps
+#: no SQL knowledge of its own.
+_default_formatter: Callable = _raw_default
+
+
+def set_default_formatter(fn: Callable) -> None:
+    global _default_formatter
+    _default_formatter = fn
+    _DEFAULT_CACHE.clear()
+
+
 def _default_text(c) -> str | None:
     """A column default as PostgreSQL prints it (pg_get_expr(adbin, adrelid))."""
-    from executor.catalog_defs import pg_default_text
-
     if c.default is None:
         return None
     key = (c.default, c.type_oid, c.typmod)
@@ -62,7 +77,7 @@ def _default_text(c) -> str | None:
     if hit is None:
         if len(_DEFAULT_CACHE) > 4096:
             _DEFAULT_CACHE.clear()
-        hit = _DEFAULT_CACHE[key] = (pg_default_text(c.default, c.type_oid, c.typmod),)
+        hit = _DEFAULT_CACHE[key] = (_default_formatter(c.default, c.type_oid, c.typmod),)
     return hit[0]
 
 
@@ -272,9 +287,7 @@ def _coltype(rel, attnum: int) -> int:
 
 
 def _con_oid(rel, con) -> int:
-    from executor.catalog_defs import _constraint_oid
-
-    return _constraint_oid(rel, con)
+    return constraint_oid(rel, con)
 
 
 def _role_name(state, oid: int) -> str:
@@ -512,8 +525,6 @@ def _pg_tables(state, ctx):
 @table("pg_catalog", "pg_indexes", [("schemaname", O.NAME), ("tablename", O.NAME), ("indexname", O.NAME),
                                     ("tablespace", O.NAME), ("indexdef", O.TEXT)])
 def _pg_indexes(state, ctx):
-    from executor.catalog_defs import index_def
-
     for r in state.rels.values():
         if r.kind == "i":
             t = state.rels.get(r.index_table)

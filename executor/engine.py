@@ -29,6 +29,7 @@ from protocol.errors import (
     WARNING,
 )
 
+from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from . import expr as X
 from . import operators as P
 from .api import Prepared, Result, ResultColumn
@@ -135,6 +136,9 @@ class Session:
         self._drop_extended()
 
     def close(self) -> None:
+        from .catalog_funcs import ADVISORY
+
+        ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
         self._drop_extended()
         if self.txn is not None:
             self.txn.rollback()

@@ -199,12 +199,6 @@ class ProtocolSession:
                 log.exception("closing protocol handler failed")
         self._queue.clear()
         try:
-            from executor.catalog_funcs import ADVISORY
-
-            ADVISORY.release_all(self.info.pid)  # session-level advisory locks end with the session
-        except Exception:
-            log.exception("releasing advisory locks failed")
-        try:
             self.es.close()
         except Exception:
             log.exception("engine session close failed")

@@ -21,6 +21,8 @@ from protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 from .. import operators as P
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StreamScanOp
+from .partial import (KEY_SETTING, LEDGER_SNAPSHOT_KEY, KeyedRows, Ledger, PartialRecord, check_key, merge_record,
+                      register_functions)
 from .ring_buffer import RingBuffer
 
 
@@ -90,6 +92,9 @@ class StreamManager:
         self.pending_states: dict[int, object] = {}
         self.lock = threading.RLock()
         self._replaying = False
+        # Spark exactly-once: batch keys already applied, in WAL order (partial.py)
+        self.spark_ledger = Ledger()
+        self.spark_pipelines: dict = {}
 
     # ------------------------------------------------------------ hooks
     def install_hooks(self) -> None:
@@ -97,7 +102,7 @@ class StreamManager:
         db.replay_stream = self._replay_stream
         db.snapshot_streams = self._snapshot
         db.restore_streams = self._restore
-        from . import partial; partial.install(self)   # [spark hook] batch keys + pushed-down partial states
+        register_functions()
 
     def replay_ctx(self, state=None):
         from catalog.database import Transaction
@@ -113,6 +118,14 @@ class StreamManager:
     def _replay_stream(self, oid, cols, seq, state) -> None:
         rel = state.rels.get(oid)
         if rel is None:
+            return
+        # keyed records are decided again in WAL order, exactly as when they were logged
+        if isinstance(cols, PartialRecord):
+            if not cols.batch_key or self.spark_ledger.admit(cols.batch_key):
+                self._ensure_views(state)
+                merge_record(self, oid, cols)
+            return
+        if isinstance(cols, KeyedRows) and not self.spark_ledger.admit(cols.batch_key):
             return
         self._ensure_views(state)
         batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
@@ -139,10 +152,15 @@ class StreamManager:
         self.views[rel.oid] = cv
 
     def _snapshot(self):
-        return {oid: cv.export_state() for oid, cv in list(self.views.items())}
+        snap = {oid: cv.export_state() for oid, cv in list(self.views.items())}
+        snap[LEDGER_SNAPSHOT_KEY] = list(self.spark_ledger.keys)
+        return snap
 
     def _restore(self, snap) -> None:
-        self.pending_states = dict(snap or {})
+        snap = dict(snap or {})
+        for k in snap.pop(LEDGER_SNAPSHOT_KEY, []):
+            self.spark_ledger.add(k)
+        self.pending_states = snap
 
     def recover(self) -> None:
         self._ensure_views(self.engine.db.committed)
@@ -211,13 +229,27 @@ class StreamManager:
 
         if batch.n == 0:
             return 0
+        # a Spark batch key (SET splitstream.batch_key) is used by this one insert
+        key = ctx.session.settings.pop(KEY_SETTING, None) if ctx.session is not None else None
+        if key:
+            check_key(key)
+            if key in self.spark_ledger:
+                ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
+                                          "00000", "NOTICE"))
+                return 0
         check_constraints(ctx.engine_session if hasattr(ctx, "engine_session") else None, ctx, rel, batch)
         rt = self.runtime(rel)
         views = self._views_on(rel.oid)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
+        if key:
+            cols = KeyedRows(cols)      # the key goes into the same WAL record as the rows
+            cols.batch_key = key
         sync = ctx.setting("synchronous_commit", "on") != "off"
 
         def apply(seq):
+            # under the checkpoint lock, in WAL order
+            if key and not self.spark_ledger.admit(key):
+                return
             if rt.listeners > 0 and rt.ring is not None:
                 rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
             for cv in views:

@@ -48,8 +48,9 @@ view's global group table exactly as thread-local states are.
 Pushdown bypasses the stream's ring buffer: session-window scans of the
 stream (``SELECT ... FROM stream``) do not see pushed-down batches.
 
-Installed by one line in :meth:`StreamManager.install_hooks`; everything
-else here wraps the database's stream hooks and ``StreamManager.insert``.
+The ledger itself lives on the :class:`StreamManager`, whose insert, replay
+and checkpoint paths consult it; this module holds the record types, the
+pipeline description and the validation and merge of partial states.
 """
 from __future__ import annotations
 
@@ -58,7 +59,6 @@ import hashlib
 import json
 import logging
 import math
-import threading
 
 import numpy as np
 
@@ -122,85 +122,14 @@ class Ledger:
         return True
 
 
-_tls = threading.local()
-
-
-def install(manager) -> None:
-    """Wrap the stream hooks of ``manager`` (once, at engine start)."""
-    if getattr(manager, "spark_ledger", None) is not None:
-        return
-    db = manager.engine.db
-    ledger = manager.spark_ledger = Ledger()
-    manager.spark_pipelines = {}
-    orig_replay, orig_snapshot, orig_restore = db.replay_stream, db.snapshot_streams, db.restore_streams
-    orig_ingest, orig_insert = db.ingest_stream, manager.insert
-
-    def replay_stream(oid, cols, seq, state):
-        if isinstance(cols, PartialRecord):
-            if not cols.batch_key or ledger.admit(cols.batch_key):
-                manager._ensure_views(state)
-                _merge_record(manager, oid, cols)
-            return
-        if isinstance(cols, KeyedRows) and not ledger.admit(cols.batch_key):
-            return
-        orig_replay(oid, cols, seq, state)
-
-    def snapshot_streams():
-        snap = dict(orig_snapshot() or {})
-        snap[LEDGER_SNAPSHOT_KEY] = list(ledger.keys)
-        return snap
-
-    def restore_streams(snap):
-        snap = dict(snap or {})
-        for k in snap.pop(LEDGER_SNAPSHOT_KEY, []):
-            ledger.add(k)
-        orig_restore(snap)
-
-    def ingest_stream(oid, cols, apply, sync):
-        key = getattr(_tls, "key", None)
-        if key is None:
-            return orig_ingest(oid, cols, apply, sync)
-        _tls.key = None
-        keyed = KeyedRows(cols)
-        keyed.batch_key = key
-
-        def guarded(seq):
-            if ledger.admit(key):       # under the checkpoint lock, in WAL order
-                apply(seq)
-
-        return orig_ingest(oid, keyed, guarded, sync)
-
-    def insert(ctx, rel, batch):
-        key = ctx.session.settings.pop(KEY_SETTING, None) if ctx.session is not None else None
-        if not key:
-            return orig_insert(ctx, rel, batch)
-        _check_key(key)
-        if key in ledger:
-            ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
-                                      "00000", "NOTICE"))
-            return 0
-        _tls.key = key
-        try:
-            return orig_insert(ctx, rel, batch)
-        finally:
-            _tls.key = None
-
-    db.replay_stream = replay_stream
-    db.snapshot_streams = snapshot_streams
-    db.restore_streams = restore_streams
-    db.ingest_stream = ingest_stream
-    manager.insert = insert
-    _register_functions()
-
-
-def _check_key(key: str) -> None:
+def check_key(key: str) -> None:
     if len(key) > MAX_KEY_LEN:
         raise PgError(INVALID, f"{KEY_SETTING} is longer than {MAX_KEY_LEN} characters")
 
 
 # ------------------------------------------------------------------ SQL functions
 
-def _register_functions() -> None:
+def register_functions() -> None:
     from .. import functions as F
 
     if "splitstream_pipeline" in F.REGISTRY:
@@ -757,7 +686,7 @@ def _build_table(pipe, keys: list, states: list, rows_in: int):
     return t
 
 
-def _merge_record(mgr, stream_oid: int, rec: PartialRecord) -> None:
+def merge_record(mgr, stream_oid: int, rec: PartialRecord) -> None:
     cv = mgr.views.get(rec.view_oid)
     if cv is None:
         return
@@ -803,7 +732,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
     _build_table(pipe, keys, states, rows_in)         # shape check before logging
     ledger = mgr.spark_ledger
     if key:
-        _check_key(key)
+        check_key(key)
         if key in ledger:
             return "skipped"
     rec = PartialRecord()
@@ -814,7 +743,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
     def apply(seq):
         if key and not ledger.admit(key):
             return
-        _merge_record(mgr, rel.oid, rec)
+        merge_record(mgr, rel.oid, rec)
         applied.append(True)
 
     sync = ctx.setting("synchronous_commit", "on") != "off"
