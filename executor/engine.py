@@ -211,7 +211,8 @@ class Session:
                           "current transaction is aborted, commands ignored until end of transaction block")
         timeout = _ms(self.info.settings.get("statement_timeout", "0"))
         self.info.deadline = time.monotonic() + timeout / 1000 if timeout > 0 else None
-        self.info.cancel_event.clear()
+        if self.info.cancel_event.is_set():
+            self.info.cancel_event.clear()
         try:
             if getattr(stmt, "transaction_control", False):
                 if self.extended_txn is not None and self.txn is None:

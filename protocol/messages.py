@@ -82,7 +82,15 @@ class FrontendReader:
         return len(self._buf) - self._pos
 
     def next(self):
-        avail = len(self._buf) - self._pos
+        buf = self._buf
+        pos = self._pos
+        avail = len(buf) - pos
+        if not self.startup_phase and avail >= 5:
+            # the common case first: one typed message already complete
+            kind, length = _HDR.unpack_from(buf, pos)
+            if 4 <= length <= avail - 1 and length <= MAX_MESSAGE:
+                self._pos = pos + length + 1
+                return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
         if self.startup_phase:
             if avail < 4:
                 return None
@@ -107,6 +115,10 @@ class FrontendReader:
         body = bytes(self._buf[start : start + length - 4])
         self._pos += length + 1
         return Message(kind.decode("latin-1"), body)
+
+
+#: Type byte -> one-character str, so framing does not decode per message.
+_KINDS = [chr(i) for i in range(256)]
 
 
 def _decode_startup(body: bytes):
@@ -216,10 +228,13 @@ class Describe:
     name: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Execute:
     portal: str
     max_rows: int
+
+
+_EXECUTE_UNNAMED_ALL = Execute("", 0)   # what nearly every client sends
 
 
 @dataclass
@@ -272,6 +287,8 @@ def decode_describe(body: bytes) -> Describe:
 
 
 def decode_execute(body: bytes) -> Execute:
+    if body == b"\0\0\0\0\0":
+        return _EXECUTE_UNNAMED_ALL
     r = BodyReader(body)
     return Execute(r.cstring(), r.int32())
 
@@ -330,8 +347,11 @@ def backend_key_data(pid: int, key: int) -> bytes:
     return _msg(b"K", struct.pack("!ii", pid, key))
 
 
+_READY = {st: b"Z\0\0\0\5" + st.encode("ascii") for st in "ITE"}
+
+
 def ready_for_query(status: str) -> bytes:
-    return _msg(b"Z", status.encode("ascii"))
+    return _READY[status]
 
 
 @dataclass
@@ -370,8 +390,16 @@ def data_row(values: list[bytes | None]) -> bytes:
     return b"D" + _I32.pack(len(payload) + 4) + payload
 
 
+_TAGS: dict[str, bytes] = {}
+
+
 def command_complete(tag: str) -> bytes:
-    return _msg(b"C", _cstr(tag))
+    msg = _TAGS.get(tag)
+    if msg is None:
+        msg = _msg(b"C", _cstr(tag))
+        if len(_TAGS) < 4096:      # "SELECT 1", "INSERT 0 1": a few tags recur endlessly
+            _TAGS[tag] = msg
+    return msg
 
 
 def empty_query_response() -> bytes:

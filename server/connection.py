@@ -77,6 +77,7 @@ class Connection(asyncio.Protocol):
         self._write_paused = False
         self._read_paused = False
         self._frame_error: PgError | None = None
+        self._serving = False            # authenticated: the query loop runs
 
     # ------------------------------------------------------------ asyncio.Protocol
 
@@ -101,7 +102,34 @@ class Connection(asyncio.Protocol):
         if not self._read_paused and self.reader.buffered() > READ_PAUSE_BYTES and self.transport:
             self.transport.pause_reading()
             self._read_paused = True
-        self._wake()
+        w = self._waiter
+        if w is None or w.done():
+            return  # the task is busy; it pulls the new messages when it loops
+        if self._serving and not self._write_paused and self._step_inline():
+            return
+        w.set_result(None)
+
+    def _step_inline(self) -> bool:
+        """Answer a fast cached read right here in the protocol callback.
+
+        A prepared read's Bind/Describe/Execute/Sync cycle costs far less than
+        waking the connection task would, so when the task is idle and every
+        queued message is such a step, run it now.  Returns False (wake the
+        task) for anything else: partial input leaves nothing queued and
+        returns True, since the task would only go back to sleep.
+        """
+        sess = self.session
+        msgs = self._pull()
+        if msgs:
+            sess.push(msgs)
+        if self._frame_error is not None or self.terminating:
+            return False
+        if not sess.has_work():
+            return True
+        if not sess.inline_ok():
+            return False
+        self.write(sess.step())
+        return not sess.terminated and not sess.has_work()
 
     def eof_received(self) -> bool:
         return False  # half-closed client: close our side too
@@ -374,6 +402,7 @@ class Connection(asyncio.Protocol):
         sess = self.session
         assert sess is not None
         pool = self.server.pool
+        self._serving = True
         while True:
             if self.closed:
                 return

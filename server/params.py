@@ -186,6 +186,7 @@ _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "min": 60000.0, "h": 3600000.0
 
 
 @functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def timeout_seconds(value: str | None) -> float:
     """Parse a statement_timeout setting (ms by default, or with units) into seconds; 0 = none."""
     if not value:

@@ -235,7 +235,9 @@ class ProtocolSession:
     def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call into the engine with cancel/statement_timeout armed."""
         info = self.info
-        info.cancel_event.clear()
+        ev = info.cancel_event
+        if ev.is_set():
+            ev.clear()
         timeout = timeout_seconds(info.settings.get("statement_timeout"))
         info.deadline = time.monotonic() + timeout if timeout > 0 else None
         self.running = True
@@ -428,11 +430,11 @@ class ProtocolSession:
         head = b""
         if res is None:
             stmt = portal.statement
-            t0 = time.perf_counter()
+            t0 = time.thread_time()   # CPU time: a preempted fast read is still fast
             if not stmt.inline_candidate:
                 self._unsynced_writes = True
             res = portal.result = self._run(self.es.execute_deferred, prepared, portal.params)
-            stmt.inline = stmt.inline_candidate and time.perf_counter() - t0 < INLINE_BUDGET \
+            stmt.inline = stmt.inline_candidate and time.thread_time() - t0 < INLINE_BUDGET \
                 and res.copy_in is None and res.copy_out is None and (res.batch is None or res.batch.n <= 64)
             if res.notices or res.parameter_status:
                 head = b"".join(self._prologue(res))
