@@ -32,6 +32,9 @@ class Prepared:
     columns: list[ResultColumn] | None      # None: the statement returns no rows (NoData)
     tag_hint: str = ""
     handle: Any = None                       # executor-private plan
+    #: A query that cannot block or write (no volatile function, no stream scan):
+    #: the server may run it on its event-loop thread when it proved fast.
+    read_only: bool = False
 
 
 class CopyIn(Protocol):

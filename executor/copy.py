@@ -277,7 +277,8 @@ class CopySink:
             raise self._context(e)
 
     def _decode_pending(self) -> None:
-        self.buf = self.buf + b"".join(self.pending)
+        self.pending.insert(0, self.buf)
+        self.buf = b"".join(self.pending)
         self.pending = []
         self.pending_bytes = 0
         complete, self.buf = PC.split_complete(self.buf, self.options)

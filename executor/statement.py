@@ -22,6 +22,7 @@ from protocol.errors import (
     NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, WARNING, Notice, PgError,
 )
 
+from .plan_facts import side_effect_free_query
 from . import operators as P
 from . import pgsyntax  # noqa: F401  (sqlglot parser extensions)
 from .api import Prepared, Result, ResultColumn
@@ -360,7 +361,8 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
             [ResultColumn("name", O.TEXT), ResultColumn("setting", O.TEXT), ResultColumn("description", O.TEXT)]
     elif isinstance(stmt, ExplainStmt):
         cols = [ResultColumn("QUERY PLAN", O.TEXT)]
-    return Prepared(sql, [o if o else O.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt)
+    return Prepared(sql, [o if o else O.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
+                    read_only=side_effect_free_query(stmt))
 
 
 class _Empty(Stmt):

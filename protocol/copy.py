@@ -392,6 +392,13 @@ class _Fallback(Exception):
     """The fast path cannot prove it matches PostgreSQL for this chunk."""
 
 
+def preload() -> None:
+    """Import the CSV decoder's pyarrow modules ahead of the first COPY, which
+    would otherwise pay a second or more of imports while the client waits."""
+    import pyarrow.compute  # noqa: F401
+    import pyarrow.csv  # noqa: F401
+
+
 def _pa_type(oid: int, has_hex: bool) -> Any:
     import pyarrow as pa
 

@@ -90,7 +90,10 @@ class FrontendReader:
             kind, length = _HDR.unpack_from(buf, pos)
             if 4 <= length <= avail - 1 and length <= MAX_MESSAGE:
                 self._pos = pos + length + 1
-                return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
+                if length < 512:
+                    return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
+                with memoryview(buf) as mv:     # one copy, not two, for COPY payloads
+                    return Message(_KINDS[kind[0]], bytes(mv[pos + 5: pos + length + 1]))
         if self.startup_phase:
             if avail < 4:
                 return None

@@ -15,9 +15,11 @@ import os
 import random
 import secrets
 import signal
+import threading
 from typing import Any
 
 from protocol import auth as A
+from protocol.copy import preload as preload_copy_decoder
 
 from .config import ServerConfig
 from .connection import Connection
@@ -151,6 +153,7 @@ async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
         log.exception("could not open the data directory %s", config.data_dir)
         return 1
     server = Server(config, engine)
+    threading.Thread(target=preload_copy_decoder, name="preload", daemon=True).start()
     try:
         await server.start()
     except OSError as e:

@@ -49,9 +49,6 @@ _ROWS_KNOWN_AT_RUN = re.compile(r"\s*(fetch|execute)\b", re.I)
 #: execution took less than this (seconds).  It must stay tiny: while it runs
 #: the loop serves nobody else and cannot see a cancel request.
 INLINE_BUDGET = float(os.environ.get("SPLITSTREAM_INLINE_BUDGET_MS", "1")) / 1000.0  # 0 disables
-_INLINE_SQL = re.compile(r"\s*(select|values)\b", re.I)
-_INLINE_DENY = re.compile(r"\b(into|nextval|setval|sleep|lock|advisory|update|share|pg_cancel_backend|"
-                          r"pg_terminate_backend|currval|lastval)\b", re.I)
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
 #: Yielded by a handler generator to ask for the next frontend message.
@@ -59,6 +56,8 @@ NEED_MSG = object()
 
 #: Rows encoded per slice of a large result (bounds memory per step).
 ROW_SLICE = 8192
+#: CopyData bytes handed to the engine in one call (see ``_copy_payload``).
+COPY_FEED_BYTES = 4 << 20
 #: Output bytes after which ``step`` returns so the connection can write.
 STEP_OUTPUT_CAP = 1 << 20
 
@@ -287,7 +286,7 @@ class ProtocolSession:
                 msg = yield NEED_MSG
                 kind = msg.kind
                 if kind == "d":
-                    self._run(cin.feed, msg.body)
+                    self._run(cin.feed, self._copy_payload(msg.body))
                 elif kind == "c":
                     tag = self._run(cin.finish)
                     finished = True
@@ -308,6 +307,20 @@ class ProtocolSession:
                     cin.abort("COPY aborted")
                 except Exception:
                     log.exception("COPY abort failed")
+
+    def _copy_payload(self, body: bytes) -> bytes:
+        """This CopyData plus any that are already queued behind it: psql sends
+        8 kB messages, and one engine call per message would cost more than the data."""
+        q = self._queue
+        if not q or q[0].kind != "d":
+            return body
+        parts = [body]
+        size = len(body)
+        while q and q[0].kind == "d" and size < COPY_FEED_BYTES:
+            nxt = q.popleft().body
+            parts.append(nxt)
+            size += len(nxt)
+        return b"".join(parts)
 
     # ------------------------------------------------------------ simple query
 
@@ -356,8 +369,7 @@ class ProtocolSession:
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
         st = self.statements[p.name] = Statement(p.name, p.query, prepared)
-        st.inline_candidate = prepared is not None and prepared.columns is not None \
-            and bool(_INLINE_SQL.match(p.query)) and not _INLINE_DENY.search(p.query)
+        st.inline_candidate = prepared is not None and prepared.read_only
         return M.parse_complete()
 
     def _statement(self, name: str) -> Statement:
