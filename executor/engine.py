@@ -112,6 +112,11 @@ class Session:
         self.engine = engine
         self.db = engine.db
         self.info = info
+        from .settings import normalize_setting
+
+        for k, v in list(info.settings.items()):
+            # startup-packet settings get SET's validation; a bad one refuses the connection
+            info.settings[k] = normalize_setting(k, v)
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
         self.txn: Transaction | None = None       # explicit transaction block

@@ -21,9 +21,17 @@ def parse_duration_ms(v: str) -> int:
     return int(num * _UNITS[unit])
 
 
+def _duration_ms(name: str, value: str) -> int:
+    """parse_duration_ms, with PostgreSQL's message naming the parameter."""
+    try:
+        return parse_duration_ms(value)
+    except PgError as e:
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"', hint=e.hint)
+
+
 def normalize_setting(name: str, value: str) -> str:
     if name in ("statement_timeout", "lock_timeout", "idle_in_transaction_session_timeout"):
-        ms = parse_duration_ms(value)
+        ms = _duration_ms(name, value)
         if ms == 0:
             return "0"
         for unit, f in (("d", 86400000), ("h", 3600000), ("min", 60000), ("s", 1000)):
@@ -31,7 +39,7 @@ def normalize_setting(name: str, value: str) -> str:
                 return f"{ms // f}{unit}"
         return f"{ms}ms"
     if name == "stream_session_timeout":
-        ms = parse_duration_ms(value)
+        ms = _duration_ms(name, value)
         return f"{ms}ms"
     if name == "timezone":
         v = value.strip("'")

@@ -153,23 +153,10 @@ def startup_settings(params: dict[str, str], user: str, superuser: bool = True) 
         if k in ("server_version", "server_encoding", "integer_datetimes", "is_superuser",
                  "session_authorization", "in_hot_standby"):
             continue  # read-only / internal: PostgreSQL ignores or refuses these
-        settings[k] = _engine_normalize(k, normalize(k, v))
+        settings[k] = normalize(k, v)   # the engine session validates the rest
     settings["session_authorization"] = user
     settings["is_superuser"] = "on" if superuser else "off"
     return settings
-
-
-def _engine_normalize(name: str, value: str) -> str:
-    """Apply the executor's SET validation too, so startup settings and SET agree."""
-    try:
-        from executor.settings import normalize_setting
-    except ImportError:  # executor not importable (unit tests of this module alone)
-        return value
-    try:
-        return normalize_setting(name, value)
-    except PgError as e:
-        e.severity = "FATAL"
-        raise
 
 
 def reported(settings: dict[str, str]) -> list[tuple[str, str]]:
@@ -186,7 +173,6 @@ _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "min": 60000.0, "h": 3600000.0
 
 
 @functools.lru_cache(maxsize=64)
-@functools.lru_cache(maxsize=256)
 def timeout_seconds(value: str | None) -> float:
     """Parse a statement_timeout setting (ms by default, or with units) into seconds; 0 = none."""
     if not value:

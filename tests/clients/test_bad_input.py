@@ -142,6 +142,17 @@ def test_unknown_protocol_version(ss_server, bystander):
     assert_serving(ss_server)
 
 
+def test_invalid_startup_setting_is_fatal(ss_server, bystander):
+    """A bad value in the startup packet gets SET's 22023 as a FATAL, like PostgreSQL."""
+    r = Raw(ss_server)
+    r.send(startup_packet(options="-c statement_timeout=abc"))
+    errs = errors(r.read_until(b"E"))
+    assert len(errs) == 1 and errs[0]["S"] == "FATAL" and errs[0]["C"] == "22023"
+    assert errs[0]["M"] == 'invalid value for parameter "statement_timeout": "abc"'
+    r.close()
+    assert_serving(ss_server)
+
+
 def test_wrong_message_lengths(ss_server, bystander):
     # a startup packet claiming 2 GB
     r = Raw(ss_server)
