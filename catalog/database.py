@@ -151,6 +151,8 @@ class Transaction:
         self.ops: list[tuple] = []
         self.savepoints: list[tuple[str, State | None, int]] = []
         self.after_commit: list[Callable[[], None]] = []
+        #: Run when the transaction ends either way (transaction-scoped advisory locks).
+        self.on_end: list[Callable[[], None]] = []
         self.failed = False
 
     @property
@@ -202,7 +204,14 @@ class Transaction:
                 return
         raise PgError("3B001", f'savepoint "{name}" does not exist')
 
+    def _end(self) -> None:
+        hooks, self.on_end = self.on_end, []
+        for fn in hooks:
+            fn()
+
     def commit(self, sync: bool = True) -> None:
+        if self.on_end:
+            self._end()
         if self._state is None:
             return
         try:
@@ -228,6 +237,8 @@ class Transaction:
         return rel is not None and rel.persistence == "u"
 
     def rollback(self) -> None:
+        if self.on_end:
+            self._end()
         if self._state is not None:
             self._state = None
             self.db.release_writer()

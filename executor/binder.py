@@ -729,7 +729,10 @@ class ExprBinder:
         src = self.bind(n.expression)
         if src.oid == O.UNKNOWN:
             src = self.p.coerce(src, O.TIMESTAMP)
-        return X.Func("extract", F.REGISTRY["extract"].impl, [X.Const(field.lower(), O.TEXT), src], O.NUMERIC)
+        args = [X.Const(field.lower(), O.TEXT), src]
+        if n.meta.get("date_part"):
+            return X.Func("date_part", F.REGISTRY["date_part"].impl, args, O.FLOAT8)
+        return X.Func("extract", F.REGISTRY["extract"].impl, args, O.NUMERIC)
 
     def b_AtTimeZone(self, n):
         a = self.bind(n.this)

@@ -79,7 +79,7 @@ def _deparse(node, target: int | None) -> str:
     if isinstance(node, exp.Boolean):
         return "true" if node.this else "false"
     if isinstance(node, exp.CurrentTimestamp):
-        return "CURRENT_TIMESTAMP"
+        return "now()" if node.meta.get("now") else "CURRENT_TIMESTAMP"
     if isinstance(node, exp.CurrentDate):
         return "CURRENT_DATE"
     if isinstance(node, exp.Cast):

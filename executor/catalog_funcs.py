@@ -142,9 +142,16 @@ def register_catalog_functions(register) -> None:
             out = []
             for i in range(n):
                 key = tuple(l[i] for l in lists)
-                if kind == "lock":
+                if kind in ("lock", "xact_lock"):
                     ADVISORY.lock(owner, key, ctx)
+                    if kind == "xact_lock":   # held until the transaction ends
+                        ctx.txn.on_end.append(lambda k=key: ADVISORY.unlock(owner, k))
                     out.append(None)
+                elif kind == "try_xact":
+                    got = ADVISORY.try_lock(owner, key)
+                    if got:
+                        ctx.txn.on_end.append(lambda k=key: ADVISORY.unlock(owner, k))
+                    out.append(got)
                 elif kind == "try":
                     out.append(ADVISORY.try_lock(owner, key))
                 elif kind == "unlock":
@@ -152,7 +159,7 @@ def register_catalog_functions(register) -> None:
                 else:
                     ADVISORY.release_all(owner)
                     out.append(None)
-            return Col.from_pylist(out, O.BOOL if kind in ("try", "unlock") else O.VOID)
+            return Col.from_pylist(out, O.BOOL if kind in ("try", "try_xact", "unlock") else O.VOID)
         return impl
 
     def sleep(cols, n, ctx):
@@ -179,6 +186,8 @@ def register_catalog_functions(register) -> None:
     register("pg_try_advisory_lock", O.BOOL, None, volatile=True)(advisory("try"))
     register("pg_advisory_unlock", O.BOOL, None, volatile=True)(advisory("unlock"))
     register("pg_advisory_unlock_all", O.VOID, [], volatile=True)(advisory("all"))
+    register("pg_advisory_xact_lock", O.VOID, None, volatile=True)(advisory("xact_lock"))
+    register("pg_try_advisory_xact_lock", O.BOOL, None, volatile=True)(advisory("try_xact"))
     register("pg_get_userbyid", O.NAME, [O.OID])(rows(_role_name_by_oid, O.NAME))
     register("to_regtype", O.REGTYPE, [O.TEXT])(rows(lambda st, s: _regtype(s), O.REGTYPE))
     register("to_regnamespace", O.REGNAMESPACE, [O.TEXT])(

@@ -753,10 +753,18 @@ def _json_typeof(j):
     return {dict: "object", list: "array", str: "string", bool: "boolean", type(None): "null"}.get(type(v), "number")
 
 
+def _pg_typeof(cols, n, ctx):
+    """pg_typeof(any): the argument's type as regtype (printed by name)."""
+    return Col(np.full(n, cols[0].oid, dtype=np.int64), None, O.REGTYPE)
+
+
+register("pg_typeof", O.REGTYPE)(_pg_typeof)
+
+
 def lookup(name: str, arg_oids: list[int]) -> FuncDef:
     fd = REGISTRY.get(name.lower())
     if fd is None:
-        sig = ", ".join(T.type_name(o) if o != O.UNKNOWN else "unknown" for o in arg_oids)
+        sig = ", ".join(T.format_type(o) if o != O.UNKNOWN else "unknown" for o in arg_oids)
         raise PgError(UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
     return fd

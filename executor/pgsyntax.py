@@ -3,6 +3,8 @@
 * ``x::oid[]``, ``$1::regclass[]`` ...: sqlglot parses the object-identifier
   types as ``ObjectIdentifier`` and then fails on ``[]`` (asyncpg's type
   introspection sends ``$1::oid[]``).  They become the array type ``_oid``.
+* ``date_part(...)`` is parsed as EXTRACT but marked, since its result type
+  differs (double precision, not numeric); ``now()`` likewise stays ``now()``.
 
 Imported for its side effect by :mod:`executor.statement`.
 """
@@ -28,6 +30,34 @@ def _parse_types(self, *args, **kwargs):
     return this
 
 
+_orig_date_part = Postgres.Parser.FUNCTION_PARSERS["DATE_PART"]
+
+
+def _parse_date_part(self):
+    """sqlglot turns date_part() into EXTRACT, but PostgreSQL's date_part
+    returns double precision where EXTRACT returns numeric: remember which."""
+    node = _orig_date_part(self)
+    if isinstance(node, exp.Extract):
+        node.meta["date_part"] = True
+    return node
+
+
+def _now(args):
+    """now() parses as CURRENT_TIMESTAMP; marked so a column default deparses
+    as PostgreSQL prints it (``now()``, not ``CURRENT_TIMESTAMP``)."""
+    node = exp.CurrentTimestamp.from_arg_list(args)
+    node.meta["now"] = True
+    return node
+
+
 if not getattr(Postgres.Parser, "_splitstream_patched", False):
+    Postgres.Parser.FUNCTION_PARSERS = {**Postgres.Parser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
+    Postgres.Parser.FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "NOW": _now}
+    _orig_ct = Postgres.Generator.TRANSFORMS.get(exp.CurrentTimestamp)
+    Postgres.Generator.TRANSFORMS = {
+        **Postgres.Generator.TRANSFORMS,
+        exp.CurrentTimestamp: lambda self, e: "NOW()" if e.meta.get("now") else (
+            _orig_ct(self, e) if _orig_ct else "CURRENT_TIMESTAMP"),
+    }
     Postgres.Parser._parse_types = _parse_types
     Postgres.Parser._splitstream_patched = True

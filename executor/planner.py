@@ -119,9 +119,9 @@ def expr_name(node: exp.Expression) -> str:
             return expr_name(q.expressions[0])
         return "?column?"
     if isinstance(node, exp.Extract):
-        return "extract"
+        return "date_part" if node.meta.get("date_part") else "extract"
     if isinstance(node, (exp.CurrentTimestamp,)):
-        return "current_timestamp"
+        return "now" if node.meta.get("now") else "current_timestamp"
     if isinstance(node, exp.CurrentDate):
         return "current_date"
     if isinstance(node, exp.Localtimestamp):

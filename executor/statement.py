@@ -80,12 +80,28 @@ def parse_one(sql: str) -> exp.Expression:
     sql = _pad_params(sql)
     try:
         trees = sqlglot.parse(sql, read="postgres")
+        if _COMMA_PAREN.search(sql):
+            _refuse_trailing_comma(sql)
     except (ParseError, TokenError) as e:
         raise syntax_error(sql, e)
     trees = [t for t in trees if t is not None]
     if len(trees) != 1:
         raise PgError(SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
     return trees[0]
+
+
+_COMMA_PAREN = re.compile(r",\s*\)")
+
+
+def _refuse_trailing_comma(sql: str) -> None:
+    """sqlglot forgives ``(a int,)`` and ``f(x,)``; PostgreSQL's grammar does not."""
+    from sqlglot.dialects.postgres import Postgres
+    from sqlglot.tokens import TokenType
+
+    toks = Postgres().tokenize(sql)
+    for a, b in zip(toks, toks[1:]):
+        if a.token_type == TokenType.COMMA and b.token_type == TokenType.R_PAREN:
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near ")"', position=b.start + 1)
 
 
 def syntax_error(sql: str, e: Exception) -> PgError:

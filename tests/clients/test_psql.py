@@ -22,6 +22,7 @@ DDL = [
         score numeric(10,2) DEFAULT 0,
         code char(3),
         created timestamptz DEFAULT CURRENT_TIMESTAMP,
+        updated timestamptz DEFAULT now(),
         active boolean NOT NULL DEFAULT true,
         tags text[],
         doc jsonb DEFAULT '{}',

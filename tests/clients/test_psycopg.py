@@ -189,3 +189,20 @@ def test_prepared_statements_and_errors_keep_session_usable(ss_conn):
     with pytest.raises(psycopg.errors.SyntaxError):
         ss_conn.execute("SELEC 1")
     assert ss_conn.execute("SELECT 'still here'").fetchone() == ("still here",)
+
+
+def test_advisory_locks_session_and_transaction_scope(ss_server):
+    """pg_advisory_xact_lock is held until its transaction ends; session locks until unlock."""
+    with psycopg.connect(ss_server.dsn) as a, psycopg.connect(ss_server.dsn, autocommit=True) as b:
+        a.execute("SELECT pg_advisory_xact_lock(4242)")
+        assert b.execute("SELECT pg_try_advisory_lock(4242)").fetchone() == (False,)
+        a.commit()
+        assert b.execute("SELECT pg_try_advisory_lock(4242)").fetchone() == (True,)
+        assert a.execute("SELECT pg_try_advisory_xact_lock(4242)").fetchone() == (False,)
+        a.rollback()
+        assert b.execute("SELECT pg_advisory_unlock(4242)").fetchone() == (True,)
+        assert a.execute("SELECT pg_try_advisory_xact_lock(4242)").fetchone() == (True,)
+        assert b.execute("SELECT pg_try_advisory_lock(4242)").fetchone() == (False,)
+        a.rollback()
+        assert b.execute("SELECT pg_try_advisory_lock(4242)").fetchone() == (True,)
+        b.execute("SELECT pg_advisory_unlock_all()")

@@ -40,3 +40,9 @@ SELECT * FROM generate_series(0.5, 2.0, 0.5) AS n;
 SELECT count(*) AS n, sum(g) AS s FROM generate_series(1, 1000) AS g;
 SELECT unnest(ARRAY[3, 1, 2]) AS u;
 SELECT ARRAY[1, 2, 3] AS arr, (ARRAY[1, 2, 3])[2] AS second, array_length(ARRAY[1, 2, 3], 1) AS alen, array_to_string(ARRAY['a', 'b'], ',') AS ats, string_to_array('a,b,c', ',') AS sta, 2 = ANY(ARRAY[1, 2]) AS anyp, 5 > ALL(ARRAY[1, 2]) AS allp;
+-- date_part returns double precision, EXTRACT numeric (PostgreSQL 14+)
+SELECT date_part('year', date '2024-03-01') AS y, pg_typeof(date_part('epoch', timestamp '2024-03-01 10:00:00.5')) AS dp_type, pg_typeof(extract(year from date '2024-03-01')) AS ex_type, date_part('epoch', timestamp '2024-03-01 10:00:00.5') AS ep;
+SELECT pg_typeof(1) AS a, pg_typeof(1.5) AS b, pg_typeof('x'::varchar(3)) AS c, pg_typeof(now()) AS d, pg_typeof(array[1, 2]) AS e, pg_typeof(1::bigint) AS f;
+-- error 42883
+SELECT no_such_function(1, 'a'::text, 1.5);
+SELECT pg_try_advisory_xact_lock(7) AS got;

@@ -87,3 +87,8 @@ INSERT INTO {{p}}_gen DEFAULT VALUES RETURNING id, v;
 DROP TABLE {{p}}_gen;
 DROP TABLE {{p}}_tx;
 DROP TABLE {{p}}_acct;
+-- error 42601
+CREATE TABLE trailing_comma_t (id int,);
+-- error 42601
+SELECT greatest(1, 2,);
+SELECT ',)' AS s, length(', )') AS n;
