@@ -17,6 +17,8 @@ previous one returns the stored result.
 """
 from __future__ import annotations
 
+import copy
+
 import collections
 import threading
 
@@ -351,10 +353,25 @@ def _table_scans(op) -> list:
 
 
 def _export_table(t: GroupTable):
-    states = []
-    for st in t.states:
-        states.append({k: v for k, v in vars(st).items() if k != "spec"})
-    return {"keys": list(t.index.keys), "states": states, "rows_in": t.rows_in}
+    """A copy of the table's state, taken while ingest is held off.
+
+    The checkpoint pickles it later, concurrently with new batches that
+    update the live arrays in place: exporting references instead of copies
+    would let rows logged after the checkpoint leak into it and be counted
+    twice on recovery.
+    """
+    states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec"} for st in t.states]
+    return {"keys": _snapshot_value(t.index.keys), "states": states, "rows_in": t.rows_in}
+
+
+def _snapshot_value(v):
+    """Copy of one piece of aggregate state: arrays by memcpy, key lists shallowly
+    (their tuples are immutable), anything else (sets of DISTINCT values...) deeply."""
+    if isinstance(v, np.ndarray) and v.dtype != object:
+        return v.copy()
+    if isinstance(v, list) and all(type(x) is tuple for x in v[:1]):
+        return list(v)
+    return copy.deepcopy(v)
 
 
 def _import_table(t: GroupTable, saved) -> None:
