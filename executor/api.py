@@ -35,6 +35,12 @@ class Prepared:
     #: A query that cannot block or write (no volatile function, no stream scan):
     #: the server may run it on its event-loop thread when it proved fast.
     read_only: bool = False
+    #: Continuous views a repeatable read depends on, or None when its result
+    #: may change with its inputs unchanged (see executor.plan_facts).
+    reuse_views: tuple[int, ...] | None = None
+    #: Output settings at planning time: constants such as a timestamptz cast to
+    #: text are folded with them, so a change of TimeZone means planning again.
+    planned_under: tuple = ()
 
 
 class CopyIn(Protocol):
@@ -77,4 +83,5 @@ class EngineSession(Protocol):
     def execute(self, prepared: Prepared, params: list[Any]) -> Result: ...
     def execute_sql(self, sql: str) -> Result: ...
     def on_error(self) -> None: ...          # a statement failed: mark the transaction failed
+    def result_version(self, prepared: Prepared) -> Any: ...   # equal versions: equal results (None: unknown)
     def close(self) -> None: ...             # connection ended: roll back, free resources

@@ -34,6 +34,7 @@ from . import expr as X
 from . import operators as P
 from .api import Prepared, Result, ResultColumn
 from .context import ExecContext, SessionInfo
+from .plan_facts import OUTPUT_SETTINGS
 from .planner import Planner
 from .sqltext import first_words, split_statements, strip_comments
 
@@ -149,6 +150,29 @@ class Session:
             self.txn.rollback()
             self.txn = None
 
+    # ------------------------------------------------------------ result reuse
+    def result_version(self, prepared: Prepared) -> Any:
+        """A key that is equal for two executions exactly when they must return
+        the same rows: the committed state's version, the continuous views'
+        versions (pending queued batches included) and the output settings.
+        None when the statement or the session state allows no such promise."""
+        views = prepared.reuse_views
+        if views is None or self.txn is not None:
+            return None
+        ext = self.extended_txn
+        if ext is not None and ext.writing:
+            return None
+        settings = self.info.settings
+        key: list[Any] = [self.db.committed.version]
+        key.extend(settings.get(k) for k in OUTPUT_SETTINGS)
+        live = self.engine.streams.views
+        for oid in views:
+            cv = live.get(oid)
+            if cv is None:
+                return None
+            key.append((oid, cv.version, len(cv.queue)))
+        return tuple(key)
+
     # ------------------------------------------------------------ extended-protocol blocks
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction
@@ -194,8 +218,13 @@ class Session:
         p = self.prepare(sql, [])
         return self.execute(p, [])
 
+    def _plan_settings(self) -> tuple:
+        s = self.info.settings
+        return tuple(s.get(k) for k in OUTPUT_SETTINGS)
+
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared:
-        key = (sql, tuple(param_oids))
+        under = self._plan_settings()
+        key = (sql, tuple(param_oids), under)
         state = self.db.committed
         hit = self.plan_cache.get(key)
         if hit is not None and hit[0] == state.ddl_version:
@@ -203,6 +232,7 @@ class Session:
         from .statement import analyze
 
         prepared = analyze(self, sql, list(param_oids))
+        prepared.planned_under = under
         if len(self.plan_cache) > 1000:
             self.plan_cache.clear()
         if prepared.handle is not None and getattr(prepared.handle, "cacheable", True):
@@ -210,6 +240,8 @@ class Session:
         return prepared
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
+        if prepared.planned_under and prepared.planned_under != self._plan_settings():
+            prepared = self.prepare(prepared.sql, prepared.param_oids)
         stmt = prepared.handle
         if self.failed and not getattr(stmt, "allowed_in_failed", False):
             raise PgError(IN_FAILED_SQL_TRANSACTION,

@@ -46,3 +46,86 @@ def _nodes(root: Any):
             stack.extend(obj)
         elif isinstance(obj, dict):
             stack.extend(obj.values())
+
+
+# ---------------------------------------------------------------- result reuse
+#
+# A repeated read whose inputs are unchanged may be answered with the response
+# of its previous execution (the server keeps it).  That is sound only if the
+# result is a function of the committed tables, the continuous views' state
+# and the output settings.  Plans are judged against allow-lists: any operator,
+# expression or function not listed makes the statement non-reusable, so a
+# new time-dependent or random function is never cached by accident.
+
+_REUSABLE_OPS = ("Result1", "TableScan", "ValuesScan", "Filter", "Project", "HashJoin", "NestedLoopJoin",
+                 "Aggregate", "Sort", "Limit", "Distinct", "SetOp", "Materialized", "CTEScan", "WindowOp")
+_REUSABLE_EXPRS = ("ColRef", "OuterRef", "Const", "Param", "Cast", "Arith", "Neg", "Concat", "Compare",
+                   "IsDistinct", "And", "Or", "Not", "IsNull", "IsBool", "Case", "Coalesce", "InList", "Like",
+                   "SubqueryExpr")
+#: Functions whose value depends only on their arguments, the output settings
+#: (part of the key) or the session's fixed identity.
+_REUSABLE_FUNCS = frozenset("""
+abs acos array_append array_cat array_length array_lower array_position array_to_json array_to_string
+array_upper ascii asin atan atan2 bit_length btrim cardinality cbrt ceil ceiling char_length character_length
+chr coalesce concat concat_ws cos date_part date_trunc degrees exp extract floor format_type greatest initcap
+json_array_length json_build_object json_typeof jsonb_array_length jsonb_pretty jsonb_typeof least left length
+ln log log10 lower lpad ltrim make_date md5 mod nullif octet_length pg_size_pretty pg_typeof pi pow power
+quote_ident quote_literal radians regexp_match regexp_replace repeat replace reverse right round row_to_json
+rpad rtrim sign sin split_part sqrt starts_with string_to_array strpos substr substring tan to_char to_hex
+to_json to_jsonb translate trim trunc upper
+current_user current_role session_user user getpgusername current_database current_catalog current_schema
+pg_backend_pid version
+""".split())
+#: Settings that change how the same rows are computed or printed.
+OUTPUT_SETTINGS = ("timezone", "datestyle", "intervalstyle", "extra_float_digits", "bytea_output")
+_MAX_NODES = 20000
+
+
+def reusable_views(handle: Any) -> tuple[int, ...] | None:
+    """The continuous views a reusable query reads (possibly none), or None
+    when its result may change without its inputs changing."""
+    from .statement import QueryStmt
+
+    if type(handle) is not QueryStmt:
+        return None
+    views: list[int] = []
+    count = 0
+    for node in _all_nodes(handle.plan):
+        count += 1
+        if count > _MAX_NODES:
+            return None
+        name = type(node).__name__
+        if isinstance(node, P.Op):
+            cv = getattr(node, "continuous_view", None)
+            if name == "BatchSource" and cv is not None:
+                views.append(cv.oid)
+            elif name not in _REUSABLE_OPS or getattr(node, "is_stream", False):
+                return None
+        elif isinstance(node, X.Func):
+            if node.volatile or node.name not in _REUSABLE_FUNCS:
+                return None
+        elif isinstance(node, X.Expr) and name not in _REUSABLE_EXPRS:
+            return None
+    return tuple(sorted(set(views)))
+
+
+def _all_nodes(root: Any):
+    """Operators and expressions under ``root``, looking through the executor's
+    helper objects (aggregate and window specs) that hold expressions."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, (list, tuple)):
+            stack.extend(obj)
+        elif isinstance(obj, dict):
+            stack.extend(obj.values())
+        elif isinstance(obj, (P.Op, X.Expr)):
+            yield obj
+            stack.extend(vars(obj).values())
+        elif type(obj).__module__.startswith("executor.") and hasattr(obj, "__dict__") \
+                and type(obj).__name__ in ("AggSpec", "WinSpec", "OutCol"):
+            stack.extend(vars(obj).values())

@@ -128,8 +128,17 @@ class Connection(asyncio.Protocol):
             return True
         if not sess.inline_ok():
             return False
-        self.write(sess.step())
+        self.write(self._run_inline(sess))
         return not sess.terminated and not sess.has_work()
+
+    @staticmethod
+    def _run_inline(sess: ProtocolSession) -> bytes:
+        """One inline step; a repeated read cycle is replayed when unchanged."""
+        sig = sess.cycle_signature()
+        if sig is None:
+            return sess.step()
+        out = sess.replay_cycle(sig)
+        return out if out is not None else sess.step_cycle(sig)
 
     def eof_received(self) -> bool:
         return False  # half-closed client: close our side too
@@ -414,7 +423,7 @@ class Connection(asyncio.Protocol):
                 sess.push(msgs)
             if sess.has_work():
                 if sess.inline_ok():
-                    out = sess.step()  # a fast cached read: no worker-thread hop
+                    out = self._run_inline(sess)  # a fast cached read: no worker-thread hop
                 else:
                     out = await pool.run(sess.step)
                 self.write(out)

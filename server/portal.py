@@ -30,7 +30,8 @@ class Statement:
     sql: str
     prepared: Prepared | None
     inline_candidate: bool = False   # read-only statement text (see session.inline_ok)
-    inline: bool = False             # ... and its last execution was fast
+    inline: bool = False             # ... and its executions are fast
+    run_time: float = 0.0            # moving average of an execution's seconds
 
     @property
     def param_oids(self) -> list[int]:
