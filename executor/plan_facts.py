@@ -9,10 +9,13 @@ new operator or expression kind is covered without registering it here.
 """
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from . import expr as X
 from . import operators as P
+
+log = logging.getLogger("splitstream.executor")
 
 
 def side_effect_free_query(handle: Any) -> bool:
@@ -21,7 +24,11 @@ def side_effect_free_query(handle: Any) -> bool:
 
     if type(handle) is not QueryStmt:
         return False
-    return not any(_unsafe(node) for node in _nodes(handle.plan))
+    try:
+        return not any(_unsafe(node) for node in _nodes(handle.plan))
+    except Exception:   # an unforeseen plan shape: run it on a worker, as any statement
+        log.exception("judging a plan for inline execution failed")
+        return False
 
 
 def _unsafe(node: Any) -> bool:
@@ -30,8 +37,10 @@ def _unsafe(node: Any) -> bool:
     return isinstance(node, P.Op) and getattr(node, "is_stream", False)   # a session-window scan waits
 
 
-def _nodes(root: Any):
-    """Every operator and expression reachable from ``root`` (each once)."""
+def _nodes(root: Any, through_helpers: bool = False):
+    """Every operator and expression reachable from ``root`` (each once); with
+    ``through_helpers`` also those held by the executor's aggregate and window
+    specs, which are neither operators nor expressions."""
     seen: set[int] = set()
     stack = [root]
     while stack:
@@ -39,13 +48,19 @@ def _nodes(root: Any):
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, (P.Op, X.Expr)):
-            yield obj
-            stack.extend(vars(obj).values())
-        elif isinstance(obj, (list, tuple)):
+        if isinstance(obj, (list, tuple)):
             stack.extend(obj)
         elif isinstance(obj, dict):
             stack.extend(obj.values())
+        elif isinstance(obj, (P.Op, X.Expr)):
+            yield obj
+            stack.extend(vars(obj).values())
+        elif through_helpers and type(obj).__name__ in _HELPERS and hasattr(obj, "__dict__") \
+                and type(obj).__module__.startswith("executor."):
+            stack.extend(vars(obj).values())
+
+
+_HELPERS = ("AggSpec", "WinSpec", "OutCol")
 
 
 # ---------------------------------------------------------------- result reuse
@@ -88,9 +103,17 @@ def reusable_views(handle: Any) -> tuple[int, ...] | None:
 
     if type(handle) is not QueryStmt:
         return None
+    try:
+        return _reusable_views(handle.plan)
+    except Exception:   # an unforeseen plan shape: just never reuse it
+        log.exception("judging a plan for result reuse failed")
+        return None
+
+
+def _reusable_views(plan: Any) -> tuple[int, ...] | None:
     views: list[int] = []
     count = 0
-    for node in _all_nodes(handle.plan):
+    for node in _nodes(plan, through_helpers=True):
         count += 1
         if count > _MAX_NODES:
             return None
@@ -107,25 +130,3 @@ def reusable_views(handle: Any) -> tuple[int, ...] | None:
         elif isinstance(node, X.Expr) and name not in _REUSABLE_EXPRS:
             return None
     return tuple(sorted(set(views)))
-
-
-def _all_nodes(root: Any):
-    """Operators and expressions under ``root``, looking through the executor's
-    helper objects (aggregate and window specs) that hold expressions."""
-    seen: set[int] = set()
-    stack = [root]
-    while stack:
-        obj = stack.pop()
-        if id(obj) in seen:
-            continue
-        seen.add(id(obj))
-        if isinstance(obj, (list, tuple)):
-            stack.extend(obj)
-        elif isinstance(obj, dict):
-            stack.extend(obj.values())
-        elif isinstance(obj, (P.Op, X.Expr)):
-            yield obj
-            stack.extend(vars(obj).values())
-        elif type(obj).__module__.startswith("executor.") and hasattr(obj, "__dict__") \
-                and type(obj).__name__ in ("AggSpec", "WinSpec", "OutCol"):
-            stack.extend(vars(obj).values())
