@@ -44,6 +44,7 @@ H1 = 0x9E3779B97F4A7C15
 H2 = 0xC2B2AE3D27D4EB4F
 H3 = 0xFF51AFD7ED558CCD
 TILE = 1024
+PREDICATE_MAX_AGGS = 2       # dense kernels with at most this many aggregates run predicated
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class _Kernel:
         self.fn = fn
         self.args, self.start, self.end = fn.args
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
+        self.ok = None          # predicated loop: the row's filter bit
 
     # -- entry-block helpers
     def _arg(self, k):
@@ -154,7 +156,9 @@ class _Kernel:
                 self.aggp.append([self._ptr(idxs[0], I128), self._ptr(idxs[1], I64)])
             else:  # min / max: value array in the column's own dtype, has-flags
                 self.aggp.append([self._ptr(idxs[0], DTYPES[sh.inputs[slot]]), self._ptr(idxs[1], I8)])
-        if sh.conj or sh.premask:
+        if (sh.conj or sh.premask) and self.dense and len(sh.aggs) <= PREDICATE_MAX_AGGS:
+            self._build_predicated()
+        elif sh.conj or sh.premask:
             self._build_tiled()
         else:
             self._build_simple()
@@ -189,6 +193,29 @@ class _Kernel:
         self.vals, self.nulls = {}, {}
         g = self._group()
         self._update(g)
+        b.branch(latch)
+        b.position_at_end(done)
+        b.ret(self.end)
+
+    def _build_predicated(self):
+        """Dense variant with few aggregates: one branch-free pass.  Every row
+        updates its slot with its contribution multiplied by the filter bit
+        (a rejected row adds nothing to slot 0), so there is no second loop
+        over a selection vector and no misprediction at any selectivity; the
+        range guard only fires for rows that pass the filter."""
+        b = self.b
+        i, latch, done = self._loop(self.start, self.end, "row")
+        self.i, self.latch = i, latch
+        self.vals, self.nulls = {}, {}
+        ok = ir.Constant(I1, 1)
+        if self.pm is not None:
+            ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [i])), ir.Constant(I8, 0))
+        for cj in self.shape.conj:
+            ok = b.and_(ok, self._conj_value(cj))
+        self.ok = ok
+        g = self._group()
+        self._update(g)
+        self.ok = None
         b.branch(latch)
         b.position_at_end(done)
         b.ret(self.end)
@@ -327,13 +354,16 @@ class _Kernel:
             for j, (v, nl) in enumerate(keys):
                 d = b.sub(v, self.mins[j])
                 out = b.and_(b.not_(nl), b.icmp_unsigned(">", d, self.ranges[j]))
+                if self.ok is not None:
+                    out = b.and_(out, self.ok)
                 self._fail_here(out, f"guard{j}")
                 idx.append(b.select(nl, b.add(self.ranges[j], ir.Constant(I64, 1)), d))
             if nk == 0:
                 return ir.Constant(I64, 0)
-            if nk == 1:
-                return idx[0]
-            return b.add(b.mul(idx[0], self.stride2), idx[1])
+            g = idx[0] if nk == 1 else b.add(b.mul(idx[0], self.stride2), idx[1])
+            if self.ok is not None:
+                g = b.select(self.ok, g, ir.Constant(I64, 0))
+            return g
         zero = ir.Constant(I64, 0)
         k1, n1 = keys[0] if nk > 0 else (zero, ir.Constant(I1, 0))
         k2, n2 = keys[1] if nk > 1 else (zero, ir.Constant(I1, 0))
@@ -384,34 +414,49 @@ class _Kernel:
         return g
 
     def _update(self, g):
+        """Aggregate one row into group ``g``.  Counts are kept as NULL counts
+        (non-NULL count = rows - nulls at conversion), so an input compiled as
+        not nullable costs no count update at all.  In the predicated loop
+        ``self.ok`` masks every contribution."""
         b = self.b
+        ok = self.ok
+        one = ir.Constant(I64, 1) if ok is None else b.zext(ok, I64)
         rp = b.gep(self.rows, [g])
-        b.store(b.add(b.load(rp), ir.Constant(I64, 1)), rp)
+        b.store(b.add(b.load(rp), one), rp)
         for (kind, slot), ptrs in zip(self.shape.aggs, self.aggp):
             if kind == "star":
                 continue
             nl = self.is_null(slot)
-            ok64 = b.zext(b.not_(nl), I64)
+            nullable = self._nullable(slot)
+            if ok is not None and nullable:
+                nl = b.and_(nl, ok)
             if kind == "count":
-                p = b.gep(ptrs[0], [g])
-                b.store(b.add(b.load(p), ok64), p)
+                if nullable:
+                    p = b.gep(ptrs[0], [g])
+                    b.store(b.add(b.load(p), b.zext(nl, I64)), p)
                 continue
             dt = self.shape.inputs[slot]
             v = self.value(slot)
+            skip = nl if ok is None else b.or_(nl, b.not_(ok))    # contributes nothing
             if kind in ("sum_i", "sum_f", "sum_128"):
                 sp = b.gep(ptrs[0], [g])
                 if kind == "sum_f":
                     x = v if dt == "f8" else (b.fpext(v, F64) if dt == "f4" else b.sitofp(v, F64))
-                    x = b.select(nl, ir.Constant(F64, -0.0), x)
+                    x = b.select(skip, ir.Constant(F64, -0.0), x) if (nullable or ok is not None) else x
                     b.store(b.fadd(b.load(sp), x), sp)
                 else:
                     ty = I64 if kind == "sum_i" else I128
                     x = v if v.type == ty else b.sext(v, ty)
-                    x = b.select(nl, ir.Constant(ty, 0), x)
+                    if nullable or ok is not None:
+                        x = b.select(skip, ir.Constant(ty, 0), x)
                     ld = b.load(sp, align=8) if ty is I128 else b.load(sp)
-                    st = b.store(b.add(ld, x), sp, align=8) if ty is I128 else b.store(b.add(ld, x), sp)
-                cp = b.gep(ptrs[1], [g])
-                b.store(b.add(b.load(cp), ok64), cp)
+                    if ty is I128:
+                        b.store(b.add(ld, x), sp, align=8)
+                    else:
+                        b.store(b.add(ld, x), sp)
+                if nullable:
+                    cp = b.gep(ptrs[1], [g])
+                    b.store(b.add(b.load(cp), b.zext(nl, I64)), cp)
                 continue
             # min / max, PostgreSQL order for floats (NaN above every number)
             vp, hp = b.gep(ptrs[0], [g]), b.gep(ptrs[1], [g])
@@ -426,9 +471,9 @@ class _Kernel:
                     better = b.or_(b.fcmp_ordered(">", v, cur), b.and_(vnan, b.not_(cnan)))
                 else:
                     better = b.or_(b.fcmp_ordered("<", v, cur), b.and_(cnan, b.not_(vnan)))
-            take = b.and_(b.not_(nl), b.or_(nohas, better))
+            take = b.and_(b.not_(skip), b.or_(nohas, better))
             b.store(b.select(take, v, cur), vp)
-            b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
+            b.store(b.or_(has, b.zext(b.not_(skip), I8)), hp)
 
 
 def build_module(shape: Shape, variants=("gen", "spec")) -> str:

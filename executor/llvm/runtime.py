@@ -41,6 +41,9 @@ from .table import MAX_DENSE, NP, NativeTable, double_bits
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
 PAR_MORSEL = 1 << 16            # smallest morsel of the 2-thread path
+PAR_SPLIT = 8                   # a parallel batch is cut into this many morsels: large enough that the
+                                # per-morsel Python/ctypes cost (~20 us) is < 5%, small enough that a
+                                # thread descheduled on a loaded machine leaves little tail to wait for
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
@@ -307,7 +310,7 @@ class CompiledSink:
         if n >= PAR_MIN_ROWS and self.max_threads > 1:
             # morsel-driven (Leis et al.): both threads pull morsels from one
             # queue into their own table; a helper that gets no CPU costs nothing
-            step = max(PAR_MORSEL, -(-n // 16))
+            step = max(PAR_MORSEL, -(-n // PAR_SPLIT))
             morsels = iter(range(0, n, step))
             lock = threading.Lock()
             done = [0, 0]
@@ -382,6 +385,10 @@ class CompiledSink:
 
     def flush_into(self, table) -> None:
         """Move native state into GroupTable ``table`` (merge), then empty it."""
+        t0 = self.tables[0] if self.tables else None
+        for t in self.tables[1:]:
+            if t0.absorb(t):          # same dense range: thread-local tables add up natively
+                t.reset()
         for t in self.tables:
             if t.ngroups == 0:
                 continue
