@@ -17,10 +17,19 @@ Variants: a pure-Python tuple-at-a-time loop, the vectorised backend, LLVM
 generic (hash table) and LLVM specialised (dense array behind a range
 guard), each with 1 and 2 threads.  Prints records/s, ratios and the compile
 latency of the pipeline.
+
+Peer: the same query in PyFlink (Flink SQL, local mini cluster, event-time
+tumbling windows) over a CSV file of events from the same generator, run by
+bench/ysb_flink.py in a separate virtualenv (``make flink-venv`` creates
+``.venv-flink``; ``--flink-python PATH`` points elsewhere).  Without it the
+run says so and goes on.
 """
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -255,6 +264,63 @@ def end_to_end(n: int, chunk_rows: int = 100_000) -> list:
     return out
 
 
+def find_flink_python(explicit: str | None) -> tuple[str | None, str]:
+    """The PyFlink interpreter: --flink-python, else .venv-flink in the repo root."""
+    if explicit:
+        return (explicit, "") if os.access(explicit, os.X_OK) else (None, f"--flink-python {explicit} is not executable")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    cand = os.path.join(root, ".venv-flink", "bin", "python")
+    if os.access(cand, os.X_OK):
+        return cand, ""
+    return None, f"no PyFlink virtualenv at {os.path.dirname(os.path.dirname(cand))} (create it with `make flink-venv`, " \
+                 f"or pass --flink-python PATH)"
+
+
+def write_csv(batches, path: str) -> None:
+    """The events as CSV (event_type, campaign_id, event_time, value), chunk by chunk."""
+    with open(path, "w") as f:
+        for et, camp, t, val in batches:
+            for a in range(0, len(et), 200_000):
+                sl = slice(a, a + 200_000)
+                f.write("".join(f"{x},{y},{z},{w}\n" for x, y, z, w in zip(
+                    et[sl].tolist(), camp[sl].tolist(), t[sl].tolist(), val[sl].tolist())))
+
+
+def run_flink(py: str, n: int, batch: int, windows: int, timeout: float) -> dict:
+    """YSB in PyFlink over the same generator's events, as a subprocess of the PyFlink venv.
+    Returns {"rows": [(parallelism, seconds)], "fixed": s, "version": v} or {"error": text}."""
+    batches = make_events(n, batch, windows, seed=7)
+    ref = reference(batches)
+    want = {int(w) * WINDOW_MS: (int(np.count_nonzero(a)), int(a.sum())) for w, a in ref.items()}
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ysb_flink.py")
+    with tempfile.TemporaryDirectory(prefix="ysb-flink") as d:
+        path = os.path.join(d, "events.csv")
+        write_csv(batches, path)
+        try:
+            proc = subprocess.run([py, script, path, str(n), "--parallelism", "1,2"], capture_output=True,
+                                  text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return {"error": f"PyFlink run exceeded {timeout:.0f} s"}
+    out: dict = {"rows": []}
+    for line in proc.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        rec = json.loads(line)
+        if "flink" in rec:
+            out["version"] = rec["flink"]
+        elif "fixed_seconds" in rec:
+            out["fixed"] = rec["fixed_seconds"]
+        elif "parallelism" in rec:
+            got = {w[0]: (w[1], w[2]) for w in rec["windows"]}
+            if got != want:
+                return {"error": f"PyFlink result mismatch: {got} != {want}"}
+            out["rows"].append((rec["parallelism"], rec["seconds"]))
+    if proc.returncode != 0 or not out["rows"]:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        return {"error": f"PyFlink exited with {proc.returncode}: " + " | ".join(tail)}
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m bench.ysb")
     ap.add_argument("--events", type=int, default=32_000_000)
@@ -265,9 +331,11 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--e2e-events", type=int, default=2_000_000,
                     help="events COPYed over the wire per backend (0: skip the end-to-end run)")
+    ap.add_argument("--flink-python", default=None,
+                    help="python of a virtualenv with apache-flink (default: .venv-flink in the repo root)")
+    ap.add_argument("--flink-events", type=int, default=2_000_000, help="events for the PyFlink peer (0: skip it)")
+    ap.add_argument("--flink-timeout", type=float, default=900.0)
     a = ap.parse_args(argv)
-
-    import os
 
     print(f"# YSB (Grizzly 7.1.2) in process: {a.events:,} events, batches of {a.batch:,}, "
           f"{CAMPAIGNS:,} campaigns, {a.windows} x 10 s tumbling windows, 33% views; {os.cpu_count()} cores; "
@@ -322,6 +390,8 @@ def main(argv=None) -> int:
         v = e2e[0][1]
         for backend, rate, line in e2e:
             print(f"  {backend:<7} {rate / 1e6:6.2f} M events/s  x vector {rate / v:5.2f}   [{line}]")
+    if a.flink_events:
+        print_flink(a, rows)
     spec2 = max(r[2] for r in rows if r[0].startswith("llvm specialised"))
     vec = vec[2]
     print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M -> "
@@ -329,6 +399,33 @@ def main(argv=None) -> int:
           f"{'met' if spec2 >= 3 * vec else 'NOT met'}; compile < 20 ms: "
           f"{'met' if max(med.values()) < 20 else 'NOT met'} (per variant, CPU median)")
     return 0
+
+
+def print_flink(a, rows) -> None:
+    """The PyFlink peer next to our figures (the same generator, query and windows)."""
+    print()
+    py, why = find_flink_python(a.flink_python)
+    if py is None:
+        print(f"PyFlink peer skipped: {why}")
+        return
+    print(f"PyFlink peer ({py}): {a.flink_events:,} events from the same generator in a CSV file, Flink SQL "
+          f"TUMBLE(10 s) event-time window, filter + SUM per campaign, local mini cluster, results checked")
+    t0 = time.perf_counter()
+    res = run_flink(py, a.flink_events, a.batch, a.windows, a.flink_timeout)
+    if "error" in res:
+        print(f"  PyFlink peer failed: {res['error']}")
+        return
+    fixed = res.get("fixed", 0.0)
+    ours = {(r[0], r[1]): r[2] for r in rows}
+    spec = max(r[2] for r in rows if r[0].startswith("llvm specialised"))
+    vec = ours[("vector (numpy)", 1)]
+    print(f"  apache-flink {res.get('version', '?')}; a job over a 1-row file takes {fixed:.1f} s "
+          f"(planning, deployment, teardown); whole run {time.perf_counter() - t0:.0f} s")
+    for par, secs in res["rows"]:
+        rate = a.flink_events / secs
+        marginal = a.flink_events / max(secs - fixed, 1e-9)
+        print(f"  PyFlink parallelism={par}: {rate / 1e6:6.2f} M records/s per job ({marginal / 1e6:.2f} M/s without the "
+              f"fixed job cost); llvm specialised in process x{spec / rate:.0f}, vector in process x{vec / rate:.1f}")
 
 
 if __name__ == "__main__":
