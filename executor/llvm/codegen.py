@@ -44,7 +44,8 @@ H1 = 0x9E3779B97F4A7C15
 H2 = 0xC2B2AE3D27D4EB4F
 H3 = 0xFF51AFD7ED558CCD
 TILE = 1024
-PREDICATE_MAX_AGGS = 2       # dense kernels with at most this many aggregates run predicated
+SEL_UNROLL = 4               # rows per iteration of the dense kernel's selection pass: ~10% faster,
+                             # ~5 ms more codegen; the hash kernel (probing dominates) keeps 1
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,6 @@ class _Kernel:
         self.fn = fn
         self.args, self.start, self.end = fn.args
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
-        self.ok = None          # predicated loop: the row's filter bit
 
     # -- entry-block helpers
     def _arg(self, k):
@@ -156,9 +156,7 @@ class _Kernel:
                 self.aggp.append([self._ptr(idxs[0], I128), self._ptr(idxs[1], I64)])
             else:  # min / max: value array in the column's own dtype, has-flags
                 self.aggp.append([self._ptr(idxs[0], DTYPES[sh.inputs[slot]]), self._ptr(idxs[1], I8)])
-        if (sh.conj or sh.premask) and self.dense and len(sh.aggs) <= PREDICATE_MAX_AGGS:
-            self._build_predicated()
-        elif sh.conj or sh.premask:
+        if sh.conj or sh.premask:
             self._build_tiled()
         else:
             self._build_simple()
@@ -197,28 +195,39 @@ class _Kernel:
         b.position_at_end(done)
         b.ret(self.end)
 
-    def _build_predicated(self):
-        """Dense variant with few aggregates: one branch-free pass.  Every row
-        updates its slot with its contribution multiplied by the filter bit
-        (a rejected row adds nothing to slot 0), so there is no second loop
-        over a selection vector and no misprediction at any selectivity; the
-        range guard only fires for rows that pass the filter."""
+    def _sel_loop(self, start, end, cnt0, selp, t, name, unroll):
+        """for i in [start, end) step unroll: append i - t to the selection
+        vector, branch-free; returns (final i, final count) for the code after."""
         b = self.b
-        i, latch, done = self._loop(self.start, self.end, "row")
-        self.i, self.latch = i, latch
-        self.vals, self.nulls = {}, {}
-        ok = ir.Constant(I1, 1)
-        if self.pm is not None:
-            ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [i])), ir.Constant(I8, 0))
-        for cj in self.shape.conj:
-            ok = b.and_(ok, self._conj_value(cj))
-        self.ok = ok
-        g = self._group()
-        self._update(g)
-        self.ok = None
-        b.branch(latch)
-        b.position_at_end(done)
-        b.ret(self.end)
+        pre = b.block
+        head = self.fn.append_basic_block(name + "_head")
+        body = self.fn.append_basic_block(name + "_body")
+        out = self.fn.append_basic_block(name + "_done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, name + "_i")
+        cnt = b.phi(I64, name + "_cnt")
+        i.add_incoming(start, pre)
+        cnt.add_incoming(cnt0, pre)
+        b.cbranch(b.icmp_signed("<", i, end), body, out)
+        b.position_at_end(body)
+        c = cnt
+        for k in range(unroll):
+            r = i if k == 0 else b.add(i, ir.Constant(I64, k))
+            self.i = r
+            self.vals, self.nulls = {}, {}
+            ok = ir.Constant(I1, 1)
+            if self.pm is not None:
+                ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [r])), ir.Constant(I8, 0))
+            for cj in self.shape.conj:
+                ok = b.and_(ok, self._conj_value(cj))
+            b.store(b.trunc(b.sub(r, t), I32), b.gep(selp, [c]))
+            c = b.add(c, b.zext(ok, I64))
+        i.add_incoming(b.add(i, ir.Constant(I64, unroll)), b.block)
+        cnt.add_incoming(c, b.block)
+        b.branch(head)
+        b.position_at_end(out)
+        return i, cnt
 
     def _build_tiled(self):
         """Filter in tiles: a branch-free pass writes the qualifying row numbers
@@ -231,33 +240,17 @@ class _Kernel:
         t, tile_latch, done = self._loop(self.start, self.end, "tile", step=TILE)
         tend0 = b.add(t, ir.Constant(I64, TILE))
         tend = b.select(b.icmp_signed("<", tend0, self.end), tend0, self.end)
-        # phase 1: selection vector
-        pre = b.block
-        p1h = self.fn.append_basic_block("sel_head")
-        p1b = self.fn.append_basic_block("sel_body")
-        p2i = self.fn.append_basic_block("agg_init")
-        b.branch(p1h)
-        b.position_at_end(p1h)
-        i = b.phi(I64, "si")
-        cnt = b.phi(I64, "scnt")
-        i.add_incoming(t, pre)
-        cnt.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", i, tend), p1b, p2i)
-        b.position_at_end(p1b)
-        self.i = i
-        self.vals, self.nulls = {}, {}
-        ok = ir.Constant(I1, 1)
-        if self.pm is not None:
-            ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [i])), ir.Constant(I8, 0))
-        for cj in self.shape.conj:
-            ok = b.and_(ok, self._conj_value(cj))
-        b.store(b.trunc(b.sub(i, t), I32), b.gep(selp, [cnt]))
-        cnt2 = b.add(cnt, b.zext(ok, I64))
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        cnt.add_incoming(cnt2, b.block)
-        b.branch(p1h)
+        # phase 1: selection vector, SEL_UNROLL rows per iteration (the loop
+        # test and increment were a third of its instructions), then the rest
+        cnt = ir.Constant(I64, 0)
+        start = t
+        unroll = SEL_UNROLL if self.dense else 1
+        if unroll > 1:
+            last = b.sub(tend, ir.Constant(I64, unroll - 1))
+            i, cnt = self._sel_loop(t, last, cnt, selp, t, "selu", unroll)
+            start = i
+        _i, cnt = self._sel_loop(start, tend, cnt, selp, t, "sel", 1)
         # phase 2: group + aggregate the selected rows
-        b.position_at_end(p2i)
         j, latch2, done2 = self._loop(ir.Constant(I64, 0), cnt, "agg")
         self.i = b.add(t, b.zext(b.load(b.gep(selp, [j])), I64))
         self.latch = latch2
@@ -354,16 +347,11 @@ class _Kernel:
             for j, (v, nl) in enumerate(keys):
                 d = b.sub(v, self.mins[j])
                 out = b.and_(b.not_(nl), b.icmp_unsigned(">", d, self.ranges[j]))
-                if self.ok is not None:
-                    out = b.and_(out, self.ok)
                 self._fail_here(out, f"guard{j}")
                 idx.append(b.select(nl, b.add(self.ranges[j], ir.Constant(I64, 1)), d))
             if nk == 0:
                 return ir.Constant(I64, 0)
-            g = idx[0] if nk == 1 else b.add(b.mul(idx[0], self.stride2), idx[1])
-            if self.ok is not None:
-                g = b.select(self.ok, g, ir.Constant(I64, 0))
-            return g
+            return idx[0] if nk == 1 else b.add(b.mul(idx[0], self.stride2), idx[1])
         zero = ir.Constant(I64, 0)
         k1, n1 = keys[0] if nk > 0 else (zero, ir.Constant(I1, 0))
         k2, n2 = keys[1] if nk > 1 else (zero, ir.Constant(I1, 0))
@@ -416,20 +404,16 @@ class _Kernel:
     def _update(self, g):
         """Aggregate one row into group ``g``.  Counts are kept as NULL counts
         (non-NULL count = rows - nulls at conversion), so an input compiled as
-        not nullable costs no count update at all.  In the predicated loop
-        ``self.ok`` masks every contribution."""
+        not nullable costs no count update at all (one read-modify-write of
+        three for sum over a NOT NULL column)."""
         b = self.b
-        ok = self.ok
-        one = ir.Constant(I64, 1) if ok is None else b.zext(ok, I64)
         rp = b.gep(self.rows, [g])
-        b.store(b.add(b.load(rp), one), rp)
+        b.store(b.add(b.load(rp), ir.Constant(I64, 1)), rp)
         for (kind, slot), ptrs in zip(self.shape.aggs, self.aggp):
             if kind == "star":
                 continue
             nl = self.is_null(slot)
             nullable = self._nullable(slot)
-            if ok is not None and nullable:
-                nl = b.and_(nl, ok)
             if kind == "count":
                 if nullable:
                     p = b.gep(ptrs[0], [g])
@@ -437,23 +421,22 @@ class _Kernel:
                 continue
             dt = self.shape.inputs[slot]
             v = self.value(slot)
-            skip = nl if ok is None else b.or_(nl, b.not_(ok))    # contributes nothing
             if kind in ("sum_i", "sum_f", "sum_128"):
                 sp = b.gep(ptrs[0], [g])
                 if kind == "sum_f":
                     x = v if dt == "f8" else (b.fpext(v, F64) if dt == "f4" else b.sitofp(v, F64))
-                    x = b.select(skip, ir.Constant(F64, -0.0), x) if (nullable or ok is not None) else x
+                    if nullable:
+                        x = b.select(nl, ir.Constant(F64, -0.0), x)
                     b.store(b.fadd(b.load(sp), x), sp)
                 else:
                     ty = I64 if kind == "sum_i" else I128
                     x = v if v.type == ty else b.sext(v, ty)
-                    if nullable or ok is not None:
-                        x = b.select(skip, ir.Constant(ty, 0), x)
-                    ld = b.load(sp, align=8) if ty is I128 else b.load(sp)
+                    if nullable:
+                        x = b.select(nl, ir.Constant(ty, 0), x)
                     if ty is I128:
-                        b.store(b.add(ld, x), sp, align=8)
+                        b.store(b.add(b.load(sp, align=8), x), sp, align=8)
                     else:
-                        b.store(b.add(ld, x), sp)
+                        b.store(b.add(b.load(sp), x), sp)
                 if nullable:
                     cp = b.gep(ptrs[1], [g])
                     b.store(b.add(b.load(cp), b.zext(nl, I64)), cp)
@@ -471,9 +454,9 @@ class _Kernel:
                     better = b.or_(b.fcmp_ordered(">", v, cur), b.and_(vnan, b.not_(cnan)))
                 else:
                     better = b.or_(b.fcmp_ordered("<", v, cur), b.and_(cnan, b.not_(vnan)))
-            take = b.and_(b.not_(skip), b.or_(nohas, better))
+            take = b.and_(b.not_(nl), b.or_(nohas, better))
             b.store(b.select(take, v, cur), vp)
-            b.store(b.or_(has, b.zext(b.not_(skip), I8)), hp)
+            b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
 
 
 def build_module(shape: Shape, variants=("gen", "spec")) -> str:
