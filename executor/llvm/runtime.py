@@ -143,6 +143,7 @@ class CompiledSink:
         self._queue: collections.deque = collections.deque()   # parallel morsels not yet taken
         self._qlock = threading.Lock()
         self._helper = None          # the helper's running drain (a Future), if any
+        self._helper_table = None    # the table it applies morsels into
 
     @property
     def supported(self) -> bool:
@@ -340,6 +341,8 @@ class CompiledSink:
         alive; ``join`` (every flush) waits for the helper."""
         step = max(PAR_MORSEL, -(-n // PAR_SPLIT))
         t0, t1 = self._table(0), self._table(1)
+        if self._helper is not None and self._helper_table is not t1:
+            self.join()                  # tables were replaced: the old helper must not take new morsels
         with self._qlock:
             for a in range(0, n, step):
                 self._queue.append((keep, module, base, a, min(a + step, n)))
@@ -347,6 +350,7 @@ class CompiledSink:
                 if self._helper is not None:
                     self._helper.result()            # surface a helper failure
                 self._helper = _pool.submit(self._drain, t1, True)
+                self._helper_table = t1
         self._drain(t0, False)
 
     def _drain(self, t: NativeTable, helper: bool) -> None:
@@ -530,6 +534,7 @@ def aggregate(agg, ctx):
     else:
         batch = agg.child.execute(ctx)       # includes any (unfused) filter
     table = agg.new_table()
+    sink.join()
     sink.tables = []
     n = batch.n
     if n:
