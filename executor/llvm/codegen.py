@@ -503,4 +503,42 @@ def build_runtime_module() -> str:
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
+    _build_drive(m)
     return str(m)
+
+
+def _build_drive(m: ir.Module) -> None:
+    """``i64 drive(i64 kernel, i64* args, i64* ctl, i64* out)``: the morsel loop
+    in native code.  Threads sharing ``ctl`` = [next row (atomic), end, step]
+    take morsels with an atomic add and run ``kernel`` on each, so a thread
+    makes one ctypes call (one GIL release) per batch, not one per morsel.
+    Returns -1 when no morsel is left, or the row where the kernel stopped
+    (guard failure / full table) with out[0] = that morsel's end, for the
+    caller to finish in Python.  out[1] accumulates the rows taken."""
+    kty = ir.FunctionType(I64, [I64.as_pointer(), I64, I64])
+    fn = ir.Function(m, ir.FunctionType(I64, [I64, I64.as_pointer(), I64.as_pointer(), I64.as_pointer()]), "drive")
+    fp, args, ctl, out = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    kern = b.inttoptr(fp, kty.as_pointer())
+    end = b.load(b.gep(ctl, [ir.Constant(I64, 1)]))
+    step = b.load(b.gep(ctl, [ir.Constant(I64, 2)]))
+    loop = fn.append_basic_block("loop")
+    body = fn.append_basic_block("body")
+    fail = fn.append_basic_block("fail")
+    exhausted = fn.append_basic_block("exhausted")
+    b.branch(loop)
+    b.position_at_end(loop)
+    a = b.atomic_rmw("add", ctl, step, "monotonic")
+    b.cbranch(b.icmp_signed(">=", a, end), exhausted, body)
+    b.position_at_end(body)
+    e0 = b.add(a, step)
+    e = b.select(b.icmp_signed("<", e0, end), e0, end)
+    taken = b.gep(out, [ir.Constant(I64, 1)])
+    b.store(b.add(b.load(taken), b.sub(e, a)), taken)
+    r = b.call(kern, [args, a, e])
+    b.cbranch(b.icmp_signed(">=", r, e), loop, fail)
+    b.position_at_end(fail)
+    b.store(e, out)
+    b.ret(r)
+    b.position_at_end(exhausted)
+    b.ret(ir.Constant(I64, -1))

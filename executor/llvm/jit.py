@@ -17,6 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from . import codegen
 
 KERNEL_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+DRIVE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 REHASH_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_int64)
 
@@ -56,6 +57,7 @@ class CompiledModule:
         self.ms: dict = {}            # per variant: compile CPU ms
         self.wall_ms: dict = {}       # per variant: compile wall ms (includes waiting for the GIL/CPU)
         self.opt_ms: dict = {}        # per variant: CPU ms of the background -O1 recompile (tiered)
+        self.addr: dict = {}          # per variant: machine code address (for the native morsel driver)
         self._engines = []            # keep the machine code alive
         self.ir: dict = {}
         self._lock = threading.Lock()
@@ -73,7 +75,8 @@ class CompiledModule:
                     ir_text = codegen.build_module(self.shape, (variant,))
                     with _llvm_lock:
                         ee = _compile(ir_text, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
-                    f = KERNEL_T(ee.get_function_address(variant))
+                    self.addr[variant] = ee.get_function_address(variant)
+                    f = KERNEL_T(self.addr[variant])
                     # CPU time of the compiling thread: the cost, without GIL / core contention
                     ms = (time.thread_time() - c0) * 1000
                     self.wall_ms[variant] = (time.perf_counter() - t0) * 1000
@@ -96,11 +99,18 @@ class CompiledModule:
         c0 = time.thread_time()
         with _llvm_lock:
             ee = _compile(self.ir[variant], CODEGEN_OPT)
-        f = KERNEL_T(ee.get_function_address(variant))
+        addr = ee.get_function_address(variant)
+        f = KERNEL_T(addr)
         with self._lock:
             self._engines.append(ee)
             self._fns[variant] = f
+            self.addr[variant] = addr
             self.opt_ms[variant] = (time.thread_time() - c0) * 1000
+
+    def address(self, variant: str) -> int:
+        """The current code address of ``variant`` (compiled on first use)."""
+        self.fn(variant)
+        return self.addr[variant]
 
     @property
     def gen(self):
@@ -167,8 +177,14 @@ def runtime():
     with _llvm_lock:
         if _runtime is None:
             ee = _compile(codegen.build_runtime_module())
-            _runtime = (ee, REHASH_T(ee.get_function_address("rehash")))
+            _runtime = (ee, REHASH_T(ee.get_function_address("rehash")), DRIVE_T(ee.get_function_address("drive")))
         return _runtime[1]
+
+
+def driver():
+    """The native morsel loop (``drive``), compiled once with ``rehash``."""
+    runtime()
+    return _runtime[2]
 
 
 def cached(shape) -> CompiledModule | None:

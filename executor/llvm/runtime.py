@@ -41,10 +41,8 @@ from .table import MAX_DENSE, NP, NativeTable, double_bits
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
-PAR_MORSEL = 1 << 16            # smallest morsel of the 2-thread path
-PAR_SPLIT = 8                   # a parallel batch is cut into this many morsels: large enough that the
-                                # per-morsel Python/ctypes cost (~20 us) is < 5%, small enough that a
-                                # thread descheduled on a loaded machine leaves little tail to wait for
+PAR_MORSEL = 1 << 14            # morsel of the 2-thread path: taken in native code (an atomic add, no
+                                # Python, no GIL), so small morsels balance well at no cost
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
@@ -332,20 +330,21 @@ class CompiledSink:
             jit.prefetch(module, "spec")
 
     def _run_parallel(self, keep: tuple, module, base: list[int], n: int) -> None:
-        """Morsel-driven (Leis et al.): the batch is cut into PAR_SPLIT morsels
-        on a queue shared by this thread and the helper, each applying morsels
-        into its own table.  This thread returns as soon as the queue is empty,
-        without waiting for a morsel the helper is still on: on a loaded
-        machine a descheduled helper must not stall the pipeline (that made
-        2 threads slower than 1).  The queue item keeps the batch's arrays
-        alive; ``join`` (every flush) waits for the helper."""
-        step = max(PAR_MORSEL, -(-n // PAR_SPLIT))
+        """Morsel-driven (Leis et al.): the batch goes on a queue shared by this
+        thread and the helper; both take PAR_MORSEL-row morsels from its
+        counter in native code (``drive``: one ctypes call, one GIL release per
+        thread and batch), each into its own table.  This thread returns as
+        soon as no morsel is left, without waiting for one the helper is still
+        on: on a loaded machine a descheduled helper must not stall the
+        pipeline (that made 2 threads slower than 1).  The queue item keeps
+        the batch's arrays alive; ``join`` (every flush) waits for the helper."""
         t0, t1 = self._table(0), self._table(1)
         if self._helper is not None and self._helper_table is not t1:
             self.join()                  # tables were replaced: the old helper must not take new morsels
+        ctl = np.array([0, n, PAR_MORSEL], np.int64)   # next row (atomic in the driver), end, morsel size
+        job = (keep, module, base, ctl)
         with self._qlock:
-            for a in range(0, n, step):
-                self._queue.append((keep, module, base, a, min(a + step, n)))
+            self._queue.append(job)
             if self._helper is None or self._helper.done():
                 if self._helper is not None:
                     self._helper.result()            # surface a helper failure
@@ -354,15 +353,20 @@ class CompiledSink:
         self._drain(t0, False)
 
     def _drain(self, t: NativeTable, helper: bool) -> None:
-        """Apply queued morsels into ``t`` until the queue is empty."""
+        """Work on queued batches into ``t`` until every batch's morsels are taken
+        (both threads work on the head batch at once, through its counter)."""
         ran = False
         while True:
             with self._qlock:
                 if not self._queue:
                     break
-                _keep, module, base, a, b = self._queue.popleft()
-            t.run(module, base, a, b)
+                job = self._queue[0]
+            _keep, module, base, ctl = job
+            t.run_driven(module, base, ctl)
             ran = True
+            with self._qlock:
+                if self._queue and self._queue[0] is job:
+                    self._queue.popleft()
         if ran:
             self._maybe_specialise(t)         # by the table's own thread
             if helper:

@@ -153,6 +153,26 @@ class NativeTable:
             i = r
         self.rows_since_profile += end - start
 
+    def run_driven(self, module, base: list[int], ctl: np.ndarray) -> None:
+        """Take morsels of a shared batch (``ctl``: next, end, step) in native
+        code until none is left; a guard failure or a full table returns here
+        to deoptimise / grow, finish that morsel, and go on."""
+        drive = jit.driver()
+        out = np.zeros(2, np.int64)
+        while True:
+            args = self.args_for(base)
+            addr = module.address("spec" if self.variant == "specialised" else "gen")
+            r = drive(addr, args.ctypes.data, ctl.ctypes.data, out.ctypes.data)
+            if r < 0:
+                break
+            if self.variant == "specialised":
+                self.deoptimise()
+            else:
+                self.grow()
+            self.run(module, base, r, int(out[0]))
+            self.rows_since_profile -= int(out[0]) - r      # counted by run and by the driver
+        self.rows_since_profile += int(out[1])
+
     def grow(self) -> None:
         m = int(self.ctl[0])
         newcap = self.cap * 2
