@@ -406,7 +406,7 @@ def main(argv=None) -> int:
         for backend, rate, line in e2e:
             print(f"  {backend:<7} {rate / 1e6:6.2f} M events/s  x vector {rate / v:5.2f}   [{line}]")
     if a.flink_events:
-        print_flink(a, rows)
+        print_flink(a, rows, e2e if a.e2e_events else None)
     spec2 = max(r[2] for r in rows if r[0].startswith("llvm specialised"))
     vec = vec[2]
     print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M -> "
@@ -416,7 +416,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def print_flink(a, rows) -> None:
+def print_flink(a, rows, e2e) -> None:
     """The PyFlink peer next to our figures (the same generator, query and windows)."""
     print()
     py, why = find_flink_python(a.flink_python)
@@ -439,8 +439,11 @@ def print_flink(a, rows) -> None:
     for par, secs in res["rows"]:
         rate = a.flink_events / secs
         marginal = a.flink_events / max(secs - fixed, 1e-9)
+        ours_e2e = "" if not e2e else ", ours end to end (CSV over COPY, best backend) x" + \
+            f"{max(r[1] for r in e2e) / rate:.1f}"
         print(f"  PyFlink parallelism={par}: {rate / 1e6:6.2f} M records/s per job ({marginal / 1e6:.2f} M/s without the "
-              f"fixed job cost); llvm specialised in process x{spec / rate:.0f}, vector in process x{vec / rate:.1f}")
+              f"fixed job cost); llvm specialised in process x{spec / rate:.0f}, vector in process x{vec / rate:.1f}"
+              f"{ours_e2e}")
 
 
 if __name__ == "__main__":
