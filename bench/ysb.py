@@ -37,6 +37,7 @@ import time
 import numpy as np
 
 CAMPAIGNS = 10_000
+KEY_TYPE = "bigint"          # --key-type: campaign_id bigint (default) or int (4 bytes less per event to stream)
 WINDOW_MS = 10_000
 BACKENDS_E2E = ("vector", "llvm", "auto")
 
@@ -49,7 +50,7 @@ def make_events(n: int, batch: int, windows: int, seed: int = 42):
     for a in range(0, n, batch):
         m = min(batch, n - a)
         et = rng.integers(0, 3, m).astype(np.int16)          # 0 = view (33%), 1 = click, 2 = purchase
-        camp = rng.integers(0, CAMPAIGNS, m, dtype=np.int64)
+        camp = rng.integers(0, CAMPAIGNS, m, dtype=np.int64 if KEY_TYPE == "bigint" else np.int32)
         t = ((a + np.arange(m, dtype=np.int64)) * span) // n
         val = rng.integers(1, 100, m, dtype=np.int32)
         out.append((et, camp, t, val))
@@ -102,7 +103,8 @@ class Pipeline:
         self.engine = Engine(tempfile.mkdtemp(prefix="ysb") + "/data", fsync=False)
         self.engine.open()
         s = self.engine.new_session(SessionInfo(settings={}))
-        s.execute_sql("CREATE FOREIGN TABLE ysb (event_type smallint, campaign_id bigint, event_time bigint, value int) SERVER stream")
+        s.execute_sql(f"CREATE FOREIGN TABLE ysb (event_type smallint, campaign_id {KEY_TYPE}, event_time bigint, "
+                      f"value int) SERVER stream")
         s.execute_sql("CREATE VIEW ysb_sum AS SELECT campaign_id, sum(value) AS total FROM ysb WHERE event_type = 0 "
                       "GROUP BY campaign_id")
         self.session = s
@@ -125,7 +127,8 @@ class Pipeline:
         from protocol import oids as O
 
         n = len(et)
-        cols = [Col(et, None, O.INT2), Col(camp, None, O.INT8), Col(t, None, O.INT8), Col(val, None, O.INT4)]
+        cols = [Col(et, None, O.INT2), Col(camp, None, O.INT8 if KEY_TYPE == "bigint" else O.INT4),
+                Col(t, None, O.INT8), Col(val, None, O.INT4)]
         while len(cols) < self.nstream_cols:           # arrival_timestamp (not read by the view)
             cols.append(Col(np.zeros(n, "datetime64[us]"), None, O.TIMESTAMPTZ))
         return Batch(cols, n)
@@ -240,7 +243,7 @@ def end_to_end(n: int, chunk_rows: int = 100_000) -> list:
     out = []
     with Servers(pg=False, fsync="off") as s:
         conn = connect(s.ss_port)            # warm the server's COPY path first
-        conn.execute("CREATE FOREIGN TABLE ysb_warm (event_type smallint, campaign_id bigint, event_time bigint, value int) "
+        conn.execute(f"CREATE FOREIGN TABLE ysb_warm (event_type smallint, campaign_id {KEY_TYPE}, event_time bigint, value int) "
                      "SERVER stream")
         for c in chunks[:3]:
             with conn.cursor() as cur:
@@ -251,7 +254,7 @@ def end_to_end(n: int, chunk_rows: int = 100_000) -> list:
             conn = connect(s.ss_port)
             conn.execute(f"SET executor_backend = '{backend}'")
             st, vw = f"ysb_{backend}_{len(out)}", f"ysb_sum_{backend}_{len(out)}"
-            conn.execute(f"CREATE FOREIGN TABLE {st} (event_type smallint, campaign_id bigint, event_time bigint, "
+            conn.execute(f"CREATE FOREIGN TABLE {st} (event_type smallint, campaign_id {KEY_TYPE}, event_time bigint, "
                          f"value int) SERVER stream")
             conn.execute(f"CREATE VIEW {vw} AS SELECT campaign_id, sum(value) AS total FROM {st} "
                          f"WHERE event_type = 0 GROUP BY campaign_id")
@@ -338,14 +341,18 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--e2e-events", type=int, default=2_000_000,
                     help="events COPYed over the wire per backend (0: skip the end-to-end run)")
+    ap.add_argument("--key-type", choices=("bigint", "int"), default="bigint",
+                    help="type of campaign_id (int: 4-byte keys, 10 instead of 14 bytes per event)")
     ap.add_argument("--flink-python", default=None,
                     help="python of a virtualenv with apache-flink (default: .venv-flink in the repo root)")
     ap.add_argument("--flink-events", type=int, default=2_000_000, help="events for the PyFlink peer (0: skip it)")
     ap.add_argument("--flink-timeout", type=float, default=900.0)
     a = ap.parse_args(argv)
+    global KEY_TYPE
+    KEY_TYPE = a.key_type
 
     print(f"# YSB (Grizzly 7.1.2) in process: {a.events:,} events, batches of {a.batch:,}, "
-          f"{CAMPAIGNS:,} campaigns, {a.windows} x 10 s tumbling windows, 33% views; {os.cpu_count()} cores; "
+          f"{CAMPAIGNS:,} campaigns (campaign_id {KEY_TYPE}), {a.windows} x 10 s tumbling windows, 33% views; {os.cpu_count()} cores; "
           f"load average {os.getloadavg()[0]:.1f}")
     t0 = time.perf_counter()
     batches = make_events(a.events, a.batch, a.windows)
