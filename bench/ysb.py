@@ -418,8 +418,9 @@ def main(argv=None) -> int:
     if a.flink_events:
         print_flink(a, rows, e2e if a.e2e_events else None)
     spec2 = max(r[2] for r in rows if r[0].startswith("llvm specialised"))
+    spec_pipe = max(r[3] for r in rows if r[0].startswith("llvm specialised"))
     vec = vec[2]
-    print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M -> "
+    print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M wall ({spec_pipe / 1e6:.0f} M without the window emissions) -> "
           f"{'met' if spec2 >= 337e6 else 'NOT met'}; compiled >= 3x vector: {spec2 / vec:.1f}x -> "
           f"{'met' if spec2 >= 3 * vec else 'NOT met'}; compile < 20 ms: "
           f"{'met' if max(med.values()) < 20 else 'NOT met'} (per variant, CPU median)")
