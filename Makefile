@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test bench clean
+.PHONY: install run test bench clean flink-venv
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -27,6 +27,15 @@ test: install
 
 bench: install
 	$(PY) -m bench
+
+# PyFlink, the peer of bench/ysb.py, in its own virtualenv: apache-flink pins
+# its own numpy/pyarrow, so it must not share the project's.  Needs Java 11+.
+# Not a dependency of `test` or `bench`; bench/ysb.py skips the peer without it.
+FLINK_VENV ?= .venv-flink
+flink-venv:
+	test -x $(FLINK_VENV)/bin/python || python3 -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/python -m pip install -q --upgrade pip
+	$(FLINK_VENV)/bin/python -m pip install -q 'apache-flink>=2.0,<3'
 
 clean:
 	rm -rf $(VENV) data build *.egg-info

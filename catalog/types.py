@@ -175,10 +175,15 @@ def column_from_values(values: list, oid: int) -> "Col":
         arr = np.array(values, dtype=d)
     except OverflowError:
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range")
-    if d.kind == "i":
-        big = [v for v in values if isinstance(v, int) and not _fits(v, oid)]
-        if big:
-            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range")
+    if d.kind == "i" and n:
+        # numpy 2 already refuses Python ints outside the dtype; a vectorised
+        # range check finds the rest (oid is int64 but 0..2**32-1) without a
+        # Python call per value
+        lo, hi = _INT_RANGE.get(oid, (-(2**63), 2**63 - 1))
+        if int(arr.min()) < lo or int(arr.max()) > hi:
+            big = [v for v in values if isinstance(v, int) and not _fits(v, oid)]
+            if big:
+                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range")
     return Col(arr, nulls, oid)
 
 

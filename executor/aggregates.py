@@ -165,6 +165,16 @@ class GroupIndex:
             mapping[j] = g
         return mapping[local_codes]
 
+    def adopt(self, keys: list[tuple]) -> np.ndarray:
+        """An empty index takes the distinct ``keys`` of another index as its
+        groups 0..m-1 (a merge into an empty table: the dict is built at C
+        speed instead of one lookup per key)."""
+        assert not self.keys
+        self.keys = list(keys)
+        self.map = dict(zip(self.keys, range(len(self.keys))))
+        self.dense = None
+        return np.arange(len(self.keys), dtype=np.int64)
+
     def lookup_or_add(self, keys: list[tuple]) -> np.ndarray:
         out = np.empty(len(keys), dtype=np.int64)
         dense = self.dense
@@ -659,7 +669,10 @@ class GroupTable:
     def merge(self, other: "GroupTable") -> None:
         if not len(other.index):
             return
-        gmap = self.index.lookup_or_add(other.index.keys)
+        if len(self.index) == 0:
+            gmap = self.index.adopt(other.index.keys)   # other's keys are distinct
+        else:
+            gmap = self.index.lookup_or_add(other.index.keys)
         ng = len(self.index)
         for st, ost in zip(self.states, other.states):
             st.ensure(ng)

@@ -44,6 +44,8 @@ H1 = 0x9E3779B97F4A7C15
 H2 = 0xC2B2AE3D27D4EB4F
 H3 = 0xFF51AFD7ED558CCD
 TILE = 1024
+SEL_UNROLL = 4               # rows per iteration of the dense kernel's selection pass: ~10% faster,
+                             # ~5 ms more codegen; the hash kernel (probing dominates) keeps 1
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,40 @@ class _Kernel:
         b.position_at_end(done)
         b.ret(self.end)
 
+    def _sel_loop(self, start, end, cnt0, selp, t, name, unroll):
+        """for i in [start, end) step unroll: append i - t to the selection
+        vector, branch-free; returns (final i, final count) for the code after."""
+        b = self.b
+        pre = b.block
+        head = self.fn.append_basic_block(name + "_head")
+        body = self.fn.append_basic_block(name + "_body")
+        out = self.fn.append_basic_block(name + "_done")
+        b.branch(head)
+        b.position_at_end(head)
+        i = b.phi(I64, name + "_i")
+        cnt = b.phi(I64, name + "_cnt")
+        i.add_incoming(start, pre)
+        cnt.add_incoming(cnt0, pre)
+        b.cbranch(b.icmp_signed("<", i, end), body, out)
+        b.position_at_end(body)
+        c = cnt
+        for k in range(unroll):
+            r = i if k == 0 else b.add(i, ir.Constant(I64, k))
+            self.i = r
+            self.vals, self.nulls = {}, {}
+            ok = ir.Constant(I1, 1)
+            if self.pm is not None:
+                ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [r])), ir.Constant(I8, 0))
+            for cj in self.shape.conj:
+                ok = b.and_(ok, self._conj_value(cj))
+            b.store(b.trunc(b.sub(r, t), I32), b.gep(selp, [c]))
+            c = b.add(c, b.zext(ok, I64))
+        i.add_incoming(b.add(i, ir.Constant(I64, unroll)), b.block)
+        cnt.add_incoming(c, b.block)
+        b.branch(head)
+        b.position_at_end(out)
+        return i, cnt
+
     def _build_tiled(self):
         """Filter in tiles: a branch-free pass writes the qualifying row numbers
         into a selection vector (no mispredictions at any selectivity), then a
@@ -204,33 +240,17 @@ class _Kernel:
         t, tile_latch, done = self._loop(self.start, self.end, "tile", step=TILE)
         tend0 = b.add(t, ir.Constant(I64, TILE))
         tend = b.select(b.icmp_signed("<", tend0, self.end), tend0, self.end)
-        # phase 1: selection vector
-        pre = b.block
-        p1h = self.fn.append_basic_block("sel_head")
-        p1b = self.fn.append_basic_block("sel_body")
-        p2i = self.fn.append_basic_block("agg_init")
-        b.branch(p1h)
-        b.position_at_end(p1h)
-        i = b.phi(I64, "si")
-        cnt = b.phi(I64, "scnt")
-        i.add_incoming(t, pre)
-        cnt.add_incoming(ir.Constant(I64, 0), pre)
-        b.cbranch(b.icmp_signed("<", i, tend), p1b, p2i)
-        b.position_at_end(p1b)
-        self.i = i
-        self.vals, self.nulls = {}, {}
-        ok = ir.Constant(I1, 1)
-        if self.pm is not None:
-            ok = b.icmp_unsigned("!=", b.load(b.gep(self.pm, [i])), ir.Constant(I8, 0))
-        for cj in self.shape.conj:
-            ok = b.and_(ok, self._conj_value(cj))
-        b.store(b.trunc(b.sub(i, t), I32), b.gep(selp, [cnt]))
-        cnt2 = b.add(cnt, b.zext(ok, I64))
-        i.add_incoming(b.add(i, ir.Constant(I64, 1)), b.block)
-        cnt.add_incoming(cnt2, b.block)
-        b.branch(p1h)
+        # phase 1: selection vector, SEL_UNROLL rows per iteration (the loop
+        # test and increment were a third of its instructions), then the rest
+        cnt = ir.Constant(I64, 0)
+        start = t
+        unroll = SEL_UNROLL if self.dense else 1
+        if unroll > 1:
+            last = b.sub(tend, ir.Constant(I64, unroll - 1))
+            i, cnt = self._sel_loop(t, last, cnt, selp, t, "selu", unroll)
+            start = i
+        _i, cnt = self._sel_loop(start, tend, cnt, selp, t, "sel", 1)
         # phase 2: group + aggregate the selected rows
-        b.position_at_end(p2i)
         j, latch2, done2 = self._loop(ir.Constant(I64, 0), cnt, "agg")
         self.i = b.add(t, b.zext(b.load(b.gep(selp, [j])), I64))
         self.latch = latch2
@@ -331,9 +351,7 @@ class _Kernel:
                 idx.append(b.select(nl, b.add(self.ranges[j], ir.Constant(I64, 1)), d))
             if nk == 0:
                 return ir.Constant(I64, 0)
-            if nk == 1:
-                return idx[0]
-            return b.add(b.mul(idx[0], self.stride2), idx[1])
+            return idx[0] if nk == 1 else b.add(b.mul(idx[0], self.stride2), idx[1])
         zero = ir.Constant(I64, 0)
         k1, n1 = keys[0] if nk > 0 else (zero, ir.Constant(I1, 0))
         k2, n2 = keys[1] if nk > 1 else (zero, ir.Constant(I1, 0))
@@ -384,6 +402,10 @@ class _Kernel:
         return g
 
     def _update(self, g):
+        """Aggregate one row into group ``g``.  Counts are kept as NULL counts
+        (non-NULL count = rows - nulls at conversion), so an input compiled as
+        not nullable costs no count update at all (one read-modify-write of
+        three for sum over a NOT NULL column)."""
         b = self.b
         rp = b.gep(self.rows, [g])
         b.store(b.add(b.load(rp), ir.Constant(I64, 1)), rp)
@@ -391,10 +413,11 @@ class _Kernel:
             if kind == "star":
                 continue
             nl = self.is_null(slot)
-            ok64 = b.zext(b.not_(nl), I64)
+            nullable = self._nullable(slot)
             if kind == "count":
-                p = b.gep(ptrs[0], [g])
-                b.store(b.add(b.load(p), ok64), p)
+                if nullable:
+                    p = b.gep(ptrs[0], [g])
+                    b.store(b.add(b.load(p), b.zext(nl, I64)), p)
                 continue
             dt = self.shape.inputs[slot]
             v = self.value(slot)
@@ -402,16 +425,21 @@ class _Kernel:
                 sp = b.gep(ptrs[0], [g])
                 if kind == "sum_f":
                     x = v if dt == "f8" else (b.fpext(v, F64) if dt == "f4" else b.sitofp(v, F64))
-                    x = b.select(nl, ir.Constant(F64, -0.0), x)
+                    if nullable:
+                        x = b.select(nl, ir.Constant(F64, -0.0), x)
                     b.store(b.fadd(b.load(sp), x), sp)
                 else:
                     ty = I64 if kind == "sum_i" else I128
                     x = v if v.type == ty else b.sext(v, ty)
-                    x = b.select(nl, ir.Constant(ty, 0), x)
-                    ld = b.load(sp, align=8) if ty is I128 else b.load(sp)
-                    st = b.store(b.add(ld, x), sp, align=8) if ty is I128 else b.store(b.add(ld, x), sp)
-                cp = b.gep(ptrs[1], [g])
-                b.store(b.add(b.load(cp), ok64), cp)
+                    if nullable:
+                        x = b.select(nl, ir.Constant(ty, 0), x)
+                    if ty is I128:
+                        b.store(b.add(b.load(sp, align=8), x), sp, align=8)
+                    else:
+                        b.store(b.add(b.load(sp), x), sp)
+                if nullable:
+                    cp = b.gep(ptrs[1], [g])
+                    b.store(b.add(b.load(cp), b.zext(nl, I64)), cp)
                 continue
             # min / max, PostgreSQL order for floats (NaN above every number)
             vp, hp = b.gep(ptrs[0], [g]), b.gep(ptrs[1], [g])
@@ -475,4 +503,42 @@ def build_runtime_module() -> str:
     b.branch(head)
     b.position_at_end(done)
     b.ret_void()
+    _build_drive(m)
     return str(m)
+
+
+def _build_drive(m: ir.Module) -> None:
+    """``i64 drive(i64 kernel, i64* args, i64* ctl, i64* out)``: the morsel loop
+    in native code.  Threads sharing ``ctl`` = [next row (atomic), end, step]
+    take morsels with an atomic add and run ``kernel`` on each, so a thread
+    makes one ctypes call (one GIL release) per batch, not one per morsel.
+    Returns -1 when no morsel is left, or the row where the kernel stopped
+    (guard failure / full table) with out[0] = that morsel's end, for the
+    caller to finish in Python.  out[1] accumulates the rows taken."""
+    kty = ir.FunctionType(I64, [I64.as_pointer(), I64, I64])
+    fn = ir.Function(m, ir.FunctionType(I64, [I64, I64.as_pointer(), I64.as_pointer(), I64.as_pointer()]), "drive")
+    fp, args, ctl, out = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    kern = b.inttoptr(fp, kty.as_pointer())
+    end = b.load(b.gep(ctl, [ir.Constant(I64, 1)]))
+    step = b.load(b.gep(ctl, [ir.Constant(I64, 2)]))
+    loop = fn.append_basic_block("loop")
+    body = fn.append_basic_block("body")
+    fail = fn.append_basic_block("fail")
+    exhausted = fn.append_basic_block("exhausted")
+    b.branch(loop)
+    b.position_at_end(loop)
+    a = b.atomic_rmw("add", ctl, step, "monotonic")
+    b.cbranch(b.icmp_signed(">=", a, end), exhausted, body)
+    b.position_at_end(body)
+    e0 = b.add(a, step)
+    e = b.select(b.icmp_signed("<", e0, end), e0, end)
+    taken = b.gep(out, [ir.Constant(I64, 1)])
+    b.store(b.add(b.load(taken), b.sub(e, a)), taken)
+    r = b.call(kern, [args, a, e])
+    b.cbranch(b.icmp_signed(">=", r, e), loop, fail)
+    b.position_at_end(fail)
+    b.store(e, out)
+    b.ret(r)
+    b.position_at_end(exhausted)
+    b.ret(ir.Constant(I64, -1))

@@ -25,6 +25,7 @@ mergeable states, so switching per batch is always exact.
 """
 from __future__ import annotations
 
+import collections
 import os
 import threading
 import time
@@ -40,7 +41,8 @@ from .table import MAX_DENSE, NP, NativeTable, double_bits
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
-PAR_MORSEL = 1 << 16            # smallest morsel of the 2-thread path
+PAR_MORSEL = 1 << 14            # morsel of the 2-thread path: taken in native code (an atomic add, no
+                                # Python, no GIL), so small morsels balance well at no cost
 LLVM_NS_PER_ROW = 6.0           # conservative estimate of compiled cost per input row
 LLVM_CALL_US = 30.0             # per-batch overhead of the compiled path (marshalling, ctypes)
 THREADS = 2
@@ -136,6 +138,10 @@ class CompiledSink:
         self.allow_specialise = True
         self.force_variant = None    # benchmarks: "generic" pins the hash table
         self.max_threads = THREADS
+        self._queue: collections.deque = collections.deque()   # parallel morsels not yet taken
+        self._qlock = threading.Lock()
+        self._helper = None          # the helper's running drain (a Future), if any
+        self._helper_table = None    # the table it applies morsels into
 
     @property
     def supported(self) -> bool:
@@ -298,40 +304,20 @@ class CompiledSink:
         n = p.batch.n
         base = list(p.base)
         c = len(p.cols)
+        masks = []                    # kept alive with the morsels (the shared zero mask may be regrown)
         for k, nm in enumerate(p.nulls):
             if module.shape.nullable[k]:
-                base[c + k] = (nm if nm is not None else _zero_mask(n)).ctypes.data
+                m = nm if nm is not None else _zero_mask(n)
+                masks.append(m)
+                base[c + k] = m.ctypes.data
         if not self.tables and n >= FIRST_PROFILE_MIN:
             self._profile_first(p, n)
-        events: list = []
         if n >= PAR_MIN_ROWS and self.max_threads > 1:
-            # morsel-driven (Leis et al.): both threads pull morsels from one
-            # queue into their own table; a helper that gets no CPU costs nothing
-            step = max(PAR_MORSEL, -(-n // 16))
-            morsels = iter(range(0, n, step))
-            lock = threading.Lock()
-            done = [0, 0]
-
-            def work(k: int, t: NativeTable) -> None:
-                while True:
-                    with lock:
-                        a = next(morsels, None)
-                    if a is None:
-                        return
-                    t.run(module, base, a, min(a + step, n), events)
-                    done[k] += 1
-
-            t0, t1 = self._table(0), self._table(1)
-            fut = _pool.submit(work, 1, t1)
-            work(0, t0)
-            if not fut.cancel():
-                fut.result()
-            info.threads = max(info.threads, 2 if done[1] else 1)
+            self._run_parallel((p, masks), module, base, n)
         else:
-            self._table(0).run(module, base, 0, n, events)
-        for t in self.tables:
-            if self.force_variant != "generic":
-                t.maybe_specialise(self.allow_specialise)
+            t0 = self._table(0)
+            t0.run(module, base, 0, n)
+            self._maybe_specialise(t0)
         info.deopts = sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
         info.compile_detail = module.describe() if len(module.ms) > 1 else ""
@@ -342,6 +328,63 @@ class CompiledSink:
             jit.prefetch(module, "gen")
         if self.allow_specialise and self.force_variant != "generic" and not module.has("spec"):
             jit.prefetch(module, "spec")
+
+    def _run_parallel(self, keep: tuple, module, base: list[int], n: int) -> None:
+        """Morsel-driven (Leis et al.): the batch goes on a queue shared by this
+        thread and the helper; both take PAR_MORSEL-row morsels from its
+        counter in native code (``drive``: one ctypes call, one GIL release per
+        thread and batch), each into its own table.  This thread returns as
+        soon as no morsel is left, without waiting for one the helper is still
+        on: on a loaded machine a descheduled helper must not stall the
+        pipeline (that made 2 threads slower than 1).  The queue item keeps
+        the batch's arrays alive; ``join`` (every flush) waits for the helper."""
+        t0, t1 = self._table(0), self._table(1)
+        if self._helper is not None and self._helper_table is not t1:
+            self.join()                  # tables were replaced: the old helper must not take new morsels
+        ctl = np.array([0, n, PAR_MORSEL], np.int64)   # next row (atomic in the driver), end, morsel size
+        job = (keep, module, base, ctl)
+        with self._qlock:
+            self._queue.append(job)
+            if self._helper is None or self._helper.done():
+                if self._helper is not None:
+                    self._helper.result()            # surface a helper failure
+                self._helper = _pool.submit(self._drain, t1, True)
+                self._helper_table = t1
+        self._drain(t0, False)
+
+    def _drain(self, t: NativeTable, helper: bool) -> None:
+        """Work on queued batches into ``t`` until every batch's morsels are taken
+        (both threads work on the head batch at once, through its counter)."""
+        ran = False
+        while True:
+            with self._qlock:
+                if not self._queue:
+                    break
+                job = self._queue[0]
+            _keep, module, base, ctl = job
+            t.run_driven(module, base, ctl)
+            ran = True
+            with self._qlock:
+                if self._queue and self._queue[0] is job:
+                    self._queue.popleft()
+        if ran:
+            self._maybe_specialise(t)         # by the table's own thread
+            if helper:
+                self.info.threads = 2
+
+    def join(self) -> None:
+        """Wait until the helper has applied its last morsel (before tables are read)."""
+        fut = self._helper
+        if fut is not None:
+            self._helper = None
+            if not fut.cancel():
+                fut.result()
+            if self._queue:                   # cancelled before it started: finish here
+                self._drain(self._table(0), False)
+
+    def _maybe_specialise(self, t: NativeTable) -> None:
+        if self.force_variant != "generic":
+            t.maybe_specialise(self.allow_specialise)
 
     def _profile_first(self, p: Prepared, n: int) -> None:
         """First batch: profile the key columns (numpy min/max) and start
@@ -382,6 +425,11 @@ class CompiledSink:
 
     def flush_into(self, table) -> None:
         """Move native state into GroupTable ``table`` (merge), then empty it."""
+        self.join()
+        t0 = self.tables[0] if self.tables else None
+        for t in self.tables[1:]:
+            if t0.absorb(t):          # same dense range: thread-local tables add up natively
+                t.reset()
         for t in self.tables:
             if t.ngroups == 0:
                 continue
@@ -490,6 +538,7 @@ def aggregate(agg, ctx):
     else:
         batch = agg.child.execute(ctx)       # includes any (unfused) filter
     table = agg.new_table()
+    sink.join()
     sink.tables = []
     n = batch.n
     if n:

@@ -53,6 +53,8 @@ class NativeTable:
         self.specialisations = 0
         self.rows_since_profile = 0
         self.profile_after = PROFILE_ROWS
+        self.layout_version = 0      # bumped whenever the state arrays are reallocated
+        self._args = None
         self._init_generic(64)
 
     # ------------------------------------------------------------ allocation
@@ -61,9 +63,9 @@ class NativeTable:
         for kind, slot in self.shape.aggs:
             if kind == "star":
                 out.append([])
-            elif kind == "count":
+            elif kind == "count":                    # NULL count (count = rows - nulls)
                 out.append([np.zeros(n, np.int64)])
-            elif kind == "sum_i":
+            elif kind == "sum_i":                    # sum, NULL count
                 out.append([np.zeros(n, np.int64), np.zeros(n, np.int64)])
             elif kind == "sum_f":
                 out.append([np.zeros(n, np.float64), np.zeros(n, np.int64)])
@@ -75,6 +77,7 @@ class NativeTable:
 
     def _init_generic(self, cap: int) -> None:
         cap = _pow2(cap)
+        self.layout_version += 1
         self.variant = "generic"
         self.cap = cap
         self.gcap = cap // 2
@@ -86,6 +89,7 @@ class NativeTable:
         self.aggs = self._agg_arrays(self.gcap)
 
     def _init_dense(self, mins: list[int], ranges: list[int]) -> None:
+        self.layout_version += 1
         self.variant = "specialised"
         self.mins = (mins + [0, 0])[:2]
         self.ranges = (ranges + [0, 0])[:2]
@@ -121,11 +125,21 @@ class NativeTable:
         return int(np.count_nonzero(self.rows))
 
     # ------------------------------------------------------------ running
+    def args_for(self, base: list[int]) -> np.ndarray:
+        """The kernel's argument array for ``base`` (one batch) and this table's
+        current layout; built once per batch, not once per morsel."""
+        cached = self._args
+        if cached is not None and cached[0] is base and cached[1] == self.layout_version:
+            return cached[2]
+        args = np.array(base + self.table_args(), dtype=np.int64)
+        self._args = (base, self.layout_version, args)
+        return args
+
     def run(self, module, base: list[int], start: int, end: int, events: list | None = None) -> None:
         """Apply rows [start, end) with grow / deoptimise loops; exact."""
         i = start
         while i < end:
-            args = np.array(base + self.table_args(), dtype=np.int64)
+            args = self.args_for(base)
             fn = module.spec if self.variant == "specialised" else module.gen
             r = fn(args.ctypes.data, i, end)
             if r >= end:
@@ -138,6 +152,26 @@ class NativeTable:
                 self.grow()
             i = r
         self.rows_since_profile += end - start
+
+    def run_driven(self, module, base: list[int], ctl: np.ndarray) -> None:
+        """Take morsels of a shared batch (``ctl``: next, end, step) in native
+        code until none is left; a guard failure or a full table returns here
+        to deoptimise / grow, finish that morsel, and go on."""
+        drive = jit.driver()
+        out = np.zeros(2, np.int64)
+        while True:
+            args = self.args_for(base)
+            addr = module.address("spec" if self.variant == "specialised" else "gen")
+            r = drive(addr, args.ctypes.data, ctl.ctypes.data, out.ctypes.data)
+            if r < 0:
+                break
+            if self.variant == "specialised":
+                self.deoptimise()
+            else:
+                self.grow()
+            self.run(module, base, r, int(out[0]))
+            self.rows_since_profile -= int(out[0]) - r      # counted by run and by the driver
+        self.rows_since_profile += int(out[1])
 
     def grow(self) -> None:
         m = int(self.ctl[0])
@@ -320,25 +354,44 @@ class NativeTable:
             assert int(gids[0]) == 0 and int(gids[-1]) == m - 1, "target GroupTable must be empty"
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
+            # kernels keep NULL counts: non-NULL count = rows - nulls
             if kind == "star":
                 st.cnt[:m] = rows
             elif kind == "count":
-                st.cnt[:m] = arrs[0]
+                st.cnt[:m] = rows - arrs[0]
             elif kind in ("sum_i", "sum_f"):
                 st.sum[:m] = arrs[0]
-                st.cnt[:m] = arrs[1]
+                st.cnt[:m] = rows - arrs[1]
             elif kind == "sum_128":
                 pair = arrs[0].reshape(-1, 2)
                 lo = pair[:, 0].view(np.uint64).tolist()
                 hi = pair[:, 1].tolist()
                 for i in range(m):
                     st.sum[i] = (hi[i] << 64) + lo[i]
-                st.cnt[:m] = arrs[1]
+                st.cnt[:m] = rows - arrs[1]
             else:
                 st.val[:m] = arrs[0]
                 st.has[:m] = arrs[1].astype(bool)
         table.rows_in += int(rows.sum())
         return m
+
+    def same_dense(self, other: "NativeTable") -> bool:
+        return (self.variant == other.variant == "specialised" and self.mins == other.mins
+                and self.ranges == other.ranges)
+
+    def absorb(self, other: "NativeTable") -> bool:
+        """Add a dense table with the same range into this one (thread-local
+        tables at flush: one array addition instead of a second conversion
+        into a GroupTable and a GroupTable merge).  False: not mergeable here."""
+        if not self.same_dense(other):
+            return False
+        if any(kind not in ("star", "count", "sum_i", "sum_f") for kind, _s in self.shape.aggs):
+            return False
+        self.rows += other.rows
+        for mine, theirs in zip(self.aggs, other.aggs):
+            for a, b in zip(mine, theirs):
+                a += b
+        return True
 
     def reset(self) -> None:
         """Empty the table, keeping its variant (and dense range)."""
