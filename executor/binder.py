@@ -712,8 +712,7 @@ class ExprBinder:
             a = X.Func(f"{T.type_name(a.oid)}out", reg_out, [a], O.TEXT)
             return a if oid == O.TEXT and typmod < 0 else X.Cast(a, oid, typmod)
         if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
-            col = T.cast_col(Col.from_pylist([a.value], O.TEXT), oid, typmod)
-            return X.Const(col.to_pylist()[0], oid, typmod)
+            return self.p.fold_cast(a.value, O.TEXT, oid, typmod)
         if isinstance(a, X.Const) and a.value is None:
             return X.Const(None, oid, typmod)
         if isinstance(a, X.Param) and a.oid == O.UNKNOWN:

@@ -139,10 +139,24 @@ class Cast(Expr):
         return [self.arg]
 
     def eval(self, batch, ctx):
-        return T.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
+        col = self.arg.eval(batch, ctx)
+        if self.zoned and ctx is not None:
+            tz = ctx.setting("timezone", "UTC")
+            if tz != "UTC":
+                from .zoned_casts import cast_in_zone
+
+                return cast_in_zone(col, self.oid, self.typmod, self.explicit, tz)
+        return T.cast_col(col, self.oid, self.typmod, self.explicit)
+
+    @property
+    def zoned(self) -> bool:
+        """Evaluated in the session's TimeZone (never folded at plan time)."""
+        from .zoned_casts import zone_dependent
+
+        return zone_dependent(self.arg.oid, self.oid)
 
     def is_const(self) -> bool:
-        return self.arg.is_const()
+        return self.arg.is_const() and not self.zoned
 
 
 def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:

@@ -27,6 +27,7 @@ from protocol.errors import (
 )
 
 from . import expr as X
+from .zoned_casts import cast_in_zone, zone_dependent
 from . import operators as P
 from .aggregates import AGGREGATES, AggSpec
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
@@ -185,19 +186,29 @@ class Planner:
         if isinstance(e, X.Const) and e.oid == O.UNKNOWN and e.value is not None:
             if oid in (O.TEXT, O.VARCHAR, O.BPCHAR, O.NAME) and typmod < 0:
                 return X.Const(e.value, oid)
-            col = T.cast_col(Col.from_pylist([e.value], O.TEXT), oid, typmod)
-            return X.Const(col.to_pylist()[0], oid, typmod)
+            return self.fold_cast(e.value, O.TEXT, oid, typmod)
         if e.oid == oid and typmod < 0:
             return e
         if isinstance(e, X.Const) and e.value is not None and T.can_implicit(e.oid, oid):
             # fold the cast of a literal once, at plan time, not per batch
-            col = T.cast_col(Col.from_pylist([e.value], e.oid), oid, typmod, explicit=False)
-            return X.Const(col.to_pylist()[0], oid, typmod)
+            return self.fold_cast(e.value, e.oid, oid, typmod, explicit=False)
         if e.oid == O.BOOL and oid != O.BOOL and not T.is_string(oid) and isinstance(e, X.Const) is False and oid in T._NUM_RANK:
             raise PgError(DATATYPE_MISMATCH, f"argument of type {T.type_name(e.oid)} cannot be coerced to {T.type_name(oid)}")
         if oid == O.BOOL and e.oid not in (O.BOOL, O.UNKNOWN):
             raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {T.type_name(e.oid)}")
         return X.coerce(e, oid, typmod)
+
+    def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> X.Const:
+        """A literal cast at plan time.  Casts involving timestamptz use the
+        session's TimeZone; a plan is made again when that setting changes
+        (``Prepared.planned_under``), so folding them here stays correct."""
+        col = Col.from_pylist([value], src)
+        tz = self.session.settings.get("timezone", "UTC") if self.session is not None else "UTC"
+        if tz != "UTC" and zone_dependent(src, oid):
+            col = cast_in_zone(col, oid, typmod, explicit, tz)
+        else:
+            col = T.cast_col(col, oid, typmod, explicit)
+        return X.Const(col.to_pylist()[0], oid, typmod)
 
     def unify(self, a: X.Expr, b: X.Expr, context: str) -> tuple[X.Expr, X.Expr]:
         if a.oid == b.oid:

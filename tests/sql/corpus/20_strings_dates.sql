@@ -46,3 +46,10 @@ SELECT pg_typeof(1) AS a, pg_typeof(1.5) AS b, pg_typeof('x'::varchar(3)) AS c, 
 -- error 42883
 SELECT no_such_function(1, 'a'::text, 1.5);
 SELECT pg_try_advisory_xact_lock(7) AS got;
+-- casts evaluated in the session's TimeZone
+SET TimeZone = 'Asia/Tokyo';
+SELECT (timestamptz '2024-01-01 12:00:00+00')::text AS t, (timestamptz '2024-01-01 20:00:00+00')::date AS d, (timestamptz '2024-01-01 12:00:00+00')::timestamp AS ts, '2024-01-01 12:00'::timestamptz AS tz_local, (timestamptz '2024-01-01 12:00:00+00')::time AS tm, '2024-01-01 12:00+02'::timestamptz AS tz_off;
+SELECT timestamptz '2024-07-01 00:00' AS summer, ('2024-03-10 12:00'::timestamp)::timestamptz AS from_ts, ('2024-03-10'::date)::timestamptz AS from_date;
+SET TimeZone = 'America/New_York';
+SELECT ('2024-03-10 12:00'::timestamp)::timestamptz AS dst_day, (timestamptz '2024-11-03 06:30+00')::timestamp AS fall_back, (timestamptz '2024-06-01 03:00+00')::date AS d;
+SET TimeZone = 'UTC';
