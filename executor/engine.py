@@ -33,9 +33,11 @@ from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column d
 from . import expr as X
 from . import operators as P
 from .api import Prepared, Result, ResultColumn
+from .coalesce import FlushStmt, PendingInserts, coalescible
 from .context import ExecContext, SessionInfo
 from .planner import Planner
 from .sqltext import first_words, split_statements, strip_comments
+from .stream.partial import KEY_SETTING
 
 log = logging.getLogger("splitstream.executor")
 
@@ -118,7 +120,8 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
-        self.extended_txn: Transaction | None = None   # implicit block of the extended protocol
+        self._extended: Transaction | None = None      # implicit block of the extended protocol
+        self.pending: PendingInserts | None = None     # batched INSERT Executes awaiting delivery (coalesce.py)
 
     # ------------------------------------------------------------ status
     @property
@@ -145,19 +148,62 @@ class Session:
             self.txn = None
 
     # ------------------------------------------------------------ extended-protocol blocks
+    @property
+    def extended_txn(self) -> Transaction | None:
+        """The open implicit block of the extended protocol.  While batched
+        inserts wait for delivery inside an explicit block it is that block,
+        so the server's Sync (which calls :meth:`sync` only when this is set)
+        delivers them."""
+        if self._extended is None and self.pending is not None:
+            return self.txn
+        return self._extended
+
+    @extended_txn.setter
+    def extended_txn(self, txn: Transaction | None) -> None:
+        self._extended = txn
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction
         every Execute up to the next Sync forms one implicit transaction, as
-        in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch)."""
+        in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch).
+        Consecutive Executes of one prepared INSERT are only recorded and
+        delivered as one batch at Sync or before the next other statement
+        (see executor/coalesce.py)."""
+        stmt = prepared.handle
+        pending = self.pending
+        if pending is not None and pending.stmt is stmt and not pending.full:
+            return Result(tag=pending.add(params))
+        if not self.failed and coalescible(stmt) and KEY_SETTING not in self.info.settings:
+            if pending is not None and pending.stmt is stmt:
+                self._run_handle(FlushStmt(pending, slab=True), [], [], defer_commit=True)
+                return Result(tag=pending.add(params))
+            self.flush_pending()
+            if self.txn is None and self._extended is None:
+                self._extended = Transaction(self.db, implicit=True)
+            self.pending = PendingInserts(stmt, prepared.param_oids)
+            return Result(tag=self.pending.add(params))
         return self.execute(prepared, params, defer_commit=True)
 
+    def flush_pending(self) -> None:
+        """Deliver the batched INSERT Executes (if any) as one INSERT."""
+        pending, self.pending = self.pending, None
+        if pending is not None:
+            self._run_handle(FlushStmt(pending), [], [], defer_commit=True)
+
     def sync(self) -> None:
-        txn, self.extended_txn = self.extended_txn, None
+        try:
+            self.flush_pending()
+        except BaseException:
+            if self.txn is not None:
+                self.failed = True          # the explicit block fails, as if the Execute had failed
+            raise
+        txn, self._extended = self._extended, None
         if txn is not None:
             txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
 
     def _drop_extended(self) -> None:
-        txn, self.extended_txn = self.extended_txn, None
+        self.pending = None
+        txn, self._extended = self._extended, None
         if txn is not None:
             txn.rollback()
 
@@ -205,7 +251,15 @@ class Session:
         return prepared
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
-        stmt = prepared.handle
+        if self.pending is not None:
+            h = prepared.handle
+            if getattr(h, "transaction_control", False) and h.kind in ("rollback", "rollback_to"):
+                self.pending = None     # rolled back before delivery: nothing of it is delivered
+            else:
+                self.flush_pending()    # batched inserts go first: this statement may read them
+        return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit)
+
+    def _run_handle(self, stmt: Any, param_oids: list[int], params: list[Any], *, defer_commit: bool) -> Result:
         if self.failed and not getattr(stmt, "allowed_in_failed", False):
             raise PgError(IN_FAILED_SQL_TRANSACTION,
                           "current transaction is aborted, commands ignored until end of transaction block")
@@ -214,30 +268,30 @@ class Session:
         self.info.cancel_event.clear()
         try:
             if getattr(stmt, "transaction_control", False):
-                if self.extended_txn is not None and self.txn is None:
+                if self._extended is not None and self.txn is None:
                     # BEGIN/COMMIT/ROLLBACK inside an extended batch act on its implicit block
-                    self.txn, self.extended_txn = self.extended_txn, None
+                    self.txn, self._extended = self._extended, None
                     self.txn.implicit = False
                     if getattr(stmt, "kind", "") == "begin":
                         return Result(tag="BEGIN")
                 return stmt.run(self, params)
             implicit = self.txn is None
             if implicit and defer_commit:
-                if self.extended_txn is None:
-                    self.extended_txn = Transaction(self.db, implicit=True)
-                txn = self.extended_txn
+                if self._extended is None:
+                    self._extended = Transaction(self.db, implicit=True)
+                txn = self._extended
             else:
                 txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
-                              param_oids=prepared.param_oids, engine=self.engine)
+                              param_oids=param_oids, engine=self.engine)
             ctx.engine_session = self
             try:
                 result = stmt.run(self, ctx)
             except BaseException:
                 if implicit:
                     txn.rollback()
-                    if txn is self.extended_txn:
-                        self.extended_txn = None
+                    if txn is self._extended:
+                        self._extended = None
                 raise
             if implicit and not defer_commit:
                 txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
