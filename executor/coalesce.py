@@ -31,6 +31,8 @@ from . import expr as X
 #: Executes kept as raw parameter tuples before they are built into a columnar
 #: slab (bounds memory when a client sends a huge batch without a Sync).
 SLAB_EXECUTES = 32768
+#: Runs of different prepared INSERTs kept before they are delivered early.
+MAX_SEGMENTS = 64
 
 
 def _vector_expr(e: Any) -> bool:
@@ -72,6 +74,35 @@ def _eval_vector(e: Any, params: list[Col], n: int, ctx) -> Col:
     return e.eval(Batch([], n), ctx)
 
 
+def _row_checks(stmt: Any, param_oids: list[int]) -> list[tuple[int, list[tuple[int, int, bool]], int, bool]]:
+    """Per-Execute checks of a coalescible INSERT: for each parameter that
+    feeds a column through a cast or into a NOT NULL column, (parameter
+    index, casts innermost first (the column's assignment cast last), the
+    parameter's type, NOT NULL).  Cached on the statement per parameter types."""
+    cache = stmt.__dict__.setdefault("_row_checks", {})
+    key = tuple(param_oids)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    checks = []
+    for row in stmt.rows:
+        for e, col in zip(row, stmt.targets):
+            casts = []
+            while isinstance(e, X.Cast):
+                casts.append((e.oid, e.typmod, e.explicit))
+                e = e.arg
+            if not isinstance(e, X.Param):
+                continue
+            casts.reverse()
+            out = casts[-1][0] if casts else e.oid
+            if out != col.type_oid or col.typmod >= 0:
+                casts.append((col.type_oid, col.typmod, False))     # build_rows' assignment cast
+            if casts or col.not_null:
+                checks.append((e.idx, casts, e.oid, bool(col.not_null)))
+    cache[key] = checks
+    return checks
+
+
 class PendingInserts:
     """Parameter values of consecutive Executes of one prepared INSERT."""
 
@@ -82,11 +113,34 @@ class PendingInserts:
         self.executes: list[list[Any]] = []
         self.slabs: list[Batch] = []      # full-width rows already built from earlier Executes
         self.n_slab_rows = 0
+        self.checks = _row_checks(stmt, self.param_oids)
 
     def add(self, params: list[Any]) -> str:
         """Record one Execute; returns its command tag."""
         self.executes.append(params)
         return f"INSERT 0 {self.rows_per_execute}"
+
+    def accepts(self, params: list[Any]) -> bool:
+        """Cheap per-Execute check of the row-local errors (NOT NULL, a value
+        that does not convert to its column), so they are reported by the
+        Execute that sent them, as PostgreSQL does.  False: run
+        :class:`ProbeStmt` for the exact error."""
+        for k, casts, oid, notnull in self.checks:
+            v = params[k] if k < len(params) else None
+            if v is None:
+                if notnull:
+                    return False
+                continue
+            if casts:
+                try:
+                    c = Col.const(v, oid, 1)
+                    for to, typmod, explicit in casts:
+                        c = T.cast_col(c, to, typmod, explicit)
+                except Exception:
+                    return False
+                if notnull and c.nulls is not None:
+                    return False
+        return True
 
     @property
     def full(self) -> bool:
@@ -154,30 +208,57 @@ def _shape(rel) -> list[tuple[str, int, int]]:
     return [(c.name, c.type_oid, c.typmod) for c in rel.live_columns]
 
 
-class FlushStmt:
-    """The statement that delivers a :class:`PendingInserts` as one INSERT."""
+class ProbeStmt:
+    """Builds and checks one Execute's rows alone, to raise the exact error
+    (message, detail, SQLSTATE) that :meth:`PendingInserts.accepts` spotted."""
 
     cacheable = False
 
-    def __init__(self, pending: PendingInserts, slab: bool = False) -> None:
-        self.pending = pending
-        self.slab = slab            # only build (and validate) the rows so far; deliver later
+    def __init__(self, stmt: Any, param_oids: list[int], params: list[Any]) -> None:
+        self.probe = PendingInserts(stmt, param_oids)
+        self.probe.add(params)
 
     def run(self, session, ctx):
         from .api import Result
-        from .dml import insert_batch
+        from .dml import check_constraints
 
-        p = self.pending
+        rel = self.probe.stmt.rel
+        check_constraints(session, ctx, rel, self.probe.rows(session, ctx))
+        return Result(tag="")
+
+
+class FlushStmt:
+    """The statement that delivers buffered Executes: every segment (one per
+    run of the same prepared INSERT) is built and checked first, then all are
+    delivered in order, so a bad row anywhere delivers nothing of the block."""
+
+    cacheable = False
+
+    def __init__(self, segments: list[PendingInserts], slab: bool = False) -> None:
+        self.segments = segments
+        self.slab = slab            # only build (and validate) the last segment's rows so far; deliver later
+
+    def run(self, session, ctx):
+        from .api import Result
+        from .dml import check_constraints, insert_batch
+
         if self.slab:
-            p.to_slab(session, ctx)
+            self.segments[-1].to_slab(session, ctx)
             return Result(tag="")
-        rel = p.stmt.rel
-        cur = ctx.state.rels.get(rel.oid)
-        if cur is None or cur is not rel and _shape(cur) != _shape(rel):
-            raise PgError("40001", f'could not insert into "{rel.name}": it was altered or dropped concurrently')
-        rows = p.rows(session, ctx)
-        if rel.kind == "f":
-            n = session.engine.streams.insert(ctx, rel, rows)
-        else:
-            n = insert_batch(session, ctx, rel, rows)
+        built = []
+        for p in self.segments:
+            rel = p.stmt.rel
+            cur = ctx.state.rels.get(rel.oid)
+            if cur is None or cur is not rel and _shape(cur) != _shape(rel):
+                raise PgError("40001", f'could not insert into "{rel.name}": it was altered or dropped concurrently')
+            rows = p.rows(session, ctx)
+            if rel.kind == "f":
+                check_constraints(session, ctx, rel, rows)     # streams cannot take rows back: check all first
+            built.append((rel, rows))
+        n = 0
+        for rel, rows in built:
+            if rel.kind == "f":
+                n += session.engine.streams.insert(ctx, rel, rows)
+            else:
+                n += insert_batch(session, ctx, rel, rows)
         return Result(tag=f"INSERT 0 {n}")

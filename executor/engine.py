@@ -33,7 +33,7 @@ from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column d
 from . import expr as X
 from . import operators as P
 from .api import Prepared, Result, ResultColumn
-from .coalesce import FlushStmt, PendingInserts, coalescible
+from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .planner import Planner
 from .sqltext import first_words, split_statements, strip_comments
@@ -121,7 +121,7 @@ class Session:
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
         self._extended: Transaction | None = None      # implicit block of the extended protocol
-        self.pending: PendingInserts | None = None     # batched INSERT Executes awaiting delivery (coalesce.py)
+        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
 
     # ------------------------------------------------------------ status
     @property
@@ -154,7 +154,7 @@ class Session:
         inserts wait for delivery inside an explicit block it is that block,
         so the server's Sync (which calls :meth:`sync` only when this is set)
         delivers them."""
-        if self._extended is None and self.pending is not None:
+        if self._extended is None and self.pending:
             return self.txn
         return self._extended
 
@@ -171,23 +171,29 @@ class Session:
         (see executor/coalesce.py)."""
         stmt = prepared.handle
         pending = self.pending
-        if pending is not None and pending.stmt is stmt and not pending.full:
-            return Result(tag=pending.add(params))
+        last = pending[-1] if pending else None
+        if last is not None and last.stmt is stmt and not last.full and last.accepts(params):
+            return Result(tag=last.add(params))
         if not self.failed and coalescible(stmt) and KEY_SETTING not in self.info.settings:
-            if pending is not None and pending.stmt is stmt:
-                self._run_handle(FlushStmt(pending, slab=True), [], [], defer_commit=True)
-                return Result(tag=pending.add(params))
-            self.flush_pending()
-            if self.txn is None and self._extended is None:
-                self._extended = Transaction(self.db, implicit=True)
-            self.pending = PendingInserts(stmt, prepared.param_oids)
-            return Result(tag=self.pending.add(params))
+            if last is None or last.stmt is not stmt:
+                if len(pending) >= MAX_SEGMENTS:
+                    self.flush_pending()
+                if self.txn is None and self._extended is None:
+                    self._extended = Transaction(self.db, implicit=True)
+                last = PendingInserts(stmt, prepared.param_oids)
+                self.pending.append(last)
+            if not last.accepts(params):
+                # the row's own error, raised by this Execute (the block then fails as a whole)
+                self._run_handle(ProbeStmt(stmt, prepared.param_oids, params), [], [], defer_commit=True)
+            if last.full:
+                self._run_handle(FlushStmt(self.pending, slab=True), [], [], defer_commit=True)
+            return Result(tag=last.add(params))
         return self.execute(prepared, params, defer_commit=True)
 
     def flush_pending(self) -> None:
-        """Deliver the batched INSERT Executes (if any) as one INSERT."""
-        pending, self.pending = self.pending, None
-        if pending is not None:
+        """Deliver the batched INSERT Executes (if any), all or nothing."""
+        pending, self.pending = self.pending, []
+        if pending:
             self._run_handle(FlushStmt(pending), [], [], defer_commit=True)
 
     def sync(self) -> None:
@@ -202,7 +208,7 @@ class Session:
             txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
 
     def _drop_extended(self) -> None:
-        self.pending = None
+        self.pending = []
         txn, self._extended = self._extended, None
         if txn is not None:
             txn.rollback()
@@ -251,10 +257,10 @@ class Session:
         return prepared
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
-        if self.pending is not None:
+        if self.pending:
             h = prepared.handle
             if getattr(h, "transaction_control", False) and h.kind in ("rollback", "rollback_to"):
-                self.pending = None     # rolled back before delivery: nothing of it is delivered
+                self.pending = []     # rolled back before delivery: nothing of it is delivered
             else:
                 self.flush_pending()    # batched inserts go first: this statement may read them
         return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit)
