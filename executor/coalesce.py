@@ -74,6 +74,20 @@ def _eval_vector(e: Any, params: list[Col], n: int, ctx) -> Col:
     return e.eval(Batch([], n), ctx)
 
 
+def _param_types(stmt: Any, param_oids: list[int]) -> list[int]:
+    """Type of each parameter as the statement's Param nodes see it."""
+    oids = [o or O.TEXT for o in param_oids]
+    for row in stmt.rows:
+        for e in row:
+            while isinstance(e, X.Cast):
+                e = e.arg
+            if isinstance(e, X.Param):
+                while len(oids) <= e.idx:
+                    oids.append(O.TEXT)
+                oids[e.idx] = e.oid
+    return oids
+
+
 def _row_checks(stmt: Any, param_oids: list[int]) -> list[tuple[int, list[tuple[int, int, bool]], int, bool]]:
     """Per-Execute checks of a coalescible INSERT: for each parameter that
     feeds a column through a cast or into a NOT NULL column, (parameter
@@ -168,10 +182,13 @@ class PendingInserts:
         return Batch.concat(self.slabs, [c.type_oid for c in rel.live_columns])
 
     def _param_cols(self, n: int) -> list[Col]:
+        """One column per parameter, typed as the statement's Param nodes
+        are (what a one-row execution would give ``Col.const``)."""
+        oids = _param_types(self.stmt, self.param_oids)
         cols = []
-        for k, oid in enumerate(self.param_oids):
+        for k, oid in enumerate(oids):
             vals = [p[k] if k < len(p) else None for p in self.executes]
-            cols.append(Col.from_pylist(vals, oid if oid else O.TEXT))
+            cols.append(Col.from_pylist(vals, oid))
         return cols
 
     def _source(self, session, ctx) -> Batch:

@@ -182,11 +182,15 @@ class Session:
                     self._extended = Transaction(self.db, implicit=True)
                 last = PendingInserts(stmt, prepared.param_oids)
                 self.pending.append(last)
-            if not last.accepts(params):
-                # the row's own error, raised by this Execute (the block then fails as a whole)
-                self._run_handle(ProbeStmt(stmt, prepared.param_oids, params), [], [], defer_commit=True)
-            if last.full:
-                self._run_handle(FlushStmt(self.pending, slab=True), [], [], defer_commit=True)
+            try:
+                if not last.accepts(params):
+                    # the row's own error, raised by this Execute (the block then fails as a whole)
+                    self._run_handle(ProbeStmt(stmt, prepared.param_oids, params), [], [], defer_commit=True)
+                if last.full:
+                    self._run_handle(FlushStmt(self.pending, slab=True), [], [], defer_commit=True)
+            except BaseException:
+                self.pending = []
+                raise
             return Result(tag=last.add(params))
         return self.execute(prepared, params, defer_commit=True)
 

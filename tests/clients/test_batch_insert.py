@@ -184,3 +184,42 @@ def test_asyncpg_executemany(ss_server, unique_name):
         want = _expect([*range(1500), *range(2000, 2100)])
         assert _view_totals(conn, view) == want
         assert _table_totals(conn, t) == want
+
+
+# ------------------------------------------------------------------ transactions and durability
+
+def test_pipeline_rollback_drops_undelivered_rows(ss_server, unique_name):
+    """Inside BEGIN, batched rows not yet delivered are dropped by ROLLBACK in
+    the same pipeline, for a table and a stream alike; a Sync'ed batch before
+    it stays (a stream's rows are delivered at Sync)."""
+    s = unique_name("ev")
+    t = unique_name("tb")
+    with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+        view = _stream(conn, s)
+        conn.execute(f"CREATE TABLE {t} (g int NOT NULL, v int, f float8)")
+        with conn.pipeline() as p:
+            with conn.cursor() as cur:
+                cur.execute("BEGIN")
+                cur.executemany(f"INSERT INTO {s} (g, v, f) VALUES (%s, %s, %s)", [(1, i, 0.0) for i in range(5)])
+                p.sync()
+                cur.executemany(f"INSERT INTO {s} (g, v, f) VALUES (%s, %s, %s)", [(1, i, 0.0) for i in range(7)])
+                cur.executemany(f"INSERT INTO {t} (g, v, f) VALUES (%s, %s, %s)", [(1, i, 0.0) for i in range(7)])
+                cur.execute("ROLLBACK")
+        assert _view_totals(conn, view)[:2] == (5, sum(range(5)))
+        assert _table_totals(conn, t)[0] == 0
+
+
+def test_acknowledged_batch_survives_kill(ss_server_factory, unique_name):
+    """A batch is acknowledged (ReadyForQuery after Sync) only once delivered
+    and in the WAL: after SIGKILL and restart the view holds all of it."""
+    server = ss_server_factory()
+    s = unique_name("ev")
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        view = _stream(conn, s)
+        with conn.pipeline():
+            with conn.cursor() as cur:
+                cur.executemany(f"INSERT INTO {s} (g, v, f) VALUES (%s, %s, %s)",
+                                [(i % 100, i, i / 4.0) for i in range(5000)])
+    server.restart(crash=True)
+    with psycopg.connect(server.dsn, autocommit=True) as conn:
+        assert _view_totals(conn, view) == _expect(range(5000))
