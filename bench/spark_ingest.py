@@ -3,7 +3,10 @@
 Writes N rows (default 10 million) from Spark ``local[2]`` into a stream
 with a grouped continuous view of at most 10,000 groups:
 
-1. ``jdbc``      -- ``df.write.jdbc`` through pgjdbc (reWriteBatchedInserts=true);
+1. ``jdbc``      -- ``df.write.jdbc`` through pgjdbc with default settings (Spark's
+                    batchsize 1000, one prepared INSERT executed per row; the server
+                    coalesces each batch's Executes up to Sync, executor/coalesce.py);
+                    ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
 2. ``copy``      -- ``connectors.spark.write`` (binary COPY from the executors);
 3. ``pushdown``  -- ``connectors.spark.write(..., pushdown=True)``: executors
    run the view's stream pipeline and ship partial group states.
@@ -14,6 +17,7 @@ Prints rows/s and bytes per method and the ratios against JDBC; checks the
 view's count after each method.
 
     python -m bench.spark_ingest [--rows N] [--jdbc-rows N] [--groups G] [--only jdbc,copy,pushdown]
+                                 [--jdbc-rewrite] [--fsync on|off]
 """
 from __future__ import annotations
 
@@ -21,7 +25,6 @@ import argparse
 import os
 import socket
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -94,17 +97,19 @@ def main(argv=None) -> int:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--only", default="jdbc,copy,pushdown")
     ap.add_argument("--port", type=int, default=None, help="use a running server instead of starting one")
+    ap.add_argument("--jdbc-rewrite", action="store_true", help="pgjdbc reWriteBatchedInserts=true")
+    ap.add_argument("--fsync", choices=("on", "off"), default="on", help="server WAL fsync (default on)")
     args = ap.parse_args(argv)
     methods = [m.strip() for m in args.only.split(",") if m.strip()]
 
     import psycopg
 
-    server = None
-    if args.port is None:
-        from tests.support.servers import SplitstreamServer
+    from bench.common import Servers
 
-        server = SplitstreamServer(Path(tempfile.mkdtemp(prefix="ss_spark_bench_")) / "data").start()
-        port = server.port
+    servers = None
+    if args.port is None:
+        servers = Servers(pg=False, fsync=args.fsync).__enter__()
+        port = servers.ss_port
     else:
         port = args.port
     proxy = CountingProxy(port)
@@ -149,9 +154,10 @@ def main(argv=None) -> int:
         proxy.reset()
         t = time.perf_counter()
         if m == "jdbc":
-            df.write.jdbc(jdbc, "bench_spark_ev", mode="append",
-                          properties={"user": "postgres", "driver": "org.postgresql.Driver",
-                                      "reWriteBatchedInserts": "true", "batchsize": "10000"})
+            props = {"user": "postgres", "driver": "org.postgresql.Driver"}
+            if args.jdbc_rewrite:
+                props["reWriteBatchedInserts"] = "true"
+            df.write.jdbc(jdbc, "bench_spark_ev", mode="append", properties=props)
         elif m == "copy":
             write(df, "bench_spark_ev", url)
         elif m == "pushdown":
@@ -174,8 +180,8 @@ def main(argv=None) -> int:
                 print(f"{m} vs jdbc: {(n / s) / (jn / js):.1f}x rows/s, {(jb / jn) / (b / n):.0f}x fewer bytes per row")
     spark.stop()
     conn.close()
-    if server is not None:
-        server.stop()
+    if servers is not None:
+        servers.__exit__(None, None, None)
     return 0
 
 

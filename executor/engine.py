@@ -33,10 +33,12 @@ from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column d
 from . import expr as X
 from . import operators as P
 from .api import Prepared, Result, ResultColumn
+from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
 from .planner import Planner
 from .sqltext import first_words, split_statements, strip_comments
+from .stream.partial import KEY_SETTING
 
 log = logging.getLogger("splitstream.executor")
 
@@ -124,7 +126,8 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
-        self.extended_txn: Transaction | None = None   # implicit block of the extended protocol
+        self._extended: Transaction | None = None      # implicit block of the extended protocol
+        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
 
     # ------------------------------------------------------------ status
     @property
@@ -157,7 +160,7 @@ class Session:
         versions (pending queued batches included) and the output settings.
         None when the statement or the session state allows no such promise."""
         views = prepared.reuse_views
-        if views is None or self.txn is not None:
+        if views is None or self.txn is not None or self.pending:
             return None
         ext = self.extended_txn
         if ext is not None and ext.writing:
@@ -174,19 +177,72 @@ class Session:
         return tuple(key)
 
     # ------------------------------------------------------------ extended-protocol blocks
+    @property
+    def extended_txn(self) -> Transaction | None:
+        """The open implicit block of the extended protocol.  While batched
+        inserts wait for delivery inside an explicit block it is that block,
+        so the server's Sync (which calls :meth:`sync` only when this is set)
+        delivers them."""
+        if self._extended is None and self.pending:
+            return self.txn
+        return self._extended
+
+    @extended_txn.setter
+    def extended_txn(self, txn: Transaction | None) -> None:
+        self._extended = txn
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction
         every Execute up to the next Sync forms one implicit transaction, as
-        in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch)."""
+        in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch).
+        Consecutive Executes of one prepared INSERT are only recorded and
+        delivered as one batch at Sync or before the next other statement
+        (see executor/coalesce.py)."""
+        stmt = prepared.handle
+        pending = self.pending
+        last = pending[-1] if pending else None
+        if last is not None and last.stmt is stmt and not last.full and last.accepts(params):
+            return Result(tag=last.add(params))
+        if not self.failed and coalescible(stmt) and KEY_SETTING not in self.info.settings:
+            if last is None or last.stmt is not stmt:
+                if len(pending) >= MAX_SEGMENTS:
+                    self.flush_pending()
+                if self.txn is None and self._extended is None:
+                    self._extended = Transaction(self.db, implicit=True)
+                last = PendingInserts(stmt, prepared.param_oids)
+                self.pending.append(last)
+            try:
+                if not last.accepts(params):
+                    # the row's own error, raised by this Execute (the block then fails as a whole)
+                    self._run_handle(ProbeStmt(stmt, prepared.param_oids, params), [], [], defer_commit=True)
+                if last.full:
+                    self._run_handle(FlushStmt(self.pending, slab=True), [], [], defer_commit=True)
+            except BaseException:
+                self.pending = []
+                raise
+            return Result(tag=last.add(params))
         return self.execute(prepared, params, defer_commit=True)
 
+    def flush_pending(self) -> None:
+        """Deliver the batched INSERT Executes (if any), all or nothing."""
+        pending, self.pending = self.pending, []
+        if pending:
+            self._run_handle(FlushStmt(pending), [], [], defer_commit=True)
+
     def sync(self) -> None:
-        txn, self.extended_txn = self.extended_txn, None
+        try:
+            self.flush_pending()
+        except BaseException:
+            if self.txn is not None:
+                self.failed = True          # the explicit block fails, as if the Execute had failed
+            raise
+        txn, self._extended = self._extended, None
         if txn is not None:
             txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
 
     def _drop_extended(self) -> None:
-        txn, self.extended_txn = self.extended_txn, None
+        self.pending = []
+        txn, self._extended = self._extended, None
         if txn is not None:
             txn.rollback()
 
@@ -242,7 +298,15 @@ class Session:
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
         if prepared.planned_under and prepared.planned_under != self._plan_settings():
             prepared = self.prepare(prepared.sql, prepared.param_oids)
-        stmt = prepared.handle
+        if self.pending:
+            h = prepared.handle
+            if getattr(h, "transaction_control", False) and h.kind in ("rollback", "rollback_to"):
+                self.pending = []     # rolled back before delivery: nothing of it is delivered
+            else:
+                self.flush_pending()    # batched inserts go first: this statement may read them
+        return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit)
+
+    def _run_handle(self, stmt: Any, param_oids: list[int], params: list[Any], *, defer_commit: bool) -> Result:
         if self.failed and not getattr(stmt, "allowed_in_failed", False):
             raise PgError(IN_FAILED_SQL_TRANSACTION,
                           "current transaction is aborted, commands ignored until end of transaction block")
@@ -252,30 +316,30 @@ class Session:
             self.info.cancel_event.clear()
         try:
             if getattr(stmt, "transaction_control", False):
-                if self.extended_txn is not None and self.txn is None:
+                if self._extended is not None and self.txn is None:
                     # BEGIN/COMMIT/ROLLBACK inside an extended batch act on its implicit block
-                    self.txn, self.extended_txn = self.extended_txn, None
+                    self.txn, self._extended = self._extended, None
                     self.txn.implicit = False
                     if getattr(stmt, "kind", "") == "begin":
                         return Result(tag="BEGIN")
                 return stmt.run(self, params)
             implicit = self.txn is None
             if implicit and defer_commit:
-                if self.extended_txn is None:
-                    self.extended_txn = Transaction(self.db, implicit=True)
-                txn = self.extended_txn
+                if self._extended is None:
+                    self._extended = Transaction(self.db, implicit=True)
+                txn = self._extended
             else:
                 txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
-                              param_oids=prepared.param_oids, engine=self.engine)
+                              param_oids=param_oids, engine=self.engine)
             ctx.engine_session = self
             try:
                 result = stmt.run(self, ctx)
             except BaseException:
                 if implicit:
                     txn.rollback()
-                    if txn is self.extended_txn:
-                        self.extended_txn = None
+                    if txn is self._extended:
+                        self._extended = None
                 raise
             if implicit and not defer_commit:
                 txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")

@@ -1,0 +1,281 @@
+"""Coalescing of batched prepared INSERTs (JDBC executeBatch, psycopg
+executemany, asyncpg executemany).
+
+Such clients send Parse once and then Bind/Execute per row, with one Sync
+per batch.  Run one by one, every Execute of a one-row INSERT into a stream
+pays the whole ingest path: a WAL record (and, with synchronous_commit, an
+fsync), the stream pipelines of every continuous view and the row building,
+~600 us to 2 ms a row.  Here consecutive Executes of the same prepared INSERT
+in one extended-protocol block only record their parameter values; the rows
+are built column-wise and delivered as one batch at Sync, or before any other
+statement runs.
+
+PostgreSQL semantics are kept: each Execute still answers ``INSERT 0 m``; a
+batch that fails on delivery (bad value, NOT NULL, unique key) raises at the
+Sync, before ReadyForQuery, and nothing of the block is delivered; a write is
+acknowledged only after delivery (and its WAL flush) at Sync.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from catalog import types as T
+from catalog.vector import Batch, Col
+from protocol import oids as O
+from protocol.errors import PgError
+
+from . import expr as X
+
+#: Executes kept as raw parameter tuples before they are built into a columnar
+#: slab (bounds memory when a client sends a huge batch without a Sync).
+SLAB_EXECUTES = 32768
+#: Runs of different prepared INSERTs kept before they are delivered early.
+MAX_SEGMENTS = 64
+
+
+def _vector_expr(e: Any) -> bool:
+    """True if ``e`` is a DEFAULT (None), a constant, a parameter, or casts of one."""
+    while isinstance(e, X.Cast):
+        e = e.arg
+    return e is None or type(e) in (X.Const, X.Param)
+
+
+def coalescible(stmt: Any) -> bool:
+    """Whether Executes of ``stmt`` may be buffered and delivered together.
+
+    Only ``INSERT ... VALUES`` whose items are parameters, constants or casts
+    of them: such rows depend on nothing but their own parameters, so building
+    them later, all at once, gives the same rows.  RETURNING and ON CONFLICT
+    need per-Execute answers and run as before.  Cached on the statement.
+    """
+    hit = getattr(stmt, "_coalescible", None)
+    if hit is not None:
+        return hit
+    from .dml import InsertStmt
+
+    ok = (type(stmt) is InsertStmt and not stmt.default_values and getattr(stmt, "rows", None) is not None
+          and stmt.source is None and stmt.conflict is None and stmt.ret is None and bool(stmt.rows)
+          and all(_vector_expr(e) for row in stmt.rows for e in row))
+    try:
+        stmt._coalescible = ok
+    except AttributeError:
+        pass
+    return ok
+
+
+def _eval_vector(e: Any, params: list[Col], n: int, ctx) -> Col:
+    """Evaluate a parameter/constant/cast expression for ``n`` Executes at once."""
+    if isinstance(e, X.Cast):
+        return T.cast_col(_eval_vector(e.arg, params, n, ctx), e.oid, e.typmod, e.explicit)
+    if isinstance(e, X.Param):
+        return params[e.idx] if e.idx < len(params) else Col.const(None, e.oid, n)
+    return e.eval(Batch([], n), ctx)
+
+
+def _param_types(stmt: Any, param_oids: list[int]) -> list[int]:
+    """Type of each parameter as the statement's Param nodes see it."""
+    oids = [o or O.TEXT for o in param_oids]
+    for row in stmt.rows:
+        for e in row:
+            while isinstance(e, X.Cast):
+                e = e.arg
+            if isinstance(e, X.Param):
+                while len(oids) <= e.idx:
+                    oids.append(O.TEXT)
+                oids[e.idx] = e.oid
+    return oids
+
+
+def _row_checks(stmt: Any, param_oids: list[int]) -> list[tuple[int, list[tuple[int, int, bool]], int, bool]]:
+    """Per-Execute checks of a coalescible INSERT: for each parameter that
+    feeds a column through a cast or into a NOT NULL column, (parameter
+    index, casts innermost first (the column's assignment cast last), the
+    parameter's type, NOT NULL).  Cached on the statement per parameter types."""
+    cache = stmt.__dict__.setdefault("_row_checks", {})
+    key = tuple(param_oids)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    checks = []
+    for row in stmt.rows:
+        for e, col in zip(row, stmt.targets):
+            casts = []
+            while isinstance(e, X.Cast):
+                casts.append((e.oid, e.typmod, e.explicit))
+                e = e.arg
+            if not isinstance(e, X.Param):
+                continue
+            casts.reverse()
+            out = casts[-1][0] if casts else e.oid
+            if out != col.type_oid or col.typmod >= 0:
+                casts.append((col.type_oid, col.typmod, False))     # build_rows' assignment cast
+            if casts or col.not_null:
+                checks.append((e.idx, casts, e.oid, bool(col.not_null)))
+    cache[key] = checks
+    return checks
+
+
+class PendingInserts:
+    """Parameter values of consecutive Executes of one prepared INSERT."""
+
+    def __init__(self, stmt: Any, param_oids: list[int]) -> None:
+        self.stmt = stmt
+        self.param_oids = list(param_oids)
+        self.rows_per_execute = len(stmt.rows)
+        self.executes: list[list[Any]] = []
+        self.slabs: list[Batch] = []      # full-width rows already built from earlier Executes
+        self.n_slab_rows = 0
+        self.checks = _row_checks(stmt, self.param_oids)
+
+    def add(self, params: list[Any]) -> str:
+        """Record one Execute; returns its command tag."""
+        self.executes.append(params)
+        return f"INSERT 0 {self.rows_per_execute}"
+
+    def accepts(self, params: list[Any]) -> bool:
+        """Cheap per-Execute check of the row-local errors (NOT NULL, a value
+        that does not convert to its column), so they are reported by the
+        Execute that sent them, as PostgreSQL does.  False: run
+        :class:`ProbeStmt` for the exact error."""
+        for k, casts, oid, notnull in self.checks:
+            v = params[k] if k < len(params) else None
+            if v is None:
+                if notnull:
+                    return False
+                continue
+            if casts:
+                try:
+                    c = Col.const(v, oid, 1)
+                    for to, typmod, explicit in casts:
+                        c = T.cast_col(c, to, typmod, explicit)
+                except Exception:
+                    return False
+                if notnull and c.nulls is not None:
+                    return False
+        return True
+
+    @property
+    def full(self) -> bool:
+        return len(self.executes) >= SLAB_EXECUTES
+
+    def to_slab(self, session, ctx) -> None:
+        """Build the recorded Executes into full-width rows now (validating
+        their values), so memory holds numpy columns, not Python tuples."""
+        from .dml import build_rows
+
+        if not self.executes:
+            return
+        src = self._source(session, ctx)
+        stmt = self.stmt
+        self.slabs.append(build_rows(session, ctx, stmt.rel, stmt.targets, src))
+        self.n_slab_rows += src.n
+        self.executes = []
+
+    def rows(self, session, ctx) -> Batch:
+        """All buffered rows, full width, in Execute order."""
+        self.to_slab(session, ctx)
+        rel = self.stmt.rel
+        if len(self.slabs) == 1:
+            return self.slabs[0]
+        return Batch.concat(self.slabs, [c.type_oid for c in rel.live_columns])
+
+    def _param_cols(self, n: int) -> list[Col]:
+        """One column per parameter, typed as the statement's Param nodes
+        are (what a one-row execution would give ``Col.const``)."""
+        oids = _param_types(self.stmt, self.param_oids)
+        cols = []
+        for k, oid in enumerate(oids):
+            vals = [p[k] if k < len(p) else None for p in self.executes]
+            cols.append(Col.from_pylist(vals, oid))
+        return cols
+
+    def _source(self, session, ctx) -> Batch:
+        """Target-column values of the recorded Executes, one column per target."""
+        from .dml import eval_default
+
+        n = len(self.executes)
+        params = self._param_cols(n)
+        stmt = self.stmt
+        m = self.rows_per_execute
+        cols = []
+        for j, col in enumerate(stmt.targets):
+            parts = []
+            for row in stmt.rows:
+                e = row[j]
+                if e is None:       # DEFAULT
+                    parts.append(eval_default(session, ctx, col, n) if col.default else
+                                 Col(T.empty(col.type_oid, n), np.ones(n, bool), col.type_oid))
+                else:
+                    parts.append(_eval_vector(e, params, n, ctx))
+            if m > 1 and any(p.oid != parts[0].oid for p in parts):
+                # each row's value gets the assignment cast on its own, as in a one-Execute VALUES list
+                parts = [p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False)
+                         for p in parts]
+            cols.append(Col.concat(parts))
+        if m > 1:
+            # parts are row-template major; rows must come in Execute order
+            order = (np.arange(m)[None, :] * n + np.arange(n)[:, None]).ravel()
+            cols = [c.take(order) for c in cols]
+        return Batch(cols, n * m)
+
+
+def _shape(rel) -> list[tuple[str, int, int]]:
+    return [(c.name, c.type_oid, c.typmod) for c in rel.live_columns]
+
+
+class ProbeStmt:
+    """Builds and checks one Execute's rows alone, to raise the exact error
+    (message, detail, SQLSTATE) that :meth:`PendingInserts.accepts` spotted."""
+
+    cacheable = False
+
+    def __init__(self, stmt: Any, param_oids: list[int], params: list[Any]) -> None:
+        self.probe = PendingInserts(stmt, param_oids)
+        self.probe.add(params)
+
+    def run(self, session, ctx):
+        from .api import Result
+        from .dml import check_constraints
+
+        rel = self.probe.stmt.rel
+        check_constraints(session, ctx, rel, self.probe.rows(session, ctx))
+        return Result(tag="")
+
+
+class FlushStmt:
+    """The statement that delivers buffered Executes: every segment (one per
+    run of the same prepared INSERT) is built and checked first, then all are
+    delivered in order, so a bad row anywhere delivers nothing of the block."""
+
+    cacheable = False
+
+    def __init__(self, segments: list[PendingInserts], slab: bool = False) -> None:
+        self.segments = segments
+        self.slab = slab            # only build (and validate) the last segment's rows so far; deliver later
+
+    def run(self, session, ctx):
+        from .api import Result
+        from .dml import check_constraints, insert_batch
+
+        if self.slab:
+            self.segments[-1].to_slab(session, ctx)
+            return Result(tag="")
+        built = []
+        for p in self.segments:
+            rel = p.stmt.rel
+            cur = ctx.state.rels.get(rel.oid)
+            if cur is None or cur is not rel and _shape(cur) != _shape(rel):
+                raise PgError("40001", f'could not insert into "{rel.name}": it was altered or dropped concurrently')
+            rows = p.rows(session, ctx)
+            if rel.kind == "f":
+                check_constraints(session, ctx, rel, rows)     # streams cannot take rows back: check all first
+            built.append((rel, rows))
+        n = 0
+        for rel, rows in built:
+            if rel.kind == "f":
+                n += session.engine.streams.insert(ctx, rel, rows)
+            else:
+                n += insert_batch(session, ctx, rel, rows)
+        return Result(tag=f"INSERT 0 {n}")
