@@ -264,20 +264,47 @@ def decode_bind(body: bytes) -> Bind:
             return Bind(body[:a].decode("utf-8"), body[a + 1:b].decode("utf-8"), [], [], [])
         except UnicodeDecodeError:
             pass
-    r = BodyReader(body)
-    portal = r.cstring()
-    stmt = r.cstring()
-    nf = r.int16()
-    fmts = [r.int16() for _ in range(nf)]
-    np_ = r.int16()
+    try:
+        return _decode_bind_raw(body)
+    except (struct.error, IndexError):
+        raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message") from None
+
+
+def _decode_bind_raw(body: bytes) -> Bind:
+    """Bind without a reader object: drivers send thousands per second (JDBC batches)."""
+    a = body.find(b"\0")
+    b = body.find(b"\0", a + 1)
+    if a < 0 or b < 0:
+        raise PgError(PROTOCOL_VIOLATION, "invalid string in message")
+    try:
+        portal, stmt = body[:a].decode("utf-8"), body[a + 1:b].decode("utf-8")
+    except UnicodeDecodeError:
+        raise PgError("22021", 'invalid byte sequence for encoding "UTF8"') from None
+    pos = b + 1
+    (nf,) = _I16.unpack_from(body, pos)
+    fmts = list(struct.unpack_from(f"!{nf}h", body, pos + 2)) if nf > 0 else []
+    pos += 2 + 2 * max(nf, 0)
+    (np_,) = _I16.unpack_from(body, pos)
+    pos += 2
     if np_ < 0:
         raise PgError(PROTOCOL_VIOLATION, "invalid parameter count")
     params: list[bytes | None] = []
+    unpack = _I32.unpack_from
+    end = len(body)
     for _ in range(np_):
-        ln = r.int32()
-        params.append(None if ln == -1 else r.bytes_(ln))
-    nr = r.int16()
-    rfmts = [r.int16() for _ in range(nr)]
+        (ln,) = unpack(body, pos)
+        pos += 4
+        if ln == -1:
+            params.append(None)
+            continue
+        if ln < 0 or pos + ln > end:
+            raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message")
+        params.append(body[pos:pos + ln])
+        pos += ln
+    (nr,) = _I16.unpack_from(body, pos)
+    rfmts = list(struct.unpack_from(f"!{nr}h", body, pos + 2)) if nr > 0 else []
+    if pos + 2 + 2 * max(nr, 0) > end:
+        raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message")
     return Bind(portal, stmt, fmts, params, rfmts)
 
 

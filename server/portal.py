@@ -99,15 +99,41 @@ def decode_params(stmt: Statement, bind: M.Bind, tz: str) -> list[Any]:
         if raw is None:
             out.append(None)
         elif fmt == 0:
-            if oid in (0, UNKNOWN_OID):
-                out.append(T.decode_text(25, raw))
-            else:
-                out.append(T.decode_text(oid, raw, tz=tz))
+            fast = _TEXT_FAST.get(oid)
+            v = fast(raw) if fast is not None else None
+            if v is None:
+                v = T.decode_text(25 if oid in (0, UNKNOWN_OID) else oid, raw, tz=tz)
+            out.append(v)
         else:
             if oid in (0, UNKNOWN_OID):
                 raise PgError(FEATURE_NOT_SUPPORTED, "binary format for parameters of unknown type is not supported")
             out.append(T.decode_binary(oid, raw))
     return out
+
+
+def _int_text(lo: int, hi: int):
+    """Plain decimal integers in range; anything else (None) takes the full
+    parser, which owns PostgreSQL's error messages."""
+    def decode(raw: bytes) -> int | None:
+        if not raw.isdigit() or len(raw) > 19:
+            return None
+        v = int(raw)
+        return v if v <= hi else None
+    return decode
+
+
+def _utf8_text(raw: bytes) -> str | None:
+    if b"\0" in raw:
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+#: Text-format parameter decoders for the common types (JDBC batches send thousands).
+_TEXT_FAST = {21: _int_text(0, 2**15 - 1), 23: _int_text(0, 2**31 - 1), 20: _int_text(0, 2**63 - 1),
+              25: _utf8_text, 1043: _utf8_text, 0: _utf8_text, UNKNOWN_OID: _utf8_text}
 
 
 def field_descs(columns: list[ResultColumn], formats: list[int] | None = None) -> list[M.FieldDesc]:
