@@ -57,12 +57,23 @@ def coalescible(stmt: Any) -> bool:
 
     ok = (type(stmt) is InsertStmt and not stmt.default_values and getattr(stmt, "rows", None) is not None
           and stmt.source is None and stmt.conflict is None and stmt.ret is None and bool(stmt.rows)
-          and all(_vector_expr(e) for row in stmt.rows for e in row))
+          and all(_vector_expr(e) for row in stmt.rows for e in row)
+          and not _set_level_constraints(stmt.rel))
     try:
         stmt._coalescible = ok
     except AttributeError:
         pass
     return ok
+
+
+def _set_level_constraints(rel: Any) -> bool:
+    """Unique, primary-key, foreign-key and CHECK constraints can only fail at
+    delivery, i.e. at Sync, after every Execute was answered: libpq's pipeline
+    mode (psycopg's executemany) cannot attribute such an error and breaks the
+    connection.  Inserts into such tables run one by one, failing at their
+    own Execute as in PostgreSQL; NOT NULL and type errors are checked per
+    Execute anyway."""
+    return any(c.kind in ("p", "u", "f", "c") for c in getattr(rel, "constraints", ()))
 
 
 def _eval_vector(e: Any, params: list[Col], n: int, ctx) -> Col:

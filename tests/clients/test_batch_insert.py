@@ -223,3 +223,21 @@ def test_acknowledged_batch_survives_kill(ss_server_factory, unique_name):
     server.restart(crash=True)
     with psycopg.connect(server.dsn, autocommit=True) as conn:
         assert _view_totals(conn, view) == _expect(range(5000))
+
+
+def test_psycopg_pipeline_check_violation_keeps_connection_usable(ss_server, unique_name):
+    """A CHECK violation inside executemany's pipeline fails at its own Execute,
+    so libpq can attribute it; nothing of the implicit block is kept (as in PostgreSQL)."""
+    t = unique_name("pc")
+    with psycopg.connect(ss_server.dsn, autocommit=True) as c:
+        c.execute(f"CREATE TABLE {t} (a int CHECK (a < 10), b int UNIQUE)")
+        with pytest.raises(psycopg.errors.CheckViolation):
+            with c.pipeline(), c.cursor() as cur:
+                cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(1, 1), (2, 2), (20, 3), (3, 4)])
+        with pytest.raises(psycopg.errors.UniqueViolation):
+            with c.pipeline(), c.cursor() as cur:
+                cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(1, 1), (2, 1)])
+        assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
+        with c.pipeline(), c.cursor() as cur:
+            cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(i, i) for i in range(5)])
+        assert c.execute(f"SELECT count(*), sum(b) FROM {t}").fetchone() == (5, 10)
