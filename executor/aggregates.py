@@ -183,6 +183,12 @@ class GroupIndex:
             out[j] = g
         return out
 
+    def nbytes(self) -> int:
+        """Estimated bytes of the key map (dict entry + key tuple per group)
+        plus the direct-indexed array when there is one."""
+        per_key = 64 + 16 * len(self.keys[0]) if self.keys else 0
+        return per_key * len(self.keys) + (self.dense.nbytes if self.dense is not None else 0)
+
     def key_columns(self) -> list[Col]:
         cols = []
         for k, oid in enumerate(self.key_oids):
@@ -199,9 +205,12 @@ class AggState:
         self.spec = spec
         self.size = 0
 
-    def ensure(self, ngroups: int) -> None:
+    def ensure(self, ngroups: int, exact: bool = False) -> None:
+        """Room for ``ngroups``.  Batches grow by doubling (amortised); a merge
+        into a view's global state passes ``exact`` so the kept state is sized
+        by its groups, not by the history of its growth."""
         if ngroups > self.size:
-            cap = max(ngroups, self.size * 2, 16)
+            cap = ngroups if exact else max(ngroups, self.size * 2, 16)
             self._grow(cap)
             self.size = cap
 
@@ -662,7 +671,7 @@ class GroupTable:
         gmap = self.index.lookup_or_add(other.index.keys)
         ng = len(self.index)
         for st, ost in zip(self.states, other.states):
-            st.ensure(ng)
+            st.ensure(ng, exact=True)
             ost.ensure(len(other.index))
             st.merge(ost, gmap)
         self.rows_in += other.rows_in
@@ -679,10 +688,7 @@ class GroupTable:
         return Batch(cols, ng)
 
     def nbytes(self) -> int:
-        per_key = 0
-        for k in self.index.keys[:1]:
-            per_key = 64 + 16 * len(k)
-        return sum(st.nbytes() for st in self.states) + per_key * len(self.index)
+        return sum(st.nbytes() for st in self.states) + self.index.nbytes()
 
     def reset(self) -> None:
         self.index = GroupIndex(self.index.key_oids)

@@ -136,6 +136,7 @@ class CompiledSink:
         self.allow_specialise = True
         self.force_variant = None    # benchmarks: "generic" pins the hash table
         self.max_threads = THREADS
+        self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
 
     @property
     def supported(self) -> bool:
@@ -332,7 +333,7 @@ class CompiledSink:
         for t in self.tables:
             if self.force_variant != "generic":
                 t.maybe_specialise(self.allow_specialise)
-        info.deopts = sum(t.deopts for t in self.tables)
+        info.deopts = self.deopts_before + sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
         info.compile_detail = module.describe() if len(module.ms) > 1 else ""
         self._update_variant()
@@ -381,7 +382,12 @@ class CompiledSink:
             self.agg.consume(table, b, ctx)
 
     def flush_into(self, table) -> None:
-        """Move native state into GroupTable ``table`` (merge), then empty it."""
+        """Move native state into GroupTable ``table`` (merge), then free it.
+
+        Thread-local tables live only between merges: kept (even emptied)
+        they would hold memory sized by the key range or the largest batch
+        seen, so a view's state would not be a function of its groups.  The
+        next batch allocates (and profiles) afresh; np.zeros is lazily zeroed."""
         for t in self.tables:
             if t.ngroups == 0:
                 continue
@@ -391,7 +397,8 @@ class CompiledSink:
                 tmp = table.empty_like()
                 t.to_group_table(tmp)
                 table.merge(tmp)
-            t.reset()
+        self.deopts_before += sum(t.deopts for t in self.tables)
+        self.tables = []
 
     def native_bytes(self) -> int:
         return sum(t.nbytes() for t in self.tables)
@@ -491,6 +498,7 @@ def aggregate(agg, ctx):
         batch = agg.child.execute(ctx)       # includes any (unfused) filter
     table = agg.new_table()
     sink.tables = []
+    sink.deopts_before = 0
     n = batch.n
     if n:
         _aggregate_batch(sink, batch, table, mode, ctx)
