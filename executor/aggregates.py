@@ -127,6 +127,19 @@ class GroupIndex:
             gids = self.dense[off]
         return gids
 
+    def adopt_dense(self, keys: np.ndarray) -> None:
+        """Keys were just set to ``keys`` (group ids 0..n-1, one int key, no
+        NULLs): index them directly when the range allows, so later batches and
+        merges find their groups with a numpy gather."""
+        if not len(keys):
+            return
+        lo, hi = int(keys.min()), int(keys.max())
+        if hi - lo >= self.DENSE_LIMIT:
+            return
+        self.base = lo
+        self.dense = np.full(hi - lo + 1, -1, np.int64)
+        self.dense[keys.astype(np.int64) - lo] = np.arange(len(keys), dtype=np.int64)
+
     def assign(self, key_cols: list[Col], n: int) -> np.ndarray:
         if len(key_cols) == 1 and (self.dense is not None or len(self.keys) == 0 or len(self.keys) < 4096):
             g = self._assign_dense(key_cols[0])
@@ -438,6 +451,10 @@ class MinMaxState(AggState):
                 has[gi] = True
 
     def merge(self, other, gmap):
+        if self.val.dtype != object:
+            k = len(gmap)
+            self.merge_values(gmap, other.val[:k], other.has[:k])
+            return
         for i, gi in enumerate(gmap.tolist()):
             if not other.has[i]:
                 continue
@@ -445,6 +462,22 @@ class MinMaxState(AggState):
             if not self.has[gi] or (v < self.val[gi] if self.is_min else v > self.val[gi]):
                 self.val[gi] = v
                 self.has[gi] = True
+
+    def merge_values(self, gids: np.ndarray, vals: np.ndarray, has: np.ndarray) -> None:
+        """Fold per-group extremes ``vals`` (where ``has``) into groups ``gids``
+        (distinct ids, fixed-width values): numpy, no Python per group."""
+        g, v = gids[has], vals[has]
+        if self.val.dtype == object:
+            for gi, x in zip(g.tolist(), v.tolist()):
+                if not self.has[gi] or (x < self.val[gi] if self.is_min else x > self.val[gi]):
+                    self.val[gi] = x
+                    self.has[gi] = True
+            return
+        v = v.astype(self.val.dtype, copy=False)
+        cur = self.val[g]
+        better = ~self.has[g] | ((v < cur) if self.is_min else (v > cur))
+        self.val[g[better]] = v[better]
+        self.has[g] = True
 
     def final(self, ng):
         return Col(self.val[:ng].copy(), ~self.has[:ng], self.spec.oid if self.spec.oid != O.UNKNOWN else self.oid)

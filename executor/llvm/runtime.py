@@ -389,14 +389,8 @@ class CompiledSink:
         seen, so a view's state would not be a function of its groups.  The
         next batch allocates (and profiles) afresh; np.zeros is lazily zeroed."""
         for t in self.tables:
-            if t.ngroups == 0:
-                continue
-            if len(table.index) == 0 and table.rows_in == 0:
-                t.to_group_table(table)
-            else:
-                tmp = table.empty_like()
-                t.to_group_table(tmp)
-                table.merge(tmp)
+            if t.ngroups:
+                t.merge_into(table)
         self.deopts_before += sum(t.deopts for t in self.tables)
         self.tables = []
 

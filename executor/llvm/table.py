@@ -315,6 +315,8 @@ class NativeTable:
             # group ids are 0..m-1 in this table's order, keys are distinct
             idx.map = dict(zip(keys, range(m)))
             idx.keys = keys
+            if self.nk == 1 and not flags.any():
+                idx.adopt_dense(k1)
         else:
             gids = idx.lookup_or_add(keys)
             assert int(gids[0]) == 0 and int(gids[-1]) == m - 1, "target GroupTable must be empty"
@@ -337,6 +339,45 @@ class NativeTable:
             else:
                 st.val[:m] = arrs[0]
                 st.has[:m] = arrs[1].astype(bool)
+        table.rows_in += int(rows.sum())
+        return m
+
+    def merge_into(self, table) -> int:
+        """Fold this table's groups into GroupTable ``table`` (empty or not);
+        returns groups.  Group ids come from ``GroupIndex.assign`` over the key
+        arrays -- a numpy gather on its direct-indexed path, Python only for
+        keys the table has never seen -- and states are added per group id
+        with numpy (the ids are distinct: a native table holds each key once)."""
+        from catalog.vector import Col
+
+        if len(table.index) == 0 and table.rows_in == 0:
+            return self.to_group_table(table)
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
+        if m == 0:
+            return 0
+        oids = table.index.key_oids
+        key_cols = [Col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
+        gids = table.index.assign(key_cols, m)
+        ng = len(table.index)
+        for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
+            st.ensure(ng, exact=True)
+            if kind == "star":
+                st.cnt[gids] += rows
+            elif kind == "count":
+                st.cnt[gids] += arrs[0]
+            elif kind in ("sum_i", "sum_f"):
+                st.sum[gids] += arrs[0]
+                st.cnt[gids] += arrs[1]
+            elif kind == "sum_128":
+                pair = arrs[0].reshape(-1, 2)
+                lo = pair[:, 0].view(np.uint64).tolist()
+                hi = pair[:, 1].tolist()
+                for i, g in enumerate(gids.tolist()):
+                    st.sum[g] = st.sum[g] + (hi[i] << 64) + lo[i]
+                st.cnt[gids] += arrs[1]
+            else:
+                st.merge_values(gids, arrs[0], arrs[1].astype(bool))
         table.rows_in += int(rows.sum())
         return m
 
