@@ -127,6 +127,20 @@ class GroupIndex:
             gids = self.dense[off]
         return gids
 
+    def _dense_key_column(self) -> Col | None:
+        """The key column straight from the direct-indexed array (numpy, no
+        Python per group) when it covers every group."""
+        d = self.dense
+        if d is None or len(self.key_oids) != 1 or not self.keys:
+            return None
+        slots = np.flatnonzero(d >= 0)
+        if len(slots) != len(self.keys):
+            return None                       # e.g. a NULL key lives only in the map
+        out = np.empty(len(self.keys), np.int64)
+        out[d[slots]] = slots + self.base
+        oid = self.key_oids[0]
+        return Col(out.astype(T.dtype_of(oid), copy=False), None, oid)
+
     def adopt_dense(self, keys: np.ndarray) -> None:
         """Keys were just set to ``keys`` (group ids 0..n-1, one int key, no
         NULLs): index them directly when the range allows, so later batches and
@@ -203,6 +217,9 @@ class GroupIndex:
         return per_key * len(self.keys) + (self.dense.nbytes if self.dense is not None else 0)
 
     def key_columns(self) -> list[Col]:
+        dense = self._dense_key_column()
+        if dense is not None:
+            return [dense]
         cols = []
         for k, oid in enumerate(self.key_oids):
             cols.append(Col.from_pylist([key[k] for key in self.keys], oid))

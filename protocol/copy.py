@@ -197,12 +197,12 @@ def _strip_end_marker(data: bytes) -> bytes:
     """Cut the data at a ``\\.`` line (end-of-data marker)."""
     if data.startswith(b"\\.") and data[2:3] in (b"", b"\n", b"\r"):
         return b""
-    # search for the rare backslash, not for every newline
-    i = data.find(b"\\.", 1)
+    # memchr for the rare backslash, not a search for every newline (or '.')
+    i = data.find(b"\\", 1)
     while i >= 0:
-        if data[i - 1] == 10 and data[i + 2: i + 3] in (b"", b"\n", b"\r"):
+        if data[i - 1] == 10 and data[i + 1: i + 2] == b"." and data[i + 2: i + 3] in (b"", b"\n", b"\r"):
             return data[:i]
-        i = data.find(b"\\.", i + 1)
+        i = data.find(b"\\", i + 1)
     return data
 
 

@@ -36,7 +36,7 @@ from catalog.vector import Batch
 
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
-from .table import MAX_DENSE, NP, NativeTable, double_bits
+from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
@@ -349,17 +349,13 @@ class CompiledSink:
         specialised right away when the range is small."""
         if self.force_variant == "generic" or not self.allow_specialise:
             return
-        mins, ranges = [], []
+        lows, highs = [], []
         for slot in self.plan.keys:
             d, nm = p.cols[slot], p.nulls[slot]
             v = d if nm is None else d[~nm]
-            if len(v) == 0:
-                mins.append(0)
-                ranges.append(0)
-                continue
-            lo, hi = int(v.min()), int(v.max())
-            mins.append(lo)
-            ranges.append(hi - lo + (hi - lo) // 8)
+            lows.append(int(v.min()) if len(v) else 0)
+            highs.append(int(v.max()) if len(v) else 0)
+        mins, ranges = headroom(lows, highs)
         size = NativeTable.dense_size(len(self.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             self._table(0).specialise(mins, ranges)

@@ -43,6 +43,19 @@ def _pow2(n: int) -> int:
     return p
 
 
+def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
+    """Dense (min, range) per key from a profiled [min, max], with 1/16 of the
+    range of headroom on each side: a key just below the smallest seen (ids
+    from 1 when the profile saw 2) must not deoptimise the table any more
+    than one just above the largest."""
+    lows, ranges = [], []
+    for lo, hi in zip(mins, maxs):
+        pad = (hi - lo) // 16
+        lows.append(lo - pad)
+        ranges.append(hi - lo + 2 * pad)
+    return lows, ranges
+
+
 class NativeTable:
     def __init__(self, shape: Shape) -> None:
         self.shape = shape
@@ -211,11 +224,7 @@ class NativeTable:
         if rng is None:
             return False
         mins, maxs = rng
-        ranges = []
-        for lo, hi in zip(mins, maxs):
-            r = hi - lo
-            pad = r // 8       # a little headroom so a growing key range does not deopt at once
-            ranges.append(r + pad)
+        mins, ranges = headroom(mins, maxs)
         m = int(self.ctl[0])
         size = self.dense_size(self.nk, ranges)
         if size > MAX_DENSE or size > max(DENSE_FACTOR * m, 4096):
