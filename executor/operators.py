@@ -363,11 +363,23 @@ class HashJoin(Op):
         self._index_for = (build, index)
         return index
 
+    #: set by continuous views on joins above their state whose build side reads
+    #: only tables: ctx -> those tables' data objects, compared by identity and
+    #: held (so an id cannot be reused); None: rebuild every time
+    build_version = None
+    _built_for = None
+
     def _execute(self, ctx):
-        self.build(ctx)
+        version = self.build_version(ctx) if self.build_version is not None else None
+        stale = self._built_for is None or len(self._built_for) != len(version or ()) or \
+            any(a is not b for a, b in zip(self._built_for, version or ()))
+        if version is None or self._build is None or stale:
+            self.build(ctx)
+            self._built_for = version
         lb = self.left.execute(ctx)
         out = self.process(lb, ctx)
-        self._build = None
+        if version is None:
+            self._build = None
         return out
 
     def _join(self, lb, rb, lk, rk, ctx) -> Batch:

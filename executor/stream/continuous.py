@@ -267,6 +267,8 @@ class ContinuousView:
             done.add(id(scan))
             self._split_at_grouping(holder, scan, ctx)
         self.upper_tables = sorted({t.rel.oid for h in roots for t in _table_scans(h.child)})
+        for h in roots:
+            _keep_table_builds(h.child)
         hidden = _streams_in_expressions(root_holder.child)
         if hidden:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
@@ -467,6 +469,46 @@ def _streams_in_expressions(op) -> list:
     """Stream scans still reachable only through expressions: those would be
     re-scanned at read time, so the view is refused."""
     return [scan for sq in _subquery_exprs(op, set()) for scan in _stream_scans(sq.plan)]
+
+
+_PURE_EXPRS = ("ColRef", "Const", "Cast", "Compare", "And", "Or", "Not", "IsNull", "IsBool", "IsDistinct",
+               "Arith", "Neg", "InList", "Case", "Coalesce")
+
+
+def _pure_table_subtree(op) -> bool:
+    """Only table scans, filters and projections whose expressions are
+    immutable (no functions, parameters or subqueries): its result changes
+    only when a table's data does."""
+    if isinstance(op, P.TableScan):
+        return True
+    if isinstance(op, P.Filter):
+        exprs = [op.pred]
+    elif isinstance(op, P.Project):
+        exprs = list(op.exprs)
+    else:
+        return False
+    if any(type(n).__name__ not in _PURE_EXPRS for e in exprs for n in e.walk()):
+        return False
+    if _expr_refs(exprs) is None:
+        return False
+    return all(_pure_table_subtree(c) for c in op.children)
+
+
+def _keep_table_builds(op, seen=None) -> None:
+    """Upper pipelines run at every read after new input: a join whose build
+    side reads only (unchanged) tables keeps its hash table between reads,
+    keyed by the tables' data versions, like the view's stored result."""
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return
+    seen.add(id(op))
+    if isinstance(op, P.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
+            and _pure_table_subtree(op.right) \
+            and all(type(n).__name__ in _PURE_EXPRS for e in op.rkeys for n in e.walk()):
+        oids = sorted({t.rel.oid for t in _table_scans(op.right)})
+        op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
+    for c in op.children:
+        _keep_table_builds(c, seen)
 
 
 def _table_scans(op) -> list:
