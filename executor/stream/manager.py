@@ -8,6 +8,7 @@ is decoded once and shared by all views.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -53,16 +54,20 @@ def feed_views(views: list[ContinuousView], oid: int, batch: Batch, ctx) -> None
             theirs.append(cv)
             b += cv.insert_cost
 
-    def run(part: list[ContinuousView]) -> None:
+    def run(part: list[ContinuousView], c) -> None:
         for cv in part:
-            cv.insert(oid, batch, ctx)
+            cv.insert(oid, batch, c)
 
-    fut = _view_pool.submit(run, theirs)
+    # the helper gets its own per-evaluation scratch (correlated-row stack, CTE
+    # results, stats); settings, notices and the transaction are shared
+    helper_ctx = dataclasses.replace(ctx, outer_rows=[], cte_results=dict(ctx.cte_results), stats={}) \
+        if dataclasses.is_dataclass(ctx) else ctx
+    fut = _view_pool.submit(run, theirs, helper_ctx)
     try:
-        run(mine)
+        run(mine, ctx)
     finally:
         if fut.cancel():
-            run(theirs)
+            run(theirs, ctx)
         else:
             fut.result()
 
