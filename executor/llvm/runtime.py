@@ -457,11 +457,11 @@ def stream_process(pipe, batch: Batch, ctx) -> bool:
     return True
 
 
-def stream_flush(pipe) -> None:
-    """StreamPipeline.merge hook: native tables -> pipe.local (a GroupTable)."""
+def stream_flush(pipe, table=None) -> None:
+    """StreamPipeline.merge hook: native tables -> ``table`` (default pipe.local)."""
     sink = getattr(pipe, "_llvm", None)
     if sink is not None and sink.tables:
-        sink.flush_into(pipe.local)
+        sink.flush_into(pipe.local if table is None else table)
 
 
 # ---------------------------------------------------------------- GROUP BY queries

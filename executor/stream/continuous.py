@@ -228,7 +228,9 @@ class StreamPipeline:
         self.agg.consume(self.local, batch, ctx)
 
     def merge(self) -> None:
-        _llvm.stream_flush(self)    # [llvm hook] native thread-local tables -> self.local
+        # [llvm hook] native thread-local tables straight into the global state
+        # (numpy by group id), then what ran on the vector path
+        _llvm.stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
 
