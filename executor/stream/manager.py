@@ -4,7 +4,8 @@ views, session-window scans, and their recovery.
 Ingest of one batch: log it (WAL, durable at the session's
 synchronous_commit level), append it to the ring buffer when a scan is
 listening, and hand it to every continuous view on the stream.  The batch
-is decoded once and shared by all views.
+is decoded once and shared by all views; large batches feed the views on
+two threads (:func:`feed_views`).
 """
 from __future__ import annotations
 
