@@ -126,10 +126,13 @@ class Wal:
 
     def append(self, ops: list, sync: bool) -> None:
         body = dumps(ops)
-        rec = _HDR.pack(len(body), zlib.crc32(body)) + body
+        head = _HDR.pack(len(body), zlib.crc32(body))
         with self.lock:
-            self._f.write(rec)
-            self.size += len(rec)
+            # two writes, no copy of a multi-megabyte body; a tear between them
+            # is a torn tail like any other (length and CRC checked at replay)
+            self._f.write(head)
+            self._f.write(body)
+            self.size += len(head) + len(body)
             self.written += 1
             mine = self.written
         if sync:

@@ -127,6 +127,33 @@ class GroupIndex:
             gids = self.dense[off]
         return gids
 
+    def _dense_key_column(self) -> Col | None:
+        """The key column straight from the direct-indexed array (numpy, no
+        Python per group) when it covers every group."""
+        d = self.dense
+        if d is None or len(self.key_oids) != 1 or not self.keys:
+            return None
+        slots = np.flatnonzero(d >= 0)
+        if len(slots) != len(self.keys):
+            return None                       # e.g. a NULL key lives only in the map
+        out = np.empty(len(self.keys), np.int64)
+        out[d[slots]] = slots + self.base
+        oid = self.key_oids[0]
+        return Col(out.astype(T.dtype_of(oid), copy=False), None, oid)
+
+    def adopt_dense(self, keys: np.ndarray) -> None:
+        """Keys were just set to ``keys`` (group ids 0..n-1, one int key, no
+        NULLs): index them directly when the range allows, so later batches and
+        merges find their groups with a numpy gather."""
+        if not len(keys):
+            return
+        lo, hi = int(keys.min()), int(keys.max())
+        if hi - lo >= self.DENSE_LIMIT:
+            return
+        self.base = lo
+        self.dense = np.full(hi - lo + 1, -1, np.int64)
+        self.dense[keys.astype(np.int64) - lo] = np.arange(len(keys), dtype=np.int64)
+
     def assign(self, key_cols: list[Col], n: int) -> np.ndarray:
         if len(key_cols) == 1 and (self.dense is not None or len(self.keys) == 0 or len(self.keys) < 4096):
             g = self._assign_dense(key_cols[0])
@@ -193,7 +220,16 @@ class GroupIndex:
             out[j] = g
         return out
 
+    def nbytes(self) -> int:
+        """Estimated bytes of the key map (dict entry + key tuple per group)
+        plus the direct-indexed array when there is one."""
+        per_key = 64 + 16 * len(self.keys[0]) if self.keys else 0
+        return per_key * len(self.keys) + (self.dense.nbytes if self.dense is not None else 0)
+
     def key_columns(self) -> list[Col]:
+        dense = self._dense_key_column()
+        if dense is not None:
+            return [dense]
         cols = []
         for k, oid in enumerate(self.key_oids):
             cols.append(Col.from_pylist([key[k] for key in self.keys], oid))
@@ -209,9 +245,12 @@ class AggState:
         self.spec = spec
         self.size = 0
 
-    def ensure(self, ngroups: int) -> None:
+    def ensure(self, ngroups: int, exact: bool = False) -> None:
+        """Room for ``ngroups``.  Batches grow by doubling (amortised); a merge
+        into a view's global state passes ``exact`` so the kept state is sized
+        by its groups, not by the history of its growth."""
         if ngroups > self.size:
-            cap = max(ngroups, self.size * 2, 16)
+            cap = ngroups if exact else max(ngroups, self.size * 2, 16)
             self._grow(cap)
             self.size = cap
 
@@ -439,6 +478,10 @@ class MinMaxState(AggState):
                 has[gi] = True
 
     def merge(self, other, gmap):
+        if self.val.dtype != object:
+            k = len(gmap)
+            self.merge_values(gmap, other.val[:k], other.has[:k])
+            return
         for i, gi in enumerate(gmap.tolist()):
             if not other.has[i]:
                 continue
@@ -446,6 +489,22 @@ class MinMaxState(AggState):
             if not self.has[gi] or (v < self.val[gi] if self.is_min else v > self.val[gi]):
                 self.val[gi] = v
                 self.has[gi] = True
+
+    def merge_values(self, gids: np.ndarray, vals: np.ndarray, has: np.ndarray) -> None:
+        """Fold per-group extremes ``vals`` (where ``has``) into groups ``gids``
+        (distinct ids, fixed-width values): numpy, no Python per group."""
+        g, v = gids[has], vals[has]
+        if self.val.dtype == object:
+            for gi, x in zip(g.tolist(), v.tolist()):
+                if not self.has[gi] or (x < self.val[gi] if self.is_min else x > self.val[gi]):
+                    self.val[gi] = x
+                    self.has[gi] = True
+            return
+        v = v.astype(self.val.dtype, copy=False)
+        cur = self.val[g]
+        better = ~self.has[g] | ((v < cur) if self.is_min else (v > cur))
+        self.val[g[better]] = v[better]
+        self.has[g] = True
 
     def final(self, ng):
         return Col(self.val[:ng].copy(), ~self.has[:ng], self.spec.oid if self.spec.oid != O.UNKNOWN else self.oid)
@@ -675,7 +734,7 @@ class GroupTable:
             gmap = self.index.lookup_or_add(other.index.keys)
         ng = len(self.index)
         for st, ost in zip(self.states, other.states):
-            st.ensure(ng)
+            st.ensure(ng, exact=True)
             ost.ensure(len(other.index))
             st.merge(ost, gmap)
         self.rows_in += other.rows_in
@@ -692,10 +751,7 @@ class GroupTable:
         return Batch(cols, ng)
 
     def nbytes(self) -> int:
-        per_key = 0
-        for k in self.index.keys[:1]:
-            per_key = 64 + 16 * len(k)
-        return sum(st.nbytes() for st in self.states) + per_key * len(self.index)
+        return sum(st.nbytes() for st in self.states) + self.index.nbytes()
 
     def reset(self) -> None:
         self.index = GroupIndex(self.index.key_oids)

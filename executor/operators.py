@@ -247,6 +247,73 @@ def match_indices(lcode: np.ndarray, rcode: np.ndarray) -> tuple[np.ndarray, np.
     return li, ri
 
 
+INT_OIDS = (O.INT2, O.INT4, O.INT8)
+
+
+class UniqueIntIndex:
+    """Build rows by a unique integer key: a direct array ``pos[key - base]``
+    when the key range is compact, else the sorted keys (one searchsorted per
+    probe).  NULL build keys are left out; NULL probe keys match nothing."""
+
+    DENSE_SLOTS = 1 << 24       # largest direct array (int32 entries)
+
+    def __init__(self) -> None:
+        self.pos: np.ndarray | None = None
+        self.base = 0
+        self.sorted_keys: np.ndarray | None = None
+        self.order: np.ndarray | None = None
+
+    @staticmethod
+    def build(rk: list[Col]) -> "UniqueIntIndex | None":
+        c = rk[0]
+        if c.oid not in INT_OIDS or c.data.dtype.kind not in "iu" or len(c) >= (1 << 31):
+            return None
+        keys = c.data.astype(np.int64, copy=False)
+        rows = np.arange(len(keys), dtype=np.int64)
+        if c.nulls is not None:
+            keys, rows = keys[~c.nulls], rows[~c.nulls]
+        ix = UniqueIntIndex()
+        order = np.argsort(keys, kind="stable")
+        sk = keys[order]
+        if len(sk) > 1 and (sk[1:] == sk[:-1]).any():
+            return None                      # duplicates: the general join handles them
+        if len(sk) == 0:
+            ix.sorted_keys, ix.order = sk, rows[order]
+            return ix
+        lo, hi = int(sk[0]), int(sk[-1])
+        span = hi - lo + 1
+        if span <= max(32 * len(sk), 1 << 16) and span <= UniqueIntIndex.DENSE_SLOTS:
+            ix.base = lo
+            ix.pos = np.full(span, -1, np.int32)
+            ix.pos[sk - lo] = rows[order]
+        else:
+            ix.sorted_keys, ix.order = sk, rows[order]
+        return ix
+
+    def probe(self, lc: Col) -> tuple[np.ndarray, np.ndarray]:
+        """(probe rows, build rows) of the matches, probe rows ascending."""
+        keys = lc.data
+        if self.pos is not None:
+            k64 = keys.astype(np.int64, copy=False)
+            ok = (k64 >= self.base) & (k64 < self.base + len(self.pos))
+            if lc.nulls is not None:
+                ok &= ~lc.nulls
+            hit = np.full(len(keys), -1, np.int32)
+            hit[ok] = self.pos[k64[ok] - self.base]
+        else:
+            sk = self.sorted_keys
+            k64 = keys.astype(np.int64)
+            at = np.searchsorted(sk, k64)
+            at_c = np.minimum(at, max(len(sk) - 1, 0))
+            ok = (at < len(sk)) & (sk[at_c] == k64) if len(sk) else np.zeros(len(keys), bool)
+            if lc.nulls is not None:
+                ok &= ~lc.nulls
+            hit = np.full(len(keys), -1, np.int64)
+            hit[ok] = self.order[at_c[ok]]
+        li = np.flatnonzero(hit >= 0)
+        return li, hit[li].astype(np.int64)
+
+
 def _null_batch(out: list[OutCol], n: int) -> Batch:
     return Batch([Col(T.empty(c.oid, n), np.ones(n, bool), c.oid) for c in out], n)
 
@@ -276,13 +343,43 @@ class HashJoin(Op):
         """Probe one batch against the (already built) right side."""
         rb, rk = self._build
         lk = [k.eval(lb, ctx) for k in self.lkeys]
+        index = self._unique_index()
+        if index is not None and lk[0].data.dtype.kind in "iu":
+            li, ri = index.probe(lk[0])
+            return self._emit(lb, rb, li, ri, ctx)
         return self._join(lb, rb, lk, rk, ctx)
 
+    def _unique_index(self) -> "UniqueIntIndex | None":
+        """A kept build side (a continuous view's static pipeline) probed batch
+        after batch: index its single unique integer key once, so a probe is a
+        gather instead of a factorise + sort of build and probe keys."""
+        build = self._build
+        cached = getattr(self, "_index_for", None)
+        if cached is not None and cached[0] is build:
+            return cached[1]
+        index = UniqueIntIndex.build(build[1]) if len(self.lkeys) == 1 else None
+        if index is not None and T.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in INT_OIDS:
+            index = None
+        self._index_for = (build, index)
+        return index
+
+    #: set by continuous views on joins above their state whose build side reads
+    #: only tables: ctx -> those tables' data objects, compared by identity and
+    #: held (so an id cannot be reused); None: rebuild every time
+    build_version = None
+    _built_for = None
+
     def _execute(self, ctx):
-        self.build(ctx)
+        version = self.build_version(ctx) if self.build_version is not None else None
+        stale = self._built_for is None or len(self._built_for) != len(version or ()) or \
+            any(a is not b for a, b in zip(self._built_for, version or ()))
+        if version is None or self._build is None or stale:
+            self.build(ctx)
+            self._built_for = version
         lb = self.left.execute(ctx)
         out = self.process(lb, ctx)
-        self._build = None
+        if version is None:
+            self._build = None
         return out
 
     def _join(self, lb, rb, lk, rk, ctx) -> Batch:
@@ -292,6 +389,10 @@ class HashJoin(Op):
         else:
             li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
             ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
+        return self._emit(lb, rb, li, ri, ctx)
+
+    def _emit(self, lb, rb, li, ri, ctx) -> Batch:
+        """Matched pairs (li, ri) in probe order -> the join's output."""
         if self.residual is not None and len(li):
             pair = self._residual_pair(lb, rb, li, ri)
             c = self.residual.eval(pair, ctx)

@@ -197,11 +197,12 @@ def _strip_end_marker(data: bytes) -> bytes:
     """Cut the data at a ``\\.`` line (end-of-data marker)."""
     if data.startswith(b"\\.") and data[2:3] in (b"", b"\n", b"\r"):
         return b""
-    i = data.find(b"\n\\.")
+    # memchr for the rare backslash, not a search for every newline (or '.')
+    i = data.find(b"\\", 1)
     while i >= 0:
-        if data[i + 3: i + 4] in (b"", b"\n", b"\r"):
-            return data[: i + 1]
-        i = data.find(b"\n\\.", i + 1)
+        if data[i - 1] == 10 and data[i + 1: i + 2] == b"." and data[i + 2: i + 3] in (b"", b"\n", b"\r"):
+            return data[:i]
+        i = data.find(b"\\", i + 1)
     return data
 
 
@@ -413,8 +414,46 @@ def _pa_type(oid: int, has_hex: bool) -> Any:
     return pa.string()
 
 
+_FLOATS = (T.FLOAT4, T.FLOAT8)
+_LONGEST_PLAIN_LINE = 300     # shorter lines cannot hold a float literal that over- or underflows
+
+
+def _floats_are_plain(data: bytes) -> bool:
+    """True when no float literal in ``data`` can over- or underflow: no
+    exponent (a digit or '.' before an 'e'/'E') and no line long enough for
+    300 digits.  Then pyarrow's float parser (correctly rounded, like strtod)
+    decides exactly what PostgreSQL's float8in would, except for spellings it
+    rejects (whitespace, ...) -- those retry on the text path -- and inf/NaN
+    text, which the caller sends to the text path too."""
+    buf = np.frombuffer(data, np.uint8)
+    e = np.flatnonzero((buf | 0x20) == 0x65)
+    e = e[e > 0]
+    if len(e):
+        prev = buf[e - 1]
+        if (((prev >= 0x30) & (prev <= 0x39)) | (prev == 0x2E)).any():
+            return False
+    ends = np.flatnonzero(buf == 10)
+    if not len(ends):
+        return len(buf) < _LONGEST_PLAIN_LINE
+    return int(max(ends[0], np.diff(ends).max(initial=0), len(buf) - ends[-1])) < _LONGEST_PLAIN_LINE
+
+
+class _FloatsNotPlain(Exception):
+    """Floats read as doubles met inf/NaN text or a spelling pyarrow rejects."""
+
+
 def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], names: Sequence[str],
                     first_line: int, tz: str) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    if any(o in _FLOATS for o in oids) and _floats_are_plain(data):
+        try:
+            return _pyarrow_decode_as(data, options, oids, names, first_line, tz, True)
+        except _FloatsNotPlain:
+            pass
+    return _pyarrow_decode_as(data, options, oids, names, first_line, tz, False)
+
+
+def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], names: Sequence[str],
+                       first_line: int, tz: str, direct_floats: bool) -> list[tuple[np.ndarray, np.ndarray | None]]:
     import pyarrow as pa
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
@@ -422,7 +461,7 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
     csv = options.format == "csv"
     has_hex = b"0x" in data or b"0X" in data
     cols = [f"c{j}" for j in range(len(oids))]
-    ptypes = {c: _pa_type(o, has_hex) for c, o in zip(cols, oids)}
+    ptypes = {c: pa.float64() if direct_floats and o in _FLOATS else _pa_type(o, has_hex) for c, o in zip(cols, oids)}
     q = options.quote
     parse = pcsv.ParseOptions(
         delimiter=options.delimiter,
@@ -437,10 +476,14 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
         quoted_strings_can_be_null=False, true_values=_BOOL_TRUE, false_values=_BOOL_FALSE,
         check_utf8=True,
     )
-    read = pcsv.ReadOptions(column_names=cols, block_size=1 << 22, use_threads=len(data) > (1 << 20))
+    # blocks of ~1 MiB let pyarrow parse a multi-megabyte slab on both cores
+    read = pcsv.ReadOptions(column_names=cols, block_size=max(1 << 20, len(data) // 4 + 1),
+                            use_threads=len(data) > (1 << 20))
     try:
         table = pcsv.read_csv(io.BytesIO(data), read_options=read, parse_options=parse, convert_options=conv)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError) as ex:
+        if direct_floats:
+            raise _FloatsNotPlain() from None
         raise _Fallback(str(ex)) from None
     out: list[tuple[np.ndarray, np.ndarray | None]] = []
     for j, oid in enumerate(oids):
@@ -455,6 +498,9 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
         if col.null_count and not pa.types.is_temporal(typ):
             col = col.fill_null(False if pa.types.is_boolean(typ) else pa.scalar(0, typ))
         vals = col.to_numpy(zero_copy_only=False)
+        if oid in _FLOATS:
+            out.append(_direct_float_column(vals, oid, nmask))
+            continue
         if col.null_count and pa.types.is_temporal(typ):
             # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
             vals = vals.copy()
@@ -463,6 +509,21 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
             vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))
     return out
+
+
+def _direct_float_column(arr: np.ndarray, oid: int, nmask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """A float column pyarrow parsed as doubles from plain literals (see
+    :func:`_floats_are_plain`): inf/NaN can only come from inf/NaN text, which
+    the exact text path handles."""
+    if not np.isfinite(arr).all():
+        raise _FloatsNotPlain()
+    if oid == T.FLOAT4:
+        with np.errstate(over="ignore"):
+            a32 = arr.astype(np.float32)
+        if np.isinf(a32).any() or ((a32 == 0) & (arr != 0)).any():
+            raise _Fallback("float4 range")
+        return a32, nmask
+    return arr, nmask
 
 
 def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, first_line: int, tz: str,
@@ -488,8 +549,12 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
         if nmask is not None:
             suspicious &= ~nmask
         if suspicious.any():
+            # zeros are mostly written as zeros ("0", "0.0", "-0e3"): only a value that
+            # parsed to 0 or inf from other text (underflow, overflow) needs the exact check
             idx = np.flatnonzero(suspicious)
             sub = col.take(pa.array(idx))
+            literal = pc.match_substring_regex(sub, _PLAIN_ZERO).to_numpy(zero_copy_only=False)
+            idx, sub = idx[~literal], sub.filter(pa.array(~literal))
             for k, s in zip(idx.tolist(), sub.to_pylist()):
                 try:
                     T.decode_text(oid, s)
@@ -537,6 +602,7 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
 
 
 _PLAIN_DECIMAL = r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$"
+_PLAIN_ZERO = r"^\s*[+-]?(0+(\.0*)?|\.0+)([eE][+-]?[0-9]+)?\s*$"
 
 
 def _numeric_fast(col: Any, pc: Any) -> np.ndarray | None:

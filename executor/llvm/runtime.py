@@ -37,7 +37,7 @@ from catalog.vector import Batch
 
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
-from .table import MAX_DENSE, NP, NativeTable, double_bits
+from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
 
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
@@ -142,6 +142,7 @@ class CompiledSink:
         self._qlock = threading.Lock()
         self._helper = None          # the helper's running drain (a Future), if any
         self._helper_table = None    # the table it applies morsels into
+        self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
 
     @property
     def supported(self) -> bool:
@@ -318,7 +319,7 @@ class CompiledSink:
             t0 = self._table(0)
             t0.run(module, base, 0, n)
             self._maybe_specialise(t0)
-        info.deopts = sum(t.deopts for t in self.tables)
+        info.deopts = self.deopts_before + sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
         info.compile_detail = module.describe() if len(module.ms) > 1 else ""
         self._update_variant()
@@ -391,17 +392,13 @@ class CompiledSink:
         specialised right away when the range is small."""
         if self.force_variant == "generic" or not self.allow_specialise:
             return
-        mins, ranges = [], []
+        lows, highs = [], []
         for slot in self.plan.keys:
             d, nm = p.cols[slot], p.nulls[slot]
             v = d if nm is None else d[~nm]
-            if len(v) == 0:
-                mins.append(0)
-                ranges.append(0)
-                continue
-            lo, hi = int(v.min()), int(v.max())
-            mins.append(lo)
-            ranges.append(hi - lo + (hi - lo) // 8)
+            lows.append(int(v.min()) if len(v) else 0)
+            highs.append(int(v.max()) if len(v) else 0)
+        mins, ranges = headroom(lows, highs)
         size = NativeTable.dense_size(len(self.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             self._table(0).specialise(mins, ranges)
@@ -424,22 +421,22 @@ class CompiledSink:
             self.agg.consume(table, b, ctx)
 
     def flush_into(self, table) -> None:
-        """Move native state into GroupTable ``table`` (merge), then empty it."""
+        """Move native state into GroupTable ``table`` (merge), then free it.
+
+        Thread-local tables live only between merges: kept (even emptied)
+        they would hold memory sized by the key range or the largest batch
+        seen, so a view's state would not be a function of its groups.  The
+        next batch allocates (and profiles) afresh; np.zeros is lazily zeroed."""
         self.join()
         t0 = self.tables[0] if self.tables else None
         for t in self.tables[1:]:
             if t0.absorb(t):          # same dense range: thread-local tables add up natively
                 t.reset()
         for t in self.tables:
-            if t.ngroups == 0:
-                continue
-            if len(table.index) == 0 and table.rows_in == 0:
-                t.to_group_table(table)
-            else:
-                tmp = table.empty_like()
-                t.to_group_table(tmp)
-                table.merge(tmp)
-            t.reset()
+            if t.ngroups:
+                t.merge_into(table)
+        self.deopts_before += sum(t.deopts for t in self.tables)
+        self.tables = []
 
     def native_bytes(self) -> int:
         return sum(t.nbytes() for t in self.tables)
@@ -508,11 +505,11 @@ def stream_process(pipe, batch: Batch, ctx) -> bool:
     return True
 
 
-def stream_flush(pipe) -> None:
-    """StreamPipeline.merge hook: native tables -> pipe.local (a GroupTable)."""
+def stream_flush(pipe, table=None) -> None:
+    """StreamPipeline.merge hook: native tables -> ``table`` (default pipe.local)."""
     sink = getattr(pipe, "_llvm", None)
     if sink is not None and sink.tables:
-        sink.flush_into(pipe.local)
+        sink.flush_into(pipe.local if table is None else table)
 
 
 # ---------------------------------------------------------------- GROUP BY queries
@@ -540,6 +537,7 @@ def aggregate(agg, ctx):
     table = agg.new_table()
     sink.join()
     sink.tables = []
+    sink.deopts_before = 0
     n = batch.n
     if n:
         _aggregate_batch(sink, batch, table, mode, ctx)

@@ -43,6 +43,19 @@ def _pow2(n: int) -> int:
     return p
 
 
+def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
+    """Dense (min, range) per key from a profiled [min, max], with 1/16 of the
+    range of headroom on each side: a key just below the smallest seen (ids
+    from 1 when the profile saw 2) must not deoptimise the table any more
+    than one just above the largest."""
+    lows, ranges = [], []
+    for lo, hi in zip(mins, maxs):
+        pad = (hi - lo) // 16
+        lows.append(lo - pad)
+        ranges.append(hi - lo + 2 * pad)
+    return lows, ranges
+
+
 class NativeTable:
     def __init__(self, shape: Shape) -> None:
         self.shape = shape
@@ -245,11 +258,7 @@ class NativeTable:
         if rng is None:
             return False
         mins, maxs = rng
-        ranges = []
-        for lo, hi in zip(mins, maxs):
-            r = hi - lo
-            pad = r // 8       # a little headroom so a growing key range does not deopt at once
-            ranges.append(r + pad)
+        mins, ranges = headroom(mins, maxs)
         m = int(self.ctl[0])
         size = self.dense_size(self.nk, ranges)
         if size > MAX_DENSE or size > max(DENSE_FACTOR * m, 4096):
@@ -349,6 +358,8 @@ class NativeTable:
             # group ids are 0..m-1 in this table's order, keys are distinct
             idx.map = dict(zip(keys, range(m)))
             idx.keys = keys
+            if self.nk == 1 and not flags.any():
+                idx.adopt_dense(k1)
         else:
             gids = idx.lookup_or_add(keys)
             assert int(gids[0]) == 0 and int(gids[-1]) == m - 1, "target GroupTable must be empty"
@@ -392,6 +403,45 @@ class NativeTable:
             for a, b in zip(mine, theirs):
                 a += b
         return True
+
+    def merge_into(self, table) -> int:
+        """Fold this table's groups into GroupTable ``table`` (empty or not);
+        returns groups.  Group ids come from ``GroupIndex.assign`` over the key
+        arrays -- a numpy gather on its direct-indexed path, Python only for
+        keys the table has never seen -- and states are added per group id
+        with numpy (the ids are distinct: a native table holds each key once)."""
+        from catalog.vector import Col
+
+        if len(table.index) == 0 and table.rows_in == 0:
+            return self.to_group_table(table)
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
+        if m == 0:
+            return 0
+        oids = table.index.key_oids
+        key_cols = [Col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
+        gids = table.index.assign(key_cols, m)
+        ng = len(table.index)
+        for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
+            st.ensure(ng, exact=True)
+            if kind == "star":
+                st.cnt[gids] += rows
+            elif kind == "count":              # kernels keep NULL counts
+                st.cnt[gids] += rows - arrs[0]
+            elif kind in ("sum_i", "sum_f"):
+                st.sum[gids] += arrs[0]
+                st.cnt[gids] += rows - arrs[1]
+            elif kind == "sum_128":
+                pair = arrs[0].reshape(-1, 2)
+                lo = pair[:, 0].view(np.uint64).tolist()
+                hi = pair[:, 1].tolist()
+                for i, g in enumerate(gids.tolist()):
+                    st.sum[g] = st.sum[g] + (hi[i] << 64) + lo[i]
+                st.cnt[gids] += rows - arrs[1]
+            else:
+                st.merge_values(gids, arrs[0], arrs[1].astype(bool))
+        table.rows_in += int(rows.sum())
+        return m
 
     def reset(self) -> None:
         """Empty the table, keeping its variant (and dense range)."""

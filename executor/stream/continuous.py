@@ -21,9 +21,11 @@ import copy
 
 import collections
 import threading
+import time
 
 import numpy as np
 
+from catalog import types as T
 from catalog.vector import Batch, Col
 from protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
@@ -88,6 +90,117 @@ def replace_child(parent, old, new) -> None:
         parent.inner.children = [parent.left, parent.right]
 
 
+class PrunedCol(Col):
+    """A column no operator of a stream pipeline reads (see :func:`needed_columns`):
+    filters, join probes and takes carry only its length, so a view does not
+    copy the stream columns (or the join build columns) it never looks at.
+    ``data`` materialises a placeholder for code paths that gather everything
+    (e.g. concatenating the unmatched rows of an outer join)."""
+
+    __slots__ = ("_n", "_data")
+
+    def __init__(self, n: int, oid: int) -> None:
+        self._n, self._data, self.nulls, self.oid = n, None, None, oid
+
+    @property
+    def data(self) -> np.ndarray:  # type: ignore[override]
+        if self._data is None:
+            self._data = T.empty(self.oid, self._n)
+        return self._data
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._data = value
+
+    def __len__(self) -> int:
+        return self._n
+
+    def take(self, idx: np.ndarray) -> Col:
+        return PrunedCol(len(idx), self.oid)
+
+    def filter(self, mask: np.ndarray) -> Col:
+        return PrunedCol(int(np.count_nonzero(mask)), self.oid)
+
+    def slice(self, a: int, b: int) -> Col:
+        return PrunedCol(len(range(*slice(a, b).indices(self._n))), self.oid)
+
+    def null_mask(self) -> np.ndarray:
+        return np.zeros(self._n, dtype=bool)
+
+    def valid_mask(self) -> np.ndarray:
+        return np.ones(self._n, dtype=bool)
+
+
+def _expr_refs(exprs) -> set[int] | None:
+    """Column indices the expressions read; None when that cannot be proven
+    (a node holding an expression it does not list as a child, outer
+    references, subqueries)."""
+    from .. import expr as X
+
+    out: set[int] = set()
+    for e in exprs:
+        if e is None:
+            continue
+        for n in e.walk():
+            if isinstance(n, (X.OuterRef, X.SubqueryExpr)):
+                return None
+            kids = {id(c) for c in n.children()}
+            for held in _held_exprs(n):
+                if id(held) not in kids:
+                    return None
+            if type(n) is X.ColRef:
+                out.add(n.idx)
+    return out
+
+
+def _held_exprs(node) -> list:
+    from .. import expr as X
+
+    found = []
+    for v in vars(node).values():
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            if isinstance(x, X.Expr):
+                found.append(x)
+            elif isinstance(x, (list, tuple)):
+                stack.extend(x)
+    return found
+
+
+def needed_columns(ops: list, agg) -> tuple[set[int] | None, dict]:
+    """Which scan columns (and which build-side columns of each probe) the
+    pipeline reads, walking down from the grouping; (None, {}) = all."""
+    need = _expr_refs(list(agg.keys) + [e for a in agg.aggs for e in list(a.args) + [a.filter]])
+    right: dict = {}
+    for op in reversed(ops):
+        if need is None:
+            return None, {}
+        if isinstance(op, P.Filter):
+            got = _expr_refs([op.pred])
+            need = None if got is None else need | got
+        elif isinstance(op, P.Project):
+            need = _expr_refs([op.exprs[i] for i in sorted(need)])
+        elif isinstance(op, P.HashJoin):
+            nl = len(op.left.out)
+            res = _expr_refs([op.residual])
+            keys = _expr_refs(op.lkeys)
+            rkeys = _expr_refs(op.rkeys)     # over the build side; kept for Spark pushdown (partial.py)
+            if res is None or keys is None or rkeys is None:
+                return None, {}
+            above = need if op.kind in ("semi", "anti") else need | res
+            right[op] = {i - nl for i in above | res if i >= nl} | rkeys
+            need = {i for i in above | res if i < nl} | keys
+        else:
+            return None, {}
+    return need, right
+
+
+def prune(batch: Batch, keep: set[int]) -> Batch:
+    return Batch([c if i in keep or isinstance(c, PrunedCol) else PrunedCol(batch.n, c.oid)
+                  for i, c in enumerate(batch.cols)], batch.n)
+
+
 class StreamPipeline:
     """scan -> streaming operators -> grouping sink, run per inserted batch."""
 
@@ -97,8 +210,16 @@ class StreamPipeline:
         self.agg = agg
         self.local = agg.new_table()
         self.global_ = agg.new_table()
+        self.keep, self.keep_right = needed_columns(ops, agg)
+        if self.keep is not None:
+            for op, cols in self.keep_right.items():
+                if op._build is not None:       # the kept build side: drop what no one reads
+                    rb, rk = op._build
+                    op._build = (prune(rb, cols), rk)
 
     def process(self, batch: Batch, ctx) -> None:
+        if self.keep is not None and len(self.keep) < len(batch.cols):
+            batch = prune(batch, self.keep)
         # [llvm hook] compiled insert path (executor/llvm); False = run the vector path below
         if _llvm.stream_process(self, batch, ctx):
             return
@@ -109,7 +230,9 @@ class StreamPipeline:
         self.agg.consume(self.local, batch, ctx)
 
     def merge(self) -> None:
-        _llvm.stream_flush(self)    # [llvm hook] native thread-local tables -> self.local
+        # [llvm hook] native thread-local tables straight into the global state
+        # (numpy by group id), then what ran on the vector path
+        _llvm.stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
 
@@ -125,6 +248,7 @@ class ContinuousView:
         self.result: Batch | None = None
         self.has_new_input = True
         self.static_tables: set[int] = set()
+        self.insert_cost = 0.0
         self.plan = self._prepare(plan, ctx)
 
     # ------------------------------------------------------------ planning
@@ -147,6 +271,8 @@ class ContinuousView:
             done.add(id(scan))
             self._split_at_grouping(holder, scan, ctx)
         self.upper_tables = sorted({t.rel.oid for h in roots for t in _table_scans(h.child)})
+        for h in roots:
+            _keep_table_builds(h.child)
         hidden = _streams_in_expressions(root_holder.child)
         if hidden:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
@@ -220,11 +346,15 @@ class ContinuousView:
     def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
         """Algorithm 4.3: process now if the lock is free, else enqueue."""
         if self.lock.acquire(blocking=False):
+            t0 = time.perf_counter()
             try:
                 self._drain(ctx)
                 self._process(stream_oid, batch, ctx)
             finally:
                 self.lock.release()
+            # seconds per row, smoothed: how the stream manager balances views over threads
+            per_row = (time.perf_counter() - t0) / max(batch.n, 1)
+            self.insert_cost = per_row if self.insert_cost == 0 else 0.8 * self.insert_cost + 0.2 * per_row
         else:
             self.queue.append((stream_oid, batch))
 
@@ -343,6 +473,46 @@ def _streams_in_expressions(op) -> list:
     """Stream scans still reachable only through expressions: those would be
     re-scanned at read time, so the view is refused."""
     return [scan for sq in _subquery_exprs(op, set()) for scan in _stream_scans(sq.plan)]
+
+
+_PURE_EXPRS = ("ColRef", "Const", "Cast", "Compare", "And", "Or", "Not", "IsNull", "IsBool", "IsDistinct",
+               "Arith", "Neg", "InList", "Case", "Coalesce")
+
+
+def _pure_table_subtree(op) -> bool:
+    """Only table scans, filters and projections whose expressions are
+    immutable (no functions, parameters or subqueries): its result changes
+    only when a table's data does."""
+    if isinstance(op, P.TableScan):
+        return True
+    if isinstance(op, P.Filter):
+        exprs = [op.pred]
+    elif isinstance(op, P.Project):
+        exprs = list(op.exprs)
+    else:
+        return False
+    if any(type(n).__name__ not in _PURE_EXPRS for e in exprs for n in e.walk()):
+        return False
+    if _expr_refs(exprs) is None:
+        return False
+    return all(_pure_table_subtree(c) for c in op.children)
+
+
+def _keep_table_builds(op, seen=None) -> None:
+    """Upper pipelines run at every read after new input: a join whose build
+    side reads only (unchanged) tables keeps its hash table between reads,
+    keyed by the tables' data versions, like the view's stored result."""
+    seen = set() if seen is None else seen
+    if id(op) in seen:
+        return
+    seen.add(id(op))
+    if isinstance(op, P.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
+            and _pure_table_subtree(op.right) \
+            and all(type(n).__name__ in _PURE_EXPRS for e in op.rkeys for n in e.walk()):
+        oids = sorted({t.rel.oid for t in _table_scans(op.right)})
+        op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
+    for c in op.children:
+        _keep_table_builds(c, seen)
 
 
 def _table_scans(op) -> list:

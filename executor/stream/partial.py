@@ -67,6 +67,8 @@ from catalog.vector import Col
 from protocol import oids as O
 from protocol.errors import Notice, PgError
 
+from .continuous import PrunedCol
+
 log = logging.getLogger("splitstream.spark")
 
 KEY_SETTING = "splitstream.batch_key"
@@ -428,7 +430,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
             bname = "b" + str(len(build_seq))
             rcols = []
             for j, (c, oc) in enumerate(zip(rb.cols, op.right.out)):
-                if c.oid not in PUSH_TYPES:
+                if c.oid not in PUSH_TYPES or isinstance(c, PrunedCol):   # pruned: no stage reads it
                     rcols.append(None)
                     continue
                 rcols.append(j)
