@@ -139,10 +139,38 @@ class Cast(Expr):
         return [self.arg]
 
     def eval(self, batch, ctx):
+        folded = folded_const(self, ctx)
+        if folded is not None and batch.n > 1:
+            return Col.const(folded[0], self.oid, batch.n)
         return T.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
 
     def is_const(self) -> bool:
         return self.arg.is_const()
+
+
+_NOT_FOLDED = ("not folded",)
+
+
+def folded_const(e: Expr, ctx) -> tuple | None:
+    """(value,) of a constant expression without parameters, computed once on a
+    one-row batch (``CAST(1 + 10 AS numeric)`` would otherwise be evaluated,
+    and cast value by value, for every row); None when ``e`` is not one."""
+    hit = getattr(e, "_folded", None)
+    if hit is not None:
+        return None if hit is _NOT_FOLDED else hit
+    res = _NOT_FOLDED
+    # no parameters, and no functions: now() and friends are constant within one
+    # execution only, and this value lives as long as the cached plan
+    if e.is_const() and not any(isinstance(n, (Param, OuterRef, Func)) or type(n).__name__ == "SubqueryExpr"
+                                for n in e.walk()):
+        try:
+            c = T.cast_col(e.arg.eval(Batch([], 1), ctx), e.oid, e.typmod, e.explicit) if isinstance(e, Cast) \
+                else e.eval(Batch([], 1), ctx)
+            res = (c.to_pylist()[0],)
+        except Exception:   # errors surface from the ordinary evaluation, at the right time
+            res = _NOT_FOLDED
+    e._folded = res
+    return None if res is _NOT_FOLDED else res
 
 
 def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
@@ -299,8 +327,10 @@ def _fixed_of(e: Expr, col: Col):
     if isinstance(col, FixedCol):
         fx = col.fx if col.nulls is None else np.where(col.nulls, 0, col.fx)
         return fx, col.scale
-    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)):
-        v = e.value if isinstance(e, Const) else e.arg.value
+    folded = getattr(e, "_folded", None) if isinstance(e, Cast) else None
+    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)) or (
+            folded is not None and folded is not _NOT_FOLDED):
+        v = e.value if isinstance(e, Const) else e.arg.value if isinstance(e.arg, Const) else folded[0]
         if isinstance(v, bool) or v is None:
             return None
         if isinstance(v, int):

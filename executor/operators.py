@@ -170,17 +170,20 @@ class Filter(Op):
         self.children = [child]
         self.out = child.out
 
-    def process(self, batch: Batch, ctx) -> Batch:
+    def process(self, batch: Batch, ctx, lazy: bool = False) -> Batch:
+        """``lazy``: gather the surviving rows on demand (take_batch); only for
+        a query's own materialised input, never for stream batches whose
+        arrays may be reused after the call."""
         if batch.n == 0:
             return batch
         c = eval_pred(self.pred, batch, ctx)
         mask = c.data.astype(bool, copy=False)
         if c.nulls is not None:
             mask = mask & ~c.nulls
-        return batch.filter(mask)
+        return filter_batch(batch, mask) if lazy else batch.filter(mask)
 
     def _execute(self, ctx):
-        return self.process(self.child.execute(ctx), ctx)
+        return self.process(self.child.execute(ctx), ctx, lazy=True)
 
     def label(self):
         return f"Filter ({self.pred!r})"
@@ -351,6 +354,41 @@ def _match_dense(lcode: np.ndarray, rcode: np.ndarray, span: int) -> tuple[np.nd
     return _expand(starts[lc], cnt, order)
 
 
+def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
+    """Gather rows of several columns lazily: each plain or already-taken
+    column becomes a TakenCol over its source, and columns that share an
+    index array (all the columns of one table after a filter or a join)
+    compose it with ``idx`` once, not once per column.  Columns that are
+    never read again (a wide table's comments, addresses, ...) are then
+    never gathered at all."""
+    composed: dict[int, np.ndarray] = {}
+    out = []
+    for c in cols:
+        t = type(c)
+        if t is TakenCol and c._gathered is None:
+            key = id(c._idx)
+            j = composed.get(key)
+            if j is None:
+                j = composed[key] = c._idx[idx]
+            out.append(TakenCol(c._src, j))
+        elif t is Col and c.data.dtype != object and c.data.ndim == 1:
+            out.append(TakenCol(c, idx))
+        else:
+            out.append(c.take(idx))
+    return out
+
+
+def take_batch(b: Batch, idx: np.ndarray) -> Batch:
+    return Batch(take_cols(b.cols, idx), len(idx))
+
+
+def filter_batch(b: Batch, mask: np.ndarray) -> Batch:
+    idx = np.flatnonzero(mask)
+    if len(idx) == b.n:
+        return b
+    return take_batch(b, idx)
+
+
 def _with_nulls(c: Col, miss: np.ndarray) -> Col:
     """``c`` with the rows under ``miss`` NULL as well (a gathered copy, never the input's mask)."""
     nulls = miss if c.nulls is None else (c.nulls | miss)
@@ -393,12 +431,24 @@ class HashJoin(Op):
         lk = [k.eval(lb, ctx) for k in self.lkeys]
         return self._join(lb, rb, lk, rk, ctx)
 
+    _lazy = False
+
     def _execute(self, ctx):
         self.build(ctx)
         lb = self.left.execute(ctx)
-        out = self.process(lb, ctx)
+        self._lazy = True       # both inputs are this query's own: gather lazily
+        try:
+            out = self.process(lb, ctx)
+        finally:
+            self._lazy = False
         self._build = None
         return out
+
+    def _take(self, b: Batch, idx: np.ndarray) -> Batch:
+        return take_batch(b, idx) if self._lazy else b.take(idx)
+
+    def _filter(self, b: Batch, mask: np.ndarray) -> Batch:
+        return filter_batch(b, mask) if self._lazy else b.filter(mask)
 
     def _join(self, lb, rb, lk, rk, ctx) -> Batch:
         if lk:
@@ -416,14 +466,14 @@ class HashJoin(Op):
         if kind == "semi":
             m = np.zeros(lb.n, bool)
             m[li] = True
-            return lb.filter(m)
+            return self._filter(lb, m)
         if kind == "anti":
             m = np.ones(lb.n, bool)
             m[li] = False
-            return lb.filter(m)
+            return self._filter(lb, m)
         if kind == "left" and rb.n:
             return self._left_outer(lb, rb, li, ri)
-        res = combine(lb.take(li), rb.take(ri))
+        res = combine(self._take(lb, li), self._take(rb, ri))
         parts = [res]
         if kind in ("left", "full"):
             m = np.ones(lb.n, bool)
@@ -453,7 +503,7 @@ class HashJoin(Op):
             ri = np.concatenate([ri, np.zeros(len(un), np.int64)])
         else:
             miss = None
-        cols = list(lb.take(li).cols)
+        cols = take_cols(lb.cols, li) if self._lazy else list(lb.take(li).cols)
         for c in rb.cols:
             t = c.take(ri)
             if miss is not None:
