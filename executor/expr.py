@@ -922,9 +922,14 @@ class Like(Expr):
         if self.pattern.is_const() and batch.n:
             pat = pv[0]
             if pat is not None:
-                rx = self._compile(pat)
-                m = rx.search if self.regex else rx.match
-                out = np.fromiter((v is not None and m(v) is not None for v in av), dtype=bool, count=batch.n)
+                fast = None if (self.regex or self.ilike) else like_matcher(pat, self.escape)
+                if fast is not None:
+                    vals = av if a.nulls is None else np.where(a.nulls, "", av)
+                    out = np.fromiter(map(fast, vals), dtype=bool, count=batch.n)
+                else:
+                    rx = self._compile(pat)
+                    m = rx.search if self.regex else rx.match
+                    out = np.fromiter((v is not None and m(v) is not None for v in av), dtype=bool, count=batch.n)
         else:
             for i in range(batch.n):
                 if av[i] is None or pv[i] is None:
@@ -934,6 +939,39 @@ class Like(Expr):
         if self.negate:
             out = ~out
         return Col(out, nulls, O.BOOL)
+
+
+def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
+    """A str -> bool test for a LIKE pattern made of literal parts and ``%`` only:
+    prefix/suffix checks and left-to-right ``str.find`` (the regex the general
+    path compiles backtracks on every ``%``).  None for ``_`` or escapes."""
+    if "_" in pat or (escape and escape in pat):
+        return None
+    import operator
+
+    parts = pat.split("%")
+    if len(parts) == 1:
+        return pat.__eq__
+    first, last = parts[0], parts[-1]
+    mids = [x for x in parts[1:-1] if x]
+    if not mids:
+        if first and last:
+            lo = len(first) + len(last)
+            return lambda v: len(v) >= lo and v.startswith(first) and v.endswith(last)
+        if first:
+            return operator.methodcaller("startswith", first)
+        if last:
+            return operator.methodcaller("endswith", last)
+        return lambda v: True
+    if not first and not last and len(mids) == 1:
+        return operator.methodcaller("__contains__", mids[0])
+    # several parts: one regex search, lazy between the parts (no backtracking
+    # over the whole string for each %), anchored only where the pattern is
+    rx = ".*?".join(re.escape(x) for x in [first] + mids + [last])
+    rx = (r"\A" + rx if first else rx.removeprefix(".*?")) if first or rx.startswith(".*?") else rx
+    rx = rx + r"\Z" if last else rx.removesuffix(".*?")
+    search = re.compile(rx, re.S).search
+    return lambda v: search(v) is not None
 
 
 class Func(Expr):
@@ -1095,7 +1133,11 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pd = None
     if pd is not None:
         codes, uniq = pd.factorize(d, use_na_sentinel=False)
-        return codes.astype(np.int64, copy=False), np.asarray(uniq, dtype=object)
+        uniq = np.asarray(uniq, dtype=object)
+        # pandas folds None and NaN-like values (Decimal('NaN') too) into one
+        # float nan: only exact when there are none of them
+        if not pd.isna(uniq).any():
+            return codes.astype(np.int64, copy=False), uniq
     mapping: dict = {}
     codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in d.tolist()), np.int64, len(d))
     uniq = np.empty(len(mapping), dtype=object)

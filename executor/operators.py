@@ -716,8 +716,22 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
     """An int64/float key that orders like PostgreSQL (NULLS LAST for ASC)."""
     if nulls_first is None:
         nulls_first = desc
-    d = col.data
-    if d.dtype == object or d.dtype.kind == "b":
+    enc = None
+    if isinstance(col, FixedCol):
+        d = col.fx                       # scaled int64 orders like the numerics
+    elif isinstance(col, TakenCol) or col.data.dtype == object:
+        enc = dict_codes(col)            # rank the distinct values, spread by code
+        d = None if enc is not None else col.data
+    else:
+        d = col.data
+    if enc is not None:
+        codes, uniq = enc
+        valid = [i for i, v in enumerate(uniq.tolist()) if v is not None]
+        order = sorted(valid, key=lambda i: _sort_key(uniq[i]))
+        rank = np.zeros(len(uniq), np.float64)
+        rank[order] = np.arange(len(order), dtype=np.float64)
+        key = rank[codes]
+    elif d.dtype == object or d.dtype.kind == "b":
         vals = col.to_pylist()
         uniq = sorted({v for v in vals if v is not None}, key=_sort_key)
         rank = {v: i for i, v in enumerate(uniq)}
