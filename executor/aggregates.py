@@ -413,6 +413,26 @@ class MinMaxState(AggState):
         self.val = np.zeros(0, self.dtype) if self.dtype != object else np.empty(0, object)
         self.has = np.zeros(0, bool)
 
+    def _update_fixed(self, c: FixedCol, g, ng, valid) -> None:
+        """min/max of fixed-point numerics per group in int64; Decimals are made
+        for the touched groups' extremes only, not for every row."""
+        fx = c.fx
+        if valid is not None:
+            g, fx = g[valid], fx[valid]
+        if len(g) == 0:
+            return
+        lim = np.iinfo(np.int64)
+        scratch = np.full(ng, lim.max if self.is_min else lim.min, np.int64)
+        (np.minimum if self.is_min else np.maximum).at(scratch, g, fx)
+        touched = np.zeros(ng, bool)
+        touched[g] = True
+        val, has, is_min = self.val, self.has, self.is_min
+        for i in np.flatnonzero(touched).tolist():
+            v = decimal.Decimal(int(scratch[i])).scaleb(-c.scale)
+            if not has[i] or (v < val[i] if is_min else v > val[i]):
+                val[i] = v
+                has[i] = True
+
     def _grow(self, cap):
         if self.dtype == object:
             v = np.empty(cap, dtype=object)
@@ -425,6 +445,9 @@ class MinMaxState(AggState):
     def update(self, gids, ng, args, valid):
         c = args[0]
         g = gids
+        if isinstance(c, FixedCol) and self.dtype == object:
+            self._update_fixed(c, g, ng, valid)
+            return
         data = c.data
         if valid is not None:
             g = g[valid]
