@@ -4,7 +4,7 @@ thesis 4.3.2), and the state-memory experiment of thesis Fig. 4.13.
     python -m bench.tpch_cv [--sf 1] [--batch 100000] [--mem-rows 10000000]
     python -m bench.tpch_cv --sf 0.05 --mem-rows 1000000          # quick
 
-Data comes from DuckDB's tpch extension (tests/sql/tpch.py).  The seven other
+Data comes from DuckDB's tpch extension (bench/tpch_data.py).  The seven other
 tables are ordinary tables on both systems (PostgreSQL with primary keys).
 lineitem is sent in COPY batches of --batch rows, identical for every system:
 
@@ -249,7 +249,7 @@ def main(argv=None) -> int:
 def run_tpch(s, ss, pg, a, qnums, tmp) -> None:
     import psycopg
 
-    from tests.sql import tpch
+    from . import tpch_data as tpch
 
     section(f"TPC-H SF {a.sf}: data")
     t0 = time.perf_counter()

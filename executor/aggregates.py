@@ -20,7 +20,7 @@ from catalog.vector import Batch, Col, FixedCol
 from protocol import oids as O
 from protocol.errors import PgError, UNDEFINED_FUNCTION, NUMERIC_VALUE_OUT_OF_RANGE
 
-from .expr import numeric_op, numeric_div_scale
+from .expr import fixed_avg, numeric_op, numeric_div_scale
 
 _NULL_KEY = object()
 
@@ -295,7 +295,15 @@ class CountState(AggState):
 
 class SumState(AggState):
     """sum/avg: exact for integers (int64, or Python ints when that could
-    overflow), numeric via Decimal, floats via float64."""
+    overflow), numeric via Decimal, floats via float64.
+
+    Fixed-point numeric input (FixedCol) accumulates in ``fxsum``, int64 at
+    ``fx_scale``, so no Python runs per group; ``fx_bound`` bounds its
+    magnitude and the Decimal ``sum`` takes it over before it could wrap."""
+
+    fxsum: np.ndarray | None = None      # class defaults: states pickled before these existed
+    fx_scale: int | None = None
+    fx_bound = 0.0
 
     def __init__(self, spec):
         super().__init__(spec)
@@ -315,6 +323,8 @@ class SumState(AggState):
         else:
             self.sum = self._grown(self.sum, cap, zero)
         self.cnt = self._grown(self.cnt, cap, 0)
+        if self.fxsum is not None:
+            self.fxsum = self._grown(self.fxsum, cap, 0)
 
     def update(self, gids, ng, args, valid):
         c = args[0]
@@ -365,19 +375,38 @@ class SumState(AggState):
             fx = fx[valid]
         if len(g) == 0:
             return True
-        if float(np.abs(fx).sum()) >= 9.0e18:
+        bound = float(np.abs(fx).sum())
+        if bound >= 9.0e18:
             return False
-        part = np.zeros(ng, np.int64)
-        np.add.at(part, g, fx)
-        cnt = np.bincount(g, minlength=ng)[:ng]
-        self.cnt[:ng] += cnt
-        scale = c.scale
-        for i in np.flatnonzero(cnt).tolist():
-            self.sum[i] = self.sum[i] + decimal.Decimal(int(part[i])).scaleb(-scale)
+        if self.fxsum is None or self.fx_scale != c.scale or self.fx_bound + bound >= 9.0e18:
+            self._flush_fixed()
+            self.fxsum = np.zeros(self.size, np.int64)
+            self.fx_scale = c.scale
+        np.add.at(self.fxsum, g, fx)
+        self.fx_bound += bound
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
         return True
+
+    def _flush_fixed(self) -> None:
+        """Move the int64 fixed-point sums into the Decimal sums (Python per touched group)."""
+        fx = self.fxsum
+        if fx is None:
+            return
+        scale = self.fx_scale
+        for i in np.flatnonzero(fx).tolist():
+            self.sum[i] = self.sum[i] + decimal.Decimal(int(fx[i])).scaleb(-scale)
+        self.fxsum, self.fx_scale, self.fx_bound = None, None, 0.0
+
+    def _only_fixed(self, ng: int) -> bool:
+        """True when every input so far went to ``fxsum`` (the Decimal sums are all 0)."""
+        if self.fxsum is None:
+            return False
+        return not bool((self.sum[:ng] != 0).any())
 
     def merge(self, other, gmap):
         k = len(gmap)
+        self._flush_fixed()
+        other._flush_fixed()
         np.add.at(self.cnt, gmap, other.cnt[:k])
         if self.kind == "o":
             for i, gi in enumerate(gmap.tolist()):
@@ -390,6 +419,15 @@ class SumState(AggState):
         nulls = cnt == 0
         fn = self.spec.func
         src = self.spec.arg_oids[0]
+        if self.kind == "o" and self.fxsum is not None:
+            if self.spec.oid == O.NUMERIC and self._only_fixed(ng):
+                if fn == "sum":
+                    return FixedCol(self.fxsum[:ng].copy(), self.fx_scale, nulls)
+                vals = np.empty(ng, dtype=object)
+                has = ~nulls
+                vals[has] = fixed_avg(self.fxsum[:ng][has], cnt[has], self.fx_scale)
+                return Col(vals, nulls, O.NUMERIC)
+            self._flush_fixed()
         if fn == "sum":
             oid = self.spec.oid
             if oid == O.NUMERIC:
@@ -424,6 +462,26 @@ class MinMaxState(AggState):
         self.val = np.zeros(0, self.dtype) if self.dtype != object else np.empty(0, object)
         self.has = np.zeros(0, bool)
 
+    def _update_fixed(self, c: FixedCol, g, ng, valid) -> None:
+        """min/max of fixed-point numerics per group in int64; Decimals are made
+        for the touched groups' extremes only, not for every row."""
+        fx = c.fx
+        if valid is not None:
+            g, fx = g[valid], fx[valid]
+        if len(g) == 0:
+            return
+        lim = np.iinfo(np.int64)
+        scratch = np.full(ng, lim.max if self.is_min else lim.min, np.int64)
+        (np.minimum if self.is_min else np.maximum).at(scratch, g, fx)
+        touched = np.zeros(ng, bool)
+        touched[g] = True
+        val, has, is_min = self.val, self.has, self.is_min
+        for i in np.flatnonzero(touched).tolist():
+            v = decimal.Decimal(int(scratch[i])).scaleb(-c.scale)
+            if not has[i] or (v < val[i] if is_min else v > val[i]):
+                val[i] = v
+                has[i] = True
+
     def _grow(self, cap):
         if self.dtype == object:
             v = np.empty(cap, dtype=object)
@@ -436,6 +494,9 @@ class MinMaxState(AggState):
     def update(self, gids, ng, args, valid):
         c = args[0]
         g = gids
+        if isinstance(c, FixedCol) and self.dtype == object:
+            self._update_fixed(c, g, ng, valid)
+            return
         data = c.data
         if valid is not None:
             g = g[valid]

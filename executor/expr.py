@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from catalog import types as T
-from catalog.vector import Batch, Col, FixedCol
+from catalog.vector import Batch, Col, FixedCol, TakenCol
 from protocol import oids as O
 from protocol.errors import (
     DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError,
@@ -139,24 +139,54 @@ class Cast(Expr):
         return [self.arg]
 
     def eval(self, batch, ctx):
-        col = self.arg.eval(batch, ctx)
         if self.zoned and ctx is not None:
             tz = ctx.setting("timezone", "UTC")
             if tz != "UTC":
                 from .zoned_casts import cast_in_zone
 
-                return cast_in_zone(col, self.oid, self.typmod, self.explicit, tz)
-        return T.cast_col(col, self.oid, self.typmod, self.explicit)
+                return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
+        folded = folded_const(self, ctx)
+        if folded is not None and batch.n > 1:
+            return Col.const(folded[0], self.oid, batch.n)
+        return T.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
 
     @property
     def zoned(self) -> bool:
         """Evaluated in the session's TimeZone (never folded at plan time)."""
-        from .zoned_casts import zone_dependent
+        z = self.__dict__.get("_zoned")
+        if z is None:
+            from .zoned_casts import zone_dependent
 
-        return zone_dependent(self.arg.oid, self.oid)
+            z = self._zoned = zone_dependent(self.arg.oid, self.oid)
+        return z
 
     def is_const(self) -> bool:
         return self.arg.is_const() and not self.zoned
+
+
+_NOT_FOLDED = ("not folded",)
+
+
+def folded_const(e: Expr, ctx) -> tuple | None:
+    """(value,) of a constant expression without parameters, computed once on a
+    one-row batch (``CAST(1 + 10 AS numeric)`` would otherwise be evaluated,
+    and cast value by value, for every row); None when ``e`` is not one."""
+    hit = getattr(e, "_folded", None)
+    if hit is not None:
+        return None if hit is _NOT_FOLDED else hit
+    res = _NOT_FOLDED
+    # no parameters, and no functions: now() and friends are constant within one
+    # execution only, and this value lives as long as the cached plan
+    if e.is_const() and not any(isinstance(n, (Param, OuterRef, Func)) or type(n).__name__ == "SubqueryExpr"
+                                for n in e.walk()):
+        try:
+            c = T.cast_col(e.arg.eval(Batch([], 1), ctx), e.oid, e.typmod, e.explicit) if isinstance(e, Cast) \
+                else e.eval(Batch([], 1), ctx)
+            res = (c.to_pylist()[0],)
+        except Exception:   # errors surface from the ordinary evaluation, at the right time
+            res = _NOT_FOLDED
+    e._folded = res
+    return None if res is _NOT_FOLDED else res
 
 
 def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
@@ -313,8 +343,10 @@ def _fixed_of(e: Expr, col: Col):
     if isinstance(col, FixedCol):
         fx = col.fx if col.nulls is None else np.where(col.nulls, 0, col.fx)
         return fx, col.scale
-    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)):
-        v = e.value if isinstance(e, Const) else e.arg.value
+    folded = getattr(e, "_folded", None) if isinstance(e, Cast) else None
+    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)) or (
+            folded is not None and folded is not _NOT_FOLDED):
+        v = e.value if isinstance(e, Const) else e.arg.value if isinstance(e.arg, Const) else folded[0]
         if isinstance(v, bool) or v is None:
             return None
         if isinstance(v, int):
@@ -450,6 +482,41 @@ def numeric_div_scale(x: decimal.Decimal, y: decimal.Decimal) -> int:
     rscale = 16 - qweight * 4
     rscale = max(rscale, dscale(x), dscale(y), 0)
     return min(rscale, 1000)
+
+
+_POW10 = 10 ** np.arange(19, dtype=np.int64)
+
+
+def _weight_first(a: np.ndarray, scale: int) -> tuple[np.ndarray, np.ndarray]:
+    """PostgreSQL NumericVar weight (base-10000) and first base-10000 digit of
+    |a| * 10**-scale, for int64 ``a`` (0 -> weight 0, digit 0), as numeric_div_scale."""
+    a = np.abs(a)
+    nd = np.searchsorted(_POW10, a, side="right")          # decimal digits of a (a >= 1)
+    w = (nd - 1 - scale) // 4
+    k = scale + 4 * w                                      # first digit = a / 10**k
+    kp = np.clip(k, 0, 18)
+    first = np.where(k >= 0, a // _POW10[kp], a * _POW10[np.clip(-k, 0, 18)])
+    zero = a == 0
+    return np.where(zero, 0, w), np.where(zero, 0, first)
+
+
+def fixed_avg(total: np.ndarray, cnt: np.ndarray, scale: int) -> list:
+    """avg(numeric) of groups from exact int64 sums at ``scale`` and counts
+    (count > 0): the scale choice of numeric_div_scale computed in numpy,
+    then one exact integer division per group (no Decimal context work)."""
+    w1, f1 = _weight_first(total, scale)
+    w2, f2 = _weight_first(cnt, 0)
+    qweight = w1 - w2 - (f1 <= f2)
+    rscale = np.minimum(np.maximum(np.maximum(16 - qweight * 4, scale), 0), 1000)
+    out = []
+    Dec = decimal.Decimal
+    for t, c, r in zip(total.tolist(), cnt.tolist(), rscale.tolist()):
+        num = abs(t) * 10 ** (r - scale) if r >= scale else abs(t)
+        q, rem = divmod(num, c)
+        if 2 * rem >= c:
+            q += 1
+        out.append(Dec(-q if t < 0 else q).scaleb(-r))
+    return out
 
 
 def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
@@ -619,7 +686,7 @@ class And(Expr):
         false = np.zeros(batch.n, bool)
         unknown = np.zeros(batch.n, bool)
         for a in self.args:
-            c = a.eval(batch, ctx)
+            c = eval_pred(a, batch, ctx)
             v = c.data.astype(bool, copy=False)
             if c.nulls is not None:
                 unknown |= c.nulls
@@ -871,9 +938,14 @@ class Like(Expr):
         if self.pattern.is_const() and batch.n:
             pat = pv[0]
             if pat is not None:
-                rx = self._compile(pat)
-                m = rx.search if self.regex else rx.match
-                out = np.fromiter((v is not None and m(v) is not None for v in av), dtype=bool, count=batch.n)
+                fast = None if (self.regex or self.ilike) else like_matcher(pat, self.escape)
+                if fast is not None:
+                    vals = av if a.nulls is None else np.where(a.nulls, "", av)
+                    out = np.fromiter(map(fast, vals), dtype=bool, count=batch.n)
+                else:
+                    rx = self._compile(pat)
+                    m = rx.search if self.regex else rx.match
+                    out = np.fromiter((v is not None and m(v) is not None for v in av), dtype=bool, count=batch.n)
         else:
             for i in range(batch.n):
                 if av[i] is None or pv[i] is None:
@@ -883,6 +955,39 @@ class Like(Expr):
         if self.negate:
             out = ~out
         return Col(out, nulls, O.BOOL)
+
+
+def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
+    """A str -> bool test for a LIKE pattern made of literal parts and ``%`` only:
+    prefix/suffix checks and left-to-right ``str.find`` (the regex the general
+    path compiles backtracks on every ``%``).  None for ``_`` or escapes."""
+    if "_" in pat or (escape and escape in pat):
+        return None
+    import operator
+
+    parts = pat.split("%")
+    if len(parts) == 1:
+        return pat.__eq__
+    first, last = parts[0], parts[-1]
+    mids = [x for x in parts[1:-1] if x]
+    if not mids:
+        if first and last:
+            lo = len(first) + len(last)
+            return lambda v: len(v) >= lo and v.startswith(first) and v.endswith(last)
+        if first:
+            return operator.methodcaller("startswith", first)
+        if last:
+            return operator.methodcaller("endswith", last)
+        return lambda v: True
+    if not first and not last and len(mids) == 1:
+        return operator.methodcaller("__contains__", mids[0])
+    # several parts: one regex search, lazy between the parts (no backtracking
+    # over the whole string for each %), anchored only where the pattern is
+    rx = ".*?".join(re.escape(x) for x in [first] + mids + [last])
+    rx = (r"\A" + rx if first else rx.removeprefix(".*?")) if first or rx.startswith(".*?") else rx
+    rx = rx + r"\Z" if last else rx.removesuffix(".*?")
+    search = re.compile(rx, re.S).search
+    return lambda v: search(v) is not None
 
 
 class Func(Expr):
@@ -1027,3 +1132,117 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
         hit |= cc.data & ~cc.null_mask()
         unknown |= cc.null_mask()
     return hit, unknown
+
+
+# ----------------------------------------------------------- dictionary codes of string columns
+
+#: id(object array) -> (weakref to it, codes, distinct values); like catalog.vector's
+#: fixed-point cache, a stored column is encoded once per table version, not per query
+_DICT_CACHE: dict[int, tuple] = {}
+
+
+def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (int64, first-seen order) and distinct values of a hashable object array."""
+    try:
+        import pandas as pd  # optional: its C hash table is ~5x the dict loop below
+    except ImportError:
+        pd = None
+    if pd is not None:
+        codes, uniq = pd.factorize(d, use_na_sentinel=False)
+        uniq = np.asarray(uniq, dtype=object)
+        # pandas folds None and NaN-like values (Decimal('NaN') too) into one
+        # float nan: only exact when there are none of them
+        if not pd.isna(uniq).any():
+            return codes.astype(np.int64, copy=False), uniq
+    mapping: dict = {}
+    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in d.tolist()), np.int64, len(d))
+    uniq = np.empty(len(mapping), dtype=object)
+    uniq[:] = list(mapping)
+    return codes, uniq
+
+
+def _encoded(d: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    import weakref
+
+    key = id(d)
+    hit = _DICT_CACHE.get(key)
+    if hit is not None and hit[0]() is d:
+        return hit[1], hit[2]
+    try:
+        codes, uniq = _factorize_objects(d)
+    except TypeError:      # unhashable values (arrays, ...)
+        return None
+    try:
+        ref = weakref.ref(d, lambda _r, k=key: _DICT_CACHE.pop(k, None))
+        _DICT_CACHE[key] = (ref, codes, uniq)
+    except TypeError:
+        pass
+    return codes, uniq
+
+
+def dict_codes(col: Col) -> tuple[np.ndarray, np.ndarray] | None:
+    """An object column as (codes, distinct values), None for other columns.
+
+    A gathered column (TakenCol: the rows of a stored column picked by joins
+    and filters) is encoded through its source, so a join's output reuses the
+    stored column's codes and never gathers the strings themselves.  Values
+    under the NULL mask get codes too; callers mask them."""
+    if isinstance(col, FixedCol):
+        return None
+    if isinstance(col, TakenCol) and col._gathered is None:
+        src = col._src.data
+        if src.dtype != object:
+            return None
+        enc = _encoded(src)
+        return None if enc is None else (enc[0][col._idx], enc[1])
+    d = col.data
+    if d.dtype != object:
+        return None
+    return _encoded(d)
+
+
+_DICT_SAFE: tuple = ()
+
+
+def _single_column(e: Expr) -> int | None:
+    """The batch column a deterministic expression reads, when it reads exactly one."""
+    cached = getattr(e, "_dict_col", False)
+    if cached is not False:
+        return cached
+    idxs = set()
+    ok = True
+    for node in e.walk():
+        if type(node) is ColRef:
+            idxs.add(node.idx)
+        elif not isinstance(node, _DICT_SAFE) or (isinstance(node, Func) and node.volatile):
+            ok = False
+            break
+    res = idxs.pop() if ok and len(idxs) == 1 else None
+    try:
+        e._dict_col = res
+    except AttributeError:
+        pass
+    return res
+
+
+def eval_pred(e: Expr, batch: Batch, ctx) -> Col:
+    """Evaluate a boolean expression; one that reads a single string column is
+    evaluated once per distinct value of that column and spread by its codes
+    (TPC-H's shipmode, brand, type, phone-prefix and comment predicates)."""
+    if batch.n >= 1024 and e.oid == O.BOOL:
+        i = _single_column(e)
+        if i is not None:
+            col = batch.cols[i]
+            if col.nulls is None and col.oid != O.BOOL:
+                enc = dict_codes(col)
+                if enc is not None and len(enc[1]) * 2 <= batch.n:
+                    codes, uniq = enc
+                    ucol = Col(uniq, None, col.oid)
+                    ub = Batch([ucol] * len(batch.cols), len(uniq))
+                    r = e.eval(ub, ctx)
+                    return Col(r.data[codes], None if r.nulls is None else r.nulls[codes], O.BOOL)
+    return e.eval(batch, ctx)
+
+
+_DICT_SAFE = (ColRef, Const, Param, Cast, Compare, IsDistinct, And, Or, Not, IsNull, IsBool, Case, Coalesce,
+              InList, Like, Func, Concat)

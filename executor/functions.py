@@ -18,7 +18,7 @@ from typing import Callable
 import numpy as np
 
 from catalog import types as T
-from catalog.vector import Col
+from catalog.vector import Col, FixedCol
 from protocol import oids as O
 from protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
@@ -588,7 +588,32 @@ def extract_field(field: str, v):
     raise PgError("22023", f'unit "{field}" not recognized')
 
 
+def _extract_vector(cols) -> Col | None:
+    """extract(year|month|day from date) as int64 numerics computed by numpy's
+    calendar arithmetic; None for anything else (the per-value path)."""
+    f, v = cols
+    if v.oid != O.DATE or not len(v) or f.data.dtype != object:
+        return None
+    first = f.data[0]
+    if f.nulls is not None or not isinstance(first, str) or not (f.data == first).all():
+        return None
+    field = first.lower()
+    d = v.data
+    if field in ("year", "years"):
+        out = d.astype("datetime64[Y]").astype(np.int64) + 1970
+    elif field in ("month", "months", "mon"):
+        out = d.astype("datetime64[M]").astype(np.int64) % 12 + 1
+    elif field in ("day", "days"):
+        out = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
+    else:
+        return None
+    return FixedCol(out.astype(np.int64), 0, v.nulls)
+
+
 def _extract_impl(cols, n, ctx):
+    fast = _extract_vector(cols)
+    if fast is not None:
+        return fast
     out = [None if f is None or v is None else extract_field(f, v) for f, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
     return Col.from_pylist(out, O.NUMERIC)
 

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 
 from catalog import types as T
-from catalog.vector import Batch, Col, fixed_view
+from catalog.vector import Batch, Col, FixedCol, TakenCol, fixed_view
 from protocol import oids as O
 from protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 
 from .aggregates import AggSpec, GroupTable, factorize
-from .expr import Expr, compare_cols, filled
+from .expr import Expr, compare_cols, dict_codes, eval_pred, filled
 
 
 class OutCol:
@@ -170,17 +170,20 @@ class Filter(Op):
         self.children = [child]
         self.out = child.out
 
-    def process(self, batch: Batch, ctx) -> Batch:
+    def process(self, batch: Batch, ctx, lazy: bool = False) -> Batch:
+        """``lazy``: gather the surviving rows on demand (take_batch); only for
+        a query's own materialised input, never for stream batches whose
+        arrays may be reused after the call."""
         if batch.n == 0:
             return batch
-        c = self.pred.eval(batch, ctx)
+        c = eval_pred(self.pred, batch, ctx)
         mask = c.data.astype(bool, copy=False)
         if c.nulls is not None:
             mask = mask & ~c.nulls
-        return batch.filter(mask)
+        return filter_batch(batch, mask) if lazy else batch.filter(mask)
 
     def _execute(self, ctx):
-        return self.process(self.child.execute(ctx), ctx)
+        return self.process(self.child.execute(ctx), ctx, lazy=True)
 
     def label(self):
         return f"Filter ({self.pred!r})"
@@ -211,37 +214,119 @@ class Project(Op):
 
 # ------------------------------------------------------------------ joins
 
-def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarray]:
-    """Factorise both sides' keys together; NULL keys get code -1 (never match)."""
+#: widest code range (entries) served by direct indexing instead of sorting
+DENSE_CODES = 1 << 24
+
+
+def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
+    """Both sides' integer keys as offsets from their common minimum (no sort,
+    no Python values), or None when they are not plain integers of a small range."""
+    a, b = lc.data, rc.data
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu" or lc.oid != rc.oid and not (
+            lc.oid in _INT_OIDS and rc.oid in _INT_OIDS):
+        return None
+    va = a if lc.nulls is None else a[~lc.nulls]
+    vb = b if rc.nulls is None else b[~rc.nulls]
+    if not len(va) or not len(vb):
+        return np.zeros(len(a), np.int64), np.zeros(len(b), np.int64), 1
+    lo = min(int(va.min()), int(vb.min()))
+    hi = max(int(va.max()), int(vb.max()))
+    if hi - lo >= DENSE_CODES:
+        return None
+    return a.astype(np.int64) - lo, b.astype(np.int64) - lo, hi - lo + 1
+
+
+_INT_OIDS = {O.INT2, O.INT4, O.INT8}
+
+
+def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarray, int | None]:
+    """Codes of both sides' keys in one domain; NULL keys get code -1 (left) and
+    -2 (right), so they never match.  The third value is the code range when
+    it is small enough for direct indexing (else None)."""
     nl = len(lcols[0]) if lcols else 0
     lcode = np.zeros(nl, np.int64)
     rcode = np.zeros(len(rcols[0]) if rcols else 0, np.int64)
     lnull = np.zeros(nl, bool)
     rnull = np.zeros(len(rcode), bool)
+    span = 1
     for lc, rc in zip(lcols, rcols):
-        if lc.oid != rc.oid:
-            t = T.common_type(lc.oid, rc.oid, "JOIN")
-            lc, rc = T.cast_col(lc, t), T.cast_col(rc, t)
-        both = Col.concat([lc, rc])
-        codes, vals = factorize(both)
-        k = len(vals) + 1
-        lcode = lcode * k + codes[:nl]
-        rcode = rcode * k + codes[nl:]
+        dense = _int_codes(lc, rc)
+        if dense is not None:
+            lc_codes, rc_codes, k = dense
+        else:
+            if lc.oid != rc.oid:
+                t = T.common_type(lc.oid, rc.oid, "JOIN")
+                lc, rc = T.cast_col(lc, t), T.cast_col(rc, t)
+            both = Col.concat([lc, rc])
+            codes, k = dense_codes(both)
+            lc_codes, rc_codes = codes[:nl], codes[nl:]
+        if span * k >= (1 << 62):   # re-number what we have so the product stays in int64
+            inv = np.unique(np.concatenate([lcode, rcode]), return_inverse=True)[1].astype(np.int64)
+            lcode, rcode = inv[:nl], inv[nl:]
+            span = int(inv.max()) + 1 if len(inv) else 1
+        lcode = lcode * k + lc_codes
+        rcode = rcode * k + rc_codes
+        span *= k
         lnull |= lc.null_mask()
         rnull |= rc.null_mask()
     lcode[lnull] = -1
     rcode[rnull] = -2
-    return lcode, rcode
+    return lcode, rcode, (span if span <= DENSE_CODES else None)
 
 
-def match_indices(lcode: np.ndarray, rcode: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def dense_codes(col: Col) -> tuple[np.ndarray, int]:
+    """Codes 0..k-1 of a column's values (NULLs share one code; the caller masks them)."""
+    if isinstance(col, TakenCol):
+        enc = dict_codes(col)      # before .data, which would gather the strings
+        if enc is not None:
+            return enc[0], len(enc[1])
+    d = col.fx if isinstance(col, FixedCol) else col.data
+    if d.dtype != object and d.dtype.kind in "biufM":
+        work = d.view(np.int64) if d.dtype.kind == "M" else d
+        if col.nulls is not None:
+            work = work.copy()
+            work[col.nulls] = work[~col.nulls][0] if (~col.nulls).any() else 0
+        if work.dtype.kind in "iu" and len(work):
+            lo, hi = int(work.min()), int(work.max())
+            if hi - lo < max(4 * len(work), 1 << 16):
+                return work.astype(np.int64) - lo, hi - lo + 1
+        if not len(work):
+            return np.zeros(0, np.int64), 1
+        _, inv = np.unique(work, return_inverse=True)
+        inv = inv.astype(np.int64)
+        return inv, int(inv.max()) + 1
+    enc = dict_codes(col)
+    if enc is not None:
+        return enc[0], len(enc[1])
+    codes, vals = factorize(col)
+    return codes, len(vals) + 1
+
+
+def match_indices(lcode: np.ndarray, rcode: np.ndarray, span: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Matching (left, right) row pairs of equal codes.  The smaller side is
+    the one indexed (sorted, or placed in a direct table), so the pairs come
+    out in the order of the larger side; SQL promises no join order."""
+    if len(rcode) > len(lcode):
+        ri, li = _match(rcode, lcode, span)
+        return li, ri
+    return _match(lcode, rcode, span)
+
+
+def _match(lcode: np.ndarray, rcode: np.ndarray, span: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs with ``rcode`` indexed: left rows ascending, each one's matches in right-row order."""
+    if span is not None:
+        return _match_dense(lcode, rcode, span)
     order = np.argsort(rcode, kind="stable")
     rs = rcode[order]
     lo = np.searchsorted(rs, lcode, "left")
     hi = np.searchsorted(rs, lcode, "right")
     cnt = hi - lo
+    return _expand(lo, cnt, order)
+
+
+def _expand(lo: np.ndarray, cnt: np.ndarray, order: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     total = int(cnt.sum())
-    li = np.repeat(np.arange(len(lcode), dtype=np.int64), cnt)
+    li = np.repeat(np.arange(len(lo), dtype=np.int64), cnt)
     starts = np.repeat(lo - (np.cumsum(cnt) - cnt), cnt)
     ri = order[starts + np.arange(total, dtype=np.int64)] if total else np.zeros(0, np.int64)
     return li, ri
@@ -314,6 +399,74 @@ class UniqueIntIndex:
         return li, hit[li].astype(np.int64)
 
 
+def _match_dense(lcode: np.ndarray, rcode: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """match_indices for codes in [0, span): a direct-indexed table instead of a
+    sort of the probe side; no sort at all when the build keys are unique."""
+    rvalid = rcode >= 0
+    lvalid = lcode >= 0
+    lc = np.where(lvalid, lcode, 0)
+    rv_codes = rcode[rvalid] if not rvalid.all() else rcode
+    counts = np.bincount(rv_codes, minlength=span)
+    if len(counts) and counts.max() <= 1:
+        pos = np.full(span, -1, np.int64)
+        pos[rv_codes] = np.flatnonzero(rvalid) if len(rv_codes) != len(rcode) else np.arange(len(rcode))
+        hit = pos[lc]
+        hit[~lvalid] = -1
+        li = np.flatnonzero(hit >= 0)
+        return li, hit[li]
+    order = np.argsort(rcode, kind="stable")
+    nneg = len(rcode) - len(rv_codes)
+    starts = np.cumsum(counts) - counts + nneg
+    cnt = np.where(lvalid, counts[lc], 0)
+    return _expand(starts[lc], cnt, order)
+
+
+def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
+    """Gather rows of several columns lazily: each plain or already-taken
+    column becomes a TakenCol over its source, and columns that share an
+    index array (all the columns of one table after a filter or a join)
+    compose it with ``idx`` once, not once per column.  Columns that are
+    never read again (a wide table's comments, addresses, ...) are then
+    never gathered at all."""
+    composed: dict[int, np.ndarray] = {}
+    out = []
+    for c in cols:
+        t = type(c)
+        if t is TakenCol and c._gathered is None:
+            key = id(c._idx)
+            j = composed.get(key)
+            if j is None:
+                j = composed[key] = c._idx[idx]
+            out.append(TakenCol(c._src, j))
+        elif t is Col and c.data.dtype != object and c.data.ndim == 1:
+            out.append(TakenCol(c, idx))
+        else:
+            out.append(c.take(idx))
+    return out
+
+
+def take_batch(b: Batch, idx: np.ndarray) -> Batch:
+    return Batch(take_cols(b.cols, idx), len(idx))
+
+
+def filter_batch(b: Batch, mask: np.ndarray) -> Batch:
+    idx = np.flatnonzero(mask)
+    if len(idx) == b.n:
+        return b
+    return take_batch(b, idx)
+
+
+def _with_nulls(c: Col, miss: np.ndarray) -> Col:
+    """``c`` with the rows under ``miss`` NULL as well (a gathered copy, never the input's mask)."""
+    nulls = miss if c.nulls is None else (c.nulls | miss)
+    if isinstance(c, FixedCol):
+        return FixedCol(c.fx, c.scale, nulls)
+    if type(c) is Col:
+        return Col(c.data, nulls, c.oid)
+    c.nulls = nulls     # a TakenCol made just now by take(): its mask is its own
+    return c
+
+
 def _null_batch(out: list[OutCol], n: int) -> Batch:
     return Batch([Col(T.empty(c.oid, n), np.ones(n, bool), c.oid) for c in out], n)
 
@@ -368,6 +521,7 @@ class HashJoin(Op):
     #: held (so an id cannot be reused); None: rebuild every time
     build_version = None
     _built_for = None
+    _lazy = False
 
     def _execute(self, ctx):
         version = self.build_version(ctx) if self.build_version is not None else None
@@ -377,15 +531,25 @@ class HashJoin(Op):
             self.build(ctx)
             self._built_for = version
         lb = self.left.execute(ctx)
-        out = self.process(lb, ctx)
+        self._lazy = True       # both inputs are this query's own: gather lazily
+        try:
+            out = self.process(lb, ctx)
+        finally:
+            self._lazy = False
         if version is None:
             self._build = None
         return out
 
+    def _take(self, b: Batch, idx: np.ndarray) -> Batch:
+        return take_batch(b, idx) if self._lazy else b.take(idx)
+
+    def _filter(self, b: Batch, mask: np.ndarray) -> Batch:
+        return filter_batch(b, mask) if self._lazy else b.filter(mask)
+
     def _join(self, lb, rb, lk, rk, ctx) -> Batch:
         if lk:
-            lcode, rcode = join_codes(lk, rk)
-            li, ri = match_indices(lcode, rcode)
+            lcode, rcode, span = join_codes(lk, rk)
+            li, ri = match_indices(lcode, rcode, span)
         else:
             li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
             ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
@@ -402,12 +566,14 @@ class HashJoin(Op):
         if kind == "semi":
             m = np.zeros(lb.n, bool)
             m[li] = True
-            return lb.filter(m)
+            return self._filter(lb, m)
         if kind == "anti":
             m = np.ones(lb.n, bool)
             m[li] = False
-            return lb.filter(m)
-        res = combine(lb.take(li), rb.take(ri))
+            return self._filter(lb, m)
+        if kind == "left" and rb.n:
+            return self._left_outer(lb, rb, li, ri)
+        res = combine(self._take(lb, li), self._take(rb, ri))
         parts = [res]
         if kind in ("left", "full"):
             m = np.ones(lb.n, bool)
@@ -422,6 +588,28 @@ class HashJoin(Op):
                 r_un = rb.filter(m)
                 parts.append(combine(_null_batch(self.left.out, r_un.n), r_un))
         return Batch.concat(parts, self.oids)
+
+    def _left_outer(self, lb: Batch, rb: Batch, li: np.ndarray, ri: np.ndarray) -> Batch:
+        """Matched pairs plus unmatched left rows as one gather per column: the
+        right side's columns are taken with a NULL mask where there is no
+        match, so no column is concatenated (which would turn fixed-point
+        numerics back into Decimal objects)."""
+        m = np.ones(lb.n, bool)
+        m[li] = False
+        if m.any():
+            un = np.flatnonzero(m)
+            li = np.concatenate([li, un])
+            miss = np.concatenate([np.zeros(len(ri), bool), np.ones(len(un), bool)])
+            ri = np.concatenate([ri, np.zeros(len(un), np.int64)])
+        else:
+            miss = None
+        cols = take_cols(lb.cols, li) if self._lazy else list(lb.take(li).cols)
+        for c in rb.cols:
+            t = c.take(ri)
+            if miss is not None:
+                t = _with_nulls(t, miss)
+            cols.append(t)
+        return Batch(cols, len(li))
 
     def _residual_pair(self, lb: Batch, rb: Batch, li: np.ndarray, ri: np.ndarray) -> Batch:
         """The matched pairs as one batch, gathering only the columns the
@@ -543,9 +731,7 @@ class Aggregate(Op):
                 return self.finish(table)
         batch = self.child.execute(ctx)
         if self.grouping_sets is None:
-            table = self.new_table()
-            self.consume(table, batch, ctx)
-            return self.finish(table)
+            return self._one_shot(batch, ctx)
         parts = []
         key_cols_all = [k.eval(batch, ctx) for k in self.keys]
         inputs = self.agg_inputs(batch, ctx)
@@ -567,6 +753,26 @@ class Aggregate(Op):
             parts.append(Batch(cols, res.n))
         return Batch.concat(parts, self.oids)
 
+    def _one_shot(self, batch: Batch, ctx) -> Batch:
+        """GROUP BY over one materialised input: group ids straight from numpy
+        codes of the keys (no Python tuple per group), key columns gathered
+        from one representative row per group, aggregate states fed once."""
+        key_cols = [k.eval(batch, ctx) for k in self.keys]
+        inputs = self.agg_inputs(batch, ctx)
+        if key_cols:
+            gids, rep = group_ids(key_cols, batch.n)
+            ng = len(rep)
+        else:
+            gids, rep, ng = np.zeros(batch.n, np.int64), None, 1
+        cols = [c.take(rep) for c in key_cols] if key_cols else []
+        for spec, (args, valid) in zip(self.aggs, inputs):
+            st = spec.make_state()
+            st.ensure(ng)
+            if batch.n:
+                st.update(gids, ng, args, valid)
+            cols.append(st.final(ng))
+        return Batch(cols, ng)
+
     def finish(self, table: GroupTable) -> Batch:
         if self.keys or True:
             res = table.result()
@@ -578,14 +784,54 @@ class Aggregate(Op):
         return "HashAggregate" if self.keys else "Aggregate"
 
 
+def group_ids(key_cols: list[Col], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Dense group id per row (0..ng-1) and one representative row per group.
+    NULL is a key value of its own, as GROUP BY wants."""
+    combined = np.zeros(n, np.int64)
+    span = 1
+    for c in key_cols:
+        codes, k = dense_codes(c)
+        if c.nulls is not None:
+            codes = np.where(c.nulls, k, codes)
+            k += 1
+        if span * k >= (1 << 62):
+            combined = np.unique(combined, return_inverse=True)[1].astype(np.int64)
+            span = int(combined.max()) + 1 if n else 1
+        combined = combined * k + codes
+        span *= k
+    if span <= max(4 * n, 1 << 16):
+        present = np.zeros(span, bool)
+        present[combined] = True
+        ids = np.cumsum(present) - 1
+        rep_by_code = np.empty(span, np.int64)
+        rep_by_code[combined] = np.arange(n, dtype=np.int64)
+        return ids[combined], rep_by_code[present]
+    _, rep, inv = np.unique(combined, return_index=True, return_inverse=True)
+    return inv.astype(np.int64).reshape(-1), rep.astype(np.int64)
+
+
 # ------------------------------------------------------------------ sort / limit / distinct
 
 def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
     """An int64/float key that orders like PostgreSQL (NULLS LAST for ASC)."""
     if nulls_first is None:
         nulls_first = desc
-    d = col.data
-    if d.dtype == object or d.dtype.kind == "b":
+    enc = None
+    if isinstance(col, FixedCol):
+        d = col.fx                       # scaled int64 orders like the numerics
+    elif isinstance(col, TakenCol) or col.data.dtype == object:
+        enc = dict_codes(col)            # rank the distinct values, spread by code
+        d = None if enc is not None else col.data
+    else:
+        d = col.data
+    if enc is not None:
+        codes, uniq = enc
+        valid = [i for i, v in enumerate(uniq.tolist()) if v is not None]
+        order = sorted(valid, key=lambda i: _sort_key(uniq[i]))
+        rank = np.zeros(len(uniq), np.float64)
+        rank[order] = np.arange(len(order), dtype=np.float64)
+        key = rank[codes]
+    elif d.dtype == object or d.dtype.kind == "b":
         vals = col.to_pylist()
         uniq = sorted({v for v in vals if v is not None}, key=_sort_key)
         rank = {v: i for i, v in enumerate(uniq)}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import psycopg
 import pytest
 
-from tests.sql import tpch
+from bench import tpch_data as tpch
 from tests.support import diff as D
 
 SCHEMA = "tpch_sf01"
