@@ -49,6 +49,8 @@ _ROWS_KNOWN_AT_RUN = re.compile(r"\s*(fetch|execute)\b", re.I)
 #: execution took less than this (seconds).  It must stay tiny: while it runs
 #: the loop serves nobody else and cannot see a cancel request.
 INLINE_BUDGET = float(os.environ.get("SPLITSTREAM_INLINE_BUDGET_MS", "1")) / 1000.0  # 0 disables
+#: Largest result encoded on the event-loop thread (a dashboard's few hundred rows).
+INLINE_MAX_ROWS = 512
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
 #: Yielded by a handler generator to ask for the next frontend message.
@@ -142,7 +144,7 @@ class ProtocolSession:
                     if portal is None or not portal.statement.inline:
                         return False
                     res = portal.result
-                    if res is not None and res.batch is not None and res.batch.n > 64:
+                    if res is not None and res.batch is not None and res.batch.n > INLINE_MAX_ROWS:
                         return False
         return True
 
@@ -502,7 +504,7 @@ class ProtocolSession:
                 # a moving average, so one run that lost the CPU does not end inlining
                 stmt.run_time = 0.8 * stmt.run_time + 0.2 * (time.perf_counter() - t0)
                 stmt.inline = stmt.run_time < INLINE_BUDGET and res.copy_in is None \
-                    and res.copy_out is None and (res.batch is None or res.batch.n <= 64)
+                    and res.copy_out is None and (res.batch is None or res.batch.n <= INLINE_MAX_ROWS)
             if res.notices or res.parameter_status:
                 head = b"".join(self._prologue(res))
             if res.copy_in is not None or res.copy_out is not None:
