@@ -496,7 +496,10 @@ class HashJoin(Op):
         """Probe one batch against the (already built) right side."""
         rb, rk = self._build
         lk = [k.eval(lb, ctx) for k in self.lkeys]
-        index = self._unique_index()
+        # a one-shot query join (built, probed once, dropped) is not worth indexing:
+        # join codes match it without sorting; kept build sides are probed batch after batch
+        one_shot = self._lazy and self.build_version is None
+        index = None if one_shot else self._unique_index()
         if index is not None and lk[0].data.dtype.kind in "iu":
             li, ri = index.probe(lk[0])
             return self._emit(lb, rb, li, ri, ctx)
