@@ -76,41 +76,36 @@ class Result:
         self.error: str | None = None
 
 
-def run_wire(conn, sql: str, runs: int) -> Result:
-    """One warm-up, then `runs` timed executions over psycopg (rows fetched)."""
-    import psycopg
-
+def _timed(fetch, runs: int, errors: type | tuple, describe) -> Result:
+    """One warm-up (its rows kept for the check), then `runs` timed calls of `fetch`."""
     r = Result()
     try:
         for i in range(runs + 1):
             t0 = time.perf_counter()
-            rows = conn.execute(sql).fetchall()
+            rows = fetch()
             dt = time.perf_counter() - t0
             if i == 0:
                 r.rows = rows
             elif r.best is None or dt < r.best:
                 r.best = dt
-    except psycopg.Error as e:
-        r.error = f"{e.sqlstate}: {str(e).strip().splitlines()[0][:160]}"
+    except errors as e:
+        r.error = describe(e)
         r.best = None
     return r
+
+
+def run_wire(conn, sql: str, runs: int) -> Result:
+    """Over psycopg (rows fetched)."""
+    import psycopg
+
+    return _timed(lambda: conn.execute(sql).fetchall(), runs, psycopg.Error,
+                  lambda e: f"{e.sqlstate}: {str(e).strip().splitlines()[0][:160]}")
 
 
 def run_duck(con, sql: str, runs: int) -> Result:
-    r = Result()
-    try:
-        for i in range(runs + 1):
-            t0 = time.perf_counter()
-            rows = con.sql(sql).fetchall()
-            dt = time.perf_counter() - t0
-            if i == 0:
-                r.rows = rows
-            elif r.best is None or dt < r.best:
-                r.best = dt
-    except Exception as e:  # duckdb raises its own exception classes
-        r.error = f"{type(e).__name__}: {str(e)[:160]}"
-        r.best = None
-    return r
+    """In-process DuckDB, which raises its own exception classes."""
+    return _timed(lambda: con.sql(sql).fetchall(), runs, Exception,
+                  lambda e: f"{type(e).__name__}: {str(e)[:160]}")
 
 
 # ------------------------------------------------------------------ loading

@@ -130,13 +130,10 @@ class ProtocolSession:
             if kind == "S" and self._unsynced_writes:
                 return False  # this Sync may commit (and fsync) earlier work: not on the loop thread
             if kind == "B":
-                body = m.body
-                a = body.find(b"\0")
-                b = body.find(b"\0", a + 1)
-                stmt = self.statements.get(body[a + 1:b].decode("utf-8", "replace"))
+                stmt = self._bound_statement(m.body)
                 if stmt is None or not stmt.inline:
                     return False
-                bound.add(body[:a].decode("utf-8", "replace"))
+                bound.add(m.body[:m.body.find(b"\0")].decode("utf-8", "replace"))
             elif kind == "E":
                 name = m.body[: m.body.find(b"\0")].decode("utf-8", "replace")
                 if name not in bound:

@@ -119,26 +119,27 @@ def test_jdbc_table_matches_postgres(ss_server, pg15, rewrite, autocommit, bad_k
 
 # ------------------------------------------------------------------ psycopg
 
+def _pipelined(conn, sql: str, rows) -> None:
+    """psycopg's executemany inside pipeline mode: one Sync for the whole batch."""
+    with conn.pipeline():
+        with conn.cursor() as cur:
+            cur.executemany(sql, rows)
+
+
 def test_psycopg_executemany_pipeline(ss_server, unique_name):
     s = unique_name("ev")
     with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
         view = _stream(conn, s)
         sql = f"INSERT INTO {s} (g, v, f) VALUES (%s, %s, %s)"
-        with conn.pipeline():
-            with conn.cursor() as cur:
-                cur.executemany(sql, [(i % 100, i, i / 4.0) for i in range(2000)])
+        _pipelined(conn, sql, [(i % 100, i, i / 4.0) for i in range(2000)])
         assert _view_totals(conn, view) == _expect(range(2000))
         # a NULL for the NOT NULL column in the middle: the pipeline's block delivers nothing
         rows = [(None if i == 2500 else i % 100, i, i / 4.0) for i in range(2000, 3000)]
         with pytest.raises(psycopg.errors.NotNullViolation):
-            with conn.pipeline():
-                with conn.cursor() as cur:
-                    cur.executemany(sql, rows)
+            _pipelined(conn, sql, rows)
         assert _view_totals(conn, view) == _expect(range(2000))
         # the connection is usable and the next batch arrives
-        with conn.pipeline():
-            with conn.cursor() as cur:
-                cur.executemany(sql, [(i % 100, i, i / 4.0) for i in range(3000, 3500)])
+        _pipelined(conn, sql, [(i % 100, i, i / 4.0) for i in range(3000, 3500)])
         assert _view_totals(conn, view) == _expect([*range(2000), *range(3000, 3500)])
 
 
@@ -231,13 +232,11 @@ def test_psycopg_pipeline_check_violation_keeps_connection_usable(ss_server, uni
     t = unique_name("pc")
     with psycopg.connect(ss_server.dsn, autocommit=True) as c:
         c.execute(f"CREATE TABLE {t} (a int CHECK (a < 10), b int UNIQUE)")
+        sql = f"INSERT INTO {t} VALUES (%s, %s)"
         with pytest.raises(psycopg.errors.CheckViolation):
-            with c.pipeline(), c.cursor() as cur:
-                cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(1, 1), (2, 2), (20, 3), (3, 4)])
+            _pipelined(c, sql, [(1, 1), (2, 2), (20, 3), (3, 4)])
         with pytest.raises(psycopg.errors.UniqueViolation):
-            with c.pipeline(), c.cursor() as cur:
-                cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(1, 1), (2, 1)])
+            _pipelined(c, sql, [(1, 1), (2, 1)])
         assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
-        with c.pipeline(), c.cursor() as cur:
-            cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", [(i, i) for i in range(5)])
+        _pipelined(c, sql, [(i, i) for i in range(5)])
         assert c.execute(f"SELECT count(*), sum(b) FROM {t}").fetchone() == (5, 10)
