@@ -169,6 +169,15 @@ class Transaction:
             self._state = self.db.committed.clone()
         return self._state
 
+    def try_for_write(self) -> bool:
+        """``for_write`` without waiting: False when another transaction
+        writes (a caller on the event-loop thread must never block)."""
+        if self._state is None:
+            if not self.db.try_acquire_writer():
+                return False
+            self._state = self.db.committed.clone()
+        return True
+
     def apply(self, op: tuple) -> None:
         st = self.for_write()
         apply_op(st, op)
@@ -269,6 +278,9 @@ class Database:
         while not self._writer.acquire(timeout=0.05):
             if cancel_check is not None:
                 cancel_check()
+
+    def try_acquire_writer(self) -> bool:
+        return self._writer.acquire(blocking=False)
 
     def release_writer(self) -> None:
         self._writer.release()

@@ -38,6 +38,10 @@ class Prepared:
     #: Continuous views a repeatable read depends on, or None when its result
     #: may change with its inputs unchanged (see executor.plan_facts).
     reuse_views: tuple[int, ...] | None = None
+    #: A parameterised ``INSERT ... VALUES`` into a plain table that the
+    #: extended protocol batches (executor.coalesce): with the writer lock free
+    #: and no WAL flush due, its Bind/Execute/Sync can finish without blocking.
+    inline_write: bool = False
     #: Output settings at planning time: constants such as a timestamptz cast to
     #: text are folded with them, so a change of TimeZone means planning again.
     planned_under: tuple = ()

@@ -191,6 +191,28 @@ class Session:
     def extended_txn(self, txn: Transaction | None) -> None:
         self._extended = txn
 
+    def reserve_inline_write(self, prepared: Prepared) -> bool:
+        """Open the implicit block of a Bind/Execute/Sync cycle of a batched
+        INSERT with the writer lock already held, if that needs no waiting:
+        the lock is free, the session is idle and the commit will not flush
+        the WAL to disk (an UNLOGGED table, ``synchronous_commit = off`` or
+        ``fsync = off``).  The server then runs the cycle on its event-loop
+        thread.  False: nothing was done; run the cycle on a worker."""
+        if not prepared.inline_write or self.txn is not None or self._extended is not None \
+                or self.pending or self.failed:
+            return False
+        settings = self.info.settings
+        if KEY_SETTING in settings:
+            return False
+        rel = prepared.handle.rel
+        if rel.persistence != "u" and self.db.fsync and settings.get("synchronous_commit", "on") != "off":
+            return False
+        txn = Transaction(self.db, implicit=True)
+        if not txn.try_for_write():
+            return False
+        self._extended = txn
+        return True
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction
         every Execute up to the next Sync forms one implicit transaction, as

@@ -31,6 +31,20 @@ def side_effect_free_query(handle: Any) -> bool:
         return False
 
 
+def inline_insert(handle: Any) -> bool:
+    """True for a parameterised ``INSERT ... VALUES`` into a plain table that
+    the extended protocol batches until Sync (executor.coalesce): building and
+    appending its rows cannot block once the writer lock is held.  A stream
+    is excluded: its rows feed continuous views, whose cost is unbounded."""
+    from .coalesce import coalescible
+
+    try:
+        return coalescible(handle) and getattr(handle.rel, "kind", "") == "r"
+    except Exception:
+        log.exception("judging an insert for inline execution failed")
+        return False
+
+
 def _unsafe(node: Any) -> bool:
     if isinstance(node, X.Func):
         return bool(node.volatile)

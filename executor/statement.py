@@ -22,7 +22,7 @@ from protocol.errors import (
     NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, WARNING, Notice, PgError,
 )
 
-from .plan_facts import reusable_views, side_effect_free_query
+from .plan_facts import inline_insert, reusable_views, side_effect_free_query
 from . import operators as P
 from . import pgsyntax  # noqa: F401  (sqlglot parser extensions)
 from .api import Prepared, Result, ResultColumn
@@ -378,7 +378,8 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     elif isinstance(stmt, ExplainStmt):
         cols = [ResultColumn("QUERY PLAN", O.TEXT)]
     return Prepared(sql, [o if o else O.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
-                    read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt))
+                    read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
+                    inline_write=inline_insert(stmt))
 
 
 class _Empty(Stmt):

@@ -32,6 +32,7 @@ class Statement:
     inline_candidate: bool = False   # read-only statement text (see session.inline_ok)
     inline: bool = False             # ... and its executions are fast
     run_time: float = 0.0            # moving average of an execution's seconds
+    inline_write: bool = False       # a batched INSERT that may run inline (see session.inline_ok)
 
     @property
     def param_oids(self) -> list[int]:

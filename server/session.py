@@ -51,6 +51,8 @@ _ROWS_KNOWN_AT_RUN = re.compile(r"\s*(fetch|execute)\b", re.I)
 INLINE_BUDGET = float(os.environ.get("SPLITSTREAM_INLINE_BUDGET_MS", "1")) / 1000.0  # 0 disables
 #: Largest result encoded on the event-loop thread (a dashboard's few hundred rows).
 INLINE_MAX_ROWS = 512
+#: Most queued messages (Executes of one INSERT, mostly) run inline as one write cycle.
+INLINE_MAX_WRITE_MSGS = 256
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
 #: Yielded by a handler generator to ask for the next frontend message.
@@ -119,11 +121,15 @@ class ProtocolSession:
 
     def inline_ok(self) -> bool:
         """True if every queued message is a cheap step of an already-fast read-only
-        statement, so ``step`` may run on the event-loop thread (saves the thread hop)."""
+        statement, or of one Bind/Execute/Sync cycle of a batched INSERT the
+        engine could open without waiting (see ``_inline_write_ok``), so
+        ``step`` may run on the event-loop thread (saves the thread hop)."""
         if self._gen is not None or self.ignore_till_sync or not self._queue:
             return False
         bound: set[str] = set()
-        for m in self._queue:
+        write: Statement | None = None
+        queue = self._queue
+        for m in queue:
             kind = m.kind
             if kind not in _INLINE_KINDS:
                 return False
@@ -131,8 +137,12 @@ class ProtocolSession:
                 return False  # this Sync may commit (and fsync) earlier work: not on the loop thread
             if kind == "B":
                 stmt = self._bound_statement(m.body)
-                if stmt is None or not stmt.inline:
+                if stmt is None:
                     return False
+                if not stmt.inline:
+                    if not stmt.inline_write or (write is not None and write is not stmt):
+                        return False
+                    write = stmt
                 bound.add(m.body[:m.body.find(b"\0")].decode("utf-8", "replace"))
             elif kind == "E":
                 name = m.body[: m.body.find(b"\0")].decode("utf-8", "replace")
@@ -143,7 +153,21 @@ class ProtocolSession:
                     res = portal.result
                     if res is not None and res.batch is not None and res.batch.n > INLINE_MAX_ROWS:
                         return False
-        return True
+        return write is None or self._inline_write_ok(write)
+
+    def _inline_write_ok(self, stmt: Statement) -> bool:
+        """A write goes inline only as one short pipeline ending in its Sync
+        (which commits, releasing the writer lock the engine takes here): a
+        second Sync would have to take the lock again, maybe waiting."""
+        queue = self._queue
+        if len(queue) > INLINE_MAX_WRITE_MSGS or queue[-1].kind != "S" \
+                or sum(1 for m in queue if m.kind == "S") != 1:
+            return False
+        try:
+            return self.es.reserve_inline_write(stmt.prepared)
+        except Exception:
+            log.exception("reserving an inline write failed")
+            return False
 
     # ------------------------------------------------------------ repeated reads
 
@@ -421,6 +445,7 @@ class ProtocolSession:
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
         st = self.statements[p.name] = Statement(p.name, p.query, prepared)
         st.inline_candidate = prepared is not None and prepared.read_only
+        st.inline_write = prepared is not None and prepared.inline_write and INLINE_BUDGET > 0
         return M.parse_complete()
 
     def _statement(self, name: str) -> Statement:

@@ -4,30 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from executor.context import SessionInfo
-from executor.engine import Engine
 from protocol import messages as M
-from server import params as P
 from server.session import ProtocolSession
 
-
-@pytest.fixture
-def sessions(tmp_path):
-    eng = Engine(str(tmp_path / "d"), fsync=False)
-    eng.open()
-
-    def make(pid: int) -> ProtocolSession:
-        settings = P.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
-        info = SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid)
-        return ProtocolSession(eng.new_session(info), info)
-
-    yield make
-    eng.close()
-
-
-def _sql(ps: ProtocolSession, sql: str) -> bytes:
-    ps.push([M.Message("Q", sql.encode() + b"\0")])
-    return ps.step()
+from .conftest import run_sql as _sql
 
 
 def _cycle(ps: ProtocolSession) -> tuple[bytes, bool]:
