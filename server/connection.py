@@ -78,6 +78,9 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._frame_error: PgError | None = None
         self._serving = False            # authenticated: the query loop runs
+        self._last_sig: tuple | None = None      # the cycle signature of the last inline step
+        self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
+        self._replay_sig: tuple | None = None
 
     # ------------------------------------------------------------ asyncio.Protocol
 
@@ -98,6 +101,9 @@ class Connection(asyncio.Protocol):
         self.server.track(self)
 
     def data_received(self, data: bytes) -> None:
+        if data == self._replay_raw and self._replay_again():
+            return
+        fresh = not self.reader.buffered()
         self.reader.feed(data)
         if not self._read_paused and self.reader.buffered() > READ_PAUSE_BYTES and self.transport:
             self.transport.pause_reading()
@@ -105,11 +111,11 @@ class Connection(asyncio.Protocol):
         w = self._waiter
         if w is None or w.done():
             return  # the task is busy; it pulls the new messages when it loops
-        if self._serving and not self._write_paused and self._step_inline():
+        if self._serving and not self._write_paused and self._step_inline(data if fresh else None):
             return
         w.set_result(None)
 
-    def _step_inline(self) -> bool:
+    def _step_inline(self, chunk: bytes | None) -> bool:
         """Answer a fast cached read right here in the protocol callback.
 
         A prepared read's Bind/Describe/Execute/Sync cycle costs far less than
@@ -128,13 +134,31 @@ class Connection(asyncio.Protocol):
             return True
         if not sess.inline_ok():
             return False
+        self._last_sig = None
         self.write(self._run_inline(sess))
+        if chunk is not None and self._last_sig is not None and sess.has_cycle(self._last_sig):
+            # ``chunk`` held exactly this cycle: the same bytes again can be replayed unparsed
+            self._replay_raw, self._replay_sig = chunk, self._last_sig
         return not sess.terminated and not sess.has_work()
 
-    @staticmethod
-    def _run_inline(sess: ProtocolSession) -> bytes:
+    def _replay_again(self) -> bool:
+        """The client sent byte for byte the request it sent last (a polling
+        read cycle, pgbench's SELECT): answer from the cycle cache without
+        parsing it, if the engine vouches the result is unchanged."""
+        w = self._waiter
+        if w is None or w.done() or self._write_paused or self.terminating or self.closed \
+                or self.reader.buffered():
+            return False
+        out = self.session.replay_unparsed(self._replay_sig)
+        if out is None:
+            self._replay_raw = None
+            return False
+        self.transport.write(out)
+        return True
+
+    def _run_inline(self, sess: ProtocolSession) -> bytes:
         """One inline step; a repeated read cycle is replayed when unchanged."""
-        sig = sess.cycle_signature()
+        sig = self._last_sig = sess.cycle_signature()
         if sig is None:
             return sess.step()
         out = sess.replay_cycle(sig)

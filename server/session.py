@@ -196,6 +196,17 @@ class ProtocolSession:
         self._queue.clear()
         return response
 
+    def replay_unparsed(self, sig: tuple) -> bytes | None:
+        """:meth:`replay_cycle` for a request that was not parsed (the
+        connection matched its raw bytes): only from a clean idle state."""
+        if self._queue or self._gen is not None or self.ignore_till_sync or self.portals or self.terminated:
+            return None
+        return self.replay_cycle(sig)
+
+    def has_cycle(self, sig: tuple) -> bool:
+        """Whether ``sig``'s response is kept for :meth:`replay_cycle`."""
+        return sig in self._cycles
+
     def step_cycle(self, sig: tuple) -> bytes:
         """Run one cycle through ``step`` and keep its response for replay_cycle."""
         stmt = self._bound_statement(sig[0])

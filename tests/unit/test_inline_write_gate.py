@@ -3,7 +3,6 @@ thread: only those the engine can open without waiting (writer lock free)
 and commit without a WAL flush."""
 from __future__ import annotations
 
-
 from protocol import messages as M
 from server.session import ProtocolSession
 
