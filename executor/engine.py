@@ -245,6 +245,20 @@ class Session:
             return Result(tag=last.add(params))
         return self.execute(prepared, params, defer_commit=True)
 
+    def _deliver_before_commit(self) -> None:
+        """Deliver batched inserts ahead of COMMIT.  If that fails the block
+        ends rolled back, as a COMMIT failing on a deferred constraint does in
+        PostgreSQL: the client sees the error and the session is idle."""
+        try:
+            self.flush_pending()
+        except BaseException:
+            txn, self.txn = self.txn, None
+            self.failed = False
+            self._drop_extended()
+            if txn is not None:
+                txn.rollback()
+            raise
+
     def flush_pending(self) -> None:
         """Deliver the batched INSERT Executes (if any), all or nothing."""
         pending, self.pending = self.pending, []
@@ -322,8 +336,11 @@ class Session:
             prepared = self.prepare(prepared.sql, prepared.param_oids)
         if self.pending:
             h = prepared.handle
-            if getattr(h, "transaction_control", False) and h.kind in ("rollback", "rollback_to"):
+            kind = getattr(h, "kind", "") if getattr(h, "transaction_control", False) else ""
+            if kind in ("rollback", "rollback_to"):
                 self.pending = []     # rolled back before delivery: nothing of it is delivered
+            elif kind == "commit":
+                self._deliver_before_commit()
             else:
                 self.flush_pending()    # batched inserts go first: this statement may read them
         return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit)
