@@ -30,6 +30,29 @@ def _parse_types(self, *args, **kwargs):
     return this
 
 
+_orig_parse_type = Postgres.Parser._parse_type
+
+
+def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False):
+    """A typed literal (``date '2020-01-01'``) is a constant of that type to
+    which later operators apply: ``timestamp 'x'::timestamptz`` casts the
+    timestamp, as PostgreSQL reads it.  sqlglot applies the ``::`` to the
+    string first and the type last; parse the literal's own cast first."""
+    curr = self._curr
+    if curr is not None and curr.token_type in self.TYPE_TOKENS and curr.token_type != TokenType.INTERVAL \
+            and self._next is not None and self._next.token_type == TokenType.STRING:
+        index = self._index
+        data_type = self._parse_types(check_func=True, allow_identifiers=False)
+        if isinstance(data_type, exp.DataType) and self._curr is not None \
+                and self._curr.token_type == TokenType.STRING:
+            literal = self._parse_primary()
+            parser = self.TYPE_LITERAL_PARSERS.get(data_type.this)
+            node = parser(self, literal, data_type) if parser else exp.Cast(this=literal, to=data_type)
+            return self._parse_column_ops(node)
+        self._retreat(index)
+    return _orig_parse_type(self, parse_interval, fallback_to_identifier)
+
+
 _orig_date_part = Postgres.Parser.FUNCTION_PARSERS["DATE_PART"]
 
 
@@ -60,4 +83,5 @@ if not getattr(Postgres.Parser, "_splitstream_patched", False):
             _orig_ct(self, e) if _orig_ct else "CURRENT_TIMESTAMP"),
     }
     Postgres.Parser._parse_types = _parse_types
+    Postgres.Parser._parse_type = _parse_type
     Postgres.Parser._splitstream_patched = True

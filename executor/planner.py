@@ -93,9 +93,13 @@ def expr_name(node: exp.Expression) -> str:
     if isinstance(node, exp.Paren):
         return expr_name(node.this)
     if isinstance(node, exp.Cast):
-        inner = node.this
-        if isinstance(inner, (exp.Column, exp.Cast, exp.Func)) and not isinstance(inner, exp.Literal):
-            n = expr_name(inner)
+        # PostgreSQL (FigureColname): a column or function under the casts names
+        # the column; otherwise the outermost cast's type does (CASE counts as none)
+        base = node.this
+        while isinstance(base, (exp.Cast, exp.Paren)):
+            base = base.this
+        if isinstance(base, (exp.Column, exp.Func)) and not isinstance(base, (exp.Literal, exp.Case)):
+            n = expr_name(base)
             if n != "?column?":
                 return n
         oid, _ = datatype_to_oid(node.to)

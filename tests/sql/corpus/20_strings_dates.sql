@@ -53,3 +53,6 @@ SELECT timestamptz '2024-07-01 00:00' AS summer, ('2024-03-10 12:00'::timestamp)
 SET TimeZone = 'America/New_York';
 SELECT ('2024-03-10 12:00'::timestamp)::timestamptz AS dst_day, (timestamptz '2024-11-03 06:30+00')::timestamp AS fall_back, (timestamptz '2024-06-01 03:00+00')::date AS d;
 SET TimeZone = 'UTC';
+-- a typed literal is cast by a following ::, as PostgreSQL reads it
+SELECT timestamp '2024-01-01 10:00'::timestamptz, pg_typeof(timestamp '2024-01-01 10:00'::timestamptz) AS t1, date '2024-01-02'::text || 'x' AS dx, pg_typeof(date '2024-01-02'::text) AS t2, int4 '5'::int8 + 1 AS n, pg_typeof(int4 '5'::int8) AS t3;
+SELECT '5'::int::text, (1 + 2)::text, CASE WHEN true THEN 1 END::text, coalesce(1, 2)::text, (length('ab')::int8)::text;
