@@ -459,10 +459,12 @@ class _Kernel:
             b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
 
 
-def build_module(shape: Shape, variants=("gen", "spec")) -> str:
+def build_module(shape: Shape, variants=("gen", "spec"), names=None) -> str:
+    """IR text of ``variants``; ``names`` gives their symbols (unique per engine:
+    many modules share one MCJIT engine), by default the variant names."""
     m = ir.Module(name="ss_kernel")
-    for v in variants:
-        _Kernel(m, shape, v, dense=(v == "spec")).build()
+    for v, name in zip(variants, names or variants):
+        _Kernel(m, shape, name, dense=(v == "spec")).build()
     return str(m)
 
 

@@ -1,14 +1,16 @@
 """llvmlite plumbing: one target machine, compile IR to callable functions,
 and the process-wide module cache keyed by plan shape.
 
-Pipeline (FACTS.md): parse_assembly -> new pass builder at speed level 3 ->
-MCJIT.  Compiles are serialised by a lock (LLVM's global context is not
-thread-safe); calling compiled code needs no lock, and ctypes releases the
+Pipeline: IR text (codegen, emitted in final form: no IR passes) ->
+parse_assembly -> a shared MCJIT engine per code generator level (-O0 for
+tier 1, -O1 for the background tier 2).  Compiles are serialised by a lock
+(LLVM's global context is not thread-safe); calling compiled code needs no lock, and ctypes releases the
 GIL during the call, so two threads can run kernels at once.
 """
 from __future__ import annotations
 
 import ctypes
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -21,7 +23,6 @@ DRIVE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctyp
 REHASH_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_int64)
 
-OPT_LEVEL = 0          # new pass builder speed level; 0: the IR is emitted in final form, codegen only
 CODEGEN_OPT = 1        # measured: -O1 instruction selection is as fast as -O2 here, and compiles faster
 # Tiered compilation: a variant is first compiled with the fast code generator
 # (-O0: fast instruction selection, fast register allocation; codegen ~4x
@@ -72,16 +73,17 @@ class CompiledModule:
                 f = self._fns.get(variant)
                 if f is None:
                     t0, c0 = time.perf_counter(), time.thread_time()
-                    ir_text = codegen.build_module(self.shape, (variant,))
+                    sym = f"{variant}_{next(_seq)}"      # unique within the shared engine
+                    ir_text = codegen.build_module(self.shape, (variant,), (sym,))
                     with _llvm_lock:
-                        ee = _compile(ir_text, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
-                    self.addr[variant] = ee.get_function_address(variant)
-                    f = KERNEL_T(self.addr[variant])
+                        ee, addr = _compile_shared(ir_text, sym, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
+                    self.addr[variant] = addr
+                    f = KERNEL_T(addr)
                     # CPU time of the compiling thread: the cost, without GIL / core contention
                     ms = (time.thread_time() - c0) * 1000
                     self.wall_ms[variant] = (time.perf_counter() - t0) * 1000
                     self._engines.append(ee)
-                    self.ir[variant] = ir_text
+                    self.ir[variant] = (ir_text, sym)
                     self.ms[variant] = ms
                     self._fns[variant] = f
                     stats["compiles"] += 1
@@ -97,9 +99,9 @@ class CompiledModule:
         if variant in self.opt_ms:
             return
         c0 = time.thread_time()
+        ir_text, sym = self.ir[variant]
         with _llvm_lock:
-            ee = _compile(self.ir[variant], CODEGEN_OPT)
-        addr = ee.get_function_address(variant)
+            ee, addr = _compile_shared(ir_text, sym, CODEGEN_OPT)
         f = KERNEL_T(addr)
         with self._lock:
             self._engines.append(ee)
@@ -145,7 +147,61 @@ def _target_machine(codegen_opt: int = CODEGEN_OPT):
     return target.create_target_machine(cpu=cpu, features=features, opt=codegen_opt, jit=True)
 
 
+class _Engine:
+    """One MCJIT engine per code generator level, shared by many modules.
+
+    Why: a fresh engine per module cost ~2.5 ms of fixed work on every
+    compile (target machine, subtarget and code generator set-up on first
+    use), more than -O0 code generation of a kernel itself.  Each
+    ``finalize_object`` compiles only the modules added since the last one;
+    new code goes to fresh pages, so threads running earlier kernels are
+    not disturbed (Numba keeps all its modules in one MCJIT engine the same
+    way).  After ``ENGINE_MODULES`` modules a new engine starts, so machine
+    code is freed once every CompiledModule of an old engine is gone (each
+    keeps its engines alive)."""
+
+    def __init__(self, codegen_opt: int) -> None:
+        import llvmlite.binding as llvm
+
+        tm = _target_machine(codegen_opt)
+        self.triple = llvm.get_process_triple()
+        self.data_layout = str(tm.target_data)
+        base = llvm.parse_assembly("")
+        base.triple, base.data_layout = self.triple, self.data_layout
+        self.ee = llvm.create_mcjit_compiler(base, tm)
+        self.modules = 0
+
+
+ENGINE_MODULES = 64
+_engines: dict = {}          # codegen opt level -> _Engine (used under _llvm_lock)
+_seq = itertools.count(1)
+
+
+def _shared_engine(codegen_opt: int) -> _Engine:
+    e = _engines.get(codegen_opt)
+    if e is None or e.modules >= ENGINE_MODULES:
+        e = _engines[codegen_opt] = _Engine(codegen_opt)
+    return e
+
+
+def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
+    """Add ``ir_text`` to the shared engine of ``codegen_opt`` and generate its
+    code; returns (engine, address of ``sym``).  Caller holds _llvm_lock."""
+    import llvmlite.binding as llvm
+
+    e = _shared_engine(codegen_opt)
+    mod = llvm.parse_assembly(ir_text)
+    mod.triple, mod.data_layout = e.triple, e.data_layout
+    if VERIFY:
+        mod.verify()
+    e.ee.add_module(mod)
+    e.modules += 1
+    e.ee.finalize_object()
+    return e.ee, e.ee.get_function_address(sym)
+
+
 def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
+    """A module in its own engine (the runtime helpers, compiled once)."""
     import llvmlite.binding as llvm
 
     tm = _target_machine(codegen_opt)
@@ -154,21 +210,21 @@ def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
     mod.data_layout = str(tm.target_data)
     if VERIFY:
         mod.verify()
-    if OPT_LEVEL == "light":
-        pb = llvm.PassBuilder(tm, llvm.PipelineTuningOptions(speed_level=0))
-        mpm = llvm.ModulePassManager()
-        mpm.add_instruction_combine_pass()
-        mpm.add_simplify_cfg_pass()
-        mpm.run(mod, pb)
-    elif OPT_LEVEL:
-        pto = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
-        pto.loop_vectorization = False      # scatter/gather loops: nothing to vectorise, only compile time
-        pto.slp_vectorization = False
-        pb = llvm.PassBuilder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
     ee = llvm.create_mcjit_compiler(mod, tm)
     ee.finalize_object()
     return ee
+
+
+def warm() -> None:
+    """Ready the runtime helpers and the tier-1 engine (LLVM initialisation,
+    target machine and code generator set-up: ~15 ms CPU once per process),
+    on the background thread at import, so the first pipeline compiled
+    waits only for its own kernel."""
+    runtime()
+    with _llvm_lock:
+        _shared_engine(FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
+        _compile_shared(codegen.build_module(_WARM_SHAPE, ("gen",), ("warm",)), "warm",
+                        FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
 
 
 def runtime():
@@ -256,3 +312,7 @@ def clear_cache() -> None:
 def drain() -> None:
     """Wait until queued background compiles are done (tests, benchmarks)."""
     _bg.submit(lambda: None).result()
+
+
+_WARM_SHAPE = codegen.Shape(inputs=("i8",), conj=(), nparams=0, keys=(0,), aggs=(("star", -1),))
+_bg.submit(warm)
