@@ -163,8 +163,10 @@ def run_engine(batches, backend: str, variant: str | None, threads: int, check: 
             sink.force_variant = "generic"
             sink.allow_specialise = False
         sink.tables = []
-        sink.module.fn("gen" if variant == "generic" else "spec")
-        jit.drain()             # tiered: the optimised code is in place before timing
+        v = "gen" if variant == "generic" else "spec"
+        sink.module.fn(v)
+        sink.module.optimise_async(v)      # tiered: the code a hot pipeline runs (tier 2 comes after TIER2_ROWS)
+        jit.drain()                         # ... in place before timing
         compile_ms = sink.module.compile_ms
     results = {}
 
@@ -205,27 +207,132 @@ def run_engine(batches, backend: str, variant: str | None, threads: int, check: 
     return dt, events, compile_ms, seen, emit_s[0], (cpu, cpu - emit_s[1])
 
 
-def compile_latency(reps: int = 5) -> dict:
-    """Fresh compiles of the YSB pipeline shape, per variant (cache cleared each time).
-    Wall time and the compiling thread's CPU time (robust against a loaded machine)."""
-    from executor.llvm import jit
+TPCH_STREAM = ("CREATE FOREIGN TABLE li (l_orderkey bigint, l_quantity float8, l_extendedprice float8, "
+               "l_discount float8, l_tax float8, l_returnflag_id smallint, l_linestatus_id smallint, l_shipdate int) "
+               "SERVER stream")
+# TPC-H-like pipelines the kernel compiles (dates as day numbers, flags as small ints):
+# Q6's filter-and-sum (no key, 5 conjuncts on floats and ints) and a Q1-like
+# wide aggregate (2 keys, 8 aggregates), compiled with every NULL mask read.
+TPCH_VIEWS = (
+    ("TPC-H Q6-like (no key, 5 conjuncts)",
+     "SELECT sum(l_extendedprice) AS revenue FROM li WHERE l_shipdate >= 8766 AND l_shipdate < 9131 "
+     "AND l_discount >= 0.05 AND l_discount <= 0.07 AND l_quantity < 24", False),
+    ("TPC-H Q1-like (2 keys, 8 aggs, nullable)",
+     "SELECT l_returnflag_id, l_linestatus_id, sum(l_quantity) AS q, sum(l_extendedprice) AS p, avg(l_discount) AS d, "
+     "min(l_tax) AS mt, max(l_extendedprice) AS mp, avg(l_quantity) AS aq, count(l_orderkey) AS c, count(*) AS n "
+     "FROM li WHERE l_shipdate <= 10471 GROUP BY l_returnflag_id, l_linestatus_id", True),
+)
+
+
+def pipeline_shapes() -> list:
+    """(name, Shape) of the YSB pipeline and the TPC-H-like ones, planned by the real engine."""
+    from executor.context import SessionInfo
+    from executor.engine import Engine
     from executor.llvm.runtime import CompiledSink
 
     p = Pipeline()
-    sink = CompiledSink(p.pipe.ops, p.pipe.agg)
-    shape = sink.plan.shape
-    jit.runtime()
-    out = {"gen": [], "spec": []}
-    for _ in range(reps):
-        for variant in ("gen", "spec"):
-            jit.clear_cache()
-            w0, c0 = time.perf_counter(), time.thread_time()
-            m = jit.compile_shape(shape, variant)           # what a pipeline waits for (tier 1 when tiered)
-            wall, cpu = (time.perf_counter() - w0) * 1000, (time.thread_time() - c0) * 1000
-            jit.drain()                                     # the background -O1 recompile (tiered)
-            out[variant].append((wall, cpu, m.opt_ms.get(variant)))
+    out = [(f"YSB (1 key {KEY_TYPE}, 1 conjunct, sum)", CompiledSink(p.pipe.ops, p.pipe.agg).plan.shape)]
     p.engine.close()
+    eng = Engine(tempfile.mkdtemp(prefix="ysbshape") + "/data", fsync=False)
+    eng.open()
+    s = eng.new_session(SessionInfo(settings={}))
+    s.execute_sql(TPCH_STREAM)
+    for k, (name, sql, nullable) in enumerate(TPCH_VIEWS):
+        before = set(eng.streams.views)
+        s.execute_sql(f"CREATE VIEW tpch_v{k} AS {sql}")
+        cv = eng.streams.views[next(v for v in eng.streams.views if v not in before)]
+        pipe = next(iter(cv.pipelines.values()))[0]
+        sink = CompiledSink(pipe.ops, pipe.agg)
+        if sink.plan is None:
+            raise SystemExit(f"{name}: not compiled ({sink.info.reason})")
+        shape = sink.plan.shape
+        if nullable:
+            shape = shape.with_nullable([True] * len(shape.inputs))
+        out.append((name, shape))
+    eng.close()
     return out
+
+
+def compile_latency(reps: int = 10) -> list:
+    """Fresh compiles (module cache cleared each time) per shape and variant:
+    what a pipeline waits for (tier 1 when tiered), as wall time and as the
+    compiling thread's CPU time (robust against a loaded machine).  Each
+    compile is isolated (background work drained first); ``queued`` compiles
+    the next shape right after another one, while that one's background
+    work (its tier-2 recompile, as if it were hot at once, and the other
+    variant) runs: a pipeline waits for at most the one background compile
+    already running (foreground compiles go first).  Returns
+    [(name, variant, [(wall, cpu, tier-2 cpu)], [queued wall])]."""
+    from executor.llvm import jit
+
+    shapes = pipeline_shapes()
+    jit.drain()
+    out = []
+    for name, shape in shapes:
+        for variant in ("gen", "spec"):
+            runs = []
+            for _ in range(reps):
+                jit.clear_cache()
+                jit.drain()
+                w0, c0 = time.perf_counter(), time.thread_time()
+                m = jit.compile_shape(shape, variant)           # what a pipeline waits for (tier 1 when tiered)
+                wall, cpu = (time.perf_counter() - w0) * 1000, (time.thread_time() - c0) * 1000
+                m.optimise_async(variant)                       # the background -O1 recompile (once hot)
+                jit.drain()
+                runs.append((wall, cpu, m.opt_ms.get(variant)))
+            out.append([name, variant, runs, []])
+    for _ in range(reps):
+        for k, (name, shape) in enumerate(shapes):
+            prev = shapes[k - 1][1]
+            jit.clear_cache()
+            jit.drain()
+            m = jit.compile_shape(prev, "gen")
+            m.optimise_async("gen")                             # worst case: that pipeline is hot at once
+            jit.prefetch(m, "spec")                             # as CompiledSink.run does
+            w0 = time.perf_counter()
+            jit.compile_shape(shape, "gen")
+            out[2 * k][3].append((time.perf_counter() - w0) * 1000)
+    jit.drain()
+    return out
+
+
+def pct(xs, q: float) -> float:
+    """Nearest-rank percentile (q in 0..1)."""
+    xs = sorted(xs)
+    return xs[max(0, min(len(xs) - 1, int(np.ceil(q * len(xs))) - 1))]
+
+
+def print_compile_latency(lat) -> float:
+    """One line per shape and variant; returns the worst median wall ms."""
+    print("compile latency per pipeline (fresh compiles, module cache cleared; what a pipeline waits for: "
+          "tier 1, -O0 code; the -O1 code then compiles in the background):")
+    print(f"  {'pipeline':<42}{'variant':<13}{'wall med':>9}{'p90':>7}{'CPU med':>9}{'p90':>7}"
+          f"{'tier-2 CPU':>12}{'queued wall med/p90':>22}")
+    worst = 0.0
+    for name, variant, runs, queued in lat:
+        wall, cpu = [r[0] for r in runs], [r[1] for r in runs]
+        opt = [r[2] for r in runs if r[2] is not None]
+        worst = max(worst, pct(wall, 0.5))
+        q = f"{pct(queued, 0.5):.1f}/{pct(queued, 0.9):.1f}" if queued else "-"
+        print(f"  {name:<42}{'generic' if variant == 'gen' else 'specialised':<13}{pct(wall, 0.5):>9.1f}"
+              f"{pct(wall, 0.9):>7.1f}{pct(cpu, 0.5):>9.1f}{pct(cpu, 0.9):>7.1f}"
+              f"{(pct(opt, 0.5) if opt else float('nan')):>12.1f}{q:>22}")
+    print(f"  ({len(lat[0][2])} compiles each, ms; 'queued': the generic kernel compiled right after another "
+          f"pipeline's, while its background work runs)")
+    cpu_med = pct([r[1] for _n, _v, runs, _q in lat for r in runs], 0.5)
+    spin = [cpu_spin(cpu_med) for _ in range(20)]
+    print(f"  machine load reference: a pure CPU loop of {cpu_med:.1f} ms (the median compile CPU) took "
+          f"{pct(spin, 0.5):.1f} ms wall median, {pct(spin, 0.9):.1f} p90 (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores): wall above CPU is the machine's other work, not the compiler")
+    return worst
+
+
+def cpu_spin(ms: float) -> float:
+    """Wall ms of a loop that burns ``ms`` of this thread's CPU (load reference)."""
+    c, w = time.thread_time(), time.perf_counter()
+    while time.thread_time() - c < ms / 1000:
+        pass
+    return (time.perf_counter() - w) * 1000
 
 
 def end_to_end(n: int, chunk_rows: int = 100_000) -> list:
@@ -398,15 +505,7 @@ def main(argv=None) -> int:
               f"{rate / vec[2]:>10.2f}{rate / py[2]:>10.1f}{scale}")
     lat = compile_latency()
     print()
-    med = {}
-    for variant, runs in lat.items():
-        wall = sorted(r[0] for r in runs)
-        cpu = sorted(r[1] for r in runs)
-        med[variant] = cpu[len(cpu) // 2]
-        opt = sorted(r[2] for r in runs if r[2] is not None)
-        bg = f"; then optimised code in the background: median {opt[len(opt) // 2]:.1f} ms CPU" if opt else ""
-        print(f"compile latency, {'generic' if variant == 'gen' else 'specialised'} kernel ({len(runs)} fresh compiles): "
-              f"median {wall[len(wall) // 2]:.1f} ms wall, {cpu[len(cpu) // 2]:.1f} ms CPU (min {cpu[0]:.1f}){bg}")
+    worst = print_compile_latency(lat)
     if a.e2e_events:
         print()
         print(f"end to end: COPY (csv, {a.e2e_events:,} events in chunks of 100,000 rows) over the wire into a stream "
@@ -423,7 +522,7 @@ def main(argv=None) -> int:
     print(f"targets: specialised >= 337 M records/s (Grizzly, 4 cores): {spec2 / 1e6:.0f} M wall ({spec_pipe / 1e6:.0f} M without the window emissions) -> "
           f"{'met' if spec2 >= 337e6 else 'NOT met'}; compiled >= 3x vector: {spec2 / vec:.1f}x -> "
           f"{'met' if spec2 >= 3 * vec else 'NOT met'}; compile < 20 ms: "
-          f"{'met' if max(med.values()) < 20 else 'NOT met'} (per variant, CPU median)")
+          f"{'met' if worst < 20 else 'NOT met'} (worst per-pipeline median wall: {worst:.1f} ms)")
     return 0
 
 

@@ -31,16 +31,55 @@ CODEGEN_OPT = 1        # measured: -O1 instruction selection is as fast as -O2 h
 # call (callers look the function up per call).
 TIERED = True
 FAST_CODEGEN_OPT = 0
+# Tier 2 compiles once a variant has processed this many rows on tier-1 code
+# (the -O1 code saves ~2-4 ns per row and costs ~15-30 ms CPU to compile: it
+# pays off after a few million rows).  A pipeline that never gets hot (a
+# small GROUP BY, a view that sees little data) costs no background compile,
+# which on two cores competes with the morsel threads and holds LLVM's lock
+# a newly created pipeline then waits for.
+TIER2_ROWS = 1 << 20
 VERIFY = False         # the IR builder produces well-formed IR; tests turn this on
 
 _lock = threading.RLock()           # the cache dict
-_llvm_lock = threading.Lock()       # LLVM's global context (parse, optimise, emit)
+
+
+class _LLVMLock:
+    """LLVM's global context (parse, emit) is used by one thread at a time
+    (llvmlite serialises its calls anyway).  A compile a pipeline waits for
+    (tier 1 on a query or insert thread) goes before queued background work
+    (tier-2 recompiles, prefetched variants, auto-mode compiles): it waits
+    at most for the one background compile already running."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._held = False
+        self._fg_waiting = 0
+
+    def __enter__(self) -> None:
+        fg = threading.current_thread().name.startswith(_BG_PREFIX) is False
+        with self._cv:
+            if fg:
+                self._fg_waiting += 1
+            while self._held or (not fg and self._fg_waiting):
+                self._cv.wait()
+            if fg:
+                self._fg_waiting -= 1
+            self._held = True
+
+    def __exit__(self, *exc) -> None:
+        with self._cv:
+            self._held = False
+            self._cv.notify_all()
+
+
+_BG_PREFIX = "llvm-compile"
+_llvm_lock = _LLVMLock()
 _tm = None
 _runtime = None
 _CACHE_MAX = 256
 _cache: "OrderedDict[codegen.Shape, CompiledModule]" = OrderedDict()
 _pending: dict = {}
-_bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llvm-compile")
+_bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_BG_PREFIX)
 
 # running estimate of compile latency (ms), fed by every compile
 stats = {"compiles": 0, "compile_ms_total": 0.0, "compile_ms_ewma": 20.0, "cache_hits": 0}
@@ -59,8 +98,10 @@ class CompiledModule:
         self.wall_ms: dict = {}       # per variant: compile wall ms (includes waiting for the GIL/CPU)
         self.opt_ms: dict = {}        # per variant: CPU ms of the background -O1 recompile (tiered)
         self.addr: dict = {}          # per variant: machine code address (for the native morsel driver)
+        self.rows: dict = {}          # per variant: rows run on its tier-1 code
+        self._tier2: set = set()      # variants whose tier-2 compile was submitted
         self._engines = []            # keep the machine code alive
-        self.ir: dict = {}
+        self.ir: dict = {}            # per variant: its symbol in the shared engines
         self._lock = threading.Lock()
 
     def has(self, variant: str) -> bool:
@@ -74,7 +115,7 @@ class CompiledModule:
                 if f is None:
                     t0, c0 = time.perf_counter(), time.thread_time()
                     sym = f"{variant}_{next(_seq)}"      # unique within the shared engine
-                    ir_text = codegen.build_module(self.shape, (variant,), (sym,))
+                    ir_text = codegen.build_module(self.shape, (variant,), (sym,), 1 if TIERED else codegen.SEL_UNROLL)
                     with _llvm_lock:
                         ee, addr = _compile_shared(ir_text, sym, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
                     self.addr[variant] = addr
@@ -83,15 +124,32 @@ class CompiledModule:
                     ms = (time.thread_time() - c0) * 1000
                     self.wall_ms[variant] = (time.perf_counter() - t0) * 1000
                     self._engines.append(ee)
-                    self.ir[variant] = (ir_text, sym)
+                    self.ir[variant] = sym
                     self.ms[variant] = ms
                     self._fns[variant] = f
                     stats["compiles"] += 1
                     stats["compile_ms_total"] += ms
                     stats["compile_ms_ewma"] = 0.7 * stats["compile_ms_ewma"] + 0.3 * ms
-                    if TIERED:
-                        _bg.submit(self.optimise, variant)
         return f
+
+    def note_rows(self, variant: str, n: int) -> None:
+        """Count rows run by ``variant``; once hot, its -O1 code compiles in the background."""
+        if not TIERED or variant in self._tier2:
+            return
+        r = self.rows.get(variant, 0) + n
+        self.rows[variant] = r
+        if r >= TIER2_ROWS:
+            self.optimise_async(variant)
+
+    def optimise_async(self, variant: str):
+        """Submit the tier-2 compile of ``variant`` (once); a Future, or None when not tiered."""
+        if not TIERED:
+            return None
+        with self._lock:
+            if variant in self._tier2:
+                return None
+            self._tier2.add(variant)
+        return _bg.submit(self.optimise, variant)
 
     def optimise(self, variant: str) -> None:
         """Tier 2: the -O1 code of ``variant`` replaces the fast-compiled one.
@@ -99,7 +157,8 @@ class CompiledModule:
         if variant in self.opt_ms:
             return
         c0 = time.thread_time()
-        ir_text, sym = self.ir[variant]
+        sym = self.ir[variant]
+        ir_text = codegen.build_module(self.shape, (variant,), (sym,))     # unrolled
         with _llvm_lock:
             ee, addr = _compile_shared(ir_text, sym, CODEGEN_OPT)
         f = KERNEL_T(addr)
