@@ -516,7 +516,7 @@ def _autogroup_note() -> str:
             "its session's share however many threads it runs") if on else ""
 
 
-def print_parallel_probe(pr: dict, spec1_cpu_rate: float, spec_rate: dict, used: dict) -> None:
+def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict) -> None:
     """The 2-thread diagnosis: measured figures, then the explanation they support."""
     bpr = pr["bytes_per_record"]
     print(f"2 threads, what limits them (YSB dense kernel; it reads {bpr} B per record: event_type, campaign_id, value):")
@@ -624,8 +624,7 @@ def main(argv=None) -> int:
               f"{rate / vec[2]:>10.2f}{rate / py[2]:>10.1f}{scale}{'' if u is None else f'{u:>11.2f}'}")
     print("('CPUs used': process CPU time / wall time of the best run: how much of the machine the run got)")
     print()
-    print_parallel_probe(parallel_probe(), base["llvm specialised (dense)"][3],
-                         {r[1]: r[3] for r in rows if r[0] == "llvm specialised (dense)"}, used)
+    print_parallel_probe(parallel_probe(), base["llvm specialised (dense)"][5], used)
     lat = compile_latency()
     print()
     worst = print_compile_latency(lat)
