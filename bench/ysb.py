@@ -526,11 +526,12 @@ def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict) -> None:
         (r1, u1), (r2, u2) = pr[(key, 1)], pr[(key, 2)]
         print(f"  {label:<58} 1 thread {r1 / 1e9 if unit == 'GB/s' else r1 / 1e6:7.1f} {unit} ({u1:.2f} CPUs)   "
               f"2 threads {r2 / 1e9 if unit == 'GB/s' else r2 / 1e6:7.1f} {unit} ({u2:.2f} CPUs)   x{r2 / r1:.2f}")
-    bw1, bw2 = pr[("bw", 1)][0], pr[("bw", 2)][0]
+    (bw1, bu1), (bw2, bu2) = pr[("bw", 1)], pr[("bw", 2)]
     need1 = spec1_cpu_rate * bpr
     print(f"  the pipeline at its 1-thread CPU rate ({spec1_cpu_rate / 1e6:.0f} M rec per CPU-s) reads "
-          f"{need1 / 1e9:.1f} GB/s per core: {need1 / bw1:.0%} of the 1-thread probe, 2 cores would need "
-          f"{2 * need1 / 1e9:.1f} GB/s = {2 * need1 / bw2:.0%} of the 2-thread probe")
+          f"{need1 / 1e9:.1f} GB/s per core; numpy's sum reads {bw1 / bu1 / 1e9:.1f} GB per CPU-second on 1 thread, "
+          f"{bw2 / bu2 / 1e9:.1f} per CPU-second with 2 threads ({bw2 / 1e9:.1f} GB/s on the {bu2:.2f} CPUs it got): "
+          f"the kernel needs {need1 / (bw1 / bu1):.0%} of one core's read bandwidth")
     u2 = used.get(("llvm specialised (dense)", 2), 0.0)
     c1, c2 = pr[("cache", 1)], pr[("cache", 2)]
     d1, d2 = pr[("dram", 1)], pr[("dram", 2)]
@@ -544,7 +545,7 @@ def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict) -> None:
     elif per_cpu_cache < 0.75:
         why = (f"with 2 CPUs busy each does {per_cpu_cache:.2f}x the work per CPU-second even on cache-resident data: "
                f"the 2 vCPUs share a physical core (SMT) or are throttled, not a memory-bandwidth limit")
-    elif d2[0] / d1[0] < 0.8 * c2[0] / c1[0] and 2 * need1 > 0.7 * bw2:
+    elif d2[0] / d1[0] < 0.8 * c2[0] / c1[0] and 2 * need1 > 0.7 * bw2:     # both runs had ~2 CPUs here
         why = (f"compute scales x{c2[0] / c1[0]:.2f} on cache-resident data but only x{d2[0] / d1[0]:.2f} from DRAM: "
                f"2 threads need {2 * need1 / 1e9:.1f} GB/s of the {bw2 / 1e9:.1f} GB/s the machine reads: memory bandwidth")
     else:
