@@ -502,6 +502,7 @@ def parallel_probe(reps: int = 3) -> dict:
         out[("dram", nt)] = best(lambda d: kernel(d, 2), dram[:nt], 2 * 8_000_000 * nt)
         out[("cache", nt)] = best(lambda d: kernel(d, 500), small[:nt], 500 * 32_768 * nt)
     out["bytes_per_record"] = sum(np.dtype(x.dtype).itemsize for x in small[0])
+    out["gil"] = gil_probe(lambda: kernel(dram[0], 2))
     return out
 
 
@@ -516,7 +517,33 @@ def _autogroup_note() -> str:
             "its session's share however many threads it runs") if on else ""
 
 
-def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict) -> None:
+def gil_probe(work) -> float:
+    """Does a kernel call hold the GIL?  Python loop iterations per second on
+    this thread while ``work`` runs on another, relative to the loop alone
+    (~0 if the GIL were held for the call; under a CPU share, the share)."""
+    import threading
+
+    flag = [False]
+
+    def loop_rate(t_end: float) -> float:
+        n, w = 0, time.perf_counter()
+        while not flag[0] and time.perf_counter() < t_end:       # the same work per iteration in both runs
+            n += 1
+        return n / (time.perf_counter() - w)
+
+    def run() -> None:
+        work()
+        flag[0] = True
+
+    solo = loop_rate(time.perf_counter() + 0.05)
+    th = threading.Thread(target=run)
+    th.start()
+    busy = loop_rate(float("inf"))
+    th.join()
+    return busy / solo
+
+
+def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict, per_cpu_pipe: float) -> None:
     """The 2-thread diagnosis: measured figures, then the explanation they support."""
     bpr = pr["bytes_per_record"]
     print(f"2 threads, what limits them (YSB dense kernel; it reads {bpr} B per record: event_type, campaign_id, value):")
@@ -536,12 +563,16 @@ def print_parallel_probe(pr: dict, spec1_cpu_rate: float, used: dict) -> None:
     c1, c2 = pr[("cache", 1)], pr[("cache", 2)]
     d1, d2 = pr[("dram", 1)], pr[("dram", 2)]
     per_cpu_cache = (c2[0] / c2[1]) / (c1[0] / c1[1])        # rate per CPU-second, 2 vs 1 thread
+    print(f"  GIL: a Python loop ran at {pr['gil']:.0%} of its solo speed while a kernel call ran on another thread "
+          f"(~0% if the call held the GIL); the 2-thread pipeline makes one call per thread and batch (morsels are "
+          f"taken in native code); per CPU-second 2 threads do {per_cpu_pipe:.2f}x the work of 1 in the pipeline, "
+          f"{per_cpu_cache:.2f}x in the cache probe")
     if c2[1] < 1.5:
         why = (f"the machine gave the 2-thread runs only {c2[1]:.2f} CPUs (1 thread: {c1[1]:.2f}; pipeline run: "
                f"{u2:.2f}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores){_autogroup_note()}: other "
-               f"processes hold the second core, so 2 threads cannot beat 1 here; per CPU-second 2 threads do "
-               f"{per_cpu_cache:.2f}x the work of 1, so nothing in the pipeline (GIL, false sharing, bandwidth) "
-               f"serialises them")
+               f"processes hold the second core, so 2 threads cannot beat 1 here"
+               + ("" if min(per_cpu_cache, per_cpu_pipe) >= 0.85 else
+                  "; time-sharing that CPU, the 2 threads also lose per CPU-second (context switches, cache refills)"))
     elif per_cpu_cache < 0.75:
         why = (f"with 2 CPUs busy each does {per_cpu_cache:.2f}x the work per CPU-second even on cache-resident data: "
                f"the 2 vCPUs share a physical core (SMT) or are throttled, not a memory-bandwidth limit")
@@ -625,7 +656,8 @@ def main(argv=None) -> int:
               f"{rate / vec[2]:>10.2f}{rate / py[2]:>10.1f}{scale}{'' if u is None else f'{u:>11.2f}'}")
     print("('CPUs used': process CPU time / wall time of the best run: how much of the machine the run got)")
     print()
-    print_parallel_probe(parallel_probe(), base["llvm specialised (dense)"][5], used)
+    spec = {r[1]: r[5] for r in rows if r[0] == "llvm specialised (dense)"}
+    print_parallel_probe(parallel_probe(), spec[1], used, spec[2] / spec[1])
     lat = compile_latency()
     print()
     worst = print_compile_latency(lat)
