@@ -102,7 +102,7 @@ class CompiledModule:
         self.rows: dict = {}          # per variant: rows run on its tier-1 code
         self._tier2: set = set()      # variants whose tier-2 compile was submitted
         self._engines = []            # keep the machine code alive
-        self.ir: dict = {}            # per variant: its symbol in the shared engines
+        self.sym: dict = {}           # per variant: its symbol in the shared engines
         self._lock = threading.Lock()
 
     def has(self, variant: str) -> bool:
@@ -124,8 +124,9 @@ class CompiledModule:
                     # CPU time of the compiling thread: the cost, without GIL / core contention
                     ms = (time.thread_time() - c0) * 1000
                     self.wall_ms[variant] = (time.perf_counter() - t0) * 1000
-                    self._engines.append(ee)
-                    self.ir[variant] = sym
+                    if ee not in self._engines:
+                        self._engines.append(ee)
+                    self.sym[variant] = sym
                     self.ms[variant] = ms
                     self._fns[variant] = f
                     stats["compiles"] += 1
@@ -158,13 +159,14 @@ class CompiledModule:
         if variant in self.opt_ms:
             return
         c0 = time.thread_time()
-        sym = self.ir[variant]
+        sym = self.sym[variant]
         ir_text = codegen.build_module(self.shape, (variant,), (sym,))     # unrolled
         with _llvm_lock:
             ee, addr = _compile_shared(ir_text, sym, CODEGEN_OPT)
         f = KERNEL_T(addr)
         with self._lock:
-            self._engines.append(ee)
+            if ee not in self._engines:
+                self._engines.append(ee)
             self._fns[variant] = f
             self.addr[variant] = addr
             self.opt_ms[variant] = (time.thread_time() - c0) * 1000
