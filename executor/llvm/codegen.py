@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import llvmlite.ir as ir
+from . import tinyir as ir     # the subset of llvmlite.ir we use, ~10x cheaper to build
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -108,8 +108,8 @@ def _hash(b: ir.IRBuilder, k1, k2, nb):
 
 
 class _Kernel:
-    def __init__(self, module: ir.Module, shape: Shape, name: str, dense: bool) -> None:
-        self.shape, self.dense = shape, dense
+    def __init__(self, module: ir.Module, shape: Shape, name: str, dense: bool, unroll: int = SEL_UNROLL) -> None:
+        self.shape, self.dense, self.unroll = shape, dense, unroll
         self.lay = Layout(shape)
         fn = ir.Function(module, ir.FunctionType(I64, [I64.as_pointer(), I64, I64]), name)
         fn.args[0].add_attribute("noalias")
@@ -244,7 +244,7 @@ class _Kernel:
         # test and increment were a third of its instructions), then the rest
         cnt = ir.Constant(I64, 0)
         start = t
-        unroll = SEL_UNROLL if self.dense else 1
+        unroll = self.unroll if self.dense else 1
         if unroll > 1:
             last = b.sub(tend, ir.Constant(I64, unroll - 1))
             i, cnt = self._sel_loop(t, last, cnt, selp, t, "selu", unroll)
@@ -459,10 +459,13 @@ class _Kernel:
             b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
 
 
-def build_module(shape: Shape, variants=("gen", "spec")) -> str:
+def build_module(shape: Shape, variants=("gen", "spec"), names=None, unroll: int = SEL_UNROLL) -> str:
+    """IR text of ``variants``; ``names`` gives their symbols (unique per engine:
+    many modules share one MCJIT engine), by default the variant names.
+    ``unroll`` 1 for tier-1 code (less to compile; tier 2 unrolls)."""
     m = ir.Module(name="ss_kernel")
-    for v in variants:
-        _Kernel(m, shape, v, dense=(v == "spec")).build()
+    for v, name in zip(variants, names or variants):
+        _Kernel(m, shape, name, dense=(v == "spec"), unroll=unroll).build()
     return str(m)
 
 

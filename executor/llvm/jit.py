@@ -1,14 +1,16 @@
 """llvmlite plumbing: one target machine, compile IR to callable functions,
 and the process-wide module cache keyed by plan shape.
 
-Pipeline (FACTS.md): parse_assembly -> new pass builder at speed level 3 ->
-MCJIT.  Compiles are serialised by a lock (LLVM's global context is not
-thread-safe); calling compiled code needs no lock, and ctypes releases the
+Pipeline: IR text (codegen, emitted in final form: no IR passes) ->
+parse_assembly -> a shared MCJIT engine per code generator level (-O0 for
+tier 1, -O1 for the background tier 2).  Compiles are serialised by a lock
+(LLVM's global context is not thread-safe); calling compiled code needs no lock, and ctypes releases the
 GIL during the call, so two threads can run kernels at once.
 """
 from __future__ import annotations
 
 import ctypes
+import itertools
 import threading
 import time
 from collections import OrderedDict
@@ -21,7 +23,6 @@ DRIVE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctyp
 REHASH_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                             ctypes.c_int64)
 
-OPT_LEVEL = 0          # new pass builder speed level; 0: the IR is emitted in final form, codegen only
 CODEGEN_OPT = 1        # measured: -O1 instruction selection is as fast as -O2 here, and compiles faster
 # Tiered compilation: a variant is first compiled with the fast code generator
 # (-O0: fast instruction selection, fast register allocation; codegen ~4x
@@ -30,19 +31,59 @@ CODEGEN_OPT = 1        # measured: -O1 instruction selection is as fast as -O2 h
 # call (callers look the function up per call).
 TIERED = True
 FAST_CODEGEN_OPT = 0
+# Tier 2 compiles once a variant has processed this many rows on tier-1 code
+# (the -O1 code saves ~2-4 ns per row and costs ~15-30 ms CPU to compile: it
+# pays off after a few million rows).  A pipeline that never gets hot (a
+# small GROUP BY, a view that sees little data) costs no background compile,
+# which on two cores competes with the morsel threads and holds LLVM's lock
+# a newly created pipeline then waits for.
+TIER2_ROWS = 1 << 20
 VERIFY = False         # the IR builder produces well-formed IR; tests turn this on
 
 _lock = threading.RLock()           # the cache dict
-_llvm_lock = threading.Lock()       # LLVM's global context (parse, optimise, emit)
+
+
+class _LLVMLock:
+    """LLVM's global context (parse, emit) is used by one thread at a time
+    (llvmlite serialises its calls anyway).  A compile a pipeline waits for
+    (tier 1 on a query or insert thread) goes before queued background work
+    (tier-2 recompiles, prefetched variants, auto-mode compiles): it waits
+    at most for the one background compile already running."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition(threading.Lock())
+        self._held = False
+        self._fg_waiting = 0
+
+    def __enter__(self) -> None:
+        fg = threading.current_thread().name.startswith(_BG_PREFIX) is False
+        with self._cv:
+            if fg:
+                self._fg_waiting += 1
+            while self._held or (not fg and self._fg_waiting):
+                self._cv.wait()
+            if fg:
+                self._fg_waiting -= 1
+            self._held = True
+
+    def __exit__(self, *exc) -> None:
+        with self._cv:
+            self._held = False
+            self._cv.notify_all()
+
+
+_BG_PREFIX = "llvm-compile"
+_llvm_lock = _LLVMLock()
 _tm = None
 _runtime = None
 _CACHE_MAX = 256
 _cache: "OrderedDict[codegen.Shape, CompiledModule]" = OrderedDict()
 _pending: dict = {}
-_bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llvm-compile")
+_bg = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_BG_PREFIX)
 
-# running estimate of compile latency (ms), fed by every compile
-stats = {"compiles": 0, "compile_ms_total": 0.0, "compile_ms_ewma": 20.0, "cache_hits": 0}
+# running estimate of compile latency (ms CPU per variant), fed by every compile;
+# starts at what bench.ysb measures for a fresh tier-1 compile (3-7 ms)
+stats = {"compiles": 0, "compile_ms_total": 0.0, "compile_ms_ewma": 6.0, "cache_hits": 0}
 
 
 class CompiledModule:
@@ -58,8 +99,10 @@ class CompiledModule:
         self.wall_ms: dict = {}       # per variant: compile wall ms (includes waiting for the GIL/CPU)
         self.opt_ms: dict = {}        # per variant: CPU ms of the background -O1 recompile (tiered)
         self.addr: dict = {}          # per variant: machine code address (for the native morsel driver)
+        self.rows: dict = {}          # per variant: rows run on its tier-1 code
+        self._tier2: set = set()      # variants whose tier-2 compile was submitted
         self._engines = []            # keep the machine code alive
-        self.ir: dict = {}
+        self.sym: dict = {}           # per variant: its symbol in the shared engines
         self._lock = threading.Lock()
 
     def has(self, variant: str) -> bool:
@@ -72,24 +115,43 @@ class CompiledModule:
                 f = self._fns.get(variant)
                 if f is None:
                     t0, c0 = time.perf_counter(), time.thread_time()
-                    ir_text = codegen.build_module(self.shape, (variant,))
+                    sym = f"{variant}_{next(_seq)}"      # unique within the shared engine
+                    ir_text = codegen.build_module(self.shape, (variant,), (sym,), 1 if TIERED else codegen.SEL_UNROLL)
                     with _llvm_lock:
-                        ee = _compile(ir_text, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
-                    self.addr[variant] = ee.get_function_address(variant)
-                    f = KERNEL_T(self.addr[variant])
+                        ee, addr = _compile_shared(ir_text, sym, FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
+                    self.addr[variant] = addr
+                    f = KERNEL_T(addr)
                     # CPU time of the compiling thread: the cost, without GIL / core contention
                     ms = (time.thread_time() - c0) * 1000
                     self.wall_ms[variant] = (time.perf_counter() - t0) * 1000
-                    self._engines.append(ee)
-                    self.ir[variant] = ir_text
+                    if ee not in self._engines:
+                        self._engines.append(ee)
+                    self.sym[variant] = sym
                     self.ms[variant] = ms
                     self._fns[variant] = f
                     stats["compiles"] += 1
                     stats["compile_ms_total"] += ms
                     stats["compile_ms_ewma"] = 0.7 * stats["compile_ms_ewma"] + 0.3 * ms
-                    if TIERED:
-                        _bg.submit(self.optimise, variant)
         return f
+
+    def note_rows(self, variant: str, n: int) -> None:
+        """Count rows run by ``variant``; once hot, its -O1 code compiles in the background."""
+        if not TIERED or variant in self._tier2:
+            return
+        r = self.rows.get(variant, 0) + n
+        self.rows[variant] = r
+        if r >= TIER2_ROWS:
+            self.optimise_async(variant)
+
+    def optimise_async(self, variant: str):
+        """Submit the tier-2 compile of ``variant`` (once); a Future, or None when not tiered."""
+        if not TIERED:
+            return None
+        with self._lock:
+            if variant in self._tier2:
+                return None
+            self._tier2.add(variant)
+        return _bg.submit(self.optimise, variant)
 
     def optimise(self, variant: str) -> None:
         """Tier 2: the -O1 code of ``variant`` replaces the fast-compiled one.
@@ -97,12 +159,14 @@ class CompiledModule:
         if variant in self.opt_ms:
             return
         c0 = time.thread_time()
+        sym = self.sym[variant]
+        ir_text = codegen.build_module(self.shape, (variant,), (sym,))     # unrolled
         with _llvm_lock:
-            ee = _compile(self.ir[variant], CODEGEN_OPT)
-        addr = ee.get_function_address(variant)
+            ee, addr = _compile_shared(ir_text, sym, CODEGEN_OPT)
         f = KERNEL_T(addr)
         with self._lock:
-            self._engines.append(ee)
+            if ee not in self._engines:
+                self._engines.append(ee)
             self._fns[variant] = f
             self.addr[variant] = addr
             self.opt_ms[variant] = (time.thread_time() - c0) * 1000
@@ -145,7 +209,61 @@ def _target_machine(codegen_opt: int = CODEGEN_OPT):
     return target.create_target_machine(cpu=cpu, features=features, opt=codegen_opt, jit=True)
 
 
+class _Engine:
+    """One MCJIT engine per code generator level, shared by many modules.
+
+    Why: a fresh engine per module cost ~2.5 ms of fixed work on every
+    compile (target machine, subtarget and code generator set-up on first
+    use), more than -O0 code generation of a kernel itself.  Each
+    ``finalize_object`` compiles only the modules added since the last one;
+    new code goes to fresh pages, so threads running earlier kernels are
+    not disturbed (Numba keeps all its modules in one MCJIT engine the same
+    way).  After ``ENGINE_MODULES`` modules a new engine starts, so machine
+    code is freed once every CompiledModule of an old engine is gone (each
+    keeps its engines alive)."""
+
+    def __init__(self, codegen_opt: int) -> None:
+        import llvmlite.binding as llvm
+
+        tm = _target_machine(codegen_opt)
+        self.triple = llvm.get_process_triple()
+        self.data_layout = str(tm.target_data)
+        base = llvm.parse_assembly("")
+        base.triple, base.data_layout = self.triple, self.data_layout
+        self.ee = llvm.create_mcjit_compiler(base, tm)
+        self.modules = 0
+
+
+ENGINE_MODULES = 64
+_engines: dict = {}          # codegen opt level -> _Engine (used under _llvm_lock)
+_seq = itertools.count(1)
+
+
+def _shared_engine(codegen_opt: int) -> _Engine:
+    e = _engines.get(codegen_opt)
+    if e is None or e.modules >= ENGINE_MODULES:
+        e = _engines[codegen_opt] = _Engine(codegen_opt)
+    return e
+
+
+def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
+    """Add ``ir_text`` to the shared engine of ``codegen_opt`` and generate its
+    code; returns (engine, address of ``sym``).  Caller holds _llvm_lock."""
+    import llvmlite.binding as llvm
+
+    e = _shared_engine(codegen_opt)
+    mod = llvm.parse_assembly(ir_text)
+    mod.triple, mod.data_layout = e.triple, e.data_layout
+    if VERIFY:
+        mod.verify()
+    e.ee.add_module(mod)
+    e.modules += 1
+    e.ee.finalize_object()
+    return e.ee, e.ee.get_function_address(sym)
+
+
 def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
+    """A module in its own engine (the runtime helpers, compiled once)."""
     import llvmlite.binding as llvm
 
     tm = _target_machine(codegen_opt)
@@ -154,21 +272,21 @@ def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
     mod.data_layout = str(tm.target_data)
     if VERIFY:
         mod.verify()
-    if OPT_LEVEL == "light":
-        pb = llvm.PassBuilder(tm, llvm.PipelineTuningOptions(speed_level=0))
-        mpm = llvm.ModulePassManager()
-        mpm.add_instruction_combine_pass()
-        mpm.add_simplify_cfg_pass()
-        mpm.run(mod, pb)
-    elif OPT_LEVEL:
-        pto = llvm.PipelineTuningOptions(speed_level=OPT_LEVEL)
-        pto.loop_vectorization = False      # scatter/gather loops: nothing to vectorise, only compile time
-        pto.slp_vectorization = False
-        pb = llvm.PassBuilder(tm, pto)
-        pb.getModulePassManager().run(mod, pb)
     ee = llvm.create_mcjit_compiler(mod, tm)
     ee.finalize_object()
     return ee
+
+
+def warm() -> None:
+    """Ready the runtime helpers and the tier-1 engine (LLVM initialisation,
+    target machine and code generator set-up: ~15 ms CPU once per process),
+    on the background thread at import, so the first pipeline compiled
+    waits only for its own kernel."""
+    runtime()
+    with _llvm_lock:
+        _shared_engine(FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
+        _compile_shared(codegen.build_module(_WARM_SHAPE, ("gen",), ("warm",)), "warm",
+                        FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
 
 
 def runtime():
@@ -256,3 +374,7 @@ def clear_cache() -> None:
 def drain() -> None:
     """Wait until queued background compiles are done (tests, benchmarks)."""
     _bg.submit(lambda: None).result()
+
+
+_WARM_SHAPE = codegen.Shape(inputs=("i8",), conj=(), nparams=0, keys=(0,), aggs=(("star", -1),))
+_bg.submit(warm)

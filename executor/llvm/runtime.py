@@ -319,6 +319,8 @@ class CompiledSink:
             t0 = self._table(0)
             t0.run(module, base, 0, n)
             self._maybe_specialise(t0)
+        for v in {"spec" if t.variant == "specialised" else "gen" for t in self.tables}:
+            module.note_rows(v, n)          # tier 2 once hot
         info.deopts = self.deopts_before + sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
         info.compile_detail = module.describe() if len(module.ms) > 1 else ""
