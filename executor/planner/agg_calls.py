@@ -24,24 +24,12 @@ class AggCallPlanner:
     def bind_agg(self, node, scope: Scope) -> AggSpec:
         filt = None
         order_key = None
-        fraction = None
         if isinstance(node, exp.Filter):
             fb = ExprBinder(self, scope, context="FILTER")
             filt = self.coerce(fb.bind(node.expression.this), O.BOOL)
             node = node.this
         if isinstance(node, exp.WithinGroup):
-            inner = node.this
-            fn = func_name(inner)
-            order = node.expression
-            frac_node = func_args(inner)[0] if func_args(inner) else None
-            b = ExprBinder(self, scope, context="aggregate")
-            fr = b.bind(frac_node)
-            fraction = float(fr.value) if isinstance(fr, X.Const) else 0.5
-            o = order.expressions[0]
-            arg = b.bind(o.this)
-            if fn == "percentile_cont":
-                arg = self.coerce(arg, O.FLOAT8)
-            return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
+            return self._bind_within_group(node, scope, filt)
         fn = func_name(node)
         b = ExprBinder(self, scope, context="aggregate function calls")
         distinct = False
@@ -82,6 +70,38 @@ class AggCallPlanner:
         args = [b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
+        args = self._agg_arg_types(fn, args)
+        arg_oids = [a.oid for a in args] or [O.INT8]
+        if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
+                                           and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
+            # ORDER BY other expressions: carry the keys as hidden trailing arguments
+            order_key, extra = self._agg_order_keys(order_node, scope, len(args))
+            args = args + extra
+        spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
+                       order_key=order_key, star=star)
+        if spec.oid == -1:
+            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(T.type_name(a.oid) for a in args)}) does not exist")
+        return spec
+
+    def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
+        """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``."""
+        inner = node.this
+        fn = func_name(inner)
+        order = node.expression
+        frac_node = func_args(inner)[0] if func_args(inner) else None
+        b = ExprBinder(self, scope, context="aggregate")
+        fr = b.bind(frac_node)
+        fraction = float(fr.value) if isinstance(fr, X.Const) else 0.5
+        o = order.expressions[0]
+        arg = b.bind(o.this)
+        if fn == "percentile_cont":
+            arg = self.coerce(arg, O.FLOAT8)
+        return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
+
+    def _agg_arg_types(self, fn: str, args: list[X.Expr]) -> list[X.Expr]:
+        """PostgreSQL's argument typing for aggregates: unknown literals read
+        as text, where that is ambiguous or has no such aggregate the error
+        PostgreSQL gives, and the casts its aggregate signatures imply."""
         if fn in ("sum", "avg") and args and args[0].oid == O.UNKNOWN:
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
@@ -95,17 +115,7 @@ class AggCallPlanner:
             args = [self.coerce(args[0], O.BOOL)]
         if fn == "string_agg" and len(args) == 2:
             args = [self.coerce(args[0], O.TEXT) if not T.is_string(args[0].oid) else args[0], self.coerce(args[1], O.TEXT)]
-        arg_oids = [a.oid for a in args] or [O.INT8]
-        if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
-                                           and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
-            # ORDER BY other expressions: carry the keys as hidden trailing arguments
-            order_key, extra = self._agg_order_keys(order_node, scope, len(args))
-            args = args + extra
-        spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
-                       order_key=order_key, star=star)
-        if spec.oid == -1:
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(T.type_name(a.oid) for a in args)}) does not exist")
-        return spec
+        return args
 
     def _agg_order_keys(self, order: exp.Order, scope, first: int):
         """Sorter over list-state rows whose sort keys sit at positions first, first+1, ..."""

@@ -61,13 +61,7 @@ class FromPlanner:
         if schema is None:
             cte = self.find_cte(name)
             if cte is not None:
-                kind, plan, out = cte
-                if kind == "work":
-                    op = P.WorkTableScan(plan, out)
-                else:
-                    op = P.CTEScan(name, plan, out)
-                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]
-                return op, Scope(cols, outer, tables=[alias])
+                return _cte_scan(name, cte, alias, colaliases, outer)
         from catalog import system
 
         rel = self.lookup_relation(name, schema)
@@ -91,16 +85,7 @@ class FromPlanner:
             op = self.engine.streams.view_read_op(rel, alias, self)
         elif rel.kind == "v":
             self.views_used.append(rel)
-            q = sqlglot.parse_one(rel.sql, read="postgres")
-            saved = self.ctes
-            self.ctes = [{}]
-            try:
-                inner = self.plan_query(q, None, None)
-            finally:
-                self.ctes = saved
-            names = [c.name for c in rel.live_columns]
-            op = P.Project(inner, [X.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
-                           [P.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
+            op = self._plan_view(rel)
         elif rel.kind == "S":
             op = self.engine.sequence_scan(rel)
         else:
@@ -110,6 +95,20 @@ class FromPlanner:
             nm = colaliases[i] if i < len(colaliases) else c.name
             cols.append(ScopeCol(alias, nm, c.oid, c.typmod, hidden=c.hidden))
         return op, Scope(cols, outer, tables=[alias])
+
+    def _plan_view(self, rel) -> P.Op:
+        """A plain view: its query planned afresh (outside any WITH of the
+        referring query), renamed to the view's column names."""
+        q = sqlglot.parse_one(rel.sql, read="postgres")
+        saved = self.ctes
+        self.ctes = [{}]
+        try:
+            inner = self.plan_query(q, None, None)
+        finally:
+            self.ctes = saved
+        names = [c.name for c in rel.live_columns]
+        return P.Project(inner, [X.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
+                         [P.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
         from ..srf import table_function
@@ -155,30 +154,32 @@ class FromPlanner:
                 rop, rscope = item(extra)
                 op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
         for j in joins:
-            target = j.this
-            side = (j.args.get("side") or "").lower()
-            kind = (j.args.get("kind") or "").lower()
-            if isinstance(target, exp.Lateral) or (isinstance(target, exp.Subquery) and target.args.get("lateral")):
-                op, scope = self.lateral_join(op, scope, target, side or "inner", outer, corr)
-                continue
-            rop, rscope = item(target)
-            using = j.args.get("using")
-            on = j.args.get("on")
-            jkind = {"left": "left", "right": "right", "full": "full"}.get(side, "inner")
-            if kind == "cross" and on is None:
-                jkind = "cross"
-            if using:
-                names = [ident(u) if not isinstance(u, exp.Column) else ident(u.this) for u in using]
-                op, scope = self.join_using(op, scope, rop, rscope, jkind, names)
-                continue
-            if kind == "natural" or (j.args.get("method") or "").lower() == "natural":
-                names = [c.name for c in scope.cols if not c.hidden and any(rc.name == c.name for rc in rscope.cols)]
-                op, scope = self.join_using(op, scope, rop, rscope, jkind, names)
-                continue
-            if on is None and jkind == "inner":
-                jkind = "cross"
-            op, scope = self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
+            op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, where_conj)
         return op, scope
+
+    def _plan_join_clause(self, op, scope, j: exp.Join, item, outer, corr, where_conj):
+        """One explicit JOIN (LATERAL, USING, NATURAL, ON or CROSS) of the
+        FROM clause onto what is joined so far; ``item`` plans its target."""
+        target = j.this
+        side = (j.args.get("side") or "").lower()
+        kind = (j.args.get("kind") or "").lower()
+        if isinstance(target, exp.Lateral) or (isinstance(target, exp.Subquery) and target.args.get("lateral")):
+            return self.lateral_join(op, scope, target, side or "inner", outer, corr)
+        rop, rscope = item(target)
+        using = j.args.get("using")
+        on = j.args.get("on")
+        jkind = {"left": "left", "right": "right", "full": "full"}.get(side, "inner")
+        if kind == "cross" and on is None:
+            jkind = "cross"
+        if using:
+            names = [ident(u) if not isinstance(u, exp.Column) else ident(u.this) for u in using]
+            return self.join_using(op, scope, rop, rscope, jkind, names)
+        if kind == "natural" or (j.args.get("method") or "").lower() == "natural":
+            names = [c.name for c in scope.cols if not c.hidden and any(rc.name == c.name for rc in rscope.cols)]
+            return self.join_using(op, scope, rop, rscope, jkind, names)
+        if on is None and jkind == "inner":
+            jkind = "cross"
+        return self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
 
 
 def _is_comma_item(j: exp.Join) -> bool:
@@ -187,3 +188,15 @@ def _is_comma_item(j: exp.Join) -> bool:
     if isinstance(t, exp.Lateral) or (isinstance(t, exp.Subquery) and t.args.get("lateral")):
         return False
     return not any(j.args.get(k) for k in ("on", "using", "side", "kind", "method"))
+
+
+def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -> tuple[P.Op, Scope]:
+    """A reference to a WITH query: a scan of its materialised result, or of
+    the working table while a recursive CTE's recursive term is planned."""
+    kind, plan, out = cte
+    if kind == "work":
+        op = P.WorkTableScan(plan, out)
+    else:
+        op = P.CTEScan(name, plan, out)
+    cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]
+    return op, Scope(cols, outer, tables=[alias])

@@ -50,62 +50,13 @@ class GroupingPlanner:
 
     def plan_aggregate(self, op, scope, sel, select_items, group, having, outer):
         in_binder = ExprBinder(self, scope, context="GROUP BY")
-        key_nodes: list = []
-        sets: list[list[int]] | None = None
-        if group is not None:
-            plain = []
-            for g in group.expressions:
-                if isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets)):
-                    continue
-                plain.append(g)
-            special = [g for g in group.expressions if isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
-            for flag in ("rollup", "cube", "grouping_sets"):
-                v = group.args.get(flag)
-                if v:
-                    special += v if isinstance(v, list) else [v]
-            def key_index(node):
-                node = self._resolve_group_ref(node, select_items)
-                sql = node.sql("postgres")
-                for i, k in enumerate(key_nodes):
-                    if k.sql("postgres") == sql:
-                        return i
-                key_nodes.append(node)
-                return len(key_nodes) - 1
-            base = [key_index(g) for g in plain]
-            if special:
-                sets = [list(base)]
-                for sp in special:
-                    new_sets = []
-                    if isinstance(sp, exp.Rollup):
-                        ks = [[key_index(x) for x in (e.expressions if isinstance(e, exp.Tuple) else [e])] for e in sp.expressions]
-                        options = [sum(ks[:i], []) for i in range(len(ks), -1, -1)]
-                    elif isinstance(sp, exp.Cube):
-                        ks = [[key_index(x) for x in (e.expressions if isinstance(e, exp.Tuple) else [e])] for e in sp.expressions]
-                        options = []
-                        for mask in range(2 ** len(ks) - 1, -1, -1):
-                            options.append(sum((ks[i] for i in range(len(ks)) if mask & (1 << (len(ks) - 1 - i))), []))
-                    else:
-                        options = []
-                        for e in sp.expressions:
-                            inner = e.this if isinstance(e, exp.Paren) else e
-                            if isinstance(inner, exp.Tuple):
-                                options.append([key_index(x) for x in inner.expressions])
-                            elif isinstance(e, exp.Tuple) and not e.expressions:
-                                options.append([])
-                            else:
-                                options.append([key_index(inner)])
-                    for s in sets:
-                        for o in options:
-                            new_sets.append(s + [k for k in o if k not in s])
-                    sets = new_sets
+        key_nodes, sets = self._group_keys(group, select_items)
         keys = [in_binder.bind(k) for k in key_nodes]
         keys = [self.coerce(k, O.TEXT) if k.oid == O.UNKNOWN else k for k in keys]
         key_sql = [k.sql("postgres") for k in key_nodes]
         aggs: list[AggSpec] = []
         agg_sql: list[str] = []
         nkeys = len(keys)
-        grouping_col = nkeys  # placeholder; real index computed after aggs are known
-        gref: dict = {}
 
         def agg_handler(node, binder):
             sql = node.sql("postgres")
@@ -125,19 +76,7 @@ class GroupingPlanner:
                 if sql == k:
                     return X.ColRef(i, keys[i].oid, expr_name(key_nodes[i]), keys[i].typmod)
             if isinstance(node, exp.Func) and func_name(node) == "grouping":
-                args = func_args(node)
-                idxs = [key_sql.index(a.sql("postgres")) for a in args]
-                gref["used"] = True
-
-                def impl(cols, n, ctx, _idxs=idxs):
-                    gid = cols[0].data
-                    out = np.zeros(n, np.int64)
-                    nk = len(keys)
-                    for j in _idxs:
-                        out = out * 2 + ((gid >> (nk - 1 - j)) & 1)
-                    return Col(out.astype(np.int32), None, O.INT4)
-
-                return X.Func("grouping", impl, [_GroupingIdRef()], O.INT4)
+                return _grouping_call(node, key_sql, keys)
             return None
 
         def make_post(window_handler=None):
@@ -147,26 +86,10 @@ class GroupingPlanner:
 
         # bind select list / having / order once to discover aggregates
         # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
-        def discover_window(node, binder):
-            fn_node = node.this.this if isinstance(node.this, exp.Filter) else node.this
-            parts = [a for a in func_args(fn_node) if not isinstance(a, exp.Star)]
-            parts += list(node.args.get("partition_by") or [])
-            o = node.args.get("order")
-            parts += [ob.this for ob in (o.expressions if o is not None else [])]
-            for part in parts:
-                binder.bind(part)
-            return X.Const(None, O.UNKNOWN)
-
-        post = make_post(discover_window)
+        post = make_post(_discover_window)
         for item in select_items:
             if isinstance(item, _BoundRef):
-                group_match_hit = None
-                c = item.col
-                for i, k in enumerate(key_nodes):
-                    if isinstance(k, exp.Column) and ident(k.this) == c.name:
-                        group_match_hit = i
-                if group_match_hit is None:
-                    raise PgError(GROUPING_ERROR, f'column "{(c.table + ".") if c.table else ""}{c.name}" must appear in the GROUP BY clause or be used in an aggregate function')
+                _check_grouped(item, key_nodes)
                 continue
             self._discover(post, item.this if isinstance(item, exp.Alias) else item)
         hav = None
@@ -195,6 +118,37 @@ class GroupingPlanner:
             return _PostAggBinder(b, new_scope)
 
         return result_op, new_scope, bind_post
+
+    def _group_keys(self, group, select_items) -> tuple[list, list[list[int]] | None]:
+        """GROUP BY's distinct key expressions, and its grouping sets as lists
+        of key indexes (None without ROLLUP / CUBE / GROUPING SETS)."""
+        key_nodes: list = []
+        sets: list[list[int]] | None = None
+        if group is None:
+            return key_nodes, sets
+        plain = [g for g in group.expressions if not isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+        special = [g for g in group.expressions if isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+        for flag in ("rollup", "cube", "grouping_sets"):
+            v = group.args.get(flag)
+            if v:
+                special += v if isinstance(v, list) else [v]
+
+        def key_index(node):
+            node = self._resolve_group_ref(node, select_items)
+            sql = node.sql("postgres")
+            for i, k in enumerate(key_nodes):
+                if k.sql("postgres") == sql:
+                    return i
+            key_nodes.append(node)
+            return len(key_nodes) - 1
+
+        base = [key_index(g) for g in plain]
+        if special:
+            sets = [list(base)]
+            for sp in special:
+                options = _set_options(sp, key_index)
+                sets = [s + [k for k in o if k not in s] for s in sets for o in options]
+        return key_nodes, sets
 
     def _discover(self, binder, node):
         """Bind once to register aggregates (results discarded)."""
@@ -246,3 +200,64 @@ class _PostAggBinder:
                         return X.ColRef(i, c.oid, c.name)
             return m
         return self.inner.bind(node)
+
+
+def _set_options(sp, key_index) -> list[list[int]]:
+    """The grouping sets (lists of key indexes) one ROLLUP, CUBE or
+    GROUPING SETS item stands for, in PostgreSQL's order."""
+    if isinstance(sp, (exp.Rollup, exp.Cube)):
+        ks = [[key_index(x) for x in (e.expressions if isinstance(e, exp.Tuple) else [e])] for e in sp.expressions]
+        if isinstance(sp, exp.Rollup):
+            return [sum(ks[:i], []) for i in range(len(ks), -1, -1)]
+        return [sum((ks[i] for i in range(len(ks)) if mask & (1 << (len(ks) - 1 - i))), [])
+                for mask in range(2 ** len(ks) - 1, -1, -1)]
+    options = []
+    for e in sp.expressions:
+        inner = e.this if isinstance(e, exp.Paren) else e
+        if isinstance(inner, exp.Tuple):
+            options.append([key_index(x) for x in inner.expressions])
+        elif isinstance(e, exp.Tuple) and not e.expressions:
+            options.append([])
+        else:
+            options.append([key_index(inner)])
+    return options
+
+
+def _grouping_call(node, key_sql: list[str], keys: list[X.Expr]) -> X.Expr:
+    """``grouping(a, b, ...)``: one bit per argument, set where that key is
+    not grouped in the row's grouping set (read from the hidden grouping id)."""
+    idxs = [key_sql.index(a.sql("postgres")) for a in func_args(node)]
+
+    def impl(cols, n, ctx, _idxs=idxs):
+        gid = cols[0].data
+        out = np.zeros(n, np.int64)
+        nk = len(keys)
+        for j in _idxs:
+            out = out * 2 + ((gid >> (nk - 1 - j)) & 1)
+        return Col(out.astype(np.int32), None, O.INT4)
+
+    return X.Func("grouping", impl, [_GroupingIdRef()], O.INT4)
+
+
+def _discover_window(node, binder):
+    """Window handler while discovering aggregates: binds the window call's
+    arguments, PARTITION BY and ORDER BY so aggregates inside them register."""
+    fn_node = node.this.this if isinstance(node.this, exp.Filter) else node.this
+    parts = [a for a in func_args(fn_node) if not isinstance(a, exp.Star)]
+    parts += list(node.args.get("partition_by") or [])
+    o = node.args.get("order")
+    parts += [ob.this for ob in (o.expressions if o is not None else [])]
+    for part in parts:
+        binder.bind(part)
+    return X.Const(None, O.UNKNOWN)
+
+
+def _check_grouped(item: _BoundRef, key_nodes: list) -> None:
+    """A ``*``-expanded column of a grouped query must be a group key."""
+    group_match_hit = None
+    c = item.col
+    for i, k in enumerate(key_nodes):
+        if isinstance(k, exp.Column) and ident(k.this) == c.name:
+            group_match_hit = i
+    if group_match_hit is None:
+        raise PgError(GROUPING_ERROR, f'column "{(c.table + ".") if c.table else ""}{c.name}" must appear in the GROUP BY clause or be used in an aggregate function')

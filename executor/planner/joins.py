@@ -45,18 +45,7 @@ class JoinPlanner:
             order.append(pick)
         if order == sorted(order):
             return op, scope
-        starts, pos = {}, 0
-        for k in order:
-            starts[k] = pos
-            pos += len(planned[k][1].cols)
-        idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
-        exprs = [X.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
-        proj = P.Project(op, exprs, [op.out[i] for i in idx])
-        proj.permutation = True
-        new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
-                          tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
-        new_scope.correlated = scope.correlated
-        return proj, new_scope
+        return _restore_from_order(op, scope, planned, order)
 
     def lateral_join(self, op, scope, target, kind, outer, corr):
         sub = target.this if isinstance(target, exp.Lateral) else target
@@ -87,32 +76,7 @@ class JoinPlanner:
             lkeys.append(l)
             rkeys.append(r)
         j = P.HashJoin(lop, rop, lkeys, rkeys, kind if kind != "cross" else "inner")
-        nl = len(lscope.cols)
-        # Output: merged USING columns first (COALESCE for full joins), then the rest
-        exprs, out, cols = [], [], []
-        for nm, l, r in zip(names, lkeys, rkeys):
-            li = lscope.find(nm, None)[0]
-            ri = rscope.find(nm, None)[0] + nl
-            if kind == "full":
-                e = X.Coalesce([X.coerce(X.ColRef(li, lscope.cols[li].oid), l.oid), X.coerce(X.ColRef(ri, rscope.cols[ri - nl].oid), l.oid)], l.oid)
-            elif kind == "right":
-                e = X.ColRef(ri, rscope.cols[ri - nl].oid)
-            else:
-                e = X.ColRef(li, lscope.cols[li].oid)
-            exprs.append(e)
-            out.append(P.OutCol(nm, e.oid))
-            cols.append(ScopeCol(None, nm, e.oid))
-        for i, c in enumerate(lscope.cols):
-            exprs.append(X.ColRef(i, c.oid, c.name))
-            out.append(P.OutCol(c.name, c.oid, c.typmod))
-            cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
-        for i, c in enumerate(rscope.cols):
-            exprs.append(X.ColRef(nl + i, c.oid, c.name))
-            out.append(P.OutCol(c.name, c.oid, c.typmod))
-            cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
-        # Keep qualified access (t.col) working for USING columns via the hidden copies
-        for sc in cols:
-            pass
+        exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
         proj = P.Project(j, exprs, out)
         scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
         scope.correlated = lscope.correlated
@@ -269,3 +233,46 @@ def _unique_nodes(e: X.Expr):
         if id(node) not in seen:
             seen.add(id(node))
             yield node
+
+
+def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[X.Expr]):
+    """Projection of a USING / NATURAL join: the merged USING columns first
+    (COALESCE for full joins), then every input column, the USING ones hidden
+    (qualified access ``t.col`` still finds them)."""
+    nl = len(lscope.cols)
+    exprs, out, cols = [], [], []
+    for nm, l in zip(names, lkeys):
+        li = lscope.find(nm, None)[0]
+        ri = rscope.find(nm, None)[0] + nl
+        if kind == "full":
+            e = X.Coalesce([X.coerce(X.ColRef(li, lscope.cols[li].oid), l.oid), X.coerce(X.ColRef(ri, rscope.cols[ri - nl].oid), l.oid)], l.oid)
+        elif kind == "right":
+            e = X.ColRef(ri, rscope.cols[ri - nl].oid)
+        else:
+            e = X.ColRef(li, lscope.cols[li].oid)
+        exprs.append(e)
+        out.append(P.OutCol(nm, e.oid))
+        cols.append(ScopeCol(None, nm, e.oid))
+    for base, side in ((0, lscope), (nl, rscope)):
+        for i, c in enumerate(side.cols):
+            exprs.append(X.ColRef(base + i, c.oid, c.name))
+            out.append(P.OutCol(c.name, c.oid, c.typmod))
+            cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
+    return exprs, out, cols
+
+
+def _restore_from_order(op: P.Op, scope: Scope, planned: list, order: list[int]) -> tuple[P.Op, Scope]:
+    """After a reordered comma join: a pure column permutation back to FROM
+    order (marked so ``push_filters`` can see through it)."""
+    starts, pos = {}, 0
+    for k in order:
+        starts[k] = pos
+        pos += len(planned[k][1].cols)
+    idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
+    exprs = [X.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
+    proj = P.Project(op, exprs, [op.out[i] for i in idx])
+    proj.permutation = True
+    new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
+                      tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
+    new_scope.correlated = scope.correlated
+    return proj, new_scope

@@ -16,6 +16,27 @@ from .. import expr as X
 from ..binder import ExprBinder, ScopeCol, datatype_to_oid, func_name, ident
 
 
+# Items whose column name does not depend on their arguments (checked in
+# this order, before the generic function-name rule).
+_FIXED_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
+    (exp.Case, "case"),
+    (exp.Coalesce, "coalesce"),
+    (exp.Nullif, "nullif"),
+    (exp.Exists, "exists"),
+    (exp.Array, "array"),
+    (exp.CurrentDate, "current_date"),
+    (exp.Localtimestamp, "localtimestamp"),
+    (exp.CurrentUser, "current_user"),
+    ((exp.TimestampTrunc, exp.DateTrunc), "date_trunc"),
+    (exp.Substring, "substring"),
+    (exp.StrPosition, "position"),
+    (exp.Greatest, "greatest"),
+    (exp.Least, "least"),
+    (exp.Count, "count"),
+    ((exp.RegexpLike, exp.RegexpILike), "?column?"),  # the ~ and ~* operators (regexp_like() is rare and new in 15)
+)
+
+
 def expr_name(node: exp.Expression) -> str:
     """The column name PostgreSQL gives an unaliased select-list item."""
     if isinstance(node, exp.Alias):
@@ -38,20 +59,11 @@ def expr_name(node: exp.Expression) -> str:
                 return n
         oid, _ = datatype_to_oid(node.to)
         return T.type_name(oid) if oid not in O.ELEMENT_OF else T.type_name(oid)
-    if isinstance(node, exp.Window):
+    if isinstance(node, (exp.Window, exp.Filter, exp.WithinGroup)):
         return expr_name(node.this)
-    if isinstance(node, (exp.Filter, exp.WithinGroup)):
-        return expr_name(node.this)
-    if isinstance(node, exp.Case):
-        return "case"
-    if isinstance(node, exp.Coalesce):
-        return "coalesce"
-    if isinstance(node, exp.Nullif):
-        return "nullif"
-    if isinstance(node, exp.Exists):
-        return "exists"
-    if isinstance(node, exp.Array):
-        return "array"
+    for classes, name in _FIXED_NAMES:
+        if isinstance(node, classes):
+            return name
     if isinstance(node, (exp.Subquery,)):
         q = node.this
         if isinstance(q, exp.Select) and len(q.expressions) == 1:
@@ -61,28 +73,8 @@ def expr_name(node: exp.Expression) -> str:
         return "date_part" if node.meta.get("date_part") else "extract"
     if isinstance(node, (exp.CurrentTimestamp,)):
         return "now" if node.meta.get("now") else "current_timestamp"
-    if isinstance(node, exp.CurrentDate):
-        return "current_date"
-    if isinstance(node, exp.Localtimestamp):
-        return "localtimestamp"
-    if isinstance(node, exp.CurrentUser):
-        return "current_user"
-    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):
-        return "date_trunc"
     if isinstance(node, exp.Trim):
         return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get((node.args.get("position") or "").upper(), "btrim")
-    if isinstance(node, exp.Substring):
-        return "substring"
-    if isinstance(node, exp.StrPosition):
-        return "position"
-    if isinstance(node, exp.Greatest):
-        return "greatest"
-    if isinstance(node, exp.Least):
-        return "least"
-    if isinstance(node, exp.Count):
-        return "count"
-    if isinstance(node, (exp.RegexpLike, exp.RegexpILike)):
-        return "?column?"  # the ~ and ~* operators (regexp_like() is rare and new in 15)
     if isinstance(node, exp.Func):
         fn = func_name(node)
         return {"strpos": "strpos", "substr": "substr"}.get(fn, fn)

@@ -32,26 +32,7 @@ class SelectPlanner:
         op, scope = self.plan_from(sel, outer, corr, where_conj)
         if corr is not None:
             scope.correlated = corr
-        semi: list = []
-        if where_conj:
-            op, scope, semi = self._decorrelate(op, scope, outer, where_conj)
-        # WHERE: push each conjunct as low as possible (scans first)
-        if where_conj:
-            binder = ExprBinder(self, scope, context="WHERE")
-            preds = []
-            for c in where_conj:
-                if list(c.find_all(exp.AggFunc)) and not list(c.find_all(exp.Subquery, exp.Select)):
-                    raise PgError(GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
-                e = binder.bind(c)
-                preds.append(self.coerce(e, O.BOOL) if e.oid != O.BOOL else e)
-            op = self.push_filters(op, preds)
-        for c in semi:
-            j = try_semi_join(self, op, scope, outer, c)
-            if j is None:  # cannot happen after a successful probe, but stay correct
-                binder = ExprBinder(self, scope, context="WHERE")
-                op = P.Filter(op, self.coerce(binder.bind(c), O.BOOL))
-            else:
-                op = j
+        op, scope = self._plan_where(op, scope, outer, where_conj)
         group = sel.args.get("group")
         having = sel.args.get("having")
         select_items = self.expand_star(sel.expressions, scope)
@@ -59,7 +40,6 @@ class SelectPlanner:
         order = sel.args.get("order")
         if not has_aggs and order is not None:
             has_aggs = any(self._contains_agg(o.this) for o in order.expressions)
-        windows: list = []
         if not has_aggs:
             op, scope, select_items = self._decorrelate_select(op, scope, outer, select_items)
         if has_aggs:
@@ -78,6 +58,49 @@ class SelectPlanner:
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
         binder = mk()
+        exprs, names = self._bind_select_list(binder, select_items)
+        distinct = sel.args.get("distinct")
+        sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs))
+        if win_specs:
+            from ..window import WindowOp
+
+            op = WindowOp(op, win_specs)
+        out = [P.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [P.OutCol("?sort?", e.oid) for e in extra]
+        op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
+        op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra))
+        op = self.plan_limit(sel, op, scope)
+        if extra:
+            op = P.Project(op, [X.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
+        return op
+
+    def _plan_where(self, op, scope, outer, where_conj):
+        """WHERE: correlated subqueries become joins, every other conjunct is
+        pushed as low as possible (scans first), then [NOT] EXISTS conjuncts
+        are applied as semi/anti joins."""
+        semi: list = []
+        if where_conj:
+            op, scope, semi = self._decorrelate(op, scope, outer, where_conj)
+        if where_conj:
+            binder = ExprBinder(self, scope, context="WHERE")
+            preds = []
+            for c in where_conj:
+                if list(c.find_all(exp.AggFunc)) and not list(c.find_all(exp.Subquery, exp.Select)):
+                    raise PgError(GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
+                e = binder.bind(c)
+                preds.append(self.coerce(e, O.BOOL) if e.oid != O.BOOL else e)
+            op = self.push_filters(op, preds)
+        for c in semi:
+            j = try_semi_join(self, op, scope, outer, c)
+            if j is None:  # cannot happen after a successful probe, but stay correct
+                binder = ExprBinder(self, scope, context="WHERE")
+                op = P.Filter(op, self.coerce(binder.bind(c), O.BOOL))
+            else:
+                op = j
+        return op, scope
+
+    def _bind_select_list(self, binder, select_items) -> tuple[list[X.Expr], list[str]]:
+        """Bound select-list expressions and their output names; a
+        set-returning item gets a placeholder (``_project_set`` fills it)."""
         exprs, names = [], []
         srf_at = set(self._find_srfs(select_items))
         for k, item in enumerate(select_items):
@@ -90,62 +113,63 @@ class SelectPlanner:
                 e = self.coerce(e, O.TEXT)
             exprs.append(e)
             names.append(expr_name(item))
-        # DISTINCT
-        distinct = sel.args.get("distinct")
-        # ORDER BY: output aliases, ordinals or input expressions
+        return exprs, names
+
+    def _order_keys(self, order, distinct, binder, select_items, names, nexprs):
+        """ORDER BY keys as (output index, desc, nulls_first): output aliases,
+        ordinals or input expressions; an input expression not in the select
+        list becomes an extra, later dropped, output column."""
         sort_keys = []
         extra: list[X.Expr] = []
-        if order is not None:
-            for o in order.expressions:
-                node = o.this
-                desc = bool(o.args.get("desc"))
-                nf = o.args.get("nulls_first")
-                nulls_first = None if nf is None else bool(nf)
-                if o.args.get("nulls_first") is None:
-                    nulls_first = None
-                idx = self._order_target(node, select_items, names)
-                if idx is None:
-                    if distinct is not None and not distinct.args.get("on"):
-                        raise PgError(INVALID_COLUMN_REFERENCE, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
-                    e = binder.bind(node)
-                    extra.append(e)
-                    idx = len(exprs) + len(extra) - 1
-                sort_keys.append((idx, desc, nulls_first))
-        if win_specs:
-            from ..window import WindowOp
+        if order is None:
+            return sort_keys, extra
+        for o in order.expressions:
+            node = o.this
+            desc = bool(o.args.get("desc"))
+            nf = o.args.get("nulls_first")
+            nulls_first = None if nf is None else bool(nf)
+            idx = self._order_target(node, select_items, names)
+            if idx is None:
+                if distinct is not None and not distinct.args.get("on"):
+                    raise PgError(INVALID_COLUMN_REFERENCE, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+                e = binder.bind(node)
+                extra.append(e)
+                idx = nexprs + len(extra) - 1
+            sort_keys.append((idx, desc, nulls_first))
+        return sort_keys, extra
 
-            op = WindowOp(op, win_specs)
-        all_exprs = exprs + extra
-        out = [P.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [P.OutCol("?sort?", e.oid) for e in extra]
+    def _project_select(self, op, scope, select_items, exprs, extra, out, binder):
+        """The select-list projection; set-returning items make it a ProjectSet."""
         srfs = self._find_srfs(select_items)
         if len(srfs) > 1:  # several SRFs advance in lockstep (PostgreSQL 10+)
-            op = P.ProjectSetN(op, [self._project_set(op, scope, select_items, exprs, out, k, binder) for k in srfs],
-                               exprs, out)
-        elif srfs:
-            op = self._project_set(op, scope, select_items, exprs, out, srfs[0], binder)
-        else:
-            op = P.Project(op, all_exprs, out)
+            return P.ProjectSetN(op, [self._project_set(op, scope, select_items, exprs, out, k, binder) for k in srfs],
+                                 exprs, out)
+        if srfs:
+            return self._project_set(op, scope, select_items, exprs, out, srfs[0], binder)
+        return P.Project(op, exprs + extra, out)
+
+    def _distinct_sort(self, op, distinct, sort_keys, select_items, names, out, nexprs, has_extra):
+        """DISTINCT [ON] and ORDER BY over the projected rows (DISTINCT ON
+        sorts first, as it keeps the first row of each group)."""
         if distinct is not None:
             on = distinct.args.get("on")
             if on is not None:
-                on_exprs = []
-                for e in on.expressions:
-                    i = self._order_target(e, select_items, names)
-                    on_exprs.append(X.ColRef(i, out[i].oid) if i is not None else None)
-                if any(x is None for x in on_exprs):
-                    raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT ON expressions must appear in the select list")
-                if sort_keys:
-                    op = P.Sort(op, [(X.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
-                    sort_keys_done = True
-                op = P.Distinct(op, on_exprs)
-            else:
-                op = P.Distinct(op) if not extra else P.Distinct(op, [X.ColRef(i, out[i].oid) for i in range(len(exprs))])
-        if sort_keys and not (distinct is not None and distinct.args.get("on") is not None):
+                return self._distinct_on(op, on, sort_keys, select_items, names, out)
+            op = P.Distinct(op) if not has_extra else P.Distinct(op, [X.ColRef(i, out[i].oid) for i in range(nexprs)])
+        if sort_keys:
             op = P.Sort(op, [(X.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
-        op = self.plan_limit(sel, op, scope)
-        if extra:
-            op = P.Project(op, [X.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
         return op
+
+    def _distinct_on(self, op, on, sort_keys, select_items, names, out):
+        on_exprs = []
+        for e in on.expressions:
+            i = self._order_target(e, select_items, names)
+            on_exprs.append(X.ColRef(i, out[i].oid) if i is not None else None)
+        if any(x is None for x in on_exprs):
+            raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT ON expressions must appear in the select list")
+        if sort_keys:
+            op = P.Sort(op, [(X.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
+        return P.Distinct(op, on_exprs)
 
     def _decorrelate(self, op, scope, outer, where_conj):
         """Turn correlated subqueries among the WHERE conjuncts into joins
