@@ -86,21 +86,7 @@ class GroupingPlanner:
 
         # bind select list / having / order once to discover aggregates
         # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
-        post = make_post(_discover_window)
-        for item in select_items:
-            if isinstance(item, _BoundRef):
-                _check_grouped(item, key_nodes)
-                continue
-            self._discover(post, item.this if isinstance(item, exp.Alias) else item)
-        hav = None
-        if having is not None:
-            hav = self.coerce(post.bind(having.this), O.BOOL)
-        order = sel.args.get("order")
-        if order is not None:
-            for o in order.expressions:
-                node = o.this
-                if self._order_target(node, select_items, [expr_name(i) for i in select_items]) is None:
-                    self._discover(post, node)
+        hav = self._discover_aggs(make_post(_discover_window), sel, select_items, key_nodes, having)
         out = [P.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [P.OutCol(a.func, a.oid) for a in aggs]
         if sets is not None:
             out.append(P.OutCol("__grouping", O.INT4, hidden=True))
@@ -118,6 +104,26 @@ class GroupingPlanner:
             return _PostAggBinder(b, new_scope)
 
         return result_op, new_scope, bind_post
+
+    def _discover_aggs(self, post, sel, select_items, key_nodes, having) -> X.Expr | None:
+        """Bind the select list, HAVING and ORDER BY once so that every
+        aggregate call registers (in that order: it is the output order);
+        returns the bound HAVING condition."""
+        for item in select_items:
+            if isinstance(item, _BoundRef):
+                _check_grouped(item, key_nodes)
+                continue
+            self._discover(post, item.this if isinstance(item, exp.Alias) else item)
+        hav = None
+        if having is not None:
+            hav = self.coerce(post.bind(having.this), O.BOOL)
+        order = sel.args.get("order")
+        if order is not None:
+            for o in order.expressions:
+                node = o.this
+                if self._order_target(node, select_items, [expr_name(i) for i in select_items]) is None:
+                    self._discover(post, node)
+        return hav
 
     def _group_keys(self, group, select_items) -> tuple[list, list[list[int]] | None]:
         """GROUP BY's distinct key expressions, and its grouping sets as lists
