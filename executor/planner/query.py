@@ -1,0 +1,153 @@
+"""Query expressions: the entry point, WITH (CTEs, recursive ones too), set
+operations (UNION / INTERSECT / EXCEPT) and VALUES lists.
+
+Why a module of its own: these are the shapes a query takes above a single
+SELECT (PostgreSQL's prepunion.c and the query-level part of planner.c);
+``plan_query`` is also how subqueries anywhere else are planned.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from catalog import types as T
+from protocol import oids as O
+from protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, PgError
+
+from .. import expr as X
+from .. import operators as P
+from ..binder import ExprBinder, Scope, ident
+
+
+class QueryPlanner:
+    """Entry point for a query expression: WITH, set operations and VALUES."""
+
+    def subplan(self, node: exp.Expression, outer: Scope) -> tuple[P.Op, bool]:
+        corr = [False]
+        plan = self.plan_query(node, outer, corr)
+        return plan, corr[0]
+
+    def plan_query(self, node: exp.Expression, outer: Scope | None = None, corr: list | None = None) -> P.Op:
+        if isinstance(node, exp.Subquery):
+            inner = self.plan_query(node.this, outer, corr)
+            return self._order_limit_wrapper(node, inner, outer, corr)
+        if isinstance(node, exp.Paren):
+            return self.plan_query(node.this, outer, corr)
+        with_ = node.args.get("with") or node.args.get("with_")
+        pushed = False
+        if with_ is not None:
+            self.ctes.append({})
+            pushed = True
+            for cte in with_.expressions:
+                self._define_cte(cte, bool(with_.args.get("recursive")), outer, corr)
+        try:
+            if isinstance(node, exp.Select):
+                return self.plan_select(node, outer, corr)
+            if isinstance(node, (exp.Union, exp.Intersect, exp.Except)):
+                return self.plan_setop(node, outer, corr)
+            if isinstance(node, exp.Values):
+                return self.plan_values(node, outer)
+            raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported query: {type(node).__name__}")
+        finally:
+            if pushed:
+                self.ctes.pop()
+
+    def _order_limit_wrapper(self, node, inner, outer, corr):
+        return inner
+
+    def _define_cte(self, cte: exp.CTE, recursive: bool, outer, corr) -> None:
+        name = ident(cte.args["alias"].this)
+        colnames = [ident(c) for c in (cte.args["alias"].columns or [])]
+        body = cte.this
+        if recursive and isinstance(body, exp.Union) and self._refers_to(body.expression, name):
+            base = self.plan_query(body.this, outer, corr)
+            out = [P.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(base.out)]
+            holder: dict = {}
+
+            def builder():
+                self.ctes.append({name: ("work", holder["ru"], out)})
+                try:
+                    return self.plan_query(body.expression, outer, corr)
+                finally:
+                    self.ctes.pop()
+
+            ru = P.RecursiveUnion(name, base, builder, not body.args.get("distinct", True) or bool(body.args.get("distinct") is False), out)
+            ru.all = not bool(body.args.get("distinct"))
+            holder["ru"] = ru
+            # build once now to surface errors and fix output types
+            rec = builder()
+            ru.builder = lambda: rec
+            for i, (a, b) in enumerate(zip(out, rec.out)):
+                if a.oid != b.oid and a.oid in (O.INT4,) and b.oid in (O.INT8, O.NUMERIC):
+                    raise PgError(DATATYPE_MISMATCH,
+                                  f'recursive query "{name}" column {i + 1} has type {T.format_type(a.oid)} in non-recursive term but type {T.format_type(b.oid)} overall',
+                                  hint="Cast the output of the non-recursive term to the correct type.")
+            self.ctes[-1][name] = ("plan", ru, out)
+            return
+        plan = self.plan_query(body, outer, corr)
+        out = [P.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
+        self.ctes[-1][name] = ("plan", P.Materialized(name, plan), out)
+
+    def _refers_to(self, node, name) -> bool:
+        for t in node.find_all(exp.Table):
+            if ident(t.this) == name and not t.args.get("db"):
+                return True
+        return False
+
+    def find_cte(self, name: str):
+        for level in reversed(self.ctes):
+            if name in level:
+                return level[name]
+        return None
+
+    def plan_setop(self, node, outer, corr) -> P.Op:
+        kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
+        l = self.plan_query(node.this, outer, corr)
+        r = self.plan_query(node.expression, outer, corr)
+        if len(l.out) != len(r.out):
+            raise PgError(SYNTAX_ERROR, f"each {kind.upper()} query must have the same number of columns")
+        out = []
+        for a, b in zip(l.out, r.out):
+            t = a.oid if a.oid == b.oid else T.common_type(a.oid, b.oid, kind.upper())
+            if t == O.UNKNOWN:
+                t = O.TEXT
+            out.append(P.OutCol(a.name, t))
+        all_ = not bool(node.args.get("distinct"))
+        op: P.Op = P.SetOp(kind, all_, l, r, out)
+        order = node.args.get("order")
+        if order is not None:
+            names = [c.name for c in out]
+            keys = []
+            for o in order.expressions:
+                tgt = o.this
+                if isinstance(tgt, exp.Literal):
+                    i = int(tgt.this) - 1
+                else:
+                    nm = ident(tgt.this) if isinstance(tgt, exp.Column) else tgt.sql()
+                    if nm not in names:
+                        raise PgError(UNDEFINED_COLUMN, f'column "{nm}" does not exist')
+                    i = names.index(nm)
+                keys.append((X.ColRef(i, out[i].oid), bool(o.args.get("desc")), o.args.get("nulls_first")))
+            op = P.Sort(op, keys)
+        return self.plan_limit(node, op, None)
+
+    def plan_values(self, node: exp.Values, outer) -> P.Op:
+        b = ExprBinder(self, outer or Scope([]), context="VALUES")
+        rows = []
+        for t in node.expressions:
+            items = t.expressions if isinstance(t, exp.Tuple) else [t]
+            rows.append([b.bind(i) for i in items])
+        width = len(rows[0])
+        if any(len(r) != width for r in rows):
+            raise PgError(SYNTAX_ERROR, "VALUES lists must all be the same length")
+        out = []
+        for j in range(width):
+            t = O.UNKNOWN
+            for r in rows:
+                o = r[j].oid
+                if o != O.UNKNOWN:
+                    t = o if t == O.UNKNOWN else T.common_type(t, o, "VALUES")
+            if t == O.UNKNOWN:
+                t = O.TEXT
+            out.append(P.OutCol(f"column{j + 1}", t))
+        rows = [[self.coerce(r[j], out[j].oid) for j in range(width)] for r in rows]
+        return P.ValuesScan(rows, out)
