@@ -270,7 +270,10 @@ class StreamManager:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
     # ------------------------------------------------------------ ingest
-    def insert(self, ctx, rel, batch: Batch) -> int:
+    def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
+        """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
+        caller, which must sync before it acknowledges (a COPY syncs once for
+        all its slabs, not once per slab)."""
         from ..dml import check_constraints
 
         if batch.n == 0:
@@ -290,7 +293,8 @@ class StreamManager:
         if key:
             cols = KeyedRows(cols)      # the key goes into the same WAL record as the rows
             cols.batch_key = key
-        sync = ctx.setting("synchronous_commit", "on") != "off"
+        if sync is None:
+            sync = ctx.setting("synchronous_commit", "on") != "off"
 
         def apply(seq):
             # under the checkpoint lock, in WAL order
