@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp
 
 from catalog import types as T
+from catalog import wal
 from catalog.vector import Batch, Col
 from protocol import copy as PC
 from protocol import oids as O
@@ -26,11 +27,12 @@ from . import operators as P
 from .api import CopyOut, Result
 from .binder import ident
 from .llvm import csvint
+from .stream.partial import KEY_SETTING
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20
-#: validated stream slabs kept in memory before spilling to the data directory
-SPILL_BYTES = 64 << 20
+#: encoded stream slabs kept in memory before spilling to the data directory
+SPILL_BYTES = 32 << 20
 
 _RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s*(?:\((?P<cols>[^)]*)\))?)\s+
                      (?P<dir>from|to)\s+(?P<src>stdin|stdout|'(?:[^']|'')*'|program\s+'[^']*')\s*
@@ -289,6 +291,8 @@ class CopySink:
         self.spill = None          # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
+        # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
+        self.keyed = rel.kind == "f" and bool((session.info.settings or {}).get(KEY_SETTING))
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -354,19 +358,26 @@ class CopySink:
         self.batches.append(b)
 
     def _stage_stream_slab(self, b: Batch) -> None:
-        """Validate a stream slab now and park it until CopyDone.
+        """Validate a stream slab now, encode its WAL record, and park it until CopyDone.
 
         Delivery stays all-or-nothing, but memory does not grow with the COPY:
-        past SPILL_BYTES the validated slabs go to a temporary file in the
-        data directory and are read back one by one at CopyDone."""
+        past SPILL_BYTES the records go to a temporary file in the data
+        directory and are read back one by one at CopyDone.  Encoding here,
+        while the client is still sending, leaves CopyDone only the writes
+        (and the decoding of records for views or a listening scan, if any).
+        A COPY under a Spark batch key keeps batches: its key goes into the
+        record of the insert that uses it (StreamManager.insert)."""
         from .dml import build_rows, check_constraints
 
         full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
         check_constraints(self.session, self.ctx, self.rel, full)
-        size = sum(c.data.nbytes for c in full.cols)
-        if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
+        if self.keyed:
             self.batches.append(full)
-            self.staged_bytes += size
+            return
+        head, body = wal.encode([("stream", self.rel.oid, [(c.data, c.nulls) for c in full.cols], 0)])
+        if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
+            self.batches.append((head, body, full.n))
+            self.staged_bytes += len(body)
             return
         if self.spill is None:
             import tempfile
@@ -374,10 +385,9 @@ class CopySink:
             tmp = self.session.db.dir / "tmp"
             tmp.mkdir(exist_ok=True)
             self.spill = tempfile.TemporaryFile(dir=tmp)
-        from catalog.wal import dumps
-
-        body = dumps([(c.data, c.nulls) for c in full.cols])
-        self.spill.write(len(body).to_bytes(8, "little") + body)
+        self.spill.write(full.n.to_bytes(8, "little"))
+        self.spill.write(head)
+        self.spill.write(body)
         self.spilled += 1
 
     def _flush_tail(self) -> None:
@@ -426,10 +436,15 @@ class CopySink:
             streams = self.session.engine.streams
             staged, self.batches = self.batches, []
             # one WAL fsync for the whole COPY, before it is acknowledged
-            while staged:
-                streams.insert(self.ctx, self.rel, staged.pop(0), sync=False)
-            for full in self._spilled_slabs():
-                streams.insert(self.ctx, self.rel, full, sync=False)
+            if self.keyed:
+                while staged:
+                    streams.insert(self.ctx, self.rel, staged.pop(0), sync=False)
+            else:
+                staged.reverse()
+                while staged:
+                    self._deliver(*staged.pop())
+                for head, body, n in self._spilled_records():
+                    self._deliver(head, body, n)
             if self.ctx.setting("synchronous_commit", "on") != "off" and self.session.db.fsync:
                 self.session.db.wal.sync()
             release_memory(self.rows)
@@ -443,19 +458,21 @@ class CopySink:
         release_memory(total)
         return f"COPY {total}"
 
-    def _spilled_slabs(self):
-        import pickle
+    def _deliver(self, head: bytes, body: bytes, n: int) -> None:
+        self.session.engine.streams.deliver_logged(self.ctx, self.rel, head, body, n,
+                                                   lambda: wal.decode_body(body)[0][2])
 
+    def _spilled_records(self):
+        """(header, body, rows) of the spilled records, in order."""
         f, self.spill = self.spill, None
         if f is None:
             return
-        oids = [c.type_oid for c in self.rel.live_columns]
         try:
             f.seek(0)
             for _ in range(self.spilled):
                 n = int.from_bytes(f.read(8), "little")
-                cols = pickle.loads(f.read(n))
-                yield Batch([Col(d, m, o) for (d, m), o in zip(cols, oids)], len(cols[0][0]) if cols else 0)
+                head = f.read(wal.HEADER_SIZE)
+                yield head, f.read(wal.body_size(head)), n
         finally:
             f.close()
 
