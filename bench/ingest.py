@@ -256,10 +256,16 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
         port, name, conn = b.make("ss_stream")
         res = {}
 
+        # A COPY delivers its rows at CopyDone (all or nothing), so the scan must
+        # wait longer than the whole COPY for its first rows: twice the time the
+        # same COPY took above (it ends that long after the last rows, too).
+        prev = copy_rates.get(("psycopg", "ss_stream"))
+        wait_s = max(5, int(2 * rows / prev) + 1) if prev else 60
+
         def scan():
             c = connect(s.ss_port)
             try:
-                c.execute("SET stream_session_timeout = '3s'")
+                c.execute(f"SET stream_session_timeout = '{wait_s}s'")
                 res["scan"] = query_one(c, f"SELECT count(*), sum(b) FROM {name}")
             except Exception as e:
                 res["scan"] = f"error: {e}"
