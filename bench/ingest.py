@@ -1,7 +1,7 @@
 """Ingest into a splitstream stream vs a PostgreSQL 15 unlogged table (issue 4),
 and the trigger comparison of MISSION.md.
 
-    python -m bench.ingest [--rows 10000000] [--groups 1000] [--insert-seconds 5]
+    python -m bench.ingest [--rows 10000000] [--groups 1000] [--insert-seconds 5] [--repeat 3]
 
 A CSV of six integer columns (a in [0, groups), b..f in [0, 1e6)) is written
 once with DuckDB.  Each case ingests all of it into a fresh target:
@@ -15,8 +15,14 @@ once with DuckDB.  Each case ingests all of it into a fresh target:
 through psql \\copy and through psycopg COPY (large chunks).  Then multi-row
 INSERT (--insert-batch rows per statement) and prepared single-row INSERT
 (pgbench -M prepared, 1 and 2 clients; psycopg executemany) into the same four
-targets.  Memory: splitstream RSS before/after/peak per case, splitstream.streams
-(bytes held against capacity x row width) and splitstream.views.
+targets.  Memory (issue 4: "a stream holds its capacity times its row width,
+plus the live string bytes, and nothing else"; "ingest must not grow the
+server's memory beyond it, whatever the volume"):
+
+  * splitstream.streams while a scan keeps the ring in use: bytes held against
+    capacity x row width + string bytes (+ NULL flags), and bytes per slot;
+  * the server's RSS before, after every phase, and after --repeat further
+    psql \\copy runs of the whole CSV into one stream (RSS must stay flat).
 """
 from __future__ import annotations
 
@@ -32,7 +38,6 @@ from .common import (Servers, connect, copy_file, fmt_rate, human_bytes, machine
 
 COLS = "(a int, b int, c int, d int, e int, f int)"
 ROW_WIDTH = 6 * 4 + 8          # six int4 + the implicit arrival_timestamp
-NULL_FLAGS = 7                 # one null flag byte per column, if the ring keeps them as bool arrays
 CV_SQL = "SELECT a, count(*) AS cnt, sum(b) AS sb, sum(c) AS sc FROM {s} GROUP BY a"
 
 PG_TRIGGER = """
@@ -148,6 +153,8 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-psql", action="store_true", help="skip the psql \\copy cases")
     ap.add_argument("--skip-insert", action="store_true", help="skip the INSERT cases")
     ap.add_argument("--skip-scan", action="store_true", help="skip COPY with a listening session-window scan")
+    ap.add_argument("--repeat", type=int, default=3, help="psql \\copy runs of the whole CSV into one stream at the "
+                                                       "end, RSS after each (default 3)")
     a = ap.parse_args(argv)
 
     tmp = None
@@ -180,6 +187,7 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
     mem_rows = []
     checks = []
     idle = rss_kb(s.ss_pid)
+    phases: list[list[str]] = [["idle (server started)", f"{idle / 1024:.1f}", "-"]]
     print(f"splitstream idle RSS: {idle / 1024:.1f} MiB")
 
     # ---------------------------------------------------------------- COPY
@@ -221,6 +229,7 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
                         ratio(r, copy_rates[(method, "pg_trigger")])])
         print(f"-- {mlabel}")
         table(hdr, out, [28, 14, 16, 16])
+        phases.append([f"after {mlabel} into the 4 targets", f"{rss_kb(s.ss_pid) / 1024:.1f}", "-"])
     print()
     print("aggregate check (view / trigger table vs the CSV):")
     for c in checks:
@@ -230,14 +239,16 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
     print("splitstream RSS around each COPY:")
     table(["COPY case", "RSS before MiB", "after MiB", "peak MiB", "growth B/row"], mem_rows, [48, 16, 12, 12, 14])
 
-    section("Targets (psycopg COPY)")
-    cv = copy_rates[("psycopg", "ss_cv")]
-    table(["ratio", "measured", "target"], [
-        ["stream + CV / PG COPY unlogged", ratio(cv, copy_rates[("psycopg", "pg_unlogged")]), ">= 1.0"],
-        ["stream + CV / PG trigger aggregate", ratio(cv, copy_rates[("psycopg", "pg_trigger")]), ">= 2.0"],
-        ["stream (no view) / PG COPY unlogged", ratio(copy_rates[("psycopg", "ss_stream")],
-                                                     copy_rates[("psycopg", "pg_unlogged")]), ">= 1.0"],
-    ], [40, 12, 10])
+    section("Targets (COPY, same run)")
+    tgt = []
+    for mlabel, method in methods:
+        cv = copy_rates[(method, "ss_cv")]
+        tgt += [[f"{mlabel}: stream / PG COPY unlogged", ratio(copy_rates[(method, "ss_stream")],
+                                                            copy_rates[(method, "pg_unlogged")]), ">= 1.0"],
+                [f"{mlabel}: stream + CV / PG COPY unlogged", ratio(cv, copy_rates[(method, "pg_unlogged")]), ">= 1.0"],
+                [f"{mlabel}: stream + CV / PG trigger aggregate", ratio(cv, copy_rates[(method, "pg_trigger")]),
+                 ">= 2.0"]]
+    table(["ratio", "measured", "target"], tgt, [52, 12, 10])
 
     # ---------------------------------------------------------------- scan listening during COPY
     if not a.skip_scan:
@@ -245,10 +256,16 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
         port, name, conn = b.make("ss_stream")
         res = {}
 
+        # A COPY delivers its rows at CopyDone (all or nothing), so the scan must
+        # wait longer than the whole COPY for its first rows: twice the time the
+        # same COPY took above (it ends that long after the last rows, too).
+        prev = copy_rates.get(("psycopg", "ss_stream"))
+        wait_s = max(5, int(2 * rows / prev) + 1) if prev else 60
+
         def scan():
             c = connect(s.ss_port)
             try:
-                c.execute("SET stream_session_timeout = '3s'")
+                c.execute(f"SET stream_session_timeout = '{wait_s}s'")
                 res["scan"] = query_one(c, f"SELECT count(*), sum(b) FROM {name}")
             except Exception as e:
                 res["scan"] = f"error: {e}"
@@ -273,36 +290,46 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
               f"scan returned {res.get('scan')} (expected count {rows:,}, sum(b) {expected[2]:,})")
         print(f"RSS before {before / 1024:.1f} MiB, after {rss_kb(s.ss_pid) / 1024:.1f} MiB, peak {samp.peak / 1024:.1f} MiB "
               "(the scan result itself is materialised in the server)")
+        phases.append(["after psycopg COPY with a listening scan (holds the scan's result)",
+                       f"{rss_kb(s.ss_pid) / 1024:.1f}", f"{samp.peak / 1024:.1f}"])
         if st:
-            r = st[0]
-            cap, held, fill = r.get("capacity") or 0, r.get("bytes_held") or 0, r.get("fill") or 0
-            print(f"splitstream.streams while full: capacity={cap:,} fill={fill:,} overwritten={r.get('overwritten'):,} "
-                  f"bytes_held={held:,} -> {held / cap if cap else 0:.1f} B/slot vs row width {ROW_WIDTH} B "
-                  f"(+{NULL_FLAGS} B null flags = {ROW_WIDTH + NULL_FLAGS} B); bound capacity x width = "
-                  f"{human_bytes(cap * ROW_WIDTH)} ({human_bytes(cap * (ROW_WIDTH + NULL_FLAGS))} with null flags), "
-                  f"held {human_bytes(held)}")
+            print("splitstream.streams while the ring is full:")
+            print_stream_bound(st)
 
     # ---------------------------------------------------------------- INSERT
     if not a.skip_insert:
         insert_cases(b, s, a, path)
+        phases.append(["after the INSERT cases", f"{rss_kb(s.ss_pid) / 1024:.1f}", "-"])
+
+    # ---------------------------------------------------------------- volume
+    if a.repeat:
+        section(f"psql \\copy of the whole CSV {a.repeat} more times into one stream: RSS must not grow with volume")
+        port, name, _ = b.make("ss_stream")
+        out = []
+        for i in range(a.repeat):
+            before = rss_kb(s.ss_pid)
+            with RssSampler(s.ss_pid) as samp:
+                t0 = time.perf_counter()
+                psql_copy(port, name, path)
+                dt = time.perf_counter() - t0
+            after = rss_kb(s.ss_pid)
+            out.append([f"run {i + 1}: {(i + 1) * rows:,} rows so far", fmt_rate(rows / dt), f"{before / 1024:.1f}",
+                        f"{after / 1024:.1f}", f"{samp.peak / 1024:.1f}"])
+            phases.append([f"after repeat run {i + 1} ({(i + 1) * rows:,} rows into {name})", f"{after / 1024:.1f}",
+                           f"{samp.peak / 1024:.1f}"])
+        table(["psql \\copy", "rows/s", "RSS before MiB", "after MiB", "peak MiB"], out, [40, 12, 16, 12, 12])
 
     # ---------------------------------------------------------------- memory
     section("splitstream memory")
     print(f"end: {machine_note()}")
-    print(f"RSS idle {idle / 1024:.1f} MiB, now {rss_kb(s.ss_pid) / 1024:.1f} MiB")
+    print("server RSS after each phase (MiB):")
+    table(["phase", "RSS MiB", "peak MiB"], phases, [76, 10, 10])
     st = query_dicts(b.ss, "SELECT * FROM splitstream.streams ORDER BY name")
     if st is None:
         print("splitstream.streams: missing (skipped)")
     else:
-        print("splitstream.streams:")
-        out = []
-        for r in st:
-            cap, held = r.get("capacity") or 0, r.get("bytes_held") or 0
-            out.append([r["name"], fmt_rate(r.get("rows_accepted")), fmt_rate(cap), fmt_rate(r.get("fill")),
-                        fmt_rate(held), f"{held / cap:.1f}" if cap else "-", f"{ROW_WIDTH}",
-                        human_bytes(cap * ROW_WIDTH)])
-        table(["stream", "rows accepted", "capacity", "fill", "bytes held", "B/slot", "row width", "bound"], out,
-              [18, 15, 12, 12, 14, 9, 11, 12])
+        print("splitstream.streams (bytes_held is 0 until a scan first listens: only then is the ring allocated):")
+        print_stream_bound(st)
     vw = query_dicts(b.ss, "SELECT name, groups, state_bytes, bytes_per_group, rows_in FROM splitstream.views ORDER BY name")
     if vw is None:
         print("splitstream.views: missing (skipped)")
@@ -312,6 +339,23 @@ def run(b: Bench, s: Servers, a, path: str, expected: tuple) -> None:
               [[r["name"], fmt_rate(r["groups"]), fmt_rate(r["state_bytes"]),
                 f"{r['bytes_per_group']:.1f}" if r["bytes_per_group"] else "-", fmt_rate(r["rows_in"])] for r in vw],
               [18, 10, 14, 10, 14])
+
+
+def print_stream_bound(st: list[dict]) -> None:
+    """bytes held (splitstream.streams) against capacity x row width + string bytes (+ NULL flags)."""
+    out = []
+    for r in st:
+        cap, held = r.get("capacity") or 0, r.get("bytes_held") or 0
+        width, strings, flags = r.get("row_width"), r.get("string_bytes") or 0, r.get("null_flag_bytes") or 0
+        bound = cap * width + strings + flags if width is not None else None
+        ok = "-" if not held else ("within" if bound is not None and held <= bound else "OVER")
+        out.append([r["name"], fmt_rate(r.get("rows_accepted")), fmt_rate(cap), fmt_rate(r.get("fill")),
+                    fmt_rate(width), fmt_rate(strings), fmt_rate(flags), fmt_rate(bound), fmt_rate(held),
+                    f"{held / cap:.1f}" if cap and held else "-", ok])
+    table(["stream", "rows accepted", "capacity", "fill", "row width", "string B", "null flag B",
+           "bound B", "bytes held", "B/slot", ""], out, [16, 15, 11, 11, 10, 10, 12, 14, 14, 8, 8])
+    print("  (bound = capacity x row width + string bytes + NULL flag bytes; row width = declared slot width, "
+          f"here {ROW_WIDTH} B: six int4 + the arrival_timestamp)")
 
 
 NOSYNC = "-c synchronous_commit=off"
@@ -365,22 +409,25 @@ def insert_cases(b: Bench, s: Servers, a, path: str) -> None:
                 yield f"INSERT INTO {name} VALUES (" + "),(".join(lines) + ")"
 
     rates = {}
-    for kind in TARGETS:
+    for kind, opt in variants:
         port, name, conn = b.make(kind)
+        if opt:
+            conn = ss_nosync
         gen = statements(name)
         n, t0 = 0, time.perf_counter()
         try:
             while time.perf_counter() - t0 < a.insert_seconds:
                 conn.execute(next(gen))
                 n += a.insert_batch
-            rates[kind] = n / (time.perf_counter() - t0)
+            rates[(kind, opt)] = n / (time.perf_counter() - t0)
         except psycopg.Error as e:
-            print(f"  {LABEL[kind]} FAILED: {e}")
-            rates[kind] = None
+            print(f"  {vlabel(kind, opt)} FAILED: {e}")
+            rates[(kind, opt)] = None
         check_view(kind, name, n)
+    base, trig = rates[("pg_unlogged", None)], rates[("pg_trigger", None)]
     table(["target", "rows/s", "vs PG unlogged", "vs PG trigger"],
-          [[LABEL[k], fmt_rate(rates[k]), ratio(rates[k], rates["pg_unlogged"]), ratio(rates[k], rates["pg_trigger"])]
-           for k in TARGETS], [28, 14, 16, 16])
+          [[vlabel(k, o), fmt_rate(rates[(k, o)]), ratio(rates[(k, o)], base), ratio(rates[(k, o)], trig)]
+           for k, o in variants], [40, 14, 16, 16])
 
     # prepared single-row INSERT through pgbench (random key, as the view groups on it)
     section(f"prepared single-row INSERT, pgbench -M prepared, {a.insert_seconds} s per case (rows/s = tps)")

@@ -369,6 +369,18 @@ class Database:
             self.wal.sync()
         return seq
 
+    def ingest_stream_record(self, head: bytes, body: bytes, apply: Callable[[int], None]) -> int:
+        """:meth:`ingest_stream` for a record encoded ahead (``wal.encode`` of
+        ``[("stream", oid, cols, 0)]``), without the fsync: the caller syncs
+        once (``wal.sync``) before it acknowledges.  The seq of a stream op
+        only orders records, which their place in the log already does."""
+        with self._ckpt_lock:
+            self.stream_seq += 1
+            seq = self.stream_seq
+            self.wal.append_record(head, body)
+            apply(seq)
+        return seq
+
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:
         if self.wal.size > CHECKPOINT_WAL_BYTES:

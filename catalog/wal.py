@@ -71,6 +71,25 @@ def dumps(ops: list) -> bytes:
     return buf.getvalue()
 
 
+def encode(ops: list) -> tuple[bytes, bytes]:
+    """A record's frame header and body, ready for :meth:`Wal.append_record`:
+    a COPY encodes its slabs while the data still arrives, not at CopyDone."""
+    body = dumps(ops)
+    return _HDR.pack(len(body), zlib.crc32(body)), body
+
+
+def decode_body(body: bytes) -> list:
+    """The op list of a record body made by :func:`encode`."""
+    return pickle.loads(body)
+
+
+HEADER_SIZE = _HDR.size
+
+
+def body_size(head: bytes) -> int:
+    return _HDR.unpack(head)[0]
+
+
 class Wal:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
@@ -125,8 +144,11 @@ class Wal:
         self.size = self._f.tell()
 
     def append(self, ops: list, sync: bool) -> None:
-        body = dumps(ops)
-        head = _HDR.pack(len(body), zlib.crc32(body))
+        head, body = encode(ops)
+        self.append_record(head, body, sync)
+
+    def append_record(self, head: bytes, body: bytes, sync: bool = False) -> None:
+        """Append a record encoded by :func:`encode`."""
         with self.lock:
             # two writes, no copy of a multi-megabyte body; a tear between them
             # is a torn tail like any other (length and CRC checked at replay)

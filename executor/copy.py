@@ -14,6 +14,7 @@ import sqlglot
 from sqlglot import exp
 
 from catalog import types as T
+from catalog import wal
 from catalog.vector import Batch, Col
 from protocol import copy as PC
 from protocol import oids as O
@@ -25,11 +26,13 @@ from protocol.errors import (
 from . import operators as P
 from .api import CopyOut, Result
 from .binder import ident
+from .llvm import csvint
+from .stream.partial import KEY_SETTING
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20
-#: validated stream slabs kept in memory before spilling to the data directory
-SPILL_BYTES = 64 << 20
+#: encoded stream slabs kept in memory before spilling to the data directory
+SPILL_BYTES = 32 << 20
 
 _RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s*(?:\((?P<cols>[^)]*)\))?)\s+
                      (?P<dir>from|to)\s+(?P<src>stdin|stdout|'(?:[^']|'')*'|program\s+'[^']*')\s*
@@ -224,6 +227,48 @@ def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
         yield lines[-1]
 
 
+#: after a COPY of this many rows, free memory goes back to the OS
+RELEASE_ROWS = 1 << 20
+_libc = None
+
+
+def release_memory(rows: int) -> None:
+    """Return the decoder's freed buffers to the OS after a large COPY.
+
+    The multi-megabyte slabs, decoded columns and WAL records of a COPY are
+    freed as it goes, but two allocators keep freed memory for reuse: glibc
+    malloc (its mmap threshold rises to the largest block freed, so later
+    slabs come from arenas that it does not shrink) and pyarrow's memory
+    pool.  That is a fixed amount -- a few slabs per thread -- not a
+    function of the COPY's volume, yet it showed as ~200 MB of RSS after the
+    first large COPY.  ``malloc_trim`` and the pool's ``release_unused``
+    hand it back; a small COPY skips this (it costs a few milliseconds)."""
+    global _libc
+    if rows < RELEASE_ROWS:
+        return
+    try:
+        import sys
+
+        if "pyarrow" in sys.modules:
+            sys.modules["pyarrow"].default_memory_pool().release_unused()
+        if _libc is None:
+            import ctypes
+            import ctypes.util
+
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        _libc.malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: nothing to trim
+        _libc = False
+
+
+def _native_reader(data: bytes, options, oids):
+    """The compiled integer-row reader; None (general decoder) if it is unavailable."""
+    try:
+        return csvint.parse(data, oids, options.delimiter, options.null)
+    except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
+        return None
+
+
 class CopySink:
     """Receives CopyData payloads; applies all rows at finish()."""
 
@@ -239,12 +284,15 @@ class CopySink:
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = PC.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
+        self.native = _native_reader if self.format == 0 and csvint.eligible(self.oids, options.null) else None
         self.done = False
         self.pending: list[bytes] = []
         self.pending_bytes = 0
         self.spill = None          # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
+        # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
+        self.keyed = rel.kind == "f" and bool((session.info.settings or {}).get(KEY_SETTING))
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -286,10 +334,20 @@ class CopySink:
             self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
-        cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz)
-        self.line += data.count(b"\n")
+        header = self.options.header and self.line == 1
+        cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
+                              native=self.native)
+        self.line += self._lines_in(data, cols, header)
         if cols and len(cols[0][0]):
             self._add(cols)
+
+    def _lines_in(self, data: bytes, cols, header: bool) -> int:
+        """Lines the chunk spanned.  Without a quote character no value can hold
+        a raw newline, so that is the decoded rows (plus a skipped header):
+        counting newlines in an 8 MiB slab cost as much as a fifth of decoding it."""
+        if cols and (self.options.format == "text" or self.options.quote.encode() not in data):
+            return len(cols[0][0]) + (1 if header else 0)
+        return data.count(b"\n")
 
     def _add(self, cols) -> None:
         b = Batch([Col(d, m, o) for (d, m), o in zip(cols, self.oids)], len(cols[0][0]))
@@ -300,19 +358,26 @@ class CopySink:
         self.batches.append(b)
 
     def _stage_stream_slab(self, b: Batch) -> None:
-        """Validate a stream slab now and park it until CopyDone.
+        """Validate a stream slab now, encode its WAL record, and park it until CopyDone.
 
         Delivery stays all-or-nothing, but memory does not grow with the COPY:
-        past SPILL_BYTES the validated slabs go to a temporary file in the
-        data directory and are read back one by one at CopyDone."""
+        past SPILL_BYTES the records go to a temporary file in the data
+        directory and are read back one by one at CopyDone.  Encoding here,
+        while the client is still sending, leaves CopyDone only the writes
+        (and the decoding of records for views or a listening scan, if any).
+        A COPY under a Spark batch key keeps batches: its key goes into the
+        record of the insert that uses it (StreamManager.insert)."""
         from .dml import build_rows, check_constraints
 
         full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
         check_constraints(self.session, self.ctx, self.rel, full)
-        size = sum(c.data.nbytes for c in full.cols)
-        if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
+        if self.keyed:
             self.batches.append(full)
-            self.staged_bytes += size
+            return
+        head, body = wal.encode([("stream", self.rel.oid, [(c.data, c.nulls) for c in full.cols], 0)])
+        if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
+            self.batches.append((head, body, full.n))
+            self.staged_bytes += len(body)
             return
         if self.spill is None:
             import tempfile
@@ -320,10 +385,9 @@ class CopySink:
             tmp = self.session.db.dir / "tmp"
             tmp.mkdir(exist_ok=True)
             self.spill = tempfile.TemporaryFile(dir=tmp)
-        from catalog.wal import dumps
-
-        body = dumps([(c.data, c.nulls) for c in full.cols])
-        self.spill.write(len(body).to_bytes(8, "little") + body)
+        self.spill.write(full.n.to_bytes(8, "little"))
+        self.spill.write(head)
+        self.spill.write(body)
         self.spilled += 1
 
     def _flush_tail(self) -> None:
@@ -369,11 +433,21 @@ class CopySink:
         if self.rel.kind == "f":
             # every slab was decoded and validated before anything is delivered
             total = self.rows
+            streams = self.session.engine.streams
             staged, self.batches = self.batches, []
-            while staged:
-                self.session.engine.streams.insert(self.ctx, self.rel, staged.pop(0))
-            for full in self._spilled_slabs():
-                self.session.engine.streams.insert(self.ctx, self.rel, full)
+            # one WAL fsync for the whole COPY, before it is acknowledged
+            if self.keyed:
+                while staged:
+                    streams.insert(self.ctx, self.rel, staged.pop(0), sync=False)
+            else:
+                staged.reverse()
+                while staged:
+                    self._deliver(*staged.pop())
+                for head, body, n in self._spilled_records():
+                    self._deliver(head, body, n)
+            if self.ctx.setting("synchronous_commit", "on") != "off" and self.session.db.fsync:
+                self.session.db.wal.sync()
+            release_memory(self.rows)
             return f"COPY {total}"
         if not self.batches:
             return "COPY 0"
@@ -381,21 +455,24 @@ class CopySink:
         src = Batch.concat(self.batches, self.oids)
         self.batches = []
         insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
+        release_memory(total)
         return f"COPY {total}"
 
-    def _spilled_slabs(self):
-        import pickle
+    def _deliver(self, head: bytes, body: bytes, n: int) -> None:
+        self.session.engine.streams.deliver_logged(self.ctx, self.rel, head, body, n,
+                                                   lambda: wal.decode_body(body)[0][2])
 
+    def _spilled_records(self):
+        """(header, body, rows) of the spilled records, in order."""
         f, self.spill = self.spill, None
         if f is None:
             return
-        oids = [c.type_oid for c in self.rel.live_columns]
         try:
             f.seek(0)
             for _ in range(self.spilled):
                 n = int.from_bytes(f.read(8), "little")
-                cols = pickle.loads(f.read(n))
-                yield Batch([Col(d, m, o) for (d, m), o in zip(cols, oids)], len(cols[0][0]) if cols else 0)
+                head = f.read(wal.HEADER_SIZE)
+                yield head, f.read(wal.body_size(head)), n
         finally:
             f.close()
 

@@ -170,6 +170,8 @@ class InsertStmt(DMLStmt):
     def _source_batch(self, session, ctx) -> Batch:
         if self.default_values:
             return Batch([], 1)
+        if getattr(self, "const_batch", None) is not None:
+            return self.const_batch        # all-integer VALUES (fast_insert.int_rows)
         if self.rows is None:
             return P.run_plan(self.source, ctx)
         one = Batch([], 1)

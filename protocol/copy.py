@@ -459,7 +459,8 @@ def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], n
     import pyarrow.csv as pcsv
 
     csv = options.format == "csv"
-    has_hex = b"0x" in data or b"0X" in data
+    # memchr for the rare 'x' first: searching "0x" directly stops at every '0' of numeric data
+    has_hex = (b"x" in data or b"X" in data) and (b"0x" in data or b"0X" in data)
     cols = [f"c{j}" for j in range(len(oids))]
     ptypes = {c: pa.float64() if direct_floats and o in _FLOATS else _pa_type(o, has_hex) for c, o in zip(cols, oids)}
     q = options.quote
@@ -646,12 +647,15 @@ def _text_fast_ok(data: bytes, options: CopyOptions) -> bool:
 
 def decode_copy(data: bytes, options: CopyOptions, column_oids: Sequence[int], *,
                 first_line: int = 1, column_names: Sequence[str] | None = None,
-                tz: str = "UTC") -> list[tuple[np.ndarray, np.ndarray | None]]:
+                tz: str = "UTC", native: Any = None) -> list[tuple[np.ndarray, np.ndarray | None]]:
     """Decode a chunk of complete COPY rows into typed columns.
 
     ``first_line`` is the 1-based line number of the chunk's first line; when
     it is 1 and HEADER is on, that line is skipped.  Errors carry
     ``extra['line']`` (and ``extra['column']``) for the caller's CONTEXT.
+    ``native(data, options, oids)``, when given, is tried first on text/CSV
+    data without escapes or quoting: a compiled reader of a strict grammar
+    that returns the columns, or None to leave the chunk to this module.
     """
     names = list(column_names) if column_names else [f"column{j + 1}" for j in range(len(column_oids))]
     if options.format == "binary":
@@ -673,9 +677,13 @@ def decode_copy(data: bytes, options: CopyOptions, column_oids: Sequence[int], *
         (options.format == "text" and _text_fast_ok(data, options))
         or (options.format == "csv" and options.escape == options.quote and not options.force_null
             and not options.force_not_null and b"\r" not in data
-            and data.count(options.quote.encode()) % 2 == 0)
+            and (options.quote.encode() not in data or data.count(options.quote.encode()) % 2 == 0))
     )
     if fast:
+        if native is not None:
+            cols = native(data, options, column_oids)
+            if cols is not None:
+                return cols
         try:
             return _pyarrow_decode(data, options, column_oids, names, line, tz)
         except _Fallback:

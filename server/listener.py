@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from protocol import auth as A
-from protocol.copy import preload as preload_copy_decoder
+from protocol.copy import preload as preload_pyarrow_decoder
 
 from .config import ServerConfig
 from .connection import Connection
@@ -27,6 +27,15 @@ from .tls import make_server_context
 from .workers import WorkerPool
 
 log = logging.getLogger("splitstream.server")
+
+
+def preload_copy_decoders() -> None:
+    """Import pyarrow's CSV reader and compile the integer-row reader before the
+    first COPY, which would otherwise wait a second or more for both."""
+    from executor.llvm import csvint
+
+    preload_pyarrow_decoder()
+    csvint.preload()
 
 
 class Server:
@@ -153,7 +162,7 @@ async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
         log.exception("could not open the data directory %s", config.data_dir)
         return 1
     server = Server(config, engine)
-    threading.Thread(target=preload_copy_decoder, name="preload", daemon=True).start()
+    threading.Thread(target=preload_copy_decoders, name="preload", daemon=True).start()
     try:
         await server.start()
     except OSError as e:

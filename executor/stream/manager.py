@@ -270,7 +270,35 @@ class StreamManager:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
     # ------------------------------------------------------------ ingest
-    def insert(self, ctx, rel, batch: Batch) -> int:
+    def deliver_logged(self, ctx, rel, head: bytes, body: bytes, n: int, load_cols) -> None:
+        """Log a batch whose WAL record a COPY encoded ahead, and hand it to the
+        ring (if a scan listens) and the views.  ``load_cols()`` decodes the
+        columns only when someone consumes them: a stream without views or
+        listeners just logs.  No fsync: the COPY syncs once at the end."""
+        rt = self.runtime(rel)
+        views = self._views_on(rel.oid)
+        batch = None
+        if views or (rt.listeners > 0 and rt.ring is not None):
+            cols = load_cols()
+            batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
+
+        def apply(seq):
+            if batch is None:
+                return
+            if rt.listeners > 0 and rt.ring is not None:
+                rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
+            feed_views(views, rel.oid, batch, ctx)
+
+        self.engine.db.ingest_stream_record(head, body, apply)
+        rt.accepted += n
+        rt.recent.append((time.monotonic(), n))
+        if len(rt.recent) > 1000:
+            rt.recent = rt.recent[-500:]
+
+    def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
+        """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
+        caller, which must sync before it acknowledges (a COPY syncs once for
+        all its slabs, not once per slab)."""
         from ..dml import check_constraints
 
         if batch.n == 0:
@@ -290,7 +318,8 @@ class StreamManager:
         if key:
             cols = KeyedRows(cols)      # the key goes into the same WAL record as the rows
             cols.batch_key = key
-        sync = ctx.setting("synchronous_commit", "on") != "off"
+        if sync is None:
+            sync = ctx.setting("synchronous_commit", "on") != "off"
 
         def apply(seq):
             # under the checkpoint lock, in WAL order

@@ -15,7 +15,9 @@ Layout (Figure 3.4, adapted to numpy):
   per slot (``offset`` int64, ``length`` int32) in the ring.  The bytes live in one
   of TWO string buffers, chosen by run parity, so a slot that is rewritten in run
   ``r + 1`` never tramples string bytes still referenced by run ``r`` slots;
-* each column has a null mask (``True`` = SQL NULL).
+* each column has a null mask (``True`` = SQL NULL), allocated only when the
+  column first receives a NULL: a stream whose rows carry no NULLs holds
+  exactly ``capacity`` x its row width (plus live string bytes), nothing else.
 
 String storage choices (documented because they differ from Umbra):
 
@@ -147,12 +149,17 @@ class _RunBuffer:
 class _Column:
     """Storage of one column: values (or string metadata) plus the null mask."""
 
-    def __init__(self, name: str, dtype: np.dtype, capacity: int, default: Any = None) -> None:
+    def __init__(self, name: str, dtype: np.dtype, capacity: int, default: Any = None,
+                 unwritten_null: bool = False) -> None:
         self.name = name
         self.dtype = np.dtype(dtype)
         self.is_object = self.dtype == np.dtype(object)
         self.default = default
-        self.null = np.ones(capacity, dtype=bool)
+        self.capacity = capacity
+        self._null_lock = threading.Lock()
+        # None: no slot is NULL.  A column added to a ring that already holds rows
+        # starts all-NULL (unless it has a default): those slots predate it.
+        self.null: np.ndarray | None = np.ones(capacity, dtype=bool) if unwritten_null and default is None else None
         if self.is_object:
             self.values = None
             self.off = np.zeros(capacity, dtype=np.int64)
@@ -162,13 +169,26 @@ class _Column:
             self.values = np.zeros(capacity, dtype=self.dtype)
             self.off = self.len = None
             self.runs = None
-        if default is not None:
-            self.null[:] = False
-            if not self.is_object:
-                self.values[:] = default
+        if default is not None and not self.is_object:
+            self.values[:] = default
+
+    def null_mask(self) -> np.ndarray:
+        """The NULL flags, allocated (all false) on the first NULL written."""
+        if self.null is None:
+            with self._null_lock:
+                if self.null is None:
+                    self.null = np.zeros(self.capacity, dtype=bool)
+        return self.null
+
+    def slot_width(self) -> int:
+        """Bytes per slot for the declared type: the value, or a string's offset and length."""
+        return self.off.itemsize + self.len.itemsize if self.is_object else self.values.itemsize
+
+    def string_bytes(self) -> int:
+        return sum(r.nbytes() for r in self.runs) if self.is_object else 0
 
     def nbytes(self) -> int:
-        total = self.null.nbytes
+        total = self.null.nbytes if self.null is not None else 0
         if self.is_object:
             total += self.off.nbytes + self.len.nbytes + sum(r.nbytes() for r in self.runs)
         else:
@@ -307,6 +327,18 @@ class RingBuffer:
         """Bytes held: fixed arrays, masks, string metadata and live run buffers."""
         return sum(c.nbytes() for c in self._cols)
 
+    def row_width(self) -> int:
+        """Declared bytes per slot: fixed values plus 12 per string (offset, length)."""
+        return sum(c.slot_width() for c in self._cols)
+
+    def null_flag_bytes(self) -> int:
+        """Bytes of NULL flags: ``capacity`` per column that has held a NULL."""
+        return sum(c.null.nbytes for c in self._cols if c.null is not None)
+
+    def string_bytes(self) -> int:
+        """Live string bytes (both run buffers) plus one pointer per non-string object."""
+        return sum(c.string_bytes() for c in self._cols)
+
     # ------------------------------------------------------------ add column
     def add_column(self, name: str, dtype: np.dtype, default: Any = None) -> None:
         """ALTER FOREIGN TABLE ADD COLUMN: existing slots read as NULL or ``default``.
@@ -318,7 +350,7 @@ class RingBuffer:
         """
         if any(c.name == name for c in self._cols):
             raise ValueError(f"column {name!r} already exists")
-        col = _Column(name, dtype, self._capacity, default)
+        col = _Column(name, dtype, self._capacity, default, unwritten_null=True)
         with self._claim_lock:
             self._cols = self._cols + [col]
 
@@ -360,6 +392,8 @@ class RingBuffer:
                 if mask.shape != (n,):
                     raise ValueError("null mask length differs from column length")
                 mask = mask[n - m:]
+                if not mask.any():
+                    mask = None
             if col.is_object:
                 tail = values[n - m:]
                 enc = _encode_objects(tail, mask)
@@ -416,9 +450,10 @@ class RingBuffer:
             for slot, r0, r1, seg_run in segments:
                 slot_end = slot + (r1 - r0)
                 if mask is None:
-                    col.null[slot:slot_end] = False
+                    if col.null is not None:
+                        col.null[slot:slot_end] = False
                 else:
-                    col.null[slot:slot_end] = mask[r0:r1]
+                    col.null_mask()[slot:slot_end] = mask[r0:r1]
                 if col.is_object:
                     self._write_objects(col, data, slot, slot_end, r0, r1, seg_run)
                 else:
@@ -494,7 +529,7 @@ class RingBuffer:
             out_nulls: list[np.ndarray | None] = []
             ok = True
             for c, (vals, null), snap in zip(cols, copied, snaps):
-                null = null[cut:]
+                null = null[cut:] if null is not None else None
                 if c.is_object:
                     vals = self._materialize(c, vals, null, valid_lo, hi, snap)
                     if vals is None:
@@ -503,7 +538,7 @@ class RingBuffer:
                 else:
                     vals = vals[cut:]
                 out_cols.append(vals)
-                out_nulls.append(null if null.any() else None)
+                out_nulls.append(null if null is not None and null.any() else None)
             if not ok:  # defensive: cannot happen if phase 3 is right
                 continue
             return ScanResult(out_cols, out_nulls, valid_lo, hi, valid_lo - from_tid, [c.name for c in cols])
@@ -533,7 +568,7 @@ class RingBuffer:
 
     def _copy_column(self, col: _Column, segs: list[tuple[int, int]]) -> tuple[Any, np.ndarray]:
         """Phase 2: copy fixed values, or (offset, length) metadata, plus nulls."""
-        null = self._take(col.null, segs)
+        null = self._take(col.null, segs) if col.null is not None else None
         if col.is_object:
             return (self._take(col.off, segs), self._take(col.len, segs)), null
         return self._take(col.values, segs), null
@@ -585,7 +620,8 @@ class RingBuffer:
             dflt = l == _DEFAULT
             for j in np.flatnonzero(dflt).tolist():  # rare: slots older than the column
                 seg[j] = col.default
-        out[null] = None
+        if null is not None:
+            out[null] = None
         return out
 
 

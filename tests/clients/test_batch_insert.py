@@ -240,3 +240,28 @@ def test_psycopg_pipeline_check_violation_keeps_connection_usable(ss_server, uni
         assert c.execute(f"SELECT count(*) FROM {t}").fetchone() == (0,)
         _pipelined(c, sql, [(i, i) for i in range(5)])
         assert c.execute(f"SELECT count(*), sum(b) FROM {t}").fetchone() == (5, 10)
+
+
+def test_multirow_integer_values_match_postgres(ss_server, pg15, unique_name):
+    """Long all-integer VALUES lists (executor/fast_insert.int_rows) against PostgreSQL:
+    the values, the literal typing (int8 literals into int4/int2 columns fail with
+    22003, into bigint/numeric they fit), and the fallback for anything else."""
+    t = unique_name("mv")
+    stmts = ["({i}, {i}, {i}, -{i}, 1)", "({i}, 99999999999, -{i}, 7, 2)", "({i}, 1, 1, 1, 99999)",
+             "(99999999999, 1, 1, 1, 1)", "({i}, 1, 1, 1)", "( {i} ,\n{i},007,-0, 3 )", "({i}, 1, 1, 1, +5)",
+             "({i}, 1, 1.5, 1, 5)", "({i}, 1, 1, 1, 2, 3)", "({i}, 1, NULL, 1, 5)"]
+    outcomes = []
+    for dsn in (ss_server.dsn, pg15.dsn):
+        with psycopg.connect(dsn, autocommit=True) as c:
+            c.execute(f"CREATE TABLE {t} (a int, b bigint, c numeric, d bigint, e smallint)")
+            res = []
+            for form in stmts:
+                try:
+                    c.execute(f"INSERT INTO {t} VALUES " + ",".join(form.format(i=i) for i in range(400)))
+                    res.append("ok")
+                except psycopg.Error as e:
+                    res.append(e.sqlstate)
+            res.append(c.execute(f"SELECT count(*), sum(a), sum(b), sum(c), sum(d), sum(e), count(c) FROM {t}").fetchone())
+            outcomes.append(res)
+    assert outcomes[0] == outcomes[1]
+    assert "ok" in outcomes[0] and "22003" in outcomes[0]

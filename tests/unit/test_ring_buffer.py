@@ -223,7 +223,12 @@ def test_string_memory_is_bounded() -> None:
 
 def test_memory_bytes_counts_fixed_and_strings() -> None:
     rb = RingBuffer([("a", I64)], 1000)
-    assert rb.memory_bytes() == 1000 * 8 + 1000
+    assert rb.memory_bytes() == 1000 * 8 == 1000 * rb.row_width()      # no NULL flags until a NULL arrives
+    rb.append([np.arange(5)], [np.array([False] * 5)])
+    assert rb.memory_bytes() == 1000 * 8
+    rb.append([np.arange(5)], [np.array([True, False, False, False, False])])
+    assert rb.memory_bytes() == 1000 * 8 + 1000 == 1000 * rb.row_width() + rb.null_flag_bytes()
+    assert rb.scan(0).nulls[0].tolist() == [False] * 5 + [True, False, False, False, False]
     rb2 = RingBuffer([("s", OBJ)], 10)
     before = rb2.memory_bytes()
     rb2.append([_obj(["y" * 100])], [None])

@@ -1,0 +1,92 @@
+"""The compiled integer-row COPY reader (executor/llvm/csvint.py) decides
+nothing on its own: for any input, decoding with it gives the same columns,
+or the same error, as decoding without it."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from executor.copy import _native_reader
+from executor.llvm import csvint
+from protocol import copy as PC
+from protocol import oids as O
+from protocol.errors import PgError
+
+I2, I4, I8 = O.INT2, O.INT4, O.INT8
+
+
+def _decode(data: bytes, opts, oids, native):
+    try:
+        cols = PC.decode_copy(data, opts, oids, native=native)
+    except PgError as e:
+        return ("error", e.sqlstate, e.message, e.extra.get("line"))
+    return [(v.dtype.str, v.tolist(), None if m is None else m.tolist()) for v, m in cols]
+
+
+CASES = [
+    (b"1,2,3\n-4,5,-6\n", [I4, I8, I2]),
+    (b"1,,3\n,5,\n", [I4, I8, I2]),                 # CSV: empty unquoted field is NULL
+    (b"32767,-32768\n", [I2, I2]),
+    (b"32768,1\n", [I2, I2]),                       # int2 overflow: 22003 from the exact path
+    (b"2147483647,-2147483648\n", [I4, I4]),
+    (b"2147483648,0\n", [I4, I4]),
+    (b"999999999999999999,-999999999999999999\n", [I8, I8]),   # 18 digits: read natively
+    (b"9223372036854775807,-9223372036854775808\n", [I8, I8]),  # 19 digits: left to the general decoder
+    (b"9223372036854775808,0\n", [I8, I8]),
+    (b"007,-0\n", [I4, I4]),
+    (b"+5,1\n", [I4, I4]),
+    (b" 5,1\n", [I4, I4]),
+    (b"5 ,1\n", [I4, I4]),
+    (b"1,2\r\n3,4\r\n", [I4, I4]),
+    (b"1,2\n3,4", [I4, I4]),                        # no final newline
+    (b"1,2,3\n", [I4, I4]),                         # extra data
+    (b"1\n", [I4, I4]),                             # missing data
+    (b"1,x\n", [I4, I4]),
+    (b"-,1\n", [I4, I4]),
+    (b"1,2\n\n3,4\n", [I4, I4]),                    # empty line
+    (b"\n\n", [I4]),
+    (b'1,"2"\n', [I4, I4]),
+    (b"0x1F,2\n", [I4, I4]),
+    (b"1.0,2\n", [I4, I4]),
+]
+
+
+@pytest.mark.parametrize("data,oids", CASES)
+@pytest.mark.parametrize("fmt", ["csv", "text"])
+def test_same_answer_as_general_decoder(data, oids, fmt):
+    opts = PC.parse_copy_options({"format": fmt})
+    if fmt == "text":
+        data = data.replace(b",", b"\t").replace(b"\t\t", b"\t\\N\t")
+    assert _decode(data, opts, oids, _native_reader) == _decode(data, opts, oids, None)
+
+
+def test_text_null_marker_and_backslashes():
+    opts = PC.parse_copy_options({"format": "text"})
+    for data in (b"\\N\t1\n2\t\\N\n", b"\\N\t1\n2\t\\Nx\n", b"\\x\t1\n", b"1\t2\n\\.\n3\t4\n", b"\\\\\t1\n"):
+        assert _decode(data, opts, [I4, I8], _native_reader) == _decode(data, opts, [I4, I8], None)
+
+
+def test_random_rows_both_threads():
+    """A chunk large enough to be split over two threads, with NULLs and negatives."""
+    rnd = random.Random(7)
+    rows = []
+    for _ in range(60000):
+        rows.append(",".join("" if rnd.random() < 0.05 else str(rnd.randint(-10**9, 10**9)) for _ in range(5)))
+    data = ("\n".join(rows) + "\n").encode()
+    assert len(data) >= csvint.PARALLEL_BYTES
+    opts = PC.parse_copy_options({"format": "csv"})
+    oids = [I4, I8, I4, I8, I4]
+    native = csvint.parse(data, oids, ",", "")
+    assert native is not None
+    assert _decode(data, opts, oids, _native_reader) == _decode(data, opts, oids, None)
+    assert native[1][0].dtype == np.int64 and native[0][0].dtype == np.int32
+
+
+def test_only_integer_columns_and_known_nulls():
+    assert csvint.eligible([I2, I4, I8], "")
+    assert csvint.eligible([I4], "\\N")
+    assert not csvint.eligible([I4, O.TEXT], "")
+    assert not csvint.eligible([I4], "NULL")
+    assert not csvint.eligible([], "")
