@@ -30,12 +30,10 @@ log = logging.getLogger("splitstream.server")
 
 
 def preload_copy_decoders() -> None:
-    """Import pyarrow's CSV reader and compile the integer-row reader before the
-    first COPY, which would otherwise wait a second or more for both."""
-    from executor.llvm import csvint
-
+    """Import pyarrow's CSV reader before the first COPY, which would
+    otherwise wait a second or more for it.  (The compiled readers are not
+    preloaded: LLVM would add ~70 MB to an idle server.)"""
     preload_pyarrow_decoder()
-    csvint.preload()
 
 
 class Server:

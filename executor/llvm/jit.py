@@ -317,6 +317,7 @@ def cached(shape) -> CompiledModule | None:
 
 
 def _module(shape) -> CompiledModule:
+    warm_soon()
     with _lock:
         m = _cache.get(shape)
         if m is None:
@@ -377,4 +378,18 @@ def drain() -> None:
 
 
 _WARM_SHAPE = codegen.Shape(inputs=("i8",), conj=(), nparams=0, keys=(0,), aggs=(("star", -1),))
-_bg.submit(warm)
+_warm_lock = threading.Lock()
+_warm_started = False
+
+
+def warm_soon() -> None:
+    """Start :func:`warm` on the background thread, once, when the first
+    compilable pipeline appears.  Not at import: loading and initialising
+    LLVM costs ~70 MB resident, which an idle server must not carry."""
+    global _warm_started
+    if _warm_started:
+        return
+    with _warm_lock:
+        if not _warm_started:
+            _warm_started = True
+            _bg.submit(warm)

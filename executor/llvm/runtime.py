@@ -126,6 +126,7 @@ class CompiledSink:
         try:
             self.plan = analyse(ops, agg)
             self.info.shape_desc = self.plan.describe()
+            jit.warm_soon()
         except Unsupported as e:
             self.info.reason = str(e)
         self.module = None
