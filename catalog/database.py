@@ -127,7 +127,7 @@ def apply_op(state: State, op: tuple) -> None:
     elif kind == "insert":
         _, oid, cols = op
         tv = state.data[oid]
-        state.data[oid] = tv.append([Col(d, m, o) for (d, m), o in zip(cols, tv.oids)])
+        state.data[oid] = tv.append_arrays(cols)
     elif kind == "delete":
         _, oid, positions = op
         state.data[oid] = state.data[oid].delete(positions)

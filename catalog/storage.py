@@ -85,7 +85,12 @@ class TableVersion:
     # ------------------------------------------------------------ writing
     def append(self, cols: list[Col]) -> "TableVersion":
         """A new version with ``cols`` appended (caller holds the writer lock)."""
-        n = len(cols[0]) if cols else 0
+        return self.append_arrays([(c.data, c.nulls) for c in cols])
+
+    def append_arrays(self, cols: list[tuple[np.ndarray, np.ndarray | None]]) -> "TableVersion":
+        """:meth:`append` for (values, NULL mask or None) pairs, as the WAL
+        holds them: a one-row INSERT builds no column objects."""
+        n = len(cols[0][0]) if cols else 0
         if n == 0:
             return self
         views = list(self.views)
@@ -106,14 +111,15 @@ class TableVersion:
         views.append(ChunkView(ch, n, None))
         return TableVersion(self.oids, tuple(views))
 
-    def _write(self, ch: Chunk, at: int, cols: list[Col]) -> None:
-        n = len(cols[0])
-        for i, c in enumerate(cols):
-            data = c.data
+    @staticmethod
+    def _write(ch: Chunk, at: int, cols: list[tuple[np.ndarray, np.ndarray | None]]) -> None:
+        n = len(cols[0][0])
+        for i, (data, mask) in enumerate(cols):
             if ch.cols[i].dtype != data.dtype:
                 data = data.astype(ch.cols[i].dtype)
             ch.cols[i][at : at + n] = data
-            ch.nulls[i][at : at + n] = c.null_mask()
+            # slots past the published rows may hold a rolled-back append's flags
+            ch.nulls[i][at : at + n] = False if mask is None else mask
 
     def delete(self, positions: np.ndarray) -> "TableVersion":
         if len(positions) == 0:
@@ -162,6 +168,6 @@ class TableVersion:
         self._cache = None
         self.n_total = 0
         if n:
-            tv = TableVersion(oids).append([Col(d, m, o) for (d, m), o in zip(cols, oids)])
+            tv = TableVersion(oids).append_arrays(cols)
             self.views = tv.views
             self.n_total = tv.n_total

@@ -66,7 +66,7 @@ class Col:
         kind = d.kind
         if (kind == "i" and type(value) is int and T._fits(value, oid)) or (kind == "f" and type(value) is float) \
                 or (kind == "b" and type(value) is bool):
-            return Col(np.full(n, value, dtype=d), None, oid)
+            return Col(np.array((value,), dtype=d) if n == 1 else np.full(n, value, dtype=d), None, oid)
         c = T.column_from_values([value], oid)
         return Col(np.repeat(c.data, n) if n != 1 else c.data, None, oid)
 

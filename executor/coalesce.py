@@ -27,6 +27,7 @@ from protocol import oids as O
 from protocol.errors import PgError
 
 from . import expr as X
+from .api import Result
 
 #: Executes kept as raw parameter tuples before they are built into a columnar
 #: slab (bounds memory when a client sends a huge batch without a Sync).
@@ -300,7 +301,6 @@ class ProbeStmt:
         self.probe.add(params)
 
     def run(self, session, ctx):
-        from .api import Result
         from .dml import check_constraints
 
         rel = self.probe.stmt.rel
@@ -320,7 +320,6 @@ class FlushStmt:
         self.slab = slab            # only build (and validate) the last segment's rows so far; deliver later
 
     def run(self, session, ctx):
-        from .api import Result
         from .dml import check_constraints, insert_batch
 
         if self.slab:

@@ -403,7 +403,7 @@ def insert_batch(session, ctx, rel: Relation, rows: Batch) -> int:
     check_constraints(session, ctx, rel, rows)
     tv_before = ctx.txn.state.data[rel.oid]
     base = tv_before.n_total
-    ctx.txn.apply(("insert", rel.oid, [(c.data, c.null_mask()) for c in rows.cols]))
+    ctx.txn.apply(("insert", rel.oid, [(c.data, c.nulls) for c in rows.cols]))
     tv_after = ctx.txn.state.data[rel.oid]
     for con in rel.constraints:
         if con.kind in ("p", "u"):
