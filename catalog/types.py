@@ -433,6 +433,13 @@ def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":
     return Col(arr, nulls, col.oid)
 
 
+def can_assign(src: int, dst: int) -> bool:
+    """Whether an INSERT/UPDATE value of type src may go into a dst column:
+    implicit casts, plus PostgreSQL's I/O conversion to string types, which
+    counts as an assignment cast (an integer into a text column)."""
+    return can_implicit(src, dst) or is_string(dst)
+
+
 def can_implicit(src: int, dst: int) -> bool:
     """Whether PostgreSQL would coerce src to dst implicitly (assignment context)."""
     if src == dst or src == O.UNKNOWN:

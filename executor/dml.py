@@ -241,7 +241,7 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
                               detail=f'Column "{col.name}" is an identity column defined as GENERATED ALWAYS.',
                               hint="Use OVERRIDING SYSTEM VALUE to override.")
             if c.oid != col.type_oid or col.typmod >= 0:
-                if not T.can_implicit(c.oid, col.type_oid) and c.oid != O.UNKNOWN:
+                if not T.can_assign(c.oid, col.type_oid):
                     raise PgError("42804", f'column "{col.name}" is of type {T.format_type(col.type_oid)} but expression is of type {T.format_type(c.oid)}',
                                   hint="You will need to rewrite or cast the expression.")
                 c = T.cast_col(c, col.type_oid, col.typmod, explicit=False)

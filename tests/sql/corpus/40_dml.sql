@@ -92,3 +92,16 @@ CREATE TABLE trailing_comma_t (id int,);
 -- error 42601
 SELECT greatest(1, 2,);
 SELECT ',)' AS s, length(', )') AS n;
+-- assignment casts: any type into a string column (I/O conversion), row by row in a VALUES list
+CREATE TABLE {{p}}_strs (a text, b varchar(5), c char(3));
+INSERT INTO {{p}}_strs VALUES (1, 2, 3);
+INSERT INTO {{p}}_strs VALUES (1.5, true, 7), (3, 4, 5);
+INSERT INTO {{p}}_strs VALUES (date '2024-01-02', 12345, NULL);
+SELECT * FROM {{p}}_strs ORDER BY a, b;
+UPDATE {{p}}_strs SET a = 42 WHERE b = '2';
+SELECT a, b FROM {{p}}_strs ORDER BY a, b;
+-- error 22001
+INSERT INTO {{p}}_strs (b) VALUES (123456);
+CREATE TABLE {{p}}_ints (n int);
+-- error 42804
+INSERT INTO {{p}}_ints VALUES ('7'::text);
