@@ -13,6 +13,7 @@ commit or rollback.
 """
 from __future__ import annotations
 
+
 import os
 import pickle
 import threading
@@ -180,8 +181,17 @@ class Transaction:
 
     def apply(self, op: tuple) -> None:
         st = self.for_write()
+        if op[0] == "rel" and any(not c.oid for c in op[1].constraints):
+            op = ("rel", self._number_constraints(op[1]))
         apply_op(st, op)
         self.ops.append(op)
+
+    def _number_constraints(self, rel: Relation) -> Relation:
+        """Give each new constraint its own OID, as PostgreSQL does: stable
+        across restarts (the logged relation carries it) and unique, so
+        pg_constraint rows and pg_get_constraintdef never mix two up."""
+        cons = tuple(c if c.oid else replace(c, oid=self.new_oid()) for c in rel.constraints)
+        return rel.with_(constraints=cons)
 
     def new_oid(self) -> int:
         st = self.for_write()

@@ -2,6 +2,8 @@
 (pg_get_indexdef, pg_get_constraintdef) and stable constraint OIDs."""
 from __future__ import annotations
 
+import zlib
+
 
 def index_def(st, oid, column=0):
     r = st.rels.get(oid)
@@ -24,7 +26,11 @@ def constraint_def(st, oid):
 
 
 def constraint_oid(rel, con) -> int:
-    return con.index_oid or (abs(hash((rel.oid, con.name))) % 1_000_000 + 3_000_000)
+    """pg_constraint.oid: its own OID; for a constraint stored before OIDs
+    were assigned, its index's or one derived from table and name."""
+    if con.oid:
+        return con.oid
+    return con.index_oid or (zlib.crc32(f"{rel.oid}:{con.name}".encode()) % 1_000_000 + 3_000_000)
 
 
 def constraint_text(st, c) -> str:

@@ -33,6 +33,7 @@ class Constraint:
     on_update: str = "a"
     index_oid: int = 0
     from_index: bool = False        # made by CREATE UNIQUE INDEX: enforced, but not a pg_constraint row
+    oid: int = 0                    # pg_constraint.oid (assigned when the relation is stored)
 
 
 @dataclass(frozen=True)
