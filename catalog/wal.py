@@ -1,7 +1,11 @@
 """Write-ahead log: an append-only sequence of framed, checksummed records.
 
 Each record is ``len:u32 crc32:u32 payload`` where payload is a pickled list
-of operations.  Replay stops at the first torn or corrupt record: anything
+of operations.  Records with large array buffers (stream batches) set the
+top bit of ``len`` and keep the buffers out of the pickle: the payload is
+``nbufs:u32 meta_len:u64 buf_len:u64*nbufs meta buf*``, written with one
+writev straight from the arrays (no copy of the batch into a pickle), the
+CRC covering all of it.  Replay stops at the first torn or corrupt record: anything
 after it was never acknowledged, because a commit is acknowledged only after
 its record is written (and fsynced when synchronous_commit is on).
 Segments are numbered; a checkpoint names the first segment to replay.
@@ -21,6 +25,8 @@ from typing import Iterator
 import numpy as np
 
 _HDR = struct.Struct("!II")
+_OOB = 0x80000000           # length flag: out-of-band buffer record
+_OOB_MIN = 1 << 16          # pickles whose buffers total less than this stay in-band
 
 
 def _pack_objects(arr: np.ndarray):
@@ -71,6 +77,56 @@ def dumps(ops: list) -> bytes:
     return buf.getvalue()
 
 
+def dumps_parts(ops: list) -> list:
+    """The record payload as a list of byte-like parts: one in-band pickle,
+    or, when the ops carry large contiguous arrays, the out-of-band layout
+    (module docstring) whose array parts are the arrays' own memory."""
+    bufs: list = []
+    buf = io.BytesIO()
+    _WalPickler(buf, protocol=5, buffer_callback=bufs.append).dump(ops)
+    meta = buf.getvalue()
+    if not bufs:
+        return [meta]
+    raws = [b.raw() for b in bufs]
+    if sum(r.nbytes for r in raws) < _OOB_MIN:
+        return [dumps(ops)]
+    head = struct.pack(f"<IQ{len(raws)}Q", len(raws), len(meta), *(r.nbytes for r in raws))
+    return [head, meta, *raws]
+
+
+def _loads_oob(body) -> list:
+    """Inverse of the out-of-band layout; the arrays come back writable (own copies)."""
+    n, mlen = struct.unpack_from("<IQ", body, 0)
+    lens = struct.unpack_from(f"<{n}Q", body, 12)
+    pos = 12 + 8 * n
+    meta = body[pos:pos + mlen]
+    pos += mlen
+    bufs = []
+    for ln in lens:
+        bufs.append(bytearray(body[pos:pos + ln]))
+        pos += ln
+    return pickle.loads(meta, buffers=bufs)
+
+
+def _write_all(f, parts: list) -> None:
+    fd = f.fileno()
+    total = sum(memoryview(p).nbytes for p in parts)
+    done = os.writev(fd, parts)
+    if done == total:
+        return
+    flat = [memoryview(p).cast("B") for p in parts]
+    for mv in flat:
+        n = mv.nbytes
+        if done >= n:
+            done -= n
+            continue
+        mv = mv[done:]
+        done = 0
+        while mv.nbytes:
+            k = os.write(fd, mv)
+            mv = mv[k:]
+
+
 class Wal:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
@@ -104,12 +160,15 @@ class Wal:
             data = self.path(gen).read_bytes()
             pos = 0
             good = 0
+            view = memoryview(data)
             while pos + _HDR.size <= len(data):
                 ln, crc = _HDR.unpack_from(data, pos)
-                body = data[pos + _HDR.size : pos + _HDR.size + ln]
+                oob = bool(ln & _OOB)
+                ln &= ~_OOB
+                body = view[pos + _HDR.size : pos + _HDR.size + ln]
                 if len(body) < ln or zlib.crc32(body) != crc:
                     break
-                yield pickle.loads(body)
+                yield _loads_oob(body) if oob else pickle.loads(body)
                 pos += _HDR.size + ln
                 good = pos
             if good < len(data):
@@ -125,14 +184,20 @@ class Wal:
         self.size = self._f.tell()
 
     def append(self, ops: list, sync: bool) -> None:
-        body = dumps(ops)
-        head = _HDR.pack(len(body), zlib.crc32(body))
+        parts = dumps_parts(ops)
+        crc, size = 0, 0
+        for p in parts:
+            crc = zlib.crc32(p, crc)
+            size += memoryview(p).nbytes
+        if size & _OOB:
+            raise ValueError("WAL record too large")
+        head = _HDR.pack(size | (_OOB if len(parts) > 1 else 0), crc)
         with self.lock:
-            # two writes, no copy of a multi-megabyte body; a tear between them
-            # is a torn tail like any other (length and CRC checked at replay)
-            self._f.write(head)
-            self._f.write(body)
-            self.size += len(head) + len(body)
+            # one writev, no copy of a multi-megabyte body; a short write is
+            # finished with plain writes, and a tear anywhere is a torn tail
+            # like any other (length and CRC checked at replay)
+            _write_all(self._f, [head, *parts])
+            self.size += len(head) + size
             self.written += 1
             mine = self.written
         if sync:

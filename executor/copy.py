@@ -24,6 +24,7 @@ from protocol.errors import (
 
 from . import operators as P
 from .api import CopyOut, Result
+from .llvm import csv as LC
 from .binder import ident
 from .statement import Stmt
 
@@ -286,8 +287,16 @@ class CopySink:
             self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
-        cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz)
-        self.line += data.count(b"\n")
+        cols = None
+        if not (self.options.header and self.line == 1):
+            # rows of plain numbers: the compiled parser (one line per row), else the general decoder
+            cols = LC.decode(data, self.options, self.oids)
+        if cols is not None:
+            self.line += len(cols[0][0])
+        else:
+            cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names,
+                                  tz=self.tz)
+            self.line += data.count(b"\n")
         if cols and len(cols[0][0]):
             self._add(cols)
 
