@@ -17,6 +17,7 @@ import os
 import pickle
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -30,6 +31,17 @@ from .objects import Relation, Role, Schema
 from .storage import TableVersion
 from .vector import Col
 from .wal import Wal
+
+#: stream batches this large fsync on a helper thread while the views are fed
+OVERLAP_SYNC_ROWS = 8192
+_sync_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wal-sync")
+
+
+def _rows_of(cols) -> int:
+    try:
+        return len(cols[0][0]) if cols else 0
+    except (TypeError, IndexError, KeyError):
+        return 0
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
@@ -344,17 +356,30 @@ class Database:
 
         The record is written and applied under the checkpoint lock, so a
         checkpoint either contains the batch's effect or the WAL segment it
-        keeps contains the record.  The fsync happens after the lock is
-        released, so concurrent inserters share it (group commit); the caller
-        acknowledges only after this returns.
+        keeps contains the record.  The fsync of a large record starts on a
+        helper thread as soon as it is written, so the disk works while the
+        views are maintained (fsync releases the GIL); concurrent inserters
+        share it (group commit).  The caller acknowledges only after this
+        returns, which is after the fsync.
         """
+        pending = None
         with self._ckpt_lock:
             self.stream_seq += 1
             seq = self.stream_seq
             self.wal.append([("stream", oid, cols, seq)], sync=False)
-            apply(seq)
-        if sync and self.fsync:
-            self.wal.sync()
+            mine = self.wal.written
+            if sync and self.fsync and _rows_of(cols) >= OVERLAP_SYNC_ROWS:
+                pending = _sync_pool.submit(self.wal.sync_upto, mine)
+            try:
+                apply(seq)
+            except BaseException:
+                if pending is not None:
+                    pending.result()
+                raise
+        if pending is not None:
+            pending.result()
+        elif sync and self.fsync:
+            self.wal.sync_upto(mine)
         return seq
 
     # ---------------------------------------------------------- checkpoint

@@ -215,7 +215,12 @@ class Wal:
                     self._sync_cond.release()
                     try:
                         if f is not None:
-                            os.fsync(f.fileno())
+                            try:
+                                fd = f.fileno()
+                            except ValueError:
+                                fd = None      # closed by a checkpoint, which fsynced it first
+                            if fd is not None:
+                                os.fsync(fd)
                     finally:
                         self._sync_cond.acquire()
                         self._syncing = False

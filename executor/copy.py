@@ -29,6 +29,7 @@ from .binder import ident
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20
+COMPILED_SLAB = 1 << 20
 #: validated stream slabs kept in memory before spilling to the data directory
 SPILL_BYTES = 64 << 20
 
@@ -246,6 +247,8 @@ class CopySink:
         self.spill = None          # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
+        # with the compiled parser, slabs are decoded while the rest of the COPY arrives
+        self.slab = COMPILED_SLAB if self.format == 0 and LC.ready(options, self.oids) else DECODE_SLAB
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -272,7 +275,7 @@ class CopySink:
             # parallelises only over big inputs, while clients send small messages.
             self.pending.append(data)
             self.pending_bytes += len(data)
-            if self.pending_bytes >= DECODE_SLAB:
+            if self.pending_bytes >= self.slab:
                 self._decode_pending()
         except PgError as e:
             raise self._context(e)

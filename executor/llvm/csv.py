@@ -86,6 +86,11 @@ def decode(data: bytes, options, oids, wait: bool = False) -> list[tuple[np.ndar
     return [(cols[j][:rows], masks[j][:rows].view(np.bool_) if outs[2 * n + j] else None) for j in range(n)]
 
 
+def ready(options, oids) -> bool:
+    """The parser for this layout is compiled (decoding small slabs as they arrive is then cheap)."""
+    return usable(options) and (tuple(oids), options.delimiter) in _cache
+
+
 def _kernel(oids: tuple, delim: str, wait: bool = False):
     """The parser for this layout; the first request compiles it in the
     background (about a second of LLVM -O2) and declines meanwhile, so no
