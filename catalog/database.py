@@ -17,7 +17,7 @@ import os
 import pickle
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Callable
@@ -32,9 +32,9 @@ from .storage import TableVersion
 from .vector import Col
 from .wal import Wal
 
-#: stream batches this large fsync on a helper thread while the views are fed
-OVERLAP_SYNC_ROWS = 8192
-_sync_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wal-sync")
+#: stream batches this large are logged (written, fsynced) on a helper thread while the views are fed
+OVERLAP_ROWS = 8192
+_log_pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="wal-stream")
 
 
 def _rows_of(cols) -> int:
@@ -356,31 +356,43 @@ class Database:
 
         The record is written and applied under the checkpoint lock, so a
         checkpoint either contains the batch's effect or the WAL segment it
-        keeps contains the record.  The fsync of a large record starts on a
-        helper thread as soon as it is written, so the disk works while the
-        views are maintained (fsync releases the GIL); concurrent inserters
-        share it (group commit).  The caller acknowledges only after this
-        returns, which is after the fsync.
+        keeps contains the record.  A large batch is written and fsynced by
+        a helper thread while this one maintains the views (the write and
+        the fsync release the GIL); the lock is held until the record is
+        written, and the caller acknowledges only after this returns, which
+        is after the fsync.  Concurrent inserters share fsyncs (group commit).
         """
-        pending = None
+        durable = sync and self.fsync
         with self._ckpt_lock:
             self.stream_seq += 1
             seq = self.stream_seq
-            self.wal.append([("stream", oid, cols, seq)], sync=False)
-            mine = self.wal.written
-            if sync and self.fsync and _rows_of(cols) >= OVERLAP_SYNC_ROWS:
-                pending = _sync_pool.submit(self.wal.sync_upto, mine)
-            try:
+            rec = [("stream", oid, cols, seq)]
+            if _rows_of(cols) < OVERLAP_ROWS:
+                mine = self.wal.append(rec, sync=False)
                 apply(seq)
-            except BaseException:
-                if pending is not None:
-                    pending.result()
-                raise
-        if pending is not None:
-            pending.result()
-        elif sync and self.fsync:
+                synced = None
+            else:
+                written: Future = Future()
+                synced = _log_pool.submit(self._log, rec, durable, written)
+                try:
+                    apply(seq)
+                finally:
+                    mine = written.result()      # raises if the write failed
+        if synced is not None:
+            synced.result()
+        elif durable:
             self.wal.sync_upto(mine)
         return seq
+
+    def _log(self, rec: list, durable: bool, written: Future) -> None:
+        try:
+            mine = self.wal.append(rec, sync=False)
+        except BaseException as e:
+            written.set_exception(e)
+            raise
+        written.set_result(mine)
+        if durable:
+            self.wal.sync_upto(mine)
 
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:

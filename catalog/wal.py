@@ -183,7 +183,8 @@ class Wal:
         self._f = open(self.path(gen), "ab", buffering=0)
         self.size = self._f.tell()
 
-    def append(self, ops: list, sync: bool) -> None:
+    def append(self, ops: list, sync: bool) -> int:
+        """Write one record (and fsync it when ``sync``); returns its number for :meth:`sync_upto`."""
         parts = dumps_parts(ops)
         crc, size = 0, 0
         for p in parts:
@@ -202,6 +203,7 @@ class Wal:
             mine = self.written
         if sync:
             self.sync_upto(mine)
+        return mine
 
     def sync_upto(self, record: int) -> None:
         """Group commit: one fsync covers every record written before it, so
