@@ -226,6 +226,30 @@ def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
         yield lines[-1]
 
 
+def _coalesce(batches: list[Batch], oids: list[int]) -> list[Batch]:
+    """Consecutive staged slabs joined up to DECODE_SLAB bytes of columns: slabs
+    decoded while a COPY arrives are small, and each delivered batch costs a WAL
+    record, an fsync wait and a pass of every view's pipeline."""
+    out: list[Batch] = []
+    group: list[Batch] = []
+    size = 0
+
+    def flush() -> None:
+        if group:
+            out.append(group[0] if len(group) == 1 else Batch.concat(list(group), oids))
+            group.clear()
+
+    for b in batches:
+        nb = sum(c.data.nbytes for c in b.cols)
+        if group and size + nb > DECODE_SLAB:
+            flush()
+            size = 0
+        group.append(b)
+        size += nb
+    flush()
+    return out
+
+
 class CopySink:
     """Receives CopyData payloads; applies all rows at finish()."""
 
@@ -381,7 +405,7 @@ class CopySink:
         if self.rel.kind == "f":
             # every slab was decoded and validated before anything is delivered
             total = self.rows
-            staged, self.batches = self.batches, []
+            staged, self.batches = _coalesce(self.batches, [c.type_oid for c in self.rel.live_columns]), []
             while staged:
                 self.session.engine.streams.insert(self.ctx, self.rel, staged.pop(0))
             for full in self._spilled_slabs():
