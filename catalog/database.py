@@ -372,8 +372,9 @@ class Database:
                 apply(seq)
                 synced = None
             else:
+                # the pickling stays here (it holds the GIL); write and fsync go beside the views
                 written: Future = Future()
-                synced = _log_pool.submit(self._log, rec, durable, written)
+                synced = _log_pool.submit(self._log, self.wal.encode(rec), durable, written)
                 try:
                     apply(seq)
                 finally:
@@ -384,9 +385,9 @@ class Database:
             self.wal.sync_upto(mine)
         return seq
 
-    def _log(self, rec: list, durable: bool, written: Future) -> None:
+    def _log(self, parts: list, durable: bool, written: Future) -> None:
         try:
-            mine = self.wal.append(rec, sync=False)
+            mine = self.wal.write(parts, sync=False)
         except BaseException as e:
             written.set_exception(e)
             raise

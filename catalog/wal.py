@@ -185,7 +185,16 @@ class Wal:
 
     def append(self, ops: list, sync: bool) -> int:
         """Write one record (and fsync it when ``sync``); returns its number for :meth:`sync_upto`."""
-        parts = dumps_parts(ops)
+        return self.write(self.encode(ops), sync)
+
+    @staticmethod
+    def encode(ops: list) -> list:
+        """The record's payload parts (the pickling: Python work, under the GIL)."""
+        return dumps_parts(ops)
+
+    def write(self, parts: list, sync: bool) -> int:
+        """Append an encoded record: CRC, writev and fsync, which release the
+        GIL, so a helper thread can do this while the caller goes on."""
         crc, size = 0, 0
         for p in parts:
             crc = zlib.crc32(p, crc)
