@@ -26,7 +26,7 @@ from protocol.errors import (
 from . import operators as P
 from .api import CopyOut, Result
 from .binder import ident
-from .llvm import csvint
+from .llvm import csv as compiled_csv
 from .stream.partial import KEY_SETTING
 from .statement import Stmt
 
@@ -262,9 +262,10 @@ def release_memory(rows: int) -> None:
 
 
 def _native_reader(data: bytes, options, oids):
-    """The compiled integer-row reader; None (general decoder) if it is unavailable."""
+    """The compiled reader of plain-number rows; None (general decoder) while
+    it compiles or when it is unavailable."""
     try:
-        return csvint.parse(data, oids, options.delimiter, options.null)
+        return compiled_csv.decode(data, options, oids)
     except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
         return None
 
@@ -284,7 +285,8 @@ class CopySink:
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = PC.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
-        self.native = _native_reader if self.format == 0 and csvint.eligible(self.oids, options.null) else None
+        self.native = _native_reader if self.format == 0 and compiled_csv.supported(self.oids) \
+            and compiled_csv.usable(options) else None
         self.done = False
         self.pending: list[bytes] = []
         self.pending_bytes = 0

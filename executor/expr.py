@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import decimal
 import re
+import weakref
 from typing import Any, Callable
 
 import numpy as np
@@ -105,9 +106,10 @@ class Const(Expr):
         self._col: Col | None = None
 
     def eval(self, batch, ctx):
-        if self._col is None or len(self._col) != batch.n:
-            self._col = Col.const(self.value, self.oid, batch.n)
-        return self._col
+        col = self._col           # a local: a thread sharing this plan may replace it meanwhile
+        if col is None or len(col) != batch.n:
+            col = self._col = Col.const(self.value, self.oid, batch.n)
+        return col
 
     def is_const(self) -> bool:
         return True
@@ -1040,11 +1042,23 @@ class SubqueryExpr(Expr):
         return run_plan(self.plan, ctx)
 
     def _result_for(self, ctx):
+        """Uncorrelated: once per statement.  The statement is recognised by
+        its context object through a weak reference -- not by ``id(ctx)``,
+        which a later statement's context can reuse once this one is freed
+        (that served a previous statement's result: a continuous view's
+        ``= (SELECT max(...))`` then matched nothing, intermittently).  Read
+        into a local, so a thread sharing this plan cannot swap the entry
+        between the check and the return."""
         if not self.correlated:
-            key = id(ctx)
-            if self._cached is None or self._cached[0] != key:
-                self._cached = (key, self._run(ctx))
-            return self._cached[1]
+            cached = self._cached
+            if cached is not None and cached[0]() is ctx:
+                return cached[1]
+            res = self._run(ctx)
+            try:
+                self._cached = (weakref.ref(ctx), res)
+            except TypeError:         # a context that cannot be referenced weakly: no reuse
+                pass
+            return res
         return self._run(ctx)
 
     def eval(self, batch, ctx):

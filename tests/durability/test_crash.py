@@ -78,9 +78,13 @@ def test_committed_rows_survive_kill9(ss_server_factory):
 
 
 class StreamWriter(threading.Thread):
-    def __init__(self, dsn: str, stream: str, seed: int) -> None:
+    """COPYs random batches; ``big``: CSV batches of 9k-20k rows, which take the
+    large-batch ingest path (the compiled CSV parser once it is ready, slabs
+    encoded for the WAL as they arrive)."""
+
+    def __init__(self, dsn: str, stream: str, seed: int, big: bool = False) -> None:
         super().__init__(daemon=True)
-        self.dsn, self.stream = dsn, stream
+        self.dsn, self.stream, self.big = dsn, stream, big
         self.rng = random.Random(seed)
         self.acked_rows = 0
         self.acked_sum = 0
@@ -91,11 +95,16 @@ class StreamWriter(threading.Thread):
             with psycopg.connect(self.dsn, autocommit=True) as conn:
                 cur = conn.cursor()
                 while True:
-                    batch = [(self.rng.randrange(5), self.rng.randrange(100)) for _ in range(self.rng.randrange(1, 50))]
+                    n = self.rng.randrange(9000, 20000) if self.big else self.rng.randrange(1, 50)
+                    batch = [(self.rng.randrange(5), self.rng.randrange(100)) for _ in range(n)]
                     self.inflight = (len(batch), sum(x for _, x in batch))
-                    with cur.copy(f"COPY {self.stream} FROM STDIN") as cp:
-                        for r in batch:
-                            cp.write_row(r)
+                    if self.big:
+                        with cur.copy(f"COPY {self.stream} FROM STDIN (FORMAT csv)") as cp:
+                            cp.write("".join(f"{k},{x}\n" for k, x in batch).encode())
+                    else:
+                        with cur.copy(f"COPY {self.stream} FROM STDIN") as cp:
+                            for r in batch:
+                                cp.write_row(r)
                     self.acked_rows += len(batch)
                     self.acked_sum += self.inflight[1]
                     self.inflight = (0, 0)
@@ -103,7 +112,8 @@ class StreamWriter(threading.Thread):
             return
 
 
-def test_continuous_views_recover_after_kill9(ss_server_factory):
+@pytest.mark.parametrize("big", [False, True], ids=["small-batches", "large-batches"])
+def test_continuous_views_recover_after_kill9(ss_server_factory, big):
     srv = ss_server_factory()
     with psycopg.connect(srv.dsn, autocommit=True) as c:
         c.execute("CREATE FOREIGN TABLE crash_s (k int, x int) SERVER stream")
@@ -112,7 +122,7 @@ def test_continuous_views_recover_after_kill9(ss_server_factory):
     rng = random.Random(5)
     rows, total = 0, 0
     for it in range(10):
-        w = StreamWriter(srv.dsn, "crash_s", it)
+        w = StreamWriter(srv.dsn, "crash_s", it, big)
         w.start()
         # readers interleave with the writer
         with psycopg.connect(srv.dsn, autocommit=True) as c:

@@ -1,6 +1,7 @@
-"""The compiled integer-row COPY reader (executor/llvm/csvint.py) decides
-nothing on its own: for any input, decoding with it gives the same columns,
-or the same error, as decoding without it."""
+"""The compiled COPY reader (executor/llvm/csv.py), as the COPY path uses it
+for integer rows in CSV and text format, decides nothing on its own: for any
+input, decoding with it gives the same columns, or the same error, as
+decoding without it."""
 from __future__ import annotations
 
 import random
@@ -8,13 +9,17 @@ import random
 import numpy as np
 import pytest
 
-from executor.copy import _native_reader
-from executor.llvm import csvint
+from executor.llvm import csv as LC
 from protocol import copy as PC
 from protocol import oids as O
 from protocol.errors import PgError
 
 I2, I4, I8 = O.INT2, O.INT4, O.INT8
+
+
+def _native_reader(data: bytes, options, oids):
+    """The COPY path's reader, compiled before use (it declines while compiling)."""
+    return LC.decode(data, options, oids, wait=True)
 
 
 def _decode(data: bytes, opts, oids, native):
@@ -72,21 +77,21 @@ def test_random_rows_both_threads():
     """A chunk large enough to be split over two threads, with NULLs and negatives."""
     rnd = random.Random(7)
     rows = []
-    for _ in range(60000):
+    for _ in range(150000):
         rows.append(",".join("" if rnd.random() < 0.05 else str(rnd.randint(-10**9, 10**9)) for _ in range(5)))
     data = ("\n".join(rows) + "\n").encode()
-    assert len(data) >= csvint.PARALLEL_BYTES
+    assert len(data) >= LC.PARALLEL_BYTES
     opts = PC.parse_copy_options({"format": "csv"})
     oids = [I4, I8, I4, I8, I4]
-    native = csvint.parse(data, oids, ",", "")
+    native = _native_reader(data, opts, oids)
     assert native is not None
     assert _decode(data, opts, oids, _native_reader) == _decode(data, opts, oids, None)
     assert native[1][0].dtype == np.int64 and native[0][0].dtype == np.int32
 
 
-def test_only_integer_columns_and_known_nulls():
-    assert csvint.eligible([I2, I4, I8], "")
-    assert csvint.eligible([I4], "\\N")
-    assert not csvint.eligible([I4, O.TEXT], "")
-    assert not csvint.eligible([I4], "NULL")
-    assert not csvint.eligible([], "")
+def test_only_plain_layouts():
+    csv, text = PC.parse_copy_options({"format": "csv"}), PC.parse_copy_options({"format": "text"})
+    assert LC.supported([I2, I4, I8, O.FLOAT8, O.BOOL]) and LC.usable(csv) and LC.usable(text)
+    assert not LC.supported([I4, O.TEXT]) and not LC.supported([])
+    assert not LC.usable(PC.parse_copy_options({"format": "csv", "null": "NULL"}))
+    assert not LC.usable(PC.parse_copy_options({"format": "text", "null": ""}))
