@@ -13,7 +13,6 @@ commit or rollback.
 """
 from __future__ import annotations
 
-
 import os
 import pickle
 import threading
@@ -370,11 +369,7 @@ class Database:
         released, so concurrent inserters share it (group commit); the caller
         acknowledges only after this returns.
         """
-        with self._ckpt_lock:
-            self.stream_seq += 1
-            seq = self.stream_seq
-            self.wal.append([("stream", oid, cols, seq)], sync=False)
-            apply(seq)
+        seq = self._ingest(lambda s: self.wal.append([("stream", oid, cols, s)], sync=False), apply)
         if sync and self.fsync:
             self.wal.sync()
         return seq
@@ -384,10 +379,14 @@ class Database:
         ``[("stream", oid, cols, 0)]``), without the fsync: the caller syncs
         once (``wal.sync``) before it acknowledges.  The seq of a stream op
         only orders records, which their place in the log already does."""
+        return self._ingest(lambda s: self.wal.append_record(head, body), apply)
+
+    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None]) -> int:
+        """Number, log (``write(seq)``) and apply a stream batch under the checkpoint lock."""
         with self._ckpt_lock:
             self.stream_seq += 1
             seq = self.stream_seq
-            self.wal.append_record(head, body)
+            write(seq)
             apply(seq)
         return seq
 

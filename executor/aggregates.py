@@ -20,7 +20,7 @@ from catalog.vector import Batch, Col, FixedCol
 from protocol import oids as O
 from protocol.errors import PgError, UNDEFINED_FUNCTION, NUMERIC_VALUE_OUT_OF_RANGE
 
-from .expr import fixed_avg, numeric_op, numeric_div_scale
+from .expr import _factorize_objects, fixed_avg, numeric_op, numeric_div_scale
 
 _NULL_KEY = object()
 
@@ -47,22 +47,17 @@ def factorize(col: Col) -> tuple[np.ndarray, list]:
         values = d[first]
         vals = Col(values, None, col.oid).to_pylist()
         return inv.astype(np.int64), vals
-    mapping: dict = {}
-    vals = []
     nulls = col.nulls
-    lst = d.tolist()
-    if nulls is not None:
-        for i in np.flatnonzero(nulls).tolist():
-            lst[i] = _NULL_KEY
-    codes = np.empty(n, dtype=np.int64)
-    for i, v in enumerate(lst):
-        c = mapping.get(v)
-        if c is None:
-            c = len(vals)
-            mapping[v] = c
-            vals.append(None if v is _NULL_KEY else v)
-        codes[i] = c
-    return codes, vals
+    if d.dtype != object:
+        objs = np.empty(n, dtype=object)
+        objs[:] = d.tolist()            # Python values, as a result row holds them
+        d = objs
+    elif nulls is not None and nulls.any():
+        d = d.copy()
+    if nulls is not None and nulls.any():
+        d[nulls] = _NULL_KEY            # one group for NULL, whatever lies under the mask
+    codes, uniq = _factorize_objects(d)
+    return codes, [None if v is _NULL_KEY else v for v in uniq.tolist()]
 
 
 class GroupIndex:
@@ -819,5 +814,3 @@ class GroupTable:
         self.states = [s.make_state() for s in self.specs]
         self.rows_in = 0
 
-    def empty_like(self) -> "GroupTable":
-        return GroupTable(self.index.key_oids, self.specs)

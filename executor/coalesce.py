@@ -56,7 +56,7 @@ def coalescible(stmt: Any) -> bool:
         return hit
     from .dml import InsertStmt
 
-    ok = (type(stmt) is InsertStmt and not stmt.default_values and getattr(stmt, "rows", None) is not None
+    ok = (type(stmt) is InsertStmt and not stmt.default_values
           and stmt.source is None and stmt.conflict is None and stmt.ret is None and bool(stmt.rows)
           and all(_vector_expr(e) for row in stmt.rows for e in row)
           and not _set_level_constraints(stmt.rel))
@@ -214,7 +214,7 @@ class PendingInserts:
             out.append(Col.const(v, oid, 1))
         return out
 
-    def _param_cols(self, n: int) -> list[Col]:
+    def _param_cols(self) -> list[Col]:
         """One column per parameter, typed as the statement's Param nodes
         are (what a one-row execution would give ``Col.const``)."""
         oids = _param_types(self.stmt, self.param_oids)
@@ -229,7 +229,7 @@ class PendingInserts:
         from .dml import eval_default
 
         n = len(self.executes)
-        params = self._param_cols(n)
+        params = self._param_cols()
         stmt = self.stmt
         m = self.rows_per_execute
         cols = []

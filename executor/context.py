@@ -25,6 +25,11 @@ class SessionInfo:
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
 
+    @property
+    def sync_commit(self) -> bool:
+        """A commit waits for its WAL flush (``synchronous_commit`` is not off)."""
+        return self.settings.get("synchronous_commit", "on") != "off"
+
 
 @dataclass
 class ExecContext:

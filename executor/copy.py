@@ -422,7 +422,7 @@ class CopySink:
                 session.failed = True
             raise
         if implicit:
-            self.ctx.txn.commit(sync=session.info.settings.get("synchronous_commit", "on") != "off")
+            self.ctx.txn.commit(sync=session.info.sync_commit)
         return tag
 
     def finish_in_txn(self) -> str:
@@ -447,7 +447,7 @@ class CopySink:
                     self._deliver(*staged.pop())
                 for head, body, n in self._spilled_records():
                     self._deliver(head, body, n)
-            if self.ctx.setting("synchronous_commit", "on") != "off" and self.session.db.fsync:
+            if self.ctx.session.sync_commit and self.session.db.fsync:
                 self.session.db.wal.sync()
             release_memory(self.rows)
             return f"COPY {total}"

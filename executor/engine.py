@@ -201,11 +201,10 @@ class Session:
         if not prepared.inline_write or self.txn is not None or self._extended is not None \
                 or self.pending or self.failed:
             return False
-        settings = self.info.settings
-        if KEY_SETTING in settings:
+        if KEY_SETTING in self.info.settings:
             return False
         rel = prepared.handle.rel
-        if rel.persistence != "u" and self.db.fsync and settings.get("synchronous_commit", "on") != "off":
+        if rel.persistence != "u" and self.db.fsync and self.info.sync_commit:
             return False
         txn = Transaction(self.db, implicit=True)
         if not txn.try_for_write():
@@ -274,7 +273,7 @@ class Session:
             raise
         txn, self._extended = self._extended, None
         if txn is not None:
-            txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
+            txn.commit(sync=self.info.sync_commit)
 
     def _drop_extended(self) -> None:
         self.pending = []
@@ -381,7 +380,7 @@ class Session:
                         self._extended = None
                 raise
             if implicit and not defer_commit:
-                txn.commit(sync=self.info.settings.get("synchronous_commit", "on") != "off")
+                txn.commit(sync=self.info.sync_commit)
             result.notices = ctx.notices + result.notices
             return result
         finally:

@@ -335,7 +335,6 @@ class Arith(Expr):
 
 # ----------------------------------------------------------- fixed-point numeric fast path
 
-_INT_OIDS = (O.INT2, O.INT4, O.INT8)
 _F_LIMIT = float(2 ** 62)
 
 
@@ -358,7 +357,7 @@ def _fixed_of(e: Expr, col: Col):
             iv = int(v.scaleb(sc))
             return (iv, sc) if sc <= 18 and abs(iv) < 2 ** 62 else None
         return None
-    if isinstance(e, Cast) and e.typmod < 0 and e.arg.oid in _INT_OIDS:
+    if isinstance(e, Cast) and e.typmod < 0 and e.arg.oid in O.INTEGER_TYPES:
         return None  # evaluated by the caller from the integer argument
     return None
 
@@ -378,7 +377,7 @@ def _rescale(v, sc: int, to: int):
 def _operand(e: Expr, batch, ctx):
     """(evaluated column or None, fixed-point view or None) of an arithmetic
     operand; integer casts and constants are read without building Decimals."""
-    if isinstance(e, Cast) and e.oid == O.NUMERIC and e.typmod < 0 and e.arg.oid in _INT_OIDS \
+    if isinstance(e, Cast) and e.oid == O.NUMERIC and e.typmod < 0 and e.arg.oid in O.INTEGER_TYPES \
             and not isinstance(e.arg, Const):
         c = e.arg.eval(batch, ctx)
         d = c.data.astype(np.int64)
@@ -1176,8 +1175,6 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _encoded(d: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
-    import weakref
-
     key = id(d)
     hit = _DICT_CACHE.get(key)
     if hit is not None and hit[0]() is d:
@@ -1247,7 +1244,7 @@ def eval_pred(e: Expr, batch: Batch, ctx) -> Col:
         i = _single_column(e)
         if i is not None:
             col = batch.cols[i]
-            if col.nulls is None and col.oid != O.BOOL:
+            if col.nulls is None and col.oid != O.BOOL and _worth_encoding(col):
                 enc = dict_codes(col)
                 if enc is not None and len(enc[1]) * 2 <= batch.n:
                     codes, uniq = enc
@@ -1257,6 +1254,25 @@ def eval_pred(e: Expr, batch: Batch, ctx) -> Col:
                     return Col(r.data[codes], None if r.nulls is None else r.nulls[codes], O.BOOL)
     return e.eval(batch, ctx)
 
+
+def _worth_encoding(col: Col) -> bool:
+    """Whether encoding ``col`` for :func:`eval_pred` may pay: its codes are
+    cached (a stored column, or a column gathered from one), or a sample of
+    its values repeats.  A fresh, mostly distinct batch (a stream's) would
+    pay the encoding and then evaluate every row anyway."""
+    d = col.data
+    if type(col) is not Col or d.dtype != object:
+        return True
+    hit = _DICT_CACHE.get(id(d))
+    if hit is not None and hit[0]() is d:
+        return True
+    try:
+        return len(set(d[:_SAMPLE].tolist())) * 2 <= min(_SAMPLE, len(d))
+    except TypeError:       # unhashable values: no encoding either
+        return False
+
+
+_SAMPLE = 4096
 
 _DICT_SAFE = (ColRef, Const, Param, Cast, Compare, IsDistinct, And, Or, Not, IsNull, IsBool, Case, Coalesce,
               InList, Like, Func, Concat)

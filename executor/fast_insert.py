@@ -139,22 +139,25 @@ def fast_multirow_insert(session, planner, text: str):
     m = _HEAD.match(text)
     if m is None:
         return None
+    stmt = None
     first = _FIRST.match(text, m.end())
     if first is not None and re.fullmatch(r"[\s\d,-]*", first.group("items")):
         stmt = InsertStmt.build(session, planner,
                                 parse_one(f"INSERT INTO {m.group('target')} VALUES {first.group(0)}"))
-        if stmt.rows is not None and len(stmt.rows) == 1:
-            stmt.const_batch = int_rows(text, m.end(), len(stmt.targets))
-            if stmt.const_batch is not None:
-                stmt.cacheable = False
-                return stmt
+        if stmt.rows is None or len(stmt.rows) != 1:
+            return None
+        stmt.const_batch = int_rows(text, m.end(), len(stmt.targets))
+        if stmt.const_batch is not None:
+            stmt.cacheable = False
+            return stmt
     rows = split_rows(text, m.end())
     if rows is None:
         return None
-    first = "(" + ", ".join(tok for _, tok in rows[0]) + ")"
-    stmt = InsertStmt.build(session, planner, parse_one(f"INSERT INTO {m.group('target')} VALUES {first}"))
-    if stmt.rows is None or len(stmt.rows) != 1:
-        return None
+    if stmt is None:        # (an all-integer first row was bound above already)
+        first = "(" + ", ".join(tok for _, tok in rows[0]) + ")"
+        stmt = InsertStmt.build(session, planner, parse_one(f"INSERT INTO {m.group('target')} VALUES {first}"))
+        if stmt.rows is None or len(stmt.rows) != 1:
+            return None
     width = len(stmt.targets)
     stmt.rows = []          # rebuild row 1 too, so each column's constants share one type
     for r in rows:

@@ -223,7 +223,7 @@ def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
     no Python values), or None when they are not plain integers of a small range."""
     a, b = lc.data, rc.data
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu" or lc.oid != rc.oid and not (
-            lc.oid in _INT_OIDS and rc.oid in _INT_OIDS):
+            lc.oid in O.INTEGER_TYPES and rc.oid in O.INTEGER_TYPES):
         return None
     va = a if lc.nulls is None else a[~lc.nulls]
     vb = b if rc.nulls is None else b[~rc.nulls]
@@ -236,7 +236,6 @@ def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
     return a.astype(np.int64) - lo, b.astype(np.int64) - lo, hi - lo + 1
 
 
-_INT_OIDS = {O.INT2, O.INT4, O.INT8}
 
 
 def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarray, int | None]:
@@ -332,7 +331,6 @@ def _expand(lo: np.ndarray, cnt: np.ndarray, order: np.ndarray) -> tuple[np.ndar
     return li, ri
 
 
-INT_OIDS = (O.INT2, O.INT4, O.INT8)
 
 
 class UniqueIntIndex:
@@ -351,7 +349,7 @@ class UniqueIntIndex:
     @staticmethod
     def build(rk: list[Col]) -> "UniqueIntIndex | None":
         c = rk[0]
-        if c.oid not in INT_OIDS or c.data.dtype.kind not in "iu" or len(c) >= (1 << 31):
+        if c.oid not in O.INTEGER_TYPES or c.data.dtype.kind not in "iu" or len(c) >= (1 << 31):
             return None
         keys = c.data.astype(np.int64, copy=False)
         rows = np.arange(len(keys), dtype=np.int64)
@@ -514,7 +512,7 @@ class HashJoin(Op):
         if cached is not None and cached[0] is build:
             return cached[1]
         index = UniqueIntIndex.build(build[1]) if len(self.lkeys) == 1 else None
-        if index is not None and T.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in INT_OIDS:
+        if index is not None and T.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in O.INTEGER_TYPES:
             index = None
         self._index_for = (build, index)
         return index

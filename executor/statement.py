@@ -204,7 +204,7 @@ class TxnStmt(Stmt):
             failed = session.failed
             session.failed = False
             if k == "commit" and not failed:
-                txn.commit(sync=session.info.settings.get("synchronous_commit", "on") != "off")
+                txn.commit(sync=session.info.sync_commit)
                 return Result(tag="COMMIT")
             txn.rollback()
             return Result(tag="ROLLBACK")

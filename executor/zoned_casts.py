@@ -9,8 +9,6 @@ rare on hot paths, and DST makes the offset vary by value.
 from __future__ import annotations
 
 import datetime as dt
-import zoneinfo
-from functools import lru_cache
 
 
 from catalog import types as T
@@ -31,18 +29,13 @@ def zone_dependent(src: int, target: int) -> bool:
     return False
 
 
-@lru_cache(maxsize=64)
-def _zone(name: str) -> dt.tzinfo:
-    return zoneinfo.ZoneInfo(name)
-
-
 def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) -> Col:
     src = col.oid
     if src == O.TIMESTAMPTZ and target in _TEXT:
         text = PT.encode_text_column(O.TIMESTAMPTZ, col.data, col.nulls, tz=tz)
         out = [None if v is None else v.decode() for v in text]
         return T.cast_col(Col.from_pylist(out, O.TEXT), target, typmod, explicit)
-    zone = _zone(tz)
+    zone = PT.zone_of(tz)
     if src == O.TIMESTAMPTZ:        # to local wall-clock time, then on to date / time
         local = [None if v is None else v.astimezone(zone).replace(tzinfo=None) for v in col.to_pylist()]
         return T.cast_col(Col.from_pylist(local, O.TIMESTAMP), target, typmod, explicit)

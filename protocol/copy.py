@@ -573,7 +573,7 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             trimmed = pc.utf8_trim_whitespace(col)
             try:
                 naive = pc.cast(trimmed, pa.timestamp("us"))
-                if T._zone(tz) is not T.UTC:
+                if T.zone_of(tz) is not T.UTC:
                     naive = pc.assume_timezone(naive, tz, ambiguous="earliest", nonexistent="earliest")
                     naive = pc.cast(naive, pa.timestamp("us", tz="UTC"))
                 v = naive

@@ -283,7 +283,7 @@ def is_neg_infinity(v: object) -> bool:
 
 
 @functools.lru_cache(maxsize=64)
-def _zone(tz: str) -> _dt.tzinfo:
+def zone_of(tz: str) -> _dt.tzinfo:
     """Resolve a TimeZone setting; unknown names fall back to UTC."""
     if tz.upper() in ("UTC", "GMT", "Z", "ZULU", "ETC/UTC"):
         return UTC
@@ -453,7 +453,7 @@ def format_timestamptz(v: _dt.datetime, tz: str = "UTC") -> str:
         return "infinity"
     if v is TSTZ_NEG_INF:
         return "-infinity"
-    loc = v.astimezone(_zone(tz))
+    loc = v.astimezone(zone_of(tz))
     off = loc.utcoffset() or _dt.timedelta(0)
     return format_timestamp(loc.replace(tzinfo=None)) + _offset_str(off)
 
@@ -875,7 +875,7 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
     if m.group("tz"):
         off = _tz_offset(m.group("tz"), local, s, typ)
         return (local - off).replace(tzinfo=UTC)
-    z = _zone(tz)
+    z = zone_of(tz)
     return local.replace(tzinfo=z).astimezone(UTC)
 
 
@@ -1624,7 +1624,7 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
         for i, s in enumerate(strs):
             if out[i] is None and s != "NaT":
                 out[i] = encode_text(DATE, _np_scalar_to_py(DATE, values[i]))
-    elif oid in (TIMESTAMP, TIMESTAMPTZ) and kind == "M" and (oid == TIMESTAMP or _zone(tz) is UTC):
+    elif oid in (TIMESTAMP, TIMESTAMPTZ) and kind == "M" and (oid == TIMESTAMP or zone_of(tz) is UTC):
         suffix = "+00" if oid == TIMESTAMPTZ else ""
         out = []
         for s in _dt64_strings(values, "us"):

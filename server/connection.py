@@ -78,7 +78,6 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._frame_error: PgError | None = None
         self._serving = False            # authenticated: the query loop runs
-        self._last_sig: tuple | None = None      # the cycle signature of the last inline step
         self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
         self._replay_sig: tuple | None = None
 
@@ -134,11 +133,11 @@ class Connection(asyncio.Protocol):
             return True
         if not sess.inline_ok():
             return False
-        self._last_sig = None
-        self.write(self._run_inline(sess))
-        if chunk is not None and self._last_sig is not None and sess.has_cycle(self._last_sig):
+        sig = sess.cycle_signature()
+        self.write(self._run_inline(sess, sig))
+        if chunk is not None and sig is not None and sess.has_cycle(sig):
             # ``chunk`` held exactly this cycle: the same bytes again can be replayed unparsed
-            self._replay_raw, self._replay_sig = chunk, self._last_sig
+            self._replay_raw, self._replay_sig = chunk, sig
         return not sess.terminated and not sess.has_work()
 
     def _replay_again(self) -> bool:
@@ -156,9 +155,10 @@ class Connection(asyncio.Protocol):
         self.transport.write(out)
         return True
 
-    def _run_inline(self, sess: ProtocolSession) -> bytes:
-        """One inline step; a repeated read cycle is replayed when unchanged."""
-        sig = self._last_sig = sess.cycle_signature()
+    @staticmethod
+    def _run_inline(sess: ProtocolSession, sig: tuple | None) -> bytes:
+        """One inline step; a repeated read cycle (``sig``, from
+        ``cycle_signature``) is replayed when unchanged."""
         if sig is None:
             return sess.step()
         out = sess.replay_cycle(sig)
@@ -447,7 +447,7 @@ class Connection(asyncio.Protocol):
                 sess.push(msgs)
             if sess.has_work():
                 if sess.inline_ok():
-                    out = self._run_inline(sess)  # a fast cached read: no worker-thread hop
+                    out = self._run_inline(sess, sess.cycle_signature())  # fast: no worker-thread hop
                 else:
                     out = await pool.run(sess.step)
                 self.write(out)

@@ -19,7 +19,7 @@ import threading
 from typing import Any
 
 from protocol import auth as A
-from protocol.copy import preload as preload_pyarrow_decoder
+from protocol.copy import preload as preload_copy_decoder
 
 from .config import ServerConfig
 from .connection import Connection
@@ -27,13 +27,6 @@ from .tls import make_server_context
 from .workers import WorkerPool
 
 log = logging.getLogger("splitstream.server")
-
-
-def preload_copy_decoders() -> None:
-    """Import pyarrow's CSV reader before the first COPY, which would
-    otherwise wait a second or more for it.  (The compiled readers are not
-    preloaded: LLVM would add ~70 MB to an idle server.)"""
-    preload_pyarrow_decoder()
 
 
 class Server:
@@ -160,7 +153,7 @@ async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
         log.exception("could not open the data directory %s", config.data_dir)
         return 1
     server = Server(config, engine)
-    threading.Thread(target=preload_copy_decoders, name="preload", daemon=True).start()
+    threading.Thread(target=preload_copy_decoder, name="preload", daemon=True).start()
     try:
         await server.start()
     except OSError as e:

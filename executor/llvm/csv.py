@@ -132,11 +132,6 @@ def _join_masks(a: np.ndarray | None, b: np.ndarray | None, na: int, nb: int) ->
     return np.concatenate([np.zeros(na, bool) if a is None else a, np.zeros(nb, bool) if b is None else b])
 
 
-def ready(options, oids) -> bool:
-    """The parser for this layout is compiled (decoding small slabs as they arrive is then cheap)."""
-    return usable(options) and (tuple(oids), options.delimiter) in _cache
-
-
 def _kernel(oids: tuple, delim: str, wait: bool = False):
     """The parser for this layout; the first request compiles it in the
     background (about 0.1 s of LLVM -O3) and declines meanwhile, so no
@@ -167,19 +162,9 @@ def _compile(oids: tuple, delim: int):
     from . import jit
 
     ir_text = str(_build(oids, delim))
-    import llvmlite.binding as llvm
-
     with jit._llvm_lock:
-        tm = jit._target_machine(2)
-        mod = llvm.parse_assembly(ir_text)
-        mod.triple = llvm.get_process_triple()
-        mod.data_layout = str(tm.target_data)
-        mod.verify()
         # measured: level 3 code is ~25% faster than level 2 at the same compile time (~0.1 s CPU)
-        pb = llvm.PassBuilder(tm, llvm.PipelineTuningOptions(speed_level=3))
-        pb.getModulePassManager().run(mod, pb)
-        ee = llvm.create_mcjit_compiler(mod, tm)
-        ee.finalize_object()
+        ee = jit._compile(ir_text, 2, verify=True, speed_level=3)
     fn = PARSE_T(ee.get_function_address("csv_parse"))
     fn._engine = ee                   # keep the machine code alive with the function
     return fn

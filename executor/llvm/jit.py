@@ -262,16 +262,20 @@ def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
     return e.ee, e.ee.get_function_address(sym)
 
 
-def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
-    """A module in its own engine (the runtime helpers, compiled once)."""
+def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT, *, verify: bool = VERIFY, speed_level: int = 0):
+    """A module in its own engine (the runtime helpers, compiled once; the
+    COPY parser, with the IR optimised at ``speed_level`` first)."""
     import llvmlite.binding as llvm
 
     tm = _target_machine(codegen_opt)
     mod = llvm.parse_assembly(ir_text)
     mod.triple = llvm.get_process_triple()
     mod.data_layout = str(tm.target_data)
-    if VERIFY:
+    if verify:
         mod.verify()
+    if speed_level:
+        pb = llvm.PassBuilder(tm, llvm.PipelineTuningOptions(speed_level=speed_level))
+        pb.getModulePassManager().run(mod, pb)
     ee = llvm.create_mcjit_compiler(mod, tm)
     ee.finalize_object()
     return ee
@@ -280,11 +284,10 @@ def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT):
 def warm() -> None:
     """Ready the runtime helpers and the tier-1 engine (LLVM initialisation,
     target machine and code generator set-up: ~15 ms CPU once per process),
-    on the background thread at import, so the first pipeline compiled
-    waits only for its own kernel."""
+    on the background thread (see :func:`warm_soon`), so the first pipeline
+    compiled waits only for its own kernel."""
     runtime()
     with _llvm_lock:
-        _shared_engine(FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
         _compile_shared(codegen.build_module(_WARM_SHAPE, ("gen",), ("warm",)), "warm",
                         FAST_CODEGEN_OPT if TIERED else CODEGEN_OPT)
 

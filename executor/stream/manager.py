@@ -131,6 +131,21 @@ class StreamRuntime:
         return sum(n for _, n in self.recent) / span
 
 
+
+def _hand_on(rt, views: list, rel, batch: Batch, ctx) -> None:
+    """A logged batch goes to the ring (only while a scan listens) and the views."""
+    if rt.listeners > 0 and rt.ring is not None:
+        rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
+    feed_views(views, rel.oid, batch, ctx)
+
+
+def _count(rt, n: int) -> None:
+    """Rows accepted, and the recent ones for the rate in splitstream.streams."""
+    rt.accepted += n
+    rt.recent.append((time.monotonic(), n))
+    if len(rt.recent) > 1000:
+        rt.recent = rt.recent[-500:]
+
 class StreamManager:
     def __init__(self, engine) -> None:
         self.engine = engine
@@ -283,17 +298,11 @@ class StreamManager:
             batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
 
         def apply(seq):
-            if batch is None:
-                return
-            if rt.listeners > 0 and rt.ring is not None:
-                rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
-            feed_views(views, rel.oid, batch, ctx)
+            if batch is not None:
+                _hand_on(rt, views, rel, batch, ctx)
 
         self.engine.db.ingest_stream_record(head, body, apply)
-        rt.accepted += n
-        rt.recent.append((time.monotonic(), n))
-        if len(rt.recent) > 1000:
-            rt.recent = rt.recent[-500:]
+        _count(rt, n)
 
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
         """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
@@ -319,19 +328,13 @@ class StreamManager:
             cols = KeyedRows(cols)      # the key goes into the same WAL record as the rows
             cols.batch_key = key
         if sync is None:
-            sync = ctx.setting("synchronous_commit", "on") != "off"
+            sync = ctx.session.sync_commit
 
         def apply(seq):
             # under the checkpoint lock, in WAL order
-            if key and not self.spark_ledger.admit(key):
-                return
-            if rt.listeners > 0 and rt.ring is not None:
-                rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
-            feed_views(views, rel.oid, batch, ctx)
+            if not key or self.spark_ledger.admit(key):
+                _hand_on(rt, views, rel, batch, ctx)
 
         self.engine.db.ingest_stream(rel.oid, cols, apply, sync)
-        rt.accepted += batch.n
-        rt.recent.append((time.monotonic(), batch.n))
-        if len(rt.recent) > 1000:
-            rt.recent = rt.recent[-500:]
+        _count(rt, batch.n)
         return batch.n

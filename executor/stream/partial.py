@@ -748,6 +748,6 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
         merge_record(mgr, rel.oid, rec)
         applied.append(True)
 
-    sync = ctx.setting("synchronous_commit", "on") != "off"
+    sync = ctx.session.sync_commit
     mgr.engine.db.ingest_stream(rel.oid, rec, apply, sync)
     return f"merged {len(keys)} groups" if applied else "skipped"
