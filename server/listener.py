@@ -35,7 +35,10 @@ class Server:
     def __init__(self, config: ServerConfig, engine: Any) -> None:
         self.config = config
         self.engine = engine
-        self.pool = WorkerPool(config.worker_threads)
+        # Room for every session's one in-flight engine call on top of the
+        # pool's own size: sessions waiting for the writer lock each hold a
+        # thread, and the lock holder's COMMIT must still find one.
+        self.pool = WorkerPool(config.worker_threads + config.max_connections)
         self.ssl_context = make_server_context(config.tls_cert, config.tls_key) if config.tls_enabled else None
         if config.password is not None and config.password_verifier is None:
             config.password_verifier = A.make_scram_verifier(config.password)

@@ -34,18 +34,24 @@ class WorkerPool:
         self.name = name
         self._q: queue.SimpleQueue = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
+        #: Threads waiting for (or about to wait for) an item, and items not yet
+        #: picked up.  A new item gets a new thread unless an idle one is left
+        #: over for it: counting idle threads alone, two items put back to back
+        #: could both be promised to one thread, and if the first blocks (a
+        #: transaction waiting for the writer lock) on the second (the lock
+        #: holder's COMMIT), the server stalls.
         self._idle = 0
+        self._queued = 0
         self._lock = threading.Lock()
         self._closed = False
 
     def _worker(self) -> None:
         q = self._q
         while True:
-            with self._lock:
-                self._idle += 1
             item = q.get()
             with self._lock:
                 self._idle -= 1
+                self._queued -= 1
             if item is None:
                 return
             loop, fut, fn, args = item
@@ -53,21 +59,24 @@ class WorkerPool:
                 ok, value = True, fn(*args)
             except BaseException as e:  # noqa: BLE001 - forwarded to the awaiting task
                 ok, value = False, e
+            with self._lock:
+                self._idle += 1
             try:
                 loop.call_soon_threadsafe(_deliver, fut, ok, value)
             except RuntimeError:  # loop already closed (shutdown race)
                 pass
 
-    def _ensure_worker(self) -> None:
+    def _put(self, item: tuple | None) -> None:
         with self._lock:
-            if self._idle > 0 or len(self._threads) >= self.max_workers:
-                return
-            t = threading.Thread(target=self._worker, name=f"{self.name}-{len(self._threads)}", daemon=True)
-            self._threads.append(t)
-            self._idle += 1  # counts as idle until it picks up work (avoids over-spawning)
-        t.start()
-        with self._lock:
-            self._idle -= 1
+            spawn = self._idle <= self._queued and len(self._threads) < self.max_workers
+            self._queued += 1
+            if spawn:
+                t = threading.Thread(target=self._worker, name=f"{self.name}-{len(self._threads)}", daemon=True)
+                self._threads.append(t)
+                self._idle += 1  # idle from now: the next item is not promised to it again
+        self._q.put(item)
+        if spawn:
+            t.start()
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run ``fn(*args)`` on a worker thread and await its result."""
@@ -75,8 +84,7 @@ class WorkerPool:
             raise RuntimeError("worker pool is shut down")
         loop = asyncio.get_running_loop()
         fut = loop.create_future()
-        self._ensure_worker()
-        self._q.put((loop, fut, fn, args))
+        self._put((loop, fut, fn, args))
         return await fut
 
     def shutdown(self, wait: bool = False) -> None:
