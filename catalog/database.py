@@ -27,6 +27,7 @@ from protocol import errors as E
 from protocol.errors import PgError
 
 from .objects import Relation, Role, Schema
+from .checkpoint_files import TableFiles, write_durably
 from .storage import TableVersion
 from .vector import Col
 from .wal import Wal
@@ -280,6 +281,8 @@ class Database:
         self.snapshot_streams: Callable[[], object] | None = None
         self.restore_streams: Callable[[object], None] | None = None
         self._ckpt_lock = threading.Lock()
+        self._ckpt_running = threading.Lock()
+        self._table_files = TableFiles(self.dir / "tables")
         self.stream_seq = 0
 
     # ---------------------------------------------------------- locking
@@ -306,6 +309,7 @@ class Database:
             self.sequences = saved["sequences"]
             start_gen = saved["wal_gen"]
             stream_snapshot = saved.get("streams")
+            self._table_files.load(self.committed, saved.get("table_files", {}))
             self.stream_seq = saved.get("stream_seq", 0)
         if stream_snapshot is not None and self.restore_streams is not None:
             self.restore_streams(stream_snapshot)
@@ -392,7 +396,7 @@ class Database:
 
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:
-        if self.wal.size > CHECKPOINT_WAL_BYTES:
+        if self.wal.size > CHECKPOINT_WAL_BYTES and not self._ckpt_running.locked():
             threading.Thread(target=self.checkpoint, daemon=True).start()
 
     def checkpoint(self) -> None:
@@ -400,7 +404,13 @@ class Database:
 
         Commits and stream batches are held off only while the state pointer
         and the stream states are captured, not while the file is written.
+        One checkpoint runs at a time (an explicit CHECKPOINT waits for an
+        automatic one): two would write the same temporary file.
         """
+        with self._ckpt_running:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
         if not self._writer.acquire(timeout=30):
             return
         try:
@@ -415,18 +425,12 @@ class Database:
                 stream_seq = self.stream_seq
         finally:
             self._writer.release()
-        tmp = self.dir / "checkpoint.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump({"state": state, "sequences": sequences, "wal_gen": new_gen, "streams": streams,
-                         "stream_seq": stream_seq, "time": time.time()}, f, protocol=5)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.dir / "checkpoint")
-        dfd = os.open(self.dir, os.O_RDONLY)
-        try:
-            os.fsync(dfd)
-        finally:
-            os.close(dfd)
+        kept = state.clone()
+        files = self._table_files.write(kept, new_gen)   # large tables: own files, kept while unchanged
+        write_durably(self.dir / "checkpoint", {
+            "state": kept, "table_files": files, "sequences": sequences, "wal_gen": new_gen,
+            "streams": streams, "stream_seq": stream_seq, "time": time.time()})
+        self._table_files.remove_unused()
         self.wal.remove_before(new_gen)
 
     def close(self) -> None:
