@@ -60,104 +60,214 @@ def factorize(col: Col) -> tuple[np.ndarray, list]:
     return codes, [None if v is _NULL_KEY else v for v in uniq.tolist()]
 
 
-class GroupIndex:
-    """Key tuple -> dense group id, growing."""
+class IntKeys:
+    """Distinct integer keys -> group ids 0..n-1, held entirely in numpy.
 
-    #: widest key range served by the direct-indexed path (entries of int64)
+    The common grouping of a continuous view is one integer column (a
+    customer, a campaign): millions of groups.  A Python dict of key tuples
+    costs ~150 bytes and a Python step per group, so merges, reads and
+    checkpoints of such a view would run at Python speed.  Here lookups are
+    a gather from a direct-indexed array while the key range is small
+    (``dense[k - base]``), else a binary search over the sorted keys; new
+    keys are added with array operations, never one at a time."""
+
+    #: widest key range served by the direct-indexed array (entries of int64)
     DENSE_LIMIT = 1 << 22
 
-    def __init__(self, key_oids: list[int]) -> None:
-        self.key_oids = key_oids
-        self.map: dict[tuple, int] = {}
-        self.keys: list[tuple] = []
-        # Direct-indexed map for one small-range integer key: dense[k - base]
-        # is the group id of key k or -1.  Turns per-batch grouping into a
-        # numpy gather; only keys never seen before touch the dict.
+    def __init__(self) -> None:
+        self.karr = np.empty(16, np.int64)     # key of each group id (first n entries)
+        self.n = 0
         self.dense: np.ndarray | None = None
         self.base = 0
+        self.skeys = np.empty(0, np.int64)     # sorted keys and their ids, when not dense
+        self.sgids = np.empty(0, np.int64)
 
-    def __len__(self) -> int:
-        return len(self.keys)
+    def keys(self) -> np.ndarray:
+        return self.karr[: self.n]
 
-    def __getstate__(self):
-        return {"key_oids": self.key_oids, "map": self.map, "keys": self.keys}
-
-    def __setstate__(self, st) -> None:
-        self.__init__(st["key_oids"])
-        self.map, self.keys = st["map"], st["keys"]
-
-    def _assign_dense(self, col: Col) -> np.ndarray | None:
-        d = col.data
-        if col.nulls is not None or d.dtype.kind not in "iu" or not len(d):
-            return None
-        lo, hi = int(d.min()), int(d.max())
-        if self.dense is None:
-            if hi - lo >= self.DENSE_LIMIT:
-                return None
-            self.base = lo
-            self.dense = np.full(hi - lo + 1, -1, np.int64)
-        if lo < self.base or hi >= self.base + len(self.dense):
-            new_lo, new_hi = min(lo, self.base), max(hi, self.base + len(self.dense) - 1)
-            if new_hi - new_lo >= self.DENSE_LIMIT:
-                self.dense = None
-                return None
-            grown = np.full(new_hi - new_lo + 1, -1, np.int64)
-            grown[self.base - new_lo : self.base - new_lo + len(self.dense)] = self.dense
-            self.dense, self.base = grown, new_lo
-        off = d.astype(np.int64) - self.base
-        gids = self.dense[off]
-        missing = gids < 0
-        if missing.any():
-            present = np.zeros(len(self.dense), bool)
-            present[off[missing]] = True
-            new_keys = np.flatnonzero(present)
-            for k in new_keys.tolist():
-                key = (k + self.base,)
-                g = self.map.get(key)
-                if g is None:
-                    g = len(self.keys)
-                    self.map[key] = g
-                    self.keys.append(key)
-                self.dense[k] = g
-            gids = self.dense[off]
-        return gids
-
-    def _dense_key_column(self) -> Col | None:
-        """The key column straight from the direct-indexed array (numpy, no
-        Python per group) when it covers every group."""
-        d = self.dense
-        if d is None or len(self.key_oids) != 1 or not self.keys:
-            return None
-        slots = np.flatnonzero(d >= 0)
-        if len(slots) != len(self.keys):
-            return None                       # e.g. a NULL key lives only in the map
-        out = np.empty(len(self.keys), np.int64)
-        out[d[slots]] = slots + self.base
-        oid = self.key_oids[0]
-        return Col(out.astype(T.dtype_of(oid), copy=False), None, oid)
-
-    def adopt_dense(self, keys: np.ndarray) -> None:
-        """Keys were just set to ``keys`` (group ids 0..n-1, one int key, no
-        NULLs): index them directly when the range allows, so later batches and
-        merges find their groups with a numpy gather."""
+    def adopt(self, keys: np.ndarray) -> None:
+        """Take the distinct ``keys`` as groups 0..m-1, in their order."""
+        keys = keys.astype(np.int64)
+        self.karr, self.n = keys, len(keys)
         if not len(keys):
             return
         lo, hi = int(keys.min()), int(keys.max())
-        if hi - lo >= self.DENSE_LIMIT:
-            return
-        self.base = lo
-        self.dense = np.full(hi - lo + 1, -1, np.int64)
-        self.dense[keys.astype(np.int64) - lo] = np.arange(len(keys), dtype=np.int64)
+        if hi - lo < self.DENSE_LIMIT:
+            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int64)
+            self.dense[keys - lo] = np.arange(len(keys), dtype=np.int64)
+        else:
+            self._to_sorted()
+
+    def nbytes(self) -> int:
+        return 8 * self.n + (self.dense.nbytes if self.dense is not None else 16 * self.n)
+
+    def assign(self, d: np.ndarray) -> np.ndarray:
+        d = d.astype(np.int64, copy=False)
+        if not len(d):
+            return np.zeros(0, np.int64)
+        if self.n == 0 and self.dense is None:
+            lo, hi = int(d.min()), int(d.max())
+            if hi - lo < self.DENSE_LIMIT:
+                self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int64)
+        if self.dense is not None and not self._fit_dense(d):
+            self._to_sorted()
+        if self.dense is not None:
+            off = d - self.base
+            gids = self.dense[off]
+            missing = gids < 0
+            if missing.any():
+                present = np.zeros(len(self.dense), bool)
+                present[off[missing]] = True
+                new = np.flatnonzero(present)
+                self.dense[new] = self._append(new + self.base)
+                gids = self.dense[off]
+            return gids
+        return self._assign_sorted(d)
+
+    def _fit_dense(self, d: np.ndarray) -> bool:
+        """Grow the direct-indexed array to cover ``d``; False if too wide."""
+        lo, hi = int(d.min()), int(d.max())
+        top = self.base + len(self.dense) - 1
+        if lo >= self.base and hi <= top:
+            return True
+        new_lo, new_hi = min(lo, self.base), max(hi, top)
+        if new_hi - new_lo >= self.DENSE_LIMIT:
+            return False
+        grown = np.full(new_hi - new_lo + 1, -1, np.int64)
+        grown[self.base - new_lo: self.base - new_lo + len(self.dense)] = self.dense
+        self.dense, self.base = grown, new_lo
+        return True
+
+    def _to_sorted(self) -> None:
+        keys = self.keys()
+        order = np.argsort(keys, kind="stable")
+        self.skeys, self.sgids = keys[order], order.astype(np.int64)
+        self.dense = None
+
+    def _assign_sorted(self, d: np.ndarray) -> np.ndarray:
+        gids = np.full(len(d), -1, np.int64)
+        if len(self.skeys):
+            pos = np.minimum(np.searchsorted(self.skeys, d), len(self.skeys) - 1)
+            hit = self.skeys[pos] == d
+            gids[hit] = self.sgids[pos[hit]]
+        missing = gids < 0
+        if missing.any():
+            new = np.unique(d[missing])
+            ids = self._append(new)
+            at = np.searchsorted(self.skeys, new)
+            self.skeys, self.sgids = np.insert(self.skeys, at, new), np.insert(self.sgids, at, ids)
+            gids[missing] = ids[np.searchsorted(new, d[missing])]
+        return gids
+
+    def _append(self, new: np.ndarray) -> np.ndarray:
+        """Give the distinct keys ``new`` the next group ids."""
+        n, k = self.n, len(new)
+        if n + k > len(self.karr):
+            grown = np.empty(max(n + k, 2 * len(self.karr)), np.int64)
+            grown[:n] = self.karr[:n]
+            self.karr = grown
+        self.karr[n: n + k] = new
+        self.n = n + k
+        return np.arange(n, n + k, dtype=np.int64)
+
+
+def _int_key(col: Col) -> np.ndarray | None:
+    """The column's values as integer keys, or None (NULLs, other types)."""
+    d = col.data
+    if d.dtype.kind not in "iu" or (col.nulls is not None and col.nulls.any()):
+        return None
+    return d
+
+
+class GroupIndex:
+    """Key tuple -> dense group id, growing.
+
+    One integer key without NULLs is indexed in numpy (:class:`IntKeys`);
+    anything else -- several keys, text, a NULL key -- in a dict of key
+    tuples.  An integer index that meets a NULL key or a caller that needs
+    the tuples converts once to the dict form."""
+
+    def __init__(self, key_oids: list[int]) -> None:
+        self.key_oids = key_oids
+        self._map: dict[tuple, int] = {}
+        self._keys: list[tuple] = []
+        self.ints: IntKeys | None = None
+
+    def __len__(self) -> int:
+        return self.ints.n if self.ints is not None else len(self._keys)
+
+    @property
+    def keys(self) -> list[tuple]:
+        self._to_tuples()
+        return self._keys
+
+    @property
+    def map(self) -> dict[tuple, int]:
+        self._to_tuples()
+        return self._map
+
+    def _to_tuples(self) -> None:
+        if self.ints is not None:
+            # the Python values a tuple-path batch would produce (dates, not day numbers)
+            self._keys = [(k,) for k in self.key_columns()[0].to_pylist()]
+            self._map = dict(zip(self._keys, range(len(self._keys))))
+            self.ints = None
+
+    def __getstate__(self):
+        if self.ints is not None:
+            return {"key_oids": self.key_oids, "int_keys": self.ints.keys().copy()}
+        return {"key_oids": self.key_oids, "map": self._map, "keys": self._keys}
+
+    def __setstate__(self, st) -> None:
+        self.__init__(st["key_oids"])
+        if "int_keys" in st:
+            self.adopt_array(st["int_keys"])
+        else:
+            self._map, self._keys = st["map"], st["keys"]
+
+    def _int_keys_ok(self) -> bool:
+        return len(self.key_oids) == 1 and (self.ints is not None or not self._keys)
+
+    def adopt_array(self, keys: np.ndarray) -> np.ndarray:
+        """An empty index takes the distinct integer ``keys`` as groups 0..m-1."""
+        assert len(self) == 0
+        self.ints = IntKeys()
+        self.ints.adopt(keys)
+        return np.arange(len(keys), dtype=np.int64)
+
+    def adopt(self, keys: list[tuple]) -> np.ndarray:
+        """An empty index takes the distinct ``keys`` of another index as its
+        groups 0..m-1 (a merge into an empty table: the dict is built at C
+        speed instead of one lookup per key)."""
+        assert len(self) == 0
+        self.ints = None
+        self._keys = list(keys)
+        self._map = dict(zip(self._keys, range(len(self._keys))))
+        return np.arange(len(self._keys), dtype=np.int64)
+
+    def take_groups_of(self, other: "GroupIndex") -> np.ndarray:
+        """Group ids here for each of ``other``'s groups, adding the new ones
+        (the merge of one table into another)."""
+        if other.ints is not None and self._int_keys_ok():
+            if len(self) == 0:
+                return self.adopt_array(other.ints.keys())
+            return self.ints.assign(other.ints.keys())
+        if len(self) == 0:
+            return self.adopt(other.keys)
+        return self.lookup_or_add(other.keys)
 
     def assign(self, key_cols: list[Col], n: int) -> np.ndarray:
-        if len(key_cols) == 1 and (self.dense is not None or len(self.keys) == 0 or len(self.keys) < 4096):
-            g = self._assign_dense(key_cols[0])
-            if g is not None:
-                return g
+        if len(key_cols) == 1 and self._int_keys_ok():
+            d = _int_key(key_cols[0])
+            if d is not None:
+                if self.ints is None:
+                    self.ints = IntKeys()
+                return self.ints.assign(d)
+        self._to_tuples()
         if not key_cols:
-            if not self.keys:
-                self.keys.append(())
-                self.map[()] = 0
+            if not self._keys:
+                self._keys.append(())
+                self._map[()] = 0
             return np.zeros(n, dtype=np.int64)
         if n == 0:
             return np.zeros(0, dtype=np.int64)
@@ -176,55 +286,33 @@ class GroupIndex:
             uniq, first, inv = np.unique(combined, return_index=True, return_inverse=True)
             local_codes = inv.astype(np.int64)
             local_keys = [tuple(vals_list[k][codes_list[k][i]] for k in range(len(key_cols))) for i in first.tolist()]
-        mapping = np.empty(len(local_keys), dtype=np.int64)
-        m = self.map
-        for j, key in enumerate(local_keys):
-            g = m.get(key)
-            if g is None:
-                g = len(self.keys)
-                m[key] = g
-                self.keys.append(key)
-            mapping[j] = g
-        return mapping[local_codes]
-
-    def adopt(self, keys: list[tuple]) -> np.ndarray:
-        """An empty index takes the distinct ``keys`` of another index as its
-        groups 0..m-1 (a merge into an empty table: the dict is built at C
-        speed instead of one lookup per key)."""
-        assert not self.keys
-        self.keys = list(keys)
-        self.map = dict(zip(self.keys, range(len(self.keys))))
-        self.dense = None
-        return np.arange(len(self.keys), dtype=np.int64)
+        return self.lookup_or_add(local_keys)[local_codes]
 
     def lookup_or_add(self, keys: list[tuple]) -> np.ndarray:
+        self._to_tuples()
         out = np.empty(len(keys), dtype=np.int64)
-        dense = self.dense
+        m, lst = self._map, self._keys
         for j, key in enumerate(keys):
-            g = self.map.get(key)
+            g = m.get(key)
             if g is None:
-                g = len(self.keys)
-                self.map[key] = g
-                self.keys.append(key)
-                if dense is not None:
-                    k = key[0] - self.base if key and isinstance(key[0], int) else -1
-                    if 0 <= k < len(dense):
-                        dense[k] = g
-                    else:
-                        self.dense = dense = None
+                g = len(lst)
+                m[key] = g
+                lst.append(key)
             out[j] = g
         return out
 
     def nbytes(self) -> int:
-        """Estimated bytes of the key map (dict entry + key tuple per group)
-        plus the direct-indexed array when there is one."""
-        per_key = 64 + 16 * len(self.keys[0]) if self.keys else 0
-        return per_key * len(self.keys) + (self.dense.nbytes if self.dense is not None else 0)
+        """Estimated bytes of the key map (dict entry + key tuple per group),
+        or of the numpy arrays of an integer index."""
+        if self.ints is not None:
+            return self.ints.nbytes()
+        per_key = 64 + 16 * len(self._keys[0]) if self._keys else 0
+        return per_key * len(self._keys)
 
     def key_columns(self) -> list[Col]:
-        dense = self._dense_key_column()
-        if dense is not None:
-            return [dense]
+        if self.ints is not None:
+            oid = self.key_oids[0]
+            return [Col(self.ints.keys().astype(T.dtype_of(oid)), None, oid)]
         cols = []
         for k, oid in enumerate(self.key_oids):
             cols.append(Col.from_pylist([key[k] for key in self.keys], oid))
@@ -784,10 +872,7 @@ class GroupTable:
     def merge(self, other: "GroupTable") -> None:
         if not len(other.index):
             return
-        if len(self.index) == 0:
-            gmap = self.index.adopt(other.index.keys)   # other's keys are distinct
-        else:
-            gmap = self.index.lookup_or_add(other.index.keys)
+        gmap = self.index.take_groups_of(other.index)
         ng = len(self.index)
         for st, ost in zip(self.states, other.states):
             st.ensure(ng, exact=True)

@@ -340,29 +340,18 @@ class NativeTable:
         m = len(rows)
         if m == 0:
             return 0
-        cols = []
-        if self.nk >= 1:
-            v = k1.tolist()
-            for i in np.flatnonzero(flags & 1).tolist():
-                v[i] = None
-            cols.append(v)
-        if self.nk >= 2:
-            v = k2.tolist()
-            for i in np.flatnonzero(flags & 2).tolist():
-                v[i] = None
-            cols.append(v)
-        keys = list(zip(*cols)) if cols else [()]
         idx = table.index
-        if len(idx.keys) == 0:
-            # empty target (the usual case): build the GroupIndex at C speed;
-            # group ids are 0..m-1 in this table's order, keys are distinct
-            idx.map = dict(zip(keys, range(m)))
-            idx.keys = keys
-            if self.nk == 1 and not flags.any():
-                idx.adopt_dense(k1)
+        assert len(idx) == 0, "target GroupTable must be empty"
+        if self.nk == 1 and not flags.any():
+            idx.adopt_array(k1)              # numpy index: no Python object per group
         else:
-            gids = idx.lookup_or_add(keys)
-            assert int(gids[0]) == 0 and int(gids[-1]) == m - 1, "target GroupTable must be empty"
+            cols = []
+            for j, k in enumerate((k1, k2)[: self.nk]):
+                v = k.tolist()
+                for i in np.flatnonzero(flags & (1 << j)).tolist():
+                    v[i] = None
+                cols.append(v)
+            idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
             # kernels keep NULL counts: non-NULL count = rows - nulls

@@ -531,7 +531,9 @@ def _export_table(t: GroupTable):
     twice on recovery.
     """
     states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec"} for st in t.states]
-    return {"keys": _snapshot_value(t.index.keys), "states": states, "rows_in": t.rows_in}
+    ints = t.index.ints
+    keys = {"int_keys": ints.keys().copy()} if ints is not None else {"keys": _snapshot_value(t.index.keys)}
+    return {**keys, "states": states, "rows_in": t.rows_in}
 
 
 def _snapshot_value(v):
@@ -545,7 +547,10 @@ def _snapshot_value(v):
 
 
 def _import_table(t: GroupTable, saved) -> None:
-    t.index.lookup_or_add(saved["keys"])
+    if "int_keys" in saved:
+        t.index.adopt_array(saved["int_keys"])
+    else:
+        t.index.lookup_or_add(saved["keys"])
     for st, d in zip(t.states, saved["states"]):
         for k, v in d.items():
             setattr(st, k, v)
