@@ -201,6 +201,17 @@ class Wal:
             mine = self.written
         self.sync_upto(mine)
 
+    def sync_in_background(self) -> None:
+        """Start an fsync of what is written so far on a helper thread; a
+        later :meth:`sync` waits for it (group commit) instead of starting over."""
+        threading.Thread(target=self._sync_quietly, name="wal-sync", daemon=True).start()
+
+    def _sync_quietly(self) -> None:
+        try:
+            self.sync()
+        except (OSError, ValueError):
+            pass   # a segment switched or closed meanwhile: the caller's own sync reports real failures
+
     def remove_before(self, gen: int) -> None:
         for g in self.segments():
             if g < gen:

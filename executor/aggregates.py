@@ -71,8 +71,11 @@ class IntKeys:
     (``dense[k - base]``), else a binary search over the sorted keys; new
     keys are added with array operations, never one at a time."""
 
-    #: widest key range served by the direct-indexed array (entries of int64)
+    #: key range always served by the direct-indexed array (int32 entries);
+    #: a wider one only while the keys fill at least 1/DENSE_SPARSITY of it
     DENSE_LIMIT = 1 << 22
+    DENSE_SPARSITY = 8
+    DENSE_MAX = 1 << 26
 
     def __init__(self) -> None:
         self.karr = np.empty(16, np.int64)     # key of each group id (first n entries)
@@ -92,9 +95,9 @@ class IntKeys:
         if not len(keys):
             return
         lo, hi = int(keys.min()), int(keys.max())
-        if hi - lo < self.DENSE_LIMIT:
-            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int64)
-            self.dense[keys - lo] = np.arange(len(keys), dtype=np.int64)
+        if self._dense_ok(hi - lo, len(keys)):
+            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
+            self.dense[keys - lo] = np.arange(len(keys), dtype=np.int32)
         else:
             self._to_sorted()
 
@@ -107,8 +110,8 @@ class IntKeys:
             return np.zeros(0, np.int64)
         if self.n == 0 and self.dense is None:
             lo, hi = int(d.min()), int(d.max())
-            if hi - lo < self.DENSE_LIMIT:
-                self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int64)
+            if self._dense_ok(hi - lo, len(d)):
+                self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
         if self.dense is not None and not self._fit_dense(d):
             self._to_sorted()
         if self.dense is not None:
@@ -121,8 +124,23 @@ class IntKeys:
                 new = np.flatnonzero(present)
                 self.dense[new] = self._append(new + self.base)
                 gids = self.dense[off]
-            return gids
-        return self._assign_sorted(d)
+            return gids.astype(np.int64)
+        gids = self._assign_sorted(d)
+        self._maybe_dense()
+        return gids
+
+    def _dense_ok(self, width: int, groups: int) -> bool:
+        return width < self.DENSE_LIMIT or (width < self.DENSE_MAX and width <= self.DENSE_SPARSITY * groups)
+
+    def _maybe_dense(self) -> None:
+        """Sorted keys that have come to fill their range: index them directly."""
+        if self.dense is not None or not self.n:
+            return
+        lo, hi = int(self.skeys[0]), int(self.skeys[-1])
+        if self._dense_ok(hi - lo, self.n):
+            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
+            self.dense[self.skeys - lo] = self.sgids
+            self.skeys = self.sgids = np.empty(0, np.int64)
 
     def _fit_dense(self, d: np.ndarray) -> bool:
         """Grow the direct-indexed array to cover ``d``; False if too wide."""
@@ -131,16 +149,16 @@ class IntKeys:
         if lo >= self.base and hi <= top:
             return True
         new_lo, new_hi = min(lo, self.base), max(hi, top)
-        if new_hi - new_lo >= self.DENSE_LIMIT:
+        if not self._dense_ok(new_hi - new_lo, self.n + len(d)):
             return False
-        grown = np.full(new_hi - new_lo + 1, -1, np.int64)
+        grown = np.full(new_hi - new_lo + 1, -1, np.int32)
         grown[self.base - new_lo: self.base - new_lo + len(self.dense)] = self.dense
         self.dense, self.base = grown, new_lo
         return True
 
     def _to_sorted(self) -> None:
         keys = self.keys()
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)             # distinct keys: any sort is stable enough
         self.skeys, self.sgids = keys[order], order.astype(np.int64)
         self.dense = None
 

@@ -61,3 +61,16 @@ def test_null_key_converts_to_the_tuple_values():
     g = idx.assign([Col(np.array([6, 0], np.int16), np.array([False, True]), O.INT2)], 2)
     assert idx.ints is None and idx.keys == [(5,), (6,), (None,)] and g.tolist() == [1, 2]
     assert idx.key_columns()[0].to_pylist() == [5, 6, None]
+
+
+def test_sorted_keys_turn_dense_once_they_fill_their_range(monkeypatch):
+    monkeypatch.setattr(IntKeys, "DENSE_LIMIT", 5000)
+    idx = GroupIndex([O.INT8])
+    first = idx.assign([Col(np.array([0, 100_000]), None, O.INT8)], 2)
+    assert idx.ints.dense is None                      # two keys over a wide range: sorted
+    fill = np.arange(1, 20_001)
+    ids = idx.assign([Col(fill, None, O.INT8)], len(fill))
+    assert idx.ints.dense is not None                  # 20k keys over 100k: direct-indexed
+    again = idx.assign([Col(np.array([100_000, 0, 7]), None, O.INT8)], 3)
+    assert again.tolist() == [first[1], first[0], ids[6]]
+    assert len(idx) == 20_002
