@@ -34,9 +34,8 @@ from .wal import Wal
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
-#: Stream batches this large start their WAL fsync before the views take them.
+#: Stream batches of this many rows start their WAL fsync before the views take them.
 EARLY_SYNC_ROWS = 8192
-EARLY_SYNC_BYTES = 256 * 1024
 
 
 class State:
@@ -376,32 +375,33 @@ class Database:
         released, so concurrent inserters share it (group commit); the caller
         acknowledges only after this returns.
         """
-        big = bool(cols) and len(cols[0][0]) >= EARLY_SYNC_ROWS
-        seq = self._ingest(lambda s: self.wal.append([("stream", oid, cols, s)], sync=False), apply, sync and big)
+        rows = len(cols[0][0]) if cols else 0
+        seq = self._ingest(lambda s: self.wal.append([("stream", oid, cols, s)], sync=False), apply, sync, rows)
         if sync and self.fsync:
             self.wal.sync()
         return seq
 
-    def ingest_stream_record(self, head: bytes, body: bytes, apply: Callable[[int], None],
+    def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
                              sync: bool = False) -> int:
         """:meth:`ingest_stream` for a record encoded ahead (``wal.encode`` of
         ``[("stream", oid, cols, 0)]``), without the fsync: the caller syncs
         once (``wal.sync``) before it acknowledges (``sync``: it will).  The
         seq of a stream op only orders records, which their place in the log
         already does."""
-        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync and len(body) >= EARLY_SYNC_BYTES)
+        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync, rows)
 
-    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync_soon: bool = False) -> int:
+    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool = False,
+                rows: int = 0) -> int:
         """Number, log (``write(seq)``) and apply a stream batch under the checkpoint lock.
 
-        ``sync_soon``: the caller will fsync before acknowledging a large
-        batch; start that fsync now, so the disk writes while the views take
+        ``sync``: the caller will fsync before acknowledging.  For a large
+        batch that fsync starts now, so the disk writes while the views take
         the batch (the caller's own sync then only waits for it)."""
         with self._ckpt_lock:
             self.stream_seq += 1
             seq = self.stream_seq
             write(seq)
-            if sync_soon and self.fsync:
+            if sync and self.fsync and rows >= EARLY_SYNC_ROWS:
                 self.wal.sync_in_background()
             apply(seq)
         return seq

@@ -231,17 +231,27 @@ class GroupIndex:
             self._map = dict(zip(self._keys, range(len(self._keys))))
             self.ints = None
 
-    def __getstate__(self):
+    def snapshot(self) -> dict:
+        """The groups' keys, copied (a checkpoint pickles them later while
+        new batches extend the live index): a numpy array for an integer
+        index, else the list of key tuples (immutable, so copied shallowly)."""
         if self.ints is not None:
-            return {"key_oids": self.key_oids, "int_keys": self.ints.keys().copy()}
-        return {"key_oids": self.key_oids, "map": self._map, "keys": self._keys}
+            return {"int_keys": self.ints.keys().copy()}
+        return {"keys": list(self._keys)}
+
+    def load_snapshot(self, snap: dict) -> None:
+        """Take the groups of :meth:`snapshot` into this empty index, same ids."""
+        if "int_keys" in snap:
+            self.adopt_array(snap["int_keys"])
+        else:
+            self.adopt(snap["keys"])
+
+    def __getstate__(self):
+        return {"key_oids": self.key_oids, **self.snapshot()}
 
     def __setstate__(self, st) -> None:
         self.__init__(st["key_oids"])
-        if "int_keys" in st:
-            self.adopt_array(st["int_keys"])
-        else:
-            self._map, self._keys = st["map"], st["keys"]
+        self.load_snapshot(st)
 
     def _int_keys_ok(self) -> bool:
         return len(self.key_oids) == 1 and (self.ints is not None or not self._keys)

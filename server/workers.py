@@ -66,7 +66,7 @@ class WorkerPool:
             except RuntimeError:  # loop already closed (shutdown race)
                 pass
 
-    def _put(self, item: tuple | None) -> None:
+    def _put(self, item: tuple) -> None:
         with self._lock:
             spawn = self._idle <= self._queued and len(self._threads) < self.max_workers
             self._queued += 1

@@ -48,7 +48,6 @@ TILE = 1024
 #: than the caches (a view grouped by 10M customers) every row's hash slot and
 #: state are cache misses, and fetching them a few rows early overlaps them.
 PREFETCH_AHEAD = 16
-_PREFETCH_DECL = "declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg)"
 SEL_UNROLL = 4               # rows per iteration of the dense kernel's selection pass: ~10% faster,
                              # ~5 ms more codegen; the hash kernel (probing dominates) keeps 1
 
@@ -194,8 +193,9 @@ class _Kernel:
         i, latch, done = self._loop(self.start, self.end, "row")
         self.i, self.latch = i, latch
         self.vals, self.nulls = {}, {}
-        ahead = b.add(i, ir.Constant(I64, PREFETCH_AHEAD))
-        self._prefetch_row(b.select(b.icmp_signed("<", ahead, self.end), ahead, i))
+        if not self.dense:
+            ahead = b.add(i, ir.Constant(I64, PREFETCH_AHEAD))
+            self._prefetch_slot(b.select(b.icmp_signed("<", ahead, self.end), ahead, i))
         g = self._group()
         self._update(g)
         b.branch(latch)
@@ -259,9 +259,10 @@ class _Kernel:
         _i, cnt = self._sel_loop(start, tend, cnt, selp, t, "sel", 1)
         # phase 2: group + aggregate the selected rows
         j, latch2, done2 = self._loop(ir.Constant(I64, 0), cnt, "agg")
-        ja = b.add(j, ir.Constant(I64, PREFETCH_AHEAD))
-        ja = b.select(b.icmp_signed("<", ja, cnt), ja, j)
-        self._prefetch_row(b.add(t, b.zext(b.load(b.gep(selp, [ja])), I64)))
+        if not self.dense:
+            ja = b.add(j, ir.Constant(I64, PREFETCH_AHEAD))
+            ja = b.select(b.icmp_signed("<", ja, cnt), ja, j)
+            self._prefetch_slot(b.add(t, b.zext(b.load(b.gep(selp, [ja])), I64)))
         self.i = b.add(t, b.zext(b.load(b.gep(selp, [j])), I64))
         self.latch = latch2
         self.vals, self.nulls = {}, {}
@@ -274,25 +275,21 @@ class _Kernel:
         b.ret(self.end)
 
     # -- prefetching
-    def _prefetch(self, ptr) -> None:
-        self.b.block.lines.append(f"  call void @llvm.prefetch.p0(ptr {ptr.ref}, i32 1, i32 3, i32 1)")
-
-    def _prefetch_row(self, r) -> None:
-        """Prefetch row ``r``'s hash slot (generic tables only: a dense table's
-        state is prefetched well enough by the hardware at the sizes it is
-        chosen for, and measured no faster with explicit prefetches).  A NULL key
+    def _prefetch_slot(self, r) -> None:
+        """Prefetch row ``r``'s hash slot.  Generic tables only: a dense
+        table's state is prefetched well enough by the hardware at the sizes
+        it is chosen for (explicit prefetches measured no faster).  A NULL key
         only prefetches a useless line: prefetches never fault."""
         b, nk = self.b, len(self.shape.keys)
-        if nk == 0 or self.dense:
+        if nk == 0:
             return
         keys = []
-        for j in range(nk):
-            slot = self.shape.keys[j]
+        for slot in self.shape.keys:
             v = b.load(b.gep(self.cols[slot], [r]))
             keys.append(v if self.shape.inputs[slot] == "i8" else b.sext(v, I64))
         k2 = keys[1] if nk > 1 else ir.Constant(I64, 0)
         h = _hash(b, keys[0], k2, ir.Constant(I8, 0))
-        self._prefetch(b.gep(self.slots, [b.and_(h, self.mask)]))
+        b.prefetch(b.gep(self.slots, [b.and_(h, self.mask)]))
 
     # -- row body helpers (the body is a chain of blocks; each dominates the next)
     def _new_block(self, name):
@@ -495,7 +492,6 @@ def build_module(shape: Shape, variants=("gen", "spec"), names=None, unroll: int
     many modules share one MCJIT engine), by default the variant names.
     ``unroll`` 1 for tier-1 code (less to compile; tier 2 unrolls)."""
     m = ir.Module(name="ss_kernel")
-    m.functions.append(_PREFETCH_DECL)
     for v, name in zip(variants, names or variants):
         _Kernel(m, shape, name, dense=(v == "spec"), unroll=unroll).build()
     return str(m)

@@ -157,6 +157,7 @@ class Function(Value):
         self.blocks: list = []
         self._names: dict = {}
         self._tmp = 0
+        self.module = module
         module.functions.append(self)
 
     def append_basic_block(self, name: str = "") -> Block:
@@ -185,9 +186,11 @@ class Module:
     def __init__(self, name: str = "") -> None:
         self.name = name
         self.functions: list = []
+        self.declarations: set[str] = set()     # intrinsics the builder called
 
     def __str__(self) -> str:
-        return f'; ModuleID = "{self.name}"\n\n' + "\n\n".join(str(f) for f in self.functions) + "\n"
+        parts = sorted(self.declarations) + [str(f) for f in self.functions]
+        return f'; ModuleID = "{self.name}"\n\n' + "\n\n".join(parts) + "\n"
 
 
 # ---------------------------------------------------------------- builder
@@ -299,6 +302,12 @@ class IRBuilder:
         ty = ptr.type.pointee
         al = f", align {align}" if align else ""
         return self._emit(ty, f"load {ty.text}, {ptr.type.text} {ptr.ref}{al}", name)
+
+    def prefetch(self, ptr, write: bool = True) -> None:
+        """``llvm.prefetch`` of the line at ``ptr`` into all cache levels."""
+        self.block.fn.module.declarations.add(
+            "declare void @llvm.prefetch.p0(ptr nocapture readonly, i32 immarg, i32 immarg, i32 immarg)")
+        self.block.lines.append(f"  call void @llvm.prefetch.p0(ptr {ptr.ref}, i32 {int(write)}, i32 3, i32 1)")
 
     def store(self, value, ptr, align=None):
         al = f", align {align}" if align else ""

@@ -531,26 +531,19 @@ def _export_table(t: GroupTable):
     twice on recovery.
     """
     states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec"} for st in t.states]
-    ints = t.index.ints
-    keys = {"int_keys": ints.keys().copy()} if ints is not None else {"keys": _snapshot_value(t.index.keys)}
-    return {**keys, "states": states, "rows_in": t.rows_in}
+    return {**t.index.snapshot(), "states": states, "rows_in": t.rows_in}
 
 
 def _snapshot_value(v):
-    """Copy of one piece of aggregate state: arrays by memcpy, key lists shallowly
-    (their tuples are immutable), anything else (sets of DISTINCT values...) deeply."""
+    """Copy of one piece of aggregate state: arrays by memcpy, anything else
+    (sets of DISTINCT values...) deeply."""
     if isinstance(v, np.ndarray) and v.dtype != object:
         return v.copy()
-    if isinstance(v, list) and all(type(x) is tuple for x in v[:1]):
-        return list(v)
     return copy.deepcopy(v)
 
 
 def _import_table(t: GroupTable, saved) -> None:
-    if "int_keys" in saved:
-        t.index.adopt_array(saved["int_keys"])
-    else:
-        t.index.lookup_or_add(saved["keys"])
+    t.index.load_snapshot(saved)
     for st, d in zip(t.states, saved["states"]):
         for k, v in d.items():
             setattr(st, k, v)

@@ -301,7 +301,7 @@ class StreamManager:
             if batch is not None:
                 _hand_on(rt, views, rel, batch, ctx)
 
-        self.engine.db.ingest_stream_record(head, body, apply, sync=batch is not None and ctx.session.sync_commit)
+        self.engine.db.ingest_stream_record(head, body, n, apply, sync=batch is not None and ctx.session.sync_commit)
         _count(rt, n)
 
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
