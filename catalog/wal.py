@@ -105,6 +105,13 @@ def body_size(head: bytes) -> int:
     return _HDR.unpack(head)[0]
 
 
+def _write_fully(f, data: bytes) -> None:
+    """An unbuffered file's write may be short (a signal, a full disk): finish it."""
+    mv = memoryview(data)
+    while mv.nbytes:
+        mv = mv[f.write(mv):]
+
+
 class Wal:
     def __init__(self, directory: Path) -> None:
         self.dir = directory
@@ -167,8 +174,8 @@ class Wal:
         with self.lock:
             # two writes, no copy of a multi-megabyte body; a tear between them
             # is a torn tail like any other (length and CRC checked at replay)
-            self._f.write(head)
-            self._f.write(body)
+            _write_fully(self._f, head)
+            _write_fully(self._f, body)
             self.size += len(head) + len(body)
             self.written += 1
             mine = self.written
@@ -187,7 +194,12 @@ class Wal:
                     self._sync_cond.release()
                     try:
                         if f is not None:
-                            os.fsync(f.fileno())
+                            try:
+                                fd = f.fileno()
+                            except ValueError:
+                                fd = None      # closed by a checkpoint, which fsynced it first
+                            if fd is not None:
+                                os.fsync(fd)
                     finally:
                         self._sync_cond.acquire()
                         self._syncing = False
@@ -209,8 +221,8 @@ class Wal:
     def _sync_quietly(self) -> None:
         try:
             self.sync()
-        except (OSError, ValueError):
-            pass   # a segment switched or closed meanwhile: the caller's own sync reports real failures
+        except OSError:
+            pass   # the caller's own sync reports real failures
 
     def remove_before(self, gen: int) -> None:
         for g in self.segments():
