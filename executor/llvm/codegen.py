@@ -194,8 +194,7 @@ class _Kernel:
         self.i, self.latch = i, latch
         self.vals, self.nulls = {}, {}
         if not self.dense:
-            ahead = b.add(i, ir.Constant(I64, PREFETCH_AHEAD))
-            self._prefetch_slot(b.select(b.icmp_signed("<", ahead, self.end), ahead, i))
+            self._prefetch(lambda k: self._ahead(i, k, self.end, lambda r: r))
         g = self._group()
         self._update(g)
         b.branch(latch)
@@ -260,9 +259,7 @@ class _Kernel:
         # phase 2: group + aggregate the selected rows
         j, latch2, done2 = self._loop(ir.Constant(I64, 0), cnt, "agg")
         if not self.dense:
-            ja = b.add(j, ir.Constant(I64, PREFETCH_AHEAD))
-            ja = b.select(b.icmp_signed("<", ja, cnt), ja, j)
-            self._prefetch_slot(b.add(t, b.zext(b.load(b.gep(selp, [ja])), I64)))
+            self._prefetch(lambda k: self._ahead(j, k, cnt, lambda r: b.add(t, b.zext(b.load(b.gep(selp, [r])), I64))))
         self.i = b.add(t, b.zext(b.load(b.gep(selp, [j])), I64))
         self.latch = latch2
         self.vals, self.nulls = {}, {}
@@ -275,21 +272,46 @@ class _Kernel:
         b.ret(self.end)
 
     # -- prefetching
-    def _prefetch_slot(self, r) -> None:
-        """Prefetch row ``r``'s hash slot.  Generic tables only: a dense
-        table's state is prefetched well enough by the hardware at the sizes
-        it is chosen for (explicit prefetches measured no faster).  A NULL key
-        only prefetches a useless line: prefetches never fault."""
+    def _ahead(self, j, k: int, end, row):
+        """Row number of the k-th row after position ``j`` (``j`` itself near the end)."""
+        b = self.b
+        ja = b.add(j, ir.Constant(I64, k))
+        return row(b.select(b.icmp_signed("<", ja, end), ja, j))
+
+    def _slot_of(self, r):
+        """Pointer to row ``r``'s first hash slot (its key taken as not NULL)."""
         b, nk = self.b, len(self.shape.keys)
-        if nk == 0:
-            return
         keys = []
         for slot in self.shape.keys:
             v = b.load(b.gep(self.cols[slot], [r]))
             keys.append(v if self.shape.inputs[slot] == "i8" else b.sext(v, I64))
         k2 = keys[1] if nk > 1 else ir.Constant(I64, 0)
-        h = _hash(b, keys[0], k2, ir.Constant(I8, 0))
-        b.prefetch(b.gep(self.slots, [b.and_(h, self.mask)]))
+        return b.gep(self.slots, [b.and_(_hash(b, keys[0], k2, ir.Constant(I8, 0)), self.mask)])
+
+    def _prefetch(self, ahead) -> None:
+        """Two-stage software prefetch for generic tables (``ahead(k)``: the row
+        k rows on).  The row PREFETCH_AHEAD on gets its hash slot fetched; the
+        row half as far on, whose slot has arrived by now, gets the key and
+        state lines of the group in that slot.  On a table far larger than the
+        caches each of those is a miss; fetched early they overlap instead of
+        stalling the row that needs them.  A NULL key, a collision or a new
+        group only fetch useless lines: prefetches never fault.  Dense tables
+        are prefetched well enough by the hardware at the sizes they are
+        chosen for (explicit prefetches measured no faster)."""
+        b = self.b
+        if not self.shape.keys:
+            return
+        b.prefetch(self._slot_of(ahead(PREFETCH_AHEAD)))
+        gid = b.load(self._slot_of(ahead(PREFETCH_AHEAD // 2)))
+        g = b.sext(b.select(b.icmp_signed("<", gid, ir.Constant(I32, 0)), ir.Constant(I32, 0), gid), I64)
+        b.prefetch(b.gep(self.gk[0], [g]), write=False)
+        if len(self.shape.keys) > 1:
+            b.prefetch(b.gep(self.gk[1], [g]), write=False)
+        b.prefetch(b.gep(self.gflags, [g]), write=False)
+        b.prefetch(b.gep(self.rows, [g]))
+        for ptrs in self.aggp:
+            for p in ptrs:
+                b.prefetch(b.gep(p, [g]))
 
     # -- row body helpers (the body is a chain of blocks; each dominates the next)
     def _new_block(self, name):
@@ -402,7 +424,8 @@ class _Kernel:
         b.position_at_end(cmpb)
         g64 = b.sext(gid, I64)
         eq = b.icmp_unsigned("==", b.load(b.gep(self.gk[0], [g64])), k1)
-        eq = b.and_(eq, b.icmp_unsigned("==", b.load(b.gep(self.gk[1], [g64])), k2))
+        if nk > 1:           # with one key the second key word is always 0
+            eq = b.and_(eq, b.icmp_unsigned("==", b.load(b.gep(self.gk[1], [g64])), k2))
         eq = b.and_(eq, b.icmp_unsigned("==", b.load(b.gep(self.gflags, [g64])), nb))
         nxt = self._new_block("probe_next")
         b.cbranch(eq, found, nxt)
@@ -517,6 +540,12 @@ def build_runtime_module() -> str:
     g.add_incoming(ir.Constant(I64, 0), entry)
     b.cbranch(b.icmp_signed("<", g, n), body, done)
     b.position_at_end(body)
+    # the slot of a group PREFETCH_AHEAD on: growing a table of millions of
+    # groups is one cache miss per group otherwise, taken one at a time
+    ga = b.add(g, ir.Constant(I64, PREFETCH_AHEAD))
+    ga = b.select(b.icmp_signed("<", ga, n), ga, g)
+    ha = _hash(b, b.load(b.gep(gk1, [ga])), b.load(b.gep(gk2, [ga])), b.load(b.gep(gfl, [ga])))
+    b.prefetch(b.gep(slots, [b.and_(ha, mask)]))
     h = _hash(b, b.load(b.gep(gk1, [g])), b.load(b.gep(gk2, [g])), b.load(b.gep(gfl, [g])))
     p0 = b.and_(h, mask)
     b.branch(probe)

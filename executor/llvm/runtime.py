@@ -423,23 +423,34 @@ class CompiledSink:
         if b.n:
             self.agg.consume(table, b, ctx)
 
-    def flush_into(self, table) -> None:
-        """Move native state into GroupTable ``table`` (merge), then free it.
+    def flush_into(self, table, keep: bool = False) -> None:
+        """Move native state into GroupTable ``table`` (merge).
 
-        Thread-local tables live only between merges: kept (even emptied)
-        they would hold memory sized by the key range or the largest batch
-        seen, so a view's state would not be a function of its groups.  The
-        next batch allocates (and profiles) afresh; np.zeros is lazily zeroed."""
+        ``keep`` (continuous views): the emptied tables stay for the next
+        batches.  A view grouped by millions of keys otherwise rebuilt its
+        tables after every read or checkpoint: growing from 64 slots by
+        rehashing and copying into freshly faulted memory cost more than the
+        inserts themselves (AIM at 10M customers).  What is kept stays a
+        function of the groups: ``reset`` shrinks a mostly empty hash table,
+        and a dense table that its groups no longer fill is dropped.  One-off
+        GROUP BY queries free their tables (their plans are cached).  A fresh
+        table is allocated (and profiled) by the next batch; np.zeros is lazily
+        zeroed."""
         self.join()
-        t0 = self.tables[0] if self.tables else None
-        for t in self.tables[1:]:
-            if t0.absorb(t):          # same dense range: thread-local tables add up natively
+        live = [t for t in self.tables if t.touched]
+        for t in live[1:]:
+            if live[0].absorb(t):          # same dense range: thread-local tables add up natively
                 t.reset()
+        kept = []
         for t in self.tables:
-            if t.ngroups:
-                t.merge_into(table)
-        self.deopts_before += sum(t.deopts for t in self.tables)
-        self.tables = []
+            m = t.merge_into(table) if t.touched and t.ngroups else 0
+            self.deopts_before += t.deopts
+            t.deopts = 0
+            if keep and t.worth_keeping(m):
+                if t.touched:
+                    t.reset()
+                kept.append(t)
+        self.tables = kept
 
     def native_bytes(self) -> int:
         return sum(t.nbytes() for t in self.tables)
@@ -512,7 +523,7 @@ def stream_flush(pipe, table=None) -> None:
     """StreamPipeline.merge hook: native tables -> ``table`` (default pipe.local)."""
     sink = getattr(pipe, "_llvm", None)
     if sink is not None and sink.tables:
-        sink.flush_into(pipe.local if table is None else table)
+        sink.flush_into(pipe.local if table is None else table, keep=True)
 
 
 # ---------------------------------------------------------------- GROUP BY queries

@@ -67,6 +67,7 @@ class NativeTable:
         self.rows_since_profile = 0
         self.profile_after = PROFILE_ROWS
         self.layout_version = 0      # bumped whenever the state arrays are reallocated
+        self.touched = False         # a kernel ran on it since it was created or reset
         self._args = None
         self._init_generic(64)
 
@@ -150,6 +151,7 @@ class NativeTable:
 
     def run(self, module, base: list[int], start: int, end: int, events: list | None = None) -> None:
         """Apply rows [start, end) with grow / deoptimise loops; exact."""
+        self.touched = True
         i = start
         while i < end:
             args = self.args_for(base)
@@ -171,6 +173,7 @@ class NativeTable:
         code until none is left; a guard failure or a full table returns here
         to deoptimise / grow, finish that morsel, and go on."""
         drive = jit.driver()
+        self.touched = True
         out = np.zeros(2, np.int64)
         while True:
             args = self.args_for(base)
@@ -433,22 +436,35 @@ class NativeTable:
         return m
 
     def reset(self) -> None:
-        """Empty the table, keeping its variant (and dense range)."""
+        """Empty the table, keeping its variant (and dense range).  A generic
+        table keeps its capacity unless it is mostly empty: only the slots and
+        the first ``ngroups`` entries of each state array are cleared (new
+        groups expect zeroed state; key arrays are overwritten on insert)."""
+        self.touched = False
         if self.variant == "generic":
-            if int(self.ctl[0]) * 8 < self.gcap and self.cap > 1024:
-                self._init_generic(max(64, int(self.ctl[0]) * 4))
+            m = int(self.ctl[0])
+            if m * 8 < self.gcap and self.cap > 1024:
+                self._init_generic(max(64, m * 4))
                 return
             self.slots.fill(-1)
             self.ctl[0] = 0
-            self.rows.fill(0)
-            for arrs in self.aggs:
-                for a in arrs:
-                    a.fill(0)
+            self.rows[:m] = 0
+            for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
+                for j, a in enumerate(arrs):
+                    a[: 2 * m if (kind == "sum_128" and j == 0) else m] = 0
         else:
             self.rows.fill(0)
             for arrs in self.aggs:
                 for a in arrs:
                     a.fill(0)
+
+    def worth_keeping(self, groups: int) -> bool:
+        """After a flush of ``groups`` groups: is emptying this table cheaper
+        than starting a fresh one?  A dense table is cleared over its whole
+        range, so it is kept only while its groups fill a fair part of it (the
+        share it was specialised at); a generic one is always (``reset``
+        shrinks it when it is mostly empty)."""
+        return self.variant == "generic" or groups * DENSE_FACTOR >= self.size or self.size <= 4096
 
     def nbytes(self) -> int:
         n = self.rows.nbytes + sum(a.nbytes for arrs in self.aggs for a in arrs)
