@@ -452,8 +452,9 @@ class CompiledSink:
                 kept.append(t)
         self.tables = kept
 
-    def native_bytes(self) -> int:
-        return sum(t.nbytes() for t in self.tables)
+    def native_bytes(self, holding: bool = True) -> int:
+        """Bytes of the tables that hold groups (``holding``), or of the emptied ones kept."""
+        return sum(t.nbytes() for t in self.tables if t.touched == holding)
 
 
 # ---------------------------------------------------------------- stream pipelines

@@ -249,6 +249,8 @@ class ContinuousView:
         self.has_new_input = True
         self.static_tables: set[int] = set()
         self.insert_cost = 0.0
+        self.refreshes = 0              # reads that merged new input and ran the upper pipelines
+        self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
         self.plan = self._prepare(plan, ctx)
 
     # ------------------------------------------------------------ planning
@@ -389,6 +391,8 @@ class ContinuousView:
                     p.merge()
             result = self.plan.execute(ctx)
             self.result, self.result_version = result, version
+            self.refreshes += 1
+            self.last_refresh = time.time()
         ctx.view_snapshots[self.rel.oid] = result
         return result
 
@@ -397,14 +401,15 @@ class ContinuousView:
         return tuple(id(data.get(oid)) for oid in self.upper_tables)
 
     def state_bytes(self) -> int:
-        """Global plus thread-local state, native (compiled) tables included."""
-        total = 0
-        for ps in self.pipelines.values():
-            for p in ps:
-                sink = getattr(p, "_llvm", None)
-                native = getattr(sink, "native_bytes", 0) if sink is not None else 0
-                total += p.global_.nbytes() + p.local.nbytes() + (native() if callable(native) else native)
-        return total
+        """Global plus thread-local state, native (compiled) tables holding groups included."""
+        return sum(p.global_.nbytes() + p.local.nbytes() + _native_bytes(p, holding=True) for p in self._pipes())
+
+    def buffer_bytes(self) -> int:
+        """Emptied native tables kept for the next batches (no groups, not state)."""
+        return sum(_native_bytes(p, holding=False) for p in self._pipes())
+
+    def _pipes(self) -> list[StreamPipeline]:
+        return [p for ps in self.pipelines.values() for p in ps]
 
     def groups(self) -> int:
         return sum(len(p.global_.index) + len(p.local.index) for ps in self.pipelines.values() for p in ps)
@@ -430,6 +435,11 @@ class ContinuousView:
         for p, t in zip(pipes, saved["tables"]):
             _import_table(p.global_, t)
         self.version = saved["version"] + 1
+
+
+def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
+    sink = getattr(pipe, "_llvm", None)       # [llvm hook] the compiled sink's native tables
+    return sink.native_bytes(holding) if sink is not None else 0
 
 
 class _Root(P.Op):

@@ -3,6 +3,8 @@ views hold right now.  Registered into the catalog's system relations from
 here, because the numbers live in the executor's runtime objects."""
 from __future__ import annotations
 
+import datetime as dt
+
 from catalog import types as T
 from catalog.system import table
 from protocol import oids as O
@@ -44,7 +46,8 @@ def _declared_width(rel) -> int:
 @table("splitstream", "views", [
     ("name", O.TEXT), ("schema", O.TEXT), ("streams", O.TEXT), ("groups", O.INT8), ("state_bytes", O.INT8),
     ("bytes_per_group", O.FLOAT8), ("rows_in", O.INT8), ("version", O.INT8), ("queued_batches", O.INT4),
-    ("static_tables", O.TEXT), ("upper_tables", O.TEXT),
+    ("static_tables", O.TEXT), ("upper_tables", O.TEXT), ("refreshes", O.INT8), ("last_refresh", O.TIMESTAMPTZ),
+    ("buffer_bytes", O.INT8),
 ])
 def _views(state, ctx):
     mgr = ctx.engine.streams
@@ -53,7 +56,7 @@ def _views(state, ctx):
             continue
         cv = mgr.views.get(rel.oid)
         if cv is None:
-            yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None)
+            yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None, 0, None, 0)
             continue
         streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
         groups = cv.groups()
@@ -61,4 +64,9 @@ def _views(state, ctx):
         rows_in = sum(p.global_.rows_in + p.local.rows_in for ps in cv.pipelines.values() for p in ps)
         names = lambda oids: ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
-               cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables))
+               cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
+               _utc(cv.last_refresh), cv.buffer_bytes())
+
+
+def _utc(t: float | None):
+    return None if t is None else dt.datetime.fromtimestamp(t, dt.timezone.utc)

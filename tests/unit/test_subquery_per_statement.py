@@ -6,15 +6,12 @@ then got the earlier statement's answer (TPC-H Q15's ``total_revenue =
 In-process, because the address reuse needs contexts freed promptly."""
 from __future__ import annotations
 
-from executor.context import SessionInfo
-from executor.engine import Engine
+from tests.support.engine import open_engine, plain_session
 
 
 def test_scalar_subquery_is_not_reused_by_a_later_statement(tmp_path) -> None:
-    e = Engine(str(tmp_path / "data"), fsync=False)
-    e.open()
-    try:
-        s = e.new_session(SessionInfo(settings={}))
+    with open_engine(str(tmp_path / "data")) as e:
+        s = plain_session(e)
         s.execute_sql("CREATE TABLE t (x int)")
         s.execute_sql("CREATE FOREIGN TABLE st (k int) SERVER stream")
         s.execute_sql("CREATE VIEW v AS WITH r AS (SELECT k, count(*) AS n FROM st GROUP BY k) "
@@ -27,5 +24,3 @@ def test_scalar_subquery_is_not_reused_by_a_later_statement(tmp_path) -> None:
                 s.execute_sql(f"INSERT INTO st VALUES ({i}), ({i}), ({i})")
                 rows = sorted(r[0] for r in s.execute_sql("SELECT * FROM v").batch.rows())
                 assert rows == list(range(0, i + 1, 10)), f"view after {i}: {rows}"
-    finally:
-        e.close()
