@@ -300,7 +300,8 @@ class ContinuousView:
             below = path[i + 1]
             if isinstance(node, P.Aggregate):
                 if node.grouping_sets is not None:
-                    raise PgError(REFUSE, "continuous views do not support GROUPING SETS, ROLLUP or CUBE over a stream",
+                    raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot group stream "{scan.rel.name}" '
+                                          "by GROUPING SETS, ROLLUP or CUBE",
                                   hint="Group by plain keys in the view and compute the roll-ups when you query it.")
                 agg = node
                 agg_parent = path[i - 1]
@@ -320,10 +321,11 @@ class ContinuousView:
                 continue
             if isinstance(node, _Root):
                 break
-            what = {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+            what = _operator_words(node)
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
-                          hint="Every stream must be aggregated (GROUP BY or an aggregate) before sorting, limiting or windowing; "
-                               "add a GROUP BY over the stream, or query the stream directly.")
+                          hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
+                               f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
+                               "subquery first, or query the stream directly.")
         if agg is None:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
                           hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
@@ -368,7 +370,8 @@ class ContinuousView:
                                "group the stream in a subquery (or CTE) before the outer join.")
         if node.kind in ("semi", "anti"):
             raise PgError(REFUSE, f'continuous view "{view}" would test rows against ungrouped stream "{name}" '
-                                  "(IN / EXISTS): the stream would be on the build side of a semi-join",
+                                  f"(IN / EXISTS): the stream would be on the build side of "
+                                  f"{'a semi' if node.kind == 'semi' else 'an anti'}-join",
                           hint="Group the stream inside the subquery, e.g. IN (SELECT k FROM stream GROUP BY k), "
                                "so the view keeps its keys.")
         raise PgError(REFUSE, f'continuous view "{view}" would put stream "{name}" on the build side of a join',
@@ -528,6 +531,15 @@ def _expression_subplans(op, seen=None) -> list:
             out.append(sq.plan)
             out += _expression_subplans(sq.plan, seen)
     return out
+
+
+def _operator_words(node) -> str:
+    """How a user wrote the operator a refusal names."""
+    if isinstance(node, P.SetOp):
+        return node.kind.upper() + (" ALL" if node.all else "")
+    if type(node).__name__ == "WindowOp":
+        return "a window function"
+    return {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
 
 
 def _op_exprs(op) -> list:
