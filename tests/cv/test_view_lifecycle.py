@@ -84,6 +84,19 @@ def test_with_action_materialize_over_a_stream_is_continuous(ss_conn, unique_nam
     assert cur.fetchall() == [(1, 9), (2, 4)]
 
 
+def test_action_materialize_over_tables_only_is_refused_with_hint(ss_conn, unique_name):
+    """As in PipelineDB, WITH (action=materialize) asks for a continuous view:
+    over tables only that is an error, not a plain view in disguise."""
+    cur = ss_conn.cursor()
+    t, v = unique_name("t"), unique_name("v")
+    cur.execute(f"CREATE TABLE {t} (k int)")
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as ei:
+        cur.execute(f"CREATE VIEW {v} WITH (action=materialize) AS SELECT k, count(*) FROM {t} GROUP BY k")
+    assert "must read a stream" in ei.value.diag.message_primary
+    assert "plain view" in (ei.value.diag.message_hint or "")
+    assert _relkind(cur, v) is None
+
+
 def test_view_over_tables_only_stays_a_regular_view(ss_conn, unique_name):
     cur = ss_conn.cursor()
     t, v = unique_name("t"), unique_name("v")
