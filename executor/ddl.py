@@ -276,6 +276,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if materialized and not continuous:
         raise PgError(FEATURE_NOT_SUPPORTED, "materialized views over tables are not supported",
                       hint="Create a plain view, or a view over a stream to get a continuous view.")
+    if "action" in options and not continuous:
+        # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
+        raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
+                      hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
     cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != O.UNKNOWN else O.TEXT, c.typmod, attnum=i + 1)
                  for i, c in enumerate(plan.out))
     oid = existing.oid if existing is not None else ctx.txn.new_oid()

@@ -75,7 +75,7 @@ class JoinPlanner:
                 l, r = self.coerce(l, t), self.coerce(r, t)
             lkeys.append(l)
             rkeys.append(r)
-        j = P.HashJoin(lop, rop, lkeys, rkeys, kind if kind != "cross" else "inner")
+        j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
         exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
         proj = P.Project(j, exprs, out)
         scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
@@ -118,16 +118,26 @@ class JoinPlanner:
             residual.append(self.coerce(binder.bind(c), O.BOOL))
         res = X.And(residual) if len(residual) > 1 else (residual[0] if residual else None)
         jkind = "inner" if kind == "cross" else kind
-        if lkeys:
-            # the stream (or the bigger input) belongs on the probe (left) side
-            if self._is_stream(rop) and not self._is_stream(lop) and jkind in ("inner",):
-                return self._swapped_join(lop, rop, lkeys, rkeys, res, nl, len(rscope.cols), scope)
-            return P.HashJoin(lop, rop, lkeys, rkeys, jkind, res), scope
-        if self._is_stream(rop) and not self._is_stream(lop) and jkind == "inner":
-            return self._swapped_join(lop, rop, [], [], res, nl, len(rscope.cols), scope)
-        return P.NestedLoopJoin(lop, rop, res, jkind), scope
+        return self._probe_join(lop, rop, lkeys, rkeys, res, jkind), scope
 
-    def _swapped_join(self, lop, rop, lkeys, rkeys, res, nl, nr, scope):
+    def _probe_join(self, lop, rop, lkeys, rkeys, res, kind) -> P.Op:
+        """The join operator for ``lop <kind> JOIN rop`` (output: left columns,
+        then right ones).
+
+        A stream belongs on the probe (left) side: a continuous view probes the
+        table's kept hash table with every inserted batch, and never rebuilds a
+        stream.  So a stream on the right of an inner join, or on the preserved
+        right side of a RIGHT JOIN, trades places with the table (RIGHT becomes
+        LEFT); a projection puts the columns back in written order."""
+        nl = len(lop.out)
+        swap = _SWAPPED_KIND.get(kind)
+        if swap is not None and self._is_stream(rop) and not self._is_stream(lop):
+            return self._swapped_join(lop, rop, lkeys, rkeys, res, nl, len(rop.out), swap)
+        if lkeys:
+            return P.HashJoin(lop, rop, lkeys, rkeys, kind, res)
+        return P.NestedLoopJoin(lop, rop, res, kind)
+
+    def _swapped_join(self, lop, rop, lkeys, rkeys, res, nl, nr, kind) -> P.Op:
         """Build on the table, probe with the stream, then restore column order."""
         # residual and keys were bound with left columns first; remap indices
         def remap(e: X.Expr) -> X.Expr:
@@ -136,14 +146,14 @@ class JoinPlanner:
                     node.idx = node.idx + nr if node.idx < nl else node.idx - nl
             return e
 
-        new_l = [self._shift(k, 0) for k in rkeys]
-        new_r = [k for k in lkeys]
         if res is not None:
             res = remap(res)
-        j = P.HashJoin(rop, lop, new_l, new_r, "inner", res) if new_l else P.NestedLoopJoin(rop, lop, res, "inner")
-        exprs = [X.ColRef(nr + i, c.oid, c.name) for i, c in enumerate(lop.out)] + \
-                [X.ColRef(i, c.oid, c.name) for i, c in enumerate(rop.out)]
-        return P.Project(j, exprs, lop.out + rop.out), scope
+        j = P.HashJoin(rop, lop, list(rkeys), list(lkeys), kind, res) if lkeys else P.NestedLoopJoin(rop, lop, res, kind)
+        exprs = [X.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])] + \
+                [X.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
+        proj = P.Project(j, exprs, j.out[nr:] + j.out[:nr])
+        proj.permutation = True     # push_filters sees through it, as after a reordered comma join
+        return proj
 
     def _is_stream(self, op) -> bool:
         return getattr(op, "is_stream", False) or any(self._is_stream(c) for c in op.children)
@@ -222,6 +232,12 @@ class JoinPlanner:
         if not preds:
             return op
         return P.Filter(op, X.And(preds) if len(preds) > 1 else preds[0])
+
+
+#: joins whose inputs may trade places, and the kind they become: a stream on
+#: the right of these moves to the probe side (FULL and LEFT-with-the-stream-
+#: on-the-nullable-side have no such form; continuous views refuse them)
+_SWAPPED_KIND = {"inner": "inner", "right": "left"}
 
 
 def _unique_nodes(e: X.Expr):

@@ -54,7 +54,9 @@ class StreamScanOp(P.Op):
 
 
 def _contains_stream(op) -> bool:
-    return isinstance(op, StreamScanOp) or any(_contains_stream(c) for c in op.children)
+    """A stream scan, or the state of one already split off (``source.pipe``)."""
+    return isinstance(op, StreamScanOp) or getattr(op, "pipe", None) is not None \
+        or any(_contains_stream(c) for c in op.children)
 
 
 def _path_to(op, target) -> list | None:
@@ -265,7 +267,11 @@ class ContinuousView:
         root_holder = _Root(plan)
         # Subqueries in expressions (IN, EXISTS, scalar) are upper pipelines too:
         # a stream inside one is split the same way, its grouping fed at insert time.
-        roots = [root_holder] + [_Root(sp) for sp in _expression_subplans(plan)]
+        subplans = _expression_subplans(plan)
+        roots = [root_holder] + [_Root(sp) for sp in subplans]
+        # plans reading a stream, themselves or through their own subqueries (known before splitting)
+        self._stream_plans = {id(sp) for sp in subplans
+                              if _stream_scans(sp) or any(_stream_scans(x) for x in _expression_subplans(sp))}
         done: set[int] = set()
         for holder, scan in [(h, sc) for h in roots for sc in _stream_scans(h.child)]:
             if id(scan) in done:
@@ -294,7 +300,8 @@ class ContinuousView:
             below = path[i + 1]
             if isinstance(node, P.Aggregate):
                 if node.grouping_sets is not None:
-                    raise PgError(REFUSE, "continuous views do not support GROUPING SETS, ROLLUP or CUBE over a stream",
+                    raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot group stream "{scan.rel.name}" '
+                                          "by GROUPING SETS, ROLLUP or CUBE",
                                   hint="Group by plain keys in the view and compute the roll-ups when you query it.")
                 agg = node
                 agg_parent = path[i - 1]
@@ -302,36 +309,27 @@ class ContinuousView:
             if isinstance(node, (P.Filter, P.Project)):
                 chain.append(node)
                 continue
-            if isinstance(node, P.HashJoin) and node.kind in ("inner", "left", "semi", "anti") and node.left is below:
-                if _contains_stream(node.right):
-                    raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
-                                  hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
-                chain.append(node)
-                continue
-            if isinstance(node, P.HashJoin) and node.right is below:
-                raise PgError(REFUSE, f'stream "{scan.rel.name}" would be on the build side of a join',
-                              hint="Use an inner join (or put the stream on the preserved side of an outer join) so the stream can probe the table.")
-            if isinstance(node, P.NestedLoopJoin):
-                if _contains_stream(node.right) and _contains_stream(node.left):
-                    raise PgError(REFUSE, "continuous views cannot join two ungrouped streams",
-                                  hint="Group each stream in its own subquery (or CTE) and join the grouped results.")
-                if node.left is below and node.kind == "inner":
-                    hj = P.HashJoin(node.left, node.right, [], [], "inner", node.pred)
+            if isinstance(node, (P.HashJoin, P.NestedLoopJoin)):
+                self._check_join(node, below, scan)
+                if isinstance(node, P.NestedLoopJoin):
+                    # no equality keys: every event is matched against the whole kept table
+                    hj = P.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
                     replace_child(path[i - 1], node, hj)
                     path[i] = hj
-                    chain.append(hj)
-                    continue
-                raise PgError(REFUSE, "this join with a stream cannot be maintained",
-                              hint="Join the stream to tables with an equality or inner join.")
+                    node = hj
+                chain.append(node)
+                continue
             if isinstance(node, _Root):
                 break
-            what = {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+            what = _operator_words(node)
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
-                          hint="Every stream must be aggregated (GROUP BY or an aggregate) before sorting, limiting or windowing; "
-                               "add a GROUP BY over the stream, or query the stream directly.")
+                          hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
+                               f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
+                               "subquery first, or query the stream directly.")
         if agg is None:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
                           hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
+        self._check_insert_time_exprs(agg, scan)
         # static pipelines: build the hash tables of joins on the path once
         for node in chain:
             if isinstance(node, P.HashJoin):
@@ -343,6 +341,62 @@ class ContinuousView:
         source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
         source.pipe = pipe
         replace_child(agg_parent, agg, source)
+
+    def _check_join(self, node, below, scan) -> None:
+        """A join between ``scan`` (ungrouped, below) and the other input is
+        maintainable when each event's output depends on that event and kept
+        tables only: the stream probes (left input) an inner, left, semi or
+        anti join whose other input holds no stream.  Refuse anything else,
+        naming the rule that fails."""
+        view, name = self.rel.name, scan.rel.name
+        other = node.right if node.left is below else node.left
+        if _contains_stream(other):
+            raise PgError(REFUSE, f'continuous view "{view}" would join stream "{name}" to another stream '
+                                  "before grouping it",
+                          hint="Streams are joined only after grouping: group each stream in its own subquery "
+                               "(or CTE) and join the grouped results.")
+        if node.kind == "full":
+            raise PgError(REFUSE, f'continuous view "{view}" cannot maintain a FULL JOIN of ungrouped stream "{name}"',
+                          hint="A FULL JOIN also emits the table rows no event has matched yet, and later events "
+                               "take them back. Group the stream in a subquery (or CTE) and FULL JOIN the grouped "
+                               "result, or use a LEFT JOIN with the stream on the left.")
+        if node.left is below and node.kind in ("inner", "left", "semi", "anti"):
+            return
+        if (node.left is below and node.kind == "right") or (node.right is below and node.kind == "left"):
+            raise PgError(REFUSE, f'continuous view "{view}" would put stream "{name}" on the nullable side of an '
+                                  "outer join",
+                          hint="Unmatched table rows would have to be retracted as events arrive. Put the stream "
+                               "on the preserved side (stream LEFT JOIN table, or table RIGHT JOIN stream), or "
+                               "group the stream in a subquery (or CTE) before the outer join.")
+        if node.kind in ("semi", "anti"):
+            raise PgError(REFUSE, f'continuous view "{view}" would test rows against ungrouped stream "{name}" '
+                                  f"(IN / EXISTS): the stream would be on the build side of "
+                                  f"{'a semi' if node.kind == 'semi' else 'an anti'}-join",
+                          hint="Group the stream inside the subquery, e.g. IN (SELECT k FROM stream GROUP BY k), "
+                               "so the view keeps its keys.")
+        raise PgError(REFUSE, f'continuous view "{view}" would put stream "{name}" on the build side of a join',
+                      hint="A stream must probe the tables it joins: write the join as an inner join or with the "
+                           "stream on the preserved side of an outer join.")
+
+    def _check_insert_time_exprs(self, agg, scan) -> None:
+        """The stream pipeline (the grouping and everything below it) runs
+        once per inserted batch: its expressions may read the event and kept
+        tables, but neither an enclosing query's row (a correlated subquery the
+        planner could not unnest) nor another stream through a subquery, whose
+        value changes after the event has been counted."""
+        view, name = self.rel.name, scan.rel.name
+        if _reads_outer_row(agg, 1):
+            raise PgError(REFUSE, f'continuous view "{view}" reads stream "{name}" in a correlated subquery '
+                                  "that cannot be unnested",
+                          hint="Move the stream into the FROM clause: aggregate it in a subquery grouped by the "
+                               "correlation keys (with equality conditions) and join that subquery instead.")
+        for sq in _subqueries_below(agg):
+            if id(sq.plan) in self._stream_plans:
+                raise PgError(REFUSE, f'continuous view "{view}" filters or computes stream "{name}" before grouping '
+                                      "with a subquery that reads a stream",
+                              hint="An event is counted once, when it arrives, so it cannot depend on an aggregate "
+                                   "that later events change. Group both streams and compare the results above the "
+                                   "grouping (HAVING, or a join of the grouped subqueries).")
 
     # ------------------------------------------------------------ insert path
     def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
@@ -476,6 +530,59 @@ def _expression_subplans(op, seen=None) -> list:
         if id(sq.plan) not in seen:
             out.append(sq.plan)
             out += _expression_subplans(sq.plan, seen)
+    return out
+
+
+def _operator_words(node) -> str:
+    """How a user wrote the operator a refusal names."""
+    if isinstance(node, P.SetOp):
+        return node.kind.upper() + (" ALL" if node.all else "")
+    if type(node).__name__ == "WindowOp":
+        return "a window function"
+    return {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+
+
+def _op_exprs(op) -> list:
+    """The expressions an operator holds (keys, predicates, projections,
+    aggregate arguments and filters), not those of its children."""
+    from .. import expr as X
+    from ..aggregates import AggSpec
+
+    out, stack = [], [v for k, v in vars(op).items() if k != "children"]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, X.Expr):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, AggSpec):
+            stack.extend(vars(v).values())
+    return out
+
+
+def _reads_outer_row(op, depth: int) -> bool:
+    """Does the subtree read a row of a query enclosing it ``depth`` levels
+    up (an OuterRef reaching past it)?  Subqueries and LATERAL right sides
+    add a level."""
+    from .. import expr as X
+
+    for e in _op_exprs(op):
+        for n in e.walk():
+            if isinstance(n, X.OuterRef) and n.depth >= depth:
+                return True
+            if isinstance(n, X.SubqueryExpr) and _reads_outer_row(n.plan, depth + 1):
+                return True
+    return any(_reads_outer_row(c, depth + 1 if isinstance(op, P.LateralJoin) and c is op.right else depth)
+               for c in op.children)
+
+
+def _subqueries_below(op) -> list:
+    """SubqueryExpr nodes held by ``op`` and its subtree (not nested ones)."""
+    from .. import expr as X
+
+    out = [n for e in _op_exprs(op) for n in e.walk() if isinstance(n, X.SubqueryExpr)]
+    for c in op.children:
+        out += _subqueries_below(c)
     return out
 
 
