@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-import pytest
 
 from bench.aim_queries import AIM_QUERIES, EVENTS_COLS as AIM_EVENTS
 
@@ -97,42 +96,6 @@ def test_upper_pipeline_table_changes_are_visible(ss_conn, unique_name):
     cur.execute(f"UPDATE {t} SET name = 'uno' WHERE k = 1")
     cur.execute(f"SELECT * FROM {v} ORDER BY name")
     assert cur.fetchall() == [("two", 20), ("uno", 15)]
-
-
-REFUSED = [
-    "SELECT k, x FROM {s}",
-    "SELECT * FROM {s} ORDER BY k LIMIT 5",
-    "SELECT DISTINCT k FROM {s} JOIN {s2} USING (k)",
-    "SELECT a.k, count(*) FROM {s} a JOIN {s2} b ON a.k = b.k GROUP BY a.k",
-    "SELECT k, row_number() OVER (ORDER BY x) FROM {s}",
-    "SELECT k, count(*) FROM {s} GROUP BY ROLLUP (k)",
-    "SELECT t.k, count(*) FROM {t} t LEFT JOIN {s} s ON s.k = t.k GROUP BY t.k",
-]
-
-
-@pytest.mark.parametrize("query", REFUSED)
-def test_unmaintainable_views_are_refused_with_hint(ss_conn, unique_name, query):
-    import psycopg
-
-    cur = ss_conn.cursor()
-    s, s2, t = unique_name("s"), unique_name("s2"), unique_name("t")
-    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
-    cur.execute(f"CREATE FOREIGN TABLE {s2} (k int, y int) SERVER stream")
-    cur.execute(f"CREATE TABLE {t} (k int)")
-    with pytest.raises(psycopg.Error) as ei:
-        cur.execute(f"CREATE VIEW {unique_name('bad')} AS " + query.format(s=s, s2=s2, t=t))
-    assert ei.value.sqlstate == "0A000", ei.value
-    assert ei.value.diag.message_hint, "refusal must carry a hint"
-
-
-def test_order_by_without_limit_is_dropped(ss_conn, unique_name):
-    cur = ss_conn.cursor()
-    s, v = unique_name("s"), unique_name("v")
-    cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
-    cur.execute(f"CREATE VIEW {v} AS SELECT k, sum(x) FROM {s} GROUP BY k ORDER BY k")
-    cur.execute(f"INSERT INTO {s} VALUES (2, 1), (1, 1), (2, 3)")
-    cur.execute(f"SELECT * FROM {v} ORDER BY k")
-    assert cur.fetchall() == [(1, 1), (2, 4)]
 
 
 def test_pipelinedb_ddl_runs_unchanged(ss_conn, unique_name):

@@ -165,39 +165,6 @@ def test_stream_table_join_cv_matches_oracle(ss_conn, unique_name):
     assert ss_conn.execute(f"SELECT count(*) AS n FROM {cu}").fetchone() == (30,)
 
 
-def test_two_reads_of_cv_in_one_statement_agree(ss_server, ss_conn, unique_name):
-    s, v = unique_name("s"), unique_name("v")
-    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
-    ss_conn.execute(f"CREATE VIEW {v} AS SELECT k, count(*) AS n, sum(x) AS sx FROM {s} GROUP BY k")
-    _copy_csv(ss_conn, s, _rows(200, keys=5, seed=11))
-
-    stop = threading.Event()
-    errs: list[BaseException] = []
-
-    def writer():
-        try:
-            with psycopg.connect(ss_server.dsn, autocommit=True, connect_timeout=10) as w:
-                i = 0
-                while not stop.is_set():
-                    _copy_csv(w, s, _rows(200, keys=5, seed=100 + i))
-                    i += 1
-        except BaseException as exc:  # pragma: no cover - reported below
-            errs.append(exc)
-
-    th = threading.Thread(target=writer, daemon=True)
-    th.start()
-    try:
-        for _ in range(30):
-            rows = ss_conn.execute(f"SELECT * FROM {v} a JOIN {v} b USING (k)").fetchall()
-            assert len(rows) == 5
-            for k, an, asx, bn, bsx in rows:
-                assert (an, asx) == (bn, bsx), k
-    finally:
-        stop.set()
-        th.join(10)
-    assert not errs, errs
-
-
 def test_session_window_scan_sees_exactly_inserted_rows(ss_server, unique_name):
     s = unique_name("s")
     with psycopg.connect(ss_server.dsn, autocommit=True, connect_timeout=10) as w:
