@@ -19,7 +19,7 @@ import numpy as np
 from catalog import types as T
 from catalog.vector import Batch, Col
 from protocol import oids as O
-from protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
+from protocol.errors import Notice, PgError
 
 from .. import operators as P
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)

@@ -285,10 +285,11 @@ def test_upper_table_alter_of_used_column_is_refused(ss_conn, unique_name, sql, 
 @pytest.mark.parametrize("view", sorted(UPPER_VIEWS))
 def test_upper_table_changes_between_two_reads_are_all_visible(ss_conn, unique_name, view):
     """Several changes between reads: the view must never mistake a new table
-    version for the one its stored result was computed from."""
+    version for the one its stored result was computed from (the result used
+    to be keyed by the versions' ids, which a freed version hands on)."""
     st = Setup(ss_conn.cursor(), unique_name, UPPER_VIEWS[view])
     _upper_accepts(st, [])
-    for i in range(30):
+    for i in range(100):
         st.cur.execute(f"UPDATE {st.t} SET label = 'l{i}' WHERE k = 1")
         st.cur.execute(f"UPDATE {st.t} SET label = 'm{i}' WHERE k = 2")
         st.check()
