@@ -144,6 +144,20 @@ def apply_op(state: State, op: tuple) -> None:
         raise ValueError(f"unknown op {kind}")
 
 
+def changes_rows(state: State, op: tuple) -> bool:
+    """Whether ``op`` adds, removes or replaces rows of a table (a relayout
+    by ALTER TABLE keeps them: its DDL checks what it may change)."""
+    kind = op[0]
+    if kind == "insert":
+        return not op[2] or len(op[2][0][0]) > 0
+    if kind == "delete":
+        return len(op[2]) > 0
+    if kind == "truncate":
+        tv = state.data.get(op[1])
+        return tv is not None and tv.n_live() > 0
+    return False
+
+
 class Transaction:
     """A session's transaction: reads the committed state until it writes."""
 
@@ -183,6 +197,8 @@ class Transaction:
 
     def apply(self, op: tuple) -> None:
         st = self.for_write()
+        if self.db.guard_rows is not None and changes_rows(st, op):
+            self.db.guard_rows(self, op[1])
         if op[0] == "rel" and any(not c.oid for c in op[1].constraints):
             op = ("rel", self._number_constraints(op[1]))
         apply_op(st, op)
@@ -282,6 +298,11 @@ class Database:
         self.replay_stream: Callable[[int, list, int], None] | None = None
         self.snapshot_streams: Callable[[], object] | None = None
         self.restore_streams: Callable[[object], None] | None = None
+        #: Called as ``guard_rows(txn, table_oid)`` before any operation of a
+        #: transaction changes a table's rows, whatever statement caused it
+        #: (DML, upsert, COPY, TRUNCATE, foreign-key actions): the one place
+        #: that may refuse it (a table a continuous view read once, at CREATE).
+        self.guard_rows: Callable[["Transaction", int], None] | None = None
         self._ckpt_lock = threading.Lock()
         self._ckpt_running = threading.Lock()
         self._table_files = TableFiles(self.dir / "tables")

@@ -517,7 +517,8 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             _add_column(session, ctx, planner, rel, action)
         elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
             for c in action.args.get("tables") or action.expressions or [action.this]:
-                _drop_column(ctx, rel, ident(c.this) if isinstance(c, exp.Column) else ident(c), bool(action.args.get("exists")))
+                notices += _drop_column(session, ctx, rel, ident(c.this) if isinstance(c, exp.Column) else ident(c),
+                                        bool(action.args.get("exists")), bool(action.args.get("cascade")))
                 rel = ctx.txn.state.rels[rel.oid]
         elif isinstance(action, exp.RenameColumn):
             old = ident(action.this.this) if isinstance(action.this, exp.Column) else ident(action.this)
@@ -526,6 +527,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
                 raise PgError(UNDEFINED_COLUMN, f'column "{old}" does not exist')
             if rel.column(new) is not None:
                 raise PgError(DUPLICATE_COLUMN, f'column "{new}" of relation "{rel.name}" already exists')
+            _refuse_rename(ctx, rel, old)
             cols = tuple(ColumnDef(new if c.name == old else c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity,
                                    c.dropped, c.attnum, c.hidden) for c in rel.columns)
             cons = tuple(Constraint(c.name, c.kind, tuple(new if x == old else x for x in c.columns), c.check_sql,
@@ -535,6 +537,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             new = ident(action.this.this) if isinstance(action.this, exp.Table) else ident(action.this)
             if st.lookup(rel.schema, new) is not None:
                 raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
+            _refuse_rename(ctx, rel, None)
             ctx.txn.apply(("rel", rel.with_(name=new)))
         elif isinstance(action, exp.AlterColumn):
             _alter_column(ctx, rel, action)
@@ -544,6 +547,33 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
         else:
             raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql('postgres')[:60]}")
     return notices
+
+
+def _refuse_rename(ctx, rel, column: str | None) -> None:
+    """A continuous view keeps its query as SQL text and plans it again after
+    a restart: a relation or column name it uses must stay (PostgreSQL,
+    which keeps views as parse trees, allows the rename)."""
+    from .stream.guard import views_reading
+
+    views = views_reading(ctx.txn.state, rel, column)
+    if views:
+        kind = "stream" if rel.kind == "f" else _kind_word(rel)
+        what = f'column "{column}" of {kind} "{rel.name}"' if column is not None else f'{kind} "{rel.name}"'
+        raise PgError(FEATURE_NOT_SUPPORTED, f'cannot rename {what}: continuous view "{views[0].name}" uses it',
+                      hint="A continuous view keeps its defining query as text: drop the view, rename, "
+                           "and create the view again.")
+
+
+def _refuse_retype(ctx, rel, column: str) -> None:
+    """As PostgreSQL for any view: the view's plan (and a static table's
+    hash table) hold the column's values as they were typed."""
+    from .stream.guard import views_reading
+
+    views = views_reading(ctx.txn.state, rel, column)
+    if views:
+        raise PgError(FEATURE_NOT_SUPPORTED, "cannot alter type of a column used by a view or rule",
+                      detail=f'rule _RETURN on view {views[0].name} depends on column "{column}"',
+                      hint="Drop the continuous view, alter the column, and create the view again.")
 
 
 def _alter_column(ctx, rel, action):
@@ -568,6 +598,7 @@ def _alter_column(ctx, rel, action):
                 raise PgError("23502", f'column "{name}" of relation "{rel.name}" contains null values')
         new = replace(c, not_null=True)
     elif action.args.get("dtype") is not None:
+        _refuse_retype(ctx, rel, name)
         oid, typmod = datatype_to_oid(action.args["dtype"])
         i = rel.column_index(name)
         tv = ctx.txn.state.data[rel.oid]
@@ -608,11 +639,12 @@ def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
     ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in cols_all]))
 
 
-def _drop_column(ctx, rel, name, if_exists):
+def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
     if rel.column(name) is None:
         if if_exists:
-            return
+            return [Notice(f'column "{name}" of relation "{rel.name}" does not exist, skipping')]
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
+    notices = _drop_column_dependents(session, ctx, rel, name, cascade)
     i = rel.column_index(name)
     tv = ctx.txn.state.data.get(rel.oid)
     cols = tuple(ColumnDef(c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity, True, c.attnum, c.hidden)
@@ -624,6 +656,29 @@ def _drop_column(ctx, rel, name, if_exists):
         b, _ = tv.scan()
         keep = [c for j, c in enumerate(b.cols) if j != i]
         ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in keep]))
+    return notices
+
+
+def _drop_column_dependents(session, ctx, rel, name, cascade) -> list:
+    """Continuous views reading the column: refused as in PostgreSQL, or
+    dropped with CASCADE (with the views built on them)."""
+    from .stream.guard import views_reading
+
+    views = views_reading(ctx.txn.state, rel, name)
+    if not views:
+        return []
+    if not cascade:
+        raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
+                      f"cannot drop column {name} of {_kind_word(rel)} {rel.name} because other objects depend on it",
+                      detail="\n".join(f"view {v.name} depends on column {name} of {_kind_word(rel)} {rel.name}" for v in views),
+                      hint="Use DROP ... CASCADE to drop the dependent objects too.")
+    st = ctx.txn.state
+    doomed = []
+    for v in views:
+        doomed += [d for d in _all_dependents(st, v.oid) + [v] if d not in doomed]
+    for d in doomed:
+        _drop_rel(session, ctx, d)
+    return [_cascade_notice(doomed, None)]
 
 
 def truncate(session, ctx, planner, tree, text):
@@ -639,7 +694,6 @@ def truncate(session, ctx, planner, tree, text):
         if rel.kind != "r":
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
         ctx.txn.apply(("truncate", rel.oid))
-        session.engine.streams.table_changed(ctx, rel.oid)
     return []
 
 

@@ -414,7 +414,6 @@ def insert_batch(session, ctx, rel: Relation, rows: Batch) -> int:
                     if None not in k:
                         ui.keys[k] = base + j
                 ui.version = tv_after
-    session.engine.streams.table_changed(ctx, rel.oid)
     return rows.n
 
 
@@ -599,7 +598,6 @@ class UpdateStmt(DMLStmt):
             _check_referenced(session, ctx, self.rel, Batch(b.cols[:ncol], b.n), new)
             ctx.txn.apply(("delete", self.rel.oid, pos))
             ctx.txn.apply(("insert", self.rel.oid, [(c.data, c.null_mask()) for c in new.cols]))
-            session.engine.streams.table_changed(ctx, self.rel.oid)
         ret_batch = Batch(new.cols + b.cols[ncol + 1:], b.n) if self.ret else None
         return self.returning_result(ctx, f"UPDATE {b.n}", ret_batch)
 
@@ -667,6 +665,5 @@ class DeleteStmt(DMLStmt):
         if b.n:
             _check_referenced(session, ctx, self.rel, Batch(b.cols[:ncol], b.n), None)
             ctx.txn.apply(("delete", self.rel.oid, pos))
-            session.engine.streams.table_changed(ctx, self.rel.oid)
         ret_batch = Batch(b.cols[:ncol] + b.cols[ncol + 1:], b.n) if self.ret else None
         return self.returning_result(ctx, f"DELETE {b.n}", ret_batch)

@@ -76,6 +76,9 @@ class Result1(Op):
 
 
 class TableScan(Op):
+    pinned: tuple[tuple[int, int], ...] | None = None    # see pin_layout
+    _pinned_map: tuple | None = None
+
     def __init__(self, rel, alias: str, with_positions: bool = False) -> None:
         self.rel = rel
         self.alias = alias
@@ -85,11 +88,44 @@ class TableScan(Op):
         if with_positions:
             self.out.append(OutCol("__pos", O.INT8, hidden=True))
 
+    def pin_layout(self) -> None:
+        """Read the columns this scan was planned with whatever ALTER TABLE
+        does to the table later, for plans kept across DDL (a continuous
+        view's upper pipelines).  Columns are told apart by their place in
+        ``rel.columns``, which keeps dropped ones.  A column since dropped or
+        retyped reads as NULL: the plan does not use it (ALTER TABLE refuses
+        to change the columns a continuous view reads)."""
+        self.pinned = tuple((i, c.type_oid) for i, c in enumerate(self.rel.columns) if not c.dropped)
+
+    def _as_planned(self, ctx, batch: Batch) -> Batch:
+        cur = ctx.state.rels.get(self.rel.oid)
+        if cur is None or cur is self.rel:
+            return batch
+        if self._pinned_map is None or self._pinned_map[0] is not cur:
+            self._pinned_map = (cur, self._planned_indexes(cur))
+        cols = [batch.cols[j] if j is not None else Col(T.empty(oid, batch.n), np.ones(batch.n, bool), oid)
+                for j, (_, oid) in zip(self._pinned_map[1], self.pinned)]
+        return Batch(cols, batch.n)
+
+    def _planned_indexes(self, cur) -> list[int | None]:
+        """Where each planned column is in ``cur``'s rows (None: dropped or retyped)."""
+        live: dict[int, tuple[int, int]] = {}
+        for i, c in enumerate(cur.columns):
+            if not c.dropped:
+                live[i] = (len(live), c.type_oid)
+        out = []
+        for i, oid in self.pinned:
+            j, now = live.get(i, (None, None))
+            out.append(j if now == oid else None)
+        return out
+
     def _execute(self, ctx):
         tv = ctx.state.data.get(self.rel.oid)
         if tv is None:
             return Batch.empty(self.oids)
         batch, pos = tv.scan()
+        if self.pinned is not None:
+            batch = self._as_planned(ctx, batch)
         batch = self._fixed(batch)
         if self.with_positions:
             return Batch(batch.cols + [Col(pos, None, O.INT8)], batch.n)

@@ -278,7 +278,10 @@ class ContinuousView:
                 continue
             done.add(id(scan))
             self._split_at_grouping(holder, scan, ctx)
-        self.upper_tables = sorted({t.rel.oid for h in roots for t in _table_scans(h.child)})
+        upper_scans = [t for h in roots for t in _table_scans(h.child)]
+        self.upper_tables = sorted({t.rel.oid for t in upper_scans})
+        for t in upper_scans:
+            t.pin_layout()          # the plan outlives ALTER TABLE ADD/DROP COLUMN on these tables
         for h in roots:
             _keep_table_builds(h.child)
         hidden = _streams_in_expressions(root_holder.child)
@@ -437,7 +440,7 @@ class ContinuousView:
             # Upper pipelines read tables at query time (thesis 4.2.7), so the
             # stored result is only reusable while those tables are unchanged.
             version = (self.version, self._upper_tables_version(ctx))
-            if self.result is not None and self.result_version == version:
+            if self.result is not None and _same_version(self.result_version, version):
                 ctx.view_snapshots[self.rel.oid] = self.result
                 return self.result
             for pipes in self.pipelines.values():
@@ -451,8 +454,10 @@ class ContinuousView:
         return result
 
     def _upper_tables_version(self, ctx) -> tuple:
+        """The tables' data versions themselves, not their ids: a version
+        freed after a change could hand its id to a later one."""
         data = ctx.state.data
-        return tuple(id(data.get(oid)) for oid in self.upper_tables)
+        return tuple(data.get(oid) for oid in self.upper_tables)
 
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""
@@ -630,6 +635,12 @@ def _keep_table_builds(op, seen=None) -> None:
         op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
     for c in op.children:
         _keep_table_builds(c, seen)
+
+
+def _same_version(a, b) -> bool:
+    """(input version, table versions): table versions compare by identity."""
+    return isinstance(a, tuple) and a[0] == b[0] and len(a[1]) == len(b[1]) \
+        and all(x is y for x, y in zip(a[1], b[1]))
 
 
 def _table_scans(op) -> list:

@@ -19,11 +19,12 @@ import numpy as np
 from catalog import types as T
 from catalog.vector import Batch, Col
 from protocol import oids as O
-from protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
+from protocol.errors import Notice, PgError
 
 from .. import operators as P
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StreamScanOp
+from .guard import refuse_row_change, visible
 from .partial import (KEY_SETTING, LEDGER_SNAPSHOT_KEY, KeyedRows, Ledger, PartialRecord, check_key, merge_record,
                       register_functions)
 from .ring_buffer import RingBuffer
@@ -151,6 +152,9 @@ class StreamManager:
         self.engine = engine
         self.runtimes: dict[int, StreamRuntime] = {}
         self.views: dict[int, ContinuousView] = {}
+        # views whose CREATE VIEW has not been registered yet (uncommitted, or
+        # committed with the after-commit hook still to run), with their transaction
+        self.created: dict[int, tuple[object, ContinuousView]] = {}
         self.pending_states: dict[int, object] = {}
         self.lock = threading.RLock()
         self._replaying = False
@@ -164,6 +168,7 @@ class StreamManager:
         db.replay_stream = self._replay_stream
         db.snapshot_streams = self._snapshot
         db.restore_streams = self._restore
+        db.guard_rows = self.guard_rows
         register_functions()
 
     def replay_ctx(self, state=None):
@@ -259,7 +264,23 @@ class StreamManager:
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
         cv = ContinuousView(self, rel, plan, ctx)   # validates (raises 0A000) and runs static pipelines
-        ctx.txn.after_commit.append(lambda: self.views.__setitem__(rel.oid, cv))
+        self._forget_rolled_back()
+        self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
+        ctx.txn.after_commit.append(lambda: self._register(cv))
+
+    def _register(self, cv: ContinuousView) -> None:
+        """After the commit of its CREATE VIEW (unless a savepoint rolled it back)."""
+        if visible(self.engine.db.committed, cv):
+            self.views[cv.rel.oid] = cv
+        if self.created.get(cv.rel.oid, (None, None))[1] is cv:
+            del self.created[cv.rel.oid]
+
+    def _forget_rolled_back(self) -> None:
+        """Views of transactions that ended without committing them."""
+        committed = self.engine.db.committed
+        for oid, (txn, cv) in list(self.created.items()):
+            if not txn.writing and not visible(committed, cv):
+                self.created.pop(oid, None)
 
     def drop_view(self, oid) -> None:
         self.views.pop(oid, None)
@@ -270,16 +291,13 @@ class StreamManager:
     def alter_stream(self, oid) -> None:
         self.runtimes.pop(oid, None)
 
-    def table_changed(self, ctx, table_oid) -> None:
-        """DML on a table joined directly with a stream would make the view
-        inconsistent (thesis 4.2.7): refuse it while such a view exists."""
-        for cv in self.views.values():
-            if table_oid in cv.static_tables and cv.rel.oid in ctx.state.rels:
-                name = ctx.state.rels[table_oid].name if table_oid in ctx.state.rels else table_oid
-                raise PgError(FEATURE_NOT_SUPPORTED,
-                              f'cannot modify table "{name}": continuous view "{cv.rel.name}" joins it directly with a stream',
-                              hint="Drop the continuous view first, or join the table above the view's aggregation "
-                                   "(e.g. in a view on top of the continuous view) so changes are picked up at read time.")
+    def guard_rows(self, txn, table_oid: int) -> None:
+        """``Database.guard_rows``: every operation that changes a table's rows
+        passes here.  A table a visible view joins directly with a stream is
+        refused (guard.py); the views a transaction created itself count."""
+        if self.views or self.created:
+            views = list(self.views.values()) + [cv for _, cv in list(self.created.values())]
+            refuse_row_change(txn.state, views, table_oid)
 
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
