@@ -273,6 +273,7 @@ class ContinuousView:
             done.add(id(scan))
             self._split_at_grouping(holder, scan, ctx)
         self.upper_tables = sorted({t.rel.oid for h in roots for t in _table_scans(h.child)})
+        self.upstream_views = sorted({rel.oid for h in roots for rel in _view_sources(h.child)})
         for h in roots:
             _keep_table_builds(h.child)
         hidden = _streams_in_expressions(root_holder.child)
@@ -382,7 +383,7 @@ class ContinuousView:
             self._drain(ctx)
             # Upper pipelines read tables at query time (thesis 4.2.7), so the
             # stored result is only reusable while those tables are unchanged.
-            version = (self.version, self._upper_tables_version(ctx))
+            version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))
             if self.result is not None and self.result_version == version:
                 ctx.view_snapshots[self.rel.oid] = self.result
                 return self.result
@@ -399,6 +400,21 @@ class ContinuousView:
     def _upper_tables_version(self, ctx) -> tuple:
         data = ctx.state.data
         return tuple(id(data.get(oid)) for oid in self.upper_tables)
+
+    def _upstream_version(self, ctx) -> tuple:
+        """A view over other continuous views gets no batches of its own: its
+        stored result is only reusable while theirs are.  Reading them here
+        (cached there, and snapshotted in ``ctx`` for the plan that follows)
+        yields their current result objects, kept referenced so their ids
+        cannot be reused while compared."""
+        if not self.upstream_views:
+            return ()
+        results = []
+        for oid in self.upstream_views:
+            cv = self.manager.views.get(oid)
+            results.append(cv.read(ctx) if cv is not None else object())
+        self._upstream_results = results
+        return tuple(id(r) for r in results)
 
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""
@@ -523,6 +539,15 @@ def _keep_table_builds(op, seen=None) -> None:
         op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
     for c in op.children:
         _keep_table_builds(c, seen)
+
+
+def _view_sources(op) -> list:
+    """Continuous views read by the plan (scans of views over streams)."""
+    rel = getattr(op, "continuous_view", None)
+    out = [rel] if rel is not None else []
+    for c in op.children:
+        out += _view_sources(c)
+    return out
 
 
 def _table_scans(op) -> list:
