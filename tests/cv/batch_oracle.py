@@ -17,6 +17,8 @@ The oracle tables hold every batch (the rows plus the batch id ``b``), so
 the answer over any set of batches is the same query with each stream
 replaced by ``(SELECT cols FROM table WHERE b IN (...))``: splitstream's
 table path is the oracle.  Answers are cached per (query, set of batches).
+Batches known to be visible for good (the crash test's, once recovery
+decided them) can be settled into a base table scanned without the filter.
 """
 from __future__ import annotations
 
@@ -74,12 +76,31 @@ class Oracle:
         self.tables = tables
         self.queries: dict[str, Callable[[Callable[[str], str]], str]] = {}
         self.unordered: set[str] = set()
+        self.settled: frozenset = frozenset()
         self._cache: dict[tuple[str, frozenset], list[tuple]] = {}
 
     def create(self, types: dict[str, tuple[str, ...]]) -> None:
         for logical, (name, cols) in self.tables.items():
             spec = ", ".join(f"{c} {t}" for c, t in zip(cols, types[logical]))
             self.cur.execute(f"CREATE TABLE {name} (b int, {spec})")
+            self.cur.execute(f"CREATE TABLE {name}_base ({spec})")
+
+    def drop(self) -> None:
+        for name, _ in self.tables.values():
+            self.cur.execute(f"DROP TABLE IF EXISTS {name}")
+            self.cur.execute(f"DROP TABLE IF EXISTS {name}_base")
+
+    def settle(self, visible: frozenset) -> None:
+        """Every loaded batch is decided: ``visible`` ones stay visible in
+        every later answer (they move to the base table), the rest never
+        happened.  Later ``answer`` calls must include all of ``visible``."""
+        new = sorted(visible - self.settled) or [-1]
+        for name, cols in self.tables.values():
+            c = ", ".join(cols)
+            self.cur.execute(f"INSERT INTO {name}_base ({c}) SELECT {c} FROM {name} WHERE b IN ({', '.join(map(str, new))})")
+            self.cur.execute(f"DELETE FROM {name}")
+        self.settled = frozenset(visible)
+        self._cache.clear()
 
     def load(self, batches: Iterable[Insert]) -> None:
         by_stream: dict[str, list[Insert]] = {}
@@ -95,8 +116,12 @@ class Oracle:
     def relation(self, logical: str, bids: frozenset) -> str:
         """The oracle stand-in for a stream holding exactly the batches ``bids``."""
         name, cols = self.tables[logical]
-        mine = sorted(bids) or [-1]
-        return f"(SELECT {', '.join(cols)} FROM {name} WHERE b IN ({', '.join(map(str, mine))}))"
+        assert self.settled <= bids, "settled batches are visible in every later answer"
+        c = ", ".join(cols)
+        mine = ", ".join(map(str, sorted(bids - self.settled) or [-1]))
+        if not self.settled:
+            return f"(SELECT {c} FROM {name} WHERE b IN ({mine}))"
+        return f"(SELECT {c} FROM {name}_base UNION ALL SELECT {c} FROM {name} WHERE b IN ({mine}))"
 
     def register(self, key: str, render: Callable[[Callable[[str], str]], str], ordered: bool = True) -> None:
         """``render(stream_sql)``: the query's oracle text, given a function that

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from .batch_oracle import Insert, Oracle, Read
+from .oracle import rows
 
 WRITERS = 3
 READERS = 2
@@ -178,14 +179,11 @@ class Example:
             self.cur.execute(f"DROP VIEW IF EXISTS {v}")
         for s in self.streams.values():
             self.cur.execute(f"DROP FOREIGN TABLE IF EXISTS {s}")
-        for name, _ in self.oracle.tables.values():
-            self.cur.execute(f"DROP TABLE IF EXISTS {name}")
+        self.oracle.drop()
         self.cur.execute(f"DROP TABLE IF EXISTS {self.table}")
 
 
 def _timed_read(cur, q: Query, who: str) -> Read:
-    from .oracle import rows
-
     t0 = time.monotonic()
     got = rows(cur, q.sql)
     return Read(q.key, t0, time.monotonic(), got, who)
@@ -250,7 +248,7 @@ GROUPS = 4
 
 
 @pytest.mark.parametrize("group", range(GROUPS))
-@settings(max_examples=12, deadline=None,
+@settings(max_examples=18, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(extra=st.lists(st.sampled_from(sorted(SHAPES)), max_size=2, unique=True),
        c=st.integers(-20, 20), steps=st.lists(step, min_size=6, max_size=40),
@@ -290,8 +288,8 @@ def _plan(steps, big: bool, seed: int) -> tuple[list[Insert], list[list]]:
         plans[w].append(("insert", b, copy))
     if big:
         rng = random.Random(seed)
-        rows = [(rng.randrange(12), rng.randrange(-50, 50), rng.randrange(-5, 5)) for _ in range(BIG_ROWS)]
-        b = Insert(len(inserts), "s", rows, rng.randrange(WRITERS))
+        data = [(rng.randrange(12), rng.randrange(-50, 50), rng.randrange(-5, 5)) for _ in range(BIG_ROWS)]
+        b = Insert(len(inserts), "s", data, rng.randrange(WRITERS))
         inserts.append(b)
         plan = plans[b.writer]
         plan.insert(rng.randrange(len(plan) + 1), ("insert", b, True))
