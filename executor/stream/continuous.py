@@ -282,6 +282,7 @@ class ContinuousView:
         self.upper_tables = sorted({t.rel.oid for t in upper_scans})
         for t in upper_scans:
             t.pin_layout()          # the plan outlives ALTER TABLE ADD/DROP COLUMN on these tables
+        self.upstream_views = sorted({rel.oid for h in roots for rel in _view_sources(h.child)})
         for h in roots:
             _keep_table_builds(h.child)
         hidden = _streams_in_expressions(root_holder.child)
@@ -439,7 +440,7 @@ class ContinuousView:
             self._drain(ctx)
             # Upper pipelines read tables at query time (thesis 4.2.7), so the
             # stored result is only reusable while those tables are unchanged.
-            version = (self.version, self._upper_tables_version(ctx))
+            version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))
             if self.result is not None and _same_version(self.result_version, version):
                 ctx.view_snapshots[self.rel.oid] = self.result
                 return self.result
@@ -458,6 +459,16 @@ class ContinuousView:
         freed after a change could hand its id to a later one."""
         data = ctx.state.data
         return tuple(data.get(oid) for oid in self.upper_tables)
+
+    def _upstream_version(self, ctx) -> tuple:
+        """A view over other continuous views gets no batches of its own: its
+        stored result is only reusable while theirs are.  Reading them here
+        (cached there, and snapshotted in ``ctx`` for the plan that follows)
+        yields their current result objects, compared by identity."""
+        if not self.upstream_views:
+            return ()
+        views = [self.manager.views.get(oid) for oid in self.upstream_views]
+        return tuple(cv.read(ctx) if cv is not None else object() for cv in views)
 
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""
@@ -638,9 +649,19 @@ def _keep_table_builds(op, seen=None) -> None:
 
 
 def _same_version(a, b) -> bool:
-    """(input version, table versions): table versions compare by identity."""
-    return isinstance(a, tuple) and a[0] == b[0] and len(a[1]) == len(b[1]) \
-        and all(x is y for x, y in zip(a[1], b[1]))
+    """(input version, table versions, upstream view results): the last two
+    compare by identity (objects kept referenced, so no id can be reused)."""
+    return isinstance(a, tuple) and a[0] == b[0] and all(
+        len(x) == len(y) and all(p is q for p, q in zip(x, y)) for x, y in zip(a[1:], b[1:]))
+
+
+def _view_sources(op) -> list:
+    """Continuous views read by the plan (scans of views over streams)."""
+    rel = getattr(op, "continuous_view", None)
+    out = [rel] if rel is not None else []
+    for c in op.children:
+        out += _view_sources(c)
+    return out
 
 
 def _table_scans(op) -> list:
