@@ -156,18 +156,24 @@ def _expr_refs(exprs) -> set[int] | None:
 
 
 def _held_exprs(node) -> list:
-    from .. import expr as X
+    return _exprs_in(vars(node).values())
 
-    found = []
-    for v in vars(node).values():
-        stack = [v]
-        while stack:
-            x = stack.pop()
-            if isinstance(x, X.Expr):
-                found.append(x)
-            elif isinstance(x, (list, tuple)):
-                stack.extend(x)
-    return found
+
+def _exprs_in(values) -> list:
+    """Expressions among ``values``, looking into lists, tuples and aggregate specs."""
+    from .. import expr as X
+    from ..aggregates import AggSpec
+
+    out, stack = [], list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, X.Expr):
+            out.append(v)
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, AggSpec):
+            stack.extend(vars(v).values())
+    return out
 
 
 def needed_columns(ops: list, agg) -> tuple[set[int] | None, dict]:
@@ -561,19 +567,7 @@ def _operator_words(node) -> str:
 def _op_exprs(op) -> list:
     """The expressions an operator holds (keys, predicates, projections,
     aggregate arguments and filters), not those of its children."""
-    from .. import expr as X
-    from ..aggregates import AggSpec
-
-    out, stack = [], [v for k, v in vars(op).items() if k != "children"]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, X.Expr):
-            out.append(v)
-        elif isinstance(v, (list, tuple)):
-            stack.extend(v)
-        elif isinstance(v, AggSpec):
-            stack.extend(vars(v).values())
-    return out
+    return _exprs_in(v for k, v in vars(op).items() if k != "children")
 
 
 def _reads_outer_row(op, depth: int) -> bool:
