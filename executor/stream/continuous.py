@@ -400,7 +400,7 @@ class ContinuousView:
                                   "that cannot be unnested",
                           hint="Move the stream into the FROM clause: aggregate it in a subquery grouped by the "
                                "correlation keys (with equality conditions) and join that subquery instead.")
-        for sq in _subqueries_below(agg):
+        for sq in _subquery_exprs(agg, set(), _op_exprs):   # aggregate arguments and filters too
             if id(sq.plan) in self._stream_plans:
                 raise PgError(REFUSE, f'continuous view "{view}" filters or computes stream "{name}" before grouping '
                                       "with a subquery that reads a stream",
@@ -525,22 +525,31 @@ class _Root(P.Op):
         self.out = child.out
 
 
-def _subquery_exprs(op, seen: set) -> list:
-    """SubqueryExpr nodes in the expressions of ``op`` and of its subtree."""
+def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
+    """SubqueryExpr nodes in the expressions of ``op`` and of its subtree,
+    each operator once.  ``exprs_of(op)`` lists an operator's expressions;
+    by default those it holds directly, in lists, or first in tuples."""
     from .. import expr as X
 
     if id(op) in seen:
         return []
     seen.add(id(op))
+    out = [n for e in (exprs_of or _listed_exprs)(op) for n in e.walk() if isinstance(n, X.SubqueryExpr)]
+    for c in op.children:
+        out += _subquery_exprs(c, seen, exprs_of)
+    return out
+
+
+def _listed_exprs(op) -> list:
+    from .. import expr as X
+
     out = []
     for v in vars(op).values():
         for e in (v if isinstance(v, list) else [v]):
             if isinstance(e, tuple):
                 e = e[0] if e else None
             if isinstance(e, X.Expr):
-                out += [n for n in e.walk() if isinstance(n, X.SubqueryExpr)]
-    for c in op.children:
-        out += _subquery_exprs(c, seen)
+                out.append(e)
     return out
 
 
@@ -584,16 +593,6 @@ def _reads_outer_row(op, depth: int) -> bool:
                 return True
     return any(_reads_outer_row(c, depth + 1 if isinstance(op, P.LateralJoin) and c is op.right else depth)
                for c in op.children)
-
-
-def _subqueries_below(op) -> list:
-    """SubqueryExpr nodes held by ``op`` and its subtree (not nested ones)."""
-    from .. import expr as X
-
-    out = [n for e in _op_exprs(op) for n in e.walk() if isinstance(n, X.SubqueryExpr)]
-    for c in op.children:
-        out += _subqueries_below(c)
-    return out
 
 
 def _streams_in_expressions(op) -> list:
