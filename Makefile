@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 run: install
-	$(PY) -m server serve --host 127.0.0.1 --port 5433 --data-dir ./data
+	$(PY) -m splitstream serve --host 127.0.0.1 --port 5433 --data-dir ./data
 
 # The query suites again with each executor backend forced (issue: identical
 # results on the vectorised and the LLVM backend).

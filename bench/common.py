@@ -64,10 +64,10 @@ def stop_postgres(d: str) -> None:
 
 def start_splitstream(port: int, fsync: str = "on", extra: list[str] | None = None,
                       log: str | None = None) -> tuple[subprocess.Popen, str]:
-    """python -m server serve on a fresh data directory; returns (process, data dir)."""
+    """python -m splitstream serve on a fresh data directory; returns (process, data dir)."""
     d = tempfile.mkdtemp(prefix="bench-ss-")
     out = open(log, "ab") if log else subprocess.DEVNULL
-    p = subprocess.Popen([sys.executable, "-m", "server", "serve", "--port", str(port), "--data-dir", d,
+    p = subprocess.Popen([sys.executable, "-m", "splitstream", "serve", "--port", str(port), "--data-dir", d,
                           "--fsync", fsync, "--log-level", "WARNING", "--max-connections", "1000", *(extra or [])],
                          stdout=out, stderr=out, cwd=ROOT)
     try:

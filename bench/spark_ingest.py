@@ -120,7 +120,7 @@ def main(argv=None) -> int:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from connectors.spark import write
+    from splitstream.connectors.spark import write
 
     t = time.perf_counter()
     spark = (SparkSession.builder.master("local[2]").appName("splitstream-bench")

@@ -97,8 +97,8 @@ class Pipeline:
     """The YSB continuous view, instantiated by the real engine."""
 
     def __init__(self) -> None:
-        from executor.context import SessionInfo
-        from executor.engine import Engine
+        from splitstream.executor.context import SessionInfo
+        from splitstream.executor.engine import Engine
 
         self.engine = Engine(tempfile.mkdtemp(prefix="ysb") + "/data", fsync=False)
         self.engine.open()
@@ -113,9 +113,9 @@ class Pipeline:
         self.nstream_cols = len(self.pipe.scan.out)
 
     def ctx(self, backend: str):
-        from executor.context import ExecContext, SessionInfo
-        from catalog.database import Transaction
-        from executor.engine import DEFAULT_SETTINGS
+        from splitstream.executor.context import ExecContext, SessionInfo
+        from splitstream.catalog.database import Transaction
+        from splitstream.executor.engine import DEFAULT_SETTINGS
 
         settings = dict(DEFAULT_SETTINGS)
         settings["executor_backend"] = backend
@@ -123,21 +123,21 @@ class Pipeline:
                            session=SessionInfo(settings=settings), engine=self.engine)
 
     def to_batch(self, et, camp, t, val):
-        from catalog.vector import Batch, Col
-        from protocol import oids as O
+        from splitstream.catalog.vector import Batch, Col
+        from splitstream.protocol import oids as type_oids
 
         n = len(et)
-        cols = [Col(et, None, O.INT2), Col(camp, None, O.INT8 if KEY_TYPE == "bigint" else O.INT4),
-                Col(t, None, O.INT8), Col(val, None, O.INT4)]
+        cols = [Col(et, None, type_oids.INT2), Col(camp, None, type_oids.INT8 if KEY_TYPE == "bigint" else type_oids.INT4),
+                Col(t, None, type_oids.INT8), Col(val, None, type_oids.INT4)]
         while len(cols) < self.nstream_cols:           # arrival_timestamp (not read by the view)
-            cols.append(Col(np.zeros(n, "datetime64[us]"), None, O.TIMESTAMPTZ))
+            cols.append(Col(np.zeros(n, "datetime64[us]"), None, type_oids.TIMESTAMPTZ))
         return Batch(cols, n)
 
 
 def run_engine(batches, backend: str, variant: str | None, threads: int, check: dict | None):
     """Returns (seconds, events, compile_ms, variant_seen, emit seconds,
     (process CPU seconds, process CPU seconds without the emissions))."""
-    from executor.llvm import jit, runtime
+    from splitstream.executor.llvm import jit, runtime
 
     p = Pipeline()
     pipe = p.pipe
@@ -226,9 +226,9 @@ TPCH_VIEWS = (
 
 def pipeline_shapes() -> list:
     """(name, Shape) of the YSB pipeline and the TPC-H-like ones, planned by the real engine."""
-    from executor.context import SessionInfo
-    from executor.engine import Engine
-    from executor.llvm.runtime import CompiledSink
+    from splitstream.executor.context import SessionInfo
+    from splitstream.executor.engine import Engine
+    from splitstream.executor.llvm.runtime import CompiledSink
 
     p = Pipeline()
     out = [(f"YSB (1 key {KEY_TYPE}, 1 conjunct, sum)", CompiledSink(p.pipe.ops, p.pipe.agg).plan.shape)]
@@ -263,7 +263,7 @@ def compile_latency(reps: int = 10) -> list:
     variant) runs: a pipeline waits for at most the one background compile
     already running (foreground compiles go first).  Returns
     [(name, variant, [(wall, cpu, tier-2 cpu)], [queued wall])]."""
-    from executor.llvm import jit
+    from splitstream.executor.llvm import jit
 
     shapes = pipeline_shapes()
     jit.drain()
@@ -446,9 +446,9 @@ def parallel_probe(reps: int = 3) -> dict:
     per run the CPUs used (thread CPU time / wall).  Best of ``reps``."""
     import threading
 
-    from executor.llvm import jit
-    from executor.llvm.runtime import CompiledSink
-    from executor.llvm.table import NativeTable
+    from splitstream.executor.llvm import jit
+    from splitstream.executor.llvm.runtime import CompiledSink
+    from splitstream.executor.llvm.table import NativeTable
 
     p = Pipeline()
     shape = CompiledSink(p.pipe.ops, p.pipe.agg).plan.shape

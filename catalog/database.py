@@ -23,8 +23,8 @@ from typing import Callable
 
 import numpy as np
 
-from protocol import errors as E
-from protocol.errors import PgError
+from splitstream.protocol import errors
+from splitstream.protocol.errors import PgError
 
 from .objects import Relation, Role, Schema
 from .checkpoint_files import TableFiles, write_durably
@@ -232,7 +232,7 @@ class Transaction:
                 self.savepoints[i] = (name, snap, nops)
                 self.failed = False
                 return
-        raise PgError(E.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
+        raise PgError(errors.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
 
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
@@ -374,7 +374,7 @@ class Database:
                 v = last + rel.seq_increment
                 if v > rel.seq_max or v < rel.seq_min:
                     if not rel.seq_cycle:
-                        raise PgError(E.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
+                        raise PgError(errors.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
                                       f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
                     v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
             self.sequences[oid] = [v, True]

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import types as T
+from . import types as sqltypes
 from .vector import Batch, Col
 
 MIN_CHUNK = 1024
@@ -27,7 +27,7 @@ class Chunk:
     __slots__ = ("cols", "nulls", "capacity", "filled")
 
     def __init__(self, oids: list[int], capacity: int) -> None:
-        self.cols = [T.empty(o, capacity) for o in oids]
+        self.cols = [sqltypes.empty(o, capacity) for o in oids]
         self.nulls = [np.zeros(capacity, dtype=bool) for _ in oids]
         self.capacity = capacity
         self.filled = 0

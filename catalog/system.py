@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from protocol import oids as O
+from splitstream.protocol import oids as type_oids
 
-from . import types as T
+from . import types as sqltypes
 from .definitions import constraint_oid, index_def
 from .vector import Batch, Col
 
@@ -95,7 +95,7 @@ def ns_oid(state, schema: str) -> int:
 RELKIND = {"r": "r", "f": "f", "v": "v", "S": "S", "i": "i"}
 
 
-@table("pg_catalog", "pg_namespace", [("oid", O.OID), ("nspname", O.NAME), ("nspowner", O.OID), ("nspacl", O.TEXT)])
+@table("pg_catalog", "pg_namespace", [("oid", type_oids.OID), ("nspname", type_oids.NAME), ("nspowner", type_oids.OID), ("nspacl", type_oids.TEXT)])
 def _pg_namespace(state, ctx):
     used = {r.schema for r in state.rels.values()}
     for s in state.schemas.values():
@@ -106,14 +106,14 @@ def _pg_namespace(state, ctx):
 
 
 @table("pg_catalog", "pg_class", [
-    ("oid", O.OID), ("relname", O.NAME), ("relnamespace", O.OID), ("reltype", O.OID), ("reloftype", O.OID),
-    ("relowner", O.OID), ("relam", O.OID), ("relfilenode", O.OID), ("reltablespace", O.OID), ("relpages", O.INT4),
-    ("reltuples", O.FLOAT4), ("relallvisible", O.INT4), ("reltoastrelid", O.OID), ("relhasindex", O.BOOL),
-    ("relisshared", O.BOOL), ("relpersistence", O.CHAR), ("relkind", O.CHAR), ("relnatts", O.INT2),
-    ("relchecks", O.INT2), ("relhasrules", O.BOOL), ("relhastriggers", O.BOOL), ("relhassubclass", O.BOOL),
-    ("relrowsecurity", O.BOOL), ("relforcerowsecurity", O.BOOL), ("relispopulated", O.BOOL),
-    ("relreplident", O.CHAR), ("relispartition", O.BOOL), ("relrewrite", O.OID), ("relfrozenxid", O.XID),
-    ("relminmxid", O.XID), ("relacl", O.TEXT), ("reloptions", O.ARRAY_OF[O.TEXT]), ("relpartbound", O.TEXT),
+    ("oid", type_oids.OID), ("relname", type_oids.NAME), ("relnamespace", type_oids.OID), ("reltype", type_oids.OID), ("reloftype", type_oids.OID),
+    ("relowner", type_oids.OID), ("relam", type_oids.OID), ("relfilenode", type_oids.OID), ("reltablespace", type_oids.OID), ("relpages", type_oids.INT4),
+    ("reltuples", type_oids.FLOAT4), ("relallvisible", type_oids.INT4), ("reltoastrelid", type_oids.OID), ("relhasindex", type_oids.BOOL),
+    ("relisshared", type_oids.BOOL), ("relpersistence", type_oids.CHAR), ("relkind", type_oids.CHAR), ("relnatts", type_oids.INT2),
+    ("relchecks", type_oids.INT2), ("relhasrules", type_oids.BOOL), ("relhastriggers", type_oids.BOOL), ("relhassubclass", type_oids.BOOL),
+    ("relrowsecurity", type_oids.BOOL), ("relforcerowsecurity", type_oids.BOOL), ("relispopulated", type_oids.BOOL),
+    ("relreplident", type_oids.CHAR), ("relispartition", type_oids.BOOL), ("relrewrite", type_oids.OID), ("relfrozenxid", type_oids.XID),
+    ("relminmxid", type_oids.XID), ("relacl", type_oids.TEXT), ("reloptions", type_oids.ARRAY_OF[type_oids.TEXT]), ("relpartbound", type_oids.TEXT),
 ])
 def _pg_class(state, ctx):
     fk_rels = set()
@@ -133,61 +133,61 @@ def _pg_class(state, ctx):
 
 
 @table("pg_catalog", "pg_attribute", [
-    ("attrelid", O.OID), ("attname", O.NAME), ("atttypid", O.OID), ("attstattarget", O.INT4), ("attlen", O.INT2),
-    ("attnum", O.INT2), ("attndims", O.INT4), ("attcacheoff", O.INT4), ("atttypmod", O.INT4), ("attbyval", O.BOOL),
-    ("attalign", O.CHAR), ("attstorage", O.CHAR), ("attcompression", O.CHAR), ("attnotnull", O.BOOL),
-    ("atthasdef", O.BOOL), ("atthasmissing", O.BOOL), ("attidentity", O.CHAR), ("attgenerated", O.CHAR),
-    ("attisdropped", O.BOOL), ("attislocal", O.BOOL), ("attinhcount", O.INT4), ("attcollation", O.OID),
-    ("attacl", O.TEXT), ("attoptions", O.TEXT), ("attfdwoptions", O.TEXT),
+    ("attrelid", type_oids.OID), ("attname", type_oids.NAME), ("atttypid", type_oids.OID), ("attstattarget", type_oids.INT4), ("attlen", type_oids.INT2),
+    ("attnum", type_oids.INT2), ("attndims", type_oids.INT4), ("attcacheoff", type_oids.INT4), ("atttypmod", type_oids.INT4), ("attbyval", type_oids.BOOL),
+    ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
+    ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
+    ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
+    ("attacl", type_oids.TEXT), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
         for i, c in enumerate(r.live_columns):
             if c.hidden:
                 continue
-            coll = 100 if T.is_string(c.type_oid) else 0
-            yield (r.oid, c.name, c.type_oid, -1, T.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in O.ELEMENT_OF else 0,
-                   -1, c.typmod, c.type_oid in (O.INT4, O.INT2, O.INT8, O.BOOL, O.FLOAT4, O.FLOAT8, O.DATE), "i", "p", "",
+            coll = 100 if sqltypes.is_string(c.type_oid) else 0
+            yield (r.oid, c.name, c.type_oid, -1, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in type_oids.ELEMENT_OF else 0,
+                   -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i", "p", "",
                    c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll, None, None, None)
 
 
 def _type_rows():
     seen = set()
-    for oid, name in T.TYPE_NAMES.items():
+    for oid, name in sqltypes.TYPE_NAMES.items():
         if oid in seen:
             continue
         seen.add(oid)
-        elem = O.ELEMENT_OF.get(oid, 0)
-        arr = O.ARRAY_OF.get(oid, 0)
-        cat = "A" if elem else {O.BOOL: "B", O.DATE: "D", O.TIMESTAMP: "D", O.TIMESTAMPTZ: "D", O.TIME: "D",
-                                 O.INTERVAL: "T", O.TEXT: "S", O.VARCHAR: "S", O.BPCHAR: "S", O.NAME: "S",
-                                 O.JSON: "U", O.JSONB: "U", O.UUID: "U", O.BYTEA: "U"}.get(oid, "N" if oid in O.NUMERIC_TYPES else "U")
+        elem = type_oids.ELEMENT_OF.get(oid, 0)
+        arr = type_oids.ARRAY_OF.get(oid, 0)
+        cat = "A" if elem else {type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D",
+                                 type_oids.INTERVAL: "T", type_oids.TEXT: "S", type_oids.VARCHAR: "S", type_oids.BPCHAR: "S", type_oids.NAME: "S",
+                                 type_oids.JSON: "U", type_oids.JSONB: "U", type_oids.UUID: "U", type_oids.BYTEA: "U"}.get(oid, "N" if oid in type_oids.NUMERIC_TYPES else "U")
         yield oid, name, elem, arr, cat
 
 
 @table("pg_catalog", "pg_type", [
-    ("oid", O.OID), ("typname", O.NAME), ("typnamespace", O.OID), ("typowner", O.OID), ("typlen", O.INT2),
-    ("typbyval", O.BOOL), ("typtype", O.CHAR), ("typcategory", O.CHAR), ("typispreferred", O.BOOL),
-    ("typisdefined", O.BOOL), ("typdelim", O.CHAR), ("typrelid", O.OID), ("typsubscript", O.OID), ("typelem", O.OID),
-    ("typarray", O.OID), ("typinput", O.REGPROC), ("typoutput", O.REGPROC), ("typreceive", O.REGPROC),
-    ("typsend", O.REGPROC), ("typmodin", O.REGPROC), ("typmodout", O.REGPROC), ("typanalyze", O.REGPROC),
-    ("typalign", O.CHAR), ("typstorage", O.CHAR), ("typnotnull", O.BOOL), ("typbasetype", O.OID),
-    ("typtypmod", O.INT4), ("typndims", O.INT4), ("typcollation", O.OID), ("typdefaultbin", O.TEXT),
-    ("typdefault", O.TEXT), ("typacl", O.TEXT),
+    ("oid", type_oids.OID), ("typname", type_oids.NAME), ("typnamespace", type_oids.OID), ("typowner", type_oids.OID), ("typlen", type_oids.INT2),
+    ("typbyval", type_oids.BOOL), ("typtype", type_oids.CHAR), ("typcategory", type_oids.CHAR), ("typispreferred", type_oids.BOOL),
+    ("typisdefined", type_oids.BOOL), ("typdelim", type_oids.CHAR), ("typrelid", type_oids.OID), ("typsubscript", type_oids.OID), ("typelem", type_oids.OID),
+    ("typarray", type_oids.OID), ("typinput", type_oids.REGPROC), ("typoutput", type_oids.REGPROC), ("typreceive", type_oids.REGPROC),
+    ("typsend", type_oids.REGPROC), ("typmodin", type_oids.REGPROC), ("typmodout", type_oids.REGPROC), ("typanalyze", type_oids.REGPROC),
+    ("typalign", type_oids.CHAR), ("typstorage", type_oids.CHAR), ("typnotnull", type_oids.BOOL), ("typbasetype", type_oids.OID),
+    ("typtypmod", type_oids.INT4), ("typndims", type_oids.INT4), ("typcollation", type_oids.OID), ("typdefaultbin", type_oids.TEXT),
+    ("typdefault", type_oids.TEXT), ("typacl", type_oids.TEXT),
 ])
 def _pg_type(state, ctx):
     for oid, name, elem, arr, cat in _type_rows():
-        yield (oid, name, 11, 10, T.TYPLEN.get(oid, -1), oid in (O.INT4, O.INT2, O.INT8, O.BOOL, O.FLOAT8, O.FLOAT4, O.DATE),
-               "p" if oid in (O.VOID, O.RECORD, O.UNKNOWN, O.ANY) else "b", cat, oid in (O.TEXT, O.FLOAT8, O.BOOL, O.TIMESTAMPTZ),
-               True, ",", 0, 0, elem, arr, 0, 0, 0, 0, 0, 0, 0, "i", "p", False, 0, -1, 0, 100 if T.is_string(oid) else 0,
+        yield (oid, name, 11, 10, sqltypes.TYPLEN.get(oid, -1), oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT8, type_oids.FLOAT4, type_oids.DATE),
+               "p" if oid in (type_oids.VOID, type_oids.RECORD, type_oids.UNKNOWN, type_oids.ANY) else "b", cat, oid in (type_oids.TEXT, type_oids.FLOAT8, type_oids.BOOL, type_oids.TIMESTAMPTZ),
+               True, ",", 0, 0, elem, arr, 0, 0, 0, 0, 0, 0, 0, "i", "p", False, 0, -1, 0, 100 if sqltypes.is_string(oid) else 0,
                None, None, None)
 
 
 @table("pg_catalog", "pg_database", [
-    ("oid", O.OID), ("datname", O.NAME), ("datdba", O.OID), ("encoding", O.INT4), ("datlocprovider", O.CHAR),
-    ("datistemplate", O.BOOL), ("datallowconn", O.BOOL), ("datconnlimit", O.INT4), ("datlastsysoid", O.OID),
-    ("datfrozenxid", O.XID), ("datminmxid", O.XID), ("dattablespace", O.OID), ("datcollate", O.TEXT),
-    ("datctype", O.TEXT), ("daticulocale", O.TEXT), ("datcollversion", O.TEXT), ("datacl", O.ARRAY_OF[O.TEXT]),
+    ("oid", type_oids.OID), ("datname", type_oids.NAME), ("datdba", type_oids.OID), ("encoding", type_oids.INT4), ("datlocprovider", type_oids.CHAR),
+    ("datistemplate", type_oids.BOOL), ("datallowconn", type_oids.BOOL), ("datconnlimit", type_oids.INT4), ("datlastsysoid", type_oids.OID),
+    ("datfrozenxid", type_oids.XID), ("datminmxid", type_oids.XID), ("dattablespace", type_oids.OID), ("datcollate", type_oids.TEXT),
+    ("datctype", type_oids.TEXT), ("daticulocale", type_oids.TEXT), ("datcollversion", type_oids.TEXT), ("datacl", type_oids.ARRAY_OF[type_oids.TEXT]),
 ])
 def _pg_database(state, ctx):
     yield (5, "postgres", 10, 6, "c", False, True, -1, 0, 0, 0, 1663, "C", "C", None, None, None)
@@ -196,10 +196,10 @@ def _pg_database(state, ctx):
 
 
 @table("pg_catalog", "pg_roles", [
-    ("rolname", O.NAME), ("rolsuper", O.BOOL), ("rolinherit", O.BOOL), ("rolcreaterole", O.BOOL),
-    ("rolcreatedb", O.BOOL), ("rolcanlogin", O.BOOL), ("rolreplication", O.BOOL), ("rolconnlimit", O.INT4),
-    ("rolpassword", O.TEXT), ("rolvaliduntil", O.TIMESTAMPTZ), ("rolbypassrls", O.BOOL), ("rolconfig", O.ARRAY_OF[O.TEXT]),
-    ("oid", O.OID),
+    ("rolname", type_oids.NAME), ("rolsuper", type_oids.BOOL), ("rolinherit", type_oids.BOOL), ("rolcreaterole", type_oids.BOOL),
+    ("rolcreatedb", type_oids.BOOL), ("rolcanlogin", type_oids.BOOL), ("rolreplication", type_oids.BOOL), ("rolconnlimit", type_oids.INT4),
+    ("rolpassword", type_oids.TEXT), ("rolvaliduntil", type_oids.TIMESTAMPTZ), ("rolbypassrls", type_oids.BOOL), ("rolconfig", type_oids.ARRAY_OF[type_oids.TEXT]),
+    ("oid", type_oids.OID),
 ])
 def _pg_roles(state, ctx):
     for r in state.roles.values():
@@ -209,18 +209,18 @@ def _pg_roles(state, ctx):
            PG_DATABASE_OWNER)
 
 
-@table("pg_catalog", "pg_settings", [("name", O.TEXT), ("setting", O.TEXT), ("unit", O.TEXT), ("category", O.TEXT),
-                                     ("short_desc", O.TEXT), ("context", O.TEXT), ("vartype", O.TEXT), ("source", O.TEXT)])
+@table("pg_catalog", "pg_settings", [("name", type_oids.TEXT), ("setting", type_oids.TEXT), ("unit", type_oids.TEXT), ("category", type_oids.TEXT),
+                                     ("short_desc", type_oids.TEXT), ("context", type_oids.TEXT), ("vartype", type_oids.TEXT), ("source", type_oids.TEXT)])
 def _pg_settings(state, ctx):
     for k, v in sorted(ctx.session.settings.items()):
         yield (k, v, None, "splitstream", "", "user", "string", "session")
 
 
 @table("information_schema", "tables", [
-    ("table_catalog", O.NAME), ("table_schema", O.NAME), ("table_name", O.NAME), ("table_type", O.TEXT),
-    ("self_referencing_column_name", O.NAME), ("reference_generation", O.TEXT), ("user_defined_type_catalog", O.NAME),
-    ("user_defined_type_schema", O.NAME), ("user_defined_type_name", O.NAME), ("is_insertable_into", O.TEXT),
-    ("is_typed", O.TEXT), ("commit_action", O.TEXT),
+    ("table_catalog", type_oids.NAME), ("table_schema", type_oids.NAME), ("table_name", type_oids.NAME), ("table_type", type_oids.TEXT),
+    ("self_referencing_column_name", type_oids.NAME), ("reference_generation", type_oids.TEXT), ("user_defined_type_catalog", type_oids.NAME),
+    ("user_defined_type_schema", type_oids.NAME), ("user_defined_type_name", type_oids.NAME), ("is_insertable_into", type_oids.TEXT),
+    ("is_typed", type_oids.TEXT), ("commit_action", type_oids.TEXT),
 ])
 def _is_tables(state, ctx):
     for r in state.rels.values():
@@ -231,25 +231,25 @@ def _is_tables(state, ctx):
 
 
 @table("information_schema", "columns", [
-    ("table_catalog", O.NAME), ("table_schema", O.NAME), ("table_name", O.NAME), ("column_name", O.NAME),
-    ("ordinal_position", O.INT4), ("column_default", O.TEXT), ("is_nullable", O.TEXT), ("data_type", O.TEXT),
-    ("character_maximum_length", O.INT4), ("numeric_precision", O.INT4), ("numeric_scale", O.INT4),
-    ("datetime_precision", O.INT4), ("udt_name", O.NAME), ("is_identity", O.TEXT), ("is_generated", O.TEXT),
+    ("table_catalog", type_oids.NAME), ("table_schema", type_oids.NAME), ("table_name", type_oids.NAME), ("column_name", type_oids.NAME),
+    ("ordinal_position", type_oids.INT4), ("column_default", type_oids.TEXT), ("is_nullable", type_oids.TEXT), ("data_type", type_oids.TEXT),
+    ("character_maximum_length", type_oids.INT4), ("numeric_precision", type_oids.INT4), ("numeric_scale", type_oids.INT4),
+    ("datetime_precision", type_oids.INT4), ("udt_name", type_oids.NAME), ("is_identity", type_oids.TEXT), ("is_generated", type_oids.TEXT),
 ])
 def _is_columns(state, ctx):
     for r in state.rels.values():
         if r.kind not in ("r", "v", "f"):
             continue
         for i, c in enumerate(r.visible_columns):
-            prec = {O.INT2: 16, O.INT4: 32, O.INT8: 64, O.FLOAT4: 24, O.FLOAT8: 53}.get(c.type_oid)
+            prec = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64, type_oids.FLOAT4: 24, type_oids.FLOAT8: 53}.get(c.type_oid)
             yield ("postgres", r.schema, r.name, c.name, i + 1, _default_text(c), "NO" if c.not_null else "YES",
-                   T.format_type(c.type_oid) if c.type_oid not in O.ELEMENT_OF else "ARRAY",
-                   (c.typmod - 4) if c.typmod > 0 and c.type_oid in (O.VARCHAR, O.BPCHAR) else None,
-                   prec, 0 if c.type_oid in (O.INT2, O.INT4, O.INT8) else None, None, T.type_name(c.type_oid),
+                   sqltypes.format_type(c.type_oid) if c.type_oid not in type_oids.ELEMENT_OF else "ARRAY",
+                   (c.typmod - 4) if c.typmod > 0 and c.type_oid in (type_oids.VARCHAR, type_oids.BPCHAR) else None,
+                   prec, 0 if c.type_oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8) else None, None, sqltypes.type_name(c.type_oid),
                    "YES" if c.identity else "NO", "NEVER")
 
 
-@table("information_schema", "schemata", [("catalog_name", O.NAME), ("schema_name", O.NAME), ("schema_owner", O.NAME)])
+@table("information_schema", "schemata", [("catalog_name", type_oids.NAME), ("schema_name", type_oids.NAME), ("schema_owner", type_oids.NAME)])
 def _is_schemata(state, ctx):
     for s in state.schemas.values():
         yield ("postgres", s.name, "postgres")
@@ -260,10 +260,10 @@ def _is_schemata(state, ctx):
 # them are empty or hold a few fixed rows; the ones computed from the catalog
 # are pg_index, pg_constraint, pg_attrdef, pg_foreign_table and the pg_* views.
 
-OIDARR = O.ARRAY_OF[O.OID]
-TEXTARR = O.ARRAY_OF[O.TEXT]
-INT2ARR = O.ARRAY_OF[O.INT2]
-NAMEARR = O.ARRAY_OF[O.NAME]
+OIDARR = type_oids.ARRAY_OF[type_oids.OID]
+TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
+INT2ARR = type_oids.ARRAY_OF[type_oids.INT2]
+NAMEARR = type_oids.ARRAY_OF[type_oids.NAME]
 STREAM_SERVER_OID = 13200
 STREAM_FDW_OID = 13201
 
@@ -276,9 +276,9 @@ def _attnum(rel, name: str) -> int:
 
 
 #: default btree operator classes per type (pg_opclass oids), for pg_index.indclass
-_OPCLASS = {O.INT4: 1978, O.INT8: 3124, O.INT2: 1979, O.TEXT: 3126, O.VARCHAR: 3126, O.BPCHAR: 426,
-            O.FLOAT8: 3123, O.FLOAT4: 1970, O.NUMERIC: 3125, O.BOOL: 424, O.DATE: 3122, O.TIMESTAMP: 3128,
-            O.TIMESTAMPTZ: 3127, O.UUID: 2968, O.BYTEA: 428, O.TIME: 1996, O.INTERVAL: 1982, O.OID: 1981}
+_OPCLASS = {type_oids.INT4: 1978, type_oids.INT8: 3124, type_oids.INT2: 1979, type_oids.TEXT: 3126, type_oids.VARCHAR: 3126, type_oids.BPCHAR: 426,
+            type_oids.FLOAT8: 3123, type_oids.FLOAT4: 1970, type_oids.NUMERIC: 3125, type_oids.BOOL: 424, type_oids.DATE: 3122, type_oids.TIMESTAMP: 3128,
+            type_oids.TIMESTAMPTZ: 3127, type_oids.UUID: 2968, type_oids.BYTEA: 428, type_oids.TIME: 1996, type_oids.INTERVAL: 1982, type_oids.OID: 1981}
 
 
 def _coltype(rel, attnum: int) -> int:
@@ -297,7 +297,7 @@ def _role_name(state, oid: int) -> str:
     return "postgres"
 
 
-@table("pg_catalog", "pg_am", [("oid", O.OID), ("amname", O.NAME), ("amhandler", O.REGPROC), ("amtype", O.CHAR)])
+@table("pg_catalog", "pg_am", [("oid", type_oids.OID), ("amname", type_oids.NAME), ("amhandler", type_oids.REGPROC), ("amtype", type_oids.CHAR)])
 def _pg_am(state, ctx):
     yield (2, "heap", 3, "t")
     yield (403, "btree", 330, "i")
@@ -305,11 +305,11 @@ def _pg_am(state, ctx):
 
 
 @table("pg_catalog", "pg_index", [
-    ("indexrelid", O.OID), ("indrelid", O.OID), ("indnatts", O.INT2), ("indnkeyatts", O.INT2), ("indisunique", O.BOOL),
-    ("indnullsnotdistinct", O.BOOL), ("indisprimary", O.BOOL), ("indisexclusion", O.BOOL), ("indimmediate", O.BOOL),
-    ("indisclustered", O.BOOL), ("indisvalid", O.BOOL), ("indcheckxmin", O.BOOL), ("indisready", O.BOOL),
-    ("indislive", O.BOOL), ("indisreplident", O.BOOL), ("indkey", O.INT2VECTOR), ("indcollation", O.OIDVECTOR),
-    ("indclass", O.OIDVECTOR), ("indoption", O.INT2VECTOR), ("indexprs", O.TEXT), ("indpred", O.TEXT),
+    ("indexrelid", type_oids.OID), ("indrelid", type_oids.OID), ("indnatts", type_oids.INT2), ("indnkeyatts", type_oids.INT2), ("indisunique", type_oids.BOOL),
+    ("indnullsnotdistinct", type_oids.BOOL), ("indisprimary", type_oids.BOOL), ("indisexclusion", type_oids.BOOL), ("indimmediate", type_oids.BOOL),
+    ("indisclustered", type_oids.BOOL), ("indisvalid", type_oids.BOOL), ("indcheckxmin", type_oids.BOOL), ("indisready", type_oids.BOOL),
+    ("indislive", type_oids.BOOL), ("indisreplident", type_oids.BOOL), ("indkey", type_oids.INT2VECTOR), ("indcollation", type_oids.OIDVECTOR),
+    ("indclass", type_oids.OIDVECTOR), ("indoption", type_oids.INT2VECTOR), ("indexprs", type_oids.TEXT), ("indpred", type_oids.TEXT),
 ])
 def _pg_index(state, ctx):
     for r in state.rels.values():
@@ -321,17 +321,17 @@ def _pg_index(state, ctx):
         keys = [_attnum(t, c) for c in r.index_columns]
         n = len(keys)
         yield (r.oid, t.oid, n, n, r.index_unique, False, r.index_primary, False, True, False, True, False, True,
-               True, False, keys, [100 if T.is_string(_coltype(t, k)) else 0 for k in keys],
+               True, False, keys, [100 if sqltypes.is_string(_coltype(t, k)) else 0 for k in keys],
                [_OPCLASS.get(_coltype(t, k), 0) for k in keys], [0 for _ in keys], None, None)
 
 
 @table("pg_catalog", "pg_constraint", [
-    ("oid", O.OID), ("conname", O.NAME), ("connamespace", O.OID), ("contype", O.CHAR), ("condeferrable", O.BOOL),
-    ("condeferred", O.BOOL), ("convalidated", O.BOOL), ("conrelid", O.OID), ("contypid", O.OID), ("conindid", O.OID),
-    ("conparentid", O.OID), ("confrelid", O.OID), ("confupdtype", O.CHAR), ("confdeltype", O.CHAR),
-    ("confmatchtype", O.CHAR), ("conislocal", O.BOOL), ("coninhcount", O.INT4), ("connoinherit", O.BOOL),
+    ("oid", type_oids.OID), ("conname", type_oids.NAME), ("connamespace", type_oids.OID), ("contype", type_oids.CHAR), ("condeferrable", type_oids.BOOL),
+    ("condeferred", type_oids.BOOL), ("convalidated", type_oids.BOOL), ("conrelid", type_oids.OID), ("contypid", type_oids.OID), ("conindid", type_oids.OID),
+    ("conparentid", type_oids.OID), ("confrelid", type_oids.OID), ("confupdtype", type_oids.CHAR), ("confdeltype", type_oids.CHAR),
+    ("confmatchtype", type_oids.CHAR), ("conislocal", type_oids.BOOL), ("coninhcount", type_oids.INT4), ("connoinherit", type_oids.BOOL),
     ("conkey", INT2ARR), ("confkey", INT2ARR), ("conpfeqop", OIDARR), ("conppeqop", OIDARR), ("conffeqop", OIDARR),
-    ("conexclop", OIDARR), ("conbin", O.TEXT),
+    ("conexclop", OIDARR), ("conbin", type_oids.TEXT),
 ])
 def _pg_constraint(state, ctx):
     for r in state.rels.values():
@@ -348,29 +348,29 @@ def _pg_constraint(state, ctx):
                    None, None, None, None, c.check_sql if c.kind == "c" else None)
 
 
-@table("pg_catalog", "pg_inherits", [("inhrelid", O.OID), ("inhparent", O.OID), ("inhseqno", O.INT4),
-                                     ("inhdetachpending", O.BOOL)])
+@table("pg_catalog", "pg_inherits", [("inhrelid", type_oids.OID), ("inhparent", type_oids.OID), ("inhseqno", type_oids.INT4),
+                                     ("inhdetachpending", type_oids.BOOL)])
 def _pg_inherits(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_foreign_data_wrapper", [
-    ("oid", O.OID), ("fdwname", O.NAME), ("fdwowner", O.OID), ("fdwhandler", O.OID), ("fdwvalidator", O.OID),
-    ("fdwacl", O.TEXT), ("fdwoptions", TEXTARR),
+    ("oid", type_oids.OID), ("fdwname", type_oids.NAME), ("fdwowner", type_oids.OID), ("fdwhandler", type_oids.OID), ("fdwvalidator", type_oids.OID),
+    ("fdwacl", type_oids.TEXT), ("fdwoptions", TEXTARR),
 ])
 def _pg_fdw(state, ctx):
     yield (STREAM_FDW_OID, "stream_fdw", 10, 0, 0, None, None)
 
 
 @table("pg_catalog", "pg_foreign_server", [
-    ("oid", O.OID), ("srvname", O.NAME), ("srvowner", O.OID), ("srvfdw", O.OID), ("srvtype", O.TEXT),
-    ("srvversion", O.TEXT), ("srvacl", O.TEXT), ("srvoptions", TEXTARR),
+    ("oid", type_oids.OID), ("srvname", type_oids.NAME), ("srvowner", type_oids.OID), ("srvfdw", type_oids.OID), ("srvtype", type_oids.TEXT),
+    ("srvversion", type_oids.TEXT), ("srvacl", type_oids.TEXT), ("srvoptions", TEXTARR),
 ])
 def _pg_foreign_server(state, ctx):
     yield (STREAM_SERVER_OID, "stream", 10, STREAM_FDW_OID, None, None, None, None)
 
 
-@table("pg_catalog", "pg_foreign_table", [("ftrelid", O.OID), ("ftserver", O.OID), ("ftoptions", TEXTARR)])
+@table("pg_catalog", "pg_foreign_table", [("ftrelid", type_oids.OID), ("ftserver", type_oids.OID), ("ftoptions", TEXTARR)])
 def _pg_foreign_table(state, ctx):
     for r in state.rels.values():
         if r.kind == "f":
@@ -378,8 +378,8 @@ def _pg_foreign_table(state, ctx):
             yield (r.oid, STREAM_SERVER_OID, opts)
 
 
-@table("pg_catalog", "pg_description", [("objoid", O.OID), ("classoid", O.OID), ("objsubid", O.INT4),
-                                        ("description", O.TEXT)])
+@table("pg_catalog", "pg_description", [("objoid", type_oids.OID), ("classoid", type_oids.OID), ("objsubid", type_oids.INT4),
+                                        ("description", type_oids.TEXT)])
 def _pg_description(state, ctx):
     for r in state.rels.values():
         if r.comment is not None:
@@ -393,7 +393,7 @@ def _pg_description(state, ctx):
             yield (s.oid, 2615, 0, s.comment)
 
 
-@table("pg_catalog", "pg_attrdef", [("oid", O.OID), ("adrelid", O.OID), ("adnum", O.INT2), ("adbin", O.TEXT)])
+@table("pg_catalog", "pg_attrdef", [("oid", type_oids.OID), ("adrelid", type_oids.OID), ("adnum", type_oids.INT2), ("adbin", type_oids.TEXT)])
 def _pg_attrdef(state, ctx):
     for r in state.rels.values():
         for i, c in enumerate(r.live_columns):
@@ -402,23 +402,23 @@ def _pg_attrdef(state, ctx):
 
 
 @table("pg_catalog", "pg_proc", [
-    ("oid", O.OID), ("proname", O.NAME), ("pronamespace", O.OID), ("proowner", O.OID), ("prolang", O.OID),
-    ("procost", O.FLOAT4), ("prorows", O.FLOAT4), ("provariadic", O.OID), ("prosupport", O.REGPROC),
-    ("prokind", O.CHAR), ("prosecdef", O.BOOL), ("proleakproof", O.BOOL), ("proisstrict", O.BOOL),
-    ("proretset", O.BOOL), ("provolatile", O.CHAR), ("proparallel", O.CHAR), ("pronargs", O.INT2),
-    ("pronargdefaults", O.INT2), ("prorettype", O.OID), ("proargtypes", O.TEXT), ("proallargtypes", OIDARR),
-    ("proargmodes", O.ARRAY_OF[O.CHAR]), ("proargnames", TEXTARR), ("proargdefaults", O.TEXT),
-    ("protrftypes", OIDARR), ("prosrc", O.TEXT), ("probin", O.TEXT), ("prosqlbody", O.TEXT),
-    ("proconfig", TEXTARR), ("proacl", O.TEXT),
+    ("oid", type_oids.OID), ("proname", type_oids.NAME), ("pronamespace", type_oids.OID), ("proowner", type_oids.OID), ("prolang", type_oids.OID),
+    ("procost", type_oids.FLOAT4), ("prorows", type_oids.FLOAT4), ("provariadic", type_oids.OID), ("prosupport", type_oids.REGPROC),
+    ("prokind", type_oids.CHAR), ("prosecdef", type_oids.BOOL), ("proleakproof", type_oids.BOOL), ("proisstrict", type_oids.BOOL),
+    ("proretset", type_oids.BOOL), ("provolatile", type_oids.CHAR), ("proparallel", type_oids.CHAR), ("pronargs", type_oids.INT2),
+    ("pronargdefaults", type_oids.INT2), ("prorettype", type_oids.OID), ("proargtypes", type_oids.TEXT), ("proallargtypes", OIDARR),
+    ("proargmodes", type_oids.ARRAY_OF[type_oids.CHAR]), ("proargnames", TEXTARR), ("proargdefaults", type_oids.TEXT),
+    ("protrftypes", OIDARR), ("prosrc", type_oids.TEXT), ("probin", type_oids.TEXT), ("prosqlbody", type_oids.TEXT),
+    ("proconfig", TEXTARR), ("proacl", type_oids.TEXT),
 ])
 def _pg_proc(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_collation", [
-    ("oid", O.OID), ("collname", O.NAME), ("collnamespace", O.OID), ("collowner", O.OID), ("collprovider", O.CHAR),
-    ("collisdeterministic", O.BOOL), ("collencoding", O.INT4), ("collcollate", O.TEXT), ("collctype", O.TEXT),
-    ("colliculocale", O.TEXT), ("collversion", O.TEXT),
+    ("oid", type_oids.OID), ("collname", type_oids.NAME), ("collnamespace", type_oids.OID), ("collowner", type_oids.OID), ("collprovider", type_oids.CHAR),
+    ("collisdeterministic", type_oids.BOOL), ("collencoding", type_oids.INT4), ("collcollate", type_oids.TEXT), ("collctype", type_oids.TEXT),
+    ("colliculocale", type_oids.TEXT), ("collversion", type_oids.TEXT),
 ])
 def _pg_collation(state, ctx):
     yield (100, "default", 11, 10, "d", True, -1, None, None, None, None)
@@ -426,7 +426,7 @@ def _pg_collation(state, ctx):
     yield (951, "POSIX", 11, 10, "c", True, -1, "POSIX", "POSIX", None, None)
 
 
-@table("pg_catalog", "pg_tablespace", [("oid", O.OID), ("spcname", O.NAME), ("spcowner", O.OID), ("spcacl", O.TEXT),
+@table("pg_catalog", "pg_tablespace", [("oid", type_oids.OID), ("spcname", type_oids.NAME), ("spcowner", type_oids.OID), ("spcacl", type_oids.TEXT),
                                        ("spcoptions", TEXTARR)])
 def _pg_tablespace(state, ctx):
     yield (1663, "pg_default", 10, None, None)
@@ -434,27 +434,27 @@ def _pg_tablespace(state, ctx):
 
 
 @table("pg_catalog", "pg_trigger", [
-    ("oid", O.OID), ("tgrelid", O.OID), ("tgparentid", O.OID), ("tgname", O.NAME), ("tgfoid", O.OID),
-    ("tgtype", O.INT2), ("tgenabled", O.CHAR), ("tgisinternal", O.BOOL), ("tgconstrrelid", O.OID),
-    ("tgconstrindid", O.OID), ("tgconstraint", O.OID), ("tgdeferrable", O.BOOL), ("tginitdeferred", O.BOOL),
-    ("tgnargs", O.INT2), ("tgattr", O.TEXT), ("tgargs", O.BYTEA), ("tgqual", O.TEXT), ("tgoldtable", O.NAME),
-    ("tgnewtable", O.NAME),
+    ("oid", type_oids.OID), ("tgrelid", type_oids.OID), ("tgparentid", type_oids.OID), ("tgname", type_oids.NAME), ("tgfoid", type_oids.OID),
+    ("tgtype", type_oids.INT2), ("tgenabled", type_oids.CHAR), ("tgisinternal", type_oids.BOOL), ("tgconstrrelid", type_oids.OID),
+    ("tgconstrindid", type_oids.OID), ("tgconstraint", type_oids.OID), ("tgdeferrable", type_oids.BOOL), ("tginitdeferred", type_oids.BOOL),
+    ("tgnargs", type_oids.INT2), ("tgattr", type_oids.TEXT), ("tgargs", type_oids.BYTEA), ("tgqual", type_oids.TEXT), ("tgoldtable", type_oids.NAME),
+    ("tgnewtable", type_oids.NAME),
 ])
 def _pg_trigger(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_policy", [
-    ("oid", O.OID), ("polname", O.NAME), ("polrelid", O.OID), ("polcmd", O.CHAR), ("polpermissive", O.BOOL),
-    ("polroles", OIDARR), ("polqual", O.TEXT), ("polwithcheck", O.TEXT),
+    ("oid", type_oids.OID), ("polname", type_oids.NAME), ("polrelid", type_oids.OID), ("polcmd", type_oids.CHAR), ("polpermissive", type_oids.BOOL),
+    ("polroles", OIDARR), ("polqual", type_oids.TEXT), ("polwithcheck", type_oids.TEXT),
 ])
 def _pg_policy(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_rewrite", [
-    ("oid", O.OID), ("rulename", O.NAME), ("ev_class", O.OID), ("ev_type", O.CHAR), ("ev_enabled", O.CHAR),
-    ("is_instead", O.BOOL), ("ev_qual", O.TEXT), ("ev_action", O.TEXT),
+    ("oid", type_oids.OID), ("rulename", type_oids.NAME), ("ev_class", type_oids.OID), ("ev_type", type_oids.CHAR), ("ev_enabled", type_oids.CHAR),
+    ("is_instead", type_oids.BOOL), ("ev_qual", type_oids.TEXT), ("ev_action", type_oids.TEXT),
 ])
 def _pg_rewrite(state, ctx):
     for r in state.rels.values():
@@ -463,48 +463,48 @@ def _pg_rewrite(state, ctx):
 
 
 @table("pg_catalog", "pg_statistic_ext", [
-    ("oid", O.OID), ("stxrelid", O.OID), ("stxname", O.NAME), ("stxnamespace", O.OID), ("stxowner", O.OID),
-    ("stxstattarget", O.INT4), ("stxkeys", O.TEXT), ("stxkind", O.ARRAY_OF[O.CHAR]), ("stxexprs", O.TEXT),
+    ("oid", type_oids.OID), ("stxrelid", type_oids.OID), ("stxname", type_oids.NAME), ("stxnamespace", type_oids.OID), ("stxowner", type_oids.OID),
+    ("stxstattarget", type_oids.INT4), ("stxkeys", type_oids.TEXT), ("stxkind", type_oids.ARRAY_OF[type_oids.CHAR]), ("stxexprs", type_oids.TEXT),
 ])
 def _pg_statistic_ext(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_publication", [
-    ("oid", O.OID), ("pubname", O.NAME), ("pubowner", O.OID), ("puballtables", O.BOOL), ("pubinsert", O.BOOL),
-    ("pubupdate", O.BOOL), ("pubdelete", O.BOOL), ("pubtruncate", O.BOOL), ("pubviaroot", O.BOOL),
+    ("oid", type_oids.OID), ("pubname", type_oids.NAME), ("pubowner", type_oids.OID), ("puballtables", type_oids.BOOL), ("pubinsert", type_oids.BOOL),
+    ("pubupdate", type_oids.BOOL), ("pubdelete", type_oids.BOOL), ("pubtruncate", type_oids.BOOL), ("pubviaroot", type_oids.BOOL),
 ])
 def _pg_publication(state, ctx):
     return iter(())
 
 
-@table("pg_catalog", "pg_publication_rel", [("oid", O.OID), ("prpubid", O.OID), ("prrelid", O.OID),
-                                            ("prqual", O.TEXT), ("prattrs", O.ARRAY_OF[O.INT2])])
+@table("pg_catalog", "pg_publication_rel", [("oid", type_oids.OID), ("prpubid", type_oids.OID), ("prrelid", type_oids.OID),
+                                            ("prqual", type_oids.TEXT), ("prattrs", type_oids.ARRAY_OF[type_oids.INT2])])
 def _pg_publication_rel(state, ctx):
     return iter(())
 
 
-@table("pg_catalog", "pg_publication_namespace", [("oid", O.OID), ("pnpubid", O.OID), ("pnnspid", O.OID)])
+@table("pg_catalog", "pg_publication_namespace", [("oid", type_oids.OID), ("pnpubid", type_oids.OID), ("pnnspid", type_oids.OID)])
 def _pg_publication_namespace(state, ctx):
     return iter(())
 
 
-@table("pg_catalog", "pg_publication_tables", [("pubname", O.NAME), ("schemaname", O.NAME), ("tablename", O.NAME),
-                                               ("attnames", NAMEARR), ("rowfilter", O.TEXT)])
+@table("pg_catalog", "pg_publication_tables", [("pubname", type_oids.NAME), ("schemaname", type_oids.NAME), ("tablename", type_oids.NAME),
+                                               ("attnames", NAMEARR), ("rowfilter", type_oids.TEXT)])
 def _pg_publication_tables(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_extension", [
-    ("oid", O.OID), ("extname", O.NAME), ("extowner", O.OID), ("extnamespace", O.OID), ("extrelocatable", O.BOOL),
-    ("extversion", O.TEXT), ("extconfig", OIDARR), ("extcondition", TEXTARR),
+    ("oid", type_oids.OID), ("extname", type_oids.NAME), ("extowner", type_oids.OID), ("extnamespace", type_oids.OID), ("extrelocatable", type_oids.BOOL),
+    ("extversion", type_oids.TEXT), ("extconfig", OIDARR), ("extcondition", TEXTARR),
 ])
 def _pg_extension(state, ctx):
     yield (13500, "plpgsql", 10, 11, False, "1.0", None, None)
 
 
-@table("pg_catalog", "pg_views", [("schemaname", O.NAME), ("viewname", O.NAME), ("viewowner", O.NAME),
-                                  ("definition", O.TEXT)])
+@table("pg_catalog", "pg_views", [("schemaname", type_oids.NAME), ("viewname", type_oids.NAME), ("viewowner", type_oids.NAME),
+                                  ("definition", type_oids.TEXT)])
 def _pg_views(state, ctx):
     for r in state.rels.values():
         if r.kind == "v":
@@ -512,8 +512,8 @@ def _pg_views(state, ctx):
 
 
 @table("pg_catalog", "pg_tables", [
-    ("schemaname", O.NAME), ("tablename", O.NAME), ("tableowner", O.NAME), ("tablespace", O.NAME),
-    ("hasindexes", O.BOOL), ("hasrules", O.BOOL), ("hastriggers", O.BOOL), ("rowsecurity", O.BOOL),
+    ("schemaname", type_oids.NAME), ("tablename", type_oids.NAME), ("tableowner", type_oids.NAME), ("tablespace", type_oids.NAME),
+    ("hasindexes", type_oids.BOOL), ("hasrules", type_oids.BOOL), ("hastriggers", type_oids.BOOL), ("rowsecurity", type_oids.BOOL),
 ])
 def _pg_tables(state, ctx):
     for r in state.rels.values():
@@ -522,8 +522,8 @@ def _pg_tables(state, ctx):
             yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, False, False, False)
 
 
-@table("pg_catalog", "pg_indexes", [("schemaname", O.NAME), ("tablename", O.NAME), ("indexname", O.NAME),
-                                    ("tablespace", O.NAME), ("indexdef", O.TEXT)])
+@table("pg_catalog", "pg_indexes", [("schemaname", type_oids.NAME), ("tablename", type_oids.NAME), ("indexname", type_oids.NAME),
+                                    ("tablespace", type_oids.NAME), ("indexdef", type_oids.TEXT)])
 def _pg_indexes(state, ctx):
     for r in state.rels.values():
         if r.kind == "i":
@@ -533,8 +533,8 @@ def _pg_indexes(state, ctx):
 
 
 @table("pg_catalog", "pg_sequence", [
-    ("seqrelid", O.OID), ("seqtypid", O.OID), ("seqstart", O.INT8), ("seqincrement", O.INT8), ("seqmax", O.INT8),
-    ("seqmin", O.INT8), ("seqcache", O.INT8), ("seqcycle", O.BOOL),
+    ("seqrelid", type_oids.OID), ("seqtypid", type_oids.OID), ("seqstart", type_oids.INT8), ("seqincrement", type_oids.INT8), ("seqmax", type_oids.INT8),
+    ("seqmin", type_oids.INT8), ("seqcache", type_oids.INT8), ("seqcycle", type_oids.BOOL),
 ])
 def _pg_sequence(state, ctx):
     for r in state.rels.values():
@@ -543,9 +543,9 @@ def _pg_sequence(state, ctx):
 
 
 @table("pg_catalog", "pg_sequences", [
-    ("schemaname", O.NAME), ("sequencename", O.NAME), ("sequenceowner", O.NAME), ("data_type", O.REGTYPE),
-    ("start_value", O.INT8), ("min_value", O.INT8), ("max_value", O.INT8), ("increment_by", O.INT8),
-    ("cycle", O.BOOL), ("cache_size", O.INT8), ("last_value", O.INT8),
+    ("schemaname", type_oids.NAME), ("sequencename", type_oids.NAME), ("sequenceowner", type_oids.NAME), ("data_type", type_oids.REGTYPE),
+    ("start_value", type_oids.INT8), ("min_value", type_oids.INT8), ("max_value", type_oids.INT8), ("increment_by", type_oids.INT8),
+    ("cycle", type_oids.BOOL), ("cache_size", type_oids.INT8), ("last_value", type_oids.INT8),
 ])
 def _pg_sequences(state, ctx):
     for r in state.rels.values():
@@ -555,8 +555,8 @@ def _pg_sequences(state, ctx):
 
 
 @table("pg_catalog", "pg_user", [
-    ("usename", O.NAME), ("usesysid", O.OID), ("usecreatedb", O.BOOL), ("usesuper", O.BOOL), ("userepl", O.BOOL),
-    ("usebypassrls", O.BOOL), ("passwd", O.TEXT), ("valuntil", O.TIMESTAMPTZ), ("useconfig", TEXTARR),
+    ("usename", type_oids.NAME), ("usesysid", type_oids.OID), ("usecreatedb", type_oids.BOOL), ("usesuper", type_oids.BOOL), ("userepl", type_oids.BOOL),
+    ("usebypassrls", type_oids.BOOL), ("passwd", type_oids.TEXT), ("valuntil", type_oids.TIMESTAMPTZ), ("useconfig", TEXTARR),
 ])
 def _pg_user(state, ctx):
     for r in state.roles.values():
@@ -565,9 +565,9 @@ def _pg_user(state, ctx):
 
 
 @table("pg_catalog", "pg_authid", [
-    ("oid", O.OID), ("rolname", O.NAME), ("rolsuper", O.BOOL), ("rolinherit", O.BOOL), ("rolcreaterole", O.BOOL),
-    ("rolcreatedb", O.BOOL), ("rolcanlogin", O.BOOL), ("rolreplication", O.BOOL), ("rolbypassrls", O.BOOL),
-    ("rolconnlimit", O.INT4), ("rolpassword", O.TEXT), ("rolvaliduntil", O.TIMESTAMPTZ),
+    ("oid", type_oids.OID), ("rolname", type_oids.NAME), ("rolsuper", type_oids.BOOL), ("rolinherit", type_oids.BOOL), ("rolcreaterole", type_oids.BOOL),
+    ("rolcreatedb", type_oids.BOOL), ("rolcanlogin", type_oids.BOOL), ("rolreplication", type_oids.BOOL), ("rolbypassrls", type_oids.BOOL),
+    ("rolconnlimit", type_oids.INT4), ("rolpassword", type_oids.TEXT), ("rolvaliduntil", type_oids.TIMESTAMPTZ),
 ])
 def _pg_authid(state, ctx):
     for r in state.roles.values():
@@ -575,27 +575,27 @@ def _pg_authid(state, ctx):
                None, None)
 
 
-@table("pg_catalog", "pg_auth_members", [("oid", O.OID), ("roleid", O.OID), ("member", O.OID), ("grantor", O.OID),
-                                         ("admin_option", O.BOOL)])
+@table("pg_catalog", "pg_auth_members", [("oid", type_oids.OID), ("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),
+                                         ("admin_option", type_oids.BOOL)])
 def _pg_auth_members(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_stat_activity", [
-    ("datid", O.OID), ("datname", O.NAME), ("pid", O.INT4), ("leader_pid", O.INT4), ("usesysid", O.OID),
-    ("usename", O.NAME), ("application_name", O.TEXT), ("client_addr", O.TEXT), ("client_hostname", O.TEXT),
-    ("client_port", O.INT4), ("backend_start", O.TIMESTAMPTZ), ("xact_start", O.TIMESTAMPTZ),
-    ("query_start", O.TIMESTAMPTZ), ("state_change", O.TIMESTAMPTZ), ("wait_event_type", O.TEXT),
-    ("wait_event", O.TEXT), ("state", O.TEXT), ("backend_xid", O.XID), ("backend_xmin", O.XID),
-    ("query_id", O.INT8), ("query", O.TEXT), ("backend_type", O.TEXT),
+    ("datid", type_oids.OID), ("datname", type_oids.NAME), ("pid", type_oids.INT4), ("leader_pid", type_oids.INT4), ("usesysid", type_oids.OID),
+    ("usename", type_oids.NAME), ("application_name", type_oids.TEXT), ("client_addr", type_oids.TEXT), ("client_hostname", type_oids.TEXT),
+    ("client_port", type_oids.INT4), ("backend_start", type_oids.TIMESTAMPTZ), ("xact_start", type_oids.TIMESTAMPTZ),
+    ("query_start", type_oids.TIMESTAMPTZ), ("state_change", type_oids.TIMESTAMPTZ), ("wait_event_type", type_oids.TEXT),
+    ("wait_event", type_oids.TEXT), ("state", type_oids.TEXT), ("backend_xid", type_oids.XID), ("backend_xmin", type_oids.XID),
+    ("query_id", type_oids.INT8), ("query", type_oids.TEXT), ("backend_type", type_oids.TEXT),
 ])
 def _pg_stat_activity(state, ctx):
     return iter(())
 
 
 @table("pg_catalog", "pg_range", [
-    ("rngtypid", O.OID), ("rngsubtype", O.OID), ("rngmultitypid", O.OID), ("rngcollation", O.OID),
-    ("rngsubopc", O.OID), ("rngcanonical", O.REGPROC), ("rngsubdiff", O.REGPROC),
+    ("rngtypid", type_oids.OID), ("rngsubtype", type_oids.OID), ("rngmultitypid", type_oids.OID), ("rngcollation", type_oids.OID),
+    ("rngsubopc", type_oids.OID), ("rngcanonical", type_oids.REGPROC), ("rngsubdiff", type_oids.REGPROC),
 ])
 def _pg_range(state, ctx):
     return iter(())
@@ -608,18 +608,18 @@ _OPCLASS_NAMES = {1978: "int4_ops", 3124: "int8_ops", 1979: "int2_ops", 3126: "t
 
 
 @table("pg_catalog", "pg_opclass", [
-    ("oid", O.OID), ("opcmethod", O.OID), ("opcname", O.NAME), ("opcnamespace", O.OID), ("opcowner", O.OID),
-    ("opcfamily", O.OID), ("opcintype", O.OID), ("opcdefault", O.BOOL), ("opckeytype", O.OID),
+    ("oid", type_oids.OID), ("opcmethod", type_oids.OID), ("opcname", type_oids.NAME), ("opcnamespace", type_oids.OID), ("opcowner", type_oids.OID),
+    ("opcfamily", type_oids.OID), ("opcintype", type_oids.OID), ("opcdefault", type_oids.BOOL), ("opckeytype", type_oids.OID),
 ])
 def _pg_opclass(state, ctx):
-    by_oid = {v: k for k, v in _OPCLASS.items() if k not in (O.VARCHAR,)}
+    by_oid = {v: k for k, v in _OPCLASS.items() if k not in (type_oids.VARCHAR,)}
     for oid, name in _OPCLASS_NAMES.items():
         yield (oid, 403, name, 11, 10, oid, by_oid.get(oid, 0), True, 0)
 
 
 @table("pg_catalog", "pg_cursors", [
-    ("name", O.TEXT), ("statement", O.TEXT), ("is_holdable", O.BOOL), ("is_binary", O.BOOL),
-    ("is_scrollable", O.BOOL), ("creation_time", O.TIMESTAMPTZ),
+    ("name", type_oids.TEXT), ("statement", type_oids.TEXT), ("is_holdable", type_oids.BOOL), ("is_binary", type_oids.BOOL),
+    ("is_scrollable", type_oids.BOOL), ("creation_time", type_oids.TIMESTAMPTZ),
 ])
 def _pg_cursors(state, ctx):
     info = getattr(ctx, "session", None)

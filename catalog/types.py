@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     CANNOT_COERCE, DATATYPE_MISMATCH, INVALID_TEXT_REPRESENTATION, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
 )
 
@@ -25,56 +25,56 @@ UTC = dt.timezone.utc
 PG_EPOCH = dt.datetime(2000, 1, 1)
 
 _DTYPES = {
-    O.BOOL: np.dtype(np.bool_), O.INT2: np.dtype(np.int16), O.INT4: np.dtype(np.int32),
-    O.INT8: np.dtype(np.int64), O.OID: np.dtype(np.int64), O.FLOAT4: np.dtype(np.float32),
-    O.FLOAT8: np.dtype(np.float64), O.DATE: np.dtype("datetime64[D]"),
-    O.TIMESTAMP: np.dtype("datetime64[us]"), O.TIMESTAMPTZ: np.dtype("datetime64[us]"),
-    O.REGCLASS: np.dtype(np.int64), O.REGTYPE: np.dtype(np.int64), O.REGPROC: np.dtype(np.int64),
-    O.XID: np.dtype(np.int64), O.REGNAMESPACE: np.dtype(np.int64), O.REGROLE: np.dtype(np.int64),
+    type_oids.BOOL: np.dtype(np.bool_), type_oids.INT2: np.dtype(np.int16), type_oids.INT4: np.dtype(np.int32),
+    type_oids.INT8: np.dtype(np.int64), type_oids.OID: np.dtype(np.int64), type_oids.FLOAT4: np.dtype(np.float32),
+    type_oids.FLOAT8: np.dtype(np.float64), type_oids.DATE: np.dtype("datetime64[D]"),
+    type_oids.TIMESTAMP: np.dtype("datetime64[us]"), type_oids.TIMESTAMPTZ: np.dtype("datetime64[us]"),
+    type_oids.REGCLASS: np.dtype(np.int64), type_oids.REGTYPE: np.dtype(np.int64), type_oids.REGPROC: np.dtype(np.int64),
+    type_oids.XID: np.dtype(np.int64), type_oids.REGNAMESPACE: np.dtype(np.int64), type_oids.REGROLE: np.dtype(np.int64),
 }
 _OBJ = np.dtype(object)
 
 TYPE_NAMES = {
-    O.BOOL: "bool", O.BYTEA: "bytea", O.CHAR: "char", O.NAME: "name", O.INT8: "int8", O.INT2: "int2",
-    O.INT4: "int4", O.TEXT: "text", O.OID: "oid", O.JSON: "json", O.FLOAT4: "float4", O.FLOAT8: "float8",
-    O.UNKNOWN: "unknown", O.BPCHAR: "bpchar", O.VARCHAR: "varchar", O.DATE: "date", O.TIME: "time",
-    O.TIMESTAMP: "timestamp", O.TIMESTAMPTZ: "timestamptz", O.INTERVAL: "interval", O.NUMERIC: "numeric",
-    O.UUID: "uuid", O.JSONB: "jsonb", O.REGCLASS: "regclass", O.REGTYPE: "regtype", O.REGPROC: "regproc",
-    O.XID: "xid", O.VOID: "void", O.REGNAMESPACE: "regnamespace", O.REGROLE: "regrole", O.RECORD: "record", O.INT2VECTOR: "int2vector", O.OIDVECTOR: "oidvector",
+    type_oids.BOOL: "bool", type_oids.BYTEA: "bytea", type_oids.CHAR: "char", type_oids.NAME: "name", type_oids.INT8: "int8", type_oids.INT2: "int2",
+    type_oids.INT4: "int4", type_oids.TEXT: "text", type_oids.OID: "oid", type_oids.JSON: "json", type_oids.FLOAT4: "float4", type_oids.FLOAT8: "float8",
+    type_oids.UNKNOWN: "unknown", type_oids.BPCHAR: "bpchar", type_oids.VARCHAR: "varchar", type_oids.DATE: "date", type_oids.TIME: "time",
+    type_oids.TIMESTAMP: "timestamp", type_oids.TIMESTAMPTZ: "timestamptz", type_oids.INTERVAL: "interval", type_oids.NUMERIC: "numeric",
+    type_oids.UUID: "uuid", type_oids.JSONB: "jsonb", type_oids.REGCLASS: "regclass", type_oids.REGTYPE: "regtype", type_oids.REGPROC: "regproc",
+    type_oids.XID: "xid", type_oids.VOID: "void", type_oids.REGNAMESPACE: "regnamespace", type_oids.REGROLE: "regrole", type_oids.RECORD: "record", type_oids.INT2VECTOR: "int2vector", type_oids.OIDVECTOR: "oidvector",
 }
-for _e, _a in O.ARRAY_OF.items():
+for _e, _a in type_oids.ARRAY_OF.items():
     TYPE_NAMES[_a] = "_" + TYPE_NAMES[_e]
 
 #: format_type() spellings, used by \d and information_schema.
 SQL_NAMES = {
-    O.BOOL: "boolean", O.INT2: "smallint", O.INT4: "integer", O.INT8: "bigint", O.FLOAT4: "real",
-    O.FLOAT8: "double precision", O.VARCHAR: "character varying", O.BPCHAR: "character",
-    O.TIMESTAMP: "timestamp without time zone", O.TIMESTAMPTZ: "timestamp with time zone",
-    O.TIME: "time without time zone", O.CHAR: '"char"',
+    type_oids.BOOL: "boolean", type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint", type_oids.FLOAT4: "real",
+    type_oids.FLOAT8: "double precision", type_oids.VARCHAR: "character varying", type_oids.BPCHAR: "character",
+    type_oids.TIMESTAMP: "timestamp without time zone", type_oids.TIMESTAMPTZ: "timestamp with time zone",
+    type_oids.TIME: "time without time zone", type_oids.CHAR: '"char"',
 }
 
 TYPLEN = {
-    O.BOOL: 1, O.INT2: 2, O.INT4: 4, O.INT8: 8, O.OID: 4, O.FLOAT4: 4, O.FLOAT8: 8, O.DATE: 4,
-    O.TIME: 8, O.TIMESTAMP: 8, O.TIMESTAMPTZ: 8, O.INTERVAL: 16, O.UUID: 16, O.NAME: 64, O.CHAR: 1,
-    O.REGCLASS: 4, O.REGTYPE: 4, O.REGPROC: 4, O.XID: 4,
+    type_oids.BOOL: 1, type_oids.INT2: 2, type_oids.INT4: 4, type_oids.INT8: 8, type_oids.OID: 4, type_oids.FLOAT4: 4, type_oids.FLOAT8: 8, type_oids.DATE: 4,
+    type_oids.TIME: 8, type_oids.TIMESTAMP: 8, type_oids.TIMESTAMPTZ: 8, type_oids.INTERVAL: 16, type_oids.UUID: 16, type_oids.NAME: 64, type_oids.CHAR: 1,
+    type_oids.REGCLASS: 4, type_oids.REGTYPE: 4, type_oids.REGPROC: 4, type_oids.XID: 4,
 }
 
 _ALIASES = {
-    "int": O.INT4, "integer": O.INT4, "int4": O.INT4, "serial": O.INT4, "serial4": O.INT4,
-    "smallint": O.INT2, "int2": O.INT2, "smallserial": O.INT2, "serial2": O.INT2,
-    "bigint": O.INT8, "int8": O.INT8, "bigserial": O.INT8, "serial8": O.INT8,
-    "real": O.FLOAT4, "float4": O.FLOAT4, "double precision": O.FLOAT8, "double": O.FLOAT8,
-    "float8": O.FLOAT8, "float": O.FLOAT8, "numeric": O.NUMERIC, "decimal": O.NUMERIC, "money": O.NUMERIC,
-    "text": O.TEXT, "varchar": O.VARCHAR, "character varying": O.VARCHAR, "char": O.BPCHAR,
-    "character": O.BPCHAR, "bpchar": O.BPCHAR, "nchar": O.BPCHAR, "name": O.NAME, '"char"': O.CHAR,
-    "bool": O.BOOL, "boolean": O.BOOL, "bytea": O.BYTEA, "date": O.DATE, "time": O.TIME,
-    "time without time zone": O.TIME, "timestamp": O.TIMESTAMP, "timestamp without time zone": O.TIMESTAMP,
-    "timestamptz": O.TIMESTAMPTZ, "timestamp with time zone": O.TIMESTAMPTZ, "interval": O.INTERVAL,
-    "uuid": O.UUID, "json": O.JSON, "jsonb": O.JSONB, "oid": O.OID, "regclass": O.REGCLASS,
-    "regtype": O.REGTYPE, "regproc": O.REGPROC, "xid": O.XID, "regnamespace": O.REGNAMESPACE, "regrole": O.REGROLE,
-    "regprocedure": O.REGPROC, "unknown": O.UNKNOWN, "void": O.VOID,
-    "record": O.RECORD, "int2vector": O.INT2VECTOR, "oidvector": O.OIDVECTOR, "datetime": O.TIMESTAMP,
-    "tinyint": O.INT2, "string": O.TEXT,
+    "int": type_oids.INT4, "integer": type_oids.INT4, "int4": type_oids.INT4, "serial": type_oids.INT4, "serial4": type_oids.INT4,
+    "smallint": type_oids.INT2, "int2": type_oids.INT2, "smallserial": type_oids.INT2, "serial2": type_oids.INT2,
+    "bigint": type_oids.INT8, "int8": type_oids.INT8, "bigserial": type_oids.INT8, "serial8": type_oids.INT8,
+    "real": type_oids.FLOAT4, "float4": type_oids.FLOAT4, "double precision": type_oids.FLOAT8, "double": type_oids.FLOAT8,
+    "float8": type_oids.FLOAT8, "float": type_oids.FLOAT8, "numeric": type_oids.NUMERIC, "decimal": type_oids.NUMERIC, "money": type_oids.NUMERIC,
+    "text": type_oids.TEXT, "varchar": type_oids.VARCHAR, "character varying": type_oids.VARCHAR, "char": type_oids.BPCHAR,
+    "character": type_oids.BPCHAR, "bpchar": type_oids.BPCHAR, "nchar": type_oids.BPCHAR, "name": type_oids.NAME, '"char"': type_oids.CHAR,
+    "bool": type_oids.BOOL, "boolean": type_oids.BOOL, "bytea": type_oids.BYTEA, "date": type_oids.DATE, "time": type_oids.TIME,
+    "time without time zone": type_oids.TIME, "timestamp": type_oids.TIMESTAMP, "timestamp without time zone": type_oids.TIMESTAMP,
+    "timestamptz": type_oids.TIMESTAMPTZ, "timestamp with time zone": type_oids.TIMESTAMPTZ, "interval": type_oids.INTERVAL,
+    "uuid": type_oids.UUID, "json": type_oids.JSON, "jsonb": type_oids.JSONB, "oid": type_oids.OID, "regclass": type_oids.REGCLASS,
+    "regtype": type_oids.REGTYPE, "regproc": type_oids.REGPROC, "xid": type_oids.XID, "regnamespace": type_oids.REGNAMESPACE, "regrole": type_oids.REGROLE,
+    "regprocedure": type_oids.REGPROC, "unknown": type_oids.UNKNOWN, "void": type_oids.VOID,
+    "record": type_oids.RECORD, "int2vector": type_oids.INT2VECTOR, "oidvector": type_oids.OIDVECTOR, "datetime": type_oids.TIMESTAMP,
+    "tinyint": type_oids.INT2, "string": type_oids.TEXT,
 }
 
 
@@ -82,10 +82,10 @@ def oid_by_name(name: str) -> int | None:
     n = " ".join(name.lower().replace("pg_catalog.", "").split())
     if n.endswith("[]"):
         e = oid_by_name(n[:-2])
-        return O.ARRAY_OF.get(e) if e else None
+        return type_oids.ARRAY_OF.get(e) if e else None
     if n.startswith("_"):
         e = oid_by_name(n[1:])
-        return O.ARRAY_OF.get(e) if e else None
+        return type_oids.ARRAY_OF.get(e) if e else None
     return _ALIASES.get(n)
 
 
@@ -95,16 +95,16 @@ def type_name(oid: int) -> str:
 
 def format_type(oid: int, typmod: int = -1) -> str:
     """PostgreSQL's format_type(oid, typmod)."""
-    if oid in O.ELEMENT_OF and oid not in (O.INT2VECTOR, O.OIDVECTOR):
-        return format_type(O.ELEMENT_OF[oid], typmod) + "[]"
+    if oid in type_oids.ELEMENT_OF and oid not in (type_oids.INT2VECTOR, type_oids.OIDVECTOR):
+        return format_type(type_oids.ELEMENT_OF[oid], typmod) + "[]"
     base = SQL_NAMES.get(oid, TYPE_NAMES.get(oid, "???"))
     if typmod >= 0:
-        if oid in (O.VARCHAR, O.BPCHAR):
+        if oid in (type_oids.VARCHAR, type_oids.BPCHAR):
             return f"{base}({typmod - 4})"
-        if oid == O.NUMERIC:
+        if oid == type_oids.NUMERIC:
             p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
             return f"numeric({p},{s})"
-        if oid in (O.TIMESTAMP, O.TIMESTAMPTZ, O.TIME):
+        if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME):
             word, rest = base.split(" ", 1) if " " in base else (base, "")
             return f"{word}({typmod}) {rest}".strip()
     return base
@@ -122,20 +122,20 @@ def empty(oid: int, n: int) -> np.ndarray:
 
 
 def is_numeric(oid: int) -> bool:
-    return oid in O.NUMERIC_TYPES
+    return oid in type_oids.NUMERIC_TYPES
 
 
 def is_string(oid: int) -> bool:
-    return oid in O.STRING_TYPES
+    return oid in type_oids.STRING_TYPES
 
 
 def is_temporal(oid: int) -> bool:
-    return oid in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ)
+    return oid in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
 def datetime_values(arr: np.ndarray, oid: int) -> list:
     vals = arr.tolist()
-    if oid == O.TIMESTAMPTZ:
+    if oid == type_oids.TIMESTAMPTZ:
         return [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
     return vals
 
@@ -144,9 +144,9 @@ def _to_dt64(v, oid: int):
     if isinstance(v, dt.datetime):
         if v.tzinfo is not None:
             v = v.astimezone(UTC).replace(tzinfo=None)
-        return np.datetime64(v, "us") if oid != O.DATE else np.datetime64(v.date(), "D")
+        return np.datetime64(v, "us") if oid != type_oids.DATE else np.datetime64(v.date(), "D")
     if isinstance(v, dt.date):
-        return np.datetime64(v, "D") if oid == O.DATE else np.datetime64(dt.datetime(v.year, v.month, v.day), "us")
+        return np.datetime64(v, "D") if oid == type_oids.DATE else np.datetime64(dt.datetime(v.year, v.month, v.day), "us")
     return np.datetime64(v)
 
 
@@ -187,8 +187,8 @@ def column_from_values(values: list, oid: int) -> "Col":
     return Col(arr, nulls, oid)
 
 
-_INT_RANGE = {O.INT2: (-(2**15), 2**15 - 1), O.INT4: (-(2**31), 2**31 - 1), O.INT8: (-(2**63), 2**63 - 1),
-              O.OID: (0, 2**32 - 1)}
+_INT_RANGE = {type_oids.INT2: (-(2**15), 2**15 - 1), type_oids.INT4: (-(2**31), 2**31 - 1), type_oids.INT8: (-(2**63), 2**63 - 1),
+              type_oids.OID: (0, 2**32 - 1)}
 
 
 def _fits(v: int, oid: int) -> bool:
@@ -197,71 +197,71 @@ def _fits(v: int, oid: int) -> bool:
 
 
 def _range_word(oid: int) -> str:
-    return {O.INT2: "smallint", O.INT4: "integer", O.INT8: "bigint"}.get(oid, "value")
+    return {type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint"}.get(oid, "value")
 
 
 def int_literal_oid(v: int) -> int:
     if -(2**31) <= v < 2**31:
-        return O.INT4
+        return type_oids.INT4
     if -(2**63) <= v < 2**63:
-        return O.INT8
-    return O.NUMERIC
+        return type_oids.INT8
+    return type_oids.NUMERIC
 
 
 # ----------------------------------------------------------- type algebra
 
-_NUM_RANK = {O.INT2: 1, O.INT4: 2, O.INT8: 3, O.OID: 3, O.NUMERIC: 4, O.FLOAT4: 5, O.FLOAT8: 6}
+_NUM_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3, type_oids.OID: 3, type_oids.NUMERIC: 4, type_oids.FLOAT4: 5, type_oids.FLOAT8: 6}
 
 
 def common_type(a: int, b: int, context: str = "UNION") -> int:
     """The type both operands are coerced to (PostgreSQL's select_common_type)."""
     if a == b:
         return a
-    if a == O.UNKNOWN:
-        return b if b != O.UNKNOWN else O.TEXT
-    if b == O.UNKNOWN:
+    if a == type_oids.UNKNOWN:
+        return b if b != type_oids.UNKNOWN else type_oids.TEXT
+    if b == type_oids.UNKNOWN:
         return a
     if a in _NUM_RANK and b in _NUM_RANK:
         return a if _NUM_RANK[a] >= _NUM_RANK[b] else b
     if is_string(a) and is_string(b):
-        return O.TEXT
-    if {a, b} <= {O.DATE, O.TIMESTAMP}:
-        return O.TIMESTAMP
-    if {a, b} <= {O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ}:
-        return O.TIMESTAMPTZ
-    if {a, b} == {O.JSON, O.JSONB}:
-        return O.JSONB
+        return type_oids.TEXT
+    if {a, b} <= {type_oids.DATE, type_oids.TIMESTAMP}:
+        return type_oids.TIMESTAMP
+    if {a, b} <= {type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ}:
+        return type_oids.TIMESTAMPTZ
+    if {a, b} == {type_oids.JSON, type_oids.JSONB}:
+        return type_oids.JSONB
     raise PgError(DATATYPE_MISMATCH, f"{context} types {type_name(a)} and {type_name(b)} cannot be matched")
 
 
 def arith_type(op: str, a: int, b: int) -> int:
     """Result type of a binary arithmetic operator, per pg_operator."""
-    if a == O.UNKNOWN:
-        a = b if b != O.UNKNOWN else O.NUMERIC
-    if b == O.UNKNOWN:
+    if a == type_oids.UNKNOWN:
+        a = b if b != type_oids.UNKNOWN else type_oids.NUMERIC
+    if b == type_oids.UNKNOWN:
         b = a
     if a in _NUM_RANK and b in _NUM_RANK:
-        if O.FLOAT8 in (a, b) or O.FLOAT4 in (a, b):
-            return O.FLOAT8 if (O.FLOAT8 in (a, b) or O.NUMERIC in (a, b) or a != b) else O.FLOAT4
-        if O.NUMERIC in (a, b):
-            return O.NUMERIC
+        if type_oids.FLOAT8 in (a, b) or type_oids.FLOAT4 in (a, b):
+            return type_oids.FLOAT8 if (type_oids.FLOAT8 in (a, b) or type_oids.NUMERIC in (a, b) or a != b) else type_oids.FLOAT4
+        if type_oids.NUMERIC in (a, b):
+            return type_oids.NUMERIC
         r = max(_NUM_RANK[a], _NUM_RANK[b])
-        return {1: O.INT2, 2: O.INT4, 3: O.INT8}[r]
+        return {1: type_oids.INT2, 2: type_oids.INT4, 3: type_oids.INT8}[r]
     return -1
 
 
 # ----------------------------------------------------------------- casts
 
 def _text_in(oid: int, s: str):
-    from protocol import types as PT
+    from splitstream.protocol import types as wiretypes
 
-    return PT.decode_text(oid, s)
+    return wiretypes.decode_text(oid, s)
 
 
 def _text_out(oid: int, v) -> str:
-    from protocol import types as PT
+    from splitstream.protocol import types as wiretypes
 
-    r = PT.encode_text(oid, v)
+    r = wiretypes.encode_text(oid, v)
     return r.decode("utf-8") if isinstance(r, bytes) else r
 
 
@@ -274,44 +274,44 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return col
     n = len(col)
     valid = col.valid_mask()
-    if target in (O.TEXT, O.VARCHAR, O.BPCHAR, O.NAME) and not is_string(src):
+    if target in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and not is_string(src):
         vals = col.to_pylist()
-        out = [None if v is None else (("true" if v else "false") if src == O.BOOL else _text_out(src, v)) for v in vals]
+        out = [None if v is None else (("true" if v else "false") if src == type_oids.BOOL else _text_out(src, v)) for v in vals]
         return _apply_typmod(Col.from_pylist(out, target), typmod, explicit)
-    if is_string(src) and not is_string(target) or src == O.UNKNOWN:
+    if is_string(src) and not is_string(target) or src == type_oids.UNKNOWN:
         if is_string(target):
             return _apply_typmod(Col(col.data, col.nulls, target), typmod, explicit)
         vals = col.to_pylist()
         out = [None if v is None else _text_in(target, v) for v in vals]
         return _apply_typmod(Col.from_pylist(out, target), typmod, explicit)
     if is_string(src) and is_string(target):
-        if src == O.BPCHAR and target != O.BPCHAR:  # bpchar -> text drops the padding
+        if src == type_oids.BPCHAR and target != type_oids.BPCHAR:  # bpchar -> text drops the padding
             vals = [None if v is None else str(v).rstrip(" ") for v in col.to_pylist()]
             return _apply_typmod(Col.from_pylist(vals, target), typmod, explicit)
         return _apply_typmod(Col(col.data, col.nulls, target), typmod, explicit)
     tdt = dtype_of(target)
     if src in _NUM_RANK and target in _NUM_RANK:
         return _apply_typmod(_cast_number(col, target), typmod, explicit)
-    if src == O.BOOL and target in (O.INT4, O.INT8, O.INT2):
+    if src == type_oids.BOOL and target in (type_oids.INT4, type_oids.INT8, type_oids.INT2):
         return Col(col.data.astype(tdt), col.nulls, target)
-    if target == O.BOOL and src in (O.INT4, O.INT8, O.INT2):
+    if target == type_oids.BOOL and src in (type_oids.INT4, type_oids.INT8, type_oids.INT2):
         return Col(col.data != 0, col.nulls, target)
-    if src in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ) and target in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ):
+    if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and target in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         return Col(col.data.astype(tdt), col.nulls, target)
-    if target == O.TIME and src in (O.TIMESTAMP, O.TIMESTAMPTZ):
+    if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         out = [None if v is None else v.time().replace(tzinfo=None) for v in col.to_pylist()]
-        return Col.from_pylist(out, O.TIME)
-    if src in (O.JSON, O.JSONB) and target in (O.JSON, O.JSONB):
+        return Col.from_pylist(out, type_oids.TIME)
+    if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)
-    if src in (O.INT4, O.INT8, O.OID, O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC) and \
-            target in (O.REGCLASS, O.REGTYPE, O.OID, O.REGPROC, O.REGNAMESPACE, O.REGROLE):
+    if src in (type_oids.INT4, type_oids.INT8, type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and \
+            target in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.OID, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE):
         return Col(col.data.astype(np.int64), col.nulls, target)
-    if src in (O.REGCLASS, O.REGTYPE, O.REGPROC, O.OID) and target in (O.INT4, O.INT8, O.OID, O.REGCLASS, O.REGTYPE):
+    if src in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.OID) and target in (type_oids.INT4, type_oids.INT8, type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE):
         return Col(col.data.astype(tdt), col.nulls, target)
-    if src in O.ELEMENT_OF and target in O.ELEMENT_OF:
-        et = O.ELEMENT_OF[target]
-        es = O.ELEMENT_OF[src]
+    if src in type_oids.ELEMENT_OF and target in type_oids.ELEMENT_OF:
+        et = type_oids.ELEMENT_OF[target]
+        es = type_oids.ELEMENT_OF[src]
         out = []
         for v in col.to_pylist():
             if v is None:
@@ -329,19 +329,19 @@ def _cast_number(col: "Col", target: int) -> "Col":
     src = col.oid
     data = col.data
     valid = col.valid_mask()
-    if target == O.NUMERIC:
-        if src == O.NUMERIC:
+    if target == type_oids.NUMERIC:
+        if src == type_oids.NUMERIC:
             return col
-        if src in (O.FLOAT4, O.FLOAT8):
+        if src in (type_oids.FLOAT4, type_oids.FLOAT8):
             out = [None if not ok else (decimal.Decimal(repr(float(v))) if math.isfinite(v) else decimal.Decimal("NaN"))
                    for v, ok in zip(data.tolist(), valid.tolist())]
         else:
             out = [decimal.Decimal(int(v)) if ok else None for v, ok in zip(data.tolist(), valid.tolist())]
-        return Col.from_pylist(out, O.NUMERIC)
+        return Col.from_pylist(out, type_oids.NUMERIC)
     tdt = dtype_of(target)
-    if src == O.NUMERIC:
+    if src == type_oids.NUMERIC:
         vals = data.tolist()
-        if target in (O.FLOAT4, O.FLOAT8):
+        if target in (type_oids.FLOAT4, type_oids.FLOAT8):
             out = [float(v) if ok else None for v, ok in zip(vals, valid.tolist())]
             return Col.from_pylist(out, target)
         out = []
@@ -362,7 +362,7 @@ def _cast_number(col: "Col", target: int) -> "Col":
             if not np.all(np.isfinite(d)):
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")
             r = np.rint(d)
-            lo, hi = _INT_RANGE[target if target in _INT_RANGE else O.INT8]
+            lo, hi = _INT_RANGE[target if target in _INT_RANGE else type_oids.INT8]
             if len(r) and (r.min() < lo or r.max() > hi):
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")
             return Col(r.astype(tdt), col.nulls, target)
@@ -380,9 +380,9 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
 
     if typmod < 0:
         return col
-    if col.oid in (O.VARCHAR, O.BPCHAR):
+    if col.oid in (type_oids.VARCHAR, type_oids.BPCHAR):
         return _apply_length(col, typmod - 4, explicit, typmod)
-    if col.oid == O.NUMERIC:
+    if col.oid == type_oids.NUMERIC:
         p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
         q = decimal.Decimal(1).scaleb(-s)
         limit = decimal.Decimal(10) ** (p - s)
@@ -401,7 +401,7 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
         arr[:] = out
         if nulls is not None:
             arr[nulls] = None
-        return Col(arr, nulls, O.NUMERIC)
+        return Col(arr, nulls, type_oids.NUMERIC)
     return col
 
 
@@ -423,7 +423,7 @@ def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":
         if not explicit and v[n:].strip(" ") != "":
             raise PgError("22001", f"value too long for type {format_type(col.oid, typmod)}")
         vals[i] = v[:n]
-    if col.oid == O.BPCHAR:
+    if col.oid == type_oids.BPCHAR:
         for i in np.flatnonzero(lens < n).tolist():
             vals[i] = vals[i].ljust(n)
     arr = np.empty(len(vals), dtype=object)
@@ -442,14 +442,14 @@ def can_assign(src: int, dst: int) -> bool:
 
 def can_implicit(src: int, dst: int) -> bool:
     """Whether PostgreSQL would coerce src to dst implicitly (assignment context)."""
-    if src == dst or src == O.UNKNOWN:
+    if src == dst or src == type_oids.UNKNOWN:
         return True
     if src in _NUM_RANK and dst in _NUM_RANK:
         return True
     if is_string(src) and is_string(dst):
         return True
-    if src in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ) and dst in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ):
+    if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and dst in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         return True
-    if {src, dst} <= {O.JSON, O.JSONB}:
+    if {src, dst} <= {type_oids.JSON, type_oids.JSONB}:
         return True
     return False

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import types as T
+from . import types as sqltypes
 
 
 class Col:
@@ -47,7 +47,7 @@ class Col:
     def to_pylist(self) -> list:
         vals = self.data.tolist()
         if self.data.dtype.kind == "M":
-            vals = T.datetime_values(self.data, self.oid)
+            vals = sqltypes.datetime_values(self.data, self.oid)
         if self.nulls is not None:
             for i in np.flatnonzero(self.nulls).tolist():
                 vals[i] = None
@@ -55,19 +55,19 @@ class Col:
 
     @staticmethod
     def from_pylist(values: list, oid: int) -> "Col":
-        return T.column_from_values(values, oid)
+        return sqltypes.column_from_values(values, oid)
 
     @staticmethod
     def const(value, oid: int, n: int) -> "Col":
         if value is None:
-            return Col(T.empty(oid, n), np.ones(n, dtype=bool), oid)
-        d = T.dtype_of(oid)
+            return Col(sqltypes.empty(oid, n), np.ones(n, dtype=bool), oid)
+        d = sqltypes.dtype_of(oid)
         # fast path for the common scalar parameter (prepared INSERT / WHERE id = $1)
         kind = d.kind
-        if (kind == "i" and type(value) is int and T._fits(value, oid)) or (kind == "f" and type(value) is float) \
+        if (kind == "i" and type(value) is int and sqltypes._fits(value, oid)) or (kind == "f" and type(value) is float) \
                 or (kind == "b" and type(value) is bool):
             return Col(np.array((value,), dtype=d) if n == 1 else np.full(n, value, dtype=d), None, oid)
-        c = T.column_from_values([value], oid)
+        c = sqltypes.column_from_values([value], oid)
         return Col(np.repeat(c.data, n) if n != 1 else c.data, None, oid)
 
     @staticmethod
@@ -96,7 +96,7 @@ class Batch:
 
     @staticmethod
     def empty(oids: list[int]) -> "Batch":
-        return Batch([Col(T.empty(o, 0), None, o) for o in oids], 0)
+        return Batch([Col(sqltypes.empty(o, 0), None, o) for o in oids], 0)
 
     def take(self, idx: np.ndarray) -> "Batch":
         return Batch([c.take(idx) for c in self.cols], len(idx))

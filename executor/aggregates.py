@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col, FixedCol
-from protocol import oids as O
-from protocol.errors import PgError, UNDEFINED_FUNCTION, NUMERIC_VALUE_OUT_OF_RANGE
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col, FixedCol
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION, NUMERIC_VALUE_OUT_OF_RANGE
 
 from .expr import _factorize_objects, fixed_avg, numeric_op, numeric_div_scale
 
@@ -340,7 +340,7 @@ class GroupIndex:
     def key_columns(self) -> list[Col]:
         if self.ints is not None:
             oid = self.key_oids[0]
-            return [Col(self.ints.keys().astype(T.dtype_of(oid)), None, oid)]
+            return [Col(self.ints.keys().astype(sqltypes.dtype_of(oid)), None, oid)]
         cols = []
         for k, oid in enumerate(self.key_oids):
             cols.append(Col.from_pylist([key[k] for key in self.keys], oid))
@@ -401,7 +401,7 @@ class CountState(AggState):
         np.add.at(self.cnt, gmap, other.cnt[: len(gmap)])
 
     def final(self, ng):
-        return Col(self.cnt[:ng].copy(), None, O.INT8)
+        return Col(self.cnt[:ng].copy(), None, type_oids.INT8)
 
 
 class SumState(AggState):
@@ -418,8 +418,8 @@ class SumState(AggState):
 
     def __init__(self, spec):
         super().__init__(spec)
-        self.kind = {O.INT2: "i", O.INT4: "i", O.INT8: "o", O.NUMERIC: "o", O.FLOAT4: "f", O.FLOAT8: "f",
-                     O.INTERVAL: "o", O.OID: "i"}.get(spec.arg_oids[0] if spec.arg_oids else O.INT8, "f")
+        self.kind = {type_oids.INT2: "i", type_oids.INT4: "i", type_oids.INT8: "o", type_oids.NUMERIC: "o", type_oids.FLOAT4: "f", type_oids.FLOAT8: "f",
+                     type_oids.INTERVAL: "o", type_oids.OID: "i"}.get(spec.arg_oids[0] if spec.arg_oids else type_oids.INT8, "f")
         dt = {"i": np.int64, "f": np.float64, "o": object}[self.kind]
         self.sum = np.zeros(0, dt)
         self.cnt = np.zeros(0, np.int64)
@@ -459,7 +459,7 @@ class SumState(AggState):
             else:
                 np.add.at(self.sum, g, d64)
         else:
-            if c.oid == O.INT8:
+            if c.oid == type_oids.INT8:
                 # exact: split into 32-bit halves so int64 partial sums cannot overflow
                 d = data.astype(np.int64)
                 hi = (d >> 32)
@@ -531,37 +531,37 @@ class SumState(AggState):
         fn = self.spec.func
         src = self.spec.arg_oids[0]
         if self.kind == "o" and self.fxsum is not None:
-            if self.spec.oid == O.NUMERIC and self._only_fixed(ng):
+            if self.spec.oid == type_oids.NUMERIC and self._only_fixed(ng):
                 if fn == "sum":
                     return FixedCol(self.fxsum[:ng].copy(), self.fx_scale, nulls)
                 vals = np.empty(ng, dtype=object)
                 has = ~nulls
                 vals[has] = fixed_avg(self.fxsum[:ng][has], cnt[has], self.fx_scale)
-                return Col(vals, nulls, O.NUMERIC)
+                return Col(vals, nulls, type_oids.NUMERIC)
             self._flush_fixed()
         if fn == "sum":
             oid = self.spec.oid
-            if oid == O.NUMERIC:
+            if oid == type_oids.NUMERIC:
                 vals = [decimal.Decimal(v) if not isinstance(v, decimal.Decimal) else v for v in self.sum[:ng].tolist()]
-                return Col.from_pylist([None if z else v for v, z in zip(vals, nulls.tolist())], O.NUMERIC)
-            if oid == O.INTERVAL:
-                return Col.from_pylist([None if z else v for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())], O.INTERVAL)
-            data = self.sum[:ng].astype(T.dtype_of(oid))
+                return Col.from_pylist([None if z else v for v, z in zip(vals, nulls.tolist())], type_oids.NUMERIC)
+            if oid == type_oids.INTERVAL:
+                return Col.from_pylist([None if z else v for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())], type_oids.INTERVAL)
+            data = self.sum[:ng].astype(sqltypes.dtype_of(oid))
             return Col(data, nulls, oid)
         # avg
-        if self.spec.oid == O.FLOAT8:
+        if self.spec.oid == type_oids.FLOAT8:
             with np.errstate(all="ignore"):
-                return Col(self.sum[:ng].astype(np.float64) / np.where(cnt == 0, 1, cnt), nulls, O.FLOAT8)
-        if self.spec.oid == O.INTERVAL:
+                return Col(self.sum[:ng].astype(np.float64) / np.where(cnt == 0, 1, cnt), nulls, type_oids.FLOAT8)
+        if self.spec.oid == type_oids.INTERVAL:
             out = [None if z else s / c for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
-            return Col.from_pylist(out, O.INTERVAL)
+            return Col.from_pylist(out, type_oids.INTERVAL)
         out = []
         for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist()):
             if z:
                 out.append(None)
             else:
                 out.append(numeric_op("/", decimal.Decimal(s), decimal.Decimal(c)))
-        return Col.from_pylist(out, O.NUMERIC)
+        return Col.from_pylist(out, type_oids.NUMERIC)
 
 
 class MinMaxState(AggState):
@@ -569,7 +569,7 @@ class MinMaxState(AggState):
         super().__init__(spec)
         self.is_min = spec.func in ("min", "bool_and", "every")
         self.oid = spec.arg_oids[0]
-        self.dtype = T.dtype_of(self.oid)
+        self.dtype = sqltypes.dtype_of(self.oid)
         self.val = np.zeros(0, self.dtype) if self.dtype != object else np.empty(0, object)
         self.has = np.zeros(0, bool)
 
@@ -679,7 +679,7 @@ class MinMaxState(AggState):
         self.has[g] = True
 
     def final(self, ng):
-        return Col(self.val[:ng].copy(), ~self.has[:ng], self.spec.oid if self.spec.oid != O.UNKNOWN else self.oid)
+        return Col(self.val[:ng].copy(), ~self.has[:ng], self.spec.oid if self.spec.oid != type_oids.UNKNOWN else self.oid)
 
 
 class ListState(AggState):
@@ -760,10 +760,10 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if not vals:
         return None
     if fn in ("sum", "avg"):
-        if spec.oid == O.FLOAT8:
+        if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
             return s if fn == "sum" else s / len(vals)
-        if spec.oid in (O.INT8, O.INT4):
+        if spec.oid in (type_oids.INT8, type_oids.INT4):
             return sum(vals)
         s = sum(decimal.Decimal(v) for v in vals)
         return s if fn == "sum" else numeric_op("/", s, decimal.Decimal(len(vals)))
@@ -796,7 +796,7 @@ def _variance(fn: str, vals: list, oid: int):
     samp = fn in ("stddev", "stddev_samp", "variance", "var_samp")
     if samp and n < 2:
         return None
-    if oid == O.FLOAT8:
+    if oid == type_oids.FLOAT8:
         mean = math.fsum(vals) / n
         ss = math.fsum((v - mean) ** 2 for v in vals)
         var = ss / (n - 1 if samp else n)
@@ -855,26 +855,26 @@ AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
-    a = arg_oids[0] if arg_oids else O.INT8
+    a = arg_oids[0] if arg_oids else type_oids.INT8
     if func == "count":
-        return O.INT8
+        return type_oids.INT8
     if func == "sum":
-        return {O.INT2: O.INT8, O.INT4: O.INT8, O.INT8: O.NUMERIC, O.FLOAT4: O.FLOAT4, O.FLOAT8: O.FLOAT8,
-                O.NUMERIC: O.NUMERIC, O.INTERVAL: O.INTERVAL}.get(a, O.NUMERIC if a == O.UNKNOWN else -1)
+        return {type_oids.INT2: type_oids.INT8, type_oids.INT4: type_oids.INT8, type_oids.INT8: type_oids.NUMERIC, type_oids.FLOAT4: type_oids.FLOAT4, type_oids.FLOAT8: type_oids.FLOAT8,
+                type_oids.NUMERIC: type_oids.NUMERIC, type_oids.INTERVAL: type_oids.INTERVAL}.get(a, type_oids.NUMERIC if a == type_oids.UNKNOWN else -1)
     if func == "avg":
-        return {O.FLOAT4: O.FLOAT8, O.FLOAT8: O.FLOAT8, O.INTERVAL: O.INTERVAL}.get(a, O.NUMERIC)
+        return {type_oids.FLOAT4: type_oids.FLOAT8, type_oids.FLOAT8: type_oids.FLOAT8, type_oids.INTERVAL: type_oids.INTERVAL}.get(a, type_oids.NUMERIC)
     if func in ("min", "max"):
-        return a if a != O.UNKNOWN else O.TEXT
+        return a if a != type_oids.UNKNOWN else type_oids.TEXT
     if func in ("bool_and", "bool_or", "every"):
-        return O.BOOL
+        return type_oids.BOOL
     if func == "array_agg":
-        return O.ARRAY_OF.get(a, O.ARRAY_OF[O.TEXT])
+        return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
-        return O.TEXT
+        return type_oids.TEXT
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
-        return O.FLOAT8 if a in (O.FLOAT4, O.FLOAT8) else O.NUMERIC
+        return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":
-        return O.FLOAT8
+        return type_oids.FLOAT8
     if func in ("percentile_disc", "mode"):
         return a
     return -1

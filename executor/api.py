@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol
 
-from catalog.vector import Batch
-from protocol.errors import Notice
+from splitstream.catalog.vector import Batch
+from splitstream.protocol.errors import Notice
 
 
 @dataclass

@@ -14,16 +14,16 @@ from typing import Callable
 
 from sqlglot import exp
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_PARAMETER, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
 )
 
-from . import expr as X
-from . import functions as F
+from . import expr
+from . import functions
 from .aggregates import AGGREGATES, AggSpec
 
 
@@ -80,15 +80,15 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
         inner = dt.expressions[0] if dt.expressions else exp.DataType.build("text")
         e, _ = datatype_to_oid(inner)
-        return O.ARRAY_OF.get(e, O.ARRAY_OF[O.TEXT]), -1
+        return type_oids.ARRAY_OF.get(e, type_oids.ARRAY_OF[type_oids.TEXT]), -1
     if isinstance(dt, exp.ObjectIdentifier):
-        oid = T.oid_by_name(str(dt.this))
+        oid = sqltypes.oid_by_name(str(dt.this))
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{dt.this}" does not exist')
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
         name = dt.args.get("kind") or dt.sql("postgres")
-        oid = T.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
+        oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
         return oid, -1
@@ -100,44 +100,44 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         return int(p.this) if isinstance(p, exp.Literal) else int(str(p))
 
     m = {
-        DT.INT: O.INT4, DT.BIGINT: O.INT8, DT.SMALLINT: O.INT2, DT.TINYINT: O.INT2, DT.FLOAT: O.FLOAT4,
-        DT.DOUBLE: O.FLOAT8, DT.DECIMAL: O.NUMERIC, DT.TEXT: O.TEXT, DT.VARCHAR: O.VARCHAR, DT.CHAR: O.BPCHAR,
-        DT.NCHAR: O.BPCHAR, DT.NVARCHAR: O.VARCHAR, DT.BOOLEAN: O.BOOL, DT.DATE: O.DATE, DT.TIME: O.TIME,
-        DT.TIMESTAMP: O.TIMESTAMP, DT.TIMESTAMPTZ: O.TIMESTAMPTZ, DT.TIMESTAMPLTZ: O.TIMESTAMPTZ,
-        DT.INTERVAL: O.INTERVAL, DT.UUID: O.UUID, DT.JSON: O.JSON, DT.JSONB: O.JSONB, DT.VARBINARY: O.BYTEA,
-        DT.BINARY: O.BYTEA, DT.SERIAL: O.INT4, DT.BIGSERIAL: O.INT8, DT.SMALLSERIAL: O.INT2,
-        DT.DATETIME: O.TIMESTAMP,
+        DT.INT: type_oids.INT4, DT.BIGINT: type_oids.INT8, DT.SMALLINT: type_oids.INT2, DT.TINYINT: type_oids.INT2, DT.FLOAT: type_oids.FLOAT4,
+        DT.DOUBLE: type_oids.FLOAT8, DT.DECIMAL: type_oids.NUMERIC, DT.TEXT: type_oids.TEXT, DT.VARCHAR: type_oids.VARCHAR, DT.CHAR: type_oids.BPCHAR,
+        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME,
+        DT.TIMESTAMP: type_oids.TIMESTAMP, DT.TIMESTAMPTZ: type_oids.TIMESTAMPTZ, DT.TIMESTAMPLTZ: type_oids.TIMESTAMPTZ,
+        DT.INTERVAL: type_oids.INTERVAL, DT.UUID: type_oids.UUID, DT.JSON: type_oids.JSON, DT.JSONB: type_oids.JSONB, DT.VARBINARY: type_oids.BYTEA,
+        DT.BINARY: type_oids.BYTEA, DT.SERIAL: type_oids.INT4, DT.BIGSERIAL: type_oids.INT8, DT.SMALLSERIAL: type_oids.INT2,
+        DT.DATETIME: type_oids.TIMESTAMP,
     }
-    for nm, o in (("OBJECT_IDENTIFIER", O.OID), ("NAME", O.NAME), ("MONEY", O.NUMERIC), ("BPCHAR", O.BPCHAR),
-                  ("VARBINARY", O.BYTEA), ("BLOB", O.BYTEA)):
+    for nm, o in (("OBJECT_IDENTIFIER", type_oids.OID), ("NAME", type_oids.NAME), ("MONEY", type_oids.NUMERIC), ("BPCHAR", type_oids.BPCHAR),
+                  ("VARBINARY", type_oids.BYTEA), ("BLOB", type_oids.BYTEA)):
         if hasattr(DT, nm):
             m[getattr(DT, nm)] = o
     for nm in ("DECIMAL32", "DECIMAL64", "DECIMAL128", "BIGDECIMAL", "UDECIMAL"):
         if hasattr(DT, nm):
-            m[getattr(DT, nm)] = O.NUMERIC
+            m[getattr(DT, nm)] = type_oids.NUMERIC
     if t not in m:
         name = dt.sql("postgres").lower()
-        oid = T.oid_by_name(name)
+        oid = sqltypes.oid_by_name(name)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
         return oid, -1
     oid = m[t]
     typmod = -1
-    if oid in (O.VARCHAR, O.BPCHAR) and params:
+    if oid in (type_oids.VARCHAR, type_oids.BPCHAR) and params:
         typmod = num(params[0]) + 4
-    elif oid == O.BPCHAR and not params and t != getattr(DT, "BPCHAR", None):  # bare bpchar is unbounded
+    elif oid == type_oids.BPCHAR and not params and t != getattr(DT, "BPCHAR", None):  # bare bpchar is unbounded
         typmod = 5
-    elif oid == O.NUMERIC and params:
+    elif oid == type_oids.NUMERIC and params:
         p = num(params[0])
         s = num(params[1]) if len(params) > 1 else 0
         typmod = ((p << 16) | s) + 4
     if t == DT.FLOAT and params and num(params[0]) > 24:
-        oid = O.FLOAT8
+        oid = type_oids.FLOAT8
     return oid, typmod
 
 
 def parse_type_name(text: str) -> tuple[int, int]:
-    oid = T.oid_by_name(text)
+    oid = sqltypes.oid_by_name(text)
     if oid is not None:
         return oid, -1
     import sqlglot
@@ -218,7 +218,7 @@ class ExprBinder:
         self.context = context
 
     # ------------------------------------------------------------------
-    def bind(self, node: exp.Expression) -> X.Expr:
+    def bind(self, node: exp.Expression) -> expr.Expr:
         if self.group_match is not None:
             m = self.group_match(node)
             if m is not None:
@@ -253,8 +253,8 @@ class ExprBinder:
         q = q.this if isinstance(q, exp.Subquery) else q
         plan, corr = self.p.subplan(q, self.scope)
         et = plan.out[0].oid
-        aoid = O.ARRAY_OF.get(et, O.ARRAY_OF[O.TEXT])
-        return X.SubqueryExpr("array", plan, aoid, corr)
+        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+        return expr.SubqueryExpr("array", plan, aoid, corr)
 
     def b_Operator(self, n):
         """psql's OPERATOR(pg_catalog.op) form."""
@@ -262,16 +262,16 @@ class ExprBinder:
         l, r = n.this, n.expression
         if op in ("~", "~*", "!~", "!~*"):
             a = self.bind(l)
-            p = self.p.coerce(self.bind(r), O.TEXT)
-            if a.oid == O.UNKNOWN:
-                a = self.p.coerce(a, O.TEXT)
-            return X.Like(a, p, ilike="*" in op, regex=True, negate=op.startswith("!"))
+            p = self.p.coerce(self.bind(r), type_oids.TEXT)
+            if a.oid == type_oids.UNKNOWN:
+                a = self.p.coerce(a, type_oids.TEXT)
+            return expr.Like(a, p, ilike="*" in op, regex=True, negate=op.startswith("!"))
         if op in ("~~", "~~*", "!~~", "!~~*"):
-            a = self.p.coerce(self.bind(l), O.TEXT)
-            return X.Like(a, self.p.coerce(self.bind(r), O.TEXT), ilike="*" in op, negate=op.startswith("!"))
+            a = self.p.coerce(self.bind(l), type_oids.TEXT)
+            return expr.Like(a, self.p.coerce(self.bind(r), type_oids.TEXT), ilike="*" in op, negate=op.startswith("!"))
         if op in ("=", "<>", "!=", "<", "<=", ">", ">="):
             a, b = self.p.unify(self.bind(l), self.bind(r), "comparison")
-            return X.Compare("<>" if op == "!=" else op, a, b)
+            return expr.Compare("<>" if op == "!=" else op, a, b)
         if op in ("+", "-", "*", "/", "%"):
             return self.p.arith(op, self.bind(l), self.bind(r))
         raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
@@ -280,7 +280,7 @@ class ExprBinder:
         return self.bind(n.this)
 
     def b_ByteString(self, n):
-        return X.Const(n.this, O.UNKNOWN)
+        return expr.Const(n.this, type_oids.UNKNOWN)
 
     def b_Dot(self, n):
         if isinstance(n.expression, exp.Func):
@@ -292,7 +292,7 @@ class ExprBinder:
         table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
         return self.resolve(col, table, n)
 
-    def resolve(self, name: str, table: str | None, node) -> X.Expr:
+    def resolve(self, name: str, table: str | None, node) -> expr.Expr:
         scope = self.scope
         depth = 0
         while scope is not None:
@@ -305,12 +305,12 @@ class ExprBinder:
                     if self.agg_handler is not None and self.group_match is not None:
                         raise PgError(GROUPING_ERROR,
                                       f'column "{(c.table + ".") if c.table else ""}{name}" must appear in the GROUP BY clause or be used in an aggregate function')
-                    return X.ColRef(hits[0], c.oid, name, c.typmod)
+                    return expr.ColRef(hits[0], c.oid, name, c.typmod)
                 s = self.scope
                 for _ in range(depth):
                     s.correlated[0] = True
                     s = s.parent
-                return X.OuterRef(depth, hits[0], c.oid, name)
+                return expr.OuterRef(depth, hits[0], c.oid, name)
             scope = scope.parent
             depth += 1
         if table is not None:
@@ -325,22 +325,22 @@ class ExprBinder:
     # ----------------------------------------------------------- literals
     def b_Literal(self, n: exp.Literal):
         if n.is_string:
-            return X.Const(n.this, O.UNKNOWN)
+            return expr.Const(n.this, type_oids.UNKNOWN)
         s = n.this
         try:
             if any(ch in s for ch in ".eE"):
-                return X.Const(decimal.Decimal(s), O.NUMERIC)
+                return expr.Const(decimal.Decimal(s), type_oids.NUMERIC)
             v = int(s)
-            oid = T.int_literal_oid(v)
-            return X.Const(decimal.Decimal(v) if oid == O.NUMERIC else v, oid)
+            oid = sqltypes.int_literal_oid(v)
+            return expr.Const(decimal.Decimal(v) if oid == type_oids.NUMERIC else v, oid)
         except (ValueError, decimal.InvalidOperation):
             raise PgError(SYNTAX_ERROR, f'syntax error at or near "{s}"')
 
     def b_Boolean(self, n):
-        return X.Const(bool(n.this), O.BOOL)
+        return expr.Const(bool(n.this), type_oids.BOOL)
 
     def b_Null(self, n):
-        return X.Const(None, O.UNKNOWN)
+        return expr.Const(None, type_oids.UNKNOWN)
 
     def b_Parameter(self, n):
         idx = int(n.this.this if isinstance(n.this, exp.Literal) else n.name) - 1
@@ -352,31 +352,31 @@ class ExprBinder:
         raise PgError(SYNTAX_ERROR, "syntax error at or near \"?\"")
 
     def b_Interval(self, n: exp.Interval):
-        from protocol.types import decode_text
+        from splitstream.protocol.types import decode_text
 
         text = n.this.this if isinstance(n.this, exp.Literal) else n.this.sql()
         unit = n.args.get("unit")
         if unit is not None:
             text = f"{text} {unit.name if hasattr(unit, 'name') else unit}"
-        return X.Const(decode_text(O.INTERVAL, text), O.INTERVAL)
+        return expr.Const(decode_text(type_oids.INTERVAL, text), type_oids.INTERVAL)
 
     def b_Array(self, n: exp.Array):
         if len(n.expressions) == 1 and isinstance(n.expressions[0], (exp.Select, exp.Union, exp.Subquery)):
             return self._array_subquery(n.expressions[0])
         items = [self.bind(e) for e in n.expressions]
-        et = O.UNKNOWN
+        et = type_oids.UNKNOWN
         for it in items:
-            et = T.common_type(et, it.oid, "ARRAY") if et != O.UNKNOWN else it.oid
-        if et == O.UNKNOWN:
-            et = O.TEXT
+            et = sqltypes.common_type(et, it.oid, "ARRAY") if et != type_oids.UNKNOWN else it.oid
+        if et == type_oids.UNKNOWN:
+            et = type_oids.TEXT
         items = [self.p.coerce(i, et) for i in items]
-        aoid = O.ARRAY_OF.get(et, O.ARRAY_OF[O.TEXT])
+        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
 
         def impl(cols, nrows, ctx):
             lists = [c.to_pylist() for c in cols]
             return Col.from_pylist([[l[i] for l in lists] for i in range(nrows)], aoid)
 
-        return X.Func("array", impl, items, aoid)
+        return expr.Func("array", impl, items, aoid)
 
     # ----------------------------------------------------------- operators
     def _arith(self, op, n):
@@ -406,21 +406,21 @@ class ExprBinder:
 
     def b_Neg(self, n):
         a = self.bind(n.this)
-        if isinstance(a, X.Const) and a.value is not None and a.oid in (O.INT4, O.INT8, O.NUMERIC, O.FLOAT8):
+        if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.INT4, type_oids.INT8, type_oids.NUMERIC, type_oids.FLOAT8):
             v = -a.value
-            if a.oid == O.INT8 and v == 2**31 * -1:
-                return X.Const(v, O.INT4)
-            if a.oid == O.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
-                return X.Const(int(v), O.INT8)
-            return X.Const(v, a.oid)
-        if a.oid == O.UNKNOWN:
-            a = self.p.coerce(a, O.NUMERIC)
-        return X.Neg(a)
+            if a.oid == type_oids.INT8 and v == 2**31 * -1:
+                return expr.Const(v, type_oids.INT4)
+            if a.oid == type_oids.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
+                return expr.Const(int(v), type_oids.INT8)
+            return expr.Const(v, a.oid)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.NUMERIC)
+        return expr.Neg(a)
 
     def b_DPipe(self, n):
         l, r = self.bind(n.this), self.bind(n.expression)
-        if l.oid in O.ELEMENT_OF or r.oid in O.ELEMENT_OF:
-            aoid = l.oid if l.oid in O.ELEMENT_OF else r.oid
+        if l.oid in type_oids.ELEMENT_OF or r.oid in type_oids.ELEMENT_OF:
+            aoid = l.oid if l.oid in type_oids.ELEMENT_OF else r.oid
 
             def impl(cols, nrows, ctx):
                 a, b = cols[0].to_pylist(), cols[1].to_pylist()
@@ -431,9 +431,9 @@ class ExprBinder:
                     out.append(xs + ys)
                 return Col.from_pylist(out, aoid)
 
-            return X.Func("array_cat", impl, [l, r], aoid)
-        if l.oid in (O.JSONB,) and r.oid in (O.JSONB, O.UNKNOWN):
-            r = self.p.coerce(r, O.JSONB)
+            return expr.Func("array_cat", impl, [l, r], aoid)
+        if l.oid in (type_oids.JSONB,) and r.oid in (type_oids.JSONB, type_oids.UNKNOWN):
+            r = self.p.coerce(r, type_oids.JSONB)
 
             def jimpl(cols, nrows, ctx):
                 out = []
@@ -447,17 +447,17 @@ class ExprBinder:
                         res = a
                     else:
                         res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
-                    from protocol.types import encode_text, decode_text
+                    from splitstream.protocol.types import encode_text, decode_text
 
-                    out.append(decode_text(O.JSONB, json.dumps(res)))
-                return Col.from_pylist(out, O.JSONB)
+                    out.append(decode_text(type_oids.JSONB, json.dumps(res)))
+                return Col.from_pylist(out, type_oids.JSONB)
 
-            return X.Func("jsonb_concat", jimpl, [l, r], O.JSONB)
-        if l.oid == O.UNKNOWN:
-            l = self.p.coerce(l, O.TEXT)
-        if r.oid == O.UNKNOWN:
-            r = self.p.coerce(r, O.TEXT)
-        return X.Concat(l, r)
+            return expr.Func("jsonb_concat", jimpl, [l, r], type_oids.JSONB)
+        if l.oid == type_oids.UNKNOWN:
+            l = self.p.coerce(l, type_oids.TEXT)
+        if r.oid == type_oids.UNKNOWN:
+            r = self.p.coerce(r, type_oids.TEXT)
+        return expr.Concat(l, r)
 
     def _cmp(self, op, n):
         rhs = n.expression
@@ -467,9 +467,9 @@ class ExprBinder:
             return self._any_all(op, n.this, rhs)
         l, r = self.bind(n.this), self.bind(rhs)
         l, r = self.p.unify(l, r, "comparison")
-        if l.oid == O.BPCHAR and r.oid == O.BPCHAR:
+        if l.oid == type_oids.BPCHAR and r.oid == type_oids.BPCHAR:
             l, r = bpchar_operands(op, l, r)
-        return X.Compare(op, l, r)
+        return expr.Compare(op, l, r)
 
     def b_EQ(self, n):
         return self._cmp("=", n)
@@ -491,11 +491,11 @@ class ExprBinder:
 
     def b_NullSafeEQ(self, n):
         l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return X.IsDistinct(l, r, negate=True)
+        return expr.IsDistinct(l, r, negate=True)
 
     def b_NullSafeNEQ(self, n):
         l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return X.IsDistinct(l, r, negate=False)
+        return expr.IsDistinct(l, r, negate=False)
 
     def _any_all(self, op, left, node):
         kind = "any" if isinstance(node, exp.Any) else "all"
@@ -506,14 +506,14 @@ class ExprBinder:
             q = inner.this if isinstance(inner, exp.Subquery) else inner
             plan, corr = self.p.subplan(q, self.scope)
             a = self.bind(left)
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == O.UNKNOWN else a
-            return X.SubqueryExpr(kind, plan, O.BOOL, corr, arg=a, op=op)
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
         a = self.bind(left)
         arr = self.bind(inner)
-        if arr.oid == O.UNKNOWN:
-            arr = self.p.coerce(arr, O.ARRAY_OF.get(a.oid, O.ARRAY_OF[O.TEXT]))
-        et = O.ELEMENT_OF.get(arr.oid, O.TEXT)
-        if a.oid == O.UNKNOWN:
+        if arr.oid == type_oids.UNKNOWN:
+            arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
+        et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
+        if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, et)
 
         def impl(cols, nrows, ctx, _op=op, _kind=kind):
@@ -529,39 +529,39 @@ class ExprBinder:
                     if y is None:
                         res.append(None)
                     else:
-                        c = X.compare_cols(_op, Col.from_pylist([x], av.oid), Col.from_pylist([y], et))
+                        c = expr.compare_cols(_op, Col.from_pylist([x], av.oid), Col.from_pylist([y], et))
                         res.append(bool(c.data[0]))
                 if _kind == "any":
                     out.append(True if True in res else (None if None in res else False))
                 else:
                     out.append(False if False in res else (None if None in res else True))
-            return Col.from_pylist(out, O.BOOL)
+            return Col.from_pylist(out, type_oids.BOOL)
 
-        return X.Func(kind, impl, [a, arr], O.BOOL)
+        return expr.Func(kind, impl, [a, arr], type_oids.BOOL)
 
     def b_And(self, n):
-        return X.And([self.p.coerce(self.bind(n.this), O.BOOL), self.p.coerce(self.bind(n.expression), O.BOOL)])
+        return expr.And([self.p.coerce(self.bind(n.this), type_oids.BOOL), self.p.coerce(self.bind(n.expression), type_oids.BOOL)])
 
     def b_Or(self, n):
-        return X.Or([self.p.coerce(self.bind(n.this), O.BOOL), self.p.coerce(self.bind(n.expression), O.BOOL)])
+        return expr.Or([self.p.coerce(self.bind(n.this), type_oids.BOOL), self.p.coerce(self.bind(n.expression), type_oids.BOOL)])
 
     def b_Xor(self, n):
         l, r = self.bind(n.this), self.bind(n.expression)
-        return X.Compare("<>", self.p.coerce(l, O.BOOL), self.p.coerce(r, O.BOOL))
+        return expr.Compare("<>", self.p.coerce(l, type_oids.BOOL), self.p.coerce(r, type_oids.BOOL))
 
     def b_Not(self, n):
-        return X.Not(self.p.coerce(self.bind(n.this), O.BOOL))
+        return expr.Not(self.p.coerce(self.bind(n.this), type_oids.BOOL))
 
     def b_Is(self, n):
         rhs = n.expression
         neg = bool(n.args.get("negate"))
         a = self.bind(n.this)
         if isinstance(rhs, exp.Null):
-            return X.IsNull(a, negate=neg)
+            return expr.IsNull(a, negate=neg)
         if isinstance(rhs, exp.Boolean):
-            return X.IsBool(self.p.coerce(a, O.BOOL), bool(rhs.this), neg)
+            return expr.IsBool(self.p.coerce(a, type_oids.BOOL), bool(rhs.this), neg)
         if isinstance(rhs, (exp.Var, exp.Column)) and rhs.name.lower() == "unknown":
-            return X.IsBool(self.p.coerce(a, O.BOOL), None, neg)
+            return expr.IsBool(self.p.coerce(a, type_oids.BOOL), None, neg)
         raise PgError(SYNTAX_ERROR, f"syntax error at or near \"{rhs.sql()}\"")
 
     def b_Between(self, n):
@@ -570,9 +570,9 @@ class ExprBinder:
         a1, lo = self.p.unify(a, lo, "comparison")
         a2, hi = self.p.unify(a, hi, "comparison")
         if n.args.get("symmetric"):
-            return X.Or([X.And([X.Compare(">=", a1, lo), X.Compare("<=", a2, hi)]),
-                         X.And([X.Compare(">=", a2, hi), X.Compare("<=", a1, lo)])])
-        return X.And([X.Compare(">=", a1, lo), X.Compare("<=", a2, hi)])
+            return expr.Or([expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)]),
+                         expr.And([expr.Compare(">=", a2, hi), expr.Compare("<=", a1, lo)])])
+        return expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)])
 
     def b_In(self, n: exp.In):
         a = self.bind(n.this)
@@ -582,33 +582,33 @@ class ExprBinder:
             plan, corr = self.p.subplan(sub, self.scope)
             if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
                 raise PgError(SYNTAX_ERROR, "subquery has too many columns")
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == O.UNKNOWN else a
-            return X.SubqueryExpr("in", plan, O.BOOL, corr, arg=a, op="=")
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
         items = [self.bind(e) for e in n.expressions]
         t = a.oid
         for it in items:
-            if t == O.UNKNOWN:
+            if t == type_oids.UNKNOWN:
                 t = it.oid
-            elif it.oid != O.UNKNOWN and it.oid != t:
-                t = T.common_type(t, it.oid, "IN")
-        if t == O.UNKNOWN:
-            t = O.TEXT
+            elif it.oid != type_oids.UNKNOWN and it.oid != t:
+                t = sqltypes.common_type(t, it.oid, "IN")
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
         a = self.p.coerce(a, t)
         items = [self.p.coerce(i, t) for i in items]
-        if t == O.BPCHAR:
-            if all(isinstance(i, X.Const) for i in items) and a.typmod >= 4:
+        if t == type_oids.BPCHAR:
+            if all(isinstance(i, expr.Const) for i in items) and a.typmod >= 4:
                 items = [bpchar_operands("=", a, i)[1] for i in items]
             else:
-                a, items = X.Cast(a, O.TEXT), [X.Cast(i, O.TEXT) for i in items]
-        return X.InList(a, items, negate=False)
+                a, items = expr.Cast(a, type_oids.TEXT), [expr.Cast(i, type_oids.TEXT) for i in items]
+        return expr.InList(a, items, negate=False)
 
     def _like(self, n, ilike=False, regex=False, negate=False):
         a = self.bind(n.this)
-        p = self.p.coerce(self.bind(n.expression), O.TEXT)
-        if a.oid == O.UNKNOWN:
-            a = self.p.coerce(a, O.TEXT)
+        p = self.p.coerce(self.bind(n.expression), type_oids.TEXT)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.TEXT)
         negate = negate or bool(n.args.get("negate"))  # sqlglot 30: NOT LIKE is Like(negate=True)
-        return X.Like(a, p, ilike=ilike, regex=regex, negate=negate)
+        return expr.Like(a, p, ilike=ilike, regex=regex, negate=negate)
 
     def b_Like(self, n):
         return self._like(n)
@@ -623,18 +623,18 @@ class ExprBinder:
         return self._like(n, regex=True, ilike=True)
 
     def b_SimilarTo(self, n):
-        a = self.p.coerce(self.bind(n.this), O.TEXT)
+        a = self.p.coerce(self.bind(n.this), type_oids.TEXT)
         p = self.bind(n.expression)
-        if isinstance(p, X.Const):
+        if isinstance(p, expr.Const):
             rx = _similar_to_regex(p.value)
-            return X.Like(a, X.Const(rx, O.TEXT), regex=True, negate=bool(n.args.get("negate")))
+            return expr.Like(a, expr.Const(rx, type_oids.TEXT), regex=True, negate=bool(n.args.get("negate")))
         raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
 
     def b_Escape(self, n):
         inner = n.this
         esc = self.bind(n.expression)
         e = self.bind(inner)
-        if isinstance(e, X.Like) and isinstance(esc, X.Const):
+        if isinstance(e, expr.Like) and isinstance(esc, expr.Const):
             e.escape = esc.value or None
         return e
 
@@ -646,103 +646,103 @@ class ExprBinder:
             cond = if_.this
             if subject is not None:
                 l, r = self.p.unify(self.bind(subject), self.bind(cond), "CASE")
-                c = X.Compare("=", l, r)
+                c = expr.Compare("=", l, r)
             else:
-                c = self.p.coerce(self.bind(cond), O.BOOL)
+                c = self.p.coerce(self.bind(cond), type_oids.BOOL)
             whens.append(c)
             results.append(self.bind(if_.args["true"]))
         default = self.bind(n.args["default"]) if n.args.get("default") is not None else None
-        t = O.UNKNOWN
+        t = type_oids.UNKNOWN
         for r in results + ([default] if default is not None else []):
-            t = r.oid if t == O.UNKNOWN else (T.common_type(t, r.oid, "CASE") if r.oid != O.UNKNOWN else t)
-        if t == O.UNKNOWN:
-            t = O.TEXT
+            t = r.oid if t == type_oids.UNKNOWN else (sqltypes.common_type(t, r.oid, "CASE") if r.oid != type_oids.UNKNOWN else t)
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
         results = [self.p.coerce(r, t) for r in results]
         if default is not None:
             default = self.p.coerce(default, t)
-        return X.Case(list(zip(whens, results)), default, t)
+        return expr.Case(list(zip(whens, results)), default, t)
 
     def b_If(self, n):
-        c = self.p.coerce(self.bind(n.this), O.BOOL)
+        c = self.p.coerce(self.bind(n.this), type_oids.BOOL)
         a = self.bind(n.args["true"])
-        b = self.bind(n.args["false"]) if n.args.get("false") is not None else X.Const(None, O.UNKNOWN)
-        t = T.common_type(a.oid, b.oid, "CASE") if O.UNKNOWN not in (a.oid, b.oid) else (a.oid if a.oid != O.UNKNOWN else b.oid)
-        if t == O.UNKNOWN:
-            t = O.TEXT
-        return X.Case([(c, self.p.coerce(a, t))], self.p.coerce(b, t), t)
+        b = self.bind(n.args["false"]) if n.args.get("false") is not None else expr.Const(None, type_oids.UNKNOWN)
+        t = sqltypes.common_type(a.oid, b.oid, "CASE") if type_oids.UNKNOWN not in (a.oid, b.oid) else (a.oid if a.oid != type_oids.UNKNOWN else b.oid)
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        return expr.Case([(c, self.p.coerce(a, t))], self.p.coerce(b, t), t)
 
     def b_Coalesce(self, n):
         args = [self.bind(n.this)] + [self.bind(e) for e in n.expressions]
-        t = O.UNKNOWN
+        t = type_oids.UNKNOWN
         for a in args:
-            if a.oid != O.UNKNOWN:
-                t = a.oid if t == O.UNKNOWN else T.common_type(t, a.oid, "COALESCE")
-        if t == O.UNKNOWN:
-            t = O.TEXT
-        return X.Coalesce([self.p.coerce(a, t) for a in args], t)
+            if a.oid != type_oids.UNKNOWN:
+                t = a.oid if t == type_oids.UNKNOWN else sqltypes.common_type(t, a.oid, "COALESCE")
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        return expr.Coalesce([self.p.coerce(a, t) for a in args], t)
 
     def b_Nullif(self, n):
         a, b = self.p.unify(self.bind(n.this), self.bind(n.expression), "NULLIF")
-        return X.Case([(X.Compare("=", a, b), X.Const(None, a.oid))], a, a.oid)
+        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, a.oid))], a, a.oid)
 
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (O.REGCLASS, O.REGTYPE) and isinstance(a, X.Const) and isinstance(a.value, str):
-            return X.Const(self.p.resolve_reg(oid, a.value), oid)
-        if oid in (O.REGCLASS, O.REGTYPE) and (T.is_string(a.oid) or (isinstance(a, X.Param) and a.oid == O.UNKNOWN)):
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and isinstance(a, expr.Const) and isinstance(a.value, str):
+            return expr.Const(self.p.resolve_reg(oid, a.value), oid)
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
-            if isinstance(a, X.Param) and a.oid == O.UNKNOWN:
-                a = self.p.param(a.idx, O.TEXT)
+            if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
+                a = self.p.param(a.idx, type_oids.TEXT)
             planner = self.p
 
             def reg_in(cols, n, ctx, _oid=oid):
                 vals = cols[0].to_pylist()
                 return Col.from_pylist([None if v is None else planner.resolve_reg(_oid, v) for v in vals], _oid)
 
-            return X.Func(f"{T.type_name(oid)}in", reg_in, [a], oid)
-        if a.oid in (O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC) and T.is_string(oid):
+            return expr.Func(f"{sqltypes.type_name(oid)}in", reg_in, [a], oid)
+        if a.oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and sqltypes.is_string(oid):
             # 'x'::regclass::text is the name, as regclass prints
             def reg_out(cols, n, ctx):
                 from .statement import _reg_names
 
                 c = _reg_names(cols[0], ctx)
-                return Col.from_pylist(c.to_pylist(), O.TEXT)
+                return Col.from_pylist(c.to_pylist(), type_oids.TEXT)
 
-            a = X.Func(f"{T.type_name(a.oid)}out", reg_out, [a], O.TEXT)
-            return a if oid == O.TEXT and typmod < 0 else X.Cast(a, oid, typmod)
-        if isinstance(a, X.Const) and a.value is not None and a.oid in (O.UNKNOWN,):
-            return self.p.fold_cast(a.value, O.TEXT, oid, typmod)
-        if isinstance(a, X.Const) and a.value is None:
-            return X.Const(None, oid, typmod)
-        if isinstance(a, X.Param) and a.oid == O.UNKNOWN:
+            a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)
+            return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
+        if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
+            return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
+        if isinstance(a, expr.Const) and a.value is None:
+            return expr.Const(None, oid, typmod)
+        if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
             a = self.p.param(a.idx, oid)
             if typmod < 0:
                 return a
-        return X.Cast(a, oid, typmod)
+        return expr.Cast(a, oid, typmod)
 
     b_TryCast = b_Cast
 
     def b_Extract(self, n):
         field = n.this.name if hasattr(n.this, "name") else str(n.this)
         src = self.bind(n.expression)
-        if src.oid == O.UNKNOWN:
-            src = self.p.coerce(src, O.TIMESTAMP)
-        args = [X.Const(field.lower(), O.TEXT), src]
+        if src.oid == type_oids.UNKNOWN:
+            src = self.p.coerce(src, type_oids.TIMESTAMP)
+        args = [expr.Const(field.lower(), type_oids.TEXT), src]
         if n.meta.get("date_part"):
-            return X.Func("date_part", F.REGISTRY["date_part"].impl, args, O.FLOAT8)
-        return X.Func("extract", F.REGISTRY["extract"].impl, args, O.NUMERIC)
+            return expr.Func("date_part", functions.REGISTRY["date_part"].impl, args, type_oids.FLOAT8)
+        return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
         a = self.bind(n.this)
-        zone = self.p.coerce(self.bind(n.args["zone"]), O.TEXT)
+        zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
         import zoneinfo
         import datetime as dt
 
-        out_oid = O.TIMESTAMP if a.oid == O.TIMESTAMPTZ else O.TIMESTAMPTZ
-        if a.oid == O.UNKNOWN:
-            a = self.p.coerce(a, O.TIMESTAMPTZ)
-            out_oid = O.TIMESTAMP
+        out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.TIMESTAMPTZ)
+            out_oid = type_oids.TIMESTAMP
 
         def impl(cols, nrows, ctx):
             out = []
@@ -759,25 +759,25 @@ class ExprBinder:
                     out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
             return Col.from_pylist(out, out_oid)
 
-        return X.Func("timezone", impl, [a, zone], out_oid)
+        return expr.Func("timezone", impl, [a, zone], out_oid)
 
     def b_CurrentTimestamp(self, n):
-        return X.Func("now", F.REGISTRY["now"].impl, [], O.TIMESTAMPTZ)
+        return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
 
     def b_CurrentDate(self, n):
-        return X.Func("current_date", F.REGISTRY["current_date"].impl, [], O.DATE)
+        return expr.Func("current_date", functions.REGISTRY["current_date"].impl, [], type_oids.DATE)
 
     def b_Localtimestamp(self, n):
         def impl(cols, nrows, ctx):
-            return Col.const(ctx.now.replace(tzinfo=None), O.TIMESTAMP, nrows)
+            return Col.const(ctx.now.replace(tzinfo=None), type_oids.TIMESTAMP, nrows)
 
-        return X.Func("localtimestamp", impl, [], O.TIMESTAMP)
+        return expr.Func("localtimestamp", impl, [], type_oids.TIMESTAMP)
 
     def b_CurrentUser(self, n):
-        return X.Func("current_user", F.REGISTRY["current_user"].impl, [], O.NAME)
+        return expr.Func("current_user", functions.REGISTRY["current_user"].impl, [], type_oids.NAME)
 
     def b_CurrentSchema(self, n):
-        return X.Func("current_schema", F.REGISTRY["current_schema"].impl, [], O.NAME)
+        return expr.Func("current_schema", functions.REGISTRY["current_schema"].impl, [], type_oids.NAME)
 
     def b_SessionUser(self, n):
         return self.b_CurrentUser(n)
@@ -794,16 +794,16 @@ class ExprBinder:
         plan, corr = self.p.subplan(n.this, self.scope)
         if len(plan.out) != 1:
             raise PgError(SYNTAX_ERROR, "subquery must return only one column")
-        return X.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+        return expr.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
 
     def b_Select(self, n):
         plan, corr = self.p.subplan(n, self.scope)
-        return X.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+        return expr.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
 
     def b_Exists(self, n):
         q = n.this
         plan, corr = self.p.subplan(q.this if isinstance(q, exp.Subquery) else q, self.scope)
-        return X.SubqueryExpr("exists", plan, O.BOOL, corr)
+        return expr.SubqueryExpr("exists", plan, type_oids.BOOL, corr)
 
     def b_JSONExtract(self, n):
         return self._json_get(n, as_text=False)
@@ -820,11 +820,11 @@ class ExprBinder:
     def _json_path(self, n, as_text):
         """``#>`` / ``#>>``: follow a text[] path of keys and array indexes."""
         a = self.bind(n.this)
-        if a.oid == O.UNKNOWN:
-            a = self.p.coerce(a, O.JSONB)
-        path = self.p.coerce(self.bind(n.expression), O.ARRAY_OF[O.TEXT])
-        oid_out = O.TEXT if as_text else (a.oid if a.oid in (O.JSON, O.JSONB) else O.JSONB)
-        from protocol.types import decode_text
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.JSONB)
+        path = self.p.coerce(self.bind(n.expression), type_oids.ARRAY_OF[type_oids.TEXT])
+        oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
+        from splitstream.protocol.types import decode_text
 
         def follow(doc, keys):
             v = json.loads(doc)
@@ -844,39 +844,39 @@ class ExprBinder:
             if as_text:
                 if v is None:
                     return None
-                return v if isinstance(v, str) else decode_text(O.JSONB, json.dumps(v)) if not isinstance(v, bool) else ("true" if v else "false")
+                return v if isinstance(v, str) else decode_text(type_oids.JSONB, json.dumps(v)) if not isinstance(v, bool) else ("true" if v else "false")
             return decode_text(oid_out, json.dumps(v))
 
         def impl(cols, nrows, ctx):
             return Col.from_pylist([None if d is None or k is None else follow(d, k)
                                     for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
 
-        return X.Func("json_path", impl, [a, path], oid_out)
+        return expr.Func("json_path", impl, [a, path], oid_out)
 
     def b_ArrayContainsAll(self, n):
         a, b = self.bind(n.this), self.bind(n.expression)
-        if a.oid in (O.JSONB, O.UNKNOWN) and b.oid in (O.JSONB, O.UNKNOWN):
-            a, b = self.p.coerce(a, O.JSONB), self.p.coerce(b, O.JSONB)
+        if a.oid in (type_oids.JSONB, type_oids.UNKNOWN) and b.oid in (type_oids.JSONB, type_oids.UNKNOWN):
+            a, b = self.p.coerce(a, type_oids.JSONB), self.p.coerce(b, type_oids.JSONB)
 
             def impl(cols, nrows, ctx):
                 return Col.from_pylist([None if x is None or y is None else _jsonb_contains(json.loads(x), json.loads(y))
-                                        for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+                                        for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
 
-            return X.Func("jsonb_contains", impl, [a, b], O.BOOL)
-        if b.oid == O.UNKNOWN:
+            return expr.Func("jsonb_contains", impl, [a, b], type_oids.BOOL)
+        if b.oid == type_oids.UNKNOWN:
             b = self.p.coerce(b, a.oid)
-        if a.oid == O.UNKNOWN:
+        if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, b.oid)
 
         def aimpl(cols, nrows, ctx):
             return Col.from_pylist([None if x is None or y is None else all(v in x for v in y)
-                                    for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+                                    for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
 
-        return X.Func("arraycontains", aimpl, [a, b], O.BOOL)
+        return expr.Func("arraycontains", aimpl, [a, b], type_oids.BOOL)
 
     def b_JSONBContainsTopKey(self, n):
-        a = self.p.coerce(self.bind(n.this), O.JSONB)
-        k = self.p.coerce(self.bind(n.expression), O.TEXT)
+        a = self.p.coerce(self.bind(n.this), type_oids.JSONB)
+        k = self.p.coerce(self.bind(n.expression), type_oids.TEXT)
 
         def has(doc, key):
             v = json.loads(doc)
@@ -888,9 +888,9 @@ class ExprBinder:
 
         def impl(cols, nrows, ctx):
             return Col.from_pylist([None if d is None or key is None else has(d, key)
-                                    for d, key in zip(cols[0].to_pylist(), cols[1].to_pylist())], O.BOOL)
+                                    for d, key in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
 
-        return X.Func("jsonb_exists", impl, [a, k], O.BOOL)
+        return expr.Func("jsonb_exists", impl, [a, k], type_oids.BOOL)
 
     def b_Initcap(self, n):
         return self.call("initcap", [self.bind(n.this)])
@@ -929,10 +929,10 @@ class ExprBinder:
             key = parts[0].this if parts else None
         else:
             key = self.bind(path)
-        oid_out = O.TEXT if as_text else (a.oid if a.oid in (O.JSON, O.JSONB) else O.JSONB)
-        if a.oid == O.UNKNOWN:
-            a = self.p.coerce(a, O.JSONB)
-        from protocol.types import decode_text
+        oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.JSONB)
+        from splitstream.protocol.types import decode_text
 
         def get(doc, k):
             if doc is None or k is None:
@@ -955,26 +955,26 @@ class ExprBinder:
                 return r if isinstance(r, str) else json.dumps(r, separators=(", ", ": ")) if not isinstance(r, bool) else ("true" if r else "false")
             return decode_text(oid_out, json.dumps(r))
 
-        if isinstance(key, X.Expr):
+        if isinstance(key, expr.Expr):
             def impl(cols, nrows, ctx):
                 return Col.from_pylist([get(d, k) for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
 
-            return X.Func("json_get", impl, [a, key], oid_out)
+            return expr.Func("json_get", impl, [a, key], oid_out)
 
         def impl1(cols, nrows, ctx, _k=key):
             return Col.from_pylist([get(d, _k) for d in cols[0].to_pylist()], oid_out)
 
-        return X.Func("json_get", impl1, [a], oid_out)
+        return expr.Func("json_get", impl1, [a], oid_out)
 
     def b_Bracket(self, n):
         a = self.bind(n.this)
         ix = n.expressions[0]
         if isinstance(ix, exp.Literal) and not ix.is_string:
             # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
-            idx = X.Const(int(ix.this) + 1, O.INT4)
+            idx = expr.Const(int(ix.this) + 1, type_oids.INT4)
         else:
-            idx = self.p.coerce(self.bind(ix), O.INT4)
-        et = O.ELEMENT_OF.get(a.oid, O.TEXT)
+            idx = self.p.coerce(self.bind(ix), type_oids.INT4)
+        et = type_oids.ELEMENT_OF.get(a.oid, type_oids.TEXT)
 
         def impl(cols, nrows, ctx):
             out = []
@@ -982,7 +982,7 @@ class ExprBinder:
                 out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
             return Col.from_pylist(out, et)
 
-        return X.Func("subscript", impl, [a, idx], et)
+        return expr.Func("subscript", impl, [a, idx], et)
 
     def b_Tuple(self, n):
         if len(n.expressions) == 1:
@@ -1030,26 +1030,26 @@ class ExprBinder:
         if name == "date_trunc" and isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)):
             unit = n.args.get("unit")
             u = unit.name if hasattr(unit, "name") else str(unit)
-            return self.call("date_trunc", [X.Const(u.lower(), O.TEXT), self.bind(n.this)])
+            return self.call("date_trunc", [expr.Const(u.lower(), type_oids.TEXT), self.bind(n.this)])
         if name == "set_config":
-            args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (O.TEXT, O.TEXT, O.BOOL))]
+            args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 
             def impl(cols, nrows, ctx):
                 k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
                 ctx.engine_session.set_setting(k, v)
-                return Col.const(v, O.TEXT, nrows)
+                return Col.const(v, type_oids.TEXT, nrows)
 
-            return X.Func("set_config", impl, args, O.TEXT, volatile=True)
+            return expr.Func("set_config", impl, args, type_oids.TEXT, volatile=True)
         if name == "current_setting":
-            args = [self.p.coerce(self.bind(a), O.TEXT) if i == 0 else self.p.coerce(self.bind(a), O.BOOL)
+            args = [self.p.coerce(self.bind(a), type_oids.TEXT) if i == 0 else self.p.coerce(self.bind(a), type_oids.BOOL)
                     for i, a in enumerate(func_args(n))]
 
             def impl2(cols, nrows, ctx):
                 k = cols[0].to_pylist()[0]
                 missing_ok = len(cols) > 1 and cols[1].to_pylist()[0]
-                return Col.const(ctx.engine_session.show_setting(k, missing_ok), O.TEXT, nrows)
+                return Col.const(ctx.engine_session.show_setting(k, missing_ok), type_oids.TEXT, nrows)
 
-            return X.Func("current_setting", impl2, args, O.TEXT, volatile=True)
+            return expr.Func("current_setting", impl2, args, type_oids.TEXT, volatile=True)
         if name in ("nextval", "currval", "setval", "lastval"):
             return self.p.sequence_func(name, [self.bind(a) for a in func_args(n)])
         if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
@@ -1064,19 +1064,19 @@ class ExprBinder:
         args = [self.bind(a) for a in func_args(n)]
         return self.call(name, args)
 
-    def call(self, name: str, args: list[X.Expr]) -> X.Expr:
-        fd = F.lookup(name, [a.oid for a in args])
+    def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:
+        fd = functions.lookup(name, [a.oid for a in args])
         if fd.arg_types is not None:
             want = fd.arg_types([a.oid for a in args]) if callable(fd.arg_types) else fd.arg_types
             args = [self.p.coerce(a, t) if i < len(want) else a for i, (a, t) in
                     enumerate(zip(args, list(want) + [None] * (len(args) - len(want))))]
             args = [a for a in args]
         else:
-            args = [self.p.coerce(a, O.TEXT) if a.oid == O.UNKNOWN else a for a in args]
+            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         oid = fd.result([a.oid for a in args])
         if oid == 0:
-            oid = args[0].oid if args else O.UNKNOWN
-        return X.Func(name, fd.impl, args, oid, fd.volatile)
+            oid = args[0].oid if args else type_oids.UNKNOWN
+        return expr.Func(name, fd.impl, args, oid, fd.volatile)
 
 
 def _jsonb_contains(a, b) -> bool:
@@ -1090,20 +1090,20 @@ def _jsonb_contains(a, b) -> bool:
     return a == b and type(a) is type(b)
 
 
-def bpchar_operands(op: str, l: X.Expr, r: X.Expr) -> tuple[X.Expr, X.Expr]:
+def bpchar_operands(op: str, l: expr.Expr, r: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
     """char(n) compares without its trailing blanks.  Stored char(n) values are
     padded to n, so equality with a constant is an exact match against the
     constant padded to n (no per-row work); anything else compares the
     blank-stripped text."""
     if op in ("=", "<>"):
         for a, b, swap in ((l, r, False), (r, l, True)):
-            if isinstance(b, X.Const) and a.typmod >= 4 and isinstance(b.value, str):
+            if isinstance(b, expr.Const) and a.typmod >= 4 and isinstance(b.value, str):
                 v = b.value.rstrip(" ")
                 if len(v) <= a.typmod - 4:
                     v = v.ljust(a.typmod - 4)
-                c = X.Const(v, O.BPCHAR, a.typmod)
+                c = expr.Const(v, type_oids.BPCHAR, a.typmod)
                 return (c, a) if swap else (a, c)
-    return X.Cast(l, O.TEXT, explicit=False), X.Cast(r, O.TEXT, explicit=False)
+    return expr.Cast(l, type_oids.TEXT, explicit=False), expr.Cast(r, type_oids.TEXT, explicit=False)
 
 
 def _similar_to_regex(p: str) -> str:

@@ -1,24 +1,24 @@
 """pg_get_indexdef / pg_get_constraintdef text, as PostgreSQL prints it."""
 from __future__ import annotations
 
-from catalog import system
-from catalog.definitions import constraint_def, index_def
-from protocol import oids as O
-from protocol.errors import PgError, UNDEFINED_FUNCTION
+from splitstream.catalog import system
+from splitstream.catalog.definitions import constraint_def, index_def
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
 
 def definition_function(planner, name, args, lift):
     if name == "pg_get_indexdef":
-        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), O.TEXT)
+        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
     if name == "pg_get_constraintdef":
-        return lift(lambda st, oid, *a: constraint_def(st, oid), O.TEXT)
+        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
     if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
                 "pg_get_functiondef"):
-        return lift(lambda st, *a: None, O.TEXT)
+        return lift(lambda st, *a: None, type_oids.TEXT)
     if name in ("pg_relation_is_updatable",):
-        return lift(lambda st, *a: 28, O.INT4)
+        return lift(lambda st, *a: 28, type_oids.INT4)
     if name in ("pg_column_is_updatable",):
-        return lift(lambda st, *a: True, O.BOOL)
+        return lift(lambda st, *a: True, type_oids.BOOL)
     raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
 
 
@@ -33,11 +33,11 @@ _INT4_MIN, _INT4_MAX = -2**31, 2**31 - 1
 
 
 def _const_type_name(oid: int) -> str:
-    from catalog import types as T
+    from splitstream.catalog import types as sqltypes
 
-    if oid == O.BPCHAR:
+    if oid == type_oids.BPCHAR:
         return "bpchar"
-    return T.format_type(oid, -1)
+    return sqltypes.format_type(oid, -1)
 
 
 def _number_text(text: str, negative: bool) -> str:
@@ -58,8 +58,8 @@ def _q(s: str) -> str:
 def _deparse(node, target: int | None) -> str:
     from sqlglot import exp
 
-    from catalog import types as T
-    from executor.binder import datatype_to_oid
+    from splitstream.catalog import types as sqltypes
+    from .binder import datatype_to_oid
 
     if isinstance(node, exp.Paren):
         return _deparse(node.this, target)
@@ -67,9 +67,9 @@ def _deparse(node, target: int | None) -> str:
         if node.is_string:
             if target is None:
                 return _q(node.this)
-            if target in (O.INT2, O.INT4, O.INT8, O.NUMERIC) and node.this.strip().lstrip("-").replace(".", "", 1).isdigit():
+            if target in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.NUMERIC) and node.this.strip().lstrip("-").replace(".", "", 1).isdigit():
                 txt = node.this.strip()
-                if target == O.INT4 or target == O.NUMERIC:
+                if target == type_oids.INT4 or target == type_oids.NUMERIC:
                     return _number_text(txt.lstrip("-"), txt.startswith("-"))
                 return txt if not txt.startswith("-") else f"'{txt}'::{_const_type_name(target)}"
             return f"{_q(node.this)}::{_const_type_name(target)}"
@@ -86,14 +86,14 @@ def _deparse(node, target: int | None) -> str:
         oid, typmod = datatype_to_oid(node.to)
         inner = node.this
         if isinstance(inner, exp.Literal) and inner.is_string:
-            return f"{_q(inner.this)}::{T.format_type(oid, typmod) if oid != O.BPCHAR or typmod >= 0 else 'bpchar'}"
-        return f"({_deparse(inner, None)})::{T.format_type(oid, typmod)}"
+            return f"{_q(inner.this)}::{sqltypes.format_type(oid, typmod) if oid != type_oids.BPCHAR or typmod >= 0 else 'bpchar'}"
+        return f"({_deparse(inner, None)})::{sqltypes.format_type(oid, typmod)}"
     if isinstance(node, exp.Binary) and not isinstance(node, (exp.And, exp.Or)):
         op = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||"}.get(type(node))
         if op is not None:
             return f"{_deparse(node.this, None)} {op} {_deparse(node.expression, None)}"
     if isinstance(node, exp.Func):
-        from executor.binder import func_name, func_args
+        from .binder import func_name, func_args
 
         name = func_name(node)
         args = [a for a in func_args(node)]

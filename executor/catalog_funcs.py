@@ -1,19 +1,19 @@
 """Functions that read the catalog: pg_get_indexdef, obj_description, ..."""
 from __future__ import annotations
 
-from catalog import types as T
-from catalog.vector import Col
-from protocol import oids as O
-from protocol.errors import PgError, UNDEFINED_FUNCTION, UNDEFINED_TABLE
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION, UNDEFINED_TABLE
 
-from . import expr as X
+from . import expr
 
 
 def _rel_by_oid(state, oid):
     return state.rels.get(oid)
 
 
-def catalog_function(planner, name: str, args: list[X.Expr]) -> X.Expr:
+def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
     def lift(fn, oid, strict=True):
         def impl(cols, n, ctx):
             lists = [c.to_pylist() for c in cols]
@@ -23,10 +23,10 @@ def catalog_function(planner, name: str, args: list[X.Expr]) -> X.Expr:
                 out.append(None if strict and any(v is None for v in a[:1]) else fn(ctx.state, *a))
             return Col.from_pylist(out, oid)
 
-        return X.Func(name, impl, args, oid)
+        return expr.Func(name, impl, args, oid)
 
     if name == "obj_description":
-        return lift(lambda st, oid, cat=None: (st.rels[oid].comment if oid in st.rels else None), O.TEXT)
+        return lift(lambda st, oid, cat=None: (st.rels[oid].comment if oid in st.rels else None), type_oids.TEXT)
     if name == "col_description":
         def coldesc(st, oid, attnum):
             r = st.rels.get(oid)
@@ -37,30 +37,30 @@ def catalog_function(planner, name: str, args: list[X.Expr]) -> X.Expr:
                 return None
             return dict(r.column_comments).get(cols[attnum - 1].name)
 
-        return lift(coldesc, O.TEXT)
+        return lift(coldesc, type_oids.TEXT)
     if name == "shobj_description":
-        return lift(lambda st, *a: None, O.TEXT)
+        return lift(lambda st, *a: None, type_oids.TEXT)
     if name == "pg_get_viewdef":
         def viewdef(st, oid, pretty=None):
             r = st.rels.get(oid) if isinstance(oid, int) else None
             return (" " + r.sql.strip().rstrip(";") + ";") if r is not None else None
 
-        return lift(viewdef, O.TEXT)
+        return lift(viewdef, type_oids.TEXT)
     if name in ("pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_indexes_size"):
         def size(st, oid, fork=None):
             tv = st.data.get(oid)
             return tv.memory_bytes() if tv is not None else 0
 
-        return lift(size, O.INT8)
+        return lift(size, type_oids.INT8)
     if name == "pg_database_size":
-        return lift(lambda st, d: sum(tv.memory_bytes() for tv in st.data.values()), O.INT8)
+        return lift(lambda st, d: sum(tv.memory_bytes() for tv in st.data.values()), type_oids.INT8)
     if name == "to_regclass":
         def regclass(st, nm):
             parts = nm.split(".")
             r = planner.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
             return r.oid if r is not None else None
 
-        return lift(regclass, O.REGCLASS)
+        return lift(regclass, type_oids.REGCLASS)
     if name == "pg_get_serial_sequence":
         def serial(st, tbl, col):
             r = planner.lookup_relation(tbl.split(".")[-1], None)
@@ -71,7 +71,7 @@ def catalog_function(planner, name: str, args: list[X.Expr]) -> X.Expr:
                     return f"{s.schema}.{s.name}"
             return None
 
-        return lift(serial, O.TEXT)
+        return lift(serial, type_oids.TEXT)
     from .catalog_defs import definition_function
 
     return definition_function(planner, name, args, lift)
@@ -97,7 +97,7 @@ def _role_name_by_oid(state, oid) -> str | None:
 
 
 def _regtype(name):
-    oid = T.oid_by_name(str(name).replace('"', "").strip())
+    oid = sqltypes.oid_by_name(str(name).replace('"', "").strip())
     return oid
 
 
@@ -130,11 +130,11 @@ def register_catalog_functions(register) -> None:
                     raise PgError("22004", "null value not allowed for object key")
                 parts.append(json.dumps(str(key)) + " : " + ("null" if val is None else _to_json(val)))
             out.append("{" + ", ".join(parts) + "}")
-        return Col.from_pylist(out, O.JSON)
+        return Col.from_pylist(out, type_oids.JSON)
 
-    register("json_build_object", O.JSON)(build_object)
+    register("json_build_object", type_oids.JSON)(build_object)
     register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
-             O.BOOL, [O.OID])(rows(lambda st, o: True, O.BOOL))
+             type_oids.BOOL, [type_oids.OID])(rows(lambda st, o: True, type_oids.BOOL))
     def advisory(kind):
         def impl(cols, n, ctx):
             lists = [c.to_pylist() for c in cols]
@@ -159,7 +159,7 @@ def register_catalog_functions(register) -> None:
                 else:
                     ADVISORY.release_all(owner)
                     out.append(None)
-            return Col.from_pylist(out, O.BOOL if kind in ("try", "try_xact", "unlock") else O.VOID)
+            return Col.from_pylist(out, type_oids.BOOL if kind in ("try", "try_xact", "unlock") else type_oids.VOID)
         return impl
 
     def sleep(cols, n, ctx):
@@ -179,20 +179,20 @@ def register_catalog_functions(register) -> None:
                 if left <= 0:
                     break
                 time.sleep(min(left, 0.02))
-        return Col.from_pylist([None] * n, O.VOID)
+        return Col.from_pylist([None] * n, type_oids.VOID)
 
-    register("pg_sleep", O.VOID, [O.FLOAT8], volatile=True)(sleep)
-    register("pg_advisory_lock", O.VOID, None, volatile=True)(advisory("lock"))
-    register("pg_try_advisory_lock", O.BOOL, None, volatile=True)(advisory("try"))
-    register("pg_advisory_unlock", O.BOOL, None, volatile=True)(advisory("unlock"))
-    register("pg_advisory_unlock_all", O.VOID, [], volatile=True)(advisory("all"))
-    register("pg_advisory_xact_lock", O.VOID, None, volatile=True)(advisory("xact_lock"))
-    register("pg_try_advisory_xact_lock", O.BOOL, None, volatile=True)(advisory("try_xact"))
-    register("pg_get_userbyid", O.NAME, [O.OID])(rows(_role_name_by_oid, O.NAME))
-    register("to_regtype", O.REGTYPE, [O.TEXT])(rows(lambda st, s: _regtype(s), O.REGTYPE))
-    register("to_regnamespace", O.REGNAMESPACE, [O.TEXT])(
+    register("pg_sleep", type_oids.VOID, [type_oids.FLOAT8], volatile=True)(sleep)
+    register("pg_advisory_lock", type_oids.VOID, None, volatile=True)(advisory("lock"))
+    register("pg_try_advisory_lock", type_oids.BOOL, None, volatile=True)(advisory("try"))
+    register("pg_advisory_unlock", type_oids.BOOL, None, volatile=True)(advisory("unlock"))
+    register("pg_advisory_unlock_all", type_oids.VOID, [], volatile=True)(advisory("all"))
+    register("pg_advisory_xact_lock", type_oids.VOID, None, volatile=True)(advisory("xact_lock"))
+    register("pg_try_advisory_xact_lock", type_oids.BOOL, None, volatile=True)(advisory("try_xact"))
+    register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
+    register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(
         rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
-             O.REGNAMESPACE))
+             type_oids.REGNAMESPACE))
 
 
 class AdvisoryLocks:

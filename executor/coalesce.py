@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError
 
-from . import expr as X
+from . import expr
 from .api import Result
 
 #: Executes kept as raw parameter tuples before they are built into a columnar
@@ -38,9 +38,9 @@ MAX_SEGMENTS = 64
 
 def _vector_expr(e: Any) -> bool:
     """True if ``e`` is a DEFAULT (None), a constant, a parameter, or casts of one."""
-    while isinstance(e, X.Cast):
+    while isinstance(e, expr.Cast):
         e = e.arg
-    return e is None or type(e) in (X.Const, X.Param)
+    return e is None or type(e) in (expr.Const, expr.Param)
 
 
 def coalescible(stmt: Any) -> bool:
@@ -79,23 +79,23 @@ def _set_level_constraints(rel: Any) -> bool:
 
 def _eval_vector(e: Any, params: list[Col], n: int, ctx) -> Col:
     """Evaluate a parameter/constant/cast expression for ``n`` Executes at once."""
-    if isinstance(e, X.Cast):
-        return T.cast_col(_eval_vector(e.arg, params, n, ctx), e.oid, e.typmod, e.explicit)
-    if isinstance(e, X.Param):
+    if isinstance(e, expr.Cast):
+        return sqltypes.cast_col(_eval_vector(e.arg, params, n, ctx), e.oid, e.typmod, e.explicit)
+    if isinstance(e, expr.Param):
         return params[e.idx] if e.idx < len(params) else Col.const(None, e.oid, n)
     return e.eval(Batch([], n), ctx)
 
 
 def _param_types(stmt: Any, param_oids: list[int]) -> list[int]:
     """Type of each parameter as the statement's Param nodes see it."""
-    oids = [o or O.TEXT for o in param_oids]
+    oids = [o or type_oids.TEXT for o in param_oids]
     for row in stmt.rows:
         for e in row:
-            while isinstance(e, X.Cast):
+            while isinstance(e, expr.Cast):
                 e = e.arg
-            if isinstance(e, X.Param):
+            if isinstance(e, expr.Param):
                 while len(oids) <= e.idx:
-                    oids.append(O.TEXT)
+                    oids.append(type_oids.TEXT)
                 oids[e.idx] = e.oid
     return oids
 
@@ -114,10 +114,10 @@ def _row_checks(stmt: Any, param_oids: list[int]) -> list[tuple[int, list[tuple[
     for row in stmt.rows:
         for e, col in zip(row, stmt.targets):
             casts = []
-            while isinstance(e, X.Cast):
+            while isinstance(e, expr.Cast):
                 casts.append((e.oid, e.typmod, e.explicit))
                 e = e.arg
-            if not isinstance(e, X.Param):
+            if not isinstance(e, expr.Param):
                 continue
             casts.reverse()
             out = casts[-1][0] if casts else e.oid
@@ -161,7 +161,7 @@ class PendingInserts:
                 try:
                     c = Col.const(v, oid, 1)
                     for to, typmod, explicit in casts:
-                        c = T.cast_col(c, to, typmod, explicit)
+                        c = sqltypes.cast_col(c, to, typmod, explicit)
                 except Exception:
                     return False
                 if notnull and c.nulls is not None:
@@ -239,12 +239,12 @@ class PendingInserts:
                 e = row[j]
                 if e is None:       # DEFAULT
                     parts.append(eval_default(session, ctx, col, n) if col.default else
-                                 Col(T.empty(col.type_oid, n), np.ones(n, bool), col.type_oid))
+                                 Col(sqltypes.empty(col.type_oid, n), np.ones(n, bool), col.type_oid))
                 else:
                     parts.append(_eval_vector(e, params, n, ctx))
             if m > 1 and any(p.oid != parts[0].oid for p in parts):
                 # each row's value gets the assignment cast on its own, as in a one-Execute VALUES list
-                parts = [p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False)
+                parts = [p if p.oid == col.type_oid else sqltypes.cast_col(p, col.type_oid, col.typmod, explicit=False)
                          for p in parts]
             cols.append(Col.concat(parts))
         if m > 1:
@@ -272,9 +272,9 @@ def _direct_plan(stmt: Any, param_oids: list[int]) -> list[tuple[int, int, Any, 
             oid = col.type_oid
             if e is _ABSENT and col.default is None:
                 plan.append((oid, 0, None, bool(col.not_null)))
-            elif type(e) is X.Const and e.oid == oid and col.typmod < 0:
+            elif type(e) is expr.Const and e.oid == oid and col.typmod < 0:
                 plan.append((oid, 1, e.value, bool(col.not_null)))
-            elif type(e) is X.Param and e.oid == oid and col.typmod < 0:
+            elif type(e) is expr.Param and e.oid == oid and col.typmod < 0:
                 plan.append((oid, 2, e.idx, bool(col.not_null)))
             else:
                 plan = None

@@ -6,10 +6,10 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from protocol.errors import PgError, QUERY_CANCELED, Notice
+from splitstream.protocol.errors import PgError, QUERY_CANCELED, Notice
 
 if TYPE_CHECKING:
-    from catalog.database import Database, State, Transaction
+    from splitstream.catalog.database import Database, State, Transaction
 
 
 @dataclass

@@ -13,17 +13,17 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from catalog import types as T
-from catalog import wal
-from catalog.vector import Batch, Col
-from protocol import copy as PC
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog import wal
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import copy as copyformat
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, QUERY_CANCELED, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, PgError,
 )
 
-from . import operators as P
+from . import operators
 from .api import CopyOut, Result
 from .binder import ident
 from .llvm import csv as compiled_csv
@@ -125,7 +125,7 @@ class CopyStmt(Stmt):
     def run(self, session, ctx):
         from .planner import Planner
 
-        options = PC.parse_copy_options(self.opts, is_from=self.direction == "from")
+        options = copyformat.parse_copy_options(self.opts, is_from=self.direction == "from")
         pl = Planner(session.engine, ctx.state, session=session.info)
         if self.direction == "to":
             return self._copy_to(session, ctx, pl, options)
@@ -177,7 +177,7 @@ class CopyStmt(Stmt):
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
             plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read="postgres"))
-        batch = P.run_plan(plan, ctx)
+        batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]
         tz = session.info.settings.get("timezone", "UTC")
@@ -187,13 +187,13 @@ class CopyStmt(Stmt):
         def chunks():
             step = 65536
             if batch.n == 0:
-                data = PC.encode_copy_rows([(c.data[:0], None) for c in batch.cols], oids, options, column_names=names, tz=tz)
+                data = copyformat.encode_copy_rows([(c.data[:0], None) for c in batch.cols], oids, options, column_names=names, tz=tz)
                 if data:
                     yield data
                 return
             for a in range(0, batch.n, step):
                 part = [(d[a:a + step], None if m is None else m[a:a + step]) for d, m in cols]
-                data = PC.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
+                data = copyformat.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
                                            header=None if a == 0 else False,
                                            trailer=a + step >= batch.n)
                 yield from _per_row(data, part, oids, options, names, tz, a == 0)
@@ -218,7 +218,7 @@ def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
         n = len(part[0][0]) if part else 0
         for i in range(n):
             row = [(d[i:i + 1], None if m is None else m[i:i + 1]) for d, m in part]
-            yield PC.encode_copy_rows(row, oids, options, column_names=names, tz=tz, header=None if (first and i == 0) else False)
+            yield copyformat.encode_copy_rows(row, oids, options, column_names=names, tz=tz, header=None if (first and i == 0) else False)
         return
     lines = data.split(b"\n")
     for ln in lines[:-1]:
@@ -284,7 +284,7 @@ class CopySink:
         self.oids = [c.type_oid for c in targets]
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
-        self.binary = PC.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
+        self.binary = copyformat.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
         self.native = _native_reader if self.format == 0 and compiled_csv.supported(self.oids) \
             and compiled_csv.usable(options) else None
         self.done = False
@@ -331,13 +331,13 @@ class CopySink:
         self.buf = b"".join(self.pending)
         self.pending = []
         self.pending_bytes = 0
-        complete, self.buf = PC.split_complete(self.buf, self.options)
+        complete, self.buf = copyformat.split_complete(self.buf, self.options)
         if complete:
             self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
         header = self.options.header and self.line == 1
-        cols = PC.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
+        cols = copyformat.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
                               native=self.native)
         self.line += self._lines_in(data, cols, header)
         if cols and len(cols[0][0]):
@@ -408,7 +408,7 @@ class CopySink:
 
     def finish(self) -> str:
         """Called by the server at CopyDone: apply and commit (implicit txn)."""
-        from catalog.database import Transaction
+        from splitstream.catalog.database import Transaction
 
         session = self.session
         # inside an extended-protocol block the commit waits for Sync

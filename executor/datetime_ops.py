@@ -4,13 +4,13 @@ from __future__ import annotations
 import calendar
 import datetime as dt
 
-from catalog.vector import Col
-from protocol import oids as O
-from protocol.errors import PgError
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError
 
-from . import expr as X
+from . import expr
 
-_TS = (O.TIMESTAMP, O.TIMESTAMPTZ)
+_TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
 def add_interval(v, iv, sign: int = 1):
@@ -31,56 +31,56 @@ def _elementwise(fn, oid):
     return impl
 
 
-def temporal_arith(planner, op: str, l: X.Expr, r: X.Expr) -> X.Expr | None:
-    from protocol.types import Interval
+def temporal_arith(planner, op: str, l: expr.Expr, r: expr.Expr) -> expr.Expr | None:
+    from splitstream.protocol.types import Interval
 
     lo, ro = l.oid, r.oid
-    temporal = (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ, O.INTERVAL, O.TIME)
+    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME)
     if lo not in temporal and ro not in temporal:
         return None
-    if lo == O.UNKNOWN:
-        l = planner.coerce(l, O.INTERVAL if ro in temporal and op in ("+", "-") and ro != O.INTERVAL else ro)
+    if lo == type_oids.UNKNOWN:
+        l = planner.coerce(l, type_oids.INTERVAL if ro in temporal and op in ("+", "-") and ro != type_oids.INTERVAL else ro)
         lo = l.oid
-    if ro == O.UNKNOWN:
-        r = planner.coerce(r, O.INTERVAL if lo in (O.TIMESTAMP, O.TIMESTAMPTZ, O.TIME) or (lo == O.INTERVAL) else
-                           (O.DATE if lo == O.DATE and op == "-" else O.INT4))
+    if ro == type_oids.UNKNOWN:
+        r = planner.coerce(r, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME) or (lo == type_oids.INTERVAL) else
+                           (type_oids.DATE if lo == type_oids.DATE and op == "-" else type_oids.INT4))
         ro = r.oid
 
     def tsv(v):
         return dt.datetime(v.year, v.month, v.day) if type(v) is dt.date else v
 
-    if op in ("+", "-") and ro == O.INTERVAL and lo in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ):
+    if op in ("+", "-") and ro == type_oids.INTERVAL and lo in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         sign = 1 if op == "+" else -1
-        out = O.TIMESTAMP if lo == O.DATE else lo
-        return X.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(a), b, sign), out), [l, r], out)
-    if op == "+" and lo == O.INTERVAL and ro in (O.DATE, O.TIMESTAMP, O.TIMESTAMPTZ):
-        out = O.TIMESTAMP if ro == O.DATE else ro
-        return X.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [l, r], out)
-    if lo == O.DATE and ro in (O.INT4, O.INT2, O.INT8) and op in ("+", "-"):
+        out = type_oids.TIMESTAMP if lo == type_oids.DATE else lo
+        return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(a), b, sign), out), [l, r], out)
+    if op == "+" and lo == type_oids.INTERVAL and ro in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        out = type_oids.TIMESTAMP if ro == type_oids.DATE else ro
+        return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [l, r], out)
+    if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op in ("+", "-"):
         sign = 1 if op == "+" else -1
-        return X.Func("date_int", _elementwise(lambda a, b: a + dt.timedelta(days=sign * b), O.DATE), [l, r], O.DATE)
-    if ro == O.DATE and lo in (O.INT4, O.INT2, O.INT8) and op == "+":
-        return X.Func("date_int", _elementwise(lambda a, b: b + dt.timedelta(days=a), O.DATE), [l, r], O.DATE)
-    if lo == O.DATE and ro == O.DATE and op == "-":
-        return X.Func("date_diff", _elementwise(lambda a, b: (a - b).days, O.INT4), [l, r], O.INT4)
-    if lo in _TS + (O.DATE,) and ro in _TS + (O.DATE,) and op == "-":
-        if O.TIMESTAMPTZ in (lo, ro):
-            l, r = planner.coerce(l, O.TIMESTAMPTZ), planner.coerce(r, O.TIMESTAMPTZ)
+        return expr.Func("date_int", _elementwise(lambda a, b: a + dt.timedelta(days=sign * b), type_oids.DATE), [l, r], type_oids.DATE)
+    if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op == "+":
+        return expr.Func("date_int", _elementwise(lambda a, b: b + dt.timedelta(days=a), type_oids.DATE), [l, r], type_oids.DATE)
+    if lo == type_oids.DATE and ro == type_oids.DATE and op == "-":
+        return expr.Func("date_diff", _elementwise(lambda a, b: (a - b).days, type_oids.INT4), [l, r], type_oids.INT4)
+    if lo in _TS + (type_oids.DATE,) and ro in _TS + (type_oids.DATE,) and op == "-":
+        if type_oids.TIMESTAMPTZ in (lo, ro):
+            l, r = planner.coerce(l, type_oids.TIMESTAMPTZ), planner.coerce(r, type_oids.TIMESTAMPTZ)
         else:
-            l, r = planner.coerce(l, O.TIMESTAMP), planner.coerce(r, O.TIMESTAMP)
+            l, r = planner.coerce(l, type_oids.TIMESTAMP), planner.coerce(r, type_oids.TIMESTAMP)
 
         def diff(a, b):
             d = a - b
             us = d.seconds * 1_000_000 + d.microseconds
             return Interval(0, d.days, us) if d.days >= 0 or us == 0 else Interval(0, d.days + 1, us - 86_400_000_000)
 
-        return X.Func("ts_diff", _elementwise(diff, O.INTERVAL), [l, r], O.INTERVAL)
-    if lo == O.INTERVAL and ro == O.INTERVAL and op in ("+", "-"):
+        return expr.Func("ts_diff", _elementwise(diff, type_oids.INTERVAL), [l, r], type_oids.INTERVAL)
+    if lo == type_oids.INTERVAL and ro == type_oids.INTERVAL and op in ("+", "-"):
         s = 1 if op == "+" else -1
-        return X.Func("iv", _elementwise(lambda a, b: Interval(a.months + s * b.months, a.days + s * b.days,
-                                                               a.microseconds + s * b.microseconds), O.INTERVAL), [l, r], O.INTERVAL)
-    if lo == O.INTERVAL and ro in O.NUMERIC_TYPES and op in ("*", "/"):
-        r = planner.coerce(r, O.FLOAT8)
+        return expr.Func("iv", _elementwise(lambda a, b: Interval(a.months + s * b.months, a.days + s * b.days,
+                                                               a.microseconds + s * b.microseconds), type_oids.INTERVAL), [l, r], type_oids.INTERVAL)
+    if lo == type_oids.INTERVAL and ro in type_oids.NUMERIC_TYPES and op in ("*", "/"):
+        r = planner.coerce(r, type_oids.FLOAT8)
 
         def scale(a, f):
             if op == "/":
@@ -94,28 +94,28 @@ def temporal_arith(planner, op: str, l: X.Expr, r: X.Expr) -> X.Expr | None:
             us = round(a.microseconds * f + (days - d) * 86_400_000_000)
             return Interval(m, d, us)
 
-        return X.Func("iv_scale", _elementwise(scale, O.INTERVAL), [l, r], O.INTERVAL)
-    if ro == O.INTERVAL and lo in O.NUMERIC_TYPES and op == "*":
+        return expr.Func("iv_scale", _elementwise(scale, type_oids.INTERVAL), [l, r], type_oids.INTERVAL)
+    if ro == type_oids.INTERVAL and lo in type_oids.NUMERIC_TYPES and op == "*":
         return temporal_arith(planner, "*", r, l)
-    if lo == O.TIME and ro == O.INTERVAL and op in ("+", "-"):
+    if lo == type_oids.TIME and ro == type_oids.INTERVAL and op in ("+", "-"):
         s = 1 if op == "+" else -1
 
         def tadd(a, b):
             base = dt.datetime(2000, 1, 1, a.hour, a.minute, a.second, a.microsecond)
             return (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
 
-        return X.Func("time_iv", _elementwise(tadd, O.TIME), [l, r], O.TIME)
-    if op == "-" and lo == ro == O.TIME:
+        return expr.Func("time_iv", _elementwise(tadd, type_oids.TIME), [l, r], type_oids.TIME)
+    if op == "-" and lo == ro == type_oids.TIME:
         def tdiff(a, b):
             us = ((a.hour - b.hour) * 3600 + (a.minute - b.minute) * 60 + a.second - b.second) * 1_000_000 + a.microsecond - b.microsecond
             return Interval(0, 0, us)
 
-        return X.Func("time_diff", _elementwise(tdiff, O.INTERVAL), [l, r], O.INTERVAL)
+        return expr.Func("time_diff", _elementwise(tdiff, type_oids.INTERVAL), [l, r], type_oids.INTERVAL)
     raise PgError("42883", f"operator does not exist: {planner_type(lo)} {op} {planner_type(ro)}",
                   hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
 
 
 def planner_type(oid: int) -> str:
-    from catalog.types import format_type
+    from splitstream.catalog.types import format_type
 
     return format_type(oid)

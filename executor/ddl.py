@@ -9,17 +9,17 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from catalog import types as T
-from catalog.objects import ColumnDef, Constraint, Relation, Role, Schema
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.objects import ColumnDef, Constraint, Relation, Role, Schema
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, DUPLICATE_COLUMN, DUPLICATE_OBJECT, DUPLICATE_SCHEMA, DUPLICATE_TABLE,
     FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_OBJECT, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError, INVALID_TABLE_DEFINITION,
 )
 
-from . import expr as X
+from . import expr
 from .api import Result
 from .binder import datatype_to_oid, ident
 from .statement import Stmt, parse_one
@@ -187,13 +187,13 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     rows = None
     if as_query is not None:
         from .planner import Planner
-        from . import operators as P
+        from . import operators
 
         pl = Planner(session.engine, ctx.state, session=session.info)
         plan = pl.plan_query(as_query)
-        rows = P.run_plan(plan, ctx)
+        rows = operators.run_plan(plan, ctx)
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
-        cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != O.UNKNOWN else O.TEXT, c.typmod, attnum=i + 1)
+        cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
                 for i, c in enumerate(plan.out)]
         cons = []
         seqs = []
@@ -214,7 +214,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     for cname, coid in seqs:
         seq_oid = ctx.txn.new_oid()
         ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid,
-                                       seq_max=(2**31 - 1) if coid == O.INT4 else (2**15 - 1 if coid == O.INT2 else 2**63 - 1),
+                                       seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
                                        owned_by=(oid, cname))))
     final_cons = []
     for con in cons:
@@ -280,7 +280,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
         raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
                       hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
-    cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != O.UNKNOWN else O.TEXT, c.typmod, attnum=i + 1)
+    cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
                  for i, c in enumerate(plan.out))
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
     deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
@@ -604,7 +604,7 @@ def _alter_column(ctx, rel, action):
         tv = ctx.txn.state.data[rel.oid]
         b, _ = tv.scan()
         cols = list(b.cols)
-        cols[i] = T.cast_col(cols[i], oid, typmod)
+        cols[i] = sqltypes.cast_col(cols[i], oid, typmod)
         new = replace(c, type_oid=oid, typmod=typmod)
         oids = [x.type_oid if x.name != name else oid for x in rel.live_columns]
         ctx.txn.apply(("rel", rel.with_(columns=tuple(new if x.name == name else x for x in rel.columns))))
@@ -630,7 +630,7 @@ def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
 
         newcol = eval_default(session, ctx, c, b.n)
     else:
-        newcol = Col(T.empty(c.type_oid, b.n), np.ones(b.n, bool), c.type_oid)
+        newcol = Col(sqltypes.empty(c.type_oid, b.n), np.ones(b.n, bool), c.type_oid)
     if c.not_null and b.n and newcol.nulls is not None:
         raise PgError("23502", f'column "{c.name}" of relation "{rel.name}" contains null values')
     new_rel = rel.with_(columns=rel.columns + (c,), constraints=rel.constraints + tuple(cons))
@@ -815,7 +815,7 @@ class CreateStreamStmt(Stmt):
         cap = int(self.options.get("capacity", DEFAULT_STREAM_CAPACITY))
         if cap <= 0:
             raise PgError("22023", "capacity must be a positive number of rows")
-        cols = tuple(cols) + (ColumnDef("arrival_timestamp", O.TIMESTAMPTZ, hidden=True, attnum=len(cols) + 1),)
+        cols = tuple(cols) + (ColumnDef("arrival_timestamp", type_oids.TIMESTAMPTZ, hidden=True, attnum=len(cols) + 1),)
         rel = Relation(ctx.txn.new_oid(), schema, name, "f", cols, tuple(c for c in cons if c.kind == "c"),
                        server=self.server, capacity=cap, options=tuple(sorted(self.options.items())))
         ctx.txn.apply(("rel", rel))
@@ -900,7 +900,7 @@ class CreateRoleStmt(Stmt):
         return CreateRoleStmt(name, pw.group(1).replace("''", "'") if pw else None, bool(su), login, alter)
 
     def run(self, session, ctx):
-        from protocol.auth import make_scram_verifier
+        from splitstream.protocol.auth import make_scram_verifier
 
         st = ctx.txn.for_write(ctx.check_cancel)
         existing = st.roles.get(self.name)
@@ -926,7 +926,7 @@ class CreateRoleStmt(Stmt):
 def _stored_password(ctx, role: str, password: str) -> str:
     """What PostgreSQL stores for PASSWORD '...': a given hash as is, else a SCRAM verifier
     or (SET password_encryption = 'md5') an md5 hash."""
-    from protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
+    from splitstream.protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
 
     if password.startswith("SCRAM-SHA-256$") or is_md5_hash(password):
         return password
@@ -958,7 +958,7 @@ class DropRoleStmt(Stmt):
 
 
 def sequence_function(engine, planner, name, args):
-    from catalog.vector import Col
+    from splitstream.catalog.vector import Col
 
     def find(st, v):
         if isinstance(v, int):
@@ -977,35 +977,35 @@ def sequence_function(engine, planner, name, args):
             if out:
                 ctx.session.settings["__lastval"] = str(out[-1])
                 ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
-            return Col.from_pylist(out, O.INT8)
+            return Col.from_pylist(out, type_oids.INT8)
 
-        return X.Func("nextval", impl, [planner.coerce(args[0], O.TEXT) if args[0].oid == O.UNKNOWN else args[0]], O.INT8, volatile=True)
+        return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
     if name == "currval":
         def impl2(cols, n, ctx):
             rel = find(ctx.state, cols[0].to_pylist()[0])
             v = ctx.session.settings.get(f"__currval_{rel.oid}")
             if v is None:
                 raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
-            return Col.const(int(v), O.INT8, n)
+            return Col.const(int(v), type_oids.INT8, n)
 
-        return X.Func("currval", impl2, [planner.coerce(args[0], O.TEXT) if args[0].oid == O.UNKNOWN else args[0]], O.INT8, volatile=True)
+        return expr.Func("currval", impl2, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
     if name == "lastval":
         def impl3(cols, n, ctx):
             v = ctx.session.settings.get("__lastval")
             if v is None:
                 raise PgError("55000", "lastval is not yet defined in this session")
-            return Col.const(int(v), O.INT8, n)
+            return Col.const(int(v), type_oids.INT8, n)
 
-        return X.Func("lastval", impl3, [], O.INT8, volatile=True)
+        return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
     if name == "setval":
         def impl4(cols, n, ctx):
             rel = find(ctx.state, cols[0].to_pylist()[0])
             v = cols[1].to_pylist()[0]
             called = cols[2].to_pylist()[0] if len(cols) > 2 else True
             engine.db.setval(rel.oid, int(v), bool(called))
-            return Col.const(int(v), O.INT8, n)
+            return Col.const(int(v), type_oids.INT8, n)
 
-        a = [planner.coerce(args[0], O.TEXT) if args[0].oid == O.UNKNOWN else args[0], planner.coerce(args[1], O.INT8)] + \
-            ([planner.coerce(args[2], O.BOOL)] if len(args) > 2 else [])
-        return X.Func("setval", impl4, a, O.INT8, volatile=True)
+        a = [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0], planner.coerce(args[1], type_oids.INT8)] + \
+            ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
+        return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
     raise PgError("42883", f"function {name} does not exist")

@@ -25,11 +25,11 @@ import itertools
 
 from sqlglot import exp
 
-from protocol import oids as O
-from protocol.errors import PgError
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError
 
-from . import expr as X
-from . import operators as P
+from . import expr
+from . import operators
 from .binder import ExprBinder, Scope, func_name
 
 _counter = itertools.count(1)
@@ -49,7 +49,7 @@ def _simple_select(q) -> bool:
     return True
 
 
-def _unique(e: X.Expr):
+def _unique(e: expr.Expr):
     seen: set[int] = set()
     for node in e.walk():
         if id(node) not in seen:
@@ -57,32 +57,32 @@ def _unique(e: X.Expr):
             yield node
 
 
-def _refs(e: X.Expr) -> tuple[bool, bool, bool]:
+def _refs(e: expr.Expr) -> tuple[bool, bool, bool]:
     """(has inner ColRef, has depth-1 OuterRef, has something we cannot move)."""
     inner = outer = bad = False
     for node in _unique(e):
-        if isinstance(node, X.OuterRef):
+        if isinstance(node, expr.OuterRef):
             if node.depth == 1:
                 outer = True
             else:
                 bad = True
-        elif isinstance(node, X.ColRef):
+        elif isinstance(node, expr.ColRef):
             inner = True
-        elif isinstance(node, X.SubqueryExpr) and node.correlated:
+        elif isinstance(node, expr.SubqueryExpr) and node.correlated:
             bad = True
     return inner, outer, bad
 
 
-def _outer_to_cols(e: X.Expr, shift_inner: int | None) -> X.Expr:
+def _outer_to_cols(e: expr.Expr, shift_inner: int | None) -> expr.Expr:
     """Rewrite depth-1 OuterRefs to ColRefs of the outer batch; shift inner
     ColRefs by ``shift_inner`` (they follow the outer columns in a join pair)."""
     nodes = list(_unique(e))
     for node in nodes:
-        if isinstance(node, X.OuterRef):
+        if isinstance(node, expr.OuterRef):
             idx = node.idx
-            node.__class__ = X.ColRef
+            node.__class__ = expr.ColRef
             node.idx = idx
-        elif isinstance(node, X.ColRef) and shift_inner:
+        elif isinstance(node, expr.ColRef) and shift_inner:
             node.idx += shift_inner
     return e
 
@@ -124,8 +124,8 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
         if any(isinstance(n, (exp.AggFunc,)) for n in c.find_all(exp.AggFunc)):
             return None
         e = binder.bind(c)
-        if e.oid != O.BOOL:
-            e = planner.coerce(e, O.BOOL)
+        if e.oid != type_oids.BOOL:
+            e = planner.coerce(e, type_oids.BOOL)
         has_inner, has_outer, bad = _refs(e)
         if bad:
             return None
@@ -133,7 +133,7 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     return inner_op, inner_scope, out, consumed
 
 
-def try_semi_join(planner, op: P.Op, scope: Scope, outer: Scope | None, node: exp.Expression) -> P.Op | None:
+def try_semi_join(planner, op: operators.Op, scope: Scope, outer: Scope | None, node: exp.Expression) -> operators.Op | None:
     """``[NOT] EXISTS (correlated subquery)`` as a semi/anti join on ``op``."""
     negate = False
     if isinstance(node, exp.Not):
@@ -164,7 +164,7 @@ def try_semi_join(planner, op: P.Op, scope: Scope, outer: Scope | None, node: ex
         if not has_outer:
             local.append(e)
             continue
-        if isinstance(e, X.Compare) and e.op == "=":
+        if isinstance(e, expr.Compare) and e.op == "=":
             li, lo, _ = _refs(e.left)
             ri, ro, _ = _refs(e.right)
             if lo and not li and ri and not ro:
@@ -178,11 +178,11 @@ def try_semi_join(planner, op: P.Op, scope: Scope, outer: Scope | None, node: ex
         residual.append(_outer_to_cols(e, nl))
     if local:
         inner_op = planner.push_filters(inner_op, local)
-    res = None if not residual else (residual[0] if len(residual) == 1 else X.And(residual))
+    res = None if not residual else (residual[0] if len(residual) == 1 else expr.And(residual))
     kind = "anti" if negate else "semi"
     if lkeys:
-        return P.HashJoin(op, inner_op, lkeys, rkeys, kind, res)
-    return P.NestedLoopJoin(op, inner_op, res, kind)
+        return operators.HashJoin(op, inner_op, lkeys, rkeys, kind, res)
+    return operators.NestedLoopJoin(op, inner_op, res, kind)
 
 
 def _has_count_or_unsafe(e: exp.Expression) -> bool:
@@ -221,7 +221,7 @@ def _grouped_derived(planner, scope: Scope, outer: Scope | None, q: exp.Select, 
         if not has_outer:
             local_ast.append(ast)
             continue
-        if not (isinstance(e, X.Compare) and e.op == "=" and isinstance(ast, exp.EQ)):
+        if not (isinstance(e, expr.Compare) and e.op == "=" and isinstance(ast, exp.EQ)):
             return None
         li, lo, _ = _refs(e.left)
         ri, ro, _ = _refs(e.right)
@@ -248,7 +248,7 @@ def _grouped_derived(planner, scope: Scope, outer: Scope | None, q: exp.Select, 
     return dplan, alias, outer_keys, value
 
 
-def try_select_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, sub: exp.Subquery):
+def try_select_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope | None, sub: exp.Subquery):
     """A correlated aggregate subquery in the select list of an ungrouped query:
     LEFT JOIN the regrouped subquery.  A missing group means the subquery saw no
     rows: NULL for sum/avg/min/max, 0 for a bare count(...) (hence COALESCE).
@@ -271,8 +271,8 @@ def try_select_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None,
     return new_op, new_scope, repl
 
 
-def try_scalar_join(planner, op: P.Op, scope: Scope, outer: Scope | None, conj: exp.Expression,
-                    where_conj: list) -> tuple[P.Op, Scope] | None:
+def try_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope | None, conj: exp.Expression,
+                    where_conj: list) -> tuple[operators.Op, Scope] | None:
     """``expr op (correlated aggregate subquery)``: join the grouped subquery.
 
     On success ``conj`` in ``where_conj`` is replaced by the comparison with the

@@ -10,17 +10,17 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from catalog import types as T
-from catalog.objects import Relation
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.objects import Relation
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     CHECK_VIOLATION, FEATURE_NOT_SUPPORTED, FOREIGN_KEY_VIOLATION, NOT_NULL_VIOLATION, SYNTAX_ERROR,
     UNDEFINED_COLUMN, UNDEFINED_TABLE, UNIQUE_VIOLATION, WRONG_OBJECT_TYPE, PgError, CARDINALITY_VIOLATION,
 )
 
-from . import expr as X
-from . import operators as P
+from . import expr
+from . import operators
 from .aggregates import factorize
 from .api import Result, ResultColumn
 from .binder import ExprBinder, Scope, ScopeCol, ident
@@ -43,18 +43,18 @@ def eval_default(session, ctx, col, n: int) -> Col:
 
     pl = Planner(session.engine, ctx.state, session=session.info)
     e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read="postgres")), col.type_oid, col.typmod)
-    if isinstance(e, X.Const):
+    if isinstance(e, expr.Const):
         return Col.const(e.value, col.type_oid, n)
     parts = [e.eval(Batch([], 1), ctx) for _ in range(n)] if getattr(e, "volatile", False) or _volatile(e) else None
     if parts is not None:
-        return Col.concat(parts) if parts else Col(T.empty(col.type_oid, 0), None, col.type_oid)
+        return Col.concat(parts) if parts else Col(sqltypes.empty(col.type_oid, 0), None, col.type_oid)
     c = e.eval(Batch([], 1), ctx)
     v = c.to_pylist()[0]
     return Col.const(v, col.type_oid, n)
 
 
 def _volatile(e) -> bool:
-    return any(isinstance(x, X.Func) and x.volatile for x in e.walk())
+    return any(isinstance(x, expr.Func) and x.volatile for x in e.walk())
 
 
 def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope | None = None):
@@ -68,10 +68,10 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     exprs, out = [], []
     for it in planner.expand_star(items, scope):
         e = b.bind(it.this if isinstance(it, exp.Alias) else it)
-        if e.oid == O.UNKNOWN:
-            e = planner.coerce(e, O.TEXT)
+        if e.oid == type_oids.UNKNOWN:
+            e = planner.coerce(e, type_oids.TEXT)
         exprs.append(e)
-        out.append(P.OutCol(expr_name(it), e.oid, e.typmod))
+        out.append(operators.OutCol(expr_name(it), e.oid, e.typmod))
     return exprs, out
 
 
@@ -143,7 +143,7 @@ class InsertStmt(DMLStmt):
                             row.append(None)
                         else:
                             e = b.bind(it)
-                            row.append(planner.coerce(e, col.type_oid, col.typmod) if e.oid in (O.UNKNOWN,) or isinstance(e, X.Param) else e)
+                            row.append(planner.coerce(e, col.type_oid, col.typmod) if e.oid in (type_oids.UNKNOWN,) or isinstance(e, expr.Param) else e)
                     rows.append(row)
                 ntarget = len(rows[0]) if rows else len(targets)
                 s.targets = targets[:ntarget]
@@ -173,13 +173,13 @@ class InsertStmt(DMLStmt):
         if getattr(self, "const_batch", None) is not None:
             return self.const_batch        # all-integer VALUES (fast_insert.int_rows)
         if self.rows is None:
-            return P.run_plan(self.source, ctx)
+            return operators.run_plan(self.source, ctx)
         one = Batch([], 1)
         cols = []
         n = len(self.rows)
         for j, col in enumerate(self.targets):
             exprs = [r[j] for r in self.rows]
-            if all(isinstance(e, X.Const) for e in exprs) and n > 1:
+            if all(isinstance(e, expr.Const) for e in exprs) and n > 1:
                 vals = [e.value for e in exprs]
                 oids = {e.oid for e in exprs if e.value is not None}
                 oid = oids.pop() if len(oids) == 1 else None
@@ -197,14 +197,14 @@ class InsertStmt(DMLStmt):
                 fixed = []
                 for p in parts:
                     if p is None:
-                        p = eval_default(session, ctx, col, 1) if col.default else Col(T.empty(col.type_oid, 1), np.ones(1, bool), col.type_oid)
-                    fixed.append(p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False))
+                        p = eval_default(session, ctx, col, 1) if col.default else Col(sqltypes.empty(col.type_oid, 1), np.ones(1, bool), col.type_oid)
+                    fixed.append(p if p.oid == col.type_oid else sqltypes.cast_col(p, col.type_oid, col.typmod, explicit=False))
                 parts = fixed
             else:
                 # each row's value gets the assignment cast on its own (100 and 50.5 in one
                 # numeric column must not be merged as integers first)
                 if any(p.oid != parts[0].oid for p in parts):
-                    parts = [p if p.oid == col.type_oid else T.cast_col(p, col.type_oid, col.typmod, explicit=False)
+                    parts = [p if p.oid == col.type_oid else sqltypes.cast_col(p, col.type_oid, col.typmod, explicit=False)
                              for p in parts]
             cols.append(Col.concat(parts))
         return Batch(cols, n)
@@ -231,7 +231,7 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
     by_name = {c.name: i for i, c in enumerate(targets)}
     for col in rel.live_columns:
         if col.hidden:
-            cols.append(Col.const(ctx.now, O.TIMESTAMPTZ, n))
+            cols.append(Col.const(ctx.now, type_oids.TIMESTAMPTZ, n))
             continue
         i = by_name.get(col.name)
         if i is not None:
@@ -241,20 +241,20 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
                               detail=f'Column "{col.name}" is an identity column defined as GENERATED ALWAYS.',
                               hint="Use OVERRIDING SYSTEM VALUE to override.")
             if c.oid != col.type_oid or col.typmod >= 0:
-                if not T.can_assign(c.oid, col.type_oid):
-                    raise PgError("42804", f'column "{col.name}" is of type {T.format_type(col.type_oid)} but expression is of type {T.format_type(c.oid)}',
+                if not sqltypes.can_assign(c.oid, col.type_oid):
+                    raise PgError("42804", f'column "{col.name}" is of type {sqltypes.format_type(col.type_oid)} but expression is of type {sqltypes.format_type(c.oid)}',
                                   hint="You will need to rewrite or cast the expression.")
-                c = T.cast_col(c, col.type_oid, col.typmod, explicit=False)
+                c = sqltypes.cast_col(c, col.type_oid, col.typmod, explicit=False)
             cols.append(c)
         elif col.default is not None:
             cols.append(eval_default(session, ctx, col, n))
         else:
-            cols.append(Col(T.empty(col.type_oid, n), np.ones(n, bool), col.type_oid))
+            cols.append(Col(sqltypes.empty(col.type_oid, n), np.ones(n, bool), col.type_oid))
     return Batch(cols, n)
 
 
 def _failing_row(batch: Batch, i: int) -> str:
-    from protocol.types import encode_text
+    from splitstream.protocol.types import encode_text
 
     vals = []
     for c in batch.cols:
@@ -297,7 +297,7 @@ def _check_expr(session, ctx, rel, sql):
 
         pl = Planner(session.engine, ctx.state, session=session.info)
         scope = Scope([ScopeCol(rel.name, c.name, c.type_oid, c.typmod) for c in rel.live_columns])
-        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read="postgres")), O.BOOL)
+        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read="postgres")), type_oids.BOOL)
         _CHECK_CACHE[key] = e
     return e
 
@@ -308,7 +308,7 @@ def _key_tuples(rows: Batch, idxs: list[int]) -> list[tuple]:
 
 
 def _fmt_key(cols: tuple, key: tuple, oids: list[int]) -> str:
-    from protocol.types import encode_text
+    from splitstream.protocol.types import encode_text
 
     return f"Key ({', '.join(cols)})=({', '.join('null' if v is None else encode_text(o, v).decode() for v, o in zip(key, oids))})"
 
@@ -447,7 +447,7 @@ def _plan_conflict(planner, rel, alias, conflict):
             sets.append((rel.column_index(name), planner.coerce(b.bind(e.expression), col.type_oid, col.typmod)))
         w = conflict.args.get("where")
         if w is not None:
-            where = planner.coerce(b.bind(w.this), O.BOOL)
+            where = planner.coerce(b.bind(w.this), type_oids.BOOL)
     return (con, do_nothing, sets, where)
 
 
@@ -494,7 +494,7 @@ def apply_conflict(session, ctx, rel, rows: Batch, conflict):
     new_cols = list(ex.cols)
     for j, e in sets:
         v = e.eval(combined, ctx)
-        new_cols[j] = v if v.oid == new_cols[j].oid else T.cast_col(v, new_cols[j].oid)
+        new_cols[j] = v if v.oid == new_cols[j].oid else sqltypes.cast_col(v, new_cols[j].oid)
     updated = Batch(new_cols, ex.n).filter(mask)
     upd_pos = np.array(conflict_pos, dtype=np.int64)[mask]
     if updated.n:
@@ -509,9 +509,9 @@ def apply_conflict(session, ctx, rel, rows: Batch, conflict):
 def _plan_target_scan(planner, rel, alias, tree, from_items):
     """Scan of the target with positions, joined with FROM/USING items,
     filtered by WHERE.  Output: target columns, __pos, then other columns."""
-    scan = P.TableScan(rel, alias, with_positions=True)
+    scan = operators.TableScan(rel, alias, with_positions=True)
     scope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod, hidden=c.hidden) for c in scan.out], tables=[alias])
-    op: P.Op = scan
+    op: operators.Op = scan
     where_conj = []
     from .planner import split_conjuncts
 
@@ -523,7 +523,7 @@ def _plan_target_scan(planner, rel, alias, tree, from_items):
         op, scope = planner.join(op, scope, rop, rscope, "cross", None, None, where_conj)
     if where_conj:
         b = ExprBinder(planner, scope, context="WHERE")
-        preds = [planner.coerce(b.bind(c), O.BOOL) for c in where_conj]
+        preds = [planner.coerce(b.bind(c), type_oids.BOOL) for c in where_conj]
         op = planner.push_filters(op, preds)
     return op, scope
 
@@ -570,7 +570,7 @@ class UpdateStmt(DMLStmt):
                 s.sets.append((rel.column_index(name), None))
                 continue
             v = b.bind(rhs)
-            s.sets.append((rel.column_index(name), planner.coerce(v, col.type_oid, col.typmod) if v.oid == O.UNKNOWN or isinstance(v, X.Param) else v))
+            s.sets.append((rel.column_index(name), planner.coerce(v, col.type_oid, col.typmod) if v.oid == type_oids.UNKNOWN or isinstance(v, expr.Param) else v))
         ret = tree.args.get("returning")
         s.ret = None
         if ret is not None:
@@ -579,18 +579,18 @@ class UpdateStmt(DMLStmt):
 
     def run(self, session, ctx):
         ctx.txn.for_write(ctx.check_cancel)
-        b = P.run_plan(self.plan, ctx)
+        b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
         b, pos = _once_per_row(b, ncol)
         new_cols = list(b.cols[:ncol])
         for j, e in self.sets:
             col = self.rel.live_columns[j]
             if e is None:
-                v = eval_default(session, ctx, col, b.n) if col.default else Col(T.empty(col.type_oid, b.n), np.ones(b.n, bool), col.type_oid)
+                v = eval_default(session, ctx, col, b.n) if col.default else Col(sqltypes.empty(col.type_oid, b.n), np.ones(b.n, bool), col.type_oid)
             else:
                 v = e.eval(b, ctx)
             if v.oid != col.type_oid or col.typmod >= 0:
-                v = T.cast_col(v, col.type_oid, col.typmod, explicit=False)
+                v = sqltypes.cast_col(v, col.type_oid, col.typmod, explicit=False)
             new_cols[j] = v
         new = Batch(new_cols, b.n)
         if b.n:
@@ -659,7 +659,7 @@ class DeleteStmt(DMLStmt):
 
     def run(self, session, ctx):
         ctx.txn.for_write(ctx.check_cancel)
-        b = P.run_plan(self.plan, ctx)
+        b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
         b, pos = _once_per_row(b, ncol)
         if b.n:

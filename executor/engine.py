@@ -18,20 +18,20 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from catalog import types as T
-from catalog.database import Database, Transaction
-from catalog.objects import Relation, Role
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.database import Database, Transaction
+from splitstream.catalog.objects import Relation, Role
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INVALID_SQL_STATEMENT_NAME,
     DUPLICATE_PREPARED_STATEMENT, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, UNDEFINED_OBJECT, Notice, PgError,
     WARNING,
 )
 
 from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
-from . import expr as X
-from . import operators as P
+from . import expr
+from . import operators
 from .api import Prepared, Result, ResultColumn
 from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
@@ -102,10 +102,10 @@ class Engine:
     def sequence_scan(self, rel):
         def fetch(ctx, _rel=rel):
             last, called = self.db.sequences.get(_rel.oid, [_rel.seq_start, False])
-            return Batch([Col.from_pylist([last], O.INT8), Col.from_pylist([0], O.INT8), Col.from_pylist([called], O.BOOL)], 1)
+            return Batch([Col.from_pylist([last], type_oids.INT8), Col.from_pylist([0], type_oids.INT8), Col.from_pylist([called], type_oids.BOOL)], 1)
 
-        return P.BatchSource(f"Seq Scan on {rel.name}", [P.OutCol("last_value", O.INT8), P.OutCol("log_cnt", O.INT8),
-                                                          P.OutCol("is_called", O.BOOL)], fetch)
+        return operators.BatchSource(f"Seq Scan on {rel.name}", [operators.OutCol("last_value", type_oids.INT8), operators.OutCol("log_cnt", type_oids.INT8),
+                                                          operators.OutCol("is_called", type_oids.BOOL)], fetch)
 
 
 class Session:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 
-from . import operators as P
+from . import operators
 
 
 def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
@@ -16,8 +16,8 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
     if analyze:
         stmt.run(session, ctx)
     elapsed = (time.perf_counter() - t0) * 1000
-    lines = P.explain_lines(plan, analyze)
-    pipes = P.pipelines(plan)
+    lines = operators.explain_lines(plan, analyze)
+    pipes = operators.pipelines(plan)
     from .llvm import explain as _llvm_x   # [llvm hook] backend/variant/compile time per pipeline
     tags = _llvm_x.pipeline_tags(plan, pipes, analyze, backend)
     used = _llvm_x.overall(tags)
@@ -54,14 +54,14 @@ def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
     for oid, pipes in cv.pipelines.items():
         for p in pipes:
             for op in p.ops:
-                if isinstance(op, P.HashJoin):
-                    build = " -> ".join(o.label() for o in reversed(P.pipelines(op.right)[-1]))
+                if isinstance(op, operators.HashJoin):
+                    build = " -> ".join(o.label() for o in reversed(operators.pipelines(op.right)[-1]))
                     lines.append(f"  Static pipeline [run at CREATE VIEW]: {build} -> Hash Build")
-            chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, P.HashJoin) else o.label()) for o in p.ops])
+            chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, operators.HashJoin) else o.label()) for o in p.ops])
             lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
                          f"{p.global_.rows_in + p.local.rows_in} rows in)")
             from .llvm import explain as _llvm_x   # [llvm hook]
             lines.append(f"    Backend: {_llvm_x.stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
-    lines += ["    " + l for l in P.explain_lines(cv.plan, analyze)]
+    lines += ["    " + l for l in operators.explain_lines(cv.plan, analyze)]
     return lines

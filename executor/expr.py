@@ -14,17 +14,17 @@ from typing import Any, Callable
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col, FixedCol, TakenCol
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col, FixedCol, TakenCol
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 
 
 class Expr:
-    oid: int = O.UNKNOWN
+    oid: int = type_oids.UNKNOWN
     typmod: int = -1
 
     def eval(self, batch: Batch, ctx) -> Col:  # pragma: no cover - abstract
@@ -132,7 +132,7 @@ class Param(Expr):
 
 class Cast(Expr):
     def __repr__(self) -> str:
-        return f"{self.arg!r}::{T.type_name(self.oid)}"
+        return f"{self.arg!r}::{sqltypes.type_name(self.oid)}"
 
     def __init__(self, arg: Expr, oid: int, typmod: int = -1, explicit: bool = True) -> None:
         self.arg, self.oid, self.typmod, self.explicit = arg, oid, typmod, explicit
@@ -150,7 +150,7 @@ class Cast(Expr):
         folded = folded_const(self, ctx)
         if folded is not None and batch.n > 1:
             return Col.const(folded[0], self.oid, batch.n)
-        return T.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
+        return sqltypes.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
 
     @property
     def zoned(self) -> bool:
@@ -182,7 +182,7 @@ def folded_const(e: Expr, ctx) -> tuple | None:
     if e.is_const() and not any(isinstance(n, (Param, OuterRef, Func)) or type(n).__name__ == "SubqueryExpr"
                                 for n in e.walk()):
         try:
-            c = T.cast_col(e.arg.eval(Batch([], 1), ctx), e.oid, e.typmod, e.explicit) if isinstance(e, Cast) \
+            c = sqltypes.cast_col(e.arg.eval(Batch([], 1), ctx), e.oid, e.typmod, e.explicit) if isinstance(e, Cast) \
                 else e.eval(Batch([], 1), ctx)
             res = (c.to_pylist()[0],)
         except Exception:   # errors surface from the ordinary evaluation, at the right time
@@ -201,11 +201,11 @@ def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
 
 # ----------------------------------------------------------- arithmetic
 
-_I_LIMITS = {O.INT2: (-(2**15), 2**15 - 1), O.INT4: (-(2**31), 2**31 - 1)}
+_I_LIMITS = {type_oids.INT2: (-(2**15), 2**15 - 1), type_oids.INT4: (-(2**31), 2**31 - 1)}
 
 
 def _overflow(oid: int) -> PgError:
-    return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {O.INT2: 'smallint', O.INT4: 'integer', O.INT8: 'bigint'}.get(oid, 'value')} out of range")
+    return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
 
 class Arith(Expr):
@@ -222,7 +222,7 @@ class Arith(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        if self.oid == O.NUMERIC and self.op in ("+", "-", "*"):
+        if self.oid == type_oids.NUMERIC and self.op in ("+", "-", "*"):
             a, fa = _operand(self.left, batch, ctx)
             b, fb = _operand(self.right, batch, ctx)
             if fa is not None and fb is not None:
@@ -239,7 +239,7 @@ class Arith(Expr):
         oid = self.oid
         op = self.op
         valid = None if nulls is None else ~nulls
-        if oid in (O.INT2, O.INT4, O.INT8):
+        if oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8):
             x = x.astype(np.int64, copy=False)
             y = y.astype(np.int64, copy=False)
             with np.errstate(over="ignore"):
@@ -253,7 +253,7 @@ class Arith(Expr):
                     r = x * y
                     ysafe = np.where(y == 0, 1, y)
                     bad = (y != 0) & ((r // ysafe != x) | ((x == -1) & (y == np.iinfo(np.int64).min)) | ((y == -1) & (x == np.iinfo(np.int64).min)))
-                    if oid == O.INT8:
+                    if oid == type_oids.INT8:
                         big = (np.abs(x.astype(np.float64)) * np.abs(y.astype(np.float64))) > 9.3e18
                         bad = bad | big
                 elif op in ("/", "%"):
@@ -268,18 +268,18 @@ class Arith(Expr):
                     r = q if op == "/" else x - q * ys
                     bad = np.zeros(len(r), bool)
                 else:
-                    raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {T.type_name(a.oid)} {op} {T.type_name(b.oid)}")
+                    raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {sqltypes.type_name(a.oid)} {op} {sqltypes.type_name(b.oid)}")
             if valid is not None:
                 bad &= valid
             if bad.any():
                 raise _overflow(oid)
-            if oid != O.INT8:
+            if oid != type_oids.INT8:
                 lo, hi = _I_LIMITS[oid]
                 rv = r if valid is None else r[valid]
                 if len(rv) and (rv.min() < lo or rv.max() > hi):
                     raise _overflow(oid)
-            return Col(r.astype(T.dtype_of(oid)), nulls, oid)
-        if oid in (O.FLOAT8, O.FLOAT4):
+            return Col(r.astype(sqltypes.dtype_of(oid)), nulls, oid)
+        if oid in (type_oids.FLOAT8, type_oids.FLOAT4):
             x = x.astype(np.float64, copy=False) if x.dtype != object else np.array([float(v) for v in x], dtype=np.float64)
             y = y.astype(np.float64, copy=False) if y.dtype != object else np.array([float(v) for v in y], dtype=np.float64)
             with np.errstate(all="ignore"):
@@ -306,8 +306,8 @@ class Arith(Expr):
                 badinf &= valid
             if badinf.any():
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
-            return Col(r.astype(T.dtype_of(oid)), nulls, oid)
-        if oid == O.NUMERIC:
+            return Col(r.astype(sqltypes.dtype_of(oid)), nulls, oid)
+        if oid == type_oids.NUMERIC:
             xs = _to_decimal(a, x)
             ys = _to_decimal(b, y)
             if op in ("+", "-", "*") and len(xs) == len(ys):
@@ -329,7 +329,7 @@ class Arith(Expr):
                     continue
                 out[i] = numeric_op(op, xs[i], ys[i])
             return Col(out, nulls, oid)
-        raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {T.type_name(a.oid)} {op} {T.type_name(b.oid)}",
+        raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {sqltypes.type_name(a.oid)} {op} {sqltypes.type_name(b.oid)}",
                       hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
 
 
@@ -357,7 +357,7 @@ def _fixed_of(e: Expr, col: Col):
             iv = int(v.scaleb(sc))
             return (iv, sc) if sc <= 18 and abs(iv) < 2 ** 62 else None
         return None
-    if isinstance(e, Cast) and e.typmod < 0 and e.arg.oid in O.INTEGER_TYPES:
+    if isinstance(e, Cast) and e.typmod < 0 and e.arg.oid in type_oids.INTEGER_TYPES:
         return None  # evaluated by the caller from the integer argument
     return None
 
@@ -377,7 +377,7 @@ def _rescale(v, sc: int, to: int):
 def _operand(e: Expr, batch, ctx):
     """(evaluated column or None, fixed-point view or None) of an arithmetic
     operand; integer casts and constants are read without building Decimals."""
-    if isinstance(e, Cast) and e.oid == O.NUMERIC and e.typmod < 0 and e.arg.oid in O.INTEGER_TYPES \
+    if isinstance(e, Cast) and e.oid == type_oids.NUMERIC and e.typmod < 0 and e.arg.oid in type_oids.INTEGER_TYPES \
             and not isinstance(e.arg, Const):
         c = e.arg.eval(batch, ctx)
         d = c.data.astype(np.int64)
@@ -441,11 +441,11 @@ def fixed_compare(op: str, a: Col, b: Col, le: Expr, re_: Expr):
     if x is None or y is None:
         return None
     r = _CMP[op](x, y)
-    return Col(np.asarray(r, dtype=bool), merge_nulls(a, b), O.BOOL)
+    return Col(np.asarray(r, dtype=bool), merge_nulls(a, b), type_oids.BOOL)
 
 
 def _to_decimal(col: Col, data: np.ndarray) -> list:
-    if col.oid == O.NUMERIC:
+    if col.oid == type_oids.NUMERIC:
         return data.tolist()
     if data.dtype.kind == "f":
         return [decimal.Decimal(repr(float(v))) for v in data.tolist()]
@@ -543,7 +543,7 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
 
 class Neg(Expr):
     def __init__(self, arg: Expr) -> None:
-        self.arg, self.oid = arg, arg.oid if arg.oid != O.UNKNOWN else O.NUMERIC
+        self.arg, self.oid = arg, arg.oid if arg.oid != type_oids.UNKNOWN else type_oids.NUMERIC
 
     def children(self):
         return [self.arg]
@@ -565,7 +565,7 @@ class Neg(Expr):
 class Concat(Expr):
     """The || operator on text (arrays handled by functions)."""
 
-    oid = O.TEXT
+    oid = type_oids.TEXT
 
     def __init__(self, left: Expr, right: Expr) -> None:
         self.left, self.right = left, right
@@ -577,15 +577,15 @@ class Concat(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        a = T.cast_col(self.left.eval(batch, ctx), O.TEXT)
-        b = T.cast_col(self.right.eval(batch, ctx), O.TEXT)
+        a = sqltypes.cast_col(self.left.eval(batch, ctx), type_oids.TEXT)
+        b = sqltypes.cast_col(self.right.eval(batch, ctx), type_oids.TEXT)
         nulls = merge_nulls(a, b)
         out = np.empty(batch.n, dtype=object)
         av, bv = a.data, b.data
         for i in range(batch.n):
             x, y = av[i], bv[i]
             out[i] = None if x is None or y is None else x + y
-        return Col(out, nulls, O.TEXT)
+        return Col(out, nulls, type_oids.TEXT)
 
 
 # ----------------------------------------------------------- comparison
@@ -617,7 +617,7 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
         r = _CMP[op](x, y)
     if not isinstance(r, np.ndarray):
         r = np.full(max(len(a), len(b)), bool(r))
-    return Col(r, nulls, O.BOOL)
+    return Col(r, nulls, type_oids.BOOL)
 
 
 def _safe_cmp(op, p, q) -> bool:
@@ -628,7 +628,7 @@ def _safe_cmp(op, p, q) -> bool:
 
 
 class Compare(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __repr__(self) -> str:
         return f"({self.left!r} {self.op} {self.right!r})"
@@ -644,7 +644,7 @@ class Compare(Expr):
 
     def eval(self, batch, ctx):
         a, b = self.left.eval(batch, ctx), self.right.eval(batch, ctx)
-        if a.oid == O.NUMERIC and (type(a) is FixedCol or type(b) is FixedCol):
+        if a.oid == type_oids.NUMERIC and (type(a) is FixedCol or type(b) is FixedCol):
             r = fixed_compare(self.op, a, b, self.left, self.right)
             if r is not None:
                 return r
@@ -652,7 +652,7 @@ class Compare(Expr):
 
 
 class IsDistinct(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __init__(self, left: Expr, right: Expr, negate: bool) -> None:
         self.left, self.right, self.negate = left, right, negate
@@ -665,11 +665,11 @@ class IsDistinct(Expr):
         eq = compare_cols("=", a, b)
         an, bn = a.null_mask(), b.null_mask()
         same = np.where(an | bn, an & bn, eq.data)
-        return Col(same if self.negate else ~same, None, O.BOOL)
+        return Col(same if self.negate else ~same, None, type_oids.BOOL)
 
 
 class And(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __repr__(self) -> str:
         return "(" + " AND ".join(map(repr, self.args)) + ")"
@@ -695,11 +695,11 @@ class And(Expr):
             else:
                 false |= ~v
         nulls = unknown & ~false
-        return Col(~false & ~nulls, nulls, O.BOOL)
+        return Col(~false & ~nulls, nulls, type_oids.BOOL)
 
 
 class Or(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __repr__(self) -> str:
         return "(" + " OR ".join(map(repr, self.args)) + ")"
@@ -725,11 +725,11 @@ class Or(Expr):
             else:
                 true |= v
         nulls = unknown & ~true
-        return Col(true, nulls, O.BOOL)
+        return Col(true, nulls, type_oids.BOOL)
 
 
 class Not(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __repr__(self) -> str:
         return f"(NOT {self.arg!r})"
@@ -745,11 +745,11 @@ class Not(Expr):
 
     def eval(self, batch, ctx):
         c = self.arg.eval(batch, ctx)
-        return Col(~c.data.astype(bool), c.nulls, O.BOOL)
+        return Col(~c.data.astype(bool), c.nulls, type_oids.BOOL)
 
 
 class IsNull(Expr):
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __repr__(self) -> str:
         return f"({self.arg!r} IS {'NOT ' if self.negate else ''}NULL)"
@@ -763,13 +763,13 @@ class IsNull(Expr):
     def eval(self, batch, ctx):
         c = self.arg.eval(batch, ctx)
         m = c.null_mask()
-        return Col(~m if self.negate else m.copy(), None, O.BOOL)
+        return Col(~m if self.negate else m.copy(), None, type_oids.BOOL)
 
 
 class IsBool(Expr):
     """IS [NOT] TRUE / FALSE / UNKNOWN."""
 
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __init__(self, arg: Expr, value: bool | None, negate: bool) -> None:
         self.arg, self.value, self.negate = arg, value, negate
@@ -785,7 +785,7 @@ class IsBool(Expr):
         else:
             v = c.data.astype(bool)
             r = ~n & (v if self.value else ~v)
-        return Col(~r if self.negate else r, None, O.BOOL)
+        return Col(~r if self.negate else r, None, type_oids.BOOL)
 
 
 class Case(Expr):
@@ -805,7 +805,7 @@ class Case(Expr):
     def eval(self, batch, ctx):
         n = batch.n
         done = np.zeros(n, bool)
-        out = Col(T.empty(self.oid, n), np.ones(n, bool), self.oid)
+        out = Col(sqltypes.empty(self.oid, n), np.ones(n, bool), self.oid)
         data = out.data.copy()
         nulls = np.ones(n, bool)
         for cond, val in self.whens:
@@ -818,14 +818,14 @@ class Case(Expr):
             idx = np.flatnonzero(remaining)[hit_sub]
             if len(idx):
                 v = val.eval(batch.take(idx), ctx)
-                v = T.cast_col(v, self.oid) if v.oid != self.oid else v
+                v = sqltypes.cast_col(v, self.oid) if v.oid != self.oid else v
                 data[idx] = v.data
                 nulls[idx] = v.null_mask()
                 done[idx] = True
         rest = np.flatnonzero(~done)
         if self.default is not None and len(rest):
             v = self.default.eval(batch.take(rest), ctx)
-            v = T.cast_col(v, self.oid) if v.oid != self.oid else v
+            v = sqltypes.cast_col(v, self.oid) if v.oid != self.oid else v
             data[rest] = v.data
             nulls[rest] = v.null_mask()
         return Col(data, nulls, self.oid)
@@ -843,7 +843,7 @@ class Coalesce(Expr):
 
     def eval(self, batch, ctx):
         n = batch.n
-        data = T.empty(self.oid, n)
+        data = sqltypes.empty(self.oid, n)
         nulls = np.ones(n, bool)
         for a in self.args:
             if not nulls.any():
@@ -851,7 +851,7 @@ class Coalesce(Expr):
             idx = np.flatnonzero(nulls)
             c = a.eval(batch.take(idx), ctx)
             if c.oid != self.oid:
-                c = T.cast_col(c, self.oid)
+                c = sqltypes.cast_col(c, self.oid)
             ok = ~c.null_mask()
             data[idx[ok]] = c.data[ok]
             nulls[idx[ok]] = False
@@ -862,7 +862,7 @@ class InList(Expr):
     def __repr__(self) -> str:
         return f"({self.arg!r} {'NOT ' if self.negate else ''}IN ({', '.join(map(repr, self.items))}))"
 
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __init__(self, arg: Expr, items: list[Expr], negate: bool) -> None:
         self.arg, self.items, self.negate = arg, items, negate
@@ -881,7 +881,7 @@ class InList(Expr):
             unknown |= c.null_mask()
         nulls = unknown & ~hit
         r = ~hit if self.negate else hit
-        return Col(r & ~nulls, nulls, O.BOOL)
+        return Col(r & ~nulls, nulls, type_oids.BOOL)
 
 
 def like_to_regex(pattern: str, escape: str | None = "\\") -> str:
@@ -908,7 +908,7 @@ class Like(Expr):
         word = ("~*" if self.ilike else "~") if self.regex else ("ILIKE" if self.ilike else "LIKE")
         return f"({self.arg!r} {'NOT ' if self.negate else ''}{word} {self.pattern!r})"
 
-    oid = O.BOOL
+    oid = type_oids.BOOL
 
     def __init__(self, arg: Expr, pattern: Expr, *, ilike: bool = False, negate: bool = False,
                  regex: bool = False, escape: str | None = "\\") -> None:
@@ -930,7 +930,7 @@ class Like(Expr):
         return r
 
     def eval(self, batch, ctx):
-        a = T.cast_col(self.arg.eval(batch, ctx), O.TEXT) if not T.is_string(self.arg.oid) else self.arg.eval(batch, ctx)
+        a = sqltypes.cast_col(self.arg.eval(batch, ctx), type_oids.TEXT) if not sqltypes.is_string(self.arg.oid) else self.arg.eval(batch, ctx)
         p = self.pattern.eval(batch, ctx)
         nulls = merge_nulls(a, p)
         out = np.zeros(batch.n, bool)
@@ -955,7 +955,7 @@ class Like(Expr):
                 out[i] = (rx.search if self.regex else rx.match)(av[i]) is not None
         if self.negate:
             out = ~out
-        return Col(out, nulls, O.BOOL)
+        return Col(out, nulls, type_oids.BOOL)
 
 
 def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
@@ -1006,7 +1006,7 @@ class Func(Expr):
     def eval(self, batch, ctx):
         cols = [a.eval(batch, ctx) for a in self.args]
         r = self.impl(cols, batch.n, ctx)
-        if r.oid != self.oid and self.oid != O.UNKNOWN:
+        if r.oid != self.oid and self.oid != type_oids.UNKNOWN:
             r = Col(r.data, r.nulls, self.oid)
         return r
 
@@ -1076,7 +1076,7 @@ class SubqueryExpr(Expr):
             finally:
                 ctx.outer_rows.pop()
         if not outs:
-            return Col(T.empty(self.oid, 0), None, self.oid)
+            return Col(sqltypes.empty(self.oid, 0), None, self.oid)
         return Col.concat(outs)
 
     def _eval_with(self, res: Batch, batch: Batch, ctx) -> Col:
@@ -1094,7 +1094,7 @@ class SubqueryExpr(Expr):
             return Col.from_pylist([list(vals) for _ in range(n)], self.oid)
         if self.kind == "exists":
             r = np.full(n, res.n > 0)
-            return Col(~r if self.negate else r, None, O.BOOL)
+            return Col(~r if self.negate else r, None, type_oids.BOOL)
         # IN / ANY / ALL
         a = self.arg.eval(batch, ctx)
         c = res.cols[0]
@@ -1107,7 +1107,7 @@ class SubqueryExpr(Expr):
             r = hit
             if self.negate:
                 r = ~hit
-            return Col(r & ~unknown, unknown, O.BOOL)
+            return Col(r & ~unknown, unknown, type_oids.BOOL)
         if self.kind == "all":
             allok = np.ones(n, bool)
             unknown = np.zeros(n, bool)
@@ -1119,7 +1119,7 @@ class SubqueryExpr(Expr):
                 fails = ~cc.data & ~cc.null_mask()
                 allok &= ~fails
             nulls = unknown & allok
-            return Col(allok & ~nulls, nulls, O.BOOL)
+            return Col(allok & ~nulls, nulls, type_oids.BOOL)
         raise PgError("0A000", f"unsupported subquery kind {self.kind}")
 
 
@@ -1131,9 +1131,9 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
         if a.data.dtype != object and vals.data.dtype != object and a.data.dtype.kind == vals.data.dtype.kind:
             hit = np.isin(filled(a), vals.data)
         else:
-            common = T.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
-            av = T.cast_col(a, common).to_pylist()
-            s = set(T.cast_col(vals, common).to_pylist())
+            common = sqltypes.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
+            av = sqltypes.cast_col(a, common).to_pylist()
+            s = set(sqltypes.cast_col(vals, common).to_pylist())
             hit = np.fromiter((v in s for v in av), dtype=bool, count=n)
         hit &= a.valid_mask()
         unknown = a.null_mask() | (np.full(n, has_null) & ~hit)
@@ -1240,18 +1240,18 @@ def eval_pred(e: Expr, batch: Batch, ctx) -> Col:
     """Evaluate a boolean expression; one that reads a single string column is
     evaluated once per distinct value of that column and spread by its codes
     (TPC-H's shipmode, brand, type, phone-prefix and comment predicates)."""
-    if batch.n >= 1024 and e.oid == O.BOOL:
+    if batch.n >= 1024 and e.oid == type_oids.BOOL:
         i = _single_column(e)
         if i is not None:
             col = batch.cols[i]
-            if col.nulls is None and col.oid != O.BOOL and _worth_encoding(col):
+            if col.nulls is None and col.oid != type_oids.BOOL and _worth_encoding(col):
                 enc = dict_codes(col)
                 if enc is not None and len(enc[1]) * 2 <= batch.n:
                     codes, uniq = enc
                     ucol = Col(uniq, None, col.oid)
                     ub = Batch([ucol] * len(batch.cols), len(uniq))
                     r = e.eval(ub, ctx)
-                    return Col(r.data[codes], None if r.nulls is None else r.nulls[codes], O.BOOL)
+                    return Col(r.data[codes], None if r.nulls is None else r.nulls[codes], type_oids.BOOL)
     return e.eval(batch, ctx)
 
 

@@ -15,11 +15,11 @@ import re
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol import oids as O
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
 
-from . import expr as X
+from . import expr
 
 _HEAD = re.compile(r"\s*insert\s+into\s+(?P<target>[\w.\"]+\s*(?:\([^()]*\))?)\s*values\s*", re.I | re.S)
 _TOKEN = re.compile(r"""\s*(?:(?P<str>[Ee]?'(?:[^']|'')*')|(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])
@@ -78,20 +78,20 @@ def split_rows(text: str, pos: int) -> list[list[tuple[str, str]]] | None:
 def _const(planner, kind: str, tok: str, col):
     if kind == "str":
         # left untyped: the whole column is converted at once when the rows are built
-        return X.Const(tok[1:-1].replace("''", "'"), O.UNKNOWN)
+        return expr.Const(tok[1:-1].replace("''", "'"), type_oids.UNKNOWN)
     if kind == "num":
         if any(ch in tok for ch in ".eE"):
-            return X.Const(decimal.Decimal(tok), O.NUMERIC)
+            return expr.Const(decimal.Decimal(tok), type_oids.NUMERIC)
         v = int(tok)
-        oid = T.int_literal_oid(v)
-        return X.Const(decimal.Decimal(v) if oid == O.NUMERIC else v, oid)
+        oid = sqltypes.int_literal_oid(v)
+        return expr.Const(decimal.Decimal(v) if oid == type_oids.NUMERIC else v, oid)
     if kind == "param":
         return planner.coerce(planner.param(int(tok[1:]) - 1), col.type_oid, col.typmod)
     low = tok.lower()
     if low == "null":
-        return X.Const(None, col.type_oid)
+        return expr.Const(None, col.type_oid)
     if low in ("true", "false"):
-        return X.Const(low == "true", O.BOOL)
+        return expr.Const(low == "true", type_oids.BOOL)
     return None   # DEFAULT
 
 
@@ -122,9 +122,9 @@ def int_rows(text: str, pos: int, width: int) -> Batch | None:
     for j in range(width):
         v = np.ascontiguousarray(grid[:, j])
         if v.min() >= -(2**31) and v.max() < 2**31:
-            cols.append(Col(v.astype(np.int32), None, O.INT4))
+            cols.append(Col(v.astype(np.int32), None, type_oids.INT4))
         else:
-            cols.append(Col(v, None, O.INT8))
+            cols.append(Col(v, None, type_oids.INT8))
     return Batch(cols, n)
 
 

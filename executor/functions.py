@@ -17,10 +17,10 @@ from typing import Callable
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Col, FixedCol
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Col, FixedCol
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
 
@@ -79,36 +79,36 @@ def scalar(name: str, result: int, args=None, strict: bool = True, volatile: boo
 
 
 def _same(a: list[int]) -> int:
-    return a[0] if a else O.UNKNOWN
+    return a[0] if a else type_oids.UNKNOWN
 
 
 def _text_args(n):
-    return lambda oids: [O.TEXT] * len(oids)
+    return lambda oids: [type_oids.TEXT] * len(oids)
 
 
 # ------------------------------------------------------------ strings
 
-scalar("lower", O.TEXT, _text_args(1))(lambda s: s.lower())
-scalar("upper", O.TEXT, _text_args(1))(lambda s: s.upper())
-scalar("length|char_length|character_length", O.INT4, _text_args(1))(lambda s: len(s))
-scalar("octet_length", O.INT4, _text_args(1))(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
-scalar("bit_length", O.INT4, _text_args(1))(lambda s: 8 * len(s.encode()))
-scalar("reverse", O.TEXT, _text_args(1))(lambda s: s[::-1])
-scalar("initcap", O.TEXT, _text_args(1))(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
-scalar("md5", O.TEXT, _text_args(1))(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
-scalar("ascii", O.INT4, _text_args(1))(lambda s: ord(s[0]) if s else 0)
-scalar("chr", O.TEXT, [O.INT4])(lambda i: chr(i))
-scalar("repeat", O.TEXT, [O.TEXT, O.INT4])(lambda s, k: s * max(k, 0))
-scalar("strpos", O.INT4, [O.TEXT, O.TEXT])(lambda s, t: s.find(t) + 1)
-scalar("left", O.TEXT, [O.TEXT, O.INT4])(lambda s, k: s[:k] if k >= 0 else s[:k])
-scalar("right", O.TEXT, [O.TEXT, O.INT4])(lambda s, k: (s[-k:] if k > 0 else "") if k >= 0 else s[-k:])
-scalar("replace", O.TEXT, [O.TEXT, O.TEXT, O.TEXT])(lambda s, a, b: s.replace(a, b) if a else s)
-scalar("translate", O.TEXT, [O.TEXT, O.TEXT, O.TEXT])(
+scalar("lower", type_oids.TEXT, _text_args(1))(lambda s: s.lower())
+scalar("upper", type_oids.TEXT, _text_args(1))(lambda s: s.upper())
+scalar("length|char_length|character_length", type_oids.INT4, _text_args(1))(lambda s: len(s))
+scalar("octet_length", type_oids.INT4, _text_args(1))(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
+scalar("bit_length", type_oids.INT4, _text_args(1))(lambda s: 8 * len(s.encode()))
+scalar("reverse", type_oids.TEXT, _text_args(1))(lambda s: s[::-1])
+scalar("initcap", type_oids.TEXT, _text_args(1))(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
+scalar("md5", type_oids.TEXT, _text_args(1))(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
+scalar("ascii", type_oids.INT4, _text_args(1))(lambda s: ord(s[0]) if s else 0)
+scalar("chr", type_oids.TEXT, [type_oids.INT4])(lambda i: chr(i))
+scalar("repeat", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s * max(k, 0))
+scalar("strpos", type_oids.INT4, [type_oids.TEXT, type_oids.TEXT])(lambda s, t: s.find(t) + 1)
+scalar("left", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s[:k] if k >= 0 else s[:k])
+scalar("right", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: (s[-k:] if k > 0 else "") if k >= 0 else s[-k:])
+scalar("replace", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(lambda s, a, b: s.replace(a, b) if a else s)
+scalar("translate", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(
     lambda s, a, b: "".join((b[a.index(ch)] if a.index(ch) < len(b) else "") if ch in a else ch for ch in s))
-scalar("quote_ident", O.TEXT, _text_args(1))(
+scalar("quote_ident", type_oids.TEXT, _text_args(1))(
     lambda s: s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"')
-scalar("quote_literal", O.TEXT, _text_args(1))(lambda s: "'" + s.replace("'", "''") + "'")
-scalar("to_hex", O.TEXT, [O.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
+scalar("quote_literal", type_oids.TEXT, _text_args(1))(lambda s: "'" + s.replace("'", "''") + "'")
+scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
 
 
 def _split_part(s, d, k):
@@ -120,7 +120,7 @@ def _split_part(s, d, k):
     return parts[k - 1] if 1 <= k <= len(parts) else ""
 
 
-scalar("split_part", O.TEXT, [O.TEXT, O.TEXT, O.INT4])(_split_part)
+scalar("split_part", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.INT4])(_split_part)
 
 
 def _pad(s, n, fill=" ", left=True):
@@ -132,8 +132,8 @@ def _pad(s, n, fill=" ", left=True):
     return pad + s if left else s + pad
 
 
-scalar("lpad", O.TEXT, lambda a: [O.TEXT, O.INT4, O.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, True))
-scalar("rpad", O.TEXT, lambda a: [O.TEXT, O.INT4, O.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, False))
+scalar("lpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, True))
+scalar("rpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, False))
 
 
 def _trim(kind):
@@ -145,9 +145,9 @@ def _trim(kind):
     return f
 
 
-scalar("btrim|trim", O.TEXT, _text_args(2))(_trim("b"))
-scalar("ltrim", O.TEXT, _text_args(2))(_trim("l"))
-scalar("rtrim", O.TEXT, _text_args(2))(_trim("r"))
+scalar("btrim|trim", type_oids.TEXT, _text_args(2))(_trim("b"))
+scalar("ltrim", type_oids.TEXT, _text_args(2))(_trim("l"))
+scalar("rtrim", type_oids.TEXT, _text_args(2))(_trim("r"))
 
 
 def _substr(s, start, length=None):
@@ -161,23 +161,23 @@ def _substr(s, start, length=None):
     return s[b:e]
 
 
-scalar("substr|substring", O.TEXT, lambda a: [O.TEXT] + [O.INT4] * (len(a) - 1))(_substr)
+scalar("substr|substring", type_oids.TEXT, lambda a: [type_oids.TEXT] + [type_oids.INT4] * (len(a) - 1))(_substr)
 
 
-@register("concat", O.TEXT)
+@register("concat", type_oids.TEXT)
 def _concat(cols, n, ctx):
-    lists = [T.cast_col(c, O.TEXT).to_pylist() if not T.is_string(c.oid) else c.to_pylist() for c in cols]
-    return Col.from_pylist(["".join(l[i] for l in lists if l[i] is not None) for i in range(n)], O.TEXT)
+    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
+    return Col.from_pylist(["".join(l[i] for l in lists if l[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
-@register("concat_ws", O.TEXT)
+@register("concat_ws", type_oids.TEXT)
 def _concat_ws(cols, n, ctx):
-    lists = [T.cast_col(c, O.TEXT).to_pylist() if not T.is_string(c.oid) else c.to_pylist() for c in cols]
+    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
     out = []
     for i in range(n):
         sep = lists[0][i]
         out.append(None if sep is None else sep.join(l[i] for l in lists[1:] if l[i] is not None))
-    return Col.from_pylist(out, O.TEXT)
+    return Col.from_pylist(out, type_oids.TEXT)
 
 
 def _pg_regex(p: str) -> str:
@@ -191,31 +191,31 @@ def _regexp_replace(s, p, r, flags=""):
     return re.sub(_pg_regex(p), r2, s, count=count, flags=fl)
 
 
-scalar("regexp_replace", O.TEXT, _text_args(4))(_regexp_replace)
-scalar("regexp_match", O.ARRAY_OF[O.TEXT], _text_args(3))(
+scalar("regexp_replace", type_oids.TEXT, _text_args(4))(_regexp_replace)
+scalar("regexp_match", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(3))(
     lambda s, p, f="": (lambda m: None if m is None else (list(m.groups()) if m.groups() else [m.group(0)]))(
         re.search(_pg_regex(p), s, re.I if "i" in f else 0)))
-scalar("starts_with", O.BOOL, _text_args(2))(lambda s, p: s.startswith(p))
-scalar("format_type", O.TEXT, [O.OID, O.INT4], strict=False)(
-    lambda o, m: None if o is None else T.format_type(o, -1 if m is None else m))
-scalar("string_to_array", O.ARRAY_OF[O.TEXT], _text_args(2))(lambda s, d: s.split(d) if d else list(s))
-scalar("to_char", O.TEXT, None)(lambda v, f: _to_char(v, f))
-scalar("gen_random_uuid|uuid_generate_v4", O.UUID, [], volatile=True)(lambda: uuid.uuid4())
-scalar("array_length", O.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("cardinality", O.INT4, None)(lambda a: len(a))
-scalar("array_upper", O.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("array_lower", O.INT4, None)(lambda a, d: (1 if a else None) if d == 1 else None)
-scalar("array_to_string", O.TEXT, None)(lambda a, d, nul=None: d.join(
+scalar("starts_with", type_oids.BOOL, _text_args(2))(lambda s, p: s.startswith(p))
+scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
+    lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
+scalar("string_to_array", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(2))(lambda s, d: s.split(d) if d else list(s))
+scalar("to_char", type_oids.TEXT, None)(lambda v, f: _to_char(v, f))
+scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
+scalar("array_length", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("cardinality", type_oids.INT4, None)(lambda a: len(a))
+scalar("array_upper", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("array_lower", type_oids.INT4, None)(lambda a, d: (1 if a else None) if d == 1 else None)
+scalar("array_to_string", type_oids.TEXT, None)(lambda a, d, nul=None: d.join(
     (str(x) if x is not None else nul) for x in a if x is not None or nul is not None))
 register("array_append", _same)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
 register("array_cat", _same)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
-scalar("array_position", O.INT4, None)(lambda a, x: (a.index(x) + 1) if x in a else None)
+scalar("array_position", type_oids.INT4, None)(lambda a, x: (a.index(x) + 1) if x in a else None)
 
 
 # ------------------------------------------------------------ math
 
 def _num_result(a):
-    return a[0] if a and a[0] in (O.INT2, O.INT4, O.INT8, O.FLOAT4, O.FLOAT8, O.NUMERIC) else O.NUMERIC
+    return a[0] if a and a[0] in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC) else type_oids.NUMERIC
 
 
 @register("abs", _num_result)
@@ -227,17 +227,17 @@ def _abs(cols, n, ctx):
 
 
 def _float_args(a):
-    return [O.FLOAT8 if x != O.NUMERIC else O.NUMERIC for x in a]
+    return [type_oids.FLOAT8 if x != type_oids.NUMERIC else type_oids.NUMERIC for x in a]
 
 
 def _fres(a):
-    return O.NUMERIC if a and a[0] == O.NUMERIC else O.FLOAT8
+    return type_oids.NUMERIC if a and a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _math1(fn_np, fn_dec, domain=None):
     def impl(cols, n, ctx):
         c = cols[0]
-        if c.oid == O.NUMERIC:
+        if c.oid == type_oids.NUMERIC:
             out = []
             for v in c.to_pylist():
                 if v is None:
@@ -246,13 +246,13 @@ def _math1(fn_np, fn_dec, domain=None):
                     if domain:
                         domain(v)
                     out.append(fn_dec(v))
-            return Col.from_pylist(out, O.NUMERIC)
+            return Col.from_pylist(out, type_oids.NUMERIC)
         d = c.data.astype(np.float64)
         if domain:
             for v in d[c.valid_mask()]:
                 domain(v)
         with np.errstate(all="ignore"):
-            return Col(fn_np(d), c.nulls, O.FLOAT8)
+            return Col(fn_np(d), c.nulls, type_oids.FLOAT8)
 
     return impl
 
@@ -274,12 +274,12 @@ register("sqrt", _fres, _float_args)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqr
 register("exp", _fres, _float_args)(_math1(np.exp, lambda v: _DC.exp(v)))
 register("ln", _fres, _float_args)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
 register("log10", _fres, _float_args)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
-register("cbrt", O.FLOAT8, [O.FLOAT8])(_math1(np.cbrt, None))
+register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
 for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
-    register(_n, O.FLOAT8, [O.FLOAT8])(_math1(_f, None))
-scalar("pi", O.FLOAT8, [])(lambda: math.pi)
-scalar("atan2", O.FLOAT8, [O.FLOAT8, O.FLOAT8])(math.atan2)
+    register(_n, type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(_f, None))
+scalar("pi", type_oids.FLOAT8, [])(lambda: math.pi)
+scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.atan2)
 
 
 @register("log", _fres, _float_args)
@@ -294,8 +294,8 @@ def _log(cols, n, ctx):
         else:
             _ln_domain(bv)
             _ln_domain(xv)
-            out.append(decimal.Decimal(xv).ln(_DC) / decimal.Decimal(bv).ln(_DC) if b.oid == O.NUMERIC else math.log(xv, bv))
-    return Col.from_pylist(out, b.oid if b.oid == O.NUMERIC else O.FLOAT8)
+            out.append(decimal.Decimal(xv).ln(_DC) / decimal.Decimal(bv).ln(_DC) if b.oid == type_oids.NUMERIC else math.log(xv, bv))
+    return Col.from_pylist(out, b.oid if b.oid == type_oids.NUMERIC else type_oids.FLOAT8)
 
 
 def _power(x, y):
@@ -315,7 +315,7 @@ def _power(x, y):
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
 
 
-scalar("power|pow", O.FLOAT8, _float_args)(_power)
+scalar("power|pow", type_oids.FLOAT8, _float_args)(_power)
 REGISTRY["power"].result = _fres
 REGISTRY["pow"].result = _fres
 
@@ -337,25 +337,25 @@ def _trunc_dec(v: decimal.Decimal, s: int = 0) -> decimal.Decimal:
 def _rounder(dec_fn, np_fn):
     def impl(cols, n, ctx):
         c = cols[0]
-        if c.oid == O.NUMERIC or len(cols) > 1:
-            c = T.cast_col(c, O.NUMERIC)
+        if c.oid == type_oids.NUMERIC or len(cols) > 1:
+            c = sqltypes.cast_col(c, type_oids.NUMERIC)
             scale = cols[1].to_pylist() if len(cols) > 1 else [0] * n
             out = [None if v is None or s is None else dec_fn(v, s) for v, s in zip(c.to_pylist(), scale)]
-            return Col.from_pylist(out, O.NUMERIC)
+            return Col.from_pylist(out, type_oids.NUMERIC)
         with np.errstate(all="ignore"):
-            return Col(np_fn(c.data.astype(np.float64)), c.nulls, O.FLOAT8)
+            return Col(np_fn(c.data.astype(np.float64)), c.nulls, type_oids.FLOAT8)
 
     return impl
 
 
 def _round_res(a):
-    return O.NUMERIC if (a and a[0] == O.NUMERIC) or len(a) > 1 or (a and a[0] in O.INTEGER_TYPES) else O.FLOAT8
+    return type_oids.NUMERIC if (a and a[0] == type_oids.NUMERIC) or len(a) > 1 or (a and a[0] in type_oids.INTEGER_TYPES) else type_oids.FLOAT8
 
 
 def _round_args(a):
     if len(a) > 1:
-        return [O.NUMERIC, O.INT4]
-    return [O.NUMERIC if a[0] in O.INTEGER_TYPES or a[0] == O.NUMERIC else O.FLOAT8]
+        return [type_oids.NUMERIC, type_oids.INT4]
+    return [type_oids.NUMERIC if a[0] in type_oids.INTEGER_TYPES or a[0] == type_oids.NUMERIC else type_oids.FLOAT8]
 
 
 register("round", _round_res, _round_args)(_rounder(_round_dec, np.rint))
@@ -365,29 +365,29 @@ register("trunc", _round_res, _round_args)(_rounder(_trunc_dec, np.trunc))
 def _ceilfloor(np_fn, rounding):
     def impl(cols, n, ctx):
         c = cols[0]
-        if c.oid == O.NUMERIC:
+        if c.oid == type_oids.NUMERIC:
             out = [None if v is None else v.to_integral_value(rounding=rounding) for v in c.to_pylist()]
-            return Col.from_pylist(out, O.NUMERIC)
-        return Col(np_fn(c.data.astype(np.float64)), c.nulls, O.FLOAT8)
+            return Col.from_pylist(out, type_oids.NUMERIC)
+        return Col(np_fn(c.data.astype(np.float64)), c.nulls, type_oids.FLOAT8)
 
     return impl
 
 
-register("ceil|ceiling", lambda a: O.NUMERIC if a[0] in (O.NUMERIC,) + O.INTEGER_TYPES else O.FLOAT8,
-         lambda a: [O.NUMERIC if a[0] in (O.NUMERIC,) + O.INTEGER_TYPES else O.FLOAT8])(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
-register("floor", lambda a: O.NUMERIC if a[0] in (O.NUMERIC,) + O.INTEGER_TYPES else O.FLOAT8,
-         lambda a: [O.NUMERIC if a[0] in (O.NUMERIC,) + O.INTEGER_TYPES else O.FLOAT8])(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
+register("ceil|ceiling", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
+         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
+register("floor", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
+         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
 
 
 @register("sign", _num_result)
 def _sign(cols, n, ctx):
     c = cols[0]
-    if c.oid == O.NUMERIC:
-        return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], O.NUMERIC)
-    return Col(np.sign(c.data).astype(np.float64), c.nulls, O.FLOAT8)
+    if c.oid == type_oids.NUMERIC:
+        return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], type_oids.NUMERIC)
+    return Col(np.sign(c.data).astype(np.float64), c.nulls, type_oids.FLOAT8)
 
 
-REGISTRY["sign"].result = lambda a: O.NUMERIC if a[0] == O.NUMERIC else O.FLOAT8
+REGISTRY["sign"].result = lambda a: type_oids.NUMERIC if a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _mod(x, y):
@@ -399,13 +399,13 @@ def _mod(x, y):
     return -r if x < 0 else r
 
 
-register("mod", lambda a: T.arith_type("%", a[0], a[1]), lambda a: [T.arith_type("%", a[0], a[1])] * 2)(
-    lambda cols, n, ctx: elementwise(_mod, T.arith_type("%", cols[0].oid, cols[1].oid))(cols, n, ctx))
+register("mod", lambda a: sqltypes.arith_type("%", a[0], a[1]), lambda a: [sqltypes.arith_type("%", a[0], a[1])] * 2)(
+    lambda cols, n, ctx: elementwise(_mod, sqltypes.arith_type("%", cols[0].oid, cols[1].oid))(cols, n, ctx))
 
 
-@register("random", O.FLOAT8, [], volatile=True)
+@register("random", type_oids.FLOAT8, [], volatile=True)
 def _random(cols, n, ctx):
-    return Col(np.random.random(n), None, O.FLOAT8)
+    return Col(np.random.random(n), None, type_oids.FLOAT8)
 
 
 def _greatest_least(pick):
@@ -428,22 +428,22 @@ register("least", _same, lambda a: [_common(a)] * len(a))(_greatest_least(min))
 def _common(oids: list[int]) -> int:
     t = oids[0]
     for o in oids[1:]:
-        t = T.common_type(t, o)
-    return t if t != O.UNKNOWN else O.TEXT
+        t = sqltypes.common_type(t, o)
+    return t if t != type_oids.UNKNOWN else type_oids.TEXT
 
 
 # ------------------------------------------------------------ date/time
 
 def _now(cols, n, ctx):
-    return Col.const(ctx.now, O.TIMESTAMPTZ, n)
+    return Col.const(ctx.now, type_oids.TIMESTAMPTZ, n)
 
 
-register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", O.TIMESTAMPTZ, [])(_now)
-register("clock_timestamp", O.TIMESTAMPTZ, [], volatile=True)(
-    lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), O.TIMESTAMPTZ, n))
-register("current_week", O.INT4, [])(
-    lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], O.INT4, n))  # AIM benchmark helper
-register("current_date", O.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), O.DATE, n))
+register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", type_oids.TIMESTAMPTZ, [])(_now)
+register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
+    lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), type_oids.TIMESTAMPTZ, n))
+register("current_week", type_oids.INT4, [])(
+    lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
+register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))
 
 _TRUNC_UNITS = ("microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year",
                 "decade", "century", "millennium")
@@ -488,18 +488,18 @@ def _date_trunc(unit: str, v):
 
 
 def _trunc_result(a):
-    if len(a) > 1 and a[1] in (O.TIMESTAMPTZ, O.DATE):  # date resolves to date_trunc(text, timestamptz)
-        return O.TIMESTAMPTZ
-    return O.INTERVAL if len(a) > 1 and a[1] == O.INTERVAL else O.TIMESTAMP
+    if len(a) > 1 and a[1] in (type_oids.TIMESTAMPTZ, type_oids.DATE):  # date resolves to date_trunc(text, timestamptz)
+        return type_oids.TIMESTAMPTZ
+    return type_oids.INTERVAL if len(a) > 1 and a[1] == type_oids.INTERVAL else type_oids.TIMESTAMP
 
 
 def _trunc_args(a):
-    t = a[1] if len(a) > 1 else O.TIMESTAMP
-    if t == O.DATE:
-        t = O.TIMESTAMPTZ
-    if t in (O.UNKNOWN, O.TEXT):
-        t = O.TIMESTAMP
-    return [O.TEXT, t]
+    t = a[1] if len(a) > 1 else type_oids.TIMESTAMP
+    if t == type_oids.DATE:
+        t = type_oids.TIMESTAMPTZ
+    if t in (type_oids.UNKNOWN, type_oids.TEXT):
+        t = type_oids.TIMESTAMP
+    return [type_oids.TEXT, t]
 
 
 @register("date_trunc", _trunc_result, _trunc_args)
@@ -510,7 +510,7 @@ def _date_trunc_impl(cols, n, ctx):
 
 
 def extract_field(field: str, v):
-    from protocol.types import Interval
+    from splitstream.protocol.types import Interval
 
     f = field.lower()
     if isinstance(v, Interval):
@@ -592,7 +592,7 @@ def _extract_vector(cols) -> Col | None:
     """extract(year|month|day from date) as int64 numerics computed by numpy's
     calendar arithmetic; None for anything else (the per-value path)."""
     f, v = cols
-    if v.oid != O.DATE or not len(v) or f.data.dtype != object:
+    if v.oid != type_oids.DATE or not len(v) or f.data.dtype != object:
         return None
     first = f.data[0]
     if f.nulls is not None or not isinstance(first, str) or not (f.data == first).all():
@@ -615,18 +615,18 @@ def _extract_impl(cols, n, ctx):
     if fast is not None:
         return fast
     out = [None if f is None or v is None else extract_field(f, v) for f, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
-    return Col.from_pylist(out, O.NUMERIC)
+    return Col.from_pylist(out, type_oids.NUMERIC)
 
 
-register("extract", O.NUMERIC)(_extract_impl)
+register("extract", type_oids.NUMERIC)(_extract_impl)
 
 
 def _date_part_impl(cols, n, ctx):
     c = _extract_impl(cols, n, ctx)
-    return T.cast_col(c, O.FLOAT8)
+    return sqltypes.cast_col(c, type_oids.FLOAT8)
 
 
-register("date_part", O.FLOAT8)(_date_part_impl)
+register("date_part", type_oids.FLOAT8)(_date_part_impl)
 
 
 def _age(a, b=None):
@@ -634,7 +634,7 @@ def _age(a, b=None):
     month of the earlier argument (timestamp_age in timestamp.c)."""
     import calendar
 
-    from protocol.types import Interval
+    from splitstream.protocol.types import Interval
 
     if b is None:
         b = a
@@ -665,7 +665,7 @@ def _age(a, b=None):
     return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
-scalar("age", O.INTERVAL, None)(_age)
+scalar("age", type_oids.INTERVAL, None)(_age)
 
 
 def _make_date(y, m, d):
@@ -675,7 +675,7 @@ def _make_date(y, m, d):
         raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}")
 
 
-scalar("make_date", O.DATE, [O.INT4, O.INT4, O.INT4])(_make_date)
+scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
 
 
 def _to_char(v, fmt: str) -> str:
@@ -719,35 +719,35 @@ def _coalesce(cols, n, ctx):  # normally handled by expr.Coalesce
     raise PgError(UNDEFINED_FUNCTION, "coalesce")
 
 
-scalar("version", O.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
-register("current_database|current_catalog", O.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, O.NAME, n))
-register("current_schema", O.NAME, [])(lambda cols, n, ctx: Col.const("public", O.NAME, n))
-register("current_user|session_user|user|current_role|getpgusername", O.NAME, [])(
-    lambda cols, n, ctx: Col.const(ctx.session.user, O.NAME, n))
-register("pg_backend_pid", O.INT4, [])(lambda cols, n, ctx: Col.const(ctx.session.pid, O.INT4, n))
-register("inet_server_port", O.INT4, [])(lambda cols, n, ctx: Col.const(int(ctx.setting("port", "5433")), O.INT4, n))
-register("inet_server_addr|inet_client_addr", O.TEXT, [])(lambda cols, n, ctx: Col.const("127.0.0.1", O.TEXT, n))
-register("pg_postmaster_start_time", O.TIMESTAMPTZ, [])(lambda cols, n, ctx: Col.const(ctx.now, O.TIMESTAMPTZ, n))
-scalar("pg_encoding_to_char", O.NAME, [O.INT4])(lambda e: "UTF8" if e == 6 else "SQL_ASCII")
-scalar("pg_char_to_encoding", O.INT4, [O.TEXT])(lambda e: 6)
-scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", O.BOOL, [O.OID])(lambda o: True)
+scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
+register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
+register("current_schema", type_oids.NAME, [])(lambda cols, n, ctx: Col.const("public", type_oids.NAME, n))
+register("current_user|session_user|user|current_role|getpgusername", type_oids.NAME, [])(
+    lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))
+register("pg_backend_pid", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(ctx.session.pid, type_oids.INT4, n))
+register("inet_server_port", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(int(ctx.setting("port", "5433")), type_oids.INT4, n))
+register("inet_server_addr|inet_client_addr", type_oids.TEXT, [])(lambda cols, n, ctx: Col.const("127.0.0.1", type_oids.TEXT, n))
+register("pg_postmaster_start_time", type_oids.TIMESTAMPTZ, [])(lambda cols, n, ctx: Col.const(ctx.now, type_oids.TIMESTAMPTZ, n))
+scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(lambda e: "UTF8" if e == 6 else "SQL_ASCII")
+scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(lambda e: 6)
+scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
 scalar("has_table_privilege|has_schema_privilege|has_database_privilege|has_column_privilege|pg_has_role|has_function_privilege|has_sequence_privilege",
-       O.BOOL, None, strict=False)(lambda *a: True)
-scalar("pg_get_userbyid", O.NAME, [O.OID])(lambda o: "postgres")
-scalar("pg_get_expr", O.TEXT, None, strict=False)(lambda e, r=None, p=None: e)
-scalar("pg_size_pretty", O.TEXT, [O.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
-scalar("pg_is_in_recovery", O.BOOL, [])(lambda: False)
-scalar("pg_relation_is_publishable", O.BOOL, None, strict=False)(lambda o: False)
-scalar("pg_partition_root", O.REGCLASS, None)(lambda o: None)
-scalar("txid_current|pg_current_xact_id", O.INT8, [])(lambda: 1000)
-scalar("pg_get_function_identity_arguments|pg_get_function_arguments|pg_get_function_result", O.TEXT, None)(lambda o: "")
-scalar("pg_tablespace_location", O.TEXT, None)(lambda o: "")
-scalar("row_to_json|to_json|to_jsonb", O.JSON, None)(lambda v: _to_json(v))
-REGISTRY["to_jsonb"].result = lambda a: O.JSONB
-scalar("array_to_json", O.JSON, None)(lambda v: _to_json(v))
-scalar("json_typeof|jsonb_typeof", O.TEXT, None)(lambda j: _json_typeof(j))
-scalar("jsonb_array_length|json_array_length", O.INT4, None)(lambda j: len(_jload(j)))
-scalar("jsonb_pretty", O.TEXT, None)(lambda j: __import__("json").dumps(_jload(j), indent=4))
+       type_oids.BOOL, None, strict=False)(lambda *a: True)
+scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
+scalar("pg_get_expr", type_oids.TEXT, None, strict=False)(lambda e, r=None, p=None: e)
+scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
+scalar("pg_is_in_recovery", type_oids.BOOL, [])(lambda: False)
+scalar("pg_relation_is_publishable", type_oids.BOOL, None, strict=False)(lambda o: False)
+scalar("pg_partition_root", type_oids.REGCLASS, None)(lambda o: None)
+scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
+scalar("pg_get_function_identity_arguments|pg_get_function_arguments|pg_get_function_result", type_oids.TEXT, None)(lambda o: "")
+scalar("pg_tablespace_location", type_oids.TEXT, None)(lambda o: "")
+scalar("row_to_json|to_json|to_jsonb", type_oids.JSON, None)(lambda v: _to_json(v))
+REGISTRY["to_jsonb"].result = lambda a: type_oids.JSONB
+scalar("array_to_json", type_oids.JSON, None)(lambda v: _to_json(v))
+scalar("json_typeof|jsonb_typeof", type_oids.TEXT, None)(lambda j: _json_typeof(j))
+scalar("jsonb_array_length|json_array_length", type_oids.INT4, None)(lambda j: len(_jload(j)))
+scalar("jsonb_pretty", type_oids.TEXT, None)(lambda j: __import__("json").dumps(_jload(j), indent=4))
 
 
 def _jload(j):
@@ -758,7 +758,7 @@ def _jload(j):
 
 def _to_json(v):
     import json
-    from protocol.types import encode_text
+    from splitstream.protocol.types import encode_text
 
     if isinstance(v, str):
         return json.dumps(v)
@@ -780,16 +780,16 @@ def _json_typeof(j):
 
 def _pg_typeof(cols, n, ctx):
     """pg_typeof(any): the argument's type as regtype (printed by name)."""
-    return Col(np.full(n, cols[0].oid, dtype=np.int64), None, O.REGTYPE)
+    return Col(np.full(n, cols[0].oid, dtype=np.int64), None, type_oids.REGTYPE)
 
 
-register("pg_typeof", O.REGTYPE)(_pg_typeof)
+register("pg_typeof", type_oids.REGTYPE)(_pg_typeof)
 
 
 def lookup(name: str, arg_oids: list[int]) -> FuncDef:
     fd = REGISTRY.get(name.lower())
     if fd is None:
-        sig = ", ".join(T.format_type(o) if o != O.UNKNOWN else "unknown" for o in arg_oids)
+        sig = ", ".join(sqltypes.format_type(o) if o != type_oids.UNKNOWN else "unknown" for o in arg_oids)
         raise PgError(UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
     return fd

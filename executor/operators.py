@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col, FixedCol, TakenCol, fixed_view
-from protocol import oids as O
-from protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col, FixedCol, TakenCol, fixed_view
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 
 from .aggregates import AggSpec, GroupTable, factorize
 from .expr import Expr, compare_cols, dict_codes, eval_pred, filled
@@ -30,7 +30,7 @@ class OutCol:
         self.name, self.oid, self.typmod, self.table_oid, self.attnum, self.hidden = name, oid, typmod, table_oid, attnum, hidden
 
     def __repr__(self) -> str:
-        return f"{self.name}:{T.type_name(self.oid)}"
+        return f"{self.name}:{sqltypes.type_name(self.oid)}"
 
 
 class Op:
@@ -86,7 +86,7 @@ class TableScan(Op):
         self.with_positions = with_positions
         self.out = [OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
         if with_positions:
-            self.out.append(OutCol("__pos", O.INT8, hidden=True))
+            self.out.append(OutCol("__pos", type_oids.INT8, hidden=True))
 
     def pin_layout(self) -> None:
         """Read the columns this scan was planned with whatever ALTER TABLE
@@ -103,7 +103,7 @@ class TableScan(Op):
             return batch
         if self._pinned_map is None or self._pinned_map[0] is not cur:
             self._pinned_map = (cur, self._planned_indexes(cur))
-        cols = [batch.cols[j] if j is not None else Col(T.empty(oid, batch.n), np.ones(batch.n, bool), oid)
+        cols = [batch.cols[j] if j is not None else Col(sqltypes.empty(oid, batch.n), np.ones(batch.n, bool), oid)
                 for j, (_, oid) in zip(self._pinned_map[1], self.pinned)]
         return Batch(cols, batch.n)
 
@@ -128,14 +128,14 @@ class TableScan(Op):
             batch = self._as_planned(ctx, batch)
         batch = self._fixed(batch)
         if self.with_positions:
-            return Batch(batch.cols + [Col(pos, None, O.INT8)], batch.n)
+            return Batch(batch.cols + [Col(pos, None, type_oids.INT8)], batch.n)
         return batch
 
     def _fixed(self, batch: Batch) -> Batch:
         """numeric(p,s) columns as scaled int64 (see catalog.vector.FixedCol)."""
         cols = None
         for i, oc in enumerate(self.out[: len(batch.cols)]):
-            if oc.oid == O.NUMERIC and oc.typmod >= 4:
+            if oc.oid == type_oids.NUMERIC and oc.typmod >= 4:
                 p, s = (oc.typmod - 4) >> 16, (oc.typmod - 4) & 0xFFFF
                 fc = fixed_view(batch.cols[i], s, p)
                 if fc is not None:
@@ -189,9 +189,9 @@ class ValuesScan(Op):
             for r in self.rows:
                 c = r[j].eval(one, ctx)
                 if c.oid != oc.oid:
-                    c = T.cast_col(c, oc.oid, oc.typmod, explicit=False)
+                    c = sqltypes.cast_col(c, oc.oid, oc.typmod, explicit=False)
                 parts.append(c)
-            cols.append(Col.concat(parts) if parts else Col(T.empty(oc.oid, 0), None, oc.oid))
+            cols.append(Col.concat(parts) if parts else Col(sqltypes.empty(oc.oid, 0), None, oc.oid))
         return Batch(cols, len(self.rows))
 
     def label(self):
@@ -259,7 +259,7 @@ def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
     no Python values), or None when they are not plain integers of a small range."""
     a, b = lc.data, rc.data
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu" or lc.oid != rc.oid and not (
-            lc.oid in O.INTEGER_TYPES and rc.oid in O.INTEGER_TYPES):
+            lc.oid in type_oids.INTEGER_TYPES and rc.oid in type_oids.INTEGER_TYPES):
         return None
     va = a if lc.nulls is None else a[~lc.nulls]
     vb = b if rc.nulls is None else b[~rc.nulls]
@@ -290,8 +290,8 @@ def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarr
             lc_codes, rc_codes, k = dense
         else:
             if lc.oid != rc.oid:
-                t = T.common_type(lc.oid, rc.oid, "JOIN")
-                lc, rc = T.cast_col(lc, t), T.cast_col(rc, t)
+                t = sqltypes.common_type(lc.oid, rc.oid, "JOIN")
+                lc, rc = sqltypes.cast_col(lc, t), sqltypes.cast_col(rc, t)
             both = Col.concat([lc, rc])
             codes, k = dense_codes(both)
             lc_codes, rc_codes = codes[:nl], codes[nl:]
@@ -385,7 +385,7 @@ class UniqueIntIndex:
     @staticmethod
     def build(rk: list[Col]) -> "UniqueIntIndex | None":
         c = rk[0]
-        if c.oid not in O.INTEGER_TYPES or c.data.dtype.kind not in "iu" or len(c) >= (1 << 31):
+        if c.oid not in type_oids.INTEGER_TYPES or c.data.dtype.kind not in "iu" or len(c) >= (1 << 31):
             return None
         keys = c.data.astype(np.int64, copy=False)
         rows = np.arange(len(keys), dtype=np.int64)
@@ -502,7 +502,7 @@ def _with_nulls(c: Col, miss: np.ndarray) -> Col:
 
 
 def _null_batch(out: list[OutCol], n: int) -> Batch:
-    return Batch([Col(T.empty(c.oid, n), np.ones(n, bool), c.oid) for c in out], n)
+    return Batch([Col(sqltypes.empty(c.oid, n), np.ones(n, bool), c.oid) for c in out], n)
 
 
 def combine(left: Batch, right: Batch) -> Batch:
@@ -548,7 +548,7 @@ class HashJoin(Op):
         if cached is not None and cached[0] is build:
             return cached[1]
         index = UniqueIntIndex.build(build[1]) if len(self.lkeys) == 1 else None
-        if index is not None and T.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in O.INTEGER_TYPES:
+        if index is not None and sqltypes.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in type_oids.INTEGER_TYPES:
             index = None
         self._index_for = (build, index)
         return index
@@ -656,7 +656,7 @@ class HashJoin(Op):
         if used is None:
             used = self._used = {n.idx for n in self.residual.walk() if type(n).__name__ == "ColRef"}
         n = len(li)
-        filler = Col(np.zeros(n, np.int8), None, O.INT2)
+        filler = Col(np.zeros(n, np.int8), None, type_oids.INT2)
         nl = len(lb.cols)
         cols = [lb.cols[i].take(li) if i in used else filler for i in range(nl)]
         cols += [rb.cols[j].take(ri) if nl + j in used else filler for j in range(len(rb.cols))]
@@ -783,10 +783,10 @@ class Aggregate(Op):
                 if i in gset:
                     cols.append(res.cols[gset.index(i)])
                 else:
-                    cols.append(Col(T.empty(k.oid, res.n), np.ones(res.n, bool), k.oid))
+                    cols.append(Col(sqltypes.empty(k.oid, res.n), np.ones(res.n, bool), k.oid))
             cols += res.cols[len(gset):]
             gid = sum(1 << (len(self.keys) - 1 - i) for i in range(len(self.keys)) if i not in gset)
-            cols.append(Col(np.full(res.n, gid, np.int32), None, O.INT4))
+            cols.append(Col(np.full(res.n, gid, np.int32), None, type_oids.INT4))
             parts.append(Batch(cols, res.n))
         return Batch.concat(parts, self.oids)
 
@@ -902,7 +902,7 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
 
 
 def _sort_key(v):
-    from protocol.types import Interval
+    from splitstream.protocol.types import Interval
 
     if isinstance(v, Interval):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
@@ -1046,7 +1046,7 @@ class SetOp(Op):
 def _coerce_batch(b: Batch, out: list[OutCol]) -> Batch:
     cols = []
     for c, oc in zip(b.cols, out):
-        cols.append(c if c.oid == oc.oid else T.cast_col(c, oc.oid, explicit=False))
+        cols.append(c if c.oid == oc.oid else sqltypes.cast_col(c, oc.oid, explicit=False))
     return Batch(cols, b.n)
 
 
@@ -1165,7 +1165,7 @@ class ProjectSet(Op):
             reps.append(res.n)
         idx = np.repeat(np.arange(b.n), reps)
         base = b.take(idx)
-        srf_col = Col.concat(produced) if produced else Col(T.empty(self.out[self.srf_index].oid, 0), None, self.out[self.srf_index].oid)
+        srf_col = Col.concat(produced) if produced else Col(sqltypes.empty(self.out[self.srf_index].oid, 0), None, self.out[self.srf_index].oid)
         cols = []
         for j, e in enumerate(self.exprs):
             if j == self.srf_index:

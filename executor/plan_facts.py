@@ -12,8 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import expr as X
-from . import operators as P
+from . import expr
+from . import operators
 
 log = logging.getLogger("splitstream.executor")
 
@@ -46,9 +46,9 @@ def inline_insert(handle: Any) -> bool:
 
 
 def _unsafe(node: Any) -> bool:
-    if isinstance(node, X.Func):
+    if isinstance(node, expr.Func):
         return bool(node.volatile)
-    return isinstance(node, P.Op) and getattr(node, "is_stream", False)   # a session-window scan waits
+    return isinstance(node, operators.Op) and getattr(node, "is_stream", False)   # a session-window scan waits
 
 
 def _nodes(root: Any, through_helpers: bool = False):
@@ -66,7 +66,7 @@ def _nodes(root: Any, through_helpers: bool = False):
             stack.extend(obj)
         elif isinstance(obj, dict):
             stack.extend(obj.values())
-        elif isinstance(obj, (P.Op, X.Expr)):
+        elif isinstance(obj, (operators.Op, expr.Expr)):
             yield obj
             stack.extend(vars(obj).values())
         elif through_helpers and type(obj).__name__ in _HELPERS and hasattr(obj, "__dict__") \
@@ -132,15 +132,15 @@ def _reusable_views(plan: Any) -> tuple[int, ...] | None:
         if count > _MAX_NODES:
             return None
         name = type(node).__name__
-        if isinstance(node, P.Op):
+        if isinstance(node, operators.Op):
             cv = getattr(node, "continuous_view", None)
             if name == "BatchSource" and cv is not None:
                 views.append(cv.oid)
             elif name not in _REUSABLE_OPS or getattr(node, "is_stream", False):
                 return None
-        elif isinstance(node, X.Func):
+        elif isinstance(node, expr.Func):
             if node.volatile or node.name not in _REUSABLE_FUNCS:
                 return None
-        elif isinstance(node, X.Expr) and name not in _REUSABLE_EXPRS:
+        elif isinstance(node, expr.Expr) and name not in _REUSABLE_EXPRS:
             return None
     return tuple(sorted(set(views)))

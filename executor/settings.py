@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import re
 
-from protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 

@@ -6,11 +6,11 @@ import decimal
 
 import numpy as np
 
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
-from . import operators as P
+from . import operators
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
@@ -21,8 +21,8 @@ def _series(vals, oid):
     start, stop = vals[0], vals[1]
     step = vals[2] if len(vals) > 2 else None
     if start is None or stop is None or (len(vals) > 2 and step is None):
-        return Col(np.zeros(0, np.int64), None, oid) if oid != O.NUMERIC else Col.from_pylist([], oid)
-    if oid in (O.TIMESTAMP, O.TIMESTAMPTZ):
+        return Col(np.zeros(0, np.int64), None, oid) if oid != type_oids.NUMERIC else Col.from_pylist([], oid)
+    if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         from .datetime_ops import add_interval
 
         if step is None:
@@ -41,16 +41,16 @@ def _series(vals, oid):
     step = 1 if step is None else step
     if step == 0:
         raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
-    if oid == O.NUMERIC:
+    if oid == type_oids.NUMERIC:
         out = []
         v = decimal.Decimal(start)
         while (v <= stop) if step > 0 else (v >= stop):
             out.append(v)
             v += step
-        return Col.from_pylist(out, O.NUMERIC)
+        return Col.from_pylist(out, type_oids.NUMERIC)
     arr = np.arange(start, stop + (1 if step > 0 else -1), step, dtype=np.int64)
     arr = arr[(arr <= stop) if step > 0 else (arr >= stop)]
-    return Col(arr.astype(np.int32 if oid == O.INT4 else np.int64), None, oid)
+    return Col(arr.astype(np.int32 if oid == type_oids.INT4 else np.int64), None, oid)
 
 
 def srf_impl(planner, name: str, args):
@@ -58,18 +58,18 @@ def srf_impl(planner, name: str, args):
     import json
 
     if name == "generate_series":
-        t = O.INT4
+        t = type_oids.INT4
         for a in args:
-            if a.oid in (O.INT8,):
-                t = O.INT8
-            if a.oid == O.NUMERIC:
-                t = O.NUMERIC
-            if a.oid in (O.TIMESTAMP, O.TIMESTAMPTZ, O.DATE) and t != O.TIMESTAMPTZ:
+            if a.oid in (type_oids.INT8,):
+                t = type_oids.INT8
+            if a.oid == type_oids.NUMERIC:
+                t = type_oids.NUMERIC
+            if a.oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.DATE) and t != type_oids.TIMESTAMPTZ:
                 # date has no generate_series of its own: it resolves to the timestamptz one
-                t = O.TIMESTAMP if a.oid == O.TIMESTAMP else O.TIMESTAMPTZ
+                t = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMP else type_oids.TIMESTAMPTZ
         for i, a in enumerate(args):
-            if t in (O.TIMESTAMP, O.TIMESTAMPTZ):
-                args[i] = planner.coerce(a, O.INTERVAL if i == 2 else t)
+            if t in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+                args[i] = planner.coerce(a, type_oids.INTERVAL if i == 2 else t)
             else:
                 args[i] = planner.coerce(a, t)
 
@@ -79,7 +79,7 @@ def srf_impl(planner, name: str, args):
 
         return fn, t
     if name == "unnest":
-        et = O.ELEMENT_OF.get(args[0].oid, O.TEXT)
+        et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
 
         def fn2(vals, ctx):
             v = vals[0] or []
@@ -88,18 +88,18 @@ def srf_impl(planner, name: str, args):
 
         return fn2, et
     if name == "pg_partition_ancestors":  # no partitioning: a relation is its own only ancestor
-        from . import expr as X
+        from . import expr
 
-        if args and isinstance(args[0], X.Const) and isinstance(args[0].value, str):
-            args[0] = X.Const(planner.resolve_reg(O.REGCLASS, args[0].value), O.REGCLASS)
-        elif args and args[0].oid in (O.UNKNOWN, O.TEXT):
-            args[0] = planner.coerce(args[0], O.REGCLASS)
+        if args and isinstance(args[0], expr.Const) and isinstance(args[0].value, str):
+            args[0] = expr.Const(planner.resolve_reg(type_oids.REGCLASS, args[0].value), type_oids.REGCLASS)
+        elif args and args[0].oid in (type_oids.UNKNOWN, type_oids.TEXT):
+            args[0] = planner.coerce(args[0], type_oids.REGCLASS)
 
         def fn_anc(vals, ctx):
-            c = Col.from_pylist([] if vals[0] is None else [int(vals[0])], O.REGCLASS)
+            c = Col.from_pylist([] if vals[0] is None else [int(vals[0])], type_oids.REGCLASS)
             return Batch([c], len(c))
 
-        return fn_anc, O.REGCLASS
+        return fn_anc, type_oids.REGCLASS
     if name == "generate_subscripts":  # (array, dim [, reverse]); int2vector/oidvector-like catalog arrays too
         def fn_subs(vals, ctx):
             v = vals[0]
@@ -107,16 +107,16 @@ def srf_impl(planner, name: str, args):
             idx = list(range(1, n + 1))
             if len(vals) > 2 and vals[2]:
                 idx.reverse()
-            c = Col.from_pylist(idx, O.INT4)
+            c = Col.from_pylist(idx, type_oids.INT4)
             return Batch([c], len(c))
 
-        return fn_subs, O.INT4
+        return fn_subs, type_oids.INT4
     if name in ("jsonb_array_elements", "json_array_elements", "json_array_elements_text", "jsonb_array_elements_text"):
         text = name.endswith("_text")
-        oid = O.TEXT if text else (O.JSONB if name.startswith("jsonb") else O.JSON)
+        oid = type_oids.TEXT if text else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def fn3(vals, ctx):
-            from protocol.types import decode_text
+            from splitstream.protocol.types import decode_text
 
             v = json.loads(vals[0]) if vals[0] is not None else []
             out = [(x if isinstance(x, str) else json.dumps(x)) if text else decode_text(oid, json.dumps(x)) for x in v]
@@ -127,48 +127,48 @@ def srf_impl(planner, name: str, args):
     if name in ("jsonb_object_keys", "json_object_keys"):
         def fn4(vals, ctx):
             v = json.loads(vals[0]) if vals[0] is not None else {}
-            c = Col.from_pylist(list(v.keys()), O.TEXT)
+            c = Col.from_pylist(list(v.keys()), type_oids.TEXT)
             return Batch([c], len(c))
 
-        return fn4, O.TEXT
+        return fn4, type_oids.TEXT
     if name == "regexp_split_to_table":
         import re
 
         def fn5(vals, ctx):
-            c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], O.TEXT)
+            c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], type_oids.TEXT)
             return Batch([c], len(c))
 
-        return fn5, O.TEXT
+        return fn5, type_oids.TEXT
     raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
 
 
-def table_function(planner, name: str, args, alias, colaliases) -> P.Op:
+def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
     if name == "pg_options_to_table":
         def opts(vals, ctx):
             items = [str(o).split("=", 1) for o in (vals[0] or [])]
-            return Batch([Col.from_pylist([k for k, *_ in items], O.TEXT),
-                          Col.from_pylist([(v[0] if v else None) for _, *v in items], O.TEXT)], len(items))
+            return Batch([Col.from_pylist([k for k, *_ in items], type_oids.TEXT),
+                          Col.from_pylist([(v[0] if v else None) for _, *v in items], type_oids.TEXT)], len(items))
 
-        return P.FunctionScan(name, opts, args, [P.OutCol("option_name", O.TEXT), P.OutCol("option_value", O.TEXT)])
+        return operators.FunctionScan(name, opts, args, [operators.OutCol("option_name", type_oids.TEXT), operators.OutCol("option_value", type_oids.TEXT)])
     if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
         import json
 
-        voids = O.TEXT if name.endswith("_text") else (O.JSONB if name.startswith("jsonb") else O.JSON)
+        voids = type_oids.TEXT if name.endswith("_text") else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def each(vals, ctx):
-            from protocol.types import decode_text
+            from splitstream.protocol.types import decode_text
 
             d = json.loads(vals[0]) if vals[0] is not None else {}
             ks = list(d.keys())
-            vs = [(v if isinstance(v, str) else json.dumps(v)) if voids == O.TEXT else decode_text(voids, json.dumps(v)) for v in d.values()]
-            return Batch([Col.from_pylist(ks, O.TEXT), Col.from_pylist(vs, voids)], len(ks))
+            vs = [(v if isinstance(v, str) else json.dumps(v)) if voids == type_oids.TEXT else decode_text(voids, json.dumps(v)) for v in d.values()]
+            return Batch([Col.from_pylist(ks, type_oids.TEXT), Col.from_pylist(vs, voids)], len(ks))
 
-        out = [P.OutCol(colaliases[0] if colaliases else "key", O.TEXT), P.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
-        return P.FunctionScan(name, each, args, out)
+        out = [operators.OutCol(colaliases[0] if colaliases else "key", type_oids.TEXT), operators.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
+        return operators.FunctionScan(name, each, args, out)
     if name not in SRF_NAMES:
-        from . import functions as F
+        from . import functions
 
-        fd = F.lookup(name, [a.oid for a in args])
+        fd = functions.lookup(name, [a.oid for a in args])
         from .binder import ExprBinder, Scope
 
         b = ExprBinder(planner, Scope([]))
@@ -179,7 +179,7 @@ def table_function(planner, name: str, args, alias, colaliases) -> P.Op:
             return Batch([c], 1)
 
         colname = colaliases[0] if colaliases else (alias or name)
-        return P.FunctionScan(name, scalar, [], [P.OutCol(colname, e.oid)])
+        return operators.FunctionScan(name, scalar, [], [operators.OutCol(colname, e.oid)])
     fn, oid = srf_impl(planner, name, args)
     colname = colaliases[0] if colaliases else (alias or name)
-    return P.FunctionScan(name, fn, args, [P.OutCol(colname, oid)])
+    return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])

@@ -15,25 +15,25 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError, TokenError
 
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     ACTIVE_SQL_TRANSACTION, DUPLICATE_PREPARED_STATEMENT, FEATURE_NOT_SUPPORTED, INVALID_SQL_STATEMENT_NAME,
     NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, WARNING, Notice, PgError,
 )
 
 from .plan_facts import inline_insert, reusable_views, side_effect_free_query
-from . import operators as P
+from . import operators
 from . import pgsyntax  # noqa: F401  (sqlglot parser extensions)
 from .api import Prepared, Result, ResultColumn
 from .planner import Planner
 from .sqltext import first_words, strip_comments
 
 
-def columns_of(op: P.Op) -> list[ResultColumn]:
-    from catalog import types as T
+def columns_of(op: operators.Op) -> list[ResultColumn]:
+    from splitstream.catalog import types as sqltypes
 
-    return [ResultColumn(c.name, c.oid, c.typmod, T.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
+    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
 
 
 def _pad_params(sql: str) -> str:
@@ -131,11 +131,11 @@ class Stmt:
 
 
 class QueryStmt(Stmt):
-    def __init__(self, plan: P.Op) -> None:
+    def __init__(self, plan: operators.Op) -> None:
         self.plan = plan
 
     def run(self, session, ctx):
-        batch = P.run_plan(self.plan, ctx)
+        batch = operators.run_plan(self.plan, ctx)
         if any(c.oid in _REG_TYPES for c in batch.cols):
             batch = Batch([_reg_names(c, ctx) if c.oid in _REG_TYPES else c for c in batch.cols], batch.n)
         cols = self.__dict__.get("_columns")
@@ -144,12 +144,12 @@ class QueryStmt(Stmt):
         return Result(tag=f"SELECT {batch.n}", columns=cols, batch=batch)
 
 
-_REG_TYPES = (O.REGCLASS, O.REGTYPE, O.REGNAMESPACE, O.REGROLE, O.REGPROC)
+_REG_TYPES = (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC)
 
 
 def _reg_names(col: Col, ctx) -> Col:
     """regclass & co. print as names: resolve OIDs against the catalog."""
-    from catalog import types as T
+    from splitstream.catalog import types as sqltypes
 
     st = ctx.state
     out = []
@@ -159,16 +159,16 @@ def _reg_names(col: Col, ctx) -> Col:
             continue
         v = int(v)
         name = str(v)
-        if col.oid == O.REGCLASS and v in st.rels:
+        if col.oid == type_oids.REGCLASS and v in st.rels:
             r = st.rels[v]
             name = r.name if r.schema in ("public", "pg_catalog") else f"{r.schema}.{r.name}"
-        elif col.oid == O.REGTYPE:
-            name = T.format_type(v) if v in T.TYPE_NAMES else str(v)
-        elif col.oid == O.REGNAMESPACE:
+        elif col.oid == type_oids.REGTYPE:
+            name = sqltypes.format_type(v) if v in sqltypes.TYPE_NAMES else str(v)
+        elif col.oid == type_oids.REGNAMESPACE:
             name = next((s.name for s in st.schemas.values() if s.oid == v), str(v))
-        elif col.oid == O.REGROLE:
+        elif col.oid == type_oids.REGROLE:
             name = next((r.name for r in st.roles.values() if r.oid == v), str(v))
-        elif col.oid == O.REGPROC:
+        elif col.oid == type_oids.REGPROC:
             name = "-" if v == 0 else str(v)
         out.append(name)
     arr = np.empty(len(out), dtype=object)
@@ -184,7 +184,7 @@ class TxnStmt(Stmt):
         self.allowed_in_failed = kind in ("rollback", "commit", "rollback_to")
 
     def run(self, session, params):
-        from catalog.database import Transaction
+        from splitstream.catalog.database import Transaction
 
         k = self.kind
         notices = []
@@ -256,15 +256,15 @@ class ShowStmt(Stmt):
     def run(self, session, ctx):
         if self.name == "all":
             items = sorted(session.info.settings.items())
-            b = Batch([Col.from_pylist([k for k, _ in items], O.TEXT), Col.from_pylist([v for _, v in items], O.TEXT),
-                       Col.from_pylist(["" for _ in items], O.TEXT)], len(items))
-            return Result(tag="SHOW", columns=[ResultColumn("name", O.TEXT), ResultColumn("setting", O.TEXT),
-                                               ResultColumn("description", O.TEXT)], batch=b)
+            b = Batch([Col.from_pylist([k for k, _ in items], type_oids.TEXT), Col.from_pylist([v for _, v in items], type_oids.TEXT),
+                       Col.from_pylist(["" for _ in items], type_oids.TEXT)], len(items))
+            return Result(tag="SHOW", columns=[ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT),
+                                               ResultColumn("description", type_oids.TEXT)], batch=b)
         v = session.show_setting(self.name)
         from .engine import DISPLAY_NAMES
 
-        return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], O.TEXT)],
-                      batch=Batch([Col.from_pylist([v], O.TEXT)], 1))
+        return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], type_oids.TEXT)],
+                      batch=Batch([Col.from_pylist([v], type_oids.TEXT)], 1))
 
 
 class NoopStmt(Stmt):
@@ -313,7 +313,7 @@ class ExecuteStmt(Stmt):
             pl = Planner(session.engine, ctx.state, session=session.info)
             from .binder import ExprBinder, Scope
 
-            e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read="postgres")), oid or O.TEXT)
+            e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read="postgres")), oid or type_oids.TEXT)
             vals.append(e.eval(Batch([], 1), ctx).to_pylist()[0])
         inner_ctx = ctx
         inner_ctx.params = vals
@@ -345,8 +345,8 @@ class ExplainStmt(Stmt):
         from .explain import explain_text
 
         lines = explain_text(self.inner, session, ctx, self.analyze)
-        return Result(tag="EXPLAIN", columns=[ResultColumn("QUERY PLAN", O.TEXT)],
-                      batch=Batch([Col.from_pylist(lines, O.TEXT)], len(lines)))
+        return Result(tag="EXPLAIN", columns=[ResultColumn("QUERY PLAN", type_oids.TEXT)],
+                      batch=Batch([Col.from_pylist(lines, type_oids.TEXT)], len(lines)))
 
 
 def _unquote(name: str) -> str:
@@ -373,11 +373,11 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     elif isinstance(stmt, ShowStmt):
         from .engine import DISPLAY_NAMES
 
-        cols = [ResultColumn(DISPLAY_NAMES.get(stmt.name, stmt.name), O.TEXT)] if stmt.name != "all" else \
-            [ResultColumn("name", O.TEXT), ResultColumn("setting", O.TEXT), ResultColumn("description", O.TEXT)]
+        cols = [ResultColumn(DISPLAY_NAMES.get(stmt.name, stmt.name), type_oids.TEXT)] if stmt.name != "all" else \
+            [ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT), ResultColumn("description", type_oids.TEXT)]
     elif isinstance(stmt, ExplainStmt):
-        cols = [ResultColumn("QUERY PLAN", O.TEXT)]
-    return Prepared(sql, [o if o else O.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
+        cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
+    return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
                     inline_write=inline_insert(stmt))
 

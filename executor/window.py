@@ -9,13 +9,13 @@ from __future__ import annotations
 import numpy as np
 from sqlglot import exp
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import PgError, WINDOWING_ERROR, FEATURE_NOT_SUPPORTED
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, WINDOWING_ERROR, FEATURE_NOT_SUPPORTED
 
-from . import expr as X
-from . import operators as P
+from . import expr
+from . import operators
 from .aggregates import AggSpec, GroupTable, factorize, finalize_list
 from .binder import func_args, func_name
 
@@ -25,7 +25,7 @@ class WinSpec:
         self.func, self.args, self.partition, self.order, self.frame, self.oid, self.agg = func, args, partition, order, frame, oid, agg
 
 
-def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> X.Expr:
+def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> expr.Expr:
     fn_node = node.this
     filt = None
     if isinstance(fn_node, exp.Filter):
@@ -50,11 +50,11 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
                  _bound(spec.args.get("end"), spec.args.get("end_side")))
     agg = None
     if name in ("row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist"):
-        oid = {"percent_rank": O.FLOAT8, "cume_dist": O.FLOAT8, "row_number": O.INT8, "rank": O.INT8, "dense_rank": O.INT8, "ntile": O.INT4}[name]
+        oid = {"percent_rank": type_oids.FLOAT8, "cume_dist": type_oids.FLOAT8, "row_number": type_oids.INT8, "rank": type_oids.INT8, "dense_rank": type_oids.INT8, "ntile": type_oids.INT4}[name]
     elif name in ("lag", "lead", "first_value", "last_value", "nth_value"):
         oid = args[0].oid
         if len(args) > 1:
-            args[1] = planner.coerce(args[1], O.INT4)
+            args[1] = planner.coerce(args[1], type_oids.INT4)
         if len(args) > 2:
             args[2] = planner.coerce(args[2], oid)
     else:
@@ -63,12 +63,12 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         if name not in AGGREGATES:
             raise PgError("42883", f"function {name} does not exist")
         star = not args
-        if name in ("sum", "avg") and args and args[0].oid == O.UNKNOWN:
-            args[0] = planner.coerce(args[0], O.NUMERIC)
-        agg = AggSpec(name, args, [a.oid for a in args] or [O.INT8], star=star)
+        if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
+            args[0] = planner.coerce(args[0], type_oids.NUMERIC)
+        agg = AggSpec(name, args, [a.oid for a in args] or [type_oids.INT8], star=star)
         oid = agg.oid
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
-    return X.ColRef(base_width + len(specs) - 1, oid, name)
+    return expr.ColRef(base_width + len(specs) - 1, oid, name)
 
 
 def _bound(v, side):
@@ -87,13 +87,13 @@ def _bound(v, side):
         return ("offset", side, int(str(v.this)))
 
 
-class WindowOp(P.Op):
+class WindowOp(operators.Op):
     breaker = True
 
-    def __init__(self, child: P.Op, specs: list[WinSpec]) -> None:
+    def __init__(self, child: operators.Op, specs: list[WinSpec]) -> None:
         self.child, self.specs = child, specs
         self.children = [child]
-        self.out = child.out + [P.OutCol(s.func, s.oid) for s in specs]
+        self.out = child.out + [operators.OutCol(s.func, s.oid) for s in specs]
 
     def label(self):
         return "WindowAgg"
@@ -108,19 +108,19 @@ class WindowOp(P.Op):
     def _compute(self, s: WinSpec, b: Batch, ctx) -> Col:
         n = b.n
         if n == 0:
-            return Col(T.empty(s.oid, 0), None, s.oid)
+            return Col(sqltypes.empty(s.oid, 0), None, s.oid)
         pcols = [e.eval(b, ctx) for e in s.partition]
         ocols = [(e.eval(b, ctx), d, nf) for e, d, nf in s.order]
         pkey = np.zeros(n, np.int64)
         for c in pcols:
             codes, vals = factorize(c)
             pkey = pkey * (len(vals) + 1) + codes
-        sort_spec = [(Col(pkey, None, O.INT8), False, None)] + ocols
-        order = P.sort_order(sort_spec, n)
+        sort_spec = [(Col(pkey, None, type_oids.INT8), False, None)] + ocols
+        order = operators.sort_order(sort_spec, n)
         pk = pkey[order]
         # peer groups: equal order keys within a partition
         if ocols:
-            okeys = [P.sort_keys_for(c.take(order), d, nf) for c, d, nf in ocols]
+            okeys = [operators.sort_keys_for(c.take(order), d, nf) for c, d, nf in ocols]
             diff = np.zeros(n, bool)
             diff[0] = True
             diff[1:] = pk[1:] != pk[:-1]
@@ -139,7 +139,7 @@ class WindowOp(P.Op):
         args = [a.eval(b, ctx).take(order) for a in s.args]
         res = self._values(s, n, pstarts, pends, peer_start, args, ctx, bool(ocols))
         # scatter back to input order
-        out = Col(T.empty(s.oid, n), np.ones(n, bool), s.oid)
+        out = Col(sqltypes.empty(s.oid, n), np.ones(n, bool), s.oid)
         data = out.data
         nulls = out.nulls
         data[order] = res.data
@@ -158,18 +158,18 @@ class WindowOp(P.Op):
         last_of_peer = np.append(first_of_peer[1:], n) - 1
         peer_last_idx = last_of_peer[peer_id]
         if f == "row_number":
-            return Col(row_in_part + 1, None, O.INT8)
+            return Col(row_in_part + 1, None, type_oids.INT8)
         if f == "rank":
-            return Col((peer_first_idx - pstarts[pid] + 1).astype(np.int64), None, O.INT8)
+            return Col((peer_first_idx - pstarts[pid] + 1).astype(np.int64), None, type_oids.INT8)
         if f == "dense_rank":
             cum = np.cumsum(peer_start)
             base = cum[pstarts][pid]
-            return Col((cum - base + 1).astype(np.int64), None, O.INT8)
+            return Col((cum - base + 1).astype(np.int64), None, type_oids.INT8)
         if f == "percent_rank":
             r = peer_first_idx - pstarts[pid]
-            return Col(np.where(psize > 1, r / np.maximum(psize - 1, 1), 0.0), None, O.FLOAT8)
+            return Col(np.where(psize > 1, r / np.maximum(psize - 1, 1), 0.0), None, type_oids.FLOAT8)
         if f == "cume_dist":
-            return Col((peer_last_idx - pstarts[pid] + 1) / psize, None, O.FLOAT8)
+            return Col((peer_last_idx - pstarts[pid] + 1) / psize, None, type_oids.FLOAT8)
         if f == "ntile":
             k = int(args[0].to_pylist()[0])
             sz = psize
@@ -177,7 +177,7 @@ class WindowOp(P.Op):
             pos = row_in_part
             big = r * (q + 1)
             res = np.where(pos < big, pos // np.maximum(q + 1, 1), r + (pos - big) // np.maximum(q, 1))
-            return Col((res + 1).astype(np.int32), None, O.INT4)
+            return Col((res + 1).astype(np.int32), None, type_oids.INT4)
         if f in ("lag", "lead"):
             off = np.array(args[1].to_pylist() if len(args) > 1 else [1] * n, dtype=np.int64)
             src = idx - off if f == "lag" else idx + off
@@ -224,12 +224,12 @@ class WindowOp(P.Op):
             valid = np.ones(n, bool) if agg.star else args[0].valid_mask()
             c = np.concatenate([[0], np.cumsum(valid.astype(np.int64))])
             cnt = np.where(hi >= lo, c[np.maximum(hi + 1, 0)] - c[np.clip(lo, 0, n)], 0)
-            return Col(cnt.astype(np.int64), None, O.INT8)
+            return Col(cnt.astype(np.int64), None, type_oids.INT8)
         a = args[0]
         valid = a.valid_mask()
         c = np.concatenate([[0], np.cumsum(valid.astype(np.int64))])
         cnt = np.where(hi >= lo, c[np.maximum(hi + 1, 0)] - c[np.clip(lo, 0, n)], 0)
-        if a.data.dtype == object or oid == O.NUMERIC:
+        if a.data.dtype == object or oid == type_oids.NUMERIC:
             import decimal
 
             vals = [decimal.Decimal(v) if v is not None and not isinstance(v, float) else (v or 0) for v in a.to_pylist()]
@@ -258,7 +258,7 @@ class WindowOp(P.Op):
         if agg.func == "avg":
             with np.errstate(all="ignore"):
                 return Col((s / np.maximum(cnt, 1)).astype(np.float64), nulls, oid)
-        return Col(s.astype(T.dtype_of(oid)), nulls, oid)
+        return Col(s.astype(sqltypes.dtype_of(oid)), nulls, oid)
 
     def _frame(self, s, n, pstarts, pends, pid, peer_first, peer_last, ordered, args):
         ps, pe = pstarts[pid], pends[pid] - 1

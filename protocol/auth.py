@@ -14,7 +14,7 @@ import re
 import secrets
 import unicodedata
 
-from protocol.errors import INVALID_PASSWORD, PROTOCOL_VIOLATION, PgError
+from .errors import INVALID_PASSWORD, PROTOCOL_VIOLATION, PgError
 
 SCRAM_MECHANISM = "SCRAM-SHA-256"
 DEFAULT_ITERATIONS = 4096

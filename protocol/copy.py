@@ -16,8 +16,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from protocol import types as T
-from protocol.errors import (
+from . import types as wiretypes
+from .errors import (
     BAD_COPY_FILE_FORMAT,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
@@ -373,10 +373,10 @@ def _rows_to_columns(rows: list[list[str | None]], oids: Sequence[int], names: S
                 vals.append(None)
                 continue
             try:
-                vals.append(T.decode_text(oid, s, tz=tz))
+                vals.append(wiretypes.decode_text(oid, s, tz=tz))
             except PgError as ex:
                 raise _copy_error(ex.sqlstate, ex.message, lines[k], names[j], s, ex) from None
-        out.append(T.pylist_to_column(oid, vals))
+        out.append(wiretypes.pylist_to_column(oid, vals))
     return out
 
 
@@ -384,7 +384,7 @@ def _rows_to_columns(rows: list[list[str | None]], oids: Sequence[int], names: S
 # pyarrow fast path
 # --------------------------------------------------------------------------
 
-_PA_STRINGY = {T.TEXT, T.VARCHAR, T.BPCHAR, T.NAME, T.UNKNOWN}
+_PA_STRINGY = {wiretypes.TEXT, wiretypes.VARCHAR, wiretypes.BPCHAR, wiretypes.NAME, wiretypes.UNKNOWN}
 _BOOL_TRUE = ["t", "true", "y", "yes", "on", "1", "T", "TRUE", "True", "Y", "YES", "Yes", "ON", "On"]
 _BOOL_FALSE = ["f", "false", "n", "no", "off", "0", "F", "FALSE", "False", "N", "NO", "No", "OFF", "Off"]
 
@@ -403,18 +403,18 @@ def preload() -> None:
 def _pa_type(oid: int, has_hex: bool) -> Any:
     import pyarrow as pa
 
-    if oid in (T.INT2, T.INT4, T.INT8) and not has_hex:
-        return {T.INT2: pa.int16(), T.INT4: pa.int32(), T.INT8: pa.int64()}[oid]
-    if oid == T.BOOL:
+    if oid in (wiretypes.INT2, wiretypes.INT4, wiretypes.INT8) and not has_hex:
+        return {wiretypes.INT2: pa.int16(), wiretypes.INT4: pa.int32(), wiretypes.INT8: pa.int64()}[oid]
+    if oid == wiretypes.BOOL:
         return pa.bool_()
-    if oid == T.DATE:
+    if oid == wiretypes.DATE:
         return pa.date32()
-    if oid == T.TIMESTAMP:
+    if oid == wiretypes.TIMESTAMP:
         return pa.timestamp("us")
     return pa.string()
 
 
-_FLOATS = (T.FLOAT4, T.FLOAT8)
+_FLOATS = (wiretypes.FLOAT4, wiretypes.FLOAT8)
 _LONGEST_PLAIN_LINE = 300     # shorter lines cannot hold a float literal that over- or underflows
 
 
@@ -506,7 +506,7 @@ def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], n
             # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
             vals = vals.copy()
             vals[np.isnat(vals)] = np.datetime64(0, np.datetime_data(vals.dtype)[0])
-        if oid == T.TIMESTAMP:
+        if oid == wiretypes.TIMESTAMP:
             vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))
     return out
@@ -518,7 +518,7 @@ def _direct_float_column(arr: np.ndarray, oid: int, nmask: np.ndarray | None) ->
     the exact text path handles."""
     if not np.isfinite(arr).all():
         raise _FloatsNotPlain()
-    if oid == T.FLOAT4:
+    if oid == wiretypes.FLOAT4:
         with np.errstate(over="ignore"):
             a32 = arr.astype(np.float32)
         if np.isinf(a32).any() or ((a32 == 0) & (arr != 0)).any():
@@ -532,7 +532,7 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
     """Convert a column pyarrow read as strings into the engine's representation."""
     if oid in _PA_STRINGY:
         return col.to_numpy(zero_copy_only=False), nmask
-    if oid in (T.INT2, T.INT4, T.INT8):
+    if oid in (wiretypes.INT2, wiretypes.INT4, wiretypes.INT8):
         if pc.any(pc.match_substring(col, "x", ignore_case=True)).as_py():
             raise _Fallback("hex")
         try:
@@ -540,7 +540,7 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
         except pa.ArrowInvalid:
             raise _Fallback("int") from None
         return v.fill_null(0).to_numpy(zero_copy_only=False), nmask
-    if oid in (T.FLOAT4, T.FLOAT8):
+    if oid in (wiretypes.FLOAT4, wiretypes.FLOAT8):
         try:
             v = pc.cast(pc.utf8_trim_whitespace(col), pa.float64())
         except pa.ArrowInvalid:
@@ -558,22 +558,22 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             idx, sub = idx[~literal], sub.filter(pa.array(~literal))
             for k, s in zip(idx.tolist(), sub.to_pylist()):
                 try:
-                    T.decode_text(oid, s)
+                    wiretypes.decode_text(oid, s)
                 except PgError:
                     raise _Fallback("float range") from None
-        if oid == T.FLOAT4:
+        if oid == wiretypes.FLOAT4:
             with np.errstate(over="ignore"):
                 a32 = arr.astype(np.float32)
             if (np.isinf(a32) & ~np.isinf(arr)).any() or ((a32 == 0) & (arr != 0)).any():
                 raise _Fallback("float4 range")
             return a32, nmask
         return arr, nmask
-    if oid == T.TIMESTAMPTZ:
+    if oid == wiretypes.TIMESTAMPTZ:
         try:
             trimmed = pc.utf8_trim_whitespace(col)
             try:
                 naive = pc.cast(trimmed, pa.timestamp("us"))
-                if T.zone_of(tz) is not T.UTC:
+                if wiretypes.zone_of(tz) is not wiretypes.UTC:
                     naive = pc.assume_timezone(naive, tz, ambiguous="earliest", nonexistent="earliest")
                     naive = pc.cast(naive, pa.timestamp("us", tz="UTC"))
                 v = naive
@@ -583,7 +583,7 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             raise _Fallback("timestamptz") from None
         v = pc.cast(v, pa.int64()).fill_null(0)
         return v.to_numpy(zero_copy_only=False).astype("datetime64[us]"), nmask
-    if oid == T.NUMERIC:
+    if oid == wiretypes.NUMERIC:
         fast = _numeric_fast(col, pc)
         if fast is not None:
             return fast, nmask
@@ -595,10 +595,10 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             vals.append(None)
             continue
         try:
-            vals.append(T.decode_text(oid, s, tz=tz))
+            vals.append(wiretypes.decode_text(oid, s, tz=tz))
         except PgError:
             raise _Fallback("value error: re-parse for the exact line") from None
-    v2, m2 = T.pylist_to_column(oid, vals)
+    v2, m2 = wiretypes.pylist_to_column(oid, vals)
     return v2, m2
 
 
@@ -672,7 +672,7 @@ def decode_copy(data: bytes, options: CopyOptions, column_oids: Sequence[int], *
         data = data[head:]
         line += 1
     if not data:
-        return [T.pylist_to_column(o, []) for o in column_oids]
+        return [wiretypes.pylist_to_column(o, []) for o in column_oids]
     fast = len(column_oids) > 0 and (
         (options.format == "text" and _text_fast_ok(data, options))
         or (options.format == "csv" and options.escape == options.quote and not options.force_null
@@ -724,9 +724,9 @@ def _check_header_match(head: bytes, options: CopyOptions, names: Sequence[str])
 # --------------------------------------------------------------------------
 
 _FAST_BIN: dict[int, tuple[str, int]] = {
-    T.BOOL: ("?", 1), T.INT2: (">i2", 2), T.INT4: (">i4", 4), T.INT8: (">i8", 8), T.OID: (">u4", 4),
-    T.FLOAT4: (">f4", 4), T.FLOAT8: (">f8", 8), T.DATE: (">i4", 4), T.TIMESTAMP: (">i8", 8),
-    T.TIMESTAMPTZ: (">i8", 8),
+    wiretypes.BOOL: ("?", 1), wiretypes.INT2: (">i2", 2), wiretypes.INT4: (">i4", 4), wiretypes.INT8: (">i8", 8), wiretypes.OID: (">u4", 4),
+    wiretypes.FLOAT4: (">f4", 4), wiretypes.FLOAT8: (">f8", 8), wiretypes.DATE: (">i4", 4), wiretypes.TIMESTAMP: (">i8", 8),
+    wiretypes.TIMESTAMPTZ: (">i8", 8),
 }
 _EPOCH_SHIFT_US = 946_684_800_000_000
 _EPOCH_SHIFT_D = 10_957
@@ -736,16 +736,16 @@ _MIN_US = -62_135_596_800_000_000 - _EPOCH_SHIFT_US  # 0001-01-01 since 2000
 
 def _fast_convert(oid: int, raw: np.ndarray) -> np.ndarray:
     """Big-endian wire column -> engine dtype (vectorised)."""
-    if oid == T.DATE:
+    if oid == wiretypes.DATE:
         dmax = (np.datetime64("9999-12-31", "D") - np.datetime64("1970-01-01", "D")).astype(np.int64)
         dmin = (np.datetime64("0001-01-01", "D") - np.datetime64("1970-01-01", "D")).astype(np.int64)
-        v = np.where(raw == T.INT32_MAX, dmax, np.where(raw == T.INT32_MIN, dmin, raw.astype(np.int64) + _EPOCH_SHIFT_D))
+        v = np.where(raw == wiretypes.INT32_MAX, dmax, np.where(raw == wiretypes.INT32_MIN, dmin, raw.astype(np.int64) + _EPOCH_SHIFT_D))
         return v.astype("datetime64[D]")
-    if oid in (T.TIMESTAMP, T.TIMESTAMPTZ):
+    if oid in (wiretypes.TIMESTAMP, wiretypes.TIMESTAMPTZ):
         v = raw.astype(np.int64)
         v = np.clip(v, _MIN_US, _MAX_US) + _EPOCH_SHIFT_US
         return v.astype("datetime64[us]")
-    return raw.astype(T.numpy_dtype(oid))
+    return raw.astype(wiretypes.numpy_dtype(oid))
 
 
 class BinaryCopyDecoder:
@@ -815,7 +815,7 @@ class BinaryCopyDecoder:
         for j, o in enumerate(self.oids):
             segs = self._segments[j]
             if not segs:
-                out.append(T.pylist_to_column(o, []))
+                out.append(wiretypes.pylist_to_column(o, []))
                 continue
             if len(segs) == 1:
                 out.append(segs[0])
@@ -889,7 +889,7 @@ class BinaryCopyDecoder:
                     self._pending[j].append(None)
                     continue
                 try:
-                    self._pending[j].append(T.decode_binary(self.oids[j], raw))
+                    self._pending[j].append(wiretypes.decode_binary(self.oids[j], raw))
                 except PgError as ex:
                     for k in range(j):
                         self._pending[k].pop()
@@ -924,7 +924,7 @@ class BinaryCopyDecoder:
         if not self.oids or not self._pending[0]:
             return
         for j, o in enumerate(self.oids):
-            self._segments[j].append(T.pylist_to_column(o, self._pending[j]))
+            self._segments[j].append(wiretypes.pylist_to_column(o, self._pending[j]))
             self._pending[j] = []
 
 
@@ -933,8 +933,8 @@ class BinaryCopyDecoder:
 # --------------------------------------------------------------------------
 
 _TEXT_OUT_ESC = {"\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-_SAFE_OIDS = {T.BOOL, T.INT2, T.INT4, T.INT8, T.OID, T.FLOAT4, T.FLOAT8, T.DATE, T.TIMESTAMP,
-              T.TIMESTAMPTZ, T.NUMERIC, T.UUID, T.INTERVAL, T.TIME}
+_SAFE_OIDS = {wiretypes.BOOL, wiretypes.INT2, wiretypes.INT4, wiretypes.INT8, wiretypes.OID, wiretypes.FLOAT4, wiretypes.FLOAT8, wiretypes.DATE, wiretypes.TIMESTAMP,
+              wiretypes.TIMESTAMPTZ, wiretypes.NUMERIC, wiretypes.UUID, wiretypes.INTERVAL, wiretypes.TIME}
 
 
 def _text_escaper(delim: str) -> Any:
@@ -973,7 +973,7 @@ def encode_copy_rows(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], co
     if options.format == "binary":
         return _encode_binary(columns, column_oids, nrows, header is not False, trailer)
     want_header = options.header if header is None else header
-    texts = [T.encode_text_column(o, v, m, tz=tz) for (v, m), o in zip(columns, column_oids)]
+    texts = [wiretypes.encode_text_column(o, v, m, tz=tz) for (v, m), o in zip(columns, column_oids)]
     d = options.delimiter.encode()
     null = (options.null or "").encode()
     lines: list[bytes] = []
@@ -1015,7 +1015,7 @@ def _encode_binary(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], oids
     if header:
         parts.append(BINARY_SIGNATURE + b"\x00\x00\x00\x00\x00\x00\x00\x00")
     if nrows:
-        fast = all(o in _FAST_BIN and o not in (T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ) and m is None
+        fast = all(o in _FAST_BIN and o not in (wiretypes.DATE, wiretypes.TIMESTAMP, wiretypes.TIMESTAMPTZ) and m is None
                    for (v, m), o in zip(columns, oids))
         if fast:
             fields = [("n", ">i2")]
@@ -1028,7 +1028,7 @@ def _encode_binary(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], oids
                 rec[f"v{j}"] = v
             parts.append(rec.tobytes())
         else:
-            cols = [T.column_to_pylist(o, v, m) for (v, m), o in zip(columns, oids)]
+            cols = [wiretypes.column_to_pylist(o, v, m) for (v, m), o in zip(columns, oids)]
             cnt = struct.pack("!h", len(oids))
             for row in zip(*cols):
                 parts.append(cnt)
@@ -1036,7 +1036,7 @@ def _encode_binary(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], oids
                     if x is None:
                         parts.append(b"\xff\xff\xff\xff")
                     else:
-                        b = T.encode_binary(o, x)
+                        b = wiretypes.encode_binary(o, x)
                         parts.append(struct.pack("!i", len(b)) + b)
     if trailer:
         parts.append(b"\xff\xff")

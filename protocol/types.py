@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from protocol.errors import (
+from .errors import (
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,

@@ -1,5 +1,5 @@
 """The asyncio server room: listener, per-client connection state machine,
 protocol sessions (prepared statements, portals, COPY), cancel, TLS and the
 ``splitstream`` command line.  No query semantics live here: SQL goes to an
-``executor.api.EngineSession`` and results come back as columnar batches.
+``splitstream.executor.api.EngineSession`` and results come back as columnar batches.
 """

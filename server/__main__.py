@@ -1,4 +1,4 @@
-"""``python -m server [serve] ...``: same as the ``splitstream`` command."""
+"""``python -m splitstream.server [serve] ...``: the same as the ``splitstream`` command."""
 import sys
 
 from .cli import main

@@ -35,7 +35,7 @@ def parse_config(argv: list[str]) -> tuple[ServerConfig, str]:
     """Parse argv into a ServerConfig (exits with 2 on usage errors)."""
     parser = _parser()
     if not argv or argv[0].startswith("-"):
-        argv = ["serve", *argv]  # `python -m server` alone means serve
+        argv = ["serve", *argv]  # `python -m splitstream` alone means serve
     args = parser.parse_args(argv)
     if args.command != "serve":
         parser.error(f"unknown command {args.command!r}")

@@ -18,10 +18,10 @@ import socket
 import struct
 from typing import TYPE_CHECKING, Any
 
-from executor.context import SessionInfo
-from protocol import auth as A
-from protocol import messages as M
-from protocol.errors import (
+from splitstream.executor.context import SessionInfo
+from splitstream.protocol import auth
+from splitstream.protocol import messages
+from splitstream.protocol.errors import (
     ADMIN_SHUTDOWN,
     INVALID_AUTHORIZATION_SPECIFICATION,
     INVALID_CATALOG_NAME,
@@ -31,7 +31,7 @@ from protocol.errors import (
     PgError,
 )
 
-from . import params as P
+from . import params as wire_params
 from .session import ProtocolSession
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ class Connection(asyncio.Protocol):
         self.config = server.config
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
-        self.reader = M.FrontendReader()
+        self.reader = messages.FrontendReader()
         self.pid = 0
         self.secret = 0
         self.info: SessionInfo | None = None
@@ -217,7 +217,7 @@ class Connection(asyncio.Protocol):
 
     def send_fatal(self, err: PgError) -> None:
         err.severity = "FATAL"
-        self.write(M.error_response(err))
+        self.write(messages.error_response(err))
 
     def shutdown(self) -> None:
         """Server is stopping: idle sessions get 57P01 now, busy ones after their step."""
@@ -278,12 +278,12 @@ class Connection(asyncio.Protocol):
                 return False
             if msg is None:
                 return False
-            if isinstance(msg, (M.SSLRequest, M.GSSENCRequest)):
+            if isinstance(msg, (messages.SSLRequest, messages.GSSENCRequest)):
                 if self.reader.buffered():
                     self.send_fatal(PgError(PROTOCOL_VIOLATION, "received unencrypted data after SSL request"))
                     return False
                 ctx = self.server.ssl_context
-                if isinstance(msg, M.SSLRequest) and ctx is not None and not self.tls:
+                if isinstance(msg, messages.SSLRequest) and ctx is not None and not self.tls:
                     self.write(b"S")
                     try:
                         new = await self.loop.start_tls(self.transport, self, ctx, server_side=True,
@@ -301,16 +301,16 @@ class Connection(asyncio.Protocol):
                 else:
                     self.write(b"N")
                 continue
-            if isinstance(msg, M.CancelRequest):
+            if isinstance(msg, messages.CancelRequest):
                 self.server.cancel_request(msg.pid, msg.key)
                 return False
-            if isinstance(msg, M.StartupMessage):
+            if isinstance(msg, messages.StartupMessage):
                 self.reader.startup_phase = False
                 return await self._accept(msg)
             self.send_fatal(PgError(PROTOCOL_VIOLATION, "unexpected startup packet"))
             return False
 
-    async def _accept(self, msg: M.StartupMessage) -> bool:
+    async def _accept(self, msg: messages.StartupMessage) -> bool:
         prm = msg.params
         out: list[bytes] = []
         minor = msg.version & 0xFFFF
@@ -332,7 +332,7 @@ class Connection(asyncio.Protocol):
         engine = self.server.engine
         try:
             superuser, database = await self._authenticate(user, database)
-            settings = P.startup_settings(prm, user, superuser)
+            settings = wire_params.startup_settings(prm, user, superuser)
         except PgError as e:
             log.info("%s: connection refused for user %r: %s", self.peer, user, e.message)
             self.send_fatal(e)
@@ -347,10 +347,10 @@ class Connection(asyncio.Protocol):
             self.send_fatal(e)
             return False
         self.session = ProtocolSession(es, self.info)
-        parts = [M.auth_ok()]
-        parts += [M.parameter_status(k, v) for k, v in P.reported(settings)]
-        parts.append(M.backend_key_data(self.pid, self.secret))
-        parts.append(M.ready_for_query("I"))
+        parts = [messages.auth_ok()]
+        parts += [messages.parameter_status(k, v) for k, v in wire_params.reported(settings)]
+        parts.append(messages.backend_key_data(self.pid, self.secret))
+        parts.append(messages.ready_for_query("I"))
         self.write(b"".join(parts))
         log.debug("%s: session %d for user %r database %r", self.peer, self.pid, user, database)
         return True
@@ -369,11 +369,11 @@ class Connection(asyncio.Protocol):
         else:
             stored = getattr(role, "password", None) if role is not None else None
         failed = _fatal(INVALID_PASSWORD, f'password authentication failed for user "{user}"')
-        if stored and A.is_md5_hash(stored):
+        if stored and auth.is_md5_hash(stored):
             salt = secrets.token_bytes(4)
-            self.write(M.auth_md5(salt))
+            self.write(messages.auth_md5(salt))
             body = await self._password_message()
-            if not A.check_md5_response(stored, user, salt, body):
+            if not auth.check_md5_response(stored, user, salt, body):
                 raise failed
         else:
             await self._scram(stored if (role is not None or user == "postgres") else None, user)
@@ -387,37 +387,37 @@ class Connection(asyncio.Protocol):
         msg = await self._next_startup()
         if msg is None:
             raise _fatal(PROTOCOL_VIOLATION, "client disconnected during authentication")
-        if not isinstance(msg, M.Message) or msg.kind != "p":
-            kind = ord(msg.kind) if isinstance(msg, M.Message) else 0
+        if not isinstance(msg, messages.Message) or msg.kind != "p":
+            kind = ord(msg.kind) if isinstance(msg, messages.Message) else 0
             raise _fatal(PROTOCOL_VIOLATION, f"expected password response, got message type {kind}")
         return msg.body
 
     async def _scram(self, stored: str | None, user: str) -> None:
-        exchange = A.ScramExchange(stored, user)
-        self.write(M.auth_sasl([A.SCRAM_MECHANISM]))
+        exchange = auth.ScramExchange(stored, user)
+        self.write(messages.auth_sasl([auth.SCRAM_MECHANISM]))
         body = await self._password_message()
-        r = M.BodyReader(body)
+        r = messages.BodyReader(body)
         try:
             mech = r.cstring()
             n = r.int32()
             first = r.bytes_(n) if n >= 0 else b""
         except PgError:
             raise _fatal(PROTOCOL_VIOLATION, "malformed SASLInitialResponse message")
-        if mech != A.SCRAM_MECHANISM:
+        if mech != auth.SCRAM_MECHANISM:
             raise _fatal(PROTOCOL_VIOLATION, "client selected an invalid SASL authentication mechanism")
         try:
-            self.write(M.auth_sasl_continue(exchange.handle_client_first(first)))
+            self.write(messages.auth_sasl_continue(exchange.handle_client_first(first)))
             final = await self._password_message()
-            self.write(M.auth_sasl_final(exchange.handle_client_final(final)))
+            self.write(messages.auth_sasl_final(exchange.handle_client_final(final)))
         except PgError as e:
             e.severity = "FATAL"
             raise
 
     # ------------------------------------------------------------ query loop
 
-    def _pull(self) -> list[M.Message]:
+    def _pull(self) -> list[messages.Message]:
         """Move every complete message from the reader (loop thread only)."""
-        msgs: list[M.Message] = []
+        msgs: list[messages.Message] = []
         if self._frame_error is not None:
             return msgs
         reader = self.reader

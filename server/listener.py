@@ -18,8 +18,8 @@ import signal
 import threading
 from typing import Any
 
-from protocol import auth as A
-from protocol.copy import preload as preload_copy_decoder
+from splitstream.protocol import auth
+from splitstream.protocol.copy import preload as preload_copy_decoder
 
 from .config import ServerConfig
 from .connection import Connection
@@ -41,7 +41,7 @@ class Server:
         self.pool = WorkerPool(config.worker_threads + config.max_connections)
         self.ssl_context = make_server_context(config.tls_cert, config.tls_key) if config.tls_enabled else None
         if config.password is not None and config.password_verifier is None:
-            config.password_verifier = A.make_scram_verifier(config.password)
+            config.password_verifier = auth.make_scram_verifier(config.password)
         self.connections: set[Connection] = set()
         self.sessions: dict[int, tuple[Connection, int]] = {}
         # Backend "pids" are fake but unique; start somewhere random so a
@@ -143,7 +143,7 @@ async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
     """Open the engine, listen until SIGTERM/SIGINT, shut down cleanly; returns the exit code."""
     loop = asyncio.get_running_loop()
     if engine_factory is None:
-        from executor.engine import Engine
+        from splitstream.executor.engine import Engine
 
         def engine_factory() -> Any:
             return Engine(config.data_dir, fsync=config.fsync)

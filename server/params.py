@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 
-from protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 SERVER_VERSION = "15.0"
 

@@ -11,10 +11,10 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-from executor.api import Prepared, Result, ResultColumn
-from protocol import messages as M
-from protocol import types as T
-from protocol.errors import FEATURE_NOT_SUPPORTED, PROTOCOL_VIOLATION, PgError
+from splitstream.executor.api import Prepared, Result, ResultColumn
+from splitstream.protocol import messages
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PROTOCOL_VIOLATION, PgError
 
 UNKNOWN_OID = 705
 _I32 = struct.Struct("!i")
@@ -84,7 +84,7 @@ def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
     return list(codes)
 
 
-def decode_params(stmt: Statement, bind: M.Bind, tz: str) -> list[Any]:
+def decode_params(stmt: Statement, bind: messages.Bind, tz: str) -> list[Any]:
     """Turn Bind's raw parameter bytes into Python values using the statement's types."""
     oids = stmt.param_oids
     if not oids and not bind.params:
@@ -103,12 +103,12 @@ def decode_params(stmt: Statement, bind: M.Bind, tz: str) -> list[Any]:
             fast = _TEXT_FAST.get(oid)
             v = fast(raw) if fast is not None else None
             if v is None:
-                v = T.decode_text(25 if oid in (0, UNKNOWN_OID) else oid, raw, tz=tz)
+                v = wiretypes.decode_text(25 if oid in (0, UNKNOWN_OID) else oid, raw, tz=tz)
             out.append(v)
         else:
             if oid in (0, UNKNOWN_OID):
                 raise PgError(FEATURE_NOT_SUPPORTED, "binary format for parameters of unknown type is not supported")
-            out.append(T.decode_binary(oid, raw))
+            out.append(wiretypes.decode_binary(oid, raw))
     return out
 
 
@@ -137,10 +137,10 @@ _TEXT_FAST = {21: _int_text(0, 2**15 - 1), 23: _int_text(0, 2**31 - 1), 20: _int
               25: _utf8_text, 1043: _utf8_text, 0: _utf8_text, UNKNOWN_OID: _utf8_text}
 
 
-def field_descs(columns: list[ResultColumn], formats: list[int] | None = None) -> list[M.FieldDesc]:
+def field_descs(columns: list[ResultColumn], formats: list[int] | None = None) -> list[messages.FieldDesc]:
     """RowDescription fields; ``formats`` already expanded (or None = all text)."""
     return [
-        M.FieldDesc(c.name, c.type_oid, c.typlen, c.typmod, c.table_oid, c.attnum,
+        messages.FieldDesc(c.name, c.type_oid, c.typlen, c.typmod, c.table_oid, c.attnum,
                     formats[i] if formats else 0)
         for i, c in enumerate(columns)
     ]
@@ -158,7 +158,7 @@ def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, 
         return []
     n = stop - start
     if not batch.cols:
-        empty = M.data_row([])
+        empty = messages.data_row([])
         return [empty] * n
     whole = start == 0 and stop >= batch.n
     encoded: list[list[bytes | None]] = []
@@ -167,9 +167,9 @@ def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, 
         oid = columns[i].type_oid if i < len(columns) else col.oid
         if formats and formats[i] == 1:
             vals = c.to_pylist()
-            encoded.append([None if v is None else T.encode_binary(oid, v) for v in vals])
+            encoded.append([None if v is None else wiretypes.encode_binary(oid, v) for v in vals])
         else:
-            encoded.append(T.encode_text_column(oid, c.data, c.nulls, tz=tz))
+            encoded.append(wiretypes.encode_text_column(oid, c.data, c.nulls, tz=tz))
     # Length-prefix each value column-wise, then one join per row: ~30% faster
     # than building every DataRow value by value.
     pack = _I32.pack

@@ -21,10 +21,10 @@ import time
 from collections import deque
 from typing import Any, Callable, Generator, Iterable
 
-from executor.api import Result
-from executor.context import SessionInfo
-from protocol import messages as M
-from protocol.errors import (
+from splitstream.executor.api import Result
+from splitstream.executor.context import SessionInfo
+from splitstream.protocol import messages
+from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
@@ -86,7 +86,7 @@ class ProtocolSession:
         self.ignore_till_sync = False
         self.terminated = False          # Terminate received or fatal protocol error
         self.running = False             # an engine call is in progress
-        self._queue: deque[M.Message] = deque()
+        self._queue: deque[messages.Message] = deque()
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
@@ -108,7 +108,7 @@ class ProtocolSession:
 
     # ------------------------------------------------------------ driving
 
-    def push(self, msgs: Iterable[M.Message]) -> None:
+    def push(self, msgs: Iterable[messages.Message]) -> None:
         self._queue.extend(msgs)
 
     def has_work(self) -> bool:
@@ -261,7 +261,7 @@ class ProtocolSession:
             except Exception:  # handlers catch their own errors; this is a bug
                 log.exception("protocol handler failed")
                 self._gen = None
-                out.append(M.error_response(internal_error()))
+                out.append(messages.error_response(internal_error()))
                 self.terminated = True
                 break
             if item is NEED_MSG:
@@ -285,14 +285,14 @@ class ProtocolSession:
         except Exception:
             log.exception("engine session close failed")
 
-    def _dispatch(self, msg: M.Message) -> Any:
+    def _dispatch(self, msg: messages.Message) -> Any:
         kind = msg.kind
         if self.ignore_till_sync and kind not in ("S", "X"):
             return None
         handler = self._handlers.get(kind)
         if handler is None:
             self.terminated = True
-            return M.error_response(PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {ord(kind)}",
+            return messages.error_response(PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {ord(kind)}",
                                             severity="FATAL"))
         try:
             return handler(msg.body)
@@ -313,7 +313,7 @@ class ProtocolSession:
             self.es.on_error()
         except Exception:
             log.exception("engine on_error failed")
-        return M.error_response(err)
+        return messages.error_response(err)
 
     def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Call into the engine with cancel/statement_timeout armed."""
@@ -338,9 +338,9 @@ class ProtocolSession:
         if res.notices or res.parameter_status:
             self._errors += 1
         for n in res.notices:
-            yield M.notice_response(n.severity, n.sqlstate, n.message, n.detail, n.hint)
+            yield messages.notice_response(n.severity, n.sqlstate, n.message, n.detail, n.hint)
         for k, v in res.parameter_status.items():
-            yield M.parameter_status(wire_name(k), v)
+            yield messages.parameter_status(wire_name(k), v)
 
     def _rows(self, res: Result, formats: list[int] | None, start: int, stop: int) -> Iterable[bytes]:
         tz = self._tz
@@ -357,15 +357,15 @@ class ProtocolSession:
         else:
             cout = res.copy_out
             assert cout is not None
-            yield M.copy_out_response(cout.format, cout.ncols)
+            yield messages.copy_out_response(cout.format, cout.ncols)
             for chunk in cout.chunks:
                 if chunk:
-                    yield M.copy_data(chunk)
-            yield M.copy_done()
-            yield M.command_complete(cout.tag_fn())
+                    yield messages.copy_data(chunk)
+            yield messages.copy_done()
+            yield messages.command_complete(cout.tag_fn())
 
     def _copy_in(self, cin: Any) -> Handler:
-        yield M.copy_in_response(cin.format, cin.ncols)
+        yield messages.copy_in_response(cin.format, cin.ncols)
         finished = False
         try:
             while True:
@@ -376,7 +376,7 @@ class ProtocolSession:
                 elif kind == "c":
                     tag = self._run(cin.finish)
                     finished = True
-                    yield M.command_complete(tag)
+                    yield messages.command_complete(tag)
                     return
                 elif kind == "f":
                     reason = msg.body.rstrip(b"\0").decode("utf-8", "replace")
@@ -412,11 +412,11 @@ class ProtocolSession:
 
     def _simple_query(self, body: bytes) -> Handler:
         try:
-            sql = M.decode_query(body)
+            sql = messages.decode_query(body)
             self.portals.pop("", None)
             stmts = self._run(self.es.split, sql) if sql.strip() else []
             if not stmts:
-                yield M.empty_query_response()
+                yield messages.empty_query_response()
             for stmt in stmts:
                 res: Result = self._run(self.es.execute_sql, stmt)
                 yield from self._prologue(res)
@@ -424,13 +424,13 @@ class ProtocolSession:
                     yield from self._emit_copy(res)
                     continue
                 if res.empty:
-                    yield M.empty_query_response()
+                    yield messages.empty_query_response()
                     continue
                 if res.columns is not None:
-                    yield M.row_description(field_descs(res.columns))
+                    yield messages.row_description(field_descs(res.columns))
                     n = res.batch.n if res.batch is not None else 0
                     yield from self._rows(res, None, 0, n)
-                yield M.command_complete(res.tag)
+                yield messages.command_complete(res.tag)
         except PgError as e:
             yield self._error(e, extended=False)
         except GeneratorExit:
@@ -438,7 +438,7 @@ class ProtocolSession:
         except Exception:
             log.exception("simple query failed")
             yield self._error(internal_error(), extended=False)
-        yield M.ready_for_query(self._txn_status())
+        yield messages.ready_for_query(self._txn_status())
 
     def _txn_status(self) -> str:
         try:
@@ -450,14 +450,14 @@ class ProtocolSession:
     # ------------------------------------------------------------ extended query
 
     def _parse(self, body: bytes) -> bytes:
-        p = M.decode_parse(body)
+        p = messages.decode_parse(body)
         if p.name and p.name in self.statements:
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
         st = self.statements[p.name] = Statement(p.name, p.query, prepared)
         st.inline_candidate = prepared is not None and prepared.read_only
         st.inline_write = prepared is not None and prepared.inline_write and INLINE_BUDGET > 0
-        return M.parse_complete()
+        return messages.parse_complete()
 
     def _statement(self, name: str) -> Statement:
         stmt = self.statements.get(name)
@@ -472,7 +472,7 @@ class ProtocolSession:
         return portal
 
     def _bind(self, body: bytes) -> bytes:
-        b = M.decode_bind(body)
+        b = messages.decode_bind(body)
         stmt = self._statement(b.statement)
         if b.portal and b.portal in self.portals:
             raise PgError(DUPLICATE_CURSOR, f'cursor "{b.portal}" already exists')
@@ -481,21 +481,21 @@ class ProtocolSession:
         if stmt.columns is not None:
             portal.formats(stmt.columns)  # validate the count now, as PostgreSQL does at Bind
         self.portals[b.portal] = portal
-        return M.bind_complete()
+        return messages.bind_complete()
 
     def _describe(self, body: bytes) -> bytes:
-        d = M.decode_describe(body)
+        d = messages.decode_describe(body)
         if d.kind == "S":
             stmt = self._statement(d.name)
-            head = M.parameter_description(stmt.param_oids)
+            head = messages.parameter_description(stmt.param_oids)
             cols = stmt.columns
-            return head + (M.row_description(field_descs(cols)) if cols is not None else M.no_data())
+            return head + (messages.row_description(field_descs(cols)) if cols is not None else messages.no_data())
         if d.name not in self.portals:
             # a SQL-level cursor (DECLARE) is a portal too: psycopg's server cursors describe it
             cur = (getattr(self.info, "cursors", None) or {}).get(d.name)
             if cur is not None:
                 cols = cur[0].columns
-                return M.row_description(field_descs(cols)) if cols is not None else M.no_data()
+                return messages.row_description(field_descs(cols)) if cols is not None else messages.no_data()
         portal = self._portal(d.name)
         stmt = portal.statement
         if portal.result is None and stmt.columns is None and stmt.prepared is not None \
@@ -506,25 +506,25 @@ class ProtocolSession:
                 portal.result.notices = []
         cols = portal.result.columns if portal.result is not None else stmt.columns
         if cols is None:
-            return M.no_data()
+            return messages.no_data()
         fmts = portal.formats(cols)
         key = (id(cols), tuple(fmts))
         cache = stmt.__dict__.setdefault("_row_desc_cache", {})
         rd = cache.get(key)
         if rd is None:
             # a prepared statement is described on every execution by many clients
-            rd = cache[key] = M.row_description(field_descs(cols, fmts))
+            rd = cache[key] = messages.row_description(field_descs(cols, fmts))
         return rd
 
     def _execute(self, body: bytes) -> Any:
         """Execute a portal.  The common case (small result, no COPY) returns
         bytes directly; big results and COPY return a generator so output is
         produced in slices.  PgErrors propagate to ``_dispatch`` (extended mode)."""
-        ex = M.decode_execute(body)
+        ex = messages.decode_execute(body)
         portal = self._portal(ex.portal)
         prepared = portal.statement.prepared
         if prepared is None:
-            return M.empty_query_response()
+            return messages.empty_query_response()
         res = portal.result
         head = b""
         if res is None:
@@ -544,10 +544,10 @@ class ProtocolSession:
                 portal.done = True
                 return self._guard_extended(head, self._emit_copy(res))
         if res.empty:
-            return head + M.empty_query_response()
+            return head + messages.empty_query_response()
         if res.columns is None or res.batch is None:
             portal.done = True
-            return head + M.command_complete(res.tag)
+            return head + messages.command_complete(res.tag)
         total = res.batch.n
         start = portal.offset
         stop = total if ex.max_rows <= 0 else min(total, start + ex.max_rows)
@@ -555,13 +555,13 @@ class ProtocolSession:
         portal.offset = stop
         if stop < total:
             portal.suspended = True
-            tail = M.portal_suspended()
+            tail = messages.portal_suspended()
         else:
             portal.done = True
             tag = res.tag
             if (portal.suspended or start > 0) and tag.startswith("SELECT"):
                 tag = f"SELECT {stop - start}"  # PostgreSQL counts this Execute's rows
-            tail = M.command_complete(tag)
+            tail = messages.command_complete(tag)
         if stop - start <= ROW_SLICE:
             return head + b"".join(encode_rows(res, formats, self._tz, start, stop)) + tail
         return self._guard_extended(head, self._rows(res, formats, start, stop), tail)
@@ -583,12 +583,12 @@ class ProtocolSession:
             yield self._error(internal_error(), extended=True)
 
     def _close(self, body: bytes) -> bytes:
-        c = M.decode_close(body)
+        c = messages.decode_close(body)
         if c.kind == "S":
             self.statements.pop(c.name, None)
         else:
             self.portals.pop(c.name, None)
-        return M.close_complete()
+        return messages.close_complete()
 
     def _sync(self, body: bytes) -> bytes:
         self.ignore_till_sync = False
@@ -598,14 +598,14 @@ class ProtocolSession:
             if getattr(self.es, "extended_txn", True) is not None:
                 self._run(self.es.sync)     # commits the implicit block of this batch
         except PgError as e:
-            err = M.error_response(e)
+            err = messages.error_response(e)
         except Exception:
             log.exception("sync failed")
-            err = M.error_response(internal_error())
+            err = messages.error_response(internal_error())
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return err + M.ready_for_query(status)
+        return err + messages.ready_for_query(status)
 
     def _flush(self, body: bytes) -> None:
         return None  # the connection writes whatever a step produced
@@ -621,4 +621,4 @@ class ProtocolSession:
     def _function_call(self, body: bytes) -> bytes:
         # FunctionCall is a self-contained cycle like Query: error, then ReadyForQuery.
         err = self._error(PgError(FEATURE_NOT_SUPPORTED, "fastpath function calls are not supported"), extended=False)
-        return err + M.ready_for_query(self._txn_status())
+        return err + messages.ready_for_query(self._txn_status())

@@ -320,7 +320,7 @@ def test_server_connection_strings(tmp_path: Path) -> None:
     assert srv.dsn == f"host=127.0.0.1 port={srv.port} user=postgres dbname=postgres password='p w\\'d@x'"
     assert srv.url == f"postgresql://postgres:p%20w%27d%40x@127.0.0.1:{srv.port}/postgres"
     argv = srv.command()
-    assert argv[1:4] == ["-m", "server", "serve"] and argv[argv.index("--password") + 1] == "p w'd@x"
+    assert argv[1:4] == ["-m", "splitstream", "serve"] and argv[argv.index("--password") + 1] == "p w'd@x"
     assert psycopg.conninfo.conninfo_to_dict(srv.dsn)["password"] == "p w'd@x"
 
 

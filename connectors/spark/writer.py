@@ -71,7 +71,7 @@ def describe(url: str, target: str, properties: dict | None = None) -> dict:
 
 def _prepare(df, desc: dict):
     """Select the DataFrame's columns that the target has, cast to its types."""
-    from pyspark.sql import functions as F
+    from pyspark.sql import functions as spark_functions
 
     by_name = {c["name"]: c for c in desc["columns"]}
     lower = {c.lower(): c for c in df.columns}
@@ -83,7 +83,7 @@ def _prepare(df, desc: dict):
         src = c["name"] if c["name"] in df.columns else lower.get(c["name"].lower())
         if src is None:
             continue
-        cols.append(F.col(f"`{src}`").cast(c["spark_type"]).alias(c["name"]))
+        cols.append(spark_functions.col(f"`{src}`").cast(c["spark_type"]).alias(c["name"]))
         names.append(c["name"])
     return df.select(*cols), names
 
@@ -238,7 +238,7 @@ def _write_rows(df, desc, cfg, result: WriteResult) -> WriteResult:
 
 
 def _write_pushdown(df, desc, cfg, result: WriteResult) -> WriteResult:
-    import pyspark.sql.types as ST
+    import pyspark.sql.types as spark_types
 
     spark = df.sparkSession
     prepared, _ = _prepare(df, desc)
@@ -248,7 +248,7 @@ def _write_pushdown(df, desc, cfg, result: WriteResult) -> WriteResult:
     try:
         build_names = {}
         for b in desc.get("builds", []):
-            schema = ST.StructType([ST.StructField(c["name"], _spark_type(c["spark_type"]), True) for c in b["columns"]])
+            schema = spark_types.StructType([spark_types.StructField(c["name"], _spark_type(c["spark_type"]), True) for c in b["columns"]])
             rows = list(zip(*b["rows"])) if b["rows"] else []
             name = f"__ss_{b['name']}_{tag}"
             spark.createDataFrame(rows, schema).createOrReplaceTempView(name)
@@ -276,11 +276,11 @@ def _write_pushdown(df, desc, cfg, result: WriteResult) -> WriteResult:
 
 
 def _spark_type(name: str):
-    import pyspark.sql.types as ST
+    import pyspark.sql.types as spark_types
 
-    return {"boolean": ST.BooleanType(), "smallint": ST.ShortType(), "int": ST.IntegerType(),
-            "bigint": ST.LongType(), "float": ST.FloatType(), "double": ST.DoubleType(),
-            "string": ST.StringType(), "date": ST.DateType(), "timestamp": ST.TimestampType()}[name]
+    return {"boolean": spark_types.BooleanType(), "smallint": spark_types.ShortType(), "int": spark_types.IntegerType(),
+            "bigint": spark_types.LongType(), "float": spark_types.FloatType(), "double": spark_types.DoubleType(),
+            "string": spark_types.StringType(), "date": spark_types.DateType(), "timestamp": spark_types.TimestampType()}[name]
 
 
 def write(df, target: str, url: str, *, properties: dict | None = None, pushdown: bool = False,

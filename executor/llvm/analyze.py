@@ -21,17 +21,17 @@ reason recorded for EXPLAIN):
 """
 from __future__ import annotations
 
-from catalog.vector import Batch
-from protocol import oids as O
+from splitstream.catalog.vector import Batch
+from splitstream.protocol import oids as type_oids
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from .codegen import Shape
 
-INTS = {O.INT2: "i2", O.INT4: "i4", O.INT8: "i8"}
-FLOATS = {O.FLOAT4: "f4", O.FLOAT8: "f8"}
+INTS = {type_oids.INT2: "i2", type_oids.INT4: "i4", type_oids.INT8: "i8"}
+FLOATS = {type_oids.FLOAT4: "f4", type_oids.FLOAT8: "f8"}
 NUMS = {**INTS, **FLOATS}
-_RANK = {O.INT2: 1, O.INT4: 2, O.INT8: 3}
+_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3}
 CMP_OPS = {"=", "<>", "<", "<=", ">", ">="}
 
 
@@ -41,9 +41,9 @@ class Unsupported(Exception):
 
 def _is_safe(e) -> bool:
     """Cannot raise on any row: columns, constants and widening casts."""
-    if isinstance(e, X.ColRef):
+    if isinstance(e, expr.ColRef):
         return True
-    if isinstance(e, X.Cast):
+    if isinstance(e, expr.Cast):
         a = e.arg
         return a.oid in NUMS and e.oid in NUMS and _widening(a.oid, e.oid) and _is_safe(a)
     return False
@@ -56,17 +56,17 @@ def _widening(src: int, dst: int) -> bool:
         return _RANK[dst] >= _RANK[src]
     if src in INTS and dst in FLOATS:
         return True
-    return src == O.FLOAT4 and dst == O.FLOAT8
+    return src == type_oids.FLOAT4 and dst == type_oids.FLOAT8
 
 
 def _const_expr(e) -> bool:
     if not e.is_const():
         return False
-    return not any(isinstance(n, (X.ColRef, X.OuterRef)) for n in e.walk())
+    return not any(isinstance(n, (expr.ColRef, expr.OuterRef)) for n in e.walk())
 
 
 def _conjuncts(pred) -> list:
-    if isinstance(pred, X.And):
+    if isinstance(pred, expr.And):
         out = []
         for a in pred.args:
             out += _conjuncts(a)
@@ -90,7 +90,7 @@ class KernelPlan:
         self.shape: Shape | None = None
 
     def slot(self, e, oid: int) -> int:
-        key = ("ref", e.idx) if isinstance(e, X.ColRef) else ("expr", id(e))
+        key = ("ref", e.idx) if isinstance(e, expr.ColRef) else ("expr", id(e))
         s = self._slot_of.get(key)
         if s is None:
             s = len(self.input_exprs)
@@ -119,17 +119,17 @@ def _leaf(plan: KernelPlan, e):
         if e.oid not in NUMS:
             return None, None
         return ("const", e), e.oid
-    if isinstance(e, X.ColRef) and e.oid in NUMS:
+    if isinstance(e, expr.ColRef) and e.oid in NUMS:
         return ("c", plan.slot(e, e.oid), None), e.oid
-    if isinstance(e, X.Cast) and isinstance(e.arg, X.ColRef) and e.arg.oid in NUMS and e.oid in NUMS \
+    if isinstance(e, expr.Cast) and isinstance(e.arg, expr.ColRef) and e.arg.oid in NUMS and e.oid in NUMS \
             and _widening(e.arg.oid, e.oid):
-        via = "f4" if (e.oid == O.FLOAT4 and e.arg.oid in INTS) else None
+        via = "f4" if (e.oid == type_oids.FLOAT4 and e.arg.oid in INTS) else None
         return ("c", plan.slot(e.arg, e.arg.oid), via), e.oid
     return None, None
 
 
 def _try_conjunct(plan: KernelPlan, c) -> bool:
-    if not isinstance(c, X.Compare) or c.op not in CMP_OPS:
+    if not isinstance(c, expr.Compare) or c.op not in CMP_OPS:
         return False
     saved = (list(plan.input_exprs), list(plan.input_dtypes), dict(plan._slot_of), plan.unsafe_inputs)
     (l, lo), (r, ro) = _leaf(plan, c.left), _leaf(plan, c.right)
@@ -150,10 +150,10 @@ def _try_conjunct(plan: KernelPlan, c) -> bool:
 
 def _input_for(plan: KernelPlan, e, want_oid: int, exact: bool) -> int:
     """Input slot delivering ``e``; ``exact`` demands the slot's type == want_oid."""
-    if isinstance(e, X.ColRef) and e.oid in NUMS:
+    if isinstance(e, expr.ColRef) and e.oid in NUMS:
         return plan.slot(e, e.oid)
-    if not exact and isinstance(e, X.Cast) and isinstance(e.arg, X.ColRef) and e.arg.oid in NUMS \
-            and _widening(e.arg.oid, e.oid) and not (e.oid == O.FLOAT4 and e.arg.oid in INTS):
+    if not exact and isinstance(e, expr.Cast) and isinstance(e.arg, expr.ColRef) and e.arg.oid in NUMS \
+            and _widening(e.arg.oid, e.oid) and not (e.oid == type_oids.FLOAT4 and e.arg.oid in INTS):
         return plan.slot(e.arg, e.arg.oid)
     if want_oid not in NUMS:
         raise Unsupported(f"expression of type {want_oid}")
@@ -169,20 +169,20 @@ def analyse(ops: list, agg) -> KernelPlan:
         raise Unsupported(f"{len(agg.keys)} grouping keys (at most 2 compile)")
     for k in agg.keys:
         if k.oid not in INTS:
-            from catalog import types as T
+            from splitstream.catalog import types as sqltypes
 
-            raise Unsupported(f"grouping key of type {T.type_name(k.oid)}")
+            raise Unsupported(f"grouping key of type {sqltypes.type_name(k.oid)}")
     for a in agg.aggs:
         if a.distinct or a.order_key is not None or a.filter is not None:
             raise Unsupported(f"{a.func}({'DISTINCT ' if a.distinct else ''}...) with DISTINCT/ORDER BY/FILTER")
         if a.func not in ("count", "sum", "avg", "min", "max"):
             raise Unsupported(f"aggregate {a.func}")
         if not a.star and (not a.arg_oids or a.arg_oids[0] not in NUMS or len(a.args) != 1):
-            from catalog import types as T
+            from splitstream.catalog import types as sqltypes
 
-            raise Unsupported(f"{a.func} over {T.type_name(a.arg_oids[0]) if a.arg_oids else '?'}")
+            raise Unsupported(f"{a.func} over {sqltypes.type_name(a.arg_oids[0]) if a.arg_oids else '?'}")
     for op in ops:
-        if not getattr(op, "streaming", False) and not isinstance(op, P.HashJoin):
+        if not getattr(op, "streaming", False) and not isinstance(op, operators.HashJoin):
             raise Unsupported(f"operator {type(op).__name__}")
 
     # keys and aggregate inputs
@@ -195,8 +195,8 @@ def analyse(ops: list, agg) -> KernelPlan:
         if a.func == "count":
             plan.aggs.append(("count", _input_for(plan, a.args[0], oid, exact=False)))
         elif a.func in ("sum", "avg"):
-            kind = "sum_f" if oid in FLOATS else ("sum_128" if oid == O.INT8 else "sum_i")
-            if oid not in (O.INT2, O.INT4, O.INT8, O.FLOAT4, O.FLOAT8):
+            kind = "sum_f" if oid in FLOATS else ("sum_128" if oid == type_oids.INT8 else "sum_i")
+            if oid not in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8):
                 raise Unsupported(f"{a.func} over oid {oid}")
             plan.aggs.append((kind, _input_for(plan, a.args[0], oid, exact=(kind != "sum_f"))))
         else:
@@ -204,7 +204,7 @@ def analyse(ops: list, agg) -> KernelPlan:
 
     # fuse the trailing filter unless an input expression could raise on rows it removes
     prefix = list(ops)
-    if prefix and isinstance(prefix[-1], P.Filter) and not plan.unsafe_inputs:
+    if prefix and isinstance(prefix[-1], operators.Filter) and not plan.unsafe_inputs:
         flt = prefix.pop()
         plan.fused_filter = flt
         for c in _conjuncts(flt.pred):

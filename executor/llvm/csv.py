@@ -29,17 +29,17 @@ import threading
 
 import numpy as np
 
-from protocol import oids as O
+from splitstream.protocol import oids as type_oids
 
 PARSE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 
 # oid -> (kind, numpy dtype, max digits that cannot overflow)
 _KINDS = {
-    O.INT2: ("int", np.int16, 4),
-    O.INT4: ("int", np.int32, 9),
-    O.INT8: ("int", np.int64, 18),
-    O.FLOAT8: ("float", np.float64, 15),
-    O.BOOL: ("bool", np.bool_, 0),
+    type_oids.INT2: ("int", np.int16, 4),
+    type_oids.INT4: ("int", np.int32, 9),
+    type_oids.INT8: ("int", np.int64, 18),
+    type_oids.FLOAT8: ("float", np.float64, 15),
+    type_oids.BOOL: ("bool", np.bool_, 0),
 }
 MIN_BYTES = 8 << 10            # smaller chunks: the general path's fixed cost does not matter
 

@@ -1,11 +1,11 @@
 """EXPLAIN support: the backend, variant, compile time and rows per pipeline."""
 from __future__ import annotations
 
-from .. import operators as P
+from .. import operators
 
 
 def _aggregates(op, out: dict) -> dict:
-    if isinstance(op, P.Aggregate):
+    if isinstance(op, operators.Aggregate):
         out[id(op.child)] = op
     for c in op.children:
         _aggregates(c, out)

@@ -33,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from catalog.vector import Batch
+from splitstream.catalog.vector import Batch
 
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
@@ -222,10 +222,10 @@ class CompiledSink:
         plan = self.plan
         if plan is None:
             return
-        from .. import expr as X
+        from .. import expr
 
         for k, e in enumerate(plan.input_exprs):
-            if plan.prefix_ops or not isinstance(e, X.ColRef):
+            if plan.prefix_ops or not isinstance(e, expr.ColRef):
                 self.seen_nulls[k] = True
             elif batch.cols[e.idx].nulls is not None:
                 self.seen_nulls[k] = True

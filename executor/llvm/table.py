@@ -402,7 +402,7 @@ class NativeTable:
         arrays -- a numpy gather on its direct-indexed path, Python only for
         keys the table has never seen -- and states are added per group id
         with numpy (the ids are distinct: a native table holds each key once)."""
-        from catalog.vector import Col
+        from splitstream.catalog.vector import Col
 
         if len(table.index) == 0 and table.rows_in == 0:
             return self.to_group_table(table)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from catalog import types as T
-from protocol import oids as O
-from protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
-from .. import expr as X
+from .. import expr
 from ..aggregates import AggSpec
 from ..binder import ExprBinder, Scope, func_args, func_name
 
@@ -26,7 +26,7 @@ class AggCallPlanner:
         order_key = None
         if isinstance(node, exp.Filter):
             fb = ExprBinder(self, scope, context="FILTER")
-            filt = self.coerce(fb.bind(node.expression.this), O.BOOL)
+            filt = self.coerce(fb.bind(node.expression.this), type_oids.BOOL)
             node = node.this
         if isinstance(node, exp.WithinGroup):
             return self._bind_within_group(node, scope, filt)
@@ -71,7 +71,7 @@ class AggCallPlanner:
         if fn == "count" and not args:
             star = True
         args = self._agg_arg_types(fn, args)
-        arg_oids = [a.oid for a in args] or [O.INT8]
+        arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
                                            and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
             # ORDER BY other expressions: carry the keys as hidden trailing arguments
@@ -80,7 +80,7 @@ class AggCallPlanner:
         spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
                        order_key=order_key, star=star)
         if spec.oid == -1:
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(T.type_name(a.oid) for a in args)}) does not exist")
+            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(sqltypes.type_name(a.oid) for a in args)}) does not exist")
         return spec
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
@@ -91,37 +91,37 @@ class AggCallPlanner:
         frac_node = func_args(inner)[0] if func_args(inner) else None
         b = ExprBinder(self, scope, context="aggregate")
         fr = b.bind(frac_node)
-        fraction = float(fr.value) if isinstance(fr, X.Const) else 0.5
+        fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
         o = order.expressions[0]
         arg = b.bind(o.this)
         if fn == "percentile_cont":
-            arg = self.coerce(arg, O.FLOAT8)
+            arg = self.coerce(arg, type_oids.FLOAT8)
         return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
 
-    def _agg_arg_types(self, fn: str, args: list[X.Expr]) -> list[X.Expr]:
+    def _agg_arg_types(self, fn: str, args: list[expr.Expr]) -> list[expr.Expr]:
         """PostgreSQL's argument typing for aggregates: unknown literals read
         as text, where that is ambiguous or has no such aggregate the error
         PostgreSQL gives, and the casts its aggregate signatures imply."""
-        if fn in ("sum", "avg") and args and args[0].oid == O.UNKNOWN:
+        if fn in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
-        args = [self.coerce(a, O.TEXT) if a.oid == O.UNKNOWN else a for a in args]
-        if fn in ("sum", "avg") and args and args[0].oid in (O.TEXT, O.VARCHAR, O.BPCHAR, O.BOOL):
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({T.type_name(args[0].oid) if args[0].oid != O.BPCHAR else 'character'}) does not exist",
+        args = [self.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        if fn in ("sum", "avg") and args and args[0].oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BOOL):
+            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({sqltypes.type_name(args[0].oid) if args[0].oid != type_oids.BPCHAR else 'character'}) does not exist",
                           hint="No function matches the given name and argument types. You might need to add explicit type casts.")
-        if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == O.FLOAT4:
-            args = [self.coerce(args[0], O.FLOAT8)]
+        if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
+            args = [self.coerce(args[0], type_oids.FLOAT8)]
         if fn in ("bool_and", "bool_or", "every") and args:
-            args = [self.coerce(args[0], O.BOOL)]
+            args = [self.coerce(args[0], type_oids.BOOL)]
         if fn == "string_agg" and len(args) == 2:
-            args = [self.coerce(args[0], O.TEXT) if not T.is_string(args[0].oid) else args[0], self.coerce(args[1], O.TEXT)]
+            args = [self.coerce(args[0], type_oids.TEXT) if not sqltypes.is_string(args[0].oid) else args[0], self.coerce(args[1], type_oids.TEXT)]
         return args
 
     def _agg_order_keys(self, order: exp.Order, scope, first: int):
         """Sorter over list-state rows whose sort keys sit at positions first, first+1, ..."""
         b = ExprBinder(self, scope, context="aggregate ORDER BY")
         keys = [(b.bind(o.this), bool(o.args.get("desc")), o.args.get("nulls_first")) for o in order.expressions]
-        extra = [self.coerce(k, O.TEXT) if k.oid == O.UNKNOWN else k for k, _, _ in keys]
+        extra = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k, _, _ in keys]
 
         def sorter(rows):
             from ..operators import _sort_key

@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from catalog import types as T
-from catalog.objects import Relation
-from catalog.vector import Col
-from protocol import oids as O
-from protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.objects import Relation
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
 
-from .. import expr as X
+from .. import expr
 from ..zoned_casts import cast_in_zone, zone_dependent
 
-_OID_FAMILY = (O.OID, O.REGCLASS, O.REGTYPE, O.REGPROC, O.REGNAMESPACE, O.REGROLE)
+_OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
 
 
 class PlannerBase:
@@ -34,40 +34,40 @@ class PlannerBase:
         self.tables_used: set[int] = set()
         self.views_used: list[Relation] = []
 
-    def param(self, idx: int, oid: int | None = None) -> X.Expr:
+    def param(self, idx: int, oid: int | None = None) -> expr.Expr:
         if idx < 0 or idx > 65535:
             raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
         while len(self.param_oids) <= idx:
             self.param_oids.append(0)
         cur = self.param_oids[idx]
-        if cur == 0 and oid is not None and oid != O.UNKNOWN:
+        if cur == 0 and oid is not None and oid != type_oids.UNKNOWN:
             self.param_oids[idx] = oid
             cur = oid
-        p = X.Param(idx, cur if cur else O.UNKNOWN)
+        p = expr.Param(idx, cur if cur else type_oids.UNKNOWN)
         p.planner = self
         return p
 
-    def coerce(self, e: X.Expr, oid: int, typmod: int = -1) -> X.Expr:
+    def coerce(self, e: expr.Expr, oid: int, typmod: int = -1) -> expr.Expr:
         if oid is None:
             return e
-        if isinstance(e, X.Param) and e.oid == O.UNKNOWN:
+        if isinstance(e, expr.Param) and e.oid == type_oids.UNKNOWN:
             return self.param(e.idx, oid)
-        if isinstance(e, X.Const) and e.oid == O.UNKNOWN and e.value is not None:
-            if oid in (O.TEXT, O.VARCHAR, O.BPCHAR, O.NAME) and typmod < 0:
-                return X.Const(e.value, oid)
-            return self.fold_cast(e.value, O.TEXT, oid, typmod)
+        if isinstance(e, expr.Const) and e.oid == type_oids.UNKNOWN and e.value is not None:
+            if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
+                return expr.Const(e.value, oid)
+            return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
         if e.oid == oid and typmod < 0:
             return e
-        if isinstance(e, X.Const) and e.value is not None and T.can_implicit(e.oid, oid):
+        if isinstance(e, expr.Const) and e.value is not None and sqltypes.can_implicit(e.oid, oid):
             # fold the cast of a literal once, at plan time, not per batch
             return self.fold_cast(e.value, e.oid, oid, typmod, explicit=False)
-        if e.oid == O.BOOL and oid != O.BOOL and not T.is_string(oid) and isinstance(e, X.Const) is False and oid in T._NUM_RANK:
-            raise PgError(DATATYPE_MISMATCH, f"argument of type {T.type_name(e.oid)} cannot be coerced to {T.type_name(oid)}")
-        if oid == O.BOOL and e.oid not in (O.BOOL, O.UNKNOWN):
-            raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {T.type_name(e.oid)}")
-        return X.coerce(e, oid, typmod)
+        if e.oid == type_oids.BOOL and oid != type_oids.BOOL and not sqltypes.is_string(oid) and isinstance(e, expr.Const) is False and oid in sqltypes._NUM_RANK:
+            raise PgError(DATATYPE_MISMATCH, f"argument of type {sqltypes.type_name(e.oid)} cannot be coerced to {sqltypes.type_name(oid)}")
+        if oid == type_oids.BOOL and e.oid not in (type_oids.BOOL, type_oids.UNKNOWN):
+            raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {sqltypes.type_name(e.oid)}")
+        return expr.coerce(e, oid, typmod)
 
-    def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> X.Const:
+    def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> expr.Const:
         """A literal cast at plan time.  Casts involving timestamptz use the
         session's TimeZone; a plan is made again when that setting changes
         (``Prepared.planned_under``), so folding them here stays correct."""
@@ -76,49 +76,49 @@ class PlannerBase:
         if tz != "UTC" and zone_dependent(src, oid):
             col = cast_in_zone(col, oid, typmod, explicit, tz)
         else:
-            col = T.cast_col(col, oid, typmod, explicit)
-        return X.Const(col.to_pylist()[0], oid, typmod)
+            col = sqltypes.cast_col(col, oid, typmod, explicit)
+        return expr.Const(col.to_pylist()[0], oid, typmod)
 
-    def unify(self, a: X.Expr, b: X.Expr, context: str) -> tuple[X.Expr, X.Expr]:
+    def unify(self, a: expr.Expr, b: expr.Expr, context: str) -> tuple[expr.Expr, expr.Expr]:
         if a.oid == b.oid:
-            if a.oid == O.UNKNOWN:
-                return self.coerce(a, O.TEXT), self.coerce(b, O.TEXT)
+            if a.oid == type_oids.UNKNOWN:
+                return self.coerce(a, type_oids.TEXT), self.coerce(b, type_oids.TEXT)
             return a, b
-        if a.oid == O.UNKNOWN:
+        if a.oid == type_oids.UNKNOWN:
             return self.coerce(a, b.oid), b
-        if b.oid == O.UNKNOWN:
+        if b.oid == type_oids.UNKNOWN:
             return a, self.coerce(b, a.oid)
         if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
-            return self.coerce(a, O.OID), self.coerce(b, O.OID)
+            return self.coerce(a, type_oids.OID), self.coerce(b, type_oids.OID)
         try:
-            t = T.common_type(a.oid, b.oid, context)
+            t = sqltypes.common_type(a.oid, b.oid, context)
         except PgError:
-            if {a.oid, b.oid} & {O.TIME, O.INTERVAL}:
+            if {a.oid, b.oid} & {type_oids.TIME, type_oids.INTERVAL}:
                 raise
-            raise PgError("42883", f"operator does not exist: {T.type_name(a.oid)} = {T.type_name(b.oid)}",
+            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(a.oid)} = {sqltypes.type_name(b.oid)}",
                           hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
         return self.coerce(a, t), self.coerce(b, t)
 
-    def arith(self, op: str, l: X.Expr, r: X.Expr) -> X.Expr:
+    def arith(self, op: str, l: expr.Expr, r: expr.Expr) -> expr.Expr:
         from ..datetime_ops import temporal_arith
 
         te = temporal_arith(self, op, l, r)
         if te is not None:
             return te
-        if l.oid == O.UNKNOWN and r.oid == O.UNKNOWN:
-            l, r = self.coerce(l, O.NUMERIC), self.coerce(r, O.NUMERIC)
-        elif l.oid == O.UNKNOWN:
-            l = self.coerce(l, r.oid if r.oid in T._NUM_RANK else O.NUMERIC)
-        elif r.oid == O.UNKNOWN:
-            r = self.coerce(r, l.oid if l.oid in T._NUM_RANK else O.NUMERIC)
+        if l.oid == type_oids.UNKNOWN and r.oid == type_oids.UNKNOWN:
+            l, r = self.coerce(l, type_oids.NUMERIC), self.coerce(r, type_oids.NUMERIC)
+        elif l.oid == type_oids.UNKNOWN:
+            l = self.coerce(l, r.oid if r.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        elif r.oid == type_oids.UNKNOWN:
+            r = self.coerce(r, l.oid if l.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
         if op == "^":
-            t = O.NUMERIC if O.NUMERIC in (l.oid, r.oid) and O.FLOAT8 not in (l.oid, r.oid) else O.FLOAT8
+            t = type_oids.NUMERIC if type_oids.NUMERIC in (l.oid, r.oid) and type_oids.FLOAT8 not in (l.oid, r.oid) else type_oids.FLOAT8
         else:
-            t = T.arith_type(op, l.oid, r.oid)
+            t = sqltypes.arith_type(op, l.oid, r.oid)
         if t < 0:
-            raise PgError("42883", f"operator does not exist: {T.type_name(l.oid)} {op} {T.type_name(r.oid)}",
+            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(l.oid)} {op} {sqltypes.type_name(r.oid)}",
                           hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
-        return X.Arith(op, self.coerce(l, t), self.coerce(r, t), t)
+        return expr.Arith(op, self.coerce(l, t), self.coerce(r, t), t)
 
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state
@@ -147,15 +147,15 @@ class PlannerBase:
         name = text.strip()
         if name.isdigit():
             return int(name)
-        if oid == O.REGTYPE:
-            t = T.oid_by_name(name)
+        if oid == type_oids.REGTYPE:
+            t = sqltypes.oid_by_name(name)
             if t is None:
                 raise PgError("42704", f'type "{name}" does not exist')
             return t
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
-            from catalog import system
+            from splitstream.catalog import system
 
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
             if vt is not None:

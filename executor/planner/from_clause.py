@@ -11,19 +11,19 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 
 
 class FromPlanner:
     """FROM items (tables, views, CTEs, subqueries, functions) and the join order."""
 
-    def plan_from_item(self, item: exp.Expression, outer: Scope | None, corr) -> tuple[P.Op, Scope]:
+    def plan_from_item(self, item: exp.Expression, outer: Scope | None, corr) -> tuple[operators.Op, Scope]:
         alias_node = item.args.get("alias")
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
@@ -57,18 +57,18 @@ class FromPlanner:
             raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql('postgres')[:60]}")
 
-    def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[P.Op, Scope]:
+    def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
         if schema is None:
             cte = self.find_cte(name)
             if cte is not None:
                 return _cte_scan(name, cte, alias, colaliases, outer)
-        from catalog import system
+        from splitstream.catalog import system
 
         rel = self.lookup_relation(name, schema)
         if rel is None:
             vt = system.lookup(name, schema, self.search_path())
             if vt is not None:
-                op = P.VirtualScan(vt.name, [P.OutCol(n, o) for n, o in vt.columns],
+                op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
                                    lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
                 cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
                 return op, Scope(cols, outer, tables=[alias])
@@ -76,7 +76,7 @@ class FromPlanner:
             raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
         if rel.kind == "r":
             self.tables_used.add(rel.oid)
-            op = P.TableScan(rel, alias)
+            op = operators.TableScan(rel, alias)
         elif rel.kind == "f":
             self.streams_used.append(rel)
             op = self.engine.streams.scan_op(rel, alias, self)
@@ -96,7 +96,7 @@ class FromPlanner:
             cols.append(ScopeCol(alias, nm, c.oid, c.typmod, hidden=c.hidden))
         return op, Scope(cols, outer, tables=[alias])
 
-    def _plan_view(self, rel) -> P.Op:
+    def _plan_view(self, rel) -> operators.Op:
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
         q = sqlglot.parse_one(rel.sql, read="postgres")
@@ -107,8 +107,8 @@ class FromPlanner:
         finally:
             self.ctes = saved
         names = [c.name for c in rel.live_columns]
-        return P.Project(inner, [X.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
-                         [P.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
+        return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
+                         [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
         from ..srf import table_function
@@ -118,23 +118,23 @@ class FromPlanner:
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
         args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
         op = table_function(self, name, args, alias, colaliases)
-        if ordinality and isinstance(op, P.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
+        if ordinality and isinstance(op, operators.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
             inner_fn, k = op.fn, len(op.out)
 
             def with_ordinality(vals, ctx, _fn=inner_fn):
                 b = _fn(vals, ctx)
-                return Batch(list(b.cols) + [Col(np.arange(1, b.n + 1, dtype=np.int64), None, O.INT8)], b.n)
+                return Batch(list(b.cols) + [Col(np.arange(1, b.n + 1, dtype=np.int64), None, type_oids.INT8)], b.n)
 
-            out = list(op.out) + [P.OutCol(colaliases[k] if len(colaliases) > k else "ordinality", O.INT8)]
-            op = P.FunctionScan(op.name, with_ordinality, op.args, out)
+            out = list(op.out) + [operators.OutCol(colaliases[k] if len(colaliases) > k else "ordinality", type_oids.INT8)]
+            op = operators.FunctionScan(op.name, with_ordinality, op.args, out)
         a = alias or name
         cols = [ScopeCol(a, c.name, c.oid) for c in op.out]
         return op, Scope(cols, outer, tables=[a])
 
-    def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[P.Op, Scope]:
+    def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[operators.Op, Scope]:
         from_ = sel.args.get("from") or sel.args.get("from_")
         if from_ is None:
-            return P.Result1(), Scope([], outer)
+            return operators.Result1(), Scope([], outer)
         items = [from_.this] + list(from_.expressions or [])
         joins = list(sel.args.get("joins") or [])
         while joins and _is_comma_item(joins[0]):
@@ -190,13 +190,13 @@ def _is_comma_item(j: exp.Join) -> bool:
     return not any(j.args.get(k) for k in ("on", "using", "side", "kind", "method"))
 
 
-def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -> tuple[P.Op, Scope]:
+def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -> tuple[operators.Op, Scope]:
     """A reference to a WITH query: a scan of its materialised result, or of
     the working table while a recursive CTE's recursive term is planned."""
     kind, plan, out = cte
     if kind == "work":
-        op = P.WorkTableScan(plan, out)
+        op = operators.WorkTableScan(plan, out)
     else:
-        op = P.CTEScan(name, plan, out)
+        op = operators.CTEScan(name, plan, out)
     cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]
     return op, Scope(cols, outer, tables=[alias])

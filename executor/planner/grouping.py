@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 from sqlglot import exp
 
-from catalog.vector import Col
-from protocol import oids as O
-from protocol.errors import GROUPING_ERROR, INVALID_COLUMN_REFERENCE, PgError
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import GROUPING_ERROR, INVALID_COLUMN_REFERENCE, PgError
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from ..aggregates import AGGREGATES, AggSpec
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from .names import _BoundRef, expr_name
@@ -52,7 +52,7 @@ class GroupingPlanner:
         in_binder = ExprBinder(self, scope, context="GROUP BY")
         key_nodes, sets = self._group_keys(group, select_items)
         keys = [in_binder.bind(k) for k in key_nodes]
-        keys = [self.coerce(k, O.TEXT) if k.oid == O.UNKNOWN else k for k in keys]
+        keys = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k in keys]
         key_sql = [k.sql("postgres") for k in key_nodes]
         aggs: list[AggSpec] = []
         agg_sql: list[str] = []
@@ -62,11 +62,11 @@ class GroupingPlanner:
             sql = node.sql("postgres")
             if sql in agg_sql:
                 i = agg_sql.index(sql)
-                return X.ColRef(nkeys + i, aggs[i].oid, aggs[i].func)
+                return expr.ColRef(nkeys + i, aggs[i].oid, aggs[i].func)
             spec = self.bind_agg(node, scope)
             aggs.append(spec)
             agg_sql.append(sql)
-            return X.ColRef(nkeys + len(aggs) - 1, spec.oid, spec.func)
+            return expr.ColRef(nkeys + len(aggs) - 1, spec.oid, spec.func)
 
         def group_match(node):
             if isinstance(node, _BoundRef):
@@ -74,7 +74,7 @@ class GroupingPlanner:
             sql = node.sql("postgres")
             for i, k in enumerate(key_sql):
                 if sql == k:
-                    return X.ColRef(i, keys[i].oid, expr_name(key_nodes[i]), keys[i].typmod)
+                    return expr.ColRef(i, keys[i].oid, expr_name(key_nodes[i]), keys[i].typmod)
             if isinstance(node, exp.Func) and func_name(node) == "grouping":
                 return _grouping_call(node, key_sql, keys)
             return None
@@ -87,16 +87,16 @@ class GroupingPlanner:
         # bind select list / having / order once to discover aggregates
         # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
         hav = self._discover_aggs(make_post(_discover_window), sel, select_items, key_nodes, having)
-        out = [P.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [P.OutCol(a.func, a.oid) for a in aggs]
+        out = [operators.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
         if sets is not None:
-            out.append(P.OutCol("__grouping", O.INT4, hidden=True))
-        agg_op = P.Aggregate(op, keys, aggs, out, sets)
+            out.append(operators.OutCol("__grouping", type_oids.INT4, hidden=True))
+        agg_op = operators.Aggregate(op, keys, aggs, out, sets)
         new_cols = [ScopeCol(None, c.name, c.oid, hidden=True) for c in out]
         new_scope = Scope(new_cols, outer)
         _GroupingIdRef.index = len(out) - 1
-        result_op: P.Op = agg_op
+        result_op: operators.Op = agg_op
         if hav is not None:
-            result_op = P.Filter(agg_op, hav)
+            result_op = operators.Filter(agg_op, hav)
 
         def bind_post(window_handler=None):
             b = make_post(window_handler)
@@ -105,7 +105,7 @@ class GroupingPlanner:
 
         return result_op, new_scope, bind_post
 
-    def _discover_aggs(self, post, sel, select_items, key_nodes, having) -> X.Expr | None:
+    def _discover_aggs(self, post, sel, select_items, key_nodes, having) -> expr.Expr | None:
         """Bind the select list, HAVING and ORDER BY once so that every
         aggregate call registers (in that order: it is the output order);
         returns the bound HAVING condition."""
@@ -116,7 +116,7 @@ class GroupingPlanner:
             self._discover(post, item.this if isinstance(item, exp.Alias) else item)
         hav = None
         if having is not None:
-            hav = self.coerce(post.bind(having.this), O.BOOL)
+            hav = self.coerce(post.bind(having.this), type_oids.BOOL)
         order = sel.args.get("order")
         if order is not None:
             for o in order.expressions:
@@ -181,9 +181,9 @@ class GroupingPlanner:
         return False
 
 
-class _GroupingIdRef(X.Expr):
+class _GroupingIdRef(expr.Expr):
     index = 0
-    oid = O.INT4
+    oid = type_oids.INT4
 
     def eval(self, batch, ctx):
         return batch.cols[_GroupingIdRef.index]
@@ -203,7 +203,7 @@ class _PostAggBinder:
             if m is None:
                 for i, c in enumerate(self.new_scope.cols):
                     if c.name == node.col.name:
-                        return X.ColRef(i, c.oid, c.name)
+                        return expr.ColRef(i, c.oid, c.name)
             return m
         return self.inner.bind(node)
 
@@ -229,7 +229,7 @@ def _set_options(sp, key_index) -> list[list[int]]:
     return options
 
 
-def _grouping_call(node, key_sql: list[str], keys: list[X.Expr]) -> X.Expr:
+def _grouping_call(node, key_sql: list[str], keys: list[expr.Expr]) -> expr.Expr:
     """``grouping(a, b, ...)``: one bit per argument, set where that key is
     not grouped in the row's grouping set (read from the hidden grouping id)."""
     idxs = [key_sql.index(a.sql("postgres")) for a in func_args(node)]
@@ -240,9 +240,9 @@ def _grouping_call(node, key_sql: list[str], keys: list[X.Expr]) -> X.Expr:
         nk = len(keys)
         for j in _idxs:
             out = out * 2 + ((gid >> (nk - 1 - j)) & 1)
-        return Col(out.astype(np.int32), None, O.INT4)
+        return Col(out.astype(np.int32), None, type_oids.INT4)
 
-    return X.Func("grouping", impl, [_GroupingIdRef()], O.INT4)
+    return expr.Func("grouping", impl, [_GroupingIdRef()], type_oids.INT4)
 
 
 def _discover_window(node, binder):
@@ -255,7 +255,7 @@ def _discover_window(node, binder):
     parts += [ob.this for ob in (o.expressions if o is not None else [])]
     for part in parts:
         binder.bind(part)
-    return X.Const(None, O.UNKNOWN)
+    return expr.Const(None, type_oids.UNKNOWN)
 
 
 def _check_grouped(item: _BoundRef, key_nodes: list) -> None:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from catalog import types as T
-from protocol import oids as O
-from protocol.errors import UNDEFINED_COLUMN, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import UNDEFINED_COLUMN, PgError
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, ident
 from .quals import split_conjuncts
 
@@ -55,7 +55,7 @@ class JoinPlanner:
         plan = self.plan_query(q, inner_scope, None)
         a = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else "lateral"
         # references to the left side are OuterRefs at depth 1
-        lop = P.LateralJoin(op, plan, "left" if kind == "left" else "inner")
+        lop = operators.LateralJoin(op, plan, "left" if kind == "left" else "inner")
         cols = scope.cols + [ScopeCol(a, c.name, c.oid) for c in plan.out]
         new_scope = Scope(cols, outer, tables=scope.tables + [a])
         new_scope.correlated = scope.correlated
@@ -68,22 +68,22 @@ class JoinPlanner:
             ri = rscope.find(nm, None)
             if not li or not ri:
                 raise PgError(UNDEFINED_COLUMN, f'column "{nm}" specified in USING clause does not exist in {"left" if not li else "right"} table')
-            l = X.ColRef(li[0], lscope.cols[li[0]].oid, nm)
-            r = X.ColRef(ri[0], rscope.cols[ri[0]].oid, nm)
+            l = expr.ColRef(li[0], lscope.cols[li[0]].oid, nm)
+            r = expr.ColRef(ri[0], rscope.cols[ri[0]].oid, nm)
             if l.oid != r.oid:
-                t = T.common_type(l.oid, r.oid, "JOIN/USING")
+                t = sqltypes.common_type(l.oid, r.oid, "JOIN/USING")
                 l, r = self.coerce(l, t), self.coerce(r, t)
             lkeys.append(l)
             rkeys.append(r)
         j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
         exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
-        proj = P.Project(j, exprs, out)
+        proj = operators.Project(j, exprs, out)
         scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
         scope.correlated = lscope.correlated
         scope.using_names = set(names)
         return proj, scope
 
-    def join(self, lop, lscope, rop, rscope, kind, on, outer, where_conj) -> tuple[P.Op, Scope]:
+    def join(self, lop, lscope, rop, rscope, kind, on, outer, where_conj) -> tuple[operators.Op, Scope]:
         cols = lscope.cols + rscope.cols
         for t in rscope.tables:
             if t in lscope.tables and t not in ("?subquery?",):
@@ -115,12 +115,12 @@ class JoinPlanner:
                     lkeys.append(a)
                     rkeys.append(self._shift(b, -nl))
                     continue
-            residual.append(self.coerce(binder.bind(c), O.BOOL))
-        res = X.And(residual) if len(residual) > 1 else (residual[0] if residual else None)
+            residual.append(self.coerce(binder.bind(c), type_oids.BOOL))
+        res = expr.And(residual) if len(residual) > 1 else (residual[0] if residual else None)
         jkind = "inner" if kind == "cross" else kind
         return self._probe_join(lop, rop, lkeys, rkeys, res, jkind), scope
 
-    def _probe_join(self, lop, rop, lkeys, rkeys, res, kind) -> P.Op:
+    def _probe_join(self, lop, rop, lkeys, rkeys, res, kind) -> operators.Op:
         """The join operator for ``lop <kind> JOIN rop`` (output: left columns,
         then right ones).
 
@@ -134,47 +134,47 @@ class JoinPlanner:
         if swap is not None and self._is_stream(rop) and not self._is_stream(lop):
             return self._swapped_join(lop, rop, lkeys, rkeys, res, nl, len(rop.out), swap)
         if lkeys:
-            return P.HashJoin(lop, rop, lkeys, rkeys, kind, res)
-        return P.NestedLoopJoin(lop, rop, res, kind)
+            return operators.HashJoin(lop, rop, lkeys, rkeys, kind, res)
+        return operators.NestedLoopJoin(lop, rop, res, kind)
 
-    def _swapped_join(self, lop, rop, lkeys, rkeys, res, nl, nr, kind) -> P.Op:
+    def _swapped_join(self, lop, rop, lkeys, rkeys, res, nl, nr, kind) -> operators.Op:
         """Build on the table, probe with the stream, then restore column order."""
         # residual and keys were bound with left columns first; remap indices
-        def remap(e: X.Expr) -> X.Expr:
+        def remap(e: expr.Expr) -> expr.Expr:
             for node in _unique_nodes(e):
-                if isinstance(node, X.ColRef):
+                if isinstance(node, expr.ColRef):
                     node.idx = node.idx + nr if node.idx < nl else node.idx - nl
             return e
 
         if res is not None:
             res = remap(res)
-        j = P.HashJoin(rop, lop, list(rkeys), list(lkeys), kind, res) if lkeys else P.NestedLoopJoin(rop, lop, res, kind)
-        exprs = [X.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])] + \
-                [X.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
-        proj = P.Project(j, exprs, j.out[nr:] + j.out[:nr])
+        j = operators.HashJoin(rop, lop, list(rkeys), list(lkeys), kind, res) if lkeys else operators.NestedLoopJoin(rop, lop, res, kind)
+        exprs = [expr.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])] + \
+                [expr.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
+        proj = operators.Project(j, exprs, j.out[nr:] + j.out[:nr])
         proj.permutation = True     # push_filters sees through it, as after a reordered comma join
         return proj
 
     def _is_stream(self, op) -> bool:
         return getattr(op, "is_stream", False) or any(self._is_stream(c) for c in op.children)
 
-    def _side(self, e: X.Expr, nl: int) -> str:
+    def _side(self, e: expr.Expr, nl: int) -> str:
         sides = set()
         for node in e.walk():
-            if isinstance(node, X.ColRef):
+            if isinstance(node, expr.ColRef):
                 sides.add("l" if node.idx < nl else "r")
-            if isinstance(node, X.OuterRef) or (isinstance(node, X.SubqueryExpr) and node.correlated):
+            if isinstance(node, expr.OuterRef) or (isinstance(node, expr.SubqueryExpr) and node.correlated):
                 # a correlated subquery reads the whole current row: it cannot move
                 return "x"
         if len(sides) == 1:
             return sides.pop()
         return "x" if sides else "c"
 
-    def _shift(self, e: X.Expr, delta: int) -> X.Expr:
+    def _shift(self, e: expr.Expr, delta: int) -> expr.Expr:
         if delta == 0:
             return e
         for node in _unique_nodes(e):
-            if isinstance(node, X.ColRef):
+            if isinstance(node, expr.ColRef):
                 node.idx += delta
         return e
 
@@ -199,18 +199,18 @@ class JoinPlanner:
                 r = True
         return l and r
 
-    def push_filters(self, op: P.Op, preds: list[X.Expr]) -> P.Op:
+    def push_filters(self, op: operators.Op, preds: list[expr.Expr]) -> operators.Op:
         """Put each predicate directly above the scan it needs, when possible."""
-        if isinstance(op, P.Project) and getattr(op, "permutation", False) and preds:
+        if isinstance(op, operators.Project) and getattr(op, "permutation", False) and preds:
             # a pure column reordering (comma joins): push through it
             for pr in preds:
                 for node in _unique_nodes(pr):
-                    if isinstance(node, X.ColRef):
+                    if isinstance(node, expr.ColRef):
                         node.idx = op.exprs[node.idx].idx
             op.child = self.push_filters(op.child, preds)
             op.children = [op.child]
             return op
-        if isinstance(op, (P.HashJoin, P.NestedLoopJoin)) and op.kind == "inner":
+        if isinstance(op, (operators.HashJoin, operators.NestedLoopJoin)) and op.kind == "inner":
             nl = len(op.left.out)
             left_p, right_p, rest = [], [], []
             for p in preds:
@@ -226,12 +226,12 @@ class JoinPlanner:
             if right_p:
                 op.right = self.push_filters(op.right, right_p)
             op.children = [op.left, op.right]
-            if isinstance(op, P.NestedLoopJoin):
+            if isinstance(op, operators.NestedLoopJoin):
                 op.inner.left, op.inner.right = op.left, op.right
             preds = rest
         if not preds:
             return op
-        return P.Filter(op, X.And(preds) if len(preds) > 1 else preds[0])
+        return operators.Filter(op, expr.And(preds) if len(preds) > 1 else preds[0])
 
 
 #: joins whose inputs may trade places, and the kind they become: a stream on
@@ -240,7 +240,7 @@ class JoinPlanner:
 _SWAPPED_KIND = {"inner": "inner", "right": "left"}
 
 
-def _unique_nodes(e: X.Expr):
+def _unique_nodes(e: expr.Expr):
     """Each node of a bound tree once: binders share sub-expressions (BETWEEN
     uses its operand twice), so in-place index rewrites must not visit a
     shared node twice."""
@@ -251,7 +251,7 @@ def _unique_nodes(e: X.Expr):
             yield node
 
 
-def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[X.Expr]):
+def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[expr.Expr]):
     """Projection of a USING / NATURAL join: the merged USING columns first
     (COALESCE for full joins), then every input column, the USING ones hidden
     (qualified access ``t.col`` still finds them)."""
@@ -261,23 +261,23 @@ def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lke
         li = lscope.find(nm, None)[0]
         ri = rscope.find(nm, None)[0] + nl
         if kind == "full":
-            e = X.Coalesce([X.coerce(X.ColRef(li, lscope.cols[li].oid), l.oid), X.coerce(X.ColRef(ri, rscope.cols[ri - nl].oid), l.oid)], l.oid)
+            e = expr.Coalesce([expr.coerce(expr.ColRef(li, lscope.cols[li].oid), l.oid), expr.coerce(expr.ColRef(ri, rscope.cols[ri - nl].oid), l.oid)], l.oid)
         elif kind == "right":
-            e = X.ColRef(ri, rscope.cols[ri - nl].oid)
+            e = expr.ColRef(ri, rscope.cols[ri - nl].oid)
         else:
-            e = X.ColRef(li, lscope.cols[li].oid)
+            e = expr.ColRef(li, lscope.cols[li].oid)
         exprs.append(e)
-        out.append(P.OutCol(nm, e.oid))
+        out.append(operators.OutCol(nm, e.oid))
         cols.append(ScopeCol(None, nm, e.oid))
     for base, side in ((0, lscope), (nl, rscope)):
         for i, c in enumerate(side.cols):
-            exprs.append(X.ColRef(base + i, c.oid, c.name))
-            out.append(P.OutCol(c.name, c.oid, c.typmod))
+            exprs.append(expr.ColRef(base + i, c.oid, c.name))
+            out.append(operators.OutCol(c.name, c.oid, c.typmod))
             cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
     return exprs, out, cols
 
 
-def _restore_from_order(op: P.Op, scope: Scope, planned: list, order: list[int]) -> tuple[P.Op, Scope]:
+def _restore_from_order(op: operators.Op, scope: Scope, planned: list, order: list[int]) -> tuple[operators.Op, Scope]:
     """After a reordered comma join: a pure column permutation back to FROM
     order (marked so ``push_filters`` can see through it)."""
     starts, pos = {}, 0
@@ -285,8 +285,8 @@ def _restore_from_order(op: P.Op, scope: Scope, planned: list, order: list[int])
         starts[k] = pos
         pos += len(planned[k][1].cols)
     idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
-    exprs = [X.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
-    proj = P.Project(op, exprs, [op.out[i] for i in idx])
+    exprs = [expr.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
+    proj = operators.Project(op, exprs, [op.out[i] for i in idx])
     proj.permutation = True
     new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
                       tables=[t for k in range(len(planned)) for t in planned[k][1].tables])

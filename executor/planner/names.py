@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from catalog import types as T
-from protocol import oids as O
+from splitstream.catalog import types as sqltypes
+from splitstream.protocol import oids as type_oids
 
-from .. import expr as X
+from .. import expr
 from ..binder import ExprBinder, ScopeCol, datatype_to_oid, func_name, ident
 
 
@@ -58,7 +58,7 @@ def expr_name(node: exp.Expression) -> str:
             if n != "?column?":
                 return n
         oid, _ = datatype_to_oid(node.to)
-        return T.type_name(oid) if oid not in O.ELEMENT_OF else T.type_name(oid)
+        return sqltypes.type_name(oid) if oid not in type_oids.ELEMENT_OF else sqltypes.type_name(oid)
     if isinstance(node, (exp.Window, exp.Filter, exp.WithinGroup)):
         return expr_name(node.this)
     for classes, name in _FIXED_NAMES:
@@ -100,7 +100,7 @@ class _BoundRef(exp.Expression):
 
 
 def _bound_ref_bind(self, node):
-    return X.ColRef(node.idx, node.col.oid, node.col.name, node.col.typmod)
+    return expr.ColRef(node.idx, node.col.oid, node.col.name, node.col.typmod)
 
 
 # star-expanded items bind straight to their column (ExprBinder dispatches on the class name)

@@ -9,24 +9,24 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from catalog import types as T
-from protocol import oids as O
-from protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, PgError
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from ..binder import ExprBinder, Scope, ident
 
 
 class QueryPlanner:
     """Entry point for a query expression: WITH, set operations and VALUES."""
 
-    def subplan(self, node: exp.Expression, outer: Scope) -> tuple[P.Op, bool]:
+    def subplan(self, node: exp.Expression, outer: Scope) -> tuple[operators.Op, bool]:
         corr = [False]
         plan = self.plan_query(node, outer, corr)
         return plan, corr[0]
 
-    def plan_query(self, node: exp.Expression, outer: Scope | None = None, corr: list | None = None) -> P.Op:
+    def plan_query(self, node: exp.Expression, outer: Scope | None = None, corr: list | None = None) -> operators.Op:
         if isinstance(node, exp.Subquery):
             inner = self.plan_query(node.this, outer, corr)
             return self._order_limit_wrapper(node, inner, outer, corr)
@@ -60,7 +60,7 @@ class QueryPlanner:
         body = cte.this
         if recursive and isinstance(body, exp.Union) and self._refers_to(body.expression, name):
             base = self.plan_query(body.this, outer, corr)
-            out = [P.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(base.out)]
+            out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(base.out)]
             holder: dict = {}
 
             def builder():
@@ -70,22 +70,22 @@ class QueryPlanner:
                 finally:
                     self.ctes.pop()
 
-            ru = P.RecursiveUnion(name, base, builder, not body.args.get("distinct", True) or bool(body.args.get("distinct") is False), out)
+            ru = operators.RecursiveUnion(name, base, builder, not body.args.get("distinct", True) or bool(body.args.get("distinct") is False), out)
             ru.all = not bool(body.args.get("distinct"))
             holder["ru"] = ru
             # build once now to surface errors and fix output types
             rec = builder()
             ru.builder = lambda: rec
             for i, (a, b) in enumerate(zip(out, rec.out)):
-                if a.oid != b.oid and a.oid in (O.INT4,) and b.oid in (O.INT8, O.NUMERIC):
+                if a.oid != b.oid and a.oid in (type_oids.INT4,) and b.oid in (type_oids.INT8, type_oids.NUMERIC):
                     raise PgError(DATATYPE_MISMATCH,
-                                  f'recursive query "{name}" column {i + 1} has type {T.format_type(a.oid)} in non-recursive term but type {T.format_type(b.oid)} overall',
+                                  f'recursive query "{name}" column {i + 1} has type {sqltypes.format_type(a.oid)} in non-recursive term but type {sqltypes.format_type(b.oid)} overall',
                                   hint="Cast the output of the non-recursive term to the correct type.")
             self.ctes[-1][name] = ("plan", ru, out)
             return
         plan = self.plan_query(body, outer, corr)
-        out = [P.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
-        self.ctes[-1][name] = ("plan", P.Materialized(name, plan), out)
+        out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
+        self.ctes[-1][name] = ("plan", operators.Materialized(name, plan), out)
 
     def _refers_to(self, node, name) -> bool:
         for t in node.find_all(exp.Table):
@@ -99,7 +99,7 @@ class QueryPlanner:
                 return level[name]
         return None
 
-    def plan_setop(self, node, outer, corr) -> P.Op:
+    def plan_setop(self, node, outer, corr) -> operators.Op:
         kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
         l = self.plan_query(node.this, outer, corr)
         r = self.plan_query(node.expression, outer, corr)
@@ -107,12 +107,12 @@ class QueryPlanner:
             raise PgError(SYNTAX_ERROR, f"each {kind.upper()} query must have the same number of columns")
         out = []
         for a, b in zip(l.out, r.out):
-            t = a.oid if a.oid == b.oid else T.common_type(a.oid, b.oid, kind.upper())
-            if t == O.UNKNOWN:
-                t = O.TEXT
-            out.append(P.OutCol(a.name, t))
+            t = a.oid if a.oid == b.oid else sqltypes.common_type(a.oid, b.oid, kind.upper())
+            if t == type_oids.UNKNOWN:
+                t = type_oids.TEXT
+            out.append(operators.OutCol(a.name, t))
         all_ = not bool(node.args.get("distinct"))
-        op: P.Op = P.SetOp(kind, all_, l, r, out)
+        op: operators.Op = operators.SetOp(kind, all_, l, r, out)
         order = node.args.get("order")
         if order is not None:
             names = [c.name for c in out]
@@ -126,11 +126,11 @@ class QueryPlanner:
                     if nm not in names:
                         raise PgError(UNDEFINED_COLUMN, f'column "{nm}" does not exist')
                     i = names.index(nm)
-                keys.append((X.ColRef(i, out[i].oid), bool(o.args.get("desc")), o.args.get("nulls_first")))
-            op = P.Sort(op, keys)
+                keys.append((expr.ColRef(i, out[i].oid), bool(o.args.get("desc")), o.args.get("nulls_first")))
+            op = operators.Sort(op, keys)
         return self.plan_limit(node, op, None)
 
-    def plan_values(self, node: exp.Values, outer) -> P.Op:
+    def plan_values(self, node: exp.Values, outer) -> operators.Op:
         b = ExprBinder(self, outer or Scope([]), context="VALUES")
         rows = []
         for t in node.expressions:
@@ -141,13 +141,13 @@ class QueryPlanner:
             raise PgError(SYNTAX_ERROR, "VALUES lists must all be the same length")
         out = []
         for j in range(width):
-            t = O.UNKNOWN
+            t = type_oids.UNKNOWN
             for r in rows:
                 o = r[j].oid
-                if o != O.UNKNOWN:
-                    t = o if t == O.UNKNOWN else T.common_type(t, o, "VALUES")
-            if t == O.UNKNOWN:
-                t = O.TEXT
-            out.append(P.OutCol(f"column{j + 1}", t))
+                if o != type_oids.UNKNOWN:
+                    t = o if t == type_oids.UNKNOWN else sqltypes.common_type(t, o, "VALUES")
+            if t == type_oids.UNKNOWN:
+                t = type_oids.TEXT
+            out.append(operators.OutCol(f"column{j + 1}", t))
         rows = [[self.coerce(r[j], out[j].oid) for j in range(width)] for r in rows]
-        return P.ValuesScan(rows, out)
+        return operators.ValuesScan(rows, out)

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from protocol import oids as O
-from protocol.errors import (
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, GROUPING_ERROR, INVALID_COLUMN_REFERENCE, SYNTAX_ERROR, UNDEFINED_TABLE, PgError,
 )
 
-from .. import expr as X
-from .. import operators as P
+from .. import expr
+from .. import operators
 from ..binder import ExprBinder, Scope, func_args, func_name, ident
 from ..decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .names import _BoundRef, expr_name
@@ -26,7 +26,7 @@ from .quals import factor_ors, split_conjuncts
 class SelectPlanner:
     """One SELECT: WHERE, select list, SRFs, DISTINCT, ORDER BY, LIMIT."""
 
-    def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> P.Op:
+    def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> operators.Op:
         where_conj = split_conjuncts(sel.args.get("where").this) if sel.args.get("where") else []
         where_conj = factor_ors(where_conj)
         op, scope = self.plan_from(sel, outer, corr, where_conj)
@@ -65,12 +65,12 @@ class SelectPlanner:
             from ..window import WindowOp
 
             op = WindowOp(op, win_specs)
-        out = [P.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [P.OutCol("?sort?", e.oid) for e in extra]
+        out = [operators.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
         op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
         op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra))
         op = self.plan_limit(sel, op, scope)
         if extra:
-            op = P.Project(op, [X.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
+            op = operators.Project(op, [expr.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
         return op
 
     def _plan_where(self, op, scope, outer, where_conj):
@@ -87,30 +87,30 @@ class SelectPlanner:
                 if list(c.find_all(exp.AggFunc)) and not list(c.find_all(exp.Subquery, exp.Select)):
                     raise PgError(GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
                 e = binder.bind(c)
-                preds.append(self.coerce(e, O.BOOL) if e.oid != O.BOOL else e)
+                preds.append(self.coerce(e, type_oids.BOOL) if e.oid != type_oids.BOOL else e)
             op = self.push_filters(op, preds)
         for c in semi:
             j = try_semi_join(self, op, scope, outer, c)
             if j is None:  # cannot happen after a successful probe, but stay correct
                 binder = ExprBinder(self, scope, context="WHERE")
-                op = P.Filter(op, self.coerce(binder.bind(c), O.BOOL))
+                op = operators.Filter(op, self.coerce(binder.bind(c), type_oids.BOOL))
             else:
                 op = j
         return op, scope
 
-    def _bind_select_list(self, binder, select_items) -> tuple[list[X.Expr], list[str]]:
+    def _bind_select_list(self, binder, select_items) -> tuple[list[expr.Expr], list[str]]:
         """Bound select-list expressions and their output names; a
         set-returning item gets a placeholder (``_project_set`` fills it)."""
         exprs, names = [], []
         srf_at = set(self._find_srfs(select_items))
         for k, item in enumerate(select_items):
             if k in srf_at:
-                exprs.append(X.Const(None, O.TEXT))
+                exprs.append(expr.Const(None, type_oids.TEXT))
                 names.append(expr_name(item))
                 continue
             e = binder.bind(item.this if isinstance(item, exp.Alias) else item)
-            if e.oid == O.UNKNOWN:
-                e = self.coerce(e, O.TEXT)
+            if e.oid == type_oids.UNKNOWN:
+                e = self.coerce(e, type_oids.TEXT)
             exprs.append(e)
             names.append(expr_name(item))
         return exprs, names
@@ -120,7 +120,7 @@ class SelectPlanner:
         ordinals or input expressions; an input expression not in the select
         list becomes an extra, later dropped, output column."""
         sort_keys = []
-        extra: list[X.Expr] = []
+        extra: list[expr.Expr] = []
         if order is None:
             return sort_keys, extra
         for o in order.expressions:
@@ -142,11 +142,11 @@ class SelectPlanner:
         """The select-list projection; set-returning items make it a ProjectSet."""
         srfs = self._find_srfs(select_items)
         if len(srfs) > 1:  # several SRFs advance in lockstep (PostgreSQL 10+)
-            return P.ProjectSetN(op, [self._project_set(op, scope, select_items, exprs, out, k, binder) for k in srfs],
+            return operators.ProjectSetN(op, [self._project_set(op, scope, select_items, exprs, out, k, binder) for k in srfs],
                                  exprs, out)
         if srfs:
             return self._project_set(op, scope, select_items, exprs, out, srfs[0], binder)
-        return P.Project(op, exprs + extra, out)
+        return operators.Project(op, exprs + extra, out)
 
     def _distinct_sort(self, op, distinct, sort_keys, select_items, names, out, nexprs, has_extra):
         """DISTINCT [ON] and ORDER BY over the projected rows (DISTINCT ON
@@ -155,21 +155,21 @@ class SelectPlanner:
             on = distinct.args.get("on")
             if on is not None:
                 return self._distinct_on(op, on, sort_keys, select_items, names, out)
-            op = P.Distinct(op) if not has_extra else P.Distinct(op, [X.ColRef(i, out[i].oid) for i in range(nexprs)])
+            op = operators.Distinct(op) if not has_extra else operators.Distinct(op, [expr.ColRef(i, out[i].oid) for i in range(nexprs)])
         if sort_keys:
-            op = P.Sort(op, [(X.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
+            op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
         return op
 
     def _distinct_on(self, op, on, sort_keys, select_items, names, out):
         on_exprs = []
         for e in on.expressions:
             i = self._order_target(e, select_items, names)
-            on_exprs.append(X.ColRef(i, out[i].oid) if i is not None else None)
+            on_exprs.append(expr.ColRef(i, out[i].oid) if i is not None else None)
         if any(x is None for x in on_exprs):
             raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT ON expressions must appear in the select list")
         if sort_keys:
-            op = P.Sort(op, [(X.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
-        return P.Distinct(op, on_exprs)
+            op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
+        return operators.Distinct(op, on_exprs)
 
     def _decorrelate(self, op, scope, outer, where_conj):
         """Turn correlated subqueries among the WHERE conjuncts into joins
@@ -242,8 +242,8 @@ class SelectPlanner:
         args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
                                          [node.this] if isinstance(node, exp.Explode) else func_args(node))]
         fn, oid = srf_impl(self, name, args)
-        out[srf_index] = P.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
-        return P.ProjectSet(op, srf_index, fn, args, exprs, out)
+        out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
+        return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
 
     def _order_target(self, node, items, names) -> int | None:
         if isinstance(node, exp.Literal) and not node.is_string:
@@ -282,9 +282,9 @@ class SelectPlanner:
                 node = limit.args.get("count")
             if isinstance(node, exp.Var) and node.name.upper() == "ALL":
                 node = None  # LIMIT ALL
-            le = self.coerce(b.bind(node), O.INT8) if node is not None else None
-        oe = self.coerce(b.bind(offset.expression if offset.expression is not None else offset.this), O.INT8) if offset is not None else None
-        return P.Limit(op, le, oe)
+            le = self.coerce(b.bind(node), type_oids.INT8) if node is not None else None
+        oe = self.coerce(b.bind(offset.expression if offset.expression is not None else offset.this), type_oids.INT8) if offset is not None else None
+        return operators.Limit(op, le, oe)
 
     def expand_star(self, items, scope: Scope) -> list[exp.Expression]:
         out = []

@@ -25,18 +25,18 @@ import time
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
-from .. import operators as P
+from .. import operators
 from ..aggregates import GroupTable
 from ..llvm import runtime as _llvm   # [llvm hook]
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
 
-class StreamScanOp(P.Op):
+class StreamScanOp(operators.Op):
     """Marker leaf for a stream inside a continuous view's plan."""
 
     is_stream = True
@@ -44,7 +44,7 @@ class StreamScanOp(P.Op):
     def __init__(self, rel, alias: str, runtime) -> None:
         self.rel, self.alias, self.runtime = rel, alias, runtime
         self.children = []
-        self.out = [P.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1, hidden=c.hidden) for i, c in enumerate(rel.live_columns)]
+        self.out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1, hidden=c.hidden) for i, c in enumerate(rel.live_columns)]
 
     def _execute(self, ctx):
         return self.runtime.session_scan(ctx, self)
@@ -87,7 +87,7 @@ def replace_child(parent, old, new) -> None:
             setattr(parent, k, new)
         elif isinstance(v, list):
             parent.__dict__[k] = [new if x is old else x for x in v]
-    if isinstance(parent, P.NestedLoopJoin):
+    if isinstance(parent, operators.NestedLoopJoin):
         parent.inner.left, parent.inner.right = parent.left, parent.right
         parent.inner.children = [parent.left, parent.right]
 
@@ -107,7 +107,7 @@ class PrunedCol(Col):
     @property
     def data(self) -> np.ndarray:  # type: ignore[override]
         if self._data is None:
-            self._data = T.empty(self.oid, self._n)
+            self._data = sqltypes.empty(self.oid, self._n)
         return self._data
 
     @data.setter
@@ -137,20 +137,20 @@ def _expr_refs(exprs) -> set[int] | None:
     """Column indices the expressions read; None when that cannot be proven
     (a node holding an expression it does not list as a child, outer
     references, subqueries)."""
-    from .. import expr as X
+    from .. import expr
 
     out: set[int] = set()
     for e in exprs:
         if e is None:
             continue
         for n in e.walk():
-            if isinstance(n, (X.OuterRef, X.SubqueryExpr)):
+            if isinstance(n, (expr.OuterRef, expr.SubqueryExpr)):
                 return None
             kids = {id(c) for c in n.children()}
             for held in _held_exprs(n):
                 if id(held) not in kids:
                     return None
-            if type(n) is X.ColRef:
+            if type(n) is expr.ColRef:
                 out.add(n.idx)
     return out
 
@@ -161,13 +161,13 @@ def _held_exprs(node) -> list:
 
 def _exprs_in(values) -> list:
     """Expressions among ``values``, looking into lists, tuples and aggregate specs."""
-    from .. import expr as X
+    from .. import expr
     from ..aggregates import AggSpec
 
     out, stack = [], list(values)
     while stack:
         v = stack.pop()
-        if isinstance(v, X.Expr):
+        if isinstance(v, expr.Expr):
             out.append(v)
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
@@ -184,12 +184,12 @@ def needed_columns(ops: list, agg) -> tuple[set[int] | None, dict]:
     for op in reversed(ops):
         if need is None:
             return None, {}
-        if isinstance(op, P.Filter):
+        if isinstance(op, operators.Filter):
             got = _expr_refs([op.pred])
             need = None if got is None else need | got
-        elif isinstance(op, P.Project):
+        elif isinstance(op, operators.Project):
             need = _expr_refs([op.exprs[i] for i in sorted(need)])
-        elif isinstance(op, P.HashJoin):
+        elif isinstance(op, operators.HashJoin):
             nl = len(op.left.out)
             res = _expr_refs([op.residual])
             keys = _expr_refs(op.lkeys)
@@ -212,7 +212,7 @@ def prune(batch: Batch, keep: set[int]) -> Batch:
 class StreamPipeline:
     """scan -> streaming operators -> grouping sink, run per inserted batch."""
 
-    def __init__(self, scan: StreamScanOp, ops: list, agg: P.Aggregate) -> None:
+    def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate) -> None:
         self.scan = scan
         self.ops = ops          # bottom-up: Filter, Project, HashJoin (probe)
         self.agg = agg
@@ -246,7 +246,7 @@ class StreamPipeline:
 
 
 class ContinuousView:
-    def __init__(self, manager, rel, plan: P.Op, ctx) -> None:
+    def __init__(self, manager, rel, plan: operators.Op, ctx) -> None:
         self.manager = manager
         self.rel = rel
         self.lock = threading.Lock()
@@ -262,11 +262,11 @@ class ContinuousView:
         self.plan = self._prepare(plan, ctx)
 
     # ------------------------------------------------------------ planning
-    def _prepare(self, plan: P.Op, ctx) -> P.Op:
+    def _prepare(self, plan: operators.Op, ctx) -> operators.Op:
         # ORDER BY without LIMIT is dropped (section 4.2.3)
-        if isinstance(plan, P.Sort):
+        if isinstance(plan, operators.Sort):
             plan = plan.child
-        elif isinstance(plan, P.Project) and isinstance(plan.child, P.Sort):
+        elif isinstance(plan, operators.Project) and isinstance(plan.child, operators.Sort):
             plan.child = plan.child.child
             plan.children = [plan.child]
         self.pipelines: dict[int, list[StreamPipeline]] = {}
@@ -308,7 +308,7 @@ class ContinuousView:
         for i in range(len(path) - 2, -1, -1):
             node = path[i]
             below = path[i + 1]
-            if isinstance(node, P.Aggregate):
+            if isinstance(node, operators.Aggregate):
                 if node.grouping_sets is not None:
                     raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot group stream "{scan.rel.name}" '
                                           "by GROUPING SETS, ROLLUP or CUBE",
@@ -316,14 +316,14 @@ class ContinuousView:
                 agg = node
                 agg_parent = path[i - 1]
                 break
-            if isinstance(node, (P.Filter, P.Project)):
+            if isinstance(node, (operators.Filter, operators.Project)):
                 chain.append(node)
                 continue
-            if isinstance(node, (P.HashJoin, P.NestedLoopJoin)):
+            if isinstance(node, (operators.HashJoin, operators.NestedLoopJoin)):
                 self._check_join(node, below, scan)
-                if isinstance(node, P.NestedLoopJoin):
+                if isinstance(node, operators.NestedLoopJoin):
                     # no equality keys: every event is matched against the whole kept table
-                    hj = P.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
+                    hj = operators.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
                     replace_child(path[i - 1], node, hj)
                     path[i] = hj
                     node = hj
@@ -342,13 +342,13 @@ class ContinuousView:
         self._check_insert_time_exprs(agg, scan)
         # static pipelines: build the hash tables of joins on the path once
         for node in chain:
-            if isinstance(node, P.HashJoin):
+            if isinstance(node, operators.HashJoin):
                 node.build(ctx)
                 for t in _table_scans(node.right):
                     self.static_tables.add(t.rel.oid)
         pipe = StreamPipeline(scan, list(chain), agg)
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
-        source = P.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
+        source = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
         source.pipe = pipe
         replace_child(agg_parent, agg, source)
 
@@ -518,7 +518,7 @@ def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
     return sink.native_bytes(holding) if sink is not None else 0
 
 
-class _Root(P.Op):
+class _Root(operators.Op):
     def __init__(self, child) -> None:
         self.child = child
         self.children = [child]
@@ -529,26 +529,26 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
     """SubqueryExpr nodes in the expressions of ``op`` and of its subtree,
     each operator once.  ``exprs_of(op)`` lists an operator's expressions;
     by default those it holds directly, in lists, or first in tuples."""
-    from .. import expr as X
+    from .. import expr
 
     if id(op) in seen:
         return []
     seen.add(id(op))
-    out = [n for e in (exprs_of or _listed_exprs)(op) for n in e.walk() if isinstance(n, X.SubqueryExpr)]
+    out = [n for e in (exprs_of or _listed_exprs)(op) for n in e.walk() if isinstance(n, expr.SubqueryExpr)]
     for c in op.children:
         out += _subquery_exprs(c, seen, exprs_of)
     return out
 
 
 def _listed_exprs(op) -> list:
-    from .. import expr as X
+    from .. import expr
 
     out = []
     for v in vars(op).values():
         for e in (v if isinstance(v, list) else [v]):
             if isinstance(e, tuple):
                 e = e[0] if e else None
-            if isinstance(e, X.Expr):
+            if isinstance(e, expr.Expr):
                 out.append(e)
     return out
 
@@ -566,11 +566,11 @@ def _expression_subplans(op, seen=None) -> list:
 
 def _operator_words(node) -> str:
     """How a user wrote the operator a refusal names."""
-    if isinstance(node, P.SetOp):
+    if isinstance(node, operators.SetOp):
         return node.kind.upper() + (" ALL" if node.all else "")
     if type(node).__name__ == "WindowOp":
         return "a window function"
-    return {P.Sort: "ORDER BY ... LIMIT", P.Limit: "LIMIT", P.Distinct: "DISTINCT"}.get(type(node), node.label())
+    return {operators.Sort: "ORDER BY ... LIMIT", operators.Limit: "LIMIT", operators.Distinct: "DISTINCT"}.get(type(node), node.label())
 
 
 def _op_exprs(op) -> list:
@@ -583,15 +583,15 @@ def _reads_outer_row(op, depth: int) -> bool:
     """Does the subtree read a row of a query enclosing it ``depth`` levels
     up (an OuterRef reaching past it)?  Subqueries and LATERAL right sides
     add a level."""
-    from .. import expr as X
+    from .. import expr
 
     for e in _op_exprs(op):
         for n in e.walk():
-            if isinstance(n, X.OuterRef) and n.depth >= depth:
+            if isinstance(n, expr.OuterRef) and n.depth >= depth:
                 return True
-            if isinstance(n, X.SubqueryExpr) and _reads_outer_row(n.plan, depth + 1):
+            if isinstance(n, expr.SubqueryExpr) and _reads_outer_row(n.plan, depth + 1):
                 return True
-    return any(_reads_outer_row(c, depth + 1 if isinstance(op, P.LateralJoin) and c is op.right else depth)
+    return any(_reads_outer_row(c, depth + 1 if isinstance(op, operators.LateralJoin) and c is op.right else depth)
                for c in op.children)
 
 
@@ -609,11 +609,11 @@ def _pure_table_subtree(op) -> bool:
     """Only table scans, filters and projections whose expressions are
     immutable (no functions, parameters or subqueries): its result changes
     only when a table's data does."""
-    if isinstance(op, P.TableScan):
+    if isinstance(op, operators.TableScan):
         return True
-    if isinstance(op, P.Filter):
+    if isinstance(op, operators.Filter):
         exprs = [op.pred]
-    elif isinstance(op, P.Project):
+    elif isinstance(op, operators.Project):
         exprs = list(op.exprs)
     else:
         return False
@@ -632,7 +632,7 @@ def _keep_table_builds(op, seen=None) -> None:
     if id(op) in seen:
         return
     seen.add(id(op))
-    if isinstance(op, P.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
+    if isinstance(op, operators.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
             and _pure_table_subtree(op.right) \
             and all(type(n).__name__ in _PURE_EXPRS for e in op.rkeys for n in e.walk()):
         oids = sorted({t.rel.oid for t in _table_scans(op.right)})
@@ -658,7 +658,7 @@ def _view_sources(op) -> list:
 
 
 def _table_scans(op) -> list:
-    out = [op] if isinstance(op, P.TableScan) else []
+    out = [op] if isinstance(op, operators.TableScan) else []
     for c in op.children:
         out += _table_scans(c)
     return out

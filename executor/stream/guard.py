@@ -20,7 +20,7 @@ import functools
 import sqlglot
 from sqlglot import exp
 
-from protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 
 def visible(state, cv) -> bool:

@@ -16,12 +16,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Batch, Col
-from protocol import oids as O
-from protocol.errors import Notice, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import Notice, PgError
 
-from .. import operators as P
+from .. import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StreamScanOp
 from .guard import refuse_row_change, visible
@@ -86,7 +86,7 @@ class StreamRuntime:
     def ensure_ring(self) -> RingBuffer:
         with self.lock:
             if self.ring is None:
-                cols = [(c.name, T.dtype_of(c.type_oid)) for c in self.rel.live_columns]
+                cols = [(c.name, sqltypes.dtype_of(c.type_oid)) for c in self.rel.live_columns]
                 self.ring = RingBuffer(cols, self.rel.capacity)
             return self.ring
 
@@ -172,7 +172,7 @@ class StreamManager:
         register_functions()
 
     def replay_ctx(self, state=None):
-        from catalog.database import Transaction
+        from splitstream.catalog.database import Transaction
         from ..context import ExecContext, SessionInfo
         from ..engine import DEFAULT_SETTINGS
 
@@ -243,7 +243,7 @@ class StreamManager:
         return StreamScanOp(rel, alias, self.runtime(rel))
 
     def view_read_op(self, rel, alias, planner):
-        out = [P.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
+        out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
 
         def fetch(ctx, _oid=rel.oid):
             cv = self.views.get(_oid)
@@ -254,7 +254,7 @@ class StreamManager:
                 raise PgError("55000", f'continuous view "{rel.name}" is not available')
             return cv.read(ctx)
 
-        op = P.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
+        op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
         op.continuous_view = rel
         return op
 

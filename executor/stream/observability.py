@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import datetime as dt
 
-from catalog import types as T
-from catalog.system import table
-from protocol import oids as O
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.system import table
+from splitstream.protocol import oids as type_oids
 
 
 @table("splitstream", "streams", [
-    ("name", O.TEXT), ("schema", O.TEXT), ("server", O.TEXT), ("rows_accepted", O.INT8), ("rate_per_s", O.FLOAT8),
-    ("capacity", O.INT8), ("fill", O.INT8), ("overwritten", O.INT8), ("bytes_held", O.INT8), ("listeners", O.INT4),
-    ("views", O.INT4), ("row_width", O.INT4), ("string_bytes", O.INT8), ("null_flag_bytes", O.INT8),
+    ("name", type_oids.TEXT), ("schema", type_oids.TEXT), ("server", type_oids.TEXT), ("rows_accepted", type_oids.INT8), ("rate_per_s", type_oids.FLOAT8),
+    ("capacity", type_oids.INT8), ("fill", type_oids.INT8), ("overwritten", type_oids.INT8), ("bytes_held", type_oids.INT8), ("listeners", type_oids.INT4),
+    ("views", type_oids.INT4), ("row_width", type_oids.INT4), ("string_bytes", type_oids.INT8), ("null_flag_bytes", type_oids.INT8),
 ])
 def _streams(state, ctx):
     """``bytes_held`` = ``capacity`` x ``row_width`` + ``string_bytes`` + ``null_flag_bytes``
@@ -38,16 +38,16 @@ def _streams(state, ctx):
 def _declared_width(rel) -> int:
     width = 0
     for c in rel.live_columns:
-        d = T.dtype_of(c.type_oid)
+        d = sqltypes.dtype_of(c.type_oid)
         width += 12 if d.kind == "O" else d.itemsize
     return width
 
 
 @table("splitstream", "views", [
-    ("name", O.TEXT), ("schema", O.TEXT), ("streams", O.TEXT), ("groups", O.INT8), ("state_bytes", O.INT8),
-    ("bytes_per_group", O.FLOAT8), ("rows_in", O.INT8), ("version", O.INT8), ("queued_batches", O.INT4),
-    ("static_tables", O.TEXT), ("upper_tables", O.TEXT), ("refreshes", O.INT8), ("last_refresh", O.TIMESTAMPTZ),
-    ("buffer_bytes", O.INT8),
+    ("name", type_oids.TEXT), ("schema", type_oids.TEXT), ("streams", type_oids.TEXT), ("groups", type_oids.INT8), ("state_bytes", type_oids.INT8),
+    ("bytes_per_group", type_oids.FLOAT8), ("rows_in", type_oids.INT8), ("version", type_oids.INT8), ("queued_batches", type_oids.INT4),
+    ("static_tables", type_oids.TEXT), ("upper_tables", type_oids.TEXT), ("refreshes", type_oids.INT8), ("last_refresh", type_oids.TIMESTAMPTZ),
+    ("buffer_bytes", type_oids.INT8),
 ])
 def _views(state, ctx):
     mgr = ctx.engine.streams

@@ -62,10 +62,10 @@ import math
 
 import numpy as np
 
-from catalog import types as T
-from catalog.vector import Col
-from protocol import oids as O
-from protocol.errors import Notice, PgError
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import Notice, PgError
 
 from .continuous import PrunedCol
 
@@ -132,15 +132,15 @@ def check_key(key: str) -> None:
 # ------------------------------------------------------------------ SQL functions
 
 def register_functions() -> None:
-    from .. import functions as F
+    from .. import functions
 
-    if "splitstream_pipeline" in F.REGISTRY:
+    if "splitstream_pipeline" in functions.REGISTRY:
         return
 
     def pipeline_impl(cols, n, ctx):
         names = cols[0].to_pylist()
         out = [None if nm is None else json.dumps(describe(ctx, nm), separators=(",", ":")) for nm in names]
-        return Col.from_pylist(out, O.TEXT)
+        return Col.from_pylist(out, type_oids.TEXT)
 
     def merge_impl(cols, n, ctx):
         a, b, c = (x.to_pylist() for x in cols)
@@ -150,15 +150,15 @@ def register_functions() -> None:
                 out.append(None)
                 continue
             out.append(merge_partial(ctx, stream, key, payload))
-        return Col.from_pylist(out, O.TEXT)
+        return Col.from_pylist(out, type_oids.TEXT)
 
     def applied_impl(cols, n, ctx):
         ledger = ctx.engine.streams.spark_ledger
-        return Col.from_pylist([None if k is None else k in ledger for k in cols[0].to_pylist()], O.BOOL)
+        return Col.from_pylist([None if k is None else k in ledger for k in cols[0].to_pylist()], type_oids.BOOL)
 
-    F.register("splitstream_pipeline", O.TEXT, [O.TEXT], volatile=True)(pipeline_impl)
-    F.register("splitstream_batch_applied", O.BOOL, [O.TEXT], volatile=True)(applied_impl)
-    F.register("splitstream_merge_partial", O.TEXT, [O.TEXT, O.TEXT, O.TEXT], volatile=True)(merge_impl)
+    functions.register("splitstream_pipeline", type_oids.TEXT, [type_oids.TEXT], volatile=True)(pipeline_impl)
+    functions.register("splitstream_batch_applied", type_oids.BOOL, [type_oids.TEXT], volatile=True)(applied_impl)
+    functions.register("splitstream_merge_partial", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT], volatile=True)(merge_impl)
 
 
 def _resolve(ctx, name: str):
@@ -175,13 +175,13 @@ def _resolve(ctx, name: str):
 
 # ------------------------------------------------------------------ types
 
-SPARK_TYPES = {O.BOOL: "boolean", O.INT2: "smallint", O.INT4: "int", O.INT8: "bigint", O.FLOAT4: "float",
-               O.FLOAT8: "double", O.TEXT: "string", O.VARCHAR: "string", O.NAME: "string",
-               O.DATE: "date", O.TIMESTAMPTZ: "timestamp", O.TIMESTAMP: "timestamp_ntz"}
+SPARK_TYPES = {type_oids.BOOL: "boolean", type_oids.INT2: "smallint", type_oids.INT4: "int", type_oids.INT8: "bigint", type_oids.FLOAT4: "float",
+               type_oids.FLOAT8: "double", type_oids.TEXT: "string", type_oids.VARCHAR: "string", type_oids.NAME: "string",
+               type_oids.DATE: "date", type_oids.TIMESTAMPTZ: "timestamp", type_oids.TIMESTAMP: "timestamp_ntz"}
 # types whose values and comparisons mean the same in Spark SQL
-PUSH_TYPES = {O.BOOL, O.INT2, O.INT4, O.INT8, O.FLOAT4, O.FLOAT8, O.TEXT, O.VARCHAR, O.NAME, O.DATE, O.TIMESTAMPTZ}
-_NUM = {O.INT2: 0, O.INT4: 1, O.INT8: 2, O.FLOAT4: 3, O.FLOAT8: 4}
-_STR = {O.TEXT, O.VARCHAR, O.NAME}
+PUSH_TYPES = {type_oids.BOOL, type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.TEXT, type_oids.VARCHAR, type_oids.NAME, type_oids.DATE, type_oids.TIMESTAMPTZ}
+_NUM = {type_oids.INT2: 0, type_oids.INT4: 1, type_oids.INT8: 2, type_oids.FLOAT4: 3, type_oids.FLOAT8: 4}
+_STR = {type_oids.TEXT, type_oids.VARCHAR, type_oids.NAME}
 
 
 def _family(oid: int) -> str:
@@ -194,7 +194,7 @@ def _family(oid: int) -> str:
 
 def _stype(oid: int) -> str:
     if oid not in PUSH_TYPES:
-        raise NotPushable(f"type {T.type_name(oid)} is not pushed down")
+        raise NotPushable(f"type {sqltypes.type_name(oid)} is not pushed down")
     return SPARK_TYPES[oid]
 
 
@@ -210,74 +210,74 @@ def _literal(value, oid: int) -> str:
     st = _stype(oid)
     if value is None:
         return f"CAST(NULL AS {st})"
-    if oid == O.BOOL:
+    if oid == type_oids.BOOL:
         return "TRUE" if value else "FALSE"
-    if oid in (O.INT2, O.INT4, O.INT8):
+    if oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8):
         return f"CAST({int(value)} AS {st})"
-    if oid in (O.FLOAT4, O.FLOAT8):
+    if oid in (type_oids.FLOAT4, type_oids.FLOAT8):
         v = float(value)
         txt = "NaN" if math.isnan(v) else ("Infinity" if v == math.inf else "-Infinity" if v == -math.inf else repr(v))
         return f"CAST('{txt}' AS {st})"
     if oid in _STR:
         return _lit_str(str(value))
-    if oid == O.DATE:
+    if oid == type_oids.DATE:
         return f"DATE '{value.isoformat()}'"
-    if oid == O.TIMESTAMPTZ:
+    if oid == type_oids.TIMESTAMPTZ:
         c = Col.from_pylist([value], oid)
         return f"timestamp_micros({int(c.data.astype('datetime64[us]').astype(np.int64)[0])})"
-    raise NotPushable(f"constant of type {T.type_name(oid)}")
+    raise NotPushable(f"constant of type {sqltypes.type_name(oid)}")
 
 
 # ------------------------------------------------------------------ expressions
 
-_WIDEN = {(O.INT2, O.INT4), (O.INT2, O.INT8), (O.INT4, O.INT8), (O.INT2, O.FLOAT8), (O.INT4, O.FLOAT8),
-          (O.INT8, O.FLOAT8), (O.FLOAT4, O.FLOAT8), (O.INT2, O.FLOAT4), (O.INT4, O.FLOAT4), (O.INT8, O.FLOAT4),
-          (O.TEXT, O.VARCHAR), (O.VARCHAR, O.TEXT), (O.NAME, O.TEXT), (O.DATE, O.TIMESTAMPTZ)}
+_WIDEN = {(type_oids.INT2, type_oids.INT4), (type_oids.INT2, type_oids.INT8), (type_oids.INT4, type_oids.INT8), (type_oids.INT2, type_oids.FLOAT8), (type_oids.INT4, type_oids.FLOAT8),
+          (type_oids.INT8, type_oids.FLOAT8), (type_oids.FLOAT4, type_oids.FLOAT8), (type_oids.INT2, type_oids.FLOAT4), (type_oids.INT4, type_oids.FLOAT4), (type_oids.INT8, type_oids.FLOAT4),
+          (type_oids.TEXT, type_oids.VARCHAR), (type_oids.VARCHAR, type_oids.TEXT), (type_oids.NAME, type_oids.TEXT), (type_oids.DATE, type_oids.TIMESTAMPTZ)}
 
 
 def _sx(e, names: list) -> str:
     """Spark SQL for a bound expression over columns ``names`` (None: unavailable)."""
-    from .. import expr as X
+    from .. import expr
 
     t = type(e)
-    if t is X.ColRef:
+    if t is expr.ColRef:
         n = names[e.idx] if e.idx < len(names) else None
         if n is None:
             raise NotPushable("the pipeline reads a column Spark does not have (e.g. arrival_timestamp)")
         return n
-    if t is X.Const:
-        if isinstance(e.value, str) and e.oid == O.UNKNOWN:
+    if t is expr.Const:
+        if isinstance(e.value, str) and e.oid == type_oids.UNKNOWN:
             return _lit_str(e.value)
         return _literal(e.value, e.oid)
-    if t is X.Cast:
+    if t is expr.Cast:
         src = e.arg.oid
         if src == e.oid:
             return _sx(e.arg, names)
-        if (src, e.oid) in _WIDEN or (e.arg.is_const() and isinstance(e.arg, X.Const)):
-            if isinstance(e.arg, X.Const):
-                v = T.cast_col(Col.const(e.arg.value, src, 1), e.oid, e.typmod, True).to_pylist()[0]
+        if (src, e.oid) in _WIDEN or (e.arg.is_const() and isinstance(e.arg, expr.Const)):
+            if isinstance(e.arg, expr.Const):
+                v = sqltypes.cast_col(Col.const(e.arg.value, src, 1), e.oid, e.typmod, True).to_pylist()[0]
                 return _literal(v, e.oid)
-            if src == O.DATE and e.oid == O.TIMESTAMPTZ:
+            if src == type_oids.DATE and e.oid == type_oids.TIMESTAMPTZ:
                 raise NotPushable("date to timestamptz depends on the session time zone")
             return f"CAST({_sx(e.arg, names)} AS {_stype(e.oid)})"
-        raise NotPushable(f"cast from {T.type_name(src)} to {T.type_name(e.oid)}")
-    if t is X.Compare:
+        raise NotPushable(f"cast from {sqltypes.type_name(src)} to {sqltypes.type_name(e.oid)}")
+    if t is expr.Compare:
         a, b = e.left, e.right
         if _family(a.oid) != _family(b.oid) or a.oid not in PUSH_TYPES or b.oid not in PUSH_TYPES:
-            raise NotPushable(f"comparison of {T.type_name(a.oid)} with {T.type_name(b.oid)}")
+            raise NotPushable(f"comparison of {sqltypes.type_name(a.oid)} with {sqltypes.type_name(b.oid)}")
         return f"({_sx(a, names)} {e.op} {_sx(b, names)})"
-    if t is X.IsDistinct:
+    if t is expr.IsDistinct:
         s = f"({_sx(e.left, names)} <=> {_sx(e.right, names)})"
         return s if e.negate else f"(NOT {s})"
-    if t is X.And:
+    if t is expr.And:
         return "(" + " AND ".join(_sx(a, names) for a in e.args) + ")"
-    if t is X.Or:
+    if t is expr.Or:
         return "(" + " OR ".join(_sx(a, names) for a in e.args) + ")"
-    if t is X.Not:
+    if t is expr.Not:
         return f"(NOT {_sx(e.arg, names)})"
-    if t is X.IsNull:
+    if t is expr.IsNull:
         return f"({_sx(e.arg, names)} IS {'NOT ' if e.negate else ''}NULL)"
-    if t is X.IsBool:
+    if t is expr.IsBool:
         a = _sx(e.arg, names)
         if e.value is None:
             r = f"({a} IS NULL)"
@@ -286,28 +286,28 @@ def _sx(e, names: list) -> str:
         else:
             r = f"coalesce(NOT {a}, FALSE)"
         return f"(NOT {r})" if e.negate else r
-    if t is X.Arith:
+    if t is expr.Arith:
         if e.oid not in _NUM or e.left.oid not in _NUM or e.right.oid not in _NUM:
-            raise NotPushable(f"arithmetic on {T.type_name(e.oid)}")
+            raise NotPushable(f"arithmetic on {sqltypes.type_name(e.oid)}")
         a, b = _sx(e.left, names), _sx(e.right, names)
         st = _stype(e.oid)
-        integer = e.oid in (O.INT2, O.INT4, O.INT8)
+        integer = e.oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8)
         if e.op in ("+", "-", "*"):
             return f"CAST(({a} {e.op} {b}) AS {st})"
         if e.op == "/":
             return f"CAST(({a} DIV {b}) AS {st})" if integer else f"CAST(({a} / {b}) AS {st})"
         if e.op == "%" and integer:
             return f"CAST(({a} % {b}) AS {st})"
-        raise NotPushable(f"operator {e.op} on {T.type_name(e.oid)}")
-    if t is X.Neg:
+        raise NotPushable(f"operator {e.op} on {sqltypes.type_name(e.oid)}")
+    if t is expr.Neg:
         if e.oid not in _NUM:
-            raise NotPushable(f"negation of {T.type_name(e.oid)}")
+            raise NotPushable(f"negation of {sqltypes.type_name(e.oid)}")
         return f"(- {_sx(e.arg, names)})"
-    if t is X.Concat:
+    if t is expr.Concat:
         if e.left.oid not in _STR or e.right.oid not in _STR:
             raise NotPushable("|| on non-text operands")
         return f"concat({_sx(e.left, names)}, {_sx(e.right, names)})"
-    if t is X.Case:
+    if t is expr.Case:
         st = _stype(e.oid)
         parts = ["CASE"]
         for c, v in e.whens:
@@ -316,16 +316,16 @@ def _sx(e, names: list) -> str:
             parts.append(f"ELSE CAST({_sx(e.default, names)} AS {st})")
         parts.append("END")
         return "(" + " ".join(parts) + ")"
-    if t is X.Coalesce:
+    if t is expr.Coalesce:
         st = _stype(e.oid)
         return "coalesce(" + ", ".join(f"CAST({_sx(a, names)} AS {st})" for a in e.args) + ")"
-    if t is X.InList:
+    if t is expr.InList:
         if any(_family(i.oid) != _family(e.arg.oid) for i in e.items):
             raise NotPushable("IN list of mixed types")
         s = f"({_sx(e.arg, names)} IN ({', '.join(_sx(i, names) for i in e.items)}))"
         return f"(NOT {s})" if e.negate else s
-    if t is X.Like:
-        if e.ilike or e.regex or e.escape not in ("\\", None) or not isinstance(e.pattern, X.Const) \
+    if t is expr.Like:
+        if e.ilike or e.regex or e.escape not in ("\\", None) or not isinstance(e.pattern, expr.Const) \
                 or e.arg.oid not in _STR:
             raise NotPushable("only LIKE with a constant pattern is pushed down")
         pat = e.pattern.value
@@ -333,7 +333,7 @@ def _sx(e, names: list) -> str:
             pat = pat.replace("\\", "\\\\")
         s = f"({_sx(e.arg, names)} LIKE {_lit_str(pat)})"
         return f"(NOT {s})" if e.negate else s
-    if t is X.Func:
+    if t is expr.Func:
         f = e.name.lower()
         if f in ("lower", "upper") and e.args and e.args[0].oid in _STR:
             return f"{f}({_sx(e.args[0], names)})"
@@ -349,28 +349,28 @@ def _sx(e, names: list) -> str:
 
 def _to_transport(sql: str, oid: int) -> str:
     """Spark value -> JSON-friendly value (timestamps as microseconds, dates as days)."""
-    if oid == O.TIMESTAMPTZ:
+    if oid == type_oids.TIMESTAMPTZ:
         return f"unix_micros({sql})"
-    if oid == O.DATE:
+    if oid == type_oids.DATE:
         return f"unix_date({sql})"
     return sql
 
 
 def _from_transport(sql: str, oid: int) -> str:
-    if oid == O.TIMESTAMPTZ:
+    if oid == type_oids.TIMESTAMPTZ:
         return f"timestamp_micros({sql})"
-    if oid == O.DATE:
+    if oid == type_oids.DATE:
         return f"date_from_unix_date({sql})"
     return sql
 
 
 def _col_to_json(col: Col) -> list:
     oid = col.oid
-    if oid == O.TIMESTAMPTZ:
+    if oid == type_oids.TIMESTAMPTZ:
         vals = col.data.astype("datetime64[us]").astype(np.int64).tolist()
-    elif oid == O.DATE:
+    elif oid == type_oids.DATE:
         vals = col.data.astype("datetime64[D]").astype(np.int64).tolist()
-    elif oid in (O.FLOAT4, O.FLOAT8):
+    elif oid in (type_oids.FLOAT4, type_oids.FLOAT8):
         vals = [float(v) for v in col.data.tolist()]
     else:
         vals = col.data.tolist()
@@ -388,21 +388,21 @@ def _state_layout(spec) -> tuple[str, list[str]]:
     if f == "count":
         return "count", ["cnt"]
     if f in ("sum", "avg"):
-        a = spec.arg_oids[0] if spec.arg_oids else O.INT8
-        kind = {O.INT2: "i", O.INT4: "i", O.INT8: "o", O.FLOAT4: "f", O.FLOAT8: "f"}.get(a)
+        a = spec.arg_oids[0] if spec.arg_oids else type_oids.INT8
+        kind = {type_oids.INT2: "i", type_oids.INT4: "i", type_oids.INT8: "o", type_oids.FLOAT4: "f", type_oids.FLOAT8: "f"}.get(a)
         if kind is None:
-            raise NotPushable(f"{f}({T.type_name(a)})")
+            raise NotPushable(f"{f}({sqltypes.type_name(a)})")
         return "sum_" + kind, ["sum", "cnt"]
     if f in ("min", "max", "bool_and", "bool_or", "every"):
         a = spec.arg_oids[0]
         if a not in PUSH_TYPES:
-            raise NotPushable(f"{f}({T.type_name(a)})")
+            raise NotPushable(f"{f}({sqltypes.type_name(a)})")
         return "minmax", ["val", "has"]
     raise NotPushable(f"aggregate {f}() keeps value lists")
 
 
 def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
-    from .. import operators as P
+    from .. import operators
 
     names = list(input_names)
     sql = "SELECT " + ", ".join(f"{n} AS c{i}" for i, n in enumerate(names) if n is not None) + " FROM {input}"
@@ -411,9 +411,9 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
     layer = 0
     for op in pipe.ops:
         layer += 1
-        if isinstance(op, P.Filter):
+        if isinstance(op, operators.Filter):
             sql = f"SELECT * FROM ({sql}) l{layer} WHERE {_sx(op.pred, names)}"
-        elif isinstance(op, P.Project):
+        elif isinstance(op, operators.Project):
             items, new = [], []
             for i, e in enumerate(op.exprs):
                 try:
@@ -423,7 +423,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
                     new.append(None)        # fails later only if something reads it
             sql = f"SELECT {', '.join(items) or '1 AS c_dummy'} FROM ({sql}) l{layer}"
             names = new
-        elif isinstance(op, P.HashJoin):
+        elif isinstance(op, operators.HashJoin):
             if op.kind not in ("inner", "left", "semi", "anti") or op._build is None:
                 raise NotPushable(f"{op.label()}")
             rb, _ = op._build
@@ -434,9 +434,9 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
                     rcols.append(None)
                     continue
                 rcols.append(j)
-            build = {"name": bname, "columns": [{"name": f"v{j}", "type": T.type_name(c.oid),
-                                                 "spark_type": ("bigint" if c.oid == O.TIMESTAMPTZ else
-                                                                "int" if c.oid == O.DATE else SPARK_TYPES[c.oid])}
+            build = {"name": bname, "columns": [{"name": f"v{j}", "type": sqltypes.type_name(c.oid),
+                                                 "spark_type": ("bigint" if c.oid == type_oids.TIMESTAMPTZ else
+                                                                "int" if c.oid == type_oids.DATE else SPARK_TYPES[c.oid])}
                                                 for j, c in enumerate(rb.cols) if j in rcols],
                      "rows": [_col_to_json(c) for j, c in enumerate(rb.cols) if j in rcols]}
             build_seq.append(build)
@@ -449,7 +449,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
                 if lk.oid != rk.oid:
                     if _family(lk.oid) != _family(rk.oid):
                         raise NotPushable("join keys of different types")
-                    ct = T.common_type(lk.oid, rk.oid, "JOIN")
+                    ct = sqltypes.common_type(lk.oid, rk.oid, "JOIN")
                     ls, rs = f"CAST({ls} AS {_stype(ct)})", f"CAST({rs} AS {_stype(ct)})"
                 conds.append(f"{ls} = {rs}")
             if op.residual is not None:
@@ -470,10 +470,10 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
     items, keys = [], []
     for i, k in enumerate(agg.keys):
         if k.oid not in PUSH_TYPES:
-            raise NotPushable(f"group key of type {T.type_name(k.oid)}")
+            raise NotPushable(f"group key of type {sqltypes.type_name(k.oid)}")
         ks = _sx(k, names)
         items.append(f"{_to_transport(ks, k.oid)} AS k{i}")
-        keys.append({"type": T.type_name(k.oid), "oid": k.oid})
+        keys.append({"type": sqltypes.type_name(k.oid), "oid": k.oid})
     group_by = [_sx(k, names) for k in agg.keys]
     states = []
     for j, spec in enumerate(agg.aggs):
@@ -492,7 +492,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
         else:
             fn = {"min": "min", "max": "max", "bool_and": "bool_and", "every": "bool_and", "bool_or": "bool_or"}[spec.func]
             items += [f"{_to_transport(f'{fn}({arg}){filt}', spec.arg_oids[0])} AS s{j}_val", f"{cnt} AS s{j}_has"]
-        states.append({"func": spec.func, "kind": kind, "arg_type": T.type_name(spec.arg_oids[0]) if spec.arg_oids else None})
+        states.append({"func": spec.func, "kind": kind, "arg_type": sqltypes.type_name(spec.arg_oids[0]) if spec.arg_oids else None})
     items.append("count(*) AS n_rows")
     sql = f"SELECT {', '.join(items)} FROM ({sql}) a" + (f" GROUP BY {', '.join(group_by)}" if group_by else "")
     return {"sql": sql, "builds": [b["name"] for b in builds], "keys": keys, "states": states}
@@ -502,7 +502,7 @@ def describe(ctx, name: str) -> dict:
     """The JSON description ``splitstream_pipeline(name)`` returns."""
     mgr = ctx.engine.streams
     rel = _resolve(ctx, name)
-    cols = [{"name": c.name, "type": T.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
+    cols = [{"name": c.name, "type": sqltypes.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
              "spark_type": SPARK_TYPES.get(c.type_oid, "string")}
             for c in rel.visible_columns]
     if rel.kind != "f":
@@ -561,16 +561,16 @@ def _value_col(vals: list, oid: int, what: str) -> Col:
     n = len(vals)
     nulls = np.array([v is None for v in vals], dtype=bool)
     present = [v for v in vals if v is not None]
-    if oid in (O.INT2, O.INT4, O.INT8):
-        lo, hi = {O.INT2: (-(2 ** 15), 2 ** 15 - 1), O.INT4: (-(2 ** 31), 2 ** 31 - 1)}.get(oid, (-(2 ** 63), 2 ** 63 - 1))
+    if oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8):
+        lo, hi = {type_oids.INT2: (-(2 ** 15), 2 ** 15 - 1), type_oids.INT4: (-(2 ** 31), 2 ** 31 - 1)}.get(oid, (-(2 ** 63), 2 ** 63 - 1))
         if not all(type(v) is int and lo <= v <= hi for v in present):
-            raise _bad(f"{what}: values of type {T.type_name(oid)} expected")
-        data = np.array([0 if v is None else v for v in vals], dtype=T.dtype_of(oid))
-    elif oid in (O.FLOAT4, O.FLOAT8):
+            raise _bad(f"{what}: values of type {sqltypes.type_name(oid)} expected")
+        data = np.array([0 if v is None else v for v in vals], dtype=sqltypes.dtype_of(oid))
+    elif oid in (type_oids.FLOAT4, type_oids.FLOAT8):
         if not all(type(v) in (int, float) for v in present):
             raise _bad(f"{what}: numbers expected")
-        data = np.array([0.0 if v is None else float(v) for v in vals], dtype=T.dtype_of(oid))
-    elif oid == O.BOOL:
+        data = np.array([0.0 if v is None else float(v) for v in vals], dtype=sqltypes.dtype_of(oid))
+    elif oid == type_oids.BOOL:
         if not all(type(v) is bool for v in present):
             raise _bad(f"{what}: booleans expected")
         data = np.array([False if v is None else v for v in vals], dtype=bool)
@@ -578,13 +578,13 @@ def _value_col(vals: list, oid: int, what: str) -> Col:
         if not all(type(v) is str for v in present):
             raise _bad(f"{what}: strings expected")
         data = np.array(vals, dtype=object)
-    elif oid in (O.TIMESTAMPTZ, O.DATE):
+    elif oid in (type_oids.TIMESTAMPTZ, type_oids.DATE):
         if not all(type(v) is int for v in present):
             raise _bad(f"{what}: integers expected")
-        unit = "datetime64[us]" if oid == O.TIMESTAMPTZ else "datetime64[D]"
+        unit = "datetime64[us]" if oid == type_oids.TIMESTAMPTZ else "datetime64[D]"
         data = np.array([0 if v is None else v for v in vals], dtype=np.int64).astype(unit)
     else:
-        raise _bad(f"{what}: type {T.type_name(oid)} is not accepted")
+        raise _bad(f"{what}: type {sqltypes.type_name(oid)} is not accepted")
     return Col(data, nulls if nulls.any() else None, oid)
 
 
@@ -713,7 +713,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
         raise _bad(f"payload is not JSON ({e})")
     if not isinstance(payload, dict):
         raise _bad("payload must be a JSON object")
-    cols = [{"name": c.name, "type": T.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
+    cols = [{"name": c.name, "type": sqltypes.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
              "spark_type": SPARK_TYPES.get(c.type_oid, "string")} for c in rel.visible_columns]
     desc = _describe_stream(ctx, mgr, rel, cols)
     fp = payload.get("fingerprint")

@@ -13,10 +13,10 @@ from typing import Callable
 
 import pytest
 
-from catalog import wal
-from executor import operators as P
-from executor.stream import manager as M
-from executor.stream.continuous import ContinuousView
+from splitstream.catalog import wal
+from splitstream.executor import operators
+from splitstream.executor.stream import manager as stream_manager
+from splitstream.executor.stream.continuous import ContinuousView
 from tests.support.engine import open_engine, plain_session
 
 
@@ -272,7 +272,7 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
     decodes: list[int] = []
     delivered: list[int] = []
     seen: dict[int, list] = {}      # view -> the arrays it was handed (held: ids must not be reused)
-    decode_body, deliver_logged, insert = wal.decode_body, M.StreamManager.deliver_logged, ContinuousView.insert
+    decode_body, deliver_logged, insert = wal.decode_body, stream_manager.StreamManager.deliver_logged, ContinuousView.insert
 
     def counting_decode(body, *a, **kw):
         decodes.append(len(body))
@@ -293,7 +293,7 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
         a.execute_sql("CREATE VIEW dv2 AS SELECT sum(x) AS sx FROM ds")
         a.execute_sql("CREATE VIEW dv3 AS SELECT k % 3 AS p, max(x) AS mx FROM ds WHERE x > 10 GROUP BY k % 3")
         monkeypatch.setattr(wal, "decode_body", counting_decode)
-        monkeypatch.setattr(M.StreamManager, "deliver_logged", counting_deliver)
+        monkeypatch.setattr(stream_manager.StreamManager, "deliver_logged", counting_deliver)
         monkeypatch.setattr(ContinuousView, "insert", recording_insert)
         rows = [(i % 7, i) for i in range(3000)]
         data = "".join(f"{k},{x}\n" for k, x in rows).encode()
@@ -317,7 +317,7 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
 def test_static_pipeline_runs_only_at_creation(tmp_path, monkeypatch):
     builds: list[str] = []
     scans: list[str] = []
-    build, scan = P.HashJoin.build, P.TableScan._execute
+    build, scan = operators.HashJoin.build, operators.TableScan._execute
 
     def counting_build(self, ctx):
         builds.append(type(self).__name__)
@@ -332,8 +332,8 @@ def test_static_pipeline_runs_only_at_creation(tmp_path, monkeypatch):
         a.execute_sql("CREATE FOREIGN TABLE ss (k int, x int) SERVER stream")
         a.execute_sql("CREATE TABLE st (k int, name text)")
         a.execute_sql("INSERT INTO st VALUES (1, 'a'), (2, 'b'), (3, 'a')")
-        monkeypatch.setattr(P.HashJoin, "build", counting_build)
-        monkeypatch.setattr(P.TableScan, "_execute", counting_scan)
+        monkeypatch.setattr(operators.HashJoin, "build", counting_build)
+        monkeypatch.setattr(operators.TableScan, "_execute", counting_scan)
         a.execute_sql("CREATE VIEW sv AS SELECT st.name, count(*) AS n, sum(x) AS sx FROM ss JOIN st ON ss.k = st.k "
                       "GROUP BY st.name")
         assert builds == ["HashJoin"] and scans == ["st"], (builds, scans)

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import threading
 
-from catalog.checkpoint_files import INLINE_ROWS
-from executor.context import SessionInfo
-from executor.engine import Engine
-from server import params as P
+from splitstream.catalog.checkpoint_files import INLINE_ROWS
+from splitstream.executor.context import SessionInfo
+from splitstream.executor.engine import Engine
+from splitstream.server import params as wire_params
 
 
 def _session(engine: Engine, pid: int = 1):
-    settings = P.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+    settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
     return engine.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
 
 

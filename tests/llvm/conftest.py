@@ -5,8 +5,8 @@ import itertools
 
 import pytest
 
-from executor.context import SessionInfo
-from executor.engine import Engine
+from splitstream.executor.context import SessionInfo
+from splitstream.executor.engine import Engine
 
 _n = itertools.count(1)
 
@@ -66,7 +66,7 @@ def canon(rows) -> list:
 
 @pytest.fixture(autouse=True, scope="session")
 def _verify_ir():
-    from executor.llvm import jit
+    from splitstream.executor.llvm import jit
 
     jit.VERIFY = True
     yield

@@ -8,12 +8,12 @@ import random
 import numpy as np
 import pytest
 
-from executor.llvm import csv as LC
-from protocol import copy as PC
-from protocol import oids as O
+from splitstream.executor.llvm import csv as csv_kernels
+from splitstream.protocol import copy as copyformat
+from splitstream.protocol import oids as type_oids
 
-CSV = PC.parse_copy_options({"format": "csv"})
-OIDS = [O.INT4, O.INT2, O.INT8, O.FLOAT8, O.BOOL]
+CSV = copyformat.parse_copy_options({"format": "csv"})
+OIDS = [type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.FLOAT8, type_oids.BOOL]
 
 
 def _same(got, ref) -> None:
@@ -43,9 +43,9 @@ def _row(rng: random.Random) -> str:
 def test_random_plain_rows_decode_exactly() -> None:
     rng = random.Random(7)
     data = ("\n".join(_row(rng) for _ in range(5000)) + "\n").encode()
-    got = LC.decode(data, CSV, OIDS, wait=True)
+    got = csv_kernels.decode(data, CSV, OIDS, wait=True)
     assert got is not None
-    _same(got, PC.decode_copy(data, CSV, OIDS))
+    _same(got, copyformat.decode_copy(data, CSV, OIDS))
 
 
 @pytest.mark.parametrize("line", [
@@ -71,31 +71,31 @@ def test_random_plain_rows_decode_exactly() -> None:
 ])
 def test_doubtful_input_is_declined(line: str) -> None:
     data = ("1,2,3,4.5,t\n" + line + "\n").encode()
-    assert LC.decode(data, CSV, OIDS, wait=True) is None
+    assert csv_kernels.decode(data, CSV, OIDS, wait=True) is None
 
 
 def test_layouts_and_options_outside_the_fast_path() -> None:
     data = b"1,2\n"
-    assert LC.decode(data, CSV, [O.INT4, O.TEXT], wait=True) is None
-    assert LC.decode(b"1,2", CSV, [O.INT4, O.INT4], wait=True) is None           # no final newline
-    text = PC.parse_copy_options({"format": "text"})
-    assert LC.decode(b"1\t\\N\n", text, [O.INT4, O.INT4], wait=True) is None      # text NULLs: general path
-    assert LC.decode(b"1\t\n", text, [O.INT4, O.INT4], wait=True) is None          # '' is no integer
-    nul = PC.parse_copy_options({"format": "csv", "null": "NULL"})
-    assert LC.decode(data, nul, [O.INT4, O.INT4], wait=True) is None
+    assert csv_kernels.decode(data, CSV, [type_oids.INT4, type_oids.TEXT], wait=True) is None
+    assert csv_kernels.decode(b"1,2", CSV, [type_oids.INT4, type_oids.INT4], wait=True) is None           # no final newline
+    text = copyformat.parse_copy_options({"format": "text"})
+    assert csv_kernels.decode(b"1\t\\N\n", text, [type_oids.INT4, type_oids.INT4], wait=True) is None      # text NULLs: general path
+    assert csv_kernels.decode(b"1\t\n", text, [type_oids.INT4, type_oids.INT4], wait=True) is None          # '' is no integer
+    nul = copyformat.parse_copy_options({"format": "csv", "null": "NULL"})
+    assert csv_kernels.decode(data, nul, [type_oids.INT4, type_oids.INT4], wait=True) is None
 
 
 def test_text_format_numbers_and_booleans() -> None:
-    text = PC.parse_copy_options({"format": "text"})
+    text = copyformat.parse_copy_options({"format": "text"})
     data = b"".join(b"%d\t%d.25\t%s\n" % (i, -i, b"tf"[i % 2:i % 2 + 1]) for i in range(5000))
-    got = LC.decode(data, text, [O.INT4, O.FLOAT8, O.BOOL], wait=True)
+    got = csv_kernels.decode(data, text, [type_oids.INT4, type_oids.FLOAT8, type_oids.BOOL], wait=True)
     assert got is not None
-    _same(got, PC.decode_copy(data, text, [O.INT4, O.FLOAT8, O.BOOL]))
+    _same(got, copyformat.decode_copy(data, text, [type_oids.INT4, type_oids.FLOAT8, type_oids.BOOL]))
 
 
 def test_other_delimiter_and_all_null_column() -> None:
-    opts = PC.parse_copy_options({"format": "csv", "delimiter": "|"})
+    opts = copyformat.parse_copy_options({"format": "csv", "delimiter": "|"})
     data = b"".join(b"%d||%d.5\n" % (i, -i) for i in range(3000))
-    got = LC.decode(data, opts, [O.INT8, O.INT4, O.FLOAT8], wait=True)
+    got = csv_kernels.decode(data, opts, [type_oids.INT8, type_oids.INT4, type_oids.FLOAT8], wait=True)
     assert got is not None and got[1][1] is not None and got[1][1].all()
-    _same(got, PC.decode_copy(data, opts, [O.INT8, O.INT4, O.FLOAT8]))
+    _same(got, copyformat.decode_copy(data, opts, [type_oids.INT8, type_oids.INT4, type_oids.FLOAT8]))

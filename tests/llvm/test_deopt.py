@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from executor.llvm import codegen, jit
-from executor.llvm import table as native_table
-from executor.llvm.table import NativeTable
+from splitstream.executor.llvm import codegen, jit
+from splitstream.executor.llvm import table as native_table
+from splitstream.executor.llvm.table import NativeTable
 
 from .conftest import Sql, canon, values
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from executor.llvm import jit, runtime
+from splitstream.executor.llvm import jit, runtime
 
 from .conftest import Sql, canon
 

@@ -87,7 +87,7 @@ def test_jdbc_read_continuous_view(spark, ss_server, ss_conn, unique_name):
 # ------------------------------------------------------------------ connector: rows, exactly-once
 
 def test_connector_rows_exactly_once(spark, ss_server, ss_conn, unique_name):
-    from connectors.spark import write
+    from splitstream.connectors.spark import write
 
     s, v, t = unique_name("ev"), unique_name("cv"), unique_name("tbl")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} {EVENTS_DDL} SERVER stream")
@@ -125,7 +125,7 @@ AIM_VIEWS = [
 
 
 def test_pushdown_equals_rows(spark, ss_server, ss_conn, unique_name):
-    from connectors.spark import describe, write
+    from splitstream.connectors.spark import describe, write
 
     cust = unique_name("cust")
     ss_conn.execute(f"CREATE TABLE {cust} (id int PRIMARY KEY, zip text)")
@@ -152,7 +152,7 @@ def test_pushdown_equals_rows(spark, ss_server, ss_conn, unique_name):
 
 
 def test_pushdown_refuses_stale_and_forged_states(spark, ss_server, ss_conn, unique_name):
-    from connectors.spark import describe
+    from splitstream.connectors.spark import describe
 
     s = unique_name("ev")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
@@ -189,7 +189,7 @@ def test_pushdown_refuses_stale_and_forged_states(spark, ss_server, ss_conn, uni
 
 
 def test_pushdown_falls_back_to_rows(spark, ss_server, ss_conn, unique_name):
-    from connectors.spark import PushdownFallbackWarning, write
+    from splitstream.connectors.spark import PushdownFallbackWarning, write
 
     s = unique_name("ev")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} {EVENTS_DDL} SERVER stream")
@@ -231,7 +231,7 @@ def _drop_last_commit(checkpoint: Path) -> int | None:
 
 
 def test_streaming_file_source_restart_exactly_once(spark, ss_server, ss_conn, unique_name, tmp_path):
-    from connectors.spark import write_stream
+    from splitstream.connectors.spark import write_stream
 
     s = unique_name("ev")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x bigint, tag text) SERVER stream")
@@ -275,7 +275,7 @@ def test_streaming_file_source_restart_exactly_once(spark, ss_server, ss_conn, u
 
 
 def test_streaming_rate_source_pushdown_restart(spark, ss_server, ss_conn, unique_name, tmp_path):
-    from connectors.spark import write_stream
+    from splitstream.connectors.spark import write_stream
 
     s = unique_name("rate")
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, v bigint) SERVER stream")

@@ -8,11 +8,11 @@ import decimal
 import numpy as np
 import pytest
 
-from catalog.vector import Batch, Col, FixedCol, fixed_view
-from executor import expr as X
-from executor.aggregates import AggSpec, GroupTable
-from protocol import oids as O
-from protocol.types import encode_text
+from splitstream.catalog.vector import Batch, Col, FixedCol, fixed_view
+from splitstream.executor import expr
+from splitstream.executor.aggregates import AggSpec, GroupTable
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.types import encode_text
 
 D = decimal.Decimal
 
@@ -23,17 +23,17 @@ def _numeric_col(rng, n, scale, with_nulls=True):
     if with_nulls:
         for i in rng.choice(n, n // 7, replace=False):
             vals[i] = None
-    return Col.from_pylist(vals, O.NUMERIC)
+    return Col.from_pylist(vals, type_oids.NUMERIC)
 
 
 def _texts(col: Col) -> list:
-    return [None if v is None else encode_text(O.NUMERIC, v) for v in col.to_pylist()]
+    return [None if v is None else encode_text(type_oids.NUMERIC, v) for v in col.to_pylist()]
 
 
-class _Ref(X.Expr):
+class _Ref(expr.Expr):
     """A column reference that hands out a prepared column (fixed or not)."""
 
-    oid = O.NUMERIC
+    oid = type_oids.NUMERIC
 
     def __init__(self, col):
         self.col = col
@@ -51,9 +51,9 @@ def test_arith_matches_decimal(op, sa, sb):
     fa, fb = fixed_view(a, sa, 15), fixed_view(b, sb, 15)
     assert isinstance(fa, FixedCol) and isinstance(fb, FixedCol)
     batch = Batch([], n)
-    fast = X.Arith(op, _Ref(fa), _Ref(fb), O.NUMERIC).eval(batch, None)
+    fast = expr.Arith(op, _Ref(fa), _Ref(fb), type_oids.NUMERIC).eval(batch, None)
     assert isinstance(fast, FixedCol)
-    slow = X.Arith(op, _Ref(a), _Ref(b), O.NUMERIC).eval(batch, None)
+    slow = expr.Arith(op, _Ref(a), _Ref(b), type_oids.NUMERIC).eval(batch, None)
     assert _texts(fast) == _texts(slow)
 
 
@@ -62,10 +62,10 @@ def test_compare_with_constant(op):
     rng = np.random.default_rng(7)
     a = _numeric_col(rng, 200, 2)
     fa = fixed_view(a, 2, 15)
-    k = X.Const(D(a.to_pylist()[3] or 1), O.NUMERIC)
+    k = expr.Const(D(a.to_pylist()[3] or 1), type_oids.NUMERIC)
     batch = Batch([], 200)
-    fast = X.Compare(op, _Ref(fa), k).eval(batch, None)
-    slow = X.compare_cols(op, a, k.eval(batch, None))
+    fast = expr.Compare(op, _Ref(fa), k).eval(batch, None)
+    slow = expr.compare_cols(op, a, k.eval(batch, None))
     assert fast.to_pylist() == slow.to_pylist()
 
 
@@ -73,11 +73,11 @@ def test_grouped_sum_and_avg_match():
     rng = np.random.default_rng(3)
     n = 1000
     a = _numeric_col(rng, n, 2)
-    keys = Col(rng.integers(0, 5, n).astype(np.int32), None, O.INT4)
+    keys = Col(rng.integers(0, 5, n).astype(np.int32), None, type_oids.INT4)
     results = []
     for col in (a, fixed_view(a, 2, 15)):
-        specs = [AggSpec("sum", [None], [O.NUMERIC]), AggSpec("avg", [None], [O.NUMERIC])]
-        t = GroupTable([O.INT4], specs)
+        specs = [AggSpec("sum", [None], [type_oids.NUMERIC]), AggSpec("avg", [None], [type_oids.NUMERIC])]
+        t = GroupTable([type_oids.INT4], specs)
         valid = col.valid_mask() if col.nulls is not None else None
         t.consume([keys], [([col], valid), ([col], valid)], n)
         res = t.result()

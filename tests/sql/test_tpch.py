@@ -17,7 +17,7 @@ import psycopg
 import pytest
 
 from bench import tpch_data as tpch
-from tests.support import diff as D
+from tests.support import diff
 
 SCHEMA = "tpch_sf01"
 SF = 0.1
@@ -55,7 +55,7 @@ def tpch_servers(ss_server, pg15, tmp_path_factory):
 def test_tpch_query(tpch_servers, n):
     ss, pg = tpch_servers
     q = tpch.queries()[n]
-    ours, theirs = D.run_both(ss, pg, [q])[0]
+    ours, theirs = diff.run_both(ss, pg, [q])[0]
     assert not theirs.failed, f"PostgreSQL failed Q{n}: {theirs.describe()}"
     assert theirs.rows, f"Q{n} returned no rows on PostgreSQL: the comparison would be vacuous"
-    D.assert_same(ours, theirs)
+    diff.assert_same(ours, theirs)

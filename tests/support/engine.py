@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from executor.context import SessionInfo
-from executor.engine import Engine
+from splitstream.executor.context import SessionInfo
+from splitstream.executor.engine import Engine
 
 
 @contextlib.contextmanager

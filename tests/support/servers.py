@@ -3,7 +3,7 @@
 Two kinds of server are managed here:
 
 * :class:`SplitstreamServer` -- our own server, run as a real subprocess
-  (``python -m server serve ...``) so tests exercise the same code path as a user
+  (``python -m splitstream serve ...``) so tests exercise the same code path as a user
   would, including crash/restart on the same data directory.
 * :class:`Postgres15` -- a throwaway, real PostgreSQL 15 used as the oracle for
   differential tests. PostgreSQL refuses to run as root, so when we are root the
@@ -142,7 +142,7 @@ class SplitstreamServer:
     def command(self) -> list[str]:
         """The argv used to start the server (exposed for debugging output)."""
         argv = [
-            sys.executable, "-m", "server", "serve",
+            sys.executable, "-m", "splitstream", "serve",
             "--host", self.host, "--port", str(self.port),
             "--data-dir", str(self._data_dir),
         ]

@@ -7,11 +7,11 @@ from typing import Callable, Iterator
 
 import pytest
 
-from executor.context import SessionInfo
-from executor.engine import Engine
-from protocol import messages as M
-from server import params as P
-from server.session import ProtocolSession
+from splitstream.executor.context import SessionInfo
+from splitstream.executor.engine import Engine
+from splitstream.protocol import messages
+from splitstream.server import params as wire_params
+from splitstream.server.session import ProtocolSession
 
 
 @contextlib.contextmanager
@@ -21,7 +21,7 @@ def protocol_sessions(data_dir: str, *, fsync: bool) -> Iterator[Callable[[int],
     eng.open()
 
     def make(pid: int) -> ProtocolSession:
-        settings = P.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+        settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
         info = SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid)
         return ProtocolSession(eng.new_session(info), info)
 
@@ -46,5 +46,5 @@ def fsync_sessions(tmp_path) -> Iterator[Callable[[int], ProtocolSession]]:
 
 def run_sql(ps: ProtocolSession, sql: str) -> bytes:
     """A simple Query message through the session; its whole response."""
-    ps.push([M.Message("Q", sql.encode() + b"\0")])
+    ps.push([messages.Message("Q", sql.encode() + b"\0")])
     return ps.step()

@@ -4,21 +4,21 @@ that fails on a deferred constraint does in PostgreSQL: the client gets the
 error and ReadyForQuery says idle, not failed."""
 from __future__ import annotations
 
-from protocol import messages as M
+from splitstream.protocol import messages
 
 from .conftest import run_sql
 
 
-def _parse(name: str, sql: str) -> M.Message:
-    return M.Message("P", name.encode() + b"\0" + sql.encode() + b"\0\0\0")
+def _parse(name: str, sql: str) -> messages.Message:
+    return messages.Message("P", name.encode() + b"\0" + sql.encode() + b"\0\0\0")
 
 
-def _bind_exec(name: str, param: bytes | None) -> list[M.Message]:
+def _bind_exec(name: str, param: bytes | None) -> list[messages.Message]:
     if param is None:
         bind = b"\0" + name.encode() + b"\0\0\0\0\0\0\0"
     else:
         bind = b"\0" + name.encode() + b"\0\0\0\0\x01" + len(param).to_bytes(4, "big") + param + b"\0\0"
-    return [M.Message("B", bind), M.Message("E", b"\0\0\0\0\0")]
+    return [messages.Message("B", bind), messages.Message("E", b"\0\0\0\0\0")]
 
 
 def test_failed_delivery_at_commit_ends_the_block(sessions):
@@ -28,7 +28,7 @@ def test_failed_delivery_at_commit_ends_the_block(sessions):
     run_sql(ps, "CREATE VIEW v AS SELECT count(*) AS n FROM s JOIN dim ON s.k = dim.k")
     assert run_sql(ps, "BEGIN").endswith(b"Z\0\0\0\x05T")
     ps.push([_parse("ins", "INSERT INTO dim VALUES ($1)"), _parse("c", "COMMIT"),
-             *_bind_exec("ins", b"1"), *_bind_exec("ins", b"2"), *_bind_exec("c", None), M.Message("S", b"")])
+             *_bind_exec("ins", b"1"), *_bind_exec("ins", b"2"), *_bind_exec("c", None), messages.Message("S", b"")])
     out = ps.step()
     assert b"C0A000" in out                     # the view refuses changes of a table it joins with a stream
     assert out.endswith(b"Z\0\0\0\x05I")         # the block is over, not failed

@@ -9,22 +9,22 @@ import random
 import numpy as np
 import pytest
 
-from executor.llvm import csv as LC
-from protocol import copy as PC
-from protocol import oids as O
-from protocol.errors import PgError
+from splitstream.executor.llvm import csv as csv_kernels
+from splitstream.protocol import copy as copyformat
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError
 
-I2, I4, I8 = O.INT2, O.INT4, O.INT8
+I2, I4, I8 = type_oids.INT2, type_oids.INT4, type_oids.INT8
 
 
 def _native_reader(data: bytes, options, oids):
     """The COPY path's reader, compiled before use (it declines while compiling)."""
-    return LC.decode(data, options, oids, wait=True)
+    return csv_kernels.decode(data, options, oids, wait=True)
 
 
 def _decode(data: bytes, opts, oids, native):
     try:
-        cols = PC.decode_copy(data, opts, oids, native=native)
+        cols = copyformat.decode_copy(data, opts, oids, native=native)
     except PgError as e:
         return ("error", e.sqlstate, e.message, e.extra.get("line"))
     return [(v.dtype.str, v.tolist(), None if m is None else m.tolist()) for v, m in cols]
@@ -61,14 +61,14 @@ CASES = [
 @pytest.mark.parametrize("data,oids", CASES)
 @pytest.mark.parametrize("fmt", ["csv", "text"])
 def test_same_answer_as_general_decoder(data, oids, fmt):
-    opts = PC.parse_copy_options({"format": fmt})
+    opts = copyformat.parse_copy_options({"format": fmt})
     if fmt == "text":
         data = data.replace(b",", b"\t").replace(b"\t\t", b"\t\\N\t")
     assert _decode(data, opts, oids, _native_reader) == _decode(data, opts, oids, None)
 
 
 def test_text_null_marker_and_backslashes():
-    opts = PC.parse_copy_options({"format": "text"})
+    opts = copyformat.parse_copy_options({"format": "text"})
     for data in (b"\\N\t1\n2\t\\N\n", b"\\N\t1\n2\t\\Nx\n", b"\\x\t1\n", b"1\t2\n\\.\n3\t4\n", b"\\\\\t1\n"):
         assert _decode(data, opts, [I4, I8], _native_reader) == _decode(data, opts, [I4, I8], None)
 
@@ -80,8 +80,8 @@ def test_random_rows_both_threads():
     for _ in range(150000):
         rows.append(",".join("" if rnd.random() < 0.05 else str(rnd.randint(-10**9, 10**9)) for _ in range(5)))
     data = ("\n".join(rows) + "\n").encode()
-    assert len(data) >= LC.PARALLEL_BYTES
-    opts = PC.parse_copy_options({"format": "csv"})
+    assert len(data) >= csv_kernels.PARALLEL_BYTES
+    opts = copyformat.parse_copy_options({"format": "csv"})
     oids = [I4, I8, I4, I8, I4]
     native = _native_reader(data, opts, oids)
     assert native is not None
@@ -90,8 +90,8 @@ def test_random_rows_both_threads():
 
 
 def test_only_plain_layouts():
-    csv, text = PC.parse_copy_options({"format": "csv"}), PC.parse_copy_options({"format": "text"})
-    assert LC.supported([I2, I4, I8, O.FLOAT8, O.BOOL]) and LC.usable(csv) and LC.usable(text)
-    assert not LC.supported([I4, O.TEXT]) and not LC.supported([])
-    assert not LC.usable(PC.parse_copy_options({"format": "csv", "null": "NULL"}))
-    assert not LC.usable(PC.parse_copy_options({"format": "text", "null": ""}))
+    csv, text = copyformat.parse_copy_options({"format": "csv"}), copyformat.parse_copy_options({"format": "text"})
+    assert csv_kernels.supported([I2, I4, I8, type_oids.FLOAT8, type_oids.BOOL]) and csv_kernels.usable(csv) and csv_kernels.usable(text)
+    assert not csv_kernels.supported([I4, type_oids.TEXT]) and not csv_kernels.supported([])
+    assert not csv_kernels.usable(copyformat.parse_copy_options({"format": "csv", "null": "NULL"}))
+    assert not csv_kernels.usable(copyformat.parse_copy_options({"format": "text", "null": ""}))

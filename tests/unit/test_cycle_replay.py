@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from protocol import messages as M
-from server.session import ProtocolSession
+from splitstream.protocol import messages
+from splitstream.server.session import ProtocolSession
 
 from .conftest import run_sql as _sql
 
 
 def _cycle(ps: ProtocolSession) -> tuple[bytes, bool]:
     """One B/D/E/S cycle of statement "s1"; returns (response, replayed)."""
-    ps.push([M.Message("B", b"\0s1\0\0\0\0\0\0\0"), M.Message("D", b"P\0"), M.Message("E", b"\0\0\0\0\0"),
-             M.Message("S", b"")])
+    ps.push([messages.Message("B", b"\0s1\0\0\0\0\0\0\0"), messages.Message("D", b"P\0"), messages.Message("E", b"\0\0\0\0\0"),
+             messages.Message("S", b"")])
     sig = ps.cycle_signature()
     assert sig is not None
     out = ps.replay_cycle(sig)
@@ -23,7 +23,7 @@ def _cycle(ps: ProtocolSession) -> tuple[bytes, bool]:
 
 
 def _prepare(ps: ProtocolSession, sql: str) -> None:
-    ps.push([M.Message("P", b"s1\0" + sql.encode() + b"\0\0\0"), M.Message("S", b"")])
+    ps.push([messages.Message("P", b"s1\0" + sql.encode() + b"\0\0\0"), messages.Message("S", b"")])
     assert ps.step().startswith(b"1")
 
 
@@ -74,7 +74,7 @@ def test_no_replay_inside_a_transaction_block(sessions):
     _prepare(ps, "SELECT count(*) FROM t")
     _sql(ps, "BEGIN")
     for _ in range(3):
-        ps.push([M.Message("B", b"\0s1\0\0\0\0\0\0\0"), M.Message("E", b"\0\0\0\0\0"), M.Message("S", b"")])
+        ps.push([messages.Message("B", b"\0s1\0\0\0\0\0\0\0"), messages.Message("E", b"\0\0\0\0\0"), messages.Message("S", b"")])
         sig = ps.cycle_signature()     # None once the block keeps the portal open
         assert sig is None or ps.replay_cycle(sig) is None
         out = ps.step() if sig is None else ps.step_cycle(sig)

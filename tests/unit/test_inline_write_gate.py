@@ -3,16 +3,16 @@ thread: only those the engine can open without waiting (writer lock free)
 and commit without a WAL flush."""
 from __future__ import annotations
 
-from protocol import messages as M
-from server.session import ProtocolSession
+from splitstream.protocol import messages
+from splitstream.server.session import ProtocolSession
 
 from .conftest import run_sql as _sql
 
 
 def _queue_cycle(ps: ProtocolSession, sql: str) -> None:
-    ps.push([M.Message("P", b"w\0" + sql.encode() + b"\0\0\0"), M.Message("S", b"")])
+    ps.push([messages.Message("P", b"w\0" + sql.encode() + b"\0\0\0"), messages.Message("S", b"")])
     assert ps.step().startswith(b"1")
-    ps.push([M.Message("B", b"\0w\0\0\0\0\0\0\0"), M.Message("E", b"\0\0\0\0\0"), M.Message("S", b"")])
+    ps.push([messages.Message("B", b"\0w\0\0\0\0\0\0\0"), messages.Message("E", b"\0\0\0\0\0"), messages.Message("S", b"")])
 
 
 def test_unlogged_insert_goes_inline_and_commits(fsync_sessions):
@@ -34,7 +34,7 @@ def test_logged_insert_with_fsync_stays_on_a_worker(fsync_sessions):
     assert not ps.inline_ok()
     ps.step()
     _sql(ps, "SET synchronous_commit = off")      # the commit no longer waits for the disk
-    ps.push([M.Message("B", b"\0w\0\0\0\0\0\0\0"), M.Message("E", b"\0\0\0\0\0"), M.Message("S", b"")])
+    ps.push([messages.Message("B", b"\0w\0\0\0\0\0\0\0"), messages.Message("E", b"\0\0\0\0\0"), messages.Message("S", b"")])
     assert ps.inline_ok()
     assert b"INSERT 0 1" in ps.step()
 

@@ -8,7 +8,7 @@ import secrets
 
 import pytest
 
-from protocol.auth import (
+from splitstream.protocol.auth import (
     ScramExchange,
     check_cleartext,
     check_md5_response,
@@ -17,7 +17,7 @@ from protocol.auth import (
     parse_scram_verifier,
     sasl_mechanisms,
 )
-from protocol.errors import PgError
+from splitstream.protocol.errors import PgError
 from tests.support.servers import Postgres15, postgres15_available
 
 

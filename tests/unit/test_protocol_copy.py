@@ -9,8 +9,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from protocol import types as T
-from protocol.copy import (
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.copy import (
     BinaryCopyDecoder,
     CopyOptions,
     decode_copy,
@@ -18,7 +18,7 @@ from protocol.copy import (
     parse_copy_options,
     split_complete,
 )
-from protocol.errors import PgError
+from splitstream.protocol.errors import PgError
 from tests.support.servers import Postgres15, postgres15_available
 
 needs_pg = pytest.mark.skipif(not postgres15_available(), reason="PostgreSQL 15 not available")
@@ -37,7 +37,7 @@ def pg():
 
 
 def pylists(cols, oids):
-    return [T.column_to_pylist(o, v, m) for (v, m), o in zip(cols, oids)]
+    return [wiretypes.column_to_pylist(o, v, m) for (v, m), o in zip(cols, oids)]
 
 
 # ---------------------------------------------------------------- options
@@ -73,17 +73,17 @@ def test_option_errors(opts, code, msg) -> None:
 
 
 def test_text_decode_basic_and_escapes() -> None:
-    oids = [T.INT4, T.TEXT, T.FLOAT8]
+    oids = [wiretypes.INT4, wiretypes.TEXT, wiretypes.FLOAT8]
     cols = decode_copy(b"1\ta\t1.5\n2\t\\N\t\\N\n\\.\n", TEXT, oids)
     assert pylists(cols, oids) == [[1, 2], ["a", None], [1.5, None]]
-    cols = decode_copy(b"1\ta\\tb\\\\c\\nd\\x41\\101\n", TEXT, [T.INT4, T.TEXT])
-    assert pylists(cols, [T.INT4, T.TEXT])[1] == ["a\tb\\c\ndAA"]
-    cols = decode_copy(b"\\N\t\\\\N\n", TEXT, [T.TEXT, T.TEXT])
-    assert pylists(cols, [T.TEXT, T.TEXT]) == [[None], ["\\N"]]
+    cols = decode_copy(b"1\ta\\tb\\\\c\\nd\\x41\\101\n", TEXT, [wiretypes.INT4, wiretypes.TEXT])
+    assert pylists(cols, [wiretypes.INT4, wiretypes.TEXT])[1] == ["a\tb\\c\ndAA"]
+    cols = decode_copy(b"\\N\t\\\\N\n", TEXT, [wiretypes.TEXT, wiretypes.TEXT])
+    assert pylists(cols, [wiretypes.TEXT, wiretypes.TEXT]) == [[None], ["\\N"]]
 
 
 def test_csv_decode_quotes_and_nulls() -> None:
-    oids = [T.INT4, T.TEXT]
+    oids = [wiretypes.INT4, wiretypes.TEXT]
     opts = parse_copy_options({"format": "csv", "header": True})
     data = b'a,b\n1,"x,y"\n2,""\n3,\n4,"multi\nline"\n5,"say ""hi"""\n'
     assert pylists(decode_copy(data, opts, oids), oids) == [
@@ -93,7 +93,7 @@ def test_csv_decode_quotes_and_nulls() -> None:
 
 
 def test_csv_force_null_and_not_null() -> None:
-    oids = [T.TEXT, T.TEXT]
+    oids = [wiretypes.TEXT, wiretypes.TEXT]
     opts = parse_copy_options({"format": "csv", "force_not_null": ["a"], "force_null": ["b"]})
     cols = decode_copy(b',""\n', opts, oids, column_names=["a", "b"])
     assert pylists(cols, oids) == [[""], [None]]
@@ -109,20 +109,20 @@ def test_csv_force_null_and_not_null() -> None:
 ])
 def test_decode_errors_with_line(data, opts, msg, line) -> None:
     with pytest.raises(PgError) as ei:
-        decode_copy(data, opts, [T.INT4, T.TEXT], column_names=["a", "b"])
+        decode_copy(data, opts, [wiretypes.INT4, wiretypes.TEXT], column_names=["a", "b"])
     assert ei.value.message == msg
     assert ei.value.extra["line"] == line
 
 
 def test_first_line_offsets_error_line() -> None:
     with pytest.raises(PgError) as ei:
-        decode_copy(b"1\tx\nbad\ty\n", TEXT, [T.INT4, T.TEXT], first_line=101)
+        decode_copy(b"1\tx\nbad\ty\n", TEXT, [wiretypes.INT4, wiretypes.TEXT], first_line=101)
     assert ei.value.extra["line"] == 102
 
 
 def test_typed_columns() -> None:
-    oids = [T.BOOL, T.INT2, T.INT8, T.FLOAT4, T.NUMERIC, T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ,
-            T.UUID, T.INTERVAL, T.JSONB, 1007]
+    oids = [wiretypes.BOOL, wiretypes.INT2, wiretypes.INT8, wiretypes.FLOAT4, wiretypes.NUMERIC, wiretypes.DATE, wiretypes.TIMESTAMP, wiretypes.TIMESTAMPTZ,
+            wiretypes.UUID, wiretypes.INTERVAL, wiretypes.JSONB, 1007]
     line = (b"t\t-5\t9000000000\t1.5\t1.50\t2024-01-02\t2024-01-02 03:04:05.5\t2024-01-02 03:04:05+02"
             b"\ta0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11\t1 day\t{\"b\":1,\"a\":2}\t{1,NULL}\n")
     for opts, data in ((TEXT, line), (CSV, line.replace(b"\t", b",").replace(b"{1,NULL}", b'"{1,NULL}"')
@@ -135,19 +135,19 @@ def test_typed_columns() -> None:
         assert vals[5] == dt.date(2024, 1, 2)
         assert vals[6] == dt.datetime(2024, 1, 2, 3, 4, 5, 500000)
         assert vals[7] == dt.datetime(2024, 1, 2, 1, 4, 5, tzinfo=dt.timezone.utc)
-        assert vals[9] == T.Interval(0, 1, 0)
+        assert vals[9] == wiretypes.Interval(0, 1, 0)
         assert vals[10] == '{"a": 2, "b": 1}'
         assert vals[11] == [1, None]
 
 
 def test_fast_path_rejects_what_postgres_rejects() -> None:
     for bad in (b"0x1f\n", b"1e400\n", b"1_000\n", b"\n"):
-        oid = T.FLOAT8 if b"e" in bad else T.INT4
+        oid = wiretypes.FLOAT8 if b"e" in bad else wiretypes.INT4
         with pytest.raises(PgError):
             decode_copy(bad, TEXT, [oid])
     # and accepts what PostgreSQL accepts but pyarrow does not
-    assert pylists(decode_copy(b"+5\n TRUE \n", TEXT, [T.TEXT]), [T.TEXT]) == [["+5", " TRUE "]]
-    assert pylists(decode_copy(b"+5\t TRUE \n", TEXT, [T.INT4, T.BOOL]), [T.INT4, T.BOOL]) == [[5], [True]]
+    assert pylists(decode_copy(b"+5\n TRUE \n", TEXT, [wiretypes.TEXT]), [wiretypes.TEXT]) == [["+5", " TRUE "]]
+    assert pylists(decode_copy(b"+5\t TRUE \n", TEXT, [wiretypes.INT4, wiretypes.BOOL]), [wiretypes.INT4, wiretypes.BOOL]) == [[5], [True]]
 
 
 def test_split_complete() -> None:
@@ -165,8 +165,8 @@ def test_decode_large_six_int_columns() -> None:
     n = 500_000
     rng = np.random.default_rng(1)
     cols = [rng.integers(-10**6, 10**6, n).astype(np.int32) for _ in range(6)]
-    data = encode_copy_rows([(c, None) for c in cols], [T.INT4] * 6, TEXT)
-    out = decode_copy(data, TEXT, [T.INT4] * 6)
+    data = encode_copy_rows([(c, None) for c in cols], [wiretypes.INT4] * 6, TEXT)
+    out = decode_copy(data, TEXT, [wiretypes.INT4] * 6)
     assert all((o[0] == c).all() for o, c in zip(out, cols))
 
 
@@ -174,9 +174,9 @@ def test_decode_large_six_int_columns() -> None:
 
 
 def test_encode_text_and_csv() -> None:
-    oids = [T.INT4, T.TEXT, T.FLOAT8]
-    cols = [T.pylist_to_column(T.INT4, [1, None]), T.pylist_to_column(T.TEXT, ["a\tb\\c\nd", 'q"x,y']),
-            T.pylist_to_column(T.FLOAT8, [1e20, 0.1])]
+    oids = [wiretypes.INT4, wiretypes.TEXT, wiretypes.FLOAT8]
+    cols = [wiretypes.pylist_to_column(wiretypes.INT4, [1, None]), wiretypes.pylist_to_column(wiretypes.TEXT, ["a\tb\\c\nd", 'q"x,y']),
+            wiretypes.pylist_to_column(wiretypes.FLOAT8, [1e20, 0.1])]
     assert encode_copy_rows(cols, oids, TEXT) == b"1\ta\\tb\\\\c\\nd\t1e+20\n\\N\tq\"x,y\t0.1\n"
     hdr = parse_copy_options({"format": "csv", "header": True}, is_from=False)
     assert encode_copy_rows(cols, oids, hdr, column_names=["a", "b", "c"]) == \
@@ -187,13 +187,13 @@ def test_encode_text_and_csv() -> None:
 
 
 def test_binary_roundtrip_and_chunking() -> None:
-    oids = [T.INT4, T.TEXT, T.FLOAT8, T.NUMERIC, T.TIMESTAMPTZ, T.BOOL, 1009]
+    oids = [wiretypes.INT4, wiretypes.TEXT, wiretypes.FLOAT8, wiretypes.NUMERIC, wiretypes.TIMESTAMPTZ, wiretypes.BOOL, 1009]
     rows = [
         [1, "a", 1.5, Decimal("1.50"), dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc), True, ["x", None]],
         [None, None, None, None, None, None, None],
         [-7, "é\n", float("inf"), Decimal("-0.001"), dt.datetime(1999, 1, 1, tzinfo=dt.timezone.utc), False, []],
     ]
-    cols = [T.pylist_to_column(o, [r[j] for r in rows]) for j, o in enumerate(oids)]
+    cols = [wiretypes.pylist_to_column(o, [r[j] for r in rows]) for j, o in enumerate(oids)]
     data = encode_copy_rows(cols, oids, BINARY)
     rng = random.Random(5)
     for _ in range(200):
@@ -209,12 +209,12 @@ def test_binary_roundtrip_and_chunking() -> None:
 
 
 def test_binary_fast_path_with_interruptions() -> None:
-    oids = [T.INT8, T.FLOAT8, T.INT2]
+    oids = [wiretypes.INT8, wiretypes.FLOAT8, wiretypes.INT2]
     n = 1000
     vals = [list(range(n)), [i / 3 for i in range(n)], [i % 100 for i in range(n)]]
     for i in range(0, n, 97):
         vals[1][i] = None
-    cols = [T.pylist_to_column(o, v) for o, v in zip(oids, vals)]
+    cols = [wiretypes.pylist_to_column(o, v) for o, v in zip(oids, vals)]
     data = encode_copy_rows(cols, oids, BINARY)
     rng = random.Random(9)
     for _ in range(20):
@@ -233,18 +233,18 @@ def test_binary_fast_path_with_interruptions() -> None:
 
 def test_binary_errors() -> None:
     with pytest.raises(PgError) as ei:
-        BinaryCopyDecoder([T.INT4]).feed(b"NOTCOPY\n\xff\r\n\x00")
+        BinaryCopyDecoder([wiretypes.INT4]).feed(b"NOTCOPY\n\xff\r\n\x00")
     assert ei.value.message == "COPY file signature not recognized" and ei.value.sqlstate == "22P04"
     hdr = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
-    dec = BinaryCopyDecoder([T.INT4, T.INT4])
+    dec = BinaryCopyDecoder([wiretypes.INT4, wiretypes.INT4])
     with pytest.raises(PgError) as ei:
         dec.feed(hdr + b"\x00\x01\x00\x00\x00\x04\x00\x00\x00\x01")
     assert ei.value.message == "row field count is 1, expected 2"
-    dec = BinaryCopyDecoder([T.INT4])
+    dec = BinaryCopyDecoder([wiretypes.INT4])
     with pytest.raises(PgError) as ei:
         dec.feed(hdr + b"\x00\x01\x00\x00\x00\x02\x00\x01")
     assert ei.value.sqlstate == "22P03" and ei.value.extra["line"] == 1
-    dec = BinaryCopyDecoder([T.INT4])
+    dec = BinaryCopyDecoder([wiretypes.INT4])
     dec.feed(hdr + b"\x00\x01\x00\x00")
     with pytest.raises(PgError) as ei:
         dec.finish()
@@ -276,13 +276,13 @@ def test_copy_to_matches_postgres(pg, fmt: str) -> None:
             for chunk in cp:
                 buf.write(chunk)
     expected = buf.getvalue()
-    oids = [T.INT4, T.TEXT, T.FLOAT8, T.NUMERIC, T.TIMESTAMPTZ]
+    oids = [wiretypes.INT4, wiretypes.TEXT, wiretypes.FLOAT8, wiretypes.NUMERIC, wiretypes.TIMESTAMPTZ]
     opts = parse_copy_options({"format": fmt.split("_")[0], "header": fmt.endswith("header")}, is_from=False)
-    cols = [T.pylist_to_column(T.INT4, [i for i, _ in TRICKY]),
-            T.pylist_to_column(T.TEXT, [s for _, s in TRICKY]),
-            T.pylist_to_column(T.FLOAT8, [i / 7 for i, _ in TRICKY]),
-            T.pylist_to_column(T.NUMERIC, [Decimal(i) / 4 for i, _ in TRICKY]),
-            T.pylist_to_column(T.TIMESTAMPTZ, [dt.datetime(2024, 1, i, tzinfo=dt.timezone.utc) for i, _ in TRICKY])]
+    cols = [wiretypes.pylist_to_column(wiretypes.INT4, [i for i, _ in TRICKY]),
+            wiretypes.pylist_to_column(wiretypes.TEXT, [s for _, s in TRICKY]),
+            wiretypes.pylist_to_column(wiretypes.FLOAT8, [i / 7 for i, _ in TRICKY]),
+            wiretypes.pylist_to_column(wiretypes.NUMERIC, [Decimal(i) / 4 for i, _ in TRICKY]),
+            wiretypes.pylist_to_column(wiretypes.TIMESTAMPTZ, [dt.datetime(2024, 1, i, tzinfo=dt.timezone.utc) for i, _ in TRICKY])]
     ours = encode_copy_rows(cols, oids, opts, column_names=list("abcde"))
     assert ours == expected
     # and decoding PostgreSQL's output gives the values back
@@ -306,8 +306,8 @@ def test_csv_decode_matches_postgres(pg, data: bytes) -> None:
         with cur.copy("copy cf from stdin (format csv)") as cp:
             cp.write(data)
     expected = pg.execute("select a, b from cf order by a").fetchall()
-    cols = decode_copy(data, CSV, [T.INT4, T.TEXT])
-    got = list(zip(*pylists(cols, [T.INT4, T.TEXT])))
+    cols = decode_copy(data, CSV, [wiretypes.INT4, wiretypes.TEXT])
+    got = list(zip(*pylists(cols, [wiretypes.INT4, wiretypes.TEXT])))
     assert sorted(got, key=lambda r: r[0]) == expected
 
 
@@ -322,14 +322,14 @@ def test_csv_error_line_matches_postgres(pg) -> None:
             with cur.copy("copy ce from stdin (format csv)") as cp:
                 cp.write(data)
     with pytest.raises(PgError) as ours:
-        decode_copy(data, CSV, [T.INT4, T.TEXT], column_names=["a", "b"])
+        decode_copy(data, CSV, [wiretypes.INT4, wiretypes.TEXT], column_names=["a", "b"])
     assert ours.value.message == ei.value.diag.message_primary
     assert f"line {ours.value.extra['line']}," in ei.value.diag.context
 
 
 @needs_pg
 def test_binary_from_postgres_and_back(pg) -> None:
-    oids = [T.INT4, T.INT8, T.FLOAT8, T.TEXT, T.NUMERIC, T.DATE, T.TIMESTAMP, T.INTERVAL, T.UUID, T.JSONB, 1007]
+    oids = [wiretypes.INT4, wiretypes.INT8, wiretypes.FLOAT8, wiretypes.TEXT, wiretypes.NUMERIC, wiretypes.DATE, wiretypes.TIMESTAMP, wiretypes.INTERVAL, wiretypes.UUID, wiretypes.JSONB, 1007]
     sql = ("select i, i::int8 * 1000000000, i / 3.0::float8, 'row ' || i, (i / 7.0)::numeric(10,4), "
            "date '2024-01-01' + i, timestamp '2024-01-01' + i * interval '1 minute', i * interval '1 hour', "
            "md5(i::text)::uuid, jsonb_build_object('i', i), array[i, null] "

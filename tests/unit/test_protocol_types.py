@@ -10,8 +10,8 @@ from decimal import Decimal
 import numpy as np
 import pytest
 
-from protocol import types as T
-from protocol.errors import PgError
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import PgError
 from tests.support.servers import Postgres15, postgres15_available
 
 needs_pg = pytest.mark.skipif(not postgres15_available(), reason="PostgreSQL 15 not available")
@@ -82,7 +82,7 @@ def same(a, b) -> bool:
 
 
 def _oid(typ: str) -> int:
-    return T.type_by_name(typ).oid
+    return wiretypes.type_by_name(typ).oid
 
 
 def _raw(pg, literal: str, typ: str, binary: bool = False):
@@ -109,10 +109,10 @@ def test_text_roundtrip_matches_postgres(pg, literal: str, typ: str) -> None:
         pytest.skip("non-default lower bounds are not preserved")
     expected = _raw(pg, literal, typ).decode()
     oid = _oid(typ)
-    value = T.decode_text(oid, literal)
-    assert T.encode_text(oid, value).decode() == expected
+    value = wiretypes.decode_text(oid, literal)
+    assert wiretypes.encode_text(oid, value).decode() == expected
     # and our output parses back to the same value
-    assert same(T.decode_text(oid, expected), value)
+    assert same(wiretypes.decode_text(oid, expected), value)
 
 
 @needs_pg
@@ -120,14 +120,14 @@ def test_text_roundtrip_matches_postgres(pg, literal: str, typ: str) -> None:
 def test_binary_matches_postgres(pg, literal: str, typ: str) -> None:
     oid = _oid(typ)
     pg_bytes = _raw(pg, literal, typ, binary=True)
-    value = T.decode_text(oid, literal)
-    ours = T.encode_binary(oid, value)
-    decoded = T.decode_binary(oid, pg_bytes)
+    value = wiretypes.decode_text(oid, literal)
+    ours = wiretypes.encode_binary(oid, value)
+    decoded = wiretypes.decode_binary(oid, pg_bytes)
     assert same(decoded, value)
     if typ in ("int4[]",) and literal.startswith("["):
         return
     assert ours == pg_bytes
-    assert same(T.decode_binary(oid, ours), decoded)
+    assert same(wiretypes.decode_binary(oid, ours), decoded)
 
 
 ERRORS: list[tuple[str, str, str, str]] = [
@@ -159,7 +159,7 @@ ERRORS: list[tuple[str, str, str, str]] = [
 @pytest.mark.parametrize("literal,typ,code,message", ERRORS)
 def test_input_errors(literal: str, typ: str, code: str, message: str) -> None:
     with pytest.raises(PgError) as ei:
-        T.decode_text(_oid(typ), literal)
+        wiretypes.decode_text(_oid(typ), literal)
     assert (ei.value.sqlstate, ei.value.message) == (code, message)
 
 
@@ -183,11 +183,11 @@ def test_random_floats_match_postgres(pg) -> None:
     vals += [float(10 ** e) for e in range(-8, 22)] + [1.5 * 10 ** e for e in range(-8, 22)]
     got8 = pg.execute("select array_agg(x::text order by i), array_agg(x::float4::text order by i) "
                       "from unnest(%s::float8[]) with ordinality t(x, i)", (vals,)).fetchone()
-    assert [T.format_float(v) for v in vals] == got8[0]
-    assert [T.format_float(float(np.float32(v)), True) for v in vals] == got8[1]
-    col8 = T.encode_text_column(T.FLOAT8, np.array(vals))
+    assert [wiretypes.format_float(v) for v in vals] == got8[0]
+    assert [wiretypes.format_float(float(np.float32(v)), True) for v in vals] == got8[1]
+    col8 = wiretypes.encode_text_column(wiretypes.FLOAT8, np.array(vals))
     assert [b.decode() for b in col8] == got8[0]
-    col4 = T.encode_text_column(T.FLOAT4, np.array(vals, dtype=np.float32))
+    col4 = wiretypes.encode_text_column(wiretypes.FLOAT4, np.array(vals, dtype=np.float32))
     assert [b.decode() for b in col4] == got8[1]
 
 
@@ -197,12 +197,12 @@ def test_timestamptz_output_in_other_zones(pg) -> None:
         pg.execute(f"set timezone = '{zone}'")
         for lit in ("2024-01-02 03:04:05.5+00", "1900-01-01 00:00:00+00", "2024-07-01 12:00:00+00"):
             expected = pg.execute("select %s::timestamptz::text", (lit,)).fetchone()[0]
-            v = T.decode_text(T.TIMESTAMPTZ, lit)
-            assert T.encode_text(T.TIMESTAMPTZ, v, tz=zone).decode() == expected
-            assert T.decode_text(T.TIMESTAMPTZ, expected) == v
+            v = wiretypes.decode_text(wiretypes.TIMESTAMPTZ, lit)
+            assert wiretypes.encode_text(wiretypes.TIMESTAMPTZ, v, tz=zone).decode() == expected
+            assert wiretypes.decode_text(wiretypes.TIMESTAMPTZ, expected) == v
         naive = "2024-03-10 12:00:00"
         expected = pg.execute("select %s::timestamptz::text", (naive,)).fetchone()[0]
-        assert T.encode_text(T.TIMESTAMPTZ, T.decode_text(T.TIMESTAMPTZ, naive, tz=zone), tz=zone).decode() == expected
+        assert wiretypes.encode_text(wiretypes.TIMESTAMPTZ, wiretypes.decode_text(wiretypes.TIMESTAMPTZ, naive, tz=zone), tz=zone).decode() == expected
     pg.execute("set timezone = 'UTC'")
 
 
@@ -210,10 +210,10 @@ def test_timestamptz_output_in_other_zones(pg) -> None:
 def test_type_table_matches_catalog(pg) -> None:
     rows = pg.execute("select oid::int, typname::text, typlen::int, typarray::int, typelem::int, "
                       "typcategory::text, format_type(oid, null) from pg_type where oid = any(%s)",
-                      (list(T.TYPES_BY_OID),)).fetchall()
-    assert len(rows) == len(T.TYPES_BY_OID)
+                      (list(wiretypes.TYPES_BY_OID),)).fetchall()
+    assert len(rows) == len(wiretypes.TYPES_BY_OID)
     for oid, name, typlen, arr, elem, cat, sql in rows:
-        t = T.TYPES_BY_OID[oid]
+        t = wiretypes.TYPES_BY_OID[oid]
         assert (t.name, t.typlen, t.array_oid, t.category, t.sql_name) == (name, typlen, arr, cat, sql)
         if cat == "A":
             assert t.elem_oid == elem
@@ -230,71 +230,71 @@ def test_type_by_name_aliases() -> None:
         "jsonb": 3802, "oidvector": 30, "int2vector": 22, "xid": 28, "uuid[]": 2951, "_char": 1002,
     }
     for name, oid in cases.items():
-        assert T.type_by_name(name).oid == oid, name
+        assert wiretypes.type_by_name(name).oid == oid, name
     with pytest.raises(PgError) as ei:
-        T.type_by_name("nosuchtype")
+        wiretypes.type_by_name("nosuchtype")
     assert ei.value.sqlstate == "42704"
 
 
 def test_interval_semantics() -> None:
-    a = T.Interval(1, 0, 0)
-    b = T.Interval(0, 30, 0)
-    c = T.Interval(0, 0, 30 * T.USECS_PER_DAY)
+    a = wiretypes.Interval(1, 0, 0)
+    b = wiretypes.Interval(0, 30, 0)
+    c = wiretypes.Interval(0, 0, 30 * wiretypes.USECS_PER_DAY)
     assert a == b == c and hash(a) == hash(b) == hash(c)
-    assert T.Interval(0, 1, 0) > T.Interval(0, 0, 86_399_999_999)
+    assert wiretypes.Interval(0, 1, 0) > wiretypes.Interval(0, 0, 86_399_999_999)
     assert len({a, b, c}) == 1
-    assert str(T.Interval(14, 3, 14_706_500_000)) == "1 year 2 mons 3 days 04:05:06.5"
-    assert -T.Interval(1, 2, 3) == T.Interval(-1, -2, -3)
+    assert str(wiretypes.Interval(14, 3, 14_706_500_000)) == "1 year 2 mons 3 days 04:05:06.5"
+    assert -wiretypes.Interval(1, 2, 3) == wiretypes.Interval(-1, -2, -3)
 
 
 def test_value_contract_types() -> None:
-    assert isinstance(T.decode_text(T.NUMERIC, "1.50"), Decimal)
-    assert T.decode_text(T.TIMESTAMPTZ, "2024-01-02 03:04:05+01").tzinfo is not None
-    assert T.decode_text(T.TIMESTAMP, "2024-01-02 03:04:05").tzinfo is None
-    assert isinstance(T.decode_text(T.UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), uuid.UUID)
-    assert T.decode_text(T.JSONB, '{"b":1,"a":2,"a":3}') == '{"a": 3, "b": 1}'
-    assert T.decode_text(1007, "{1,NULL}") == [1, None]
-    assert T.decode_text(T.BYTEA, b"\\x0102") == b"\x01\x02"
+    assert isinstance(wiretypes.decode_text(wiretypes.NUMERIC, "1.50"), Decimal)
+    assert wiretypes.decode_text(wiretypes.TIMESTAMPTZ, "2024-01-02 03:04:05+01").tzinfo is not None
+    assert wiretypes.decode_text(wiretypes.TIMESTAMP, "2024-01-02 03:04:05").tzinfo is None
+    assert isinstance(wiretypes.decode_text(wiretypes.UUID, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), uuid.UUID)
+    assert wiretypes.decode_text(wiretypes.JSONB, '{"b":1,"a":2,"a":3}') == '{"a": 3, "b": 1}'
+    assert wiretypes.decode_text(1007, "{1,NULL}") == [1, None]
+    assert wiretypes.decode_text(wiretypes.BYTEA, b"\\x0102") == b"\x01\x02"
 
 
 def test_bool_inputs() -> None:
     for s in ("t", "TRUE", " yes ", "on", "1", "Tr", "y"):
-        assert T.decode_text(T.BOOL, s) is True
+        assert wiretypes.decode_text(wiretypes.BOOL, s) is True
     for s in ("f", "False", "no", "OFF", "0", "n", "of"):
-        assert T.decode_text(T.BOOL, s) is False
+        assert wiretypes.decode_text(wiretypes.BOOL, s) is False
     with pytest.raises(PgError):
-        T.decode_text(T.BOOL, "o")
+        wiretypes.decode_text(wiretypes.BOOL, "o")
 
 
 def test_binary_errors() -> None:
     with pytest.raises(PgError) as ei:
-        T.decode_binary(T.INT4, b"\x00\x01")
+        wiretypes.decode_binary(wiretypes.INT4, b"\x00\x01")
     assert ei.value.sqlstate == "22P03"
     with pytest.raises(PgError) as ei:
-        T.decode_binary(T.NUMERIC, b"\x00\x01\x00\x00\x00\x00\x00\x00\x27\x10")
+        wiretypes.decode_binary(wiretypes.NUMERIC, b"\x00\x01\x00\x00\x00\x00\x00\x00\x27\x10")
     assert ei.value.sqlstate == "22P03"
     with pytest.raises(PgError) as ei:
-        T.decode_binary(1007, b"\x00\x00\x00\x01")
+        wiretypes.decode_binary(1007, b"\x00\x00\x00\x01")
     assert ei.value.sqlstate == "22P03"
 
 
 def test_numpy_columns() -> None:
-    assert T.numpy_dtype(T.INT4) == np.int32
-    assert T.numpy_dtype(T.OID) == np.int64
-    assert T.numpy_dtype(T.TIMESTAMPTZ) == np.dtype("datetime64[us]")
-    assert T.numpy_dtype(T.TEXT) == np.dtype(object)
+    assert wiretypes.numpy_dtype(wiretypes.INT4) == np.int32
+    assert wiretypes.numpy_dtype(wiretypes.OID) == np.int64
+    assert wiretypes.numpy_dtype(wiretypes.TIMESTAMPTZ) == np.dtype("datetime64[us]")
+    assert wiretypes.numpy_dtype(wiretypes.TEXT) == np.dtype(object)
     vals = np.array([1, -2, 300], dtype=np.int16)
-    assert T.encode_text_column(T.INT2, vals, np.array([False, True, False])) == [b"1", None, b"300"]
-    assert T.encode_text_column(T.BOOL, np.array([True, False])) == [b"t", b"f"]
+    assert wiretypes.encode_text_column(wiretypes.INT2, vals, np.array([False, True, False])) == [b"1", None, b"300"]
+    assert wiretypes.encode_text_column(wiretypes.BOOL, np.array([True, False])) == [b"t", b"f"]
     ts = np.array(["2024-01-02T03:04:05.120", "1999-12-31T23:59:59"], dtype="datetime64[us]")
-    assert T.encode_text_column(T.TIMESTAMP, ts) == [b"2024-01-02 03:04:05.12", b"1999-12-31 23:59:59"]
-    assert T.encode_text_column(T.TIMESTAMPTZ, ts, tz="Asia/Kolkata")[0] == b"2024-01-02 08:34:05.12+05:30"
+    assert wiretypes.encode_text_column(wiretypes.TIMESTAMP, ts) == [b"2024-01-02 03:04:05.12", b"1999-12-31 23:59:59"]
+    assert wiretypes.encode_text_column(wiretypes.TIMESTAMPTZ, ts, tz="Asia/Kolkata")[0] == b"2024-01-02 08:34:05.12+05:30"
     d = np.array(["2024-01-02", "0001-01-01"], dtype="datetime64[D]")
-    assert T.encode_text_column(T.DATE, d) == [b"2024-01-02", b"0001-01-01"]
-    obj = np.array([T.Interval(0, 1, 0), None], dtype=object)
-    assert T.encode_text_column(T.INTERVAL, obj, np.array([False, True])) == [b"1 day", None]
-    col, nulls = T.pylist_to_column(T.DATE, [dt.date(2024, 1, 2), None])
+    assert wiretypes.encode_text_column(wiretypes.DATE, d) == [b"2024-01-02", b"0001-01-01"]
+    obj = np.array([wiretypes.Interval(0, 1, 0), None], dtype=object)
+    assert wiretypes.encode_text_column(wiretypes.INTERVAL, obj, np.array([False, True])) == [b"1 day", None]
+    col, nulls = wiretypes.pylist_to_column(wiretypes.DATE, [dt.date(2024, 1, 2), None])
     assert col.dtype == np.dtype("datetime64[D]") and nulls.tolist() == [False, True]
-    assert T.column_to_pylist(T.DATE, col, nulls) == [dt.date(2024, 1, 2), None]
-    col, nulls = T.pylist_to_column(T.TIMESTAMPTZ, [dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)])
-    assert T.column_to_pylist(T.TIMESTAMPTZ, col, nulls)[0] == dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
+    assert wiretypes.column_to_pylist(wiretypes.DATE, col, nulls) == [dt.date(2024, 1, 2), None]
+    col, nulls = wiretypes.pylist_to_column(wiretypes.TIMESTAMPTZ, [dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)])
+    assert wiretypes.column_to_pylist(wiretypes.TIMESTAMPTZ, col, nulls)[0] == dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)

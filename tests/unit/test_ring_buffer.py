@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from executor.stream.ring_buffer import RingBuffer, ScanResult
+from splitstream.executor.stream.ring_buffer import RingBuffer, ScanResult
 
 I64 = np.dtype(np.int64)
 OBJ = np.dtype(object)

@@ -24,13 +24,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from catalog.vector import Batch, Col
-from executor.api import CopyOut, Prepared, Result, ResultColumn
-from protocol import auth as A
-from protocol.errors import Notice, PgError
-from server.config import ServerConfig, is_loopback
-from server.listener import Server
-from server import params as P
+from splitstream.catalog.vector import Batch, Col
+from splitstream.executor.api import CopyOut, Prepared, Result, ResultColumn
+from splitstream.protocol import auth
+from splitstream.protocol.errors import Notice, PgError
+from splitstream.server.config import ServerConfig, is_loopback
+from splitstream.server.listener import Server
+from splitstream.server import params as wire_params
 
 INT4, TEXT, TIMESTAMPTZ = 23, 25, 1184
 
@@ -156,7 +156,7 @@ class FakeSession:
         if s.startswith("set "):
             _, name, value = s.split(maxsplit=2)
             self.info.settings[name] = value
-            return Result(tag="SET", parameter_status={name: value} if name in P.REPORTED else {})
+            return Result(tag="SET", parameter_status={name: value} if name in wire_params.REPORTED else {})
         if s == "notice":
             return Result(tag="DO", notices=[Notice("hello there")])
         if s == "copy in":
@@ -189,9 +189,9 @@ class FakeSession:
 class FakeEngine:
     def __init__(self) -> None:
         self.roles = {"postgres": FakeRole("postgres"),
-                      "alice": FakeRole("alice", A.make_scram_verifier("wonderland"), superuser=False),
-                      "bob": FakeRole("bob", A.make_md5_hash("builder", "bob")),
-                      "nologin": FakeRole("nologin", A.make_scram_verifier("x"), login=False)}
+                      "alice": FakeRole("alice", auth.make_scram_verifier("wonderland"), superuser=False),
+                      "bob": FakeRole("bob", auth.make_md5_hash("builder", "bob")),
+                      "nologin": FakeRole("nologin", auth.make_scram_verifier("x"), login=False)}
         self.databases = {"postgres", "other"}
         self.sessions: list[FakeSession] = []
         self.log: list[str] = []
@@ -994,19 +994,19 @@ async def test_tls_upgrade(tmp_path):
 # ---------------------------------------------------------------- pure helpers
 
 def test_params_helpers():
-    assert P.timeout_seconds("0") == 0
-    assert P.timeout_seconds("1500") == 1.5
-    assert P.timeout_seconds("5s") == 5
-    assert P.timeout_seconds("2min") == 120
-    assert P.parse_options(r"-c a=b --c-d=e -c x=hello\ world") == {"a": "b", "c_d": "e", "x": "hello world"}
-    s = P.startup_settings({"user": "u", "DateStyle": "ISO", "application_name": "a"}, "u")
+    assert wire_params.timeout_seconds("0") == 0
+    assert wire_params.timeout_seconds("1500") == 1.5
+    assert wire_params.timeout_seconds("5s") == 5
+    assert wire_params.timeout_seconds("2min") == 120
+    assert wire_params.parse_options(r"-c a=b --c-d=e -c x=hello\ world") == {"a": "b", "c_d": "e", "x": "hello world"}
+    s = wire_params.startup_settings({"user": "u", "DateStyle": "ISO", "application_name": "a"}, "u")
     assert s["datestyle"] == "ISO, MDY" and s["session_authorization"] == "u"
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3")
 
 
 def test_cli_refuses_public_address_without_password(monkeypatch, capsys):
-    from server.cli import parse_config
+    from splitstream.server.cli import parse_config
 
     monkeypatch.delenv("SPLITSTREAM_PASSWORD", raising=False)
     with pytest.raises(SystemExit) as ei:

@@ -8,7 +8,7 @@ are put back to back from one event-loop step, before the idle worker wakes.
 import asyncio
 import threading
 
-from server.workers import WorkerPool
+from splitstream.server.workers import WorkerPool
 
 
 def test_back_to_back_items_never_share_one_idle_thread() -> None:

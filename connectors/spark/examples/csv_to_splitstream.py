@@ -45,7 +45,7 @@ def generate(directory: Path, files: int, rows: int = 1000) -> None:
 def ensure_schema(url: str) -> None:
     import psycopg
 
-    from connectors.spark._wire import conninfo
+    from .._wire import conninfo
 
     with psycopg.connect(conninfo(url), autocommit=True) as conn:
         conn.execute(DDL[0])
@@ -68,7 +68,7 @@ def main(argv=None) -> int:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
-    from connectors.spark import write_stream
+    from .. import write_stream
 
     if args.generate:
         generate(Path(args.input), args.generate)
