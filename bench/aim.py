@@ -358,7 +358,7 @@ def run(s: Servers, a, rates: list[int], tmp: str) -> None:
                 print(f"  writer into {label} failed: {w.error}")
         out.append(line)
     table(["insert rate", "ss q/s", "ss events/s done", "PG q/s", "PG events/s done"], out, [14, 10, 18, 10, 18])
-    print(f"reference, thesis Fig. 4.8: Umbra answers queries at roughly Table 4.4's rate under 10K and 50K events/s")
+    print("reference, thesis Fig. 4.8: Umbra answers queries at roughly Table 4.4's rate under 10K and 50K events/s")
 
     # ---------------------------------------------------------------- 4. isolated ingest
     section(f"4. isolated ingest, all six views attached, COPY batches of {a.batch:,} events ({a.events:,} events)")

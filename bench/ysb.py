@@ -137,7 +137,7 @@ class Pipeline:
 def run_engine(batches, backend: str, variant: str | None, threads: int, check: dict | None):
     """Returns (seconds, events, compile_ms, variant_seen, emit seconds,
     (process CPU seconds, process CPU seconds without the emissions))."""
-    from splitstream.executor.llvm import jit, runtime
+    from splitstream.executor.llvm import jit, runtime  # noqa: F401  (importing runtime installs the LLVM backend)
 
     p = Pipeline()
     pipe = p.pipe

@@ -21,7 +21,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 
 from splitstream.protocol import errors
 from splitstream.protocol.errors import PgError

@@ -5,7 +5,7 @@ copy of the catalog and commit it by swapping a pointer.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)

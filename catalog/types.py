@@ -15,7 +15,7 @@ import numpy as np
 
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    CANNOT_COERCE, DATATYPE_MISMATCH, INVALID_TEXT_REPRESENTATION, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
+    CANNOT_COERCE, DATATYPE_MISMATCH, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
 )
 
 if TYPE_CHECKING:

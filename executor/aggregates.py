@@ -18,9 +18,9 @@ import numpy as np
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col, FixedCol
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION, NUMERIC_VALUE_OUT_OF_RANGE
+from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
-from .expr import _factorize_objects, fixed_avg, numeric_op, numeric_div_scale
+from .expr import _factorize_objects, fixed_avg, numeric_op
 
 _NULL_KEY = object()
 

@@ -15,16 +15,16 @@ from typing import Callable
 from sqlglot import exp
 
 from splitstream.catalog import types as sqltypes
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
-    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_PARAMETER, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
+    AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
 )
 
 from . import expr
 from . import functions
-from .aggregates import AGGREGATES, AggSpec
+from .aggregates import AGGREGATES
 
 
 @dataclass
@@ -140,7 +140,6 @@ def parse_type_name(text: str) -> tuple[int, int]:
     oid = sqltypes.oid_by_name(text)
     if oid is not None:
         return oid, -1
-    import sqlglot
 
     try:
         dt = exp.DataType.build(text, dialect="postgres")
@@ -447,7 +446,7 @@ class ExprBinder:
                         res = a
                     else:
                         res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
-                    from splitstream.protocol.types import encode_text, decode_text
+                    from splitstream.protocol.types import decode_text
 
                     out.append(decode_text(type_oids.JSONB, json.dumps(res)))
                 return Col.from_pylist(out, type_oids.JSONB)
@@ -1013,8 +1012,8 @@ class ExprBinder:
         if self.agg_handler is None:
             name = func_name(n.this if isinstance(n, (exp.Filter, exp.WithinGroup)) else n)
             raise PgError(GROUPING_ERROR, f"aggregate functions are not allowed in {self.context or 'this context'}"
-                          if self.context else f"aggregate function calls cannot be nested" if False else
-                          f"aggregate functions are not allowed here")
+                          if self.context else "aggregate function calls cannot be nested" if False else
+                          "aggregate functions are not allowed here")
         return self.agg_handler(n, self)
 
     def b_GroupConcat(self, n):

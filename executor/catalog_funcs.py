@@ -4,7 +4,7 @@ from __future__ import annotations
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION, UNDEFINED_TABLE
+from splitstream.protocol.errors import PgError, UNDEFINED_TABLE
 
 from . import expr
 

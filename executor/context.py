@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from splitstream.protocol.errors import PgError, QUERY_CANCELED, Notice
 

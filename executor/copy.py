@@ -9,23 +9,18 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
 import sqlglot
-from sqlglot import exp
 
-from splitstream.catalog import types as sqltypes
 from splitstream.catalog import wal
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import copy as copyformat
-from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, QUERY_CANCELED, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, PgError,
 )
 
 from . import operators
 from .api import CopyOut, Result
-from .binder import ident
 from .llvm import csv as compiled_csv
 from .stream.partial import KEY_SETTING
 from .statement import Stmt
@@ -408,7 +403,6 @@ class CopySink:
 
     def finish(self) -> str:
         """Called by the server at CopyDone: apply and commit (implicit txn)."""
-        from splitstream.catalog.database import Transaction
 
         session = self.session
         # inside an extended-protocol block the commit waits for Sync

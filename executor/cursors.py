@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from splitstream.protocol.errors import DUPLICATE_CURSOR, INVALID_CURSOR_NAME, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import DUPLICATE_CURSOR, INVALID_CURSOR_NAME, SYNTAX_ERROR, PgError
 
 from .api import Result
 from .statement import Stmt

@@ -6,12 +6,11 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import sqlglot
 from sqlglot import exp
 
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import ColumnDef, Constraint, Relation, Role, Schema
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, DUPLICATE_COLUMN, DUPLICATE_OBJECT, DUPLICATE_SCHEMA, DUPLICATE_TABLE,
@@ -900,7 +899,6 @@ class CreateRoleStmt(Stmt):
         return CreateRoleStmt(name, pw.group(1).replace("''", "'") if pw else None, bool(su), login, alter)
 
     def run(self, session, ctx):
-        from splitstream.protocol.auth import make_scram_verifier
 
         st = ctx.txn.for_write(ctx.check_cancel)
         existing = st.roles.get(self.name)

@@ -20,7 +20,6 @@ per-row evaluation of :class:`expr.SubqueryExpr`.
 """
 from __future__ import annotations
 
-import copy
 import itertools
 
 from sqlglot import exp

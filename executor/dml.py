@@ -21,10 +21,9 @@ from splitstream.protocol.errors import (
 
 from . import expr
 from . import operators
-from .aggregates import factorize
 from .api import Result, ResultColumn
 from .binder import ExprBinder, Scope, ScopeCol, ident
-from .statement import Stmt, columns_of
+from .statement import Stmt
 
 
 def _target(planner, node) -> tuple[Relation, str]:

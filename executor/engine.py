@@ -9,35 +9,26 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import re
 import threading
 import time
 from typing import Any
 
-import sqlglot
-from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
-from splitstream.catalog import types as sqltypes
 from splitstream.catalog.database import Database, Transaction
-from splitstream.catalog.objects import Relation, Role
+from splitstream.catalog.objects import Role
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INVALID_SQL_STATEMENT_NAME,
-    DUPLICATE_PREPARED_STATEMENT, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, UNDEFINED_OBJECT, Notice, PgError,
-    WARNING,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
 
 from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
-from . import expr
 from . import operators
-from .api import Prepared, Result, ResultColumn
+from .api import Prepared, Result
 from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
-from .planner import Planner
-from .sqltext import first_words, split_statements, strip_comments
+from .sqltext import split_statements
 from .stream.partial import KEY_SETTING
 
 log = logging.getLogger("splitstream.executor")

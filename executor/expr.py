@@ -18,7 +18,7 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError,
+    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 

@@ -10,7 +10,6 @@ import datetime as dt
 import decimal
 import hashlib
 import math
-import random
 import re
 import uuid
 from typing import Callable
@@ -24,7 +23,6 @@ from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
 
-from .expr import merge_nulls
 
 Impl = Callable[[list[Col], int, object], Col]
 
@@ -758,7 +756,6 @@ def _jload(j):
 
 def _to_json(v):
     import json
-    from splitstream.protocol.types import encode_text
 
     if isinstance(v, str):
         return json.dumps(v)

@@ -10,7 +10,6 @@ stream pipelines of continuous views do at insert time.  Pipeline breakers
 from __future__ import annotations
 
 import time
-from typing import Any
 
 import numpy as np
 
@@ -20,7 +19,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 
 from .aggregates import AggSpec, GroupTable, factorize
-from .expr import Expr, compare_cols, dict_codes, eval_pred, filled
+from .expr import Expr, dict_codes, eval_pred
 
 
 class OutCol:

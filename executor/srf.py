@@ -1,14 +1,13 @@
 """Set-returning functions: generate_series and unnest, in FROM or SELECT."""
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 
 import numpy as np
 
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
 from . import operators
 

@@ -7,7 +7,6 @@ everything else goes through sqlglot's PostgreSQL dialect.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import numpy as np
 
@@ -19,7 +18,7 @@ from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     ACTIVE_SQL_TRANSACTION, DUPLICATE_PREPARED_STATEMENT, FEATURE_NOT_SUPPORTED, INVALID_SQL_STATEMENT_NAME,
-    NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, WARNING, Notice, PgError,
+    NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, Notice, PgError,
 )
 
 from .plan_facts import inline_insert, reusable_views, side_effect_free_query
@@ -428,7 +427,6 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         m = re.match(r"\s*execute\s+([^\s(]+)\s*(?:\((.*)\))?\s*;?\s*$", text, re.I | re.S)
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error at or near \"EXECUTE\"")
-        from .sqltext import split_statements
 
         args = _split_args(m.group(2)) if m.group(2) else []
         return ExecuteStmt(_unquote(m.group(1)), args)

@@ -12,11 +12,11 @@ from sqlglot import exp
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, WINDOWING_ERROR, FEATURE_NOT_SUPPORTED
+from splitstream.protocol.errors import PgError, FEATURE_NOT_SUPPORTED
 
 from . import expr
 from . import operators
-from .aggregates import AggSpec, GroupTable, factorize, finalize_list
+from .aggregates import AggSpec, factorize, finalize_list
 from .binder import func_args, func_name
 
 

@@ -8,7 +8,7 @@ with plain byte strings and reused by a test client.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED
 

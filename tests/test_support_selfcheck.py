@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import socket
 import sys
-import textwrap
 from pathlib import Path
 from typing import Callable, Iterator
 

@@ -14,11 +14,9 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
-from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import Notice, PgError
 
 from .. import operators

@@ -65,7 +65,7 @@ import numpy as np
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import Notice, PgError
+from splitstream.protocol.errors import PgError
 
 from .continuous import PrunedCol
 

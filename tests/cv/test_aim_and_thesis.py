@@ -106,7 +106,7 @@ def test_pipelinedb_ddl_runs_unchanged(ss_conn, unique_name):
     cur.execute(f"INSERT INTO {s} VALUES ('/a', 10), ('/b', 5), ('/a', 30)")
     cur.execute(f"SELECT * FROM {v} ORDER BY url")
     assert cur.fetchall() == [("/a", 2, 30), ("/b", 1, 5)]
-    cur.execute(f"SELECT relkind FROM pg_class WHERE relname = %s", (v,))
+    cur.execute("SELECT relkind FROM pg_class WHERE relname = %s", (v,))
     assert cur.fetchone() == ("v",)
 
 

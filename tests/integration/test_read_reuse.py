@@ -3,7 +3,6 @@ stale: every change of a table, of a continuous view's input, or of an output
 setting shows in the next read, and time-dependent queries are never reused."""
 from __future__ import annotations
 
-import datetime as dt
 import time
 
 import asyncpg

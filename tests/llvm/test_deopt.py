@@ -3,7 +3,6 @@ leave the profiled range, mid-stream and mid-batch."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from splitstream.executor.llvm import codegen, jit
 from splitstream.executor.llvm import table as native_table

@@ -8,10 +8,7 @@ are small so the module stays well under the suite's time budget.
 from __future__ import annotations
 
 import json
-import os
-import threading
 import time
-import warnings
 from pathlib import Path
 
 import psycopg

@@ -12,7 +12,6 @@ import pytest
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.copy import (
     BinaryCopyDecoder,
-    CopyOptions,
     decode_copy,
     encode_copy_rows,
     parse_copy_options,

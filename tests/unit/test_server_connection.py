@@ -16,9 +16,8 @@ import shutil
 import ssl
 import struct
 import subprocess
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -130,7 +129,6 @@ class FakeSession:
         if s.startswith("gen "):
             return _int_result(list(range(int(s.split()[1]))))
         if s == "now":
-            import datetime as dt
 
             v = np.array([np.datetime64("2024-01-02T03:04:05", "us")])
             return Result(tag="SELECT 1", columns=[ResultColumn("t", TIMESTAMPTZ)], batch=Batch([Col(v, None, TIMESTAMPTZ)], 1))
