@@ -16,9 +16,10 @@ from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgEr
 from .. import expr
 from ..aggregates import AggSpec
 from ..binder import ExprBinder, Scope, func_args, func_name
+from .base import PlannerBase
 
 
-class AggCallPlanner:
+class AggCallPlanner(PlannerBase):
     """Binding of one aggregate call to an AggSpec."""
 
     def bind_agg(self, node, scope: Scope) -> AggSpec:
@@ -90,7 +91,7 @@ class AggCallPlanner:
         order = node.expression
         frac_node = func_args(inner)[0] if func_args(inner) else None
         b = ExprBinder(self, scope, context="aggregate")
-        fr = b.bind(frac_node)
+        fr = b.bind(frac_node) if frac_node is not None else None  # mode() has no direct argument
         fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
         o = order.expressions[0]
         arg = b.bind(o.this)

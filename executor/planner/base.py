@@ -7,7 +7,7 @@ out of the clause modules leaves those about query structure only.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import Relation
@@ -17,6 +17,12 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, 
 
 from .. import expr
 from ..zoned_casts import cast_in_zone, zone_dependent
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from .. import operators
+    from ..binder import Scope
 
 _OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
 
@@ -34,6 +40,23 @@ class PlannerBase:
         self.tables_used: set[int] = set()
         self.views_used: list[Relation] = []
 
+    if TYPE_CHECKING:
+        # Steps one planning module calls in another; each is defined in the
+        # mixin named beside it, and ``Planner`` inherits them all.
+        def plan_query(self, node: exp.Expr, outer: Scope | None = None, corr: list | None = None) -> operators.Op: ...  # query
+        def plan_values(self, node: exp.Values, outer) -> operators.Op: ...  # query
+        def find_cte(self, name: str): ...  # query
+        def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> operators.Op: ...  # select_list
+        def plan_limit(self, sel, op, scope): ...  # select_list
+        def _order_target(self, node, items, names) -> int | None: ...  # select_list
+        def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[operators.Op, Scope]: ...  # from_clause
+        def _join_comma_items(self, planned, outer, where_conj): ...  # joins
+        def join(self, lop, lscope, rop, rscope, kind, on, outer, where_conj) -> tuple[operators.Op, Scope]: ...  # joins
+        def lateral_join(self, op, scope, target, kind, outer, corr): ...  # joins
+        def join_using(self, lop, lscope, rop, rscope, kind, names): ...  # joins
+        def _contains_agg(self, node) -> bool: ...  # grouping
+        def plan_aggregate(self, op, scope, sel, select_items, group, having, outer): ...  # grouping
+
     def param(self, idx: int, oid: int | None = None) -> expr.Expr:
         if idx < 0 or idx > 65535:
             raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
@@ -43,9 +66,7 @@ class PlannerBase:
         if cur == 0 and oid is not None and oid != type_oids.UNKNOWN:
             self.param_oids[idx] = oid
             cur = oid
-        p = expr.Param(idx, cur if cur else type_oids.UNKNOWN)
-        p.planner = self
-        return p
+        return expr.Param(idx, cur if cur else type_oids.UNKNOWN)
 
     def coerce(self, e: expr.Expr, oid: int, typmod: int = -1) -> expr.Expr:
         if oid is None:
@@ -96,29 +117,29 @@ class PlannerBase:
             if {a.oid, b.oid} & {type_oids.TIME, type_oids.INTERVAL}:
                 raise
             raise PgError("42883", f"operator does not exist: {sqltypes.type_name(a.oid)} = {sqltypes.type_name(b.oid)}",
-                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.") from None
         return self.coerce(a, t), self.coerce(b, t)
 
-    def arith(self, op: str, l: expr.Expr, r: expr.Expr) -> expr.Expr:
+    def arith(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
         from ..datetime_ops import temporal_arith
 
-        te = temporal_arith(self, op, l, r)
+        te = temporal_arith(self, op, left, right)
         if te is not None:
             return te
-        if l.oid == type_oids.UNKNOWN and r.oid == type_oids.UNKNOWN:
-            l, r = self.coerce(l, type_oids.NUMERIC), self.coerce(r, type_oids.NUMERIC)
-        elif l.oid == type_oids.UNKNOWN:
-            l = self.coerce(l, r.oid if r.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
-        elif r.oid == type_oids.UNKNOWN:
-            r = self.coerce(r, l.oid if l.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        if left.oid == type_oids.UNKNOWN and right.oid == type_oids.UNKNOWN:
+            left, right = self.coerce(left, type_oids.NUMERIC), self.coerce(right, type_oids.NUMERIC)
+        elif left.oid == type_oids.UNKNOWN:
+            left = self.coerce(left, right.oid if right.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        elif right.oid == type_oids.UNKNOWN:
+            right = self.coerce(right, left.oid if left.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
         if op == "^":
-            t = type_oids.NUMERIC if type_oids.NUMERIC in (l.oid, r.oid) and type_oids.FLOAT8 not in (l.oid, r.oid) else type_oids.FLOAT8
+            t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and type_oids.FLOAT8 not in (left.oid, right.oid) else type_oids.FLOAT8
         else:
-            t = sqltypes.arith_type(op, l.oid, r.oid)
+            t = sqltypes.arith_type(op, left.oid, right.oid)
         if t < 0:
-            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(l.oid)} {op} {sqltypes.type_name(r.oid)}",
+            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(left.oid)} {op} {sqltypes.type_name(right.oid)}",
                           hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
-        return expr.Arith(op, self.coerce(l, t), self.coerce(r, t), t)
+        return expr.Arith(op, self.coerce(left, t), self.coerce(right, t), t)
 
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state

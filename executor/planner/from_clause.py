@@ -18,9 +18,10 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, 
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from .base import PlannerBase
 
 
-class FromPlanner:
+class FromPlanner(PlannerBase):
     """FROM items (tables, views, CTEs, subqueries, functions) and the join order."""
 
     def plan_from_item(self, item: exp.Expression, outer: Scope | None, corr) -> tuple[operators.Op, Scope]:
@@ -36,8 +37,6 @@ class FromPlanner:
             schema = ident(item.args.get("db")) if item.args.get("db") else None
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
         if isinstance(item, exp.Subquery):
-            lateral = False
-            sub_outer = outer
             plan = self.plan_query(item.this, outer, corr)
             a = alias or "?subquery?"
             cols = [ScopeCol(a, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
@@ -68,7 +67,7 @@ class FromPlanner:
         if rel is None:
             vt = system.lookup(name, schema, self.search_path())
             if vt is not None:
-                op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
+                op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
                                    lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
                 cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
                 return op, Scope(cols, outer, tables=[alias])
@@ -195,7 +194,7 @@ def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -
     the working table while a recursive CTE's recursive term is planned."""
     kind, plan, out = cte
     if kind == "work":
-        op = operators.WorkTableScan(plan, out)
+        op: operators.Op = operators.WorkTableScan(plan, out)
     else:
         op = operators.CTEScan(name, plan, out)
     cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]

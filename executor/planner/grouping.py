@@ -19,10 +19,11 @@ from .. import expr
 from .. import operators
 from ..aggregates import AGGREGATES, AggSpec
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from .base import PlannerBase
 from .names import _BoundRef, expr_name
 
 
-class GroupingPlanner:
+class GroupingPlanner(PlannerBase):
     """GROUP BY (with grouping sets), HAVING and post-aggregation binding."""
 
     def _contains_agg(self, node) -> bool:

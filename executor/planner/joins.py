@@ -8,6 +8,8 @@ and DML (UPDATE ... FROM) and decorrelation call into it directly.
 """
 from __future__ import annotations
 
+from typing import cast
+
 from sqlglot import exp
 
 from splitstream.catalog import types as sqltypes
@@ -17,10 +19,11 @@ from splitstream.protocol.errors import UNDEFINED_COLUMN, PgError
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, ident
+from .base import PlannerBase
 from .quals import split_conjuncts
 
 
-class JoinPlanner:
+class JoinPlanner(PlannerBase):
     """Join construction and filter pushdown."""
 
     def _join_comma_items(self, planned, outer, where_conj):
@@ -68,13 +71,13 @@ class JoinPlanner:
             ri = rscope.find(nm, None)
             if not li or not ri:
                 raise PgError(UNDEFINED_COLUMN, f'column "{nm}" specified in USING clause does not exist in {"left" if not li else "right"} table')
-            l = expr.ColRef(li[0], lscope.cols[li[0]].oid, nm)
-            r = expr.ColRef(ri[0], rscope.cols[ri[0]].oid, nm)
-            if l.oid != r.oid:
-                t = sqltypes.common_type(l.oid, r.oid, "JOIN/USING")
-                l, r = self.coerce(l, t), self.coerce(r, t)
-            lkeys.append(l)
-            rkeys.append(r)
+            lkey = expr.ColRef(li[0], lscope.cols[li[0]].oid, nm)
+            rkey = expr.ColRef(ri[0], rscope.cols[ri[0]].oid, nm)
+            if lkey.oid != rkey.oid:
+                t = sqltypes.common_type(lkey.oid, rkey.oid, "JOIN/USING")
+                lkey, rkey = self.coerce(lkey, t), self.coerce(rkey, t)
+            lkeys.append(lkey)
+            rkeys.append(rkey)
         j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
         exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
         proj = operators.Project(j, exprs, out)
@@ -149,10 +152,10 @@ class JoinPlanner:
         if res is not None:
             res = remap(res)
         j = operators.HashJoin(rop, lop, list(rkeys), list(lkeys), kind, res) if lkeys else operators.NestedLoopJoin(rop, lop, res, kind)
-        exprs = [expr.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])] + \
-                [expr.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
+        exprs: list[expr.Expr] = [expr.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])]
+        exprs += [expr.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
         proj = operators.Project(j, exprs, j.out[nr:] + j.out[:nr])
-        proj.permutation = True     # push_filters sees through it, as after a reordered comma join
+        proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet; push_filters sees through it, as after a reordered comma join
         return proj
 
     def _is_stream(self, op) -> bool:
@@ -189,15 +192,15 @@ class JoinPlanner:
         return True
 
     def _refs_both(self, node, ls: Scope, rs: Scope) -> bool:
-        l = r = False
+        in_left = in_right = False
         for col in node.find_all(exp.Column):
             name = ident(col.this) if isinstance(col.this, exp.Identifier) else None
             table = ident(col.args.get("table")) if col.args.get("table") else None
-            if ls.find(name, table):
-                l = True
-            if rs.find(name, table):
-                r = True
-        return l and r
+            if name is not None and ls.find(name, table):
+                in_left = True
+            if name is not None and rs.find(name, table):
+                in_right = True
+        return in_left and in_right
 
     def push_filters(self, op: operators.Op, preds: list[expr.Expr]) -> operators.Op:
         """Put each predicate directly above the scan it needs, when possible."""
@@ -206,7 +209,7 @@ class JoinPlanner:
             for pr in preds:
                 for node in _unique_nodes(pr):
                     if isinstance(node, expr.ColRef):
-                        node.idx = op.exprs[node.idx].idx
+                        node.idx = cast(expr.ColRef, op.exprs[node.idx]).idx
             op.child = self.push_filters(op.child, preds)
             op.children = [op.child]
             return op
@@ -256,12 +259,14 @@ def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lke
     (COALESCE for full joins), then every input column, the USING ones hidden
     (qualified access ``t.col`` still finds them)."""
     nl = len(lscope.cols)
-    exprs, out, cols = [], [], []
-    for nm, l in zip(names, lkeys):
+    exprs: list[expr.Expr] = []
+    out: list[operators.OutCol] = []
+    cols: list[ScopeCol] = []
+    for nm, lkey in zip(names, lkeys):
         li = lscope.find(nm, None)[0]
         ri = rscope.find(nm, None)[0] + nl
         if kind == "full":
-            e = expr.Coalesce([expr.coerce(expr.ColRef(li, lscope.cols[li].oid), l.oid), expr.coerce(expr.ColRef(ri, rscope.cols[ri - nl].oid), l.oid)], l.oid)
+            e: expr.Expr = expr.Coalesce([expr.coerce(expr.ColRef(li, lscope.cols[li].oid), lkey.oid), expr.coerce(expr.ColRef(ri, rscope.cols[ri - nl].oid), lkey.oid)], lkey.oid)
         elif kind == "right":
             e = expr.ColRef(ri, rscope.cols[ri - nl].oid)
         else:
@@ -285,9 +290,9 @@ def _restore_from_order(op: operators.Op, scope: Scope, planned: list, order: li
         starts[k] = pos
         pos += len(planned[k][1].cols)
     idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
-    exprs = [expr.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
+    exprs: list[expr.Expr] = [expr.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
     proj = operators.Project(op, exprs, [op.out[i] for i in idx])
-    proj.permutation = True
+    proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet
     new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
                       tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
     new_scope.correlated = scope.correlated

@@ -37,11 +37,11 @@ _FIXED_NAMES: tuple[tuple[type | tuple[type, ...], str], ...] = (
 )
 
 
-def expr_name(node: exp.Expression) -> str:
+def expr_name(node: exp.Expr) -> str:
     """The column name PostgreSQL gives an unaliased select-list item."""
     if isinstance(node, exp.Alias):
         return ident(node.args["alias"])
-    if type(node).__name__ == "_BoundRef":
+    if isinstance(node, _BoundRef):
         return node.col.name
     if isinstance(node, exp.Column):
         return ident(node.this) if isinstance(node.this, exp.Identifier) else node.name
@@ -104,4 +104,4 @@ def _bound_ref_bind(self, node):
 
 
 # star-expanded items bind straight to their column (ExprBinder dispatches on the class name)
-ExprBinder.b__BoundRef = _bound_ref_bind
+setattr(ExprBinder, "b__BoundRef", _bound_ref_bind)

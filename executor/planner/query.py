@@ -16,9 +16,10 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, ident
+from .base import PlannerBase
 
 
-class QueryPlanner:
+class QueryPlanner(PlannerBase):
     """Entry point for a query expression: WITH, set operations and VALUES."""
 
     def subplan(self, node: exp.Expression, outer: Scope) -> tuple[operators.Op, bool]:
@@ -26,7 +27,7 @@ class QueryPlanner:
         plan = self.plan_query(node, outer, corr)
         return plan, corr[0]
 
-    def plan_query(self, node: exp.Expression, outer: Scope | None = None, corr: list | None = None) -> operators.Op:
+    def plan_query(self, node: exp.Expr, outer: Scope | None = None, corr: list | None = None) -> operators.Op:
         if isinstance(node, exp.Subquery):
             inner = self.plan_query(node.this, outer, corr)
             return self._order_limit_wrapper(node, inner, outer, corr)
@@ -101,22 +102,22 @@ class QueryPlanner:
 
     def plan_setop(self, node, outer, corr) -> operators.Op:
         kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
-        l = self.plan_query(node.this, outer, corr)
-        r = self.plan_query(node.expression, outer, corr)
-        if len(l.out) != len(r.out):
+        left = self.plan_query(node.this, outer, corr)
+        right = self.plan_query(node.expression, outer, corr)
+        if len(left.out) != len(right.out):
             raise PgError(SYNTAX_ERROR, f"each {kind.upper()} query must have the same number of columns")
         out = []
-        for a, b in zip(l.out, r.out):
+        for a, b in zip(left.out, right.out):
             t = a.oid if a.oid == b.oid else sqltypes.common_type(a.oid, b.oid, kind.upper())
             if t == type_oids.UNKNOWN:
                 t = type_oids.TEXT
             out.append(operators.OutCol(a.name, t))
         all_ = not bool(node.args.get("distinct"))
-        op: operators.Op = operators.SetOp(kind, all_, l, r, out)
+        op: operators.Op = operators.SetOp(kind, all_, left, right, out)
         order = node.args.get("order")
         if order is not None:
             names = [c.name for c in out]
-            keys = []
+            keys: list[tuple[expr.Expr, bool, bool | None]] = []
             for o in order.expressions:
                 tgt = o.this
                 if isinstance(tgt, exp.Literal):

@@ -19,15 +19,16 @@ from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, func_args, func_name, ident
 from ..decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
+from .base import PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
 
 
-class SelectPlanner:
+class SelectPlanner(PlannerBase):
     """One SELECT: WHERE, select list, SRFs, DISTINCT, ORDER BY, LIMIT."""
 
     def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> operators.Op:
-        where_conj = split_conjuncts(sel.args.get("where").this) if sel.args.get("where") else []
+        where_conj = split_conjuncts(where.this) if (where := sel.args.get("where")) else []
         where_conj = factor_ors(where_conj)
         op, scope = self.plan_from(sel, outer, corr, where_conj)
         if corr is not None:
@@ -101,7 +102,8 @@ class SelectPlanner:
     def _bind_select_list(self, binder, select_items) -> tuple[list[expr.Expr], list[str]]:
         """Bound select-list expressions and their output names; a
         set-returning item gets a placeholder (``_project_set`` fills it)."""
-        exprs, names = [], []
+        exprs: list[expr.Expr] = []
+        names: list[str] = []
         srf_at = set(self._find_srfs(select_items))
         for k, item in enumerate(select_items):
             if k in srf_at:
@@ -287,8 +289,8 @@ class SelectPlanner:
         return operators.Limit(op, le, oe)
 
     def expand_star(self, items, scope: Scope) -> list[exp.Expression]:
-        out = []
-        using = getattr(scope, "using_names", set())
+        out: list[exp.Expression] = []
+        using: set[str] = getattr(scope, "using_names", set())
         for it in items:
             if isinstance(it, exp.Star) or (isinstance(it, exp.Column) and isinstance(it.this, exp.Star)):
                 table = ident(it.args.get("table")) if isinstance(it, exp.Column) and it.args.get("table") else None
