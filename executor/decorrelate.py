@@ -79,7 +79,8 @@ def _outer_to_cols(e: expr.Expr, shift_inner: int | None) -> expr.Expr:
     for node in nodes:
         if isinstance(node, expr.OuterRef):
             idx = node.idx
-            node.__class__ = expr.ColRef
+            retyped: expr.Expr = node  # the node itself becomes a ColRef: parents in the shared tree keep pointing at it
+            retyped.__class__ = expr.ColRef
             node.idx = idx
         elif isinstance(node, expr.ColRef) and shift_inner:
             node.idx += shift_inner

@@ -43,10 +43,10 @@ def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) ->
         vals = [None if v is None else wiretypes.decode_text(type_oids.TIMESTAMPTZ, str(v), tz=tz) for v in col.to_pylist()]
         return sqltypes.cast_col(Col.from_pylist(vals, type_oids.TIMESTAMPTZ), target, typmod, explicit)
     # timestamp / date: the wall-clock time in the session's zone
-    local = sqltypes.cast_col(col, type_oids.TIMESTAMP) if src == type_oids.DATE else col
-    vals = [None if v is None else v.replace(tzinfo=zone).astimezone(dt.timezone.utc) for v in local.to_pylist()]
-    out = Col.from_pylist(vals, type_oids.TIMESTAMPTZ)
-    return out if typmod < 0 else sqltypes.cast_col(out, target, typmod, explicit)
+    wall = sqltypes.cast_col(col, type_oids.TIMESTAMP) if src == type_oids.DATE else col
+    vals = [None if v is None else v.replace(tzinfo=zone).astimezone(dt.timezone.utc) for v in wall.to_pylist()]
+    result = Col.from_pylist(vals, type_oids.TIMESTAMPTZ)
+    return result if typmod < 0 else sqltypes.cast_col(result, target, typmod, explicit)
 
 
 

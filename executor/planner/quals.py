@@ -7,10 +7,12 @@ same splitting, so it lives apart from any one planning step.
 """
 from __future__ import annotations
 
+from typing import cast
+
 from sqlglot import exp
 
 
-def split_conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
+def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     if node is None:
         return []
     if isinstance(node, exp.And):
@@ -20,7 +22,7 @@ def split_conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     return [node]
 
 
-def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
+def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Or):
@@ -28,11 +30,11 @@ def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
     return [node]
 
 
-def factor_ors(conjuncts: list[exp.Expr]) -> list[exp.Expr]:
+def factor_ors(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
     """``(A AND B) OR (A AND C)`` -> ``A AND (B OR C)``, as PostgreSQL's
     canonicalize_qual does: the common ``A`` may then become a join key
     (TPC-H Q19 has its only join condition inside each OR branch)."""
-    out: list[exp.Expr] = []
+    out: list[exp.Expression] = []
     for c in conjuncts:
         ds = _disjuncts(c)
         if len(ds) < 2:
@@ -46,13 +48,14 @@ def factor_ors(conjuncts: list[exp.Expr]) -> list[exp.Expr]:
             continue
         for t in common:
             out.append(parts[0][texts[0].index(t)])
-        rest: list[exp.Expr] = []
+        rest: list[exp.Expression] = []
         for ps, ts in zip(parts, texts):
             left = [p for p, t in zip(ps, ts) if t not in common]
             if not left:  # one branch is exactly the common part: the OR is implied
                 rest = []
                 break
-            rest.append(exp.and_(*left) if len(left) > 1 else left[0])
+            # and_ / or_ build exp.And / exp.Or nodes; sqlglot annotates them as the Condition mixin
+            rest.append(cast(exp.Expression, exp.and_(*left)) if len(left) > 1 else left[0])
         if rest:
-            out.append(exp.or_(*[exp.paren(r) for r in rest]))
+            out.append(cast(exp.Expression, exp.or_(*[exp.paren(r) for r in rest])))
     return out

@@ -62,7 +62,8 @@ def _views(state, ctx):
         groups = cv.groups()
         nbytes = cv.state_bytes()
         rows_in = sum(p.global_.rows_in + p.local.rows_in for ps in cv.pipelines.values() for p in ps)
-        names = lambda oids: ",".join(state.rels[o].name for o in oids if o in state.rels) or None
+        def names(oids):
+            return ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
                cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
                _utc(cv.last_refresh), cv.buffer_bytes())

@@ -160,6 +160,11 @@ class _Column:
         # None: no slot is NULL.  A column added to a ring that already holds rows
         # starts all-NULL (unless it has a default): those slots predate it.
         self.null: np.ndarray | None = np.ones(capacity, dtype=bool) if unwritten_null and default is None else None
+        # values for fixed-width columns; off, len and runs for object (string) columns
+        self.values: np.ndarray | None
+        self.off: np.ndarray | None
+        self.len: np.ndarray | None
+        self.runs: tuple[_RunBuffer, _RunBuffer] | None
         if self.is_object:
             self.values = None
             self.off = np.zeros(capacity, dtype=np.int64)
@@ -169,7 +174,7 @@ class _Column:
             self.values = np.zeros(capacity, dtype=self.dtype)
             self.off = self.len = None
             self.runs = None
-        if default is not None and not self.is_object:
+        if default is not None and self.values is not None:  # not is_object
             self.values[:] = default
 
     def null_mask(self) -> np.ndarray:
@@ -182,16 +187,22 @@ class _Column:
 
     def slot_width(self) -> int:
         """Bytes per slot for the declared type: the value, or a string's offset and length."""
-        return self.off.itemsize + self.len.itemsize if self.is_object else self.values.itemsize
+        if self.is_object:
+            assert self.off is not None and self.len is not None
+            return self.off.itemsize + self.len.itemsize
+        assert self.values is not None
+        return self.values.itemsize
 
     def string_bytes(self) -> int:
-        return sum(r.nbytes() for r in self.runs) if self.is_object else 0
+        return sum(r.nbytes() for r in self.runs) if self.runs is not None else 0  # runs: is_object
 
     def nbytes(self) -> int:
         total = self.null.nbytes if self.null is not None else 0
         if self.is_object:
+            assert self.off is not None and self.len is not None and self.runs is not None
             total += self.off.nbytes + self.len.nbytes + sum(r.nbytes() for r in self.runs)
         else:
+            assert self.values is not None
             total += self.values.nbytes
         return total
 
@@ -457,12 +468,14 @@ class RingBuffer:
                 if col.is_object:
                     self._write_objects(col, data, slot, slot_end, r0, r1, seg_run)
                 else:
+                    assert col.values is not None
                     col.values[slot:slot_end] = data[r0:r1]
 
     @staticmethod
     def _write_objects(
         col: _Column, enc: _EncodedObjects, slot: int, slot_end: int, r0: int, r1: int, run: int
     ) -> None:
+        assert col.runs is not None and col.off is not None and col.len is not None
         b0, b1 = int(enc.bcum[r0]), int(enc.bcum[r1])
         if enc.ocum is None:
             o0 = o1 = 0
@@ -516,7 +529,7 @@ class RingBuffer:
             hi = vis if max_rows is None else min(vis, lo + max(0, int(max_rows)))
             if lo >= hi:
                 return self._empty(cols, from_tid, lo)
-            snaps = [c.runs[0].snapshot() + c.runs[1].snapshot() if c.is_object else None for c in cols]
+            snaps = [(c.runs[0].snapshot(), c.runs[1].snapshot()) if c.runs is not None else None for c in cols]  # runs: is_object
             segs = self._segments(lo, hi)
             copied = [self._copy_column(c, segs) for c in cols]
             w1 = self._write_tid  # phase 3: who may have written meanwhile?
@@ -531,6 +544,7 @@ class RingBuffer:
             for c, (vals, null), snap in zip(cols, copied, snaps):
                 null = null[cut:] if null is not None else None
                 if c.is_object:
+                    assert snap is not None
                     vals = self._materialize(c, vals, null, valid_lo, hi, snap)
                     if vals is None:
                         ok = False
@@ -566,21 +580,23 @@ class RingBuffer:
             return arr[a:b].copy()
         return np.concatenate([arr[a:b] for a, b in segs])
 
-    def _copy_column(self, col: _Column, segs: list[tuple[int, int]]) -> tuple[Any, np.ndarray]:
+    def _copy_column(self, col: _Column, segs: list[tuple[int, int]]) -> tuple[Any, np.ndarray | None]:
         """Phase 2: copy fixed values, or (offset, length) metadata, plus nulls."""
         null = self._take(col.null, segs) if col.null is not None else None
         if col.is_object:
+            assert col.off is not None and col.len is not None
             return (self._take(col.off, segs), self._take(col.len, segs)), null
+        assert col.values is not None
         return self._take(col.values, segs), null
 
     def _materialize(
         self,
         col: _Column,
         meta: tuple[np.ndarray, np.ndarray],
-        null: np.ndarray,
+        null: np.ndarray | None,
         lo: int,
         hi: int,
-        snap: tuple[int, bytearray, list[Any], int, bytearray, list[Any]],
+        snap: tuple[tuple[int, bytearray, list[Any]], tuple[int, bytearray, list[Any]]],
     ) -> np.ndarray | None:
         """Phase 4: rebuild Python values for validated rows ``[lo, hi)``.
 
@@ -601,23 +617,23 @@ class RingBuffer:
             if a >= b:
                 continue
             i0, i1 = a - lo, b - lo
-            gen, data, objs = snap[3 * (run & 1): 3 * (run & 1) + 3]
-            l = lens[i0:i1]
+            gen, data, objs = snap[run & 1]
+            seg_lens = lens[i0:i1]
             o = off[i0:i1]
-            dec = l >= 0  # str rows; NULL rows written by append have length 0
-            obj_rows = l == _OBJ_REF
+            dec = seg_lens >= 0  # str rows; NULL rows written by append have length 0
+            obj_rows = seg_lens == _OBJ_REF
             if (dec.any() or obj_rows.any()) and gen != run:
                 return None
             seg = out[i0:i1]
             if dec.all():
-                seg[:] = _decode(data, o, l)
+                seg[:] = _decode(data, o, seg_lens)
             elif dec.any():
                 idx = np.flatnonzero(dec)
-                seg[idx] = np.fromiter(_decode(data, o[idx], l[idx]), dtype=object, count=len(idx))
+                seg[idx] = np.fromiter(_decode(data, o[idx], seg_lens[idx]), dtype=object, count=len(idx))
             if obj_rows.any():
                 idx = np.flatnonzero(obj_rows)
                 seg[idx] = np.fromiter((objs[k] for k in o[idx].tolist()), dtype=object, count=len(idx))
-            dflt = l == _DEFAULT
+            dflt = seg_lens == _DEFAULT
             for j in np.flatnonzero(dflt).tolist():  # rare: slots older than the column
                 seg[j] = col.default
         if null is not None:
