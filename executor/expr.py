@@ -26,6 +26,8 @@ from splitstream.protocol.errors import (
 class Expr:
     oid: int = type_oids.UNKNOWN
     typmod: int = -1
+    _folded: tuple  # set by folded_const: (value,) or _NOT_FOLDED
+    _dict_col: int | None  # set by _single_column
 
     def eval(self, batch: Batch, ctx) -> Col:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -338,7 +340,7 @@ class Arith(Expr):
 _F_LIMIT = float(2 ** 62)
 
 
-def _fixed_of(e: Expr, col: Col):
+def _fixed_of(e: Expr, col: Col | None):
     """(scaled ints or a Python int, scale) for a NUMERIC operand that has one
     scale -- a FixedCol, an integer cast to numeric, a numeric constant -- else None."""
     if isinstance(col, FixedCol):
@@ -347,13 +349,14 @@ def _fixed_of(e: Expr, col: Col):
     folded = getattr(e, "_folded", None) if isinstance(e, Cast) else None
     if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)) or (
             folded is not None and folded is not _NOT_FOLDED):
-        v = e.value if isinstance(e, Const) else e.arg.value if isinstance(e.arg, Const) else folded[0]
+        v = e.value if isinstance(e, Const) else e.arg.value if isinstance(e, Cast) and isinstance(e.arg, Const) \
+            else folded[0] if folded is not None else None
         if isinstance(v, bool) or v is None:
             return None
         if isinstance(v, int):
             return (v, 0) if abs(v) < 2 ** 62 else None
         if isinstance(v, decimal.Decimal) and v.is_finite():
-            sc = max(0, -v.as_tuple().exponent)
+            sc = max(0, -int(v.as_tuple().exponent))  # an int: v is finite
             iv = int(v.scaleb(sc))
             return (iv, sc) if sc <= 18 and abs(iv) < 2 ** 62 else None
         return None
@@ -465,7 +468,7 @@ def numeric_div_scale(x: decimal.Decimal, y: decimal.Decimal) -> int:
         return e // 4
 
     def dscale(d: decimal.Decimal) -> int:
-        return max(0, -d.as_tuple().exponent) if d.is_finite() else 0
+        return max(0, -int(d.as_tuple().exponent)) if d.is_finite() else 0
 
     w1, w2 = weight(x), weight(y)
     # first base-10000 digit of each
@@ -925,7 +928,7 @@ class Like(Expr):
             try:
                 r = re.compile(p if self.regex else like_to_regex(p, self.escape) + r"\Z", flags)
             except re.error as e:
-                raise PgError("2201B", f"invalid regular expression: {e}")
+                raise PgError("2201B", f"invalid regular expression: {e}") from e
             self._cache[p] = r
         return r
 
@@ -1096,6 +1099,7 @@ class SubqueryExpr(Expr):
             r = np.full(n, res.n > 0)
             return Col(~r if self.negate else r, None, type_oids.BOOL)
         # IN / ANY / ALL
+        assert self.arg is not None  # these kinds compare an argument
         a = self.arg.eval(batch, ctx)
         c = res.cols[0]
         if self.kind == "in" or self.kind == "any":
@@ -1157,7 +1161,7 @@ _DICT_CACHE: dict[int, tuple] = {}
 def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64, first-seen order) and distinct values of a hashable object array."""
     try:
-        import pandas as pd  # optional: its C hash table is ~5x the dict loop below
+        import pandas as pd  # type: ignore[import-untyped]  # optional (no stubs installed): its C hash table is ~5x the dict loop below
     except ImportError:
         pd = None
     if pd is not None:
@@ -1184,7 +1188,7 @@ def _encoded(d: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     except TypeError:      # unhashable values (arrays, ...)
         return None
     try:
-        ref = weakref.ref(d, lambda _r, k=key: _DICT_CACHE.pop(k, None))
+        ref = weakref.ref(d, lambda _r: _DICT_CACHE.pop(key, None))
         _DICT_CACHE[key] = (ref, codes, uniq)
     except TypeError:
         pass

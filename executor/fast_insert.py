@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import decimal
 import re
+from typing import cast
 
 import numpy as np
+from sqlglot import exp
 
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
@@ -143,7 +145,7 @@ def fast_multirow_insert(session, planner, text: str):
     first = _FIRST.match(text, m.end())
     if first is not None and re.fullmatch(r"[\s\d,-]*", first.group("items")):
         stmt = InsertStmt.build(session, planner,
-                                parse_one(f"INSERT INTO {m.group('target')} VALUES {first.group(0)}"))
+                                cast(exp.Insert, parse_one(f"INSERT INTO {m.group('target')} VALUES {first.group(0)}")))
         if stmt.rows is None or len(stmt.rows) != 1:
             return None
         stmt.const_batch = int_rows(text, m.end(), len(stmt.targets))
@@ -154,8 +156,8 @@ def fast_multirow_insert(session, planner, text: str):
     if rows is None:
         return None
     if stmt is None:        # (an all-integer first row was bound above already)
-        first = "(" + ", ".join(tok for _, tok in rows[0]) + ")"
-        stmt = InsertStmt.build(session, planner, parse_one(f"INSERT INTO {m.group('target')} VALUES {first}"))
+        first_row = "(" + ", ".join(tok for _, tok in rows[0]) + ")"
+        stmt = InsertStmt.build(session, planner, cast(exp.Insert, parse_one(f"INSERT INTO {m.group('target')} VALUES {first_row}")))
         if stmt.rows is None or len(stmt.rows) != 1:
             return None
     width = len(stmt.targets)

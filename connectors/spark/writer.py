@@ -66,6 +66,7 @@ def describe(url: str, target: str, properties: dict | None = None) -> dict:
 
     with psycopg.connect(_wire.conninfo(url, properties), autocommit=True) as conn:
         row = conn.execute("SELECT splitstream_pipeline(%s)", (target,)).fetchone()
+    assert row is not None  # a function call returns one row
     return json.loads(row[0])
 
 
@@ -100,7 +101,8 @@ def _copy_partition(cfg: dict, batches):
     part = ctx.partitionId() if ctx is not None else 0
     rows = sent = skipped = stmts = 0
     conn = None
-    pending, pending_rows, chunk = [], 0, 0
+    pending: list[pa.RecordBatch] = []
+    pending_rows, chunk = 0, 0
     cols_sql = ", ".join(_wire._q1(c) for c in cfg["columns"])
     target = _wire.qident(cfg["target"])
 
@@ -195,7 +197,9 @@ def _send_states(cfg: dict, batches):
         text = json.dumps(payload, separators=(",", ":"))
         key = f"{cfg['query_id']}/{cfg['batch_id']}/v{cfg['view_oid']}.{cfg['pipeline']}/{part}"
         with psycopg.connect(cfg["conninfo"], autocommit=True) as conn:
-            res = conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (cfg["target"], key, text)).fetchone()[0]
+            row = conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (cfg["target"], key, text)).fetchone()
+        assert row is not None  # a function call returns one row
+        res = row[0]
         stmts += 1
         skipped += res == "skipped"
         rows = int(sum(data["n_rows"]))
