@@ -158,7 +158,8 @@ def timed_read(conn, sql: str) -> tuple[float, list | None, str | None]:
 def same_rows(a: list | None, b: list | None) -> bool | None:
     if a is None or b is None:
         return None
-    key = lambda r: tuple((x is None, str(x).strip()) for x in r)
+    def key(r):
+        return tuple((x is None, str(x).strip()) for x in r)
     a, b = sorted(a, key=key), sorted(b, key=key)
     if len(a) != len(b):
         return False

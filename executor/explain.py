@@ -63,5 +63,5 @@ def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
             from .llvm import explain as _llvm_x   # [llvm hook]
             lines.append(f"    Backend: {_llvm_x.stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
-    lines += ["    " + l for l in operators.explain_lines(cv.plan, analyze)]
+    lines += ["    " + line for line in operators.explain_lines(cv.plan, analyze)]
     return lines

@@ -26,7 +26,7 @@ def _duration_ms(name: str, value: str) -> int:
     try:
         return parse_duration_ms(value)
     except PgError as e:
-        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"', hint=e.hint)
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"', hint=e.hint) from e
 
 
 def normalize_setting(name: str, value: str) -> str:
@@ -50,7 +50,7 @@ def normalize_setting(name: str, value: str) -> str:
         try:
             zoneinfo.ZoneInfo(v)
         except Exception:
-            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"')
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"') from None
         return v
     if name == "executor_backend":
         v = value.lower()

@@ -167,7 +167,7 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
     if name not in SRF_NAMES:
         from . import functions
 
-        fd = functions.lookup(name, [a.oid for a in args])
+        functions.lookup(name, [a.oid for a in args])  # 42883 for an unknown function
         from .binder import ExprBinder, Scope
 
         b = ExprBinder(planner, Scope([]))

@@ -88,7 +88,7 @@ def test_list_databases_postgres_row(servers):
 
     def header_and_postgres_row(text: str) -> list[str]:
         lines = text.splitlines()
-        return lines[:3] + [l for l in lines if l.startswith(" postgres ")]
+        return lines[:3] + [line for line in lines if line.startswith(" postgres ")]
 
     assert header_and_postgres_row(ours) == header_and_postgres_row(theirs)
     assert len(header_and_postgres_row(ours)) == 4

@@ -117,7 +117,7 @@ def _split(cur, view: str) -> dict:
     operator labels, the upper plan as (depth, label) pairs."""
     cur.execute(f"EXPLAIN SELECT * FROM {view}")
     lines = [r[0] for r in cur.fetchall()]
-    heads = [i for i, l in enumerate(lines) if l.startswith(f"Continuous view {view} (version ")]
+    heads = [i for i, line in enumerate(lines) if line.startswith(f"Continuous view {view} (version ")]
     assert len(heads) == 1, lines
     out: dict = {"static": [], "stream": [], "upper": []}
     upper_at = None
@@ -170,7 +170,7 @@ def test_explain_grouped_view_over_stream(ss_conn, unique_name):
     assert pipe[-1].startswith("HashAggregate (thread-local state")
     labels = _labels(x["upper"])
     assert labels[-1] == "Continuous State (HashAggregate)"
-    assert not any(l.startswith(("Stream Scan", "Filter", "HashAggregate")) for l in labels), labels
+    assert not any(label.startswith(("Stream Scan", "Filter", "HashAggregate")) for label in labels), labels
 
 
 def test_explain_stream_joined_with_table_builds_table_once(ss_conn, unique_name):
@@ -189,7 +189,7 @@ def test_explain_stream_joined_with_table_builds_table_once(ss_conn, unique_name
     assert pipe[-2:-1] == ["Hash Probe"] and pipe[-1].startswith("HashAggregate (thread-local state"), pipe
     labels = _labels(x["upper"])
     assert "Continuous State (HashAggregate)" in labels
-    assert not any(t in l or l.startswith(("Hash Join", "Stream Scan")) for l in labels), labels
+    assert not any(t in label or label.startswith(("Hash Join", "Stream Scan")) for label in labels), labels
 
 
 def test_explain_join_above_grouping_is_upper(ss_conn, unique_name):
@@ -222,7 +222,7 @@ def test_explain_two_grouped_streams_joined(ss_conn, unique_name):
         assert len(pipe) == 2 and pipe[1].startswith("HashAggregate (thread-local state"), pipe
     below = _subtree(x["upper"], "Hash Join")
     assert below.count("Continuous State (HashAggregate)") == 2, x["upper"]
-    assert not any(l.startswith("Stream Scan") for l in _labels(x["upper"]))
+    assert not any(label.startswith("Stream Scan") for label in _labels(x["upper"]))
 
 
 @pytest.mark.parametrize("order, kept", [
@@ -237,7 +237,7 @@ def test_order_by_without_limit_is_dropped_from_upper_pipelines(ss_conn, unique_
     cur.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
     cur.execute(f"CREATE VIEW {v} AS SELECT k, sum(x) AS sx FROM {s} GROUP BY k {order}")
     labels = _labels(_split(cur, v)["upper"])
-    assert [l for l in labels if l in ("Sort", "Limit") or l.startswith(("Sort ", "Limit "))] == kept, labels
+    assert [label for label in labels if label in ("Sort", "Limit") or label.startswith(("Sort ", "Limit "))] == kept, labels
     cur.execute(f"INSERT INTO {s} VALUES (2, 1), (1, 5), (2, 3), (3, 1)")
     cur.execute(f"SELECT * FROM {v}")
     expected = {"ORDER BY k LIMIT 2": [(1, 5), (2, 4)], "ORDER BY k OFFSET 1": [(2, 4), (3, 1)]}
@@ -252,7 +252,7 @@ def test_order_by_above_join_is_dropped(ss_conn, unique_name):
     cur.execute(f"CREATE VIEW {v} AS SELECT g.k, g.n, {t}.name FROM (SELECT k, count(*) AS n FROM {s} GROUP BY k) g "
                 f"JOIN {t} ON g.k = {t}.k ORDER BY {t}.name")
     labels = _labels(_split(cur, v)["upper"])
-    assert "Hash Join" in labels and not any(l.startswith("Sort") for l in labels), labels
+    assert "Hash Join" in labels and not any(label.startswith("Sort") for label in labels), labels
 
 
 # --------------------------------------------------------------------------

@@ -242,7 +242,9 @@ def test_streaming_file_source_restart_exactly_once(spark, ss_server, ss_conn, u
             k, x = (i * 31 + j) % 9, i * 1000 + j
             lines.append(f"{k},{x},t{i:03d}")
             e = expect.setdefault(k, [0, 0, ""])
-            e[0] += 1; e[1] += x; e[2] = max(e[2], f"t{i:03d}")
+            e[0] += 1
+            e[1] += x
+            e[2] = max(e[2], f"t{i:03d}")
         tmp = src / f".f{i}.tmp"
         tmp.write_text("\n".join(lines) + "\n")
         tmp.rename(src / f"f{i:03d}.csv")
