@@ -45,6 +45,7 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
 
         class _Fetch(Stmt):
             cacheable = False
+            columns_at_run = w0 == "FETCH"      # the cursor's rows (MOVE returns none)
 
             def run(self, session, ctx):
                 cur = session.info.cursors.get(name)

@@ -144,6 +144,15 @@ class Session:
             self.txn.rollback()
             self.txn = None
 
+    def declared_cursor(self, name: str) -> Result | None:
+        """The materialised result of SQL-level cursor ``name`` (DECLARE), if any."""
+        cur = self.info.cursors.get(name)
+        if cur is None:
+            return None
+        res = cur[0]
+        assert isinstance(res, Result)
+        return res
+
     # ------------------------------------------------------------ result reuse
     def result_version(self, prepared: Prepared) -> Any:
         """A key that is equal for two executions exactly when they must return
@@ -181,6 +190,12 @@ class Session:
     @extended_txn.setter
     def extended_txn(self, txn: Transaction | None) -> None:
         self._extended = txn
+
+    @property
+    def sync_pending(self) -> bool:
+        """Sync has work: an implicit block is open or batched inserts wait
+        for delivery (the server skips the :meth:`sync` call otherwise)."""
+        return self.extended_txn is not None
 
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         """Open the implicit block of a Bind/Execute/Sync cycle of a batched

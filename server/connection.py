@@ -18,7 +18,7 @@ import socket
 import struct
 from typing import TYPE_CHECKING, Any
 
-from splitstream.executor.context import SessionInfo
+from splitstream.executor.api import SessionInfo
 from splitstream.protocol import auth
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (

@@ -8,7 +8,7 @@ where the previous call stopped.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from splitstream.executor.api import Prepared, Result, ResultColumn
@@ -33,6 +33,8 @@ class Statement:
     inline: bool = False             # ... and its executions are fast
     run_time: float = 0.0            # moving average of an execution's seconds
     inline_write: bool = False       # a batched INSERT that may run inline (see session.inline_ok)
+    #: RowDescriptions by (columns, formats): a statement is described on every execution by many clients.
+    row_descriptions: dict[tuple[int, tuple[int, ...]], bytes] = field(default_factory=dict, repr=False)
 
     @property
     def param_oids(self) -> list[int]:

@@ -111,6 +111,19 @@ class FakeSession:
     def sync(self) -> None:
         """Commit point of an extended-protocol batch (nothing to commit here)."""
 
+    @property
+    def sync_pending(self) -> bool:
+        return True
+
+    def reserve_inline_write(self, prepared: Prepared) -> bool:
+        return False
+
+    def result_version(self, prepared: Prepared) -> object:
+        return None
+
+    def declared_cursor(self, name: str) -> Result | None:
+        return None
+
     def execute(self, prepared: Prepared, params: list[Any]) -> Result:
         s = prepared.sql.strip().lower()
         if s.startswith("select $"):
