@@ -1,4 +1,8 @@
-"""The ``splitstream`` command line: ``splitstream serve [options]``."""
+"""The ``splitstream`` command line: ``splitstream serve [options]``.
+
+The server room cannot import the executor, so :func:`main` takes the
+engine factory; ``splitstream.cli`` (the composition root) passes it in.
+"""
 from __future__ import annotations
 
 import argparse
@@ -6,6 +10,8 @@ import asyncio
 import logging
 import os
 import sys
+
+from splitstream.executor.api import EngineFactory
 
 from .config import ServerConfig, is_loopback
 
@@ -70,7 +76,8 @@ def install_uvloop() -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(engine_factory: EngineFactory, argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the process's), then serve with an engine from ``engine_factory``."""
     cfg, level = parse_config(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -86,10 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     from .listener import run_server
 
     try:
-        return asyncio.run(run_server(cfg))
+        return asyncio.run(run_server(cfg, engine_factory))
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before handlers were set
         return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
