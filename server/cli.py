@@ -14,6 +14,7 @@ import sys
 from splitstream.executor.api import EngineFactory
 
 from .config import ServerConfig, is_loopback
+from .tls import make_server_context
 
 log = logging.getLogger("splitstream")
 
@@ -82,11 +83,9 @@ def main(engine_factory: EngineFactory, argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
-    if cfg.tls_enabled:
-        from .tls import make_server_context
-
+    if cfg.tls_files is not None:
         try:
-            make_server_context(cfg.tls_cert, cfg.tls_key)  # type: ignore[arg-type]
+            make_server_context(*cfg.tls_files)
         except (OSError, ValueError) as e:
             print(f"splitstream: cannot load TLS certificate/key: {e}", file=sys.stderr)
             return 2

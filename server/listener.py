@@ -38,7 +38,8 @@ class Server:
         # pool's own size: sessions waiting for the writer lock each hold a
         # thread, and the lock holder's COMMIT must still find one.
         self.pool = WorkerPool(config.worker_threads + config.max_connections)
-        self.ssl_context = make_server_context(config.tls_cert, config.tls_key) if config.tls_enabled else None
+        tls = config.tls_files
+        self.ssl_context = make_server_context(*tls) if tls is not None else None
         if config.password is not None and config.password_verifier is None:
             config.password_verifier = auth.make_scram_verifier(config.password)
         self.connections: set[Connection] = set()

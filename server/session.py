@@ -19,9 +19,9 @@ import logging
 import os
 import time
 from collections import deque
-from typing import Callable, Final, Generator, Iterable, ParamSpec, TypeVar
+from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import CopyIn, EngineSession, Result, SessionInfo
+from splitstream.executor.api import CopyIn, EngineSession, Prepared, Result, SessionInfo
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
@@ -73,7 +73,17 @@ Handler = Generator[bytes | _Signal, messages.Message | None, None]
 #: What handling one message gives: output now, a Handler, or nothing.
 Handled = bytes | Handler | None
 #: The raw bodies and kinds of one Bind/[Describe]/Execute/Sync cycle (see ``cycle_signature``).
-CycleSig = tuple[bytes | str, ...]
+CycleSig = tuple[tuple[bytes, ...], str]
+
+
+class _KeptCycle(NamedTuple):
+    """A cycle's response, valid while the engine reports the same result version."""
+
+    statement: Statement
+    prepared: Prepared
+    version: object
+    response: bytes
+
 
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
@@ -99,7 +109,7 @@ class ProtocolSession:
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
-        self._cycles: dict[CycleSig, tuple[Statement, object, bytes]] = {}   # see replay_cycle
+        self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
         self._handlers: dict[str, Callable[[bytes], Handled]] = {
             "Q": self._simple_query,
@@ -172,6 +182,8 @@ class ProtocolSession:
         if len(queue) > INLINE_MAX_WRITE_MSGS or queue[-1].kind != "S" \
                 or sum(1 for m in queue if m.kind == "S") != 1:
             return False
+        if stmt.prepared is None:
+            return False
         try:
             return self.es.reserve_inline_write(stmt.prepared)
         except Exception:
@@ -189,7 +201,7 @@ class ProtocolSession:
         kinds = "".join(m.kind for m in q)
         if kinds != "BDES" and kinds != "BES":
             return None
-        return tuple(m.body for m in q) + (kinds,)
+        return tuple(m.body for m in q), kinds
 
     def replay_cycle(self, sig: CycleSig) -> bytes | None:
         """The response of an identical earlier cycle whose result the engine
@@ -198,12 +210,11 @@ class ProtocolSession:
         hit = self._cycles.get(sig)
         if hit is None:
             return None
-        stmt, version, response = hit
-        if self.statements.get(stmt.name) is not stmt or self._txn_status() != "I" \
-                or self.es.result_version(stmt.prepared) != version:
+        if self.statements.get(hit.statement.name) is not hit.statement or self._txn_status() != "I" \
+                or self.es.result_version(hit.prepared) != hit.version:
             return None
         self._queue.clear()
-        return response
+        return hit.response
 
     def replay_unparsed(self, sig: CycleSig) -> bytes | None:
         """:meth:`replay_cycle` for a request that was not parsed (the
@@ -218,15 +229,17 @@ class ProtocolSession:
 
     def step_cycle(self, sig: CycleSig) -> bytes:
         """Run one cycle through ``step`` and keep its response for replay_cycle."""
-        stmt = self._bound_statement(sig[0])
-        version = self.es.result_version(stmt.prepared) if stmt is not None and stmt.prepared else None
+        stmt = self._bound_statement(sig[0][0])
+        prepared = stmt.prepared if stmt is not None else None
+        version = self.es.result_version(prepared) if prepared is not None else None
         errors = self._errors
         out = self.step()
-        if version is not None and errors == self._errors and not self._queue and not self.portals \
-                and self._txn_status() == "I" and self.statements.get(stmt.name) is stmt:
+        if stmt is not None and prepared is not None and version is not None and errors == self._errors \
+                and not self._queue and not self.portals and self._txn_status() == "I" \
+                and self.statements.get(stmt.name) is stmt:
             if len(self._cycles) >= CYCLE_CACHE_SIZE:
                 self._cycles.clear()
-            self._cycles[sig] = (stmt, version, out)
+            self._cycles[sig] = _KeptCycle(stmt, prepared, version, out)
         return out
 
     def _bound_statement(self, bind_body: bytes) -> Statement | None:
@@ -379,6 +392,7 @@ class ProtocolSession:
         try:
             while True:
                 msg = yield NEED_MSG
+                assert msg is not None      # step() answers NEED_MSG with a message
                 kind = msg.kind
                 if kind == "d":
                     self._run(cin.feed, self._copy_payload(msg.body))
@@ -573,7 +587,7 @@ class ProtocolSession:
             return head + b"".join(encode_rows(res, formats, self._tz, start, stop)) + tail
         return self._guard_extended(head, self._rows(res, formats, start, stop), tail)
 
-    def _guard_extended(self, head: bytes, gen: Iterable[bytes], tail: bytes = b"") -> Handler:
+    def _guard_extended(self, head: bytes, gen: Iterable[bytes | _Signal], tail: bytes = b"") -> Handler:
         """Wrap a slice/COPY generator: errors become ErrorResponse + skip-to-Sync."""
         try:
             if head:
