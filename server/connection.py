@@ -31,7 +31,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from . import params as wire_params
+from . import session_settings
 from .session import CycleSig, ProtocolSession
 
 if TYPE_CHECKING:
@@ -335,7 +335,7 @@ class Connection(asyncio.Protocol):
         engine = self.server.engine
         try:
             superuser, database = await self._authenticate(user, database)
-            settings = wire_params.startup_settings(prm, user, superuser)
+            settings = session_settings.startup_settings(prm, user, superuser)
         except PgError as e:
             log.info("%s: connection refused for user %r: %s", self.peer, user, e.message)
             self.send_fatal(e)
@@ -351,7 +351,7 @@ class Connection(asyncio.Protocol):
             return False
         self.session = ProtocolSession(es, self.info)
         parts = [messages.auth_ok()]
-        parts += [messages.parameter_status(k, v) for k, v in wire_params.reported(settings)]
+        parts += [messages.parameter_status(k, v) for k, v in session_settings.reported(settings)]
         parts.append(messages.backend_key_data(self.pid, self.secret))
         parts.append(messages.ready_for_query("I"))
         self.write(b"".join(parts))

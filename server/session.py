@@ -35,7 +35,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from .params import timeout_seconds, wire_name
+from .session_settings import timeout_seconds, wire_name
 from .portal import Portal, Statement, decode_params, encode_rows, field_descs
 
 log = logging.getLogger("splitstream.session")

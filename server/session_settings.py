@@ -1,4 +1,7 @@
-"""Session parameters: startup-packet settings and the ParameterStatus set.
+"""Session settings as the protocol carries them: the startup packet's
+settings (validated, with defaults), the ParameterStatus set reported to the
+client, and the statement_timeout the server arms around engine calls.
+(Not Bind parameters: those are ``portal.decode_params``.)
 
 Clients parse several of these (psycopg reads server_version and
 client_encoding, JDBC checks DateStyle/integer_datetimes), so the values
