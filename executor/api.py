@@ -35,8 +35,6 @@ class SessionInfo:
     user: str = "postgres"
     database: str = "postgres"
     pid: int = 0
-    #: SQL-level cursors (DECLARE), owned by the executor: [materialised Result, rows fetched].
-    cursors: dict[str, list[Result | int]] = field(default_factory=dict)
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
 

@@ -117,6 +117,7 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
+        self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
 
@@ -146,12 +147,8 @@ class Session:
 
     def declared_cursor(self, name: str) -> Result | None:
         """The materialised result of SQL-level cursor ``name`` (DECLARE), if any."""
-        cur = self.info.cursors.get(name)
-        if cur is None:
-            return None
-        res = cur[0]
-        assert isinstance(res, Result)
-        return res
+        cur = self.cursors.get(name)
+        return cur[0] if cur is not None else None
 
     # ------------------------------------------------------------ result reuse
     def result_version(self, prepared: Prepared) -> Any:
