@@ -18,6 +18,7 @@ from splitstream.catalog.database import Database, Transaction
 from splitstream.catalog.objects import Role
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
@@ -48,10 +49,9 @@ DEFAULT_SETTINGS = {
     "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
     "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
 }
-REPORTED = {"application_name", "client_encoding", "datestyle", "intervalstyle", "timezone", "is_superuser",
-            "session_authorization", "standard_conforming_strings", "server_version", "integer_datetimes",
-            "server_encoding", "in_hot_standby", "default_transaction_read_only"}
-DISPLAY_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+REPORTED = frozenset(REPORTED_PARAMETERS)
+#: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
+DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}
 
 
 class Engine:

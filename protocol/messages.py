@@ -384,6 +384,26 @@ def auth_sasl_final(data: bytes) -> bytes:
     return _msg(b"R", _I32.pack(12) + data)
 
 
+#: Run-time parameters reported with ParameterStatus (PostgreSQL's GUC_REPORT
+#: set): lower-case setting name -> the name on the wire.  The server reports
+#: them at login, the engine when a statement changes one.
+REPORTED_PARAMETERS = {
+    "application_name": "application_name",
+    "client_encoding": "client_encoding",
+    "datestyle": "DateStyle",
+    "default_transaction_read_only": "default_transaction_read_only",
+    "in_hot_standby": "in_hot_standby",
+    "integer_datetimes": "integer_datetimes",
+    "intervalstyle": "IntervalStyle",
+    "is_superuser": "is_superuser",
+    "server_encoding": "server_encoding",
+    "server_version": "server_version",
+    "session_authorization": "session_authorization",
+    "standard_conforming_strings": "standard_conforming_strings",
+    "timezone": "TimeZone",
+}
+
+
 def parameter_status(name: str, value: str) -> bytes:
     return _msg(b"S", _cstr(name) + _cstr(value))
 

@@ -25,7 +25,7 @@ import pytest
 
 from splitstream.catalog.vector import Batch, Col
 from splitstream.executor.api import CopyOut, Prepared, Result, ResultColumn
-from splitstream.protocol import auth
+from splitstream.protocol import auth, messages
 from splitstream.protocol.errors import Notice, PgError
 from splitstream.server.config import ServerConfig, is_loopback
 from splitstream.server.listener import Server
@@ -167,7 +167,7 @@ class FakeSession:
         if s.startswith("set "):
             _, name, value = s.split(maxsplit=2)
             self.info.settings[name] = value
-            return Result(tag="SET", parameter_status={name: value} if name in session_settings.REPORTED else {})
+            return Result(tag="SET", parameter_status={name: value} if name in messages.REPORTED_PARAMETERS else {})
         if s == "notice":
             return Result(tag="DO", notices=[Notice("hello there")])
         if s == "copy in":
