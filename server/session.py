@@ -51,7 +51,10 @@ INLINE_MAX_ROWS = 512
 INLINE_MAX_WRITE_MSGS = 256
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
+
 class _Signal(enum.Enum):
+    """What a handler can yield besides output bytes."""
+
     NEED_MSG = "need_msg"
 
 
