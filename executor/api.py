@@ -1,20 +1,56 @@
 """The contract between the server room and the executor room.
 
 The server speaks the protocol and keeps connections; it hands SQL text to
-an :class:`EngineSession` and gets :class:`Result` objects back.  Nothing
-here knows about sockets, and nothing in the server knows about SQL.
+an :class:`EngineSession` and gets :class:`Result` objects back.  Every call
+the server makes into the engine is declared here, as a ``Protocol`` or a
+plain value class, so the server imports nothing else of the executor (and
+nothing of the catalog).  Nothing here knows about sockets, and nothing in
+the server knows about SQL: what a statement *is* (does Describe have to run
+it, how its command tag counts rows) the engine says through these types.
 """
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
-from splitstream.catalog.vector import Batch
+import numpy as np
+import numpy.typing as npt
+
 from splitstream.protocol.errors import Notice
+
+# ------------------------------------------------------------------ session
+
+
+@dataclass
+class SessionInfo:
+    """The part of a server session the executor may read and change.
+
+    The server builds it at login and keeps it: it arms ``cancel_event`` (a
+    CancelRequest, a vanished client) and ``deadline`` (statement_timeout)
+    from its own threads, while the engine session reads them.
+    """
+
+    settings: dict[str, str]
+    user: str = "postgres"
+    database: str = "postgres"
+    pid: int = 0
+    cancel_event: threading.Event = field(default_factory=threading.Event)
+    deadline: float | None = None
+
+    @property
+    def sync_commit(self) -> bool:
+        """A commit waits for its WAL flush (``synchronous_commit`` is not off)."""
+        return self.settings.get("synchronous_commit", "on") != "off"
+
+
+# ------------------------------------------------------------------ results
 
 
 @dataclass
 class ResultColumn:
+    """One column of a RowDescription."""
+
     name: str
     type_oid: int
     typmod: int = -1
@@ -23,15 +59,43 @@ class ResultColumn:
     attnum: int = 0
 
 
+class ColumnValues(Protocol):
+    """One result column, columnar: a numpy array of values, a null mask
+    (True = NULL) and the PostgreSQL type OID (``catalog.vector.Col``)."""
+
+    @property
+    def data(self) -> npt.NDArray[Any]: ...     # numpy dtypes, or objects for variable-width types
+    @property
+    def nulls(self) -> npt.NDArray[np.bool_] | None: ...
+    @property
+    def oid(self) -> int: ...
+    def slice(self, a: int, b: int) -> ColumnValues: ...
+    def to_pylist(self) -> list[Any]: ...      # Python values, None for NULL
+
+
+class RowBatch(Protocol):
+    """All rows of a result, columnar (``catalog.vector.Batch``)."""
+
+    @property
+    def n(self) -> int: ...
+    @property
+    def cols(self) -> Sequence[ColumnValues]: ...
+
+
 @dataclass
 class Prepared:
-    """A parsed, planned statement (cached by SQL text and parameter types)."""
+    """A parsed, planned statement (cached by SQL text and parameter types).
+
+    Its flags are the engine's word on what the statement is; the server
+    reads them instead of looking at the SQL.
+    """
 
     sql: str
     param_oids: list[int]
     columns: list[ResultColumn] | None      # None: the statement returns no rows (NoData)
-    tag_hint: str = ""
-    handle: Any = None                       # executor-private plan
+    #: The executor's plan.  Opaque to the server; typed by the executor's own
+    #: statement classes, which this module cannot import (they import it).
+    handle: Any = None
     #: A query that cannot block or write (no volatile function, no stream scan):
     #: the server may run it on its event-loop thread when it proved fast.
     read_only: bool = False
@@ -42,16 +106,21 @@ class Prepared:
     #: extended protocol batches (executor.coalesce): with the writer lock free
     #: and no WAL flush due, its Bind/Execute/Sync can finish without blocking.
     inline_write: bool = False
+    #: Its row shape is known only when it runs (FETCH from a SQL cursor,
+    #: EXECUTE of a SQL-prepared statement): Describe of its portal runs it.
+    columns_at_run: bool = False
     #: Output settings at planning time: constants such as a timestamptz cast to
     #: text are folded with them, so a change of TimeZone means planning again.
-    planned_under: tuple = ()
+    planned_under: tuple[str | None, ...] = ()
 
 
 class CopyIn(Protocol):
     """COPY ... FROM STDIN in progress: the server feeds CopyData payloads."""
 
-    format: int          # 0 text/csv, 1 binary
-    ncols: int
+    @property
+    def format(self) -> int: ...             # 0 text/csv, 1 binary
+    @property
+    def ncols(self) -> int: ...
 
     def feed(self, data: bytes) -> None: ...
     def finish(self) -> str: ...             # returns the command tag, e.g. "COPY 3"
@@ -60,6 +129,8 @@ class CopyIn(Protocol):
 
 @dataclass
 class CopyOut:
+    """COPY ... TO STDOUT: chunks of CopyData, then the tag (known at the end)."""
+
     format: int
     ncols: int
     chunks: Iterator[bytes]
@@ -68,24 +139,91 @@ class CopyOut:
 
 @dataclass
 class Result:
+    """What one statement produced."""
+
     tag: str = ""
     columns: list[ResultColumn] | None = None
-    batch: Batch | None = None               # all rows, columnar
+    batch: RowBatch | None = None              # all rows, columnar
     notices: list[Notice] = field(default_factory=list)
     parameter_status: dict[str, str] = field(default_factory=dict)
     copy_in: CopyIn | None = None
     copy_out: CopyOut | None = None
     empty: bool = False                       # EmptyQueryResponse
 
+    def tag_for_rows(self, rows: int) -> str:
+        """The command tag when one Execute sent only ``rows`` of the result
+        (a portal run with a row limit): PostgreSQL counts a SELECT's rows
+        per Execute, while FETCH and DML ... RETURNING keep their own tag."""
+        return f"SELECT {rows}" if self.tag.startswith("SELECT") else self.tag
+
+
+# ------------------------------------------------------------------ engine
+
 
 class EngineSession(Protocol):
+    """One connection's statements, transaction and plan cache.  Calls come
+    from one thread at a time; any of them may raise ``PgError``."""
+
     @property
     def txn_status(self) -> str: ...         # 'I', 'T' or 'E'
 
-    def split(self, sql: str) -> list[str]: ...
+    @property
+    def sync_pending(self) -> bool:
+        """Sync has work: an implicit extended-protocol block is open or
+        batched inserts wait for delivery (False: Sync may skip :meth:`sync`)."""
+        ...
+
+    def split(self, sql: str) -> list[str]: ...   # a simple Query's statements
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared: ...
-    def execute(self, prepared: Prepared, params: list[Any]) -> Result: ...
-    def execute_sql(self, sql: str) -> Result: ...
+    def execute_sql(self, sql: str) -> Result: ...   # one statement of a simple Query
+
+    def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
+        """Execute of the extended protocol: commits at :meth:`sync`, not now.
+        ``params`` are the Bind values decoded to Python values (None: NULL)."""
+        ...
+
+    def sync(self) -> None: ...              # Sync: commit the implicit block of the batch
+    def reserve_inline_write(self, prepared: Prepared) -> bool:
+        """Take the writer lock for a Bind/Execute/Sync cycle of ``prepared``
+        if that needs no waiting, so the server may run it on its event loop."""
+        ...
+
+    def result_version(self, prepared: Prepared) -> object:
+        """Equal versions: equal results (None: no such promise)."""
+        ...
+
     def on_error(self) -> None: ...          # a statement failed: mark the transaction failed
-    def result_version(self, prepared: Prepared) -> Any: ...   # equal versions: equal results (None: unknown)
+    def declared_cursor(self, name: str) -> Result | None:
+        """The materialised result of SQL-level cursor ``name`` (DECLARE), if
+        it exists: a client may Describe it as a portal."""
+        ...
+
     def close(self) -> None: ...             # connection ended: roll back, free resources
+
+
+class LoginRole(Protocol):
+    """What authentication needs to know about a role."""
+
+    @property
+    def password(self) -> str | None: ...    # SCRAM verifier, md5 hash or None
+    @property
+    def login(self) -> bool: ...
+    @property
+    def superuser(self) -> bool: ...
+
+
+class Engine(Protocol):
+    """One per server process: the data directory and its sessions."""
+
+    def open(self) -> None: ...              # recover the data directory (may take long)
+    def close(self) -> None: ...
+    def new_session(self, info: SessionInfo) -> EngineSession: ...
+    def lookup_role(self, name: str) -> LoginRole | None: ...
+    def database_exists(self, name: str) -> bool: ...
+
+
+class EngineFactory(Protocol):
+    """How the command line gets an engine without importing the executor:
+    the composition root (``splitstream.cli``) passes one in."""
+
+    def __call__(self, data_dir: str, *, fsync: bool) -> Engine: ...

@@ -2,33 +2,15 @@
 from __future__ import annotations
 
 import datetime as dt
-import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from splitstream.protocol.errors import PgError, QUERY_CANCELED, Notice
 
+from .api import SessionInfo
+
 if TYPE_CHECKING:
     from splitstream.catalog.database import Database, State, Transaction
-
-
-@dataclass
-class SessionInfo:
-    """The part of a server session the executor may read and change."""
-
-    settings: dict[str, str]
-    user: str = "postgres"
-    database: str = "postgres"
-    pid: int = 0
-    prepared: dict[str, Any] = field(default_factory=dict)       # SQL-level PREPARE
-    cursors: dict[str, Any] = field(default_factory=dict)
-    cancel_event: threading.Event = field(default_factory=threading.Event)
-    deadline: float | None = None
-
-    @property
-    def sync_commit(self) -> bool:
-        """A commit waits for its WAL flush (``synchronous_commit`` is not off)."""
-        return self.settings.get("synchronous_commit", "on") != "off"
 
 
 @dataclass

@@ -28,11 +28,11 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
             cacheable = False
 
             def run(self, session, ctx):
-                if name in session.info.cursors:
+                if name in session.cursors:
                     raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
                 p = session.prepare(query, [])
                 res = p.handle.run(session, ctx)
-                session.info.cursors[name] = [res, 0]
+                session.cursors[name] = [res, 0]
                 return Result(tag="DECLARE CURSOR")
 
         return _Declare()
@@ -45,9 +45,10 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
 
         class _Fetch(Stmt):
             cacheable = False
+            columns_at_run = w0 == "FETCH"      # the cursor's rows (MOVE returns none)
 
             def run(self, session, ctx):
-                cur = session.info.cursors.get(name)
+                cur = session.cursors.get(name)
                 if cur is None:
                     raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
                 res, pos = cur
@@ -73,8 +74,8 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
 
         def run(self, session, ctx):
             if name == "all":
-                session.info.cursors.clear()
-            elif session.info.cursors.pop(name, None) is None:
+                session.cursors.clear()
+            elif session.cursors.pop(name, None) is None:
                 raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
             return Result(tag="CLOSE CURSOR")
 

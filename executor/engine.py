@@ -18,6 +18,7 @@ from splitstream.catalog.database import Database, Transaction
 from splitstream.catalog.objects import Role
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
@@ -48,10 +49,9 @@ DEFAULT_SETTINGS = {
     "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
     "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
 }
-REPORTED = {"application_name", "client_encoding", "datestyle", "intervalstyle", "timezone", "is_superuser",
-            "session_authorization", "standard_conforming_strings", "server_version", "integer_datetimes",
-            "server_encoding", "in_hot_standby", "default_transaction_read_only"}
-DISPLAY_NAMES = {"datestyle": "DateStyle", "intervalstyle": "IntervalStyle", "timezone": "TimeZone"}
+REPORTED = frozenset(REPORTED_PARAMETERS)
+#: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
+DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}
 
 
 class Engine:
@@ -117,6 +117,7 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
+        self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
 
@@ -143,6 +144,11 @@ class Session:
         if self.txn is not None:
             self.txn.rollback()
             self.txn = None
+
+    def declared_cursor(self, name: str) -> Result | None:
+        """The materialised result of SQL-level cursor ``name`` (DECLARE), if any."""
+        cur = self.cursors.get(name)
+        return cur[0] if cur is not None else None
 
     # ------------------------------------------------------------ result reuse
     def result_version(self, prepared: Prepared) -> Any:
@@ -181,6 +187,12 @@ class Session:
     @extended_txn.setter
     def extended_txn(self, txn: Transaction | None) -> None:
         self._extended = txn
+
+    @property
+    def sync_pending(self) -> bool:
+        """Sync has work: an implicit block is open or batched inserts wait
+        for delivery (the server skips the :meth:`sync` call otherwise)."""
+        return self.extended_txn is not None
 
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         """Open the implicit block of a Bind/Execute/Sync cycle of a batched

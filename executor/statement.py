@@ -122,6 +122,7 @@ def syntax_error(sql: str, e: Exception) -> PgError:
 class Stmt:
     cacheable = True
     transaction_control = False
+    columns_at_run = False      # row shape known only when run (api.Prepared.columns_at_run)
     allowed_in_failed = False
     tag = ""
 
@@ -295,6 +296,7 @@ class PrepareStmt(Stmt):
 
 class ExecuteStmt(Stmt):
     cacheable = False
+    columns_at_run = True       # the SQL-prepared statement's rows
 
     def __init__(self, name: str, args: list[str]) -> None:
         self.name, self.args = name, args
@@ -378,7 +380,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
     return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
-                    inline_write=inline_insert(stmt))
+                    inline_write=inline_insert(stmt), columns_at_run=stmt.columns_at_run)
 
 
 class _Empty(Stmt):

@@ -12,7 +12,7 @@ import io
 import re
 import struct
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
@@ -27,6 +27,9 @@ from .errors import (
 )
 
 BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
+
+#: One decoded column: its values and its null mask (True = NULL), or None when none is NULL.
+DecodedColumn = tuple[np.ndarray, np.ndarray | None]
 
 # --------------------------------------------------------------------------
 # Options
@@ -45,8 +48,8 @@ class CopyOptions:
     quote: str = '"'
     escape: str = ""
     force_quote: list[str] | bool = field(default_factory=list)
-    force_not_null: list[str] = field(default_factory=list)
-    force_null: list[str] = field(default_factory=list)
+    force_not_null: list[str] | Literal[True] = field(default_factory=list)   # True: every column (``*``)
+    force_null: list[str] | Literal[True] = field(default_factory=list)
     encoding: str | None = None
     freeze: bool = False
 
@@ -74,7 +77,11 @@ def _as_bool(name: str, v: Any, allow_match: bool = False) -> bool | str:
                   f"{name} requires a Boolean value{extra}")
 
 
-def _as_list(v: Any) -> list[str] | bool:
+#: A compiled reader of plain text/CSV (see :func:`decode_copy`): the columns, or None to decline.
+NativeDecoder = Callable[[bytes, CopyOptions, Sequence[int]], list[DecodedColumn] | None]
+
+
+def _as_list(v: Any) -> list[str] | Literal[True]:
     if v is True or v == "*":
         return True
     if isinstance(v, str):
@@ -133,8 +140,8 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
     res = CopyOptions(
         format=fmt, delimiter=delim or "", null=null, header=bool(header),
         header_match=header == "match", quote=o.get("quote") or '"', escape=o.get("escape") or "",
-        force_quote=_as_list(o.get("force_quote")), force_not_null=_as_list(o.get("force_not_null")),  # type: ignore[arg-type]
-        force_null=_as_list(o.get("force_null")), encoding=o.get("encoding"),  # type: ignore[arg-type]
+        force_quote=_as_list(o.get("force_quote")), force_not_null=_as_list(o.get("force_not_null")),
+        force_null=_as_list(o.get("force_null")), encoding=o.get("encoding"),
         freeze=bool(_as_bool("freeze", o.get("freeze", False))),
     )
     if csv and res.delimiter == res.quote:
@@ -226,12 +233,12 @@ _TEXT_ESC_RE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 
 
 def _text_unescape(s: str) -> str:
-    def rep(m: re.Match) -> str:
+    def rep(m: re.Match[str]) -> str:
         if m.group(1):
             return chr(int(m.group(1), 8) & 0xFF)
         if m.group(2):
             return chr(int(m.group(2), 16))
-        c = m.group(3)
+        c: str = m.group(3)
         return _TEXT_ESCAPES.get(c, c)
 
     return _TEXT_ESC_RE.sub(rep, s) if "\\" in s else s
@@ -353,7 +360,7 @@ def _python_rows(data: bytes, options: CopyOptions, first_line: int,
     return rows, lines
 
 
-def _check_width(row: list, names: Sequence[str], line: int) -> None:
+def _check_width(row: list[str | None], names: Sequence[str], line: int) -> None:
     if len(row) > len(names):
         raise _copy_error(BAD_COPY_FILE_FORMAT, "extra data after last expected column", line)
     if len(row) < len(names):
@@ -505,7 +512,7 @@ def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], n
         if col.null_count and pa.types.is_temporal(typ):
             # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
             vals = vals.copy()
-            vals[np.isnat(vals)] = np.datetime64(0, np.datetime_data(vals.dtype)[0])
+            vals[np.isnat(vals)] = np.zeros((), dtype=vals.dtype)     # the epoch, in the column's unit
         if oid == wiretypes.TIMESTAMP:
             vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))
@@ -619,7 +626,7 @@ def _numeric_fast(col: Any, pc: Any) -> np.ndarray | None:
     return out
 
 
-_TEXT_BACKSLASH_RE_CACHE: dict[str, re.Pattern] = {}
+_TEXT_BACKSLASH_RE_CACHE: dict[str, re.Pattern[bytes]] = {}
 
 
 def _text_fast_ok(data: bytes, options: CopyOptions) -> bool:
@@ -647,7 +654,7 @@ def _text_fast_ok(data: bytes, options: CopyOptions) -> bool:
 
 def decode_copy(data: bytes, options: CopyOptions, column_oids: Sequence[int], *,
                 first_line: int = 1, column_names: Sequence[str] | None = None,
-                tz: str = "UTC", native: Any = None) -> list[tuple[np.ndarray, np.ndarray | None]]:
+                tz: str = "UTC", native: NativeDecoder | None = None) -> list[DecodedColumn]:
     """Decode a chunk of complete COPY rows into typed columns.
 
     ``first_line`` is the 1-based line number of the chunk's first line; when
@@ -844,6 +851,7 @@ class BinaryCopyDecoder:
             raise self._err(BAD_COPY_FILE_FORMAT, "COPY file signature not recognized")
         if len(b) < 19:
             return 0
+        ext: int
         flags, ext = struct.unpack_from("!iI", b, 11)
         if flags & (1 << 16):
             raise self._err(BAD_COPY_FILE_FORMAT, "invalid COPY file header (WITH OIDS)")

@@ -107,7 +107,7 @@ class PgError(Exception):
     position: int | None = None
     context: str | None = None
     severity: str = "ERROR"
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, int | str] = field(default_factory=dict)   # COPY's line, column and value
 
     def __post_init__(self) -> None:
         super().__init__(self.message)
@@ -126,7 +126,3 @@ class Notice:
     detail: str | None = None
     hint: str | None = None
 
-
-def error(sqlstate: str, message: str, **kw) -> PgError:
-    """Shorthand used throughout the code base: ``raise error(UNDEFINED_TABLE, ...)``."""
-    return PgError(sqlstate, message, **kw)

@@ -59,6 +59,10 @@ class Message:
     body: bytes
 
 
+#: What a client sends before its messages carry a type byte.
+StartupPacket = SSLRequest | GSSENCRequest | CancelRequest | StartupMessage
+
+
 class FrontendReader:
     """Incremental decoder of the client's byte stream.
 
@@ -81,11 +85,31 @@ class FrontendReader:
     def buffered(self) -> int:
         return len(self._buf) - self._pos
 
-    def next(self):
+    def next(self) -> StartupPacket | Message | None:
+        """The next complete packet: untyped while ``startup_phase``, typed after."""
+        if self.startup_phase:
+            return self._next_startup()
+        return self.next_message()
+
+    def _next_startup(self) -> StartupPacket | None:
+        avail = len(self._buf) - self._pos
+        if avail < 4:
+            return None
+        (length,) = _I32.unpack_from(self._buf, self._pos)
+        if length < 8 or length > MAX_STARTUP:
+            raise PgError(PROTOCOL_VIOLATION, "invalid length of startup packet")
+        if avail < length:
+            return None
+        body = bytes(self._buf[self._pos + 4 : self._pos + length])
+        self._pos += length
+        return _decode_startup(body)
+
+    def next_message(self) -> Message | None:
+        """The next complete typed message (after the startup phase)."""
         buf = self._buf
         pos = self._pos
         avail = len(buf) - pos
-        if not self.startup_phase and avail >= 5:
+        if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
             if 4 <= length <= avail - 1 and length <= MAX_MESSAGE:
@@ -94,17 +118,6 @@ class FrontendReader:
                     return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
                 with memoryview(buf) as mv:     # one copy, not two, for COPY payloads
                     return Message(_KINDS[kind[0]], bytes(mv[pos + 5: pos + length + 1]))
-        if self.startup_phase:
-            if avail < 4:
-                return None
-            (length,) = _I32.unpack_from(self._buf, self._pos)
-            if length < 8 or length > MAX_STARTUP:
-                raise PgError(PROTOCOL_VIOLATION, "invalid length of startup packet")
-            if avail < length:
-                return None
-            body = bytes(self._buf[self._pos + 4 : self._pos + length])
-            self._pos += length
-            return _decode_startup(body)
         if avail < 5:
             return None
         kind, length = _HDR.unpack_from(self._buf, self._pos)
@@ -124,7 +137,7 @@ class FrontendReader:
 _KINDS = [chr(i) for i in range(256)]
 
 
-def _decode_startup(body: bytes):
+def _decode_startup(body: bytes) -> StartupPacket:
     (code,) = _I32.unpack_from(body, 0)
     if code == SSL_REQUEST:
         return SSLRequest()
@@ -150,8 +163,8 @@ def _decode_startup(body: bytes):
                 break
             v = next(it)
             params[k.decode("utf-8")] = v.decode("utf-8")
-    except (StopIteration, UnicodeDecodeError):
-        raise PgError(PROTOCOL_VIOLATION, "invalid startup packet layout: expected terminator as last byte")
+    except (StopIteration, UnicodeDecodeError) as e:
+        raise PgError(PROTOCOL_VIOLATION, "invalid startup packet layout: expected terminator as last byte") from e
     return StartupMessage(code, params)
 
 
@@ -170,12 +183,14 @@ class BodyReader:
 
     def int16(self) -> int:
         self._need(2)
+        v: int
         (v,) = _I16.unpack_from(self.data, self.pos)
         self.pos += 2
         return v
 
     def int32(self) -> int:
         self._need(4)
+        v: int
         (v,) = _I32.unpack_from(self.data, self.pos)
         self.pos += 4
         return v
@@ -194,8 +209,8 @@ class BodyReader:
         self.pos = end + 1
         try:
             return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            raise PgError("22021", "invalid byte sequence for encoding \"UTF8\"")
+        except UnicodeDecodeError as e:
+            raise PgError("22021", "invalid byte sequence for encoding \"UTF8\"") from e
 
     def bytes_(self, n: int) -> bytes:
         self._need(n)
@@ -369,6 +384,26 @@ def auth_sasl_final(data: bytes) -> bytes:
     return _msg(b"R", _I32.pack(12) + data)
 
 
+#: Run-time parameters reported with ParameterStatus (PostgreSQL's GUC_REPORT
+#: set): lower-case setting name -> the name on the wire.  The server reports
+#: them at login, the engine when a statement changes one.
+REPORTED_PARAMETERS = {
+    "application_name": "application_name",
+    "client_encoding": "client_encoding",
+    "datestyle": "DateStyle",
+    "default_transaction_read_only": "default_transaction_read_only",
+    "in_hot_standby": "in_hot_standby",
+    "integer_datetimes": "integer_datetimes",
+    "intervalstyle": "IntervalStyle",
+    "is_superuser": "is_superuser",
+    "server_encoding": "server_encoding",
+    "server_version": "server_version",
+    "session_authorization": "session_authorization",
+    "standard_conforming_strings": "standard_conforming_strings",
+    "timezone": "TimeZone",
+}
+
+
 def parameter_status(name: str, value: str) -> bytes:
     return _msg(b"S", _cstr(name) + _cstr(value))
 
@@ -436,7 +471,8 @@ def empty_query_response() -> bytes:
     return _msg(b"I", b"")
 
 
-def _fields(severity: str, sqlstate: str, message: str, detail, hint, position, context) -> bytes:
+def _fields(severity: str, sqlstate: str, message: str, detail: str | None, hint: str | None,
+            position: int | None, context: str | None) -> bytes:
     parts = [b"S" + _cstr(severity), b"V" + _cstr(severity), b"C" + _cstr(sqlstate), b"M" + _cstr(message)]
     if detail:
         parts.append(b"D" + _cstr(detail))
@@ -453,7 +489,7 @@ def error_response(err: PgError) -> bytes:
     return _msg(b"E", _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position, err.context))
 
 
-def notice_response(severity: str, sqlstate: str, message: str, detail=None, hint=None) -> bytes:
+def notice_response(severity: str, sqlstate: str, message: str, detail: str | None = None, hint: str | None = None) -> bytes:
     return _msg(b"N", _fields(severity, sqlstate, message, detail, hint, None, None))
 
 

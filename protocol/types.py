@@ -29,6 +29,7 @@ from decimal import Decimal
 from typing import Any, Callable
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import (
     DATETIME_FIELD_OVERFLOW,
@@ -311,7 +312,7 @@ def _as_str(data: bytes | str) -> str:
         try:
             return bytes(data).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise PgError("22021", f'invalid byte sequence for encoding "UTF8": 0x{bytes(data)[e.start]:02x}')
+            raise PgError("22021", f'invalid byte sequence for encoding "UTF8": 0x{bytes(data)[e.start]:02x}') from None
     return data
 
 
@@ -505,7 +506,7 @@ def _array_elem_text(s: str, delim: str = ",") -> str:
     return s
 
 
-def _array_out(elem_oid: int, value: list, tz: str) -> str:
+def _array_out(elem_oid: int, value: list[Any], tz: str) -> str:
     def rec(v: Any) -> str:
         if isinstance(v, (list, tuple)):
             return "{" + ",".join(rec(x) for x in v) + "}"
@@ -718,8 +719,9 @@ def _numeric_in(s: str) -> Decimal:
     if not m:
         raise _syntax("numeric", s)
     d = Decimal(m.group(1))
-    if d.as_tuple().exponent > 0:  # '1e3' -> 1000 with scale 0
-        d = Decimal((d.as_tuple().sign, d.as_tuple().digits + (0,) * d.as_tuple().exponent, 0))
+    sign, digits, exponent = d.as_tuple()
+    if isinstance(exponent, int) and exponent > 0:  # '1e3' -> 1000 with scale 0 (NaN/inf were handled above)
+        d = Decimal((sign, digits + (0,) * exponent, 0))
     return d
 
 
@@ -810,8 +812,8 @@ def _parse_date_part(s: str, full: str, typ: str) -> _dt.date:
     except ValueError:
         if 1 <= mo <= 12 and 1 <= d <= 31 and y >= 1:
             if y > 9999:
-                raise PgError(DATETIME_FIELD_OVERFLOW, f"{typ} out of range: \"{full}\"")
-        raise PgError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{full}"')
+                raise PgError(DATETIME_FIELD_OVERFLOW, f"{typ} out of range: \"{full}\"") from None
+        raise PgError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{full}"') from None
 
 
 def _parse_time_part(s: str, full: str, typ: str) -> tuple[int, int, int, int]:
@@ -1042,7 +1044,7 @@ def _interval_in(s: str) -> Interval:
 # ---- arrays ----
 
 
-def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list:
+def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list[Any]:
     """array_in: nested braces, quoting, NULL; dimension decoration ignored."""
     def bad(detail: str | None = None) -> PgError:
         return PgError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{s}"', detail=detail)
@@ -1058,11 +1060,11 @@ def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list:
     n = len(t)
     pos = 0
 
-    def parse_level() -> list:
+    def parse_level() -> list[Any]:
         nonlocal pos
         assert t[pos] == "{"
         pos += 1
-        out: list = []
+        out: list[Any] = []
         expect_elem = True
         while True:
             while pos < n and t[pos].isspace():
@@ -1132,7 +1134,7 @@ def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list:
     return result
 
 
-def _check_rectangular(v: list, s: str) -> None:
+def _check_rectangular(v: list[Any], s: str) -> None:
     def shape(x: Any) -> Any:
         if not isinstance(x, list):
             return None
@@ -1433,7 +1435,7 @@ for _o in (OID, XID, CID, REGPROC, REGCLASS, REGTYPE, REGNAMESPACE, REGROLE):
     _BIN_RECV[_o] = lambda b: _S_U4.unpack(b)[0]
 
 
-def _array_send(arr_oid: int, elem_oid: int, value: list) -> bytes:
+def _array_send(arr_oid: int, elem_oid: int, value: list[Any]) -> bytes:
     dims: list[int] = []
     probe: Any = value
     while isinstance(probe, (list, tuple)):
@@ -1443,7 +1445,7 @@ def _array_send(arr_oid: int, elem_oid: int, value: list) -> bytes:
         probe = probe[0]
     if dims and dims[-1] == 0:
         dims = [] if len(dims) == 1 else dims
-    flat: list = []
+    flat: list[Any] = []
 
     def walk(v: Any, depth: int) -> None:
         if depth == len(dims):
@@ -1471,7 +1473,7 @@ def _array_send(arr_oid: int, elem_oid: int, value: list) -> bytes:
     return b"".join(out)
 
 
-def _array_recv(elem_oid: int, b: bytes) -> list:
+def _array_recv(elem_oid: int, b: bytes) -> list[Any]:
     try:
         ndim, _flags, eoid = struct.unpack_from("!iiI", b)
         if ndim < 0 or ndim > 6:
@@ -1486,7 +1488,7 @@ def _array_recv(elem_oid: int, b: bytes) -> list:
             pos += 8
         total = math.prod(dims) if dims else 0
         recv = _BIN_RECV.get(elem_oid)
-        flat: list = []
+        flat: list[Any] = []
         for _ in range(total):
             (ln,) = _S_I4.unpack_from(b, pos)
             pos += 4
@@ -1503,7 +1505,7 @@ def _array_recv(elem_oid: int, b: bytes) -> list:
     except struct.error:
         raise PgError(INVALID_BINARY_REPRESENTATION, "insufficient data left in message") from None
 
-    def build(depth: int, it: Any) -> list:
+    def build(depth: int, it: Any) -> list[Any]:
         if depth == len(dims) - 1:
             return [next(it) for _ in range(dims[depth])]
         return [build(depth + 1, it) for _ in range(dims[depth])]
@@ -1580,28 +1582,34 @@ def _np_scalar_to_py(oid: int, v: Any) -> Any:
     return v
 
 
-def column_to_pylist(oid: int, values: np.ndarray, nulls: np.ndarray | None = None) -> list:
+def column_to_pylist(oid: int, values: np.ndarray, nulls: np.ndarray | None = None) -> list[Any]:
     """A numpy column as a list of Python values (None for NULL)."""
-    if oid == DATE and values.dtype.kind == "M":
-        ints = values.astype("datetime64[D]").astype("int64").tolist()
-        base = _dt.date(1970, 1, 1).toordinal()
-        out = [_dt.date.fromordinal(base + i) for i in ints]
-    elif oid in (TIMESTAMP, TIMESTAMPTZ) and values.dtype.kind == "M":
-        ints = values.astype("datetime64[us]").astype("int64").tolist()
-        base = _dt.datetime(1970, 1, 1)
-        out = [base + _dt.timedelta(microseconds=i) for i in ints]
-        if oid == TIMESTAMPTZ:
-            out = [d.replace(tzinfo=UTC) for d in out]
-    else:
-        out = values.tolist()
+    out = _python_values(oid, values)
     if nulls is not None:
         for i in np.flatnonzero(nulls).tolist():
             out[i] = None
     return out
 
 
+def _python_values(oid: int, values: np.ndarray) -> list[Any]:
+    """Every value of a numpy column as Python's, NULLs included (as garbage)."""
+    if oid == DATE and values.dtype.kind == "M":
+        ints = values.astype("datetime64[D]").astype("int64").tolist()
+        base = _dt.date(1970, 1, 1).toordinal()
+        return [_dt.date.fromordinal(base + i) for i in ints]
+    if oid in (TIMESTAMP, TIMESTAMPTZ) and values.dtype.kind == "M":
+        ints = values.astype("datetime64[us]").astype("int64").tolist()
+        epoch = _dt.datetime(1970, 1, 1)
+        stamps = [epoch + _dt.timedelta(microseconds=i) for i in ints]
+        return [d.replace(tzinfo=UTC) for d in stamps] if oid == TIMESTAMPTZ else stamps
+    values_list: list[Any] = values.tolist()
+    return values_list
+
+
 def _dt64_strings(values: np.ndarray, unit: str) -> list[str]:
-    return np.datetime_as_string(values.astype(f"datetime64[{unit}]"), unit=unit).tolist()
+    stamps: npt.NDArray[np.datetime64] = values.astype(f"datetime64[{unit}]")
+    strings: list[str] = np.datetime_as_string(stamps, unit=unit).tolist()  # type: ignore[call-overload]  # numpy's stubs take the unit as a Literal
+    return strings
 
 
 def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = None,
@@ -1643,7 +1651,7 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
     return out
 
 
-def pylist_to_column(oid: int, items: list) -> tuple[np.ndarray, np.ndarray | None]:
+def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray | None]:
     """Python values (None for NULL) -> (numpy values, null mask or None)."""
     dt = numpy_dtype(oid)
     nulls = np.fromiter((v is None for v in items), dtype=np.bool_, count=len(items))

@@ -1,4 +1,8 @@
-"""The ``splitstream`` command line: ``splitstream serve [options]``."""
+"""The ``splitstream`` command line: ``splitstream serve [options]``.
+
+The server room cannot import the executor, so :func:`main` takes the
+engine factory; ``splitstream.cli`` (the composition root) passes it in.
+"""
 from __future__ import annotations
 
 import argparse
@@ -7,7 +11,10 @@ import logging
 import os
 import sys
 
+from splitstream.executor.api import EngineFactory
+
 from .config import ServerConfig, is_loopback
+from .tls import make_server_context
 
 log = logging.getLogger("splitstream")
 
@@ -70,26 +77,22 @@ def install_uvloop() -> bool:
     return True
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(engine_factory: EngineFactory, argv: list[str] | None = None) -> int:
+    """Parse ``argv`` (default: the process's), then serve with an engine from ``engine_factory``."""
     cfg, level = parse_config(list(sys.argv[1:] if argv is None else argv))
     logging.basicConfig(stream=sys.stderr, level=getattr(logging, str(level).upper(), logging.INFO),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     install_uvloop()
-    if cfg.tls_enabled:
-        from .tls import make_server_context
-
+    if cfg.tls_files is not None:
         try:
-            make_server_context(cfg.tls_cert, cfg.tls_key)  # type: ignore[arg-type]
+            make_server_context(*cfg.tls_files)
         except (OSError, ValueError) as e:
             print(f"splitstream: cannot load TLS certificate/key: {e}", file=sys.stderr)
             return 2
     from .listener import run_server
 
     try:
-        return asyncio.run(run_server(cfg))
+        return asyncio.run(run_server(cfg, engine_factory))
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before handlers were set
         return 0
 
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -39,7 +39,12 @@ class ServerConfig:
 
     @property
     def tls_enabled(self) -> bool:
-        return bool(self.tls_cert and self.tls_key)
+        return self.tls_files is not None
+
+    @property
+    def tls_files(self) -> tuple[str, str] | None:
+        """(certificate, private key) when TLS is on."""
+        return (self.tls_cert, self.tls_key) if self.tls_cert and self.tls_key else None
 
 
 def is_loopback(host: str) -> bool:
@@ -60,5 +65,5 @@ def is_loopback(host: str) -> bool:
         infos = socket.getaddrinfo(host, None)
     except OSError:
         return False
-    addrs = {info[4][0] for info in infos}
+    addrs = {str(info[4][0]) for info in infos}
     return bool(addrs) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in addrs)

@@ -16,9 +16,9 @@ import logging
 import secrets
 import socket
 import struct
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
-from splitstream.executor.context import SessionInfo
+from splitstream.executor.api import SessionInfo
 from splitstream.protocol import auth
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
@@ -31,8 +31,8 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from . import params as wire_params
-from .session import ProtocolSession
+from . import session_settings
+from .session import CycleSig, ProtocolSession
 
 if TYPE_CHECKING:
     from .listener import Server
@@ -44,8 +44,8 @@ READ_PAUSE_BYTES = 16 * 1024 * 1024
 WRITE_HIGH_WATER = 1024 * 1024
 
 
-def _fatal(sqlstate: str, message: str, **kw: Any) -> PgError:
-    return PgError(sqlstate, message, severity="FATAL", **kw)
+def _fatal(sqlstate: str, message: str) -> PgError:
+    return PgError(sqlstate, message, severity="FATAL")
 
 
 def negotiate_protocol_version(minor: int, unknown: list[str]) -> bytes:
@@ -71,21 +71,21 @@ class Connection(asyncio.Protocol):
         self.closed = False              # the socket is gone
         self.terminating = False         # server shutdown asked us to leave
         self.tls = False
-        self.task: asyncio.Task | None = None
-        self._waiter: asyncio.Future | None = None
-        self._drain_waiter: asyncio.Future | None = None
+        self.task: asyncio.Task[None] | None = None
+        self._waiter: asyncio.Future[None] | None = None
+        self._drain_waiter: asyncio.Future[None] | None = None
         self._write_paused = False
         self._read_paused = False
         self._frame_error: PgError | None = None
         self._serving = False            # authenticated: the query loop runs
         self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
-        self._replay_sig: tuple | None = None
+        self._replay_sig: CycleSig | None = None
 
     # ------------------------------------------------------------ asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        # (uvloop's transports are not asyncio.Transport subclasses; duck-type them)
-        self.transport = transport  # type: ignore[assignment]
+        # a stream transport (uvloop's are not asyncio.Transport subclasses, so no isinstance)
+        self.transport = cast(asyncio.Transport, transport)
         sock = transport.get_extra_info("socket")
         if sock is not None:
             try:
@@ -95,7 +95,7 @@ class Connection(asyncio.Protocol):
                 pass
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
-        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self.task = self.loop.create_task(self._main())
         self.server.track(self)
 
@@ -124,6 +124,8 @@ class Connection(asyncio.Protocol):
         returns True, since the task would only go back to sleep.
         """
         sess = self.session
+        if sess is None:
+            return False
         msgs = self._pull()
         if msgs:
             sess.push(msgs)
@@ -144,19 +146,19 @@ class Connection(asyncio.Protocol):
         """The client sent byte for byte the request it sent last (a polling
         read cycle, pgbench's SELECT): answer from the cycle cache without
         parsing it, if the engine vouches the result is unchanged."""
-        w = self._waiter
+        w, sess, sig = self._waiter, self.session, self._replay_sig
         if w is None or w.done() or self._write_paused or self.terminating or self.closed \
-                or self.reader.buffered():
+                or self.reader.buffered() or sess is None or sig is None:
             return False
-        out = self.session.replay_unparsed(self._replay_sig)
+        out = sess.replay_unparsed(sig)
         if out is None:
             self._replay_raw = None
             return False
-        self.transport.write(out)
+        self.write(out)
         return True
 
     @staticmethod
-    def _run_inline(sess: ProtocolSession, sig: tuple | None) -> bytes:
+    def _run_inline(sess: ProtocolSession, sig: CycleSig | None) -> bytes:
         """One inline step; a repeated read cycle (``sig``, from
         ``cycle_signature``) is replayed when unchanged."""
         if sig is None:
@@ -256,7 +258,7 @@ class Connection(asyncio.Protocol):
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
 
-    async def _next_startup(self) -> Any:
+    async def _next_startup(self) -> messages.StartupPacket | messages.Message | None:
         """Next startup-phase packet (or auth message); None when the client left."""
         while True:
             msg = self.reader.next()
@@ -283,7 +285,8 @@ class Connection(asyncio.Protocol):
                     self.send_fatal(PgError(PROTOCOL_VIOLATION, "received unencrypted data after SSL request"))
                     return False
                 ctx = self.server.ssl_context
-                if isinstance(msg, messages.SSLRequest) and ctx is not None and not self.tls:
+                if isinstance(msg, messages.SSLRequest) and ctx is not None and not self.tls \
+                        and self.transport is not None:
                     self.write(b"S")
                     try:
                         new = await self.loop.start_tls(self.transport, self, ctx, server_side=True,
@@ -332,7 +335,7 @@ class Connection(asyncio.Protocol):
         engine = self.server.engine
         try:
             superuser, database = await self._authenticate(user, database)
-            settings = wire_params.startup_settings(prm, user, superuser)
+            settings = session_settings.startup_settings(prm, user, superuser)
         except PgError as e:
             log.info("%s: connection refused for user %r: %s", self.peer, user, e.message)
             self.send_fatal(e)
@@ -348,7 +351,7 @@ class Connection(asyncio.Protocol):
             return False
         self.session = ProtocolSession(es, self.info)
         parts = [messages.auth_ok()]
-        parts += [messages.parameter_status(k, v) for k, v in wire_params.reported(settings)]
+        parts += [messages.parameter_status(k, v) for k, v in session_settings.reported(settings)]
         parts.append(messages.backend_key_data(self.pid, self.secret))
         parts.append(messages.ready_for_query("I"))
         self.write(b"".join(parts))
@@ -364,10 +367,11 @@ class Connection(asyncio.Protocol):
             exists = await pool.run(engine.database_exists, database)
             return True, database if exists else "postgres"
         role = await pool.run(engine.lookup_role, user)
+        stored: str | None
         if user == "postgres":
             stored = self.config.password_verifier or self.config.password
         else:
-            stored = getattr(role, "password", None) if role is not None else None
+            stored = role.password if role is not None else None
         failed = _fatal(INVALID_PASSWORD, f'password authentication failed for user "{user}"')
         if stored and auth.is_md5_hash(stored):
             salt = secrets.token_bytes(4)
@@ -377,11 +381,11 @@ class Connection(asyncio.Protocol):
                 raise failed
         else:
             await self._scram(stored if (role is not None or user == "postgres") else None, user)
-        if role is not None and not getattr(role, "login", True):
+        if role is not None and not role.login:
             raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" is not permitted to log in')
         if not await pool.run(engine.database_exists, database):
             raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
-        return bool(getattr(role, "superuser", True)), database
+        return role.superuser if role is not None else True, database
 
     async def _password_message(self) -> bytes:
         msg = await self._next_startup()
@@ -402,7 +406,7 @@ class Connection(asyncio.Protocol):
             n = r.int32()
             first = r.bytes_(n) if n >= 0 else b""
         except PgError:
-            raise _fatal(PROTOCOL_VIOLATION, "malformed SASLInitialResponse message")
+            raise _fatal(PROTOCOL_VIOLATION, "malformed SASLInitialResponse message") from None
         if mech != auth.SCRAM_MECHANISM:
             raise _fatal(PROTOCOL_VIOLATION, "client selected an invalid SASL authentication mechanism")
         try:
@@ -423,7 +427,7 @@ class Connection(asyncio.Protocol):
         reader = self.reader
         try:
             while True:
-                m = reader.next()
+                m = reader.next_message()
                 if m is None:
                     break
                 msgs.append(m)

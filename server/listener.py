@@ -16,8 +16,7 @@ import random
 import secrets
 import signal
 import threading
-from typing import Any
-
+from splitstream.executor.api import Engine, EngineFactory
 from splitstream.protocol import auth
 from splitstream.protocol.copy import preload as preload_copy_decoder
 
@@ -32,14 +31,15 @@ log = logging.getLogger("splitstream.server")
 class Server:
     """One splitstream server instance bound to one engine."""
 
-    def __init__(self, config: ServerConfig, engine: Any) -> None:
+    def __init__(self, config: ServerConfig, engine: Engine) -> None:
         self.config = config
         self.engine = engine
         # Room for every session's one in-flight engine call on top of the
         # pool's own size: sessions waiting for the writer lock each hold a
         # thread, and the lock holder's COMMIT must still find one.
         self.pool = WorkerPool(config.worker_threads + config.max_connections)
-        self.ssl_context = make_server_context(config.tls_cert, config.tls_key) if config.tls_enabled else None
+        tls = config.tls_files
+        self.ssl_context = make_server_context(*tls) if tls is not None else None
         if config.password is not None and config.password_verifier is None:
             config.password_verifier = auth.make_scram_verifier(config.password)
         self.connections: set[Connection] = set()
@@ -139,17 +139,11 @@ class Server:
         await self._stopped.wait()
 
 
-async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
+async def run_server(config: ServerConfig, engine_factory: EngineFactory) -> int:
     """Open the engine, listen until SIGTERM/SIGINT, shut down cleanly; returns the exit code."""
     loop = asyncio.get_running_loop()
-    if engine_factory is None:
-        from splitstream.executor.engine import Engine
-
-        def engine_factory() -> Any:
-            return Engine(config.data_dir, fsync=config.fsync)
-
     try:
-        engine = engine_factory()
+        engine = engine_factory(config.data_dir, fsync=config.fsync)
         # Opening replays the WAL; do it before listening so "port accepts" means "ready".
         await loop.run_in_executor(None, engine.open)
     except Exception:

@@ -8,8 +8,8 @@ where the previous call stopped.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from splitstream.executor.api import Prepared, Result, ResultColumn
 from splitstream.protocol import messages
@@ -33,6 +33,8 @@ class Statement:
     inline: bool = False             # ... and its executions are fast
     run_time: float = 0.0            # moving average of an execution's seconds
     inline_write: bool = False       # a batched INSERT that may run inline (see session.inline_ok)
+    #: RowDescriptions by (columns, formats): a statement is described on every execution by many clients.
+    row_descriptions: dict[tuple[int, tuple[int, ...]], bytes] = field(default_factory=dict, repr=False)
 
     @property
     def param_oids(self) -> list[int]:
@@ -55,15 +57,16 @@ class Portal:
     offset: int = 0            # rows already sent
     done: bool = False
     suspended: bool = False    # at least one Execute stopped at max_rows
+    _fmts: list[int] | None = field(default=None, init=False, repr=False)
 
     def formats(self, columns: list[ResultColumn] | None) -> list[int]:
         """Result format codes expanded to the column count (known at Bind or at run)."""
         n = len(columns or ())
-        cached = self.__dict__.get("_fmts")
+        cached = self._fmts
         if cached is not None and len(cached) == n:
             return cached
-        self._fmts = expand_formats(self.raw_formats, n, "result")
-        return self._fmts
+        fmts = self._fmts = expand_formats(self.raw_formats, n, "result")
+        return fmts
 
 
 def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
@@ -112,7 +115,7 @@ def decode_params(stmt: Statement, bind: messages.Bind, tz: str) -> list[Any]:
     return out
 
 
-def _int_text(lo: int, hi: int):
+def _int_text(lo: int, hi: int) -> Callable[[bytes], int | None]:
     """Plain decimal integers in range; anything else (None) takes the full
     parser, which owns PostgreSQL's error messages."""
     def decode(raw: bytes) -> int | None:

@@ -14,15 +14,14 @@ apply write back-pressure between them.
 """
 from __future__ import annotations
 
+import enum
 import logging
 import os
-import re
 import time
 from collections import deque
-from typing import Any, Callable, Generator, Iterable
+from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import Result
-from splitstream.executor.context import SessionInfo
+from splitstream.executor.api import CopyIn, EngineSession, Prepared, Result, SessionInfo
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
@@ -36,13 +35,10 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from .params import timeout_seconds, wire_name
+from .session_settings import timeout_seconds, wire_name
 from .portal import Portal, Statement, decode_params, encode_rows, field_descs
 
 log = logging.getLogger("splitstream.session")
-
-#: Statements whose result columns are only known when they run (Describe portal runs them).
-_ROWS_KNOWN_AT_RUN = re.compile(r"\s*(fetch|execute)\b", re.I)
 
 #: Inline execution (on the event-loop thread, no worker hop) is allowed for
 #: Bind/Execute/Sync cycles of read-only prepared statements whose previous
@@ -55,8 +51,15 @@ INLINE_MAX_ROWS = 512
 INLINE_MAX_WRITE_MSGS = 256
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
+
+class _Signal(enum.Enum):
+    """What a handler can yield besides output bytes."""
+
+    NEED_MSG = "need_msg"
+
+
 #: Yielded by a handler generator to ask for the next frontend message.
-NEED_MSG = object()
+NEED_MSG: Final = _Signal.NEED_MSG
 
 #: Rows encoded per slice of a large result (bounds memory per step).
 ROW_SLICE = 8192
@@ -67,7 +70,26 @@ COPY_FEED_BYTES = 4 << 20
 #: Output bytes after which ``step`` returns so the connection can write.
 STEP_OUTPUT_CAP = 1 << 20
 
-Handler = Generator[Any, Any, None]
+#: A handler that produces output in pieces: it yields bytes, or NEED_MSG
+#: and then receives the next frontend message through ``send``.
+Handler = Generator[bytes | _Signal, messages.Message | None, None]
+#: What handling one message gives: output now, a Handler, or nothing.
+Handled = bytes | Handler | None
+#: The raw bodies and kinds of one Bind/[Describe]/Execute/Sync cycle (see ``cycle_signature``).
+CycleSig = tuple[tuple[bytes, ...], str]
+
+
+class _KeptCycle(NamedTuple):
+    """A cycle's response, valid while the engine reports the same result version."""
+
+    statement: Statement
+    prepared: Prepared
+    version: object
+    response: bytes
+
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 
 def internal_error() -> PgError:
@@ -78,7 +100,7 @@ def internal_error() -> PgError:
 class ProtocolSession:
     """Simple- and extended-query protocol for one authenticated client."""
 
-    def __init__(self, engine_session: Any, info: SessionInfo) -> None:
+    def __init__(self, engine_session: EngineSession, info: SessionInfo) -> None:
         self.es = engine_session
         self.info = info
         self.statements: dict[str, Statement] = {}
@@ -90,9 +112,9 @@ class ProtocolSession:
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
-        self._cycles: dict[tuple, tuple[Statement, Any, bytes]] = {}   # see replay_cycle
+        self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
-        self._handlers: dict[str, Callable[[bytes], Any]] = {
+        self._handlers: dict[str, Callable[[bytes], Handled]] = {
             "Q": self._simple_query,
             "P": self._parse,
             "B": self._bind,
@@ -163,6 +185,8 @@ class ProtocolSession:
         if len(queue) > INLINE_MAX_WRITE_MSGS or queue[-1].kind != "S" \
                 or sum(1 for m in queue if m.kind == "S") != 1:
             return False
+        if stmt.prepared is None:
+            return False
         try:
             return self.es.reserve_inline_write(stmt.prepared)
         except Exception:
@@ -171,7 +195,7 @@ class ProtocolSession:
 
     # ------------------------------------------------------------ repeated reads
 
-    def cycle_signature(self) -> tuple | None:
+    def cycle_signature(self) -> CycleSig | None:
         """Identity of the queued request if it is exactly one Bind/[Describe]/
         Execute/Sync cycle, from idle, with nothing else pending."""
         q = self._queue
@@ -180,44 +204,45 @@ class ProtocolSession:
         kinds = "".join(m.kind for m in q)
         if kinds != "BDES" and kinds != "BES":
             return None
-        return tuple(m.body for m in q) + (kinds,)
+        return tuple(m.body for m in q), kinds
 
-    def replay_cycle(self, sig: tuple) -> bytes | None:
+    def replay_cycle(self, sig: CycleSig) -> bytes | None:
         """The response of an identical earlier cycle whose result the engine
         vouches is unchanged (same data versions and output settings): a
         dashboard polling a continuous view then costs a dictionary lookup."""
         hit = self._cycles.get(sig)
         if hit is None:
             return None
-        stmt, version, response = hit
-        if self.statements.get(stmt.name) is not stmt or self._txn_status() != "I" \
-                or self.es.result_version(stmt.prepared) != version:
+        if self.statements.get(hit.statement.name) is not hit.statement or self._txn_status() != "I" \
+                or self.es.result_version(hit.prepared) != hit.version:
             return None
         self._queue.clear()
-        return response
+        return hit.response
 
-    def replay_unparsed(self, sig: tuple) -> bytes | None:
+    def replay_unparsed(self, sig: CycleSig) -> bytes | None:
         """:meth:`replay_cycle` for a request that was not parsed (the
         connection matched its raw bytes): only from a clean idle state."""
         if self._queue or self._gen is not None or self.ignore_till_sync or self.portals or self.terminated:
             return None
         return self.replay_cycle(sig)
 
-    def has_cycle(self, sig: tuple) -> bool:
+    def has_cycle(self, sig: CycleSig) -> bool:
         """Whether ``sig``'s response is kept for :meth:`replay_cycle`."""
         return sig in self._cycles
 
-    def step_cycle(self, sig: tuple) -> bytes:
+    def step_cycle(self, sig: CycleSig) -> bytes:
         """Run one cycle through ``step`` and keep its response for replay_cycle."""
-        stmt = self._bound_statement(sig[0])
-        version = self.es.result_version(stmt.prepared) if stmt is not None and stmt.prepared else None
+        stmt = self._bound_statement(sig[0][0])
+        prepared = stmt.prepared if stmt is not None else None
+        version = self.es.result_version(prepared) if prepared is not None else None
         errors = self._errors
         out = self.step()
-        if version is not None and errors == self._errors and not self._queue and not self.portals \
-                and self._txn_status() == "I" and self.statements.get(stmt.name) is stmt:
+        if stmt is not None and prepared is not None and version is not None and errors == self._errors \
+                and not self._queue and not self.portals and self._txn_status() == "I" \
+                and self.statements.get(stmt.name) is stmt:
             if len(self._cycles) >= CYCLE_CACHE_SIZE:
                 self._cycles.clear()
-            self._cycles[sig] = (stmt, version, out)
+            self._cycles[sig] = _KeptCycle(stmt, prepared, version, out)
         return out
 
     def _bound_statement(self, bind_body: bytes) -> Statement | None:
@@ -236,7 +261,7 @@ class ProtocolSession:
         queue = self._queue
         while size < max_bytes and not self.terminated:
             gen = self._gen
-            send: Any = None
+            send: messages.Message | None = None
             if gen is None:
                 if not queue:
                     break
@@ -285,7 +310,7 @@ class ProtocolSession:
         except Exception:
             log.exception("engine session close failed")
 
-    def _dispatch(self, msg: messages.Message) -> Any:
+    def _dispatch(self, msg: messages.Message) -> Handled:
         kind = msg.kind
         if self.ignore_till_sync and kind not in ("S", "X"):
             return None
@@ -315,7 +340,7 @@ class ProtocolSession:
             log.exception("engine on_error failed")
         return messages.error_response(err)
 
-    def _run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    def _run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Call into the engine with cancel/statement_timeout armed."""
         info = self.info
         ev = info.cancel_event
@@ -325,7 +350,7 @@ class ProtocolSession:
         info.deadline = time.monotonic() + timeout if timeout > 0 else None
         self.running = True
         try:
-            return fn(*args)
+            return fn(*args, **kwargs)
         finally:
             self.running = False
             info.deadline = None
@@ -364,12 +389,13 @@ class ProtocolSession:
             yield messages.copy_done()
             yield messages.command_complete(cout.tag_fn())
 
-    def _copy_in(self, cin: Any) -> Handler:
+    def _copy_in(self, cin: CopyIn) -> Handler:
         yield messages.copy_in_response(cin.format, cin.ncols)
         finished = False
         try:
             while True:
                 msg = yield NEED_MSG
+                assert msg is not None      # step() answers NEED_MSG with a message
                 kind = msg.kind
                 if kind == "d":
                     self._run(cin.feed, self._copy_payload(msg.body))
@@ -492,31 +518,31 @@ class ProtocolSession:
             return head + (messages.row_description(field_descs(cols)) if cols is not None else messages.no_data())
         if d.name not in self.portals:
             # a SQL-level cursor (DECLARE) is a portal too: psycopg's server cursors describe it
-            cur = (getattr(self.info, "cursors", None) or {}).get(d.name)
+            cur = self.es.declared_cursor(d.name)
             if cur is not None:
-                cols = cur[0].columns
+                cols = cur.columns
                 return messages.row_description(field_descs(cols)) if cols is not None else messages.no_data()
         portal = self._portal(d.name)
         stmt = portal.statement
-        if portal.result is None and stmt.columns is None and stmt.prepared is not None \
-                and _ROWS_KNOWN_AT_RUN.match(stmt.sql):
+        prepared = stmt.prepared
+        if portal.result is None and stmt.columns is None and prepared is not None and prepared.columns_at_run:
             # FETCH / EXECUTE: the row shape is the cursor's or statement's; run now, Execute sends the rows
-            portal.result = self._run(self.es.execute_deferred, stmt.prepared, portal.params)
-            if portal.result.notices or portal.result.parameter_status:
-                portal.result.notices = []
+            result = portal.result = self._run(self.es.execute_deferred, prepared, portal.params)
+            if result.notices or result.parameter_status:
+                result.notices = []
         cols = portal.result.columns if portal.result is not None else stmt.columns
         if cols is None:
             return messages.no_data()
         fmts = portal.formats(cols)
         key = (id(cols), tuple(fmts))
-        cache = stmt.__dict__.setdefault("_row_desc_cache", {})
+        cache = stmt.row_descriptions
         rd = cache.get(key)
         if rd is None:
             # a prepared statement is described on every execution by many clients
             rd = cache[key] = messages.row_description(field_descs(cols, fmts))
         return rd
 
-    def _execute(self, body: bytes) -> Any:
+    def _execute(self, body: bytes) -> bytes | Handler:
         """Execute a portal.  The common case (small result, no COPY) returns
         bytes directly; big results and COPY return a generator so output is
         produced in slices.  PgErrors propagate to ``_dispatch`` (extended mode)."""
@@ -558,15 +584,13 @@ class ProtocolSession:
             tail = messages.portal_suspended()
         else:
             portal.done = True
-            tag = res.tag
-            if (portal.suspended or start > 0) and tag.startswith("SELECT"):
-                tag = f"SELECT {stop - start}"  # PostgreSQL counts this Execute's rows
+            tag = res.tag_for_rows(stop - start) if portal.suspended or start > 0 else res.tag
             tail = messages.command_complete(tag)
         if stop - start <= ROW_SLICE:
             return head + b"".join(encode_rows(res, formats, self._tz, start, stop)) + tail
         return self._guard_extended(head, self._rows(res, formats, start, stop), tail)
 
-    def _guard_extended(self, head: bytes, gen: Iterable[bytes], tail: bytes = b"") -> Handler:
+    def _guard_extended(self, head: bytes, gen: Iterable[bytes | _Signal], tail: bytes = b"") -> Handler:
         """Wrap a slice/COPY generator: errors become ErrorResponse + skip-to-Sync."""
         try:
             if head:
@@ -595,7 +619,7 @@ class ProtocolSession:
         self._unsynced_writes = False
         err = b""
         try:
-            if getattr(self.es, "extended_txn", True) is not None:
+            if self.es.sync_pending:
                 self._run(self.es.sync)     # commits the implicit block of this batch
         except PgError as e:
             err = messages.error_response(e)

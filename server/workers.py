@@ -12,18 +12,25 @@ import asyncio
 import logging
 import queue
 import threading
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar, TypeVarTuple
 
 log = logging.getLogger("splitstream.workers")
 
+_T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
+#: One call: the caller's loop, its future, the function and its arguments.
+#: Calls of every result type share the queue, hence the Any.
+_Job = tuple[asyncio.AbstractEventLoop, "asyncio.Future[Any]", Callable[..., Any], tuple[object, ...]]
 
-def _deliver(fut: asyncio.Future, ok: bool, value: Any) -> None:
+
+def _deliver(fut: asyncio.Future[Any], value: object, error: BaseException | None) -> None:
+    """Hand a call's outcome to its awaiting task (runs on the loop's thread)."""
     if fut.done():  # the awaiting task was cancelled meanwhile
         return
-    if ok:
+    if error is None:
         fut.set_result(value)
     else:
-        fut.set_exception(value)
+        fut.set_exception(error)
 
 
 class WorkerPool:
@@ -32,7 +39,7 @@ class WorkerPool:
     def __init__(self, max_workers: int = 32, name: str = "splitstream-worker") -> None:
         self.max_workers = max_workers
         self.name = name
-        self._q: queue.SimpleQueue = queue.SimpleQueue()
+        self._q: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         #: Threads waiting for (or about to wait for) an item, and items not yet
         #: picked up.  A new item gets a new thread unless an idle one is left
@@ -55,18 +62,20 @@ class WorkerPool:
             if item is None:
                 return
             loop, fut, fn, args = item
+            value: object = None
+            error: BaseException | None = None
             try:
-                ok, value = True, fn(*args)
+                value = fn(*args)
             except BaseException as e:  # noqa: BLE001 - forwarded to the awaiting task
-                ok, value = False, e
+                error = e
             with self._lock:
                 self._idle += 1
             try:
-                loop.call_soon_threadsafe(_deliver, fut, ok, value)
+                loop.call_soon_threadsafe(_deliver, fut, value, error)
             except RuntimeError:  # loop already closed (shutdown race)
                 pass
 
-    def _put(self, item: tuple) -> None:
+    def _put(self, item: _Job) -> None:
         with self._lock:
             spawn = self._idle <= self._queued and len(self._threads) < self.max_workers
             self._queued += 1
@@ -78,12 +87,12 @@ class WorkerPool:
         if spawn:
             t.start()
 
-    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+    async def run(self, fn: Callable[[*_Ts], _T], *args: *_Ts) -> _T:
         """Run ``fn(*args)`` on a worker thread and await its result."""
         if self._closed:
             raise RuntimeError("worker pool is shut down")
         loop = asyncio.get_running_loop()
-        fut = loop.create_future()
+        fut: asyncio.Future[_T] = loop.create_future()
         self._put((loop, fut, fn, args))
         return await fut
 

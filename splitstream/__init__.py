@@ -10,6 +10,8 @@ under this one package so nothing generic lands in site-packages:
 - ``splitstream.executor``: SQL to results, streams and continuous views;
 - ``splitstream.connectors``: the PySpark connector.
 
-Dependencies run one way (see docs/ARCHITECTURE.md); ``tests/test_import_graph.py``
-enforces the contract.
+``splitstream.cli`` is the composition root: the one module that joins the
+server to the executor (the server knows the engine only through
+``splitstream.executor.api``).  Dependencies run one way (see
+docs/ARCHITECTURE.md); ``tests/test_import_graph.py`` enforces the contract.
 """

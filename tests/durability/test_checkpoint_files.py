@@ -12,11 +12,11 @@ import threading
 from splitstream.catalog.checkpoint_files import INLINE_ROWS
 from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
-from splitstream.server import params as wire_params
+from splitstream.server import session_settings
 
 
 def _session(engine: Engine, pid: int = 1):
-    settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+    settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
     return engine.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
 
 

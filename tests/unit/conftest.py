@@ -10,7 +10,7 @@ import pytest
 from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
 from splitstream.protocol import messages
-from splitstream.server import params as wire_params
+from splitstream.server import session_settings
 from splitstream.server.session import ProtocolSession
 
 
@@ -21,7 +21,7 @@ def protocol_sessions(data_dir: str, *, fsync: bool) -> Iterator[Callable[[int],
     eng.open()
 
     def make(pid: int) -> ProtocolSession:
-        settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+        settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
         info = SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid)
         return ProtocolSession(eng.new_session(info), info)
 

@@ -10,14 +10,14 @@ import pytest
 
 from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
-from splitstream.server import params as wire_params
+from splitstream.server import session_settings
 
 
 @pytest.fixture(scope="module")
 def session(tmp_path_factory):
     eng = Engine(str(tmp_path_factory.mktemp("facts")), fsync=False)
     eng.open()
-    settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+    settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
     es = eng.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=1))
     for ddl in ("CREATE TABLE t (a int)", "CREATE SEQUENCE sq", "CREATE FOREIGN TABLE s (a int) SERVER stream",
                 "CREATE VIEW v AS SELECT a, count(*) FROM s GROUP BY a"):

@@ -25,11 +25,11 @@ import pytest
 
 from splitstream.catalog.vector import Batch, Col
 from splitstream.executor.api import CopyOut, Prepared, Result, ResultColumn
-from splitstream.protocol import auth
+from splitstream.protocol import auth, messages
 from splitstream.protocol.errors import Notice, PgError
 from splitstream.server.config import ServerConfig, is_loopback
 from splitstream.server.listener import Server
-from splitstream.server import params as wire_params
+from splitstream.server import session_settings
 
 INT4, TEXT, TIMESTAMPTZ = 23, 25, 1184
 
@@ -111,6 +111,19 @@ class FakeSession:
     def sync(self) -> None:
         """Commit point of an extended-protocol batch (nothing to commit here)."""
 
+    @property
+    def sync_pending(self) -> bool:
+        return True
+
+    def reserve_inline_write(self, prepared: Prepared) -> bool:
+        return False
+
+    def result_version(self, prepared: Prepared) -> object:
+        return None
+
+    def declared_cursor(self, name: str) -> Result | None:
+        return None
+
     def execute(self, prepared: Prepared, params: list[Any]) -> Result:
         s = prepared.sql.strip().lower()
         if s.startswith("select $"):
@@ -154,7 +167,7 @@ class FakeSession:
         if s.startswith("set "):
             _, name, value = s.split(maxsplit=2)
             self.info.settings[name] = value
-            return Result(tag="SET", parameter_status={name: value} if name in wire_params.REPORTED else {})
+            return Result(tag="SET", parameter_status={name: value} if name in messages.REPORTED_PARAMETERS else {})
         if s == "notice":
             return Result(tag="DO", notices=[Notice("hello there")])
         if s == "copy in":
@@ -992,12 +1005,12 @@ async def test_tls_upgrade(tmp_path):
 # ---------------------------------------------------------------- pure helpers
 
 def test_params_helpers():
-    assert wire_params.timeout_seconds("0") == 0
-    assert wire_params.timeout_seconds("1500") == 1.5
-    assert wire_params.timeout_seconds("5s") == 5
-    assert wire_params.timeout_seconds("2min") == 120
-    assert wire_params.parse_options(r"-c a=b --c-d=e -c x=hello\ world") == {"a": "b", "c_d": "e", "x": "hello world"}
-    s = wire_params.startup_settings({"user": "u", "DateStyle": "ISO", "application_name": "a"}, "u")
+    assert session_settings.timeout_seconds("0") == 0
+    assert session_settings.timeout_seconds("1500") == 1.5
+    assert session_settings.timeout_seconds("5s") == 5
+    assert session_settings.timeout_seconds("2min") == 120
+    assert session_settings.parse_options(r"-c a=b --c-d=e -c x=hello\ world") == {"a": "b", "c_d": "e", "x": "hello world"}
+    s = session_settings.startup_settings({"user": "u", "DateStyle": "ISO", "application_name": "a"}, "u")
     assert s["datestyle"] == "ISO, MDY" and s["session_authorization"] == "u"
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0") and not is_loopback("10.1.2.3")

@@ -1,4 +1,7 @@
-"""Session parameters: startup-packet settings and the ParameterStatus set.
+"""Session settings as the protocol carries them: the startup packet's
+settings (validated, with defaults), the ParameterStatus set reported to the
+client, and the statement_timeout the server arms around engine calls.
+(Not Bind parameters: those are ``portal.decode_params``.)
 
 Clients parse several of these (psycopg reads server_version and
 client_encoding, JDBC checks DateStyle/integer_datetimes), so the values
@@ -10,25 +13,10 @@ import functools
 import re
 
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.messages import REPORTED_PARAMETERS
 
 SERVER_VERSION = "15.0"
 
-#: Settings reported with ParameterStatus, lower-case name -> wire name.
-REPORTED = {
-    "application_name": "application_name",
-    "client_encoding": "client_encoding",
-    "datestyle": "DateStyle",
-    "default_transaction_read_only": "default_transaction_read_only",
-    "in_hot_standby": "in_hot_standby",
-    "integer_datetimes": "integer_datetimes",
-    "intervalstyle": "IntervalStyle",
-    "is_superuser": "is_superuser",
-    "server_encoding": "server_encoding",
-    "server_version": "server_version",
-    "session_authorization": "session_authorization",
-    "standard_conforming_strings": "standard_conforming_strings",
-    "timezone": "TimeZone",
-}
 
 DEFAULTS = {
     "application_name": "",
@@ -161,12 +149,12 @@ def startup_settings(params: dict[str, str], user: str, superuser: bool = True) 
 
 def reported(settings: dict[str, str]) -> list[tuple[str, str]]:
     """(wire name, value) pairs sent as ParameterStatus after authentication."""
-    return [(wire, settings.get(name, DEFAULTS.get(name, ""))) for name, wire in REPORTED.items()]
+    return [(wire, settings.get(name, DEFAULTS.get(name, ""))) for name, wire in REPORTED_PARAMETERS.items()]
 
 
 def wire_name(name: str) -> str:
     """Canonical ParameterStatus name for a setting (TimeZone, DateStyle, ...)."""
-    return REPORTED.get(name.lower(), name)
+    return REPORTED_PARAMETERS.get(name.lower(), name)
 
 
 _UNITS_MS = {"us": 0.001, "ms": 1.0, "s": 1000.0, "min": 60000.0, "h": 3600000.0, "d": 86400000.0}
