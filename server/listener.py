@@ -20,6 +20,7 @@ from typing import Any
 
 from splitstream.protocol import auth
 from splitstream.protocol.copy import preload as preload_copy_decoder
+from splitstream.protocol.errors import PgError
 
 from .config import ServerConfig
 from .connection import Connection
@@ -152,6 +153,10 @@ async def run_server(config: ServerConfig, engine_factory: Any = None) -> int:
         engine = engine_factory()
         # Opening replays the WAL; do it before listening so "port accepts" means "ready".
         await loop.run_in_executor(None, engine.open)
+    except PgError as e:      # refused with a reason (e.g. another on-disk format version): no traceback
+        log.error("could not open the data directory %s: %s%s", config.data_dir, e.message,
+                  f" (hint: {e.hint})" if e.hint else "")
+        return 1
     except Exception:
         log.exception("could not open the data directory %s", config.data_dir)
         return 1

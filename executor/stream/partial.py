@@ -10,8 +10,7 @@ Instead a client names its batch before a COPY (or INSERT) into a stream::
     COPY events FROM STDIN (FORMAT csv);
 
 The key is consumed by that one ingest.  It travels *inside the stream's WAL
-record* (the column list is a :class:`KeyedRows`, a ``list`` that also carries
-the key), so the batch and its key are durable together or not at all.  The
+record* (the ``batch_key`` field of its :class:`catalog.wal_records.StreamBatch`), so the batch and its key are durable together or not at all.  The
 ledger of applied keys is checked and extended under the database's
 checkpoint lock, in WAL order, both live and during replay; a key seen
 before is skipped, so a Spark task or micro-batch replayed after a failure
@@ -42,7 +41,8 @@ server recomputes the fingerprint from the current plans and refuses a
 payload whose fingerprint differs (stale: a view was created, dropped or
 replaced since) or whose shape, types or invariants do not match the
 pipeline's state layout (forged).  Accepted states are logged as a stream
-WAL record (:class:`PartialRecord`) with their batch key and merged into the
+WAL record (:class:`catalog.wal_records.PartialMerge`, naming the pipeline by
+its fingerprint) with their batch key and merged into the
 view's global group table exactly as thread-local states are.
 
 Pushdown bypasses the stream's ring buffer: session-window scans of the
@@ -64,38 +64,21 @@ import numpy as np
 
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Col
+from splitstream.catalog.wal_records import PartialMerge
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
-from .continuous import PrunedCol
+from .continuous import PrunedCol, pipeline_fingerprints
 
 log = logging.getLogger("splitstream.spark")
 
 KEY_SETTING = "splitstream.batch_key"
 LEDGER_CAPACITY = 1 << 18
-LEDGER_SNAPSHOT_KEY = "__splitstream_batch_ledger__"
 MAX_KEY_LEN = 512
 
 STALE = "55000"            # object_not_in_prerequisite_state
 INVALID = "22023"          # invalid_parameter_value
 UNDEFINED_TABLE = "42P01"
-
-
-class KeyedRows(list):
-    """A stream batch's WAL column list that also carries its batch key."""
-
-    batch_key: str = ""
-
-
-class PartialRecord(list):
-    """A WAL record of merged partial states (empty list + attributes)."""
-
-    batch_key: str = ""
-    view_oid: int = 0
-    pipe_index: int = 0
-    keys: list = []
-    states: list = []
-    rows_in: int = 0
 
 
 class NotPushable(Exception):
@@ -688,14 +671,16 @@ def _build_table(pipe, keys: list, states: list, rows_in: int):
     return t
 
 
-def merge_record(mgr, stream_oid: int, rec: PartialRecord) -> None:
+def merge_record(mgr, rec: PartialMerge) -> None:
+    """Merge logged partial states into the pipeline of their fingerprint."""
     cv = mgr.views.get(rec.view_oid)
     if cv is None:
         return
-    pipes = cv.pipelines.get(stream_oid, [])
-    if rec.pipe_index >= len(pipes):
+    pipe = dict(pipeline_fingerprints(cv)).get(rec.pipeline)
+    if pipe is None:
+        log.error('partial states for continuous view "%s" name no pipeline of it (%s); not merged',
+                  cv.rel.name, rec.pipeline)
         return
-    pipe = pipes[rec.pipe_index]
     table = _build_table(pipe, rec.keys, rec.states, rec.rows_in)
     with cv.lock:
         pipe.global_.merge(table)
@@ -737,17 +722,16 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
         check_key(key)
         if key in ledger:
             return "skipped"
-    rec = PartialRecord()
-    rec.batch_key, rec.view_oid, rec.pipe_index = key or "", view_oid, idx
-    rec.keys, rec.states, rec.rows_in = keys, states, rows_in
+    fingerprint = next(fp for fp, p in pipeline_fingerprints(cv) if p is pipe)
+    rec = PartialMerge(rel.oid, view_oid, fingerprint, keys, states, rows_in, key or "")
     applied = []
 
     def apply(seq):
         if key and not ledger.admit(key):
             return
-        merge_record(mgr, rel.oid, rec)
+        merge_record(mgr, rec)
         applied.append(True)
 
     sync = ctx.session.sync_commit
-    mgr.engine.db.ingest_stream(rel.oid, rec, apply, sync)
+    mgr.engine.db.ingest_partial(rec, apply, sync)
     return f"merged {len(keys)} groups" if applied else "skipped"
