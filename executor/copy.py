@@ -23,7 +23,7 @@ from splitstream.protocol.errors import (
 from . import operators
 from .api import CopyOut, Result
 from .llvm import csv as compiled_csv
-from .stream.partial import KEY_SETTING
+from .stream.spark_ledger import KEY_SETTING
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20

@@ -195,7 +195,7 @@ def needed_columns(ops: list, agg) -> tuple[set[int] | None, dict]:
             nl = len(op.left.out)
             res = _expr_refs([op.residual])
             keys = _expr_refs(op.lkeys)
-            rkeys = _expr_refs(op.rkeys)     # over the build side; kept for Spark pushdown (partial.py)
+            rkeys = _expr_refs(op.rkeys)     # over the build side; kept for Spark pushdown (spark_translate.py)
             if res is None or keys is None or rkeys is None:
                 return None, {}
             above = need if op.kind in ("semi", "anti") else need | res

@@ -25,7 +25,9 @@ from .. import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StateMismatch, StreamScanOp
 from .guard import refuse_row_change, visible
-from .partial import KEY_SETTING, Ledger, check_key, merge_record, register_functions
+from .spark_functions import register_functions
+from .spark_ledger import KEY_SETTING, Ledger, check_key
+from .spark_merge import merge_record
 from .ring_buffer import RingBuffer
 
 
@@ -161,7 +163,7 @@ class StreamManager:
         self.broken: dict[int, str] = {}
         self.lock = threading.RLock()
         self._replaying = False
-        # Spark exactly-once: batch keys already applied, in WAL order (partial.py)
+        # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
         self.spark_pipelines: dict = {}
 
