@@ -34,7 +34,8 @@ LINT_ROOT := build/lint
 STRICT := -p splitstream.protocol -p splitstream.server -m splitstream.executor.api \
 	-m splitstream.catalog.types -m splitstream.catalog.vector -m splitstream.catalog.wal \
 	-m splitstream.catalog.records -m splitstream.catalog.wal_records -m splitstream.catalog.hooks \
-	-m splitstream.catalog.checkpoint_files
+	-m splitstream.catalog.checkpoint_files -m splitstream.catalog.database -m splitstream.catalog.storage \
+	-m splitstream.catalog.objects
 
 lint: install
 	$(PY) -m ruff check .

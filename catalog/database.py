@@ -21,18 +21,24 @@ from pathlib import Path
 from typing import Any, Callable
 
 
-from splitstream.protocol import errors
 from splitstream.protocol.errors import PgError
 
 from . import records
 from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
                                write_durably)
 from .hooks import StreamStorageHooks
-from .objects import Relation, Role, Schema
+from .objects import Function, Relation, Role, Schema
 from .storage import TableVersion
 from .vector import Col
 from .wal import Wal, check_segment
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch
+
+#: A logged operation as :func:`apply_op` takes it: its kind, then its fields
+#: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
+Op = tuple[Any, ...]
+
+INVALID_SAVEPOINT_SPECIFICATION = "3B001"
+SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
@@ -50,7 +56,7 @@ class State:
         self.by_name: dict[tuple[str, str], int] = {}
         self.schemas: dict[str, Schema] = {}
         self.roles: dict[str, Role] = {}
-        self.functions: dict[str, list] = {}
+        self.functions: dict[str, list[Function]] = {}
         self.data: dict[int, TableVersion] = {}
         self.next_oid = FIRST_USER_OID
         self.version = 0
@@ -118,7 +124,7 @@ def bootstrap_state() -> State:
 
 # ------------------------------------------------------------ operations
 
-def apply_op(state: State, op: tuple) -> None:
+def apply_op(state: State, op: Op) -> None:
     """Apply one logged operation to a private state (live and replay)."""
     kind = op[0]
     if kind not in ("insert", "delete", "truncate"):
@@ -134,9 +140,9 @@ def apply_op(state: State, op: tuple) -> None:
             state.data[rel.oid] = TableVersion([c.type_oid for c in rel.live_columns])
         state.next_oid = max(state.next_oid, rel.oid + 1)
     elif kind == "drop_rel":
-        rel = state.rels.pop(op[1], None)
-        if rel is not None:
-            state.by_name.pop((rel.schema, rel.name), None)
+        dropped = state.rels.pop(op[1], None)
+        if dropped is not None:
+            state.by_name.pop((dropped.schema, dropped.name), None)
         state.data.pop(op[1], None)
     elif kind == "schema":
         sch: Schema = op[1]
@@ -173,7 +179,7 @@ def apply_op(state: State, op: tuple) -> None:
         raise ValueError(f"unknown op {kind}")
 
 
-def changes_rows(state: State, op: tuple) -> bool:
+def changes_rows(state: State, op: Op) -> bool:
     """Whether ``op`` adds, removes or replaces rows of a table (a relayout
     by ALTER TABLE keeps them: its DDL checks what it may change)."""
     kind = op[0]
@@ -194,7 +200,7 @@ class Transaction:
         self.db = db
         self.implicit = implicit
         self._state: State | None = None
-        self.ops: list[tuple] = []
+        self.ops: list[Op] = []
         self.savepoints: list[tuple[str, State | None, int]] = []
         self.after_commit: list[Callable[[], None]] = []
         #: Run when the transaction ends either way (transaction-scoped advisory locks).
@@ -224,7 +230,7 @@ class Transaction:
             self._state = self.db.committed.clone()
         return True
 
-    def apply(self, op: tuple) -> None:
+    def apply(self, op: Op) -> None:
         st = self.for_write()
         if self.db.hooks is not None and changes_rows(st, op):
             self.db.hooks.guard_rows(self, op[1])
@@ -261,14 +267,14 @@ class Transaction:
                 self.savepoints[i] = (name, snap, nops)
                 self.failed = False
                 return
-        raise PgError(errors.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:
                 del self.savepoints[i:]
                 return
-        raise PgError("3B001", f'savepoint "{name}" does not exist')
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def _end(self) -> None:
         hooks, self.on_end = self.on_end, []
@@ -294,12 +300,12 @@ class Transaction:
             fn()
         self.db.maybe_checkpoint()
 
-    def _unlogged_data(self, op: tuple) -> bool:
+    def _unlogged_data(self, op: Op) -> bool:
         """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
         crash such a table is empty; a clean shutdown's checkpoint keeps it."""
         if op[0] not in ("insert", "delete", "truncate", "relayout"):
             return False
-        rel = self._state.rels.get(op[1])
+        rel = self.state.rels.get(op[1])
         return rel is not None and rel.persistence == "u"
 
     def rollback(self) -> None:
@@ -314,7 +320,7 @@ class Transaction:
 class Database:
     """Owns the data directory."""
 
-    def __init__(self, data_dir: str | os.PathLike, *, fsync: bool = True,
+    def __init__(self, data_dir: str | os.PathLike[str], *, fsync: bool = True,
                  hooks: StreamStorageHooks | None = None) -> None:
         self.dir = Path(data_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -322,7 +328,7 @@ class Database:
         self.committed = bootstrap_state()
         self.wal = Wal(self.dir / "wal")
         self._writer = threading.Lock()
-        self.sequences: dict[int, list] = {}     # oid -> [last_value, is_called]
+        self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
         self.seq_lock = threading.Lock()
         #: The stream layer (catalog knows nothing of views): replays stream
         #: records, snapshots and restores view states, and guards every
@@ -411,13 +417,14 @@ class Database:
     def nextval(self, oid: int, rel: Relation) -> int:
         with self.seq_lock:
             last, called = self.sequences.get(oid, [rel.seq_start, False])
+            v: int
             if not called:
                 v = last
             else:
                 v = last + rel.seq_increment
                 if v > rel.seq_max or v < rel.seq_min:
                     if not rel.seq_cycle:
-                        raise PgError(errors.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
+                        raise PgError(SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
                                       f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
                     v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
             self.sequences[oid] = [v, True]

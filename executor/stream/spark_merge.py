@@ -227,7 +227,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
         if key in ledger:
             return "skipped"
     fingerprint = next(fp for fp, p in pipeline_fingerprints(cv) if p is pipe)
-    rec = PartialMerge(rel.oid, view_oid, fingerprint, keys, states, rows_in, key or "")
+    rec = PartialMerge(rel.oid, cv.rel.oid, fingerprint, keys, states, rows_in, key or "")
     applied = []
 
     def apply(seq):
