@@ -159,8 +159,9 @@ class StreamManager:
         # committed with the after-commit hook still to run), with their transaction
         self.created: dict[int, tuple[object, ContinuousView]] = {}
         self.pending_states: dict[int, dict] = {}
-        #: views whose saved state matched none of their pipelines: oid -> why
-        self.broken: dict[int, str] = {}
+        #: views whose saved state matched none of their pipelines: oid ->
+        #: (why, the saved state, kept by later checkpoints: never started over)
+        self.broken: dict[int, tuple[str, dict]] = {}
         self.lock = threading.RLock()
         self._replaying = False
         # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
@@ -225,13 +226,14 @@ class StreamManager:
                 # never attach state to pipelines it was not saved for, nor
                 # silently start the view over: it stays unavailable until replaced
                 log.error("%s; the view is unavailable until it is dropped and created again", e)
-                self.broken[rel.oid] = str(e)
+                self.broken[rel.oid] = (str(e), saved)
                 return
         self.views[rel.oid] = cv
 
     def snapshot_streams(self) -> dict:
-        return {"views": {oid: cv.export_state() for oid, cv in list(self.views.items())},
-                "ledger": list(self.spark_ledger.keys)}
+        views = {oid: saved for oid, (_why, saved) in list(self.broken.items())}
+        views.update((oid, cv.export_state()) for oid, cv in list(self.views.items()))
+        return {"views": views, "ledger": list(self.spark_ledger.keys)}
 
     def restore_streams(self, snap: dict) -> None:
         for k in snap["ledger"]:
@@ -261,7 +263,7 @@ class StreamManager:
                 self._ensure_views(ctx.state)
                 cv = self.views.get(_oid)
             if cv is None:
-                why = self.broken.get(_oid)
+                why = self.broken.get(_oid, ("",))[0]
                 raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""))
             return cv.read(ctx)
 

@@ -79,9 +79,15 @@ def test_state_of_an_unknown_pipeline_is_refused(tmp_path, monkeypatch, caplog):
             _rows(es, "SELECT * FROM v")
         assert e.value.sqlstate == "55000" and "does not match its pipelines" in e.value.message
         assert "does not match its pipelines" in caplog.text
-        # the stream still takes rows; the view stays unavailable rather than starting over
+        # the stream still takes rows; the view stays unavailable rather than
+        # starting over, across checkpoints and restarts too
         es.execute_sql("INSERT INTO s VALUES (1, 5)")
         with pytest.raises(PgError):
+            _rows(es, "SELECT * FROM v")
+        eng.close()
+        eng = _reopen(data)
+        es = _session(eng)
+        with pytest.raises(PgError, match="does not match its pipelines"):
             _rows(es, "SELECT * FROM v")
         # and replacing it gives a fresh view
         es.execute_sql("DROP VIEW v")
