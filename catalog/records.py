@@ -104,6 +104,9 @@ class RecordType:
     cls: type | None
     head: bytes                   # pre-encoded tag, version and field count
     names: tuple[bytes, ...]      # pre-encoded field names
+    #: field -> (to disk, from disk): a class's field kept in another form on
+    #: disk (a positional pair as a record of named fields, say)
+    convert: dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -118,12 +121,19 @@ _BY_TAG: dict[str, RecordType] = {}
 _BY_CLASS: dict[type, RecordType] = {}
 
 
-def register(tag: str, version: int, fields: Iterable[str], cls: type | None = None) -> RecordType:
+_Convert = dict[str, tuple[Callable[[Any], Any], Callable[[Any], Any]]]
+
+
+def register(tag: str, version: int, fields: Iterable[str], cls: type | None = None,
+             convert: _Convert | None = None) -> RecordType:
     """Declare a record type.  With ``cls`` (a class taking the fields as
     keyword arguments, e.g. a dataclass) its instances encode as this record
-    and decode back to it; without, records decode as :class:`Record`."""
+    and decode back to it; without, records decode as :class:`Record`.
+    ``convert``: field -> (to disk, from disk) for the fields of ``cls`` kept
+    in another form on disk."""
     names = tuple(fields)
-    rt = RecordType(tag, version, names, cls, _record_head(tag, version, len(names)), tuple(map(_str_bytes, names)))
+    rt = RecordType(tag, version, names, cls, _record_head(tag, version, len(names)), tuple(map(_str_bytes, names)),
+                    dict(convert or {}))
     old = _BY_TAG.get(tag)
     if old is not None and old != rt:
         raise ValueError(f"record tag {tag!r} registered twice")
@@ -133,9 +143,9 @@ def register(tag: str, version: int, fields: Iterable[str], cls: type | None = N
     return rt
 
 
-def register_dataclass(cls: type, tag: str, version: int = 1) -> RecordType:
+def register_dataclass(cls: type, tag: str, version: int = 1, convert: _Convert | None = None) -> RecordType:
     """:func:`register` a dataclass by its field names."""
-    return register(tag, version, (f.name for f in dataclasses.fields(cls)), cls)
+    return register(tag, version, (f.name for f in dataclasses.fields(cls)), cls, convert)
 
 
 def _record_head(tag: str, version: int, nfields: int) -> bytes:
@@ -351,7 +361,8 @@ def _put_object(parts: _Parts, rt: RecordType, obj: object) -> None:
     parts.append(rt.head)
     for name, enc in zip(rt.fields, rt.names):
         parts.append(enc)
-        _put(parts, getattr(obj, name))
+        conv = rt.convert.get(name)
+        _put(parts, getattr(obj, name) if conv is None else conv[0](getattr(obj, name)))
 
 
 def put_record(parts: _Parts, tag: str, fields: dict[str, Any]) -> None:
@@ -660,6 +671,9 @@ def _get_record(b: _Buf, p: int) -> tuple[Any, int]:
         raise FormatError(f"record {tag!r} has unknown fields {sorted(unknown)}")
     if rt.cls is None:
         return Record(tag, fields), p
+    for name, (_out, back) in rt.convert.items():
+        if name in fields:
+            fields[name] = back(fields[name])
     return rt.cls(**fields), p
 
 

@@ -77,8 +77,29 @@ def _register() -> None:
     records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key"))
     records.register_dataclass(PartialMerge, "op.partial_merge")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
-                     (Relation, "relation"), (Role, "role"), (Function, "function")):
+                     (Role, "role"), (Function, "function")):
         records.register_dataclass(cls, tag)
+    # Relation's pair-valued fields are kept by name on disk, not by position
+    records.register("owned_by", 1, ("table", "column"))
+    records.register_dataclass(Relation, "relation", convert={
+        "options": (_pairs_out, _pairs_in), "column_comments": (_pairs_out, _pairs_in),
+        "owned_by": (_owned_by_out, _owned_by_in)})
+
+
+def _pairs_out(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return dict(pairs)
+
+
+def _pairs_in(d: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(d.items())
+
+
+def _owned_by_out(v: tuple[int, str] | None) -> records.Record | None:
+    return None if v is None else records.Record("owned_by", {"table": v[0], "column": v[1]})
+
+
+def _owned_by_in(r: records.Record | None) -> tuple[int, str] | None:
+    return None if r is None else (r.fields["table"], r.fields["column"])
 
 
 _register()

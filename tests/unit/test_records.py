@@ -120,3 +120,24 @@ def test_file_headers_name_both_versions():
 def test_encoding_holds_no_pickle():
     data = records.dumps(VALUES + ARRAYS)
     assert b"splitstream" not in data and b"numpy" not in data and b"\x80\x05" not in data[:2]
+
+
+def test_logged_operations_are_named_records():
+    from splitstream.catalog import wal
+    from splitstream.catalog.objects import ColumnDef, Relation
+    from splitstream.catalog.wal_records import StreamBatch
+
+    rel = Relation(16400, "public", "s_id_seq", "S", (ColumnDef("last_value", 20),), owned_by=(16390, "id"),
+                   options=(("capacity", "10"), ("mode", "x")), column_comments=(("last_value", "c"),))
+    cols = [(np.arange(3, dtype=np.int32), None), (np.array(["a", None, "c"], object), np.array([False, True, False]))]
+    ops = [("rel", rel), ("insert", 16401, cols), ("setval", 16400, 7), StreamBatch(16402, cols, 3, "key")]
+    body = wal.dumps(ops)
+    for name in (b"op.rel", b"relation", b"owned_by", b"table", b"column", b"op.insert", b"columns", b"data",
+                 b"nulls", b"op.setval", b"value", b"op.stream", b"batch_key"):
+        assert name in body
+    back = wal.decode_body(body)
+    assert back[0] == ("rel", rel) and back[2] == ("setval", 16400, 7)
+    assert back[3].batch_key == "key" and back[3].seq == 3
+    for got, want in ((back[1][2], cols), (back[3].columns, cols)):
+        for (d, m), (d0, m0) in zip(got, want):
+            assert d.tolist() == d0.tolist() and (m is None) == (m0 is None)
