@@ -14,22 +14,31 @@ commit or rollback.
 from __future__ import annotations
 
 import os
-import pickle
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 
-from splitstream.protocol import errors
 from splitstream.protocol.errors import PgError
 
-from .objects import Relation, Role, Schema
-from .checkpoint_files import TableFiles, write_durably
+from . import records
+from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
+                               write_durably)
+from .hooks import StreamStorageHooks
+from .objects import Function, Relation, Role, Schema
 from .storage import TableVersion
 from .vector import Col
-from .wal import Wal
+from .wal import Wal, check_segment
+from .wal_records import ColumnArrays, PartialMerge, StreamBatch
+
+#: A logged operation as :func:`apply_op` takes it: its kind, then its fields
+#: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
+Op = tuple[Any, ...]
+
+INVALID_SAVEPOINT_SPECIFICATION = "3B001"
+SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
@@ -47,7 +56,7 @@ class State:
         self.by_name: dict[tuple[str, str], int] = {}
         self.schemas: dict[str, Schema] = {}
         self.roles: dict[str, Role] = {}
-        self.functions: dict[str, list] = {}
+        self.functions: dict[str, list[Function]] = {}
         self.data: dict[int, TableVersion] = {}
         self.next_oid = FIRST_USER_OID
         self.version = 0
@@ -73,6 +82,33 @@ class State:
     def relations(self, kind: str | None = None) -> list[Relation]:
         return [r for r in self.rels.values() if kind is None or r.kind == kind]
 
+    def to_record(self) -> records.Record:
+        """This state as a "state" record (a checkpoint holds it)."""
+        return records.Record("state", {
+            "relations": list(self.rels.values()), "schemas": list(self.schemas.values()),
+            "roles": list(self.roles.values()), "functions": [f for fs in self.functions.values() for f in fs],
+            "tables": {oid: table_record(tv) for oid, tv in self.data.items()},
+            "next_oid": self.next_oid, "version": self.version, "ddl_version": self.ddl_version})
+
+    @staticmethod
+    def from_record(rec: records.Record) -> "State":
+        f = rec.fields
+        s = State()
+        s.rels = {r.oid: r for r in f["relations"]}
+        s.by_name = {(r.schema, r.name): r.oid for r in f["relations"]}
+        s.schemas = {sch.name: sch for sch in f["schemas"]}
+        s.roles = {r.name: r for r in f["roles"]}
+        for fn in f["functions"]:
+            s.functions.setdefault(fn.name, []).append(fn)
+        s.data = {oid: table_from_record(t) for oid, t in f["tables"].items()}
+        s.next_oid, s.version, s.ddl_version = f["next_oid"], f["version"], f["ddl_version"]
+        return s
+
+
+records.register("state", 1, ("relations", "schemas", "roles", "functions", "tables", "next_oid", "version",
+                              "ddl_version"))
+records.register("checkpoint", 1, ("state", "table_files", "sequences", "wal_gen", "streams", "stream_seq", "time"))
+
 
 def bootstrap_state() -> State:
     s = State()
@@ -88,7 +124,7 @@ def bootstrap_state() -> State:
 
 # ------------------------------------------------------------ operations
 
-def apply_op(state: State, op: tuple) -> None:
+def apply_op(state: State, op: Op) -> None:
     """Apply one logged operation to a private state (live and replay)."""
     kind = op[0]
     if kind not in ("insert", "delete", "truncate"):
@@ -104,9 +140,9 @@ def apply_op(state: State, op: tuple) -> None:
             state.data[rel.oid] = TableVersion([c.type_oid for c in rel.live_columns])
         state.next_oid = max(state.next_oid, rel.oid + 1)
     elif kind == "drop_rel":
-        rel = state.rels.pop(op[1], None)
-        if rel is not None:
-            state.by_name.pop((rel.schema, rel.name), None)
+        dropped = state.rels.pop(op[1], None)
+        if dropped is not None:
+            state.by_name.pop((dropped.schema, dropped.name), None)
         state.data.pop(op[1], None)
     elif kind == "schema":
         sch: Schema = op[1]
@@ -143,7 +179,7 @@ def apply_op(state: State, op: tuple) -> None:
         raise ValueError(f"unknown op {kind}")
 
 
-def changes_rows(state: State, op: tuple) -> bool:
+def changes_rows(state: State, op: Op) -> bool:
     """Whether ``op`` adds, removes or replaces rows of a table (a relayout
     by ALTER TABLE keeps them: its DDL checks what it may change)."""
     kind = op[0]
@@ -164,7 +200,7 @@ class Transaction:
         self.db = db
         self.implicit = implicit
         self._state: State | None = None
-        self.ops: list[tuple] = []
+        self.ops: list[Op] = []
         self.savepoints: list[tuple[str, State | None, int]] = []
         self.after_commit: list[Callable[[], None]] = []
         #: Run when the transaction ends either way (transaction-scoped advisory locks).
@@ -194,10 +230,10 @@ class Transaction:
             self._state = self.db.committed.clone()
         return True
 
-    def apply(self, op: tuple) -> None:
+    def apply(self, op: Op) -> None:
         st = self.for_write()
-        if self.db.guard_rows is not None and changes_rows(st, op):
-            self.db.guard_rows(self, op[1])
+        if self.db.hooks is not None and changes_rows(st, op):
+            self.db.hooks.guard_rows(self, op[1])
         if op[0] == "rel" and any(not c.oid for c in op[1].constraints):
             op = ("rel", self._number_constraints(op[1]))
         apply_op(st, op)
@@ -231,14 +267,14 @@ class Transaction:
                 self.savepoints[i] = (name, snap, nops)
                 self.failed = False
                 return
-        raise PgError(errors.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:
                 del self.savepoints[i:]
                 return
-        raise PgError("3B001", f'savepoint "{name}" does not exist')
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def _end(self) -> None:
         hooks, self.on_end = self.on_end, []
@@ -264,12 +300,12 @@ class Transaction:
             fn()
         self.db.maybe_checkpoint()
 
-    def _unlogged_data(self, op: tuple) -> bool:
+    def _unlogged_data(self, op: Op) -> bool:
         """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
         crash such a table is empty; a clean shutdown's checkpoint keeps it."""
         if op[0] not in ("insert", "delete", "truncate", "relayout"):
             return False
-        rel = self._state.rels.get(op[1])
+        rel = self.state.rels.get(op[1])
         return rel is not None and rel.persistence == "u"
 
     def rollback(self) -> None:
@@ -284,28 +320,28 @@ class Transaction:
 class Database:
     """Owns the data directory."""
 
-    def __init__(self, data_dir: str | os.PathLike, *, fsync: bool = True) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, fsync: bool = True,
+                 hooks: StreamStorageHooks | None = None) -> None:
         self.dir = Path(data_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self.committed = bootstrap_state()
         self.wal = Wal(self.dir / "wal")
         self._writer = threading.Lock()
-        self.sequences: dict[int, list] = {}     # oid -> [last_value, is_called]
+        self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
         self.seq_lock = threading.Lock()
-        # Hooks set by the executor's stream manager (catalog knows nothing of views).
-        self.replay_stream: Callable[[int, list, int], None] | None = None
-        self.snapshot_streams: Callable[[], object] | None = None
-        self.restore_streams: Callable[[object], None] | None = None
-        #: Called as ``guard_rows(txn, table_oid)`` before any operation of a
-        #: transaction changes a table's rows, whatever statement caused it
-        #: (DML, upsert, COPY, TRUNCATE, foreign-key actions): the one place
-        #: that may refuse it (a table a continuous view read once, at CREATE).
-        self.guard_rows: Callable[["Transaction", int], None] | None = None
+        #: The stream layer (catalog knows nothing of views): replays stream
+        #: records, snapshots and restores view states, and guards every
+        #: change to a table's rows (:class:`StreamStorageHooks`).
+        self.hooks = hooks
         self._ckpt_lock = threading.Lock()
         self._ckpt_running = threading.Lock()
         self._table_files = TableFiles(self.dir / "tables")
         self.stream_seq = 0
+
+    def attach(self, hooks: StreamStorageHooks) -> None:
+        """Give storage its stream layer (before :meth:`open`)."""
+        self.hooks = hooks
 
     # ---------------------------------------------------------- locking
     def acquire_writer(self, cancel_check: Callable[[], None] | None = None) -> None:
@@ -320,21 +356,31 @@ class Database:
         self._writer.release()
 
     # ---------------------------------------------------------- recovery
+    def check_format(self) -> None:
+        """Refuse a data directory written in another on-disk format version
+        (:class:`records.FormatVersionError`), before anything in it changes."""
+        ckpt = self.dir / "checkpoint"
+        if ckpt.exists():
+            check_file(ckpt, CHECKPOINT_MAGIC)
+        for gen in self.wal.segments():
+            check_segment(self.wal.path(gen))
+
     def open(self) -> None:
+        self.check_format()
         ckpt = self.dir / "checkpoint"
         start_gen = 0
         stream_snapshot = None
         if ckpt.exists():
-            with open(ckpt, "rb") as f:
-                saved = pickle.load(f)
-            self.committed = saved["state"]
-            self.sequences = saved["sequences"]
+            saved = read_file(ckpt, CHECKPOINT_MAGIC).fields
+            self.committed = State.from_record(saved["state"])
+            self.sequences = {oid: [s["last"], s["called"]] for oid, s in saved["sequences"].items()}
             start_gen = saved["wal_gen"]
-            stream_snapshot = saved.get("streams")
-            self._table_files.load(self.committed, saved.get("table_files", {}))
-            self.stream_seq = saved.get("stream_seq", 0)
-        if stream_snapshot is not None and self.restore_streams is not None:
-            self.restore_streams(stream_snapshot)
+            stream_snapshot = saved["streams"]
+            self._table_files.check(saved["table_files"])
+            self._table_files.load(self.committed, saved["table_files"])
+            self.stream_seq = saved["stream_seq"]
+        if stream_snapshot is not None and self.hooks is not None:
+            self.hooks.restore_streams(stream_snapshot)
         state = self.committed.clone()
         for ops in self.wal.replay(start_gen):
             self._replay(state, ops)
@@ -349,31 +395,36 @@ class Database:
         gens = self.wal.segments()
         self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
 
-    def _replay(self, state: State, ops: list) -> None:
+    def _replay(self, state: State, ops: list[Any]) -> None:
+        changed = False
         for op in ops:
-            if op[0] == "setval":
+            if isinstance(op, StreamBatch):
+                self.stream_seq = max(self.stream_seq, op.seq)
+                if self.hooks is not None:
+                    self.hooks.replay_stream(op, state)
+            elif isinstance(op, PartialMerge):
+                if self.hooks is not None:
+                    self.hooks.replay_partial(op, state)
+            elif op[0] == "setval":
                 self.sequences[op[1]] = [op[2], True]
-            elif op[0] == "stream":
-                _, oid, cols, seq = op
-                self.stream_seq = max(self.stream_seq, seq)
-                if self.replay_stream is not None:
-                    self.replay_stream(oid, cols, seq, state)
             else:
                 apply_op(state, op)
-        if any(op[0] not in ("setval", "stream") for op in ops):
+                changed = True
+        if changed:
             state.version += 1
 
     # ---------------------------------------------------------- sequences
     def nextval(self, oid: int, rel: Relation) -> int:
         with self.seq_lock:
             last, called = self.sequences.get(oid, [rel.seq_start, False])
+            v: int
             if not called:
                 v = last
             else:
                 v = last + rel.seq_increment
                 if v > rel.seq_max or v < rel.seq_min:
                     if not rel.seq_cycle:
-                        raise PgError(errors.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
+                        raise PgError(SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
                                       f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
                     v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
             self.sequences[oid] = [v, True]
@@ -386,17 +437,27 @@ class Database:
             self.wal.append([("setval", oid, value if called else value - 1)], sync=False)
 
     # ---------------------------------------------------------- streams
-    def ingest_stream(self, oid: int, cols: list, apply: Callable[[int], None], sync: bool) -> int:
+    def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,
+                      batch_key: str = "") -> int:
         """Log a stream batch and hand it to the views, atomically w.r.t. checkpoints.
 
         The record is written and applied under the checkpoint lock, so a
         checkpoint either contains the batch's effect or the WAL segment it
         keeps contains the record.  The fsync happens after the lock is
         released, so concurrent inserters share it (group commit); the caller
-        acknowledges only after this returns.
+        acknowledges only after this returns.  ``batch_key``: the Spark
+        exactly-once key, logged in the same record as the rows.
         """
         rows = len(cols[0][0]) if cols else 0
-        seq = self._ingest(lambda s: self.wal.append([("stream", oid, cols, s)], sync=False), apply, sync, rows)
+        return self._ingest_logged(lambda s: [StreamBatch(oid, cols, s, batch_key)], apply, sync, rows)
+
+    def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool) -> int:
+        """:meth:`ingest_stream` for Spark partial states merged into a view."""
+        return self._ingest_logged(lambda s: [merge], apply, sync, 0)
+
+    def _ingest_logged(self, ops: Callable[[int], list[Any]], apply: Callable[[int], None], sync: bool,
+                       rows: int) -> int:
+        seq = self._ingest(lambda s: self.wal.append(ops(s), sync=False), apply, sync, rows)
         if sync and self.fsync:
             self.wal.sync()
         return seq
@@ -404,7 +465,7 @@ class Database:
     def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
                              sync: bool = False) -> int:
         """:meth:`ingest_stream` for a record encoded ahead (``wal.encode`` of
-        ``[("stream", oid, cols, 0)]``), without the fsync: the caller syncs
+        ``[StreamBatch(oid, cols)]``), without the fsync: the caller syncs
         once (``wal.sync``) before it acknowledges (``sync``: it will).  The
         seq of a stream op only orders records, which their place in the log
         already does."""
@@ -448,7 +509,7 @@ class Database:
         try:
             with self._ckpt_lock:
                 state = self.committed
-                streams = self.snapshot_streams() if self.snapshot_streams is not None else None
+                streams = self.hooks.snapshot_streams() if self.hooks is not None else None
                 with self.seq_lock:
                     sequences = {k: list(v) for k, v in self.sequences.items()}
                 new_gen = self.wal.gen + 1
@@ -459,9 +520,10 @@ class Database:
             self._writer.release()
         kept = state.clone()
         files = self._table_files.write(kept, new_gen)   # large tables: own files, kept while unchanged
-        write_durably(self.dir / "checkpoint", {
-            "state": kept, "table_files": files, "sequences": sequences, "wal_gen": new_gen,
-            "streams": streams, "stream_seq": stream_seq, "time": time.time()})
+        write_durably(self.dir / "checkpoint", CHECKPOINT_MAGIC, records.Record("checkpoint", {
+            "state": kept.to_record(), "table_files": files,
+            "sequences": {oid: {"last": last, "called": called} for oid, (last, called) in sequences.items()},
+            "wal_gen": new_gen, "streams": streams, "stream_seq": stream_seq, "time": time.time()}))
         self._table_files.remove_unused()
         self.wal.remove_before(new_gen)
 

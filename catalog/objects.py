@@ -6,6 +6,7 @@ copy of the catalog and commit it by swapping a pointer.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -105,7 +106,7 @@ class Relation:
     def qualified(self) -> str:
         return self.name if self.schema == "public" else f"{self.schema}.{self.name}"
 
-    def with_(self, **kw) -> "Relation":
+    def with_(self, **kw: Any) -> "Relation":
         return replace(self, **kw)
 
     @property

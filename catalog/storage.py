@@ -156,18 +156,3 @@ class TableVersion:
             seen.add(id(v.chunk))
             total += sum(a.nbytes for a in v.chunk.cols) + sum(a.nbytes for a in v.chunk.nulls)
         return total
-
-    def __getstate__(self):
-        batch, _ = self.compacted().scan()
-        return (self.oids, [(c.data, c.null_mask()) for c in batch.cols], batch.n)
-
-    def __setstate__(self, st) -> None:
-        oids, cols, n = st
-        self.oids = oids
-        self.views = ()
-        self._cache = None
-        self.n_total = 0
-        if n:
-            tv = TableVersion(oids).append_arrays(cols)
-            self.views = tv.views
-            self.n_total = tv.n_total

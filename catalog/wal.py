@@ -1,111 +1,72 @@
 """Write-ahead log: an append-only sequence of framed, checksummed records.
 
-Each record is ``len:u32 crc32:u32 payload`` where payload is a pickled list
-of operations.  Replay stops at the first torn or corrupt record: anything
-after it was never acknowledged, because a commit is acknowledged only after
-its record is written (and fsynced when synchronous_commit is on).
-Segments are numbered; a checkpoint names the first segment to replay.
+A segment starts with a file header (magic number and format version,
+:mod:`catalog.records`); then each record is ``len:u32 crc32:u32 body``
+where body is the list of the transaction's operations, each encoded as a
+named record type (:mod:`catalog.wal_records`).  Replay stops at the first
+torn or corrupt record: anything after it was never acknowledged, because a
+commit is acknowledged only after its record is written (and fsynced when
+synchronous_commit is on).  Segments are numbered; a checkpoint names the
+first segment to replay.
 """
 from __future__ import annotations
 
-import decimal
-import io
 import os
-import pickle
 import struct
 import threading
 import zlib
 from pathlib import Path
-from typing import Iterator
+from typing import Any, BinaryIO, Iterator
 
-import numpy as np
+from . import records
+from .wal_records import op_from_record, put_ops
 
 _HDR = struct.Struct("!II")
 
-
-def _pack_objects(arr: np.ndarray):
-    """Object columns of str or Decimal as one joined string: pickling them
-    element by element dominated the cost of logging a batch."""
-    lst = arr.tolist()
-    nones = [i for i, v in enumerate(lst) if v is None]
-    kinds = set(map(type, lst))
-    kinds.discard(type(None))
-    if kinds == {str}:
-        vals = lst if not nones else ["" if v is None else v for v in lst]
-        if any("\0" in v for v in vals[:0]):
-            return None
-        blob = "\0".join(vals)
-        if blob.count("\0") != len(vals) - 1:
-            return None
-        return ("s", blob.encode("utf-8", "surrogatepass"), len(vals), nones)
-    if kinds == {decimal.Decimal}:
-        vals = lst if not nones else [decimal.Decimal(0) if v is None else v for v in lst]
-        return ("d", "\0".join(map(str, vals)).encode(), len(vals), nones)
-    return None
+#: The magic number of a WAL segment.
+MAGIC = b"SSWAL"
 
 
-def _unpack_objects(kind: str, blob: bytes, n: int, nones: list) -> np.ndarray:
-    text = blob.decode("utf-8", "surrogatepass")
-    vals = text.split("\0") if n else []
-    if kind == "d":
-        vals = list(map(decimal.Decimal, vals))
-    for i in nones:
-        vals[i] = None
-    out = np.empty(n, dtype=object)
-    out[:] = vals
-    return out
+def dumps(ops: list[Any]) -> bytes:
+    """The body of a record holding ``ops``."""
+    parts: list[bytes | memoryview] = []
+    put_ops(parts, ops)
+    return b"".join(parts)
 
 
-#: Fixed-width arrays up to this size are logged as (dtype string, bytes):
-#: numpy's own reduce pickles a dtype object per array, which made the WAL
-#: record of a one-row insert cost ~40 us.  Larger arrays keep numpy's
-#: reduce, which does not copy the data an extra time.
-SMALL_ARRAY_BYTES = 64 << 10
-
-
-def _small_array(dtype: str, data: bytes) -> np.ndarray:
-    return np.frombuffer(data, dtype=dtype).copy()      # writable, like an unpickled array
-
-
-class _WalPickler(pickle.Pickler):
-    def reducer_override(self, obj):
-        if type(obj) is np.ndarray and obj.ndim == 1:
-            if obj.dtype == object:
-                if len(obj) > 32:
-                    packed = _pack_objects(obj)
-                    if packed is not None:
-                        return _unpack_objects, packed
-            elif obj.nbytes <= SMALL_ARRAY_BYTES and obj.dtype.kind in "biufMm":
-                return _small_array, (obj.dtype.str, obj.tobytes())
-        return NotImplemented
-
-
-def dumps(ops: list) -> bytes:
-    buf = io.BytesIO()
-    _WalPickler(buf, protocol=5).dump(ops)
-    return buf.getvalue()
-
-
-def encode(ops: list) -> tuple[bytes, bytes]:
+def encode(ops: list[Any]) -> tuple[bytes, bytes]:
     """A record's frame header and body, ready for :meth:`Wal.append_record`:
     a COPY encodes its slabs while the data still arrives, not at CopyDone."""
     body = dumps(ops)
     return _HDR.pack(len(body), zlib.crc32(body)), body
 
 
-def decode_body(body: bytes) -> list:
+def decode_body(body: bytes) -> list[Any]:
     """The op list of a record body made by :func:`encode`."""
-    return pickle.loads(body)
+    recs = records.loads(body)
+    if not isinstance(recs, list):
+        raise records.FormatError("a WAL record body is not a list of operations")
+    return [op_from_record(r) for r in recs]
 
 
 HEADER_SIZE = _HDR.size
 
 
 def body_size(head: bytes) -> int:
-    return _HDR.unpack(head)[0]
+    return int(_HDR.unpack(head)[0])
 
 
-def _write_fully(f, data: bytes) -> None:
+def check_segment(path: Path) -> None:
+    """Raise :class:`records.FormatVersionError` (or FormatError) unless the
+    segment at ``path`` is of this format (an empty or torn-header one is)."""
+    with open(path, "rb") as f:
+        head = f.read(records.HEADER_SIZE)
+    if len(head) < records.HEADER_SIZE and records.file_header(MAGIC).startswith(head):
+        return
+    records.check_header(head, MAGIC, str(path))
+
+
+def _write_fully(f: BinaryIO, data: bytes) -> None:
     """An unbuffered file's write may be short (a signal, a full disk): finish it."""
     mv = memoryview(data)
     while mv.nbytes:
@@ -121,7 +82,7 @@ class Wal:
         self._syncing = False
         self.written = 0      # records appended
         self.synced = 0       # records known to be on disk
-        self._f = None
+        self._f: BinaryIO | None = None
         self.gen = 0
         self.size = 0
 
@@ -137,20 +98,22 @@ class Wal:
     def path(self, gen: int) -> Path:
         return self.dir / f"wal.{gen:08d}"
 
-    def replay(self, from_gen: int) -> Iterator[list]:
+    def replay(self, from_gen: int) -> Iterator[list[Any]]:
         """Yield the op lists of every intact record in segments >= from_gen."""
         for gen in self.segments():
             if gen < from_gen:
                 continue
             data = self.path(gen).read_bytes()
-            pos = 0
-            good = 0
-            while pos + _HDR.size <= len(data):
+            if len(data) < records.HEADER_SIZE:
+                good = 0             # torn while its header was written: nothing was logged in it
+            else:
+                good = pos = records.check_header(data, MAGIC, str(self.path(gen)))
+            while good and pos + _HDR.size <= len(data):
                 ln, crc = _HDR.unpack_from(data, pos)
                 body = data[pos + _HDR.size : pos + _HDR.size + ln]
                 if len(body) < ln or zlib.crc32(body) != crc:
                     break
-                yield pickle.loads(body)
+                yield decode_body(body)
                 pos += _HDR.size + ln
                 good = pos
             if good < len(data):
@@ -164,8 +127,11 @@ class Wal:
         self.gen = gen
         self._f = open(self.path(gen), "ab", buffering=0)
         self.size = self._f.tell()
+        if self.size == 0:
+            _write_fully(self._f, records.file_header(MAGIC))
+            self.size = records.HEADER_SIZE
 
-    def append(self, ops: list, sync: bool) -> None:
+    def append(self, ops: list[Any], sync: bool) -> None:
         head, body = encode(ops)
         self.append_record(head, body, sync)
 
@@ -174,8 +140,10 @@ class Wal:
         with self.lock:
             # two writes, no copy of a multi-megabyte body; a tear between them
             # is a torn tail like any other (length and CRC checked at replay)
-            _write_fully(self._f, head)
-            _write_fully(self._f, body)
+            f = self._f
+            assert f is not None, "append before open_segment"
+            _write_fully(f, head)
+            _write_fully(f, body)
             self.size += len(head) + len(body)
             self.written += 1
             mine = self.written

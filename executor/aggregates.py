@@ -232,7 +232,7 @@ class GroupIndex:
             self.ints = None
 
     def snapshot(self) -> dict:
-        """The groups' keys, copied (a checkpoint pickles them later while
+        """The groups' keys, copied (a checkpoint encodes them later while
         new batches extend the live index): a numpy array for an integer
         index, else the list of key tuples (immutable, so copied shallowly)."""
         if self.ints is not None:

@@ -13,6 +13,7 @@ import sqlglot
 
 from splitstream.catalog import wal
 from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.wal_records import StreamBatch
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
@@ -22,7 +23,7 @@ from splitstream.protocol.errors import (
 from . import operators
 from .api import CopyOut, Result
 from .llvm import csv as compiled_csv
-from .stream.partial import KEY_SETTING
+from .stream.spark_ledger import KEY_SETTING
 from .statement import Stmt
 
 DECODE_SLAB = 8 << 20
@@ -371,7 +372,7 @@ class CopySink:
         if self.keyed:
             self.batches.append(full)
             return
-        head, body = wal.encode([("stream", self.rel.oid, [(c.data, c.nulls) for c in full.cols], 0)])
+        head, body = wal.encode([StreamBatch(self.rel.oid, [(c.data, c.nulls) for c in full.cols])])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.batches.append((head, body, full.n))
             self.staged_bytes += len(body)
@@ -456,7 +457,7 @@ class CopySink:
 
     def _deliver(self, head: bytes, body: bytes, n: int) -> None:
         self.session.engine.streams.deliver_logged(self.ctx, self.rel, head, body, n,
-                                                   lambda: wal.decode_body(body)[0][2])
+                                                   lambda: wal.decode_body(body)[0].columns)
 
     def _spilled_records(self):
         """(header, body, rows) of the spilled records, in order."""

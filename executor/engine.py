@@ -30,7 +30,7 @@ from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coales
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
 from .sqltext import split_statements
-from .stream.partial import KEY_SETTING
+from .stream.spark_ledger import KEY_SETTING
 
 log = logging.getLogger("splitstream.executor")
 

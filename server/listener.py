@@ -19,6 +19,7 @@ import threading
 from splitstream.executor.api import Engine, EngineFactory
 from splitstream.protocol import auth
 from splitstream.protocol.copy import preload as preload_copy_decoder
+from splitstream.protocol.errors import PgError
 
 from .config import ServerConfig
 from .connection import Connection
@@ -146,6 +147,10 @@ async def run_server(config: ServerConfig, engine_factory: EngineFactory) -> int
         engine = engine_factory(config.data_dir, fsync=config.fsync)
         # Opening replays the WAL; do it before listening so "port accepts" means "ready".
         await loop.run_in_executor(None, engine.open)
+    except PgError as e:      # refused with a reason (e.g. another on-disk format version): no traceback
+        log.error("could not open the data directory %s: %s%s", config.data_dir, e.message,
+                  f" (hint: {e.hint})" if e.hint else "")
+        return 1
     except Exception:
         log.exception("could not open the data directory %s", config.data_dir)
         return 1

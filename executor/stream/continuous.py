@@ -20,6 +20,8 @@ from __future__ import annotations
 import copy
 
 import collections
+import hashlib
+import re
 import threading
 import time
 
@@ -193,7 +195,7 @@ def needed_columns(ops: list, agg) -> tuple[set[int] | None, dict]:
             nl = len(op.left.out)
             res = _expr_refs([op.residual])
             keys = _expr_refs(op.lkeys)
-            rkeys = _expr_refs(op.rkeys)     # over the build side; kept for Spark pushdown (partial.py)
+            rkeys = _expr_refs(op.rkeys)     # over the build side; kept for Spark pushdown (spark_translate.py)
             if res is None or keys is None or rkeys is None:
                 return None, {}
             above = need if op.kind in ("semi", "anti") else need | res
@@ -491,26 +493,92 @@ class ContinuousView:
         return sum(len(p.global_.index) + len(p.local.index) for ps in self.pipelines.values() for p in ps)
 
     # ------------------------------------------------------------ checkpoints
-    def export_state(self):
+    def export_state(self) -> dict:
+        """The view's state for a checkpoint: each pipeline's global table,
+        named by the pipeline's fingerprint (never by its position: a
+        re-plan after a restart may order the pipelines differently)."""
         with self.lock:
             self._drain_noctx()
             out = []
-            for oid in sorted(self.pipelines):
-                for p in self.pipelines[oid]:
-                    p.merge()
-                    out.append(_export_table(p.global_))
-            return {"version": self.version, "tables": out}
+            for fp, p in pipeline_fingerprints(self):
+                p.merge()
+                out.append({"fingerprint": fp, "table": _export_table(p.global_)})
+            return {"version": self.version, "pipelines": out}
 
     def _drain_noctx(self) -> None:
         if self.queue:
             ctx = self.manager.replay_ctx()
             self._drain(ctx)
 
-    def import_state(self, saved) -> None:
-        pipes = [p for oid in sorted(self.pipelines) for p in self.pipelines[oid]]
-        for p, t in zip(pipes, saved["tables"]):
-            _import_table(p.global_, t)
+    def import_state(self, saved: dict) -> None:
+        """Load the states of :meth:`export_state` into the pipelines of the
+        same fingerprint.  A saved state that matches no pipeline (or a
+        pipeline left without one) is refused with :class:`StateMismatch`
+        before any state is loaded: attaching it elsewhere would be wrong."""
+        pipes = dict(pipeline_fingerprints(self))
+        by_fp = {st["fingerprint"]: st["table"] for st in saved["pipelines"]}
+        if set(by_fp) != set(pipes):
+            raise StateMismatch(self.rel.name, sorted(set(by_fp) - set(pipes)), sorted(set(pipes) - set(by_fp)))
+        for fp, table in by_fp.items():
+            _import_table(pipes[fp].global_, table)
         self.version = saved["version"] + 1
+
+
+class StateMismatch(Exception):
+    """Saved view state whose pipelines are not the view's current ones."""
+
+    def __init__(self, view: str, unknown: list[str], missing: list[str]) -> None:
+        super().__init__(f'saved state of continuous view "{view}" does not match its pipelines '
+                         f"(saved for unknown pipelines {unknown}, no state for pipelines {missing})")
+        self.unknown, self.missing = unknown, missing
+
+
+def pipeline_fingerprints(cv: ContinuousView) -> list[tuple[str, StreamPipeline]]:
+    """Each stream pipeline of the view with its fingerprint: a sha256 of a
+    canonical description -- the view's SQL, the stream, the scan, the
+    pipeline's filters and joins (with the tables they probe) and its
+    grouping (keys, aggregates and their types).  Stable across processes
+    (no id(), no hash()) and across re-plans that only move columns (an
+    accepted ALTER TABLE on a joined table): expressions are described by
+    column names, not positions.  Identical descriptions (pipelines holding
+    the same state) are told apart by a counter."""
+    out = []
+    seen: collections.Counter = collections.Counter()
+    for oid in sorted(cv.pipelines):
+        for p in cv.pipelines[oid]:
+            desc = "\n".join([f"view {cv.rel.sql}", f"stream {oid}", *_pipeline_words(p)])
+            fp = hashlib.sha256(desc.encode()).hexdigest()[:32]
+            seen[fp] += 1
+            out.append((fp if seen[fp] == 1 else f"{fp}#{seen[fp]}", p))
+    return out
+
+
+def _pipeline_words(p: StreamPipeline) -> list[str]:
+    words = [p.scan.label()]
+    for op in p.ops:
+        if isinstance(op, operators.Filter):
+            words.append(f"Filter {_stable_repr(op.pred)}")
+        elif isinstance(op, (operators.HashJoin, operators.NestedLoopJoin)):
+            build = [c for c in op.children if _path_to(c, p.scan) is None]
+            tables = sorted({t.rel.oid for c in build for t in _table_scans(c)})
+            keys = [_stable_repr(k) for k in getattr(op, "lkeys", []) + getattr(op, "rkeys", [])]
+            words.append(f"{op.label()} keys={keys} tables={tables}")
+        else:
+            words.append(type(op).__name__)
+    agg = p.agg
+    words.append(f"{agg.label()} keys={[_stable_repr(k) for k in agg.keys]} key_oids={[k.oid for k in agg.keys]} "
+                 f"aggs={[(_stable_repr(a), a.arg_oids) for a in agg.aggs]}")
+    return words
+
+
+def _stable_repr(v) -> str:
+    """repr without column positions (``#3:name`` -> ``name``) or memory
+    addresses (objects without a repr of their own)."""
+    return _POSITION.sub("", _ADDRESS.sub("", repr(v)))
+
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+_POSITION = re.compile(r"#\d+:")
 
 
 def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
@@ -664,16 +732,18 @@ def _table_scans(op) -> list:
     return out
 
 
-def _export_table(t: GroupTable):
+def _export_table(t: GroupTable) -> dict:
     """A copy of the table's state, taken while ingest is held off.
 
-    The checkpoint pickles it later, concurrently with new batches that
+    The checkpoint encodes it later, concurrently with new batches that
     update the live arrays in place: exporting references instead of copies
     would let rows logged after the checkpoint leak into it and be counted
-    twice on recovery.
+    twice on recovery.  Each aggregate state is a dict of its fields by name
+    (the spec and what derives from it are rebuilt from the plan).
     """
-    states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec"} for st in t.states]
-    return {**t.index.snapshot(), "states": states, "rows_in": t.rows_in}
+    states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec" and not isinstance(v, np.dtype)}
+              for st in t.states]
+    return {"index": t.index.snapshot(), "states": states, "rows_in": t.rows_in}
 
 
 def _snapshot_value(v):
@@ -684,8 +754,8 @@ def _snapshot_value(v):
     return copy.deepcopy(v)
 
 
-def _import_table(t: GroupTable, saved) -> None:
-    t.index.load_snapshot(saved)
+def _import_table(t: GroupTable, saved: dict) -> None:
+    t.index.load_snapshot(saved["index"])
     for st, d in zip(t.states, saved["states"]):
         for k, v in d.items():
             setattr(st, k, v)

@@ -10,23 +10,28 @@ two threads (:func:`feed_views`).
 from __future__ import annotations
 
 import dataclasses
+import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 
 from splitstream.catalog import types as sqltypes
+from splitstream.catalog.wal_records import PartialMerge, StreamBatch
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol.errors import Notice, PgError
 
 from .. import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
-from .continuous import ContinuousView, StreamScanOp
+from .continuous import ContinuousView, StateMismatch, StreamScanOp
 from .guard import refuse_row_change, visible
-from .partial import (KEY_SETTING, LEDGER_SNAPSHOT_KEY, KeyedRows, Ledger, PartialRecord, check_key, merge_record,
-                      register_functions)
+from .spark_functions import register_functions
+from .spark_ledger import KEY_SETTING, Ledger, check_key
+from .spark_merge import merge_record
 from .ring_buffer import RingBuffer
 
+
+log = logging.getLogger("splitstream.streams")
 
 PARALLEL_MIN_ROWS = 8192      # batches this large feed the views on two threads
 _view_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cv-insert")
@@ -153,20 +158,20 @@ class StreamManager:
         # views whose CREATE VIEW has not been registered yet (uncommitted, or
         # committed with the after-commit hook still to run), with their transaction
         self.created: dict[int, tuple[object, ContinuousView]] = {}
-        self.pending_states: dict[int, object] = {}
+        self.pending_states: dict[int, dict] = {}
+        #: views whose saved state matched none of their pipelines: oid ->
+        #: (why, the saved state, kept by later checkpoints: never started over)
+        self.broken: dict[int, tuple[str, dict]] = {}
         self.lock = threading.RLock()
         self._replaying = False
-        # Spark exactly-once: batch keys already applied, in WAL order (partial.py)
+        # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
         self.spark_pipelines: dict = {}
 
-    # ------------------------------------------------------------ hooks
+    # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
-        db = self.engine.db
-        db.replay_stream = self._replay_stream
-        db.snapshot_streams = self._snapshot
-        db.restore_streams = self._restore
-        db.guard_rows = self.guard_rows
+        """Attach to storage as its :class:`catalog.hooks.StreamStorageHooks`."""
+        self.engine.db.attach(self)
         register_functions()
 
     def replay_ctx(self, state=None):
@@ -180,26 +185,29 @@ class StreamManager:
         ctx = ExecContext(db=self.engine.db, txn=txn, session=SessionInfo(settings=dict(DEFAULT_SETTINGS)), engine=self.engine)
         return ctx
 
-    def _replay_stream(self, oid, cols, seq, state) -> None:
-        rel = state.rels.get(oid)
+    def replay_stream(self, batch: StreamBatch, state) -> None:
+        rel = state.rels.get(batch.oid)
         if rel is None:
             return
         # keyed records are decided again in WAL order, exactly as when they were logged
-        if isinstance(cols, PartialRecord):
-            if not cols.batch_key or self.spark_ledger.admit(cols.batch_key):
-                self._ensure_views(state)
-                merge_record(self, oid, cols)
-            return
-        if isinstance(cols, KeyedRows) and not self.spark_ledger.admit(cols.batch_key):
+        if batch.batch_key and not self.spark_ledger.admit(batch.batch_key):
             return
         self._ensure_views(state)
-        batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
+        cols = batch.columns
+        data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        feed_views(self._views_on(oid), oid, batch, ctx)
+        feed_views(self._views_on(batch.oid), batch.oid, data, ctx)
+
+    def replay_partial(self, merge: PartialMerge, state) -> None:
+        if state.rels.get(merge.oid) is None:
+            return
+        if not merge.batch_key or self.spark_ledger.admit(merge.batch_key):
+            self._ensure_views(state)
+            merge_record(self, merge)
 
     def _ensure_views(self, state) -> None:
         for rel in state.rels.values():
-            if rel.kind == "v" and rel.continuous and rel.oid not in self.views:
+            if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken:
                 self._instantiate(rel, state)
 
     def _instantiate(self, rel, state) -> None:
@@ -212,19 +220,25 @@ class StreamManager:
         cv = ContinuousView(self, rel, plan, ctx)
         saved = self.pending_states.pop(rel.oid, None)
         if saved is not None:
-            cv.import_state(saved)
+            try:
+                cv.import_state(saved)
+            except StateMismatch as e:
+                # never attach state to pipelines it was not saved for, nor
+                # silently start the view over: it stays unavailable until replaced
+                log.error("%s; the view is unavailable until it is dropped and created again", e)
+                self.broken[rel.oid] = (str(e), saved)
+                return
         self.views[rel.oid] = cv
 
-    def _snapshot(self):
-        snap = {oid: cv.export_state() for oid, cv in list(self.views.items())}
-        snap[LEDGER_SNAPSHOT_KEY] = list(self.spark_ledger.keys)
-        return snap
+    def snapshot_streams(self) -> dict:
+        views = {oid: saved for oid, (_why, saved) in list(self.broken.items())}
+        views.update((oid, cv.export_state()) for oid, cv in list(self.views.items()))
+        return {"views": views, "ledger": list(self.spark_ledger.keys)}
 
-    def _restore(self, snap) -> None:
-        snap = dict(snap or {})
-        for k in snap.pop(LEDGER_SNAPSHOT_KEY, []):
+    def restore_streams(self, snap: dict) -> None:
+        for k in snap["ledger"]:
             self.spark_ledger.add(k)
-        self.pending_states = snap
+        self.pending_states = dict(snap["views"])
 
     def recover(self) -> None:
         self._ensure_views(self.engine.db.committed)
@@ -249,7 +263,8 @@ class StreamManager:
                 self._ensure_views(ctx.state)
                 cv = self.views.get(_oid)
             if cv is None:
-                raise PgError("55000", f'continuous view "{rel.name}" is not available')
+                why = self.broken.get(_oid, ("",))[0]
+                raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""))
             return cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
@@ -282,6 +297,7 @@ class StreamManager:
 
     def drop_view(self, oid) -> None:
         self.views.pop(oid, None)
+        self.broken.pop(oid, None)
 
     def drop_stream(self, oid) -> None:
         self.runtimes.pop(oid, None)
@@ -290,7 +306,7 @@ class StreamManager:
         self.runtimes.pop(oid, None)
 
     def guard_rows(self, txn, table_oid: int) -> None:
-        """``Database.guard_rows``: every operation that changes a table's rows
+        """``StreamStorageHooks.guard_rows``: every operation that changes a table's rows
         passes here.  A table a visible view joins directly with a stream is
         refused (guard.py); the views a transaction created itself count."""
         if self.views or self.created:
@@ -340,9 +356,6 @@ class StreamManager:
         rt = self.runtime(rel)
         views = self._views_on(rel.oid)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
-        if key:
-            cols = KeyedRows(cols)      # the key goes into the same WAL record as the rows
-            cols.batch_key = key
         if sync is None:
             sync = ctx.session.sync_commit
 
@@ -351,6 +364,7 @@ class StreamManager:
             if not key or self.spark_ledger.admit(key):
                 _hand_on(rt, views, rel, batch, ctx)
 
-        self.engine.db.ingest_stream(rel.oid, cols, apply, sync)
+        # the key goes into the same WAL record as the rows
+        self.engine.db.ingest_stream(rel.oid, cols, apply, sync, batch_key=key or "")
         _count(rt, batch.n)
         return batch.n

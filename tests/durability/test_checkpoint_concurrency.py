@@ -7,17 +7,12 @@ row: those captured by the checkpoint and those replayed from the log.
 """
 from __future__ import annotations
 
-import pickle
 import threading
 
-from splitstream.executor.context import SessionInfo
+from splitstream.catalog import records
 from splitstream.executor.engine import Engine
-from splitstream.server import session_settings
+from tests.support.engine import postgres_session as _session
 
-
-def _session(engine: Engine, pid: int = 1):
-    settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
-    return engine.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
 
 
 def _view(es) -> dict:
@@ -35,14 +30,14 @@ def test_ingest_and_reads_proceed_while_a_checkpoint_writes(tmp_path, monkeypatc
     es.execute_sql("INSERT INTO s SELECT g % 10, g FROM generate_series(1, 1000) g")
 
     writing, release = threading.Event(), threading.Event()
-    real_dump = pickle.dump
+    real_dump = records.dump_parts
 
-    def slow_dump(obj, f, *a, **kw):
+    def slow_dump(value, parts):
         writing.set()
         assert release.wait(60), "test never released the checkpoint"
-        return real_dump(obj, f, *a, **kw)
+        return real_dump(value, parts)
 
-    monkeypatch.setattr(pickle, "dump", slow_dump)
+    monkeypatch.setattr(records, "dump_parts", slow_dump)
     ckpt = threading.Thread(target=eng.db.checkpoint)
     ckpt.start()
     try:
@@ -65,7 +60,7 @@ def test_ingest_and_reads_proceed_while_a_checkpoint_writes(tmp_path, monkeypatc
     finally:
         release.set()
         ckpt.join(60)
-    monkeypatch.setattr(pickle, "dump", real_dump)
+    monkeypatch.setattr(records, "dump_parts", real_dump)
     es.execute_sql("INSERT INTO s VALUES (3, 5)")
     before = _view(es)
     # reopen without a clean shutdown: checkpoint + log replay must give the same view

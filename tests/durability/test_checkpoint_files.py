@@ -10,19 +10,11 @@ from __future__ import annotations
 import threading
 
 from splitstream.catalog.checkpoint_files import INLINE_ROWS
-from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
-from splitstream.server import session_settings
+from tests.support.engine import postgres_session as _session
+from tests.support.engine import result_rows as _rows
 
 
-def _session(engine: Engine, pid: int = 1):
-    settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
-    return engine.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
-
-
-def _rows(es, sql: str) -> list[tuple]:
-    res = es.execute_sql(sql)
-    return list(zip(*[c.to_pylist() for c in res.batch.cols]))
 
 
 def _table_files(data) -> dict[str, int]:

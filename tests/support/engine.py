@@ -22,3 +22,17 @@ def open_engine(data_dir: str, *, fsync: bool = False) -> Iterator[Engine]:
 def plain_session(eng: Engine):
     """A session with default settings (no protocol layer)."""
     return eng.new_session(SessionInfo(settings={}))
+
+
+def postgres_session(eng: Engine, pid: int = 1):
+    """A session as the superuser would get over the protocol (its startup settings)."""
+    from splitstream.server import params as wire_params
+
+    settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+    return eng.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
+
+
+def result_rows(es, sql: str) -> list[tuple]:
+    """The rows of one statement, as tuples of Python values."""
+    res = es.execute_sql(sql)
+    return list(zip(*[c.to_pylist() for c in res.batch.cols]))

@@ -60,7 +60,7 @@ def test_sync_after_a_checkpoint_closed_the_segment(tmp_path):
 
     wal = Wal(tmp_path / "wal")
     wal.open_segment(1)
-    wal.append_record(*encode([("x", 1)]))
+    wal.append_record(*encode([("setval", 1, 1)]))
     wal._f.close()              # closed under the committer, as Wal.close does after its fsync
     wal.sync()
     assert wal.synced >= wal.written

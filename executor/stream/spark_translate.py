@@ -1,63 +1,27 @@
-"""Spark's half of split maintenance, and exactly-once keys for stream ingest.
+"""Spark pushdown, first half: a continuous view's stream pipelines as Spark SQL.
 
-Two server-side pieces used by the PySpark connector (``connectors/spark``):
+``splitstream_pipeline('<stream>')`` returns a JSON description of the
+stream pipelines of every continuous view on the stream (thesis ch. 4: scan
+-> filters/projections/probes -> grouping sink), translated to Spark SQL over
+the micro-batch: one query per pipeline whose result rows are group keys plus
+the per-aggregate state columns of :class:`executor.aggregates.GroupTable`
+(count: ``cnt``; sum/avg: ``sum`` and ``cnt``; min/max/bool_and/bool_or:
+``val`` and ``has``).  Join build sides (static pipelines over tables) are
+shipped as data.  Expressions are translated from the *bound* plan with a
+whitelist of operators whose Spark semantics equal PostgreSQL's; anything
+else makes the stream unpushable (``pushable: false`` with a reason) and the
+connector falls back to rows.
 
-**Exactly-once batch keys.**  Streams are not transactional, so "record the
-batch id in a table in the same transaction" does not work for them.
-Instead a client names its batch before a COPY (or INSERT) into a stream::
-
-    SET splitstream.batch_key = '<query id>/<batch id>/<partition>/<chunk>';
-    COPY events FROM STDIN (FORMAT csv);
-
-The key is consumed by that one ingest.  It travels *inside the stream's WAL
-record* (the column list is a :class:`KeyedRows`, a ``list`` that also carries
-the key), so the batch and its key are durable together or not at all.  The
-ledger of applied keys is checked and extended under the database's
-checkpoint lock, in WAL order, both live and during replay; a key seen
-before is skipped, so a Spark task or micro-batch replayed after a failure
-(of Spark or of the server) is applied once.  The ledger rides in the
-checkpoint next to the views' group states, and keeps the most recent
-``LEDGER_CAPACITY`` keys.
-
-**Partial states (pushdown).**  ``splitstream_pipeline('<stream>')`` returns
-a JSON description of the stream pipelines of every continuous view on the
-stream (thesis ch. 4: scan -> filters/projections/probes -> grouping sink),
-translated to Spark SQL over the micro-batch: one query per pipeline whose
-result rows are group keys plus the per-aggregate state columns of
-:class:`executor.aggregates.GroupTable` (count: ``cnt``; sum/avg: ``sum`` and
-``cnt``; min/max/bool_and/bool_or: ``val`` and ``has``).  Join build sides
-(static pipelines over tables) are shipped as data.  Expressions are
-translated from the *bound* plan with a whitelist of operators whose Spark
-semantics equal PostgreSQL's; anything else makes the stream unpushable
-(``pushable: false`` with a reason) and the connector falls back to rows.
-
-``splitstream_batch_applied(key)`` tells a client whether a key was applied
-(so a replayed chunk need not even be sent).
-
-Executors ship states with ``splitstream_merge_partial(stream, key,
-payload)``.  The payload names the pipeline and carries the description's
-fingerprint (a hash over the stream's columns, the set of views on it, their
-definitions, translated pipelines, state layouts and build-side data).  The
-server recomputes the fingerprint from the current plans and refuses a
-payload whose fingerprint differs (stale: a view was created, dropped or
-replaced since) or whose shape, types or invariants do not match the
-pipeline's state layout (forged).  Accepted states are logged as a stream
-WAL record (:class:`PartialRecord`) with their batch key and merged into the
-view's global group table exactly as thread-local states are.
-
-Pushdown bypasses the stream's ring buffer: session-window scans of the
-stream (``SELECT ... FROM stream``) do not see pushed-down batches.
-
-The ledger itself lives on the :class:`StreamManager`, whose insert, replay
-and checkpoint paths consult it; this module holds the record types, the
-pipeline description and the validation and merge of partial states.
+The description carries a fingerprint (a hash over the stream's columns, the
+set of views on it, their definitions, translated pipelines, state layouts
+and build-side data); :mod:`spark_merge` recomputes it to refuse stale
+states.  Pushdown bypasses the stream's ring buffer: session-window scans of
+the stream (``SELECT ... FROM stream``) do not see pushed-down batches.
 """
 from __future__ import annotations
 
-import collections
 import hashlib
 import json
-import logging
 import math
 
 import numpy as np
@@ -69,99 +33,15 @@ from splitstream.protocol.errors import PgError
 
 from .continuous import PrunedCol
 
-log = logging.getLogger("splitstream.spark")
-
-KEY_SETTING = "splitstream.batch_key"
-LEDGER_CAPACITY = 1 << 18
-LEDGER_SNAPSHOT_KEY = "__splitstream_batch_ledger__"
-MAX_KEY_LEN = 512
-
-STALE = "55000"            # object_not_in_prerequisite_state
-INVALID = "22023"          # invalid_parameter_value
 UNDEFINED_TABLE = "42P01"
-
-
-class KeyedRows(list):
-    """A stream batch's WAL column list that also carries its batch key."""
-
-    batch_key: str = ""
-
-
-class PartialRecord(list):
-    """A WAL record of merged partial states (empty list + attributes)."""
-
-    batch_key: str = ""
-    view_oid: int = 0
-    pipe_index: int = 0
-    keys: list = []
-    states: list = []
-    rows_in: int = 0
 
 
 class NotPushable(Exception):
     pass
 
 
-# ------------------------------------------------------------------ ledger
-
-class Ledger:
-    def __init__(self) -> None:
-        self.keys: collections.OrderedDict[str, None] = collections.OrderedDict()
-
-    def __contains__(self, key: str) -> bool:
-        return key in self.keys
-
-    def add(self, key: str) -> None:
-        self.keys[key] = None
-        while len(self.keys) > LEDGER_CAPACITY:
-            self.keys.popitem(last=False)
-
-    def admit(self, key: str) -> bool:
-        """True (and remember it) if the key is new; call in WAL order."""
-        if key in self.keys:
-            return False
-        self.add(key)
-        return True
-
-
-def check_key(key: str) -> None:
-    if len(key) > MAX_KEY_LEN:
-        raise PgError(INVALID, f"{KEY_SETTING} is longer than {MAX_KEY_LEN} characters")
-
-
-# ------------------------------------------------------------------ SQL functions
-
-def register_functions() -> None:
-    from .. import functions
-
-    if "splitstream_pipeline" in functions.REGISTRY:
-        return
-
-    def pipeline_impl(cols, n, ctx):
-        names = cols[0].to_pylist()
-        out = [None if nm is None else json.dumps(describe(ctx, nm), separators=(",", ":")) for nm in names]
-        return Col.from_pylist(out, type_oids.TEXT)
-
-    def merge_impl(cols, n, ctx):
-        a, b, c = (x.to_pylist() for x in cols)
-        out = []
-        for stream, key, payload in zip(a, b, c):
-            if stream is None or payload is None:
-                out.append(None)
-                continue
-            out.append(merge_partial(ctx, stream, key, payload))
-        return Col.from_pylist(out, type_oids.TEXT)
-
-    def applied_impl(cols, n, ctx):
-        ledger = ctx.engine.streams.spark_ledger
-        return Col.from_pylist([None if k is None else k in ledger for k in cols[0].to_pylist()], type_oids.BOOL)
-
-    functions.register("splitstream_pipeline", type_oids.TEXT, [type_oids.TEXT], volatile=True)(pipeline_impl)
-    functions.register("splitstream_batch_applied", type_oids.BOOL, [type_oids.TEXT], volatile=True)(applied_impl)
-    functions.register("splitstream_merge_partial", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT], volatile=True)(merge_impl)
-
-
-def _resolve(ctx, name: str):
+def resolve(ctx, name: str):
+    """The relation a function argument names (schema-qualified or not)."""
     st = ctx.state
     parts = [p.strip().strip('"') for p in name.split(".")]
     if len(parts) == 2:
@@ -501,7 +381,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
 def describe(ctx, name: str) -> dict:
     """The JSON description ``splitstream_pipeline(name)`` returns."""
     mgr = ctx.engine.streams
-    rel = _resolve(ctx, name)
+    rel = resolve(ctx, name)
     cols = [{"name": c.name, "type": sqltypes.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
              "spark_type": SPARK_TYPES.get(c.type_oid, "string")}
             for c in rel.visible_columns]
@@ -541,213 +421,3 @@ def _describe_stream(ctx, mgr, rel, cols) -> dict:
     desc["fingerprint"] = hashlib.sha256(body.encode()).hexdigest()[:32]
     mgr.spark_pipelines[rel.oid] = (cache_key, desc)
     return desc
-
-
-# ------------------------------------------------------------------ merging
-
-def _bad(msg: str) -> PgError:
-    return PgError(INVALID, f"invalid partial state: {msg}",
-                   hint="Partial states must be computed by the pipeline splitstream_pipeline() describes.")
-
-
-def _int_array(vals, what: str, lo=-(2 ** 63), hi=2 ** 63 - 1) -> np.ndarray:
-    if not all(type(v) is int and lo <= v <= hi for v in vals):
-        raise _bad(f"{what} must be integers in [{lo}, {hi}]")
-    return np.array(vals, dtype=np.int64)
-
-
-def _value_col(vals: list, oid: int, what: str) -> Col:
-    """Transport values of one key/state column -> a typed Col (validated)."""
-    n = len(vals)
-    nulls = np.array([v is None for v in vals], dtype=bool)
-    present = [v for v in vals if v is not None]
-    if oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8):
-        lo, hi = {type_oids.INT2: (-(2 ** 15), 2 ** 15 - 1), type_oids.INT4: (-(2 ** 31), 2 ** 31 - 1)}.get(oid, (-(2 ** 63), 2 ** 63 - 1))
-        if not all(type(v) is int and lo <= v <= hi for v in present):
-            raise _bad(f"{what}: values of type {sqltypes.type_name(oid)} expected")
-        data = np.array([0 if v is None else v for v in vals], dtype=sqltypes.dtype_of(oid))
-    elif oid in (type_oids.FLOAT4, type_oids.FLOAT8):
-        if not all(type(v) in (int, float) for v in present):
-            raise _bad(f"{what}: numbers expected")
-        data = np.array([0.0 if v is None else float(v) for v in vals], dtype=sqltypes.dtype_of(oid))
-    elif oid == type_oids.BOOL:
-        if not all(type(v) is bool for v in present):
-            raise _bad(f"{what}: booleans expected")
-        data = np.array([False if v is None else v for v in vals], dtype=bool)
-    elif oid in _STR:
-        if not all(type(v) is str for v in present):
-            raise _bad(f"{what}: strings expected")
-        data = np.array(vals, dtype=object)
-    elif oid in (type_oids.TIMESTAMPTZ, type_oids.DATE):
-        if not all(type(v) is int for v in present):
-            raise _bad(f"{what}: integers expected")
-        unit = "datetime64[us]" if oid == type_oids.TIMESTAMPTZ else "datetime64[D]"
-        data = np.array([0 if v is None else v for v in vals], dtype=np.int64).astype(unit)
-    else:
-        raise _bad(f"{what}: type {sqltypes.type_name(oid)} is not accepted")
-    return Col(data, nulls if nulls.any() else None, oid)
-
-
-def _decode_payload(desc: dict, pipe, payload: dict):
-    """Validate one payload against the pipeline's state layout -> (keys, states, rows)."""
-    pd = payload
-    keys_in, states_in, rows = pd.get("keys"), pd.get("states"), pd.get("rows", [])
-    key_oids = [k.oid for k in pipe.agg.keys]
-    if not isinstance(keys_in, list) or len(keys_in) != len(key_oids):
-        raise _bad(f"expected {len(key_oids)} key columns")
-    if not isinstance(states_in, list) or len(states_in) != len(pipe.agg.aggs):
-        raise _bad(f"expected {len(pipe.agg.aggs)} aggregate states")
-    ng = pd.get("groups")
-    if type(ng) is not int or ng < 0:
-        raise _bad("'groups' must be a non-negative integer")
-    if not key_oids and ng != 1:
-        raise _bad("an aggregate without GROUP BY has exactly one group")
-    kcols = []
-    for i, (vals, oid) in enumerate(zip(keys_in, key_oids)):
-        if not isinstance(vals, list) or len(vals) != ng:
-            raise _bad(f"key column {i} must have {ng} values")
-        kcols.append(_value_col(vals, oid, f"key column {i}"))
-    keys = list(zip(*[c.to_pylist() for c in kcols])) if kcols else [()] * ng
-    if len(set(keys)) != len(keys):
-        raise _bad("duplicate group keys")
-    states = []
-    for j, (spec, st) in enumerate(zip(pipe.agg.aggs, states_in)):
-        kind, fields = _state_layout(spec)
-        if not isinstance(st, dict) or sorted(st) != sorted(fields):
-            raise _bad(f"state {j} ({spec.func}) must have fields {fields}")
-        for f in fields:
-            if not isinstance(st[f], list) or len(st[f]) != ng:
-                raise _bad(f"state {j} field {f} must have {ng} values")
-        cnt = _int_array(st["cnt"] if "cnt" in st else st["has"], f"state {j} counts", 0)
-        if kind == "count":
-            states.append({"cnt": cnt})
-        elif kind == "sum_i":
-            s = _int_array(st["sum"], f"state {j} sums")
-            if (s[cnt == 0] != 0).any():
-                raise _bad(f"state {j}: a sum over no rows must be 0")
-            states.append({"sum": s, "cnt": cnt})
-        elif kind == "sum_f":
-            if not all(type(v) in (int, float) for v in st["sum"]):
-                raise _bad(f"state {j}: sums must be numbers")
-            s = np.array([float(v) for v in st["sum"]], dtype=np.float64)
-            if (s[cnt == 0] != 0).any():
-                raise _bad(f"state {j}: a sum over no rows must be 0")
-            states.append({"sum": s, "cnt": cnt})
-        elif kind == "sum_o":
-            try:
-                vals = [int(v) if isinstance(v, str) and v.lstrip("-").isdigit() else v for v in st["sum"]]
-            except ValueError:
-                raise _bad(f"state {j}: sums must be integers")
-            if not all(type(v) is int for v in vals):
-                raise _bad(f"state {j}: sums must be integers")
-            s = np.empty(ng, dtype=object)
-            s[:] = vals
-            if any(v != 0 for v, c in zip(vals, cnt.tolist()) if c == 0):
-                raise _bad(f"state {j}: a sum over no rows must be 0")
-            states.append({"sum": s, "cnt": cnt})
-        else:
-            has = cnt > 0
-            vc = _value_col(st["val"], spec.arg_oids[0], f"state {j} values")
-            if (vc.null_mask() & has).any() or (~vc.null_mask() & ~has).any():
-                raise _bad(f"state {j}: a value must be present exactly where rows were counted")
-            states.append({"val": vc.data, "has": has})
-    if not isinstance(rows, list) or len(rows) not in (0, ng):
-        raise _bad("'rows' must have one count per group")
-    rows_in = int(_int_array(rows, "row counts", 0).sum()) if rows else 0
-    return keys, states, rows_in
-
-
-def _build_table(pipe, keys: list, states: list, rows_in: int):
-    from ..aggregates import CountState, MinMaxState, SumState
-
-    t = pipe.agg.new_table()
-    ng = len(keys)
-    if ng:
-        t.index.lookup_or_add(keys)
-    for st, d in zip(t.states, states):
-        st.ensure(ng)
-        if isinstance(st, CountState):
-            st.cnt[:ng] = d["cnt"]
-        elif isinstance(st, SumState):
-            st.cnt[:ng] = d["cnt"]
-            if st.kind == "o":
-                for i, v in enumerate(d["sum"].tolist()):
-                    st.sum[i] = v
-            else:
-                st.sum[:ng] = d["sum"].astype(st.sum.dtype)
-        elif isinstance(st, MinMaxState):
-            st.has[:ng] = d["has"]
-            if st.val.dtype == object:
-                for i, v in enumerate(d["val"].tolist()):
-                    st.val[i] = v
-            else:
-                st.val[:ng] = d["val"].astype(st.val.dtype)
-        else:
-            raise _bad("the pipeline's aggregate state is not mergeable from Spark")
-    t.rows_in = rows_in
-    return t
-
-
-def merge_record(mgr, stream_oid: int, rec: PartialRecord) -> None:
-    cv = mgr.views.get(rec.view_oid)
-    if cv is None:
-        return
-    pipes = cv.pipelines.get(stream_oid, [])
-    if rec.pipe_index >= len(pipes):
-        return
-    pipe = pipes[rec.pipe_index]
-    table = _build_table(pipe, rec.keys, rec.states, rec.rows_in)
-    with cv.lock:
-        pipe.global_.merge(table)
-        cv.version += 1
-
-
-def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
-    mgr = ctx.engine.streams
-    rel = _resolve(ctx, stream)
-    if rel.kind != "f":
-        raise PgError("42809", f'"{rel.name}" is not a stream')
-    try:
-        payload = json.loads(payload_text)
-    except ValueError as e:
-        raise _bad(f"payload is not JSON ({e})")
-    if not isinstance(payload, dict):
-        raise _bad("payload must be a JSON object")
-    cols = [{"name": c.name, "type": sqltypes.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
-             "spark_type": SPARK_TYPES.get(c.type_oid, "string")} for c in rel.visible_columns]
-    desc = _describe_stream(ctx, mgr, rel, cols)
-    fp = payload.get("fingerprint")
-    if fp != desc["fingerprint"]:
-        raise PgError(STALE, f'partial state for stream "{rel.name}" does not match the current plan of its continuous '
-                             f'views (fingerprint {fp!r}, current {desc["fingerprint"]!r})',
-                      hint="A view on the stream was created, dropped or replaced since the pipeline was fetched; "
-                           "fetch it again with splitstream_pipeline() and recompute, or send rows.")
-    if not desc["pushable"]:
-        raise PgError(STALE, f'stream "{rel.name}" cannot take partial states: {desc["reason"]}')
-    view_oid, idx = payload.get("view_oid"), payload.get("pipeline")
-    cv = mgr.views.get(view_oid) if type(view_oid) is int else None
-    if cv is None or view_oid not in {v["oid"] for v in desc["views"]} or type(idx) is not int \
-            or not 0 <= idx < len(cv.pipelines.get(rel.oid, [])):
-        raise _bad(f"no pipeline {idx!r} of a continuous view {view_oid!r} on stream \"{rel.name}\"")
-    pipe = cv.pipelines[rel.oid][idx]
-    keys, states, rows_in = _decode_payload(desc, pipe, payload)
-    _build_table(pipe, keys, states, rows_in)         # shape check before logging
-    ledger = mgr.spark_ledger
-    if key:
-        check_key(key)
-        if key in ledger:
-            return "skipped"
-    rec = PartialRecord()
-    rec.batch_key, rec.view_oid, rec.pipe_index = key or "", view_oid, idx
-    rec.keys, rec.states, rec.rows_in = keys, states, rows_in
-    applied = []
-
-    def apply(seq):
-        if key and not ledger.admit(key):
-            return
-        merge_record(mgr, rel.oid, rec)
-        applied.append(True)
-
-    sync = ctx.session.sync_commit
-    mgr.engine.db.ingest_stream(rel.oid, rec, apply, sync)
-    return f"merged {len(keys)} groups" if applied else "skipped"

@@ -1,0 +1,35 @@
+"""What storage asks of the stream layer, as a typed interface.
+
+The catalog knows nothing of streams' views or of the Spark ledger, yet its
+WAL replay, its checkpoints and every change to a table's rows must reach
+them.  The executor's stream manager implements :class:`StreamStorageHooks`
+and hands itself to :meth:`catalog.database.Database.attach`; storage calls
+only these methods (it used to call attributes the executor assigned onto
+the database).
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .database import State, Transaction
+    from .wal_records import PartialMerge, StreamBatch
+
+
+class StreamStorageHooks(Protocol):
+    def replay_stream(self, batch: "StreamBatch", state: "State") -> None:
+        """A logged stream batch, at WAL replay (``state``: the state being recovered)."""
+
+    def replay_partial(self, merge: "PartialMerge", state: "State") -> None:
+        """Logged Spark partial states, at WAL replay."""
+
+    def snapshot_streams(self) -> dict[str, Any]:
+        """The stream layer's state for a checkpoint (values of the
+        :mod:`catalog.records` kinds), taken while ingest is held off."""
+
+    def restore_streams(self, snapshot: dict[str, Any]) -> None:
+        """The snapshot of the last checkpoint, before the WAL after it replays."""
+
+    def guard_rows(self, txn: "Transaction", table_oid: int) -> None:
+        """Before any operation of ``txn`` changes the rows of a table,
+        whatever statement caused it: the one place that may refuse it."""
