@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 from . import expr
 from . import functions
 from .aggregates import AGGREGATES
+from .dialect import DIALECT
 
 
 @dataclass
@@ -87,7 +88,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
             raise PgError(UNDEFINED_OBJECT, f'type "{dt.this}" does not exist')
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
-        name = dt.args.get("kind") or dt.sql("postgres")
+        name = dt.args.get("kind") or dt.sql(DIALECT)
         oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -116,7 +117,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         if hasattr(DT, nm):
             m[getattr(DT, nm)] = type_oids.NUMERIC
     if t not in m:
-        name = dt.sql("postgres").lower()
+        name = dt.sql(DIALECT).lower()
         oid = sqltypes.oid_by_name(name)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -142,7 +143,7 @@ def parse_type_name(text: str) -> tuple[int, int]:
         return oid, -1
 
     try:
-        dt = exp.DataType.build(text, dialect="postgres")
+        dt = exp.DataType.build(text, dialect=DIALECT)
     except Exception:
         raise PgError(UNDEFINED_OBJECT, f'type "{text}" does not exist')
     return datatype_to_oid(dt)
@@ -229,7 +230,7 @@ class ExprBinder:
             return self.b_agg(node)
         if isinstance(node, exp.Func):
             return self.b_func(node)
-        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql('postgres')[:80]}")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
 
     def b_Paren(self, n):
         return self.bind(n.this)

@@ -5,6 +5,7 @@ from splitstream.catalog import system
 from splitstream.catalog.definitions import constraint_def, index_def
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
+from .dialect import DIALECT
 
 
 def definition_function(planner, name, args, lift):
@@ -110,7 +111,7 @@ def pg_default_text(sql: str | None, type_oid: int, typmod: int = -1) -> str | N
     from sqlglot import exp
 
     try:
-        node = sqlglot.parse_one(sql, read="postgres")
+        node = sqlglot.parse_one(sql, read=DIALECT)
     except Exception:
         return sql
     if isinstance(node, exp.Null):

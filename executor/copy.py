@@ -24,6 +24,7 @@ from .api import CopyOut, Result
 from .llvm import csv as compiled_csv
 from .stream.partial import KEY_SETTING
 from .statement import Stmt
+from .dialect import DIALECT
 
 DECODE_SLAB = 8 << 20
 #: encoded stream slabs kept in memory before spilling to the data directory
@@ -161,7 +162,7 @@ class CopyStmt(Stmt):
 
     def _copy_to(self, session, ctx, pl, options):
         if self.query is not None:
-            plan = pl.plan_query(sqlglot.parse_one(self.query, read="postgres"))
+            plan = pl.plan_query(sqlglot.parse_one(self.query, read=DIALECT))
         else:
             parts = _name_parts(self.table)
             name = parts[-1]
@@ -171,7 +172,7 @@ class CopyStmt(Stmt):
             if rel.kind == "v":
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
-            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read="postgres"))
+            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read=DIALECT))
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]

@@ -21,7 +21,9 @@ from splitstream.protocol.errors import (
 from . import expr
 from .api import Result
 from .binder import datatype_to_oid, ident
-from .statement import Stmt, parse_one
+from .dialect import parse_one
+from .statement import Stmt
+from .dialect import DIALECT
 
 STREAM_SERVERS = ("stream", "pipelinedb")
 DEFAULT_STREAM_CAPACITY = 1 << 20
@@ -85,9 +87,9 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
             elif isinstance(k, exp.UniqueColumnConstraint):
                 cons.append(Constraint(f"{table_name}_{name}_key", "u", (name,)))
             elif isinstance(k, exp.DefaultColumnConstraint):
-                default = k.this.sql("postgres")
+                default = k.this.sql(DIALECT)
             elif isinstance(k, exp.CheckColumnConstraint):
-                cons.append(Constraint(f"{table_name}_{name}_check", "c", (name,), check_sql=k.this.sql("postgres")))
+                cons.append(Constraint(f"{table_name}_{name}_check", "c", (name,), check_sql=k.this.sql(DIALECT)))
             elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint):
                 identity = "a" if k.this else "d"
                 not_null = True
@@ -149,7 +151,7 @@ def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
                 names = tuple(ident(c) for c in (target.expressions if isinstance(target, exp.Schema) else []))
                 out.append(Constraint(name or f"{table_name}_{'_'.join(names)}_key", "u", names))
             elif isinstance(k, exp.CheckColumnConstraint):
-                out.append(Constraint(name or f"{table_name}_check", "c", (), check_sql=k.this.sql("postgres")))
+                out.append(Constraint(name or f"{table_name}_check", "c", (), check_sql=k.this.sql(DIALECT)))
             elif isinstance(k, exp.ForeignKey):
                 names = [ident(c) for c in k.expressions]
                 ref = k.args.get("reference")
@@ -254,7 +256,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
             return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
     query = tree.args["expression"]
-    sql = query.sql("postgres")
+    sql = query.sql(DIALECT)
     pl = Planner(session.engine, ctx.state, session=session.info)
     plan = pl.plan_query(query)
     props = tree.args.get("properties")
@@ -304,7 +306,7 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
     cols = []
     for c in (params.args.get("columns") if params is not None else []) or []:
         node = c.this if isinstance(c, exp.Ordered) else c
-        cn = ident(node.this) if isinstance(node, exp.Column) else node.sql("postgres")
+        cn = ident(node.this) if isinstance(node, exp.Column) else node.sql(DIALECT)
         if isinstance(node, exp.Column) and rel.column(cn) is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{cn}" does not exist')
         cols.append(cn)
@@ -544,7 +546,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             cons = _table_constraints(planner, action.expressions, rel.name, rel.columns)
             ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + tuple(cons))))
         else:
-            raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql('postgres')[:60]}")
+            raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql(DIALECT)[:60]}")
     return notices
 
 
@@ -584,12 +586,12 @@ def _alter_column(ctx, rel, action):
     from dataclasses import replace
 
     if action.args.get("drop"):
-        new = replace(c, default=None) if action.args.get("drop") and "DEFAULT" in action.sql("postgres").upper() else new
-        if "NOT NULL" in action.sql("postgres").upper():
+        new = replace(c, default=None) if action.args.get("drop") and "DEFAULT" in action.sql(DIALECT).upper() else new
+        if "NOT NULL" in action.sql(DIALECT).upper():
             new = replace(c, not_null=False)
     elif action.args.get("default") is not None:
-        new = replace(c, default=action.args["default"].sql("postgres"))
-    elif action.args.get("allow_null") is False or "SET NOT NULL" in action.sql("postgres").upper():
+        new = replace(c, default=action.args["default"].sql(DIALECT))
+    elif action.args.get("allow_null") is False or "SET NOT NULL" in action.sql(DIALECT).upper():
         tv = ctx.txn.state.data.get(rel.oid)
         if tv is not None:
             b, _ = tv.scan()
@@ -702,7 +704,7 @@ def comment(session, ctx, planner, tree, text):
     ctx.txn.for_write(ctx.check_cancel)
     target = tree.this
     if kind == "column":
-        parts = target.sql("postgres").split(".")
+        parts = target.sql(DIALECT).split(".")
         tname, cname = parts[-2].strip('"').lower(), parts[-1].strip('"').lower()
         rel = planner.lookup_relation(tname, None)
         if rel is None:

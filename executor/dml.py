@@ -24,6 +24,7 @@ from . import operators
 from .api import Result, ResultColumn
 from .binder import ExprBinder, Scope, ScopeCol, ident
 from .statement import Stmt
+from .dialect import DIALECT
 
 
 def _target(planner, node) -> tuple[Relation, str]:
@@ -41,7 +42,7 @@ def eval_default(session, ctx, col, n: int) -> Col:
     from .planner import Planner
 
     pl = Planner(session.engine, ctx.state, session=session.info)
-    e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read="postgres")), col.type_oid, col.typmod)
+    e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read=DIALECT)), col.type_oid, col.typmod)
     if isinstance(e, expr.Const):
         return Col.const(e.value, col.type_oid, n)
     parts = [e.eval(Batch([], 1), ctx) for _ in range(n)] if getattr(e, "volatile", False) or _volatile(e) else None
@@ -296,7 +297,7 @@ def _check_expr(session, ctx, rel, sql):
 
         pl = Planner(session.engine, ctx.state, session=session.info)
         scope = Scope([ScopeCol(rel.name, c.name, c.type_oid, c.typmod) for c in rel.live_columns])
-        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read="postgres")), type_oids.BOOL)
+        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read=DIALECT)), type_oids.BOOL)
         _CHECK_CACHE[key] = e
     return e
 

@@ -136,7 +136,7 @@ _FIRST = re.compile(r"\((?P<items>[^()']*)\)")
 
 def fast_multirow_insert(session, planner, text: str):
     from .dml import InsertStmt
-    from .statement import parse_one
+    from .dialect import parse_one
 
     m = _HEAD.match(text)
     if m is None:

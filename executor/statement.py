@@ -12,7 +12,6 @@ import numpy as np
 
 import sqlglot
 from sqlglot import exp
-from sqlglot.errors import ParseError, TokenError
 
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
@@ -23,100 +22,17 @@ from splitstream.protocol.errors import (
 
 from .plan_facts import inline_insert, reusable_views, side_effect_free_query
 from . import operators
-from . import pgsyntax  # noqa: F401  (sqlglot parser extensions)
+from .dialect import parse_one
 from .api import Prepared, Result, ResultColumn
 from .planner import Planner
 from .sqltext import first_words, strip_comments
+from .dialect import DIALECT
 
 
 def columns_of(op: operators.Op) -> list[ResultColumn]:
     from splitstream.catalog import types as sqltypes
 
     return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
-
-
-def _pad_params(sql: str) -> str:
-    """sqlglot's tokenizer reads ``$1,$2`` as the start of a dollar-quoted
-    string; pgjdbc and psycopg send exactly that.  Put a space after each
-    ``$n`` outside quotes, comments and dollar quotes."""
-    if "$" not in sql or not re.search(r"\$\d+[^\s\d]", sql):
-        return sql
-    out, i, n = [], 0, len(sql)
-    while i < n:
-        ch = sql[i]
-        if ch in "'\"":
-            j = i + 1
-            while j < n and not (sql[j] == ch and not sql.startswith(ch * 2, j)):
-                j += 2 if sql.startswith(ch * 2, j) else 1
-            out.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if sql.startswith("--", i) or sql.startswith("/*", i):
-            j = sql.find("\n" if ch == "-" else "*/", i + 2)
-            j = n if j < 0 else (j if ch == "-" else j + 2)
-            out.append(sql[i:j])
-            i = j
-            continue
-        if ch == "$":
-            m = re.match(r"\$(\d+)(?=[^\s\d])", sql[i:])
-            if m:
-                out.append(m.group(0) + " ")
-                i += len(m.group(0))
-                continue
-            m = re.match(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$", sql[i:])
-            if m:
-                j = sql.find(m.group(0), i + len(m.group(0)))
-                j = n if j < 0 else j + len(m.group(0))
-                out.append(sql[i:j])
-                i = j
-                continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def parse_one(sql: str) -> exp.Expression:
-    sql = _pad_params(sql)
-    try:
-        trees = sqlglot.parse(sql, read="postgres")
-        if _COMMA_PAREN.search(sql):
-            _refuse_trailing_comma(sql)
-    except (ParseError, TokenError) as e:
-        raise syntax_error(sql, e)
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
-        raise PgError(SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
-    return trees[0]
-
-
-_COMMA_PAREN = re.compile(r",\s*\)")
-
-
-def _refuse_trailing_comma(sql: str) -> None:
-    """sqlglot forgives ``(a int,)`` and ``f(x,)``; PostgreSQL's grammar does not."""
-    from sqlglot.dialects.postgres import Postgres
-    from sqlglot.tokens import TokenType
-
-    toks = Postgres().tokenize(sql)
-    for a, b in zip(toks, toks[1:]):
-        if a.token_type == TokenType.COMMA and b.token_type == TokenType.R_PAREN:
-            raise PgError(SYNTAX_ERROR, 'syntax error at or near ")"', position=b.start + 1)
-
-
-def syntax_error(sql: str, e: Exception) -> PgError:
-    near = None
-    pos = None
-    errs = getattr(e, "errors", None) or []
-    if errs:
-        err = errs[0]
-        near = err.get("highlight")
-        line, col = err.get("line"), err.get("col")
-        if line and col:
-            lines = sql.split("\n")
-            pos = sum(len(l) + 1 for l in lines[: line - 1]) + col - (len(near) if near else 0) + 1
-    if near:
-        return PgError(SYNTAX_ERROR, f'syntax error at or near "{near}"', position=pos if pos and pos > 0 else None)
-    return PgError(SYNTAX_ERROR, "syntax error at end of input")
 
 
 class Stmt:
@@ -314,7 +230,7 @@ class ExecuteStmt(Stmt):
             pl = Planner(session.engine, ctx.state, session=session.info)
             from .binder import ExprBinder, Scope
 
-            e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read="postgres")), oid or type_oids.TEXT)
+            e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read=DIALECT)), oid or type_oids.TEXT)
             vals.append(e.eval(Batch([], 1), ctx).to_pylist()[0])
         inner_ctx = ctx
         inner_ctx.params = vals

@@ -16,6 +16,7 @@ from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgEr
 from .. import expr
 from ..aggregates import AggSpec
 from ..binder import ExprBinder, Scope, func_args, func_name
+from ..dialect import DIALECT
 from .base import PlannerBase
 
 
@@ -74,7 +75,7 @@ class AggCallPlanner(PlannerBase):
         args = self._agg_arg_types(fn, args)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
-                                           and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
+                                           and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT)):
             # ORDER BY other expressions: carry the keys as hidden trailing arguments
             order_key, extra = self._agg_order_keys(order_node, scope, len(args))
             args = args + extra

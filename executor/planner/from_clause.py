@@ -18,6 +18,7 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, 
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from ..dialect import DIALECT
 from .base import PlannerBase
 
 
@@ -54,7 +55,7 @@ class FromPlanner(PlannerBase):
             return self.plan_table_function(item, alias, colaliases, outer, corr, ordinality=off is not None and off is not False)
         if isinstance(item, exp.Lateral):
             raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
-        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql('postgres')[:60]}")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql(DIALECT)[:60]}")
 
     def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
         if schema is None:
@@ -98,7 +99,7 @@ class FromPlanner(PlannerBase):
     def _plan_view(self, rel) -> operators.Op:
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
-        q = sqlglot.parse_one(rel.sql, read="postgres")
+        q = sqlglot.parse_one(rel.sql, read=DIALECT)
         saved = self.ctes
         self.ctes = [{}]
         try:

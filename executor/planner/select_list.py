@@ -22,6 +22,7 @@ from ..decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
+from ..dialect import DIALECT
 
 
 class SelectPlanner(PlannerBase):
@@ -264,10 +265,10 @@ class SelectPlanner(PlannerBase):
                     or (isinstance(it, _BoundRef) and it.col.name == nm)]
             if len(hits) == 1:
                 return hits[0]
-        sql = node.sql("postgres")
+        sql = node.sql(DIALECT)
         for i, it in enumerate(items):
             inner = it.this if isinstance(it, exp.Alias) else it
-            if inner.sql("postgres") == sql:
+            if inner.sql(DIALECT) == sql:
                 return i
         return None
 

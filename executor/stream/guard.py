@@ -21,6 +21,7 @@ import sqlglot
 from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from ..dialect import DIALECT
 
 
 def visible(state, cv) -> bool:
@@ -67,7 +68,7 @@ def _names_read(sql: str) -> tuple[frozenset[str], bool]:
     """Column names a query mentions, and whether it selects ``*`` or joins NATURAL."""
     from ..binder import ident
 
-    tree = sqlglot.parse_one(sql, read="postgres")
+    tree = sqlglot.parse_one(sql, read=DIALECT)
     names = {ident(c.this) for c in tree.find_all(exp.Column) if not isinstance(c.this, exp.Star)}
     star = False
     for j in tree.find_all(exp.Join):

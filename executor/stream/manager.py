@@ -26,6 +26,7 @@ from .guard import refuse_row_change, visible
 from .partial import (KEY_SETTING, LEDGER_SNAPSHOT_KEY, KeyedRows, Ledger, PartialRecord, check_key, merge_record,
                       register_functions)
 from .ring_buffer import RingBuffer
+from ..dialect import DIALECT
 
 
 PARALLEL_MIN_ROWS = 8192      # batches this large feed the views on two threads
@@ -208,7 +209,7 @@ class StreamManager:
 
         ctx = self.replay_ctx(state)
         pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read="postgres"))
+        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
         cv = ContinuousView(self, rel, plan, ctx)
         saved = self.pending_states.pop(rel.oid, None)
         if saved is not None:
