@@ -231,7 +231,7 @@ class Transaction:
                 self.savepoints[i] = (name, snap, nops)
                 self.failed = False
                 return
-        raise PgError(errors.INVALID_SQL_STATEMENT_NAME if False else "3B001", f'savepoint "{name}" does not exist')
+        raise PgError(errors.INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
@@ -373,7 +373,7 @@ class Database:
                 v = last + rel.seq_increment
                 if v > rel.seq_max or v < rel.seq_min:
                     if not rel.seq_cycle:
-                        raise PgError(errors.OBJECT_NOT_IN_PREREQUISITE_STATE if False else "2200H",
+                        raise PgError(errors.SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
                                       f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
                     v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
             self.sequences[oid] = [v, True]

@@ -24,6 +24,7 @@ from splitstream.protocol.errors import (
 
 from . import expr
 from . import functions
+from . import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
 from .aggregates import AGGREGATES
 from .dialect import DIALECT
 
@@ -1013,8 +1014,7 @@ class ExprBinder:
         if self.agg_handler is None:
             name = func_name(n.this if isinstance(n, (exp.Filter, exp.WithinGroup)) else n)
             raise PgError(GROUPING_ERROR, f"aggregate functions are not allowed in {self.context or 'this context'}"
-                          if self.context else "aggregate function calls cannot be nested" if False else
-                          "aggregate functions are not allowed here")
+                          if self.context else "aggregate functions are not allowed here")
         return self.agg_handler(n, self)
 
     def b_GroupConcat(self, n):

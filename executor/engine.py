@@ -23,10 +23,10 @@ from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
 
-from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
+from . import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from . import operators
 from .api import Prepared, Result
-from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
+from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
 from .sqltext import split_statements
@@ -119,7 +119,7 @@ class Session:
         self.sql_prepared: dict[str, Prepared] = {}
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
-        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
+        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
 
     # ------------------------------------------------------------ status
     @property
@@ -137,7 +137,7 @@ class Session:
         self._drop_extended()
 
     def close(self) -> None:
-        from .catalog_funcs import ADVISORY
+        from .system_functions import ADVISORY
 
         ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
         self._drop_extended()
@@ -221,7 +221,7 @@ class Session:
         in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch).
         Consecutive Executes of one prepared INSERT are only recorded and
         delivered as one batch at Sync or before the next other statement
-        (see executor/coalesce.py)."""
+        (see executor/insert_batching.py)."""
         stmt = prepared.handle
         pending = self.pending
         last = pending[-1] if pending else None

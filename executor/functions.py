@@ -791,8 +791,3 @@ def lookup(name: str, arg_oids: list[int]) -> FuncDef:
                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
     return fd
 
-
-# -- catalog-aware functions (pg_get_userbyid, to_regtype, ...): see executor/catalog_funcs.py
-from .catalog_funcs import register_catalog_functions  # noqa: E402
-
-register_catalog_functions(register)

@@ -33,10 +33,10 @@ def side_effect_free_query(handle: Any) -> bool:
 
 def inline_insert(handle: Any) -> bool:
     """True for a parameterised ``INSERT ... VALUES`` into a plain table that
-    the extended protocol batches until Sync (executor.coalesce): building and
+    the extended protocol batches until Sync (executor.insert_batching): building and
     appending its rows cannot block once the writer lock is held.  A stream
     is excluded: its rows feed continuous views, whose cost is unbounded."""
-    from .coalesce import coalescible
+    from .insert_batching import coalescible
 
     try:
         return coalescible(handle) and getattr(handle.rel, "kind", "") == "r"

@@ -188,9 +188,9 @@ class PlannerBase:
         return self.engine.sequence_func(self, name, args)
 
     def catalog_func(self, name, args):
-        from .. import catalog_funcs
+        from .. import system_functions
 
-        return catalog_funcs.catalog_function(self, name, args)
+        return system_functions.catalog_function(self, name, args)
 
     def user_function(self, name):
         fns = self.state.functions.get(name)

@@ -1,26 +1,12 @@
-"""pg_get_indexdef / pg_get_constraintdef text, as PostgreSQL prints it."""
+"""Column defaults as PostgreSQL prints them (pg_attrdef.adbin, information_schema).
+
+The catalog keeps a default as SQL text and leaves the printing to a formatter
+slot; this module fills it, since printing needs the SQL front end."""
 from __future__ import annotations
 
 from splitstream.catalog import system
-from splitstream.catalog.definitions import constraint_def, index_def
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 from .dialect import DIALECT
-
-
-def definition_function(planner, name, args, lift):
-    if name == "pg_get_indexdef":
-        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
-    if name == "pg_get_constraintdef":
-        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
-    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
-                "pg_get_functiondef"):
-        return lift(lambda st, *a: None, type_oids.TEXT)
-    if name in ("pg_relation_is_updatable",):
-        return lift(lambda st, *a: 28, type_oids.INT4)
-    if name in ("pg_column_is_updatable",):
-        return lift(lambda st, *a: True, type_oids.BOOL)
-    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
 
 
 # ----------------------------------------------------------------- column defaults

@@ -1,12 +1,17 @@
-"""Functions that read the catalog: pg_get_indexdef, obj_description, ..."""
+"""SQL functions that read the catalog: obj_description, pg_get_indexdef,
+pg_get_userbyid, advisory locks, ...
+
+The registered ones are added to the function registry (executor/functions.py)
+when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
 from splitstream.catalog import types as sqltypes
+from splitstream.catalog.definition_text import constraint_def, index_def
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_TABLE
+from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import expr
+from . import expr, functions
 
 
 def _rel_by_oid(state, oid):
@@ -72,14 +77,12 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
             return None
 
         return lift(serial, type_oids.TEXT)
-    from .catalog_defs import definition_function
-
     return definition_function(planner, name, args, lift)
 
 
 # ----------------------------------------------------------------- registered functions
 # Catalog-aware functions that go through the ordinary function registry
-# (executor/functions.py calls register_catalog_functions at import).
+# (registered below, when this module is imported).
 
 #: Roles PostgreSQL always has that clients see as owners (pg_database_owner owns public).
 BUILTIN_ROLES = {6171: "pg_database_owner"}
@@ -244,3 +247,23 @@ class AdvisoryLocks:
 
 
 ADVISORY = AdvisoryLocks()
+
+
+def definition_function(planner, name, args, lift):
+    if name == "pg_get_indexdef":
+        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
+    if name == "pg_get_constraintdef":
+        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
+    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
+                "pg_get_functiondef"):
+        return lift(lambda st, *a: None, type_oids.TEXT)
+    if name in ("pg_relation_is_updatable",):
+        return lift(lambda st, *a: 28, type_oids.INT4)
+    if name in ("pg_column_is_updatable",):
+        return lift(lambda st, *a: True, type_oids.BOOL)
+    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+# The registry is filled by the module that owns the functions, not by a
+# back-import from functions.py.
+register_catalog_functions(functions.register)
