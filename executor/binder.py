@@ -705,9 +705,9 @@ class ExprBinder:
         if a.oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and sqltypes.is_string(oid):
             # 'x'::regclass::text is the name, as regclass prints
             def reg_out(cols, n, ctx):
-                from .statement import _reg_names
+                from .regnames import reg_names
 
-                c = _reg_names(cols[0], ctx)
+                c = reg_names(cols[0], ctx)
                 return Col.from_pylist(c.to_pylist(), type_oids.TEXT)
 
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)

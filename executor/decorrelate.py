@@ -93,7 +93,7 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     Returns (inner_op, inner_scope, [(ast, bound, has_inner, has_outer)]) or
     None when some conjunct cannot be moved.
     """
-    from .planner import split_conjuncts
+    from .planner.quals import split_conjuncts
 
     where = q.args.get("where")
     conj = split_conjuncts(where.this) if where is not None else []

@@ -18,7 +18,6 @@ from splitstream.catalog.database import Database, Transaction
 from splitstream.catalog.objects import Role
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
@@ -29,29 +28,11 @@ from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
+from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sqltext import split_statements
 from .stream.partial import KEY_SETTING
 
 log = logging.getLogger("splitstream.executor")
-
-DEFAULT_SETTINGS = {
-    "server_version": "15.0", "server_version_num": "150000", "server_encoding": "UTF8", "client_encoding": "UTF8",
-    "datestyle": "ISO, MDY", "intervalstyle": "postgres", "timezone": "UTC", "standard_conforming_strings": "on",
-    "integer_datetimes": "on", "application_name": "", "search_path": '"$user", public', "statement_timeout": "0",
-    "lock_timeout": "0", "idle_in_transaction_session_timeout": "0", "extra_float_digits": "1",
-    "default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
-    "synchronous_commit": "on", "max_connections": "100", "stream_session_timeout": "100ms",
-    "executor_backend": "auto", "is_superuser": "on", "client_min_messages": "notice", "bytea_output": "hex",
-    "max_identifier_length": "63", "default_transaction_read_only": "off", "transaction_read_only": "off",
-    "work_mem": "4MB", "jit": "off", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C", "lc_time": "C",
-    "lc_collate": "C", "lc_ctype": "C", "block_size": "8192", "in_hot_standby": "off", "row_security": "on",
-    "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
-    "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
-    "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
-}
-REPORTED = frozenset(REPORTED_PARAMETERS)
-#: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
-DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}
 
 
 class Engine:
@@ -83,7 +64,7 @@ class Engine:
 
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):
-        from .ddl import sequence_function
+        from .system_functions import sequence_function
 
         return sequence_function(self, planner, name, args)
 
@@ -323,7 +304,7 @@ class Session:
         hit = self.plan_cache.get(key)
         if hit is not None and hit[0] == state.ddl_version:
             return hit[1]
-        from .statement import analyze
+        from .commands.dispatch import analyze
 
         prepared = analyze(self, sql, list(param_oids))
         prepared.planned_under = under

@@ -20,7 +20,7 @@ log = logging.getLogger("splitstream.executor")
 
 def side_effect_free_query(handle: Any) -> bool:
     """True for a SELECT/VALUES plan that neither blocks nor writes."""
-    from .statement import QueryStmt
+    from .commands.base import QueryStmt
 
     if type(handle) is not QueryStmt:
         return False
@@ -113,7 +113,7 @@ _MAX_NODES = 20000
 def reusable_views(handle: Any) -> tuple[int, ...] | None:
     """The continuous views a reusable query reads (possibly none), or None
     when its result may change without its inputs changing."""
-    from .statement import QueryStmt
+    from .commands.base import QueryStmt
 
     if type(handle) is not QueryStmt:
         return None

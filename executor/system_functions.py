@@ -117,8 +117,9 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def build_object(cols, n, ctx):
-        from .functions import _to_json
         import json
+
+        from .functions import _to_json
 
         lists = [c.to_pylist() for c in cols]
         if len(lists) % 2:
@@ -267,3 +268,57 @@ def definition_function(planner, name, args, lift):
 # The registry is filled by the module that owns the functions, not by a
 # back-import from functions.py.
 register_catalog_functions(functions.register)
+
+
+def sequence_function(engine, planner, name, args):
+    from splitstream.catalog.vector import Col
+
+    def find(st, v):
+        if isinstance(v, int):
+            rel = st.rels.get(v)
+        else:
+            parts = str(v).split(".")
+            rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
+        if rel is None or rel.kind != "S":
+            raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
+        return rel
+
+    if name == "nextval":
+        def impl(cols, n, ctx):
+            vals = cols[0].to_pylist()
+            out = [engine.db.nextval(find(ctx.state, v).oid, find(ctx.state, v)) for v in vals]
+            if out:
+                ctx.session.settings["__lastval"] = str(out[-1])
+                ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
+            return Col.from_pylist(out, type_oids.INT8)
+
+        return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "currval":
+        def impl2(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = ctx.session.settings.get(f"__currval_{rel.oid}")
+            if v is None:
+                raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("currval", impl2, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "lastval":
+        def impl3(cols, n, ctx):
+            v = ctx.session.settings.get("__lastval")
+            if v is None:
+                raise PgError("55000", "lastval is not yet defined in this session")
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
+    if name == "setval":
+        def impl4(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = cols[1].to_pylist()[0]
+            called = cols[2].to_pylist()[0] if len(cols) > 2 else True
+            engine.db.setval(rel.oid, int(v), bool(called))
+            return Col.const(int(v), type_oids.INT8, n)
+
+        a = [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0], planner.coerce(args[1], type_oids.INT8)] + \
+            ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
+        return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
+    raise PgError("42883", f"function {name} does not exist")

@@ -173,7 +173,7 @@ class StreamManager:
     def replay_ctx(self, state=None):
         from splitstream.catalog.database import Transaction
         from ..context import ExecContext, SessionInfo
-        from ..engine import DEFAULT_SETTINGS
+        from ..settings import DEFAULT_SETTINGS
 
         txn = Transaction(self.engine.db, implicit=True)
         if state is not None:
@@ -325,7 +325,7 @@ class StreamManager:
         """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
         caller, which must sync before it acknowledges (a COPY syncs once for
         all its slabs, not once per slab)."""
-        from ..dml import check_constraints
+        from ..commands.dml import check_constraints
 
         if batch.n == 0:
             return 0

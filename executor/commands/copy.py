@@ -10,21 +10,25 @@ from __future__ import annotations
 import re
 
 import sqlglot
-
 from splitstream.catalog import wal
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
-    WRONG_OBJECT_TYPE, PgError,
+    FEATURE_NOT_SUPPORTED,
+    INSUFFICIENT_PRIVILEGE,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
+    PgError,
 )
 
-from . import operators
-from .api import CopyOut, Result
-from .llvm import csv as compiled_csv
-from .stream.partial import KEY_SETTING
-from .statement import Stmt
-from .dialect import DIALECT
+from .. import operators
+from ..api import CopyOut, Result
+from ..dialect import DIALECT
+from ..llvm import csv as compiled_csv
+from ..stream.partial import KEY_SETTING
+from .base import Stmt
 
 DECODE_SLAB = 8 << 20
 #: encoded stream slabs kept in memory before spilling to the data directory
@@ -119,7 +123,7 @@ class CopyStmt(Stmt):
         return s
 
     def run(self, session, ctx):
-        from .planner import Planner
+        from ..planner import Planner
 
         options = copyformat.parse_copy_options(self.opts, is_from=self.direction == "from")
         pl = Planner(session.engine, ctx.state, session=session.info)

@@ -8,23 +8,30 @@ from __future__ import annotations
 
 import numpy as np
 import sqlglot
-from sqlglot import exp
-
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import Relation
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    CHECK_VIOLATION, FEATURE_NOT_SUPPORTED, FOREIGN_KEY_VIOLATION, NOT_NULL_VIOLATION, SYNTAX_ERROR,
-    UNDEFINED_COLUMN, UNDEFINED_TABLE, UNIQUE_VIOLATION, WRONG_OBJECT_TYPE, PgError, CARDINALITY_VIOLATION,
+    CARDINALITY_VIOLATION,
+    CHECK_VIOLATION,
+    FEATURE_NOT_SUPPORTED,
+    FOREIGN_KEY_VIOLATION,
+    NOT_NULL_VIOLATION,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    UNIQUE_VIOLATION,
+    WRONG_OBJECT_TYPE,
+    PgError,
 )
+from sqlglot import exp
 
-from . import expr
-from . import operators
-from .api import Result, ResultColumn
-from .binder import ExprBinder, Scope, ScopeCol, ident
-from .statement import Stmt
-from .dialect import DIALECT
+from .. import expr, operators
+from ..api import Result, ResultColumn
+from ..binder import ExprBinder, Scope, ScopeCol, ident
+from ..dialect import DIALECT
+from .base import Stmt
 
 
 def _target(planner, node) -> tuple[Relation, str]:
@@ -39,7 +46,7 @@ def _target(planner, node) -> tuple[Relation, str]:
 
 
 def eval_default(session, ctx, col, n: int) -> Col:
-    from .planner import Planner
+    from ..planner import Planner
 
     pl = Planner(session.engine, ctx.state, session=session.info)
     e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read=DIALECT)), col.type_oid, col.typmod)
@@ -63,7 +70,7 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     if extra_scope is not None:
         scope = Scope(cols + extra_scope.cols)
     b = ExprBinder(planner, scope, context="RETURNING")
-    from .planner import expr_name
+    from ..planner import expr_name
 
     exprs, out = [], []
     for it in planner.expand_star(items, scope):
@@ -293,7 +300,7 @@ def _check_expr(session, ctx, rel, sql):
     key = (rel.oid, tuple(c.name for c in rel.live_columns), sql)
     e = _CHECK_CACHE.get(key)
     if e is None:
-        from .planner import Planner
+        from ..planner import Planner
 
         pl = Planner(session.engine, ctx.state, session=session.info)
         scope = Scope([ScopeCol(rel.name, c.name, c.type_oid, c.typmod) for c in rel.live_columns])
@@ -513,7 +520,7 @@ def _plan_target_scan(planner, rel, alias, tree, from_items):
     scope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod, hidden=c.hidden) for c in scan.out], tables=[alias])
     op: operators.Op = scan
     where_conj = []
-    from .planner import split_conjuncts
+    from ..planner import split_conjuncts
 
     w = tree.args.get("where")
     if w is not None:
