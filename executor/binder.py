@@ -27,6 +27,11 @@ from . import functions
 from . import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
 from .aggregates import AGGREGATES
 from .dialect import DIALECT
+from splitstream.protocol.types import decode_text
+import zoneinfo
+import datetime as dt
+from sqlglot.dialects.postgres import Postgres
+from .regnames import reg_names
 
 
 @dataclass
@@ -353,8 +358,6 @@ class ExprBinder:
         raise PgError(SYNTAX_ERROR, "syntax error at or near \"?\"")
 
     def b_Interval(self, n: exp.Interval):
-        from splitstream.protocol.types import decode_text
-
         text = n.this.this if isinstance(n.this, exp.Literal) else n.this.sql()
         unit = n.args.get("unit")
         if unit is not None:
@@ -448,7 +451,6 @@ class ExprBinder:
                         res = a
                     else:
                         res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
-                    from splitstream.protocol.types import decode_text
 
                     out.append(decode_text(type_oids.JSONB, json.dumps(res)))
                 return Col.from_pylist(out, type_oids.JSONB)
@@ -705,8 +707,6 @@ class ExprBinder:
         if a.oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and sqltypes.is_string(oid):
             # 'x'::regclass::text is the name, as regclass prints
             def reg_out(cols, n, ctx):
-                from .regnames import reg_names
-
                 c = reg_names(cols[0], ctx)
                 return Col.from_pylist(c.to_pylist(), type_oids.TEXT)
 
@@ -737,8 +737,6 @@ class ExprBinder:
     def b_AtTimeZone(self, n):
         a = self.bind(n.this)
         zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
-        import zoneinfo
-        import datetime as dt
 
         out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
         if a.oid == type_oids.UNKNOWN:
@@ -825,7 +823,6 @@ class ExprBinder:
             a = self.p.coerce(a, type_oids.JSONB)
         path = self.p.coerce(self.bind(n.expression), type_oids.ARRAY_OF[type_oids.TEXT])
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
-        from splitstream.protocol.types import decode_text
 
         def follow(doc, keys):
             v = json.loads(doc)
@@ -906,8 +903,6 @@ class ExprBinder:
         """to_char: sqlglot rewrote PostgreSQL's template to strftime; undo it."""
         fmt = n.args.get("format")
         if isinstance(fmt, exp.Literal) and fmt.is_string and "%" in fmt.this:
-            from sqlglot.dialects.postgres import Postgres
-
             inv = sorted(Postgres.INVERSE_TIME_MAPPING.items(), key=lambda kv: -len(kv[0]))
             text, out, i = fmt.this, [], 0
             while i < len(text):
@@ -933,7 +928,6 @@ class ExprBinder:
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
         if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, type_oids.JSONB)
-        from splitstream.protocol.types import decode_text
 
         def get(doc, k):
             if doc is None or k is None:

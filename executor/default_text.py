@@ -4,10 +4,14 @@ The catalog keeps a default as SQL text and leaves the printing to a formatter
 slot; this module fills it, since printing needs the SQL front end."""
 from __future__ import annotations
 
+import sqlglot
 from splitstream.catalog import system
+from splitstream.catalog import types as sqltypes
 from splitstream.protocol import oids as type_oids
-from .dialect import DIALECT
+from sqlglot import exp
 
+from .binder import datatype_to_oid, func_args, func_name
+from .dialect import DIALECT
 
 # ----------------------------------------------------------------- column defaults
 # pg_attrdef.adbin / information_schema.columns.column_default hold the default
@@ -20,8 +24,6 @@ _INT4_MIN, _INT4_MAX = -2**31, 2**31 - 1
 
 
 def _const_type_name(oid: int) -> str:
-    from splitstream.catalog import types as sqltypes
-
     if oid == type_oids.BPCHAR:
         return "bpchar"
     return sqltypes.format_type(oid, -1)
@@ -43,11 +45,6 @@ def _q(s: str) -> str:
 
 
 def _deparse(node, target: int | None) -> str:
-    from sqlglot import exp
-
-    from splitstream.catalog import types as sqltypes
-    from .binder import datatype_to_oid
-
     if isinstance(node, exp.Paren):
         return _deparse(node.this, target)
     if isinstance(node, exp.Literal):
@@ -80,8 +77,6 @@ def _deparse(node, target: int | None) -> str:
         if op is not None:
             return f"{_deparse(node.this, None)} {op} {_deparse(node.expression, None)}"
     if isinstance(node, exp.Func):
-        from .binder import func_name, func_args
-
         name = func_name(node)
         args = [a for a in func_args(node)]
         parts = [(_q(a.this) + "::text") if isinstance(a, exp.Literal) and a.is_string else _deparse(a, None) for a in args]
@@ -93,8 +88,6 @@ def pg_default_text(sql: str | None, type_oid: int, typmod: int = -1) -> str | N
     """The default expression as PostgreSQL prints it (None for no default / DEFAULT NULL)."""
     if sql is None:
         return None
-    import sqlglot
-    from sqlglot import exp
 
     try:
         node = sqlglot.parse_one(sql, read=DIALECT)

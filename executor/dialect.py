@@ -18,12 +18,11 @@ import re
 from typing import Any
 
 import sqlglot
+from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import TokenType
-
-from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 _POSTGRES_DATE_PART = Postgres.Parser.FUNCTION_PARSERS["DATE_PART"]
 _POSTGRES_CURRENT_TIMESTAMP = Postgres.Generator.TRANSFORMS.get(exp.CurrentTimestamp)

@@ -31,14 +31,16 @@ from .plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sqltext import split_statements
 from .stream.partial import KEY_SETTING
+from .settings import normalize_setting, parse_duration_ms
+from .stream.manager import StreamManager
+from .system_functions import ADVISORY, sequence_function
+from .commands.dispatch import analyze
 
 log = logging.getLogger("splitstream.executor")
 
 
 class Engine:
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
-        from .stream.manager import StreamManager
-
         self.db = Database(data_dir, fsync=fsync)
         self.streams = StreamManager(self)
         self.lock = threading.Lock()
@@ -64,8 +66,6 @@ class Engine:
 
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):
-        from .system_functions import sequence_function
-
         return sequence_function(self, planner, name, args)
 
     def call_udf(self, planner, fn, args):
@@ -87,7 +87,6 @@ class Session:
         self.engine = engine
         self.db = engine.db
         self.info = info
-        from .settings import normalize_setting
 
         for k, v in list(info.settings.items()):
             # startup-packet settings get SET's validation; a bad one refuses the connection
@@ -118,8 +117,6 @@ class Session:
         self._drop_extended()
 
     def close(self) -> None:
-        from .system_functions import ADVISORY
-
         ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
         self._drop_extended()
         if self.txn is not None:
@@ -267,8 +264,6 @@ class Session:
 
     # ------------------------------------------------------------ settings
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
-        from .settings import normalize_setting
-
         name = name.lower()
         if value is None:
             value = DEFAULT_SETTINGS.get(name, "")
@@ -304,7 +299,6 @@ class Session:
         hit = self.plan_cache.get(key)
         if hit is not None and hit[0] == state.ddl_version:
             return hit[1]
-        from .commands.dispatch import analyze
 
         prepared = analyze(self, sql, list(param_oids))
         prepared.planned_under = under
@@ -379,7 +373,6 @@ def _ms(v: str) -> int:
     hit = _MS_CACHE.get(v)
     if hit is not None:
         return hit
-    from .settings import parse_duration_ms
 
     try:
         ms = parse_duration_ms(v)

@@ -22,6 +22,9 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
+from splitstream.protocol.types import Interval
+import calendar
+import json
 
 
 Impl = Callable[[list[Col], int, object], Col]
@@ -508,8 +511,6 @@ def _date_trunc_impl(cols, n, ctx):
 
 
 def extract_field(field: str, v):
-    from splitstream.protocol.types import Interval
-
     f = field.lower()
     if isinstance(v, Interval):
         total_us = v.microseconds
@@ -630,9 +631,7 @@ register("date_part", type_oids.FLOAT8)(_date_part_impl)
 def _age(a, b=None):
     """PostgreSQL's age(): field-wise difference, borrowing days from the
     month of the earlier argument (timestamp_age in timestamp.c)."""
-    import calendar
 
-    from splitstream.protocol.types import Interval
 
     if b is None:
         b = a
@@ -749,14 +748,10 @@ scalar("jsonb_pretty", type_oids.TEXT, None)(lambda j: __import__("json").dumps(
 
 
 def _jload(j):
-    import json
-
     return json.loads(j) if isinstance(j, str) else j
 
 
 def _to_json(v):
-    import json
-
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, bool) or v is None:

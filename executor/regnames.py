@@ -3,6 +3,7 @@ resolved against the catalog, as PostgreSQL's regclassout & co. do."""
 from __future__ import annotations
 
 import numpy as np
+from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
 
@@ -12,7 +13,6 @@ REG_TYPES = (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type
 
 def reg_names(col: Col, ctx) -> Col:
     """regclass & co. print as names: resolve OIDs against the catalog."""
-    from splitstream.catalog import types as sqltypes
 
     st = ctx.state
     out = []

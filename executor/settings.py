@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import re
+import zoneinfo
 
 from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
@@ -46,7 +47,6 @@ def normalize_setting(name: str, value: str) -> str:
         v = value.strip("'")
         if v.upper() in ("UTC", "GMT", "Z"):
             return "UTC" if v.upper() != "GMT" else "GMT"
-        import zoneinfo
 
         try:
             zoneinfo.ZoneInfo(v)

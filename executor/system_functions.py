@@ -5,6 +5,10 @@ The registered ones are added to the function registry (executor/functions.py)
 when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
+import json
+import threading
+import time
+
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.definition_text import constraint_def, index_def
 from splitstream.catalog.vector import Col
@@ -12,6 +16,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
 from . import expr, functions
+from .functions import _to_json
 
 
 def _rel_by_oid(state, oid):
@@ -117,10 +122,6 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def build_object(cols, n, ctx):
-        import json
-
-        from .functions import _to_json
-
         lists = [c.to_pylist() for c in cols]
         if len(lists) % 2:
             raise PgError("22023", "argument list must have even number of elements",
@@ -167,8 +168,6 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def sleep(cols, n, ctx):
-        import time
-
         secs = cols[0].to_pylist()
         for i in range(n):
             v = secs[i]
@@ -203,8 +202,6 @@ class AdvisoryLocks:
     """Session-level advisory locks (pg_advisory_lock & co.), shared by all sessions of the process."""
 
     def __init__(self) -> None:
-        import threading
-
         self._cv = threading.Condition()
         self._held: dict[tuple, tuple[object, int]] = {}   # key -> (owner, count)
 
@@ -271,8 +268,6 @@ register_catalog_functions(functions.register)
 
 
 def sequence_function(engine, planner, name, args):
-    from splitstream.catalog.vector import Col
-
     def find(st, v):
         if isinstance(v, int):
             rel = st.rels.get(v)

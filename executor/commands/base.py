@@ -6,6 +6,7 @@ and the dispatcher imports them, never the other way round.
 """
 from __future__ import annotations
 
+from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch
 from splitstream.protocol.errors import Notice
 
@@ -15,8 +16,6 @@ from ..regnames import REG_TYPES, reg_names
 
 
 def columns_of(op: operators.Op) -> list[ResultColumn]:
-    from splitstream.catalog import types as sqltypes
-
     return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
 
 

@@ -7,7 +7,12 @@ the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import re
+import re as _re
+import sys
+import tempfile
 
 import sqlglot
 from splitstream.catalog import wal
@@ -27,8 +32,10 @@ from .. import operators
 from ..api import CopyOut, Result
 from ..dialect import DIALECT
 from ..llvm import csv as compiled_csv
+from ..planner import Planner
 from ..stream.partial import KEY_SETTING
 from .base import Stmt
+from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
 #: encoded stream slabs kept in memory before spilling to the data directory
@@ -81,7 +88,6 @@ def _parse_opts(text: str) -> dict:
 
 def _name_parts(name: str) -> list[str]:
     """Split schema.table with PostgreSQL's identifier rules (quotes keep case)."""
-    import re as _re
 
     parts = _re.findall(r'"((?:[^"]|"")*)"|([^."]+)', name)
     return [q.replace('""', '"') if q else u.lower() for q, u in parts]
@@ -123,8 +129,6 @@ class CopyStmt(Stmt):
         return s
 
     def run(self, session, ctx):
-        from ..planner import Planner
-
         options = copyformat.parse_copy_options(self.opts, is_from=self.direction == "from")
         pl = Planner(session.engine, ctx.state, session=session.info)
         if self.direction == "to":
@@ -247,14 +251,9 @@ def release_memory(rows: int) -> None:
     if rows < RELEASE_ROWS:
         return
     try:
-        import sys
-
         if "pyarrow" in sys.modules:
             sys.modules["pyarrow"].default_memory_pool().release_unused()
         if _libc is None:
-            import ctypes
-            import ctypes.util
-
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         _libc.malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
@@ -369,7 +368,6 @@ class CopySink:
         (and the decoding of records for views or a listening scan, if any).
         A COPY under a Spark batch key keeps batches: its key goes into the
         record of the insert that uses it (StreamManager.insert)."""
-        from .dml import build_rows, check_constraints
 
         full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
         check_constraints(self.session, self.ctx, self.rel, full)
@@ -382,8 +380,6 @@ class CopySink:
             self.staged_bytes += len(body)
             return
         if self.spill is None:
-            import tempfile
-
             tmp = self.session.db.dir / "tmp"
             tmp.mkdir(exist_ok=True)
             self.spill = tempfile.TemporaryFile(dir=tmp)
@@ -425,8 +421,6 @@ class CopySink:
         return tag
 
     def finish_in_txn(self) -> str:
-        from .dml import build_rows, insert_batch
-
         try:
             self._flush_tail()
         except PgError as e:

@@ -8,6 +8,7 @@ import re
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 from sqlglot import exp
 
+from ..planner import Planner
 from .base import DDLStmt, Stmt
 from .drop import drop
 from .schemas import comment, create_schema, create_sequence
@@ -20,8 +21,6 @@ def build(session, planner, tree, text: str) -> Stmt:
         return DDLStmt(lambda s, ctx: fn(s, ctx, planner_for(s, ctx), tree, text), tag)
 
     def planner_for(s, ctx):
-        from ..planner import Planner
-
         return Planner(s.engine, ctx.state, session=s.info)
 
     if isinstance(tree, exp.Create):

@@ -20,11 +20,18 @@ from ..api import Prepared, Result, ResultColumn
 from ..dialect import parse_one
 from ..plan_facts import inline_insert, reusable_views, side_effect_free_query
 from ..planner import Planner
+from ..settings import DISPLAY_NAMES
 from ..sqltext import first_words, split_args, strip_comments, unquote
+from . import ddl, dml
 from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
+from .copy import CopyStmt
+from .cursors import cursor_statement
 from .explain import ExplainStmt
+from .fast_insert import fast_multirow_insert
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
+from .roles import CreateRoleStmt, DropRoleStmt
 from .settings import ResetStmt, ShowStmt, parse_set
+from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TxnStmt
 
 
@@ -43,8 +50,6 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     elif hasattr(stmt, "columns"):
         cols = stmt.columns
     elif isinstance(stmt, ShowStmt):
-        from ..settings import DISPLAY_NAMES
-
         cols = [ResultColumn(DISPLAY_NAMES.get(stmt.name, stmt.name), type_oids.TEXT)] if stmt.name != "all" else \
             [ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT), ResultColumn("description", type_oids.TEXT)]
     elif isinstance(stmt, ExplainStmt):
@@ -123,40 +128,24 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         inner = analyze(session, body, []).handle
         return ExplainStmt(inner, analyze_)
     if w0 == "CREATE" and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
-        from .streams import CreateStreamStmt
-
         return CreateStreamStmt.parse(text)
     if w0 == "CREATE" and len(words) > 1 and words[1] == "SERVER":
-        from .streams import create_server
-
         return create_server(text)
     if w0 in ("ALTER", "DROP") and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
-        from .streams import foreign_table_ddl
-
         return foreign_table_ddl(text, words)
     if w0 == "CREATE" and ("ROLE" in words[1:3] or "USER" in words[1:2]):
-        from .roles import CreateRoleStmt
-
         return CreateRoleStmt.parse(text)
     if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER"):
-        from .roles import CreateRoleStmt
-
         return CreateRoleStmt.parse(text, alter=True)
     if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER"):
-        from .roles import DropRoleStmt
-
         return DropRoleStmt.parse(text)
     if w0 == "CREATE" and len(words) > 1 and words[1] == "DATABASE":
         return NoopStmt("CREATE DATABASE")
     if w0 == "COPY":
-        from .copy import CopyStmt
-
         return CopyStmt.parse(text)
     if w0 == "GRANT" or w0 == "REVOKE":
         return NoopStmt(w0)
     if w0 in ("CLOSE", "FETCH", "DECLARE", "MOVE"):
-        from .cursors import cursor_statement
-
         return cursor_statement(text, words)
     if w0 == "LOCK":
         return NoopStmt("LOCK TABLE")
@@ -166,12 +155,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
 
 
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):
-    from . import ddl, dml
-
     state = session.db.committed if session.txn is None else session.txn.state
     if words and words[0] == "INSERT" and len(text) > 2000:
-        from .fast_insert import fast_multirow_insert
-
         planner = Planner(session.engine, state, param_oids, session=session.info)
         fast = fast_multirow_insert(session, planner, text)
         if fast is not None:

@@ -25,12 +25,14 @@ from splitstream.protocol.errors import (
     WRONG_OBJECT_TYPE,
     PgError,
 )
+from splitstream.protocol.types import encode_text
 from sqlglot import exp
 
 from .. import expr, operators
 from ..api import Result, ResultColumn
 from ..binder import ExprBinder, Scope, ScopeCol, ident
 from ..dialect import DIALECT
+from ..planner import Planner, expr_name, split_conjuncts
 from .base import Stmt
 
 
@@ -46,8 +48,6 @@ def _target(planner, node) -> tuple[Relation, str]:
 
 
 def eval_default(session, ctx, col, n: int) -> Col:
-    from ..planner import Planner
-
     pl = Planner(session.engine, ctx.state, session=session.info)
     e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read=DIALECT)), col.type_oid, col.typmod)
     if isinstance(e, expr.Const):
@@ -70,7 +70,6 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     if extra_scope is not None:
         scope = Scope(cols + extra_scope.cols)
     b = ExprBinder(planner, scope, context="RETURNING")
-    from ..planner import expr_name
 
     exprs, out = [], []
     for it in planner.expand_star(items, scope):
@@ -261,8 +260,6 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
 
 
 def _failing_row(batch: Batch, i: int) -> str:
-    from splitstream.protocol.types import encode_text
-
     vals = []
     for c in batch.cols:
         v = c.to_pylist()[i] if len(c) > i else None
@@ -300,8 +297,6 @@ def _check_expr(session, ctx, rel, sql):
     key = (rel.oid, tuple(c.name for c in rel.live_columns), sql)
     e = _CHECK_CACHE.get(key)
     if e is None:
-        from ..planner import Planner
-
         pl = Planner(session.engine, ctx.state, session=session.info)
         scope = Scope([ScopeCol(rel.name, c.name, c.type_oid, c.typmod) for c in rel.live_columns])
         e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read=DIALECT)), type_oids.BOOL)
@@ -315,8 +310,6 @@ def _key_tuples(rows: Batch, idxs: list[int]) -> list[tuple]:
 
 
 def _fmt_key(cols: tuple, key: tuple, oids: list[int]) -> str:
-    from splitstream.protocol.types import encode_text
-
     return f"Key ({', '.join(cols)})=({', '.join('null' if v is None else encode_text(o, v).decode() for v, o in zip(key, oids))})"
 
 
@@ -520,7 +513,6 @@ def _plan_target_scan(planner, rel, alias, tree, from_items):
     scope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod, hidden=c.hidden) for c in scan.out], tables=[alias])
     op: operators.Op = scan
     where_conj = []
-    from ..planner import split_conjuncts
 
     w = tree.args.get("where")
     if w is not None:

@@ -79,8 +79,6 @@ class ExplainStmt(Stmt):
         self.inner, self.analyze = inner, analyze
 
     def run(self, session, ctx):
-        from .explain import explain_text
-
         lines = explain_text(self.inner, session, ctx, self.analyze)
         return Result(tag="EXPLAIN", columns=[ResultColumn("QUERY PLAN", type_oids.TEXT)],
                       batch=Batch([Col.from_pylist(lines, type_oids.TEXT)], len(lines)))

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
 from sqlglot import exp
+
 from ..binder import ident
+
 
 def qual(table: exp.Table) -> tuple[str | None, str]:
     schema = ident(table.args.get("db")) if table.args.get("db") else None

@@ -8,6 +8,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_PREPARED_STATEMENT, INVALID_SQL_STATEMENT_NAME, SYNTAX_ERROR, PgError
 
 from ..api import Result
+from ..binder import ExprBinder, Scope, parse_type_name
 from ..dialect import DIALECT
 from ..planner import Planner
 from .base import Stmt
@@ -20,8 +21,6 @@ class PrepareStmt(Stmt):
         self.name, self.types, self.body = name, types, body
 
     def run(self, session, ctx):
-        from ..binder import parse_type_name
-
         if self.name in session.sql_prepared:
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
         oids = [parse_type_name(t)[0] for t in self.types]
@@ -48,7 +47,6 @@ class ExecuteStmt(Stmt):
         vals = []
         for a, oid in zip(self.args, p.param_oids):
             pl = Planner(session.engine, ctx.state, session=session.info)
-            from ..binder import ExprBinder, Scope
 
             e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read=DIALECT)), oid or type_oids.TEXT)
             vals.append(e.eval(Batch([], 1), ctx).to_pylist()[0])

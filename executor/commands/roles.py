@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from splitstream.catalog.objects import Role
+from splitstream.protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
 from splitstream.protocol.errors import DUPLICATE_OBJECT, SYNTAX_ERROR, UNDEFINED_OBJECT, Notice, PgError
 
 from ..api import Result
@@ -39,7 +41,6 @@ class CreateRoleStmt(Stmt):
         if self.alter:
             if existing is None:
                 raise PgError(UNDEFINED_OBJECT, f'role "{self.name}" does not exist')
-            from dataclasses import replace
 
             pw = existing.password
             if self.password is not None:
@@ -59,7 +60,6 @@ class CreateRoleStmt(Stmt):
 def _stored_password(ctx, role: str, password: str) -> str:
     """What PostgreSQL stores for PASSWORD '...': a given hash as is, else a SCRAM verifier
     or (SET password_encryption = 'md5') an md5 hash."""
-    from splitstream.protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
 
     if password.startswith("SCRAM-SHA-256$") or is_md5_hash(password):
         return password

@@ -9,6 +9,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
+from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sqltext import split_args
 from .base import NoopStmt, Stmt
 
@@ -28,8 +29,6 @@ class SetStmt(Stmt):
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
         if self.name == "all":
-            from ..settings import DEFAULT_SETTINGS
-
             changed = {}
             for k in list(session.info.settings):
                 if k in DEFAULT_SETTINGS:
@@ -51,7 +50,6 @@ class ShowStmt(Stmt):
             return Result(tag="SHOW", columns=[ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT),
                                                ResultColumn("description", type_oids.TEXT)], batch=b)
         v = session.show_setting(self.name)
-        from ..settings import DISPLAY_NAMES
 
         return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], type_oids.TEXT)],
                       batch=Batch([Col.from_pylist([v], type_oids.TEXT)], 1))

@@ -22,9 +22,10 @@ from sqlglot import exp
 
 from ..api import Result
 from ..dialect import parse_one
+from ..planner import Planner
 from .base import Stmt
-from .names import qual, target_schema
 from .drop import drop, drop_word, kind_article
+from .names import qual, target_schema
 from .tables import alter_table, column_defs
 
 STREAM_SERVERS = ("stream", "pipelinedb")
@@ -61,8 +62,6 @@ class CreateStreamStmt(Stmt):
         return CreateStreamStmt(m.group(2).strip(), m.group(3), server, opts, bool(m.group(1)))
 
     def run(self, session, ctx):
-        from ..planner import Planner
-
         if self.server not in STREAM_SERVERS:
             raise PgError(UNDEFINED_OBJECT, f'server "{self.server}" does not exist',
                           hint="Streams are foreign tables on the reserved server \"stream\" (or \"pipelinedb\").")
@@ -116,8 +115,6 @@ def foreign_table_ddl(text: str, words: list[str]) -> Stmt:
             cacheable = False
 
             def run(self, session, ctx):
-                from ..planner import Planner
-
                 pl = Planner(session.engine, ctx.state, session=session.info)
                 for t in tree.args.get("tables") or tree.expressions or [tree.this]:
                     schema, name = qual(t)
@@ -138,8 +135,6 @@ def foreign_table_ddl(text: str, words: list[str]) -> Stmt:
         cacheable = False
 
         def run(self, session, ctx):
-            from ..planner import Planner
-
             pl = Planner(session.engine, ctx.state, session=session.info)
             for action in tree.args.get("actions") or []:
                 if not isinstance(action, (exp.ColumnDef, exp.AlterRename, exp.RenameColumn)):

@@ -3,6 +3,8 @@ sequences and roles.  Every change is a logged catalog operation applied
 through the session's transaction, so DDL is transactional."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import ColumnDef, Constraint, Relation
@@ -23,10 +25,14 @@ from splitstream.protocol.errors import (
 )
 from sqlglot import exp
 
+from .. import operators
 from ..binder import datatype_to_oid, ident
 from ..dialect import DIALECT
-from .names import qual, target_schema
+from ..planner import Planner
+from ..stream.guard import views_reading
+from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
+from .names import qual, target_schema
 
 
 def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
@@ -159,9 +165,6 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     as_query = tree.args.get("expression")
     rows = None
     if as_query is not None:
-        from .. import operators
-        from ..planner import Planner
-
         pl = Planner(session.engine, ctx.state, session=session.info)
         plan = pl.plan_query(as_query)
         rows = operators.run_plan(plan, ctx)
@@ -204,8 +207,6 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p")
     ctx.txn.apply(("rel", rel))
     if rows is not None and rows.n:
-        from .dml import insert_batch
-
         insert_batch(session, ctx, rel, rows)
     return notices
 
@@ -241,8 +242,6 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
                                    index_unique=unique, index_method=method,
                                    columns=tuple(c for c in rel.live_columns if c.name in cols))))
     if unique:
-        from .dml import check_unique_existing
-
         check_unique_existing(session, ctx, rel, cols, name)
         new_cons = rel.constraints + (Constraint(name, "u", tuple(cols), index_oid=oid, from_index=True),)
         ctx.txn.apply(("rel", rel.with_(constraints=new_cons)))
@@ -300,7 +299,6 @@ def _refuse_rename(ctx, rel, column: str | None) -> None:
     """A continuous view keeps its query as SQL text and plans it again after
     a restart: a relation or column name it uses must stay (PostgreSQL,
     which keeps views as parse trees, allows the rename)."""
-    from ..stream.guard import views_reading
 
     views = views_reading(ctx.txn.state, rel, column)
     if views:
@@ -314,7 +312,6 @@ def _refuse_rename(ctx, rel, column: str | None) -> None:
 def _refuse_retype(ctx, rel, column: str) -> None:
     """As PostgreSQL for any view: the view's plan (and a static table's
     hash table) hold the column's values as they were typed."""
-    from ..stream.guard import views_reading
 
     views = views_reading(ctx.txn.state, rel, column)
     if views:
@@ -329,7 +326,6 @@ def _alter_column(ctx, rel, action):
     if c is None:
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
     new = c
-    from dataclasses import replace
 
     if action.args.get("drop"):
         new = replace(c, default=None) if action.args.get("drop") and "DEFAULT" in action.sql(DIALECT).upper() else new
@@ -373,8 +369,6 @@ def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
     tv = ctx.txn.state.data[rel.oid]
     b, _ = tv.scan()
     if c.default is not None and b.n:
-        from .dml import eval_default
-
         newcol = eval_default(session, ctx, c, b.n)
     else:
         newcol = Col(sqltypes.empty(c.type_oid, b.n), np.ones(b.n, bool), c.type_oid)
@@ -409,7 +403,6 @@ def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
 def _drop_column_dependents(session, ctx, rel, name, cascade) -> list:
     """Continuous views reading the column: refused as in PostgreSQL, or
     dropped with CASCADE (with the views built on them)."""
-    from ..stream.guard import views_reading
 
     views = views_reading(ctx.txn.state, rel, name)
     if not views:

@@ -2,6 +2,7 @@
 """
 from __future__ import annotations
 
+from splitstream.catalog.database import Transaction
 from splitstream.protocol.errors import ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, NO_ACTIVE_SQL_TRANSACTION, Notice, PgError
 
 from ..api import Result
@@ -16,8 +17,6 @@ class TxnStmt(Stmt):
         self.allowed_in_failed = kind in ("rollback", "commit", "rollback_to")
 
     def run(self, session, params):
-        from splitstream.catalog.database import Transaction
-
         k = self.kind
         notices = []
         if k == "begin":

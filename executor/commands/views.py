@@ -11,12 +11,11 @@ from sqlglot import exp
 
 from ..binder import ident
 from ..dialect import DIALECT
+from ..planner import Planner
 from .names import qual, target_schema
 
 
 def create_view(session, ctx, planner, tree: exp.Create, text: str):
-    from ..planner import Planner
-
     table = tree.this
     colnames = []
     if isinstance(table, exp.Schema):

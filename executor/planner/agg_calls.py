@@ -18,6 +18,7 @@ from ..aggregates import AggSpec
 from ..binder import ExprBinder, Scope, func_args, func_name
 from ..dialect import DIALECT
 from .base import PlannerBase
+from ..operators import _sort_key
 
 
 class AggCallPlanner(PlannerBase):
@@ -126,8 +127,6 @@ class AggCallPlanner(PlannerBase):
         extra = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k, _, _ in keys]
 
         def sorter(rows):
-            from ..operators import _sort_key
-
             rows = list(rows)
             for j in range(len(keys) - 1, -1, -1):  # stable sorts, least significant key first
                 _, desc, nf = keys[j]
@@ -148,8 +147,6 @@ class AggCallPlanner(PlannerBase):
         desc = keys[0][1]
 
         def sorter(rows):
-            from ..operators import _sort_key
-
             nn = [r for r in rows if r[0] is not None]
             nulls = [r for r in rows if r[0] is None]
             nn.sort(key=lambda r: _sort_key(r[0]), reverse=desc)

@@ -20,6 +20,8 @@ from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
+from splitstream.catalog import system
+from ..srf import table_function
 
 
 class FromPlanner(PlannerBase):
@@ -62,7 +64,6 @@ class FromPlanner(PlannerBase):
             cte = self.find_cte(name)
             if cte is not None:
                 return _cte_scan(name, cte, alias, colaliases, outer)
-        from splitstream.catalog import system
 
         rel = self.lookup_relation(name, schema)
         if rel is None:
@@ -111,8 +112,6 @@ class FromPlanner(PlannerBase):
                          [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
-        from ..srf import table_function
-
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
         # arguments may refer to the enclosing query (correlated), never to siblings
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))

@@ -22,6 +22,7 @@ from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 from ..dialect import DIALECT
+from ..binder import ident
 
 
 def visible(state, cv) -> bool:
@@ -66,7 +67,6 @@ def views_reading(state, rel, column: str | None = None) -> list:
 @functools.lru_cache(maxsize=256)
 def _names_read(sql: str) -> tuple[frozenset[str], bool]:
     """Column names a query mentions, and whether it selects ``*`` or joins NATURAL."""
-    from ..binder import ident
 
     tree = sqlglot.parse_one(sql, read=DIALECT)
     names = {ident(c.this) for c in tree.find_all(exp.Column) if not isinstance(c.this, exp.Star)}

@@ -27,6 +27,12 @@ from .partial import (KEY_SETTING, LEDGER_SNAPSHOT_KEY, KeyedRows, Ledger, Parti
                       register_functions)
 from .ring_buffer import RingBuffer
 from ..dialect import DIALECT
+from ..settings import DEFAULT_SETTINGS, parse_duration_ms
+from splitstream.catalog.database import Transaction
+from ..context import ExecContext, SessionInfo
+import sqlglot
+from ..planner import Planner
+from ..commands.dml import check_constraints
 
 
 PARALLEL_MIN_ROWS = 8192      # batches this large feed the views on two threads
@@ -91,7 +97,6 @@ class StreamRuntime:
 
     def session_scan(self, ctx, op: StreamScanOp) -> Batch:
         """Scan tuples arriving from now until none arrived for the timeout."""
-        from ..settings import parse_duration_ms
 
         timeout = parse_duration_ms(ctx.setting("stream_session_timeout", "100ms")) / 1000.0
         ring = self.ensure_ring()
@@ -171,10 +176,6 @@ class StreamManager:
         register_functions()
 
     def replay_ctx(self, state=None):
-        from splitstream.catalog.database import Transaction
-        from ..context import ExecContext, SessionInfo
-        from ..settings import DEFAULT_SETTINGS
-
         txn = Transaction(self.engine.db, implicit=True)
         if state is not None:
             txn._state = state
@@ -204,9 +205,6 @@ class StreamManager:
                 self._instantiate(rel, state)
 
     def _instantiate(self, rel, state) -> None:
-        import sqlglot
-        from ..planner import Planner
-
         ctx = self.replay_ctx(state)
         pl = Planner(self.engine, state)
         plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
@@ -258,8 +256,6 @@ class StreamManager:
         return op
 
     def create_view(self, session, ctx, rel, query) -> None:
-        from ..planner import Planner
-
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
         cv = ContinuousView(self, rel, plan, ctx)   # validates (raises 0A000) and runs static pipelines
@@ -325,7 +321,6 @@ class StreamManager:
         """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
         caller, which must sync before it acknowledges (a COPY syncs once for
         all its slabs, not once per slab)."""
-        from ..commands.dml import check_constraints
 
         if batch.n == 0:
             return 0

@@ -68,6 +68,8 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from .continuous import PrunedCol
+from .. import expr, functions, operators
+from ..aggregates import CountState, MinMaxState, SumState
 
 log = logging.getLogger("splitstream.spark")
 
@@ -132,8 +134,6 @@ def check_key(key: str) -> None:
 # ------------------------------------------------------------------ SQL functions
 
 def register_functions() -> None:
-    from .. import functions
-
     if "splitstream_pipeline" in functions.REGISTRY:
         return
 
@@ -237,7 +237,6 @@ _WIDEN = {(type_oids.INT2, type_oids.INT4), (type_oids.INT2, type_oids.INT8), (t
 
 def _sx(e, names: list) -> str:
     """Spark SQL for a bound expression over columns ``names`` (None: unavailable)."""
-    from .. import expr
 
     t = type(e)
     if t is expr.ColRef:
@@ -402,8 +401,6 @@ def _state_layout(spec) -> tuple[str, list[str]]:
 
 
 def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
-    from .. import operators
-
     names = list(input_names)
     sql = "SELECT " + ", ".join(f"{n} AS c{i}" for i, n in enumerate(names) if n is not None) + " FROM {input}"
     names = [None if n is None else f"c{i}" for i, n in enumerate(names)]
@@ -658,8 +655,6 @@ def _decode_payload(desc: dict, pipe, payload: dict):
 
 
 def _build_table(pipe, keys: list, states: list, rows_in: int):
-    from ..aggregates import CountState, MinMaxState, SumState
-
     t = pipe.agg.new_table()
     ng = len(keys)
     if ng:
