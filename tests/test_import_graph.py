@@ -16,6 +16,7 @@ Run as a script (``python tests/test_import_graph.py``) to print the report.
 from __future__ import annotations
 
 import ast
+import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,8 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 ROOMS = ("protocol", "server", "catalog", "executor", "connectors")
 PACKAGE = "splitstream"
 MAX_CYCLE = 3
-OPTIONAL_DEPENDENCIES = ("pyspark", "duckdb", "pyarrow")
-OPTIONAL_MARK = "# optional dependency"
+# The Spark connector's and COPY's optional packages (the spark extra, pyarrow).
+OPTIONAL_DEPENDENCIES = ("pyspark", "duckdb", "pyarrow", "psycopg", "pandas")
+OPTIONAL_MARK = "optional dependency"
 
 # What each room may import of the project, as module-name prefixes
 # (a room may always import itself).
@@ -41,8 +43,44 @@ ROOM_RULES: dict[str, tuple[str, ...]] = {
 # Modules held to a narrower rule than their room: the type system and
 # column batches sit below everything else of the catalog.
 MODULE_RULES: dict[str, tuple[str, ...]] = {
-    "splitstream.catalog.types": ("splitstream.protocol",),
+    "splitstream.catalog.types": ("splitstream.protocol", "splitstream.catalog.vector"),
     "splitstream.catalog.vector": ("splitstream.protocol", "splitstream.catalog.types"),
+}
+
+# Violations that open work items of issue 13 remove; each names its item.
+# The tests fail on anything not listed here, and on an entry that no longer
+# happens (delete it then: the list only shrinks).
+PENDING_CYCLES: dict[frozenset[str], str] = {
+    frozenset({"splitstream.executor.aggregates", "splitstream.executor.expr", "splitstream.executor.llvm.analyze",
+               "splitstream.executor.llvm.runtime", "splitstream.executor.operators"}):
+        "item 3: backends behind one interface, operators never import llvm/ (the [llvm hook] sites)",
+}
+PENDING_CROSSINGS: dict[tuple[str, str], str] = {
+    ("splitstream.server.connection", "splitstream.executor.context"): "item 5: the server uses the typed engine API only",
+    ("splitstream.server.session", "splitstream.executor.context"): "item 5: the server uses the typed engine API only",
+    ("splitstream.server.listener", "splitstream.executor.engine"): "item 5: the engine factory comes from the command line",
+}
+_LLVM = "item 3: the LLVM backend's [llvm hook] sites and lazy llvmlite loading"
+PENDING_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
+    ("splitstream.server.cli", "uvloop"): "item 5 (server room): uvloop is optional there, inside try",
+    ("splitstream.server.cli", "splitstream.server.tls"): "item 5 (server room)",
+    ("splitstream.server.cli", "splitstream.server.listener"): "item 5 (server room)",
+    ("splitstream.server.listener", "splitstream.executor.engine"): "item 5: the engine factory comes from the command line",
+    ("splitstream.server.params", "zoneinfo"): "item 5 (server room)",
+    ("splitstream.executor.commands.explain", "splitstream.executor.llvm.explain"): _LLVM,
+    ("splitstream.executor.expr", "splitstream.executor.operators"): _LLVM,
+    ("splitstream.executor.llvm.analyze", "splitstream.catalog.types"): _LLVM,
+    ("splitstream.executor.llvm.csv", "concurrent.futures"): _LLVM,
+    ("splitstream.executor.llvm.csv", "splitstream.executor.llvm.jit"): _LLVM,
+    ("splitstream.executor.llvm.csv", "llvmlite"): _LLVM,
+    ("splitstream.executor.llvm.explain", "splitstream.executor.llvm.analyze"): _LLVM,
+    ("splitstream.executor.llvm.explain", "splitstream.executor.llvm.runtime"): _LLVM,
+    ("splitstream.executor.llvm.jit", "llvmlite.binding"): _LLVM,
+    ("splitstream.executor.llvm.runtime", "splitstream.executor.expr"): _LLVM,
+    ("splitstream.executor.llvm.runtime", "splitstream.executor.operators"): _LLVM,
+    ("splitstream.executor.llvm.table", "splitstream.catalog.vector"): _LLVM,
+    ("splitstream.executor.operators", "splitstream.executor.llvm.runtime"): _LLVM,
+    ("splitstream.executor.operators", "splitstream.protocol.types"): _LLVM,
 }
 
 
@@ -219,14 +257,29 @@ def imports() -> list[Import]:
     return collect_imports()
 
 
+def _unlisted(found: list[Import], pending: dict[tuple[str, str], str]) -> list[Import]:
+    return [i for i in found if (i.source, i.target) not in pending]
+
+
+def _stale(found: list[Import], pending: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
+    seen = {(i.source, i.target) for i in found}
+    return [key for key in pending if key not in seen]
+
+
 def test_no_cycle_longer_than_three(imports: list[Import]) -> None:
-    cycles = large_cycles(imports)
-    assert not cycles, "import cycles of more than %d modules:\n%s" % (MAX_CYCLE, "\n".join(" ".join(c) for c in cycles))
+    cycles = {frozenset(c) for c in large_cycles(imports)}
+    new = [sorted(c) for c in cycles - set(PENDING_CYCLES)]
+    assert not new, "import cycles of more than %d modules:\n%s" % (MAX_CYCLE, "\n".join(" ".join(c) for c in new))
+    stale = [sorted(c) for c in set(PENDING_CYCLES) - cycles]
+    assert not stale, f"cycles gone, delete them from PENDING_CYCLES: {stale}"
 
 
 def test_rooms_import_only_what_the_contract_allows(imports: list[Import]) -> None:
-    bad = forbidden_crossings(imports)
+    found = forbidden_crossings(imports)
+    bad = _unlisted(found, PENDING_CROSSINGS)
     assert not bad, "imports across a forbidden room boundary:\n" + _show(bad)
+    stale = _stale(found, PENDING_CROSSINGS)
+    assert not stale, f"gone, delete them from PENDING_CROSSINGS: {stale}"
 
 
 def test_no_bare_room_import(imports: list[Import]) -> None:
@@ -235,8 +288,17 @@ def test_no_bare_room_import(imports: list[Import]) -> None:
 
 
 def test_no_import_inside_a_function(imports: list[Import]) -> None:
-    bad = function_imports(imports)
-    assert not bad, f"imports inside functions (only optional dependencies, marked '{OPTIONAL_MARK}'):\n" + _show(bad)
+    found = function_imports(imports)
+    bad = _unlisted(found, PENDING_FUNCTION_IMPORTS)
+    assert not bad, f"imports inside functions (only optional dependencies, marked '# {OPTIONAL_MARK}'):\n" + _show(bad)
+    stale = _stale(found, PENDING_FUNCTION_IMPORTS)
+    assert not stale, f"gone, delete them from PENDING_FUNCTION_IMPORTS: {stale}"
+
+
+def test_a_bare_room_name_does_not_import() -> None:
+    """tests/conftest.py refuses ``import executor``: it would load a second copy."""
+    with pytest.raises(ImportError, match="splitstream.executor"):
+        importlib.import_module("executor")
 
 
 def test_the_graph_sees_the_rooms(imports: list[Import]) -> None:
@@ -253,6 +315,8 @@ def main() -> int:
         "forbidden": _show(forbidden_crossings(found)),
         "bare": _show(bare_room_imports(found)),
         "in functions": _show(function_imports(found)),
+        "not pending (the test fails on these)": _show(_unlisted(forbidden_crossings(found), PENDING_CROSSINGS)
+                                                       + _unlisted(function_imports(found), PENDING_FUNCTION_IMPORTS)),
     }
     for title, body in report.items():
         print(f"== {title}\n{body}")
