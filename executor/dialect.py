@@ -22,13 +22,15 @@ from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.postgres import PostgresGenerator
+from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
-_POSTGRES_DATE_PART = Postgres.Parser.FUNCTION_PARSERS["DATE_PART"]
-_POSTGRES_CURRENT_TIMESTAMP = Postgres.Generator.TRANSFORMS.get(exp.CurrentTimestamp)
+_POSTGRES_DATE_PART = PostgresParser.FUNCTION_PARSERS["DATE_PART"]
+_POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
 
 
-def _parse_date_part(self: Postgres.Parser) -> exp.Expression | None:
+def _parse_date_part(self: PostgresParser) -> exp.Expr | None:
     """sqlglot turns date_part() into EXTRACT, but PostgreSQL's date_part
     returns double precision where EXTRACT returns numeric: remember which."""
     node = _POSTGRES_DATE_PART(self)
@@ -37,7 +39,7 @@ def _parse_date_part(self: Postgres.Parser) -> exp.Expression | None:
     return node
 
 
-def _now(args: list[Any]) -> exp.Expression:
+def _now(args: list[Any]) -> exp.Expr:
     """now() parses as CURRENT_TIMESTAMP; marked so a column default deparses
     as PostgreSQL prints it (``now()``, not ``CURRENT_TIMESTAMP``)."""
     node = exp.CurrentTimestamp.from_arg_list(args)
@@ -45,7 +47,7 @@ def _now(args: list[Any]) -> exp.Expression:
     return node
 
 
-def _current_timestamp_sql(self: Postgres.Generator, e: exp.CurrentTimestamp) -> str:
+def _current_timestamp_sql(self: PostgresGenerator, e: exp.CurrentTimestamp) -> str:
     if e.meta.get("now"):
         return "NOW()"
     return _POSTGRES_CURRENT_TIMESTAMP(self, e) if _POSTGRES_CURRENT_TIMESTAMP else "CURRENT_TIMESTAMP"
@@ -57,11 +59,11 @@ class Splitstream(Postgres):
     class Tokenizer(Postgres.Tokenizer):
         pass
 
-    class Parser(Postgres.Parser):
-        FUNCTION_PARSERS = {**Postgres.Parser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
-        FUNCTIONS = {**Postgres.Parser.FUNCTIONS, "NOW": _now}
+    class Parser(PostgresParser):
+        FUNCTION_PARSERS = {**PostgresParser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
+        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now}
 
-        def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expression | None:
+        def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)
             if isinstance(this, exp.ObjectIdentifier):
                 dims = 0
@@ -73,7 +75,7 @@ class Splitstream(Postgres):
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
 
-        def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expression | None:
+        def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
             which later operators apply: ``timestamp 'x'::timestamptz`` casts the
             timestamp, as PostgreSQL reads it.  sqlglot applies the ``::`` to the
@@ -92,8 +94,8 @@ class Splitstream(Postgres):
                 self._retreat(index)
             return super()._parse_type(parse_interval, fallback_to_identifier)
 
-    class Generator(Postgres.Generator):
-        TRANSFORMS = {**Postgres.Generator.TRANSFORMS, exp.CurrentTimestamp: _current_timestamp_sql}
+    class Generator(PostgresGenerator):
+        TRANSFORMS = {**PostgresGenerator.TRANSFORMS, exp.CurrentTimestamp: _current_timestamp_sql}
 
 
 #: What every ``read=`` / ``dialect=`` / ``.sql(...)`` of the executor names.
@@ -141,7 +143,7 @@ def _pad_params(sql: str) -> str:
 
 
 
-def parse_one(sql: str) -> exp.Expression:
+def parse_one(sql: str) -> exp.Expr:
     sql = _pad_params(sql)
     try:
         trees = sqlglot.parse(sql, read=DIALECT)
@@ -149,10 +151,10 @@ def parse_one(sql: str) -> exp.Expression:
             _refuse_trailing_comma(sql)
     except (ParseError, TokenError) as e:
         raise syntax_error(sql, e) from e
-    trees = [t for t in trees if t is not None]
-    if len(trees) != 1:
+    statements = [t for t in trees if t is not None]
+    if len(statements) != 1:
         raise PgError(SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
-    return trees[0]
+    return statements[0]
 
 
 

@@ -10,12 +10,10 @@ from splitstream.protocol import oids as type_oids
 REG_TYPES = (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC)
 
 
-
 def reg_names(col: Col, ctx) -> Col:
     """regclass & co. print as names: resolve OIDs against the catalog."""
-
     st = ctx.state
-    out = []
+    out: list[str | None] = []
     for v in col.to_pylist():
         if v is None:
             out.append(None)

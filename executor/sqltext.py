@@ -87,7 +87,8 @@ def unquote(name: str) -> str:
 
 
 def split_args(s: str) -> list[str]:
-    out, depth, buf, q = [], 0, [], None
+    buf: list[str] = []
+    out, depth, q = [], 0, None
     for ch in s:
         if q:
             buf.append(ch)

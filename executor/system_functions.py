@@ -29,7 +29,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
             lists = [c.to_pylist() for c in cols]
             out = []
             for i in range(n):
-                a = [l[i] for l in lists]
+                a = [column[i] for column in lists]
                 out.append(None if strict and any(v is None for v in a[:1]) else fn(ctx.state, *a))
             return Col.from_pylist(out, oid)
 
@@ -116,7 +116,7 @@ def register_catalog_functions(register) -> None:
             state = getattr(ctx, "state", None)
             out = []
             for i in range(n):
-                a = [l[i] for l in lists]
+                a = [column[i] for column in lists]
                 out.append(None if any(v is None for v in a) else fn(state, *a))
             return Col.from_pylist(out, oid)
         return impl
@@ -146,7 +146,7 @@ def register_catalog_functions(register) -> None:
             owner = getattr(getattr(ctx, "session", None), "pid", None) or id(getattr(ctx, "session", None))
             out = []
             for i in range(n):
-                key = tuple(l[i] for l in lists)
+                key = tuple(column[i] for column in lists)
                 if kind in ("lock", "xact_lock"):
                     ADVISORY.lock(owner, key, ctx)
                     if kind == "xact_lock":   # held until the transaction ends

@@ -164,7 +164,7 @@ class CopyStmt(Stmt):
                         break
                     sink.feed(chunk)
         except OSError as e:
-            raise PgError("58P01", f'could not open file "{path}" for reading: {e.strerror}')
+            raise PgError("58P01", f'could not open file "{path}" for reading: {e.strerror}') from e
         tag = sink.finish_in_txn()
         return Result(tag=tag)
 
@@ -323,7 +323,7 @@ class CopySink:
             if self.pending_bytes >= DECODE_SLAB:
                 self._decode_pending()
         except PgError as e:
-            raise self._context(e)
+            raise self._context(e) from e
 
     def _decode_pending(self) -> None:
         self.pending.insert(0, self.buf)
@@ -424,7 +424,7 @@ class CopySink:
         try:
             self._flush_tail()
         except PgError as e:
-            raise self._context(e)
+            raise self._context(e) from e
         if self.rel.kind == "f":
             # every slab was decoded and validated before anything is delivered
             total = self.rows

@@ -40,7 +40,6 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
-    w0 = words[0] if words else ""
     stmt = _utility(session, text, words)
     if stmt is None:
         stmt, param_oids = _planned(session, sql, text, words, param_oids)
@@ -80,6 +79,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return TxnStmt("savepoint", unquote(text.split()[1].rstrip(";")), tag="SAVEPOINT")
     if w0 == "RELEASE":
         m = re.match(r"\s*release\s+(?:savepoint\s+)?(\S+)", text, re.I)
+        if m is None:
+            raise PgError(SYNTAX_ERROR, "syntax error at end of input")
         return TxnStmt("release", unquote(m.group(1).rstrip(";")), tag="RELEASE SAVEPOINT")
     if w0 == "SET":
         return parse_set(text)
@@ -122,6 +123,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return _Ckpt()
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
+        assert m is not None  # every group of the pattern may be empty
         opts = (m.group(1) or "").lower()
         body = m.group(4)
         analyze_ = "analyze" in opts and "analyze false" not in opts and "analyze off" not in opts
@@ -167,14 +169,11 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
-        stmt = QueryStmt(plan)
-        stmt.planner = planner
-        return stmt, planner.param_oids
+        return QueryStmt(plan), planner.param_oids
     if isinstance(tree, exp.Insert):
         return dml.InsertStmt.build(session, planner, tree), planner.param_oids
     if isinstance(tree, exp.Update):
         return dml.UpdateStmt.build(session, planner, tree), planner.param_oids
     if isinstance(tree, exp.Delete):
         return dml.DeleteStmt.build(session, planner, tree), planner.param_oids
-    stmt = ddl.build(session, planner, tree, text)
-    return stmt, planner.param_oids
+    return ddl.build(session, planner, tree, text), planner.param_oids

@@ -199,7 +199,6 @@ class InsertStmt(DMLStmt):
                 else:
                     parts.append(e.eval(one, ctx))
             if any(p is None for p in parts):
-                dflt = None
                 fixed = []
                 for p in parts:
                     if p is None:

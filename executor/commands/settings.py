@@ -58,8 +58,8 @@ class ShowStmt(Stmt):
 
 def parse_set(text: str) -> Stmt:
     m = re.match(r"\s*set\s+(session\s+|local\s+)?(.*?)\s*;?\s*$", text, re.I | re.S)
+    assert m is not None  # the dispatcher saw SET first; the rest may be empty
     rest = m.group(2)
-    local = bool(m.group(1) and m.group(1).strip().lower() == "local")
     low = rest.lower()
     if low.startswith("time zone"):
         v = rest[9:].strip()

@@ -77,7 +77,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
             elif k is not None and type(k).__name__ in ("CollateColumnConstraint",):
                 pass
-        if c_ref := [c for c in (cd.args.get("constraints") or []) if isinstance(c.args.get("kind"), exp.Reference)]:
+        if [c for c in (cd.args.get("constraints") or []) if isinstance(c.args.get("kind"), exp.Reference)]:
             pass
         out.append(ColumnDef(name, oid, typmod, not_null, default, identity, attnum=i + 1))
     return out, cons, seqs

@@ -42,7 +42,8 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
             if isinstance(p, exp.MaterializedProperty):
                 materialized = True
             elif isinstance(p, exp.Property):
-                options[str(p.this).lower()] = p.args.get("value").name if hasattr(p.args.get("value"), "name") else str(p.args.get("value"))
+                value = p.args.get("value")
+                options[str(p.this).lower()] = value.name if isinstance(value, exp.Expression) else str(value)
     if re.match(r"\s*create\s+materialized\s+view", text, re.I):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
