@@ -5,10 +5,11 @@ slot; this module fills it, since printing needs the SQL front end."""
 from __future__ import annotations
 
 import sqlglot
+from sqlglot import exp
+
 from splitstream.catalog import system
 from splitstream.catalog import types as sqltypes
 from splitstream.protocol import oids as type_oids
-from sqlglot import exp
 
 from .binder import datatype_to_oid, func_args, func_name
 from .dialect import DIALECT

@@ -18,13 +18,14 @@ import re
 from typing import Any
 
 import sqlglot
-from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 from sqlglot import exp
 from sqlglot.dialects.postgres import Postgres
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.generators.postgres import PostgresGenerator
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
+
+from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 _POSTGRES_DATE_PART = PostgresParser.FUNCTION_PARSERS["DATE_PART"]
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
@@ -142,7 +143,6 @@ def _pad_params(sql: str) -> str:
     return "".join(out)
 
 
-
 def parse_one(sql: str) -> exp.Expr:
     sql = _pad_params(sql)
     try:
@@ -157,9 +157,7 @@ def parse_one(sql: str) -> exp.Expr:
     return statements[0]
 
 
-
 _COMMA_PAREN = re.compile(r",\s*\)")
-
 
 
 def _refuse_trailing_comma(sql: str) -> None:
@@ -168,7 +166,6 @@ def _refuse_trailing_comma(sql: str) -> None:
     for a, b in zip(toks, toks[1:]):
         if a.token_type == TokenType.COMMA and b.token_type == TokenType.R_PAREN:
             raise PgError(SYNTAX_ERROR, 'syntax error at or near ")"', position=b.start + 1)
-
 
 
 def syntax_error(sql: str, e: Exception) -> PgError:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids

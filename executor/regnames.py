@@ -3,6 +3,7 @@ resolved against the catalog, as PostgreSQL's regclassout & co. do."""
 from __future__ import annotations
 
 import numpy as np
+
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids

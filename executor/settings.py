@@ -81,7 +81,6 @@ DEFAULT_SETTINGS = {
 }
 
 
-
 REPORTED = frozenset(REPORTED_PARAMETERS)
 #: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
 DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}

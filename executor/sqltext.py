@@ -85,7 +85,6 @@ def unquote(name: str) -> str:
     return name.lower()
 
 
-
 def split_args(s: str) -> list[str]:
     buf: list[str] = []
     out, depth, q = [], 0, None

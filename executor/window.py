@@ -32,7 +32,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
     fn_node = node.this
     filt = None
     if isinstance(fn_node, exp.Filter):
-        filt = fn_node.expression.this
+        filt = fn_node.expression.this  # noqa: F841  known gap: FILTER is not applied to window functions yet
         fn_node = fn_node.this
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
@@ -282,7 +282,6 @@ class WindowOp(operators.Op):
             if kind == "GROUPS":
                 raise PgError(FEATURE_NOT_SUPPORTED, "GROUPS frames are not supported")
             # RANGE with offset: needs a single numeric order key
-            key = None
             raise PgError(FEATURE_NOT_SUPPORTED, "RANGE frames with an offset are not supported")
 
         lo = resolve(start, True)

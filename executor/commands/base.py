@@ -19,7 +19,6 @@ def columns_of(op: operators.Op) -> list[ResultColumn]:
     return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
 
 
-
 class Stmt:
     cacheable = True
     transaction_control = False
@@ -29,7 +28,6 @@ class Stmt:
 
     def run(self, session, ctx) -> Result:  # pragma: no cover
         raise NotImplementedError
-
 
 
 class QueryStmt(Stmt):
@@ -46,7 +44,6 @@ class QueryStmt(Stmt):
         return Result(tag=f"SELECT {batch.n}", columns=cols, batch=batch)
 
 
-
 class NoopStmt(Stmt):
     def __init__(self, tag: str, notice: str | None = None) -> None:
         self.tag, self.notice = tag, notice
@@ -56,7 +53,6 @@ class NoopStmt(Stmt):
         if self.notice:
             r.notices.append(Notice(self.notice))
         return r
-
 
 
 class EmptyStmt(Stmt):

@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 import sqlglot
+
 from splitstream.catalog import wal
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import copy as copyformat

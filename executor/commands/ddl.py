@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 from sqlglot import exp
+
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 
 from ..planner import Planner
 from .base import DDLStmt, Stmt

@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import re
 
+from sqlglot import exp
+
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
     SYNTAX_ERROR,
     PgError,
 )
-from sqlglot import exp
 
-from ..api import Prepared, Result, ResultColumn
+from ..api import Prepared, ResultColumn
 from ..dialect import parse_one
 from ..plan_facts import inline_insert, reusable_views, side_effect_free_query
 from ..planner import Planner
@@ -30,6 +31,7 @@ from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
+from .schemas import CheckpointStmt
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TxnStmt
@@ -115,12 +117,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 in ("VACUUM", "ANALYZE"):
         return NoopStmt(w0)
     if w0 == "CHECKPOINT":
-        class _Ckpt(Stmt):
-            def run(self, session, ctx):
-                session.db.checkpoint()
-                return Result(tag="CHECKPOINT")
-
-        return _Ckpt()
+        return CheckpointStmt()
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
         assert m is not None  # every group of the pattern may be empty

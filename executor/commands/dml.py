@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import sqlglot
+from sqlglot import exp
+
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import Relation
 from splitstream.catalog.vector import Batch, Col
@@ -26,7 +28,6 @@ from splitstream.protocol.errors import (
     PgError,
 )
 from splitstream.protocol.types import encode_text
-from sqlglot import exp
 
 from .. import expr, operators
 from ..api import Result, ResultColumn

@@ -2,6 +2,8 @@
 """
 from __future__ import annotations
 
+from sqlglot import exp
+
 from splitstream.catalog.objects import Relation
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
@@ -12,7 +14,6 @@ from splitstream.protocol.errors import (
     Notice,
     PgError,
 )
-from sqlglot import exp
 
 from ..binder import ident
 from .names import qual
@@ -31,7 +32,6 @@ def dependents(st, oid: int) -> list[Relation]:
         elif r.kind == "S" and r.owned_by and r.owned_by[0] == oid:
             out.append(r)
     return out
-
 
 
 def drop(session, ctx, planner, tree: exp.Drop, text):
@@ -97,7 +97,6 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
     return [n for n in notices if n]
 
 
-
 def all_dependents(st, oid, seen=None) -> list[Relation]:
     seen = seen if seen is not None else set()
     out = []
@@ -110,7 +109,6 @@ def all_dependents(st, oid, seen=None) -> list[Relation]:
     return out
 
 
-
 def cascade_notice(rels, schema):
     if not rels:
         return None
@@ -121,15 +119,12 @@ def cascade_notice(rels, schema):
                   detail="\n".join(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels))
 
 
-
 def kind_word(r) -> str:
     return {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}.get(r.kind, "relation")
 
 
-
 def kind_article(r) -> str:
     return {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}.get(r.kind, "a relation")
-
 
 
 def drop_relation(session, ctx, rel):

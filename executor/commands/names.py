@@ -2,8 +2,9 @@
 and the check that a name is free."""
 from __future__ import annotations
 
-from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
 from sqlglot import exp
+
+from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
 
 from ..binder import ident
 
@@ -13,13 +14,11 @@ def qual(table: exp.Table) -> tuple[str | None, str]:
     return schema, ident(table.this)
 
 
-
 def target_schema(planner, schema: str | None, st) -> str:
     s = schema or planner.search_path()[0]
     if s not in st.schemas:
         raise PgError(INVALID_SCHEMA_NAME, f'schema "{s}" does not exist')
     return s
-
 
 
 def name_taken(st, schema: str, name: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlglot
+
 from splitstream.catalog.vector import Batch
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_PREPARED_STATEMENT, INVALID_SQL_STATEMENT_NAME, SYNTAX_ERROR, PgError
@@ -26,7 +27,6 @@ class PrepareStmt(Stmt):
         oids = [parse_type_name(t)[0] for t in self.types]
         session.sql_prepared[self.name] = session.prepare(self.body, oids)
         return Result(tag="PREPARE")
-
 
 
 class ExecuteStmt(Stmt):
@@ -54,7 +54,6 @@ class ExecuteStmt(Stmt):
         inner_ctx.params = vals
         inner_ctx.param_oids = p.param_oids
         return p.handle.run(session, inner_ctx)
-
 
 
 class DeallocateStmt(Stmt):

@@ -56,7 +56,6 @@ class CreateRoleStmt(Stmt):
         return Result(tag="CREATE ROLE")
 
 
-
 def _stored_password(ctx, role: str, password: str) -> str:
     """What PostgreSQL stores for PASSWORD '...': a given hash as is, else a SCRAM verifier
     or (SET password_encryption = 'md5') an md5 hash."""
@@ -66,7 +65,6 @@ def _stored_password(ctx, role: str, password: str) -> str:
     if ctx.setting("password_encryption", "scram-sha-256").lower() == "md5":
         return make_md5_hash(password, role)
     return make_scram_verifier(password)
-
 
 
 class DropRoleStmt(Stmt):

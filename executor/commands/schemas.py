@@ -1,13 +1,17 @@
-"""CREATE SCHEMA, CREATE SEQUENCE and COMMENT ON.
+"""CREATE SCHEMA, CREATE SEQUENCE, COMMENT ON and CHECKPOINT: the small commands
+with no family of their own.
 """
 from __future__ import annotations
 
-from splitstream.catalog.objects import Relation, Schema
-from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
 from sqlglot import exp
 
+from splitstream.catalog.objects import Relation, Schema
+from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
+
+from ..api import Result
 from ..binder import ident
 from ..dialect import DIALECT
+from .base import Stmt
 from .names import qual, target_schema
 
 
@@ -21,7 +25,6 @@ def create_schema(session, ctx, planner, tree, text):
         raise PgError(DUPLICATE_SCHEMA, f'schema "{name}" already exists')
     ctx.txn.apply(("schema", Schema(ctx.txn.new_oid(), name)))
     return []
-
 
 
 def create_sequence(session, ctx, planner, tree, text):
@@ -52,7 +55,6 @@ def create_sequence(session, ctx, planner, tree, text):
     return []
 
 
-
 def comment(session, ctx, planner, tree, text):
     kind = str(tree.args.get("kind")).lower()
     value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
@@ -75,3 +77,9 @@ def comment(session, ctx, planner, tree, text):
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
     ctx.txn.apply(("rel", rel.with_(comment=value)))
     return []
+
+
+class CheckpointStmt(Stmt):
+    def run(self, session, ctx):
+        session.db.checkpoint()
+        return Result(tag="CHECKPOINT")

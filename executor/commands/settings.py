@@ -25,7 +25,6 @@ class SetStmt(Stmt):
         return Result(tag="SET" if self.value is not None or True else "RESET", parameter_status=changed)
 
 
-
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
         if self.name == "all":
@@ -35,7 +34,6 @@ class ResetStmt(SetStmt):
                     changed.update(session.set_setting(k, None))
             return Result(tag="RESET", parameter_status=changed)
         return Result(tag="RESET", parameter_status=session.set_setting(self.name, None))
-
 
 
 class ShowStmt(Stmt):
@@ -53,7 +51,6 @@ class ShowStmt(Stmt):
 
         return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], type_oids.TEXT)],
                       batch=Batch([Col.from_pylist([v], type_oids.TEXT)], 1))
-
 
 
 def parse_set(text: str) -> Stmt:
@@ -80,7 +77,6 @@ def parse_set(text: str) -> Stmt:
     if v.lower() == "default":
         return SetStmt(name, None)
     return SetStmt(name, _setval(v))
-
 
 
 def _setval(v: str) -> str:

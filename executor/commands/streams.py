@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from sqlglot import exp
+
 from splitstream.catalog.objects import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
@@ -18,7 +20,6 @@ from splitstream.protocol.errors import (
     Notice,
     PgError,
 )
-from sqlglot import exp
 
 from ..api import Result
 from ..dialect import parse_one
@@ -31,9 +32,7 @@ from .tables import alter_table, column_defs
 STREAM_SERVERS = ("stream", "pipelinedb")
 
 
-
 DEFAULT_STREAM_CAPACITY = 1 << 20
-
 
 
 class CreateStreamStmt(Stmt):
@@ -90,7 +89,6 @@ class CreateStreamStmt(Stmt):
         return Result(tag=self.tag)
 
 
-
 def create_server(text: str) -> Stmt:
     m = re.match(r"\s*create\s+server\s+(if\s+not\s+exists\s+)?(\"?\w+\"?)", text, re.I)
     name = m.group(2).strip('"').lower() if m else ""
@@ -103,7 +101,6 @@ def create_server(text: str) -> Stmt:
             raise PgError(FEATURE_NOT_SUPPORTED, "foreign servers other than the stream server are not supported")
 
     return _S()
-
 
 
 def foreign_table_ddl(text: str, words: list[str]) -> Stmt:

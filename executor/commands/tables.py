@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from sqlglot import exp
+
 from splitstream.catalog import types as sqltypes
 from splitstream.catalog.objects import ColumnDef, Constraint, Relation
 from splitstream.catalog.vector import Col
@@ -23,7 +25,6 @@ from splitstream.protocol.errors import (
     Notice,
     PgError,
 )
-from sqlglot import exp
 
 from .. import operators
 from ..binder import datatype_to_oid, ident

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 
+from sqlglot import exp
+
 from splitstream.catalog.objects import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, Notice, PgError
-from sqlglot import exp
 
 from ..binder import ident
 from ..dialect import DIALECT
