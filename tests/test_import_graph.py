@@ -27,8 +27,9 @@ REPO = Path(__file__).resolve().parent.parent
 ROOMS = ("protocol", "server", "catalog", "executor", "connectors")
 PACKAGE = "splitstream"
 MAX_CYCLE = 3
-# The Spark connector's and COPY's optional packages (the spark extra, pyarrow).
-OPTIONAL_DEPENDENCIES = ("pyspark", "duckdb", "pyarrow", "psycopg", "pandas")
+# The Spark connector's and COPY's optional packages (the spark extra, pyarrow), and
+# uvloop, which the server uses when installed.
+OPTIONAL_DEPENDENCIES = ("pyspark", "duckdb", "pyarrow", "psycopg", "pandas", "uvloop")
 OPTIONAL_MARK = "optional dependency"
 
 # What each room may import of the project, as module-name prefixes
@@ -55,18 +56,9 @@ PENDING_CYCLES: dict[frozenset[str], str] = {
                "splitstream.executor.llvm.runtime", "splitstream.executor.operators"}):
         "item 3: backends behind one interface, operators never import llvm/ (the [llvm hook] sites)",
 }
-PENDING_CROSSINGS: dict[tuple[str, str], str] = {
-    ("splitstream.server.connection", "splitstream.executor.context"): "item 5: the server uses the typed engine API only",
-    ("splitstream.server.session", "splitstream.executor.context"): "item 5: the server uses the typed engine API only",
-    ("splitstream.server.listener", "splitstream.executor.engine"): "item 5: the engine factory comes from the command line",
-}
+PENDING_CROSSINGS: dict[tuple[str, str], str] = {}
 _LLVM = "item 3: the LLVM backend's [llvm hook] sites and lazy llvmlite loading"
 PENDING_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
-    ("splitstream.server.cli", "uvloop"): "item 5 (server room): uvloop is optional there, inside try",
-    ("splitstream.server.cli", "splitstream.server.tls"): "item 5 (server room)",
-    ("splitstream.server.cli", "splitstream.server.listener"): "item 5 (server room)",
-    ("splitstream.server.listener", "splitstream.executor.engine"): "item 5: the engine factory comes from the command line",
-    ("splitstream.server.params", "zoneinfo"): "item 5 (server room)",
     ("splitstream.executor.commands.explain", "splitstream.executor.llvm.explain"): _LLVM,
     ("splitstream.executor.expr", "splitstream.executor.operators"): _LLVM,
     ("splitstream.executor.llvm.analyze", "splitstream.catalog.types"): _LLVM,
