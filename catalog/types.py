@@ -178,7 +178,7 @@ def column_from_values(values: list, oid: int) -> "Col":
     try:
         arr = np.array(values, dtype=d)
     except OverflowError:
-        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range")
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range") from None
     if d.kind == "i" and n:
         # numpy 2 already refuses Python ints outside the dtype; a vectorised
         # range check finds the rest (oid is int64 but 0..2**32-1) without a
@@ -272,8 +272,6 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     src = col.oid
     if src == target and typmod < 0:
         return col
-    n = len(col)
-    valid = col.valid_mask()
     if target in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and not is_string(src):
         vals = col.to_pylist()
         out = [None if v is None else (("true" if v else "false") if src == type_oids.BOOL else _text_out(src, v)) for v in vals]
