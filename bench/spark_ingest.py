@@ -5,7 +5,7 @@ with a grouped continuous view of at most 10,000 groups:
 
 1. ``jdbc``      -- ``df.write.jdbc`` through pgjdbc with default settings (Spark's
                     batchsize 1000, one prepared INSERT executed per row; the server
-                    coalesces each batch's Executes up to Sync, executor/coalesce.py);
+                    coalesces each batch's Executes up to Sync, executor/insert_batching.py);
                     ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
 2. ``copy``      -- ``connectors.spark.write`` (binary COPY from the executors);
 3. ``pushdown``  -- ``connectors.spark.write(..., pushdown=True)``: executors

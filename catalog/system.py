@@ -13,7 +13,7 @@ from typing import Callable
 from splitstream.protocol import oids as type_oids
 
 from . import types as sqltypes
-from .definitions import constraint_oid, index_def
+from .definition_text import constraint_oid, index_def
 from .vector import Batch, Col
 
 REGISTRY: dict[tuple[str, str], "VirtualTable"] = {}

@@ -14,9 +14,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import (
     CANNOT_COERCE, DATATYPE_MISMATCH, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
 )
+
+# vector imports this module too: its Col is looked up at call time (vector.Col).
+from . import vector
 
 if TYPE_CHECKING:
     from .vector import Col
@@ -152,7 +156,7 @@ def _to_dt64(v, oid: int):
 
 def column_from_values(values: list, oid: int) -> "Col":
     """Build a column from Python values (None = NULL)."""
-    from .vector import Col
+    Col = vector.Col
 
     n = len(values)
     nulls = np.fromiter((v is None for v in values), dtype=bool, count=n)
@@ -174,7 +178,7 @@ def column_from_values(values: list, oid: int) -> "Col":
     try:
         arr = np.array(values, dtype=d)
     except OverflowError:
-        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range")
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(oid)} out of range") from None
     if d.kind == "i" and n:
         # numpy 2 already refuses Python ints outside the dtype; a vectorised
         # range check finds the rest (oid is int64 but 0..2**32-1) without a
@@ -253,27 +257,21 @@ def arith_type(op: str, a: int, b: int) -> int:
 # ----------------------------------------------------------------- casts
 
 def _text_in(oid: int, s: str):
-    from splitstream.protocol import types as wiretypes
-
     return wiretypes.decode_text(oid, s)
 
 
 def _text_out(oid: int, v) -> str:
-    from splitstream.protocol import types as wiretypes
-
     r = wiretypes.encode_text(oid, v)
     return r.decode("utf-8") if isinstance(r, bytes) else r
 
 
 def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -> "Col":
     """Convert a whole column, raising PostgreSQL's errors for bad values."""
-    from .vector import Col
+    Col = vector.Col
 
     src = col.oid
     if src == target and typmod < 0:
         return col
-    n = len(col)
-    valid = col.valid_mask()
     if target in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and not is_string(src):
         vals = col.to_pylist()
         out = [None if v is None else (("true" if v else "false") if src == type_oids.BOOL else _text_out(src, v)) for v in vals]
@@ -324,7 +322,7 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
 
 
 def _cast_number(col: "Col", target: int) -> "Col":
-    from .vector import Col
+    Col = vector.Col
 
     src = col.oid
     data = col.data
@@ -376,7 +374,7 @@ def _cast_number(col: "Col", target: int) -> "Col":
 
 def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
     """varchar(n)/char(n) length and numeric(p,s) rounding."""
-    from .vector import Col
+    Col = vector.Col
 
     if typmod < 0:
         return col
@@ -410,7 +408,7 @@ def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":
 
     Work per value is a len() call; only values that need changing are
     touched individually."""
-    from .vector import Col
+    Col = vector.Col
 
     vals = col.data.tolist()
     nulls = col.nulls

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import types as sqltypes
+import decimal
+import weakref
 
 
 class Col:
@@ -191,8 +193,6 @@ FIXED_LIMIT = 2 ** 62
 
 
 def fixed_to_decimals(fx: np.ndarray, scale: int, nulls: np.ndarray | None) -> np.ndarray:
-    import decimal
-
     out = np.empty(len(fx), dtype=object)
     if scale == 0:
         out[:] = [decimal.Decimal(v) for v in fx.tolist()]
@@ -225,7 +225,6 @@ def fixed_view(col: Col, scale: int | None = None, precision: int | None = None)
     hit = _FIXED_CACHE.get(key)
     if hit is not None and hit[0]() is data and hit[1] == scale:
         return FixedCol(hit[2], scale, col.nulls, data)
-    import weakref
 
     try:
         if col.nulls is not None:

@@ -21,6 +21,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
 from .expr import _factorize_objects, fixed_avg, numeric_op
+from collections import Counter
 
 _NULL_KEY = object()
 
@@ -785,8 +786,6 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         a, b = float(s[lo]), float(s[hi])
         return a + (b - a) * (pos - lo)
     if fn == "mode":
-        from collections import Counter
-
         return Counter(vals).most_common(1)[0][0]
     raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
 

@@ -103,7 +103,7 @@ class Prepared:
     #: may change with its inputs unchanged (see executor.plan_facts).
     reuse_views: tuple[int, ...] | None = None
     #: A parameterised ``INSERT ... VALUES`` into a plain table that the
-    #: extended protocol batches (executor.coalesce): with the writer lock free
+    #: extended protocol batches (executor.insert_batching): with the writer lock free
     #: and no WAL flush due, its Bind/Execute/Sync can finish without blocking.
     inline_write: bool = False
     #: Its row shape is known only when it runs (FETCH from a SQL cursor,

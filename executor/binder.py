@@ -24,7 +24,14 @@ from splitstream.protocol.errors import (
 
 from . import expr
 from . import functions
+from . import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
 from .aggregates import AGGREGATES
+from .dialect import DIALECT
+from splitstream.protocol.types import decode_text
+import zoneinfo
+import datetime as dt
+from sqlglot.dialects.postgres import Postgres
+from .regnames import reg_names
 
 
 @dataclass
@@ -87,7 +94,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
             raise PgError(UNDEFINED_OBJECT, f'type "{dt.this}" does not exist')
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
-        name = dt.args.get("kind") or dt.sql("postgres")
+        name = dt.args.get("kind") or dt.sql(DIALECT)
         oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -116,7 +123,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         if hasattr(DT, nm):
             m[getattr(DT, nm)] = type_oids.NUMERIC
     if t not in m:
-        name = dt.sql("postgres").lower()
+        name = dt.sql(DIALECT).lower()
         oid = sqltypes.oid_by_name(name)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -142,9 +149,9 @@ def parse_type_name(text: str) -> tuple[int, int]:
         return oid, -1
 
     try:
-        dt = exp.DataType.build(text, dialect="postgres")
+        dt = exp.DataType.build(text, dialect=DIALECT)
     except Exception:
-        raise PgError(UNDEFINED_OBJECT, f'type "{text}" does not exist')
+        raise PgError(UNDEFINED_OBJECT, f'type "{text}" does not exist') from None
     return datatype_to_oid(dt)
 
 
@@ -229,7 +236,7 @@ class ExprBinder:
             return self.b_agg(node)
         if isinstance(node, exp.Func):
             return self.b_func(node)
-        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql('postgres')[:80]}")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
 
     def b_Paren(self, n):
         return self.bind(n.this)
@@ -258,21 +265,21 @@ class ExprBinder:
     def b_Operator(self, n):
         """psql's OPERATOR(pg_catalog.op) form."""
         op = str(n.args.get("operator") or "").split(".")[-1].strip()
-        l, r = n.this, n.expression
+        left, right = n.this, n.expression
         if op in ("~", "~*", "!~", "!~*"):
-            a = self.bind(l)
-            p = self.p.coerce(self.bind(r), type_oids.TEXT)
+            a = self.bind(left)
+            p = self.p.coerce(self.bind(right), type_oids.TEXT)
             if a.oid == type_oids.UNKNOWN:
                 a = self.p.coerce(a, type_oids.TEXT)
             return expr.Like(a, p, ilike="*" in op, regex=True, negate=op.startswith("!"))
         if op in ("~~", "~~*", "!~~", "!~~*"):
-            a = self.p.coerce(self.bind(l), type_oids.TEXT)
-            return expr.Like(a, self.p.coerce(self.bind(r), type_oids.TEXT), ilike="*" in op, negate=op.startswith("!"))
+            a = self.p.coerce(self.bind(left), type_oids.TEXT)
+            return expr.Like(a, self.p.coerce(self.bind(right), type_oids.TEXT), ilike="*" in op, negate=op.startswith("!"))
         if op in ("=", "<>", "!=", "<", "<=", ">", ">="):
-            a, b = self.p.unify(self.bind(l), self.bind(r), "comparison")
+            a, b = self.p.unify(self.bind(left), self.bind(right), "comparison")
             return expr.Compare("<>" if op == "!=" else op, a, b)
         if op in ("+", "-", "*", "/", "%"):
-            return self.p.arith(op, self.bind(l), self.bind(r))
+            return self.p.arith(op, self.bind(left), self.bind(right))
         raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
 
     def b_Collate(self, n):
@@ -286,7 +293,6 @@ class ExprBinder:
             # schema-qualified function call: pg_catalog.f(...)
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
-        parts = [p for p in n.flatten()] if hasattr(n, "flatten") else []
         col = ident(n.expression)
         table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
         return self.resolve(col, table, n)
@@ -333,7 +339,7 @@ class ExprBinder:
             oid = sqltypes.int_literal_oid(v)
             return expr.Const(decimal.Decimal(v) if oid == type_oids.NUMERIC else v, oid)
         except (ValueError, decimal.InvalidOperation):
-            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{s}"')
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{s}"') from None
 
     def b_Boolean(self, n):
         return expr.Const(bool(n.this), type_oids.BOOL)
@@ -351,8 +357,6 @@ class ExprBinder:
         raise PgError(SYNTAX_ERROR, "syntax error at or near \"?\"")
 
     def b_Interval(self, n: exp.Interval):
-        from splitstream.protocol.types import decode_text
-
         text = n.this.this if isinstance(n.this, exp.Literal) else n.this.sql()
         unit = n.args.get("unit")
         if unit is not None:
@@ -373,14 +377,14 @@ class ExprBinder:
 
         def impl(cols, nrows, ctx):
             lists = [c.to_pylist() for c in cols]
-            return Col.from_pylist([[l[i] for l in lists] for i in range(nrows)], aoid)
+            return Col.from_pylist([[column[i] for column in lists] for i in range(nrows)], aoid)
 
         return expr.Func("array", impl, items, aoid)
 
     # ----------------------------------------------------------- operators
     def _arith(self, op, n):
-        l, r = self.bind(n.this), self.bind(n.expression)
-        return self.p.arith(op, l, r)
+        left, right = self.bind(n.this), self.bind(n.expression)
+        return self.p.arith(op, left, right)
 
     def b_Add(self, n):
         return self._arith("+", n)
@@ -417,9 +421,9 @@ class ExprBinder:
         return expr.Neg(a)
 
     def b_DPipe(self, n):
-        l, r = self.bind(n.this), self.bind(n.expression)
-        if l.oid in type_oids.ELEMENT_OF or r.oid in type_oids.ELEMENT_OF:
-            aoid = l.oid if l.oid in type_oids.ELEMENT_OF else r.oid
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if left.oid in type_oids.ELEMENT_OF or right.oid in type_oids.ELEMENT_OF:
+            aoid = left.oid if left.oid in type_oids.ELEMENT_OF else right.oid
 
             def impl(cols, nrows, ctx):
                 a, b = cols[0].to_pylist(), cols[1].to_pylist()
@@ -430,9 +434,9 @@ class ExprBinder:
                     out.append(xs + ys)
                 return Col.from_pylist(out, aoid)
 
-            return expr.Func("array_cat", impl, [l, r], aoid)
-        if l.oid in (type_oids.JSONB,) and r.oid in (type_oids.JSONB, type_oids.UNKNOWN):
-            r = self.p.coerce(r, type_oids.JSONB)
+            return expr.Func("array_cat", impl, [left, right], aoid)
+        if left.oid in (type_oids.JSONB,) and right.oid in (type_oids.JSONB, type_oids.UNKNOWN):
+            right = self.p.coerce(right, type_oids.JSONB)
 
             def jimpl(cols, nrows, ctx):
                 out = []
@@ -446,17 +450,16 @@ class ExprBinder:
                         res = a
                     else:
                         res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
-                    from splitstream.protocol.types import decode_text
 
                     out.append(decode_text(type_oids.JSONB, json.dumps(res)))
                 return Col.from_pylist(out, type_oids.JSONB)
 
-            return expr.Func("jsonb_concat", jimpl, [l, r], type_oids.JSONB)
-        if l.oid == type_oids.UNKNOWN:
-            l = self.p.coerce(l, type_oids.TEXT)
-        if r.oid == type_oids.UNKNOWN:
-            r = self.p.coerce(r, type_oids.TEXT)
-        return expr.Concat(l, r)
+            return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
+        if left.oid == type_oids.UNKNOWN:
+            left = self.p.coerce(left, type_oids.TEXT)
+        if right.oid == type_oids.UNKNOWN:
+            right = self.p.coerce(right, type_oids.TEXT)
+        return expr.Concat(left, right)
 
     def _cmp(self, op, n):
         rhs = n.expression
@@ -464,11 +467,11 @@ class ExprBinder:
             rhs = exp.All(this=rhs.expressions[0])  # sqlglot reads ALL(array) as a function call
         if isinstance(rhs, (exp.Any, exp.All)):
             return self._any_all(op, n.this, rhs)
-        l, r = self.bind(n.this), self.bind(rhs)
-        l, r = self.p.unify(l, r, "comparison")
-        if l.oid == type_oids.BPCHAR and r.oid == type_oids.BPCHAR:
-            l, r = bpchar_operands(op, l, r)
-        return expr.Compare(op, l, r)
+        left, right = self.bind(n.this), self.bind(rhs)
+        left, right = self.p.unify(left, right, "comparison")
+        if left.oid == type_oids.BPCHAR and right.oid == type_oids.BPCHAR:
+            left, right = bpchar_operands(op, left, right)
+        return expr.Compare(op, left, right)
 
     def b_EQ(self, n):
         return self._cmp("=", n)
@@ -489,12 +492,12 @@ class ExprBinder:
         return self._cmp("<=", n)
 
     def b_NullSafeEQ(self, n):
-        l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(l, r, negate=True)
+        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return expr.IsDistinct(left, right, negate=True)
 
     def b_NullSafeNEQ(self, n):
-        l, r = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(l, r, negate=False)
+        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return expr.IsDistinct(left, right, negate=False)
 
     def _any_all(self, op, left, node):
         kind = "any" if isinstance(node, exp.Any) else "all"
@@ -545,8 +548,8 @@ class ExprBinder:
         return expr.Or([self.p.coerce(self.bind(n.this), type_oids.BOOL), self.p.coerce(self.bind(n.expression), type_oids.BOOL)])
 
     def b_Xor(self, n):
-        l, r = self.bind(n.this), self.bind(n.expression)
-        return expr.Compare("<>", self.p.coerce(l, type_oids.BOOL), self.p.coerce(r, type_oids.BOOL))
+        left, right = self.bind(n.this), self.bind(n.expression)
+        return expr.Compare("<>", self.p.coerce(left, type_oids.BOOL), self.p.coerce(right, type_oids.BOOL))
 
     def b_Not(self, n):
         return expr.Not(self.p.coerce(self.bind(n.this), type_oids.BOOL))
@@ -644,19 +647,19 @@ class ExprBinder:
         for if_ in n.args.get("ifs") or []:
             cond = if_.this
             if subject is not None:
-                l, r = self.p.unify(self.bind(subject), self.bind(cond), "CASE")
-                c = expr.Compare("=", l, r)
+                left, right = self.p.unify(self.bind(subject), self.bind(cond), "CASE")
+                c = expr.Compare("=", left, right)
             else:
                 c = self.p.coerce(self.bind(cond), type_oids.BOOL)
             whens.append(c)
             results.append(self.bind(if_.args["true"]))
         default = self.bind(n.args["default"]) if n.args.get("default") is not None else None
         t = type_oids.UNKNOWN
-        for r in results + ([default] if default is not None else []):
-            t = r.oid if t == type_oids.UNKNOWN else (sqltypes.common_type(t, r.oid, "CASE") if r.oid != type_oids.UNKNOWN else t)
+        for result in results + ([default] if default is not None else []):
+            t = result.oid if t == type_oids.UNKNOWN else (sqltypes.common_type(t, result.oid, "CASE") if result.oid != type_oids.UNKNOWN else t)
         if t == type_oids.UNKNOWN:
             t = type_oids.TEXT
-        results = [self.p.coerce(r, t) for r in results]
+        results = [self.p.coerce(result, t) for result in results]
         if default is not None:
             default = self.p.coerce(default, t)
         return expr.Case(list(zip(whens, results)), default, t)
@@ -703,9 +706,7 @@ class ExprBinder:
         if a.oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and sqltypes.is_string(oid):
             # 'x'::regclass::text is the name, as regclass prints
             def reg_out(cols, n, ctx):
-                from .statement import _reg_names
-
-                c = _reg_names(cols[0], ctx)
+                c = reg_names(cols[0], ctx)
                 return Col.from_pylist(c.to_pylist(), type_oids.TEXT)
 
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)
@@ -735,8 +736,6 @@ class ExprBinder:
     def b_AtTimeZone(self, n):
         a = self.bind(n.this)
         zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
-        import zoneinfo
-        import datetime as dt
 
         out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
         if a.oid == type_oids.UNKNOWN:
@@ -823,7 +822,6 @@ class ExprBinder:
             a = self.p.coerce(a, type_oids.JSONB)
         path = self.p.coerce(self.bind(n.expression), type_oids.ARRAY_OF[type_oids.TEXT])
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
-        from splitstream.protocol.types import decode_text
 
         def follow(doc, keys):
             v = json.loads(doc)
@@ -904,8 +902,6 @@ class ExprBinder:
         """to_char: sqlglot rewrote PostgreSQL's template to strftime; undo it."""
         fmt = n.args.get("format")
         if isinstance(fmt, exp.Literal) and fmt.is_string and "%" in fmt.this:
-            from sqlglot.dialects.postgres import Postgres
-
             inv = sorted(Postgres.INVERSE_TIME_MAPPING.items(), key=lambda kv: -len(kv[0]))
             text, out, i = fmt.this, [], 0
             while i < len(text):
@@ -931,7 +927,6 @@ class ExprBinder:
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
         if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, type_oids.JSONB)
-        from splitstream.protocol.types import decode_text
 
         def get(doc, k):
             if doc is None or k is None:
@@ -1010,10 +1005,8 @@ class ExprBinder:
 
     def b_agg(self, n):
         if self.agg_handler is None:
-            name = func_name(n.this if isinstance(n, (exp.Filter, exp.WithinGroup)) else n)
             raise PgError(GROUPING_ERROR, f"aggregate functions are not allowed in {self.context or 'this context'}"
-                          if self.context else "aggregate function calls cannot be nested" if False else
-                          "aggregate functions are not allowed here")
+                          if self.context else "aggregate functions are not allowed here")
         return self.agg_handler(n, self)
 
     def b_GroupConcat(self, n):
@@ -1089,20 +1082,20 @@ def _jsonb_contains(a, b) -> bool:
     return a == b and type(a) is type(b)
 
 
-def bpchar_operands(op: str, l: expr.Expr, r: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
+def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
     """char(n) compares without its trailing blanks.  Stored char(n) values are
     padded to n, so equality with a constant is an exact match against the
     constant padded to n (no per-row work); anything else compares the
     blank-stripped text."""
     if op in ("=", "<>"):
-        for a, b, swap in ((l, r, False), (r, l, True)):
+        for a, b, swap in ((left, right, False), (right, left, True)):
             if isinstance(b, expr.Const) and a.typmod >= 4 and isinstance(b.value, str):
                 v = b.value.rstrip(" ")
                 if len(v) <= a.typmod - 4:
                     v = v.ljust(a.typmod - 4)
                 c = expr.Const(v, type_oids.BPCHAR, a.typmod)
                 return (c, a) if swap else (a, c)
-    return expr.Cast(l, type_oids.TEXT, explicit=False), expr.Cast(r, type_oids.TEXT, explicit=False)
+    return expr.Cast(left, type_oids.TEXT, explicit=False), expr.Cast(right, type_oids.TEXT, explicit=False)
 
 
 def _similar_to_regex(p: str) -> str:

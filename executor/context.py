@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from splitstream.protocol.errors import PgError, QUERY_CANCELED, Notice
+import time
 
 from .api import SessionInfo
 
@@ -38,8 +39,6 @@ class ExecContext:
             s.cancel_event.clear()
             raise PgError(QUERY_CANCELED, "canceling statement due to user request")
         if s.deadline is not None:
-            import time
-
             if time.monotonic() > s.deadline:
                 s.deadline = None
                 raise PgError(QUERY_CANCELED, "canceling statement due to statement timeout")

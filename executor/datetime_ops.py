@@ -9,6 +9,8 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from . import expr
+from splitstream.protocol.types import Interval
+from splitstream.catalog.types import format_type
 
 _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
@@ -32,8 +34,6 @@ def _elementwise(fn, oid):
 
 
 def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
-    from splitstream.protocol.types import Interval
-
     lo, ro = left.oid, right.oid
     temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME)
     if lo not in temporal and ro not in temporal:
@@ -116,6 +116,4 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
 
 
 def planner_type(oid: int) -> str:
-    from splitstream.catalog.types import format_type
-
     return format_type(oid)

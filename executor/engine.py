@@ -18,46 +18,29 @@ from splitstream.catalog.database import Database, Transaction
 from splitstream.catalog.objects import Role
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
 
-from . import catalog_defs  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
+from . import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from . import operators
 from .api import Prepared, Result
-from .coalesce import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
+from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .plan_facts import OUTPUT_SETTINGS
+from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sqltext import split_statements
 from .stream.spark_ledger import KEY_SETTING
+from .settings import normalize_setting, parse_duration_ms
+from .stream.manager import StreamManager
+from .system_functions import ADVISORY, sequence_function
+from .commands.dispatch import analyze
 
 log = logging.getLogger("splitstream.executor")
-
-DEFAULT_SETTINGS = {
-    "server_version": "15.0", "server_version_num": "150000", "server_encoding": "UTF8", "client_encoding": "UTF8",
-    "datestyle": "ISO, MDY", "intervalstyle": "postgres", "timezone": "UTC", "standard_conforming_strings": "on",
-    "integer_datetimes": "on", "application_name": "", "search_path": '"$user", public', "statement_timeout": "0",
-    "lock_timeout": "0", "idle_in_transaction_session_timeout": "0", "extra_float_digits": "1",
-    "default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
-    "synchronous_commit": "on", "max_connections": "100", "stream_session_timeout": "100ms",
-    "executor_backend": "auto", "is_superuser": "on", "client_min_messages": "notice", "bytea_output": "hex",
-    "max_identifier_length": "63", "default_transaction_read_only": "off", "transaction_read_only": "off",
-    "work_mem": "4MB", "jit": "off", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C", "lc_time": "C",
-    "lc_collate": "C", "lc_ctype": "C", "block_size": "8192", "in_hot_standby": "off", "row_security": "on",
-    "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
-    "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
-    "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
-}
-REPORTED = frozenset(REPORTED_PARAMETERS)
-#: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
-DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}
 
 
 class Engine:
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
-        from .stream.manager import StreamManager
-
         self.db = Database(data_dir, fsync=fsync)
         self.streams = StreamManager(self)
         self.lock = threading.Lock()
@@ -83,8 +66,6 @@ class Engine:
 
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):
-        from .ddl import sequence_function
-
         return sequence_function(self, planner, name, args)
 
     def call_udf(self, planner, fn, args):
@@ -106,7 +87,6 @@ class Session:
         self.engine = engine
         self.db = engine.db
         self.info = info
-        from .settings import normalize_setting
 
         for k, v in list(info.settings.items()):
             # startup-packet settings get SET's validation; a bad one refuses the connection
@@ -119,7 +99,7 @@ class Session:
         self.sql_prepared: dict[str, Prepared] = {}
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
-        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (coalesce.py)
+        self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
 
     # ------------------------------------------------------------ status
     @property
@@ -137,8 +117,6 @@ class Session:
         self._drop_extended()
 
     def close(self) -> None:
-        from .catalog_funcs import ADVISORY
-
         ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
         self._drop_extended()
         if self.txn is not None:
@@ -221,7 +199,7 @@ class Session:
         in PostgreSQL, committed by :meth:`sync` (one WAL flush per batch).
         Consecutive Executes of one prepared INSERT are only recorded and
         delivered as one batch at Sync or before the next other statement
-        (see executor/coalesce.py)."""
+        (see executor/insert_batching.py)."""
         stmt = prepared.handle
         pending = self.pending
         last = pending[-1] if pending else None
@@ -286,8 +264,6 @@ class Session:
 
     # ------------------------------------------------------------ settings
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
-        from .settings import normalize_setting
-
         name = name.lower()
         if value is None:
             value = DEFAULT_SETTINGS.get(name, "")
@@ -323,7 +299,6 @@ class Session:
         hit = self.plan_cache.get(key)
         if hit is not None and hit[0] == state.ddl_version:
             return hit[1]
-        from .statement import analyze
 
         prepared = analyze(self, sql, list(param_oids))
         prepared.planned_under = under
@@ -398,7 +373,6 @@ def _ms(v: str) -> int:
     hit = _MS_CACHE.get(v)
     if hit is not None:
         return hit
-    from .settings import parse_duration_ms
 
     try:
         ms = parse_duration_ms(v)

@@ -21,6 +21,8 @@ from splitstream.protocol.errors import (
     DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
+import operator
+from .zoned_casts import cast_in_zone, zone_dependent
 
 
 class Expr:
@@ -146,8 +148,6 @@ class Cast(Expr):
         if self.zoned and ctx is not None:
             tz = ctx.setting("timezone", "UTC")
             if tz != "UTC":
-                from .zoned_casts import cast_in_zone
-
                 return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
         folded = folded_const(self, ctx)
         if folded is not None and batch.n > 1:
@@ -159,8 +159,6 @@ class Cast(Expr):
         """Evaluated in the session's TimeZone (never folded at plan time)."""
         z = self.__dict__.get("_zoned")
         if z is None:
-            from .zoned_casts import zone_dependent
-
             z = self._zoned = zone_dependent(self.arg.oid, self.oid)
         return z
 
@@ -967,7 +965,6 @@ def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
     path compiles backtracks on every ``%``).  None for ``_`` or escapes."""
     if "_" in pat or (escape and escape in pat):
         return None
-    import operator
 
     parts = pat.split("%")
     if len(parts) == 1:
@@ -1039,7 +1036,7 @@ class SubqueryExpr(Expr):
         return [self.arg] if self.arg is not None else []
 
     def _run(self, ctx):
-        from .operators import run_plan
+        from .operators import run_plan  # expr <-> operators: the operators/llvm knot (issue 13 item 3)
 
         return run_plan(self.plan, ctx)
 
@@ -1161,7 +1158,7 @@ _DICT_CACHE: dict[int, tuple] = {}
 def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64, first-seen order) and distinct values of a hashable object array."""
     try:
-        import pandas as pd  # type: ignore[import-untyped]  # optional (no stubs installed): its C hash table is ~5x the dict loop below
+        import pandas as pd  # type: ignore[import-untyped]  # optional dependency (no stubs installed): its C hash table is ~5x the dict loop below
     except ImportError:
         pd = None
     if pd is not None:

@@ -22,6 +22,9 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
+from splitstream.protocol.types import Interval
+import calendar
+import json
 
 
 Impl = Callable[[list[Col], int, object], Col]
@@ -56,7 +59,7 @@ def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
         lists = [c.to_pylist() for c in cols]
         out = []
         for i in range(n):
-            args = [l[i] for l in lists]
+            args = [column[i] for column in lists]
             if strict and any(a is None for a in args):
                 out.append(None)
             else:
@@ -165,7 +168,7 @@ scalar("substr|substring", type_oids.TEXT, lambda a: [type_oids.TEXT] + [type_oi
 @register("concat", type_oids.TEXT)
 def _concat(cols, n, ctx):
     lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
-    return Col.from_pylist(["".join(l[i] for l in lists if l[i] is not None) for i in range(n)], type_oids.TEXT)
+    return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
 @register("concat_ws", type_oids.TEXT)
@@ -174,7 +177,7 @@ def _concat_ws(cols, n, ctx):
     out = []
     for i in range(n):
         sep = lists[0][i]
-        out.append(None if sep is None else sep.join(l[i] for l in lists[1:] if l[i] is not None))
+        out.append(None if sep is None else sep.join(column[i] for column in lists[1:] if column[i] is not None))
     return Col.from_pylist(out, type_oids.TEXT)
 
 
@@ -310,7 +313,7 @@ def _power(x, y):
     try:
         return math.pow(x, y)
     except OverflowError:
-        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow") from None
 
 
 scalar("power|pow", type_oids.FLOAT8, _float_args)(_power)
@@ -412,7 +415,7 @@ def _greatest_least(pick):
         lists = [c.to_pylist() for c in cols]
         out = []
         for i in range(n):
-            vals = [l[i] for l in lists if l[i] is not None]
+            vals = [column[i] for column in lists if column[i] is not None]
             out.append(pick(vals) if vals else None)
         return Col.from_pylist(out, oid)
 
@@ -452,7 +455,6 @@ def _date_trunc(unit: str, v):
     is_date = type(v) is dt.date
     if is_date:
         v = dt.datetime(v.year, v.month, v.day)
-    tz = v.tzinfo
     if unit == "microseconds":
         r = v
     elif unit == "milliseconds":
@@ -508,8 +510,6 @@ def _date_trunc_impl(cols, n, ctx):
 
 
 def extract_field(field: str, v):
-    from splitstream.protocol.types import Interval
-
     f = field.lower()
     if isinstance(v, Interval):
         total_us = v.microseconds
@@ -630,9 +630,7 @@ register("date_part", type_oids.FLOAT8)(_date_part_impl)
 def _age(a, b=None):
     """PostgreSQL's age(): field-wise difference, borrowing days from the
     month of the earlier argument (timestamp_age in timestamp.c)."""
-    import calendar
 
-    from splitstream.protocol.types import Interval
 
     if b is None:
         b = a
@@ -670,7 +668,7 @@ def _make_date(y, m, d):
     try:
         return dt.date(y, m, d)
     except ValueError:
-        raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}")
+        raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}") from None
 
 
 scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
@@ -749,14 +747,10 @@ scalar("jsonb_pretty", type_oids.TEXT, None)(lambda j: __import__("json").dumps(
 
 
 def _jload(j):
-    import json
-
     return json.loads(j) if isinstance(j, str) else j
 
 
 def _to_json(v):
-    import json
-
     if isinstance(v, str):
         return json.dumps(v)
     if isinstance(v, bool) or v is None:
@@ -791,8 +785,3 @@ def lookup(name: str, arg_oids: list[int]) -> FuncDef:
                       hint="No function matches the given name and argument types. You might need to add explicit type casts.")
     return fd
 
-
-# -- catalog-aware functions (pg_get_userbyid, to_regtype, ...): see executor/catalog_funcs.py
-from .catalog_funcs import register_catalog_functions  # noqa: E402
-
-register_catalog_functions(register)

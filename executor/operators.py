@@ -873,7 +873,7 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         rank = {v: i for i, v in enumerate(uniq)}
         key = np.array([rank[v] if v is not None else 0 for v in vals], dtype=np.float64)
     elif d.dtype.kind == "M":
-        key = d.view(np.int64).astype(np.float64) if False else d.view(np.int64).astype(np.float64)
+        key = d.view(np.int64).astype(np.float64)
         if len(d) and np.abs(d.view(np.int64)).max() >= 2**53:
             _, inv = np.unique(d.view(np.int64), return_inverse=True)
             key = inv.astype(np.float64)

@@ -12,15 +12,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import expr
-from . import operators
+from . import expr, operators
+from .commands.base import QueryStmt
+from .insert_batching import coalescible
 
 log = logging.getLogger("splitstream.executor")
 
 
 def side_effect_free_query(handle: Any) -> bool:
     """True for a SELECT/VALUES plan that neither blocks nor writes."""
-    from .statement import QueryStmt
 
     if type(handle) is not QueryStmt:
         return False
@@ -33,10 +33,9 @@ def side_effect_free_query(handle: Any) -> bool:
 
 def inline_insert(handle: Any) -> bool:
     """True for a parameterised ``INSERT ... VALUES`` into a plain table that
-    the extended protocol batches until Sync (executor.coalesce): building and
+    the extended protocol batches until Sync (executor.insert_batching): building and
     appending its rows cannot block once the writer lock is held.  A stream
     is excluded: its rows feed continuous views, whose cost is unbounded."""
-    from .coalesce import coalescible
 
     try:
         return coalescible(handle) and getattr(handle.rel, "kind", "") == "r"
@@ -113,7 +112,6 @@ _MAX_NODES = 20000
 def reusable_views(handle: Any) -> tuple[int, ...] | None:
     """The continuous views a reusable query reads (possibly none), or None
     when its result may change without its inputs changing."""
-    from .statement import QueryStmt
 
     if type(handle) is not QueryStmt:
         return None

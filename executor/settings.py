@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import functools
 import re
+import zoneinfo
 
+from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
@@ -45,7 +47,6 @@ def normalize_setting(name: str, value: str) -> str:
         v = value.strip("'")
         if v.upper() in ("UTC", "GMT", "Z"):
             return "UTC" if v.upper() != "GMT" else "GMT"
-        import zoneinfo
 
         try:
             zoneinfo.ZoneInfo(v)
@@ -61,3 +62,25 @@ def normalize_setting(name: str, value: str) -> str:
     if name == "datestyle":
         return "ISO, MDY"
     return value
+
+
+DEFAULT_SETTINGS = {
+    "server_version": "15.0", "server_version_num": "150000", "server_encoding": "UTF8", "client_encoding": "UTF8",
+    "datestyle": "ISO, MDY", "intervalstyle": "postgres", "timezone": "UTC", "standard_conforming_strings": "on",
+    "integer_datetimes": "on", "application_name": "", "search_path": '"$user", public', "statement_timeout": "0",
+    "lock_timeout": "0", "idle_in_transaction_session_timeout": "0", "extra_float_digits": "1",
+    "default_transaction_isolation": "read committed", "transaction_isolation": "read committed",
+    "synchronous_commit": "on", "max_connections": "100", "stream_session_timeout": "100ms",
+    "executor_backend": "auto", "is_superuser": "on", "client_min_messages": "notice", "bytea_output": "hex",
+    "max_identifier_length": "63", "default_transaction_read_only": "off", "transaction_read_only": "off",
+    "work_mem": "4MB", "jit": "off", "lc_messages": "C", "lc_monetary": "C", "lc_numeric": "C", "lc_time": "C",
+    "lc_collate": "C", "lc_ctype": "C", "block_size": "8192", "in_hot_standby": "off", "row_security": "on",
+    "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
+    "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
+    "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
+}
+
+
+REPORTED = frozenset(REPORTED_PARAMETERS)
+#: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
+DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}

@@ -76,3 +76,35 @@ def strip_comments(sql: str) -> str:
 
 def first_words(sql: str, k: int = 3) -> list[str]:
     return [w.upper() for w in re.findall(r"[A-Za-z_]+", strip_comments(sql)[:200])[:k]]
+
+
+def unquote(name: str) -> str:
+    name = name.strip()
+    if name.startswith('"') and name.endswith('"'):
+        return name[1:-1].replace('""', '"')
+    return name.lower()
+
+
+def split_args(s: str) -> list[str]:
+    buf: list[str] = []
+    out, depth, q = [], 0, None
+    for ch in s:
+        if q:
+            buf.append(ch)
+            if ch == q:
+                q = None
+            continue
+        if ch in "'\"":
+            q = ch
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            out.append("".join(buf).strip())
+            buf = []
+            continue
+        buf.append(ch)
+    if "".join(buf).strip():
+        out.append("".join(buf).strip())
+    return out

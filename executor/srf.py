@@ -10,6 +10,12 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
 from . import operators
+import json
+from .datetime_ops import add_interval
+from . import expr, functions
+import re
+from .binder import ExprBinder, Scope
+from splitstream.protocol.types import decode_text
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
@@ -22,8 +28,6 @@ def _series(vals, oid):
     if start is None or stop is None or (len(vals) > 2 and step is None):
         return Col(np.zeros(0, np.int64), None, oid) if oid != type_oids.NUMERIC else Col.from_pylist([], oid)
     if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-        from .datetime_ops import add_interval
-
         if step is None:
             raise PgError(UNDEFINED_FUNCTION, "function generate_series(timestamp, timestamp) does not exist")
         out = []
@@ -54,7 +58,6 @@ def _series(vals, oid):
 
 def srf_impl(planner, name: str, args):
     """(fn(values, ctx) -> Batch with one column, result oid)."""
-    import json
 
     if name == "generate_series":
         t = type_oids.INT4
@@ -87,7 +90,6 @@ def srf_impl(planner, name: str, args):
 
         return fn2, et
     if name == "pg_partition_ancestors":  # no partitioning: a relation is its own only ancestor
-        from . import expr
 
         if args and isinstance(args[0], expr.Const) and isinstance(args[0].value, str):
             args[0] = expr.Const(planner.resolve_reg(type_oids.REGCLASS, args[0].value), type_oids.REGCLASS)
@@ -115,8 +117,6 @@ def srf_impl(planner, name: str, args):
         oid = type_oids.TEXT if text else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def fn3(vals, ctx):
-            from splitstream.protocol.types import decode_text
-
             v = json.loads(vals[0]) if vals[0] is not None else []
             out = [(x if isinstance(x, str) else json.dumps(x)) if text else decode_text(oid, json.dumps(x)) for x in v]
             c = Col.from_pylist(out, oid)
@@ -131,8 +131,6 @@ def srf_impl(planner, name: str, args):
 
         return fn4, type_oids.TEXT
     if name == "regexp_split_to_table":
-        import re
-
         def fn5(vals, ctx):
             c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], type_oids.TEXT)
             return Batch([c], len(c))
@@ -150,13 +148,9 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
 
         return operators.FunctionScan(name, opts, args, [operators.OutCol("option_name", type_oids.TEXT), operators.OutCol("option_value", type_oids.TEXT)])
     if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
-        import json
-
         voids = type_oids.TEXT if name.endswith("_text") else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def each(vals, ctx):
-            from splitstream.protocol.types import decode_text
-
             d = json.loads(vals[0]) if vals[0] is not None else {}
             ks = list(d.keys())
             vs = [(v if isinstance(v, str) else json.dumps(v)) if voids == type_oids.TEXT else decode_text(voids, json.dumps(v)) for v in d.values()]
@@ -165,10 +159,7 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
         out = [operators.OutCol(colaliases[0] if colaliases else "key", type_oids.TEXT), operators.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
         return operators.FunctionScan(name, each, args, out)
     if name not in SRF_NAMES:
-        from . import functions
-
         functions.lookup(name, [a.oid for a in args])  # 42883 for an unknown function
-        from .binder import ExprBinder, Scope
 
         b = ExprBinder(planner, Scope([]))
         e = b.call(name, args)

@@ -25,6 +25,7 @@ from .errors import (
     SYNTAX_ERROR,
     PgError,
 )
+from decimal import Decimal
 
 BINARY_SIGNATURE = b"PGCOPY\n\xff\r\n\x00"
 
@@ -403,12 +404,12 @@ class _Fallback(Exception):
 def preload() -> None:
     """Import the CSV decoder's pyarrow modules ahead of the first COPY, which
     would otherwise pay a second or more of imports while the client waits."""
-    import pyarrow.compute  # noqa: F401
-    import pyarrow.csv  # noqa: F401
+    import pyarrow.compute  # noqa: F401  (optional dependency)
+    import pyarrow.csv  # noqa: F401  (optional dependency)
 
 
 def _pa_type(oid: int, has_hex: bool) -> Any:
-    import pyarrow as pa
+    import pyarrow as pa  # optional dependency
 
     if oid in (wiretypes.INT2, wiretypes.INT4, wiretypes.INT8) and not has_hex:
         return {wiretypes.INT2: pa.int16(), wiretypes.INT4: pa.int32(), wiretypes.INT8: pa.int64()}[oid]
@@ -461,9 +462,9 @@ def _pyarrow_decode(data: bytes, options: CopyOptions, oids: Sequence[int], name
 
 def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], names: Sequence[str],
                        first_line: int, tz: str, direct_floats: bool) -> list[tuple[np.ndarray, np.ndarray | None]]:
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    import pyarrow.csv as pcsv
+    import pyarrow as pa  # optional dependency
+    import pyarrow.compute as pc  # optional dependency
+    import pyarrow.csv as pcsv  # optional dependency
 
     csv = options.format == "csv"
     # memchr for the rare 'x' first: searching "0x" directly stops at every '0' of numeric data
@@ -616,7 +617,6 @@ _PLAIN_ZERO = r"^\s*[+-]?(0+(\.0*)?|\.0+)([eE][+-]?[0-9]+)?\s*$"
 def _numeric_fast(col: Any, pc: Any) -> np.ndarray | None:
     """Plain decimal literals (no exponent, NaN or underscores) straight to
     Decimal: one vectorised syntax check instead of a regex per value."""
-    from decimal import Decimal
 
     ok = pc.match_substring_regex(col, _PLAIN_DECIMAL)
     if ok.null_count != len(col) and not pc.all(pc.fill_null(ok, True)).as_py():

@@ -42,6 +42,8 @@ from .errors import (
     UNDEFINED_OBJECT,
     PgError,
 )
+from fractions import Fraction
+from zoneinfo import ZoneInfo
 
 # --------------------------------------------------------------------------
 # Type table
@@ -293,13 +295,9 @@ def zone_of(tz: str) -> _dt.tzinfo:
         sign = -1 if m.group(1) != "-" else 1
         return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
     try:
-        from zoneinfo import ZoneInfo
-
         return ZoneInfo(tz)
     except Exception:
         try:
-            from zoneinfo import ZoneInfo
-
             for cand in (tz.title(), tz.upper()):
                 return ZoneInfo(cand)
         except Exception:
@@ -336,7 +334,6 @@ def _on_rounding_boundary(r: str, x: float, f32: bool) -> bool:
     parsing maps them back to x; PostgreSQL's Ryu never emits them, so we must
     not either.  Only possible for large magnitudes, where midpoints are short.
     """
-    from fractions import Fraction
 
     fx, fs = Fraction(x), Fraction(r)
     if fx == fs:
@@ -838,8 +835,6 @@ def _tz_offset(tzs: str, local: _dt.datetime, full: str, typ: str) -> _dt.timede
         off = _dt.timedelta(hours=int(m.group(3)), minutes=int(m.group(4) or 0), seconds=int(m.group(5) or 0))
         return off if m.group(2) == "+" else -off
     try:
-        from zoneinfo import ZoneInfo
-
         z = ZoneInfo(tzs)
     except Exception:
         raise PgError(INVALID_PARAMETER_VALUE, f'time zone "{tzs}" not recognized') from None

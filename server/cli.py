@@ -14,6 +14,7 @@ import sys
 from splitstream.executor.api import EngineFactory
 
 from .config import ServerConfig, is_loopback
+from .listener import run_server
 from .tls import make_server_context
 
 log = logging.getLogger("splitstream")
@@ -70,7 +71,7 @@ def parse_config(argv: list[str]) -> tuple[ServerConfig, str]:
 def install_uvloop() -> bool:
     """Use uvloop when installed: markedly lower per-message latency."""
     try:
-        import uvloop
+        import uvloop  # optional dependency: the server runs on asyncio's own loop without it
     except ImportError:
         return False
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
@@ -89,8 +90,6 @@ def main(engine_factory: EngineFactory, argv: list[str] | None = None) -> int:
         except (OSError, ValueError) as e:
             print(f"splitstream: cannot load TLS certificate/key: {e}", file=sys.stderr)
             return 2
-    from .listener import run_server
-
     try:
         return asyncio.run(run_server(cfg, engine_factory))
     except KeyboardInterrupt:  # pragma: no cover - signal arrived before handlers were set

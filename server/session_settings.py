@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import re
+from zoneinfo import ZoneInfo
 
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.messages import REPORTED_PARAMETERS
@@ -120,8 +121,6 @@ def _valid_timezone(tz: str) -> bool:
     if tz.upper() in ("UTC", "GMT", "Z", "ZULU") or re.fullmatch(r"[+-]?\d{1,2}(:?\d{2})?", tz.strip()):
         return True
     try:
-        from zoneinfo import ZoneInfo
-
         ZoneInfo(tz)
         return True
     except Exception:

@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import itertools
 import re
+import sys
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -20,6 +23,29 @@ import psycopg
 import pytest
 
 from tests.support.servers import Postgres15, SplitstreamServer, postgres15_available
+
+
+# -- one copy of each module ---------------------------------------------------
+
+ROOMS = ("protocol", "server", "catalog", "executor", "connectors")
+
+
+class BareRoomImports(importlib.abc.MetaPathFinder):
+    """Refuses ``import executor`` & co. for the whole test session.
+
+    The repository root is on sys.path, so a bare room name would import the
+    folder a second time beside ``splitstream.executor``: a monkeypatch of
+    "executor.copy.X" would then patch the duplicate and silently test nothing.
+    """
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+        if name.split(".")[0] in ROOMS:
+            raise ImportError(f"import splitstream.{name}, not {name}: the rooms exist only under splitstream")
+        return None
+
+
+if not any(isinstance(f, BareRoomImports) for f in sys.meta_path):
+    sys.meta_path.insert(0, BareRoomImports())
 
 MARKERS = {
     "slow": "long-running test; deselect with -m 'not slow'",

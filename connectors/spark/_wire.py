@@ -59,7 +59,7 @@ def qident(name: str) -> str:
 # ------------------------------------------------------------------ CSV
 
 def csv_bytes(table) -> bytes:
-    import pyarrow.csv as pacsv
+    import pyarrow.csv as pacsv  # optional dependency
 
     buf = io.BytesIO()
     pacsv.write_csv(table, buf, pacsv.WriteOptions(include_header=False, quoting_style="needed"))
@@ -75,7 +75,7 @@ _FIXED = {
 
 
 def binary_supported(table) -> bool:
-    import pyarrow as pa
+    import pyarrow as pa  # optional dependency
 
     for f in table.schema:
         t = f.type
@@ -89,7 +89,7 @@ def binary_supported(table) -> bool:
 
 def _column_fields(arr):
     """(per-row payload lengths, null mask, writer(buf, starts, valid))."""
-    import pyarrow as pa
+    import pyarrow as pa  # optional dependency
 
     arr = arr.combine_chunks() if hasattr(arr, "combine_chunks") else arr
     n = len(arr)
@@ -139,7 +139,7 @@ def _column_fields(arr):
 
 def _fixed_fast(table):
     """All columns fixed-width without NULLs: one structured array, no scatter."""
-    import pyarrow as pa
+    import pyarrow as pa  # optional dependency
 
     fields = [("n", ">i2")]
     values = []

@@ -62,7 +62,7 @@ class WriteResult:
 def describe(url: str, target: str, properties: dict | None = None) -> dict:
     """The server's description of ``target``: columns and, for a stream, the
     pipelines of its continuous views (``SELECT splitstream_pipeline(..)``)."""
-    import psycopg
+    import psycopg  # optional dependency
 
     with psycopg.connect(_wire.conninfo(url, properties), autocommit=True) as conn:
         row = conn.execute("SELECT splitstream_pipeline(%s)", (target,)).fetchone()
@@ -72,7 +72,7 @@ def describe(url: str, target: str, properties: dict | None = None) -> dict:
 
 def _prepare(df, desc: dict):
     """Select the DataFrame's columns that the target has, cast to its types."""
-    from pyspark.sql import functions as spark_functions
+    from pyspark.sql import functions as spark_functions  # optional dependency
 
     by_name = {c["name"]: c for c in desc["columns"]}
     lower = {c.lower(): c for c in df.columns}
@@ -93,9 +93,9 @@ def _prepare(df, desc: dict):
 
 def _copy_partition(cfg: dict, batches):
     """mapInArrow body: stream one partition's rows over COPY."""
-    import psycopg
-    import pyarrow as pa
-    from pyspark import TaskContext
+    import psycopg  # optional dependency
+    import pyarrow as pa  # optional dependency
+    from pyspark import TaskContext  # optional dependency
 
     ctx = TaskContext.get()
     part = ctx.partitionId() if ctx is not None else 0
@@ -171,9 +171,9 @@ def _send_copy(conn, sql: str, data: bytes, piece: int = 1 << 20) -> None:
 
 def _send_states(cfg: dict, batches):
     """mapInArrow body: ship one partition's group states to the server."""
-    import psycopg
-    import pyarrow as pa
-    from pyspark import TaskContext
+    import psycopg  # optional dependency
+    import pyarrow as pa  # optional dependency
+    from pyspark import TaskContext  # optional dependency
 
     ctx = TaskContext.get()
     part = ctx.partitionId() if ctx is not None else 0
@@ -223,7 +223,7 @@ def _collect(stats_df, result: WriteResult) -> WriteResult:
 
 
 def _ensure_ledger_table(conninfo: str) -> None:
-    import psycopg
+    import psycopg  # optional dependency
 
     with psycopg.connect(conninfo, autocommit=True) as conn:
         conn.execute(f"CREATE TABLE IF NOT EXISTS {LEDGER_TABLE} (batch_key text PRIMARY KEY, target text, "
@@ -242,7 +242,7 @@ def _write_rows(df, desc, cfg, result: WriteResult) -> WriteResult:
 
 
 def _write_pushdown(df, desc, cfg, result: WriteResult) -> WriteResult:
-    import pyspark.sql.types as spark_types
+    import pyspark.sql.types as spark_types  # optional dependency
 
     spark = df.sparkSession
     prepared, _ = _prepare(df, desc)
@@ -280,7 +280,7 @@ def _write_pushdown(df, desc, cfg, result: WriteResult) -> WriteResult:
 
 
 def _spark_type(name: str):
-    import pyspark.sql.types as spark_types
+    import pyspark.sql.types as spark_types  # optional dependency
 
     return {"boolean": spark_types.BooleanType(), "smallint": spark_types.ShortType(), "int": spark_types.IntegerType(),
             "bigint": spark_types.LongType(), "float": spark_types.FloatType(), "double": spark_types.DoubleType(),

@@ -112,7 +112,7 @@ class Info:
         return s
 
 
-class Prepared:
+class KernelInputs:
     """A post-prefix batch with its kernel inputs."""
 
     __slots__ = ("batch", "base", "keep", "present", "cols", "nulls", "empty")
@@ -237,9 +237,9 @@ class CompiledSink:
             self.info.state = "compiling in background"
 
     # ------------------------------------------------------------ running
-    def prepare(self, batch: Batch, ctx, run_prefix: bool) -> Prepared:
+    def prepare(self, batch: Batch, ctx, run_prefix: bool) -> KernelInputs:
         plan = self.plan
-        p = Prepared()
+        p = KernelInputs()
         p.empty = False
         if run_prefix:
             for op in plan.prefix_ops:
@@ -297,7 +297,7 @@ class CompiledSink:
             self.tables.append(t)
         return self.tables[k]
 
-    def run(self, p: Prepared, module) -> None:
+    def run(self, p: KernelInputs, module) -> None:
         """Apply a prepared batch with ``module`` (which must cover its NULLs)."""
         info = self.info
         info.backend = "llvm"
@@ -390,7 +390,7 @@ class CompiledSink:
         if self.force_variant != "generic":
             t.maybe_specialise(self.allow_specialise)
 
-    def _profile_first(self, p: Prepared, n: int) -> None:
+    def _profile_first(self, p: KernelInputs, n: int) -> None:
         """First batch: profile the key columns (numpy min/max) and start
         specialised right away when the range is small."""
         if self.force_variant == "generic" or not self.allow_specialise:
@@ -415,7 +415,7 @@ class CompiledSink:
         else:
             self.info.variant = "generic" if vs == {"generic"} else "mixed"
 
-    def run_vector_prepared(self, p: Prepared, table, ctx) -> None:
+    def run_vector_prepared(self, p: KernelInputs, table, ctx) -> None:
         """The vector path for a batch already through the prefix ops."""
         b = p.batch
         if b.n and self.plan.fused_filter is not None:

@@ -19,6 +19,7 @@ the others, and callers elsewhere call any step, as ``planner.method``):
 - ``grouping``: GROUP BY, grouping sets, HAVING, post-aggregation binding
 - ``agg_calls``: one aggregate call to an ``AggSpec``
 - ``quals`` / ``names``: parse-tree helpers (conjuncts, OR factoring, column names)
+- ``decorrelate``: correlated subqueries planned as joins (used by ``select_list``)
 """
 from __future__ import annotations
 

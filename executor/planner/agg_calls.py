@@ -16,7 +16,9 @@ from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgEr
 from .. import expr
 from ..aggregates import AggSpec
 from ..binder import ExprBinder, Scope, func_args, func_name
+from ..dialect import DIALECT
 from .base import PlannerBase
+from ..operators import _sort_key
 
 
 class AggCallPlanner(PlannerBase):
@@ -74,7 +76,7 @@ class AggCallPlanner(PlannerBase):
         args = self._agg_arg_types(fn, args)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
-                                           and order_node.expressions[0].this.sql("postgres") == args_nodes[0].sql("postgres")):
+                                           and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT)):
             # ORDER BY other expressions: carry the keys as hidden trailing arguments
             order_key, extra = self._agg_order_keys(order_node, scope, len(args))
             args = args + extra
@@ -125,8 +127,6 @@ class AggCallPlanner(PlannerBase):
         extra = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k, _, _ in keys]
 
         def sorter(rows):
-            from ..operators import _sort_key
-
             rows = list(rows)
             for j in range(len(keys) - 1, -1, -1):  # stable sorts, least significant key first
                 _, desc, nf = keys[j]
@@ -147,8 +147,6 @@ class AggCallPlanner(PlannerBase):
         desc = keys[0][1]
 
         def sorter(rows):
-            from ..operators import _sort_key
-
             nn = [r for r in rows if r[0] is not None]
             nulls = [r for r in rows if r[0] is None]
             nn.sort(key=lambda r: _sort_key(r[0]), reverse=desc)

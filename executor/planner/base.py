@@ -17,6 +17,9 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, 
 
 from .. import expr
 from ..zoned_casts import cast_in_zone, zone_dependent
+from ..datetime_ops import temporal_arith
+from .. import system_functions
+from splitstream.catalog import system
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -121,8 +124,6 @@ class PlannerBase:
         return self.coerce(a, t), self.coerce(b, t)
 
     def arith(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
-        from ..datetime_ops import temporal_arith
-
         te = temporal_arith(self, op, left, right)
         if te is not None:
             return te
@@ -176,8 +177,6 @@ class PlannerBase:
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
-            from splitstream.catalog import system
-
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
             if vt is not None:
                 return abs(hash(vt.name)) % 10000 + 1000
@@ -188,9 +187,7 @@ class PlannerBase:
         return self.engine.sequence_func(self, name, args)
 
     def catalog_func(self, name, args):
-        from .. import catalog_funcs
-
-        return catalog_funcs.catalog_function(self, name, args)
+        return system_functions.catalog_function(self, name, args)
 
     def user_function(self, name):
         fns = self.state.functions.get(name)

@@ -18,7 +18,10 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, 
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from ..dialect import DIALECT
 from .base import PlannerBase
+from splitstream.catalog import system
+from ..srf import table_function
 
 
 class FromPlanner(PlannerBase):
@@ -54,14 +57,13 @@ class FromPlanner(PlannerBase):
             return self.plan_table_function(item, alias, colaliases, outer, corr, ordinality=off is not None and off is not False)
         if isinstance(item, exp.Lateral):
             raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
-        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql('postgres')[:60]}")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql(DIALECT)[:60]}")
 
     def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
         if schema is None:
             cte = self.find_cte(name)
             if cte is not None:
                 return _cte_scan(name, cte, alias, colaliases, outer)
-        from splitstream.catalog import system
 
         rel = self.lookup_relation(name, schema)
         if rel is None:
@@ -98,7 +100,7 @@ class FromPlanner(PlannerBase):
     def _plan_view(self, rel) -> operators.Op:
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
-        q = sqlglot.parse_one(rel.sql, read="postgres")
+        q = sqlglot.parse_one(rel.sql, read=DIALECT)
         saved = self.ctes
         self.ctes = [{}]
         try:
@@ -110,8 +112,6 @@ class FromPlanner(PlannerBase):
                          [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
-        from ..srf import table_function
-
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
         # arguments may refer to the enclosing query (correlated), never to siblings
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))

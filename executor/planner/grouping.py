@@ -21,6 +21,7 @@ from ..aggregates import AGGREGATES, AggSpec
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
+from ..dialect import DIALECT
 
 
 class GroupingPlanner(PlannerBase):
@@ -54,13 +55,13 @@ class GroupingPlanner(PlannerBase):
         key_nodes, sets = self._group_keys(group, select_items)
         keys = [in_binder.bind(k) for k in key_nodes]
         keys = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k in keys]
-        key_sql = [k.sql("postgres") for k in key_nodes]
+        key_sql = [k.sql(DIALECT) for k in key_nodes]
         aggs: list[AggSpec] = []
         agg_sql: list[str] = []
         nkeys = len(keys)
 
         def agg_handler(node, binder):
-            sql = node.sql("postgres")
+            sql = node.sql(DIALECT)
             if sql in agg_sql:
                 i = agg_sql.index(sql)
                 return expr.ColRef(nkeys + i, aggs[i].oid, aggs[i].func)
@@ -72,7 +73,7 @@ class GroupingPlanner(PlannerBase):
         def group_match(node):
             if isinstance(node, _BoundRef):
                 return None
-            sql = node.sql("postgres")
+            sql = node.sql(DIALECT)
             for i, k in enumerate(key_sql):
                 if sql == k:
                     return expr.ColRef(i, keys[i].oid, expr_name(key_nodes[i]), keys[i].typmod)
@@ -142,9 +143,9 @@ class GroupingPlanner(PlannerBase):
 
         def key_index(node):
             node = self._resolve_group_ref(node, select_items)
-            sql = node.sql("postgres")
+            sql = node.sql(DIALECT)
             for i, k in enumerate(key_nodes):
-                if k.sql("postgres") == sql:
+                if k.sql(DIALECT) == sql:
                     return i
             key_nodes.append(node)
             return len(key_nodes) - 1
@@ -233,7 +234,7 @@ def _set_options(sp, key_index) -> list[list[int]]:
 def _grouping_call(node, key_sql: list[str], keys: list[expr.Expr]) -> expr.Expr:
     """``grouping(a, b, ...)``: one bit per argument, set where that key is
     not grouped in the row's grouping set (read from the hidden grouping id)."""
-    idxs = [key_sql.index(a.sql("postgres")) for a in func_args(node)]
+    idxs = [key_sql.index(a.sql(DIALECT)) for a in func_args(node)]
 
     def impl(cols, n, ctx, _idxs=idxs):
         gid = cols[0].data

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import cast
 
 from sqlglot import exp
+from ..dialect import DIALECT
 
 
 def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
@@ -41,7 +42,7 @@ def factor_ors(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
             out.append(c)
             continue
         parts = [split_conjuncts(d.this if isinstance(d, exp.Paren) else d) for d in ds]
-        texts = [[p.sql("postgres") for p in ps] for ps in parts]
+        texts = [[p.sql(DIALECT) for p in ps] for ps in parts]
         common = [t for t in dict.fromkeys(texts[0]) if all(t in ts for ts in texts[1:])]
         if not common:
             out.append(c)

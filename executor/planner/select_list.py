@@ -18,10 +18,13 @@ from splitstream.protocol.errors import (
 from .. import expr
 from .. import operators
 from ..binder import ExprBinder, Scope, func_args, func_name, ident
-from ..decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
+from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
+from ..dialect import DIALECT
+from ..srf import SRF_NAMES, srf_impl
+from ..window import WindowOp, bind_window
 
 
 class SelectPlanner(PlannerBase):
@@ -52,8 +55,6 @@ class SelectPlanner(PlannerBase):
         win_specs: list = []
 
         def window_handler(node, binder):
-            from ..window import bind_window
-
             return bind_window(self, node, binder, win_specs, base_width)
 
         base_width = len(op.out)
@@ -63,8 +64,6 @@ class SelectPlanner(PlannerBase):
         distinct = sel.args.get("distinct")
         sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs))
         if win_specs:
-            from ..window import WindowOp
-
             op = WindowOp(op, win_specs)
         out = [operators.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
         op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
@@ -224,8 +223,6 @@ class SelectPlanner(PlannerBase):
         return op, scope, out
 
     def _find_srf(self, items):
-        from ..srf import SRF_NAMES
-
         for i, it in enumerate(items):
             node = _strip_pg_catalog(it.this if isinstance(it, exp.Alias) else it)
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
@@ -237,8 +234,6 @@ class SelectPlanner(PlannerBase):
         return [i for i, it in enumerate(items) if self._find_srf([it]) is not None]
 
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
-        from ..srf import srf_impl
-
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
         args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
@@ -264,10 +259,10 @@ class SelectPlanner(PlannerBase):
                     or (isinstance(it, _BoundRef) and it.col.name == nm)]
             if len(hits) == 1:
                 return hits[0]
-        sql = node.sql("postgres")
+        sql = node.sql(DIALECT)
         for i, it in enumerate(items):
             inner = it.this if isinstance(it, exp.Alias) else it
-            if inner.sql("postgres") == sql:
+            if inner.sql(DIALECT) == sql:
                 return i
         return None
 

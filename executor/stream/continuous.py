@@ -34,6 +34,8 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 from .. import operators
 from ..aggregates import GroupTable
 from ..llvm import runtime as _llvm   # [llvm hook]
+from .. import expr
+from ..aggregates import AggSpec
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -139,7 +141,6 @@ def _expr_refs(exprs) -> set[int] | None:
     """Column indices the expressions read; None when that cannot be proven
     (a node holding an expression it does not list as a child, outer
     references, subqueries)."""
-    from .. import expr
 
     out: set[int] = set()
     for e in exprs:
@@ -163,8 +164,6 @@ def _held_exprs(node) -> list:
 
 def _exprs_in(values) -> list:
     """Expressions among ``values``, looking into lists, tuples and aggregate specs."""
-    from .. import expr
-    from ..aggregates import AggSpec
 
     out, stack = [], list(values)
     while stack:
@@ -597,7 +596,6 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
     """SubqueryExpr nodes in the expressions of ``op`` and of its subtree,
     each operator once.  ``exprs_of(op)`` lists an operator's expressions;
     by default those it holds directly, in lists, or first in tuples."""
-    from .. import expr
 
     if id(op) in seen:
         return []
@@ -609,8 +607,6 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
 
 
 def _listed_exprs(op) -> list:
-    from .. import expr
-
     out = []
     for v in vars(op).values():
         for e in (v if isinstance(v, list) else [v]):
@@ -651,7 +647,6 @@ def _reads_outer_row(op, depth: int) -> bool:
     """Does the subtree read a row of a query enclosing it ``depth`` levels
     up (an OuterRef reaching past it)?  Subqueries and LATERAL right sides
     add a level."""
-    from .. import expr
 
     for e in _op_exprs(op):
         for n in e.walk():

@@ -21,6 +21,8 @@ import sqlglot
 from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from ..dialect import DIALECT
+from ..binder import ident
 
 
 def visible(state, cv) -> bool:
@@ -65,9 +67,8 @@ def views_reading(state, rel, column: str | None = None) -> list:
 @functools.lru_cache(maxsize=256)
 def _names_read(sql: str) -> tuple[frozenset[str], bool]:
     """Column names a query mentions, and whether it selects ``*`` or joins NATURAL."""
-    from ..binder import ident
 
-    tree = sqlglot.parse_one(sql, read="postgres")
+    tree = sqlglot.parse_one(sql, read=DIALECT)
     names = {ident(c.this) for c in tree.find_all(exp.Column) if not isinstance(c.this, exp.Star)}
     star = False
     for j in tree.find_all(exp.Join):

@@ -29,6 +29,13 @@ from .spark_functions import register_functions
 from .spark_ledger import KEY_SETTING, Ledger, check_key
 from .spark_merge import merge_record
 from .ring_buffer import RingBuffer
+from ..dialect import DIALECT
+from ..settings import DEFAULT_SETTINGS, parse_duration_ms
+from splitstream.catalog.database import Transaction
+from ..context import ExecContext, SessionInfo
+import sqlglot
+from ..planner import Planner
+from ..commands.dml import check_constraints
 
 
 log = logging.getLogger("splitstream.streams")
@@ -95,7 +102,6 @@ class StreamRuntime:
 
     def session_scan(self, ctx, op: StreamScanOp) -> Batch:
         """Scan tuples arriving from now until none arrived for the timeout."""
-        from ..settings import parse_duration_ms
 
         timeout = parse_duration_ms(ctx.setting("stream_session_timeout", "100ms")) / 1000.0
         ring = self.ensure_ring()
@@ -175,10 +181,6 @@ class StreamManager:
         register_functions()
 
     def replay_ctx(self, state=None):
-        from splitstream.catalog.database import Transaction
-        from ..context import ExecContext, SessionInfo
-        from ..engine import DEFAULT_SETTINGS
-
         txn = Transaction(self.engine.db, implicit=True)
         if state is not None:
             txn._state = state
@@ -211,12 +213,9 @@ class StreamManager:
                 self._instantiate(rel, state)
 
     def _instantiate(self, rel, state) -> None:
-        import sqlglot
-        from ..planner import Planner
-
         ctx = self.replay_ctx(state)
         pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read="postgres"))
+        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
         cv = ContinuousView(self, rel, plan, ctx)
         saved = self.pending_states.pop(rel.oid, None)
         if saved is not None:
@@ -272,8 +271,6 @@ class StreamManager:
         return op
 
     def create_view(self, session, ctx, rel, query) -> None:
-        from ..planner import Planner
-
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
         cv = ContinuousView(self, rel, plan, ctx)   # validates (raises 0A000) and runs static pipelines
@@ -340,7 +337,6 @@ class StreamManager:
         """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
         caller, which must sync before it acknowledges (a COPY syncs once for
         all its slabs, not once per slab)."""
-        from ..dml import check_constraints
 
         if batch.n == 0:
             return 0

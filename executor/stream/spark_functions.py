@@ -8,13 +8,12 @@ import json
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
 
+from .. import functions
 from .spark_merge import merge_partial
 from .spark_translate import describe
 
 
 def register_functions() -> None:
-    from .. import functions
-
     if "splitstream_pipeline" in functions.REGISTRY:
         return
 

@@ -24,6 +24,7 @@ from splitstream.catalog.wal_records import PartialMerge
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
+from ..aggregates import CountState, MinMaxState, SumState
 from .continuous import pipeline_fingerprints
 from .spark_ledger import INVALID, check_key
 from .spark_translate import _STR, SPARK_TYPES, _describe_stream, _state_layout, resolve
@@ -145,8 +146,6 @@ def _decode_payload(desc: dict, pipe, payload: dict):
 
 
 def _build_table(pipe, keys: list, states: list, rows_in: int):
-    from ..aggregates import CountState, MinMaxState, SumState
-
     t = pipe.agg.new_table()
     ng = len(keys)
     if ng:

@@ -31,6 +31,7 @@ from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
+from .. import expr, operators
 from .continuous import PrunedCol
 
 UNDEFINED_TABLE = "42P01"
@@ -117,8 +118,6 @@ _WIDEN = {(type_oids.INT2, type_oids.INT4), (type_oids.INT2, type_oids.INT8), (t
 
 def _sx(e, names: list) -> str:
     """Spark SQL for a bound expression over columns ``names`` (None: unavailable)."""
-    from .. import expr
-
     t = type(e)
     if t is expr.ColRef:
         n = names[e.idx] if e.idx < len(names) else None
@@ -282,8 +281,6 @@ def _state_layout(spec) -> tuple[str, list[str]]:
 
 
 def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
-    from .. import operators
-
     names = list(input_names)
     sql = "SELECT " + ", ".join(f"{n} AS c{i}" for i, n in enumerate(names) if n is not None) + " FROM {input}"
     names = [None if n is None else f"c{i}" for i, n in enumerate(names)]

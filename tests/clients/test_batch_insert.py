@@ -1,4 +1,4 @@
-"""Batched prepared INSERTs over real sockets (executor/coalesce.py).
+"""Batched prepared INSERTs over real sockets (executor/insert_batching.py).
 
 pgjdbc's executeBatch (with reWriteBatchedInserts off and on), psycopg's
 executemany in pipeline mode and asyncpg's executemany send Bind/Execute per

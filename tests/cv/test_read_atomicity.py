@@ -11,7 +11,7 @@ import time
 import psycopg
 import pytest
 
-from splitstream.executor import copy as copy_mod
+from splitstream.executor.commands import copy as copy_mod
 from tests.support.engine import open_engine, plain_session
 
 

@@ -268,7 +268,7 @@ def _copy(session, table: str, data: bytes, chunk: int) -> str:
 
 def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
     # small slabs: the COPY stages several WAL records (batches)
-    monkeypatch.setattr("splitstream.executor.copy.DECODE_SLAB", 4096)
+    monkeypatch.setattr("splitstream.executor.commands.copy.DECODE_SLAB", 4096)
     decodes: list[int] = []
     delivered: list[int] = []
     seen: dict[int, list] = {}      # view -> the arrays it was handed (held: ids must not be reused)

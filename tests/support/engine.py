@@ -7,6 +7,7 @@ from typing import Iterator
 
 from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
+from splitstream.server import session_settings
 
 
 @contextlib.contextmanager
@@ -26,9 +27,7 @@ def plain_session(eng: Engine):
 
 def postgres_session(eng: Engine, pid: int = 1):
     """A session as the superuser would get over the protocol (its startup settings)."""
-    from splitstream.server import params as wire_params
-
-    settings = wire_params.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
+    settings = session_settings.startup_settings({"user": "postgres", "database": "postgres"}, "postgres", True)
     return eng.new_session(SessionInfo(settings=settings, user="postgres", database="postgres", pid=pid))
 
 

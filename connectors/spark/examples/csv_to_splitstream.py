@@ -21,6 +21,8 @@ import random
 import sys
 import time
 from pathlib import Path
+from .._wire import conninfo
+from .. import write_stream
 
 SCHEMA = "entity_id int, duration int, cost double, region string"
 DDL = [
@@ -43,9 +45,8 @@ def generate(directory: Path, files: int, rows: int = 1000) -> None:
 
 
 def ensure_schema(url: str) -> None:
-    import psycopg
+    import psycopg  # optional dependency
 
-    from .._wire import conninfo
 
     with psycopg.connect(conninfo(url), autocommit=True) as conn:
         conn.execute(DDL[0])
@@ -66,9 +67,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from pyspark.sql import SparkSession
+    from pyspark.sql import SparkSession  # optional dependency
 
-    from .. import write_stream
 
     if args.generate:
         generate(Path(args.input), args.generate)

@@ -21,7 +21,9 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 
-from . import expr
+from .. import expr
+from ..dialect import parse_one
+from .dml import InsertStmt
 
 _HEAD = re.compile(r"\s*insert\s+into\s+(?P<target>[\w.\"]+\s*(?:\([^()]*\))?)\s*values\s*", re.I | re.S)
 _TOKEN = re.compile(r"""\s*(?:(?P<str>[Ee]?'(?:[^']|'')*')|(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)(?![\w.])
@@ -135,9 +137,6 @@ _FIRST = re.compile(r"\((?P<items>[^()']*)\)")
 
 
 def fast_multirow_insert(session, planner, text: str):
-    from .dml import InsertStmt
-    from .statement import parse_one
-
     m = _HEAD.match(text)
     if m is None:
         return None

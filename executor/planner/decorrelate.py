@@ -27,9 +27,10 @@ from sqlglot import exp
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
-from . import expr
-from . import operators
-from .binder import ExprBinder, Scope, func_name
+from .. import expr
+from .. import operators
+from ..binder import ExprBinder, Scope, ScopeCol, func_name
+from .quals import split_conjuncts
 
 _counter = itertools.count(1)
 
@@ -93,7 +94,6 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     Returns (inner_op, inner_scope, [(ast, bound, has_inner, has_outer)]) or
     None when some conjunct cannot be moved.
     """
-    from .planner import split_conjuncts
 
     where = q.args.get("where")
     conj = split_conjuncts(where.this) if where is not None else []
@@ -257,7 +257,6 @@ def try_select_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope
     if r is None:
         return None
     dplan, alias, outer_keys, value = r
-    from .binder import ScopeCol
 
     dscope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod) for c in dplan.out], outer, tables=[alias])
     on = exp.and_(*[exp.EQ(this=k.copy(), expression=exp.column(f"__k{i}", table=alias))
@@ -294,7 +293,6 @@ def try_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope | None
     if r is None:
         return None
     dplan, alias, outer_keys, _ = r
-    from .binder import ScopeCol
 
     dscope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod) for c in dplan.out], outer, tables=[alias])
     for i, k in enumerate(outer_keys):

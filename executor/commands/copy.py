@@ -7,7 +7,12 @@ the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import re
+import re as _re
+import sys
+import tempfile
 
 import sqlglot
 
@@ -16,15 +21,23 @@ from splitstream.catalog.vector import Batch, Col
 from splitstream.catalog.wal_records import StreamBatch
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
-    WRONG_OBJECT_TYPE, PgError,
+    FEATURE_NOT_SUPPORTED,
+    INSUFFICIENT_PRIVILEGE,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
+    PgError,
 )
 
-from . import operators
-from .api import CopyOut, Result
-from .llvm import csv as compiled_csv
-from .stream.spark_ledger import KEY_SETTING
-from .statement import Stmt
+from .. import operators
+from ..api import CopyOut, Result
+from ..dialect import DIALECT
+from ..llvm import csv as compiled_csv
+from ..planner import Planner
+from ..stream.spark_ledger import KEY_SETTING
+from .base import Stmt
+from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
 #: encoded stream slabs kept in memory before spilling to the data directory
@@ -77,7 +90,6 @@ def _parse_opts(text: str) -> dict:
 
 def _name_parts(name: str) -> list[str]:
     """Split schema.table with PostgreSQL's identifier rules (quotes keep case)."""
-    import re as _re
 
     parts = _re.findall(r'"((?:[^"]|"")*)"|([^."]+)', name)
     return [q.replace('""', '"') if q else u.lower() for q, u in parts]
@@ -119,8 +131,6 @@ class CopyStmt(Stmt):
         return s
 
     def run(self, session, ctx):
-        from .planner import Planner
-
         options = copyformat.parse_copy_options(self.opts, is_from=self.direction == "from")
         pl = Planner(session.engine, ctx.state, session=session.info)
         if self.direction == "to":
@@ -156,13 +166,13 @@ class CopyStmt(Stmt):
                         break
                     sink.feed(chunk)
         except OSError as e:
-            raise PgError("58P01", f'could not open file "{path}" for reading: {e.strerror}')
+            raise PgError("58P01", f'could not open file "{path}" for reading: {e.strerror}') from e
         tag = sink.finish_in_txn()
         return Result(tag=tag)
 
     def _copy_to(self, session, ctx, pl, options):
         if self.query is not None:
-            plan = pl.plan_query(sqlglot.parse_one(self.query, read="postgres"))
+            plan = pl.plan_query(sqlglot.parse_one(self.query, read=DIALECT))
         else:
             parts = _name_parts(self.table)
             name = parts[-1]
@@ -172,7 +182,7 @@ class CopyStmt(Stmt):
             if rel.kind == "v":
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
-            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read="postgres"))
+            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read=DIALECT))
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]
@@ -243,14 +253,9 @@ def release_memory(rows: int) -> None:
     if rows < RELEASE_ROWS:
         return
     try:
-        import sys
-
         if "pyarrow" in sys.modules:
             sys.modules["pyarrow"].default_memory_pool().release_unused()
         if _libc is None:
-            import ctypes
-            import ctypes.util
-
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         _libc.malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
@@ -320,7 +325,7 @@ class CopySink:
             if self.pending_bytes >= DECODE_SLAB:
                 self._decode_pending()
         except PgError as e:
-            raise self._context(e)
+            raise self._context(e) from e
 
     def _decode_pending(self) -> None:
         self.pending.insert(0, self.buf)
@@ -365,7 +370,6 @@ class CopySink:
         (and the decoding of records for views or a listening scan, if any).
         A COPY under a Spark batch key keeps batches: its key goes into the
         record of the insert that uses it (StreamManager.insert)."""
-        from .dml import build_rows, check_constraints
 
         full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
         check_constraints(self.session, self.ctx, self.rel, full)
@@ -378,8 +382,6 @@ class CopySink:
             self.staged_bytes += len(body)
             return
         if self.spill is None:
-            import tempfile
-
             tmp = self.session.db.dir / "tmp"
             tmp.mkdir(exist_ok=True)
             self.spill = tempfile.TemporaryFile(dir=tmp)
@@ -421,12 +423,10 @@ class CopySink:
         return tag
 
     def finish_in_txn(self) -> str:
-        from .dml import build_rows, insert_batch
-
         try:
             self._flush_tail()
         except PgError as e:
-            raise self._context(e)
+            raise self._context(e) from e
         if self.rel.kind == "f":
             # every slab was decoded and validated before anything is delivered
             total = self.rows

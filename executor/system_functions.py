@@ -1,12 +1,22 @@
-"""Functions that read the catalog: pg_get_indexdef, obj_description, ..."""
+"""SQL functions that read the catalog: obj_description, pg_get_indexdef,
+pg_get_userbyid, advisory locks, ...
+
+The registered ones are added to the function registry (executor/functions.py)
+when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
+import json
+import threading
+import time
+
 from splitstream.catalog import types as sqltypes
+from splitstream.catalog.definition_text import constraint_def, index_def
 from splitstream.catalog.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_TABLE
+from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import expr
+from . import expr, functions
+from .functions import _to_json
 
 
 def _rel_by_oid(state, oid):
@@ -19,7 +29,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
             lists = [c.to_pylist() for c in cols]
             out = []
             for i in range(n):
-                a = [l[i] for l in lists]
+                a = [column[i] for column in lists]
                 out.append(None if strict and any(v is None for v in a[:1]) else fn(ctx.state, *a))
             return Col.from_pylist(out, oid)
 
@@ -72,14 +82,12 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
             return None
 
         return lift(serial, type_oids.TEXT)
-    from .catalog_defs import definition_function
-
     return definition_function(planner, name, args, lift)
 
 
 # ----------------------------------------------------------------- registered functions
 # Catalog-aware functions that go through the ordinary function registry
-# (executor/functions.py calls register_catalog_functions at import).
+# (registered below, when this module is imported).
 
 #: Roles PostgreSQL always has that clients see as owners (pg_database_owner owns public).
 BUILTIN_ROLES = {6171: "pg_database_owner"}
@@ -108,15 +116,12 @@ def register_catalog_functions(register) -> None:
             state = getattr(ctx, "state", None)
             out = []
             for i in range(n):
-                a = [l[i] for l in lists]
+                a = [column[i] for column in lists]
                 out.append(None if any(v is None for v in a) else fn(state, *a))
             return Col.from_pylist(out, oid)
         return impl
 
     def build_object(cols, n, ctx):
-        from .functions import _to_json
-        import json
-
         lists = [c.to_pylist() for c in cols]
         if len(lists) % 2:
             raise PgError("22023", "argument list must have even number of elements",
@@ -141,7 +146,7 @@ def register_catalog_functions(register) -> None:
             owner = getattr(getattr(ctx, "session", None), "pid", None) or id(getattr(ctx, "session", None))
             out = []
             for i in range(n):
-                key = tuple(l[i] for l in lists)
+                key = tuple(column[i] for column in lists)
                 if kind in ("lock", "xact_lock"):
                     ADVISORY.lock(owner, key, ctx)
                     if kind == "xact_lock":   # held until the transaction ends
@@ -163,8 +168,6 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def sleep(cols, n, ctx):
-        import time
-
         secs = cols[0].to_pylist()
         for i in range(n):
             v = secs[i]
@@ -199,8 +202,6 @@ class AdvisoryLocks:
     """Session-level advisory locks (pg_advisory_lock & co.), shared by all sessions of the process."""
 
     def __init__(self) -> None:
-        import threading
-
         self._cv = threading.Condition()
         self._held: dict[tuple, tuple[object, int]] = {}   # key -> (owner, count)
 
@@ -244,3 +245,75 @@ class AdvisoryLocks:
 
 
 ADVISORY = AdvisoryLocks()
+
+
+def definition_function(planner, name, args, lift):
+    if name == "pg_get_indexdef":
+        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
+    if name == "pg_get_constraintdef":
+        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
+    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
+                "pg_get_functiondef"):
+        return lift(lambda st, *a: None, type_oids.TEXT)
+    if name in ("pg_relation_is_updatable",):
+        return lift(lambda st, *a: 28, type_oids.INT4)
+    if name in ("pg_column_is_updatable",):
+        return lift(lambda st, *a: True, type_oids.BOOL)
+    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+# The registry is filled by the module that owns the functions, not by a
+# back-import from functions.py.
+register_catalog_functions(functions.register)
+
+
+def sequence_function(engine, planner, name, args):
+    def find(st, v):
+        if isinstance(v, int):
+            rel = st.rels.get(v)
+        else:
+            parts = str(v).split(".")
+            rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
+        if rel is None or rel.kind != "S":
+            raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
+        return rel
+
+    if name == "nextval":
+        def impl(cols, n, ctx):
+            vals = cols[0].to_pylist()
+            out = [engine.db.nextval(find(ctx.state, v).oid, find(ctx.state, v)) for v in vals]
+            if out:
+                ctx.session.settings["__lastval"] = str(out[-1])
+                ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
+            return Col.from_pylist(out, type_oids.INT8)
+
+        return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "currval":
+        def impl2(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = ctx.session.settings.get(f"__currval_{rel.oid}")
+            if v is None:
+                raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("currval", impl2, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "lastval":
+        def impl3(cols, n, ctx):
+            v = ctx.session.settings.get("__lastval")
+            if v is None:
+                raise PgError("55000", "lastval is not yet defined in this session")
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
+    if name == "setval":
+        def impl4(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = cols[1].to_pylist()[0]
+            called = cols[2].to_pylist()[0] if len(cols) > 2 else True
+            engine.db.setval(rel.oid, int(v), bool(called))
+            return Col.const(int(v), type_oids.INT8, n)
+
+        a = [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0], planner.coerce(args[1], type_oids.INT8)] + \
+            ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
+        return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
+    raise PgError("42883", f"function {name} does not exist")

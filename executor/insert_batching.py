@@ -28,6 +28,7 @@ from splitstream.protocol.errors import PgError
 
 from . import expr
 from .api import Result
+from .commands.dml import InsertStmt, build_rows, check_constraints, eval_default, insert_batch
 
 #: Executes kept as raw parameter tuples before they are built into a columnar
 #: slab (bounds memory when a client sends a huge batch without a Sync).
@@ -54,7 +55,6 @@ def coalescible(stmt: Any) -> bool:
     hit = getattr(stmt, "_coalescible", None)
     if hit is not None:
         return hit
-    from .dml import InsertStmt
 
     ok = (type(stmt) is InsertStmt and not stmt.default_values
           and stmt.source is None and stmt.conflict is None and stmt.ret is None and bool(stmt.rows)
@@ -175,7 +175,6 @@ class PendingInserts:
     def to_slab(self, session, ctx) -> None:
         """Build the recorded Executes into full-width rows now (validating
         their values), so memory holds numpy columns, not Python tuples."""
-        from .dml import build_rows
 
         if not self.executes:
             return
@@ -226,7 +225,6 @@ class PendingInserts:
 
     def _source(self, session, ctx) -> Batch:
         """Target-column values of the recorded Executes, one column per target."""
-        from .dml import eval_default
 
         n = len(self.executes)
         params = self._param_cols()
@@ -301,8 +299,6 @@ class ProbeStmt:
         self.probe.add(params)
 
     def run(self, session, ctx):
-        from .dml import check_constraints
-
         rel = self.probe.stmt.rel
         check_constraints(session, ctx, rel, self.probe.rows(session, ctx))
         return Result(tag="")
@@ -320,8 +316,6 @@ class FlushStmt:
         self.slab = slab            # only build (and validate) the last segment's rows so far; deliver later
 
     def run(self, session, ctx):
-        from .dml import check_constraints, insert_batch
-
         if self.slab:
             self.segments[-1].to_slab(session, ctx)
             return Result(tag="")

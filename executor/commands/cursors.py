@@ -5,8 +5,8 @@ import re
 
 from splitstream.protocol.errors import DUPLICATE_CURSOR, INVALID_CURSOR_NAME, SYNTAX_ERROR, PgError
 
-from .api import Result
-from .statement import Stmt
+from ..api import Result
+from .base import Stmt
 
 
 def _ident(s: str) -> str:

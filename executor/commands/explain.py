@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import time
 
-from . import operators
+from splitstream.catalog.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+
+from .. import operators
+from ..api import Result, ResultColumn
+from .base import Stmt
 
 
 def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
@@ -18,7 +23,7 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
     elapsed = (time.perf_counter() - t0) * 1000
     lines = operators.explain_lines(plan, analyze)
     pipes = operators.pipelines(plan)
-    from .llvm import explain as _llvm_x   # [llvm hook] backend/variant/compile time per pipeline
+    from ..llvm import explain as _llvm_x  # [llvm hook] backend/variant/compile time per pipeline
     tags = _llvm_x.pipeline_tags(plan, pipes, analyze, backend)
     used = _llvm_x.overall(tags)
     lines.append(f"Pipelines: {len(pipes)} (backend={used}, requested={backend})")
@@ -60,8 +65,20 @@ def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
             chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, operators.HashJoin) else o.label()) for o in p.ops])
             lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
                          f"{p.global_.rows_in + p.local.rows_in} rows in)")
-            from .llvm import explain as _llvm_x   # [llvm hook]
+            from ..llvm import explain as _llvm_x  # [llvm hook]
             lines.append(f"    Backend: {_llvm_x.stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
     lines += ["    " + line for line in operators.explain_lines(cv.plan, analyze)]
     return lines
+
+
+class ExplainStmt(Stmt):
+    cacheable = False
+
+    def __init__(self, inner: Stmt, analyze: bool) -> None:
+        self.inner, self.analyze = inner, analyze
+
+    def run(self, session, ctx):
+        lines = explain_text(self.inner, session, ctx, self.analyze)
+        return Result(tag="EXPLAIN", columns=[ResultColumn("QUERY PLAN", type_oids.TEXT)],
+                      batch=Batch([Col.from_pylist(lines, type_oids.TEXT)], len(lines)))

@@ -1,26 +1,18 @@
-"""pg_get_indexdef / pg_get_constraintdef text, as PostgreSQL prints it."""
+"""Column defaults as PostgreSQL prints them (pg_attrdef.adbin, information_schema).
+
+The catalog keeps a default as SQL text and leaves the printing to a formatter
+slot; this module fills it, since printing needs the SQL front end."""
 from __future__ import annotations
 
+import sqlglot
+from sqlglot import exp
+
 from splitstream.catalog import system
-from splitstream.catalog.definitions import constraint_def, index_def
+from splitstream.catalog import types as sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
-
-def definition_function(planner, name, args, lift):
-    if name == "pg_get_indexdef":
-        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
-    if name == "pg_get_constraintdef":
-        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
-    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
-                "pg_get_functiondef"):
-        return lift(lambda st, *a: None, type_oids.TEXT)
-    if name in ("pg_relation_is_updatable",):
-        return lift(lambda st, *a: 28, type_oids.INT4)
-    if name in ("pg_column_is_updatable",):
-        return lift(lambda st, *a: True, type_oids.BOOL)
-    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
-
+from .binder import datatype_to_oid, func_args, func_name
+from .dialect import DIALECT
 
 # ----------------------------------------------------------------- column defaults
 # pg_attrdef.adbin / information_schema.columns.column_default hold the default
@@ -33,8 +25,6 @@ _INT4_MIN, _INT4_MAX = -2**31, 2**31 - 1
 
 
 def _const_type_name(oid: int) -> str:
-    from splitstream.catalog import types as sqltypes
-
     if oid == type_oids.BPCHAR:
         return "bpchar"
     return sqltypes.format_type(oid, -1)
@@ -56,11 +46,6 @@ def _q(s: str) -> str:
 
 
 def _deparse(node, target: int | None) -> str:
-    from sqlglot import exp
-
-    from splitstream.catalog import types as sqltypes
-    from .binder import datatype_to_oid
-
     if isinstance(node, exp.Paren):
         return _deparse(node.this, target)
     if isinstance(node, exp.Literal):
@@ -93,8 +78,6 @@ def _deparse(node, target: int | None) -> str:
         if op is not None:
             return f"{_deparse(node.this, None)} {op} {_deparse(node.expression, None)}"
     if isinstance(node, exp.Func):
-        from .binder import func_name, func_args
-
         name = func_name(node)
         args = [a for a in func_args(node)]
         parts = [(_q(a.this) + "::text") if isinstance(a, exp.Literal) and a.is_string else _deparse(a, None) for a in args]
@@ -106,11 +89,9 @@ def pg_default_text(sql: str | None, type_oid: int, typmod: int = -1) -> str | N
     """The default expression as PostgreSQL prints it (None for no default / DEFAULT NULL)."""
     if sql is None:
         return None
-    import sqlglot
-    from sqlglot import exp
 
     try:
-        node = sqlglot.parse_one(sql, read="postgres")
+        node = sqlglot.parse_one(sql, read=DIALECT)
     except Exception:
         return sql
     if isinstance(node, exp.Null):

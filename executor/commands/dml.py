@@ -15,15 +15,26 @@ from splitstream.catalog.objects import Relation
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    CHECK_VIOLATION, FEATURE_NOT_SUPPORTED, FOREIGN_KEY_VIOLATION, NOT_NULL_VIOLATION, SYNTAX_ERROR,
-    UNDEFINED_COLUMN, UNDEFINED_TABLE, UNIQUE_VIOLATION, WRONG_OBJECT_TYPE, PgError, CARDINALITY_VIOLATION,
+    CARDINALITY_VIOLATION,
+    CHECK_VIOLATION,
+    FEATURE_NOT_SUPPORTED,
+    FOREIGN_KEY_VIOLATION,
+    NOT_NULL_VIOLATION,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    UNIQUE_VIOLATION,
+    WRONG_OBJECT_TYPE,
+    PgError,
 )
+from splitstream.protocol.types import encode_text
 
-from . import expr
-from . import operators
-from .api import Result, ResultColumn
-from .binder import ExprBinder, Scope, ScopeCol, ident
-from .statement import Stmt
+from .. import expr, operators
+from ..api import Result, ResultColumn
+from ..binder import ExprBinder, Scope, ScopeCol, ident
+from ..dialect import DIALECT
+from ..planner import Planner, expr_name, split_conjuncts
+from .base import Stmt
 
 
 def _target(planner, node) -> tuple[Relation, str]:
@@ -38,10 +49,8 @@ def _target(planner, node) -> tuple[Relation, str]:
 
 
 def eval_default(session, ctx, col, n: int) -> Col:
-    from .planner import Planner
-
     pl = Planner(session.engine, ctx.state, session=session.info)
-    e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read="postgres")), col.type_oid, col.typmod)
+    e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(col.default, read=DIALECT)), col.type_oid, col.typmod)
     if isinstance(e, expr.Const):
         return Col.const(e.value, col.type_oid, n)
     parts = [e.eval(Batch([], 1), ctx) for _ in range(n)] if getattr(e, "volatile", False) or _volatile(e) else None
@@ -62,7 +71,6 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     if extra_scope is not None:
         scope = Scope(cols + extra_scope.cols)
     b = ExprBinder(planner, scope, context="RETURNING")
-    from .planner import expr_name
 
     exprs, out = [], []
     for it in planner.expand_star(items, scope):
@@ -192,7 +200,6 @@ class InsertStmt(DMLStmt):
                 else:
                     parts.append(e.eval(one, ctx))
             if any(p is None for p in parts):
-                dflt = None
                 fixed = []
                 for p in parts:
                     if p is None:
@@ -253,8 +260,6 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
 
 
 def _failing_row(batch: Batch, i: int) -> str:
-    from splitstream.protocol.types import encode_text
-
     vals = []
     for c in batch.cols:
         v = c.to_pylist()[i] if len(c) > i else None
@@ -292,11 +297,9 @@ def _check_expr(session, ctx, rel, sql):
     key = (rel.oid, tuple(c.name for c in rel.live_columns), sql)
     e = _CHECK_CACHE.get(key)
     if e is None:
-        from .planner import Planner
-
         pl = Planner(session.engine, ctx.state, session=session.info)
         scope = Scope([ScopeCol(rel.name, c.name, c.type_oid, c.typmod) for c in rel.live_columns])
-        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read="postgres")), type_oids.BOOL)
+        e = pl.coerce(ExprBinder(pl, scope).bind(sqlglot.parse_one(sql, read=DIALECT)), type_oids.BOOL)
         _CHECK_CACHE[key] = e
     return e
 
@@ -307,8 +310,6 @@ def _key_tuples(rows: Batch, idxs: list[int]) -> list[tuple]:
 
 
 def _fmt_key(cols: tuple, key: tuple, oids: list[int]) -> str:
-    from splitstream.protocol.types import encode_text
-
     return f"Key ({', '.join(cols)})=({', '.join('null' if v is None else encode_text(o, v).decode() for v, o in zip(key, oids))})"
 
 
@@ -512,7 +513,6 @@ def _plan_target_scan(planner, rel, alias, tree, from_items):
     scope = Scope([ScopeCol(alias, c.name, c.oid, c.typmod, hidden=c.hidden) for c in scan.out], tables=[alias])
     op: operators.Op = scan
     where_conj = []
-    from .planner import split_conjuncts
 
     w = tree.args.get("where")
     if w is not None:

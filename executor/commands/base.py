@@ -1,0 +1,71 @@
+"""Statement classes every command module builds on: ``Stmt`` (what the
+dispatcher returns and the session runs), queries, no-ops and DDL wrappers.
+
+Kept apart from the dispatcher so that command modules import this small base
+and the dispatcher imports them, never the other way round.
+"""
+from __future__ import annotations
+
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.vector import Batch
+from splitstream.protocol.errors import Notice
+
+from .. import operators
+from ..api import Result, ResultColumn
+from ..regnames import REG_TYPES, reg_names
+
+
+def columns_of(op: operators.Op) -> list[ResultColumn]:
+    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
+
+
+class Stmt:
+    cacheable = True
+    transaction_control = False
+    columns_at_run = False      # row shape known only when run (api.Prepared.columns_at_run)
+    allowed_in_failed = False
+    tag = ""
+
+    def run(self, session, ctx) -> Result:  # pragma: no cover
+        raise NotImplementedError
+
+
+class QueryStmt(Stmt):
+    def __init__(self, plan: operators.Op) -> None:
+        self.plan = plan
+
+    def run(self, session, ctx):
+        batch = operators.run_plan(self.plan, ctx)
+        if any(c.oid in REG_TYPES for c in batch.cols):
+            batch = Batch([reg_names(c, ctx) if c.oid in REG_TYPES else c for c in batch.cols], batch.n)
+        cols = self.__dict__.get("_columns")
+        if cols is None:
+            cols = self._columns = columns_of(self.plan)  # fixed per plan; computed once
+        return Result(tag=f"SELECT {batch.n}", columns=cols, batch=batch)
+
+
+class NoopStmt(Stmt):
+    def __init__(self, tag: str, notice: str | None = None) -> None:
+        self.tag, self.notice = tag, notice
+
+    def run(self, session, ctx):
+        r = Result(tag=self.tag)
+        if self.notice:
+            r.notices.append(Notice(self.notice))
+        return r
+
+
+class EmptyStmt(Stmt):
+    def run(self, session, ctx):
+        return Result(empty=True)
+
+
+class DDLStmt(Stmt):
+    cacheable = False
+
+    def __init__(self, fn, tag: str) -> None:
+        self.fn, self.tag = fn, tag
+
+    def run(self, session, ctx):
+        notices = self.fn(session, ctx) or []
+        return Result(tag=self.tag, notices=notices)

@@ -1,0 +1,176 @@
+"""Statement analysis: SQL text -> a prepared statement object with run().
+
+Utility statements sqlglot does not parse (transaction control, SET/SHOW,
+PREPARE/EXECUTE, CREATE FOREIGN TABLE, ...) are recognised by keyword;
+everything else goes through sqlglot's PostgreSQL dialect.
+"""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    FEATURE_NOT_SUPPORTED,
+    SYNTAX_ERROR,
+    PgError,
+)
+
+from ..api import Prepared, ResultColumn
+from ..dialect import parse_one
+from ..plan_facts import inline_insert, reusable_views, side_effect_free_query
+from ..planner import Planner
+from ..settings import DISPLAY_NAMES
+from ..sqltext import first_words, split_args, strip_comments, unquote
+from . import ddl, dml
+from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
+from .copy import CopyStmt
+from .cursors import cursor_statement
+from .explain import ExplainStmt
+from .fast_insert import fast_multirow_insert
+from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
+from .roles import CreateRoleStmt, DropRoleStmt
+from .schemas import CheckpointStmt
+from .settings import ResetStmt, ShowStmt, parse_set
+from .streams import CreateStreamStmt, create_server, foreign_table_ddl
+from .transactions import TxnStmt
+
+
+def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
+    text = strip_comments(sql)
+    if not text.strip().strip(";"):
+        return Prepared(sql, [], None, handle=EmptyStmt())
+    words = first_words(text, 4)
+    stmt = _utility(session, text, words)
+    if stmt is None:
+        stmt, param_oids = _planned(session, sql, text, words, param_oids)
+    cols = None
+    if isinstance(stmt, QueryStmt):
+        cols = columns_of(stmt.plan)
+    elif hasattr(stmt, "columns"):
+        cols = stmt.columns
+    elif isinstance(stmt, ShowStmt):
+        cols = [ResultColumn(DISPLAY_NAMES.get(stmt.name, stmt.name), type_oids.TEXT)] if stmt.name != "all" else \
+            [ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT), ResultColumn("description", type_oids.TEXT)]
+    elif isinstance(stmt, ExplainStmt):
+        cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
+    return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
+                    read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
+                    inline_write=inline_insert(stmt), columns_at_run=stmt.columns_at_run)
+
+
+_TXN = {
+    ("BEGIN",): "begin", ("START", "TRANSACTION"): "begin", ("COMMIT",): "commit", ("END",): "commit",
+    ("ROLLBACK",): "rollback", ("ABORT",): "rollback",
+}
+
+
+def _utility(session, text: str, words: list[str]) -> Stmt | None:
+    w0 = words[0] if words else ""
+    if w0 in ("BEGIN", "START"):
+        return TxnStmt("begin")
+    if w0 in ("COMMIT", "END") and not (len(words) > 1 and words[1] == "PREPARED"):
+        return TxnStmt("commit")
+    if w0 in ("ROLLBACK", "ABORT"):
+        m = re.match(r"\s*(?:rollback|abort)\s+(?:work\s+|transaction\s+)?to\s+(?:savepoint\s+)?(\S+)", text, re.I)
+        if m:
+            return TxnStmt("rollback_to", unquote(m.group(1).rstrip(";")), tag="ROLLBACK TO SAVEPOINT")
+        return TxnStmt("rollback")
+    if w0 == "SAVEPOINT":
+        return TxnStmt("savepoint", unquote(text.split()[1].rstrip(";")), tag="SAVEPOINT")
+    if w0 == "RELEASE":
+        m = re.match(r"\s*release\s+(?:savepoint\s+)?(\S+)", text, re.I)
+        if m is None:
+            raise PgError(SYNTAX_ERROR, "syntax error at end of input")
+        return TxnStmt("release", unquote(m.group(1).rstrip(";")), tag="RELEASE SAVEPOINT")
+    if w0 == "SET":
+        return parse_set(text)
+    if w0 == "RESET":
+        name = text.split(None, 1)[1].strip().rstrip(";").lower()
+        return ResetStmt(name, None)
+    if w0 == "SHOW":
+        name = text.split(None, 1)[1].strip().rstrip(";").strip().lower()
+        name = {"time zone": "timezone", "transaction isolation level": "transaction_isolation"}.get(name, name)
+        return ShowStmt(unquote(name))
+    if w0 == "PREPARE" and not (len(words) > 1 and words[1] == "TRANSACTION"):
+        m = re.match(r"\s*prepare\s+(\S+?)\s*(?:\((.*?)\))?\s+as\s+(.*)$", text, re.I | re.S)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error at or near \"PREPARE\"")
+        types = [t.strip() for t in m.group(2).split(",")] if m.group(2) else []
+        return PrepareStmt(unquote(m.group(1)), types, m.group(3))
+    if w0 == "EXECUTE":
+        m = re.match(r"\s*execute\s+([^\s(]+)\s*(?:\((.*)\))?\s*;?\s*$", text, re.I | re.S)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error at or near \"EXECUTE\"")
+
+        args = split_args(m.group(2)) if m.group(2) else []
+        return ExecuteStmt(unquote(m.group(1)), args)
+    if w0 == "DEALLOCATE":
+        rest = re.sub(r"(?i)^\s*deallocate\s+(prepare\s+)?", "", text).strip().rstrip(";")
+        return DeallocateStmt("all" if rest.lower() == "all" else unquote(rest))
+    if w0 in ("DISCARD",):
+        session.sql_prepared.clear()
+        return NoopStmt("DISCARD " + (words[1] if len(words) > 1 else "ALL"))
+    if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
+        return NoopStmt(w0)
+    if w0 in ("VACUUM", "ANALYZE"):
+        return NoopStmt(w0)
+    if w0 == "CHECKPOINT":
+        return CheckpointStmt()
+    if w0 == "EXPLAIN":
+        m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
+        assert m is not None  # every group of the pattern may be empty
+        opts = (m.group(1) or "").lower()
+        body = m.group(4)
+        analyze_ = "analyze" in opts and "analyze false" not in opts and "analyze off" not in opts
+        inner = analyze(session, body, []).handle
+        return ExplainStmt(inner, analyze_)
+    if w0 == "CREATE" and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
+        return CreateStreamStmt.parse(text)
+    if w0 == "CREATE" and len(words) > 1 and words[1] == "SERVER":
+        return create_server(text)
+    if w0 in ("ALTER", "DROP") and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
+        return foreign_table_ddl(text, words)
+    if w0 == "CREATE" and ("ROLE" in words[1:3] or "USER" in words[1:2]):
+        return CreateRoleStmt.parse(text)
+    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER"):
+        return CreateRoleStmt.parse(text, alter=True)
+    if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER"):
+        return DropRoleStmt.parse(text)
+    if w0 == "CREATE" and len(words) > 1 and words[1] == "DATABASE":
+        return NoopStmt("CREATE DATABASE")
+    if w0 == "COPY":
+        return CopyStmt.parse(text)
+    if w0 == "GRANT" or w0 == "REVOKE":
+        return NoopStmt(w0)
+    if w0 in ("CLOSE", "FETCH", "DECLARE", "MOVE"):
+        return cursor_statement(text, words)
+    if w0 == "LOCK":
+        return NoopStmt("LOCK TABLE")
+    if w0 == "CREATE" and "EXTENSION" in words[1:2]:
+        return NoopStmt("CREATE EXTENSION")
+    return None
+
+
+def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):
+    state = session.db.committed if session.txn is None else session.txn.state
+    if words and words[0] == "INSERT" and len(text) > 2000:
+        planner = Planner(session.engine, state, param_oids, session=session.info)
+        fast = fast_multirow_insert(session, planner, text)
+        if fast is not None:
+            return fast, planner.param_oids
+    tree = parse_one(text)
+    planner = Planner(session.engine, state, param_oids, session=session.info)
+    if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
+        if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
+            raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
+        plan = planner.plan_query(tree)
+        return QueryStmt(plan), planner.param_oids
+    if isinstance(tree, exp.Insert):
+        return dml.InsertStmt.build(session, planner, tree), planner.param_oids
+    if isinstance(tree, exp.Update):
+        return dml.UpdateStmt.build(session, planner, tree), planner.param_oids
+    if isinstance(tree, exp.Delete):
+        return dml.DeleteStmt.build(session, planner, tree), planner.param_oids
+    return ddl.build(session, planner, tree, text), planner.param_oids

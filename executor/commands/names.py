@@ -1,0 +1,26 @@
+"""Object names in DDL: schema-qualified names, the schema a new object goes to,
+and the check that a name is free."""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
+
+from ..binder import ident
+
+
+def qual(table: exp.Table) -> tuple[str | None, str]:
+    schema = ident(table.args.get("db")) if table.args.get("db") else None
+    return schema, ident(table.this)
+
+
+def target_schema(planner, schema: str | None, st) -> str:
+    s = schema or planner.search_path()[0]
+    if s not in st.schemas:
+        raise PgError(INVALID_SCHEMA_NAME, f'schema "{s}" does not exist')
+    return s
+
+
+def name_taken(st, schema: str, name: str) -> None:
+    if st.lookup(schema, name) is not None:
+        raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')

@@ -1,0 +1,70 @@
+"""SQL-level PREPARE / EXECUTE / DEALLOCATE (PostgreSQL's commands/prepare.c).
+"""
+from __future__ import annotations
+
+import sqlglot
+
+from splitstream.catalog.vector import Batch
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import DUPLICATE_PREPARED_STATEMENT, INVALID_SQL_STATEMENT_NAME, SYNTAX_ERROR, PgError
+
+from ..api import Result
+from ..binder import ExprBinder, Scope, parse_type_name
+from ..dialect import DIALECT
+from ..planner import Planner
+from .base import Stmt
+
+
+class PrepareStmt(Stmt):
+    cacheable = False
+
+    def __init__(self, name: str, types: list[str], body: str) -> None:
+        self.name, self.types, self.body = name, types, body
+
+    def run(self, session, ctx):
+        if self.name in session.sql_prepared:
+            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
+        oids = [parse_type_name(t)[0] for t in self.types]
+        session.sql_prepared[self.name] = session.prepare(self.body, oids)
+        return Result(tag="PREPARE")
+
+
+class ExecuteStmt(Stmt):
+    cacheable = False
+    columns_at_run = True       # the SQL-prepared statement's rows
+
+    def __init__(self, name: str, args: list[str]) -> None:
+        self.name, self.args = name, args
+
+    def run(self, session, ctx):
+        p = session.sql_prepared.get(self.name)
+        if p is None:
+            raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
+        if len(self.args) != len(p.param_oids):
+            raise PgError(SYNTAX_ERROR, f"wrong number of parameters for prepared statement \"{self.name}\"",
+                          detail=f"Expected {len(p.param_oids)} parameters but got {len(self.args)}.")
+        # evaluate argument expressions
+        vals = []
+        for a, oid in zip(self.args, p.param_oids):
+            pl = Planner(session.engine, ctx.state, session=session.info)
+
+            e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read=DIALECT)), oid or type_oids.TEXT)
+            vals.append(e.eval(Batch([], 1), ctx).to_pylist()[0])
+        inner_ctx = ctx
+        inner_ctx.params = vals
+        inner_ctx.param_oids = p.param_oids
+        return p.handle.run(session, inner_ctx)
+
+
+class DeallocateStmt(Stmt):
+    cacheable = False
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def run(self, session, ctx):
+        if self.name == "all":
+            session.sql_prepared.clear()
+        elif session.sql_prepared.pop(self.name, None) is None:
+            raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
+        return Result(tag="DEALLOCATE ALL" if self.name == "all" else "DEALLOCATE")

@@ -1,0 +1,85 @@
+"""CREATE SCHEMA, CREATE SEQUENCE, COMMENT ON and CHECKPOINT: the small commands
+with no family of their own.
+"""
+from __future__ import annotations
+
+from sqlglot import exp
+
+from splitstream.catalog.objects import Relation, Schema
+from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
+
+from ..api import Result
+from ..binder import ident
+from ..dialect import DIALECT
+from .base import Stmt
+from .names import qual, target_schema
+
+
+def create_schema(session, ctx, planner, tree, text):
+    t = tree.this
+    name = ident(t.args.get("db")) if t.args.get("db") else ident(t.this)
+    st = ctx.txn.for_write(ctx.check_cancel)
+    if name in st.schemas:
+        if tree.args.get("exists"):
+            return [Notice(f'schema "{name}" already exists, skipping', "42P06")]
+        raise PgError(DUPLICATE_SCHEMA, f'schema "{name}" already exists')
+    ctx.txn.apply(("schema", Schema(ctx.txn.new_oid(), name)))
+    return []
+
+
+def create_sequence(session, ctx, planner, tree, text):
+    schema, name = qual(tree.this)
+    st = ctx.txn.for_write(ctx.check_cancel)
+    schema = target_schema(planner, schema, st)
+    if st.lookup(schema, name) is not None:
+        if tree.args.get("exists"):
+            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+        raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+    kw = {}
+    props = tree.args.get("properties")
+    if props is not None:
+        for p in props.expressions:
+            if isinstance(p, exp.SequenceProperties):
+                for k in ("start", "increment", "minvalue", "maxvalue"):
+                    v = p.args.get(k)
+                    if v is not None:
+                        kw[k] = int(exp.Neg(this=v.this).sql() if isinstance(v, exp.Neg) else v.sql())
+                if p.args.get("cycle"):
+                    kw["cycle"] = True
+    inc = kw.get("increment", 1)
+    mn = kw.get("minvalue", 1 if inc > 0 else -(2**63))
+    mx = kw.get("maxvalue", 2**63 - 1 if inc > 0 else -1)
+    start = kw.get("start", mn if inc > 0 else mx)
+    ctx.txn.apply(("rel", Relation(ctx.txn.new_oid(), schema, name, "S", seq_start=start, seq_increment=inc,
+                                   seq_min=mn, seq_max=mx, seq_cycle=kw.get("cycle", False))))
+    return []
+
+
+def comment(session, ctx, planner, tree, text):
+    kind = str(tree.args.get("kind")).lower()
+    value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
+    ctx.txn.for_write(ctx.check_cancel)
+    target = tree.this
+    if kind == "column":
+        parts = target.sql(DIALECT).split(".")
+        tname, cname = parts[-2].strip('"').lower(), parts[-1].strip('"').lower()
+        rel = planner.lookup_relation(tname, None)
+        if rel is None:
+            raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
+        cc = tuple((k, v) for k, v in rel.column_comments if k != cname) + (((cname, value),) if value is not None else ())
+        ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
+        return []
+    if kind == "schema":
+        return []
+    schema, name = qual(target) if isinstance(target, exp.Table) else (None, ident(target))
+    rel = planner.lookup_relation(name, schema)
+    if rel is None:
+        raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    ctx.txn.apply(("rel", rel.with_(comment=value)))
+    return []
+
+
+class CheckpointStmt(Stmt):
+    def run(self, session, ctx):
+        session.db.checkpoint()
+        return Result(tag="CHECKPOINT")

@@ -1,0 +1,141 @@
+"""Streams: CREATE / ALTER / DROP FOREIGN TABLE on a stream server, CREATE SERVER.
+"""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from splitstream.catalog.objects import ColumnDef, Relation
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    DUPLICATE_COLUMN,
+    DUPLICATE_OBJECT,
+    DUPLICATE_TABLE,
+    FEATURE_NOT_SUPPORTED,
+    SYNTAX_ERROR,
+    UNDEFINED_OBJECT,
+    UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
+    Notice,
+    PgError,
+)
+
+from ..api import Result
+from ..dialect import parse_one
+from ..planner import Planner
+from .base import Stmt
+from .drop import drop, drop_word, kind_article
+from .names import qual, target_schema
+from .tables import alter_table, column_defs
+
+STREAM_SERVERS = ("stream", "pipelinedb")
+
+
+DEFAULT_STREAM_CAPACITY = 1 << 20
+
+
+class CreateStreamStmt(Stmt):
+    """CREATE FOREIGN TABLE name (cols) SERVER stream [OPTIONS (capacity 'n')]."""
+
+    cacheable = False
+    tag = "CREATE FOREIGN TABLE"
+
+    def __init__(self, head: str, cols: str, server: str, options: dict, exists_ok: bool) -> None:
+        self.head, self.cols, self.server, self.options, self.exists_ok = head, cols, server, options, exists_ok
+
+    @staticmethod
+    def parse(text: str) -> "CreateStreamStmt":
+        m = re.match(r"\s*create\s+foreign\s+table\s+(if\s+not\s+exists\s+)?(.+?)\s*\((.*)\)\s*server\s+(\"?[\w]+\"?)\s*(?:options\s*\((.*)\))?\s*;?\s*$",
+                     text, re.I | re.S)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error in CREATE FOREIGN TABLE",
+                          hint="Write CREATE FOREIGN TABLE name (column type, ...) SERVER stream.")
+        opts = {}
+        if m.group(5):
+            for k, v in re.findall(r"(\w+)\s+'([^']*)'", m.group(5)):
+                opts[k.lower()] = v
+        server = m.group(4).strip('"')
+        if not (m.group(4).startswith('"')):
+            server = server.lower()
+        return CreateStreamStmt(m.group(2).strip(), m.group(3), server, opts, bool(m.group(1)))
+
+    def run(self, session, ctx):
+        if self.server not in STREAM_SERVERS:
+            raise PgError(UNDEFINED_OBJECT, f'server "{self.server}" does not exist',
+                          hint="Streams are foreign tables on the reserved server \"stream\" (or \"pipelinedb\").")
+        tree = parse_one(f"CREATE TABLE {self.head} ({self.cols})")
+        planner = Planner(session.engine, ctx.state, session=session.info)
+        st = ctx.txn.for_write(ctx.check_cancel)
+        schema, name = qual(tree.this.this)
+        schema = target_schema(planner, schema, st)
+        if st.lookup(schema, name) is not None:
+            if self.exists_ok:
+                return Result(tag=self.tag, notices=[Notice(f'relation "{name}" already exists, skipping', "42P07")])
+            raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+        cols, cons, seqs = column_defs(planner, [e for e in tree.this.expressions if isinstance(e, exp.ColumnDef)], name)
+        if any(c.kind in ("p", "u", "f") for c in cons) or seqs:
+            raise PgError(FEATURE_NOT_SUPPORTED, "streams do not support keys, unique constraints or serial columns",
+                          hint="Declare plain columns on the stream; put keys on tables.")
+        if any(c.name == "arrival_timestamp" for c in cols):
+            raise PgError(DUPLICATE_COLUMN, 'column "arrival_timestamp" is implicit on streams')
+        cap = int(self.options.get("capacity", DEFAULT_STREAM_CAPACITY))
+        if cap <= 0:
+            raise PgError("22023", "capacity must be a positive number of rows")
+        cols = tuple(cols) + (ColumnDef("arrival_timestamp", type_oids.TIMESTAMPTZ, hidden=True, attnum=len(cols) + 1),)
+        rel = Relation(ctx.txn.new_oid(), schema, name, "f", cols, tuple(c for c in cons if c.kind == "c"),
+                       server=self.server, capacity=cap, options=tuple(sorted(self.options.items())))
+        ctx.txn.apply(("rel", rel))
+        return Result(tag=self.tag)
+
+
+def create_server(text: str) -> Stmt:
+    m = re.match(r"\s*create\s+server\s+(if\s+not\s+exists\s+)?(\"?\w+\"?)", text, re.I)
+    name = m.group(2).strip('"').lower() if m else ""
+
+    class _S(Stmt):
+        def run(self, session, ctx):
+            if name in STREAM_SERVERS:
+                raise PgError(DUPLICATE_OBJECT, f'server "{name}" already exists',
+                              hint=f'The server name "{name}" is reserved for streams: create streams with CREATE FOREIGN TABLE ... SERVER {name}.')
+            raise PgError(FEATURE_NOT_SUPPORTED, "foreign servers other than the stream server are not supported")
+
+    return _S()
+
+
+def foreign_table_ddl(text: str, words: list[str]) -> Stmt:
+    if words[0] == "DROP":
+        rewritten = re.sub(r"(?i)^\s*drop\s+foreign\s+table", "DROP TABLE", text)
+        tree = parse_one(rewritten)
+
+        class _D(Stmt):
+            cacheable = False
+
+            def run(self, session, ctx):
+                pl = Planner(session.engine, ctx.state, session=session.info)
+                for t in tree.args.get("tables") or tree.expressions or [tree.this]:
+                    schema, name = qual(t)
+                    rel = pl.lookup_relation(name, schema)
+                    if rel is not None and rel.kind != "f":
+                        raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a foreign table', hint=f"Use DROP {drop_word(rel)} to remove {kind_article(rel)}.")
+                    if rel is None and not tree.args.get("exists"):
+                        raise PgError(UNDEFINED_TABLE, f'foreign table "{name}" does not exist')
+                tree.set("kind", "FOREIGN TABLE")
+                notices = drop(session, ctx, pl, tree, text)
+                return Result(tag="DROP FOREIGN TABLE", notices=notices)
+
+        return _D()
+    rewritten = re.sub(r"(?i)^\s*alter\s+foreign\s+table", "ALTER TABLE", text)
+    tree = parse_one(rewritten)
+
+    class _A(Stmt):
+        cacheable = False
+
+        def run(self, session, ctx):
+            pl = Planner(session.engine, ctx.state, session=session.info)
+            for action in tree.args.get("actions") or []:
+                if not isinstance(action, (exp.ColumnDef, exp.AlterRename, exp.RenameColumn)):
+                    raise PgError(FEATURE_NOT_SUPPORTED, "only ADD COLUMN and RENAME are supported on streams")
+            return Result(tag="ALTER FOREIGN TABLE", notices=alter_table(session, ctx, pl, tree, text))
+
+    return _A()

@@ -1,0 +1,443 @@
+"""DDL: CREATE / DROP / ALTER of schemas, tables, streams, views, indexes,
+sequences and roles.  Every change is a logged catalog operation applied
+through the session's transaction, so DDL is transactional."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+from sqlglot import exp
+
+from splitstream.catalog import types as sqltypes
+from splitstream.catalog.objects import ColumnDef, Constraint, Relation
+from splitstream.catalog.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    DEPENDENT_OBJECTS_STILL_EXIST,
+    DUPLICATE_COLUMN,
+    DUPLICATE_TABLE,
+    FEATURE_NOT_SUPPORTED,
+    INVALID_TABLE_DEFINITION,
+    SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE,
+    Notice,
+    PgError,
+)
+
+from .. import operators
+from ..binder import datatype_to_oid, ident
+from ..dialect import DIALECT
+from ..planner import Planner
+from ..stream.guard import views_reading
+from .dml import check_unique_existing, eval_default, insert_batch
+from .drop import all_dependents, cascade_notice, drop_relation, kind_word
+from .names import qual, target_schema
+
+
+def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
+    out: list[ColumnDef] = []
+    cons: list[Constraint] = []
+    seqs = []
+    for i, cd in enumerate(cols):
+        name = ident(cd.this)
+        if any(c.name == name for c in out):
+            raise PgError(DUPLICATE_COLUMN, f'column "{name}" specified more than once')
+        kind = cd.args.get("kind")
+        if kind is None:
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{name}"')
+        oid, typmod = datatype_to_oid(kind)
+        not_null = False
+        default = None
+        identity = ""
+        tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
+        if tname in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
+            seqs.append((name, oid))
+            default = f"nextval('{table_name}_{name}_seq'::regclass)"
+            not_null = True
+        for c in cd.args.get("constraints") or []:
+            k = c.args.get("kind")
+            if isinstance(k, exp.NotNullColumnConstraint):
+                not_null = not k.args.get("allow_null")
+            elif isinstance(k, exp.PrimaryKeyColumnConstraint):
+                not_null = True
+                cons.append(Constraint(f"{table_name}_pkey", "p", (name,)))
+            elif isinstance(k, exp.UniqueColumnConstraint):
+                cons.append(Constraint(f"{table_name}_{name}_key", "u", (name,)))
+            elif isinstance(k, exp.DefaultColumnConstraint):
+                default = k.this.sql(DIALECT)
+            elif isinstance(k, exp.CheckColumnConstraint):
+                cons.append(Constraint(f"{table_name}_{name}_check", "c", (name,), check_sql=k.this.sql(DIALECT)))
+            elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint):
+                identity = "a" if k.this else "d"
+                not_null = True
+                seqs.append((name, oid))
+                default = f"nextval('{table_name}_{name}_seq'::regclass)"
+            elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
+                cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
+            elif k is not None and type(k).__name__ in ("CollateColumnConstraint",):
+                pass
+        if [c for c in (cd.args.get("constraints") or []) if isinstance(c.args.get("kind"), exp.Reference)]:
+            pass
+        out.append(ColumnDef(name, oid, typmod, not_null, default, identity, attnum=i + 1))
+    return out, cons, seqs
+
+
+def _fk_from_reference(planner, ref, cols, name) -> Constraint:
+    tbl = ref.this
+    if isinstance(tbl, exp.Schema):
+        table = tbl.this
+        ref_cols = tuple(ident(e) for e in tbl.expressions)
+    else:
+        table = tbl
+        ref_cols = ()
+    schema, rname = qual(table)
+    target = planner.lookup_relation(rname, schema)
+    if target is None:
+        raise PgError(UNDEFINED_TABLE, f'relation "{rname}" does not exist')
+    if not ref_cols:
+        pk = target.primary_key
+        if pk is None:
+            raise PgError("42830", f'there is no primary key for referenced table "{rname}"')
+        ref_cols = pk.columns
+    on_delete = "a"
+    opts = " ".join(str(o) for o in (ref.args.get("options") or [])).upper()
+    if "ON DELETE CASCADE" in opts:
+        on_delete = "c"
+    elif "ON DELETE SET NULL" in opts:
+        on_delete = "n"
+    elif "ON DELETE RESTRICT" in opts:
+        on_delete = "r"
+    return Constraint(name, "f", tuple(cols), ref_table=target.oid, ref_columns=tuple(ref_cols), on_delete=on_delete)
+
+
+def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
+    out = []
+    for e in exprs:
+        name = None
+        if isinstance(e, exp.Constraint):
+            name = ident(e.this)
+            inner = e.expressions
+        else:
+            inner = [e]
+        for k in inner:
+            if isinstance(k, exp.PrimaryKey):
+                names = tuple(ident(c.this) if isinstance(c, exp.Ordered) else ident(c) for c in k.expressions)
+                out.append(Constraint(name or f"{table_name}_pkey", "p", names))
+            elif isinstance(k, (exp.UniqueColumnConstraint, exp.Unique)) if hasattr(exp, "Unique") else isinstance(k, exp.UniqueColumnConstraint):
+                target = k.this
+                names = tuple(ident(c) for c in (target.expressions if isinstance(target, exp.Schema) else []))
+                out.append(Constraint(name or f"{table_name}_{'_'.join(names)}_key", "u", names))
+            elif isinstance(k, exp.CheckColumnConstraint):
+                out.append(Constraint(name or f"{table_name}_check", "c", (), check_sql=k.this.sql(DIALECT)))
+            elif isinstance(k, exp.ForeignKey):
+                names = [ident(c) for c in k.expressions]
+                ref = k.args.get("reference")
+                fk = _fk_from_reference(planner, ref, names, name or f"{table_name}_{'_'.join(names)}_fkey")
+                opts = " ".join(str(o) for o in (k.args.get("options") or [])).upper()
+                d = k.args.get("delete")
+                if d:
+                    opts += " ON DELETE " + str(d).upper()
+                if "ON DELETE CASCADE" in opts:
+                    fk = Constraint(fk.name, "f", fk.columns, ref_table=fk.ref_table, ref_columns=fk.ref_columns, on_delete="c")
+                elif "SET NULL" in opts:
+                    fk = Constraint(fk.name, "f", fk.columns, ref_table=fk.ref_table, ref_columns=fk.ref_columns, on_delete="n")
+                out.append(fk)
+    return out
+
+
+def create_table(session, ctx, planner, tree: exp.Create, text: str):
+    schema_node = tree.this
+    exists_ok = bool(tree.args.get("exists"))
+    st = ctx.txn.for_write(ctx.check_cancel)
+    if isinstance(schema_node, exp.Schema):
+        table = schema_node.this
+        col_nodes = [e for e in schema_node.expressions if isinstance(e, exp.ColumnDef)]
+        other = [e for e in schema_node.expressions if not isinstance(e, exp.ColumnDef)]
+    else:
+        table, col_nodes, other = schema_node, [], []
+    schema, name = qual(table)
+    schema = target_schema(planner, schema, st)
+    if st.lookup(schema, name) is not None:
+        if exists_ok:
+            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+        raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+    as_query = tree.args.get("expression")
+    rows = None
+    if as_query is not None:
+        pl = Planner(session.engine, ctx.state, session=session.info)
+        plan = pl.plan_query(as_query)
+        rows = operators.run_plan(plan, ctx)
+        names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
+        cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
+                for i, c in enumerate(plan.out)]
+        cons = []
+        seqs = []
+    else:
+        cols, cons, seqs = column_defs(planner, col_nodes, name)
+        cons += _table_constraints(planner, other, name, cols)
+    # primary key columns are NOT NULL
+    pk_cols = {c for con in cons if con.kind == "p" for c in con.columns}
+    if sum(1 for c in cons if c.kind == "p") > 1:
+        raise PgError(INVALID_TABLE_DEFINITION, f'multiple primary keys for table "{name}" are not allowed')
+    cols = [ColumnDef(c.name, c.type_oid, c.typmod, c.not_null or c.name in pk_cols, c.default, c.identity, attnum=c.attnum) for c in cols]
+    for con in cons:
+        for cn in con.columns:
+            if not any(c.name == cn for c in cols):
+                raise PgError(UNDEFINED_COLUMN, f'column "{cn}" named in key does not exist')
+    oid = ctx.txn.new_oid()
+    notices = []
+    for cname, coid in seqs:
+        seq_oid = ctx.txn.new_oid()
+        ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid,
+                                       seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
+                                       owned_by=(oid, cname))))
+    final_cons = []
+    for con in cons:
+        if con.kind in ("p", "u"):
+            idx_oid = ctx.txn.new_oid()
+            ctx.txn.apply(("rel", Relation(idx_oid, schema, con.name, "i", index_table=oid, index_columns=con.columns,
+                                           index_unique=True, index_primary=con.kind == "p",
+                                           columns=tuple(c for c in cols if c.name in con.columns))))
+            con = Constraint(con.name, con.kind, con.columns, con.check_sql, con.ref_table, con.ref_columns, con.on_delete,
+                             con.on_update, idx_oid)
+        final_cons.append(con)
+    props = tree.args.get("properties")
+    unlogged = props is not None and any(isinstance(p, exp.UnloggedProperty) for p in props.expressions)
+    rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p")
+    ctx.txn.apply(("rel", rel))
+    if rows is not None and rows.n:
+        insert_batch(session, ctx, rel, rows)
+    return notices
+
+
+def create_index(session, ctx, planner, tree: exp.Create, text: str):
+    idx = tree.this
+    name = ident(idx.this) if idx.this is not None else None
+    table = idx.args.get("table")
+    schema, tname = qual(table)
+    st = ctx.txn.for_write(ctx.check_cancel)
+    rel = planner.lookup_relation(tname, schema)
+    if rel is None:
+        raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
+    params = idx.args.get("params")
+    cols = []
+    for c in (params.args.get("columns") if params is not None else []) or []:
+        node = c.this if isinstance(c, exp.Ordered) else c
+        cn = ident(node.this) if isinstance(node, exp.Column) else node.sql(DIALECT)
+        if isinstance(node, exp.Column) and rel.column(cn) is None:
+            raise PgError(UNDEFINED_COLUMN, f'column "{cn}" does not exist')
+        cols.append(cn)
+    unique = bool(tree.args.get("unique"))
+    if name is None:
+        name = f"{tname}_{'_'.join(cols)}_idx"
+    if st.lookup(rel.schema, name) is not None:
+        if tree.args.get("exists"):
+            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+        raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+    using = params.args.get("using") if params is not None else None
+    method = str(using.name if hasattr(using, "name") else using).lower() if using else "btree"
+    oid = ctx.txn.new_oid()
+    ctx.txn.apply(("rel", Relation(oid, rel.schema, name, "i", index_table=rel.oid, index_columns=tuple(cols),
+                                   index_unique=unique, index_method=method,
+                                   columns=tuple(c for c in rel.live_columns if c.name in cols))))
+    if unique:
+        check_unique_existing(session, ctx, rel, cols, name)
+        new_cons = rel.constraints + (Constraint(name, "u", tuple(cols), index_oid=oid, from_index=True),)
+        ctx.txn.apply(("rel", rel.with_(constraints=new_cons)))
+    return []
+
+
+def alter_table(session, ctx, planner, tree: exp.Alter, text):
+    schema, name = qual(tree.this)
+    st = ctx.txn.for_write(ctx.check_cancel)
+    rel = planner.lookup_relation(name, schema)
+    if rel is None:
+        if tree.args.get("exists"):
+            return [Notice(f'relation "{name}" does not exist, skipping')]
+        raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    notices = []
+    for action in tree.args.get("actions") or []:
+        rel = ctx.txn.state.rels[rel.oid]
+        if isinstance(action, exp.ColumnDef):
+            _add_column(session, ctx, planner, rel, action)
+        elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
+            for c in action.args.get("tables") or action.expressions or [action.this]:
+                notices += _drop_column(session, ctx, rel, ident(c.this) if isinstance(c, exp.Column) else ident(c),
+                                        bool(action.args.get("exists")), bool(action.args.get("cascade")))
+                rel = ctx.txn.state.rels[rel.oid]
+        elif isinstance(action, exp.RenameColumn):
+            old = ident(action.this.this) if isinstance(action.this, exp.Column) else ident(action.this)
+            new = ident(action.args["to"].this) if isinstance(action.args["to"], exp.Column) else ident(action.args["to"])
+            if rel.column(old) is None:
+                raise PgError(UNDEFINED_COLUMN, f'column "{old}" does not exist')
+            if rel.column(new) is not None:
+                raise PgError(DUPLICATE_COLUMN, f'column "{new}" of relation "{rel.name}" already exists')
+            _refuse_rename(ctx, rel, old)
+            cols = tuple(ColumnDef(new if c.name == old else c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity,
+                                   c.dropped, c.attnum, c.hidden) for c in rel.columns)
+            cons = tuple(Constraint(c.name, c.kind, tuple(new if x == old else x for x in c.columns), c.check_sql,
+                                    c.ref_table, c.ref_columns, c.on_delete, c.on_update, c.index_oid) for c in rel.constraints)
+            ctx.txn.apply(("rel", rel.with_(columns=cols, constraints=cons)))
+        elif isinstance(action, exp.AlterRename):
+            new = ident(action.this.this) if isinstance(action.this, exp.Table) else ident(action.this)
+            if st.lookup(rel.schema, new) is not None:
+                raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
+            _refuse_rename(ctx, rel, None)
+            ctx.txn.apply(("rel", rel.with_(name=new)))
+        elif isinstance(action, exp.AlterColumn):
+            _alter_column(ctx, rel, action)
+        elif type(action).__name__ in ("AddConstraint",):
+            cons = _table_constraints(planner, action.expressions, rel.name, rel.columns)
+            ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + tuple(cons))))
+        else:
+            raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql(DIALECT)[:60]}")
+    return notices
+
+
+def _refuse_rename(ctx, rel, column: str | None) -> None:
+    """A continuous view keeps its query as SQL text and plans it again after
+    a restart: a relation or column name it uses must stay (PostgreSQL,
+    which keeps views as parse trees, allows the rename)."""
+
+    views = views_reading(ctx.txn.state, rel, column)
+    if views:
+        kind = "stream" if rel.kind == "f" else kind_word(rel)
+        what = f'column "{column}" of {kind} "{rel.name}"' if column is not None else f'{kind} "{rel.name}"'
+        raise PgError(FEATURE_NOT_SUPPORTED, f'cannot rename {what}: continuous view "{views[0].name}" uses it',
+                      hint="A continuous view keeps its defining query as text: drop the view, rename, "
+                           "and create the view again.")
+
+
+def _refuse_retype(ctx, rel, column: str) -> None:
+    """As PostgreSQL for any view: the view's plan (and a static table's
+    hash table) hold the column's values as they were typed."""
+
+    views = views_reading(ctx.txn.state, rel, column)
+    if views:
+        raise PgError(FEATURE_NOT_SUPPORTED, "cannot alter type of a column used by a view or rule",
+                      detail=f'rule _RETURN on view {views[0].name} depends on column "{column}"',
+                      hint="Drop the continuous view, alter the column, and create the view again.")
+
+
+def _alter_column(ctx, rel, action):
+    name = ident(action.this)
+    c = rel.column(name)
+    if c is None:
+        raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
+    new = c
+
+    if action.args.get("drop"):
+        new = replace(c, default=None) if action.args.get("drop") and "DEFAULT" in action.sql(DIALECT).upper() else new
+        if "NOT NULL" in action.sql(DIALECT).upper():
+            new = replace(c, not_null=False)
+    elif action.args.get("default") is not None:
+        new = replace(c, default=action.args["default"].sql(DIALECT))
+    elif action.args.get("allow_null") is False or "SET NOT NULL" in action.sql(DIALECT).upper():
+        tv = ctx.txn.state.data.get(rel.oid)
+        if tv is not None:
+            b, _ = tv.scan()
+            if b.cols[rel.column_index(name)].nulls is not None:
+                raise PgError("23502", f'column "{name}" of relation "{rel.name}" contains null values')
+        new = replace(c, not_null=True)
+    elif action.args.get("dtype") is not None:
+        _refuse_retype(ctx, rel, name)
+        oid, typmod = datatype_to_oid(action.args["dtype"])
+        i = rel.column_index(name)
+        tv = ctx.txn.state.data[rel.oid]
+        b, _ = tv.scan()
+        cols = list(b.cols)
+        cols[i] = sqltypes.cast_col(cols[i], oid, typmod)
+        new = replace(c, type_oid=oid, typmod=typmod)
+        oids = [x.type_oid if x.name != name else oid for x in rel.live_columns]
+        ctx.txn.apply(("rel", rel.with_(columns=tuple(new if x.name == name else x for x in rel.columns))))
+        ctx.txn.apply(("relayout", rel.oid, oids, [(x.data, x.null_mask()) for x in cols]))
+        return
+    ctx.txn.apply(("rel", rel.with_(columns=tuple(new if x.name == name else x for x in rel.columns))))
+
+
+def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
+    cols, cons, seqs = column_defs(planner, [cd], rel.name)
+    c = cols[0]
+    if rel.column(c.name) is not None:
+        raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" of relation "{rel.name}" already exists')
+    c = ColumnDef(c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity, attnum=len(rel.columns) + 1)
+    if rel.kind == "f":
+        ctx.txn.apply(("rel", rel.with_(columns=rel.columns + (c,))))
+        ctx.txn.after_commit.append(lambda: session.engine.streams.alter_stream(rel.oid))
+        return
+    tv = ctx.txn.state.data[rel.oid]
+    b, _ = tv.scan()
+    if c.default is not None and b.n:
+        newcol = eval_default(session, ctx, c, b.n)
+    else:
+        newcol = Col(sqltypes.empty(c.type_oid, b.n), np.ones(b.n, bool), c.type_oid)
+    if c.not_null and b.n and newcol.nulls is not None:
+        raise PgError("23502", f'column "{c.name}" of relation "{rel.name}" contains null values')
+    new_rel = rel.with_(columns=rel.columns + (c,), constraints=rel.constraints + tuple(cons))
+    ctx.txn.apply(("rel", new_rel))
+    cols_all = b.cols + [newcol]
+    ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in cols_all]))
+
+
+def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
+    if rel.column(name) is None:
+        if if_exists:
+            return [Notice(f'column "{name}" of relation "{rel.name}" does not exist, skipping')]
+        raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
+    notices = _drop_column_dependents(session, ctx, rel, name, cascade)
+    i = rel.column_index(name)
+    tv = ctx.txn.state.data.get(rel.oid)
+    cols = tuple(ColumnDef(c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity, True, c.attnum, c.hidden)
+                 if c.name == name and not c.dropped else c for c in rel.columns)
+    cons = tuple(c for c in rel.constraints if name not in c.columns)
+    new_rel = rel.with_(columns=cols, constraints=cons)
+    ctx.txn.apply(("rel", new_rel))
+    if tv is not None:
+        b, _ = tv.scan()
+        keep = [c for j, c in enumerate(b.cols) if j != i]
+        ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in keep]))
+    return notices
+
+
+def _drop_column_dependents(session, ctx, rel, name, cascade) -> list:
+    """Continuous views reading the column: refused as in PostgreSQL, or
+    dropped with CASCADE (with the views built on them)."""
+
+    views = views_reading(ctx.txn.state, rel, name)
+    if not views:
+        return []
+    if not cascade:
+        raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
+                      f"cannot drop column {name} of {kind_word(rel)} {rel.name} because other objects depend on it",
+                      detail="\n".join(f"view {v.name} depends on column {name} of {kind_word(rel)} {rel.name}" for v in views),
+                      hint="Use DROP ... CASCADE to drop the dependent objects too.")
+    st = ctx.txn.state
+    doomed = []
+    for v in views:
+        doomed += [d for d in all_dependents(st, v.oid) + [v] if d not in doomed]
+    for d in doomed:
+        drop_relation(session, ctx, d)
+    return [cascade_notice(doomed, None)]
+
+
+def truncate(session, ctx, planner, tree, text):
+    ctx.txn.for_write(ctx.check_cancel)
+    for t in tree.expressions:
+        schema, name = qual(t)
+        rel = planner.lookup_relation(name, schema)
+        if rel is None:
+            raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+        if rel.kind == "f":
+            raise PgError(WRONG_OBJECT_TYPE, f'cannot truncate stream "{name}"',
+                          hint="Streams are append-only; their ring buffer drops old tuples by itself.")
+        if rel.kind != "r":
+            raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
+        ctx.txn.apply(("truncate", rel.oid))
+    return []
+
+
+# ------------------------------------------------------------------ streams
+
+

@@ -1,0 +1,56 @@
+"""BEGIN / COMMIT / ROLLBACK / SAVEPOINT / RELEASE (PostgreSQL's xact commands).
+"""
+from __future__ import annotations
+
+from splitstream.catalog.database import Transaction
+from splitstream.protocol.errors import ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, NO_ACTIVE_SQL_TRANSACTION, Notice, PgError
+
+from ..api import Result
+from .base import Stmt
+
+
+class TxnStmt(Stmt):
+    transaction_control = True
+
+    def __init__(self, kind: str, name: str | None = None, tag: str = "") -> None:
+        self.kind, self.name, self.tag = kind, name, tag
+        self.allowed_in_failed = kind in ("rollback", "commit", "rollback_to")
+
+    def run(self, session, params):
+        k = self.kind
+        notices = []
+        if k == "begin":
+            if session.txn is not None:
+                notices.append(Notice("there is already a transaction in progress", ACTIVE_SQL_TRANSACTION, "WARNING"))
+            else:
+                session.txn = Transaction(session.db, implicit=False)
+                session.failed = False
+            return Result(tag="BEGIN", notices=notices)
+        if k in ("commit", "rollback"):
+            if session.txn is None:
+                notices.append(Notice("there is no transaction in progress", NO_ACTIVE_SQL_TRANSACTION, "WARNING"))
+                return Result(tag="COMMIT" if k == "commit" else "ROLLBACK", notices=notices)
+            txn = session.txn
+            session.txn = None
+            failed = session.failed
+            session.failed = False
+            if k == "commit" and not failed:
+                txn.commit(sync=session.info.sync_commit)
+                return Result(tag="COMMIT")
+            txn.rollback()
+            return Result(tag="ROLLBACK")
+        if session.txn is None:
+            raise PgError(NO_ACTIVE_SQL_TRANSACTION, f"{self.tag} can only be used in transaction blocks")
+        if k == "savepoint":
+            if session.failed:
+                raise PgError("25P02", "current transaction is aborted, commands ignored until end of transaction block")
+            session.txn.savepoint(self.name)
+            return Result(tag="SAVEPOINT")
+        if k == "release":
+            session.txn.release(self.name)
+            return Result(tag="RELEASE")
+        if k == "rollback_to":
+            session.txn.rollback_to(self.name)
+            session.failed = False
+            return Result(tag="ROLLBACK")
+        raise PgError(FEATURE_NOT_SUPPORTED, k)

@@ -1,0 +1,70 @@
+"""CREATE VIEW / CREATE MATERIALIZED VIEW; a view over a stream is a continuous view.
+"""
+from __future__ import annotations
+
+import re
+
+from sqlglot import exp
+
+from splitstream.catalog.objects import ColumnDef, Relation
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, Notice, PgError
+
+from ..binder import ident
+from ..dialect import DIALECT
+from ..planner import Planner
+from .names import qual, target_schema
+
+
+def create_view(session, ctx, planner, tree: exp.Create, text: str):
+    table = tree.this
+    colnames = []
+    if isinstance(table, exp.Schema):
+        colnames = [ident(c) for c in table.expressions]
+        table = table.this
+    schema, name = qual(table)
+    st = ctx.txn.for_write(ctx.check_cancel)
+    schema = target_schema(planner, schema, st)
+    existing = st.lookup(schema, name)
+    replace = bool(tree.args.get("replace"))
+    if existing is not None and not (replace and existing.kind == "v"):
+        if tree.args.get("exists"):
+            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+        raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+    query = tree.args["expression"]
+    sql = query.sql(DIALECT)
+    pl = Planner(session.engine, ctx.state, session=session.info)
+    plan = pl.plan_query(query)
+    props = tree.args.get("properties")
+    materialized = False
+    options = {}
+    if props is not None:
+        for p in props.expressions:
+            if isinstance(p, exp.MaterializedProperty):
+                materialized = True
+            elif isinstance(p, exp.Property):
+                value = p.args.get("value")
+                options[str(p.this).lower()] = value.name if isinstance(value, exp.Expression) else str(value)
+    if re.match(r"\s*create\s+materialized\s+view", text, re.I):
+        materialized = True
+    continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
+    if options.get("action", "materialize").lower() not in ("materialize",):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
+                      hint="Use WITH (action=materialize) or plain CREATE VIEW.")
+    if materialized and not continuous:
+        raise PgError(FEATURE_NOT_SUPPORTED, "materialized views over tables are not supported",
+                      hint="Create a plain view, or a view over a stream to get a continuous view.")
+    if "action" in options and not continuous:
+        # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
+        raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
+                      hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
+    cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
+                 for i, c in enumerate(plan.out))
+    oid = existing.oid if existing is not None else ctx.txn.new_oid()
+    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
+    rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps,
+                   options=tuple(sorted(options.items())))
+    if continuous:
+        session.engine.streams.create_view(session, ctx, rel, query)
+    ctx.txn.apply(("rel", rel))
+    return []

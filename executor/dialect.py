@@ -1,0 +1,184 @@
+"""splitstream's SQL dialect: sqlglot's PostgreSQL dialect, extended for what
+real clients send, as a subclass (sqlglot's own ``postgres`` stays stock).
+
+* ``x::oid[]``, ``$1::regclass[]`` ...: sqlglot parses the object-identifier
+  types as ``ObjectIdentifier`` and then fails on ``[]`` (asyncpg's type
+  introspection sends ``$1::oid[]``).  They become the array type ``_oid``.
+* ``date_part(...)`` is parsed as EXTRACT but marked, since its result type
+  differs (double precision, not numeric); ``now()`` likewise stays ``now()``.
+* A typed literal (``date 'x'``) is a constant to which later ``::`` apply.
+
+Every parse and every generation of SQL text in the executor names
+:data:`DIALECT`; :func:`parse_one` is the statement parser with PostgreSQL's
+syntax errors.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.dialects.postgres import Postgres
+from sqlglot.errors import ParseError, TokenError
+from sqlglot.generators.postgres import PostgresGenerator
+from sqlglot.parsers.postgres import PostgresParser
+from sqlglot.tokens import TokenType
+
+from splitstream.protocol.errors import SYNTAX_ERROR, PgError
+
+_POSTGRES_DATE_PART = PostgresParser.FUNCTION_PARSERS["DATE_PART"]
+_POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
+
+
+def _parse_date_part(self: PostgresParser) -> exp.Expr | None:
+    """sqlglot turns date_part() into EXTRACT, but PostgreSQL's date_part
+    returns double precision where EXTRACT returns numeric: remember which."""
+    node = _POSTGRES_DATE_PART(self)
+    if isinstance(node, exp.Extract):
+        node.meta["date_part"] = True
+    return node
+
+
+def _now(args: list[Any]) -> exp.Expr:
+    """now() parses as CURRENT_TIMESTAMP; marked so a column default deparses
+    as PostgreSQL prints it (``now()``, not ``CURRENT_TIMESTAMP``)."""
+    node = exp.CurrentTimestamp.from_arg_list(args)
+    node.meta["now"] = True
+    return node
+
+
+def _current_timestamp_sql(self: PostgresGenerator, e: exp.CurrentTimestamp) -> str:
+    if e.meta.get("now"):
+        return "NOW()"
+    return _POSTGRES_CURRENT_TIMESTAMP(self, e) if _POSTGRES_CURRENT_TIMESTAMP else "CURRENT_TIMESTAMP"
+
+
+class Splitstream(Postgres):
+    """PostgreSQL as splitstream reads and prints it."""
+
+    class Tokenizer(Postgres.Tokenizer):
+        pass
+
+    class Parser(PostgresParser):
+        FUNCTION_PARSERS = {**PostgresParser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
+        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now}
+
+        def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
+            this = super()._parse_types(*args, **kwargs)
+            if isinstance(this, exp.ObjectIdentifier):
+                dims = 0
+                while self._curr is not None and self._curr.token_type == TokenType.L_BRACKET \
+                        and self._next is not None and self._next.token_type == TokenType.R_BRACKET:
+                    self._advance(2)
+                    dims += 1
+                if dims:
+                    return exp.DataType.build("_" + this.name.lower(), udt=True)
+            return this
+
+        def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
+            """A typed literal (``date '2020-01-01'``) is a constant of that type to
+            which later operators apply: ``timestamp 'x'::timestamptz`` casts the
+            timestamp, as PostgreSQL reads it.  sqlglot applies the ``::`` to the
+            string first and the type last; parse the literal's own cast first."""
+            curr = self._curr
+            if curr is not None and curr.token_type in self.TYPE_TOKENS and curr.token_type != TokenType.INTERVAL \
+                    and self._next is not None and self._next.token_type == TokenType.STRING:
+                index = self._index
+                data_type = self._parse_types(check_func=True, allow_identifiers=False)
+                if isinstance(data_type, exp.DataType) and self._curr is not None \
+                        and self._curr.token_type == TokenType.STRING:
+                    literal = self._parse_primary()
+                    parser = self.TYPE_LITERAL_PARSERS.get(data_type.this)
+                    node = parser(self, literal, data_type) if parser else exp.Cast(this=literal, to=data_type)
+                    return self._parse_column_ops(node)
+                self._retreat(index)
+            return super()._parse_type(parse_interval, fallback_to_identifier)
+
+    class Generator(PostgresGenerator):
+        TRANSFORMS = {**PostgresGenerator.TRANSFORMS, exp.CurrentTimestamp: _current_timestamp_sql}
+
+
+#: What every ``read=`` / ``dialect=`` / ``.sql(...)`` of the executor names.
+DIALECT = Splitstream
+
+
+def _pad_params(sql: str) -> str:
+    """sqlglot's tokenizer reads ``$1,$2`` as the start of a dollar-quoted
+    string; pgjdbc and psycopg send exactly that.  Put a space after each
+    ``$n`` outside quotes, comments and dollar quotes."""
+    if "$" not in sql or not re.search(r"\$\d+[^\s\d]", sql):
+        return sql
+    out, i, n = [], 0, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch in "'\"":
+            j = i + 1
+            while j < n and not (sql[j] == ch and not sql.startswith(ch * 2, j)):
+                j += 2 if sql.startswith(ch * 2, j) else 1
+            out.append(sql[i : j + 1])
+            i = j + 1
+            continue
+        if sql.startswith("--", i) or sql.startswith("/*", i):
+            j = sql.find("\n" if ch == "-" else "*/", i + 2)
+            j = n if j < 0 else (j if ch == "-" else j + 2)
+            out.append(sql[i:j])
+            i = j
+            continue
+        if ch == "$":
+            m = re.match(r"\$(\d+)(?=[^\s\d])", sql[i:])
+            if m:
+                out.append(m.group(0) + " ")
+                i += len(m.group(0))
+                continue
+            m = re.match(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$", sql[i:])
+            if m:
+                j = sql.find(m.group(0), i + len(m.group(0)))
+                j = n if j < 0 else j + len(m.group(0))
+                out.append(sql[i:j])
+                i = j
+                continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def parse_one(sql: str) -> exp.Expr:
+    sql = _pad_params(sql)
+    try:
+        trees = sqlglot.parse(sql, read=DIALECT)
+        if _COMMA_PAREN.search(sql):
+            _refuse_trailing_comma(sql)
+    except (ParseError, TokenError) as e:
+        raise syntax_error(sql, e) from e
+    statements = [t for t in trees if t is not None]
+    if len(statements) != 1:
+        raise PgError(SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
+    return statements[0]
+
+
+_COMMA_PAREN = re.compile(r",\s*\)")
+
+
+def _refuse_trailing_comma(sql: str) -> None:
+    """sqlglot forgives ``(a int,)`` and ``f(x,)``; PostgreSQL's grammar does not."""
+    toks = DIALECT().tokenize(sql)
+    for a, b in zip(toks, toks[1:]):
+        if a.token_type == TokenType.COMMA and b.token_type == TokenType.R_PAREN:
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near ")"', position=b.start + 1)
+
+
+def syntax_error(sql: str, e: Exception) -> PgError:
+    near = None
+    pos = None
+    errs = getattr(e, "errors", None) or []
+    if errs:
+        err = errs[0]
+        near = err.get("highlight")
+        line, col = err.get("line"), err.get("col")
+        if line and col:
+            lines = sql.split("\n")
+            pos = sum(len(text) + 1 for text in lines[: line - 1]) + col - (len(near) if near else 0) + 1
+    if near:
+        return PgError(SYNTAX_ERROR, f'syntax error at or near "{near}"', position=pos if pos and pos > 0 else None)
+    return PgError(SYNTAX_ERROR, "syntax error at end of input")

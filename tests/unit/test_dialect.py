@@ -1,0 +1,21 @@
+"""splitstream's SQL dialect is a subclass: importing the product leaves
+sqlglot's stock ``postgres`` dialect as sqlglot ships it (issue 13)."""
+from __future__ import annotations
+
+import sqlglot
+from sqlglot.dialects.postgres import Postgres
+
+import splitstream.executor.engine  # noqa: F401  (imports every parse site of the executor)
+from splitstream.executor.dialect import DIALECT, parse_one
+
+
+def test_stock_postgres_is_unchanged() -> None:
+    assert sqlglot.parse_one("SELECT now()", read="postgres").sql("postgres") == "SELECT CURRENT_TIMESTAMP"
+    assert "_splitstream_patched" not in vars(Postgres.Parser)
+    assert sqlglot.parse_one("SELECT date_part('year', x)", read="postgres").find(sqlglot.exp.Extract).meta == {}
+
+
+def test_splitstream_dialect_reads_what_clients_send() -> None:
+    assert parse_one("SELECT now()").sql(DIALECT) == "SELECT NOW()"
+    assert parse_one("SELECT $1::oid[]").sql(DIALECT) == "SELECT CAST($1 AS _oid)"
+    assert parse_one("SELECT date_part('year', x)").find(sqlglot.exp.Extract).meta == {"date_part": True}
