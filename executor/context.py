@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 
 from splitstream.protocol.errors import PgError, QUERY_CANCELED, Notice
 
+from .run import ExecutionRun
+
 if TYPE_CHECKING:
     from splitstream.catalog.database import Database, State, Transaction
 
@@ -45,6 +47,7 @@ class ExecContext:
     cte_results: dict = field(default_factory=dict)
     view_snapshots: dict = field(default_factory=dict)  # continuous view reads within one statement
     stats: dict = field(default_factory=dict)
+    run: ExecutionRun = field(default_factory=ExecutionRun)   # per-execution operator state (plans stay immutable)
 
     @property
     def state(self) -> "State":

@@ -29,9 +29,9 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
+from .. import backend as backends
 from .. import operators
 from ..aggregates import GroupTable
-from ..llvm import runtime as _llvm   # [llvm hook]
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -210,37 +210,53 @@ def prune(batch: Batch, keep: set[int]) -> Batch:
 
 
 class StreamPipeline:
-    """scan -> streaming operators -> grouping sink, run per inserted batch."""
+    """scan -> streaming operators -> grouping sink, run per inserted batch.
 
-    def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate) -> None:
+    ``builds`` are the hash tables of the joins it probes (its static
+    pipelines, built once at creation): they belong to the view, not to the
+    join operators."""
+
+    def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate,
+                 builds: dict[operators.HashJoin, operators.Build]) -> None:
         self.scan = scan
         self.ops = ops          # bottom-up: Filter, Project, HashJoin (probe)
         self.agg = agg
         self.local = agg.new_table()
         self.global_ = agg.new_table()
         self.keep, self.keep_right = needed_columns(ops, agg)
+        self.builds = dict(builds)
         if self.keep is not None:
             for op, cols in self.keep_right.items():
-                if op._build is not None:       # the kept build side: drop what no one reads
-                    rb, rk = op._build
-                    op._build = (prune(rb, cols), rk)
+                if op in self.builds:       # the kept build side: drop what no one reads
+                    b = self.builds[op]
+                    self.builds[op] = b.with_batch(prune(b.batch, cols))
 
     def process(self, batch: Batch, ctx) -> None:
         if self.keep is not None and len(self.keep) < len(batch.cols):
             batch = prune(batch, self.keep)
-        # [llvm hook] compiled insert path (executor/llvm); False = run the vector path below
-        if _llvm.stream_process(self, batch, ctx):
-            return
-        for op in self.ops:
-            batch = op.process(batch, ctx)
+        # a compiling backend may take the batch; False = run the vector path
+        if not backends.choose(ctx).stream_process(self, batch, ctx):
+            self.run_vector(batch, ctx)
+
+    def run_vector(self, batch: Batch, ctx) -> None:
+        """The vector path for one (pruned) batch: operators, then the local state."""
+        batch = self.run_ops(batch, ctx, self.ops)
+        if batch.n or not self.ops:
+            self.agg.consume(self.local, batch, ctx)
+
+    def run_ops(self, batch: Batch, ctx, ops: list) -> Batch:
+        """``ops`` (a prefix of this pipeline's) over one batch, joins probing the kept builds."""
+        for op in ops:
+            build = self.builds.get(op)
+            batch = op.process(batch, ctx) if build is None else op.process(batch, ctx, build)
             if batch.n == 0:
-                return
-        self.agg.consume(self.local, batch, ctx)
+                break
+        return batch
 
     def merge(self) -> None:
-        # [llvm hook] native thread-local tables straight into the global state
-        # (numpy by group id), then what ran on the vector path
-        _llvm.stream_flush(self, self.global_)
+        # what a compiling backend holds (native thread-local tables) goes
+        # straight into the global state, then what ran on the vector path
+        backends.native().stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
 
@@ -289,8 +305,9 @@ class ContinuousView:
         for t in upper_scans:
             t.pin_layout()          # the plan outlives ALTER TABLE ADD/DROP COLUMN on these tables
         self.upstream_views = sorted({rel.oid for h in roots for rel in _view_sources(h.child)})
+        self.kept_builds: dict = {}
         for h in roots:
-            _keep_table_builds(h.child)
+            _keep_table_builds(h.child, self.kept_builds)
         hidden = _streams_in_expressions(root_holder.child)
         if hidden:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
@@ -341,12 +358,13 @@ class ContinuousView:
                           hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
         self._check_insert_time_exprs(agg, scan)
         # static pipelines: build the hash tables of joins on the path once
+        builds = {}
         for node in chain:
             if isinstance(node, operators.HashJoin):
-                node.build(ctx)
+                builds[node] = node.build(ctx)
                 for t in _table_scans(node.right):
                     self.static_tables.add(t.rel.oid)
-        pipe = StreamPipeline(scan, list(chain), agg)
+        pipe = StreamPipeline(scan, list(chain), agg, builds)
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
         source = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
         source.pipe = pipe
@@ -453,6 +471,7 @@ class ContinuousView:
             for pipes in self.pipelines.values():
                 for p in pipes:
                     p.merge()
+            ctx.run.lend_builds(self.kept_builds)
             result = self.plan.execute(ctx)
             self.result, self.result_version = result, version
             self.refreshes += 1
@@ -514,8 +533,8 @@ class ContinuousView:
 
 
 def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
-    sink = getattr(pipe, "_llvm", None)       # [llvm hook] the compiled sink's native tables
-    return sink.native_bytes(holding) if sink is not None else 0
+    """Native tables a compiling backend holds for the pipeline."""
+    return backends.native().native_bytes(pipe, holding)
 
 
 class _Root(operators.Op):
@@ -624,21 +643,42 @@ def _pure_table_subtree(op) -> bool:
     return all(_pure_table_subtree(c) for c in op.children)
 
 
-def _keep_table_builds(op, seen=None) -> None:
+class KeptBuild:
+    """The build side of an upper-pipeline join that reads only tables, kept
+    between reads while those tables' data versions are unchanged (compared
+    by identity and held, so an id cannot be reused).  View state, lent to
+    each read's run (``ExecutionRun.lend_builds``); reads hold the view lock."""
+
+    def __init__(self, oids: list[int]) -> None:
+        self.oids = oids
+        self.built_for: tuple | None = None
+        self.build: operators.Build | None = None
+
+    def current(self, join: operators.HashJoin, ctx) -> operators.Build:
+        version = tuple(ctx.state.data.get(o) for o in self.oids)
+        stale = self.built_for is None or len(self.built_for) != len(version) or \
+            any(a is not b for a, b in zip(self.built_for, version))
+        if self.build is None or stale:
+            self.build = join.build(ctx)
+            self.built_for = version
+        return self.build
+
+
+def _keep_table_builds(op, kept: dict, seen=None) -> dict:
     """Upper pipelines run at every read after new input: a join whose build
     side reads only (unchanged) tables keeps its hash table between reads,
     keyed by the tables' data versions, like the view's stored result."""
     seen = set() if seen is None else seen
     if id(op) in seen:
-        return
+        return kept
     seen.add(id(op))
     if isinstance(op, operators.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
             and _pure_table_subtree(op.right) \
             and all(type(n).__name__ in _PURE_EXPRS for e in op.rkeys for n in e.walk()):
-        oids = sorted({t.rel.oid for t in _table_scans(op.right)})
-        op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
+        kept[op] = KeptBuild(sorted({t.rel.oid for t in _table_scans(op.right)}))
     for c in op.children:
-        _keep_table_builds(c, seen)
+        _keep_table_builds(c, kept, seen)
+    return kept
 
 
 def _same_version(a, b) -> bool:

@@ -12,7 +12,7 @@ import psycopg
 
 def _backend_line(conn, view: str) -> str:
     lines = [r[0] for r in conn.execute(f"EXPLAIN ANALYZE SELECT * FROM {view}").fetchall()]
-    found = [l for l in lines if l.strip().startswith("Backend:")]
+    found = [line for line in lines if line.strip().startswith("Backend:")]
     assert found, "\n".join(lines)
     return found[0]
 
