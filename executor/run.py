@@ -5,7 +5,8 @@ threads, so nothing an execution produces may be stored on it.  Each
 execution gets an :class:`ExecutionRun` (held by its ``ExecContext`` as
 ``ctx.run``) and operators keep there what they measure or build while they
 run: row counts and times for EXPLAIN ANALYZE, hash join build sides, the
-working table of a recursive CTE, the backend's per-run EXPLAIN record.
+working table of a recursive CTE, uncorrelated subquery results, the
+backend's per-run EXPLAIN record.
 Entries are keyed by the operator object (held, so no id is reused while
 the run lives).  State meant to outlive one execution (a continuous view's
 kept build sides) is owned by whoever keeps it and lent to a run through
@@ -34,6 +35,7 @@ class ExecutionRun:
         self.backend_info: dict[Any, Any] = {}     # pipeline head op -> backend's EXPLAIN record
         self.working: dict[Any, Any] = {}          # RecursiveUnion -> its current working table
         self.kept_builds: dict[Any, Any] = {}      # HashJoin -> KeptBuild lent by a continuous view
+        self.subquery_results: dict[Any, Any] = {}  # uncorrelated SubqueryExpr -> its result, once per statement
 
     def op_stats(self, op: Any) -> OpStats:
         st = self.stats.get(op)
