@@ -9,6 +9,7 @@ stream pipelines of continuous views do at insert time.  Pipeline breakers
 """
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -77,7 +78,7 @@ class Result1(Op):
 
 
 class TableScan(Op):
-    pinned: tuple[tuple[int, int], ...] | None = None    # see pin_layout
+    pinned: tuple[tuple[int, int], ...] | None = None    # see pinned_copy
 
     def __init__(self, rel, alias: str, with_positions: bool = False) -> None:
         self.rel = rel
@@ -88,14 +89,16 @@ class TableScan(Op):
         if with_positions:
             self.out.append(OutCol("__pos", type_oids.INT8, hidden=True))
 
-    def pin_layout(self) -> None:
-        """Read the columns this scan was planned with whatever ALTER TABLE
-        does to the table later, for plans kept across DDL (a continuous
-        view's upper pipelines).  Columns are told apart by their place in
-        ``rel.columns``, which keeps dropped ones.  A column since dropped or
-        retyped reads as NULL: the plan does not use it (ALTER TABLE refuses
-        to change the columns a continuous view reads)."""
-        self.pinned = tuple((i, c.type_oid) for i, c in enumerate(self.rel.columns) if not c.dropped)
+    def pinned_copy(self) -> "TableScan":
+        """A scan that reads the columns this one was planned with whatever
+        ALTER TABLE does to the table later, for plans kept across DDL (a
+        continuous view's upper pipelines).  Columns are told apart by their
+        place in ``rel.columns``, which keeps dropped ones.  A column since
+        dropped or retyped reads as NULL: the plan does not use it (ALTER
+        TABLE refuses to change the columns a continuous view reads)."""
+        scan = copy.copy(self)
+        scan.pinned = tuple((i, c.type_oid) for i, c in enumerate(self.rel.columns) if not c.dropped)
+        return scan
 
     def _as_planned(self, ctx, batch: Batch) -> Batch:
         cur = ctx.state.rels.get(self.rel.oid)

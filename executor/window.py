@@ -18,18 +18,19 @@ from . import expr
 from . import operators
 from .aggregates import AggSpec, factorize, finalize_list
 from .binder import func_args, func_name
+from .plans import PlanData
 
 
-class WinSpec:
+class WinSpec(PlanData):
+    """One window function call of a WindowOp (plan data: rebuilt and fingerprinted with it)."""
+
     def __init__(self, func, args, partition, order, frame, oid, agg: AggSpec | None):
         self.func, self.args, self.partition, self.order, self.frame, self.oid, self.agg = func, args, partition, order, frame, oid, agg
 
 
 def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> expr.Expr:
     fn_node = node.this
-    filt = None
     if isinstance(fn_node, exp.Filter):
-        filt = fn_node.expression.this
         fn_node = fn_node.this
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
@@ -285,7 +286,6 @@ class WindowOp(operators.Op):
             if kind == "GROUPS":
                 raise PgError(FEATURE_NOT_SUPPORTED, "GROUPS frames are not supported")
             # RANGE with offset: needs a single numeric order key
-            key = None
             raise PgError(FEATURE_NOT_SUPPORTED, "RANGE frames with an offset are not supported")
 
         lo = resolve(start, True)
