@@ -104,6 +104,16 @@ class LlvmBackend:
         mode = backends.mode(ctx)
         ops = [agg.child] if isinstance(agg.child, operators.Filter) else []
         sink = self.sinks.get_or_make(agg, ops, agg)
+        # the plan (and so the sink) is shared: a concurrent execution of the
+        # same statement runs on the vector path instead of sharing the tables
+        if not sink.busy.acquire(blocking=False):
+            return None
+        try:
+            return self._aggregate(sink, agg, ctx, mode)
+        finally:
+            sink.busy.release()
+
+    def _aggregate(self, sink: CompiledSink, agg: Any, ctx: Any, mode: str) -> Any:
         sink.info = _fresh_info(sink.info, mode)
         ctx.run.note_backend(agg.child, sink.info)
         if mode == "vector" or not sink.supported:

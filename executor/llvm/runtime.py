@@ -151,6 +151,7 @@ class CompiledSink:
         self._helper = None          # the helper's running drain (a Future), if any
         self._helper_table = None    # the table it applies morsels into
         self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
+        self.busy = threading.Lock()  # GROUP BY: held by the one execution using the tables
 
     @property
     def supported(self) -> bool:
