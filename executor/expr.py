@@ -1049,7 +1049,8 @@ class SubqueryExpr(Expr):
             results = ctx.run.subquery_results
             if self in results:
                 return results[self]
-            res = results[self] = self._run(ctx)
+            res = self._run(ctx)
+            ctx.run.keep_subquery_result(self, res)
             return res
         return self._run(ctx)
 

@@ -48,7 +48,13 @@ class Op:
         t = time.perf_counter()
         ctx.check_cancel()
         b = self._execute(ctx)
-        ctx.run.record(self, b.n, time.perf_counter() - t)
+        stats = ctx.run.stats            # ExecutionRun.record, inline: this runs for every operator call
+        st = stats.get(self)
+        if st is None:
+            stats[self] = [b.n, time.perf_counter() - t]
+        else:
+            st[0] += b.n
+            st[1] += time.perf_counter() - t
         return b
 
     def _execute(self, ctx) -> Batch:  # pragma: no cover
@@ -1099,7 +1105,7 @@ class RecursiveUnion(Op):
             ctx.check_cancel()
             if working.n == 0:
                 break
-            ctx.run.working[self] = working
+            ctx.run.set_working(self, working)
             new = _coerce_batch(rec_op.execute(ctx), self.out)
             if not self.all and new.n:
                 both = Batch.concat([result, new], self.oids)
