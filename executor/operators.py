@@ -18,6 +18,7 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col, FixedCol, TakenCol, fixed_view
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
+from splitstream.protocol.types import Interval
 
 from . import backend as backends
 from .aggregates import AggSpec, GroupTable, factorize
@@ -906,8 +907,6 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
 
 
 def _sort_key(v):
-    from splitstream.protocol.types import Interval
-
     if isinstance(v, Interval):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):

@@ -6,6 +6,8 @@ per-row loop otherwise.
 """
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
 from sqlglot import exp
 
@@ -16,7 +18,7 @@ from splitstream.protocol.errors import PgError, FEATURE_NOT_SUPPORTED
 
 from . import expr
 from . import operators
-from .aggregates import AggSpec, factorize, finalize_list
+from .aggregates import AGGREGATES, AggSpec, factorize, finalize_list
 from .binder import func_args, func_name
 from .plans import PlanData
 
@@ -59,8 +61,6 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         if len(args) > 2:
             args[2] = planner.coerce(args[2], oid)
     else:
-        from .aggregates import AGGREGATES
-
         if name not in AGGREGATES:
             raise PgError("42883", f"function {name} does not exist")
         star = not args
@@ -231,8 +231,6 @@ class WindowOp(operators.Op):
         c = np.concatenate([[0], np.cumsum(valid.astype(np.int64))])
         cnt = np.where(hi >= lo, c[np.maximum(hi + 1, 0)] - c[np.clip(lo, 0, n)], 0)
         if a.data.dtype == object or oid == type_oids.NUMERIC:
-            import decimal
-
             vals = [decimal.Decimal(v) if v is not None and not isinstance(v, float) else (v or 0) for v in a.to_pylist()]
             pref = [decimal.Decimal(0)]
             for v in vals:
@@ -244,9 +242,7 @@ class WindowOp(operators.Op):
                     continue
                 s = pref[hi[i] + 1] - pref[lo[i]]
                 if agg.func == "avg":
-                    from .expr import numeric_op
-
-                    s = numeric_op("/", decimal.Decimal(s), decimal.Decimal(int(cnt[i])))
+                    s = expr.numeric_op("/", decimal.Decimal(s), decimal.Decimal(int(cnt[i])))
                 out.append(s)
             return Col.from_pylist(out, oid)
         d = np.where(valid, a.data, 0)

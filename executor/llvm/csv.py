@@ -26,10 +26,13 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from splitstream.protocol import oids as type_oids
+
+from . import jit
 
 PARSE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -103,8 +106,6 @@ _threads = None
 def _pool():
     global _threads
     if _threads is None:
-        from concurrent.futures import ThreadPoolExecutor
-
         _threads = ThreadPoolExecutor(1, thread_name_prefix="csv-parse")
     return _threads
 
@@ -143,7 +144,6 @@ def _kernel(oids: tuple, delim: str, wait: bool = False):
     with _lock:
         fut = _pending.get(key)
         if fut is None:
-            from . import jit
 
             fut = _pending[key] = jit._bg.submit(_build_and_cache, key)
     if wait:
@@ -159,7 +159,6 @@ def _build_and_cache(key: tuple) -> None:
 
 
 def _compile(oids: tuple, delim: int):
-    from . import jit
 
     ir_text = str(_build(oids, delim))
     with jit._llvm_lock:
@@ -173,7 +172,7 @@ def _compile(oids: tuple, delim: int):
 # ------------------------------------------------------------------ IR
 
 def _build(oids: tuple, delim: int):
-    from llvmlite import ir
+    from llvmlite import ir     # deferred: loading LLVM costs startup time; only when a parser compiles
 
     i8, i64, f64 = ir.IntType(8), ir.IntType(64), ir.DoubleType()
     mod = ir.Module(name="csv")
@@ -252,7 +251,7 @@ def _build(oids: tuple, delim: int):
 
 def _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, term, bail, nxt, c, i8, f64):
     """[-]digits (int) or [-]digits[.digits] (float) up to the terminator."""
-    from llvmlite import ir
+    from llvmlite import ir     # deferred: loading LLVM costs startup time; only when a parser compiles
 
     p0 = b.load(pos)
     ch = b.load(b.gep(data, [p0]))

@@ -198,7 +198,7 @@ class CompiledModule:
 def _target_machine(codegen_opt: int = CODEGEN_OPT):
     """A fresh target machine: an MCJIT engine takes ownership of (and frees)
     the one it is created with, so every engine gets its own."""
-    import llvmlite.binding as llvm
+    import llvmlite.binding as llvm   # deferred: loading LLVM costs startup time; only when something compiles
 
     global _tm
     if _tm is None:
@@ -223,7 +223,7 @@ class _Engine:
     keeps its engines alive)."""
 
     def __init__(self, codegen_opt: int) -> None:
-        import llvmlite.binding as llvm
+        import llvmlite.binding as llvm   # deferred: loading LLVM costs startup time; only when something compiles
 
         tm = _target_machine(codegen_opt)
         self.triple = llvm.get_process_triple()
@@ -249,7 +249,7 @@ def _shared_engine(codegen_opt: int) -> _Engine:
 def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
     """Add ``ir_text`` to the shared engine of ``codegen_opt`` and generate its
     code; returns (engine, address of ``sym``).  Caller holds _llvm_lock."""
-    import llvmlite.binding as llvm
+    import llvmlite.binding as llvm   # deferred: loading LLVM costs startup time; only when something compiles
 
     e = _shared_engine(codegen_opt)
     mod = llvm.parse_assembly(ir_text)
@@ -265,7 +265,7 @@ def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
 def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT, *, verify: bool = VERIFY, speed_level: int = 0):
     """A module in its own engine (the runtime helpers, compiled once; the
     COPY parser, with the IR optimised at ``speed_level`` first)."""
-    import llvmlite.binding as llvm
+    import llvmlite.binding as llvm   # deferred: loading LLVM costs startup time; only when something compiles
 
     tm = _target_machine(codegen_opt)
     mod = llvm.parse_assembly(ir_text)

@@ -30,9 +30,10 @@ from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from .. import backend as backends
+from .. import expr
 from .. import operators
 from .. import plans
-from ..aggregates import GroupTable
+from ..aggregates import AggSpec, GroupTable
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -140,8 +141,6 @@ def _expr_refs(exprs) -> set[int] | None:
     """Column indices the expressions read; None when that cannot be proven
     (a node holding an expression it does not list as a child, outer
     references, subqueries)."""
-    from .. import expr
-
     out: set[int] = set()
     for e in exprs:
         if e is None:
@@ -164,9 +163,6 @@ def _held_exprs(node) -> list:
 
 def _exprs_in(values) -> list:
     """Expressions among ``values``, looking into lists, tuples and aggregate specs."""
-    from .. import expr
-    from ..aggregates import AggSpec
-
     out, stack = [], list(values)
     while stack:
         v = stack.pop()
@@ -592,8 +588,6 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
     """SubqueryExpr nodes in the expressions of ``op`` and of its subtree,
     each operator once.  ``exprs_of(op)`` lists an operator's expressions;
     by default those it holds directly, in lists, or first in tuples."""
-    from .. import expr
-
     if id(op) in seen:
         return []
     seen.add(id(op))
@@ -604,8 +598,6 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
 
 
 def _listed_exprs(op) -> list:
-    from .. import expr
-
     out = []
     for v in vars(op).values():
         for e in (v if isinstance(v, list) else [v]):
@@ -646,8 +638,6 @@ def _reads_outer_row(op, depth: int) -> bool:
     """Does the subtree read a row of a query enclosing it ``depth`` levels
     up (an OuterRef reaching past it)?  Subqueries and LATERAL right sides
     add a level."""
-    from .. import expr
-
     for e in _op_exprs(op):
         for n in e.walk():
             if isinstance(n, expr.OuterRef) and n.depth >= depth:
