@@ -137,7 +137,8 @@ class Pipeline:
 def run_engine(batches, backend: str, variant: str | None, threads: int, check: dict | None):
     """Returns (seconds, events, compile_ms, variant_seen, emit seconds,
     (process CPU seconds, process CPU seconds without the emissions))."""
-    from splitstream.executor.llvm import jit, runtime  # noqa: F401  (importing runtime installs the LLVM backend)
+    from splitstream.executor.llvm import jit
+    from splitstream.executor.llvm.backend import LLVM
 
     p = Pipeline()
     pipe = p.pipe
@@ -157,7 +158,7 @@ def run_engine(batches, backend: str, variant: str | None, threads: int, check: 
         jit.drain()             # tiered: the optimised code is in place before timing
         pipe.merge()
         pipe.global_ = pipe.agg.new_table()
-        sink = pipe._llvm
+        sink = LLVM.sink(pipe)
         sink.max_threads = threads
         if variant == "generic":
             sink.force_variant = "generic"
@@ -193,7 +194,7 @@ def run_engine(batches, backend: str, variant: str | None, threads: int, check: 
     cpu = time.process_time() - c0
     seen = "-"
     if backend == "llvm":
-        seen = pipe._llvm.info.variant
+        seen = LLVM.sink(pipe).info.variant
     if check is not None:
         for win, res in results.items():
             keys = res.cols[0].data.astype(np.int64)

@@ -9,6 +9,7 @@ ordinary GROUP BY and the stream pipelines of continuous views.
 """
 from __future__ import annotations
 
+import collections
 import decimal
 import math
 from typing import Any
@@ -21,7 +22,6 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
 from .expr import _factorize_objects, fixed_avg, numeric_op
-from collections import Counter
 
 _NULL_KEY = object()
 
@@ -530,7 +530,6 @@ class SumState(AggState):
         cnt = self.cnt[:ng]
         nulls = cnt == 0
         fn = self.spec.func
-        src = self.spec.arg_oids[0]
         if self.kind == "o" and self.fxsum is not None:
             if self.spec.oid == type_oids.NUMERIC and self._only_fixed(ng):
                 if fn == "sum":
@@ -786,7 +785,7 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         a, b = float(s[lo]), float(s[hi])
         return a + (b - a) * (pos - lo)
     if fn == "mode":
-        return Counter(vals).most_common(1)[0][0]
+        return collections.Counter(vals).most_common(1)[0][0]
     raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
 
 

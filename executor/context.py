@@ -10,6 +10,8 @@ import time
 
 from .api import SessionInfo
 
+from .run import ExecutionRun
+
 if TYPE_CHECKING:
     from splitstream.catalog.database import Database, State, Transaction
 
@@ -28,6 +30,7 @@ class ExecContext:
     cte_results: dict = field(default_factory=dict)
     view_snapshots: dict = field(default_factory=dict)  # continuous view reads within one statement
     stats: dict = field(default_factory=dict)
+    run: ExecutionRun = field(default_factory=ExecutionRun)   # per-execution operator state (plans stay immutable)
 
     @property
     def state(self) -> "State":

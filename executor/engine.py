@@ -23,6 +23,7 @@ from splitstream.protocol.errors import (
 )
 
 from . import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
+from .llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
 from . import operators
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible

@@ -1030,33 +1030,25 @@ class SubqueryExpr(Expr):
                  op: str = "=", negate: bool = False) -> None:
         self.kind, self.plan, self.oid, self.correlated = kind, plan, oid, correlated
         self.arg, self.op, self.negate = arg, op, negate
-        self._cached = None
 
     def children(self):
         return [self.arg] if self.arg is not None else []
 
     def _run(self, ctx):
-        from .operators import run_plan  # expr <-> operators: the operators/llvm knot (issue 13 item 3)
-
-        return run_plan(self.plan, ctx)
+        return self.plan.execute(ctx)      # an operators.Op (expr does not import operators)
 
     def _result_for(self, ctx):
-        """Uncorrelated: once per statement.  The statement is recognised by
-        its context object through a weak reference -- not by ``id(ctx)``,
-        which a later statement's context can reuse once this one is freed
-        (that served a previous statement's result: a continuous view's
-        ``= (SELECT max(...))`` then matched nothing, intermittently).  Read
-        into a local, so a thread sharing this plan cannot swap the entry
-        between the check and the return."""
+        """Uncorrelated: once per statement.  The result is kept in the
+        statement's run object (``ctx.run``), not on this node: the plan is
+        shared by sessions and threads and outlives the statement (keying a
+        result on the node by ``id(ctx)`` once served a later statement an
+        earlier one's result)."""
         if not self.correlated:
-            cached = self._cached
-            if cached is not None and cached[0]() is ctx:
-                return cached[1]
+            results = ctx.run.subquery_results
+            if self in results:
+                return results[self]
             res = self._run(ctx)
-            try:
-                self._cached = (weakref.ref(ctx), res)
-            except TypeError:         # a context that cannot be referenced weakly: no reuse
-                pass
+            ctx.run.keep_subquery_result(self, res)
             return res
         return self._run(ctx)
 

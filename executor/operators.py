@@ -9,6 +9,7 @@ stream pipelines of continuous views do at insert time.  Pipeline breakers
 """
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -17,7 +18,9 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col, FixedCol, TakenCol, fixed_view
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
+from splitstream.protocol.types import Interval
 
+from . import backend as backends
 from .aggregates import AggSpec, GroupTable, factorize
 from .expr import Expr, dict_codes, eval_pred
 
@@ -33,19 +36,26 @@ class OutCol:
 
 
 class Op:
+    """A planned operator.  Immutable once planned (plans are cached and shared
+    by sessions and threads): what an execution measures or builds goes to
+    ``ctx.run`` (:class:`~splitstream.executor.run.ExecutionRun`)."""
+
     out: list[OutCol]
     children: list["Op"] = []
     breaker = False
     streaming = False
-    rows_out = 0
-    elapsed = 0.0
 
     def execute(self, ctx) -> Batch:
         t = time.perf_counter()
         ctx.check_cancel()
         b = self._execute(ctx)
-        self.rows_out = getattr(self, "rows_out", 0) + b.n
-        self.elapsed = getattr(self, "elapsed", 0.0) + time.perf_counter() - t
+        stats = ctx.run.stats            # ExecutionRun.record, inline: this runs for every operator call
+        st = stats.get(self)
+        if st is None:
+            stats[self] = [b.n, time.perf_counter() - t]
+        else:
+            st[0] += b.n
+            st[1] += time.perf_counter() - t
         return b
 
     def _execute(self, ctx) -> Batch:  # pragma: no cover
@@ -75,8 +85,7 @@ class Result1(Op):
 
 
 class TableScan(Op):
-    pinned: tuple[tuple[int, int], ...] | None = None    # see pin_layout
-    _pinned_map: tuple | None = None
+    pinned: tuple[tuple[int, int], ...] | None = None    # see pinned_copy
 
     def __init__(self, rel, alias: str, with_positions: bool = False) -> None:
         self.rel = rel
@@ -87,23 +96,23 @@ class TableScan(Op):
         if with_positions:
             self.out.append(OutCol("__pos", type_oids.INT8, hidden=True))
 
-    def pin_layout(self) -> None:
-        """Read the columns this scan was planned with whatever ALTER TABLE
-        does to the table later, for plans kept across DDL (a continuous
-        view's upper pipelines).  Columns are told apart by their place in
-        ``rel.columns``, which keeps dropped ones.  A column since dropped or
-        retyped reads as NULL: the plan does not use it (ALTER TABLE refuses
-        to change the columns a continuous view reads)."""
-        self.pinned = tuple((i, c.type_oid) for i, c in enumerate(self.rel.columns) if not c.dropped)
+    def pinned_copy(self) -> "TableScan":
+        """A scan that reads the columns this one was planned with whatever
+        ALTER TABLE does to the table later, for plans kept across DDL (a
+        continuous view's upper pipelines).  Columns are told apart by their
+        place in ``rel.columns``, which keeps dropped ones.  A column since
+        dropped or retyped reads as NULL: the plan does not use it (ALTER
+        TABLE refuses to change the columns a continuous view reads)."""
+        scan = copy.copy(self)
+        scan.pinned = tuple((i, c.type_oid) for i, c in enumerate(self.rel.columns) if not c.dropped)
+        return scan
 
     def _as_planned(self, ctx, batch: Batch) -> Batch:
         cur = ctx.state.rels.get(self.rel.oid)
         if cur is None or cur is self.rel:
             return batch
-        if self._pinned_map is None or self._pinned_map[0] is not cur:
-            self._pinned_map = (cur, self._planned_indexes(cur))
         cols = [batch.cols[j] if j is not None else Col(sqltypes.empty(oid, batch.n), np.ones(batch.n, bool), oid)
-                for j, (_, oid) in zip(self._pinned_map[1], self.pinned)]
+                for j, (_, oid) in zip(self._planned_indexes(cur), self.pinned)]
         return Batch(cols, batch.n)
 
     def _planned_indexes(self, cur) -> list[int | None]:
@@ -508,9 +517,39 @@ def combine(left: Batch, right: Batch) -> Batch:
     return Batch(left.cols + right.cols, left.n)
 
 
+class Build:
+    """A hash join's build side: the right input and its key columns.  Made
+    per execution, or kept by a continuous view (its static pipelines, and
+    upper pipelines over unchanged tables); a kept one is probed batch after
+    batch, so it indexes its unique integer key once, on first probe."""
+
+    __slots__ = ("batch", "keys", "_index")
+
+    def __init__(self, batch: Batch, keys: list[Col]) -> None:
+        self.batch, self.keys = batch, keys
+        self._index: tuple | None = None        # (UniqueIntIndex | None,) once decided
+
+    def with_batch(self, batch: Batch) -> "Build":
+        """The same keys over another form of the batch (pruned columns)."""
+        return Build(batch, self.keys)
+
+    def unique_index(self, join: "HashJoin") -> "UniqueIntIndex | None":
+        if self._index is None:
+            index = UniqueIntIndex.build(self.keys) if len(join.lkeys) == 1 else None
+            if index is not None and sqltypes.common_type(join.lkeys[0].oid, join.rkeys[0].oid, "JOIN") \
+                    not in type_oids.INTEGER_TYPES:
+                index = None
+            self._index = (index,)
+        return self._index[0]
+
+
 class HashJoin(Op):
     """Equi-join; the right input is the build side.  kinds: inner, left,
-    right, full, semi, anti.  ``residual`` is evaluated on matched pairs."""
+    right, full, semi, anti.  ``residual`` is evaluated on matched pairs.
+
+    ``lazy`` (the methods' flag): gather output rows on demand (take_batch),
+    only for a query's own materialised inputs, never for stream batches
+    whose arrays may be reused after the call."""
 
     breaker = True
 
@@ -519,79 +558,49 @@ class HashJoin(Op):
         self.left, self.right, self.lkeys, self.rkeys, self.kind, self.residual = left, right, lkeys, rkeys, kind, residual
         self.children = [left, right]
         self.out = left.out if kind in ("semi", "anti") else left.out + right.out
-        self._build: tuple[Batch, list[Col]] | None = None
+        self.residual_cols = frozenset() if residual is None else \
+            frozenset(n.idx for n in residual.walk() if type(n).__name__ == "ColRef")
 
-    def build(self, ctx) -> None:
+    def build(self, ctx) -> Build:
         rb = self.right.execute(ctx)
-        self._build = (rb, [k.eval(rb, ctx) for k in self.rkeys])
+        return Build(rb, [k.eval(rb, ctx) for k in self.rkeys])
 
-    def process(self, lb: Batch, ctx) -> Batch:
-        """Probe one batch against the (already built) right side."""
-        rb, rk = self._build
+    def process(self, lb: Batch, ctx, build: Build, lazy: bool = False, one_shot: bool = False) -> Batch:
+        """Probe one batch against ``build``.  A one-shot query join (built,
+        probed once, dropped) is not worth indexing: join codes match it
+        without sorting; kept build sides are probed batch after batch."""
+        rb, rk = build.batch, build.keys
         lk = [k.eval(lb, ctx) for k in self.lkeys]
-        # a one-shot query join (built, probed once, dropped) is not worth indexing:
-        # join codes match it without sorting; kept build sides are probed batch after batch
-        one_shot = self._lazy and self.build_version is None
-        index = None if one_shot else self._unique_index()
+        index = None if one_shot else build.unique_index(self)
         if index is not None and lk[0].data.dtype.kind in "iu":
             li, ri = index.probe(lk[0])
-            return self._emit(lb, rb, li, ri, ctx)
-        return self._join(lb, rb, lk, rk, ctx)
-
-    def _unique_index(self) -> "UniqueIntIndex | None":
-        """A kept build side (a continuous view's static pipeline) probed batch
-        after batch: index its single unique integer key once, so a probe is a
-        gather instead of a factorise + sort of build and probe keys."""
-        build = self._build
-        cached = getattr(self, "_index_for", None)
-        if cached is not None and cached[0] is build:
-            return cached[1]
-        index = UniqueIntIndex.build(build[1]) if len(self.lkeys) == 1 else None
-        if index is not None and sqltypes.common_type(self.lkeys[0].oid, self.rkeys[0].oid, "JOIN") not in type_oids.INTEGER_TYPES:
-            index = None
-        self._index_for = (build, index)
-        return index
-
-    #: set by continuous views on joins above their state whose build side reads
-    #: only tables: ctx -> those tables' data objects, compared by identity and
-    #: held (so an id cannot be reused); None: rebuild every time
-    build_version = None
-    _built_for = None
-    _lazy = False
+            return self._emit(lb, rb, li, ri, ctx, lazy)
+        return self._join(lb, rb, lk, rk, ctx, lazy)
 
     def _execute(self, ctx):
-        version = self.build_version(ctx) if self.build_version is not None else None
-        stale = self._built_for is None or len(self._built_for) != len(version or ()) or \
-            any(a is not b for a, b in zip(self._built_for, version or ()))
-        if version is None or self._build is None or stale:
-            self.build(ctx)
-            self._built_for = version
+        kept = ctx.run.kept_builds.get(self)   # lent by a continuous view: kept while its tables are unchanged
+        build = kept.current(self, ctx) if kept is not None else self.build(ctx)
         lb = self.left.execute(ctx)
-        self._lazy = True       # both inputs are this query's own: gather lazily
-        try:
-            out = self.process(lb, ctx)
-        finally:
-            self._lazy = False
-        if version is None:
-            self._build = None
-        return out
+        return self.process(lb, ctx, build, lazy=True, one_shot=kept is None)
 
-    def _take(self, b: Batch, idx: np.ndarray) -> Batch:
-        return take_batch(b, idx) if self._lazy else b.take(idx)
+    @staticmethod
+    def _take(b: Batch, idx: np.ndarray, lazy: bool) -> Batch:
+        return take_batch(b, idx) if lazy else b.take(idx)
 
-    def _filter(self, b: Batch, mask: np.ndarray) -> Batch:
-        return filter_batch(b, mask) if self._lazy else b.filter(mask)
+    @staticmethod
+    def _filter(b: Batch, mask: np.ndarray, lazy: bool) -> Batch:
+        return filter_batch(b, mask) if lazy else b.filter(mask)
 
-    def _join(self, lb, rb, lk, rk, ctx) -> Batch:
+    def _join(self, lb, rb, lk, rk, ctx, lazy: bool = False) -> Batch:
         if lk:
             lcode, rcode, span = join_codes(lk, rk)
             li, ri = match_indices(lcode, rcode, span)
         else:
             li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
             ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
-        return self._emit(lb, rb, li, ri, ctx)
+        return self._emit(lb, rb, li, ri, ctx, lazy)
 
-    def _emit(self, lb, rb, li, ri, ctx) -> Batch:
+    def _emit(self, lb, rb, li, ri, ctx, lazy: bool) -> Batch:
         """Matched pairs (li, ri) in probe order -> the join's output."""
         if self.residual is not None and len(li):
             pair = self._residual_pair(lb, rb, li, ri)
@@ -602,14 +611,14 @@ class HashJoin(Op):
         if kind == "semi":
             m = np.zeros(lb.n, bool)
             m[li] = True
-            return self._filter(lb, m)
+            return self._filter(lb, m, lazy)
         if kind == "anti":
             m = np.ones(lb.n, bool)
             m[li] = False
-            return self._filter(lb, m)
+            return self._filter(lb, m, lazy)
         if kind == "left" and rb.n:
-            return self._left_outer(lb, rb, li, ri)
-        res = combine(self._take(lb, li), self._take(rb, ri))
+            return self._left_outer(lb, rb, li, ri, lazy)
+        res = combine(self._take(lb, li, lazy), self._take(rb, ri, lazy))
         parts = [res]
         if kind in ("left", "full"):
             m = np.ones(lb.n, bool)
@@ -625,7 +634,7 @@ class HashJoin(Op):
                 parts.append(combine(_null_batch(self.left.out, r_un.n), r_un))
         return Batch.concat(parts, self.oids)
 
-    def _left_outer(self, lb: Batch, rb: Batch, li: np.ndarray, ri: np.ndarray) -> Batch:
+    def _left_outer(self, lb: Batch, rb: Batch, li: np.ndarray, ri: np.ndarray, lazy: bool) -> Batch:
         """Matched pairs plus unmatched left rows as one gather per column: the
         right side's columns are taken with a NULL mask where there is no
         match, so no column is concatenated (which would turn fixed-point
@@ -639,7 +648,7 @@ class HashJoin(Op):
             ri = np.concatenate([ri, np.zeros(len(un), np.int64)])
         else:
             miss = None
-        cols = take_cols(lb.cols, li) if self._lazy else list(lb.take(li).cols)
+        cols = take_cols(lb.cols, li) if lazy else list(lb.take(li).cols)
         for c in rb.cols:
             t = c.take(ri)
             if miss is not None:
@@ -651,9 +660,7 @@ class HashJoin(Op):
         """The matched pairs as one batch, gathering only the columns the
         residual reads (a wide probe side would otherwise be copied whole for
         every candidate pair); other slots hold a cheap placeholder."""
-        used = getattr(self, "_used", None)
-        if used is None:
-            used = self._used = {n.idx for n in self.residual.walk() if type(n).__name__ == "ColRef"}
+        used = self.residual_cols
         n = len(li)
         filler = Col(np.zeros(n, np.int8), None, type_oids.INT2)
         nl = len(lb.cols)
@@ -760,9 +767,8 @@ class Aggregate(Op):
         table.consume(key_cols, self.agg_inputs(batch, ctx), batch.n)
 
     def _execute(self, ctx):
-        if self.grouping_sets is None:   # [llvm hook] compiled GROUP BY (executor/llvm); None = vector path
-            from .llvm.runtime import aggregate as _llvm_aggregate
-            table = _llvm_aggregate(self, ctx)
+        if self.grouping_sets is None:   # a compiling backend may run the input pipeline; None = vector path
+            table = backends.choose(ctx).aggregate(self, ctx)
             if table is not None:
                 return self.finish(table)
         batch = self.child.execute(ctx)
@@ -901,8 +907,6 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
 
 
 def _sort_key(v):
-    from splitstream.protocol.types import Interval
-
     if isinstance(v, Interval):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):
@@ -1086,7 +1090,6 @@ class RecursiveUnion(Op):
     def __init__(self, name: str, base: Op, recursive_builder, all_: bool, out: list[OutCol]) -> None:
         self.name, self.base, self.builder, self.all, self.out = name, base, recursive_builder, all_, out
         self.children = [base]
-        self.working: Batch | None = None
 
     def _execute(self, ctx):
         key = ("cte", id(self))
@@ -1101,7 +1104,7 @@ class RecursiveUnion(Op):
             ctx.check_cancel()
             if working.n == 0:
                 break
-            self.working = working
+            ctx.run.set_working(self, working)
             new = _coerce_batch(rec_op.execute(ctx), self.out)
             if not self.all and new.n:
                 both = Batch.concat([result, new], self.oids)
@@ -1124,7 +1127,8 @@ class WorkTableScan(Op):
         self.children = []
 
     def _execute(self, ctx):
-        return self.owner.working if self.owner.working is not None else Batch.empty(self.oids)
+        working = ctx.run.working.get(self.owner)
+        return working if working is not None else Batch.empty(self.oids)
 
     def label(self):
         return f"WorkTable Scan on {self.owner.name}"
@@ -1201,14 +1205,16 @@ class ProjectSetN(Op):
         return Batch(cols, base.n)
 
 
-def explain_lines(op: Op, analyze: bool = False, depth: int = 0) -> list[str]:
+def explain_lines(op: Op, run=None, depth: int = 0) -> list[str]:
+    """The plan as EXPLAIN prints it; with ``run`` (EXPLAIN ANALYZE: the
+    execution's :class:`ExecutionRun`) each operator's rows and time."""
     pad = "  " * depth + ("->  " if depth else "")
     line = pad + op.label()
-    if analyze:
-        line += f" (actual rows={getattr(op, 'rows_out', 0)} time={getattr(op, 'elapsed', 0.0) * 1000:.3f} ms)"
+    if run is not None:
+        line += f" (actual rows={run.rows(op)} time={run.seconds(op) * 1000:.3f} ms)"
     out = [line]
     for c in op.children:
-        out += explain_lines(c, analyze, depth + 1)
+        out += explain_lines(c, run, depth + 1)
     return out
 
 

@@ -6,6 +6,8 @@ per-row loop otherwise.
 """
 from __future__ import annotations
 
+import decimal
+
 import numpy as np
 from sqlglot import exp
 
@@ -16,23 +18,21 @@ from splitstream.protocol.errors import PgError, FEATURE_NOT_SUPPORTED
 
 from . import expr
 from . import operators
-from .aggregates import AggSpec, factorize, finalize_list
+from .aggregates import AGGREGATES, AggSpec, factorize, finalize_list
 from .binder import func_args, func_name
-from .aggregates import AGGREGATES
-import decimal
-from .expr import numeric_op
+from .plans import PlanData
 
 
-class WinSpec:
+class WinSpec(PlanData):
+    """One window function call of a WindowOp (plan data: rebuilt and fingerprinted with it)."""
+
     def __init__(self, func, args, partition, order, frame, oid, agg: AggSpec | None):
         self.func, self.args, self.partition, self.order, self.frame, self.oid, self.agg = func, args, partition, order, frame, oid, agg
 
 
 def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> expr.Expr:
     fn_node = node.this
-    filt = None
     if isinstance(fn_node, exp.Filter):
-        filt = fn_node.expression.this  # noqa: F841  known gap: FILTER is not applied to window functions yet
         fn_node = fn_node.this
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
@@ -242,7 +242,7 @@ class WindowOp(operators.Op):
                     continue
                 s = pref[hi[i] + 1] - pref[lo[i]]
                 if agg.func == "avg":
-                    s = numeric_op("/", decimal.Decimal(s), decimal.Decimal(int(cnt[i])))
+                    s = expr.numeric_op("/", decimal.Decimal(s), decimal.Decimal(int(cnt[i])))
                 out.append(s)
             return Col.from_pylist(out, oid)
         d = np.where(valid, a.data, 0)

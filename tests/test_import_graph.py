@@ -51,29 +51,9 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
 # Violations that open work items of issue 13 remove; each names its item.
 # The tests fail on anything not listed here, and on an entry that no longer
 # happens (delete it then: the list only shrinks).
-PENDING_CYCLES: dict[frozenset[str], str] = {
-    frozenset({"splitstream.executor.aggregates", "splitstream.executor.expr", "splitstream.executor.llvm.analyze",
-               "splitstream.executor.llvm.runtime", "splitstream.executor.operators"}):
-        "item 3: backends behind one interface, operators never import llvm/ (the [llvm hook] sites)",
-}
+PENDING_CYCLES: dict[frozenset[str], str] = {}
 PENDING_CROSSINGS: dict[tuple[str, str], str] = {}
-_LLVM = "item 3: the LLVM backend's [llvm hook] sites and lazy llvmlite loading"
-PENDING_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {
-    ("splitstream.executor.commands.explain", "splitstream.executor.llvm.explain"): _LLVM,
-    ("splitstream.executor.expr", "splitstream.executor.operators"): _LLVM,
-    ("splitstream.executor.llvm.analyze", "splitstream.catalog.types"): _LLVM,
-    ("splitstream.executor.llvm.csv", "concurrent.futures"): _LLVM,
-    ("splitstream.executor.llvm.csv", "splitstream.executor.llvm.jit"): _LLVM,
-    ("splitstream.executor.llvm.csv", "llvmlite"): _LLVM,
-    ("splitstream.executor.llvm.explain", "splitstream.executor.llvm.analyze"): _LLVM,
-    ("splitstream.executor.llvm.explain", "splitstream.executor.llvm.runtime"): _LLVM,
-    ("splitstream.executor.llvm.jit", "llvmlite.binding"): _LLVM,
-    ("splitstream.executor.llvm.runtime", "splitstream.executor.expr"): _LLVM,
-    ("splitstream.executor.llvm.runtime", "splitstream.executor.operators"): _LLVM,
-    ("splitstream.executor.llvm.table", "splitstream.catalog.vector"): _LLVM,
-    ("splitstream.executor.operators", "splitstream.executor.llvm.runtime"): _LLVM,
-    ("splitstream.executor.operators", "splitstream.protocol.types"): _LLVM,
-}
+PENDING_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {}
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ import time
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 
+from .. import backend as backends
 from .. import operators
 from ..api import Result, ResultColumn
 from .base import Stmt
@@ -16,25 +17,24 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
     if plan is None:
         return [f"Utility statement: {type(stmt).__name__}"]
     backend = session.info.settings.get("executor_backend", "auto")
-    used = "vector"
     t0 = time.perf_counter()
     if analyze:
         stmt.run(session, ctx)
     elapsed = (time.perf_counter() - t0) * 1000
-    lines = operators.explain_lines(plan, analyze)
+    run = ctx.run if analyze else None
+    lines = operators.explain_lines(plan, run)
     pipes = operators.pipelines(plan)
-    from ..llvm import explain as _llvm_x  # [llvm hook] backend/variant/compile time per pipeline
-    tags = _llvm_x.pipeline_tags(plan, pipes, analyze, backend)
-    used = _llvm_x.overall(tags)
+    tags = backends.native().pipeline_tags(plan, pipes, ctx.run, analyze, backend)
+    used = "llvm" if any(t.startswith("llvm") for t in tags) else "vector"
     lines.append(f"Pipelines: {len(pipes)} (backend={used}, requested={backend})")
     for i, p in enumerate(pipes, 1):
         desc = " -> ".join(op.label() for op in reversed(p))
         extra = ""
-        if analyze:
-            extra = f" rows={getattr(p[0], 'rows_out', 0)} time={sum(getattr(o, 'elapsed', 0.0) for o in p) * 1000:.3f} ms"
+        if run is not None:
+            extra = f" rows={run.rows(p[0])} time={sum(run.seconds(o) for o in p) * 1000:.3f} ms"
         lines.append(f"  Pipeline {i} [{tags[i - 1]}]: {desc}{extra}")
     for rel in _continuous_views(plan):
-        lines += continuous_view_lines(session, rel, analyze)
+        lines += continuous_view_lines(session, rel, run)
     if analyze:
         lines.append(f"Execution Time: {elapsed:.3f} ms")
     return lines
@@ -50,7 +50,7 @@ def _continuous_views(op) -> list:
     return out
 
 
-def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
+def continuous_view_lines(session, rel, run=None) -> list[str]:
     """The view's split (thesis 4.2.4): static, stream and upper pipelines."""
     cv = session.engine.streams.views.get(rel.oid)
     if cv is None:
@@ -65,10 +65,9 @@ def continuous_view_lines(session, rel, analyze: bool) -> list[str]:
             chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, operators.HashJoin) else o.label()) for o in p.ops])
             lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
                          f"{p.global_.rows_in + p.local.rows_in} rows in)")
-            from ..llvm import explain as _llvm_x  # [llvm hook]
-            lines.append(f"    Backend: {_llvm_x.stream_tag(p)}")
+            lines.append(f"    Backend: {backends.native().stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
-    lines += ["    " + line for line in operators.explain_lines(cv.plan, analyze)]
+    lines += ["    " + line for line in operators.explain_lines(cv.plan, run)]
     return lines
 
 

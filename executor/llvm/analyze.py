@@ -21,6 +21,7 @@ reason recorded for EXPLAIN):
 """
 from __future__ import annotations
 
+from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch
 from splitstream.protocol import oids as type_oids
 
@@ -132,13 +133,13 @@ def _try_conjunct(plan: KernelPlan, c) -> bool:
     if not isinstance(c, expr.Compare) or c.op not in CMP_OPS:
         return False
     saved = (list(plan.input_exprs), list(plan.input_dtypes), dict(plan._slot_of), plan.unsafe_inputs)
-    (l, lo), (r, ro) = _leaf(plan, c.left), _leaf(plan, c.right)
-    if l is None or r is None or (l[0] == "const" and r[0] == "const"):
+    (left, lo), (right, ro) = _leaf(plan, c.left), _leaf(plan, c.right)
+    if left is None or right is None or (left[0] == "const" and right[0] == "const"):
         plan.input_exprs, plan.input_dtypes, plan._slot_of, plan.unsafe_inputs = saved
         return False
     domain = "f" if (lo in FLOATS or ro in FLOATS) else "i"
     leaves = []
-    for leaf in (l, r):
+    for leaf in (left, right):
         if leaf[0] == "const":
             plan.param_exprs.append((leaf[1], domain))
             leaves.append(("p", len(plan.param_exprs) - 1))
@@ -169,8 +170,6 @@ def analyse(ops: list, agg) -> KernelPlan:
         raise Unsupported(f"{len(agg.keys)} grouping keys (at most 2 compile)")
     for k in agg.keys:
         if k.oid not in INTS:
-            from splitstream.catalog import types as sqltypes
-
             raise Unsupported(f"grouping key of type {sqltypes.type_name(k.oid)}")
     for a in agg.aggs:
         if a.distinct or a.order_key is not None or a.filter is not None:
@@ -178,8 +177,6 @@ def analyse(ops: list, agg) -> KernelPlan:
         if a.func not in ("count", "sum", "avg", "min", "max"):
             raise Unsupported(f"aggregate {a.func}")
         if not a.star and (not a.arg_oids or a.arg_oids[0] not in NUMS or len(a.args) != 1):
-            from splitstream.catalog import types as sqltypes
-
             raise Unsupported(f"{a.func} over {sqltypes.type_name(a.arg_oids[0]) if a.arg_oids else '?'}")
     for op in ops:
         if not getattr(op, "streaming", False) and not isinstance(op, operators.HashJoin):

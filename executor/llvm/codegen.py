@@ -129,7 +129,7 @@ class _Kernel:
         return self.b.inttoptr(self._arg(k), ty.as_pointer())
 
     def build(self) -> None:
-        b, sh, lay = self.b, self.shape, self.lay
+        sh, lay = self.shape, self.lay
         self.cols = [self._ptr(lay.data[i], DTYPES[d]) for i, d in enumerate(sh.inputs)]
         self.nullp = [self._ptr(lay.nulls[i], I8) if self._nullable(i) else None for i in range(len(sh.inputs))]
         self.pm = self._ptr(lay.premask, I8) if sh.premask else None

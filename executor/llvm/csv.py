@@ -26,10 +26,15 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from concurrent.futures import ThreadPoolExecutor
+
+from llvmlite import ir
 
 import numpy as np
 
 from splitstream.protocol import oids as type_oids
+
+from . import jit
 
 PARSE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -103,8 +108,6 @@ _threads = None
 def _pool():
     global _threads
     if _threads is None:
-        from concurrent.futures import ThreadPoolExecutor
-
         _threads = ThreadPoolExecutor(1, thread_name_prefix="csv-parse")
     return _threads
 
@@ -143,7 +146,6 @@ def _kernel(oids: tuple, delim: str, wait: bool = False):
     with _lock:
         fut = _pending.get(key)
         if fut is None:
-            from . import jit
 
             fut = _pending[key] = jit._bg.submit(_build_and_cache, key)
     if wait:
@@ -159,7 +161,6 @@ def _build_and_cache(key: tuple) -> None:
 
 
 def _compile(oids: tuple, delim: int):
-    from . import jit
 
     ir_text = str(_build(oids, delim))
     with jit._llvm_lock:
@@ -173,8 +174,6 @@ def _compile(oids: tuple, delim: int):
 # ------------------------------------------------------------------ IR
 
 def _build(oids: tuple, delim: int):
-    from llvmlite import ir
-
     i8, i64, f64 = ir.IntType(8), ir.IntType(64), ir.DoubleType()
     mod = ir.Module(name="csv")
     pow10 = ir.GlobalVariable(mod, ir.ArrayType(f64, 16), "pow10")
@@ -252,8 +251,6 @@ def _build(oids: tuple, delim: int):
 
 def _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, term, bail, nxt, c, i8, f64):
     """[-]digits (int) or [-]digits[.digits] (float) up to the terminator."""
-    from llvmlite import ir
-
     p0 = b.load(pos)
     ch = b.load(b.gep(data, [p0]))
     neg = b.icmp_unsigned("==", ch, c(ord("-"), i8))

@@ -16,6 +16,8 @@ import time
 from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
 
+import llvmlite.binding as llvm
+
 from . import codegen
 
 KERNEL_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
@@ -198,8 +200,6 @@ class CompiledModule:
 def _target_machine(codegen_opt: int = CODEGEN_OPT):
     """A fresh target machine: an MCJIT engine takes ownership of (and frees)
     the one it is created with, so every engine gets its own."""
-    import llvmlite.binding as llvm
-
     global _tm
     if _tm is None:
         llvm.initialize_native_target()
@@ -223,8 +223,6 @@ class _Engine:
     keeps its engines alive)."""
 
     def __init__(self, codegen_opt: int) -> None:
-        import llvmlite.binding as llvm
-
         tm = _target_machine(codegen_opt)
         self.triple = llvm.get_process_triple()
         self.data_layout = str(tm.target_data)
@@ -249,8 +247,6 @@ def _shared_engine(codegen_opt: int) -> _Engine:
 def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
     """Add ``ir_text`` to the shared engine of ``codegen_opt`` and generate its
     code; returns (engine, address of ``sym``).  Caller holds _llvm_lock."""
-    import llvmlite.binding as llvm
-
     e = _shared_engine(codegen_opt)
     mod = llvm.parse_assembly(ir_text)
     mod.triple, mod.data_layout = e.triple, e.data_layout
@@ -265,8 +261,6 @@ def _compile_shared(ir_text: str, sym: str, codegen_opt: int):
 def _compile(ir_text: str, codegen_opt: int = CODEGEN_OPT, *, verify: bool = VERIFY, speed_level: int = 0):
     """A module in its own engine (the runtime helpers, compiled once; the
     COPY parser, with the IR optimised at ``speed_level`` first)."""
-    import llvmlite.binding as llvm
-
     tm = _target_machine(codegen_opt)
     mod = llvm.parse_assembly(ir_text)
     mod.triple = llvm.get_process_triple()

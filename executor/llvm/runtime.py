@@ -26,15 +26,14 @@ mergeable states, so switching per batch is always exact.
 from __future__ import annotations
 
 import collections
-import os
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
 from splitstream.catalog.vector import Batch
 
+from .. import expr
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
 from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
@@ -78,6 +77,7 @@ class Info:
         self.compile_detail = ""
         self.progress = ""       # auto: how close compiling is to paying off
         self.rows_vector = 0
+        self.rows_on_operators = False   # the plain vector operators ran: EXPLAIN counts rows there
         self.rows_llvm = 0
         self.batches_vector = 0
         self.batches_llvm = 0
@@ -102,7 +102,7 @@ class Info:
             if self.state:
                 s += f", {self.state}"
             return s
-        s = "vector" if self.rows_vector is None else f"vector, rows={self.rows_vector}"
+        s = "vector" if self.rows_on_operators else f"vector, rows={self.rows_vector}"
         if self.state:
             s += f", {self.state}"
         elif self.requested == "auto" and self.progress:
@@ -116,6 +116,13 @@ class KernelInputs:
     """A post-prefix batch with its kernel inputs."""
 
     __slots__ = ("batch", "base", "keep", "present", "cols", "nulls", "empty")
+    batch: Batch
+    base: list[int] | None
+    keep: list
+    present: list[bool]
+    cols: list
+    nulls: list
+    empty: bool
 
 
 class CompiledSink:
@@ -144,6 +151,7 @@ class CompiledSink:
         self._helper = None          # the helper's running drain (a Future), if any
         self._helper_table = None    # the table it applies morsels into
         self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
+        self.busy = threading.Lock()  # GROUP BY: held by the one execution using the tables
 
     @property
     def supported(self) -> bool:
@@ -222,8 +230,6 @@ class CompiledSink:
         plan = self.plan
         if plan is None:
             return
-        from .. import expr
-
         for k, e in enumerate(plan.input_exprs):
             if plan.prefix_ops or not isinstance(e, expr.ColRef):
                 self.seen_nulls[k] = True
@@ -237,15 +243,16 @@ class CompiledSink:
             self.info.state = "compiling in background"
 
     # ------------------------------------------------------------ running
-    def prepare(self, batch: Batch, ctx, run_prefix: bool) -> KernelInputs:
+    def prepare(self, batch: Batch, ctx, run_ops=None) -> KernelInputs:
+        """Kernel inputs of one batch.  ``run_ops(batch, ctx, ops)``: a stream
+        pipeline's runner of its vector prefix (the pipeline holds the builds
+        its joins probe); None: the batch is already past it (GROUP BY)."""
         plan = self.plan
+        assert plan is not None          # only supported sinks run
         p = KernelInputs()
         p.empty = False
-        if run_prefix:
-            for op in plan.prefix_ops:
-                batch = op.process(batch, ctx)
-                if batch.n == 0:
-                    break
+        if run_ops is not None and plan.prefix_ops:
+            batch = run_ops(batch, ctx, plan.prefix_ops)
         p.batch = batch
         p.base = None
         if batch.n == 0:
@@ -455,170 +462,3 @@ class CompiledSink:
     def native_bytes(self, holding: bool = True) -> int:
         """Bytes of the tables that hold groups (``holding``), or of the emptied ones kept."""
         return sum(t.nbytes() for t in self.tables if t.touched == holding)
-
-
-# ---------------------------------------------------------------- stream pipelines
-
-def backend_mode(ctx) -> str:
-    """The session's executor_backend, unless SPLITSTREAM_FORCE_BACKEND overrides it
-    (to run a whole test suite on one backend: SPLITSTREAM_FORCE_BACKEND=llvm make test)."""
-    return _FORCED or ctx.setting("executor_backend", "auto")
-
-
-_FORCED = os.environ.get("SPLITSTREAM_FORCE_BACKEND", "").strip().lower()
-if _FORCED not in ("", "auto", "vector", "llvm"):
-    _FORCED = ""
-
-
-def stream_process(pipe, batch: Batch, ctx) -> bool:
-    """StreamPipeline.process hook.  True: handled here; False: run the vector path."""
-    if getattr(pipe, "_llvm_bypass", False):
-        return False
-    mode = backend_mode(ctx)
-    sink = getattr(pipe, "_llvm", None)
-    if mode == "vector":
-        if sink is not None:
-            sink.info.requested = "vector"
-            sink.info.rows_vector += batch.n
-            sink.info.batches_vector += 1
-        return False
-    if sink is None:
-        sink = pipe._llvm = CompiledSink(pipe.ops, pipe.agg)
-    info = sink.info
-    info.requested = mode
-    if not sink.supported:
-        info.rows_vector += batch.n
-        info.batches_vector += 1
-        return False
-    if not sink.ready(mode):
-        # auto, not compiled yet: run the vector path here so it can be timed
-        sink.observe_nulls(batch)
-        t0 = time.perf_counter()
-        pipe._llvm_bypass = True         # re-enter StreamPipeline.process: its own vector path, timed
-        try:
-            pipe.process(batch, ctx)
-        finally:
-            pipe._llvm_bypass = False
-        sink.note_vector(batch.n, time.perf_counter() - t0)
-        return True
-    n = batch.n
-    p = sink.prepare(batch, ctx, run_prefix=True)
-    if p.empty:
-        info.backend = "llvm"
-        info.rows_llvm += n
-        info.batches_llvm += 1
-        return True
-    m = sink.module_for(p.present, mode)
-    if m is None:             # NULLs the compiled code does not expect: this batch on vector
-        sink.run_vector_prepared(p, pipe.local, ctx)
-        info.rows_vector += n
-        info.batches_vector += 1
-        return True
-    sink.run(p, m)
-    info.rows_llvm += n
-    info.batches_llvm += 1
-    return True
-
-
-def stream_flush(pipe, table=None) -> None:
-    """StreamPipeline.merge hook: native tables -> ``table`` (default pipe.local)."""
-    sink = getattr(pipe, "_llvm", None)
-    if sink is not None and sink.tables:
-        sink.flush_into(pipe.local if table is None else table, keep=True)
-
-
-# ---------------------------------------------------------------- GROUP BY queries
-
-def aggregate(agg, ctx):
-    """Aggregate._execute hook: a finished GroupTable, or None for the vector path."""
-    mode = backend_mode(ctx)
-    if agg.grouping_sets is not None:
-        return None
-    sink = getattr(agg, "_llvm", None)
-    if sink is None:
-        child = agg.child
-        ops = [child] if isinstance(child, _filter_type()) else []
-        sink = agg._llvm = CompiledSink(ops, agg)
-    sink.info = _fresh_info(sink.info, mode)
-    agg.child.llvm_info = sink.info
-    if mode == "vector" or not sink.supported:
-        sink.info.rows_vector = None        # the plain vector path runs; rows are on the operators
-        return None
-    plan = sink.plan
-    if plan.fused_filter is not None:
-        batch = plan.fused_filter.child.execute(ctx)
-    else:
-        batch = agg.child.execute(ctx)       # includes any (unfused) filter
-    table = agg.new_table()
-    sink.join()
-    sink.tables = []
-    sink.deopts_before = 0
-    n = batch.n
-    if n:
-        _aggregate_batch(sink, batch, table, mode, ctx)
-    if plan.fused_filter is not None:
-        plan.fused_filter.rows_out += table.rows_in
-    return table
-
-
-def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) -> None:
-    n = batch.n
-    if mode == "auto" and sink.module is None and n < SMALL_QUERY_ROWS and sink.future is None:
-        b = batch if sink.plan.fused_filter is None else sink.plan.fused_filter.process(batch, ctx)
-        if b.n:                               # tiny input (e.g. a correlated subquery): plain vector
-            sink.agg.consume(table, b, ctx)
-        sink.info.rows_vector += n
-        return
-    p = sink.prepare(batch, ctx, run_prefix=False)
-    if p.empty:
-        sink.info.backend = "llvm" if sink.module is not None or mode == "llvm" else "vector"
-        return
-    sink.seen_nulls = [a or b for a, b in zip(sink.seen_nulls, p.present)]
-    m = sink.module_for(p.present, mode) if sink.ready(mode) else None
-    if m is None:                            # auto: decide whether compiling pays for this query
-        est_vec = n * (sink.vec_ns or _vec_ns_per_row["ewma"]) / 1e6
-        est_llvm = (LLVM_CALL_US * 1e3 + n * LLVM_NS_PER_ROW) / 1e6
-        if est_vec - est_llvm > jit.stats["compile_ms_ewma"] or sink.saved_ms > jit.stats["compile_ms_ewma"]:
-            sink.start_compile()
-        if sink.future is None:               # not compiling: the whole batch on vector, as Aggregate would
-            t0 = time.perf_counter()
-            sink.run_vector_prepared(p, table, ctx)
-            sink.note_vector(n, time.perf_counter() - t0)
-            return
-        a = 0
-        while a < n:                          # vector morsels until the compiled code is ready
-            if sink.future is not None and sink.future.done():
-                m = sink.module_for(p.present, mode)
-                if m is not None:
-                    break
-            ctx.check_cancel()
-            part = batch.slice(a, a + MORSEL)
-            t0 = time.perf_counter()
-            b = part if sink.plan.fused_filter is None else sink.plan.fused_filter.process(part, ctx)
-            if b.n:
-                sink.agg.consume(table, b, ctx)
-            sink.note_vector(part.n, time.perf_counter() - t0)
-            a += MORSEL
-        if a >= n:
-            return
-        p = sink.prepare(batch.slice(a, n), ctx, run_prefix=False)
-        if p.empty:
-            return
-    sink.run(p, m)
-    sink.info.rows_llvm += p.batch.n
-    sink.info.batches_llvm += 1
-    sink.flush_into(table)
-
-
-def _fresh_info(old: Info, mode: str) -> Info:
-    info = Info()
-    info.requested = mode
-    info.reason = old.reason
-    info.shape_desc = old.shape_desc
-    return info
-
-
-def _filter_type():
-    from ..operators import Filter
-
-    return Filter

@@ -21,6 +21,8 @@ import struct
 
 import numpy as np
 
+from splitstream.catalog.vector import Col
+
 from . import jit
 from .codegen import Layout, Shape
 
@@ -402,8 +404,6 @@ class NativeTable:
         arrays -- a numpy gather on its direct-indexed path, Python only for
         keys the table has never seen -- and states are added per group id
         with numpy (the ids are distinct: a native table holds each key once)."""
-        from splitstream.catalog.vector import Col
-
         if len(table.index) == 0 and table.rows_in == 0:
             return self.to_group_table(table)
         k1, k2, flags, rows, aggs = self.groups()

@@ -17,9 +17,9 @@ previous one returns the stored result.
 """
 from __future__ import annotations
 
-import copy
-
 import collections
+import copy
+import dataclasses
 import hashlib
 import re
 import threading
@@ -31,11 +31,11 @@ from splitstream.catalog import types as sqltypes
 from splitstream.catalog.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
-from .. import operators
-from ..aggregates import GroupTable
-from ..llvm import runtime as _llvm   # [llvm hook]
+from .. import backend as backends
 from .. import expr
-from ..aggregates import AggSpec
+from .. import operators
+from .. import plans
+from ..aggregates import AggSpec, GroupTable
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -58,9 +58,7 @@ class StreamScanOp(operators.Op):
 
 
 def _contains_stream(op) -> bool:
-    """A stream scan, or the state of one already split off (``source.pipe``)."""
-    return isinstance(op, StreamScanOp) or getattr(op, "pipe", None) is not None \
-        or any(_contains_stream(c) for c in op.children)
+    return isinstance(op, StreamScanOp) or any(_contains_stream(c) for c in op.children)
 
 
 def _path_to(op, target) -> list | None:
@@ -85,15 +83,19 @@ def _stream_scans(op, seen=None) -> list:
     return out
 
 
-def replace_child(parent, old, new) -> None:
-    for k, v in list(vars(parent).items()):
-        if v is old:
-            setattr(parent, k, new)
-        elif isinstance(v, list):
-            parent.__dict__[k] = [new if x is old else x for x in v]
-    if isinstance(parent, operators.NestedLoopJoin):
-        parent.inner.left, parent.inner.right = parent.left, parent.right
-        parent.inner.children = [parent.left, parent.right]
+def _without_order(plan: operators.Op) -> operators.Op:
+    """ORDER BY without LIMIT is dropped (section 4.2.3): the plan below the
+    Sort, or a new Project over it."""
+    if isinstance(plan, operators.Sort):
+        return plan.child
+    if isinstance(plan, operators.Project) and isinstance(plan.child, operators.Sort):
+        return plans.rebuilt(plan, {id(plan.child): plan.child.child})
+    return plan
+
+
+def _roots(upper: operators.Op) -> list:
+    """The upper plan and the plans of its subqueries in expressions."""
+    return [upper] + _expression_subplans(upper)
 
 
 class PrunedCol(Col):
@@ -141,7 +143,6 @@ def _expr_refs(exprs) -> set[int] | None:
     """Column indices the expressions read; None when that cannot be proven
     (a node holding an expression it does not list as a child, outer
     references, subqueries)."""
-
     out: set[int] = set()
     for e in exprs:
         if e is None:
@@ -164,7 +165,6 @@ def _held_exprs(node) -> list:
 
 def _exprs_in(values) -> list:
     """Expressions among ``values``, looking into lists, tuples and aggregate specs."""
-
     out, stack = [], list(values)
     while stack:
         v = stack.pop()
@@ -211,123 +211,166 @@ def prune(batch: Batch, keep: set[int]) -> Batch:
 
 
 class StreamPipeline:
-    """scan -> streaming operators -> grouping sink, run per inserted batch."""
+    """scan -> streaming operators -> grouping sink, run per inserted batch.
 
-    def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate) -> None:
+    ``builds`` are the hash tables of the joins it probes (its static
+    pipelines, built once at creation): they belong to the view, not to the
+    join operators."""
+
+    def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate,
+                 builds: dict[operators.HashJoin, operators.Build]) -> None:
         self.scan = scan
         self.ops = ops          # bottom-up: Filter, Project, HashJoin (probe)
         self.agg = agg
         self.local = agg.new_table()
         self.global_ = agg.new_table()
         self.keep, self.keep_right = needed_columns(ops, agg)
+        self.builds = dict(builds)
         if self.keep is not None:
             for op, cols in self.keep_right.items():
-                if op._build is not None:       # the kept build side: drop what no one reads
-                    rb, rk = op._build
-                    op._build = (prune(rb, cols), rk)
+                if op in self.builds:       # the kept build side: drop what no one reads
+                    b = self.builds[op]
+                    self.builds[op] = b.with_batch(prune(b.batch, cols))
 
     def process(self, batch: Batch, ctx) -> None:
         if self.keep is not None and len(self.keep) < len(batch.cols):
             batch = prune(batch, self.keep)
-        # [llvm hook] compiled insert path (executor/llvm); False = run the vector path below
-        if _llvm.stream_process(self, batch, ctx):
-            return
-        for op in self.ops:
-            batch = op.process(batch, ctx)
+        # a compiling backend may take the batch; False = run the vector path
+        if not backends.choose(ctx).stream_process(self, batch, ctx):
+            self.run_vector(batch, ctx)
+
+    def run_vector(self, batch: Batch, ctx) -> None:
+        """The vector path for one (pruned) batch: operators, then the local state."""
+        batch = self.run_ops(batch, ctx, self.ops)
+        if batch.n or not self.ops:
+            self.agg.consume(self.local, batch, ctx)
+
+    def run_ops(self, batch: Batch, ctx, ops: list) -> Batch:
+        """``ops`` (a prefix of this pipeline's) over one batch, joins probing the kept builds."""
+        for op in ops:
+            build = self.builds.get(op)
+            batch = op.process(batch, ctx) if build is None else op.process(batch, ctx, build)
             if batch.n == 0:
-                return
-        self.agg.consume(self.local, batch, ctx)
+                break
+        return batch
 
     def merge(self) -> None:
-        # [llvm hook] native thread-local tables straight into the global state
-        # (numpy by group id), then what ran on the vector path
-        _llvm.stream_flush(self, self.global_)
+        # what a compiling backend holds (native thread-local tables) goes
+        # straight into the global state, then what ran on the vector path
+        backends.native().stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
 
 
-class ContinuousView:
-    def __init__(self, manager, rel, plan: operators.Op, ctx) -> None:
-        self.manager = manager
-        self.rel = rel
-        self.lock = threading.Lock()
-        self.queue: collections.deque = collections.deque()
-        self.version = 0
-        self.result_version = -1
-        self.result: Batch | None = None
-        self.has_new_input = True
-        self.static_tables: set[int] = set()
-        self.insert_cost = 0.0
-        self.refreshes = 0              # reads that merged new input and ran the upper pipelines
-        self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
-        self.plan = self._prepare(plan, ctx)
+@dataclasses.dataclass
+class ViewProgram:
+    """What a continuous view runs, built from its planned tree as new data
+    (the planned tree may be a cached plan and is never changed):
 
-    # ------------------------------------------------------------ planning
-    def _prepare(self, plan: operators.Op, ctx) -> operators.Op:
-        # ORDER BY without LIMIT is dropped (section 4.2.3)
-        if isinstance(plan, operators.Sort):
-            plan = plan.child
-        elif isinstance(plan, operators.Project) and isinstance(plan.child, operators.Sort):
-            plan.child = plan.child.child
-            plan.children = [plan.child]
+    * ``pipelines``: per stream oid, the stream pipelines run per inserted
+      batch, each with the builds of its static pipelines (run once, here);
+    * ``upper``: the upper pipelines, a new tree in which each grouping of a
+      stream reads its pipeline's merged state, ORDER BY without LIMIT is
+      dropped and table scans keep the column layout they were planned with;
+    * what the view depends on: tables of static pipelines (``static_tables``)
+      and of upper pipelines (``upper_tables``), continuous views read
+      (``upstream_views``), and the upper joins whose build sides are kept
+      between reads (``kept_builds``: view state, lent to each read's run)."""
+
+    upper: operators.Op
+    pipelines: dict[int, list[StreamPipeline]]
+    static_tables: set[int]
+    upper_tables: list[int]
+    upstream_views: list[int]
+    kept_builds: dict
+
+
+def compile_view(rel, plan: operators.Op, ctx) -> ViewProgram:
+    """The program of continuous view ``rel`` over ``plan`` (raises 0A000 when
+    the view cannot be maintained; runs its static pipelines)."""
+    return _ViewCompiler(rel, ctx).compile(plan)
+
+
+class _ViewCompiler:
+    """Cuts a planned view at the first grouping above each stream scan
+    (thesis 4.2.4), reading the plan and building new nodes."""
+
+    def __init__(self, rel, ctx) -> None:
+        self.rel, self.ctx = rel, ctx
         self.pipelines: dict[int, list[StreamPipeline]] = {}
-        root_holder = _Root(plan)
+        self.static_tables: set[int] = set()
+        self.states: dict[int, operators.Op] = {}      # id(grouping of a stream) -> its state source
+        self._stream_plans: set[int] = set()
+
+    def compile(self, plan: operators.Op) -> ViewProgram:
+        plan = _without_order(plan)
         # Subqueries in expressions (IN, EXISTS, scalar) are upper pipelines too:
         # a stream inside one is split the same way, its grouping fed at insert time.
         subplans = _expression_subplans(plan)
-        roots = [root_holder] + [_Root(sp) for sp in subplans]
         # plans reading a stream, themselves or through their own subqueries (known before splitting)
         self._stream_plans = {id(sp) for sp in subplans
                               if _stream_scans(sp) or any(_stream_scans(x) for x in _expression_subplans(sp))}
         done: set[int] = set()
-        for holder, scan in [(h, sc) for h in roots for sc in _stream_scans(h.child)]:
+        for root, scan in [(r, sc) for r in [plan] + subplans for sc in _stream_scans(r)]:
             if id(scan) in done:
                 continue
             done.add(id(scan))
-            self._split_at_grouping(holder, scan, ctx)
-        upper_scans = [t for h in roots for t in _table_scans(h.child)]
-        self.upper_tables = sorted({t.rel.oid for t in upper_scans})
-        for t in upper_scans:
-            t.pin_layout()          # the plan outlives ALTER TABLE ADD/DROP COLUMN on these tables
-        self.upstream_views = sorted({rel.oid for h in roots for rel in _view_sources(h.child)})
-        for h in roots:
-            _keep_table_builds(h.child)
-        hidden = _streams_in_expressions(root_holder.child)
+            self._split_at_grouping(_Root(root), scan)
+        upper = plans.rebuilt(plan, self.states)
+        # the upper plan outlives ALTER TABLE ADD/DROP COLUMN on the tables it reads
+        upper = plans.rebuilt(upper, {id(t): t.pinned_copy() for r in _roots(upper) for t in _table_scans(r)})
+        roots = _roots(upper)
+        hidden = _streams_in_expressions(upper)
         if hidden:
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" reads stream "{hidden[0].rel.name}" inside a subquery expression',
                           hint="Move the stream into the FROM clause: aggregate it in a subquery grouped by the "
                                "correlation keys and join that subquery instead.")
-        return root_holder.child
+        kept: dict = {}
+        for r in roots:
+            _keep_table_builds(r, kept)
+        return ViewProgram(upper=upper, pipelines=self.pipelines, static_tables=self.static_tables,
+                           upper_tables=sorted({t.rel.oid for r in roots for t in _table_scans(r)}),
+                           upstream_views=sorted({rel.oid for r in roots for rel in _view_sources(r)}),
+                           kept_builds=kept)
 
-    def _split_at_grouping(self, root_holder, scan, ctx) -> None:
-        """Cut the plan at the first grouping above ``scan``: everything below
-        becomes a stream pipeline, the grouping's output a state source."""
+    def _split_at_grouping(self, root_holder, scan) -> None:
+        """Everything between ``scan`` and the first grouping above it becomes
+        a stream pipeline; the grouping is replaced by its state in the upper plan."""
         path = _path_to(root_holder, scan)      # root_holder ... scan
-        chain = []
-        agg = None
-        agg_parent = None
+        chain, agg = self._chain_to_grouping(path, scan)
+        self._check_insert_time_exprs(agg, scan)
+        # static pipelines: build the hash tables of joins on the path once
+        builds = {}
+        for node in chain:
+            if isinstance(node, operators.HashJoin):
+                builds[node] = node.build(self.ctx)
+                for t in _table_scans(node.right):
+                    self.static_tables.add(t.rel.oid)
+        pipe = StreamPipeline(scan, chain, agg, builds)
+        self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
+        self.states[id(agg)] = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
+                                                     lambda c, p=pipe: p.global_.result())
+
+    def _chain_to_grouping(self, path: list, scan) -> tuple[list, operators.Aggregate]:
+        """The streaming operators above ``scan`` (bottom-up; a nested-loop
+        join as a new key-less hash join, matching each event against the
+        whole kept table) and the grouping that ends them, or a refusal."""
+        chain: list = []
         for i in range(len(path) - 2, -1, -1):
-            node = path[i]
-            below = path[i + 1]
+            node, below = path[i], path[i + 1]
             if isinstance(node, operators.Aggregate):
                 if node.grouping_sets is not None:
                     raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot group stream "{scan.rel.name}" '
                                           "by GROUPING SETS, ROLLUP or CUBE",
                                   hint="Group by plain keys in the view and compute the roll-ups when you query it.")
-                agg = node
-                agg_parent = path[i - 1]
-                break
+                return chain, node
             if isinstance(node, (operators.Filter, operators.Project)):
                 chain.append(node)
                 continue
             if isinstance(node, (operators.HashJoin, operators.NestedLoopJoin)):
                 self._check_join(node, below, scan)
                 if isinstance(node, operators.NestedLoopJoin):
-                    # no equality keys: every event is matched against the whole kept table
-                    hj = operators.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
-                    replace_child(path[i - 1], node, hj)
-                    path[i] = hj
-                    node = hj
+                    node = operators.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
                 chain.append(node)
                 continue
             if isinstance(node, _Root):
@@ -337,21 +380,8 @@ class ContinuousView:
                           hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
                                f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
                                "subquery first, or query the stream directly.")
-        if agg is None:
-            raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
-                          hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
-        self._check_insert_time_exprs(agg, scan)
-        # static pipelines: build the hash tables of joins on the path once
-        for node in chain:
-            if isinstance(node, operators.HashJoin):
-                node.build(ctx)
-                for t in _table_scans(node.right):
-                    self.static_tables.add(t.rel.oid)
-        pipe = StreamPipeline(scan, list(chain), agg)
-        self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
-        source = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out, lambda c, p=pipe: p.global_.result())
-        source.pipe = pipe
-        replace_child(agg_parent, agg, source)
+        raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
+                      hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
 
     def _check_join(self, node, below, scan) -> None:
         """A join between ``scan`` (ungrouped, below) and the other input is
@@ -409,6 +439,26 @@ class ContinuousView:
                                    "that later events change. Group both streams and compare the results above the "
                                    "grouping (HAVING, or a join of the grouped subqueries).")
 
+class ContinuousView:
+    def __init__(self, manager, rel, plan: operators.Op, ctx) -> None:
+        self.manager = manager
+        self.rel = rel
+        self.lock = threading.Lock()
+        self.queue: collections.deque = collections.deque()
+        self.version = 0
+        self.result_version = -1
+        self.result: Batch | None = None
+        self.has_new_input = True
+        self.insert_cost = 0.0
+        self.refreshes = 0              # reads that merged new input and ran the upper pipelines
+        self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
+        self.program = compile_view(rel, plan, ctx)
+        self.plan = self.program.upper
+        self.pipelines = self.program.pipelines
+        self.static_tables = self.program.static_tables
+        self.upper_tables = self.program.upper_tables
+        self.upstream_views = self.program.upstream_views
+
     # ------------------------------------------------------------ insert path
     def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
         """Algorithm 4.3: process now if the lock is free, else enqueue."""
@@ -454,6 +504,7 @@ class ContinuousView:
             for pipes in self.pipelines.values():
                 for p in pipes:
                     p.merge()
+            ctx.run.lend_builds(self.program.kept_builds)
             result = self.plan.execute(ctx)
             self.result, self.result_version = result, version
             self.refreshes += 1
@@ -581,8 +632,8 @@ _POSITION = re.compile(r"#\d+:")
 
 
 def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
-    sink = getattr(pipe, "_llvm", None)       # [llvm hook] the compiled sink's native tables
-    return sink.native_bytes(holding) if sink is not None else 0
+    """Native tables a compiling backend holds for the pipeline."""
+    return backends.native().native_bytes(pipe, holding)
 
 
 class _Root(operators.Op):
@@ -596,7 +647,6 @@ def _subquery_exprs(op, seen: set, exprs_of=None) -> list:
     """SubqueryExpr nodes in the expressions of ``op`` and of its subtree,
     each operator once.  ``exprs_of(op)`` lists an operator's expressions;
     by default those it holds directly, in lists, or first in tuples."""
-
     if id(op) in seen:
         return []
     seen.add(id(op))
@@ -647,7 +697,6 @@ def _reads_outer_row(op, depth: int) -> bool:
     """Does the subtree read a row of a query enclosing it ``depth`` levels
     up (an OuterRef reaching past it)?  Subqueries and LATERAL right sides
     add a level."""
-
     for e in _op_exprs(op):
         for n in e.walk():
             if isinstance(n, expr.OuterRef) and n.depth >= depth:
@@ -687,21 +736,42 @@ def _pure_table_subtree(op) -> bool:
     return all(_pure_table_subtree(c) for c in op.children)
 
 
-def _keep_table_builds(op, seen=None) -> None:
+class KeptBuild:
+    """The build side of an upper-pipeline join that reads only tables, kept
+    between reads while those tables' data versions are unchanged (compared
+    by identity and held, so an id cannot be reused).  View state, lent to
+    each read's run (``ExecutionRun.lend_builds``); reads hold the view lock."""
+
+    def __init__(self, oids: list[int]) -> None:
+        self.oids = oids
+        self.built_for: tuple | None = None
+        self.build: operators.Build | None = None
+
+    def current(self, join: operators.HashJoin, ctx) -> operators.Build:
+        version = tuple(ctx.state.data.get(o) for o in self.oids)
+        stale = self.built_for is None or len(self.built_for) != len(version) or \
+            any(a is not b for a, b in zip(self.built_for, version))
+        if self.build is None or stale:
+            self.build = join.build(ctx)
+            self.built_for = version
+        return self.build
+
+
+def _keep_table_builds(op, kept: dict, seen=None) -> dict:
     """Upper pipelines run at every read after new input: a join whose build
     side reads only (unchanged) tables keeps its hash table between reads,
     keyed by the tables' data versions, like the view's stored result."""
     seen = set() if seen is None else seen
     if id(op) in seen:
-        return
+        return kept
     seen.add(id(op))
     if isinstance(op, operators.HashJoin) and op.kind in ("inner", "left", "semi", "anti") \
             and _pure_table_subtree(op.right) \
             and all(type(n).__name__ in _PURE_EXPRS for e in op.rkeys for n in e.walk()):
-        oids = sorted({t.rel.oid for t in _table_scans(op.right)})
-        op.build_version = lambda ctx, _oids=oids: tuple(ctx.state.data.get(o) for o in _oids)
+        kept[op] = KeptBuild(sorted({t.rel.oid for t in _table_scans(op.right)}))
     for c in op.children:
-        _keep_table_builds(c, seen)
+        _keep_table_builds(c, kept, seen)
+    return kept
 
 
 def _same_version(a, b) -> bool:

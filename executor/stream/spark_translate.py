@@ -301,9 +301,9 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
             sql = f"SELECT {', '.join(items) or '1 AS c_dummy'} FROM ({sql}) l{layer}"
             names = new
         elif isinstance(op, operators.HashJoin):
-            if op.kind not in ("inner", "left", "semi", "anti") or op._build is None:
+            if op.kind not in ("inner", "left", "semi", "anti") or op not in pipe.builds:
                 raise NotPushable(f"{op.label()}")
-            rb, _ = op._build
+            rb = pipe.builds[op].batch
             bname = "b" + str(len(build_seq))
             rcols = []
             for j, (c, oc) in enumerate(zip(rb.cols, op.right.out)):

@@ -46,15 +46,15 @@ def _reopen(data: str) -> Engine:
 def test_state_follows_its_pipeline_when_the_order_changes(tmp_path, monkeypatch):
     data = str(tmp_path / "d")
     before = _checkpointed_view(data)
-    real = continuous.ContinuousView._prepare
+    real = continuous.compile_view
 
-    def reversed_pipelines(self, plan, ctx):
-        out = real(self, plan, ctx)
-        for pipes in self.pipelines.values():
+    def reversed_pipelines(rel, plan, ctx):
+        program = real(rel, plan, ctx)
+        for pipes in program.pipelines.values():
             pipes.reverse()
-        return out
+        return program
 
-    monkeypatch.setattr(continuous.ContinuousView, "_prepare", reversed_pipelines)
+    monkeypatch.setattr(continuous, "compile_view", reversed_pipelines)
     eng = _reopen(data)
     try:
         es = _session(eng)

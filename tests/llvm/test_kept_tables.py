@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from splitstream.executor.llvm.backend import LLVM
+
 from .conftest import Sql, canon, values
 
 
@@ -18,7 +20,7 @@ def _sink(sql: Sql, view: str):
     views = sql.engine.streams.views
     (cv,) = [v for v in views.values() if v.rel.name == view]
     (pipe,) = [p for ps in cv.pipelines.values() for p in ps]
-    return pipe._llvm
+    return LLVM.sink(pipe)
 
 
 def _pair(sql: Sql, query: str) -> tuple[list[str], list[str]]:

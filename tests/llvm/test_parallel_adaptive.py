@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from splitstream.executor.llvm import jit, runtime  # noqa: F401  (importing runtime installs the LLVM backend)
+from splitstream.executor.llvm import backend, jit  # noqa: F401  (importing backend installs the LLVM backend)
 
 from .conftest import Sql, canon
 
