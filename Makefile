@@ -32,10 +32,7 @@ LINT_ROOT := build/lint
 # engine API, the catalog's type system and storage (the WAL, its records, the
 # on-disk codec, checkpoint files and the stream hooks storage calls).
 STRICT := -p splitstream.protocol -p splitstream.server -m splitstream.executor.api \
-	-m splitstream.catalog.types -m splitstream.catalog.vector -m splitstream.catalog.wal \
-	-m splitstream.catalog.records -m splitstream.catalog.wal_records -m splitstream.catalog.hooks \
-	-m splitstream.catalog.checkpoint_files -m splitstream.catalog.database -m splitstream.catalog.storage \
-	-m splitstream.catalog.objects
+	-p splitstream.catalog.datatypes -p splitstream.catalog.storage -m splitstream.catalog.objects.model
 
 lint: install
 	$(PY) -m ruff check .

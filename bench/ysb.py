@@ -114,7 +114,7 @@ class Pipeline:
 
     def ctx(self, backend: str):
         from splitstream.executor.context import ExecContext, SessionInfo
-        from splitstream.catalog.database import Transaction
+        from splitstream.catalog.storage.database import Transaction
         from splitstream.executor.engine import DEFAULT_SETTINGS
 
         settings = dict(DEFAULT_SETTINGS)
@@ -123,7 +123,7 @@ class Pipeline:
                            session=SessionInfo(settings=settings), engine=self.engine)
 
     def to_batch(self, et, camp, t, val):
-        from splitstream.catalog.vector import Batch, Col
+        from splitstream.catalog.datatypes.vector import Batch, Col
         from splitstream.protocol import oids as type_oids
 
         n = len(et)
@@ -137,8 +137,8 @@ class Pipeline:
 def run_engine(batches, backend: str, variant: str | None, threads: int, check: dict | None):
     """Returns (seconds, events, compile_ms, variant_seen, emit seconds,
     (process CPU seconds, process CPU seconds without the emissions))."""
-    from splitstream.executor.llvm import jit
-    from splitstream.executor.llvm.backend import LLVM
+    from splitstream.executor.backends.llvm import jit
+    from splitstream.executor.backends.llvm.backend import LLVM
 
     p = Pipeline()
     pipe = p.pipe
@@ -229,7 +229,7 @@ def pipeline_shapes() -> list:
     """(name, Shape) of the YSB pipeline and the TPC-H-like ones, planned by the real engine."""
     from splitstream.executor.context import SessionInfo
     from splitstream.executor.engine import Engine
-    from splitstream.executor.llvm.runtime import CompiledSink
+    from splitstream.executor.backends.llvm.runtime import CompiledSink
 
     p = Pipeline()
     out = [(f"YSB (1 key {KEY_TYPE}, 1 conjunct, sum)", CompiledSink(p.pipe.ops, p.pipe.agg).plan.shape)]
@@ -264,7 +264,7 @@ def compile_latency(reps: int = 10) -> list:
     variant) runs: a pipeline waits for at most the one background compile
     already running (foreground compiles go first).  Returns
     [(name, variant, [(wall, cpu, tier-2 cpu)], [queued wall])]."""
-    from splitstream.executor.llvm import jit
+    from splitstream.executor.backends.llvm import jit
 
     shapes = pipeline_shapes()
     jit.drain()
@@ -447,9 +447,9 @@ def parallel_probe(reps: int = 3) -> dict:
     per run the CPUs used (thread CPU time / wall).  Best of ``reps``."""
     import threading
 
-    from splitstream.executor.llvm import jit
-    from splitstream.executor.llvm.runtime import CompiledSink
-    from splitstream.executor.llvm.table import NativeTable
+    from splitstream.executor.backends.llvm import jit
+    from splitstream.executor.backends.llvm.runtime import CompiledSink
+    from splitstream.executor.backends.llvm.table import NativeTable
 
     p = Pipeline()
     shape = CompiledSink(p.pipe.ops, p.pipe.agg).plan.shape

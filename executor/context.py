@@ -10,10 +10,10 @@ import time
 
 from .api import SessionInfo
 
-from .run import ExecutionRun
+from .execution.run import ExecutionRun
 
 if TYPE_CHECKING:
-    from splitstream.catalog.database import Database, State, Transaction
+    from splitstream.catalog.storage.database import Database, State, Transaction
 
 
 @dataclass

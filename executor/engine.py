@@ -14,27 +14,27 @@ import time
 from typing import Any
 
 
-from splitstream.catalog.database import Database, Transaction
-from splitstream.catalog.objects import Role
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.storage.database import Database, Transaction
+from splitstream.catalog.objects.model import Role
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
 
-from . import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
-from .llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
-from . import operators
+from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
+from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
+from .execution import operators
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
-from .plan_facts import OUTPUT_SETTINGS
+from .sql.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
-from .sqltext import split_statements
-from .stream.spark_ledger import KEY_SETTING
+from .sql.sqltext import split_statements
+from .stream.spark.ledger import KEY_SETTING
 from .settings import normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
-from .system_functions import ADVISORY, sequence_function
+from .execution.system_functions import ADVISORY, sequence_function
 from .commands.dispatch import analyze
 
 log = logging.getLogger("splitstream.executor")

@@ -21,12 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
-from . import expr
+from .execution import expr
 from .api import Result
 from .commands.dml import InsertStmt, build_rows, check_constraints, eval_default, insert_batch
 

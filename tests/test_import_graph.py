@@ -44,8 +44,8 @@ ROOM_RULES: dict[str, tuple[str, ...]] = {
 # Modules held to a narrower rule than their room: the type system and
 # column batches sit below everything else of the catalog.
 MODULE_RULES: dict[str, tuple[str, ...]] = {
-    "splitstream.catalog.types": ("splitstream.protocol", "splitstream.catalog.vector"),
-    "splitstream.catalog.vector": ("splitstream.protocol", "splitstream.catalog.types"),
+    "splitstream.catalog.datatypes.sqltypes": ("splitstream.protocol", "splitstream.catalog.datatypes.vector"),
+    "splitstream.catalog.datatypes.vector": ("splitstream.protocol", "splitstream.catalog.datatypes.sqltypes"),
 }
 
 # Violations that open work items of issue 13 remove; each names its item.
@@ -68,7 +68,7 @@ class Import:
 
 
 def module_name(path: Path) -> str:
-    """``executor/planner/base.py`` -> ``splitstream.executor.planner.base``."""
+    """``executor/sql/planner/base.py`` -> ``splitstream.executor.sql.planner.base``."""
     parts = list(path.relative_to(REPO).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()

@@ -9,7 +9,7 @@ partition.
 Exactly-once.  Every COPY into a *stream* is preceded by
 ``SET splitstream.batch_key = '<query>/<batch>/<partition>/<chunk>'``; the
 server logs the key in the same WAL record as the rows and skips a key it
-has applied before (``executor/stream/spark_ledger.py``).  For a *table*, the key
+has applied before (``executor/stream/spark/ledger.py``).  For a *table*, the key
 is inserted into ``splitstream_spark_batches`` (primary key) in the same
 transaction as the COPY; a duplicate key rolls the retry back.  Either way a
 Spark task retried, or a micro-batch replayed after a crash, is applied

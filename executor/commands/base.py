@@ -6,13 +6,13 @@ and the dispatcher imports them, never the other way round.
 """
 from __future__ import annotations
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.vector import Batch
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol.errors import Notice
 
-from .. import operators
+from ..execution import operators
 from ..api import Result, ResultColumn
-from ..regnames import REG_TYPES, reg_names
+from ..execution.regnames import REG_TYPES, reg_names
 
 
 def columns_of(op: operators.Op) -> list[ResultColumn]:

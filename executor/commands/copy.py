@@ -16,9 +16,9 @@ import tempfile
 
 import sqlglot
 
-from splitstream.catalog import wal
-from splitstream.catalog.vector import Batch, Col
-from splitstream.catalog.wal_records import StreamBatch
+from splitstream.catalog.storage import wal
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.catalog.storage.wal_records import StreamBatch
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
@@ -30,12 +30,12 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from .. import operators
+from ..execution import operators
 from ..api import CopyOut, Result
-from ..dialect import DIALECT
-from ..llvm import csv as compiled_csv
-from ..planner import Planner
-from ..stream.spark_ledger import KEY_SETTING
+from ..sql.dialect import DIALECT
+from ..backends.llvm import csv as compiled_csv
+from ..sql.planner import Planner
+from ..stream.spark.ledger import KEY_SETTING
 from .base import Stmt
 from .dml import build_rows, check_constraints, insert_batch
 

@@ -9,7 +9,7 @@ from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 
-from ..planner import Planner
+from ..sql.planner import Planner
 from .base import DDLStmt, Stmt
 from .drop import drop
 from .schemas import comment, create_schema, create_sequence

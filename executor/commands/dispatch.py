@@ -18,11 +18,11 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Prepared, ResultColumn
-from ..dialect import parse_one
-from ..plan_facts import inline_insert, reusable_views, side_effect_free_query
-from ..planner import Planner
+from ..sql.dialect import parse_one
+from ..sql.plan_facts import inline_insert, reusable_views, side_effect_free_query
+from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
-from ..sqltext import first_words, split_args, strip_comments, unquote
+from ..sql.sqltext import first_words, split_args, strip_comments, unquote
 from . import ddl, dml
 from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
 from .copy import CopyStmt

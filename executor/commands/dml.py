@@ -10,9 +10,9 @@ import numpy as np
 import sqlglot
 from sqlglot import exp
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.objects import Relation
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.model import Relation
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     CARDINALITY_VIOLATION,
@@ -29,11 +29,11 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import encode_text
 
-from .. import expr, operators
+from ..execution import expr, operators
 from ..api import Result, ResultColumn
-from ..binder import ExprBinder, Scope, ScopeCol, ident
-from ..dialect import DIALECT
-from ..planner import Planner, expr_name, split_conjuncts
+from ..sql.binder import ExprBinder, Scope, ScopeCol, ident
+from ..sql.dialect import DIALECT
+from ..sql.planner import Planner, expr_name, split_conjuncts
 from .base import Stmt
 
 

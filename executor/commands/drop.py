@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from splitstream.catalog.objects import Relation
+from splitstream.catalog.objects.model import Relation
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
     INVALID_SCHEMA_NAME,
@@ -15,7 +15,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from ..binder import ident
+from ..sql.binder import ident
 from .names import qual
 
 

@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import time
 
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 
-from .. import backend as backends
-from .. import operators
+from ..backends import interface as backends
+from ..execution import operators
 from ..api import Result, ResultColumn
 from .base import Stmt
 

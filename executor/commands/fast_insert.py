@@ -17,12 +17,12 @@ from typing import cast
 import numpy as np
 from sqlglot import exp
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 
-from .. import expr
-from ..dialect import parse_one
+from ..execution import expr
+from ..sql.dialect import parse_one
 from .dml import InsertStmt
 
 _HEAD = re.compile(r"\s*insert\s+into\s+(?P<target>[\w.\"]+\s*(?:\([^()]*\))?)\s*values\s*", re.I | re.S)

@@ -6,7 +6,7 @@ from sqlglot import exp
 
 from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
 
-from ..binder import ident
+from ..sql.binder import ident
 
 
 def qual(table: exp.Table) -> tuple[str | None, str]:

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import sqlglot
 
-from splitstream.catalog.vector import Batch
+from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_PREPARED_STATEMENT, INVALID_SQL_STATEMENT_NAME, SYNTAX_ERROR, PgError
 
 from ..api import Result
-from ..binder import ExprBinder, Scope, parse_type_name
-from ..dialect import DIALECT
-from ..planner import Planner
+from ..sql.binder import ExprBinder, Scope, parse_type_name
+from ..sql.dialect import DIALECT
+from ..sql.planner import Planner
 from .base import Stmt
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from splitstream.catalog.objects import Role
+from splitstream.catalog.objects.model import Role
 from splitstream.protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
 from splitstream.protocol.errors import DUPLICATE_OBJECT, SYNTAX_ERROR, UNDEFINED_OBJECT, Notice, PgError
 

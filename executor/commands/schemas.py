@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from splitstream.catalog.objects import Relation, Schema
+from splitstream.catalog.objects.model import Relation, Schema
 from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
 
 from ..api import Result
-from ..binder import ident
-from ..dialect import DIALECT
+from ..sql.binder import ident
+from ..sql.dialect import DIALECT
 from .base import Stmt
 from .names import qual, target_schema
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
-from ..sqltext import split_args
+from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
 
 

@@ -6,7 +6,7 @@ import re
 
 from sqlglot import exp
 
-from splitstream.catalog.objects import ColumnDef, Relation
+from splitstream.catalog.objects.model import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     DUPLICATE_COLUMN,
@@ -22,8 +22,8 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
-from ..dialect import parse_one
-from ..planner import Planner
+from ..sql.dialect import parse_one
+from ..sql.planner import Planner
 from .base import Stmt
 from .drop import drop, drop_word, kind_article
 from .names import qual, target_schema

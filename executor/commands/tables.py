@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 from sqlglot import exp
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.objects import ColumnDef, Constraint, Relation
-from splitstream.catalog.vector import Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.model import ColumnDef, Constraint, Relation
+from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
@@ -26,10 +26,10 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from .. import operators
-from ..binder import datatype_to_oid, ident
-from ..dialect import DIALECT
-from ..planner import Planner
+from ..execution import operators
+from ..sql.binder import datatype_to_oid, ident
+from ..sql.dialect import DIALECT
+from ..sql.planner import Planner
 from ..stream.guard import views_reading
 from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word

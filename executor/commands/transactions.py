@@ -2,7 +2,7 @@
 """
 from __future__ import annotations
 
-from splitstream.catalog.database import Transaction
+from splitstream.catalog.storage.database import Transaction
 from splitstream.protocol.errors import ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, NO_ACTIVE_SQL_TRANSACTION, Notice, PgError
 
 from ..api import Result

@@ -6,13 +6,13 @@ import re
 
 from sqlglot import exp
 
-from splitstream.catalog.objects import ColumnDef, Relation
+from splitstream.catalog.objects.model import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, Notice, PgError
 
-from ..binder import ident
-from ..dialect import DIALECT
-from ..planner import Planner
+from ..sql.binder import ident
+from ..sql.dialect import DIALECT
+from ..sql.planner import Planner
 from .names import qual, target_schema
 
 

@@ -27,15 +27,15 @@ import time
 
 import numpy as np
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
-from .. import backend as backends
-from .. import expr
-from .. import operators
-from .. import plans
-from ..aggregates import AggSpec, GroupTable
+from ..backends import interface as backends
+from ..execution import expr
+from ..execution import operators
+from ..execution import plans
+from ..execution.aggregates import AggSpec, GroupTable
 
 REFUSE = FEATURE_NOT_SUPPORTED
 

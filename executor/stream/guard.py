@@ -21,8 +21,8 @@ import sqlglot
 from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
-from ..dialect import DIALECT
-from ..binder import ident
+from ..sql.dialect import DIALECT
+from ..sql.binder import ident
 
 
 def visible(state, cv) -> bool:

@@ -16,25 +16,25 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.wal_records import PartialMerge, StreamBatch
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import Notice, PgError
 
-from .. import operators
+from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StateMismatch, StreamScanOp
 from .guard import refuse_row_change, visible
-from .spark_functions import register_functions
-from .spark_ledger import KEY_SETTING, Ledger, check_key
-from .spark_merge import merge_record
+from .spark.functions import register_functions
+from .spark.ledger import KEY_SETTING, Ledger, check_key
+from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from ..dialect import DIALECT
+from ..sql.dialect import DIALECT
 from ..settings import DEFAULT_SETTINGS, parse_duration_ms
-from splitstream.catalog.database import Transaction
+from splitstream.catalog.storage.database import Transaction
 from ..context import ExecContext, SessionInfo
 import sqlglot
-from ..planner import Planner
+from ..sql.planner import Planner
 from ..commands.dml import check_constraints
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from splitstream.catalog import types as sqltypes
-from splitstream.catalog.system import table
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.system_catalogs import table
 from splitstream.protocol import oids as type_oids
 
 

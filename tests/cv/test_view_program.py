@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from splitstream.executor import plans
+from splitstream.executor.execution import plans
 from splitstream.executor.stream import continuous
 from tests.support.engine import open_engine, plain_session
 

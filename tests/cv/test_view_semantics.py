@@ -13,8 +13,8 @@ from typing import Callable
 
 import pytest
 
-from splitstream.catalog import wal
-from splitstream.executor import operators
+from splitstream.catalog.storage import wal
+from splitstream.executor.execution import operators
 from splitstream.executor.stream import manager as stream_manager
 from splitstream.executor.stream.continuous import ContinuousView
 from tests.support.engine import open_engine, plain_session

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from splitstream.catalog import records
+from splitstream.catalog.storage import records
 from splitstream.executor.engine import Engine
 from tests.support.engine import postgres_session as _session
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 
-from splitstream.catalog.checkpoint_files import INLINE_ROWS
+from splitstream.catalog.storage.checkpoint_files import INLINE_ROWS
 from splitstream.executor.engine import Engine
 from tests.support.engine import postgres_session as _session
 from tests.support.engine import result_rows as _rows

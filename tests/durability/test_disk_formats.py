@@ -20,9 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from splitstream.catalog import records
-from splitstream.catalog.checkpoint_files import CHECKPOINT_MAGIC, INLINE_ROWS, TABLE_MAGIC
-from splitstream.catalog.wal import MAGIC as WAL_MAGIC
+from splitstream.catalog.storage import records
+from splitstream.catalog.storage.checkpoint_files import CHECKPOINT_MAGIC, INLINE_ROWS, TABLE_MAGIC
+from splitstream.catalog.storage.wal import MAGIC as WAL_MAGIC
 from splitstream.executor.engine import Engine
 from tests.support.engine import postgres_session as _session
 from tests.support.engine import result_rows as _rows

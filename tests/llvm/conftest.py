@@ -66,7 +66,7 @@ def canon(rows) -> list:
 
 @pytest.fixture(autouse=True, scope="session")
 def _verify_ir():
-    from splitstream.executor.llvm import jit
+    from splitstream.executor.backends.llvm import jit
 
     jit.VERIFY = True
     yield

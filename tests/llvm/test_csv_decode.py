@@ -1,4 +1,4 @@
-"""The compiled CSV parser (executor/llvm/csv.py) against the general COPY
+"""The compiled CSV parser (executor/backends/llvm/csv.py) against the general COPY
 decoder: whatever it accepts must decode to exactly the same columns, and
 anything doubtful must be declined (None), never guessed."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import random
 import numpy as np
 import pytest
 
-from splitstream.executor.llvm import csv as csv_kernels
+from splitstream.executor.backends.llvm import csv as csv_kernels
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol import oids as type_oids
 

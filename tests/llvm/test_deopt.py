@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from splitstream.executor.llvm import codegen, jit
-from splitstream.executor.llvm import table as native_table
-from splitstream.executor.llvm.table import NativeTable
+from splitstream.executor.backends.llvm import codegen, jit
+from splitstream.executor.backends.llvm import table as native_table
+from splitstream.executor.backends.llvm.table import NativeTable
 
 from .conftest import Sql, canon, values
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from splitstream.executor.llvm import table as native_table
+from splitstream.executor.backends.llvm import table as native_table
 
 from .conftest import Sql, canon, values
 
@@ -140,7 +140,7 @@ def test_explain_shows_compiled_pipeline(sql):
 
 
 def test_literals_are_parameters_module_reused(sql):
-    from splitstream.executor.llvm import jit
+    from splitstream.executor.backends.llvm import jit
 
     t = sql.name("t")
     sql(f"CREATE TABLE {t} (k int, x int)")

@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-from splitstream.executor.llvm import jit
-from splitstream.executor.llvm.table import NativeTable
+from splitstream.executor.backends.llvm import jit
+from splitstream.executor.backends.llvm.table import NativeTable
 
 from .test_deopt import SHAPE, _native, _reference
 

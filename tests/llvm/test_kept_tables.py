@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from splitstream.executor.llvm.backend import LLVM
+from splitstream.executor.backends.llvm.backend import LLVM
 
 from .conftest import Sql, canon, values
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from splitstream.executor.llvm import backend, jit  # noqa: F401  (importing backend installs the LLVM backend)
+from splitstream.executor.backends.llvm import backend, jit  # noqa: F401  (importing backend installs the LLVM backend)
 
 from .conftest import Sql, canon
 

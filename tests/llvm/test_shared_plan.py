@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 
-from splitstream.catalog.database import Transaction
+from splitstream.catalog.storage.database import Transaction
 from splitstream.executor.context import ExecContext, SessionInfo
 
 from .conftest import Sql, canon

@@ -8,9 +8,9 @@ import decimal
 import numpy as np
 import pytest
 
-from splitstream.catalog.vector import Batch, Col, FixedCol, fixed_view
-from splitstream.executor import expr
-from splitstream.executor.aggregates import AggSpec, GroupTable
+from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, fixed_view
+from splitstream.executor.execution import expr
+from splitstream.executor.execution.aggregates import AggSpec, GroupTable
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import encode_text
 

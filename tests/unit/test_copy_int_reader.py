@@ -1,4 +1,4 @@
-"""The compiled COPY reader (executor/llvm/csv.py), as the COPY path uses it
+"""The compiled COPY reader (executor/backends/llvm/csv.py), as the COPY path uses it
 for integer rows in CSV and text format, decides nothing on its own: for any
 input, decoding with it gives the same columns, or the same error, as
 decoding without it."""
@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from splitstream.executor.llvm import csv as csv_kernels
+from splitstream.executor.backends.llvm import csv as csv_kernels
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError

@@ -6,7 +6,7 @@ import sqlglot
 from sqlglot.dialects.postgres import Postgres
 
 import splitstream.executor.engine  # noqa: F401  (imports every parse site of the executor)
-from splitstream.executor.dialect import DIALECT, parse_one
+from splitstream.executor.sql.dialect import DIALECT, parse_one
 
 
 def test_stock_postgres_is_unchanged() -> None:

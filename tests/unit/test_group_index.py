@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from splitstream.catalog.vector import Col
-from splitstream.executor.aggregates import GroupIndex, IntKeys
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.executor.execution.aggregates import GroupIndex, IntKeys
 from splitstream.protocol import oids as type_oids
 
 

@@ -1,4 +1,4 @@
-"""The on-disk codec (catalog/records.py): every value kind round-trips with
+"""The on-disk codec (catalog/storage/records.py): every value kind round-trips with
 its type, files carry a magic number and a format version, and decoding
 refuses what it does not know instead of running code named by the data."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pytest
 
-from splitstream.catalog import records
+from splitstream.catalog.storage import records
 from splitstream.protocol import types as wiretypes
 
 VALUES = [
@@ -123,9 +123,9 @@ def test_encoding_holds_no_pickle():
 
 
 def test_logged_operations_are_named_records():
-    from splitstream.catalog import wal
-    from splitstream.catalog.objects import ColumnDef, Relation
-    from splitstream.catalog.wal_records import StreamBatch
+    from splitstream.catalog.storage import wal
+    from splitstream.catalog.objects.model import ColumnDef, Relation
+    from splitstream.catalog.storage.wal_records import StreamBatch
 
     rel = Relation(16400, "public", "s_id_seq", "S", (ColumnDef("last_value", 20),), owned_by=(16390, "id"),
                    options=(("capacity", "10"), ("mode", "x")), column_comments=(("last_value", "c"),))

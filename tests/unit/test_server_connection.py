@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from splitstream.catalog.vector import Batch, Col
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.executor.api import CopyOut, Prepared, Result, ResultColumn
 from splitstream.protocol import auth, messages
 from splitstream.protocol.errors import Notice, PgError

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from splitstream.catalog.database import EARLY_SYNC_ROWS, Database
+from splitstream.catalog.storage.database import EARLY_SYNC_ROWS, Database
 
 
 def test_fsync_overlaps_apply_and_completes_before_return(tmp_path, monkeypatch):
@@ -56,7 +56,7 @@ def test_small_batches_sync_in_the_caller(tmp_path, monkeypatch):
 def test_sync_after_a_checkpoint_closed_the_segment(tmp_path):
     """A committer that picked up the segment a checkpoint then closed (the
     close fsynced it) must not fail its commit."""
-    from splitstream.catalog.wal import Wal, encode
+    from splitstream.catalog.storage.wal import Wal, encode
 
     wal = Wal(tmp_path / "wal")
     wal.open_segment(1)
@@ -67,7 +67,7 @@ def test_sync_after_a_checkpoint_closed_the_segment(tmp_path):
 
 
 def test_short_writes_are_finished():
-    from splitstream.catalog.wal import _write_fully
+    from splitstream.catalog.storage.wal import _write_fully
 
     class Trickle:
         def __init__(self):

@@ -1,0 +1,1 @@
+"""catalog/datatypes: TODO docstring."""

@@ -1,0 +1,1 @@
+"""catalog/objects: TODO docstring."""

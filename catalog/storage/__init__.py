@@ -1,0 +1,1 @@
+"""catalog/storage: TODO docstring."""

@@ -1,0 +1,535 @@
+"""The database: committed state, transactions, the WAL and checkpoints.
+
+All durable change goes through *operations* (small tuples).  A transaction
+applies them to its private copy of the state and, at commit, writes them to
+the WAL as one record and publishes its state.  Recovery loads the last
+checkpoint and applies the logged operations again with the same function,
+so the live path and the replay path cannot drift apart.
+
+Concurrency: readers take the committed :class:`State` pointer and never
+block.  One transaction at a time may write (``writer_lock``), which the
+relational-core issue allows; it is taken at the first write and held to
+commit or rollback.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Callable
+
+
+from splitstream.protocol.errors import PgError
+
+from . import records
+from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
+                               write_durably)
+from .hooks import StreamStorageHooks
+from ..objects.model import Function, Relation, Role, Schema
+from .tables import TableVersion
+from ..datatypes.vector import Col
+from .wal import Wal, check_segment
+from .wal_records import ColumnArrays, PartialMerge, StreamBatch
+
+#: A logged operation as :func:`apply_op` takes it: its kind, then its fields
+#: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
+Op = tuple[Any, ...]
+
+INVALID_SAVEPOINT_SPECIFICATION = "3B001"
+SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
+
+FIRST_USER_OID = 16384
+CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
+#: Stream batches of this many rows start their WAL fsync before the views take them.
+EARLY_SYNC_ROWS = 8192
+
+
+class State:
+    """One version of the whole database; treat as immutable once published."""
+
+    __slots__ = ("rels", "by_name", "schemas", "roles", "functions", "data", "next_oid", "version", "ddl_version")
+
+    def __init__(self) -> None:
+        self.rels: dict[int, Relation] = {}
+        self.by_name: dict[tuple[str, str], int] = {}
+        self.schemas: dict[str, Schema] = {}
+        self.roles: dict[str, Role] = {}
+        self.functions: dict[str, list[Function]] = {}
+        self.data: dict[int, TableVersion] = {}
+        self.next_oid = FIRST_USER_OID
+        self.version = 0
+        self.ddl_version = 0
+
+    def clone(self) -> "State":
+        s = State()
+        s.rels = dict(self.rels)
+        s.by_name = dict(self.by_name)
+        s.schemas = dict(self.schemas)
+        s.roles = dict(self.roles)
+        s.functions = {k: list(v) for k, v in self.functions.items()}
+        s.data = dict(self.data)
+        s.next_oid = self.next_oid
+        s.version = self.version
+        s.ddl_version = self.ddl_version
+        return s
+
+    def lookup(self, schema: str, name: str) -> Relation | None:
+        oid = self.by_name.get((schema, name))
+        return self.rels.get(oid) if oid is not None else None
+
+    def relations(self, kind: str | None = None) -> list[Relation]:
+        return [r for r in self.rels.values() if kind is None or r.kind == kind]
+
+    def to_record(self) -> records.Record:
+        """This state as a "state" record (a checkpoint holds it)."""
+        return records.Record("state", {
+            "relations": list(self.rels.values()), "schemas": list(self.schemas.values()),
+            "roles": list(self.roles.values()), "functions": [f for fs in self.functions.values() for f in fs],
+            "tables": {oid: table_record(tv) for oid, tv in self.data.items()},
+            "next_oid": self.next_oid, "version": self.version, "ddl_version": self.ddl_version})
+
+    @staticmethod
+    def from_record(rec: records.Record) -> "State":
+        f = rec.fields
+        s = State()
+        s.rels = {r.oid: r for r in f["relations"]}
+        s.by_name = {(r.schema, r.name): r.oid for r in f["relations"]}
+        s.schemas = {sch.name: sch for sch in f["schemas"]}
+        s.roles = {r.name: r for r in f["roles"]}
+        for fn in f["functions"]:
+            s.functions.setdefault(fn.name, []).append(fn)
+        s.data = {oid: table_from_record(t) for oid, t in f["tables"].items()}
+        s.next_oid, s.version, s.ddl_version = f["next_oid"], f["version"], f["ddl_version"]
+        return s
+
+
+records.register("state", 1, ("relations", "schemas", "roles", "functions", "tables", "next_oid", "version",
+                              "ddl_version"))
+records.register("checkpoint", 1, ("state", "table_files", "sequences", "wal_gen", "streams", "stream_seq", "time"))
+
+
+def bootstrap_state() -> State:
+    s = State()
+    s.schemas = {
+        "pg_catalog": Schema(11, "pg_catalog"),
+        "public": Schema(2200, "public", comment="standard public schema"),
+        "information_schema": Schema(13000, "information_schema"),
+        "splitstream": Schema(13100, "splitstream"),
+    }
+    s.roles = {"postgres": Role(10, "postgres")}
+    return s
+
+
+# ------------------------------------------------------------ operations
+
+def apply_op(state: State, op: Op) -> None:
+    """Apply one logged operation to a private state (live and replay)."""
+    kind = op[0]
+    if kind not in ("insert", "delete", "truncate"):
+        state.ddl_version += 1
+    if kind == "rel":                      # create or replace a relation
+        rel: Relation = op[1]
+        old = state.rels.get(rel.oid)
+        if old is not None:
+            state.by_name.pop((old.schema, old.name), None)
+        state.rels[rel.oid] = rel
+        state.by_name[(rel.schema, rel.name)] = rel.oid
+        if rel.kind in ("r", "f") and rel.oid not in state.data and rel.kind == "r":
+            state.data[rel.oid] = TableVersion([c.type_oid for c in rel.live_columns])
+        state.next_oid = max(state.next_oid, rel.oid + 1)
+    elif kind == "drop_rel":
+        dropped = state.rels.pop(op[1], None)
+        if dropped is not None:
+            state.by_name.pop((dropped.schema, dropped.name), None)
+        state.data.pop(op[1], None)
+    elif kind == "schema":
+        sch: Schema = op[1]
+        state.schemas[sch.name] = sch
+        state.next_oid = max(state.next_oid, sch.oid + 1)
+    elif kind == "drop_schema":
+        state.schemas.pop(op[1], None)
+    elif kind == "role":
+        state.roles[op[1].name] = op[1]
+        state.next_oid = max(state.next_oid, op[1].oid + 1)
+    elif kind == "drop_role":
+        state.roles.pop(op[1], None)
+    elif kind == "function":
+        fn = op[1]
+        lst = [f for f in state.functions.get(fn.name, []) if f.arg_types != fn.arg_types]
+        state.functions[fn.name] = lst + [fn]
+        state.next_oid = max(state.next_oid, fn.oid + 1)
+    elif kind == "drop_function":
+        state.functions.pop(op[1], None)
+    elif kind == "insert":
+        _, oid, cols = op
+        tv = state.data[oid]
+        state.data[oid] = tv.append_arrays(cols)
+    elif kind == "delete":
+        _, oid, positions = op
+        state.data[oid] = state.data[oid].delete(positions)
+    elif kind == "relayout":
+        _, oid, oids, cols = op
+        state.data[oid] = TableVersion(oids).with_columns(oids, [Col(d, m, o) for (d, m), o in zip(cols, oids)])
+    elif kind == "truncate":
+        tv = state.data[op[1]]
+        state.data[op[1]] = TableVersion(tv.oids)
+    else:
+        raise ValueError(f"unknown op {kind}")
+
+
+def changes_rows(state: State, op: Op) -> bool:
+    """Whether ``op`` adds, removes or replaces rows of a table (a relayout
+    by ALTER TABLE keeps them: its DDL checks what it may change)."""
+    kind = op[0]
+    if kind == "insert":
+        return not op[2] or len(op[2][0][0]) > 0
+    if kind == "delete":
+        return len(op[2]) > 0
+    if kind == "truncate":
+        tv = state.data.get(op[1])
+        return tv is not None and tv.n_live() > 0
+    return False
+
+
+class Transaction:
+    """A session's transaction: reads the committed state until it writes."""
+
+    def __init__(self, db: "Database", implicit: bool) -> None:
+        self.db = db
+        self.implicit = implicit
+        self._state: State | None = None
+        self.ops: list[Op] = []
+        self.savepoints: list[tuple[str, State | None, int]] = []
+        self.after_commit: list[Callable[[], None]] = []
+        #: Run when the transaction ends either way (transaction-scoped advisory locks).
+        self.on_end: list[Callable[[], None]] = []
+        self.failed = False
+
+    @property
+    def state(self) -> State:
+        return self._state if self._state is not None else self.db.committed
+
+    @property
+    def writing(self) -> bool:
+        return self._state is not None
+
+    def for_write(self, cancel_check: Callable[[], None] | None = None) -> State:
+        if self._state is None:
+            self.db.acquire_writer(cancel_check)
+            self._state = self.db.committed.clone()
+        return self._state
+
+    def try_for_write(self) -> bool:
+        """``for_write`` without waiting: False when another transaction
+        writes (a caller on the event-loop thread must never block)."""
+        if self._state is None:
+            if not self.db.try_acquire_writer():
+                return False
+            self._state = self.db.committed.clone()
+        return True
+
+    def apply(self, op: Op) -> None:
+        st = self.for_write()
+        if self.db.hooks is not None and changes_rows(st, op):
+            self.db.hooks.guard_rows(self, op[1])
+        if op[0] == "rel" and any(not c.oid for c in op[1].constraints):
+            op = ("rel", self._number_constraints(op[1]))
+        apply_op(st, op)
+        self.ops.append(op)
+
+    def _number_constraints(self, rel: Relation) -> Relation:
+        """Give each new constraint its own OID, as PostgreSQL does: stable
+        across restarts (the logged relation carries it) and unique, so
+        pg_constraint rows and pg_get_constraintdef never mix two up."""
+        cons = tuple(c if c.oid else replace(c, oid=self.new_oid()) for c in rel.constraints)
+        return rel.with_(constraints=cons)
+
+    def new_oid(self) -> int:
+        st = self.for_write()
+        oid = st.next_oid
+        st.next_oid += 1
+        return oid
+
+    def savepoint(self, name: str) -> None:
+        snap = self._state.clone() if self._state is not None else None
+        self.savepoints.append((name, snap, len(self.ops)))
+
+    def rollback_to(self, name: str) -> None:
+        for i in range(len(self.savepoints) - 1, -1, -1):
+            if self.savepoints[i][0] == name:
+                _, snap, nops = self.savepoints[i]
+                del self.savepoints[i + 1 :]
+                if self._state is not None:
+                    self._state = snap.clone() if snap is not None else self.db.committed.clone()
+                    del self.ops[nops:]
+                self.savepoints[i] = (name, snap, nops)
+                self.failed = False
+                return
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
+
+    def release(self, name: str) -> None:
+        for i in range(len(self.savepoints) - 1, -1, -1):
+            if self.savepoints[i][0] == name:
+                del self.savepoints[i:]
+                return
+        raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
+
+    def _end(self) -> None:
+        hooks, self.on_end = self.on_end, []
+        for fn in hooks:
+            fn()
+
+    def commit(self, sync: bool = True) -> None:
+        if self.on_end:
+            self._end()
+        if self._state is None:
+            return
+        try:
+            if self.ops:
+                self._state.version = self.db.committed.version + 1
+                logged = [op for op in self.ops if not self._unlogged_data(op)]
+                if logged:
+                    self.db.wal.append(logged, sync=sync and self.db.fsync)
+            self.db.committed = self._state
+        finally:
+            self._state = None
+            self.db.release_writer()
+        for fn in self.after_commit:
+            fn()
+        self.db.maybe_checkpoint()
+
+    def _unlogged_data(self, op: Op) -> bool:
+        """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
+        crash such a table is empty; a clean shutdown's checkpoint keeps it."""
+        if op[0] not in ("insert", "delete", "truncate", "relayout"):
+            return False
+        rel = self.state.rels.get(op[1])
+        return rel is not None and rel.persistence == "u"
+
+    def rollback(self) -> None:
+        if self.on_end:
+            self._end()
+        if self._state is not None:
+            self._state = None
+            self.db.release_writer()
+        self.ops = []
+
+
+class Database:
+    """Owns the data directory."""
+
+    def __init__(self, data_dir: str | os.PathLike[str], *, fsync: bool = True,
+                 hooks: StreamStorageHooks | None = None) -> None:
+        self.dir = Path(data_dir)
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.fsync = fsync
+        self.committed = bootstrap_state()
+        self.wal = Wal(self.dir / "wal")
+        self._writer = threading.Lock()
+        self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
+        self.seq_lock = threading.Lock()
+        #: The stream layer (catalog knows nothing of views): replays stream
+        #: records, snapshots and restores view states, and guards every
+        #: change to a table's rows (:class:`StreamStorageHooks`).
+        self.hooks = hooks
+        self._ckpt_lock = threading.Lock()
+        self._ckpt_running = threading.Lock()
+        self._table_files = TableFiles(self.dir / "tables")
+        self.stream_seq = 0
+
+    def attach(self, hooks: StreamStorageHooks) -> None:
+        """Give storage its stream layer (before :meth:`open`)."""
+        self.hooks = hooks
+
+    # ---------------------------------------------------------- locking
+    def acquire_writer(self, cancel_check: Callable[[], None] | None = None) -> None:
+        while not self._writer.acquire(timeout=0.05):
+            if cancel_check is not None:
+                cancel_check()
+
+    def try_acquire_writer(self) -> bool:
+        return self._writer.acquire(blocking=False)
+
+    def release_writer(self) -> None:
+        self._writer.release()
+
+    # ---------------------------------------------------------- recovery
+    def check_format(self) -> None:
+        """Refuse a data directory written in another on-disk format version
+        (:class:`records.FormatVersionError`), before anything in it changes."""
+        ckpt = self.dir / "checkpoint"
+        if ckpt.exists():
+            check_file(ckpt, CHECKPOINT_MAGIC)
+        for gen in self.wal.segments():
+            check_segment(self.wal.path(gen))
+
+    def open(self) -> None:
+        self.check_format()
+        ckpt = self.dir / "checkpoint"
+        start_gen = 0
+        stream_snapshot = None
+        if ckpt.exists():
+            saved = read_file(ckpt, CHECKPOINT_MAGIC).fields
+            self.committed = State.from_record(saved["state"])
+            self.sequences = {oid: [s["last"], s["called"]] for oid, s in saved["sequences"].items()}
+            start_gen = saved["wal_gen"]
+            stream_snapshot = saved["streams"]
+            self._table_files.check(saved["table_files"])
+            self._table_files.load(self.committed, saved["table_files"])
+            self.stream_seq = saved["stream_seq"]
+        if stream_snapshot is not None and self.hooks is not None:
+            self.hooks.restore_streams(stream_snapshot)
+        state = self.committed.clone()
+        for ops in self.wal.replay(start_gen):
+            self._replay(state, ops)
+        marker = self.dir / "clean_shutdown"
+        if ckpt.exists() and not marker.exists():
+            # crash recovery: UNLOGGED tables come back empty, as in PostgreSQL
+            for rel in state.rels.values():
+                if rel.kind == "r" and rel.persistence == "u" and rel.oid in state.data:
+                    state.data[rel.oid] = TableVersion(state.data[rel.oid].oids)
+        marker.unlink(missing_ok=True)
+        self.committed = state
+        gens = self.wal.segments()
+        self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
+
+    def _replay(self, state: State, ops: list[Any]) -> None:
+        changed = False
+        for op in ops:
+            if isinstance(op, StreamBatch):
+                self.stream_seq = max(self.stream_seq, op.seq)
+                if self.hooks is not None:
+                    self.hooks.replay_stream(op, state)
+            elif isinstance(op, PartialMerge):
+                if self.hooks is not None:
+                    self.hooks.replay_partial(op, state)
+            elif op[0] == "setval":
+                self.sequences[op[1]] = [op[2], True]
+            else:
+                apply_op(state, op)
+                changed = True
+        if changed:
+            state.version += 1
+
+    # ---------------------------------------------------------- sequences
+    def nextval(self, oid: int, rel: Relation) -> int:
+        with self.seq_lock:
+            last, called = self.sequences.get(oid, [rel.seq_start, False])
+            v: int
+            if not called:
+                v = last
+            else:
+                v = last + rel.seq_increment
+                if v > rel.seq_max or v < rel.seq_min:
+                    if not rel.seq_cycle:
+                        raise PgError(SEQUENCE_GENERATOR_LIMIT_EXCEEDED,
+                                      f'nextval: reached maximum value of sequence "{rel.name}" ({rel.seq_max})')
+                    v = rel.seq_min if rel.seq_increment > 0 else rel.seq_max
+            self.sequences[oid] = [v, True]
+            self.wal.append([("setval", oid, v)], sync=False)
+            return v
+
+    def setval(self, oid: int, value: int, called: bool = True) -> None:
+        with self.seq_lock:
+            self.sequences[oid] = [value, called]
+            self.wal.append([("setval", oid, value if called else value - 1)], sync=False)
+
+    # ---------------------------------------------------------- streams
+    def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,
+                      batch_key: str = "") -> int:
+        """Log a stream batch and hand it to the views, atomically w.r.t. checkpoints.
+
+        The record is written and applied under the checkpoint lock, so a
+        checkpoint either contains the batch's effect or the WAL segment it
+        keeps contains the record.  The fsync happens after the lock is
+        released, so concurrent inserters share it (group commit); the caller
+        acknowledges only after this returns.  ``batch_key``: the Spark
+        exactly-once key, logged in the same record as the rows.
+        """
+        rows = len(cols[0][0]) if cols else 0
+        return self._ingest_logged(lambda s: [StreamBatch(oid, cols, s, batch_key)], apply, sync, rows)
+
+    def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool) -> int:
+        """:meth:`ingest_stream` for Spark partial states merged into a view."""
+        return self._ingest_logged(lambda s: [merge], apply, sync, 0)
+
+    def _ingest_logged(self, ops: Callable[[int], list[Any]], apply: Callable[[int], None], sync: bool,
+                       rows: int) -> int:
+        seq = self._ingest(lambda s: self.wal.append(ops(s), sync=False), apply, sync, rows)
+        if sync and self.fsync:
+            self.wal.sync()
+        return seq
+
+    def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
+                             sync: bool = False) -> int:
+        """:meth:`ingest_stream` for a record encoded ahead (``wal.encode`` of
+        ``[StreamBatch(oid, cols)]``), without the fsync: the caller syncs
+        once (``wal.sync``) before it acknowledges (``sync``: it will).  The
+        seq of a stream op only orders records, which their place in the log
+        already does."""
+        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync, rows)
+
+    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool = False,
+                rows: int = 0) -> int:
+        """Number, log (``write(seq)``) and apply a stream batch under the checkpoint lock.
+
+        ``sync``: the caller will fsync before acknowledging.  For a large
+        batch that fsync starts now, so the disk writes while the views take
+        the batch (the caller's own sync then only waits for it)."""
+        with self._ckpt_lock:
+            self.stream_seq += 1
+            seq = self.stream_seq
+            write(seq)
+            if sync and self.fsync and rows >= EARLY_SYNC_ROWS:
+                self.wal.sync_in_background()
+            apply(seq)
+        return seq
+
+    # ---------------------------------------------------------- checkpoint
+    def maybe_checkpoint(self) -> None:
+        if self.wal.size > CHECKPOINT_WAL_BYTES and not self._ckpt_running.locked():
+            threading.Thread(target=self.checkpoint, daemon=True).start()
+
+    def checkpoint(self) -> None:
+        """Write a consistent snapshot, then drop the WAL it covers.
+
+        Commits and stream batches are held off only while the state pointer
+        and the stream states are captured, not while the file is written.
+        One checkpoint runs at a time (an explicit CHECKPOINT waits for an
+        automatic one): two would write the same temporary file.
+        """
+        with self._ckpt_running:
+            self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        if not self._writer.acquire(timeout=30):
+            return
+        try:
+            with self._ckpt_lock:
+                state = self.committed
+                streams = self.hooks.snapshot_streams() if self.hooks is not None else None
+                with self.seq_lock:
+                    sequences = {k: list(v) for k, v in self.sequences.items()}
+                new_gen = self.wal.gen + 1
+                self.wal.close()
+                self.wal.open_segment(new_gen)
+                stream_seq = self.stream_seq
+        finally:
+            self._writer.release()
+        kept = state.clone()
+        files = self._table_files.write(kept, new_gen)   # large tables: own files, kept while unchanged
+        write_durably(self.dir / "checkpoint", CHECKPOINT_MAGIC, records.Record("checkpoint", {
+            "state": kept.to_record(), "table_files": files,
+            "sequences": {oid: {"last": last, "called": called} for oid, (last, called) in sequences.items()},
+            "wal_gen": new_gen, "streams": streams, "stream_seq": stream_seq, "time": time.time()}))
+        self._table_files.remove_unused()
+        self.wal.remove_before(new_gen)
+
+    def close(self) -> None:
+        try:
+            self.checkpoint()
+            (self.dir / "clean_shutdown").touch()
+        finally:
+            self.wal.close()

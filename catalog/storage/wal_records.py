@@ -1,0 +1,160 @@
+"""The operations a WAL record holds, as named, versioned record types.
+
+In memory an operation stays what :func:`catalog.database.apply_op` takes
+(a tuple whose first item names its kind), so the commit path and the
+replay path still share one function.  On disk each kind is a record type
+whose fields are named (:data:`OP_FIELDS`): the meaning of a logged
+operation no longer depends on the position of a tuple item, and a reader
+can tell which version of an operation it holds.
+
+Stream batches and merged Spark partial states are records of their own
+(:class:`StreamBatch`, :class:`PartialMerge`): storage hands them to the
+stream hooks (:class:`catalog.hooks.StreamStorageHooks`) at replay.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import records
+from ..objects.model import ColumnDef, Constraint, Function, Relation, Role, Schema
+
+#: A column as logged: its values and NULL mask (None: no NULLs).
+ColumnArrays = tuple[np.ndarray, np.ndarray | None]
+
+#: op kind -> the names of the tuple items after the kind, in order.
+OP_FIELDS: dict[str, tuple[str, ...]] = {
+    "rel": ("relation",),
+    "drop_rel": ("oid",),
+    "schema": ("schema",),
+    "drop_schema": ("name",),
+    "role": ("role",),
+    "drop_role": ("name",),
+    "function": ("function",),
+    "drop_function": ("name",),
+    "insert": ("oid", "columns"),
+    "delete": ("oid", "positions"),
+    "relayout": ("oid", "type_oids", "columns"),
+    "truncate": ("oid",),
+    "setval": ("oid", "value"),
+}
+
+#: Fields that hold a list of :data:`ColumnArrays` (logged as "column" records).
+_COLUMN_FIELDS = frozenset({"columns"})
+
+
+@dataclass
+class StreamBatch:
+    """Rows inserted into a stream (logged; streams keep no rows themselves).
+    ``batch_key``: the Spark exactly-once key of the insert, or ''."""
+
+    oid: int
+    columns: list[ColumnArrays]
+    seq: int = 0
+    batch_key: str = ""
+
+
+@dataclass
+class PartialMerge:
+    """Partial aggregate states shipped by Spark, merged into one pipeline of
+    a continuous view.  ``pipeline`` is the pipeline's fingerprint."""
+
+    oid: int
+    view_oid: int
+    pipeline: str
+    keys: list[tuple[Any, ...]] = field(default_factory=list)
+    states: list[dict[str, Any]] = field(default_factory=list)
+    rows_in: int = 0
+    batch_key: str = ""
+
+
+def _register() -> None:
+    records.register("column", 1, ("data", "nulls"))
+    for kind, names in OP_FIELDS.items():
+        records.register(f"op.{kind}", 1, names)
+    records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key"))
+    records.register_dataclass(PartialMerge, "op.partial_merge")
+    for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
+                     (Role, "role"), (Function, "function")):
+        records.register_dataclass(cls, tag)
+    # Relation's pair-valued fields are kept by name on disk, not by position
+    records.register("owned_by", 1, ("table", "column"))
+    records.register_dataclass(Relation, "relation", convert={
+        "options": (_pairs_out, _pairs_in), "column_comments": (_pairs_out, _pairs_in),
+        "owned_by": (_owned_by_out, _owned_by_in)})
+
+
+def _pairs_out(pairs: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    return dict(pairs)
+
+
+def _pairs_in(d: dict[str, str]) -> tuple[tuple[str, str], ...]:
+    return tuple(d.items())
+
+
+def _owned_by_out(v: tuple[int, str] | None) -> records.Record | None:
+    return None if v is None else records.Record("owned_by", {"table": v[0], "column": v[1]})
+
+
+def _owned_by_in(r: records.Record | None) -> tuple[int, str] | None:
+    return None if r is None else (r.fields["table"], r.fields["column"])
+
+
+_register()
+
+
+def columns_out(cols: list[ColumnArrays]) -> list[records.Record]:
+    """Columns as "column" records (for a value that is not an operation)."""
+    return [records.Record("column", {"data": d, "nulls": m}) for d, m in cols]
+
+
+def columns_in(recs: list[records.Record]) -> list[ColumnArrays]:
+    return [(r.fields["data"], r.fields["nulls"]) for r in recs]
+
+
+_COLUMN = records.record_type("column")
+_STREAM = records.record_type("op.stream")
+_OPS = {kind: records.record_type(f"op.{kind}") for kind in OP_FIELDS}
+
+
+def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
+    """Append the encoding of a record body holding ``ops`` (tuples,
+    :class:`StreamBatch` or :class:`PartialMerge`) to ``parts``."""
+    records.put_list_head(parts, len(ops))
+    for op in ops:
+        if isinstance(op, StreamBatch):
+            records.put_record_values(parts, _STREAM, (op.oid, _Columns(op.columns), op.seq, op.batch_key))
+        elif isinstance(op, PartialMerge):
+            records.dump_parts(op, parts)
+        else:
+            rt = _OPS[op[0]]
+            records.put_record_values(parts, rt, (_Columns(v) if n in _COLUMN_FIELDS else v
+                                                  for n, v in zip(rt.fields, op[1:])))
+
+
+class _Columns(list[ColumnArrays]):
+    """A list of logged columns: encodes as a list of "column" records."""
+
+
+def _put_columns(parts: list[bytes | memoryview], cols: _Columns) -> None:
+    records.put_list_head(parts, len(cols))
+    for pair in cols:
+        records.put_record_values(parts, _COLUMN, pair)
+
+
+records.add_encoder(_Columns, _put_columns)
+
+
+def op_from_record(rec: Any) -> Any:
+    """The in-memory operation of a record made by :func:`op_record`."""
+    if isinstance(rec, PartialMerge):
+        return rec
+    if not isinstance(rec, records.Record) or not rec.tag.startswith("op."):
+        raise records.FormatError(f"a WAL record holds {type(rec).__name__}, not an operation")
+    f = rec.fields
+    if rec.tag == "op.stream":
+        return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"])
+    kind = rec.tag[3:]
+    return (kind, *(columns_in(f[n]) if n in _COLUMN_FIELDS else f[n] for n in OP_FIELDS[kind]))

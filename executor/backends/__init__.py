@@ -1,0 +1,1 @@
+"""executor/backends: TODO docstring."""

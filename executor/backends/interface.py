@@ -1,0 +1,108 @@
+"""Execution backends behind one interface.
+
+Operators and continuous views run their pipelines through a :class:`Backend`
+chosen per execution (``SET executor_backend = auto|vector|llvm``, or the
+``SPLITSTREAM_FORCE_BACKEND`` environment variable for whole test runs).  The
+vectorised (numpy) backend is the operators' own code, so its methods here
+decline and the caller runs the vector path.  A compiling backend
+(``executor/backends/llvm``) installs itself with :func:`install` when imported; it
+keeps whatever it compiled in its own structures keyed by the plan objects it
+was given, never in attributes on them, so a planned tree stays immutable and
+this module imports nothing of the backends (no operators <-> llvm cycle).
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Protocol
+
+from splitstream.catalog.datatypes.vector import Batch
+
+MODES = ("auto", "vector", "llvm")
+
+
+class Backend(Protocol):
+    """What the executor asks of a backend.  ``pipe`` is a continuous view's
+    stream pipeline (``scan``, ``ops``, ``agg``, ``local``, ``run_vector``),
+    ``agg`` a GROUP BY operator; both are plan objects and must not be
+    modified."""
+
+    name: str
+
+    def aggregate(self, agg: Any, ctx: Any) -> Any:
+        """Run the input pipeline of ``agg`` into a finished table; None = the vector path."""
+
+    def stream_process(self, pipe: Any, batch: Batch, ctx: Any) -> bool:
+        """Apply one inserted batch to ``pipe``; False = the caller runs the vector path."""
+
+    def stream_flush(self, pipe: Any, table: Any) -> None:
+        """Fold state the backend holds for ``pipe`` into ``table``."""
+
+    def native_bytes(self, pipe: Any, holding: bool) -> int:
+        """Bytes of the state the backend holds for ``pipe`` (with groups, or emptied and kept)."""
+
+    def pipeline_tags(self, plan: Any, pipes: list, run: Any, analyze: bool, requested: str) -> list[str]:
+        """One EXPLAIN bracket text per pipeline of ``plan``."""
+
+    def stream_tag(self, pipe: Any) -> str:
+        """The EXPLAIN backend line of a continuous view's stream pipeline."""
+
+
+class VectorBackend:
+    """The numpy operators themselves: every hook declines."""
+
+    name = "vector"
+
+    def aggregate(self, agg: Any, ctx: Any) -> Any:
+        return None
+
+    def stream_process(self, pipe: Any, batch: Batch, ctx: Any) -> bool:
+        return False
+
+    def stream_flush(self, pipe: Any, table: Any) -> None:
+        return None
+
+    def native_bytes(self, pipe: Any, holding: bool) -> int:
+        return 0
+
+    def pipeline_tags(self, plan: Any, pipes: list, run: Any, analyze: bool, requested: str) -> list[str]:
+        return ["vector"] * len(pipes)
+
+    def stream_tag(self, pipe: Any) -> str:
+        return "vector"
+
+
+VECTOR = VectorBackend()
+_compiling: list[Backend] = []      # at most one: the backend holding compiled state
+
+
+def install(backend: Backend) -> None:
+    """Called by a compiling backend's module on import."""
+    _compiling[:] = [backend]
+
+
+def native() -> Backend:
+    """The backend that may hold state for a pipeline (flushes, sizes and
+    EXPLAIN ask it whatever the current setting: batches may have run on it
+    under an earlier one)."""
+    return _compiling[0] if _compiling else VECTOR
+
+
+def _forced() -> str:
+    forced = os.environ.get("SPLITSTREAM_FORCE_BACKEND", "").strip().lower()
+    return forced if forced in MODES else ""
+
+
+_FORCED = _forced()
+
+
+def mode(ctx: Any) -> str:
+    """The session's executor_backend, unless SPLITSTREAM_FORCE_BACKEND overrides it
+    (to run a whole test suite on one backend: SPLITSTREAM_FORCE_BACKEND=llvm make test)."""
+    return _FORCED or ctx.setting("executor_backend", "auto")
+
+
+def choose(ctx: Any) -> Backend:
+    """The backend an execution runs on: vector when asked for, else the
+    compiling backend (whose ``auto`` mode itself starts on the vector path
+    and switches once compiling pays)."""
+    return VECTOR if mode(ctx) == "vector" else native()

@@ -1,0 +1,225 @@
+"""Decide whether (and how much of) a pipeline the LLVM backend compiles.
+
+Supported shape (everything else falls back to the vector backend, with the
+reason recorded for EXPLAIN):
+
+    [vector prefix ops] -> [Filter: conjunctions of comparisons] -> group by
+    0..2 integer keys -> count(*), count(x), sum/avg(int|float),
+    min/max(int|float)
+
+* The trailing Filter is fused into the kernel.  Conjuncts the kernel cannot
+  evaluate (OR, LIKE, text, numeric, ...) are evaluated by numpy into a
+  *premask* the kernel reads; since the vector Filter evaluates its whole
+  predicate on its whole input too, errors and NULLs behave identically.
+* Keys and aggregate arguments that are columns (or widening casts of
+  columns) are read by the kernel; other expressions are evaluated by numpy
+  and handed to the kernel as extra input columns.  Expressions that may
+  raise (arithmetic) must see the *filtered* batch, so then the Filter stays
+  in the vector prefix instead of being fused.
+* Literals (and $n parameters) are kernel parameters, so the compiled
+  module is cached by shape, not by value.
+"""
+from __future__ import annotations
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch
+from splitstream.protocol import oids as type_oids
+
+from ...execution import expr
+from ...execution import operators
+from .codegen import Shape
+
+INTS = {type_oids.INT2: "i2", type_oids.INT4: "i4", type_oids.INT8: "i8"}
+FLOATS = {type_oids.FLOAT4: "f4", type_oids.FLOAT8: "f8"}
+NUMS = {**INTS, **FLOATS}
+_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3}
+CMP_OPS = {"=", "<>", "<", "<=", ">", ">="}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def _is_safe(e) -> bool:
+    """Cannot raise on any row: columns, constants and widening casts."""
+    if isinstance(e, expr.ColRef):
+        return True
+    if isinstance(e, expr.Cast):
+        a = e.arg
+        return a.oid in NUMS and e.oid in NUMS and _widening(a.oid, e.oid) and _is_safe(a)
+    return False
+
+
+def _widening(src: int, dst: int) -> bool:
+    if src == dst:
+        return True
+    if src in INTS and dst in INTS:
+        return _RANK[dst] >= _RANK[src]
+    if src in INTS and dst in FLOATS:
+        return True
+    return src == type_oids.FLOAT4 and dst == type_oids.FLOAT8
+
+
+def _const_expr(e) -> bool:
+    if not e.is_const():
+        return False
+    return not any(isinstance(n, (expr.ColRef, expr.OuterRef)) for n in e.walk())
+
+
+def _conjuncts(pred) -> list:
+    if isinstance(pred, expr.And):
+        out = []
+        for a in pred.args:
+            out += _conjuncts(a)
+        return out
+    return [pred]
+
+
+class KernelPlan:
+    def __init__(self) -> None:
+        self.prefix_ops: list = []
+        self.fused_filter = None
+        self.input_exprs: list = []       # per input slot: expression over the post-prefix batch
+        self.input_dtypes: list[str] = []
+        self._slot_of: dict = {}
+        self.premask_exprs: list = []
+        self.param_exprs: list = []       # (expr, domain)
+        self.conj: list = []
+        self.keys: list[int] = []
+        self.aggs: list = []
+        self.unsafe_inputs = False
+        self.shape: Shape | None = None
+
+    def slot(self, e, oid: int) -> int:
+        key = ("ref", e.idx) if isinstance(e, expr.ColRef) else ("expr", id(e))
+        s = self._slot_of.get(key)
+        if s is None:
+            s = len(self.input_exprs)
+            self._slot_of[key] = s
+            self.input_exprs.append(e)
+            self.input_dtypes.append(NUMS[oid])
+            if not _is_safe(e):
+                self.unsafe_inputs = True
+        return s
+
+    def describe(self) -> str:
+        parts = []
+        if self.fused_filter is not None:
+            parts.append(f"filter({len(self.conj)} compiled"
+                         + (f", {len(self.premask_exprs)} vectorised" if self.premask_exprs else "") + ")")
+        parts.append(f"group({len(self.keys)} int key{'s' if len(self.keys) != 1 else ''})")
+        parts.append("aggs(" + ",".join(k for k, _ in self.aggs) + ")")
+        if self.prefix_ops:
+            parts.insert(0, "vector prefix(" + ",".join(type(o).__name__ for o in self.prefix_ops) + ")")
+        return " -> ".join(parts)
+
+
+def _leaf(plan: KernelPlan, e):
+    """('c', slot, via) | ('p', idx) | None, plus the leaf's type oid."""
+    if _const_expr(e):
+        if e.oid not in NUMS:
+            return None, None
+        return ("const", e), e.oid
+    if isinstance(e, expr.ColRef) and e.oid in NUMS:
+        return ("c", plan.slot(e, e.oid), None), e.oid
+    if isinstance(e, expr.Cast) and isinstance(e.arg, expr.ColRef) and e.arg.oid in NUMS and e.oid in NUMS \
+            and _widening(e.arg.oid, e.oid):
+        via = "f4" if (e.oid == type_oids.FLOAT4 and e.arg.oid in INTS) else None
+        return ("c", plan.slot(e.arg, e.arg.oid), via), e.oid
+    return None, None
+
+
+def _try_conjunct(plan: KernelPlan, c) -> bool:
+    if not isinstance(c, expr.Compare) or c.op not in CMP_OPS:
+        return False
+    saved = (list(plan.input_exprs), list(plan.input_dtypes), dict(plan._slot_of), plan.unsafe_inputs)
+    (left, lo), (right, ro) = _leaf(plan, c.left), _leaf(plan, c.right)
+    if left is None or right is None or (left[0] == "const" and right[0] == "const"):
+        plan.input_exprs, plan.input_dtypes, plan._slot_of, plan.unsafe_inputs = saved
+        return False
+    domain = "f" if (lo in FLOATS or ro in FLOATS) else "i"
+    leaves = []
+    for leaf in (left, right):
+        if leaf[0] == "const":
+            plan.param_exprs.append((leaf[1], domain))
+            leaves.append(("p", len(plan.param_exprs) - 1))
+        else:
+            leaves.append(leaf)
+    plan.conj.append((c.op, leaves[0], leaves[1], domain))
+    return True
+
+
+def _input_for(plan: KernelPlan, e, want_oid: int, exact: bool) -> int:
+    """Input slot delivering ``e``; ``exact`` demands the slot's type == want_oid."""
+    if isinstance(e, expr.ColRef) and e.oid in NUMS:
+        return plan.slot(e, e.oid)
+    if not exact and isinstance(e, expr.Cast) and isinstance(e.arg, expr.ColRef) and e.arg.oid in NUMS \
+            and _widening(e.arg.oid, e.oid) and not (e.oid == type_oids.FLOAT4 and e.arg.oid in INTS):
+        return plan.slot(e.arg, e.arg.oid)
+    if want_oid not in NUMS:
+        raise Unsupported(f"expression of type {want_oid}")
+    return plan.slot(e, want_oid)
+
+
+def analyse(ops: list, agg) -> KernelPlan:
+    """ops: the streaming operators below ``agg`` (bottom-up)."""
+    plan = KernelPlan()
+    if agg.grouping_sets is not None:
+        raise Unsupported("GROUPING SETS")
+    if len(agg.keys) > 2:
+        raise Unsupported(f"{len(agg.keys)} grouping keys (at most 2 compile)")
+    for k in agg.keys:
+        if k.oid not in INTS:
+            raise Unsupported(f"grouping key of type {sqltypes.type_name(k.oid)}")
+    for a in agg.aggs:
+        if a.distinct or a.order_key is not None or a.filter is not None:
+            raise Unsupported(f"{a.func}({'DISTINCT ' if a.distinct else ''}...) with DISTINCT/ORDER BY/FILTER")
+        if a.func not in ("count", "sum", "avg", "min", "max"):
+            raise Unsupported(f"aggregate {a.func}")
+        if not a.star and (not a.arg_oids or a.arg_oids[0] not in NUMS or len(a.args) != 1):
+            raise Unsupported(f"{a.func} over {sqltypes.type_name(a.arg_oids[0]) if a.arg_oids else '?'}")
+    for op in ops:
+        if not getattr(op, "streaming", False) and not isinstance(op, operators.HashJoin):
+            raise Unsupported(f"operator {type(op).__name__}")
+
+    # keys and aggregate inputs
+    plan.keys = [_input_for(plan, k, k.oid, exact=False) for k in agg.keys]
+    for a in agg.aggs:
+        if a.star:
+            plan.aggs.append(("star", -1))
+            continue
+        oid = a.arg_oids[0]
+        if a.func == "count":
+            plan.aggs.append(("count", _input_for(plan, a.args[0], oid, exact=False)))
+        elif a.func in ("sum", "avg"):
+            kind = "sum_f" if oid in FLOATS else ("sum_128" if oid == type_oids.INT8 else "sum_i")
+            if oid not in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8):
+                raise Unsupported(f"{a.func} over oid {oid}")
+            plan.aggs.append((kind, _input_for(plan, a.args[0], oid, exact=(kind != "sum_f"))))
+        else:
+            plan.aggs.append((a.func, _input_for(plan, a.args[0], oid, exact=True)))
+
+    # fuse the trailing filter unless an input expression could raise on rows it removes
+    prefix = list(ops)
+    if prefix and isinstance(prefix[-1], operators.Filter) and not plan.unsafe_inputs:
+        flt = prefix.pop()
+        plan.fused_filter = flt
+        for c in _conjuncts(flt.pred):
+            if not _try_conjunct(plan, c):
+                plan.premask_exprs.append(c)
+    plan.prefix_ops = prefix
+    plan.shape = Shape(inputs=tuple(plan.input_dtypes), conj=tuple(plan.conj), nparams=len(plan.param_exprs),
+                       keys=tuple(plan.keys), aggs=tuple(plan.aggs), nullable=(False,) * len(plan.input_dtypes),
+                       premask=bool(plan.premask_exprs))
+    return plan
+
+
+def eval_param(e, domain: str, ctx):
+    """A literal's value for the kernel: int64, double, or None (SQL NULL)."""
+    c = e.eval(Batch([], 1), ctx)
+    if c.nulls is not None and c.nulls[0]:
+        return None
+    v = c.data[0]
+    if domain == "i":
+        return int(v)
+    return float(v)

@@ -1,0 +1,473 @@
+"""Native aggregation state for compiled kernels, and its conversion into a
+:class:`GroupTable`.
+
+A :class:`NativeTable` is thread-local.  It starts *generic* (an open-
+addressing hash table: ``slots`` maps a probe position to a dense group id;
+keys, NULL bits and aggregate states are arrays indexed by group id) and can
+be *specialised* into a dense array indexed by ``key - min`` once profiling
+shows a small key range.  A range-guard failure *deoptimises*: the dense
+state is migrated into a fresh hash table and the kernel resumes at the row
+that failed.
+
+Design choice (documented in executor/backends/llvm/README.md): kernels keep their own native
+table and the pipeline converts it into a ``GroupTable`` at merge time
+(``to_group_table``).  Merges, upper pipelines and checkpoints therefore
+only ever see ``GroupTable`` objects with the exact same states the vector
+backend produces.
+"""
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from splitstream.catalog.datatypes.vector import Col
+
+from . import jit
+from .codegen import Layout, Shape
+
+NP = {"i2": np.int16, "i4": np.int32, "i8": np.int64, "f4": np.float32, "f8": np.float64}
+
+MAX_DENSE = 1 << 22          # slots
+DENSE_FACTOR = 8             # dense array at most this many times the observed groups (or 4096)
+PROFILE_ROWS = 2048          # rows a generic table sees before it may specialise
+MAX_SPECIALISE = 4           # re-specialisations after deopts before we stay generic
+
+
+def double_bits(v: float) -> int:
+    return struct.unpack("<q", struct.pack("<d", float(v)))[0]
+
+
+def _pow2(n: int) -> int:
+    p = 16
+    while p < n:
+        p <<= 1
+    return p
+
+
+def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
+    """Dense (min, range) per key from a profiled [min, max], with 1/16 of the
+    range of headroom on each side: a key just below the smallest seen (ids
+    from 1 when the profile saw 2) must not deoptimise the table any more
+    than one just above the largest."""
+    lows, ranges = [], []
+    for lo, hi in zip(mins, maxs):
+        pad = (hi - lo) // 16
+        lows.append(lo - pad)
+        ranges.append(hi - lo + 2 * pad)
+    return lows, ranges
+
+
+class NativeTable:
+    def __init__(self, shape: Shape) -> None:
+        self.shape = shape
+        self.lay = Layout(shape)
+        self.nk = len(shape.keys)
+        self.variant = "generic"
+        self.deopts = 0
+        self.specialisations = 0
+        self.rows_since_profile = 0
+        self.profile_after = PROFILE_ROWS
+        self.layout_version = 0      # bumped whenever the state arrays are reallocated
+        self.touched = False         # a kernel ran on it since it was created or reset
+        self._args = None
+        self._init_generic(64)
+
+    # ------------------------------------------------------------ allocation
+    def _agg_arrays(self, n: int) -> list:
+        out = []
+        for kind, slot in self.shape.aggs:
+            if kind == "star":
+                out.append([])
+            elif kind == "count":                    # NULL count (count = rows - nulls)
+                out.append([np.zeros(n, np.int64)])
+            elif kind == "sum_i":                    # sum, NULL count
+                out.append([np.zeros(n, np.int64), np.zeros(n, np.int64)])
+            elif kind == "sum_f":
+                out.append([np.zeros(n, np.float64), np.zeros(n, np.int64)])
+            elif kind == "sum_128":
+                out.append([np.zeros(2 * n, np.int64), np.zeros(n, np.int64)])
+            else:
+                out.append([np.zeros(n, NP[self.shape.inputs[slot]]), np.zeros(n, np.uint8)])
+        return out
+
+    def _init_generic(self, cap: int) -> None:
+        cap = _pow2(cap)
+        self.layout_version += 1
+        self.variant = "generic"
+        self.cap = cap
+        self.gcap = cap // 2
+        self.slots = np.full(cap, -1, np.int32)
+        self.gk = [np.zeros(self.gcap, np.int64), np.zeros(self.gcap, np.int64)]
+        self.gflags = np.zeros(self.gcap, np.uint8)
+        self.ctl = np.array([0, self.gcap], np.int64)
+        self.rows = np.zeros(self.gcap, np.int64)
+        self.aggs = self._agg_arrays(self.gcap)
+
+    def _init_dense(self, mins: list[int], ranges: list[int]) -> None:
+        self.layout_version += 1
+        self.variant = "specialised"
+        self.mins = (mins + [0, 0])[:2]
+        self.ranges = (ranges + [0, 0])[:2]
+        self.stride2 = self.ranges[1] + 2
+        self.size = self.dense_size(self.nk, self.ranges)
+        self.rows = np.zeros(self.size, np.int64)
+        self.aggs = self._agg_arrays(self.size)
+
+    @staticmethod
+    def dense_size(nk: int, ranges: list[int]) -> int:
+        if nk == 0:
+            return 1
+        if nk == 1:
+            return ranges[0] + 2
+        return (ranges[0] + 2) * (ranges[1] + 2)
+
+    # ------------------------------------------------------------ kernel args
+    def table_args(self) -> list[int]:
+        if self.variant == "generic":
+            head = [self.slots.ctypes.data, self.cap - 1, self.ctl.ctypes.data, self.gk[0].ctypes.data,
+                    self.gk[1].ctypes.data, self.gflags.ctypes.data]
+        else:
+            head = [self.mins[0], self.mins[1], self.ranges[0], self.ranges[1], self.stride2, 0]
+        out = head + [self.rows.ctypes.data]
+        for arrs in self.aggs:
+            out += [a.ctypes.data for a in arrs]
+        return out
+
+    @property
+    def ngroups(self) -> int:
+        if self.variant == "generic":
+            return int(self.ctl[0])
+        return int(np.count_nonzero(self.rows))
+
+    # ------------------------------------------------------------ running
+    def args_for(self, base: list[int]) -> np.ndarray:
+        """The kernel's argument array for ``base`` (one batch) and this table's
+        current layout; built once per batch, not once per morsel."""
+        cached = self._args
+        if cached is not None and cached[0] is base and cached[1] == self.layout_version:
+            return cached[2]
+        args = np.array(base + self.table_args(), dtype=np.int64)
+        self._args = (base, self.layout_version, args)
+        return args
+
+    def run(self, module, base: list[int], start: int, end: int, events: list | None = None) -> None:
+        """Apply rows [start, end) with grow / deoptimise loops; exact."""
+        self.touched = True
+        i = start
+        while i < end:
+            args = self.args_for(base)
+            fn = module.spec if self.variant == "specialised" else module.gen
+            r = fn(args.ctypes.data, i, end)
+            if r >= end:
+                break
+            if self.variant == "specialised":
+                self.deoptimise()
+                if events is not None:
+                    events.append(("deopt", r))
+            else:
+                self.grow()
+            i = r
+        self.rows_since_profile += end - start
+
+    def run_driven(self, module, base: list[int], ctl: np.ndarray) -> None:
+        """Take morsels of a shared batch (``ctl``: next, end, step) in native
+        code until none is left; a guard failure or a full table returns here
+        to deoptimise / grow, finish that morsel, and go on."""
+        drive = jit.driver()
+        self.touched = True
+        out = np.zeros(2, np.int64)
+        while True:
+            args = self.args_for(base)
+            addr = module.address("spec" if self.variant == "specialised" else "gen")
+            r = drive(addr, args.ctypes.data, ctl.ctypes.data, out.ctypes.data)
+            if r < 0:
+                break
+            if self.variant == "specialised":
+                self.deoptimise()
+            else:
+                self.grow()
+            self.run(module, base, r, int(out[0]))
+            self.rows_since_profile -= int(out[0]) - r      # counted by run and by the driver
+        self.rows_since_profile += int(out[1])
+
+    def grow(self) -> None:
+        m = int(self.ctl[0])
+        newcap = self.cap * 2
+        old = (self.gk, self.gflags, self.rows, self.aggs)
+        self._init_generic(newcap)
+        self._copy_groups_in(m, old[0][0][:m], old[0][1][:m], old[1][:m], old[2][:m], old[3])
+
+    def _copy_groups_in(self, m, k1, k2, flags, rows, aggs) -> None:
+        """Fill an empty generic table with m groups (arrays by group id) and rehash."""
+        while m > self.gcap:
+            self._init_generic(self.cap * 2)
+        self.gk[0][:m] = k1
+        self.gk[1][:m] = k2
+        self.gflags[:m] = flags
+        self.rows[:m] = rows
+        for dst, src, (kind, _s) in zip(self.aggs, aggs, self.shape.aggs):
+            for j, (d, s) in enumerate(zip(dst, src)):
+                if kind == "sum_128" and j == 0:
+                    d[: 2 * m] = s[: 2 * m]
+                else:
+                    d[:m] = s[:m]
+        self.ctl[0] = m
+        jit.runtime()(self.slots.ctypes.data, self.cap - 1, self.gk[0].ctypes.data, self.gk[1].ctypes.data,
+                      self.gflags.ctypes.data, m)
+
+    # ------------------------------------------------------------ keys
+    def _dense_keys(self, occ: np.ndarray):
+        """slot indices -> (k1, k2, null flags) arrays."""
+        z = np.zeros(len(occ), np.int64)
+        if self.nk == 0:
+            return z, z.copy(), np.zeros(len(occ), np.uint8)
+        if self.nk == 1:
+            i1, i2 = occ, None
+        else:
+            i1, i2 = occ // self.stride2, occ % self.stride2
+        n1 = i1 == self.ranges[0] + 1
+        k1 = np.where(n1, 0, i1 + self.mins[0])
+        flags = n1.astype(np.uint8)
+        k2 = z
+        if i2 is not None:
+            n2 = i2 == self.ranges[1] + 1
+            k2 = np.where(n2, 0, i2 + self.mins[1])
+            flags |= n2.astype(np.uint8) << 1
+        return k1.astype(np.int64), k2.astype(np.int64), flags
+
+    def key_range(self) -> tuple[list[int], list[int]] | None:
+        """Profiled [min, max] of each key over the generic table's groups."""
+        m = int(self.ctl[0])
+        if m == 0:
+            return None
+        mins, maxs = [], []
+        for j in range(self.nk):
+            vals = self.gk[j][:m][(self.gflags[:m] & (1 << j)) == 0]
+            if len(vals):
+                mins.append(int(vals.min()))
+                maxs.append(int(vals.max()))
+            else:
+                mins.append(0)
+                maxs.append(0)
+        return mins, maxs
+
+    # ------------------------------------------------------------ adaptivity
+    def maybe_specialise(self, allow: bool = True) -> bool:
+        """Grizzly 6.2: profiled value range -> dense array behind a guard."""
+        if not allow or self.variant != "generic" or self.rows_since_profile < self.profile_after:
+            return False
+        if self.specialisations >= MAX_SPECIALISE:
+            return False
+        rng = self.key_range()
+        if rng is None:
+            return False
+        mins, maxs = rng
+        mins, ranges = headroom(mins, maxs)
+        m = int(self.ctl[0])
+        size = self.dense_size(self.nk, ranges)
+        if size > MAX_DENSE or size > max(DENSE_FACTOR * m, 4096):
+            self.rows_since_profile = 0
+            self.profile_after *= 2
+            return False
+        self.specialise(mins, ranges)
+        return True
+
+    def specialise(self, mins: list[int], ranges: list[int]) -> None:
+        m = int(self.ctl[0])
+        k = [self.gk[0][:m].copy(), self.gk[1][:m].copy()]
+        flags = self.gflags[:m].copy()
+        rows = self.rows[:m].copy()
+        aggs = [[a.copy() for a in arrs] for arrs in self.aggs]
+        self._init_dense(list(mins), list(ranges))
+        # slot of each group
+        if self.nk == 0:
+            slot = np.zeros(m, np.int64)
+        else:
+            i1 = np.where(flags & 1, self.ranges[0] + 1, k[0] - self.mins[0])
+            slot = i1
+            if self.nk == 2:
+                i2 = np.where(flags & 2, self.ranges[1] + 1, k[1] - self.mins[1])
+                slot = i1 * self.stride2 + i2
+        self.rows[slot] = rows
+        for dst, src, (kind, _s) in zip(self.aggs, aggs, self.shape.aggs):
+            for j, (d, s) in enumerate(zip(dst, src)):
+                if kind == "sum_128" and j == 0:
+                    d2 = d.reshape(-1, 2)
+                    d2[slot] = s[: 2 * m].reshape(-1, 2)
+                else:
+                    d[slot] = s[:m]
+        self.specialisations += 1
+        self.rows_since_profile = 0
+
+    def deoptimise(self) -> None:
+        """Guard failed: migrate the dense state into a hash table (exact)."""
+        occ = np.flatnonzero(self.rows)
+        m = len(occ)
+        k1, k2, flags = self._dense_keys(occ)
+        rows = self.rows[occ]
+        aggs = []
+        for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
+            g = []
+            for j, a in enumerate(arrs):
+                if kind == "sum_128" and j == 0:
+                    g.append(a.reshape(-1, 2)[occ].reshape(-1))
+                else:
+                    g.append(a[occ])
+            aggs.append(g)
+        self._init_generic(max(64, 4 * m))
+        self._copy_groups_in(m, k1, k2, flags, rows, aggs)
+        self.deopts += 1
+        self.rows_since_profile = 0
+        # profiling restarts; wait longer each time the data drifted
+        self.profile_after = max(PROFILE_ROWS, self.profile_after) * 4
+
+    # ------------------------------------------------------------ results
+    def groups(self):
+        """(k1, k2, flags, rows, aggs) arrays by dense group order."""
+        if self.variant == "generic":
+            m = int(self.ctl[0])
+            aggs = []
+            for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
+                aggs.append([a[: 2 * m] if (kind == "sum_128" and j == 0) else a[:m] for j, a in enumerate(arrs)])
+            return self.gk[0][:m], self.gk[1][:m], self.gflags[:m], self.rows[:m], aggs
+        occ = np.flatnonzero(self.rows)
+        k1, k2, flags = self._dense_keys(occ)
+        aggs = []
+        for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
+            aggs.append([a.reshape(-1, 2)[occ].reshape(-1) if (kind == "sum_128" and j == 0) else a[occ]
+                         for j, a in enumerate(arrs)])
+        return k1, k2, flags, self.rows[occ], aggs
+
+    def to_group_table(self, table) -> int:
+        """Write this table's groups into the empty GroupTable ``table``; returns groups."""
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
+        if m == 0:
+            return 0
+        idx = table.index
+        assert len(idx) == 0, "target GroupTable must be empty"
+        if self.nk == 1 and not flags.any():
+            idx.adopt_array(k1)              # numpy index: no Python object per group
+        else:
+            cols = []
+            for j, k in enumerate((k1, k2)[: self.nk]):
+                v = k.tolist()
+                for i in np.flatnonzero(flags & (1 << j)).tolist():
+                    v[i] = None
+                cols.append(v)
+            idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
+        for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
+            st.ensure(m)
+            # kernels keep NULL counts: non-NULL count = rows - nulls
+            if kind == "star":
+                st.cnt[:m] = rows
+            elif kind == "count":
+                st.cnt[:m] = rows - arrs[0]
+            elif kind in ("sum_i", "sum_f"):
+                st.sum[:m] = arrs[0]
+                st.cnt[:m] = rows - arrs[1]
+            elif kind == "sum_128":
+                pair = arrs[0].reshape(-1, 2)
+                lo = pair[:, 0].view(np.uint64).tolist()
+                hi = pair[:, 1].tolist()
+                for i in range(m):
+                    st.sum[i] = (hi[i] << 64) + lo[i]
+                st.cnt[:m] = rows - arrs[1]
+            else:
+                st.val[:m] = arrs[0]
+                st.has[:m] = arrs[1].astype(bool)
+        table.rows_in += int(rows.sum())
+        return m
+
+    def same_dense(self, other: "NativeTable") -> bool:
+        return (self.variant == other.variant == "specialised" and self.mins == other.mins
+                and self.ranges == other.ranges)
+
+    def absorb(self, other: "NativeTable") -> bool:
+        """Add a dense table with the same range into this one (thread-local
+        tables at flush: one array addition instead of a second conversion
+        into a GroupTable and a GroupTable merge).  False: not mergeable here."""
+        if not self.same_dense(other):
+            return False
+        if any(kind not in ("star", "count", "sum_i", "sum_f") for kind, _s in self.shape.aggs):
+            return False
+        self.rows += other.rows
+        for mine, theirs in zip(self.aggs, other.aggs):
+            for a, b in zip(mine, theirs):
+                a += b
+        return True
+
+    def merge_into(self, table) -> int:
+        """Fold this table's groups into GroupTable ``table`` (empty or not);
+        returns groups.  Group ids come from ``GroupIndex.assign`` over the key
+        arrays -- a numpy gather on its direct-indexed path, Python only for
+        keys the table has never seen -- and states are added per group id
+        with numpy (the ids are distinct: a native table holds each key once)."""
+        if len(table.index) == 0 and table.rows_in == 0:
+            return self.to_group_table(table)
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
+        if m == 0:
+            return 0
+        oids = table.index.key_oids
+        key_cols = [Col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
+        gids = table.index.assign(key_cols, m)
+        ng = len(table.index)
+        for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
+            st.ensure(ng, exact=True)
+            if kind == "star":
+                st.cnt[gids] += rows
+            elif kind == "count":              # kernels keep NULL counts
+                st.cnt[gids] += rows - arrs[0]
+            elif kind in ("sum_i", "sum_f"):
+                st.sum[gids] += arrs[0]
+                st.cnt[gids] += rows - arrs[1]
+            elif kind == "sum_128":
+                pair = arrs[0].reshape(-1, 2)
+                lo = pair[:, 0].view(np.uint64).tolist()
+                hi = pair[:, 1].tolist()
+                for i, g in enumerate(gids.tolist()):
+                    st.sum[g] = st.sum[g] + (hi[i] << 64) + lo[i]
+                st.cnt[gids] += rows - arrs[1]
+            else:
+                st.merge_values(gids, arrs[0], arrs[1].astype(bool))
+        table.rows_in += int(rows.sum())
+        return m
+
+    def reset(self) -> None:
+        """Empty the table, keeping its variant (and dense range).  A generic
+        table keeps its capacity unless it is mostly empty: only the slots and
+        the first ``ngroups`` entries of each state array are cleared (new
+        groups expect zeroed state; key arrays are overwritten on insert)."""
+        self.touched = False
+        if self.variant == "generic":
+            m = int(self.ctl[0])
+            if m * 8 < self.gcap and self.cap > 1024:
+                self._init_generic(max(64, m * 4))
+                return
+            self.slots.fill(-1)
+            self.ctl[0] = 0
+            self.rows[:m] = 0
+            for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
+                for j, a in enumerate(arrs):
+                    a[: 2 * m if (kind == "sum_128" and j == 0) else m] = 0
+        else:
+            self.rows.fill(0)
+            for arrs in self.aggs:
+                for a in arrs:
+                    a.fill(0)
+
+    def worth_keeping(self, groups: int) -> bool:
+        """After a flush of ``groups`` groups: is emptying this table cheaper
+        than starting a fresh one?  A dense table is cleared over its whole
+        range, so it is kept only while its groups fill a fair part of it (the
+        share it was specialised at); a generic one is always (``reset``
+        shrinks it when it is mostly empty)."""
+        return self.variant == "generic" or groups * DENSE_FACTOR >= self.size or self.size <= 4096
+
+    def nbytes(self) -> int:
+        n = self.rows.nbytes + sum(a.nbytes for arrs in self.aggs for a in arrs)
+        if self.variant == "generic":
+            n += self.slots.nbytes + self.gk[0].nbytes + self.gk[1].nbytes + self.gflags.nbytes
+        return n

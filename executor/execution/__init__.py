@@ -1,0 +1,1 @@
+"""executor/execution: TODO docstring."""

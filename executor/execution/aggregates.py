@@ -1,0 +1,927 @@
+"""Grouped aggregation with mergeable states.
+
+:class:`GroupTable` is the sink of a grouping pipeline: ``consume`` takes a
+batch (key columns plus aggregate inputs) and updates per-group state
+arrays; ``merge`` folds another table in (thread-local to global, or a
+Spark executor's partial state into the view).  Work per row is numpy;
+Python runs once per *new group*, not per row.  The same class serves
+ordinary GROUP BY and the stream pipelines of continuous views.
+"""
+from __future__ import annotations
+
+import collections
+import decimal
+import math
+from typing import Any
+
+import numpy as np
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
+
+from .expr import _factorize_objects, fixed_avg, numeric_op
+
+_NULL_KEY = object()
+
+
+def factorize(col: Col) -> tuple[np.ndarray, list]:
+    """Codes per row and the distinct values (None for NULL), first-seen order."""
+    n = len(col)
+    d = col.data
+    if d.dtype != object and d.dtype.kind in "biufM" and n:
+        work = d.view(np.int64) if d.dtype.kind == "M" else d
+        if col.nulls is not None:
+            # values under the NULL mask are placeholders: keep them out of the domain
+            valid = ~col.nulls
+            codes = np.full(n, -1, np.int64)
+            if valid.any():
+                uniq, first, inv = np.unique(work[valid], return_index=True, return_inverse=True)
+                vals = Col(d[valid][first], None, col.oid).to_pylist()
+                codes[valid] = inv
+            else:
+                vals = []
+            codes[col.nulls] = len(vals)
+            return codes, vals + [None]
+        uniq, first, inv = np.unique(work, return_index=True, return_inverse=True)
+        values = d[first]
+        vals = Col(values, None, col.oid).to_pylist()
+        return inv.astype(np.int64), vals
+    nulls = col.nulls
+    if d.dtype != object:
+        objs = np.empty(n, dtype=object)
+        objs[:] = d.tolist()            # Python values, as a result row holds them
+        d = objs
+    elif nulls is not None and nulls.any():
+        d = d.copy()
+    if nulls is not None and nulls.any():
+        d[nulls] = _NULL_KEY            # one group for NULL, whatever lies under the mask
+    codes, uniq = _factorize_objects(d)
+    return codes, [None if v is _NULL_KEY else v for v in uniq.tolist()]
+
+
+class IntKeys:
+    """Distinct integer keys -> group ids 0..n-1, held entirely in numpy.
+
+    The common grouping of a continuous view is one integer column (a
+    customer, a campaign): millions of groups.  A Python dict of key tuples
+    costs ~150 bytes and a Python step per group, so merges, reads and
+    checkpoints of such a view would run at Python speed.  Here lookups are
+    a gather from a direct-indexed array while the key range is small
+    (``dense[k - base]``), else a binary search over the sorted keys; new
+    keys are added with array operations, never one at a time."""
+
+    #: key range always served by the direct-indexed array (int32 entries);
+    #: a wider one only while the keys fill at least 1/DENSE_SPARSITY of it
+    DENSE_LIMIT = 1 << 22
+    DENSE_SPARSITY = 8
+    DENSE_MAX = 1 << 26
+
+    def __init__(self) -> None:
+        self.karr = np.empty(16, np.int64)     # key of each group id (first n entries)
+        self.n = 0
+        self.dense: np.ndarray | None = None
+        self.base = 0
+        self.skeys = np.empty(0, np.int64)     # sorted keys and their ids, when not dense
+        self.sgids = np.empty(0, np.int64)
+
+    def keys(self) -> np.ndarray:
+        return self.karr[: self.n]
+
+    def adopt(self, keys: np.ndarray) -> None:
+        """Take the distinct ``keys`` as groups 0..m-1, in their order."""
+        keys = keys.astype(np.int64)
+        self.karr, self.n = keys, len(keys)
+        if not len(keys):
+            return
+        lo, hi = int(keys.min()), int(keys.max())
+        if self._dense_ok(hi - lo, len(keys)):
+            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
+            self.dense[keys - lo] = np.arange(len(keys), dtype=np.int32)
+        else:
+            self._to_sorted()
+
+    def nbytes(self) -> int:
+        return 8 * self.n + (self.dense.nbytes if self.dense is not None else 16 * self.n)
+
+    def assign(self, d: np.ndarray) -> np.ndarray:
+        d = d.astype(np.int64, copy=False)
+        if not len(d):
+            return np.zeros(0, np.int64)
+        if self.n == 0 and self.dense is None:
+            lo, hi = int(d.min()), int(d.max())
+            if self._dense_ok(hi - lo, len(d)):
+                self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
+        if self.dense is not None and not self._fit_dense(d):
+            self._to_sorted()
+        if self.dense is not None:
+            off = d - self.base
+            gids = self.dense[off]
+            missing = gids < 0
+            if missing.any():
+                present = np.zeros(len(self.dense), bool)
+                present[off[missing]] = True
+                new = np.flatnonzero(present)
+                self.dense[new] = self._append(new + self.base)
+                gids = self.dense[off]
+            return gids.astype(np.int64)
+        gids = self._assign_sorted(d)
+        self._maybe_dense()
+        return gids
+
+    def _dense_ok(self, width: int, groups: int) -> bool:
+        return width < self.DENSE_LIMIT or (width < self.DENSE_MAX and width <= self.DENSE_SPARSITY * groups)
+
+    def _maybe_dense(self) -> None:
+        """Sorted keys that have come to fill their range: index them directly."""
+        if self.dense is not None or not self.n:
+            return
+        lo, hi = int(self.skeys[0]), int(self.skeys[-1])
+        if self._dense_ok(hi - lo, self.n):
+            self.base, self.dense = lo, np.full(hi - lo + 1, -1, np.int32)
+            self.dense[self.skeys - lo] = self.sgids
+            self.skeys = self.sgids = np.empty(0, np.int64)
+
+    def _fit_dense(self, d: np.ndarray) -> bool:
+        """Grow the direct-indexed array to cover ``d``; False if too wide."""
+        lo, hi = int(d.min()), int(d.max())
+        top = self.base + len(self.dense) - 1
+        if lo >= self.base and hi <= top:
+            return True
+        new_lo, new_hi = min(lo, self.base), max(hi, top)
+        if not self._dense_ok(new_hi - new_lo, self.n + len(d)):
+            return False
+        grown = np.full(new_hi - new_lo + 1, -1, np.int32)
+        grown[self.base - new_lo: self.base - new_lo + len(self.dense)] = self.dense
+        self.dense, self.base = grown, new_lo
+        return True
+
+    def _to_sorted(self) -> None:
+        keys = self.keys()
+        order = np.argsort(keys)             # distinct keys: any sort is stable enough
+        self.skeys, self.sgids = keys[order], order.astype(np.int64)
+        self.dense = None
+
+    def _assign_sorted(self, d: np.ndarray) -> np.ndarray:
+        gids = np.full(len(d), -1, np.int64)
+        if len(self.skeys):
+            pos = np.minimum(np.searchsorted(self.skeys, d), len(self.skeys) - 1)
+            hit = self.skeys[pos] == d
+            gids[hit] = self.sgids[pos[hit]]
+        missing = gids < 0
+        if missing.any():
+            new = np.unique(d[missing])
+            ids = self._append(new)
+            at = np.searchsorted(self.skeys, new)
+            self.skeys, self.sgids = np.insert(self.skeys, at, new), np.insert(self.sgids, at, ids)
+            gids[missing] = ids[np.searchsorted(new, d[missing])]
+        return gids
+
+    def _append(self, new: np.ndarray) -> np.ndarray:
+        """Give the distinct keys ``new`` the next group ids."""
+        n, k = self.n, len(new)
+        if n + k > len(self.karr):
+            grown = np.empty(max(n + k, 2 * len(self.karr)), np.int64)
+            grown[:n] = self.karr[:n]
+            self.karr = grown
+        self.karr[n: n + k] = new
+        self.n = n + k
+        return np.arange(n, n + k, dtype=np.int64)
+
+
+def _int_key(col: Col) -> np.ndarray | None:
+    """The column's values as integer keys, or None (NULLs, other types)."""
+    d = col.data
+    if d.dtype.kind not in "iu" or (col.nulls is not None and col.nulls.any()):
+        return None
+    return d
+
+
+class GroupIndex:
+    """Key tuple -> dense group id, growing.
+
+    One integer key without NULLs is indexed in numpy (:class:`IntKeys`);
+    anything else -- several keys, text, a NULL key -- in a dict of key
+    tuples.  An integer index that meets a NULL key or a caller that needs
+    the tuples converts once to the dict form."""
+
+    def __init__(self, key_oids: list[int]) -> None:
+        self.key_oids = key_oids
+        self._map: dict[tuple, int] = {}
+        self._keys: list[tuple] = []
+        self.ints: IntKeys | None = None
+
+    def __len__(self) -> int:
+        return self.ints.n if self.ints is not None else len(self._keys)
+
+    @property
+    def keys(self) -> list[tuple]:
+        self._to_tuples()
+        return self._keys
+
+    @property
+    def map(self) -> dict[tuple, int]:
+        self._to_tuples()
+        return self._map
+
+    def _to_tuples(self) -> None:
+        if self.ints is not None:
+            # the Python values a tuple-path batch would produce (dates, not day numbers)
+            self._keys = [(k,) for k in self.key_columns()[0].to_pylist()]
+            self._map = dict(zip(self._keys, range(len(self._keys))))
+            self.ints = None
+
+    def snapshot(self) -> dict:
+        """The groups' keys, copied (a checkpoint encodes them later while
+        new batches extend the live index): a numpy array for an integer
+        index, else the list of key tuples (immutable, so copied shallowly)."""
+        if self.ints is not None:
+            return {"int_keys": self.ints.keys().copy()}
+        return {"keys": list(self._keys)}
+
+    def load_snapshot(self, snap: dict) -> None:
+        """Take the groups of :meth:`snapshot` into this empty index, same ids."""
+        if "int_keys" in snap:
+            self.adopt_array(snap["int_keys"])
+        else:
+            self.adopt(snap["keys"])
+
+    def __getstate__(self):
+        return {"key_oids": self.key_oids, **self.snapshot()}
+
+    def __setstate__(self, st) -> None:
+        self.__init__(st["key_oids"])
+        self.load_snapshot(st)
+
+    def _int_keys_ok(self) -> bool:
+        return len(self.key_oids) == 1 and (self.ints is not None or not self._keys)
+
+    def adopt_array(self, keys: np.ndarray) -> np.ndarray:
+        """An empty index takes the distinct integer ``keys`` as groups 0..m-1."""
+        assert len(self) == 0
+        self.ints = IntKeys()
+        self.ints.adopt(keys)
+        return np.arange(len(keys), dtype=np.int64)
+
+    def adopt(self, keys: list[tuple]) -> np.ndarray:
+        """An empty index takes the distinct ``keys`` of another index as its
+        groups 0..m-1 (a merge into an empty table: the dict is built at C
+        speed instead of one lookup per key)."""
+        assert len(self) == 0
+        self.ints = None
+        self._keys = list(keys)
+        self._map = dict(zip(self._keys, range(len(self._keys))))
+        return np.arange(len(self._keys), dtype=np.int64)
+
+    def take_groups_of(self, other: "GroupIndex") -> np.ndarray:
+        """Group ids here for each of ``other``'s groups, adding the new ones
+        (the merge of one table into another)."""
+        if other.ints is not None and self._int_keys_ok():
+            if len(self) == 0:
+                return self.adopt_array(other.ints.keys())
+            return self.ints.assign(other.ints.keys())
+        if len(self) == 0:
+            return self.adopt(other.keys)
+        return self.lookup_or_add(other.keys)
+
+    def assign(self, key_cols: list[Col], n: int) -> np.ndarray:
+        if len(key_cols) == 1 and self._int_keys_ok():
+            d = _int_key(key_cols[0])
+            if d is not None:
+                if self.ints is None:
+                    self.ints = IntKeys()
+                return self.ints.assign(d)
+        self._to_tuples()
+        if not key_cols:
+            if not self._keys:
+                self._keys.append(())
+                self._map[()] = 0
+            return np.zeros(n, dtype=np.int64)
+        if n == 0:
+            return np.zeros(0, dtype=np.int64)
+        codes_list = []
+        vals_list = []
+        combined = np.zeros(n, dtype=np.int64)
+        for c in key_cols:
+            codes, vals = factorize(c)
+            codes_list.append(codes)
+            vals_list.append(vals)
+            combined = combined * (len(vals) + 1) + codes
+        if len(key_cols) == 1:
+            local_keys = [(v,) for v in vals_list[0]]
+            local_codes = codes_list[0]
+        else:
+            uniq, first, inv = np.unique(combined, return_index=True, return_inverse=True)
+            local_codes = inv.astype(np.int64)
+            local_keys = [tuple(vals_list[k][codes_list[k][i]] for k in range(len(key_cols))) for i in first.tolist()]
+        return self.lookup_or_add(local_keys)[local_codes]
+
+    def lookup_or_add(self, keys: list[tuple]) -> np.ndarray:
+        self._to_tuples()
+        out = np.empty(len(keys), dtype=np.int64)
+        m, lst = self._map, self._keys
+        for j, key in enumerate(keys):
+            g = m.get(key)
+            if g is None:
+                g = len(lst)
+                m[key] = g
+                lst.append(key)
+            out[j] = g
+        return out
+
+    def nbytes(self) -> int:
+        """Estimated bytes of the key map (dict entry + key tuple per group),
+        or of the numpy arrays of an integer index."""
+        if self.ints is not None:
+            return self.ints.nbytes()
+        per_key = 64 + 16 * len(self._keys[0]) if self._keys else 0
+        return per_key * len(self._keys)
+
+    def key_columns(self) -> list[Col]:
+        if self.ints is not None:
+            oid = self.key_oids[0]
+            return [Col(self.ints.keys().astype(sqltypes.dtype_of(oid)), None, oid)]
+        cols = []
+        for k, oid in enumerate(self.key_oids):
+            cols.append(Col.from_pylist([key[k] for key in self.keys], oid))
+        return cols
+
+
+# ------------------------------------------------------------------ states
+
+class AggState:
+    """Per-group state of one aggregate; arrays indexed by group id."""
+
+    def __init__(self, spec: "AggSpec") -> None:
+        self.spec = spec
+        self.size = 0
+
+    def ensure(self, ngroups: int, exact: bool = False) -> None:
+        """Room for ``ngroups``.  Batches grow by doubling (amortised); a merge
+        into a view's global state passes ``exact`` so the kept state is sized
+        by its groups, not by the history of its growth."""
+        if ngroups > self.size:
+            cap = ngroups if exact else max(ngroups, self.size * 2, 16)
+            self._grow(cap)
+            self.size = cap
+
+    def _grow(self, cap: int) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def _grown(arr: np.ndarray, cap: int, fill) -> np.ndarray:
+        out = np.full(cap, fill, dtype=arr.dtype) if arr.dtype != object else np.array([fill] * cap, dtype=object) if not isinstance(fill, list) else _obj_list(cap)
+        out[: len(arr)] = arr
+        return out
+
+    def nbytes(self) -> int:
+        return sum(v.nbytes for v in self.__dict__.values() if isinstance(v, np.ndarray))
+
+
+def _obj_list(cap: int) -> np.ndarray:
+    a = np.empty(cap, dtype=object)
+    for i in range(cap):
+        a[i] = None
+    return a
+
+
+class CountState(AggState):
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.cnt = np.zeros(0, np.int64)
+
+    def _grow(self, cap):
+        self.cnt = self._grown(self.cnt, cap, 0)
+
+    def update(self, gids, ng, args, valid):
+        g = gids if valid is None else gids[valid]
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+
+    def merge(self, other, gmap):
+        np.add.at(self.cnt, gmap, other.cnt[: len(gmap)])
+
+    def final(self, ng):
+        return Col(self.cnt[:ng].copy(), None, type_oids.INT8)
+
+
+class SumState(AggState):
+    """sum/avg: exact for integers (int64, or Python ints when that could
+    overflow), numeric via Decimal, floats via float64.
+
+    Fixed-point numeric input (FixedCol) accumulates in ``fxsum``, int64 at
+    ``fx_scale``, so no Python runs per group; ``fx_bound`` bounds its
+    magnitude and the Decimal ``sum`` takes it over before it could wrap."""
+
+    fxsum: np.ndarray | None = None      # class defaults: states pickled before these existed
+    fx_scale: int | None = None
+    fx_bound = 0.0
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.kind = {type_oids.INT2: "i", type_oids.INT4: "i", type_oids.INT8: "o", type_oids.NUMERIC: "o", type_oids.FLOAT4: "f", type_oids.FLOAT8: "f",
+                     type_oids.INTERVAL: "o", type_oids.OID: "i"}.get(spec.arg_oids[0] if spec.arg_oids else type_oids.INT8, "f")
+        dt = {"i": np.int64, "f": np.float64, "o": object}[self.kind]
+        self.sum = np.zeros(0, dt)
+        self.cnt = np.zeros(0, np.int64)
+
+    def _grow(self, cap):
+        zero = 0 if self.kind == "o" else 0
+        if self.kind == "o":
+            s = np.empty(cap, dtype=object)
+            s[:] = 0
+            s[: len(self.sum)] = self.sum
+            self.sum = s
+        else:
+            self.sum = self._grown(self.sum, cap, zero)
+        self.cnt = self._grown(self.cnt, cap, 0)
+        if self.fxsum is not None:
+            self.fxsum = self._grown(self.fxsum, cap, 0)
+
+    def update(self, gids, ng, args, valid):
+        c = args[0]
+        g = gids
+        if isinstance(c, FixedCol) and self.kind == "o" and self._update_fixed(c, g, ng, valid):
+            return
+        data = c.data
+        if valid is not None:
+            g = gids[valid]
+            data = data[valid]
+        if len(g) == 0:
+            return
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        if self.kind == "f":
+            self.sum[:ng] += np.bincount(g, weights=data.astype(np.float64), minlength=ng)[:ng]
+        elif self.kind == "i":
+            d64 = data.astype(np.int64)
+            if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
+                # float64 bincount is exact below 2**53 and far faster than add.at
+                self.sum[:ng] += np.rint(np.bincount(g, weights=d64, minlength=ng)[:ng]).astype(np.int64)
+            else:
+                np.add.at(self.sum, g, d64)
+        else:
+            if c.oid == type_oids.INT8:
+                # exact: split into 32-bit halves so int64 partial sums cannot overflow
+                d = data.astype(np.int64)
+                hi = (d >> 32)
+                lo = d & 0xFFFFFFFF
+                shi = np.zeros(ng, np.int64)
+                slo = np.zeros(ng, np.int64)
+                np.add.at(shi, g, hi)
+                np.add.at(slo, g, lo)
+                touched = np.flatnonzero(np.bincount(g, minlength=ng))
+                for i in touched.tolist():
+                    self.sum[i] = self.sum[i] + (int(shi[i]) << 32) + int(slo[i])
+            else:
+                # Decimal / interval sums: the per-element adds run in numpy's C loop
+                vals = data if data.dtype == object else data.astype(object)
+                with decimal.localcontext(decimal.Context(prec=1000, Emax=999999, Emin=-999999)):
+                    np.add.at(self.sum, g, vals)
+
+    def _update_fixed(self, c: FixedCol, g, ng, valid) -> bool:
+        """Exact int64 per-group sums of a fixed-point numeric batch; only the
+        touched groups' running Decimal sums are updated in Python."""
+        fx = c.fx
+        if valid is not None:
+            g = g[valid]
+            fx = fx[valid]
+        if len(g) == 0:
+            return True
+        bound = float(np.abs(fx).sum())
+        if bound >= 9.0e18:
+            return False
+        if self.fxsum is None or self.fx_scale != c.scale or self.fx_bound + bound >= 9.0e18:
+            self._flush_fixed()
+            self.fxsum = np.zeros(self.size, np.int64)
+            self.fx_scale = c.scale
+        np.add.at(self.fxsum, g, fx)
+        self.fx_bound += bound
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        return True
+
+    def _flush_fixed(self) -> None:
+        """Move the int64 fixed-point sums into the Decimal sums (Python per touched group)."""
+        fx = self.fxsum
+        if fx is None:
+            return
+        scale = self.fx_scale
+        for i in np.flatnonzero(fx).tolist():
+            self.sum[i] = self.sum[i] + decimal.Decimal(int(fx[i])).scaleb(-scale)
+        self.fxsum, self.fx_scale, self.fx_bound = None, None, 0.0
+
+    def _only_fixed(self, ng: int) -> bool:
+        """True when every input so far went to ``fxsum`` (the Decimal sums are all 0)."""
+        if self.fxsum is None:
+            return False
+        return not bool((self.sum[:ng] != 0).any())
+
+    def merge(self, other, gmap):
+        k = len(gmap)
+        self._flush_fixed()
+        other._flush_fixed()
+        np.add.at(self.cnt, gmap, other.cnt[:k])
+        if self.kind == "o":
+            for i, gi in enumerate(gmap.tolist()):
+                self.sum[gi] = self.sum[gi] + other.sum[i]
+        else:
+            np.add.at(self.sum, gmap, other.sum[:k])
+
+    def final(self, ng):
+        cnt = self.cnt[:ng]
+        nulls = cnt == 0
+        fn = self.spec.func
+        if self.kind == "o" and self.fxsum is not None:
+            if self.spec.oid == type_oids.NUMERIC and self._only_fixed(ng):
+                if fn == "sum":
+                    return FixedCol(self.fxsum[:ng].copy(), self.fx_scale, nulls)
+                vals = np.empty(ng, dtype=object)
+                has = ~nulls
+                vals[has] = fixed_avg(self.fxsum[:ng][has], cnt[has], self.fx_scale)
+                return Col(vals, nulls, type_oids.NUMERIC)
+            self._flush_fixed()
+        if fn == "sum":
+            oid = self.spec.oid
+            if oid == type_oids.NUMERIC:
+                vals = [decimal.Decimal(v) if not isinstance(v, decimal.Decimal) else v for v in self.sum[:ng].tolist()]
+                return Col.from_pylist([None if z else v for v, z in zip(vals, nulls.tolist())], type_oids.NUMERIC)
+            if oid == type_oids.INTERVAL:
+                return Col.from_pylist([None if z else v for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())], type_oids.INTERVAL)
+            data = self.sum[:ng].astype(sqltypes.dtype_of(oid))
+            return Col(data, nulls, oid)
+        # avg
+        if self.spec.oid == type_oids.FLOAT8:
+            with np.errstate(all="ignore"):
+                return Col(self.sum[:ng].astype(np.float64) / np.where(cnt == 0, 1, cnt), nulls, type_oids.FLOAT8)
+        if self.spec.oid == type_oids.INTERVAL:
+            out = [None if z else s / c for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
+            return Col.from_pylist(out, type_oids.INTERVAL)
+        out = []
+        for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist()):
+            if z:
+                out.append(None)
+            else:
+                out.append(numeric_op("/", decimal.Decimal(s), decimal.Decimal(c)))
+        return Col.from_pylist(out, type_oids.NUMERIC)
+
+
+class MinMaxState(AggState):
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.is_min = spec.func in ("min", "bool_and", "every")
+        self.oid = spec.arg_oids[0]
+        self.dtype = sqltypes.dtype_of(self.oid)
+        self.val = np.zeros(0, self.dtype) if self.dtype != object else np.empty(0, object)
+        self.has = np.zeros(0, bool)
+
+    def _update_fixed(self, c: FixedCol, g, ng, valid) -> None:
+        """min/max of fixed-point numerics per group in int64; Decimals are made
+        for the touched groups' extremes only, not for every row."""
+        fx = c.fx
+        if valid is not None:
+            g, fx = g[valid], fx[valid]
+        if len(g) == 0:
+            return
+        lim = np.iinfo(np.int64)
+        scratch = np.full(ng, lim.max if self.is_min else lim.min, np.int64)
+        (np.minimum if self.is_min else np.maximum).at(scratch, g, fx)
+        touched = np.zeros(ng, bool)
+        touched[g] = True
+        val, has, is_min = self.val, self.has, self.is_min
+        for i in np.flatnonzero(touched).tolist():
+            v = decimal.Decimal(int(scratch[i])).scaleb(-c.scale)
+            if not has[i] or (v < val[i] if is_min else v > val[i]):
+                val[i] = v
+                has[i] = True
+
+    def _grow(self, cap):
+        if self.dtype == object:
+            v = np.empty(cap, dtype=object)
+            v[: len(self.val)] = self.val
+            self.val = v
+        else:
+            self.val = self._grown(self.val, cap, 0)
+        self.has = self._grown(self.has, cap, False)
+
+    def update(self, gids, ng, args, valid):
+        c = args[0]
+        g = gids
+        if isinstance(c, FixedCol) and self.dtype == object:
+            self._update_fixed(c, g, ng, valid)
+            return
+        data = c.data
+        if valid is not None:
+            g = g[valid]
+            data = data[valid]
+        if len(g) == 0:
+            return
+        if self.dtype != object:
+            # per-group extreme of this batch via sort-free ufunc.at on a scratch array
+            if self.dtype.kind == "M":
+                work = data.view(np.int64)
+                scratch = np.full(ng, np.iinfo(np.int64).max if self.is_min else np.iinfo(np.int64).min, np.int64)
+                (np.minimum if self.is_min else np.maximum).at(scratch, g, work)
+                touched = np.zeros(ng, bool)
+                touched[g] = True
+                cur = self.val[:ng].view(np.int64)
+                better = touched & (~self.has[:ng] | ((scratch < cur) if self.is_min else (scratch > cur)))
+                cur[better] = scratch[better]
+            else:
+                if self.dtype.kind == "b":
+                    work = data.astype(np.int8)
+                    init = 1 if self.is_min else 0
+                    scratch = np.full(ng, init, np.int8)
+                else:
+                    work = data
+                    scratch = np.full(ng, np.inf if self.is_min else -np.inf) if self.dtype.kind == "f" else \
+                        np.full(ng, np.iinfo(self.dtype).max if self.is_min else np.iinfo(self.dtype).min, self.dtype)
+                (np.minimum if self.is_min else np.maximum).at(scratch, g, work)
+                touched = np.zeros(ng, bool)
+                touched[g] = True
+                cur = self.val[:ng]
+                sc = scratch.astype(self.dtype)
+                better = touched & (~self.has[:ng] | ((sc < cur) if self.is_min else (sc > cur)))
+                cur[better] = sc[better]
+            self.has[g] = True
+            return
+        val, has = self.val, self.has
+        for gi, v in zip(g.tolist(), data.tolist()):
+            if not has[gi] or (v < val[gi] if self.is_min else v > val[gi]):
+                val[gi] = v
+                has[gi] = True
+
+    def merge(self, other, gmap):
+        if self.val.dtype != object:
+            k = len(gmap)
+            self.merge_values(gmap, other.val[:k], other.has[:k])
+            return
+        for i, gi in enumerate(gmap.tolist()):
+            if not other.has[i]:
+                continue
+            v = other.val[i]
+            if not self.has[gi] or (v < self.val[gi] if self.is_min else v > self.val[gi]):
+                self.val[gi] = v
+                self.has[gi] = True
+
+    def merge_values(self, gids: np.ndarray, vals: np.ndarray, has: np.ndarray) -> None:
+        """Fold per-group extremes ``vals`` (where ``has``) into groups ``gids``
+        (distinct ids, fixed-width values): numpy, no Python per group."""
+        g, v = gids[has], vals[has]
+        if self.val.dtype == object:
+            for gi, x in zip(g.tolist(), v.tolist()):
+                if not self.has[gi] or (x < self.val[gi] if self.is_min else x > self.val[gi]):
+                    self.val[gi] = x
+                    self.has[gi] = True
+            return
+        v = v.astype(self.val.dtype, copy=False)
+        cur = self.val[g]
+        better = ~self.has[g] | ((v < cur) if self.is_min else (v > cur))
+        self.val[g[better]] = v[better]
+        self.has[g] = True
+
+    def final(self, ng):
+        return Col(self.val[:ng].copy(), ~self.has[:ng], self.spec.oid if self.spec.oid != type_oids.UNKNOWN else self.oid)
+
+
+class ListState(AggState):
+    """Collects values per group: array_agg, string_agg, DISTINCT aggregates,
+    percentiles, variance on exact types.  Mergeable by concatenation."""
+
+    def __init__(self, spec):
+        super().__init__(spec)
+        self.vals = np.empty(0, object)
+
+    def _grow(self, cap):
+        v = np.empty(cap, dtype=object)
+        v[: len(self.vals)] = self.vals
+        for i in range(len(self.vals), cap):
+            v[i] = None
+        self.vals = v
+
+    def update(self, gids, ng, args, valid):
+        keep_nulls = self.spec.func == "array_agg"
+        g = gids
+        lists = [a.to_pylist() for a in args]
+        rows = list(zip(*lists)) if len(lists) > 1 else [(v,) for v in lists[0]] if lists else [() for _ in gids]
+        if valid is not None and not keep_nulls:
+            idx = np.flatnonzero(valid).tolist()
+            g = gids[valid]
+            rows = [rows[i] for i in idx]
+        vals = self.vals
+        for gi, r in zip(g.tolist(), rows):
+            lst = vals[gi]
+            if lst is None:
+                lst = vals[gi] = []
+            lst.append(r)
+
+    def merge(self, other, gmap):
+        for i, gi in enumerate(gmap.tolist()):
+            o = other.vals[i]
+            if o:
+                if self.vals[gi] is None:
+                    self.vals[gi] = []
+                self.vals[gi].extend(o)
+
+    def final(self, ng):
+        spec = self.spec
+        out = []
+        for i in range(ng):
+            rows = self.vals[i] or []
+            out.append(finalize_list(spec, rows))
+        return Col.from_pylist(out, spec.oid)
+
+
+def _dedupe(rows):
+    seen = set()
+    out = []
+    for r in rows:
+        k = r[0]
+        if k in seen:
+            continue
+        seen.add(k)
+        out.append(r)
+    return out
+
+
+def finalize_list(spec: "AggSpec", rows: list) -> Any:
+    fn = spec.func
+    if spec.distinct:
+        rows = _dedupe(rows)
+    if spec.order_key is not None and rows:
+        rows = spec.order_key(rows)
+    vals = [r[0] for r in rows]
+    if fn == "count":
+        return len(vals)
+    if fn == "array_agg":
+        return vals if rows else None
+    if fn == "string_agg":
+        if not rows:
+            return None
+        return "".join((r[1] if k and r[1] is not None else "") + r[0] for k, r in enumerate(rows))
+    if not vals:
+        return None
+    if fn in ("sum", "avg"):
+        if spec.oid == type_oids.FLOAT8:
+            s = math.fsum(vals)
+            return s if fn == "sum" else s / len(vals)
+        if spec.oid in (type_oids.INT8, type_oids.INT4):
+            return sum(vals)
+        s = sum(decimal.Decimal(v) for v in vals)
+        return s if fn == "sum" else numeric_op("/", s, decimal.Decimal(len(vals)))
+    if fn in ("min", "bool_and", "every"):
+        return min(vals)
+    if fn in ("max", "bool_or"):
+        return max(vals)
+    if fn in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
+        return _variance(fn, vals, spec.oid)
+    if fn in ("percentile_cont", "percentile_disc"):
+        frac = spec.fraction
+        s = sorted(vals)
+        if fn == "percentile_disc":
+            idx = max(0, math.ceil(frac * len(s)) - 1)
+            return s[idx]
+        pos = frac * (len(s) - 1)
+        lo = math.floor(pos)
+        hi = math.ceil(pos)
+        a, b = float(s[lo]), float(s[hi])
+        return a + (b - a) * (pos - lo)
+    if fn == "mode":
+        return collections.Counter(vals).most_common(1)[0][0]
+    raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
+
+
+def _variance(fn: str, vals: list, oid: int):
+    n = len(vals)
+    samp = fn in ("stddev", "stddev_samp", "variance", "var_samp")
+    if samp and n < 2:
+        return None
+    if oid == type_oids.FLOAT8:
+        mean = math.fsum(vals) / n
+        ss = math.fsum((v - mean) ** 2 for v in vals)
+        var = ss / (n - 1 if samp else n)
+        return math.sqrt(var) if fn.startswith("stddev") else var
+    ctx = decimal.Context(prec=60)
+    d = [decimal.Decimal(v) for v in vals]
+    s = sum(d)
+    sq = sum(x * x for x in d)
+    num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
+    den = decimal.Decimal(n * (n - 1 if samp else n))
+    var = ctx.divide(num, den)
+    scale = max(max((max(0, -x.as_tuple().exponent) for x in d), default=0) * 2, 16)
+    if fn.startswith("stddev"):
+        r = ctx.sqrt(var) if var > 0 else decimal.Decimal(0)
+        return r.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx) if r != 0 else decimal.Decimal(0).quantize(decimal.Decimal(1).scaleb(-scale))
+    return var.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+
+
+class AggSpec:
+    """A bound aggregate call: function, input expressions, result type."""
+
+    def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
+                 filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:
+        self.func = func
+        self.args = args
+        self.arg_oids = arg_oids
+        self.distinct = distinct
+        self.filter = filter_
+        self.order_key = order_key
+        self.fraction = fraction
+        self.star = star
+        self.oid = agg_result_type(func, arg_oids)
+
+    def make_state(self) -> AggState:
+        f = self.func
+        if self.distinct or self.order_key is not None or f in ("array_agg", "string_agg", "percentile_cont",
+                                                                "percentile_disc", "mode"):
+            return ListState(self)
+        if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
+            return ListState(self)
+        if f == "count":
+            return CountState(self)
+        if f in ("sum", "avg"):
+            return SumState(self)
+        if f in ("min", "max", "bool_and", "bool_or", "every"):
+            return MinMaxState(self)
+        raise PgError(UNDEFINED_FUNCTION, f"function {f} does not exist")
+
+    def __repr__(self) -> str:
+        return f"{self.func}({'DISTINCT ' if self.distinct else ''}{', '.join(map(repr, self.args)) or '*'})"
+
+
+AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
+              "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
+              "percentile_disc", "mode"}
+
+
+def agg_result_type(func: str, arg_oids: list[int]) -> int:
+    a = arg_oids[0] if arg_oids else type_oids.INT8
+    if func == "count":
+        return type_oids.INT8
+    if func == "sum":
+        return {type_oids.INT2: type_oids.INT8, type_oids.INT4: type_oids.INT8, type_oids.INT8: type_oids.NUMERIC, type_oids.FLOAT4: type_oids.FLOAT4, type_oids.FLOAT8: type_oids.FLOAT8,
+                type_oids.NUMERIC: type_oids.NUMERIC, type_oids.INTERVAL: type_oids.INTERVAL}.get(a, type_oids.NUMERIC if a == type_oids.UNKNOWN else -1)
+    if func == "avg":
+        return {type_oids.FLOAT4: type_oids.FLOAT8, type_oids.FLOAT8: type_oids.FLOAT8, type_oids.INTERVAL: type_oids.INTERVAL}.get(a, type_oids.NUMERIC)
+    if func in ("min", "max"):
+        return a if a != type_oids.UNKNOWN else type_oids.TEXT
+    if func in ("bool_and", "bool_or", "every"):
+        return type_oids.BOOL
+    if func == "array_agg":
+        return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
+    if func == "string_agg":
+        return type_oids.TEXT
+    if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
+        return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
+    if func == "percentile_cont":
+        return type_oids.FLOAT8
+    if func in ("percentile_disc", "mode"):
+        return a
+    return -1
+
+
+class GroupTable:
+    """Hash aggregation sink: keys -> aggregate states."""
+
+    def __init__(self, key_oids: list[int], specs: list[AggSpec]) -> None:
+        self.index = GroupIndex(key_oids)
+        self.specs = specs
+        self.states = [s.make_state() for s in specs]
+        self.rows_in = 0
+
+    def consume(self, key_cols: list[Col], agg_inputs: list[tuple[list[Col], np.ndarray | None]], n: int) -> None:
+        gids = self.index.assign(key_cols, n)
+        ng = len(self.index)
+        self.rows_in += n
+        for st, (args, valid) in zip(self.states, agg_inputs):
+            st.ensure(ng)
+            st.update(gids, ng, args, valid)
+
+    def merge(self, other: "GroupTable") -> None:
+        if not len(other.index):
+            return
+        gmap = self.index.take_groups_of(other.index)
+        ng = len(self.index)
+        for st, ost in zip(self.states, other.states):
+            st.ensure(ng, exact=True)
+            ost.ensure(len(other.index))
+            st.merge(ost, gmap)
+        self.rows_in += other.rows_in
+
+    def result(self) -> Batch:
+        ng = len(self.index)
+        if not self.index.key_oids and ng == 0:
+            self.index.assign([], 0)
+            ng = 1
+        cols = self.index.key_columns()
+        for st in self.states:
+            st.ensure(ng)
+            cols.append(st.final(ng))
+        return Batch(cols, ng)
+
+    def nbytes(self) -> int:
+        return sum(st.nbytes() for st in self.states) + self.index.nbytes()
+
+    def reset(self) -> None:
+        self.index = GroupIndex(self.index.key_oids)
+        self.states = [s.make_state() for s in self.specs]
+        self.rows_in = 0
+

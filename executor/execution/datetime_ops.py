@@ -1,0 +1,119 @@
+"""Arithmetic on dates, timestamps and intervals (PostgreSQL's operators)."""
+from __future__ import annotations
+
+import calendar
+import datetime as dt
+
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import PgError
+
+from . import expr
+from splitstream.protocol.types import Interval
+from splitstream.catalog.datatypes.sqltypes import format_type
+
+_TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
+
+
+def add_interval(v, iv, sign: int = 1):
+    months = iv.months * sign
+    if months:
+        y, m = divmod(v.month - 1 + months, 12)
+        y += v.year
+        d = min(v.day, calendar.monthrange(y, m + 1)[1])
+        v = v.replace(year=y, month=m + 1, day=d)
+    return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+
+
+def _elementwise(fn, oid):
+    def impl(cols, n, ctx):
+        a, b = cols[0].to_pylist(), cols[1].to_pylist()
+        return Col.from_pylist([None if x is None or y is None else fn(x, y) for x, y in zip(a, b)], oid)
+
+    return impl
+
+
+def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
+    lo, ro = left.oid, right.oid
+    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME)
+    if lo not in temporal and ro not in temporal:
+        return None
+    if lo == type_oids.UNKNOWN:
+        left = planner.coerce(left, type_oids.INTERVAL if ro in temporal and op in ("+", "-") and ro != type_oids.INTERVAL else ro)
+        lo = left.oid
+    if ro == type_oids.UNKNOWN:
+        right = planner.coerce(right, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME) or (lo == type_oids.INTERVAL) else
+                           (type_oids.DATE if lo == type_oids.DATE and op == "-" else type_oids.INT4))
+        ro = right.oid
+
+    def tsv(v):
+        return dt.datetime(v.year, v.month, v.day) if type(v) is dt.date else v
+
+    if op in ("+", "-") and ro == type_oids.INTERVAL and lo in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        sign = 1 if op == "+" else -1
+        out = type_oids.TIMESTAMP if lo == type_oids.DATE else lo
+        return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(a), b, sign), out), [left, right], out)
+    if op == "+" and lo == type_oids.INTERVAL and ro in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        out = type_oids.TIMESTAMP if ro == type_oids.DATE else ro
+        return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [left, right], out)
+    if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op in ("+", "-"):
+        sign = 1 if op == "+" else -1
+        return expr.Func("date_int", _elementwise(lambda a, b: a + dt.timedelta(days=sign * b), type_oids.DATE), [left, right], type_oids.DATE)
+    if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op == "+":
+        return expr.Func("date_int", _elementwise(lambda a, b: b + dt.timedelta(days=a), type_oids.DATE), [left, right], type_oids.DATE)
+    if lo == type_oids.DATE and ro == type_oids.DATE and op == "-":
+        return expr.Func("date_diff", _elementwise(lambda a, b: (a - b).days, type_oids.INT4), [left, right], type_oids.INT4)
+    if lo in _TS + (type_oids.DATE,) and ro in _TS + (type_oids.DATE,) and op == "-":
+        if type_oids.TIMESTAMPTZ in (lo, ro):
+            left, right = planner.coerce(left, type_oids.TIMESTAMPTZ), planner.coerce(right, type_oids.TIMESTAMPTZ)
+        else:
+            left, right = planner.coerce(left, type_oids.TIMESTAMP), planner.coerce(right, type_oids.TIMESTAMP)
+
+        def diff(a, b):
+            d = a - b
+            us = d.seconds * 1_000_000 + d.microseconds
+            return Interval(0, d.days, us) if d.days >= 0 or us == 0 else Interval(0, d.days + 1, us - 86_400_000_000)
+
+        return expr.Func("ts_diff", _elementwise(diff, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
+    if lo == type_oids.INTERVAL and ro == type_oids.INTERVAL and op in ("+", "-"):
+        s = 1 if op == "+" else -1
+        return expr.Func("iv", _elementwise(lambda a, b: Interval(a.months + s * b.months, a.days + s * b.days,
+                                                               a.microseconds + s * b.microseconds), type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
+    if lo == type_oids.INTERVAL and ro in type_oids.NUMERIC_TYPES and op in ("*", "/"):
+        right = planner.coerce(right, type_oids.FLOAT8)
+
+        def scale(a, f):
+            if op == "/":
+                if f == 0:
+                    raise PgError("22012", "division by zero")
+                f = 1 / f
+            months = a.months * f
+            m = int(months)
+            days = a.days * f + (months - m) * 30
+            d = int(days)
+            us = round(a.microseconds * f + (days - d) * 86_400_000_000)
+            return Interval(m, d, us)
+
+        return expr.Func("iv_scale", _elementwise(scale, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
+    if ro == type_oids.INTERVAL and lo in type_oids.NUMERIC_TYPES and op == "*":
+        return temporal_arith(planner, "*", right, left)
+    if lo == type_oids.TIME and ro == type_oids.INTERVAL and op in ("+", "-"):
+        s = 1 if op == "+" else -1
+
+        def tadd(a, b):
+            base = dt.datetime(2000, 1, 1, a.hour, a.minute, a.second, a.microsecond)
+            return (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
+
+        return expr.Func("time_iv", _elementwise(tadd, type_oids.TIME), [left, right], type_oids.TIME)
+    if op == "-" and lo == ro == type_oids.TIME:
+        def tdiff(a, b):
+            us = ((a.hour - b.hour) * 3600 + (a.minute - b.minute) * 60 + a.second - b.second) * 1_000_000 + a.microsecond - b.microsecond
+            return Interval(0, 0, us)
+
+        return expr.Func("time_diff", _elementwise(tdiff, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
+    raise PgError("42883", f"operator does not exist: {planner_type(lo)} {op} {planner_type(ro)}",
+                  hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+
+
+def planner_type(oid: int) -> str:
+    return format_type(oid)

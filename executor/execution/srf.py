@@ -1,0 +1,175 @@
+"""Set-returning functions: generate_series and unnest, in FROM or SELECT."""
+from __future__ import annotations
+
+import decimal
+
+import numpy as np
+
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
+
+from . import operators
+import json
+from .datetime_ops import add_interval
+from . import expr, functions
+import re
+from ..sql.binder import ExprBinder, Scope
+from splitstream.protocol.types import decode_text
+
+SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
+             "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
+             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors"}
+
+
+def _series(vals, oid):
+    start, stop = vals[0], vals[1]
+    step = vals[2] if len(vals) > 2 else None
+    if start is None or stop is None or (len(vals) > 2 and step is None):
+        return Col(np.zeros(0, np.int64), None, oid) if oid != type_oids.NUMERIC else Col.from_pylist([], oid)
+    if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        if step is None:
+            raise PgError(UNDEFINED_FUNCTION, "function generate_series(timestamp, timestamp) does not exist")
+        out = []
+        v = start
+        positive = (step.months, step.days, step.microseconds) > (0, 0, 0)
+        if (step.months, step.days, step.microseconds) == (0, 0, 0):
+            raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+        while (v <= stop) if positive else (v >= stop):
+            out.append(v)
+            v = add_interval(v, step)
+            if len(out) > 10_000_000:
+                break
+        return Col.from_pylist(out, oid)
+    step = 1 if step is None else step
+    if step == 0:
+        raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
+    if oid == type_oids.NUMERIC:
+        out = []
+        v = decimal.Decimal(start)
+        while (v <= stop) if step > 0 else (v >= stop):
+            out.append(v)
+            v += step
+        return Col.from_pylist(out, type_oids.NUMERIC)
+    arr = np.arange(start, stop + (1 if step > 0 else -1), step, dtype=np.int64)
+    arr = arr[(arr <= stop) if step > 0 else (arr >= stop)]
+    return Col(arr.astype(np.int32 if oid == type_oids.INT4 else np.int64), None, oid)
+
+
+def srf_impl(planner, name: str, args):
+    """(fn(values, ctx) -> Batch with one column, result oid)."""
+
+    if name == "generate_series":
+        t = type_oids.INT4
+        for a in args:
+            if a.oid in (type_oids.INT8,):
+                t = type_oids.INT8
+            if a.oid == type_oids.NUMERIC:
+                t = type_oids.NUMERIC
+            if a.oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.DATE) and t != type_oids.TIMESTAMPTZ:
+                # date has no generate_series of its own: it resolves to the timestamptz one
+                t = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMP else type_oids.TIMESTAMPTZ
+        for i, a in enumerate(args):
+            if t in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+                args[i] = planner.coerce(a, type_oids.INTERVAL if i == 2 else t)
+            else:
+                args[i] = planner.coerce(a, t)
+
+        def fn(vals, ctx, _t=t):
+            c = _series(vals, _t)
+            return Batch([c], len(c))
+
+        return fn, t
+    if name == "unnest":
+        et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
+
+        def fn2(vals, ctx):
+            v = vals[0] or []
+            c = Col.from_pylist(list(v), et)
+            return Batch([c], len(c))
+
+        return fn2, et
+    if name == "pg_partition_ancestors":  # no partitioning: a relation is its own only ancestor
+
+        if args and isinstance(args[0], expr.Const) and isinstance(args[0].value, str):
+            args[0] = expr.Const(planner.resolve_reg(type_oids.REGCLASS, args[0].value), type_oids.REGCLASS)
+        elif args and args[0].oid in (type_oids.UNKNOWN, type_oids.TEXT):
+            args[0] = planner.coerce(args[0], type_oids.REGCLASS)
+
+        def fn_anc(vals, ctx):
+            c = Col.from_pylist([] if vals[0] is None else [int(vals[0])], type_oids.REGCLASS)
+            return Batch([c], len(c))
+
+        return fn_anc, type_oids.REGCLASS
+    if name == "generate_subscripts":  # (array, dim [, reverse]); int2vector/oidvector-like catalog arrays too
+        def fn_subs(vals, ctx):
+            v = vals[0]
+            n = len(v) if v is not None and (len(vals) < 2 or vals[1] == 1) else 0
+            idx = list(range(1, n + 1))
+            if len(vals) > 2 and vals[2]:
+                idx.reverse()
+            c = Col.from_pylist(idx, type_oids.INT4)
+            return Batch([c], len(c))
+
+        return fn_subs, type_oids.INT4
+    if name in ("jsonb_array_elements", "json_array_elements", "json_array_elements_text", "jsonb_array_elements_text"):
+        text = name.endswith("_text")
+        oid = type_oids.TEXT if text else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
+
+        def fn3(vals, ctx):
+            v = json.loads(vals[0]) if vals[0] is not None else []
+            out = [(x if isinstance(x, str) else json.dumps(x)) if text else decode_text(oid, json.dumps(x)) for x in v]
+            c = Col.from_pylist(out, oid)
+            return Batch([c], len(c))
+
+        return fn3, oid
+    if name in ("jsonb_object_keys", "json_object_keys"):
+        def fn4(vals, ctx):
+            v = json.loads(vals[0]) if vals[0] is not None else {}
+            c = Col.from_pylist(list(v.keys()), type_oids.TEXT)
+            return Batch([c], len(c))
+
+        return fn4, type_oids.TEXT
+    if name == "regexp_split_to_table":
+        def fn5(vals, ctx):
+            c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], type_oids.TEXT)
+            return Batch([c], len(c))
+
+        return fn5, type_oids.TEXT
+    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
+    if name == "pg_options_to_table":
+        def opts(vals, ctx):
+            items = [str(o).split("=", 1) for o in (vals[0] or [])]
+            return Batch([Col.from_pylist([k for k, *_ in items], type_oids.TEXT),
+                          Col.from_pylist([(v[0] if v else None) for _, *v in items], type_oids.TEXT)], len(items))
+
+        return operators.FunctionScan(name, opts, args, [operators.OutCol("option_name", type_oids.TEXT), operators.OutCol("option_value", type_oids.TEXT)])
+    if name in ("jsonb_each", "json_each", "jsonb_each_text", "json_each_text"):
+        voids = type_oids.TEXT if name.endswith("_text") else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
+
+        def each(vals, ctx):
+            d = json.loads(vals[0]) if vals[0] is not None else {}
+            ks = list(d.keys())
+            vs = [(v if isinstance(v, str) else json.dumps(v)) if voids == type_oids.TEXT else decode_text(voids, json.dumps(v)) for v in d.values()]
+            return Batch([Col.from_pylist(ks, type_oids.TEXT), Col.from_pylist(vs, voids)], len(ks))
+
+        out = [operators.OutCol(colaliases[0] if colaliases else "key", type_oids.TEXT), operators.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
+        return operators.FunctionScan(name, each, args, out)
+    if name not in SRF_NAMES:
+        functions.lookup(name, [a.oid for a in args])  # 42883 for an unknown function
+
+        b = ExprBinder(planner, Scope([]))
+        e = b.call(name, args)
+
+        def scalar(vals, ctx, _e=e):
+            c = _e.eval(Batch([], 1), ctx)
+            return Batch([c], 1)
+
+        colname = colaliases[0] if colaliases else (alias or name)
+        return operators.FunctionScan(name, scalar, [], [operators.OutCol(colname, e.oid)])
+    fn, oid = srf_impl(planner, name, args)
+    colname = colaliases[0] if colaliases else (alias or name)
+    return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])

@@ -1,0 +1,319 @@
+"""SQL functions that read the catalog: obj_description, pg_get_indexdef,
+pg_get_userbyid, advisory locks, ...
+
+The registered ones are added to the function registry (executor/execution/functions.py)
+when this module is imported; the binder, which looks functions up, imports it."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.definition_text import constraint_def, index_def
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
+
+from . import expr, functions
+from .functions import _to_json
+
+
+def _rel_by_oid(state, oid):
+    return state.rels.get(oid)
+
+
+def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
+    def lift(fn, oid, strict=True):
+        def impl(cols, n, ctx):
+            lists = [c.to_pylist() for c in cols]
+            out = []
+            for i in range(n):
+                a = [column[i] for column in lists]
+                out.append(None if strict and any(v is None for v in a[:1]) else fn(ctx.state, *a))
+            return Col.from_pylist(out, oid)
+
+        return expr.Func(name, impl, args, oid)
+
+    if name == "obj_description":
+        return lift(lambda st, oid, cat=None: (st.rels[oid].comment if oid in st.rels else None), type_oids.TEXT)
+    if name == "col_description":
+        def coldesc(st, oid, attnum):
+            r = st.rels.get(oid)
+            if r is None:
+                return None
+            cols = r.live_columns
+            if not 1 <= attnum <= len(cols):
+                return None
+            return dict(r.column_comments).get(cols[attnum - 1].name)
+
+        return lift(coldesc, type_oids.TEXT)
+    if name == "shobj_description":
+        return lift(lambda st, *a: None, type_oids.TEXT)
+    if name == "pg_get_viewdef":
+        def viewdef(st, oid, pretty=None):
+            r = st.rels.get(oid) if isinstance(oid, int) else None
+            return (" " + r.sql.strip().rstrip(";") + ";") if r is not None else None
+
+        return lift(viewdef, type_oids.TEXT)
+    if name in ("pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_indexes_size"):
+        def size(st, oid, fork=None):
+            tv = st.data.get(oid)
+            return tv.memory_bytes() if tv is not None else 0
+
+        return lift(size, type_oids.INT8)
+    if name == "pg_database_size":
+        return lift(lambda st, d: sum(tv.memory_bytes() for tv in st.data.values()), type_oids.INT8)
+    if name == "to_regclass":
+        def regclass(st, nm):
+            parts = nm.split(".")
+            r = planner.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+            return r.oid if r is not None else None
+
+        return lift(regclass, type_oids.REGCLASS)
+    if name == "pg_get_serial_sequence":
+        def serial(st, tbl, col):
+            r = planner.lookup_relation(tbl.split(".")[-1], None)
+            if r is None:
+                raise PgError(UNDEFINED_TABLE, f'relation "{tbl}" does not exist')
+            for s in st.rels.values():
+                if s.kind == "S" and s.owned_by == (r.oid, col):
+                    return f"{s.schema}.{s.name}"
+            return None
+
+        return lift(serial, type_oids.TEXT)
+    return definition_function(planner, name, args, lift)
+
+
+# ----------------------------------------------------------------- registered functions
+# Catalog-aware functions that go through the ordinary function registry
+# (registered below, when this module is imported).
+
+#: Roles PostgreSQL always has that clients see as owners (pg_database_owner owns public).
+BUILTIN_ROLES = {6171: "pg_database_owner"}
+
+
+def _role_name_by_oid(state, oid) -> str | None:
+    if oid is None:
+        return None
+    for r in state.roles.values():
+        if r.oid == oid:
+            return r.name
+    if oid in BUILTIN_ROLES:
+        return BUILTIN_ROLES[oid]
+    return f"unknown (OID={oid})"
+
+
+def _regtype(name):
+    oid = sqltypes.oid_by_name(str(name).replace('"', "").strip())
+    return oid
+
+
+def register_catalog_functions(register) -> None:
+    def rows(fn, oid):
+        def impl(cols, n, ctx):
+            lists = [c.to_pylist() for c in cols]
+            state = getattr(ctx, "state", None)
+            out = []
+            for i in range(n):
+                a = [column[i] for column in lists]
+                out.append(None if any(v is None for v in a) else fn(state, *a))
+            return Col.from_pylist(out, oid)
+        return impl
+
+    def build_object(cols, n, ctx):
+        lists = [c.to_pylist() for c in cols]
+        if len(lists) % 2:
+            raise PgError("22023", "argument list must have even number of elements",
+                          hint="The arguments of json_build_object() must consist of alternating keys and values.")
+        out = []
+        for i in range(n):
+            parts = []
+            for k in range(0, len(lists), 2):
+                key, val = lists[k][i], lists[k + 1][i]
+                if key is None:
+                    raise PgError("22004", "null value not allowed for object key")
+                parts.append(json.dumps(str(key)) + " : " + ("null" if val is None else _to_json(val)))
+            out.append("{" + ", ".join(parts) + "}")
+        return Col.from_pylist(out, type_oids.JSON)
+
+    register("json_build_object", type_oids.JSON)(build_object)
+    register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
+             type_oids.BOOL, [type_oids.OID])(rows(lambda st, o: True, type_oids.BOOL))
+    def advisory(kind):
+        def impl(cols, n, ctx):
+            lists = [c.to_pylist() for c in cols]
+            owner = getattr(getattr(ctx, "session", None), "pid", None) or id(getattr(ctx, "session", None))
+            out = []
+            for i in range(n):
+                key = tuple(column[i] for column in lists)
+                if kind in ("lock", "xact_lock"):
+                    ADVISORY.lock(owner, key, ctx)
+                    if kind == "xact_lock":   # held until the transaction ends
+                        ctx.txn.on_end.append(lambda k=key: ADVISORY.unlock(owner, k))
+                    out.append(None)
+                elif kind == "try_xact":
+                    got = ADVISORY.try_lock(owner, key)
+                    if got:
+                        ctx.txn.on_end.append(lambda k=key: ADVISORY.unlock(owner, k))
+                    out.append(got)
+                elif kind == "try":
+                    out.append(ADVISORY.try_lock(owner, key))
+                elif kind == "unlock":
+                    out.append(ADVISORY.unlock(owner, key))
+                else:
+                    ADVISORY.release_all(owner)
+                    out.append(None)
+            return Col.from_pylist(out, type_oids.BOOL if kind in ("try", "try_xact", "unlock") else type_oids.VOID)
+        return impl
+
+    def sleep(cols, n, ctx):
+        secs = cols[0].to_pylist()
+        for i in range(n):
+            v = secs[i]
+            if v is None:
+                continue
+            end = time.monotonic() + float(v)
+            while True:  # in slices, so cancel, statement_timeout and a vanished client interrupt it
+                check = getattr(ctx, "check_cancel", None)
+                if check is not None:
+                    check()
+                left = end - time.monotonic()
+                if left <= 0:
+                    break
+                time.sleep(min(left, 0.02))
+        return Col.from_pylist([None] * n, type_oids.VOID)
+
+    register("pg_sleep", type_oids.VOID, [type_oids.FLOAT8], volatile=True)(sleep)
+    register("pg_advisory_lock", type_oids.VOID, None, volatile=True)(advisory("lock"))
+    register("pg_try_advisory_lock", type_oids.BOOL, None, volatile=True)(advisory("try"))
+    register("pg_advisory_unlock", type_oids.BOOL, None, volatile=True)(advisory("unlock"))
+    register("pg_advisory_unlock_all", type_oids.VOID, [], volatile=True)(advisory("all"))
+    register("pg_advisory_xact_lock", type_oids.VOID, None, volatile=True)(advisory("xact_lock"))
+    register("pg_try_advisory_xact_lock", type_oids.BOOL, None, volatile=True)(advisory("try_xact"))
+    register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
+    register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(
+        rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
+             type_oids.REGNAMESPACE))
+
+
+class AdvisoryLocks:
+    """Session-level advisory locks (pg_advisory_lock & co.), shared by all sessions of the process."""
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._held: dict[tuple, tuple[object, int]] = {}   # key -> (owner, count)
+
+    def try_lock(self, owner, key) -> bool:
+        with self._cv:
+            cur = self._held.get(key)
+            if cur is None or cur[0] == owner:
+                self._held[key] = (owner, (cur[1] if cur else 0) + 1)
+                return True
+            return False
+
+    def lock(self, owner, key, ctx) -> None:
+        with self._cv:
+            while True:
+                cur = self._held.get(key)
+                if cur is None or cur[0] == owner:
+                    self._held[key] = (owner, (cur[1] if cur else 0) + 1)
+                    return
+                self._cv.wait(0.05)
+                check = getattr(ctx, "check_cancel", None)
+                if check is not None:
+                    check()  # cancel requests and statement_timeout interrupt the wait
+
+    def unlock(self, owner, key) -> bool:
+        with self._cv:
+            cur = self._held.get(key)
+            if cur is None or cur[0] != owner:
+                return False
+            if cur[1] > 1:
+                self._held[key] = (owner, cur[1] - 1)
+            else:
+                del self._held[key]
+            self._cv.notify_all()
+            return True
+
+    def release_all(self, owner) -> None:
+        with self._cv:
+            for k in [k for k, v in self._held.items() if v[0] == owner]:
+                del self._held[k]
+            self._cv.notify_all()
+
+
+ADVISORY = AdvisoryLocks()
+
+
+def definition_function(planner, name, args, lift):
+    if name == "pg_get_indexdef":
+        return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
+    if name == "pg_get_constraintdef":
+        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
+    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
+                "pg_get_functiondef"):
+        return lift(lambda st, *a: None, type_oids.TEXT)
+    if name in ("pg_relation_is_updatable",):
+        return lift(lambda st, *a: 28, type_oids.INT4)
+    if name in ("pg_column_is_updatable",):
+        return lift(lambda st, *a: True, type_oids.BOOL)
+    raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+# The registry is filled by the module that owns the functions, not by a
+# back-import from functions.py.
+register_catalog_functions(functions.register)
+
+
+def sequence_function(engine, planner, name, args):
+    def find(st, v):
+        if isinstance(v, int):
+            rel = st.rels.get(v)
+        else:
+            parts = str(v).split(".")
+            rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
+        if rel is None or rel.kind != "S":
+            raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
+        return rel
+
+    if name == "nextval":
+        def impl(cols, n, ctx):
+            vals = cols[0].to_pylist()
+            out = [engine.db.nextval(find(ctx.state, v).oid, find(ctx.state, v)) for v in vals]
+            if out:
+                ctx.session.settings["__lastval"] = str(out[-1])
+                ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
+            return Col.from_pylist(out, type_oids.INT8)
+
+        return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "currval":
+        def impl2(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = ctx.session.settings.get(f"__currval_{rel.oid}")
+            if v is None:
+                raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("currval", impl2, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
+    if name == "lastval":
+        def impl3(cols, n, ctx):
+            v = ctx.session.settings.get("__lastval")
+            if v is None:
+                raise PgError("55000", "lastval is not yet defined in this session")
+            return Col.const(int(v), type_oids.INT8, n)
+
+        return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
+    if name == "setval":
+        def impl4(cols, n, ctx):
+            rel = find(ctx.state, cols[0].to_pylist()[0])
+            v = cols[1].to_pylist()[0]
+            called = cols[2].to_pylist()[0] if len(cols) > 2 else True
+            engine.db.setval(rel.oid, int(v), bool(called))
+            return Col.const(int(v), type_oids.INT8, n)
+
+        a = [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0], planner.coerce(args[1], type_oids.INT8)] + \
+            ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
+        return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
+    raise PgError("42883", f"function {name} does not exist")

@@ -1,0 +1,1 @@
+"""executor/sql: TODO docstring."""

@@ -1,0 +1,1112 @@
+"""Name resolution and expression binding: sqlglot trees to :mod:`expr` nodes.
+
+A :class:`Scope` lists the columns visible at one point of a query (the
+FROM clause's output).  Scopes chain to their enclosing query's scope, so
+a column found further out becomes an :class:`OuterRef` and marks the
+subquery as correlated.
+"""
+from __future__ import annotations
+
+import decimal
+import json
+from dataclasses import dataclass, field
+from typing import Callable
+
+from sqlglot import exp
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
+)
+
+from ..execution import expr
+from ..execution import functions
+from ..execution import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
+from ..execution.aggregates import AGGREGATES
+from .dialect import DIALECT
+from splitstream.protocol.types import decode_text
+import zoneinfo
+import datetime as dt
+from sqlglot.dialects.postgres import Postgres
+from ..execution.regnames import reg_names
+
+
+@dataclass
+class ScopeCol:
+    table: str | None
+    name: str
+    oid: int
+    typmod: int = -1
+    hidden: bool = False
+
+
+@dataclass
+class Scope:
+    cols: list[ScopeCol]
+    parent: "Scope | None" = None
+    correlated: list = field(default_factory=lambda: [False])
+    tables: list[str] = field(default_factory=list)
+
+    def find(self, name: str, table: str | None) -> list[int]:
+        out = []
+        for i, c in enumerate(self.cols):
+            if c.name == name and (table is None or c.table == table):
+                if table is None and c.hidden and c.name.startswith("__"):
+                    continue
+                out.append(i)
+        if table is None and len(out) > 1:
+            # JOIN ... USING: the merged column wins over the hidden per-side copies
+            visible = [i for i in out if not self.cols[i].hidden]
+            if visible:
+                out = visible
+        return out
+
+    def has_table(self, table: str) -> bool:
+        return any(c.table == table for c in self.cols) or table in self.tables
+
+
+def ident(node) -> str:
+    """Identifier text with PostgreSQL's case folding."""
+    if node is None:
+        return ""
+    if isinstance(node, exp.Identifier):
+        return node.this if node.quoted else node.this.lower()
+    if isinstance(node, str):
+        return node.lower()
+    if hasattr(node, "this") and isinstance(node, (exp.Column, exp.Var)):
+        t = node.args.get("this")
+        return ident(t) if isinstance(t, exp.Identifier) else str(node.name).lower()
+    return node.name.lower() if hasattr(node, "name") else str(node).lower()
+
+
+def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
+    """sqlglot DataType -> (oid, typmod)."""
+    if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
+        inner = dt.expressions[0] if dt.expressions else exp.DataType.build("text")
+        e, _ = datatype_to_oid(inner)
+        return type_oids.ARRAY_OF.get(e, type_oids.ARRAY_OF[type_oids.TEXT]), -1
+    if isinstance(dt, exp.ObjectIdentifier):
+        oid = sqltypes.oid_by_name(str(dt.this))
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{dt.this}" does not exist')
+        return oid, -1
+    if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
+        name = dt.args.get("kind") or dt.sql(DIALECT)
+        oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
+        return oid, -1
+    t = dt.this
+    DT = exp.DataType.Type
+    params = [p.this if isinstance(p, exp.DataTypeParam) else p for p in dt.expressions]
+
+    def num(p):
+        return int(p.this) if isinstance(p, exp.Literal) else int(str(p))
+
+    m = {
+        DT.INT: type_oids.INT4, DT.BIGINT: type_oids.INT8, DT.SMALLINT: type_oids.INT2, DT.TINYINT: type_oids.INT2, DT.FLOAT: type_oids.FLOAT4,
+        DT.DOUBLE: type_oids.FLOAT8, DT.DECIMAL: type_oids.NUMERIC, DT.TEXT: type_oids.TEXT, DT.VARCHAR: type_oids.VARCHAR, DT.CHAR: type_oids.BPCHAR,
+        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME,
+        DT.TIMESTAMP: type_oids.TIMESTAMP, DT.TIMESTAMPTZ: type_oids.TIMESTAMPTZ, DT.TIMESTAMPLTZ: type_oids.TIMESTAMPTZ,
+        DT.INTERVAL: type_oids.INTERVAL, DT.UUID: type_oids.UUID, DT.JSON: type_oids.JSON, DT.JSONB: type_oids.JSONB, DT.VARBINARY: type_oids.BYTEA,
+        DT.BINARY: type_oids.BYTEA, DT.SERIAL: type_oids.INT4, DT.BIGSERIAL: type_oids.INT8, DT.SMALLSERIAL: type_oids.INT2,
+        DT.DATETIME: type_oids.TIMESTAMP,
+    }
+    for nm, o in (("OBJECT_IDENTIFIER", type_oids.OID), ("NAME", type_oids.NAME), ("MONEY", type_oids.NUMERIC), ("BPCHAR", type_oids.BPCHAR),
+                  ("VARBINARY", type_oids.BYTEA), ("BLOB", type_oids.BYTEA)):
+        if hasattr(DT, nm):
+            m[getattr(DT, nm)] = o
+    for nm in ("DECIMAL32", "DECIMAL64", "DECIMAL128", "BIGDECIMAL", "UDECIMAL"):
+        if hasattr(DT, nm):
+            m[getattr(DT, nm)] = type_oids.NUMERIC
+    if t not in m:
+        name = dt.sql(DIALECT).lower()
+        oid = sqltypes.oid_by_name(name)
+        if oid is None:
+            raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
+        return oid, -1
+    oid = m[t]
+    typmod = -1
+    if oid in (type_oids.VARCHAR, type_oids.BPCHAR) and params:
+        typmod = num(params[0]) + 4
+    elif oid == type_oids.BPCHAR and not params and t != getattr(DT, "BPCHAR", None):  # bare bpchar is unbounded
+        typmod = 5
+    elif oid == type_oids.NUMERIC and params:
+        p = num(params[0])
+        s = num(params[1]) if len(params) > 1 else 0
+        typmod = ((p << 16) | s) + 4
+    if t == DT.FLOAT and params and num(params[0]) > 24:
+        oid = type_oids.FLOAT8
+    return oid, typmod
+
+
+def parse_type_name(text: str) -> tuple[int, int]:
+    oid = sqltypes.oid_by_name(text)
+    if oid is not None:
+        return oid, -1
+
+    try:
+        dt = exp.DataType.build(text, dialect=DIALECT)
+    except Exception:
+        raise PgError(UNDEFINED_OBJECT, f'type "{text}" does not exist') from None
+    return datatype_to_oid(dt)
+
+
+_NAME_MAP = {
+    "STR_POSITION": "strpos", "GROUP_CONCAT": "string_agg", "TIMESTAMP_TRUNC": "date_trunc", "DATE_TRUNC": "date_trunc",
+    "STDDEV": "stddev", "STDDEV_SAMP": "stddev_samp", "STDDEV_POP": "stddev_pop", "VARIANCE": "variance",
+    "VARIANCE_POP": "var_pop", "VAR_SAMP": "var_samp", "LOGICAL_AND": "bool_and", "LOGICAL_OR": "bool_or",
+    "ARRAY_AGG": "array_agg", "CEIL": "ceil", "LN": "ln", "POW": "power", "POWER": "power", "SUBSTRING": "substr",
+    "LENGTH": "length", "CHAR_LENGTH": "length", "ARRAY_SIZE": "array_length", "STRING_TO_ARRAY": "string_to_array",
+    "SPLIT": "string_to_array", "REGEXP_REPLACE": "regexp_replace", "MD5": "md5", "LOWER": "lower", "UPPER": "upper",
+    "TO_CHAR": "to_char", "ARRAY_TO_STRING": "array_to_string", "ARRAY_JOIN": "array_to_string", "ARRAY_LENGTH": "array_length",
+    "CURRENT_USER": "current_user", "CURRENT_SCHEMA": "current_schema", "DATE_PART": "date_part", "INITCAP": "initcap",
+    "LOG": "log", "SQRT": "sqrt", "ABS": "abs", "EXP": "exp", "SIGN": "sign", "MOD": "mod", "REPEAT": "repeat",
+    "REVERSE": "reverse", "LPAD": "lpad", "RPAD": "rpad", "PAD": "lpad", "CONCAT": "concat", "CONCAT_WS": "concat_ws",
+    "TRUNC": "trunc", "TRUNCATE": "trunc", "ROUND": "round", "FLOOR": "floor", "GREATEST": "greatest", "LEAST": "least",
+    "LEFT": "left", "RIGHT": "right", "REPLACE": "replace", "TRANSLATE": "translate", "ASCII": "ascii", "CHR": "chr",
+    "SPLIT_PART": "split_part", "STARTS_WITH": "starts_with", "RANDOM": "random", "RAND": "random", "TO_HEX": "to_hex",
+    "HEX": "to_hex", "GEN_RANDOM_UUID": "gen_random_uuid", "UUID": "gen_random_uuid", "AGE": "age",
+    "QUANTILE_CONT": "percentile_cont", "QUANTILE_DISC": "percentile_disc", "PERCENTILE_CONT": "percentile_cont",
+    "PERCENTILE_DISC": "percentile_disc", "ARRAY_APPEND": "array_append", "ARRAY_CAT": "array_cat", "ARRAY_CONCAT": "array_cat",
+    "REGEXP_EXTRACT": "regexp_match", "JSON_ARRAY_LENGTH": "json_array_length", "JSONB_ARRAY_LENGTH": "jsonb_array_length",
+    "CARDINALITY": "cardinality", "BTRIM": "btrim", "LTRIM": "ltrim", "RTRIM": "rtrim", "TO_JSON": "to_json",
+    "COT": "cot", "OCTET_LENGTH": "octet_length", "BIT_LENGTH": "bit_length", "ARRAY_POSITION": "array_position",
+    "CBRT": "cbrt", "DEGREES": "degrees", "RADIANS": "radians", "PI": "pi", "QUOTE_IDENT": "quote_ident",
+    "REGEXP_MATCH": "regexp_match", "EXPLODING_GENERATE_SERIES": "generate_series", "GENERATE_SERIES": "generate_series", "ARRAY_UPPER": "array_upper", "ARRAY_LOWER": "array_lower", "MODE": "mode",
+}
+
+
+def func_name(node: exp.Func) -> str:
+    if isinstance(node, exp.Anonymous):
+        return str(node.this).lower()
+    n = node.sql_name()
+    return _NAME_MAP.get(n, n.lower())
+
+
+def func_args(node: exp.Func) -> list[exp.Expression]:
+    if isinstance(node, exp.Anonymous):
+        return list(node.expressions)
+    out = []
+    for k in node.arg_types:
+        v = node.args.get(k)
+        if v is None or isinstance(v, bool):
+            continue
+        if isinstance(v, list):
+            out.extend(v)
+        elif isinstance(v, exp.Expression):
+            out.append(v)
+    return out
+
+
+WINDOW_FUNCS = {"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
+                "first_value", "last_value", "nth_value"}
+
+
+class ExprBinder:
+    """Binds expressions against a scope.
+
+    ``agg_mode``: None (no aggregation allowed), or a callback that handles
+    aggregate calls and grouped column references (see planner).
+    """
+
+    def __init__(self, planner, scope: Scope, *, agg_handler: Callable | None = None,
+                 window_handler: Callable | None = None, group_match: Callable | None = None,
+                 allow_aggs: bool = False, context: str = "") -> None:
+        self.p = planner
+        self.scope = scope
+        self.agg_handler = agg_handler
+        self.window_handler = window_handler
+        self.group_match = group_match
+        self.context = context
+
+    # ------------------------------------------------------------------
+    def bind(self, node: exp.Expression) -> expr.Expr:
+        if self.group_match is not None:
+            m = self.group_match(node)
+            if m is not None:
+                return m
+        meth = getattr(self, "b_" + type(node).__name__, None)
+        if meth is not None:
+            return meth(node)
+        if isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES):
+            return self.b_agg(node)
+        if isinstance(node, exp.Func):
+            return self.b_func(node)
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
+
+    def b_Paren(self, n):
+        return self.bind(n.this)
+
+    def b_Alias(self, n):
+        return self.bind(n.this)
+
+    def b_Column(self, n: exp.Column):
+        name = ident(n.this) if isinstance(n.this, exp.Identifier) else None
+        if isinstance(n.this, exp.Star):
+            raise PgError(FEATURE_NOT_SUPPORTED, "* is not allowed here")
+        table = ident(n.args.get("table")) if n.args.get("table") else None
+        return self.resolve(name, table, n)
+
+    def b_Identifier(self, n):
+        return self.resolve(ident(n), None, n)
+
+    def _array_subquery(self, q):
+        """ARRAY(SELECT ...): the subquery's single column as one array."""
+        q = q.this if isinstance(q, exp.Subquery) else q
+        plan, corr = self.p.subplan(q, self.scope)
+        et = plan.out[0].oid
+        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+        return expr.SubqueryExpr("array", plan, aoid, corr)
+
+    def b_Operator(self, n):
+        """psql's OPERATOR(pg_catalog.op) form."""
+        op = str(n.args.get("operator") or "").split(".")[-1].strip()
+        left, right = n.this, n.expression
+        if op in ("~", "~*", "!~", "!~*"):
+            a = self.bind(left)
+            p = self.p.coerce(self.bind(right), type_oids.TEXT)
+            if a.oid == type_oids.UNKNOWN:
+                a = self.p.coerce(a, type_oids.TEXT)
+            return expr.Like(a, p, ilike="*" in op, regex=True, negate=op.startswith("!"))
+        if op in ("~~", "~~*", "!~~", "!~~*"):
+            a = self.p.coerce(self.bind(left), type_oids.TEXT)
+            return expr.Like(a, self.p.coerce(self.bind(right), type_oids.TEXT), ilike="*" in op, negate=op.startswith("!"))
+        if op in ("=", "<>", "!=", "<", "<=", ">", ">="):
+            a, b = self.p.unify(self.bind(left), self.bind(right), "comparison")
+            return expr.Compare("<>" if op == "!=" else op, a, b)
+        if op in ("+", "-", "*", "/", "%"):
+            return self.p.arith(op, self.bind(left), self.bind(right))
+        raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
+
+    def b_Collate(self, n):
+        return self.bind(n.this)
+
+    def b_ByteString(self, n):
+        return expr.Const(n.this, type_oids.UNKNOWN)
+
+    def b_Dot(self, n):
+        if isinstance(n.expression, exp.Func):
+            # schema-qualified function call: pg_catalog.f(...)
+            return self.bind(n.expression)
+        # schema.table.column or composite access: take the last part as column
+        col = ident(n.expression)
+        table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
+        return self.resolve(col, table, n)
+
+    def resolve(self, name: str, table: str | None, node) -> expr.Expr:
+        scope = self.scope
+        depth = 0
+        while scope is not None:
+            hits = scope.find(name, table)
+            if len(hits) > 1:
+                raise PgError(AMBIGUOUS_COLUMN, f'column reference "{name}" is ambiguous')
+            if hits:
+                c = scope.cols[hits[0]]
+                if depth == 0:
+                    if self.agg_handler is not None and self.group_match is not None:
+                        raise PgError(GROUPING_ERROR,
+                                      f'column "{(c.table + ".") if c.table else ""}{name}" must appear in the GROUP BY clause or be used in an aggregate function')
+                    return expr.ColRef(hits[0], c.oid, name, c.typmod)
+                s = self.scope
+                for _ in range(depth):
+                    s.correlated[0] = True
+                    s = s.parent
+                return expr.OuterRef(depth, hits[0], c.oid, name)
+            scope = scope.parent
+            depth += 1
+        if table is not None:
+            s = self.scope
+            while s is not None:
+                if s.has_table(table):
+                    raise PgError(UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
+                s = s.parent
+            raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
+
+    # ----------------------------------------------------------- literals
+    def b_Literal(self, n: exp.Literal):
+        if n.is_string:
+            return expr.Const(n.this, type_oids.UNKNOWN)
+        s = n.this
+        try:
+            if any(ch in s for ch in ".eE"):
+                return expr.Const(decimal.Decimal(s), type_oids.NUMERIC)
+            v = int(s)
+            oid = sqltypes.int_literal_oid(v)
+            return expr.Const(decimal.Decimal(v) if oid == type_oids.NUMERIC else v, oid)
+        except (ValueError, decimal.InvalidOperation):
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{s}"') from None
+
+    def b_Boolean(self, n):
+        return expr.Const(bool(n.this), type_oids.BOOL)
+
+    def b_Null(self, n):
+        return expr.Const(None, type_oids.UNKNOWN)
+
+    def b_Parameter(self, n):
+        idx = int(n.this.this if isinstance(n.this, exp.Literal) else n.name) - 1
+        return self.p.param(idx)
+
+    def b_Placeholder(self, n):
+        if n.this and str(n.this).isdigit():
+            return self.p.param(int(n.this) - 1)
+        raise PgError(SYNTAX_ERROR, "syntax error at or near \"?\"")
+
+    def b_Interval(self, n: exp.Interval):
+        text = n.this.this if isinstance(n.this, exp.Literal) else n.this.sql()
+        unit = n.args.get("unit")
+        if unit is not None:
+            text = f"{text} {unit.name if hasattr(unit, 'name') else unit}"
+        return expr.Const(decode_text(type_oids.INTERVAL, text), type_oids.INTERVAL)
+
+    def b_Array(self, n: exp.Array):
+        if len(n.expressions) == 1 and isinstance(n.expressions[0], (exp.Select, exp.Union, exp.Subquery)):
+            return self._array_subquery(n.expressions[0])
+        items = [self.bind(e) for e in n.expressions]
+        et = type_oids.UNKNOWN
+        for it in items:
+            et = sqltypes.common_type(et, it.oid, "ARRAY") if et != type_oids.UNKNOWN else it.oid
+        if et == type_oids.UNKNOWN:
+            et = type_oids.TEXT
+        items = [self.p.coerce(i, et) for i in items]
+        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+
+        def impl(cols, nrows, ctx):
+            lists = [c.to_pylist() for c in cols]
+            return Col.from_pylist([[column[i] for column in lists] for i in range(nrows)], aoid)
+
+        return expr.Func("array", impl, items, aoid)
+
+    # ----------------------------------------------------------- operators
+    def _arith(self, op, n):
+        left, right = self.bind(n.this), self.bind(n.expression)
+        return self.p.arith(op, left, right)
+
+    def b_Add(self, n):
+        return self._arith("+", n)
+
+    def b_Sub(self, n):
+        return self._arith("-", n)
+
+    def b_Mul(self, n):
+        return self._arith("*", n)
+
+    def b_Div(self, n):
+        return self._arith("/", n)
+
+    def b_IntDiv(self, n):
+        return self._arith("/", n)
+
+    def b_Mod(self, n):
+        return self._arith("%", n)
+
+    def b_Pow(self, n):
+        return self._arith("^", n)
+
+    def b_Neg(self, n):
+        a = self.bind(n.this)
+        if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.INT4, type_oids.INT8, type_oids.NUMERIC, type_oids.FLOAT8):
+            v = -a.value
+            if a.oid == type_oids.INT8 and v == 2**31 * -1:
+                return expr.Const(v, type_oids.INT4)
+            if a.oid == type_oids.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
+                return expr.Const(int(v), type_oids.INT8)
+            return expr.Const(v, a.oid)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.NUMERIC)
+        return expr.Neg(a)
+
+    def b_DPipe(self, n):
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if left.oid in type_oids.ELEMENT_OF or right.oid in type_oids.ELEMENT_OF:
+            aoid = left.oid if left.oid in type_oids.ELEMENT_OF else right.oid
+
+            def impl(cols, nrows, ctx):
+                a, b = cols[0].to_pylist(), cols[1].to_pylist()
+                out = []
+                for x, y in zip(a, b):
+                    xs = x if isinstance(x, list) else ([] if x is None else [x])
+                    ys = y if isinstance(y, list) else ([] if y is None else [y])
+                    out.append(xs + ys)
+                return Col.from_pylist(out, aoid)
+
+            return expr.Func("array_cat", impl, [left, right], aoid)
+        if left.oid in (type_oids.JSONB,) and right.oid in (type_oids.JSONB, type_oids.UNKNOWN):
+            right = self.p.coerce(right, type_oids.JSONB)
+
+            def jimpl(cols, nrows, ctx):
+                out = []
+                for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                    if x is None or y is None:
+                        out.append(None)
+                        continue
+                    a, b = json.loads(x), json.loads(y)
+                    if isinstance(a, dict) and isinstance(b, dict):
+                        a.update(b)
+                        res = a
+                    else:
+                        res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
+
+                    out.append(decode_text(type_oids.JSONB, json.dumps(res)))
+                return Col.from_pylist(out, type_oids.JSONB)
+
+            return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
+        if left.oid == type_oids.UNKNOWN:
+            left = self.p.coerce(left, type_oids.TEXT)
+        if right.oid == type_oids.UNKNOWN:
+            right = self.p.coerce(right, type_oids.TEXT)
+        return expr.Concat(left, right)
+
+    def _cmp(self, op, n):
+        rhs = n.expression
+        if isinstance(rhs, exp.Anonymous) and str(rhs.this).lower() == "all" and len(rhs.expressions) == 1:
+            rhs = exp.All(this=rhs.expressions[0])  # sqlglot reads ALL(array) as a function call
+        if isinstance(rhs, (exp.Any, exp.All)):
+            return self._any_all(op, n.this, rhs)
+        left, right = self.bind(n.this), self.bind(rhs)
+        left, right = self.p.unify(left, right, "comparison")
+        if left.oid == type_oids.BPCHAR and right.oid == type_oids.BPCHAR:
+            left, right = bpchar_operands(op, left, right)
+        return expr.Compare(op, left, right)
+
+    def b_EQ(self, n):
+        return self._cmp("=", n)
+
+    def b_NEQ(self, n):
+        return self._cmp("<>", n)
+
+    def b_GT(self, n):
+        return self._cmp(">", n)
+
+    def b_GTE(self, n):
+        return self._cmp(">=", n)
+
+    def b_LT(self, n):
+        return self._cmp("<", n)
+
+    def b_LTE(self, n):
+        return self._cmp("<=", n)
+
+    def b_NullSafeEQ(self, n):
+        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return expr.IsDistinct(left, right, negate=True)
+
+    def b_NullSafeNEQ(self, n):
+        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
+        return expr.IsDistinct(left, right, negate=False)
+
+    def _any_all(self, op, left, node):
+        kind = "any" if isinstance(node, exp.Any) else "all"
+        inner = node.this
+        if isinstance(inner, exp.Paren):
+            inner = inner.this
+        if isinstance(inner, (exp.Select, exp.Subquery, exp.Union)):
+            q = inner.this if isinstance(inner, exp.Subquery) else inner
+            plan, corr = self.p.subplan(q, self.scope)
+            a = self.bind(left)
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
+        a = self.bind(left)
+        arr = self.bind(inner)
+        if arr.oid == type_oids.UNKNOWN:
+            arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
+        et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, et)
+
+        def impl(cols, nrows, ctx, _op=op, _kind=kind):
+            av, arrs = cols[0], cols[1].to_pylist()
+            out = []
+            avals = av.to_pylist()
+            for x, lst in zip(avals, arrs):
+                if x is None or lst is None:
+                    out.append(None)
+                    continue
+                res = []
+                for y in lst:
+                    if y is None:
+                        res.append(None)
+                    else:
+                        c = expr.compare_cols(_op, Col.from_pylist([x], av.oid), Col.from_pylist([y], et))
+                        res.append(bool(c.data[0]))
+                if _kind == "any":
+                    out.append(True if True in res else (None if None in res else False))
+                else:
+                    out.append(False if False in res else (None if None in res else True))
+            return Col.from_pylist(out, type_oids.BOOL)
+
+        return expr.Func(kind, impl, [a, arr], type_oids.BOOL)
+
+    def b_And(self, n):
+        return expr.And([self.p.coerce(self.bind(n.this), type_oids.BOOL), self.p.coerce(self.bind(n.expression), type_oids.BOOL)])
+
+    def b_Or(self, n):
+        return expr.Or([self.p.coerce(self.bind(n.this), type_oids.BOOL), self.p.coerce(self.bind(n.expression), type_oids.BOOL)])
+
+    def b_Xor(self, n):
+        left, right = self.bind(n.this), self.bind(n.expression)
+        return expr.Compare("<>", self.p.coerce(left, type_oids.BOOL), self.p.coerce(right, type_oids.BOOL))
+
+    def b_Not(self, n):
+        return expr.Not(self.p.coerce(self.bind(n.this), type_oids.BOOL))
+
+    def b_Is(self, n):
+        rhs = n.expression
+        neg = bool(n.args.get("negate"))
+        a = self.bind(n.this)
+        if isinstance(rhs, exp.Null):
+            return expr.IsNull(a, negate=neg)
+        if isinstance(rhs, exp.Boolean):
+            return expr.IsBool(self.p.coerce(a, type_oids.BOOL), bool(rhs.this), neg)
+        if isinstance(rhs, (exp.Var, exp.Column)) and rhs.name.lower() == "unknown":
+            return expr.IsBool(self.p.coerce(a, type_oids.BOOL), None, neg)
+        raise PgError(SYNTAX_ERROR, f"syntax error at or near \"{rhs.sql()}\"")
+
+    def b_Between(self, n):
+        a = self.bind(n.this)
+        lo, hi = self.bind(n.args["low"]), self.bind(n.args["high"])
+        a1, lo = self.p.unify(a, lo, "comparison")
+        a2, hi = self.p.unify(a, hi, "comparison")
+        if n.args.get("symmetric"):
+            return expr.Or([expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)]),
+                         expr.And([expr.Compare(">=", a2, hi), expr.Compare("<=", a1, lo)])])
+        return expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)])
+
+    def b_In(self, n: exp.In):
+        a = self.bind(n.this)
+        q = n.args.get("query")
+        if q is not None:
+            sub = q.this if isinstance(q, exp.Subquery) else q
+            plan, corr = self.p.subplan(sub, self.scope)
+            if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
+                raise PgError(SYNTAX_ERROR, "subquery has too many columns")
+            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
+        items = [self.bind(e) for e in n.expressions]
+        t = a.oid
+        for it in items:
+            if t == type_oids.UNKNOWN:
+                t = it.oid
+            elif it.oid != type_oids.UNKNOWN and it.oid != t:
+                t = sqltypes.common_type(t, it.oid, "IN")
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        a = self.p.coerce(a, t)
+        items = [self.p.coerce(i, t) for i in items]
+        if t == type_oids.BPCHAR:
+            if all(isinstance(i, expr.Const) for i in items) and a.typmod >= 4:
+                items = [bpchar_operands("=", a, i)[1] for i in items]
+            else:
+                a, items = expr.Cast(a, type_oids.TEXT), [expr.Cast(i, type_oids.TEXT) for i in items]
+        return expr.InList(a, items, negate=False)
+
+    def _like(self, n, ilike=False, regex=False, negate=False):
+        a = self.bind(n.this)
+        p = self.p.coerce(self.bind(n.expression), type_oids.TEXT)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.TEXT)
+        negate = negate or bool(n.args.get("negate"))  # sqlglot 30: NOT LIKE is Like(negate=True)
+        return expr.Like(a, p, ilike=ilike, regex=regex, negate=negate)
+
+    def b_Like(self, n):
+        return self._like(n)
+
+    def b_ILike(self, n):
+        return self._like(n, ilike=True)
+
+    def b_RegexpLike(self, n):
+        return self._like(n, regex=True)
+
+    def b_RegexpILike(self, n):
+        return self._like(n, regex=True, ilike=True)
+
+    def b_SimilarTo(self, n):
+        a = self.p.coerce(self.bind(n.this), type_oids.TEXT)
+        p = self.bind(n.expression)
+        if isinstance(p, expr.Const):
+            rx = _similar_to_regex(p.value)
+            return expr.Like(a, expr.Const(rx, type_oids.TEXT), regex=True, negate=bool(n.args.get("negate")))
+        raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
+
+    def b_Escape(self, n):
+        inner = n.this
+        esc = self.bind(n.expression)
+        e = self.bind(inner)
+        if isinstance(e, expr.Like) and isinstance(esc, expr.Const):
+            e.escape = esc.value or None
+        return e
+
+    def b_Case(self, n: exp.Case):
+        subject = n.this
+        whens = []
+        results = []
+        for if_ in n.args.get("ifs") or []:
+            cond = if_.this
+            if subject is not None:
+                left, right = self.p.unify(self.bind(subject), self.bind(cond), "CASE")
+                c = expr.Compare("=", left, right)
+            else:
+                c = self.p.coerce(self.bind(cond), type_oids.BOOL)
+            whens.append(c)
+            results.append(self.bind(if_.args["true"]))
+        default = self.bind(n.args["default"]) if n.args.get("default") is not None else None
+        t = type_oids.UNKNOWN
+        for result in results + ([default] if default is not None else []):
+            t = result.oid if t == type_oids.UNKNOWN else (sqltypes.common_type(t, result.oid, "CASE") if result.oid != type_oids.UNKNOWN else t)
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        results = [self.p.coerce(result, t) for result in results]
+        if default is not None:
+            default = self.p.coerce(default, t)
+        return expr.Case(list(zip(whens, results)), default, t)
+
+    def b_If(self, n):
+        c = self.p.coerce(self.bind(n.this), type_oids.BOOL)
+        a = self.bind(n.args["true"])
+        b = self.bind(n.args["false"]) if n.args.get("false") is not None else expr.Const(None, type_oids.UNKNOWN)
+        t = sqltypes.common_type(a.oid, b.oid, "CASE") if type_oids.UNKNOWN not in (a.oid, b.oid) else (a.oid if a.oid != type_oids.UNKNOWN else b.oid)
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        return expr.Case([(c, self.p.coerce(a, t))], self.p.coerce(b, t), t)
+
+    def b_Coalesce(self, n):
+        args = [self.bind(n.this)] + [self.bind(e) for e in n.expressions]
+        t = type_oids.UNKNOWN
+        for a in args:
+            if a.oid != type_oids.UNKNOWN:
+                t = a.oid if t == type_oids.UNKNOWN else sqltypes.common_type(t, a.oid, "COALESCE")
+        if t == type_oids.UNKNOWN:
+            t = type_oids.TEXT
+        return expr.Coalesce([self.p.coerce(a, t) for a in args], t)
+
+    def b_Nullif(self, n):
+        a, b = self.p.unify(self.bind(n.this), self.bind(n.expression), "NULLIF")
+        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, a.oid))], a, a.oid)
+
+    def b_Cast(self, n: exp.Cast):
+        oid, typmod = datatype_to_oid(n.to)
+        a = self.bind(n.this)
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and isinstance(a, expr.Const) and isinstance(a.value, str):
+            return expr.Const(self.p.resolve_reg(oid, a.value), oid)
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
+            # a name known only at run time ($1::regclass): resolve it per value
+            if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
+                a = self.p.param(a.idx, type_oids.TEXT)
+            planner = self.p
+
+            def reg_in(cols, n, ctx, _oid=oid):
+                vals = cols[0].to_pylist()
+                return Col.from_pylist([None if v is None else planner.resolve_reg(_oid, v) for v in vals], _oid)
+
+            return expr.Func(f"{sqltypes.type_name(oid)}in", reg_in, [a], oid)
+        if a.oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and sqltypes.is_string(oid):
+            # 'x'::regclass::text is the name, as regclass prints
+            def reg_out(cols, n, ctx):
+                c = reg_names(cols[0], ctx)
+                return Col.from_pylist(c.to_pylist(), type_oids.TEXT)
+
+            a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)
+            return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
+        if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
+            return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
+        if isinstance(a, expr.Const) and a.value is None:
+            return expr.Const(None, oid, typmod)
+        if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
+            a = self.p.param(a.idx, oid)
+            if typmod < 0:
+                return a
+        return expr.Cast(a, oid, typmod)
+
+    b_TryCast = b_Cast
+
+    def b_Extract(self, n):
+        field = n.this.name if hasattr(n.this, "name") else str(n.this)
+        src = self.bind(n.expression)
+        if src.oid == type_oids.UNKNOWN:
+            src = self.p.coerce(src, type_oids.TIMESTAMP)
+        args = [expr.Const(field.lower(), type_oids.TEXT), src]
+        if n.meta.get("date_part"):
+            return expr.Func("date_part", functions.REGISTRY["date_part"].impl, args, type_oids.FLOAT8)
+        return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
+
+    def b_AtTimeZone(self, n):
+        a = self.bind(n.this)
+        zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
+
+        out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.TIMESTAMPTZ)
+            out_oid = type_oids.TIMESTAMP
+
+        def impl(cols, nrows, ctx):
+            out = []
+            for v, z in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                if v is None or z is None:
+                    out.append(None)
+                    continue
+                tz = dt.timezone.utc if z.upper() in ("UTC", "GMT", "Z") else zoneinfo.ZoneInfo(z)
+                if isinstance(v, dt.datetime) and v.tzinfo is not None:
+                    out.append(v.astimezone(tz).replace(tzinfo=None))
+                else:
+                    if type(v) is dt.date:
+                        v = dt.datetime(v.year, v.month, v.day)
+                    out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
+            return Col.from_pylist(out, out_oid)
+
+        return expr.Func("timezone", impl, [a, zone], out_oid)
+
+    def b_CurrentTimestamp(self, n):
+        return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+
+    def b_CurrentDate(self, n):
+        return expr.Func("current_date", functions.REGISTRY["current_date"].impl, [], type_oids.DATE)
+
+    def b_Localtimestamp(self, n):
+        def impl(cols, nrows, ctx):
+            return Col.const(ctx.now.replace(tzinfo=None), type_oids.TIMESTAMP, nrows)
+
+        return expr.Func("localtimestamp", impl, [], type_oids.TIMESTAMP)
+
+    def b_CurrentUser(self, n):
+        return expr.Func("current_user", functions.REGISTRY["current_user"].impl, [], type_oids.NAME)
+
+    def b_CurrentSchema(self, n):
+        return expr.Func("current_schema", functions.REGISTRY["current_schema"].impl, [], type_oids.NAME)
+
+    def b_SessionUser(self, n):
+        return self.b_CurrentUser(n)
+
+    def b_Trim(self, n):
+        pos = (n.args.get("position") or "BOTH").upper()
+        name = {"BOTH": "btrim", "LEADING": "ltrim", "TRAILING": "rtrim"}[pos]
+        args = [self.bind(n.this)]
+        if n.args.get("expression") is not None:
+            args.append(self.bind(n.args["expression"]))
+        return self.call(name, args)
+
+    def b_Subquery(self, n):
+        plan, corr = self.p.subplan(n.this, self.scope)
+        if len(plan.out) != 1:
+            raise PgError(SYNTAX_ERROR, "subquery must return only one column")
+        return expr.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+
+    def b_Select(self, n):
+        plan, corr = self.p.subplan(n, self.scope)
+        return expr.SubqueryExpr("scalar", plan, plan.out[0].oid, corr)
+
+    def b_Exists(self, n):
+        q = n.this
+        plan, corr = self.p.subplan(q.this if isinstance(q, exp.Subquery) else q, self.scope)
+        return expr.SubqueryExpr("exists", plan, type_oids.BOOL, corr)
+
+    def b_JSONExtract(self, n):
+        return self._json_get(n, as_text=False)
+
+    def b_JSONExtractScalar(self, n):
+        return self._json_get(n, as_text=True)
+
+    def b_JSONBExtract(self, n):
+        return self._json_path(n, as_text=False)
+
+    def b_JSONBExtractScalar(self, n):
+        return self._json_path(n, as_text=True)
+
+    def _json_path(self, n, as_text):
+        """``#>`` / ``#>>``: follow a text[] path of keys and array indexes."""
+        a = self.bind(n.this)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.JSONB)
+        path = self.p.coerce(self.bind(n.expression), type_oids.ARRAY_OF[type_oids.TEXT])
+        oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
+
+        def follow(doc, keys):
+            v = json.loads(doc)
+            for k in keys:
+                if isinstance(v, dict) and k in v:
+                    v = v[k]
+                elif isinstance(v, list):
+                    try:
+                        i = int(k)
+                    except (TypeError, ValueError):
+                        return None
+                    if not -len(v) <= i < len(v):
+                        return None
+                    v = v[i]
+                else:
+                    return None
+            if as_text:
+                if v is None:
+                    return None
+                return v if isinstance(v, str) else decode_text(type_oids.JSONB, json.dumps(v)) if not isinstance(v, bool) else ("true" if v else "false")
+            return decode_text(oid_out, json.dumps(v))
+
+        def impl(cols, nrows, ctx):
+            return Col.from_pylist([None if d is None or k is None else follow(d, k)
+                                    for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
+
+        return expr.Func("json_path", impl, [a, path], oid_out)
+
+    def b_ArrayContainsAll(self, n):
+        a, b = self.bind(n.this), self.bind(n.expression)
+        if a.oid in (type_oids.JSONB, type_oids.UNKNOWN) and b.oid in (type_oids.JSONB, type_oids.UNKNOWN):
+            a, b = self.p.coerce(a, type_oids.JSONB), self.p.coerce(b, type_oids.JSONB)
+
+            def impl(cols, nrows, ctx):
+                return Col.from_pylist([None if x is None or y is None else _jsonb_contains(json.loads(x), json.loads(y))
+                                        for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
+
+            return expr.Func("jsonb_contains", impl, [a, b], type_oids.BOOL)
+        if b.oid == type_oids.UNKNOWN:
+            b = self.p.coerce(b, a.oid)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, b.oid)
+
+        def aimpl(cols, nrows, ctx):
+            return Col.from_pylist([None if x is None or y is None else all(v in x for v in y)
+                                    for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
+
+        return expr.Func("arraycontains", aimpl, [a, b], type_oids.BOOL)
+
+    def b_JSONBContainsTopKey(self, n):
+        a = self.p.coerce(self.bind(n.this), type_oids.JSONB)
+        k = self.p.coerce(self.bind(n.expression), type_oids.TEXT)
+
+        def has(doc, key):
+            v = json.loads(doc)
+            if isinstance(v, dict):
+                return key in v
+            if isinstance(v, list):
+                return key in [x for x in v if isinstance(x, str)]
+            return isinstance(v, str) and v == key
+
+        def impl(cols, nrows, ctx):
+            return Col.from_pylist([None if d is None or key is None else has(d, key)
+                                    for d, key in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
+
+        return expr.Func("jsonb_exists", impl, [a, k], type_oids.BOOL)
+
+    def b_Initcap(self, n):
+        return self.call("initcap", [self.bind(n.this)])
+
+    def b_Pad(self, n):
+        args = [self.bind(n.this), self.bind(n.expression)]
+        if n.args.get("fill_pattern") is not None:
+            args.append(self.bind(n.args["fill_pattern"]))
+        return self.call("lpad" if n.args.get("is_left") else "rpad", args)
+
+    def b_TimeToStr(self, n):
+        """to_char: sqlglot rewrote PostgreSQL's template to strftime; undo it."""
+        fmt = n.args.get("format")
+        if isinstance(fmt, exp.Literal) and fmt.is_string and "%" in fmt.this:
+            inv = sorted(Postgres.INVERSE_TIME_MAPPING.items(), key=lambda kv: -len(kv[0]))
+            text, out, i = fmt.this, [], 0
+            while i < len(text):
+                for k, v in inv:
+                    if text.startswith(k, i):
+                        out.append(v)
+                        i += len(k)
+                        break
+                else:
+                    out.append(text[i])
+                    i += 1
+            fmt = exp.Literal.string("".join(out))
+        return self.call("to_char", [self.bind(n.this), self.bind(fmt)])
+
+    def _json_get(self, n, as_text):
+        a = self.bind(n.this)
+        path = n.expression
+        if isinstance(path, exp.JSONPath):
+            parts = [p for p in path.expressions if not isinstance(p, exp.JSONPathRoot)]
+            key = parts[0].this if parts else None
+        else:
+            key = self.bind(path)
+        oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
+        if a.oid == type_oids.UNKNOWN:
+            a = self.p.coerce(a, type_oids.JSONB)
+
+        def get(doc, k):
+            if doc is None or k is None:
+                return None
+            v = json.loads(doc)
+            try:
+                if isinstance(v, list):
+                    r = v[int(k)] if -len(v) <= int(k) < len(v) else None
+                elif isinstance(v, dict):
+                    r = v.get(str(k))
+                else:
+                    return None
+            except (ValueError, TypeError):
+                return None
+            if r is None and not (isinstance(v, dict) and str(k) in v):
+                return None
+            if as_text:
+                if r is None:
+                    return None
+                return r if isinstance(r, str) else json.dumps(r, separators=(", ", ": ")) if not isinstance(r, bool) else ("true" if r else "false")
+            return decode_text(oid_out, json.dumps(r))
+
+        if isinstance(key, expr.Expr):
+            def impl(cols, nrows, ctx):
+                return Col.from_pylist([get(d, k) for d, k in zip(cols[0].to_pylist(), cols[1].to_pylist())], oid_out)
+
+            return expr.Func("json_get", impl, [a, key], oid_out)
+
+        def impl1(cols, nrows, ctx, _k=key):
+            return Col.from_pylist([get(d, _k) for d in cols[0].to_pylist()], oid_out)
+
+        return expr.Func("json_get", impl1, [a], oid_out)
+
+    def b_Bracket(self, n):
+        a = self.bind(n.this)
+        ix = n.expressions[0]
+        if isinstance(ix, exp.Literal) and not ix.is_string:
+            # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
+            idx = expr.Const(int(ix.this) + 1, type_oids.INT4)
+        else:
+            idx = self.p.coerce(self.bind(ix), type_oids.INT4)
+        et = type_oids.ELEMENT_OF.get(a.oid, type_oids.TEXT)
+
+        def impl(cols, nrows, ctx):
+            out = []
+            for arr, i in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+                out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
+            return Col.from_pylist(out, et)
+
+        return expr.Func("subscript", impl, [a, idx], et)
+
+    def b_Tuple(self, n):
+        if len(n.expressions) == 1:
+            return self.bind(n.expressions[0])
+        raise PgError(FEATURE_NOT_SUPPORTED, "row constructors are not supported here")
+
+    def b_Distinct(self, n):
+        raise PgError(SYNTAX_ERROR, "DISTINCT is not allowed here")
+
+    def b_Star(self, n):
+        raise PgError(SYNTAX_ERROR, "syntax error at or near \"*\"")
+
+    def b_Var(self, n):
+        return self.resolve(n.name.lower(), None, n)
+
+    def b_Window(self, n):
+        if self.window_handler is None:
+            raise PgError(WINDOWING_ERROR, "window functions are not allowed here")
+        return self.window_handler(n, self)
+
+    def b_Filter(self, n):
+        return self.b_agg(n)
+
+    def b_WithinGroup(self, n):
+        return self.b_agg(n)
+
+    def b_agg(self, n):
+        if self.agg_handler is None:
+            raise PgError(GROUPING_ERROR, f"aggregate functions are not allowed in {self.context or 'this context'}"
+                          if self.context else "aggregate functions are not allowed here")
+        return self.agg_handler(n, self)
+
+    def b_GroupConcat(self, n):
+        return self.b_agg(n)
+
+    # ----------------------------------------------------------- functions
+    def b_func(self, n: exp.Func):
+        name = func_name(n)
+        if name in AGGREGATES:
+            return self.b_agg(n)
+        if name in WINDOW_FUNCS:
+            raise PgError(WINDOWING_ERROR, f"window function {name} requires an OVER clause")
+        if name == "date_trunc" and isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)):
+            unit = n.args.get("unit")
+            u = unit.name if hasattr(unit, "name") else str(unit)
+            return self.call("date_trunc", [expr.Const(u.lower(), type_oids.TEXT), self.bind(n.this)])
+        if name == "set_config":
+            args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
+
+            def impl(cols, nrows, ctx):
+                k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
+                ctx.engine_session.set_setting(k, v)
+                return Col.const(v, type_oids.TEXT, nrows)
+
+            return expr.Func("set_config", impl, args, type_oids.TEXT, volatile=True)
+        if name == "current_setting":
+            args = [self.p.coerce(self.bind(a), type_oids.TEXT) if i == 0 else self.p.coerce(self.bind(a), type_oids.BOOL)
+                    for i, a in enumerate(func_args(n))]
+
+            def impl2(cols, nrows, ctx):
+                k = cols[0].to_pylist()[0]
+                missing_ok = len(cols) > 1 and cols[1].to_pylist()[0]
+                return Col.const(ctx.engine_session.show_setting(k, missing_ok), type_oids.TEXT, nrows)
+
+            return expr.Func("current_setting", impl2, args, type_oids.TEXT, volatile=True)
+        if name in ("nextval", "currval", "setval", "lastval"):
+            return self.p.sequence_func(name, [self.bind(a) for a in func_args(n)])
+        if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
+                    "pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_get_serial_sequence",
+                    "to_regclass", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "shobj_description",
+                    "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
+                    "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
+            return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
+        udf = self.p.user_function(name)
+        if udf is not None:
+            return self.p.call_udf(udf, [self.bind(a) for a in func_args(n)])
+        args = [self.bind(a) for a in func_args(n)]
+        return self.call(name, args)
+
+    def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:
+        fd = functions.lookup(name, [a.oid for a in args])
+        if fd.arg_types is not None:
+            want = fd.arg_types([a.oid for a in args]) if callable(fd.arg_types) else fd.arg_types
+            args = [self.p.coerce(a, t) if i < len(want) else a for i, (a, t) in
+                    enumerate(zip(args, list(want) + [None] * (len(args) - len(want))))]
+            args = [a for a in args]
+        else:
+            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        oid = fd.result([a.oid for a in args])
+        if oid == 0:
+            oid = args[0].oid if args else type_oids.UNKNOWN
+        return expr.Func(name, fd.impl, args, oid, fd.volatile)
+
+
+def _jsonb_contains(a, b) -> bool:
+    """PostgreSQL's jsonb @> (containment, arrays as multisets of contained items)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return all(k in a and _jsonb_contains(a[k], v) for k, v in b.items())
+    if isinstance(a, list) and isinstance(b, list):
+        return all(any(_jsonb_contains(x, y) for x in a) for y in b)
+    if isinstance(a, list) and not isinstance(b, (dict, list)):
+        return any(x == b and type(x) is type(b) for x in a)
+    return a == b and type(a) is type(b)
+
+
+def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
+    """char(n) compares without its trailing blanks.  Stored char(n) values are
+    padded to n, so equality with a constant is an exact match against the
+    constant padded to n (no per-row work); anything else compares the
+    blank-stripped text."""
+    if op in ("=", "<>"):
+        for a, b, swap in ((left, right, False), (right, left, True)):
+            if isinstance(b, expr.Const) and a.typmod >= 4 and isinstance(b.value, str):
+                v = b.value.rstrip(" ")
+                if len(v) <= a.typmod - 4:
+                    v = v.ljust(a.typmod - 4)
+                c = expr.Const(v, type_oids.BPCHAR, a.typmod)
+                return (c, a) if swap else (a, c)
+    return expr.Cast(left, type_oids.TEXT, explicit=False), expr.Cast(right, type_oids.TEXT, explicit=False)
+
+
+def _similar_to_regex(p: str) -> str:
+    out = []
+    for ch in p:
+        if ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        elif ch in ".^$":
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "^(?:" + "".join(out) + ")$"

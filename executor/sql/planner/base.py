@@ -1,0 +1,197 @@
+"""Planner state shared by every planning step: parameters, coercion, catalog.
+
+Why a module of its own: every clause planner (and the expression binder,
+DML and DDL, which receive the planner) types parameters, coerces
+expressions and resolves relation names through these methods; keeping them
+out of the clause modules leaves those about query structure only.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.model import Relation
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
+
+from ...execution import expr
+from ..zoned_casts import cast_in_zone, zone_dependent
+from ...execution.datetime_ops import temporal_arith
+from ...execution import system_functions
+from splitstream.catalog.objects import system_catalogs as system
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from ...execution import operators
+    from ..binder import Scope
+
+_OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
+
+
+class PlannerBase:
+    """Per-statement state, parameter typing, coercion and catalog lookups."""
+
+    def __init__(self, engine, state, param_oids: list[int] | None = None, session=None) -> None:
+        self.engine = engine
+        self.state = state
+        self.session = session
+        self.param_oids: list[int] = list(param_oids or [])
+        self.ctes: list[dict[str, Any]] = [{}]
+        self.streams_used: list[Relation] = []
+        self.tables_used: set[int] = set()
+        self.views_used: list[Relation] = []
+
+    if TYPE_CHECKING:
+        # Steps one planning module calls in another; each is defined in the
+        # mixin named beside it, and ``Planner`` inherits them all.
+        def plan_query(self, node: exp.Expr, outer: Scope | None = None, corr: list | None = None) -> operators.Op: ...  # query
+        def plan_values(self, node: exp.Values, outer) -> operators.Op: ...  # query
+        def find_cte(self, name: str): ...  # query
+        def plan_select(self, sel: exp.Select, outer: Scope | None, corr) -> operators.Op: ...  # select_list
+        def plan_limit(self, sel, op, scope): ...  # select_list
+        def _order_target(self, node, items, names) -> int | None: ...  # select_list
+        def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[operators.Op, Scope]: ...  # from_clause
+        def _join_comma_items(self, planned, outer, where_conj): ...  # joins
+        def join(self, lop, lscope, rop, rscope, kind, on, outer, where_conj) -> tuple[operators.Op, Scope]: ...  # joins
+        def lateral_join(self, op, scope, target, kind, outer, corr): ...  # joins
+        def join_using(self, lop, lscope, rop, rscope, kind, names): ...  # joins
+        def _contains_agg(self, node) -> bool: ...  # grouping
+        def plan_aggregate(self, op, scope, sel, select_items, group, having, outer): ...  # grouping
+
+    def param(self, idx: int, oid: int | None = None) -> expr.Expr:
+        if idx < 0 or idx > 65535:
+            raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
+        while len(self.param_oids) <= idx:
+            self.param_oids.append(0)
+        cur = self.param_oids[idx]
+        if cur == 0 and oid is not None and oid != type_oids.UNKNOWN:
+            self.param_oids[idx] = oid
+            cur = oid
+        return expr.Param(idx, cur if cur else type_oids.UNKNOWN)
+
+    def coerce(self, e: expr.Expr, oid: int, typmod: int = -1) -> expr.Expr:
+        if oid is None:
+            return e
+        if isinstance(e, expr.Param) and e.oid == type_oids.UNKNOWN:
+            return self.param(e.idx, oid)
+        if isinstance(e, expr.Const) and e.oid == type_oids.UNKNOWN and e.value is not None:
+            if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
+                return expr.Const(e.value, oid)
+            return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
+        if e.oid == oid and typmod < 0:
+            return e
+        if isinstance(e, expr.Const) and e.value is not None and sqltypes.can_implicit(e.oid, oid):
+            # fold the cast of a literal once, at plan time, not per batch
+            return self.fold_cast(e.value, e.oid, oid, typmod, explicit=False)
+        if e.oid == type_oids.BOOL and oid != type_oids.BOOL and not sqltypes.is_string(oid) and isinstance(e, expr.Const) is False and oid in sqltypes._NUM_RANK:
+            raise PgError(DATATYPE_MISMATCH, f"argument of type {sqltypes.type_name(e.oid)} cannot be coerced to {sqltypes.type_name(oid)}")
+        if oid == type_oids.BOOL and e.oid not in (type_oids.BOOL, type_oids.UNKNOWN):
+            raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {sqltypes.type_name(e.oid)}")
+        return expr.coerce(e, oid, typmod)
+
+    def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> expr.Const:
+        """A literal cast at plan time.  Casts involving timestamptz use the
+        session's TimeZone; a plan is made again when that setting changes
+        (``Prepared.planned_under``), so folding them here stays correct."""
+        col = Col.from_pylist([value], src)
+        tz = self.session.settings.get("timezone", "UTC") if self.session is not None else "UTC"
+        if tz != "UTC" and zone_dependent(src, oid):
+            col = cast_in_zone(col, oid, typmod, explicit, tz)
+        else:
+            col = sqltypes.cast_col(col, oid, typmod, explicit)
+        return expr.Const(col.to_pylist()[0], oid, typmod)
+
+    def unify(self, a: expr.Expr, b: expr.Expr, context: str) -> tuple[expr.Expr, expr.Expr]:
+        if a.oid == b.oid:
+            if a.oid == type_oids.UNKNOWN:
+                return self.coerce(a, type_oids.TEXT), self.coerce(b, type_oids.TEXT)
+            return a, b
+        if a.oid == type_oids.UNKNOWN:
+            return self.coerce(a, b.oid), b
+        if b.oid == type_oids.UNKNOWN:
+            return a, self.coerce(b, a.oid)
+        if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
+            return self.coerce(a, type_oids.OID), self.coerce(b, type_oids.OID)
+        try:
+            t = sqltypes.common_type(a.oid, b.oid, context)
+        except PgError:
+            if {a.oid, b.oid} & {type_oids.TIME, type_oids.INTERVAL}:
+                raise
+            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(a.oid)} = {sqltypes.type_name(b.oid)}",
+                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.") from None
+        return self.coerce(a, t), self.coerce(b, t)
+
+    def arith(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
+        te = temporal_arith(self, op, left, right)
+        if te is not None:
+            return te
+        if left.oid == type_oids.UNKNOWN and right.oid == type_oids.UNKNOWN:
+            left, right = self.coerce(left, type_oids.NUMERIC), self.coerce(right, type_oids.NUMERIC)
+        elif left.oid == type_oids.UNKNOWN:
+            left = self.coerce(left, right.oid if right.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        elif right.oid == type_oids.UNKNOWN:
+            right = self.coerce(right, left.oid if left.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        if op == "^":
+            t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and type_oids.FLOAT8 not in (left.oid, right.oid) else type_oids.FLOAT8
+        else:
+            t = sqltypes.arith_type(op, left.oid, right.oid)
+        if t < 0:
+            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(left.oid)} {op} {sqltypes.type_name(right.oid)}",
+                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+        return expr.Arith(op, self.coerce(left, t), self.coerce(right, t), t)
+
+    def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
+        st = self.state
+        if schema:
+            return st.lookup(schema, name)
+        for s in self.search_path():
+            r = st.lookup(s, name)
+            if r is not None:
+                return r
+        return None
+
+    def search_path(self) -> list[str]:
+        sp = "public"
+        if self.session is not None:
+            sp = self.session.settings.get("search_path", '"$user", public')
+        out = []
+        for p in sp.split(","):
+            p = p.strip().strip('"')
+            if p == "$user":
+                continue
+            out.append(p)
+        return out or ["public"]
+
+    def resolve_reg(self, oid: int, text: str) -> int:
+        """'name'::regclass / ::regtype: the object's OID, or 42P01/42704."""
+        name = text.strip()
+        if name.isdigit():
+            return int(name)
+        if oid == type_oids.REGTYPE:
+            t = sqltypes.oid_by_name(name)
+            if t is None:
+                raise PgError("42704", f'type "{name}" does not exist')
+            return t
+        parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
+        rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+        if rel is None:
+            vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
+            if vt is not None:
+                return abs(hash(vt.name)) % 10000 + 1000
+            raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+        return rel.oid
+
+    def sequence_func(self, name, args):
+        return self.engine.sequence_func(self, name, args)
+
+    def catalog_func(self, name, args):
+        return system_functions.catalog_function(self, name, args)
+
+    def user_function(self, name):
+        fns = self.state.functions.get(name)
+        return fns[0] if fns else None
+
+    def call_udf(self, fn, args):
+        return self.engine.call_udf(self, fn, args)

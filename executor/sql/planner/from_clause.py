@@ -1,0 +1,201 @@
+"""The FROM clause: each item (table, stream, view, CTE, subquery, VALUES,
+table function) becomes a scan with a Scope, and the items are joined.
+
+Why a module of its own: resolving what a FROM name refers to (CTE, catalog
+relation, system view) and what operator reads it is independent of how
+the joins themselves are built (``joins``).
+"""
+from __future__ import annotations
+
+import numpy as np
+import sqlglot
+from sqlglot import exp
+
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
+
+from ...execution import expr
+from ...execution import operators
+from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from ..dialect import DIALECT
+from .base import PlannerBase
+from splitstream.catalog.objects import system_catalogs as system
+from ...execution.srf import table_function
+
+
+class FromPlanner(PlannerBase):
+    """FROM items (tables, views, CTEs, subqueries, functions) and the join order."""
+
+    def plan_from_item(self, item: exp.Expression, outer: Scope | None, corr) -> tuple[operators.Op, Scope]:
+        alias_node = item.args.get("alias")
+        alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
+        colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
+        if isinstance(item, exp.Table):
+            fn = item.this
+            if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
+                return self.plan_table_function(fn, alias, colaliases, outer, corr,
+                                                ordinality=bool(item.args.get("ordinality")))
+            name = ident(item.this)
+            schema = ident(item.args.get("db")) if item.args.get("db") else None
+            return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
+        if isinstance(item, exp.Subquery):
+            plan = self.plan_query(item.this, outer, corr)
+            a = alias or "?subquery?"
+            cols = [ScopeCol(a, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
+            return plan, Scope(cols, outer, tables=[a])
+        if isinstance(item, exp.Values):
+            plan = self.plan_values(item, outer)
+            a = alias or "*VALUES*"
+            names = colaliases or [f"column{i + 1}" for i in range(len(plan.out))]
+            cols = [ScopeCol(a, names[i] if i < len(names) else c.name, c.oid) for i, c in enumerate(plan.out)]
+            return plan, Scope(cols, outer, tables=[a])
+        if isinstance(item, exp.Unnest):
+            off = item.args.get("offset")  # WITH ORDINALITY [AS a(x, n)]: sqlglot keeps n as 'offset'
+            if off is not None and not isinstance(off, bool):
+                colaliases = colaliases + [ident(off)] if isinstance(off, exp.Identifier) else colaliases
+            return self.plan_table_function(item, alias, colaliases, outer, corr, ordinality=off is not None and off is not False)
+        if isinstance(item, exp.Lateral):
+            raise PgError(FEATURE_NOT_SUPPORTED, "LATERAL is handled in joins")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql(DIALECT)[:60]}")
+
+    def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
+        if schema is None:
+            cte = self.find_cte(name)
+            if cte is not None:
+                return _cte_scan(name, cte, alias, colaliases, outer)
+
+        rel = self.lookup_relation(name, schema)
+        if rel is None:
+            vt = system.lookup(name, schema, self.search_path())
+            if vt is not None:
+                op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
+                                   lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
+                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
+                return op, Scope(cols, outer, tables=[alias])
+            full = f"{schema}.{name}" if schema else name
+            raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
+        if rel.kind == "r":
+            self.tables_used.add(rel.oid)
+            op = operators.TableScan(rel, alias)
+        elif rel.kind == "f":
+            self.streams_used.append(rel)
+            op = self.engine.streams.scan_op(rel, alias, self)
+        elif rel.kind == "v" and rel.continuous:
+            self.views_used.append(rel)
+            op = self.engine.streams.view_read_op(rel, alias, self)
+        elif rel.kind == "v":
+            self.views_used.append(rel)
+            op = self._plan_view(rel)
+        elif rel.kind == "S":
+            op = self.engine.sequence_scan(rel)
+        else:
+            raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a table')
+        cols = []
+        for i, c in enumerate(op.out):
+            nm = colaliases[i] if i < len(colaliases) else c.name
+            cols.append(ScopeCol(alias, nm, c.oid, c.typmod, hidden=c.hidden))
+        return op, Scope(cols, outer, tables=[alias])
+
+    def _plan_view(self, rel) -> operators.Op:
+        """A plain view: its query planned afresh (outside any WITH of the
+        referring query), renamed to the view's column names."""
+        q = sqlglot.parse_one(rel.sql, read=DIALECT)
+        saved = self.ctes
+        self.ctes = [{}]
+        try:
+            inner = self.plan_query(q, None, None)
+        finally:
+            self.ctes = saved
+        names = [c.name for c in rel.live_columns]
+        return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
+                         [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
+
+    def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
+        name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
+        # arguments may refer to the enclosing query (correlated), never to siblings
+        binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
+        args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
+        op = table_function(self, name, args, alias, colaliases)
+        if ordinality and isinstance(op, operators.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
+            inner_fn, k = op.fn, len(op.out)
+
+            def with_ordinality(vals, ctx, _fn=inner_fn):
+                b = _fn(vals, ctx)
+                return Batch(list(b.cols) + [Col(np.arange(1, b.n + 1, dtype=np.int64), None, type_oids.INT8)], b.n)
+
+            out = list(op.out) + [operators.OutCol(colaliases[k] if len(colaliases) > k else "ordinality", type_oids.INT8)]
+            op = operators.FunctionScan(op.name, with_ordinality, op.args, out)
+        a = alias or name
+        cols = [ScopeCol(a, c.name, c.oid) for c in op.out]
+        return op, Scope(cols, outer, tables=[a])
+
+    def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[operators.Op, Scope]:
+        from_ = sel.args.get("from") or sel.args.get("from_")
+        if from_ is None:
+            return operators.Result1(), Scope([], outer)
+        items = [from_.this] + list(from_.expressions or [])
+        joins = list(sel.args.get("joins") or [])
+        while joins and _is_comma_item(joins[0]):
+            items.append(joins.pop(0).this)
+
+        def item(it):
+            o, sc = self.plan_from_item(it, outer, corr)
+            if corr is not None:
+                sc.correlated = corr  # shared by every scope built from it (joins' ON)
+            return o, sc
+
+        if len(items) > 2 and where_conj:
+            op, scope = self._join_comma_items([item(it) for it in items], outer, where_conj)
+        else:
+            op, scope = item(items[0])
+            for extra in items[1:]:
+                rop, rscope = item(extra)
+                op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
+        for j in joins:
+            op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, where_conj)
+        return op, scope
+
+    def _plan_join_clause(self, op, scope, j: exp.Join, item, outer, corr, where_conj):
+        """One explicit JOIN (LATERAL, USING, NATURAL, ON or CROSS) of the
+        FROM clause onto what is joined so far; ``item`` plans its target."""
+        target = j.this
+        side = (j.args.get("side") or "").lower()
+        kind = (j.args.get("kind") or "").lower()
+        if isinstance(target, exp.Lateral) or (isinstance(target, exp.Subquery) and target.args.get("lateral")):
+            return self.lateral_join(op, scope, target, side or "inner", outer, corr)
+        rop, rscope = item(target)
+        using = j.args.get("using")
+        on = j.args.get("on")
+        jkind = {"left": "left", "right": "right", "full": "full"}.get(side, "inner")
+        if kind == "cross" and on is None:
+            jkind = "cross"
+        if using:
+            names = [ident(u) if not isinstance(u, exp.Column) else ident(u.this) for u in using]
+            return self.join_using(op, scope, rop, rscope, jkind, names)
+        if kind == "natural" or (j.args.get("method") or "").lower() == "natural":
+            names = [c.name for c in scope.cols if not c.hidden and any(rc.name == c.name for rc in rscope.cols)]
+            return self.join_using(op, scope, rop, rscope, jkind, names)
+        if on is None and jkind == "inner":
+            jkind = "cross"
+        return self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
+
+
+def _is_comma_item(j: exp.Join) -> bool:
+    """A ``FROM a, b`` item: a Join with no kind, side, condition or LATERAL."""
+    t = j.this
+    if isinstance(t, exp.Lateral) or (isinstance(t, exp.Subquery) and t.args.get("lateral")):
+        return False
+    return not any(j.args.get(k) for k in ("on", "using", "side", "kind", "method"))
+
+
+def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -> tuple[operators.Op, Scope]:
+    """A reference to a WITH query: a scan of its materialised result, or of
+    the working table while a recursive CTE's recursive term is planned."""
+    kind, plan, out = cte
+    if kind == "work":
+        op: operators.Op = operators.WorkTableScan(plan, out)
+    else:
+        op = operators.CTEScan(name, plan, out)
+    cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(out)]
+    return op, Scope(cols, outer, tables=[alias])

@@ -1,0 +1,271 @@
+"""GROUP BY, grouping sets (ROLLUP / CUBE / GROUPING SETS), HAVING, and
+binding of everything evaluated above the Aggregate.
+
+Why a module of its own: after grouping, expressions must be bound against
+the Aggregate's output (group keys and aggregate results), not the input;
+the bookkeeping for that (``_PostAggBinder``, ``grouping()``) is needed only
+here.  Binding one aggregate call is ``agg_calls``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sqlglot import exp
+
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import GROUPING_ERROR, INVALID_COLUMN_REFERENCE, PgError
+
+from ...execution import expr
+from ...execution import operators
+from ...execution.aggregates import AGGREGATES, AggSpec
+from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from .base import PlannerBase
+from .names import _BoundRef, expr_name
+from ..dialect import DIALECT
+
+
+class GroupingPlanner(PlannerBase):
+    """GROUP BY (with grouping sets), HAVING and post-aggregation binding."""
+
+    def _contains_agg(self, node) -> bool:
+        if isinstance(node, _BoundRef):
+            return False
+        for n in node.walk() if hasattr(node, "walk") else []:
+            if isinstance(n, (exp.Subquery, exp.Select)) and n is not node:
+                continue
+            if isinstance(n, exp.Window):
+                continue
+            if isinstance(n, exp.AggFunc) or (isinstance(n, exp.Func) and func_name(n) in AGGREGATES):
+                # ignore aggregates inside window specs or subqueries
+                if n is node:
+                    return True
+                p = n.parent
+                inside = False
+                while p is not None and p is not node:
+                    if isinstance(p, (exp.Window, exp.Subquery, exp.Select)):
+                        inside = True
+                        break
+                    p = p.parent
+                if not inside:
+                    return True
+        return False
+
+    def plan_aggregate(self, op, scope, sel, select_items, group, having, outer):
+        in_binder = ExprBinder(self, scope, context="GROUP BY")
+        key_nodes, sets = self._group_keys(group, select_items)
+        keys = [in_binder.bind(k) for k in key_nodes]
+        keys = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k in keys]
+        key_sql = [k.sql(DIALECT) for k in key_nodes]
+        aggs: list[AggSpec] = []
+        agg_sql: list[str] = []
+        nkeys = len(keys)
+
+        def agg_handler(node, binder):
+            sql = node.sql(DIALECT)
+            if sql in agg_sql:
+                i = agg_sql.index(sql)
+                return expr.ColRef(nkeys + i, aggs[i].oid, aggs[i].func)
+            spec = self.bind_agg(node, scope)
+            aggs.append(spec)
+            agg_sql.append(sql)
+            return expr.ColRef(nkeys + len(aggs) - 1, spec.oid, spec.func)
+
+        def group_match(node):
+            if isinstance(node, _BoundRef):
+                return None
+            sql = node.sql(DIALECT)
+            for i, k in enumerate(key_sql):
+                if sql == k:
+                    return expr.ColRef(i, keys[i].oid, expr_name(key_nodes[i]), keys[i].typmod)
+            if isinstance(node, exp.Func) and func_name(node) == "grouping":
+                return _grouping_call(node, key_sql, keys)
+            return None
+
+        def make_post(window_handler=None):
+            b = ExprBinder(self, scope, agg_handler=agg_handler, group_match=group_match,
+                           window_handler=window_handler, context="SELECT")
+            return b
+
+        # bind select list / having / order once to discover aggregates
+        # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
+        hav = self._discover_aggs(make_post(_discover_window), sel, select_items, key_nodes, having)
+        out = [operators.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
+        if sets is not None:
+            out.append(operators.OutCol("__grouping", type_oids.INT4, hidden=True))
+        agg_op = operators.Aggregate(op, keys, aggs, out, sets)
+        new_cols = [ScopeCol(None, c.name, c.oid, hidden=True) for c in out]
+        new_scope = Scope(new_cols, outer)
+        _GroupingIdRef.index = len(out) - 1
+        result_op: operators.Op = agg_op
+        if hav is not None:
+            result_op = operators.Filter(agg_op, hav)
+
+        def bind_post(window_handler=None):
+            b = make_post(window_handler)
+            b.scope = scope
+            return _PostAggBinder(b, new_scope)
+
+        return result_op, new_scope, bind_post
+
+    def _discover_aggs(self, post, sel, select_items, key_nodes, having) -> expr.Expr | None:
+        """Bind the select list, HAVING and ORDER BY once so that every
+        aggregate call registers (in that order: it is the output order);
+        returns the bound HAVING condition."""
+        for item in select_items:
+            if isinstance(item, _BoundRef):
+                _check_grouped(item, key_nodes)
+                continue
+            self._discover(post, item.this if isinstance(item, exp.Alias) else item)
+        hav = None
+        if having is not None:
+            hav = self.coerce(post.bind(having.this), type_oids.BOOL)
+        order = sel.args.get("order")
+        if order is not None:
+            for o in order.expressions:
+                node = o.this
+                if self._order_target(node, select_items, [expr_name(i) for i in select_items]) is None:
+                    self._discover(post, node)
+        return hav
+
+    def _group_keys(self, group, select_items) -> tuple[list, list[list[int]] | None]:
+        """GROUP BY's distinct key expressions, and its grouping sets as lists
+        of key indexes (None without ROLLUP / CUBE / GROUPING SETS)."""
+        key_nodes: list = []
+        sets: list[list[int]] | None = None
+        if group is None:
+            return key_nodes, sets
+        plain = [g for g in group.expressions if not isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+        special = [g for g in group.expressions if isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+        for flag in ("rollup", "cube", "grouping_sets"):
+            v = group.args.get(flag)
+            if v:
+                special += v if isinstance(v, list) else [v]
+
+        def key_index(node):
+            node = self._resolve_group_ref(node, select_items)
+            sql = node.sql(DIALECT)
+            for i, k in enumerate(key_nodes):
+                if k.sql(DIALECT) == sql:
+                    return i
+            key_nodes.append(node)
+            return len(key_nodes) - 1
+
+        base = [key_index(g) for g in plain]
+        if special:
+            sets = [list(base)]
+            for sp in special:
+                options = _set_options(sp, key_index)
+                sets = [s + [k for k in o if k not in s] for s in sets for o in options]
+        return key_nodes, sets
+
+    def _discover(self, binder, node):
+        """Bind once to register aggregates (results discarded)."""
+        binder.bind(node)
+
+    def _resolve_group_ref(self, node, select_items):
+        if isinstance(node, exp.Literal) and not node.is_string:
+            k = int(node.this)
+            if not 1 <= k <= len(select_items):
+                raise PgError(INVALID_COLUMN_REFERENCE, f"GROUP BY position {k} is not in select list")
+            it = select_items[k - 1]
+            if isinstance(it, _BoundRef):
+                return exp.column(it.col.name, table=it.col.table)
+            return it.this if isinstance(it, exp.Alias) else it
+        if isinstance(node, exp.Column) and not node.args.get("table"):
+            nm = ident(node.this)
+            for it in select_items:
+                if isinstance(it, exp.Alias) and ident(it.args["alias"]) == nm:
+                    # an input column of the same name wins in PostgreSQL
+                    return it.this if not self._input_has(nm) else node
+        return node
+
+    def _input_has(self, name):
+        return False
+
+
+class _GroupingIdRef(expr.Expr):
+    index = 0
+    oid = type_oids.INT4
+
+    def eval(self, batch, ctx):
+        return batch.cols[_GroupingIdRef.index]
+
+
+class _PostAggBinder:
+    """Binds post-aggregation expressions: group keys and aggregates map to
+    the Aggregate's output columns; * expansion refs map through keys."""
+
+    def __init__(self, inner: ExprBinder, new_scope: Scope) -> None:
+        self.inner = inner
+        self.new_scope = new_scope
+
+    def bind(self, node):
+        if isinstance(node, _BoundRef):
+            m = self.inner.group_match(exp.column(node.col.name, table=node.col.table))
+            if m is None:
+                for i, c in enumerate(self.new_scope.cols):
+                    if c.name == node.col.name:
+                        return expr.ColRef(i, c.oid, c.name)
+            return m
+        return self.inner.bind(node)
+
+
+def _set_options(sp, key_index) -> list[list[int]]:
+    """The grouping sets (lists of key indexes) one ROLLUP, CUBE or
+    GROUPING SETS item stands for, in PostgreSQL's order."""
+    if isinstance(sp, (exp.Rollup, exp.Cube)):
+        ks = [[key_index(x) for x in (e.expressions if isinstance(e, exp.Tuple) else [e])] for e in sp.expressions]
+        if isinstance(sp, exp.Rollup):
+            return [sum(ks[:i], []) for i in range(len(ks), -1, -1)]
+        return [sum((ks[i] for i in range(len(ks)) if mask & (1 << (len(ks) - 1 - i))), [])
+                for mask in range(2 ** len(ks) - 1, -1, -1)]
+    options = []
+    for e in sp.expressions:
+        inner = e.this if isinstance(e, exp.Paren) else e
+        if isinstance(inner, exp.Tuple):
+            options.append([key_index(x) for x in inner.expressions])
+        elif isinstance(e, exp.Tuple) and not e.expressions:
+            options.append([])
+        else:
+            options.append([key_index(inner)])
+    return options
+
+
+def _grouping_call(node, key_sql: list[str], keys: list[expr.Expr]) -> expr.Expr:
+    """``grouping(a, b, ...)``: one bit per argument, set where that key is
+    not grouped in the row's grouping set (read from the hidden grouping id)."""
+    idxs = [key_sql.index(a.sql(DIALECT)) for a in func_args(node)]
+
+    def impl(cols, n, ctx, _idxs=idxs):
+        gid = cols[0].data
+        out = np.zeros(n, np.int64)
+        nk = len(keys)
+        for j in _idxs:
+            out = out * 2 + ((gid >> (nk - 1 - j)) & 1)
+        return Col(out.astype(np.int32), None, type_oids.INT4)
+
+    return expr.Func("grouping", impl, [_GroupingIdRef()], type_oids.INT4)
+
+
+def _discover_window(node, binder):
+    """Window handler while discovering aggregates: binds the window call's
+    arguments, PARTITION BY and ORDER BY so aggregates inside them register."""
+    fn_node = node.this.this if isinstance(node.this, exp.Filter) else node.this
+    parts = [a for a in func_args(fn_node) if not isinstance(a, exp.Star)]
+    parts += list(node.args.get("partition_by") or [])
+    o = node.args.get("order")
+    parts += [ob.this for ob in (o.expressions if o is not None else [])]
+    for part in parts:
+        binder.bind(part)
+    return expr.Const(None, type_oids.UNKNOWN)
+
+
+def _check_grouped(item: _BoundRef, key_nodes: list) -> None:
+    """A ``*``-expanded column of a grouped query must be a group key."""
+    group_match_hit = None
+    c = item.col
+    for i, k in enumerate(key_nodes):
+        if isinstance(k, exp.Column) and ident(k.this) == c.name:
+            group_match_hit = i
+    if group_match_hit is None:
+        raise PgError(GROUPING_ERROR, f'column "{(c.table + ".") if c.table else ""}{c.name}" must appear in the GROUP BY clause or be used in an aggregate function')

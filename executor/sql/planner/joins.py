@@ -1,0 +1,299 @@
+"""Joins and filter placement: hash-join keys from equality conjuncts,
+USING / NATURAL / LATERAL joins, greedy ordering of comma joins, and
+pushing WHERE predicates to the lowest operator that has their columns.
+
+Why a module of its own: this is the optimiser work that pays most in a
+column-at-a-time engine (PostgreSQL's joinpath.c / initsplan.c territory),
+and DML (UPDATE ... FROM) and decorrelation call into it directly.
+"""
+from __future__ import annotations
+
+from typing import cast
+
+from sqlglot import exp
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import UNDEFINED_COLUMN, PgError
+
+from ...execution import expr
+from ...execution import operators
+from ..binder import ExprBinder, Scope, ScopeCol, ident
+from .base import PlannerBase
+from .quals import split_conjuncts
+
+
+class JoinPlanner(PlannerBase):
+    """Join construction and filter pushdown."""
+
+    def _join_comma_items(self, planned, outer, where_conj):
+        """Join ``FROM a, b, c`` greedily: next comes the first item that a
+        WHERE conjunct connects to what is joined so far, so a written order
+        like TPC-H Q2's ``part, supplier, partsupp`` never builds a cross
+        product.  The columns are put back in FROM order afterwards (``*``)."""
+        remaining = list(range(1, len(planned)))
+        op, scope = planned[0]
+        order = [0]
+        while remaining:
+            pick = remaining[0]
+            for k in remaining:
+                rscope = planned[k][1]
+                both = Scope(scope.cols + rscope.cols, outer, tables=scope.tables + rscope.tables)
+                if any(self._refs_within(c, both) and self._refs_both(c, scope, rscope) for c in where_conj):
+                    pick = k
+                    break
+            remaining.remove(pick)
+            rop, rscope = planned[pick]
+            op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
+            order.append(pick)
+        if order == sorted(order):
+            return op, scope
+        return _restore_from_order(op, scope, planned, order)
+
+    def lateral_join(self, op, scope, target, kind, outer, corr):
+        sub = target.this if isinstance(target, exp.Lateral) else target
+        alias_node = target.args.get("alias")
+        q = sub.this if isinstance(sub, exp.Subquery) else sub
+        inner_scope = Scope(scope.cols, outer, tables=scope.tables)
+        plan = self.plan_query(q, inner_scope, None)
+        a = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else "lateral"
+        # references to the left side are OuterRefs at depth 1
+        lop = operators.LateralJoin(op, plan, "left" if kind == "left" else "inner")
+        cols = scope.cols + [ScopeCol(a, c.name, c.oid) for c in plan.out]
+        new_scope = Scope(cols, outer, tables=scope.tables + [a])
+        new_scope.correlated = scope.correlated
+        return lop, new_scope
+
+    def join_using(self, lop, lscope, rop, rscope, kind, names):
+        lkeys, rkeys = [], []
+        for nm in names:
+            li = lscope.find(nm, None)
+            ri = rscope.find(nm, None)
+            if not li or not ri:
+                raise PgError(UNDEFINED_COLUMN, f'column "{nm}" specified in USING clause does not exist in {"left" if not li else "right"} table')
+            lkey = expr.ColRef(li[0], lscope.cols[li[0]].oid, nm)
+            rkey = expr.ColRef(ri[0], rscope.cols[ri[0]].oid, nm)
+            if lkey.oid != rkey.oid:
+                t = sqltypes.common_type(lkey.oid, rkey.oid, "JOIN/USING")
+                lkey, rkey = self.coerce(lkey, t), self.coerce(rkey, t)
+            lkeys.append(lkey)
+            rkeys.append(rkey)
+        j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
+        exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
+        proj = operators.Project(j, exprs, out)
+        scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
+        scope.correlated = lscope.correlated
+        scope.using_names = set(names)
+        return proj, scope
+
+    def join(self, lop, lscope, rop, rscope, kind, on, outer, where_conj) -> tuple[operators.Op, Scope]:
+        cols = lscope.cols + rscope.cols
+        for t in rscope.tables:
+            if t in lscope.tables and t not in ("?subquery?",):
+                raise PgError("42712", f'table name "{t}" specified more than once')
+        scope = Scope(cols, outer, tables=lscope.tables + rscope.tables)
+        scope.correlated = lscope.correlated  # outer references in ON mark the query correlated
+        nl = len(lscope.cols)
+        conjs = split_conjuncts(on)
+        # pull WHERE conjuncts that only reference these two inputs into inner joins
+        if where_conj is not None and kind in ("inner", "cross"):
+            for c in list(where_conj):
+                if self._refs_within(c, scope) and self._refs_both(c, lscope, rscope):
+                    conjs.append(c)
+                    where_conj.remove(c)
+        binder = ExprBinder(self, scope, context="JOIN conditions")
+        lkeys, rkeys, residual = [], [], []
+        for c in conjs:
+            if isinstance(c, exp.EQ) and not isinstance(c.expression, (exp.Any, exp.All)):
+                try:
+                    a = binder.bind(c.this)
+                    b = binder.bind(c.expression)
+                except PgError:
+                    raise
+                sa, sb = self._side(a, nl), self._side(b, nl)
+                if sa == "l" and sb == "r" or sa == "r" and sb == "l":
+                    if sa == "r":
+                        a, b = b, a
+                    a, b = self.unify(a, b, "JOIN")
+                    lkeys.append(a)
+                    rkeys.append(self._shift(b, -nl))
+                    continue
+            residual.append(self.coerce(binder.bind(c), type_oids.BOOL))
+        res = expr.And(residual) if len(residual) > 1 else (residual[0] if residual else None)
+        jkind = "inner" if kind == "cross" else kind
+        return self._probe_join(lop, rop, lkeys, rkeys, res, jkind), scope
+
+    def _probe_join(self, lop, rop, lkeys, rkeys, res, kind) -> operators.Op:
+        """The join operator for ``lop <kind> JOIN rop`` (output: left columns,
+        then right ones).
+
+        A stream belongs on the probe (left) side: a continuous view probes the
+        table's kept hash table with every inserted batch, and never rebuilds a
+        stream.  So a stream on the right of an inner join, or on the preserved
+        right side of a RIGHT JOIN, trades places with the table (RIGHT becomes
+        LEFT); a projection puts the columns back in written order."""
+        nl = len(lop.out)
+        swap = _SWAPPED_KIND.get(kind)
+        if swap is not None and self._is_stream(rop) and not self._is_stream(lop):
+            return self._swapped_join(lop, rop, lkeys, rkeys, res, nl, len(rop.out), swap)
+        if lkeys:
+            return operators.HashJoin(lop, rop, lkeys, rkeys, kind, res)
+        return operators.NestedLoopJoin(lop, rop, res, kind)
+
+    def _swapped_join(self, lop, rop, lkeys, rkeys, res, nl, nr, kind) -> operators.Op:
+        """Build on the table, probe with the stream, then restore column order."""
+        # residual and keys were bound with left columns first; remap indices
+        def remap(e: expr.Expr) -> expr.Expr:
+            for node in _unique_nodes(e):
+                if isinstance(node, expr.ColRef):
+                    node.idx = node.idx + nr if node.idx < nl else node.idx - nl
+            return e
+
+        if res is not None:
+            res = remap(res)
+        j = operators.HashJoin(rop, lop, list(rkeys), list(lkeys), kind, res) if lkeys else operators.NestedLoopJoin(rop, lop, res, kind)
+        exprs: list[expr.Expr] = [expr.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])]
+        exprs += [expr.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
+        proj = operators.Project(j, exprs, j.out[nr:] + j.out[:nr])
+        proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet; push_filters sees through it, as after a reordered comma join
+        return proj
+
+    def _is_stream(self, op) -> bool:
+        return getattr(op, "is_stream", False) or any(self._is_stream(c) for c in op.children)
+
+    def _side(self, e: expr.Expr, nl: int) -> str:
+        sides = set()
+        for node in e.walk():
+            if isinstance(node, expr.ColRef):
+                sides.add("l" if node.idx < nl else "r")
+            if isinstance(node, expr.OuterRef) or (isinstance(node, expr.SubqueryExpr) and node.correlated):
+                # a correlated subquery reads the whole current row: it cannot move
+                return "x"
+        if len(sides) == 1:
+            return sides.pop()
+        return "x" if sides else "c"
+
+    def _shift(self, e: expr.Expr, delta: int) -> expr.Expr:
+        if delta == 0:
+            return e
+        for node in _unique_nodes(e):
+            if isinstance(node, expr.ColRef):
+                node.idx += delta
+        return e
+
+    def _refs_within(self, node, scope: Scope) -> bool:
+        if any(isinstance(s, (exp.Subquery, exp.Exists, exp.Select)) for s in node.find_all(exp.Subquery, exp.Exists, exp.Select)):
+            return False
+        for col in node.find_all(exp.Column):
+            name = ident(col.this) if isinstance(col.this, exp.Identifier) else None
+            table = ident(col.args.get("table")) if col.args.get("table") else None
+            if name is None or len(scope.find(name, table)) != 1:
+                return False
+        return True
+
+    def _refs_both(self, node, ls: Scope, rs: Scope) -> bool:
+        in_left = in_right = False
+        for col in node.find_all(exp.Column):
+            name = ident(col.this) if isinstance(col.this, exp.Identifier) else None
+            table = ident(col.args.get("table")) if col.args.get("table") else None
+            if name is not None and ls.find(name, table):
+                in_left = True
+            if name is not None and rs.find(name, table):
+                in_right = True
+        return in_left and in_right
+
+    def push_filters(self, op: operators.Op, preds: list[expr.Expr]) -> operators.Op:
+        """Put each predicate directly above the scan it needs, when possible."""
+        if isinstance(op, operators.Project) and getattr(op, "permutation", False) and preds:
+            # a pure column reordering (comma joins): push through it
+            for pr in preds:
+                for node in _unique_nodes(pr):
+                    if isinstance(node, expr.ColRef):
+                        node.idx = cast(expr.ColRef, op.exprs[node.idx]).idx
+            op.child = self.push_filters(op.child, preds)
+            op.children = [op.child]
+            return op
+        if isinstance(op, (operators.HashJoin, operators.NestedLoopJoin)) and op.kind == "inner":
+            nl = len(op.left.out)
+            left_p, right_p, rest = [], [], []
+            for p in preds:
+                s = self._side(p, nl)
+                if s == "l":
+                    left_p.append(p)
+                elif s == "r":
+                    right_p.append(self._shift(p, -nl))
+                else:
+                    rest.append(p)
+            if left_p:
+                op.left = self.push_filters(op.left, left_p)
+            if right_p:
+                op.right = self.push_filters(op.right, right_p)
+            op.children = [op.left, op.right]
+            if isinstance(op, operators.NestedLoopJoin):
+                op.inner.left, op.inner.right = op.left, op.right
+            preds = rest
+        if not preds:
+            return op
+        return operators.Filter(op, expr.And(preds) if len(preds) > 1 else preds[0])
+
+
+#: joins whose inputs may trade places, and the kind they become: a stream on
+#: the right of these moves to the probe side (FULL and LEFT-with-the-stream-
+#: on-the-nullable-side have no such form; continuous views refuse them)
+_SWAPPED_KIND = {"inner": "inner", "right": "left"}
+
+
+def _unique_nodes(e: expr.Expr):
+    """Each node of a bound tree once: binders share sub-expressions (BETWEEN
+    uses its operand twice), so in-place index rewrites must not visit a
+    shared node twice."""
+    seen: set[int] = set()
+    for node in e.walk():
+        if id(node) not in seen:
+            seen.add(id(node))
+            yield node
+
+
+def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[expr.Expr]):
+    """Projection of a USING / NATURAL join: the merged USING columns first
+    (COALESCE for full joins), then every input column, the USING ones hidden
+    (qualified access ``t.col`` still finds them)."""
+    nl = len(lscope.cols)
+    exprs: list[expr.Expr] = []
+    out: list[operators.OutCol] = []
+    cols: list[ScopeCol] = []
+    for nm, lkey in zip(names, lkeys):
+        li = lscope.find(nm, None)[0]
+        ri = rscope.find(nm, None)[0] + nl
+        if kind == "full":
+            e: expr.Expr = expr.Coalesce([expr.coerce(expr.ColRef(li, lscope.cols[li].oid), lkey.oid), expr.coerce(expr.ColRef(ri, rscope.cols[ri - nl].oid), lkey.oid)], lkey.oid)
+        elif kind == "right":
+            e = expr.ColRef(ri, rscope.cols[ri - nl].oid)
+        else:
+            e = expr.ColRef(li, lscope.cols[li].oid)
+        exprs.append(e)
+        out.append(operators.OutCol(nm, e.oid))
+        cols.append(ScopeCol(None, nm, e.oid))
+    for base, side in ((0, lscope), (nl, rscope)):
+        for i, c in enumerate(side.cols):
+            exprs.append(expr.ColRef(base + i, c.oid, c.name))
+            out.append(operators.OutCol(c.name, c.oid, c.typmod))
+            cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
+    return exprs, out, cols
+
+
+def _restore_from_order(op: operators.Op, scope: Scope, planned: list, order: list[int]) -> tuple[operators.Op, Scope]:
+    """After a reordered comma join: a pure column permutation back to FROM
+    order (marked so ``push_filters`` can see through it)."""
+    starts, pos = {}, 0
+    for k in order:
+        starts[k] = pos
+        pos += len(planned[k][1].cols)
+    idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
+    exprs: list[expr.Expr] = [expr.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
+    proj = operators.Project(op, exprs, [op.out[i] for i in idx])
+    proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet
+    new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
+                      tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
+    new_scope.correlated = scope.correlated
+    return proj, new_scope

@@ -1,0 +1,52 @@
+"""Casts whose result depends on the session's TimeZone.
+
+``catalog.types.cast_col`` knows no session, so it treats timestamptz as
+UTC.  PostgreSQL converts timestamptz to and from text, timestamp, date and
+time in the session's zone; ``expr.Cast`` routes those pairs here when the
+zone is not UTC.  Values go through zoneinfo one at a time: these casts are
+rare on hot paths, and DST makes the offset vary by value.
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol import types as wiretypes
+
+_TEXT = (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME)
+_LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME)
+
+
+def zone_dependent(src: int, target: int) -> bool:
+    """True for the casts PostgreSQL evaluates in the session's TimeZone."""
+    if src == type_oids.TIMESTAMPTZ:
+        return target in _TEXT or target in _LOCAL
+    if target == type_oids.TIMESTAMPTZ:
+        return src in _TEXT or src == type_oids.UNKNOWN or src in (type_oids.TIMESTAMP, type_oids.DATE)
+    return False
+
+
+def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) -> Col:
+    src = col.oid
+    if src == type_oids.TIMESTAMPTZ and target in _TEXT:
+        text = wiretypes.encode_text_column(type_oids.TIMESTAMPTZ, col.data, col.nulls, tz=tz)
+        out = [None if v is None else v.decode() for v in text]
+        return sqltypes.cast_col(Col.from_pylist(out, type_oids.TEXT), target, typmod, explicit)
+    zone = wiretypes.zone_of(tz)
+    if src == type_oids.TIMESTAMPTZ:        # to local wall-clock time, then on to date / time
+        local = [None if v is None else v.astimezone(zone).replace(tzinfo=None) for v in col.to_pylist()]
+        return sqltypes.cast_col(Col.from_pylist(local, type_oids.TIMESTAMP), target, typmod, explicit)
+    if src in _TEXT or src == type_oids.UNKNOWN:
+        vals = [None if v is None else wiretypes.decode_text(type_oids.TIMESTAMPTZ, str(v), tz=tz) for v in col.to_pylist()]
+        return sqltypes.cast_col(Col.from_pylist(vals, type_oids.TIMESTAMPTZ), target, typmod, explicit)
+    # timestamp / date: the wall-clock time in the session's zone
+    wall = sqltypes.cast_col(col, type_oids.TIMESTAMP) if src == type_oids.DATE else col
+    vals = [None if v is None else v.replace(tzinfo=zone).astimezone(dt.timezone.utc) for v in wall.to_pylist()]
+    result = Col.from_pylist(vals, type_oids.TIMESTAMPTZ)
+    return result if typmod < 0 else sqltypes.cast_col(result, target, typmod, explicit)
+
+
+

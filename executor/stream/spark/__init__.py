@@ -1,0 +1,1 @@
+"""executor/stream/spark: TODO docstring."""
