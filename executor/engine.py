@@ -28,7 +28,7 @@ from .execution import operators
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
-from .sql.plan_facts import OUTPUT_SETTINGS
+from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import split_statements
 from .stream.spark.ledger import KEY_SETTING
@@ -36,6 +36,7 @@ from .settings import normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.dispatch import analyze
+from .commands.dml import check_constraints
 
 log = logging.getLogger("splitstream.executor")
 
@@ -43,7 +44,7 @@ log = logging.getLogger("splitstream.executor")
 class Engine:
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
         self.db = Database(data_dir, fsync=fsync)
-        self.streams = StreamManager(self)
+        self.streams = StreamManager(self, check_constraints)
         self.lock = threading.Lock()
         self.unique_indexes: dict = {}
         self.started = dt.datetime.now(dt.timezone.utc)

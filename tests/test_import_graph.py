@@ -41,11 +41,31 @@ ROOM_RULES: dict[str, tuple[str, ...]] = {
     "executor": ("splitstream.catalog", "splitstream.protocol"),
     "connectors": ("splitstream.protocol", "splitstream.catalog", "splitstream.executor", "splitstream.connectors"),
 }
-# Modules held to a narrower rule than their room: the type system and
-# column batches sit below everything else of the catalog.
+# Sub-rooms held to a narrower rule than their room (longest prefix wins): the
+# layers inside catalog/ and executor/.  A sub-room may always import itself.
+CATALOG, EXECUTOR, PROTOCOL = f"{PACKAGE}.catalog", f"{PACKAGE}.executor", f"{PACKAGE}.protocol"
 MODULE_RULES: dict[str, tuple[str, ...]] = {
-    "splitstream.catalog.datatypes.sqltypes": ("splitstream.protocol", "splitstream.catalog.datatypes.vector"),
-    "splitstream.catalog.datatypes.vector": ("splitstream.protocol", "splitstream.catalog.datatypes.sqltypes"),
+    # catalog: types and column batches < objects and system catalogs < storage
+    f"{CATALOG}.datatypes": (PROTOCOL,),
+    f"{CATALOG}.objects": (PROTOCOL, f"{CATALOG}.datatypes"),
+    f"{CATALOG}.storage": (PROTOCOL, f"{CATALOG}.datatypes", f"{CATALOG}.objects"),
+    # executor: the contract with the server and the settings sit below everything
+    f"{EXECUTOR}.api": (PROTOCOL,),
+    f"{EXECUTOR}.settings": (PROTOCOL, f"{EXECUTOR}.api"),
+    # execution (expressions, functions, operators, aggregates, windows) knows no
+    # SQL syntax, no backend but the interface, no statement and no stream
+    f"{EXECUTOR}.execution": (PROTOCOL, f"{CATALOG}.datatypes", f"{CATALOG}.objects", f"{EXECUTOR}.backends.interface"),
+    f"{EXECUTOR}.backends.interface": (PROTOCOL, f"{CATALOG}.datatypes"),
+    f"{EXECUTOR}.backends": (PROTOCOL, f"{CATALOG}.datatypes", f"{EXECUTOR}.execution"),
+    # the SQL front end: dialect, binder, planner, decorrelation
+    f"{EXECUTOR}.sql": (PROTOCOL, f"{CATALOG}.datatypes", f"{CATALOG}.objects", f"{EXECUTOR}.execution", f"{EXECUTOR}.backends.interface"),
+    f"{EXECUTOR}.context": (PROTOCOL, f"{EXECUTOR}.api", f"{CATALOG}.storage", f"{EXECUTOR}.execution.run"),
+    # streams, continuous views and Spark pushdown: above planning, below the commands
+    f"{EXECUTOR}.stream": (PROTOCOL, CATALOG, f"{EXECUTOR}.api", f"{EXECUTOR}.settings", f"{EXECUTOR}.context", f"{EXECUTOR}.execution", f"{EXECUTOR}.sql",
+                    f"{EXECUTOR}.backends"),
+    # the statement dispatcher and one module per command family
+    f"{EXECUTOR}.commands": (PROTOCOL, CATALOG, f"{EXECUTOR}.api", f"{EXECUTOR}.settings", f"{EXECUTOR}.context", f"{EXECUTOR}.execution", f"{EXECUTOR}.sql",
+                      f"{EXECUTOR}.backends", f"{EXECUTOR}.stream", f"{EXECUTOR}.insert_batching"),
 }
 
 # Violations that open work items of issue 13 remove; each names its item.
@@ -199,12 +219,18 @@ def _room(module: str) -> str:
     return module.split(".")[1]
 
 
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
 def _allowed(source: str, target: str) -> bool:
     room = _room(source)
-    rules = MODULE_RULES.get(source)
-    if rules is None:
+    subroom = max((p for p in MODULE_RULES if _within(source, p)), key=len, default=None)
+    if subroom is not None:
+        rules = MODULE_RULES[subroom] + (subroom,)
+    else:
         rules = ROOM_RULES[room] + (f"{PACKAGE}.{room}",)
-    return any(target == r or target.startswith(r + ".") for r in rules)
+    return any(_within(target, r) for r in rules)
 
 
 def forbidden_crossings(imports: list[Import]) -> list[Import]:

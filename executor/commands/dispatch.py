@@ -19,7 +19,7 @@ from splitstream.protocol.errors import (
 
 from ..api import Prepared, ResultColumn
 from ..sql.dialect import parse_one
-from ..sql.plan_facts import inline_insert, reusable_views, side_effect_free_query
+from .plan_facts import inline_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote

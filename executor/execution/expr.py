@@ -22,7 +22,7 @@ from splitstream.protocol.errors import (
     CARDINALITY_VIOLATION,
 )
 import operator
-from ..sql.zoned_casts import cast_in_zone, zone_dependent
+from .zoned_casts import cast_in_zone, zone_dependent
 
 
 class Expr:

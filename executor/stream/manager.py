@@ -35,7 +35,6 @@ from splitstream.catalog.storage.database import Transaction
 from ..context import ExecContext, SessionInfo
 import sqlglot
 from ..sql.planner import Planner
-from ..commands.dml import check_constraints
 
 
 log = logging.getLogger("splitstream.streams")
@@ -157,8 +156,12 @@ def _count(rt, n: int) -> None:
         rt.recent = rt.recent[-500:]
 
 class StreamManager:
-    def __init__(self, engine) -> None:
+    def __init__(self, engine, check_rows) -> None:
+        """``check_rows(session, ctx, rel, batch)`` enforces a relation's
+        constraints on a batch (DML's check, handed in by the engine: the
+        stream room sits below the commands)."""
         self.engine = engine
+        self.check_rows = check_rows
         self.runtimes: dict[int, StreamRuntime] = {}
         self.views: dict[int, ContinuousView] = {}
         # views whose CREATE VIEW has not been registered yet (uncommitted, or
@@ -348,7 +351,7 @@ class StreamManager:
                 ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
                                           "00000", "NOTICE"))
                 return 0
-        check_constraints(ctx.engine_session if hasattr(ctx, "engine_session") else None, ctx, rel, batch)
+        self.check_rows(ctx.engine_session if hasattr(ctx, "engine_session") else None, ctx, rel, batch)
         rt = self.runtime(rel)
         views = self._views_on(rel.oid)
         cols = [(c.data, c.null_mask()) for c in batch.cols]

@@ -16,7 +16,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
 
 from ...execution import expr
-from ..zoned_casts import cast_in_zone, zone_dependent
+from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
 from ...execution import system_functions
 from splitstream.catalog.objects import system_catalogs as system

@@ -21,7 +21,7 @@ from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
 from splitstream.catalog.objects import system_catalogs as system
-from ...execution.srf import table_function
+from ..table_functions import table_function
 
 
 class FromPlanner(PlannerBase):

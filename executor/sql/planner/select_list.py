@@ -23,8 +23,9 @@ from .base import PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
-from ...execution.srf import SRF_NAMES, srf_impl
-from ...execution.window import WindowOp, bind_window
+from ..table_functions import SRF_NAMES, srf_impl
+from ...execution.window import WindowOp
+from ..window_binding import bind_window
 
 
 class SelectPlanner(PlannerBase):

@@ -13,7 +13,7 @@ import logging
 from typing import Any
 
 from ..execution import expr, operators
-from ..commands.base import QueryStmt
+from .base import QueryStmt
 from ..insert_batching import coalescible
 
 log = logging.getLogger("splitstream.executor")

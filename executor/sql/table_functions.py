@@ -9,12 +9,12 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
-from . import operators
+from ..execution import operators
 import json
-from .datetime_ops import add_interval
-from . import expr, functions
+from ..execution.datetime_ops import add_interval
+from ..execution import expr, functions
 import re
-from ..sql.binder import ExprBinder, Scope
+from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
