@@ -26,6 +26,7 @@ class ExecContext:
     now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     notices: list[Notice] = field(default_factory=list)
     engine: Any = None
+    engine_session: Any = None      # the engine.Session running the statement (that module imports this one)
     outer_rows: list = field(default_factory=list)      # correlated subquery bindings
     cte_results: dict = field(default_factory=dict)
     view_snapshots: dict = field(default_factory=dict)  # continuous view reads within one statement

@@ -145,6 +145,7 @@ class IntKeys:
 
     def _fit_dense(self, d: np.ndarray) -> bool:
         """Grow the direct-indexed array to cover ``d``; False if too wide."""
+        assert self.dense is not None
         lo, hi = int(d.min()), int(d.max())
         top = self.base + len(self.dense) - 1
         if lo >= self.base and hi <= top:
@@ -251,7 +252,7 @@ class GroupIndex:
         return {"key_oids": self.key_oids, **self.snapshot()}
 
     def __setstate__(self, st) -> None:
-        self.__init__(st["key_oids"])
+        GroupIndex.__init__(self, st["key_oids"])
         self.load_snapshot(st)
 
     def _int_keys_ok(self) -> bool:
@@ -280,6 +281,7 @@ class GroupIndex:
         if other.ints is not None and self._int_keys_ok():
             if len(self) == 0:
                 return self.adopt_array(other.ints.keys())
+            assert self.ints is not None         # not empty, and integer keys
             return self.ints.assign(other.ints.keys())
         if len(self) == 0:
             return self.adopt(other.keys)
@@ -367,6 +369,18 @@ class AggState:
             self.size = cap
 
     def _grow(self, cap: int) -> None:
+        raise NotImplementedError
+
+    def update(self, gids: np.ndarray, ng: int, args: list[Col], valid: np.ndarray | None) -> None:
+        """Fold one batch in: row i goes to group ``gids[i]`` (``valid``: the rows that count)."""
+        raise NotImplementedError
+
+    def merge(self, other: "AggState", gmap: np.ndarray) -> None:
+        """Fold ``other``'s groups in; its group i is group ``gmap[i]`` here."""
+        raise NotImplementedError
+
+    def final(self, ng: int) -> Col:
+        """The aggregate's value for groups 0..ng-1."""
         raise NotImplementedError
 
     @staticmethod
@@ -505,6 +519,7 @@ class SumState(AggState):
         if fx is None:
             return
         scale = self.fx_scale
+        assert scale is not None             # set with fxsum
         for i in np.flatnonzero(fx).tolist():
             self.sum[i] = self.sum[i] + decimal.Decimal(int(fx[i])).scaleb(-scale)
         self.fxsum, self.fx_scale, self.fx_bound = None, None, 0.0
@@ -765,8 +780,8 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
             return s if fn == "sum" else s / len(vals)
         if spec.oid in (type_oids.INT8, type_oids.INT4):
             return sum(vals)
-        s = sum(decimal.Decimal(v) for v in vals)
-        return s if fn == "sum" else numeric_op("/", s, decimal.Decimal(len(vals)))
+        total = sum((decimal.Decimal(v) for v in vals), decimal.Decimal(0))
+        return total if fn == "sum" else numeric_op("/", total, decimal.Decimal(len(vals)))
     if fn in ("min", "bool_and", "every"):
         return min(vals)
     if fn in ("max", "bool_or"):
@@ -775,14 +790,15 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return _variance(fn, vals, spec.oid)
     if fn in ("percentile_cont", "percentile_disc"):
         frac = spec.fraction
-        s = sorted(vals)
+        assert frac is not None              # ordered-set aggregates are bound with their fraction
+        ordered = sorted(vals)
         if fn == "percentile_disc":
-            idx = max(0, math.ceil(frac * len(s)) - 1)
-            return s[idx]
-        pos = frac * (len(s) - 1)
+            idx = max(0, math.ceil(frac * len(ordered)) - 1)
+            return ordered[idx]
+        pos = frac * (len(ordered) - 1)
         lo = math.floor(pos)
         hi = math.ceil(pos)
-        a, b = float(s[lo]), float(s[hi])
+        a, b = float(ordered[lo]), float(ordered[hi])
         return a + (b - a) * (pos - lo)
     if fn == "mode":
         return collections.Counter(vals).most_common(1)[0][0]
@@ -801,16 +817,18 @@ def _variance(fn: str, vals: list, oid: int):
         return math.sqrt(var) if fn.startswith("stddev") else var
     ctx = decimal.Context(prec=60)
     d = [decimal.Decimal(v) for v in vals]
+    if not all(x.is_finite() for x in d):
+        return decimal.Decimal("NaN")        # as PostgreSQL: a NaN or an infinity in the input
     s = sum(d)
     sq = sum(x * x for x in d)
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
     den = decimal.Decimal(n * (n - 1 if samp else n))
-    var = ctx.divide(num, den)
-    scale = max(max((max(0, -x.as_tuple().exponent) for x in d), default=0) * 2, 16)
+    dvar = ctx.divide(num, den)
+    scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)
     if fn.startswith("stddev"):
-        r = ctx.sqrt(var) if var > 0 else decimal.Decimal(0)
+        r = ctx.sqrt(dvar) if dvar > 0 else decimal.Decimal(0)
         return r.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx) if r != 0 else decimal.Decimal(0).quantize(decimal.Decimal(1).scaleb(-scale))
-    return var.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+    return dvar.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
 class AggSpec:

@@ -108,6 +108,7 @@ class TableScan(Op):
         return scan
 
     def _as_planned(self, ctx, batch: Batch) -> Batch:
+        assert self.pinned is not None
         cur = ctx.state.rels.get(self.rel.oid)
         if cur is None or cur is self.rel:
             return batch
@@ -117,6 +118,7 @@ class TableScan(Op):
 
     def _planned_indexes(self, cur) -> list[int | None]:
         """Where each planned column is in ``cur``'s rows (None: dropped or retyped)."""
+        assert self.pinned is not None
         live: dict[int, tuple[int, int]] = {}
         for i, c in enumerate(cur.columns):
             if not c.dropped:
@@ -235,6 +237,7 @@ class Filter(Op):
 
 class Project(Op):
     streaming = True
+    permutation: bool = False    # a pure column reorder (after a reordered comma join): filters see through it
 
     def __init__(self, child: Op, exprs: list[Expr], out: list[OutCol]) -> None:
         self.child, self.exprs, self.out = child, exprs, out
@@ -429,6 +432,7 @@ class UniqueIntIndex:
             hit[ok] = self.pos[k64[ok] - self.base]
         else:
             sk = self.sorted_keys
+            assert sk is not None and self.order is not None     # the sorted form
             k64 = keys.astype(np.int64)
             at = np.searchsorted(sk, k64)
             at_c = np.minimum(at, max(len(sk) - 1, 0))
@@ -471,16 +475,15 @@ def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
     never read again (a wide table's comments, addresses, ...) are then
     never gathered at all."""
     composed: dict[int, np.ndarray] = {}
-    out = []
+    out: list[Col] = []
     for c in cols:
-        t = type(c)
-        if t is TakenCol and c._gathered is None:
+        if type(c) is TakenCol and c._gathered is None:
             key = id(c._idx)
             j = composed.get(key)
             if j is None:
                 j = composed[key] = c._idx[idx]
             out.append(TakenCol(c._src, j))
-        elif t is Col and c.data.dtype != object and c.data.ndim == 1:
+        elif type(c) is Col and c.data.dtype != object and c.data.ndim == 1:
             out.append(TakenCol(c, idx))
         else:
             out.append(c.take(idx))
@@ -806,7 +809,7 @@ class Aggregate(Op):
             ng = len(rep)
         else:
             gids, rep, ng = np.zeros(batch.n, np.int64), None, 1
-        cols = [c.take(rep) for c in key_cols] if key_cols else []
+        cols = [c.take(rep) for c in key_cols] if rep is not None else []
         for spec, (args, valid) in zip(self.aggs, inputs):
             st = spec.make_state()
             st.ensure(ng)
@@ -859,6 +862,7 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
     if nulls_first is None:
         nulls_first = desc
     enc = None
+    d: np.ndarray | None
     if isinstance(col, FixedCol):
         d = col.fx                       # scaled int64 orders like the numerics
     elif isinstance(col, TakenCol) or col.data.dtype == object:
@@ -866,7 +870,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         d = None if enc is not None else col.data
     else:
         d = col.data
-    if enc is not None:
+    if d is None:                        # dictionary-encoded
+        assert enc is not None
         codes, uniq = enc
         valid = [i for i, v in enumerate(uniq.tolist()) if v is not None]
         order = sorted(valid, key=lambda i: _sort_key(uniq[i]))
@@ -875,9 +880,9 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         key = rank[codes]
     elif d.dtype == object or d.dtype.kind == "b":
         vals = col.to_pylist()
-        uniq = sorted({v for v in vals if v is not None}, key=_sort_key)
-        rank = {v: i for i, v in enumerate(uniq)}
-        key = np.array([rank[v] if v is not None else 0 for v in vals], dtype=np.float64)
+        distinct = sorted({v for v in vals if v is not None}, key=_sort_key)
+        rank_of = {v: i for i, v in enumerate(distinct)}
+        key = np.array([rank_of[v] if v is not None else 0 for v in vals], dtype=np.float64)
     elif d.dtype.kind == "M":
         key = d.view(np.int64).astype(np.float64)
         if len(d) and np.abs(d.view(np.int64)).max() >= 2**53:

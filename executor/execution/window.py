@@ -82,7 +82,7 @@ class WindowOp(operators.Op):
         # scatter back to input order
         out = Col(sqltypes.empty(s.oid, n), np.ones(n, bool), s.oid)
         data = out.data
-        nulls = out.nulls
+        nulls = out.null_mask()
         data[order] = res.data
         nulls[order] = res.null_mask()
         return Col(data, nulls, s.oid)
@@ -141,8 +141,8 @@ class WindowOp(operators.Op):
             elif f == "last_value":
                 src = hi
             else:
-                k = np.array(args[1].to_pylist(), dtype=np.int64)
-                src = lo + k - 1
+                nth = np.array(args[1].to_pylist(), dtype=np.int64)
+                src = lo + nth - 1
             ok = (src <= hi) & (lo <= hi)
             safe = np.clip(np.where(ok, src, 0), 0, max(n - 1, 0))
             return Col(vals.data[safe], vals.null_mask()[safe] | ~ok, s.oid)

@@ -106,6 +106,7 @@ class PrunedCol(Col):
     (e.g. concatenating the unmatched rows of an outer join)."""
 
     __slots__ = ("_n", "_data")
+    _data: np.ndarray | None
 
     def __init__(self, n: int, oid: int) -> None:
         self._n, self._data, self.nulls, self.oid = n, None, None, oid
@@ -337,6 +338,7 @@ class _ViewCompiler:
         """Everything between ``scan`` and the first grouping above it becomes
         a stream pipeline; the grouping is replaced by its state in the upper plan."""
         path = _path_to(root_holder, scan)      # root_holder ... scan
+        assert path is not None
         chain, agg = self._chain_to_grouping(path, scan)
         self._check_insert_time_exprs(agg, scan)
         # static pipelines: build the hash tables of joins on the path once
@@ -446,7 +448,7 @@ class ContinuousView:
         self.lock = threading.Lock()
         self.queue: collections.deque = collections.deque()
         self.version = 0
-        self.result_version = -1
+        self.result_version: tuple | None = None
         self.result: Batch | None = None
         self.has_new_input = True
         self.insert_cost = 0.0

@@ -72,7 +72,7 @@ def feed_views(views: list[ContinuousView], oid: int, batch: Batch, ctx) -> None
     # the helper gets its own per-evaluation scratch (correlated-row stack, CTE
     # results, stats); settings, notices and the transaction are shared
     helper_ctx = dataclasses.replace(ctx, outer_rows=[], cte_results=dict(ctx.cte_results), stats={}) \
-        if dataclasses.is_dataclass(ctx) else ctx
+        if isinstance(ctx, ExecContext) else ctx
     fut = _view_pool.submit(run, theirs, helper_ctx)
     try:
         run(mine, ctx)
@@ -166,7 +166,7 @@ class StreamManager:
         self.views: dict[int, ContinuousView] = {}
         # views whose CREATE VIEW has not been registered yet (uncommitted, or
         # committed with the after-commit hook still to run), with their transaction
-        self.created: dict[int, tuple[object, ContinuousView]] = {}
+        self.created: dict[int, tuple[Transaction, ContinuousView]] = {}
         self.pending_states: dict[int, dict] = {}
         #: views whose saved state matched none of their pipelines: oid ->
         #: (why, the saved state, kept by later checkpoints: never started over)
@@ -351,7 +351,7 @@ class StreamManager:
                 ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
                                           "00000", "NOTICE"))
                 return 0
-        self.check_rows(ctx.engine_session if hasattr(ctx, "engine_session") else None, ctx, rel, batch)
+        self.check_rows(ctx.engine_session, ctx, rel, batch)
         rt = self.runtime(rel)
         views = self._views_on(rel.oid)
         cols = [(c.data, c.null_mask()) for c in batch.cols]

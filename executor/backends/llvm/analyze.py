@@ -78,7 +78,7 @@ def _conjuncts(pred) -> list:
 class KernelPlan:
     def __init__(self) -> None:
         self.prefix_ops: list = []
-        self.fused_filter = None
+        self.fused_filter: operators.Filter | None = None
         self.input_exprs: list = []       # per input slot: expression over the post-prefix batch
         self.input_dtypes: list[str] = []
         self._slot_of: dict = {}

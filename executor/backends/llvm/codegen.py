@@ -146,7 +146,7 @@ class _Kernel:
             self.gk = [self._ptr(t + 3, I64), self._ptr(t + 4, I64)]
             self.gflags = self._ptr(t + 5, I8)
         self.rows = self._ptr(lay.rows, I64)
-        self.aggp = []
+        self.aggp: list[list[ir.Value]] = []
         for (kind, slot), idxs in zip(sh.aggs, lay.agg):
             if kind == "star":
                 self.aggp.append([])

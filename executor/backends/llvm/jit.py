@@ -103,7 +103,7 @@ class CompiledModule:
         self.addr: dict = {}          # per variant: machine code address (for the native morsel driver)
         self.rows: dict = {}          # per variant: rows run on its tier-1 code
         self._tier2: set = set()      # variants whose tier-2 compile was submitted
-        self._engines = []            # keep the machine code alive
+        self._engines: list[llvm.ExecutionEngine] = []    # keep the machine code alive
         self.sym: dict = {}           # per variant: its symbol in the shared engines
         self._lock = threading.Lock()
 
@@ -359,7 +359,7 @@ def compile_async(shape) -> Future:
 
         fut = _bg.submit(work)
         _pending[shape] = fut
-        fut.add_done_callback(lambda f, s=shape: _pending.pop(s, None))
+        fut.add_done_callback(lambda f: _pending.pop(shape, None))
         return fut
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import collections
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
@@ -115,7 +115,8 @@ class Info:
 class KernelInputs:
     """A post-prefix batch with its kernel inputs."""
 
-    __slots__ = ("batch", "base", "keep", "present", "cols", "nulls", "empty")
+    __slots__ = ("plan", "batch", "base", "keep", "present", "cols", "nulls", "empty")
+    plan: KernelPlan                 # the plan it was prepared by (the sink may drop its own)
     batch: Batch
     base: list[int] | None
     keep: list
@@ -137,19 +138,19 @@ class CompiledSink:
         except Unsupported as e:
             self.info.reason = str(e)
         self.module = None
-        self.future = None
+        self.future: Future | None = None
         self.future_shape = None
         self.tables: list[NativeTable] = []
-        self.seen_nulls = None if self.plan is None else [False] * len(self.plan.input_exprs)
+        self.seen_nulls: list[bool] = [] if self.plan is None else [False] * len(self.plan.input_exprs)
         self.saved_ms = 0.0          # auto: time compiled code would have saved so far
-        self.vec_ns = None           # this pipeline's measured vector cost per row
+        self.vec_ns: float | None = None    # this pipeline's measured vector cost per row
         self.allow_specialise = True
         self.force_variant = None    # benchmarks: "generic" pins the hash table
         self.max_threads = THREADS
         self._queue: collections.deque = collections.deque()   # parallel morsels not yet taken
         self._qlock = threading.Lock()
-        self._helper = None          # the helper's running drain (a Future), if any
-        self._helper_table = None    # the table it applies morsels into
+        self._helper: Future | None = None          # the helper's running drain, if any
+        self._helper_table: NativeTable | None = None    # the table it applies morsels into
         self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
         self.busy = threading.Lock()  # GROUP BY: held by the one execution using the tables
 
@@ -159,6 +160,7 @@ class CompiledSink:
 
     # ------------------------------------------------------------ compile control
     def _shape(self, nullable) -> object:
+        assert self.plan is not None and self.plan.shape is not None     # only supported sinks compile
         return self.plan.shape.with_nullable(tuple(bool(x) for x in nullable))
 
     def _covers(self, m, present) -> bool:
@@ -250,6 +252,7 @@ class CompiledSink:
         plan = self.plan
         assert plan is not None          # only supported sinks run
         p = KernelInputs()
+        p.plan = plan
         p.empty = False
         if run_ops is not None and plan.prefix_ops:
             batch = run_ops(batch, ctx, plan.prefix_ops)
@@ -297,6 +300,7 @@ class CompiledSink:
 
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
+            assert self.plan is not None and self.plan.shape is not None
             t = NativeTable(self.plan.shape)
             if self.tables and self.tables[0].variant == "specialised":
                 t0 = self.tables[0]
@@ -311,6 +315,7 @@ class CompiledSink:
         if p.empty:
             return
         n = p.batch.n
+        assert p.base is not None         # set for every non-empty batch
         base = list(p.base)
         c = len(p.cols)
         masks = []                    # kept alive with the morsels (the shared zero mask may be regrown)
@@ -403,13 +408,13 @@ class CompiledSink:
         if self.force_variant == "generic" or not self.allow_specialise:
             return
         lows, highs = [], []
-        for slot in self.plan.keys:
+        for slot in p.plan.keys:
             d, nm = p.cols[slot], p.nulls[slot]
             v = d if nm is None else d[~nm]
             lows.append(int(v.min()) if len(v) else 0)
             highs.append(int(v.max()) if len(v) else 0)
         mins, ranges = headroom(lows, highs)
-        size = NativeTable.dense_size(len(self.plan.keys), ranges)
+        size = NativeTable.dense_size(len(p.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             self._table(0).specialise(mins, ranges)
 
@@ -423,10 +428,11 @@ class CompiledSink:
             self.info.variant = "generic" if vs == {"generic"} else "mixed"
 
     def run_vector_prepared(self, p: KernelInputs, table, ctx) -> None:
-        """The vector path for a batch already through the prefix ops."""
+        """The vector path for a batch already through the prefix ops (by
+        ``p.plan``: a failed compile may have dropped ``self.plan`` since)."""
         b = p.batch
-        if b.n and self.plan.fused_filter is not None:
-            b = self.plan.fused_filter.process(b, ctx)
+        if b.n and p.plan.fused_filter is not None:
+            b = p.plan.fused_filter.process(b, ctx)
         if b.n:
             self.agg.consume(table, b, ctx)
 

@@ -70,12 +70,12 @@ class NativeTable:
         self.profile_after = PROFILE_ROWS
         self.layout_version = 0      # bumped whenever the state arrays are reallocated
         self.touched = False         # a kernel ran on it since it was created or reset
-        self._args = None
+        self._args: tuple[list[int], int, np.ndarray] | None = None
         self._init_generic(64)
 
     # ------------------------------------------------------------ allocation
     def _agg_arrays(self, n: int) -> list:
-        out = []
+        out: list[list[np.ndarray]] = []
         for kind, slot in self.shape.aggs:
             if kind == "star":
                 out.append([])

@@ -23,7 +23,7 @@ class Type:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self._ptr = None
+        self._ptr: PointerType | None = None
 
     def as_pointer(self) -> "PointerType":
         if self._ptr is None:
@@ -291,9 +291,11 @@ class IRBuilder:
     # -- memory
     def gep(self, ptr: Value, indices, name=""):
         """Typed-pointer GEP; the result type follows the indices (arrays step in)."""
+        assert isinstance(ptr.type, PointerType)
         ty = ptr.type.pointee
         res = ty
         for _ in indices[1:]:
+            assert isinstance(res, ArrayType)
             res = res.element
         idx = ", ".join(i.typed() for i in indices)
         return self._emit(res.as_pointer(), f"getelementptr {ty.text}, {ptr.type.text} {ptr.ref}, {idx}", name)

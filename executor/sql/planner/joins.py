@@ -155,7 +155,7 @@ class JoinPlanner(PlannerBase):
         exprs: list[expr.Expr] = [expr.ColRef(nr + i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[nr:])]
         exprs += [expr.ColRef(i, c.oid, c.name, c.typmod) for i, c in enumerate(j.out[:nr])]
         proj = operators.Project(j, exprs, j.out[nr:] + j.out[:nr])
-        proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet; push_filters sees through it, as after a reordered comma join
+        proj.permutation = True  # push_filters sees through it, as after a reordered comma join
         return proj
 
     def _is_stream(self, op) -> bool:
@@ -292,7 +292,7 @@ def _restore_from_order(op: operators.Op, scope: Scope, planned: list, order: li
     idx = [starts[k] + i for k in range(len(planned)) for i in range(len(planned[k][1].cols))]
     exprs: list[expr.Expr] = [expr.ColRef(i, op.out[i].oid, op.out[i].name, op.out[i].typmod) for i in idx]
     proj = operators.Project(op, exprs, [op.out[i] for i in idx])
-    proj.permutation = True  # type: ignore[attr-defined]  # a plan flag operators.Project does not declare yet
+    proj.permutation = True
     new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
                       tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
     new_scope.correlated = scope.correlated

@@ -291,7 +291,8 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
         if isinstance(op, operators.Filter):
             sql = f"SELECT * FROM ({sql}) l{layer} WHERE {_sx(op.pred, names)}"
         elif isinstance(op, operators.Project):
-            items, new = [], []
+            items: list[str] = []
+            new: list[str | None] = []
             for i, e in enumerate(op.exprs):
                 try:
                     items.append(f"{_sx(e, names)} AS c{i}")
@@ -305,7 +306,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
                 raise NotPushable(f"{op.label()}")
             rb = pipe.builds[op].batch
             bname = "b" + str(len(build_seq))
-            rcols = []
+            rcols: list[int | None] = []
             for j, (c, oc) in enumerate(zip(rb.cols, op.right.out)):
                 if c.oid not in PUSH_TYPES or isinstance(c, PrunedCol):   # pruned: no stage reads it
                     rcols.append(None)
@@ -397,7 +398,8 @@ def _describe_stream(ctx, mgr, rel, cols) -> dict:
     if hit is not None and hit[0] == cache_key:
         return hit[1]
     input_names = [None if c.hidden else _qi(c.name) for c in rel.live_columns]
-    out_views, reasons, build_seq = [], [], []
+    out_views, reasons = [], []
+    build_seq: list[dict] = []
     for cv in views:
         pipes = []
         for idx, pipe in enumerate(cv.pipelines.get(rel.oid, [])):
