@@ -134,7 +134,8 @@ class Session:
     def result_version(self, prepared: Prepared) -> Any:
         """A key that is equal for two executions exactly when they must return
         the same rows: the committed state's version, the continuous views'
-        versions (pending queued batches included) and the output settings.
+        versions (pending queued batches included; the views a view over
+        views reads, transitively) and the output settings.
         None when the statement or the session state allows no such promise."""
         views = prepared.reuse_views
         if views is None or self.txn is not None or self.pending:
@@ -146,11 +147,19 @@ class Session:
         key: list[Any] = [self.db.committed.version]
         key.extend(settings.get(k) for k in OUTPUT_SETTINGS)
         live = self.engine.streams.views
-        for oid in views:
+        # a view over continuous views gets no batches of its own (its version
+        # never moves): the views it reads, transitively, are inputs as well
+        todo, seen = list(views), set()
+        while todo:
+            oid = todo.pop(0)
+            if oid in seen:
+                continue
+            seen.add(oid)
             cv = live.get(oid)
             if cv is None:
                 return None
             key.append((oid, cv.version, len(cv.queue)))
+            todo.extend(cv.upstream_views)
         return tuple(key)
 
     # ------------------------------------------------------------ extended-protocol blocks
