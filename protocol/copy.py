@@ -403,9 +403,13 @@ class _Fallback(Exception):
 
 def preload() -> None:
     """Import the CSV decoder's pyarrow modules ahead of the first COPY, which
-    would otherwise pay a second or more of imports while the client waits."""
-    import pyarrow.compute  # noqa: F401  (optional dependency)
-    import pyarrow.csv  # noqa: F401  (optional dependency)
+    would otherwise pay a second or more of imports while the client waits.
+    pyarrow is optional at run time: without it COPY decodes in Python."""
+    try:
+        import pyarrow.compute  # noqa: F401  (optional dependency)
+        import pyarrow.csv  # noqa: F401  (optional dependency)
+    except ImportError:
+        pass
 
 
 def _pa_type(oid: int, has_hex: bool) -> Any:
@@ -693,7 +697,7 @@ def decode_copy(data: bytes, options: CopyOptions, column_oids: Sequence[int], *
                 return cols
         try:
             return _pyarrow_decode(data, options, column_oids, names, line, tz)
-        except _Fallback:
+        except (_Fallback, ImportError):      # pyarrow absent: the exact Python parser below
             pass
     rows, lines = _python_rows(data, options, line, names)
     return _rows_to_columns(rows, column_oids, names, lines, tz)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import random
+import sys
 from decimal import Decimal
 
 import numpy as np
@@ -362,3 +363,15 @@ def test_binary_from_postgres_and_back(pg) -> None:
             cp.write(ours)
     again = pg.execute("select row(t.*)::text from bt t").fetchall()
     assert again == text_rows
+
+
+def test_copy_decodes_without_pyarrow(monkeypatch):
+    """pyarrow is an optional accelerator (imported inside functions): with it
+    missing, COPY decodes the same values through the Python parser."""
+    data = b"1,a,1.5\n2,,\n3,\"x,y\",-0.25\n"
+    oids = [wiretypes.INT4, wiretypes.TEXT, wiretypes.FLOAT8]
+    with_pyarrow = pylists(decode_copy(data, CSV, oids), oids)
+    for name in ("pyarrow", "pyarrow.compute", "pyarrow.csv"):
+        monkeypatch.setitem(sys.modules, name, None)        # import fails
+    without = pylists(decode_copy(data, CSV, oids), oids)
+    assert without == with_pyarrow == [[1, 2, 3], ["a", None, "x,y"], [1.5, None, -0.25]]
