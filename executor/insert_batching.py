@@ -57,7 +57,7 @@ def coalescible(stmt: Any) -> bool:
         return hit
 
     ok = (type(stmt) is InsertStmt and not stmt.default_values
-          and stmt.source is None and stmt.conflict is None and stmt.ret is None and bool(stmt.rows)
+          and stmt.source is None and stmt.conflict is None and stmt.ret is None and stmt.rows is not None and bool(stmt.rows)
           and all(_vector_expr(e) for row in stmt.rows for e in row)
           and not _set_level_constraints(stmt.rel))
     try:
@@ -265,15 +265,17 @@ def _direct_plan(stmt: Any, param_oids: list[int]) -> list[tuple[int, int, Any, 
         plan = None
     else:
         given = {id(col): e for col, e in zip(stmt.targets, stmt.rows[0])}
+        steps: list[tuple[int, int, Any, bool]] = []
+        plan = steps
         for col in stmt.rel.live_columns:
             e = given.get(id(col), _ABSENT)
             oid = col.type_oid
             if e is _ABSENT and col.default is None:
-                plan.append((oid, 0, None, bool(col.not_null)))
+                steps.append((oid, 0, None, bool(col.not_null)))
             elif type(e) is expr.Const and e.oid == oid and col.typmod < 0:
-                plan.append((oid, 1, e.value, bool(col.not_null)))
+                steps.append((oid, 1, e.value, bool(col.not_null)))
             elif type(e) is expr.Param and e.oid == oid and col.typmod < 0:
-                plan.append((oid, 2, e.idx, bool(col.not_null)))
+                steps.append((oid, 2, e.idx, bool(col.not_null)))
             else:
                 plan = None
                 break

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -137,14 +137,14 @@ def is_temporal(oid: int) -> bool:
     return oid in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
-def datetime_values(arr: np.ndarray, oid: int) -> list:
-    vals = arr.tolist()
+def datetime_values(arr: np.ndarray, oid: int) -> list[Any]:
+    vals: list[Any] = arr.tolist()
     if oid == type_oids.TIMESTAMPTZ:
         return [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
     return vals
 
 
-def _to_dt64(v, oid: int):
+def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
     if isinstance(v, dt.datetime):
         if v.tzinfo is not None:
             v = v.astimezone(UTC).replace(tzinfo=None)
@@ -154,7 +154,7 @@ def _to_dt64(v, oid: int):
     return np.datetime64(v)
 
 
-def column_from_values(values: list, oid: int) -> "Col":
+def column_from_values(values: list[Any], oid: int) -> "Col":
     """Build a column from Python values (None = NULL)."""
     Col = vector.Col
 
@@ -256,11 +256,11 @@ def arith_type(op: str, a: int, b: int) -> int:
 
 # ----------------------------------------------------------------- casts
 
-def _text_in(oid: int, s: str):
+def _text_in(oid: int, s: str) -> Any:
     return wiretypes.decode_text(oid, s)
 
 
-def _text_out(oid: int, v) -> str:
+def _text_out(oid: int, v: object) -> str:
     r = wiretypes.encode_text(oid, v)
     return r.decode("utf-8") if isinstance(r, bytes) else r
 
@@ -310,14 +310,14 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src in type_oids.ELEMENT_OF and target in type_oids.ELEMENT_OF:
         et = type_oids.ELEMENT_OF[target]
         es = type_oids.ELEMENT_OF[src]
-        out = []
+        arrays: list[list[Any] | None] = []
         for v in col.to_pylist():
             if v is None:
-                out.append(None)
+                arrays.append(None)
             else:
                 c = cast_col(Col.from_pylist(list(v), es), et)
-                out.append(c.to_pylist())
-        return Col.from_pylist(out, target)
+                arrays.append(c.to_pylist())
+        return Col.from_pylist(arrays, target)
     raise PgError(CANNOT_COERCE, f"cannot cast type {type_name(src)} to {type_name(target)}")
 
 
@@ -340,20 +340,20 @@ def _cast_number(col: "Col", target: int) -> "Col":
     if src == type_oids.NUMERIC:
         vals = data.tolist()
         if target in (type_oids.FLOAT4, type_oids.FLOAT8):
-            out = [float(v) if ok else None for v, ok in zip(vals, valid.tolist())]
-            return Col.from_pylist(out, target)
-        out = []
+            floats = [float(v) if ok else None for v, ok in zip(vals, valid.tolist())]
+            return Col.from_pylist(floats, target)
+        ints: list[int | None] = []
         for v, ok in zip(vals, valid.tolist()):
             if not ok:
-                out.append(None)
+                ints.append(None)
                 continue
             if v.is_nan():
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"cannot convert NaN to {_range_word(target)}")
-            r = int(v.to_integral_value(rounding=decimal.ROUND_HALF_UP))
-            if not _fits(r, target):
+            iv = int(v.to_integral_value(rounding=decimal.ROUND_HALF_UP))
+            if not _fits(iv, target):
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")
-            out.append(r)
-        return Col.from_pylist(out, target)
+            ints.append(iv)
+        return Col.from_pylist(ints, target)
     if tdt.kind == "i":
         if data.dtype.kind == "f":
             d = np.where(valid, data, 0)

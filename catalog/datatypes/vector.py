@@ -8,6 +8,7 @@ dtypes; everything else is an object array of the Python values that
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,8 +47,8 @@ class Col:
     def valid_mask(self) -> np.ndarray:
         return ~self.nulls if self.nulls is not None else np.ones(len(self.data), dtype=bool)
 
-    def to_pylist(self) -> list:
-        vals = self.data.tolist()
+    def to_pylist(self) -> list[Any]:
+        vals: list[Any] = self.data.tolist()
         if self.data.dtype.kind == "M":
             vals = sqltypes.datetime_values(self.data, self.oid)
         if self.nulls is not None:
@@ -56,11 +57,11 @@ class Col:
         return vals
 
     @staticmethod
-    def from_pylist(values: list, oid: int) -> "Col":
+    def from_pylist(values: list[Any], oid: int) -> "Col":
         return sqltypes.column_from_values(values, oid)
 
     @staticmethod
-    def const(value, oid: int, n: int) -> "Col":
+    def const(value: object, oid: int, n: int) -> "Col":
         if value is None:
             return Col(sqltypes.empty(oid, n), np.ones(n, dtype=bool), oid)
         d = sqltypes.dtype_of(oid)
@@ -76,9 +77,10 @@ class Col:
     def concat(cols: list["Col"]) -> "Col":
         if len(cols) == 1:
             return cols[0]
-        if all(type(c) is FixedCol for c in cols) and len({c.scale for c in cols}) == 1:
+        fixed = [c for c in cols if type(c) is FixedCol]
+        if len(fixed) == len(cols) and len({c.scale for c in fixed}) == 1:
             nulls = np.concatenate([c.null_mask() for c in cols]) if any(c.nulls is not None for c in cols) else None
-            return FixedCol(np.concatenate([c.fx for c in cols]), cols[0].scale, nulls)
+            return FixedCol(np.concatenate([c.fx for c in fixed]), fixed[0].scale, nulls)
         oid = cols[0].oid
         datas = [c.data for c in cols]
         if any(d.dtype == object for d in datas) and not all(d.dtype == object for d in datas):
@@ -125,7 +127,7 @@ class Batch:
         cols = [Col.concat([b.cols[i] for b in batches]) for i in range(ncol)]
         return Batch(cols, sum(b.n for b in batches))
 
-    def rows(self) -> list[tuple]:
+    def rows(self) -> list[tuple[Any, ...]]:
         lists = [c.to_pylist() for c in self.cols]
         return list(zip(*lists)) if lists else [() for _ in range(self.n)]
 
@@ -154,7 +156,7 @@ class FixedCol(Col):
         self.oid = NUMERIC_OID
 
     @property
-    def data(self) -> np.ndarray:  # type: ignore[override]
+    def data(self) -> np.ndarray:
         if self._dec is None:
             self._dec = fixed_to_decimals(self.fx, self.scale, self.nulls)
         return self._dec
@@ -204,7 +206,7 @@ def fixed_to_decimals(fx: np.ndarray, scale: int, nulls: np.ndarray | None) -> n
     return out
 
 
-_FIXED_CACHE: dict[int, tuple] = {}
+_FIXED_CACHE: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray]] = {}
 
 
 def fixed_view(col: Col, scale: int | None = None, precision: int | None = None) -> FixedCol | None:
@@ -238,8 +240,11 @@ def fixed_view(col: Col, scale: int | None = None, precision: int | None = None)
     if not np.isfinite(f).all():
         return None  # NaN
     fx = np.rint(f * (10.0 ** scale)).astype(np.int64)
+    def forget(_r: object, k: int = key) -> None:
+        _FIXED_CACHE.pop(k, None)
+
     try:
-        ref = weakref.ref(data, lambda _r, k=key: _FIXED_CACHE.pop(k, None))
+        ref: weakref.ref[np.ndarray] | None = weakref.ref(data, forget)
     except TypeError:
         ref = None
     if ref is not None:
@@ -264,12 +269,12 @@ class TakenCol(Col):
     def __init__(self, src: Col, idx: np.ndarray) -> None:
         self._src = src
         self._idx = idx
-        self._gathered = None
+        self._gathered: np.ndarray | None = None
         self.nulls = None if src.nulls is None else (src.nulls[idx] if src.nulls[idx].any() else None)
         self.oid = src.oid
 
     @property
-    def data(self) -> np.ndarray:  # type: ignore[override]
+    def data(self) -> np.ndarray:
         if self._gathered is None:
             self._gathered = self._src.data[self._idx]
         return self._gathered

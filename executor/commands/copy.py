@@ -13,6 +13,7 @@ import re
 import re as _re
 import sys
 import tempfile
+from typing import IO, Literal
 
 import sqlglot
 
@@ -48,9 +49,9 @@ _RX = re.compile(r"""\s*copy\s+(?P<target>\((?P<query>.*)\)|(?P<table>[\w."]+)\s
                      (?:with\s*)?(?P<opts>\(.*\)|.*?)\s*;?\s*$""", re.I | re.S | re.X)
 
 
-def _parse_opts(text: str) -> dict:
+def _parse_opts(text: str) -> dict[str, str | bool | list[str]]:
     text = text.strip()
-    opts: dict = {}
+    opts: dict[str, str | bool | list[str]] = {}
     if not text:
         return opts
     if text.startswith("(") and text.endswith(")"):
@@ -60,7 +61,7 @@ def _parse_opts(text: str) -> dict:
             if not bits:
                 continue
             k = bits[0].lower()
-            v = bits[1].strip() if len(bits) > 1 else True
+            v: str | bool | list[str] = bits[1].strip() if len(bits) > 1 else True
             if isinstance(v, str):
                 if v.startswith("'") and v.endswith("'"):
                     v = v[1:-1].replace("''", "'")
@@ -96,7 +97,9 @@ def _name_parts(name: str) -> list[str]:
 
 
 def _split(s: str) -> list[str]:
-    out, buf, depth, q = [], [], 0, False
+    out: list[str] = []
+    buf: list[str] = []
+    depth, q = 0, False
     for ch in s:
         if ch == "'":
             q = not q
@@ -115,6 +118,12 @@ def _split(s: str) -> list[str]:
 
 class CopyStmt(Stmt):
     cacheable = False
+    query: str | None               # COPY (query) TO ...
+    table: str | None               # COPY table [(cols)] ...
+    cols: list[str] | None
+    direction: str                  # 'from' | 'to'
+    src: str                        # stdin, stdout, 'file' or program 'command'
+    opts: dict[str, str | bool | list[str]]
 
     @staticmethod
     def parse(text: str) -> "CopyStmt":
@@ -235,7 +244,7 @@ def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
 
 #: after a COPY of this many rows, free memory goes back to the OS
 RELEASE_ROWS = 1 << 20
-_libc = None
+_libc: ctypes.CDLL | Literal[False] | None = None   # False: no malloc_trim on this system
 
 
 def release_memory(rows: int) -> None:
@@ -257,7 +266,8 @@ def release_memory(rows: int) -> None:
             sys.modules["pyarrow"].default_memory_pool().release_unused()
         if _libc is None:
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        _libc.malloc_trim(0)
+        if _libc is not False:
+            _libc.malloc_trim(0)
     except (OSError, AttributeError):  # not glibc: nothing to trim
         _libc = False
 
@@ -281,6 +291,7 @@ class CopySink:
         self.buf = b""
         self.line = 1
         self.batches: list[Batch] = []
+        self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
         self.rows = 0
         self.oids = [c.type_oid for c in targets]
         self.names = [c.name for c in targets]
@@ -291,7 +302,7 @@ class CopySink:
         self.done = False
         self.pending: list[bytes] = []
         self.pending_bytes = 0
-        self.spill = None          # temporary file of validated stream slabs
+        self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
         # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
@@ -378,7 +389,7 @@ class CopySink:
             return
         head, body = wal.encode([StreamBatch(self.rel.oid, [(c.data, c.nulls) for c in full.cols])])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
-            self.batches.append((head, body, full.n))
+            self.records.append((head, body, full.n))
             self.staged_bytes += len(body)
             return
         if self.spill is None:
@@ -432,14 +443,15 @@ class CopySink:
             total = self.rows
             streams = self.session.engine.streams
             staged, self.batches = self.batches, []
+            records, self.records = self.records, []
             # one WAL fsync for the whole COPY, before it is acknowledged
             if self.keyed:
                 while staged:
                     streams.insert(self.ctx, self.rel, staged.pop(0), sync=False)
             else:
-                staged.reverse()
-                while staged:
-                    self._deliver(*staged.pop())
+                records.reverse()
+                while records:
+                    self._deliver(*records.pop())
                 for head, body, n in self._spilled_records():
                     self._deliver(head, body, n)
             if self.ctx.session.sync_commit and self.session.db.fsync:
@@ -478,6 +490,7 @@ class CopySink:
             self.spill.close()
             self.spill = None
         self.batches = []
+        self.records = []
         self.buf = b""
         if self.session.txn is None:
             self.ctx.txn.rollback()

@@ -11,7 +11,7 @@ import sqlglot
 from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects.model import Relation
+from splitstream.catalog.objects.model import ColumnDef, Constraint, Relation
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
@@ -84,6 +84,8 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
 
 class DMLStmt(Stmt):
     cacheable = True
+    rel: Relation
+    ret: tuple[list[expr.Expr], list[operators.OutCol]] | None   # RETURNING: bound expressions, output columns
 
     def returning_result(self, ctx, tag, batch: Batch | None) -> Result:
         if self.ret is None:
@@ -104,6 +106,14 @@ class DMLStmt(Stmt):
 # ------------------------------------------------------------------ INSERT
 
 class InsertStmt(DMLStmt):
+    targets: list[ColumnDef]                    # the columns the source supplies, in its order
+    default_values: bool                        # DEFAULT VALUES (or no source at all)
+    source: operators.Op | None                 # INSERT ... SELECT
+    rows: list[list[expr.Expr | None]] | None   # VALUES, bound; None items are DEFAULT
+    # ON CONFLICT: (arbiter constraint, DO NOTHING, DO UPDATE SET (column index, value), WHERE)
+    conflict: tuple[Constraint | None, bool, list[tuple[int, expr.Expr]] | None, expr.Expr | None] | None
+    const_batch: Batch | None = None            # all-integer VALUES (fast_insert.int_rows)
+
     @staticmethod
     def build(session, planner, tree: exp.Insert) -> "InsertStmt":
         s = InsertStmt()
@@ -119,12 +129,14 @@ class InsertStmt(DMLStmt):
         live = [c for c in rel.live_columns if not c.hidden]
         if isinstance(tree.this, exp.Schema) and tree.this.expressions:
             names = [ident(e) for e in tree.this.expressions]
+            targets: list[ColumnDef] = []
             for nm in names:
-                if rel.column(nm) is None or rel.column(nm).hidden:
+                named = rel.column(nm)
+                if named is None or named.hidden:
                     raise PgError(UNDEFINED_COLUMN, f'column "{nm}" of relation "{rel.name}" does not exist')
+                targets.append(named)
             if len(set(names)) != len(names):
                 raise PgError("42701", f'column "{names[0]}" specified more than once')
-            targets = [rel.column(nm) for nm in names]
         else:
             targets = live
         s.targets = targets
@@ -133,7 +145,7 @@ class InsertStmt(DMLStmt):
         s.source = None
         if not s.default_values:
             if isinstance(src, exp.Values):
-                rows = []
+                rows: list[list[expr.Expr | None]] = []
                 b = ExprBinder(planner, Scope([]), context="VALUES")
                 for t in src.expressions:
                     items = t.expressions if isinstance(t, exp.Tuple) else [t]
@@ -143,7 +155,7 @@ class InsertStmt(DMLStmt):
                         pass
                     elif len(items) < len(targets):
                         raise PgError(SYNTAX_ERROR, "INSERT has more target columns than expressions")
-                    row = []
+                    row: list[expr.Expr | None] = []
                     for it, col in zip(items, targets):
                         if isinstance(it, (exp.Var, exp.Column)) and it.name.upper() == "DEFAULT" and not isinstance(it, exp.Column) or \
                                 (isinstance(it, exp.Column) and it.name.upper() == "DEFAULT" and not it.args.get("table") and not (isinstance(it.this, exp.Identifier) and it.this.quoted)):
@@ -177,36 +189,38 @@ class InsertStmt(DMLStmt):
     def _source_batch(self, session, ctx) -> Batch:
         if self.default_values:
             return Batch([], 1)
-        if getattr(self, "const_batch", None) is not None:
+        if self.const_batch is not None:
             return self.const_batch        # all-integer VALUES (fast_insert.int_rows)
         if self.rows is None:
+            assert self.source is not None  # neither DEFAULT VALUES nor VALUES: a query
             return operators.run_plan(self.source, ctx)
         one = Batch([], 1)
         cols = []
         n = len(self.rows)
         for j, col in enumerate(self.targets):
             exprs = [r[j] for r in self.rows]
-            if all(isinstance(e, expr.Const) for e in exprs) and n > 1:
-                vals = [e.value for e in exprs]
-                oids = {e.oid for e in exprs if e.value is not None}
+            consts = [e for e in exprs if isinstance(e, expr.Const)]
+            if len(consts) == len(exprs) and n > 1:
+                vals = [e.value for e in consts]
+                oids = {e.oid for e in consts if e.value is not None}
                 oid = oids.pop() if len(oids) == 1 else None
                 if oid is not None:
                     cols.append(Col.from_pylist(vals, oid))
                     continue
-            parts = []
+            evaluated: list[Col | None] = []
             for e in exprs:
                 if e is None:
-                    parts.append(None)
+                    evaluated.append(None)
                 else:
-                    parts.append(e.eval(one, ctx))
-            if any(p is None for p in parts):
-                fixed = []
-                for p in parts:
+                    evaluated.append(e.eval(one, ctx))
+            parts: list[Col] = []
+            if any(p is None for p in evaluated):
+                for p in evaluated:
                     if p is None:
                         p = eval_default(session, ctx, col, 1) if col.default else Col(sqltypes.empty(col.type_oid, 1), np.ones(1, bool), col.type_oid)
-                    fixed.append(p if p.oid == col.type_oid else sqltypes.cast_col(p, col.type_oid, col.typmod, explicit=False))
-                parts = fixed
+                    parts.append(p if p.oid == col.type_oid else sqltypes.cast_col(p, col.type_oid, col.typmod, explicit=False))
             else:
+                parts = [p for p in evaluated if p is not None]  # (all are)
                 # each row's value gets the assignment cast on its own (100 and 50.5 in one
                 # numeric column must not be merged as integers first)
                 if any(p.oid != parts[0].oid for p in parts):
@@ -271,8 +285,8 @@ def check_constraints(session, ctx, rel: Relation, rows: Batch, exclude_position
     live = [c for c in rel.live_columns]
     visible = Batch([c for c, d in zip(rows.cols, live) if not d.hidden], rows.n)
     for j, col in enumerate(live):
-        if col.not_null and rows.cols[j].nulls is not None:
-            i = int(np.flatnonzero(rows.cols[j].nulls)[0])
+        if col.not_null and (nulls := rows.cols[j].nulls) is not None:
+            i = int(np.flatnonzero(nulls)[0])
             raise PgError(NOT_NULL_VIOLATION, f'null value in column "{col.name}" of relation "{rel.name}" violates not-null constraint',
                           detail=_failing_row(visible, i))
     for con in rel.constraints:
@@ -541,6 +555,9 @@ def _once_per_row(b: Batch, ncol: int) -> tuple[Batch, np.ndarray]:
 
 
 class UpdateStmt(DMLStmt):
+    plan: operators.Op                          # target rows with positions (_plan_target_scan)
+    sets: list[tuple[int, expr.Expr | None]]    # (column index, new value); None is DEFAULT
+
     @staticmethod
     def build(session, planner, tree: exp.Update) -> "UpdateStmt":
         s = UpdateStmt()
@@ -640,6 +657,8 @@ def _check_referenced(session, ctx, rel, old: Batch, new: Batch | None) -> list:
 
 
 class DeleteStmt(DMLStmt):
+    plan: operators.Op                          # target rows with positions (_plan_target_scan)
+
     @staticmethod
     def build(session, planner, tree: exp.Delete) -> "DeleteStmt":
         s = DeleteStmt()

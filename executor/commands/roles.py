@@ -75,8 +75,10 @@ class DropRoleStmt(Stmt):
         self.name, self.exists_ok = name, exists_ok
 
     @staticmethod
-    def parse(text):
+    def parse(text: str) -> "DropRoleStmt":
         m = re.match(r"\s*drop\s+(?:role|user)\s+(if\s+exists\s+)?(\"[^\"]+\"|\w+)", text, re.I)
+        if not m:
+            raise PgError(SYNTAX_ERROR, "syntax error in role statement")
         return DropRoleStmt(m.group(2).strip('"') if m.group(2).startswith('"') else m.group(2).lower(), bool(m.group(1)))
 
     def run(self, session, ctx):

@@ -132,9 +132,9 @@ def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
             elif isinstance(k, exp.CheckColumnConstraint):
                 out.append(Constraint(name or f"{table_name}_check", "c", (), check_sql=k.this.sql(DIALECT)))
             elif isinstance(k, exp.ForeignKey):
-                names = [ident(c) for c in k.expressions]
+                fk_names = [ident(c) for c in k.expressions]
                 ref = k.args.get("reference")
-                fk = _fk_from_reference(planner, ref, names, name or f"{table_name}_{'_'.join(names)}_fkey")
+                fk = _fk_from_reference(planner, ref, fk_names, name or f"{table_name}_{'_'.join(fk_names)}_fkey")
                 opts = " ".join(str(o) for o in (k.args.get("options") or [])).upper()
                 d = k.args.get("delete")
                 if d:
@@ -172,8 +172,8 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
         cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
                 for i, c in enumerate(plan.out)]
-        cons = []
-        seqs = []
+        cons: list[Constraint] = []
+        seqs: list[tuple[str, int]] = []
     else:
         cols, cons, seqs = column_defs(planner, col_nodes, name)
         cons += _table_constraints(planner, other, name, cols)
@@ -187,7 +187,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
             if not any(c.name == cn for c in cols):
                 raise PgError(UNDEFINED_COLUMN, f'column "{cn}" named in key does not exist')
     oid = ctx.txn.new_oid()
-    notices = []
+    notices: list[Notice] = []
     for cname, coid in seqs:
         seq_oid = ctx.txn.new_oid()
         ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid,
@@ -289,8 +289,8 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
         elif isinstance(action, exp.AlterColumn):
             _alter_column(ctx, rel, action)
         elif type(action).__name__ in ("AddConstraint",):
-            cons = _table_constraints(planner, action.expressions, rel.name, rel.columns)
-            ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + tuple(cons))))
+            added = _table_constraints(planner, action.expressions, rel.name, rel.columns)
+            ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + tuple(added))))
         else:
             raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql(DIALECT)[:60]}")
     return notices

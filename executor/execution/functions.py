@@ -57,7 +57,7 @@ def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
 
     def impl(cols: list[Col], n: int, ctx) -> Col:
         lists = [c.to_pylist() for c in cols]
-        out = []
+        out: list[object] = []
         for i in range(n):
             args = [column[i] for column in lists]
             if strict and any(a is None for a in args):
@@ -562,7 +562,7 @@ def extract_field(field: str, v):
                 v = v.replace(tzinfo=dt.timezone.utc)
             d = v - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
             return (decimal.Decimal(d.days * 86400 + d.seconds) + decimal.Decimal(d.microseconds) / 1000000).quantize(decimal.Decimal("0.000001"))
-        if not is_dt:
+        if not isinstance(v, dt.datetime):
             raise PgError("22023", f'unit "{field}" not supported for type date')
         if f in ("hour", "hours"):
             return decimal.Decimal(v.hour)

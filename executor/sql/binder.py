@@ -224,7 +224,7 @@ class ExprBinder:
         self.context = context
 
     # ------------------------------------------------------------------
-    def bind(self, node: exp.Expression) -> expr.Expr:
+    def bind(self, node: exp.Expr) -> expr.Expr:
         if self.group_match is not None:
             m = self.group_match(node)
             if m is not None:
@@ -248,6 +248,8 @@ class ExprBinder:
         name = ident(n.this) if isinstance(n.this, exp.Identifier) else None
         if isinstance(n.this, exp.Star):
             raise PgError(FEATURE_NOT_SUPPORTED, "* is not allowed here")
+        if name is None:
+            raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
         table = ident(n.args.get("table")) if n.args.get("table") else None
         return self.resolve(name, table, n)
 
@@ -298,7 +300,7 @@ class ExprBinder:
         return self.resolve(col, table, n)
 
     def resolve(self, name: str, table: str | None, node) -> expr.Expr:
-        scope = self.scope
+        scope: Scope | None = self.scope
         depth = 0
         while scope is not None:
             hits = scope.find(name, table)
@@ -314,16 +316,17 @@ class ExprBinder:
                 s = self.scope
                 for _ in range(depth):
                     s.correlated[0] = True
+                    assert s.parent is not None  # the hit was found `depth` scopes up
                     s = s.parent
                 return expr.OuterRef(depth, hits[0], c.oid, name)
             scope = scope.parent
             depth += 1
         if table is not None:
-            s = self.scope
-            while s is not None:
-                if s.has_table(table):
+            up: Scope | None = self.scope
+            while up is not None:
+                if up.has_table(table):
                     raise PgError(UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
-                s = s.parent
+                up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
@@ -1021,7 +1024,7 @@ class ExprBinder:
             raise PgError(WINDOWING_ERROR, f"window function {name} requires an OVER clause")
         if name == "date_trunc" and isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)):
             unit = n.args.get("unit")
-            u = unit.name if hasattr(unit, "name") else str(unit)
+            u = unit.name if unit is not None and hasattr(unit, "name") else str(unit)
             return self.call("date_trunc", [expr.Const(u.lower(), type_oids.TEXT), self.bind(n.this)])
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]

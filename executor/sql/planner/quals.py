@@ -7,13 +7,11 @@ same splitting, so it lives apart from any one planning step.
 """
 from __future__ import annotations
 
-from typing import cast
-
 from sqlglot import exp
 from ..dialect import DIALECT
 
 
-def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
+def split_conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     if node is None:
         return []
     if isinstance(node, exp.And):
@@ -23,7 +21,7 @@ def split_conjuncts(node: exp.Expression | None) -> list[exp.Expression]:
     return [node]
 
 
-def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
+def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Or):
@@ -31,11 +29,11 @@ def _disjuncts(node: exp.Expression) -> list[exp.Expression]:
     return [node]
 
 
-def factor_ors(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
+def factor_ors(conjuncts: list[exp.Expr]) -> list[exp.Expr]:
     """``(A AND B) OR (A AND C)`` -> ``A AND (B OR C)``, as PostgreSQL's
     canonicalize_qual does: the common ``A`` may then become a join key
     (TPC-H Q19 has its only join condition inside each OR branch)."""
-    out: list[exp.Expression] = []
+    out: list[exp.Expr] = []
     for c in conjuncts:
         ds = _disjuncts(c)
         if len(ds) < 2:
@@ -49,14 +47,13 @@ def factor_ors(conjuncts: list[exp.Expression]) -> list[exp.Expression]:
             continue
         for t in common:
             out.append(parts[0][texts[0].index(t)])
-        rest: list[exp.Expression] = []
+        rest: list[exp.Expr] = []
         for ps, ts in zip(parts, texts):
             left = [p for p, t in zip(ps, ts) if t not in common]
             if not left:  # one branch is exactly the common part: the OR is implied
                 rest = []
                 break
-            # and_ / or_ build exp.And / exp.Or nodes; sqlglot annotates them as the Condition mixin
-            rest.append(cast(exp.Expression, exp.and_(*left)) if len(left) > 1 else left[0])
+            rest.append(exp.and_(*left) if len(left) > 1 else left[0])
         if rest:
-            out.append(cast(exp.Expression, exp.or_(*[exp.paren(r) for r in rest])))
+            out.append(exp.or_(*[exp.paren(r) for r in rest]))
     return out
