@@ -113,7 +113,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         session.sql_prepared.clear()
         return NoopStmt("DISCARD " + (words[1] if len(words) > 1 else "ALL"))
     if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
-        return NoopStmt(w0)
+        # accepting them would promise notifications that never come
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
+                      hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
+                           "answers from its stored result.")
     if w0 in ("VACUUM", "ANALYZE"):
         return NoopStmt(w0)
     if w0 == "CHECKPOINT":

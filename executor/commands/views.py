@@ -8,7 +8,7 @@ from sqlglot import exp
 
 from splitstream.catalog.objects.model import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, Notice, PgError
+from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, Notice, PgError
 
 from ..sql.binder import ident
 from ..sql.dialect import DIALECT
@@ -48,6 +48,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if re.match(r"\s*create\s+materialized\s+view", text, re.I):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
+    _refuse_unimplemented_options(options)
     if options.get("action", "materialize").lower() not in ("materialize",):
         raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
                       hint="Use WITH (action=materialize) or plain CREATE VIEW.")
@@ -68,3 +69,28 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         session.engine.streams.create_view(session, ctx, rel, query)
     ctx.txn.apply(("rel", rel))
     return []
+
+
+#: View options PostgreSQL or PipelineDB define that splitstream does not implement
+#: yet: refused, since accepting and ignoring one gives silently wrong answers.
+_NOT_IMPLEMENTED_OPTIONS = {
+    "sw": "sliding windows (sw) are not implemented yet",
+    "ttl": "time-to-live (ttl) is not implemented yet",
+    "ttl_column": "time-to-live (ttl) is not implemented yet",
+    "step_factor": "sliding windows (step_factor) are not implemented yet",
+    "check_option": "WITH CHECK OPTION is not supported",
+    "security_barrier": "security_barrier views are not supported",
+    "security_invoker": "security_invoker views are not supported",
+}
+
+
+def _refuse_unimplemented_options(options: dict[str, str]) -> None:
+    for name in options:
+        if name == "action":
+            continue
+        if name in _NOT_IMPLEMENTED_OPTIONS:
+            raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
+                          hint=f"Remove the {name} option; for a time window, group by a time bucket such as "
+                               "date_trunc('minute', ts) instead.")
+        raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
+                      hint="The only option of CREATE VIEW splitstream implements is action=materialize.")

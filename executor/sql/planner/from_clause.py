@@ -32,6 +32,10 @@ class FromPlanner(PlannerBase):
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
         if isinstance(item, exp.Table):
+            if item.args.get("sample") is not None:
+                # returning every row would be a silently wrong sample
+                raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE is not implemented yet",
+                              hint="Filter with random(), e.g. WHERE random() < 0.1, for a Bernoulli sample.")
             fn = item.this
             if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
                 return self.plan_table_function(fn, alias, colaliases, outer, corr,
