@@ -112,7 +112,11 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 in ("DISCARD",):
         session.sql_prepared.clear()
         return NoopStmt("DISCARD " + (words[1] if len(words) > 1 else "ALL"))
-    if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
+    if w0 == "UNLISTEN":
+        # truly nothing to do: LISTEN is refused, so no session listens on any channel
+        # (asyncpg's pool sends UNLISTEN * when it resets a connection)
+        return NoopStmt(w0)
+    if w0 in ("LISTEN", "NOTIFY"):
         # accepting them would promise notifications that never come
         raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
                       hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
