@@ -68,14 +68,6 @@ MODULE_RULES: dict[str, tuple[str, ...]] = {
                       f"{EXECUTOR}.backends", f"{EXECUTOR}.stream", f"{EXECUTOR}.insert_batching"),
 }
 
-# Violations that open work items of issue 13 remove; each names its item.
-# The tests fail on anything not listed here, and on an entry that no longer
-# happens (delete it then: the list only shrinks).
-PENDING_CYCLES: dict[frozenset[str], str] = {}
-PENDING_CROSSINGS: dict[tuple[str, str], str] = {}
-PENDING_FUNCTION_IMPORTS: dict[tuple[str, str], str] = {}
-
-
 @dataclass(frozen=True)
 class Import:
     """One import statement of a product module, resolved to a module name."""
@@ -255,29 +247,14 @@ def imports() -> list[Import]:
     return collect_imports()
 
 
-def _unlisted(found: list[Import], pending: dict[tuple[str, str], str]) -> list[Import]:
-    return [i for i in found if (i.source, i.target) not in pending]
-
-
-def _stale(found: list[Import], pending: dict[tuple[str, str], str]) -> list[tuple[str, str]]:
-    seen = {(i.source, i.target) for i in found}
-    return [key for key in pending if key not in seen]
-
-
 def test_no_cycle_longer_than_three(imports: list[Import]) -> None:
-    cycles = {frozenset(c) for c in large_cycles(imports)}
-    new = [sorted(c) for c in cycles - set(PENDING_CYCLES)]
-    assert not new, "import cycles of more than %d modules:\n%s" % (MAX_CYCLE, "\n".join(" ".join(c) for c in new))
-    stale = [sorted(c) for c in set(PENDING_CYCLES) - cycles]
-    assert not stale, f"cycles gone, delete them from PENDING_CYCLES: {stale}"
+    cycles = [sorted(c) for c in large_cycles(imports)]
+    assert not cycles, "import cycles of more than %d modules:\n%s" % (MAX_CYCLE, "\n".join(" ".join(c) for c in cycles))
 
 
 def test_rooms_import_only_what_the_contract_allows(imports: list[Import]) -> None:
-    found = forbidden_crossings(imports)
-    bad = _unlisted(found, PENDING_CROSSINGS)
+    bad = forbidden_crossings(imports)
     assert not bad, "imports across a forbidden room boundary:\n" + _show(bad)
-    stale = _stale(found, PENDING_CROSSINGS)
-    assert not stale, f"gone, delete them from PENDING_CROSSINGS: {stale}"
 
 
 def test_no_bare_room_import(imports: list[Import]) -> None:
@@ -286,11 +263,8 @@ def test_no_bare_room_import(imports: list[Import]) -> None:
 
 
 def test_no_import_inside_a_function(imports: list[Import]) -> None:
-    found = function_imports(imports)
-    bad = _unlisted(found, PENDING_FUNCTION_IMPORTS)
+    bad = function_imports(imports)
     assert not bad, f"imports inside functions (only optional dependencies, marked '# {OPTIONAL_MARK}'):\n" + _show(bad)
-    stale = _stale(found, PENDING_FUNCTION_IMPORTS)
-    assert not stale, f"gone, delete them from PENDING_FUNCTION_IMPORTS: {stale}"
 
 
 def test_a_bare_room_name_does_not_import() -> None:
@@ -313,8 +287,6 @@ def main() -> int:
         "forbidden": _show(forbidden_crossings(found)),
         "bare": _show(bare_room_imports(found)),
         "in functions": _show(function_imports(found)),
-        "not pending (the test fails on these)": _show(_unlisted(forbidden_crossings(found), PENDING_CROSSINGS)
-                                                       + _unlisted(function_imports(found), PENDING_FUNCTION_IMPORTS)),
     }
     for title, body in report.items():
         print(f"== {title}\n{body}")

@@ -554,6 +554,14 @@ def _once_per_row(b: Batch, ncol: int) -> tuple[Batch, np.ndarray]:
     return b, pos
 
 
+def _refuse_non_table(rel: Relation, verb: str, stream_hint: str) -> None:
+    """UPDATE and DELETE change table rows only: a stream is append-only."""
+    if rel.kind == "f":
+        raise PgError(FEATURE_NOT_SUPPORTED, f'cannot {verb} stream "{rel.name}"', hint=stream_hint)
+    if rel.kind != "r":
+        raise PgError(WRONG_OBJECT_TYPE, f'cannot {verb} "{rel.name}"')
+
+
 class UpdateStmt(DMLStmt):
     plan: operators.Op                          # target rows with positions (_plan_target_scan)
     sets: list[tuple[int, expr.Expr | None]]    # (column index, new value); None is DEFAULT
@@ -564,11 +572,7 @@ class UpdateStmt(DMLStmt):
         if not tree.expressions:  # sqlglot accepts "UPDATE t SET" with nothing to set
             raise PgError(SYNTAX_ERROR, 'syntax error at end of input')
         rel, alias = _target(planner, tree.this)
-        if rel.kind == "f":
-            raise PgError(FEATURE_NOT_SUPPORTED, f'cannot update stream "{rel.name}"',
-                          hint="Streams are append-only: insert new events instead.")
-        if rel.kind != "r":
-            raise PgError(WRONG_OBJECT_TYPE, f'cannot update "{rel.name}"')
+        _refuse_non_table(rel, "update", "Streams are append-only: insert new events instead.")
         s.rel = rel
         from_ = tree.args.get("from") or tree.args.get("from_")
         items = ([from_.this] + list(from_.expressions or [])) if from_ is not None else []
@@ -663,11 +667,7 @@ class DeleteStmt(DMLStmt):
     def build(session, planner, tree: exp.Delete) -> "DeleteStmt":
         s = DeleteStmt()
         rel, alias = _target(planner, tree.this)
-        if rel.kind == "f":
-            raise PgError(FEATURE_NOT_SUPPORTED, f'cannot delete from stream "{rel.name}"',
-                          hint="Streams are append-only; old tuples leave the ring buffer by themselves.")
-        if rel.kind != "r":
-            raise PgError(WRONG_OBJECT_TYPE, f'cannot delete from "{rel.name}"')
+        _refuse_non_table(rel, "delete from", "Streams are append-only; old tuples leave the ring buffer by themselves.")
         s.rel = rel
         items = list(tree.args.get("using") or [])
         s.plan, scope = _plan_target_scan(planner, rel, alias, tree, items)

@@ -248,13 +248,6 @@ class GroupIndex:
         else:
             self.adopt(snap["keys"])
 
-    def __getstate__(self):
-        return {"key_oids": self.key_oids, **self.snapshot()}
-
-    def __setstate__(self, st) -> None:
-        GroupIndex.__init__(self, st["key_oids"])
-        self.load_snapshot(st)
-
     def _int_keys_ok(self) -> bool:
         return len(self.key_oids) == 1 and (self.ints is not None or not self._keys)
 
@@ -427,7 +420,7 @@ class SumState(AggState):
     ``fx_scale``, so no Python runs per group; ``fx_bound`` bounds its
     magnitude and the Decimal ``sum`` takes it over before it could wrap."""
 
-    fxsum: np.ndarray | None = None      # class defaults: states pickled before these existed
+    fxsum: np.ndarray | None = None      # class defaults: saved states without these fields
     fx_scale: int | None = None
     fx_bound = 0.0
 

@@ -669,11 +669,14 @@ class IsDistinct(Expr):
         return Col(same if self.negate else ~same, None, type_oids.BOOL)
 
 
-class And(Expr):
+class _Connective(Expr):
+    """AND / OR over any number of boolean arguments (three-valued)."""
+
     oid = type_oids.BOOL
+    word = ""
 
     def __repr__(self) -> str:
-        return "(" + " AND ".join(map(repr, self.args)) + ")"
+        return "(" + f" {self.word} ".join(map(repr, self.args)) + ")"
 
     def __init__(self, args: list[Expr]) -> None:
         self.args = args
@@ -683,6 +686,10 @@ class And(Expr):
 
     def is_const(self):
         return all(a.is_const() for a in self.args)
+
+
+class And(_Connective):
+    word = "AND"
 
     def eval(self, batch, ctx):
         false = np.zeros(batch.n, bool)
@@ -699,20 +706,8 @@ class And(Expr):
         return Col(~false & ~nulls, nulls, type_oids.BOOL)
 
 
-class Or(Expr):
-    oid = type_oids.BOOL
-
-    def __repr__(self) -> str:
-        return "(" + " OR ".join(map(repr, self.args)) + ")"
-
-    def __init__(self, args: list[Expr]) -> None:
-        self.args = args
-
-    def children(self):
-        return self.args
-
-    def is_const(self):
-        return all(a.is_const() for a in self.args)
+class Or(_Connective):
+    word = "OR"
 
     def eval(self, batch, ctx):
         true = np.zeros(batch.n, bool)
