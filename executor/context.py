@@ -30,6 +30,7 @@ class ExecContext:
     outer_rows: list = field(default_factory=list)      # correlated subquery bindings
     cte_results: dict = field(default_factory=dict)
     view_snapshots: dict = field(default_factory=dict)  # continuous view reads within one statement
+    read_epoch: int = 0             # the input cut a statement reading several views was read at
     stats: dict = field(default_factory=dict)
     run: ExecutionRun = field(default_factory=ExecutionRun)   # per-execution operator state (plans stay immutable)
 

@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 
 from splitstream.protocol.errors import PgError
@@ -31,7 +31,7 @@ from ..objects.model import Function, Relation, Role, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Wal, check_segment
-from .wal_records import ColumnArrays, PartialMerge, StreamBatch
+from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamPart
 
 #: A logged operation as :func:`apply_op` takes it: its kind, then its fields
 #: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
@@ -42,8 +42,6 @@ SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
-#: Stream batches of this many rows start their WAL fsync before the views take them.
-EARLY_SYNC_ROWS = 8192
 
 
 class State:
@@ -335,6 +333,8 @@ class Database:
         #: change to a table's rows (:class:`StreamStorageHooks`).
         self.hooks = hooks
         self._ckpt_lock = threading.Lock()
+        self._inflight = 0              # stream batches logged and not yet applied
+        self._inflight_cond = threading.Condition()
         self._ckpt_running = threading.Lock()
         self._table_files = TableFiles(self.dir / "tables")
         self.stream_seq = 0
@@ -384,6 +384,8 @@ class Database:
         state = self.committed.clone()
         for ops in self.wal.replay(start_gen):
             self._replay(state, ops)
+        if self.hooks is not None:
+            self.hooks.replay_finished()
         marker = self.dir / "clean_shutdown"
         if ckpt.exists() and not marker.exists():
             # crash recovery: UNLOGGED tables come back empty, as in PostgreSQL
@@ -402,6 +404,12 @@ class Database:
                 self.stream_seq = max(self.stream_seq, op.seq)
                 if self.hooks is not None:
                     self.hooks.replay_stream(op, state)
+            elif isinstance(op, StreamPart):
+                if self.hooks is not None:
+                    self.hooks.replay_part(op, state)
+            elif isinstance(op, StreamCommit):
+                if self.hooks is not None:
+                    self.hooks.replay_commit(op, state)
             elif isinstance(op, PartialMerge):
                 if self.hooks is not None:
                     self.hooks.replay_partial(op, state)
@@ -438,54 +446,69 @@ class Database:
 
     # ---------------------------------------------------------- streams
     def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,
-                      batch_key: str = "") -> int:
-        """Log a stream batch and hand it to the views, atomically w.r.t. checkpoints.
+                      batch_key: str = "", admit: Callable[[], bool] | None = None) -> int:
+        """Log a stream batch, make it durable, then hand it on (``apply(seq)``).
 
-        The record is written and applied under the checkpoint lock, so a
-        checkpoint either contains the batch's effect or the WAL segment it
-        keeps contains the record.  The fsync happens after the lock is
-        released, so concurrent inserters share it (group commit); the caller
-        acknowledges only after this returns.  ``batch_key``: the Spark
-        exactly-once key, logged in the same record as the rows.
+        The caller has already run the batch through every view into private
+        stages (issue 14), so nothing that can fail on the rows is left:
+        what is logged is applied, and what fails is never logged.  The
+        record is written under the checkpoint lock; the fsync happens after
+        it is released, so concurrent inserters share it (group commit), and
+        the views take the batch only once it is durable (``sync``).  A
+        checkpoint waits for batches written but not yet applied, so it
+        either holds a batch's effect or keeps the WAL that holds its record.
+        ``batch_key``: the Spark exactly-once key, logged in the same record
+        as the rows; ``admit()``, called under the lock, may still decline
+        the batch (a key applied meanwhile): then nothing is logged and 0 is
+        returned.
         """
         rows = len(cols[0][0]) if cols else 0
-        return self._ingest_logged(lambda s: [StreamBatch(oid, cols, s, batch_key)], apply, sync, rows)
+        return self._ingest(lambda s: self.wal.append([StreamBatch(oid, cols, s, batch_key)], sync=False),
+                            apply, sync, rows, admit)
 
-    def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool) -> int:
+    def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool,
+                       admit: Callable[[], bool] | None = None) -> int:
         """:meth:`ingest_stream` for Spark partial states merged into a view."""
-        return self._ingest_logged(lambda s: [merge], apply, sync, 0)
+        return self._ingest(lambda s: self.wal.append([merge], sync=False), apply, sync, 0, admit)
 
-    def _ingest_logged(self, ops: Callable[[int], list[Any]], apply: Callable[[int], None], sync: bool,
-                       rows: int) -> int:
-        seq = self._ingest(lambda s: self.wal.append(ops(s), sync=False), apply, sync, rows)
-        if sync and self.fsync:
-            self.wal.sync()
-        return seq
+    def ingest_parts(self, records: Callable[[], Iterable[tuple[bytes, bytes]]], commit: StreamCommit,
+                     apply: Callable[[int], None], sync: bool) -> int:
+        """:meth:`ingest_stream` for a COPY: its parts, encoded ahead
+        (``wal.encode`` of ``[StreamPart]``), then ``commit``, all written
+        under one hold of the checkpoint lock (a checkpoint never separates
+        parts from their commit), with one fsync."""
+        def write(seq: int) -> None:
+            for head, body in records():
+                self.wal.append_record(head, body)
+            self.wal.append([commit], sync=False)
+        return self._ingest(write, apply, sync, commit.rows)
 
-    def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
-                             sync: bool = False) -> int:
-        """:meth:`ingest_stream` for a record encoded ahead (``wal.encode`` of
-        ``[StreamBatch(oid, cols)]``), without the fsync: the caller syncs
-        once (``wal.sync``) before it acknowledges (``sync``: it will).  The
-        seq of a stream op only orders records, which their place in the log
-        already does."""
-        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync, rows)
-
-    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool = False,
-                rows: int = 0) -> int:
-        """Number, log (``write(seq)``) and apply a stream batch under the checkpoint lock.
-
-        ``sync``: the caller will fsync before acknowledging.  For a large
-        batch that fsync starts now, so the disk writes while the views take
-        the batch (the caller's own sync then only waits for it)."""
+    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool,
+                rows: int, admit: Callable[[], bool] | None = None) -> int:
         with self._ckpt_lock:
+            if admit is not None and not admit():
+                return 0
             self.stream_seq += 1
             seq = self.stream_seq
             write(seq)
-            if sync and self.fsync and rows >= EARLY_SYNC_ROWS:
-                self.wal.sync_in_background()
+            with self._inflight_cond:
+                self._inflight += 1
+        try:
+            if sync and self.fsync:
+                self.wal.sync()
             apply(seq)
+        finally:
+            with self._inflight_cond:
+                self._inflight -= 1
+                if not self._inflight:
+                    self._inflight_cond.notify_all()
         return seq
+
+    def _wait_for_inflight(self) -> None:
+        """Under the checkpoint lock: until every logged batch has been applied."""
+        with self._inflight_cond:
+            while self._inflight:
+                self._inflight_cond.wait()
 
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:
@@ -508,6 +531,7 @@ class Database:
             return
         try:
             with self._ckpt_lock:
+                self._wait_for_inflight()
                 state = self.committed
                 streams = self.hooks.snapshot_streams() if self.hooks is not None else None
                 with self.seq_lock:

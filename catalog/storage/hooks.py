@@ -13,12 +13,21 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .database import State, Transaction
-    from .wal_records import PartialMerge, StreamBatch
+    from .wal_records import PartialMerge, StreamBatch, StreamCommit, StreamPart
 
 
 class StreamStorageHooks(Protocol):
     def replay_stream(self, batch: "StreamBatch", state: "State") -> None:
         """A logged stream batch, at WAL replay (``state``: the state being recovered)."""
+
+    def replay_part(self, part: "StreamPart", state: "State") -> None:
+        """One logged slab of a COPY, at WAL replay: held until its commit."""
+
+    def replay_commit(self, commit: "StreamCommit", state: "State") -> None:
+        """The end of a COPY's parts, at WAL replay: the parts take effect."""
+
+    def replay_finished(self) -> None:
+        """The end of WAL replay: parts whose COPY never committed are dropped."""
 
     def replay_partial(self, merge: "PartialMerge", state: "State") -> None:
         """Logged Spark partial states, at WAL replay."""

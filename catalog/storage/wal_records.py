@@ -57,6 +57,28 @@ class StreamBatch:
 
 
 @dataclass
+class StreamPart:
+    """One slab of a COPY into a stream.  A COPY larger than one slab is
+    logged as its parts and then a :class:`StreamCommit`; replay applies the
+    parts of a group only at its commit, so a crash mid-COPY loses all of an
+    unacknowledged COPY, never part of it."""
+
+    oid: int
+    group: int
+    columns: list[ColumnArrays]
+
+
+@dataclass
+class StreamCommit:
+    """The end of a COPY's parts: ``parts`` records of ``group``, ``rows`` rows."""
+
+    oid: int
+    group: int
+    parts: int
+    rows: int
+
+
+@dataclass
 class PartialMerge:
     """Partial aggregate states shipped by Spark, merged into one pipeline of
     a continuous view.  ``pipeline`` is the pipeline's fingerprint."""
@@ -76,6 +98,8 @@ def _register() -> None:
         records.register(f"op.{kind}", 1, names)
     records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key"))
     records.register_dataclass(PartialMerge, "op.partial_merge")
+    records.register("op.stream_part", 1, ("oid", "group", "columns"))
+    records.register_dataclass(StreamCommit, "op.stream_commit")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
                      (Role, "role"), (Function, "function")):
         records.register_dataclass(cls, tag)
@@ -116,6 +140,7 @@ def columns_in(recs: list[records.Record]) -> list[ColumnArrays]:
 
 _COLUMN = records.record_type("column")
 _STREAM = records.record_type("op.stream")
+_PART = records.record_type("op.stream_part")
 _OPS = {kind: records.record_type(f"op.{kind}") for kind in OP_FIELDS}
 
 
@@ -126,7 +151,9 @@ def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
     for op in ops:
         if isinstance(op, StreamBatch):
             records.put_record_values(parts, _STREAM, (op.oid, _Columns(op.columns), op.seq, op.batch_key))
-        elif isinstance(op, PartialMerge):
+        elif isinstance(op, StreamPart):
+            records.put_record_values(parts, _PART, (op.oid, op.group, _Columns(op.columns)))
+        elif isinstance(op, (PartialMerge, StreamCommit)):
             records.dump_parts(op, parts)
         else:
             rt = _OPS[op[0]]
@@ -149,12 +176,14 @@ records.add_encoder(_Columns, _put_columns)
 
 def op_from_record(rec: Any) -> Any:
     """The in-memory operation of a record made by :func:`op_record`."""
-    if isinstance(rec, PartialMerge):
+    if isinstance(rec, (PartialMerge, StreamCommit)):
         return rec
     if not isinstance(rec, records.Record) or not rec.tag.startswith("op."):
         raise records.FormatError(f"a WAL record holds {type(rec).__name__}, not an operation")
     f = rec.fields
     if rec.tag == "op.stream":
         return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"])
+    if rec.tag == "op.stream_part":
+        return StreamPart(f["oid"], f["group"], columns_in(f["columns"]))
     kind = rec.tag[3:]
     return (kind, *(columns_in(f[n]) if n in _COLUMN_FIELDS else f[n] for n in OP_FIELDS[kind]))

@@ -20,6 +20,23 @@ from splitstream.catalog.datatypes.vector import Batch
 MODES = ("auto", "vector", "llvm")
 
 
+class PipelineStage(Protocol):
+    """One statement's batches into one stream pipeline, in two steps so that
+    an insert reaches every view of a stream or none (issue 14):
+    :meth:`add` does all the work that can fail (expressions, casts, joins),
+    into state private to the statement; :meth:`apply`, run once the batch is
+    logged, folds it into the pipeline and must not fail on user input."""
+
+    def add(self, batch: Batch, ctx: Any) -> None:
+        """Stage one (pruned) batch; raises the statement's error, if any."""
+
+    def apply(self) -> None:
+        """Fold what was staged into the pipeline (under the view's lock)."""
+
+    def nbytes(self) -> int:
+        """Memory the stage holds."""
+
+
 class Backend(Protocol):
     """What the executor asks of a backend.  ``pipe`` is a continuous view's
     stream pipeline (``scan``, ``ops``, ``agg``, ``local``, ``run_vector``),
@@ -31,8 +48,9 @@ class Backend(Protocol):
     def aggregate(self, agg: Any, ctx: Any) -> Any:
         """Run the input pipeline of ``agg`` into a finished table; None = the vector path."""
 
-    def stream_process(self, pipe: Any, batch: Batch, ctx: Any) -> bool:
-        """Apply one inserted batch to ``pipe``; False = the caller runs the vector path."""
+    def stream_stage(self, pipe: Any, ctx: Any) -> "PipelineStage | None":
+        """A private stage for one statement's batches into ``pipe``; None =
+        the caller stages on the vector path."""
 
     def stream_flush(self, pipe: Any, table: Any) -> None:
         """Fold state the backend holds for ``pipe`` into ``table``."""
@@ -55,8 +73,8 @@ class VectorBackend:
     def aggregate(self, agg: Any, ctx: Any) -> Any:
         return None
 
-    def stream_process(self, pipe: Any, batch: Batch, ctx: Any) -> bool:
-        return False
+    def stream_stage(self, pipe: Any, ctx: Any) -> "PipelineStage | None":
+        return None
 
     def stream_flush(self, pipe: Any, table: Any) -> None:
         return None

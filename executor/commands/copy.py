@@ -8,6 +8,7 @@ the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
 from __future__ import annotations
 
 import ctypes
+import secrets
 import ctypes.util
 import re
 import re as _re
@@ -19,7 +20,7 @@ import sqlglot
 
 from splitstream.catalog.storage import wal
 from splitstream.catalog.datatypes.vector import Batch, Col
-from splitstream.catalog.storage.wal_records import StreamBatch
+from splitstream.catalog.storage.wal_records import StreamPart
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
@@ -307,6 +308,7 @@ class CopySink:
         self.staged_bytes = 0
         # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
         self.keyed = rel.kind == "f" and bool((session.info.settings or {}).get(KEY_SETTING))
+        self.group = secrets.randbits(62)     # names this COPY's parts in the WAL
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -387,7 +389,7 @@ class CopySink:
         if self.keyed:
             self.batches.append(full)
             return
-        head, body = wal.encode([StreamBatch(self.rel.oid, [(c.data, c.nulls) for c in full.cols])])
+        head, body = wal.encode([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols])])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.records.append((head, body, full.n))
             self.staged_bytes += len(body)
@@ -439,25 +441,16 @@ class CopySink:
         except PgError as e:
             raise self._context(e) from e
         if self.rel.kind == "f":
-            # every slab was decoded and validated before anything is delivered
-            total = self.rows
+            # every slab was decoded and validated; now every view stages all
+            # of them, and only then is the COPY logged (one fsync) and delivered
             streams = self.session.engine.streams
-            staged, self.batches = self.batches, []
-            records, self.records = self.records, []
-            # one WAL fsync for the whole COPY, before it is acknowledged
-            if self.keyed:
-                while staged:
-                    streams.insert(self.ctx, self.rel, staged.pop(0), sync=False)
-            else:
-                records.reverse()
-                while records:
-                    self._deliver(*records.pop())
-                for head, body, n in self._spilled_records():
-                    self._deliver(head, body, n)
-            if self.ctx.session.sync_commit and self.session.db.fsync:
-                self.session.db.wal.sync()
+            try:
+                self._deliver_stream(streams)
+            finally:
+                self._close_spill()
+                self.records = []
             release_memory(self.rows)
-            return f"COPY {total}"
+            return f"COPY {self.rows}"
         if not self.batches:
             return "COPY 0"
         total = sum(b.n for b in self.batches)
@@ -467,28 +460,35 @@ class CopySink:
         release_memory(total)
         return f"COPY {total}"
 
-    def _deliver(self, head: bytes, body: bytes, n: int) -> None:
-        self.session.engine.streams.deliver_logged(self.ctx, self.rel, head, body, n,
-                                                   lambda: wal.decode_body(body)[0].columns)
+    def _deliver_stream(self, streams) -> None:
+        if self.keyed:
+            # the key names the whole COPY: one batch, one record
+            staged, self.batches = self.batches, []
+            if staged:
+                streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
+        elif self.rows:
+            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.rows)
 
-    def _spilled_records(self):
-        """(header, body, rows) of the spilled records, in order."""
-        f, self.spill = self.spill, None
+    def _parts(self):
+        """(WAL header, body, rows) of every staged slab, in order; read
+        twice (the views stage them, then they are logged)."""
+        yield from self.records
+        f = self.spill
         if f is None:
             return
-        try:
-            f.seek(0)
-            for _ in range(self.spilled):
-                n = int.from_bytes(f.read(8), "little")
-                head = f.read(wal.HEADER_SIZE)
-                yield head, f.read(wal.body_size(head)), n
-        finally:
-            f.close()
+        f.seek(0)
+        for _ in range(self.spilled):
+            n = int.from_bytes(f.read(8), "little")
+            head = f.read(wal.HEADER_SIZE)
+            yield head, f.read(wal.body_size(head)), n
 
-    def abort(self, reason: str) -> None:
+    def _close_spill(self) -> None:
         if self.spill is not None:
             self.spill.close()
             self.spill = None
+
+    def abort(self, reason: str) -> None:
+        self._close_spill()
         self.batches = []
         self.records = []
         self.buf = b""

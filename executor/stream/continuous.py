@@ -21,6 +21,7 @@ import collections
 import copy
 import dataclasses
 import hashlib
+import logging
 import re
 import threading
 import time
@@ -39,6 +40,8 @@ from ..execution.aggregates import AggSpec, GroupTable
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
+
+log = logging.getLogger("splitstream.streams")
 
 class StreamScanOp(operators.Op):
     """Marker leaf for a stream inside a continuous view's plan."""
@@ -233,18 +236,29 @@ class StreamPipeline:
                     b = self.builds[op]
                     self.builds[op] = b.with_batch(prune(b.batch, cols))
 
-    def process(self, batch: Batch, ctx) -> None:
+    def pruned(self, batch: Batch) -> Batch:
+        """The batch with only the columns this pipeline reads."""
         if self.keep is not None and len(self.keep) < len(batch.cols):
-            batch = prune(batch, self.keep)
-        # a compiling backend may take the batch; False = run the vector path
-        if not backends.choose(ctx).stream_process(self, batch, ctx):
-            self.run_vector(batch, ctx)
+            return prune(batch, self.keep)
+        return batch
 
-    def run_vector(self, batch: Batch, ctx) -> None:
-        """The vector path for one (pruned) batch: operators, then the local state."""
+    def new_stage(self, ctx) -> backends.PipelineStage:
+        """A statement's private stage into this pipeline: a compiling
+        backend's, or the vector path's."""
+        return backends.choose(ctx).stream_stage(self, ctx) or VectorStage(self)
+
+    def process(self, batch: Batch, ctx) -> None:
+        """Stage one batch and apply it at once (benchmarks of one pipeline;
+        the insert path stages every view before anything is applied)."""
+        st = self.new_stage(ctx)
+        st.add(self.pruned(batch), ctx)
+        st.apply()
+
+    def run_vector(self, batch: Batch, ctx, table) -> None:
+        """The vector path for one (pruned) batch: operators, then ``table``."""
         batch = self.run_ops(batch, ctx, self.ops)
         if batch.n or not self.ops:
-            self.agg.consume(self.local, batch, ctx)
+            self.agg.consume(table, batch, ctx)
 
     def run_ops(self, batch: Batch, ctx, ops: list) -> Batch:
         """``ops`` (a prefix of this pipeline's) over one batch, joins probing the kept builds."""
@@ -261,6 +275,51 @@ class StreamPipeline:
         backends.native().stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
+
+
+class VectorStage:
+    """A statement's batches on the vector path, into a private table merged at apply."""
+
+    def __init__(self, pipe: StreamPipeline) -> None:
+        self.pipe = pipe
+        self.table = None
+
+    def add(self, batch: Batch, ctx) -> None:
+        if self.table is None:
+            self.table = self.pipe.agg.new_table()
+        self.pipe.run_vector(batch, ctx, self.table)
+
+    def apply(self) -> None:
+        if self.table is not None:
+            self.pipe.local.merge(self.table)
+
+    def nbytes(self) -> int:
+        return self.table.nbytes() if self.table is not None else 0
+
+
+class ViewStage:
+    """One statement's input to one continuous view: a private stage per
+    stream pipeline, filled before the statement is logged and applied after
+    (all or nothing across the views of a stream, issue 14)."""
+
+    def __init__(self, view: "ContinuousView") -> None:
+        self.view = view
+        self.parts: dict[int, list[tuple[StreamPipeline, backends.PipelineStage]]] = {}
+
+    def add(self, stream_oid: int, batch: Batch, ctx) -> None:
+        parts = self.parts.get(stream_oid)
+        if parts is None:
+            parts = self.parts[stream_oid] = [(p, p.new_stage(ctx)) for p in self.view.pipelines.get(stream_oid, [])]
+        for pipe, stage in parts:
+            stage.add(pipe.pruned(batch), ctx)
+
+    def apply(self) -> None:
+        for parts in self.parts.values():
+            for _pipe, stage in parts:
+                stage.apply()
+
+    def nbytes(self) -> int:
+        return sum(st.nbytes() for parts in self.parts.values() for _p, st in parts)
 
 
 @dataclasses.dataclass
@@ -452,6 +511,9 @@ class ContinuousView:
         self.result: Batch | None = None
         self.has_new_input = True
         self.insert_cost = 0.0
+        #: why the view can no longer be maintained (an internal error while a
+        #: logged batch was applied); every read then fails naming it
+        self.failure: str | None = None
         self.refreshes = 0              # reads that merged new input and ran the upper pipelines
         self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
         self.program = compile_view(rel, plan, ctx)
@@ -462,33 +524,47 @@ class ContinuousView:
         self.upstream_views = self.program.upstream_views
 
     # ------------------------------------------------------------ insert path
-    def insert(self, stream_oid: int, batch: Batch, ctx) -> None:
-        """Algorithm 4.3: process now if the lock is free, else enqueue."""
+    def stage(self, stream_oid: int, batch: Batch, ctx, into: ViewStage | None = None) -> ViewStage:
+        """Step one of an insert: run the batch into state private to the
+        statement (``into``: add to a stage already begun, e.g. by an
+        earlier slab of the same COPY).  Raises the statement's error; the
+        view is untouched either way.  No lock: the stage is the statement's."""
+        st = into if into is not None else ViewStage(self)
+        t0 = time.perf_counter()
+        st.add(stream_oid, batch, ctx)
+        # seconds per row, smoothed: how the stream manager balances views over threads
+        per_row = (time.perf_counter() - t0) / max(batch.n, 1)
+        self.insert_cost = per_row if self.insert_cost == 0 else 0.8 * self.insert_cost + 0.2 * per_row
+        return st
+
+    def deliver(self, st: ViewStage) -> None:
+        """Step two, once the batch is logged: Algorithm 4.3, apply now if the
+        lock is free, else enqueue for whoever holds it."""
         if self.lock.acquire(blocking=False):
-            t0 = time.perf_counter()
             try:
-                self._drain(ctx)
-                self._process(stream_oid, batch, ctx)
+                self._drain()
+                self._apply(st)
             finally:
                 self.lock.release()
-            # seconds per row, smoothed: how the stream manager balances views over threads
-            per_row = (time.perf_counter() - t0) / max(batch.n, 1)
-            self.insert_cost = per_row if self.insert_cost == 0 else 0.8 * self.insert_cost + 0.2 * per_row
         else:
-            self.queue.append((stream_oid, batch))
+            self.queue.append(st)
 
-    def _process(self, stream_oid, batch, ctx) -> None:
-        for pipe in self.pipelines.get(stream_oid, []):
-            pipe.process(batch, ctx)
+    def _apply(self, st: ViewStage) -> None:
+        if self.failure is None:
+            try:
+                st.apply()
+            except Exception as e:  # noqa: BLE001 - a bug in one view must not fail the others' logged batch
+                log.exception('continuous view "%s" failed to apply a logged batch', self.rel.name)
+                self.manager.mark_broken(self, f"applying a logged batch failed: {type(e).__name__}: {e}")
         self.version += 1
 
-    def _drain(self, ctx) -> None:
+    def _drain(self) -> None:
         while self.queue:
             try:
-                oid, b = self.queue.popleft()
+                st = self.queue.popleft()
             except IndexError:
                 break
-            self._process(oid, b, ctx)
+            self._apply(st)
 
     # ------------------------------------------------------------ read path
     def read(self, ctx) -> Batch:
@@ -496,13 +572,23 @@ class ContinuousView:
         if snap is not None:
             return snap
         with self.lock:
-            self._drain(ctx)
-            # Upper pipelines read tables at query time (thesis 4.2.7), so the
-            # stored result is only reusable while those tables are unchanged.
-            version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))
-            if self.result is not None and _same_version(self.result_version, version):
-                ctx.view_snapshots[self.rel.oid] = self.result
-                return self.result
+            self.catch_up()
+            return self.result_locked(ctx)
+
+    def catch_up(self) -> None:
+        """Under the lock: apply what inserters queued."""
+        self._drain()
+        self.check_usable()
+
+    def result_locked(self, ctx) -> Batch:
+        """Under the lock, caught up: the view's rows, stored for this
+        statement (``ctx.view_snapshots``) and reused while no input arrived."""
+        # Upper pipelines read tables at query time (thesis 4.2.7), so the
+        # stored result is only reusable while those tables are unchanged.
+        version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))
+        if self.result is not None and _same_version(self.result_version, version):
+            result = self.result
+        else:
             for pipes in self.pipelines.values():
                 for p in pipes:
                     p.merge()
@@ -513,6 +599,11 @@ class ContinuousView:
             self.last_refresh = time.time()
         ctx.view_snapshots[self.rel.oid] = result
         return result
+
+    def check_usable(self) -> None:
+        if self.failure is not None:
+            raise PgError("55000", f'continuous view "{self.rel.name}" is broken: {self.failure}',
+                          hint=f'DROP VIEW {self.rel.name} and create it again; its other state cannot be trusted.')
 
     def _upper_tables_version(self, ctx) -> tuple:
         """The tables' data versions themselves, not their ids: a version
@@ -550,17 +641,12 @@ class ContinuousView:
         named by the pipeline's fingerprint (never by its position: a
         re-plan after a restart may order the pipelines differently)."""
         with self.lock:
-            self._drain_noctx()
+            self._drain()
             out = []
             for fp, p in pipeline_fingerprints(self):
                 p.merge()
                 out.append({"fingerprint": fp, "table": _export_table(p.global_)})
             return {"version": self.version, "pipelines": out}
-
-    def _drain_noctx(self) -> None:
-        if self.queue:
-            ctx = self.manager.replay_ctx()
-            self._drain(ctx)
 
     def import_state(self, saved: dict) -> None:
         """Load the states of :meth:`export_state` into the pipelines of the

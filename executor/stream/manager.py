@@ -17,13 +17,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch
+from splitstream.catalog.storage import wal
+from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch, StreamCommit, StreamPart
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import Notice, PgError
 
 from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
-from .continuous import ContinuousView, StateMismatch, StreamScanOp
+from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
+from .cut import CutLock
 from .guard import refuse_row_change, visible
 from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
@@ -43,18 +45,18 @@ PARALLEL_MIN_ROWS = 8192      # batches this large feed the views on two threads
 _view_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cv-insert")
 
 
-def feed_views(views: list[ContinuousView], oid: int, batch: Batch, ctx) -> None:
-    """Hand one batch to every view on the stream.
+def _on_two_threads(views: list[ContinuousView], rows: int, work, ctx) -> None:
+    """``work(view, ctx)`` for every view; a large batch over several views on two threads.
 
     Views are independent (each has its own lock and state), and most of a
-    view's insert work runs without the GIL (compiled kernels via ctypes,
-    large numpy operations), so with several views a large batch is split
-    over two threads: the views, heaviest first by their measured cost, are
-    dealt to the lighter side.  A helper that gets no CPU costs nothing: if
-    it has not started by the time this thread is done, its share runs here."""
-    if len(views) < 2 or batch.n < PARALLEL_MIN_ROWS:
+    view's work runs without the GIL (compiled kernels via ctypes, large
+    numpy operations), so the views, heaviest first by their measured cost,
+    are dealt to the lighter side.  A helper that gets no CPU costs nothing:
+    if it has not started by the time this thread is done, its share runs
+    here.  An error on either side is raised here."""
+    if len(views) < 2 or rows < PARALLEL_MIN_ROWS:
         for cv in views:
-            cv.insert(oid, batch, ctx)
+            work(cv, ctx)
         return
     mine, theirs, a, b = [], [], 0.0, 0.0
     for cv in sorted(views, key=lambda v: -v.insert_cost):
@@ -67,7 +69,7 @@ def feed_views(views: list[ContinuousView], oid: int, batch: Batch, ctx) -> None
 
     def run(part: list[ContinuousView], c) -> None:
         for cv in part:
-            cv.insert(oid, batch, c)
+            work(cv, c)
 
     # the helper gets its own per-evaluation scratch (correlated-row stack, CTE
     # results, stats); settings, notices and the transaction are shared
@@ -81,6 +83,30 @@ def feed_views(views: list[ContinuousView], oid: int, batch: Batch, ctx) -> None
             run(theirs, ctx)
         else:
             fut.result()
+
+
+def stage_views(views: list[ContinuousView], oid: int, batch: Batch, ctx,
+                staged: dict[int, ViewStage] | None = None) -> dict[int, ViewStage]:
+    """Step one of an insert for every view on the stream: each view runs the
+    batch into a stage private to the statement (``staged``: stages an
+    earlier batch of the same statement began).  Raises the first error;
+    no view has changed."""
+    out = {} if staged is None else staged
+    lock = threading.Lock()
+
+    def stage(cv: ContinuousView, c) -> None:
+        st = cv.stage(oid, batch, c, out.get(cv.rel.oid))
+        with lock:
+            out[cv.rel.oid] = st
+
+    _on_two_threads(views, batch.n, stage, ctx)
+    return out
+
+
+def apply_stages(views: list[ContinuousView], staged: dict[int, ViewStage], rows: int, ctx) -> None:
+    """Step two, once logged: every view takes its stage (or queues it)."""
+    _on_two_threads([cv for cv in views if cv.rel.oid in staged], rows,
+                    lambda cv, _c: cv.deliver(staged[cv.rel.oid]), ctx)
 
 
 class StreamRuntime:
@@ -141,13 +167,6 @@ class StreamRuntime:
 
 
 
-def _hand_on(rt, views: list, rel, batch: Batch, ctx) -> None:
-    """A logged batch goes to the ring (only while a scan listens) and the views."""
-    if rt.listeners > 0 and rt.ring is not None:
-        rt.ring.append([c.data for c in batch.cols], [c.nulls for c in batch.cols])
-    feed_views(views, rel.oid, batch, ctx)
-
-
 def _count(rt, n: int) -> None:
     """Rows accepted, and the recent ones for the rate in splitstream.streams."""
     rt.accepted += n
@@ -173,6 +192,8 @@ class StreamManager:
         self.broken: dict[int, tuple[str, dict]] = {}
         self.lock = threading.RLock()
         self._replaying = False
+        self._replay_groups: dict[int, dict] = {}     # COPY parts replayed, waiting for their commit
+        self.cut = CutLock()
         # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
         self.spark_pipelines: dict = {}
@@ -198,10 +219,54 @@ class StreamManager:
         if batch.batch_key and not self.spark_ledger.admit(batch.batch_key):
             return
         self._ensure_views(state)
-        cols = batch.columns
+        staged = self._replay_stage(rel, batch.columns, {}, state)
+        self._replay_apply(batch.oid, staged)
+
+    def replay_part(self, part: StreamPart, state) -> None:
+        rel = state.rels.get(part.oid)
+        if rel is None:
+            return
+        self._ensure_views(state)
+        held = self._replay_groups.setdefault(part.group, {})
+        self._replay_stage(rel, part.columns, held, state)
+
+    def replay_commit(self, commit: StreamCommit, state) -> None:
+        held = self._replay_groups.pop(commit.group, None)
+        if held is not None:
+            self._replay_apply(commit.oid, held)
+
+    def replay_finished(self) -> None:
+        for group in self._replay_groups:
+            log.warning("dropped the parts of COPY %d: the WAL ends before its commit (it was never acknowledged)",
+                        group)
+        self._replay_groups.clear()
+
+    def _replay_stage(self, rel, cols, staged: dict, state) -> dict:
+        """Stage logged rows into every view on the stream.  A view that fails
+        is marked broken; the others go on (recovery never refuses to start
+        because of one view)."""
         data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        feed_views(self._views_on(batch.oid), batch.oid, data, ctx)
+        for cv in self._views_on(rel.oid):
+            try:
+                staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
+            except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
+                self.mark_broken(cv, f"replaying a logged batch failed: {type(e).__name__}: {e}")
+        return staged
+
+    def _replay_apply(self, oid: int, staged: dict) -> None:
+        for cv in self._views_on(oid):
+            st = staged.get(cv.rel.oid)
+            if st is not None:
+                cv.deliver(st)
+
+    def mark_broken(self, cv: ContinuousView, why: str) -> None:
+        """The view can no longer be maintained: every read of it fails, naming
+        it, until it is dropped; the mark survives checkpoints and restarts."""
+        log.error('continuous view "%s" is broken: %s', cv.rel.name, why)
+        cv.failure = cv.failure or why
+        self.views.pop(cv.rel.oid, None)
+        self.broken[cv.rel.oid] = (cv.failure, {"version": 0, "pipelines": [], "broken": cv.failure})
 
     def replay_partial(self, merge: PartialMerge, state) -> None:
         if state.rels.get(merge.oid) is None:
@@ -221,6 +286,9 @@ class StreamManager:
         plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
         cv = ContinuousView(self, rel, plan, ctx)
         saved = self.pending_states.pop(rel.oid, None)
+        if saved is not None and saved.get("broken"):
+            self.broken[rel.oid] = (saved["broken"], saved)
+            return
         if saved is not None:
             try:
                 cv.import_state(saved)
@@ -259,19 +327,78 @@ class StreamManager:
     def view_read_op(self, rel, alias, planner):
         out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
 
+        # every view this statement reads (the planner is the statement's):
+        # the first read brings them all to one cut of the input
+        together = planner.__dict__.setdefault("continuous_reads", [])
+        together.append(rel.oid)
+
         def fetch(ctx, _oid=rel.oid):
+            if _oid not in ctx.view_snapshots and not ctx.view_snapshots:
+                self._read_together(together, ctx)
             cv = self.views.get(_oid)
             if cv is None:
                 self._ensure_views(ctx.state)
                 cv = self.views.get(_oid)
             if cv is None:
                 why = self.broken.get(_oid, ("",))[0]
-                raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""))
+                raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""),
+                              hint=f"DROP VIEW {rel.name} and create it again.")
             return cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
         op.continuous_view = rel
         return op
+
+    def _read_together(self, oids: list[int], ctx) -> None:
+        """Read several views (and the views they read) at one cut: each
+        batch in all of them or in none (issue 14).  Under the exclusive cut
+        each view is locked and caught up; the cut is released before the
+        upper plans run, the locks (taken in oid order) only after."""
+        views = self._with_upstream(oids, ctx)
+        if len(views) < 2:
+            return
+        held = []
+        try:
+            with self.cut.cut() as epoch:
+                ctx.read_epoch = epoch
+                for cv in sorted(views.values(), key=lambda v: v.rel.oid):
+                    cv.lock.acquire()
+                    held.append(cv)
+                    cv.catch_up()
+            done: set[int] = set()
+            for cv in views.values():
+                self._result_in_order(cv, views, done, ctx)
+        finally:
+            for cv in held:
+                cv.lock.release()
+
+    def _result_in_order(self, cv: ContinuousView, views: dict, done: set[int], ctx) -> None:
+        """A view's result after those of the views it reads (its upstream
+        results are then found in ``ctx.view_snapshots``, not read again
+        under locks this statement holds)."""
+        if cv.rel.oid in done:
+            return
+        done.add(cv.rel.oid)
+        for up in cv.upstream_views:
+            if up in views:
+                self._result_in_order(views[up], views, done, ctx)
+        cv.result_locked(ctx)
+
+    def _with_upstream(self, oids: list[int], ctx) -> dict[int, ContinuousView]:
+        out: dict[int, ContinuousView] = {}
+        todo = list(oids)
+        while todo:
+            oid = todo.pop()
+            if oid in out:
+                continue
+            cv = self.views.get(oid)
+            if cv is None:
+                self._ensure_views(ctx.state)
+                cv = self.views.get(oid)
+            if cv is not None:
+                out[oid] = cv
+                todo.extend(cv.upstream_views)
+        return out
 
     def create_view(self, session, ctx, rel, query) -> None:
         pl = Planner(self.engine, ctx.state, session=session.info)
@@ -317,29 +444,10 @@ class StreamManager:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
     # ------------------------------------------------------------ ingest
-    def deliver_logged(self, ctx, rel, head: bytes, body: bytes, n: int, load_cols) -> None:
-        """Log a batch whose WAL record a COPY encoded ahead, and hand it to the
-        ring (if a scan listens) and the views.  ``load_cols()`` decodes the
-        columns only when someone consumes them: a stream without views or
-        listeners just logs.  No fsync: the COPY syncs once at the end."""
-        rt = self.runtime(rel)
-        views = self._views_on(rel.oid)
-        batch = None
-        if views or (rt.listeners > 0 and rt.ring is not None):
-            cols = load_cols()
-            batch = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
-
-        def apply(seq):
-            if batch is not None:
-                _hand_on(rt, views, rel, batch, ctx)
-
-        self.engine.db.ingest_stream_record(head, body, n, apply, sync=batch is not None and ctx.session.sync_commit)
-        _count(rt, n)
-
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
-        """Log and deliver one batch.  ``sync=False`` leaves the WAL fsync to the
-        caller, which must sync before it acknowledges (a COPY syncs once for
-        all its slabs, not once per slab)."""
+        """Stage, log and deliver one batch: every view on the stream takes it,
+        or none does and nothing is logged (issue 14).  ``sync=None``: the
+        session's synchronous_commit."""
 
         if batch.n == 0:
             return 0
@@ -348,22 +456,58 @@ class StreamManager:
         if key:
             check_key(key)
             if key in self.spark_ledger:
-                ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
-                                          "00000", "NOTICE"))
+                self._notice_applied(ctx, key, rel)
                 return 0
         self.check_rows(ctx.engine_session, ctx, rel, batch)
-        rt = self.runtime(rel)
         views = self._views_on(rel.oid)
+        staged = stage_views(views, rel.oid, batch, ctx)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
-        if sync is None:
-            sync = ctx.session.sync_commit
-
-        def apply(seq):
-            # under the checkpoint lock, in WAL order
-            if not key or self.spark_ledger.admit(key):
-                _hand_on(rt, views, rel, batch, ctx)
-
-        # the key goes into the same WAL record as the rows
-        self.engine.db.ingest_stream(rel.oid, cols, apply, sync, batch_key=key or "")
+        rt = self.runtime(rel)
+        seq = self.engine.db.ingest_stream(
+            rel.oid, cols, lambda seq: self._publish(rt, views, staged, [batch], seq, ctx),
+            ctx.session.sync_commit if sync is None else sync, batch_key=key or "",
+            admit=(lambda: self.spark_ledger.admit(key)) if key else None)
+        if not seq:                      # the key was applied by a concurrent insert
+            self._notice_applied(ctx, key, rel)
+            return 0
         _count(rt, batch.n)
         return batch.n
+
+    def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
+        """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
+        :class:`StreamPart` record, encoded and validated while the data
+        arrived) are staged into every view, then logged with their commit
+        and delivered as one batch, so readers see all of it or none."""
+        rt = self.runtime(rel)
+        views = self._views_on(rel.oid)
+        ring = rt.listeners > 0 and rt.ring is not None
+        staged: dict = {}
+        batches = []
+        nparts = 0
+        for _head, body, n in parts():
+            nparts += 1
+            if views or ring:
+                cols = wal.decode_body(body)[0].columns
+                b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
+                stage_views(views, rel.oid, b, ctx, staged)
+                if ring:
+                    batches.append(b)
+        commit = StreamCommit(rel.oid, group, nparts, rows)
+        self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit,
+                                    lambda seq: self._publish(rt, views, staged, batches, seq, ctx),
+                                    ctx.session.sync_commit)
+        _count(rt, rows)
+
+    def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx) -> None:
+        """Logged (and durable, with fsync on): the ring, if a scan listens,
+        and every view take the batch, within one delivery of the cut."""
+        with self.cut.delivering(seq):
+            if rt.listeners > 0 and rt.ring is not None:
+                for b in batches:
+                    rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
+            apply_stages(views, staged, sum(b.n for b in batches), ctx)
+
+    @staticmethod
+    def _notice_applied(ctx, key, rel) -> None:
+        ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
+                                  "00000", "NOTICE"))

@@ -272,19 +272,19 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
     decodes: list[int] = []
     delivered: list[int] = []
     seen: dict[int, list] = {}      # view -> the arrays it was handed (held: ids must not be reused)
-    decode_body, deliver_logged, insert = wal.decode_body, stream_manager.StreamManager.deliver_logged, ContinuousView.insert
+    decode_body, insert_parts, stage = wal.decode_body, stream_manager.StreamManager.insert_parts, ContinuousView.stage
 
     def counting_decode(body, *a, **kw):
         decodes.append(len(body))
         return decode_body(body, *a, **kw)
 
-    def counting_deliver(self, ctx, rel, head, body, n, load_cols):
-        delivered.append(n)
-        return deliver_logged(self, ctx, rel, head, body, n, load_cols)
+    def counting_insert_parts(self, ctx, rel, group, parts, rows):
+        delivered.extend(n for _h, _b, n in parts())
+        return insert_parts(self, ctx, rel, group, parts, rows)
 
-    def recording_insert(self, stream_oid, batch, ctx):
+    def recording_stage(self, stream_oid, batch, ctx, into=None):
         seen.setdefault(id(self), []).append([c.data for c in batch.cols])
-        return insert(self, stream_oid, batch, ctx)
+        return stage(self, stream_oid, batch, ctx, into)
 
     with open_engine(str(tmp_path / "data")) as eng:
         a = plain_session(eng)
@@ -293,8 +293,8 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
         a.execute_sql("CREATE VIEW dv2 AS SELECT sum(x) AS sx FROM ds")
         a.execute_sql("CREATE VIEW dv3 AS SELECT k % 3 AS p, max(x) AS mx FROM ds WHERE x > 10 GROUP BY k % 3")
         monkeypatch.setattr(wal, "decode_body", counting_decode)
-        monkeypatch.setattr(stream_manager.StreamManager, "deliver_logged", counting_deliver)
-        monkeypatch.setattr(ContinuousView, "insert", recording_insert)
+        monkeypatch.setattr(stream_manager.StreamManager, "insert_parts", counting_insert_parts)
+        monkeypatch.setattr(ContinuousView, "stage", recording_stage)
         rows = [(i % 7, i) for i in range(3000)]
         data = "".join(f"{k},{x}\n" for k, x in rows).encode()
         assert _copy(a, "ds", data, 1000) == "COPY 3000"

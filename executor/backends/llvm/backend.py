@@ -19,7 +19,9 @@ from .. import interface as backends
 from ...execution import operators
 from . import explain as llvm_explain
 from . import jit
-from .runtime import LLVM_CALL_US, LLVM_NS_PER_ROW, MORSEL, SMALL_QUERY_ROWS, CompiledSink, Info, _vec_ns_per_row
+from .stage import CompiledStage
+from .runtime import LLVM_CALL_US, LLVM_NS_PER_ROW, MORSEL, SMALL_QUERY_ROWS, CompiledSink, Info, _vec_ns_per_row, \
+    count_llvm as _count_llvm
 
 
 class SinkCache:
@@ -55,36 +57,8 @@ class LlvmBackend:
         return self.sinks.get(key)
 
     # ------------------------------------------------------------ stream pipelines
-    def stream_process(self, pipe: Any, batch: Batch, ctx: Any) -> bool:
-        """True: handled here; False: run the vector path."""
-        mode = backends.mode(ctx)
-        sink = self.sinks.get_or_make(pipe, pipe.ops, pipe.agg)
-        info = sink.info
-        info.requested = mode
-        if not sink.supported:
-            _count_vector(info, batch.n)
-            return False
-        if not sink.ready(mode):
-            # auto, not compiled yet: run the vector path here so it can be timed
-            sink.observe_nulls(batch)
-            t0 = time.perf_counter()
-            pipe.run_vector(batch, ctx)
-            sink.note_vector(batch.n, time.perf_counter() - t0)
-            return True
-        n = batch.n
-        p = sink.prepare(batch, ctx, pipe.run_ops)
-        if p.empty:
-            info.backend = "llvm"
-            _count_llvm(info, n)
-            return True
-        m = sink.module_for(p.present, mode)
-        if m is None:             # NULLs the compiled code does not expect: this batch on vector
-            sink.run_vector_prepared(p, pipe.local, ctx)
-            _count_vector(info, n)
-            return True
-        sink.run(p, m)
-        _count_llvm(info, n)
-        return True
+    def stream_stage(self, pipe: Any, ctx: Any) -> CompiledStage:
+        return CompiledStage(self.sinks.get_or_make(pipe, pipe.ops, pipe.agg), pipe)
 
     def stream_flush(self, pipe: Any, table: Any) -> None:
         """Native tables -> ``table``."""
@@ -141,16 +115,6 @@ class LlvmBackend:
 
     def stream_tag(self, pipe: Any) -> str:
         return llvm_explain.stream_tag(self.sinks.get(pipe))
-
-
-def _count_vector(info: Info, n: int) -> None:
-    info.rows_vector += n
-    info.batches_vector += 1
-
-
-def _count_llvm(info: Info, n: int) -> None:
-    info.rows_llvm += n
-    info.batches_llvm += 1
 
 
 def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) -> None:

@@ -112,6 +112,16 @@ class Info:
         return s
 
 
+def count_vector(info: Info, n: int) -> None:
+    info.rows_vector += n
+    info.batches_vector += 1
+
+
+def count_llvm(info: Info, n: int) -> None:
+    info.rows_llvm += n
+    info.batches_llvm += 1
+
+
 class KernelInputs:
     """A post-prefix batch with its kernel inputs."""
 
@@ -308,12 +318,9 @@ class CompiledSink:
             self.tables.append(t)
         return self.tables[k]
 
-    def run(self, p: KernelInputs, module) -> None:
-        """Apply a prepared batch with ``module`` (which must cover its NULLs)."""
-        info = self.info
-        info.backend = "llvm"
-        if p.empty:
-            return
+    def _base(self, p: KernelInputs, module) -> tuple[list[int], list]:
+        """The kernel's argument addresses for ``p``, NULL masks filled in
+        where ``module`` expects them, and the masks to keep alive."""
         n = p.batch.n
         assert p.base is not None         # set for every non-empty batch
         base = list(p.base)
@@ -324,6 +331,27 @@ class CompiledSink:
                 m = nm if nm is not None else _zero_mask(n)
                 masks.append(m)
                 base[c + k] = m.ctypes.data
+        return base, masks
+
+    def private_table(self) -> NativeTable:
+        """A table of this sink's shape owned by one statement (issue 14's staging)."""
+        assert self.plan is not None and self.plan.shape is not None
+        return NativeTable(self.plan.shape)
+
+    def run_into(self, p: KernelInputs, module, table: NativeTable) -> None:
+        """Apply a prepared batch to ``table`` on this thread (a statement's private table)."""
+        if not p.empty:
+            base, _masks = self._base(p, module)
+            table.run(module, base, 0, p.batch.n)
+
+    def run(self, p: KernelInputs, module) -> None:
+        """Apply a prepared batch with ``module`` (which must cover its NULLs)."""
+        info = self.info
+        info.backend = "llvm"
+        if p.empty:
+            return
+        n = p.batch.n
+        base, masks = self._base(p, module)
         if not self.tables and n >= FIRST_PROFILE_MIN:
             self._profile_first(p, n)
         if n >= PAR_MIN_ROWS and self.max_threads > 1:

@@ -184,7 +184,10 @@ def merge_record(mgr, rec: PartialMerge) -> None:
         log.error('partial states for continuous view "%s" name no pipeline of it (%s); not merged',
                   cv.rel.name, rec.pipeline)
         return
-    table = _build_table(pipe, rec.keys, rec.states, rec.rows_in)
+    _merge_table(cv, pipe, _build_table(pipe, rec.keys, rec.states, rec.rows_in))
+
+
+def _merge_table(cv, pipe, table) -> None:
     with cv.lock:
         pipe.global_.merge(table)
         cv.version += 1
@@ -219,7 +222,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
         raise _bad(f"no pipeline {idx!r} of a continuous view {view_oid!r} on stream \"{rel.name}\"")
     pipe = cv.pipelines[rel.oid][idx]
     keys, states, rows_in = _decode_payload(desc, pipe, payload)
-    _build_table(pipe, keys, states, rows_in)         # shape check before logging
+    table = _build_table(pipe, keys, states, rows_in)         # all that can fail, before logging
     ledger = mgr.spark_ledger
     if key:
         check_key(key)
@@ -227,14 +230,11 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
             return "skipped"
     fingerprint = next(fp for fp, p in pipeline_fingerprints(cv) if p is pipe)
     rec = PartialMerge(rel.oid, cv.rel.oid, fingerprint, keys, states, rows_in, key or "")
-    applied = []
 
-    def apply(seq):
-        if key and not ledger.admit(key):
-            return
-        merge_record(mgr, rec)
-        applied.append(True)
+    def apply(seq: int) -> None:
+        with mgr.cut.delivering(seq):
+            _merge_table(cv, pipe, table)
 
-    sync = ctx.session.sync_commit
-    mgr.engine.db.ingest_partial(rec, apply, sync)
-    return f"merged {len(keys)} groups" if applied else "skipped"
+    seq = mgr.engine.db.ingest_partial(rec, apply, ctx.session.sync_commit,
+                                       admit=(lambda: ledger.admit(key)) if key else None)
+    return f"merged {len(keys)} groups" if seq else "skipped"

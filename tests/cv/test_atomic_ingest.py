@@ -1,0 +1,156 @@
+"""An insert into a stream reaches every continuous view on it, or none
+(issue 14).  Every view stages the batch privately first; an error in any
+view's expressions, or a bug, fails the statement with nothing logged,
+delivered or visible; after a kill -9 the views come back exact.  A failure
+once a batch is logged marks that one view broken instead."""
+from __future__ import annotations
+
+import psycopg
+import pytest
+
+from splitstream.catalog.storage import database
+from splitstream.executor.stream import continuous
+from tests.support.engine import open_engine, plain_session, result_rows
+
+
+def _counts(conn, views: dict[str, str]) -> dict[str, list]:
+    return {v: conn.execute(q).fetchall() for v, q in views.items()}
+
+
+VIEWS = {
+    "atom_a": "SELECT count(*) AS n FROM atom_s",
+    "atom_b": "SELECT k, sum(100 / x) AS s FROM atom_s GROUP BY k",
+    "atom_c": "SELECT sum(x) AS sx, max(k) AS mk FROM atom_s WHERE x > 0",
+}
+
+
+def _setup(conn) -> None:
+    conn.execute("CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream")
+    for name, q in VIEWS.items():
+        conn.execute(f"CREATE VIEW {name} AS {q}")
+
+
+def _read(conn) -> dict[str, list]:
+    return _counts(conn, {v: f"SELECT * FROM {v} ORDER BY 1" for v in VIEWS})
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_division_by_zero_in_one_view_applies_to_none(ss_server_factory, backend):
+    srv = ss_server_factory()
+    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+        conn.execute(f"SET executor_backend = {backend}")
+        _setup(conn)
+        conn.execute("INSERT INTO atom_s VALUES (1, 5), (2, 10)")
+        before = _read(conn)
+        for sql in ("INSERT INTO atom_s VALUES (1, 0)", "INSERT INTO atom_s VALUES (3, 4), (1, 0), (5, 2)"):
+            with pytest.raises(psycopg.errors.DivisionByZero):
+                conn.execute(sql)
+            assert _read(conn) == before
+        # a COPY of many rows with one bad row at the end: none of it anywhere
+        data = "".join(f"{i % 9},{i % 7 + 1}\n" for i in range(20000)) + "4,0\n"
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            with conn.cursor().copy("COPY atom_s FROM STDIN (FORMAT csv)") as cp:
+                cp.write(data)
+        assert _read(conn) == before
+        conn.execute("INSERT INTO atom_s VALUES (2, 20)")
+        after = _read(conn)
+    assert after["atom_a"] == [(3,)]
+    assert after["atom_b"] == [(1, 20), (2, 15)]
+    srv.restart(crash=True)
+    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+        assert _read(conn) == after
+
+
+def test_a_bug_while_staging_fails_the_statement_and_logs_nothing(tmp_path, monkeypatch):
+    stage = continuous.ViewStage.add
+
+    def failing(self, stream_oid, batch, ctx):
+        if self.view.rel.name == "atom_c":
+            raise RuntimeError("injected bug")
+        return stage(self, stream_oid, batch, ctx)
+
+    data = str(tmp_path / "data")
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        for sql in ["CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream"] + \
+                   [f"CREATE VIEW {n} AS {q}" for n, q in VIEWS.items()]:
+            s.execute_sql(sql)
+        s.execute_sql("INSERT INTO atom_s VALUES (1, 1)")
+        monkeypatch.setattr(continuous.ViewStage, "add", failing)
+        with pytest.raises(Exception) as err:
+            s.execute_sql("INSERT INTO atom_s VALUES (7, 7)")
+        assert getattr(err.value, "sqlstate", "XX000") == "XX000"
+        monkeypatch.undo()
+        assert result_rows(s, "SELECT * FROM atom_a") == [(1,)]
+        assert result_rows(s, "SELECT * FROM atom_b") == [(1, 100)]
+    with open_engine(data) as eng:          # nothing of the failed INSERT was logged
+        s = plain_session(eng)
+        assert result_rows(s, "SELECT * FROM atom_a") == [(1,)]
+        assert result_rows(s, "SELECT * FROM atom_c") == [(1, 1)]
+
+
+def test_a_failure_after_logging_breaks_only_that_view(tmp_path, monkeypatch):
+    apply = continuous.ViewStage.apply
+
+    def failing(self):
+        if self.view.rel.name == "atom_b":
+            raise RuntimeError("injected bug in apply")
+        return apply(self)
+
+    data = str(tmp_path / "data")
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        for sql in ["CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream"] + \
+                   [f"CREATE VIEW {n} AS {q}" for n, q in VIEWS.items()]:
+            s.execute_sql(sql)
+        monkeypatch.setattr(continuous.ViewStage, "apply", failing)
+        s.execute_sql("INSERT INTO atom_s VALUES (1, 1), (2, 2)")      # logged: acknowledged
+        monkeypatch.undo()
+        assert result_rows(s, "SELECT * FROM atom_a") == [(2,)]
+        with pytest.raises(Exception) as err:
+            s.execute_sql("SELECT * FROM atom_b")
+        assert err.value.sqlstate == "55000" and "atom_b" in str(err.value)
+        assert "DROP VIEW atom_b" in (err.value.hint or "")
+    with open_engine(data) as eng:            # the mark survives a restart; the others are exact
+        s = plain_session(eng)
+        assert result_rows(s, "SELECT * FROM atom_a") == [(2,)]
+        with pytest.raises(Exception) as err:
+            s.execute_sql("SELECT * FROM atom_b")
+        assert err.value.sqlstate == "55000"
+        s.execute_sql("DROP VIEW atom_b")
+        s.execute_sql(f"CREATE VIEW atom_b AS {VIEWS['atom_b']}")
+        s.execute_sql("INSERT INTO atom_s VALUES (4, 4)")
+        assert result_rows(s, "SELECT * FROM atom_b") == [(4, 25)]
+
+
+def test_copy_parts_without_commit_are_dropped_at_replay(tmp_path, monkeypatch):
+    """A crash between a COPY's parts and its commit record: replay drops them all."""
+    data = str(tmp_path / "data")
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        s.execute_sql("CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream")
+        s.execute_sql("CREATE VIEW atom_a AS SELECT count(*) AS n FROM atom_s")
+        s.execute_sql("INSERT INTO atom_s VALUES (1, 1)")
+        real = database.Database.ingest_parts
+
+        def crash_before_commit(self, records, commit, apply, sync):
+            for head, body in records():
+                self.wal.append_record(head, body)
+            self.wal.sync()
+            raise SystemExit("crash")          # the process dies here: no commit, no checkpoint
+
+        monkeypatch.setattr(database.Database, "ingest_parts", crash_before_commit)
+        monkeypatch.setattr("splitstream.executor.commands.copy.DECODE_SLAB", 256)
+        sink = s.execute_sql("COPY atom_s FROM STDIN (FORMAT csv)").copy_in
+        sink.feed("".join(f"{i},{i}\n" for i in range(500)).encode())
+        with pytest.raises(SystemExit):
+            sink.finish()
+        monkeypatch.setattr(database.Database, "ingest_parts", real)
+        monkeypatch.setattr(database.Database, "checkpoint", lambda self: None)   # as after kill -9
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        assert result_rows(s, "SELECT * FROM atom_a") == [(1,)]
+        sink = s.execute_sql("COPY atom_s FROM STDIN (FORMAT csv)").copy_in
+        sink.feed(b"2,2\n3,3\n")
+        assert sink.finish() == "COPY 2"
+        assert result_rows(s, "SELECT * FROM atom_a") == [(3,)]
