@@ -61,7 +61,24 @@ def normalize_setting(name: str, value: str) -> str:
         return v
     if name == "datestyle":
         return "ISO, MDY"
+    if name == "extra_float_digits":
+        return str(_int_in_range(name, value, -15, 3))
     return value
+
+
+def _int_in_range(name: str, value: str, lo: int, hi: int) -> int:
+    try:
+        v = int(str(value).strip())
+    except ValueError:
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"') from None
+    if not lo <= v <= hi:
+        raise PgError(INVALID_PARAMETER_VALUE, f'{v} is outside the valid range for parameter "{name}" ({lo} .. {hi})')
+    return v
+
+
+def float_digits(settings: dict) -> int:
+    """The session's extra_float_digits (validated when it was set)."""
+    return int(settings.get("extra_float_digits", "1") or 1)
 
 
 DEFAULT_SETTINGS = {

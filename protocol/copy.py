@@ -973,8 +973,10 @@ def _csv_field(s: str, options: CopyOptions, force: bool, single: bool = False) 
 
 def encode_copy_rows(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], column_oids: Sequence[int],
                      options: CopyOptions, *, column_names: Sequence[str] | None = None,
-                     tz: str = "UTC", header: bool | None = None, trailer: bool = True) -> bytes:
-    """Encode columns as COPY TO data (text, CSV or binary).
+                     tz: str = "UTC", header: bool | None = None, trailer: bool = True,
+                     float_digits: int = 1) -> bytes:
+    """Encode columns as COPY TO data (text, CSV or binary; ``float_digits``:
+    the session's extra_float_digits).
 
     ``header`` overrides ``options.header`` (pass False for every chunk but the
     first when streaming); for binary the signature is written when header is
@@ -985,7 +987,8 @@ def encode_copy_rows(columns: Sequence[tuple[np.ndarray, np.ndarray | None]], co
     if options.format == "binary":
         return _encode_binary(columns, column_oids, nrows, header is not False, trailer)
     want_header = options.header if header is None else header
-    texts = [wiretypes.encode_text_column(o, v, m, tz=tz) for (v, m), o in zip(columns, column_oids)]
+    texts = [wiretypes.encode_text_column(o, v, m, tz=tz, float_digits=float_digits)
+             for (v, m), o in zip(columns, column_oids)]
     d = options.delimiter.encode()
     null = (options.null or "").encode()
     lines: list[bytes] = []

@@ -338,7 +338,14 @@ def _on_rounding_boundary(r: str, x: float, f32: bool) -> bool:
     fx, fs = Fraction(x), Fraction(r)
     if fx == fs:
         return False
-    ulp = Fraction(float(np.spacing(np.float32(abs(x))))) if f32 else Fraction(math.ulp(x))
+    if f32:
+        a = np.float32(abs(x))
+        gap = float(np.spacing(a))
+        if math.isinf(gap):           # the largest float4: its gap above equals the one below
+            gap = float(a) - float(np.nextafter(a, np.float32(0)))
+        ulp = Fraction(gap)
+    else:
+        ulp = Fraction(math.ulp(x))
     d = abs(fs - fx)
     if d * 2 == ulp:
         return True
@@ -367,12 +374,16 @@ def _shortest_digits(x: float, f32: bool) -> tuple[str, int]:
     return digits, e
 
 
-def format_float(x: float, f32: bool = False) -> str:
-    """float4out/float8out with extra_float_digits=1 (shortest round-trip)."""
+def format_float(x: float, f32: bool = False, extra_digits: int = 1) -> str:
+    """float4out/float8out.  ``extra_digits`` is extra_float_digits: above
+    0, the shortest text that reads back exactly (PostgreSQL 12+); at 0 or
+    below, ``%g`` with 6 (float4) or 15 (float8) significant digits plus it."""
     if x != x:
         return "NaN"
     if x in (math.inf, -math.inf):
         return "Infinity" if x > 0 else "-Infinity"
+    if extra_digits < 1:
+        return "%.*g" % (max((6 if f32 else 15) + extra_digits, 1), x)
     if not f32:
         r = repr(x)
         if "e" not in r and abs(x) < 1e15:
@@ -1608,12 +1619,15 @@ def _dt64_strings(values: np.ndarray, unit: str) -> list[str]:
 
 
 def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = None,
-                       tz: str = "UTC") -> list[bytes | None]:
-    """Text-encode a whole column, vectorised where that is cheap."""
+                       tz: str = "UTC", float_digits: int = 1) -> list[bytes | None]:
+    """Text-encode a whole column, vectorised where that is cheap
+    (``float_digits``: the session's extra_float_digits)."""
     n = len(values)
     out: list[Any]
     kind = values.dtype.kind
-    if oid == BOOL and kind == "b":
+    if kind == "f" and oid in (FLOAT4, FLOAT8) and float_digits < 1:
+        out = [format_float(x, oid == FLOAT4, float_digits).encode() for x in values.tolist()]
+    elif oid == BOOL and kind == "b":
         out = np.where(values, b"t", b"f").tolist()
     elif kind in "iu" and oid in (INT2, INT4, INT8, OID, XID, CID, REGPROC, REGCLASS, REGTYPE):
         out = [b"%d" % v for v in values.tolist()]

@@ -149,11 +149,13 @@ def field_descs(columns: list[ResultColumn], formats: list[int] | None = None) -
     ]
 
 
-def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, stop: int) -> list[bytes]:
+def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, stop: int,
+                float_digits: int = 1) -> list[bytes]:
     """DataRow messages for rows [start, stop) of a result, columnar where possible.
 
     Text columns go through ``encode_text_column`` (vectorised per type),
-    binary ones through ``encode_binary`` per value.
+    binary ones through ``encode_binary`` per value.  ``tz`` and
+    ``float_digits`` are the session's TimeZone and extra_float_digits.
     """
     batch = result.batch
     columns = result.columns or []
@@ -172,7 +174,7 @@ def encode_rows(result: Result, formats: list[int] | None, tz: str, start: int, 
             vals = c.to_pylist()
             encoded.append([None if v is None else wiretypes.encode_binary(oid, v) for v in vals])
         else:
-            encoded.append(wiretypes.encode_text_column(oid, c.data, c.nulls, tz=tz))
+            encoded.append(wiretypes.encode_text_column(oid, c.data, c.nulls, tz=tz, float_digits=float_digits))
     # Length-prefix each value column-wise, then one join per row: ~30% faster
     # than building every DataRow value by value.
     pack = _I32.pack

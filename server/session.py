@@ -359,6 +359,13 @@ class ProtocolSession:
     def _tz(self) -> str:
         return self.info.settings.get("timezone", "UTC") or "UTC"
 
+    @property
+    def _float_digits(self) -> int:
+        try:
+            return int(self.info.settings.get("extra_float_digits", "1") or 1)
+        except ValueError:
+            return 1
+
     def _prologue(self, res: Result) -> Iterable[bytes]:
         if res.notices or res.parameter_status:
             self._errors += 1
@@ -368,13 +375,13 @@ class ProtocolSession:
             yield messages.parameter_status(wire_name(k), v)
 
     def _rows(self, res: Result, formats: list[int] | None, start: int, stop: int) -> Iterable[bytes]:
-        tz = self._tz
+        tz, digits = self._tz, self._float_digits
         if stop - start <= ROW_SLICE:
             if stop > start:
-                yield b"".join(encode_rows(res, formats, tz, start, stop))
+                yield b"".join(encode_rows(res, formats, tz, start, stop, digits))
             return
         for a in range(start, stop, ROW_SLICE):
-            yield b"".join(encode_rows(res, formats, tz, a, min(stop, a + ROW_SLICE)))
+            yield b"".join(encode_rows(res, formats, tz, a, min(stop, a + ROW_SLICE), digits))
 
     def _emit_copy(self, res: Result) -> Handler:
         if res.copy_in is not None:
@@ -587,7 +594,7 @@ class ProtocolSession:
             tag = res.tag_for_rows(stop - start) if portal.suspended or start > 0 else res.tag
             tail = messages.command_complete(tag)
         if stop - start <= ROW_SLICE:
-            return head + b"".join(encode_rows(res, formats, self._tz, start, stop)) + tail
+            return head + b"".join(encode_rows(res, formats, self._tz, start, stop, self._float_digits)) + tail
         return self._guard_extended(head, self._rows(res, formats, start, stop), tail)
 
     def _guard_extended(self, head: bytes, gen: Iterable[bytes | _Signal], tail: bytes = b"") -> Handler:

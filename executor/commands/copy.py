@@ -8,6 +8,7 @@ the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
 from __future__ import annotations
 
 import ctypes
+import functools
 import secrets
 import ctypes.util
 import re
@@ -34,6 +35,7 @@ from splitstream.protocol.errors import (
 
 from ..execution import operators
 from ..api import CopyOut, Result
+from ..settings import float_digits
 from ..sql.dialect import DIALECT
 from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
@@ -196,23 +198,23 @@ class CopyStmt(Stmt):
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]
-        tz = session.info.settings.get("timezone", "UTC")
+        encode = functools.partial(copyformat.encode_copy_rows, column_names=names,
+                                   tz=session.info.settings.get("timezone", "UTC"),
+                                   float_digits=float_digits(session.info.settings))
         cols = [(c.data, c.nulls) for c in batch.cols]
         fmt = 1 if options.format == "binary" else 0
 
         def chunks():
             step = 65536
             if batch.n == 0:
-                data = copyformat.encode_copy_rows([(c.data[:0], None) for c in batch.cols], oids, options, column_names=names, tz=tz)
+                data = encode([(c.data[:0], None) for c in batch.cols], oids, options)
                 if data:
                     yield data
                 return
             for a in range(0, batch.n, step):
                 part = [(d[a:a + step], None if m is None else m[a:a + step]) for d, m in cols]
-                data = copyformat.encode_copy_rows(part, oids, options, column_names=names, tz=tz,
-                                           header=None if a == 0 else False,
-                                           trailer=a + step >= batch.n)
-                yield from _per_row(data, part, oids, options, names, tz, a == 0)
+                data = encode(part, oids, options, header=None if a == 0 else False, trailer=a + step >= batch.n)
+                yield from _per_row(data, part, oids, options, encode, a == 0)
 
         if self.src.lower() == "stdout":
             return Result(tag="", copy_out=CopyOut(fmt, len(oids), chunks(), lambda: f"COPY {batch.n}"))
@@ -223,7 +225,7 @@ class CopyStmt(Stmt):
         return Result(tag=f"COPY {batch.n}")
 
 
-def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
+def _per_row(data: bytes, part, oids, options, encode, first: bool):
     """PostgreSQL sends one CopyData message per row, and clients such as
     psycopg's ``Copy.rows()`` rely on it: split the encoded chunk at row ends."""
     if options.format == "binary":
@@ -234,7 +236,7 @@ def _per_row(data: bytes, part, oids, options, names, tz, first: bool):
         n = len(part[0][0]) if part else 0
         for i in range(n):
             row = [(d[i:i + 1], None if m is None else m[i:i + 1]) for d, m in part]
-            yield copyformat.encode_copy_rows(row, oids, options, column_names=names, tz=tz, header=None if (first and i == 0) else False)
+            yield encode(row, oids, options, header=None if (first and i == 0) else False)
         return
     lines = data.split(b"\n")
     for ln in lines[:-1]:

@@ -22,7 +22,7 @@ from splitstream.protocol.errors import (
     CARDINALITY_VIOLATION,
 )
 import operator
-from .zoned_casts import cast_in_zone, zone_dependent
+from .zoned_casts import cast_in_zone, float_text, zone_dependent
 
 
 class Expr:
@@ -146,9 +146,14 @@ class Cast(Expr):
 
     def eval(self, batch, ctx):
         if self.zoned and ctx is not None:
-            tz = ctx.setting("timezone", "UTC")
-            if tz != "UTC":
-                return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
+            if self.arg.oid in (type_oids.FLOAT4, type_oids.FLOAT8):
+                digits = int(ctx.setting("extra_float_digits", "1") or 1)
+                if digits < 1:
+                    return float_text(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, digits)
+            else:
+                tz = ctx.setting("timezone", "UTC")
+                if tz != "UTC":
+                    return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
         folded = folded_const(self, ctx)
         if folded is not None and batch.n > 1:
             return Col.const(folded[0], self.oid, batch.n)
@@ -156,7 +161,7 @@ class Cast(Expr):
 
     @property
     def zoned(self) -> bool:
-        """Evaluated in the session's TimeZone (never folded at plan time)."""
+        """Evaluated with the session's settings (never folded at plan time)."""
         z = self.__dict__.get("_zoned")
         if z is None:
             z = self._zoned = zone_dependent(self.arg.oid, self.oid)

@@ -1,10 +1,13 @@
-"""Casts whose result depends on the session's TimeZone.
+"""Casts whose result depends on the session: its TimeZone, and its
+extra_float_digits for float to text.
 
 ``catalog.types.cast_col`` knows no session, so it treats timestamptz as
-UTC.  PostgreSQL converts timestamptz to and from text, timestamp, date and
-time in the session's zone; ``expr.Cast`` routes those pairs here when the
-zone is not UTC.  Values go through zoneinfo one at a time: these casts are
-rare on hot paths, and DST makes the offset vary by value.
+UTC and writes floats as extra_float_digits 1 does.  PostgreSQL converts
+timestamptz to and from text, timestamp, date and time in the session's
+zone; ``expr.Cast`` routes those pairs here when the zone is not UTC (and
+float to text when extra_float_digits is below 1).  Values go through
+zoneinfo one at a time: these casts are rare on hot paths, and DST makes the
+offset vary by value.
 """
 from __future__ import annotations
 
@@ -21,12 +24,21 @@ _LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME)
 
 
 def zone_dependent(src: int, target: int) -> bool:
-    """True for the casts PostgreSQL evaluates in the session's TimeZone."""
+    """True for the casts PostgreSQL evaluates with the session's settings."""
+    if src in (type_oids.FLOAT4, type_oids.FLOAT8):
+        return target in _TEXT
     if src == type_oids.TIMESTAMPTZ:
         return target in _TEXT or target in _LOCAL
     if target == type_oids.TIMESTAMPTZ:
         return src in _TEXT or src == type_oids.UNKNOWN or src in (type_oids.TIMESTAMP, type_oids.DATE)
     return False
+
+
+def float_text(col: Col, target: int, typmod: int, explicit: bool, digits: int) -> Col:
+    """float4/float8 to text as float4out/float8out write it under extra_float_digits."""
+    text = wiretypes.encode_text_column(col.oid, col.data, col.nulls, float_digits=digits)
+    out = [None if v is None else v.decode() for v in text]
+    return sqltypes.cast_col(Col.from_pylist(out, type_oids.TEXT), target, typmod, explicit)
 
 
 def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) -> Col:
