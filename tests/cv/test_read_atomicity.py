@@ -9,7 +9,6 @@ import threading
 import time
 
 import psycopg
-import pytest
 
 from splitstream.executor.commands import copy as copy_mod
 from splitstream.executor.stream.continuous import ContinuousView
