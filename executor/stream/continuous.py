@@ -282,7 +282,7 @@ class VectorStage:
 
     def __init__(self, pipe: StreamPipeline) -> None:
         self.pipe = pipe
-        self.table = None
+        self.table: GroupTable | None = None
 
     def add(self, batch: Batch, ctx) -> None:
         if self.table is None:

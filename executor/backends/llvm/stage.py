@@ -36,7 +36,7 @@ class CompiledStage:
         self.pending: list[tuple[KernelInputs, Any]] = []
         self.pending_bytes = 0
         self.native: NativeTable | None = None     # private table of a large statement
-        self.vector = None                         # private GroupTable of batches on the vector path
+        self.vector: Any = None                    # private GroupTable of batches on the vector path
 
     def add(self, batch: Batch, ctx: Any) -> None:
         sink, n = self.sink, batch.n
