@@ -1,24 +1,25 @@
 """Window functions: partition, order, frame, then compute per partition.
 
-Ranking functions are vectorised per partition; aggregates over frames use
-prefix sums when the frame is a running or whole-partition frame and a
-per-row loop otherwise.
+Ranking functions are vectorised per partition.  Frames (ROWS, RANGE with
+offsets, GROUPS, EXCLUDE) are arrays of row ranges (``window_frames``), and
+the common aggregates over them are vector kernels (``window_aggs``); other
+aggregates fall back to a loop over each frame's rows.
 """
 from __future__ import annotations
 
-import decimal
 
 import numpy as np
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, FEATURE_NOT_SUPPORTED
+from splitstream.protocol.errors import PgError
 
-from . import expr
 from . import operators
 from .aggregates import AggSpec, factorize, finalize_list
 from .plans import PlanData
+from .window_aggs import first_in_frame, frame_aggregate
+from .window_frames import Layout, frame_pieces
 
 
 class WinSpec(PlanData):
@@ -78,7 +79,8 @@ class WindowOp(operators.Op):
         pstarts = np.flatnonzero(part_start)
         pends = np.append(pstarts[1:], n)
         args = [a.eval(b, ctx).take(order) for a in s.args]
-        res = self._values(s, n, pstarts, pends, peer_start, args, ctx, bool(ocols))
+        order_col = ocols[0][0].take(order) if len(ocols) == 1 else None
+        res = self._values(s, n, pstarts, pends, peer_start, args, b, ctx, order_col)
         # scatter back to input order
         out = Col(sqltypes.empty(s.oid, n), np.ones(n, bool), s.oid)
         data = out.data
@@ -87,8 +89,9 @@ class WindowOp(operators.Op):
         nulls[order] = res.null_mask()
         return Col(data, nulls, s.oid)
 
-    def _values(self, s, n, pstarts, pends, peer_start, args, ctx, ordered) -> Col:
+    def _values(self, s, n, pstarts, pends, peer_start, args, batch, ctx, order_col) -> Col:
         f = s.func
+        ordered = bool(s.order)
         idx = np.arange(n)
         pid = np.repeat(np.arange(len(pstarts)), pends - pstarts)
         row_in_part = idx - pstarts[pid]
@@ -132,100 +135,34 @@ class WindowOp(operators.Op):
                 data[~ok] = d.data[~ok]
                 nulls[~ok] = d.null_mask()[~ok]
             return Col(data, nulls, s.oid)
-        # frame-based: compute [lo, hi] per row
-        lo, hi = self._frame(s, n, pstarts, pends, pid, peer_first_idx, peer_last_idx, ordered, args)
+        lay = Layout(n, pstarts[pid], pends[pid] - 1, peer_first_idx, peer_last_idx, peer_id,
+                     first_of_peer, last_of_peer, pstarts, pends)
+        desc, nulls_first = (s.order[0][1], s.order[0][2]) if s.order else (False, None)
+        pieces = frame_pieces(s.frame, lay, ordered, order_col, desc,
+                              desc if nulls_first is None else nulls_first, batch, ctx)
         if f in ("first_value", "last_value", "nth_value"):
             vals = args[0]
-            if f == "first_value":
-                src = lo
-            elif f == "last_value":
-                src = hi
-            else:
+            if f == "nth_value":
                 nth = np.array(args[1].to_pylist(), dtype=np.int64)
-                src = lo + nth - 1
-            ok = (src <= hi) & (lo <= hi)
+                if (nth <= 0).any():
+                    raise PgError("22016", "argument of nth_value must be greater than zero")
+                src, ok = first_in_frame(pieces, nth)
+            else:
+                src, ok = first_in_frame(pieces, 1, last=f == "last_value")
             safe = np.clip(np.where(ok, src, 0), 0, max(n - 1, 0))
             return Col(vals.data[safe], vals.null_mask()[safe] | ~ok, s.oid)
         agg = s.agg
-        if agg.func in ("sum", "count", "avg") and not agg.distinct:
-            return self._prefix_agg(agg, args, lo, hi, n, s.oid)
+        fast = frame_aggregate(agg, args, pieces, lay.ps, lay.pe, n, s.oid)
+        if fast is not None:
+            return fast
         out = []
         vals = [a.to_pylist() for a in args]
+        bounds = [(lo.tolist(), hi.tolist()) for lo, hi in pieces]
         for i in range(n):
-            rows = [tuple(v[j] for v in vals) for j in range(lo[i], hi[i] + 1)] if lo[i] <= hi[i] else []
+            rows = [tuple(v[j] for v in vals) for lo, hi in bounds for j in range(lo[i], hi[i] + 1)]
             if agg.star:
                 out.append(len(rows))
                 continue
             rows = [r for r in rows if r[0] is not None]
             out.append(finalize_list(agg, rows))
         return Col.from_pylist(out, s.oid)
-
-    def _prefix_agg(self, agg, args, lo, hi, n, oid):
-        if agg.star or agg.func == "count":
-            valid = np.ones(n, bool) if agg.star else args[0].valid_mask()
-            c = np.concatenate([[0], np.cumsum(valid.astype(np.int64))])
-            cnt = np.where(hi >= lo, c[np.maximum(hi + 1, 0)] - c[np.clip(lo, 0, n)], 0)
-            return Col(cnt.astype(np.int64), None, type_oids.INT8)
-        a = args[0]
-        valid = a.valid_mask()
-        c = np.concatenate([[0], np.cumsum(valid.astype(np.int64))])
-        cnt = np.where(hi >= lo, c[np.maximum(hi + 1, 0)] - c[np.clip(lo, 0, n)], 0)
-        if a.data.dtype == object or oid == type_oids.NUMERIC:
-            vals = [decimal.Decimal(v) if v is not None and not isinstance(v, float) else (v or 0) for v in a.to_pylist()]
-            pref = [decimal.Decimal(0)]
-            for v in vals:
-                pref.append(pref[-1] + (v if v is not None else 0))
-            out = []
-            for i in range(n):
-                if cnt[i] == 0:
-                    out.append(None)
-                    continue
-                s = pref[hi[i] + 1] - pref[lo[i]]
-                if agg.func == "avg":
-                    s = expr.numeric_op("/", decimal.Decimal(s), decimal.Decimal(int(cnt[i])))
-                out.append(s)
-            return Col.from_pylist(out, oid)
-        d = np.where(valid, a.data, 0)
-        if d.dtype.kind in "iub":
-            pref = np.concatenate([[0], np.cumsum(d.astype(np.int64))])
-        else:
-            pref = np.concatenate([[0.0], np.cumsum(d.astype(np.float64))])
-        s = np.where(hi >= lo, pref[np.maximum(hi + 1, 0)] - pref[np.clip(lo, 0, n)], 0)
-        nulls = cnt == 0
-        if agg.func == "avg":
-            with np.errstate(all="ignore"):
-                return Col((s / np.maximum(cnt, 1)).astype(np.float64), nulls, oid)
-        return Col(s.astype(sqltypes.dtype_of(oid)), nulls, oid)
-
-    def _frame(self, s, n, pstarts, pends, pid, peer_first, peer_last, ordered, args):
-        ps, pe = pstarts[pid], pends[pid] - 1
-        idx = np.arange(n)
-        if s.frame is None:
-            if ordered:
-                return ps, peer_last
-            return ps, pe
-        kind, start, end = s.frame
-        if end is None:
-            end = ("current", "")
-
-        def resolve(bound, is_start):
-            if bound[0] == "unbounded":
-                return ps if bound[1] == "PRECEDING" else pe
-            if bound[0] == "current":
-                if kind == "ROWS":
-                    return idx
-                return peer_first if is_start else peer_last
-            off = bound[2]
-            if kind == "ROWS":
-                v = idx - off if bound[1] == "PRECEDING" else idx + off
-                return np.clip(v, ps, pe) if is_start else np.clip(v, ps - 1, pe)
-            if kind == "GROUPS":
-                raise PgError(FEATURE_NOT_SUPPORTED, "GROUPS frames are not supported")
-            # RANGE with offset: needs a single numeric order key
-            raise PgError(FEATURE_NOT_SUPPORTED, "RANGE frames with an offset are not supported")
-
-        lo = resolve(start, True)
-        hi = resolve(end, False)
-        lo = np.maximum(lo, ps)
-        hi = np.minimum(hi, pe)
-        return lo.astype(np.int64), hi.astype(np.int64)

@@ -12,6 +12,7 @@ from ..execution import expr
 from ..execution.aggregates import AGGREGATES, AggSpec
 from ..execution.window import WinSpec
 from .binder import func_args, func_name
+from splitstream.catalog.datatypes.sqltypes import format_type
 
 
 def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> expr.Expr:
@@ -32,11 +33,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
     if o is not None:
         for ob in o.expressions:
             order.append((inner.bind(ob.this), bool(ob.args.get("desc")), ob.args.get("nulls_first")))
-    spec = node.args.get("spec")
-    frame = None
-    if spec is not None:
-        frame = (str(spec.args.get("kind") or "RANGE").upper(), _bound(spec.args.get("start"), spec.args.get("start_side")),
-                 _bound(spec.args.get("end"), spec.args.get("end_side")))
+    frame = _frame(planner, inner, node.args.get("spec"), order)
     agg = None
     if name in ("row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist"):
         oid = {"percent_rank": type_oids.FLOAT8, "cume_dist": type_oids.FLOAT8, "row_number": type_oids.INT8, "rank": type_oids.INT8, "dense_rank": type_oids.INT8, "ntile": type_oids.INT4}[name]
@@ -58,17 +55,58 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
 
 
-def _bound(v, side):
-    if v is None:
+FRAME_ERROR = "42P20"      # windowing_error
+_EXCLUDE = {"CURRENT ROW": "current", "CURRENT_ROW": "current", "GROUP": "group", "TIES": "ties",
+            "NO OTHERS": None}
+
+
+def _frame(planner, binder, spec, order: list):
+    """(mode, start, end, exclude) of a frame clause, checked as PostgreSQL
+    checks it; offsets are bound expressions, evaluated when the window runs."""
+    if spec is None:
         return None
-    s = v if isinstance(v, str) else (v.name if hasattr(v, "name") else str(v))
-    s = s.upper()
+    kind = str(spec.args.get("kind") or "RANGE").upper()
+    start = _bound(planner, binder, kind, spec.args.get("start"), spec.args.get("start_side"), order)
+    end = _bound(planner, binder, kind, spec.args.get("end"), spec.args.get("end_side"), order) \
+        if spec.args.get("end") is not None else ("current", "")
+    if start[:2] == ("unbounded", "FOLLOWING"):
+        raise PgError(FRAME_ERROR, "frame start cannot be UNBOUNDED FOLLOWING")
+    if end[:2] == ("unbounded", "PRECEDING"):
+        raise PgError(FRAME_ERROR, "frame end cannot be UNBOUNDED PRECEDING")
+    if start[0] == "current" and end[:2] == ("offset", "PRECEDING"):
+        raise PgError(FRAME_ERROR, "frame starting from current row cannot have preceding rows")
+    if start[:2] == ("offset", "FOLLOWING") and (end[0] == "current" or end[:2] == ("offset", "PRECEDING")):
+        raise PgError(FRAME_ERROR, "frame starting from following row cannot have preceding rows")
+    exclude = spec.args.get("exclude")
+    word = " ".join(str(exclude.name if hasattr(exclude, "name") else exclude).upper().split()) if exclude else "NO OTHERS"
+    if word not in _EXCLUDE:
+        raise PgError("42601", f"syntax error at or near \"{word}\"")
+    return (kind, start, end, _EXCLUDE[word])
+
+
+def _bound(planner, binder, kind: str, v, side, order: list):
+    s = v.upper() if isinstance(v, str) else None
     side = (side or "").upper()
     if s == "UNBOUNDED":
         return ("unbounded", side)
     if s in ("CURRENT ROW", "CURRENT_ROW"):
         return ("current", "")
-    try:
-        return ("offset", side, int(v.this) if hasattr(v, "this") else int(s))
-    except (TypeError, ValueError):
-        return ("offset", side, int(str(v.this)))
+    off = binder.bind(v)
+    if kind == "RANGE":
+        if len(order) != 1:
+            raise PgError(FRAME_ERROR, "RANGE with offset PRECEDING/FOLLOWING requires exactly one ORDER BY column")
+        key = order[0][0].oid
+        if key in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+            off = planner.coerce(off, type_oids.INTERVAL)
+        elif key in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8,
+                     type_oids.NUMERIC):
+            off = planner.coerce(off, type_oids.NUMERIC if key == type_oids.NUMERIC else
+                                 type_oids.FLOAT8 if key in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.INT8)
+        else:
+            raise PgError(FEATURE_NOT_SUPPORTED, "RANGE with offset PRECEDING/FOLLOWING is not supported for "
+                          f"column type {format_type(key)}")
+    else:
+        if kind == "GROUPS" and not order:
+            raise PgError(FRAME_ERROR, "GROUPS mode requires an ORDER BY clause")
+        off = planner.coerce(off, type_oids.INT8)
+    return ("offset", side, off)
