@@ -13,6 +13,7 @@ commit or rollback.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -30,8 +31,10 @@ from .hooks import StreamStorageHooks
 from ..objects.model import Function, Relation, Role, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
-from .wal import Wal, check_segment
+from .wal import Salvage, Wal, check_segment
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch
+
+log = logging.getLogger("splitstream.storage")
 
 #: A logged operation as :func:`apply_op` takes it: its kind, then its fields
 #: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
@@ -382,8 +385,8 @@ class Database:
         if stream_snapshot is not None and self.hooks is not None:
             self.hooks.restore_streams(stream_snapshot)
         state = self.committed.clone()
-        for ops in self.wal.replay(start_gen):
-            self._replay(state, ops)
+        for where, ops in self.wal.replay(start_gen):
+            self._replay(state, ops, where)
         marker = self.dir / "clean_shutdown"
         if ckpt.exists() and not marker.exists():
             # crash recovery: UNLOGGED tables come back empty, as in PostgreSQL
@@ -395,16 +398,27 @@ class Database:
         gens = self.wal.segments()
         self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
 
-    def _replay(self, state: State, ops: list[Any]) -> None:
+    def salvage_wal(self) -> Salvage:
+        """``splitstream recover`` (server stopped): cut the WAL the next
+        start replays at its first damaged record, as pg_resetwal does, and
+        say what was dropped.  Every record before the damage is kept."""
+        self.check_format()
+        ckpt = self.dir / "checkpoint"
+        start_gen = read_file(ckpt, CHECKPOINT_MAGIC).fields["wal_gen"] if ckpt.exists() else 0
+        return self.wal.salvage(start_gen)
+
+    def _replay(self, state: State, ops: list[Any], where: str) -> None:
+        """Apply one WAL record (``where``: its file and offset, which the
+        stream layer logs if a view cannot take it)."""
         changed = False
         for op in ops:
             if isinstance(op, StreamBatch):
                 self.stream_seq = max(self.stream_seq, op.seq)
                 if self.hooks is not None:
-                    self.hooks.replay_stream(op, state)
+                    self.hooks.replay_stream(op, state, where)
             elif isinstance(op, PartialMerge):
                 if self.hooks is not None:
-                    self.hooks.replay_partial(op, state)
+                    self.hooks.replay_partial(op, state, where)
             elif op[0] == "setval":
                 self.sequences[op[1]] = [op[2], True]
             else:
@@ -457,9 +471,10 @@ class Database:
 
     def _ingest_logged(self, ops: Callable[[int], list[Any]], apply: Callable[[int], None], sync: bool,
                        rows: int) -> int:
-        seq = self._ingest(lambda s: self.wal.append(ops(s), sync=False), apply, sync, rows)
+        record: list[int] = []
+        seq = self._ingest(lambda s: record.append(self.wal.append(ops(s), sync=False)), apply, sync, rows)
         if sync and self.fsync:
-            self.wal.sync()
+            self.wal.sync_upto(record[0])
         return seq
 
     def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
@@ -490,7 +505,15 @@ class Database:
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:
         if self.wal.size > CHECKPOINT_WAL_BYTES and not self._ckpt_running.locked():
-            threading.Thread(target=self.checkpoint, daemon=True).start()
+            threading.Thread(target=self._checkpoint_in_background, daemon=True).start()
+
+    def _checkpoint_in_background(self) -> None:
+        """An automatic checkpoint: a failure (a full disk) is logged, and
+        the WAL it did not replace stays; the next one tries again."""
+        try:
+            self.checkpoint()
+        except PgError as e:
+            log.error("automatic checkpoint failed: %s", e.message)
 
     def checkpoint(self) -> None:
         """Write a consistent snapshot, then drop the WAL it covers.
