@@ -29,6 +29,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
+from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
 from ..settings import DEFAULT_SETTINGS, parse_duration_ms
 from splitstream.catalog.storage.database import Transaction
@@ -190,7 +191,7 @@ class StreamManager:
         ctx = ExecContext(db=self.engine.db, txn=txn, session=SessionInfo(settings=dict(DEFAULT_SETTINGS)), engine=self.engine)
         return ctx
 
-    def replay_stream(self, batch: StreamBatch, state) -> None:
+    def replay_stream(self, batch: StreamBatch, state, where: str = "") -> None:
         rel = state.rels.get(batch.oid)
         if rel is None:
             return
@@ -201,14 +202,37 @@ class StreamManager:
         cols = batch.columns
         data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        feed_views(self._views_on(batch.oid), batch.oid, data, ctx)
+        # view by view, so that one view failing on the record breaks that view
+        # alone: recovery never refuses to start because of one view
+        for cv in self._views_on(batch.oid):
+            try:
+                cv.insert(batch.oid, data, ctx)
+            except Exception as e:
+                self._break(cv.rel, f"replaying the WAL record {where} failed", e)
 
-    def replay_partial(self, merge: PartialMerge, state) -> None:
+    def replay_partial(self, merge: PartialMerge, state, where: str = "") -> None:
         if state.rels.get(merge.oid) is None:
             return
         if not merge.batch_key or self.spark_ledger.admit(merge.batch_key):
             self._ensure_views(state)
-            merge_record(self, merge)
+            cv = self.views.get(merge.view_oid)
+            try:
+                merge_record(self, merge)
+            except Exception as e:
+                if cv is None:
+                    raise
+                self._break(cv.rel, f"replaying the WAL record {where} failed", e)
+
+    def _break(self, rel, what: str, e: Exception) -> None:
+        """Mark a view broken during recovery: logged with the record and the
+        error, its reads fail (55000) until it is dropped, and the mark is
+        kept by checkpoints (in its saved state, :func:`broken_mark`) so it
+        survives restarts.  The state it was restored with is kept too."""
+        why = f"{what}: {describe(e)}"
+        log.error('continuous view "%s" is broken: %s; its reads fail until it is dropped and created again',
+                  rel.name, why, exc_info=not isinstance(e, PgError))
+        self.views.pop(rel.oid, None)
+        self.broken[rel.oid] = (why, broken_mark(why, self.pending_states.get(rel.oid)))
 
     def _ensure_views(self, state) -> None:
         for rel in state.rels.values():
@@ -216,20 +240,29 @@ class StreamManager:
                 self._instantiate(rel, state)
 
     def _instantiate(self, rel, state) -> None:
-        ctx = self.replay_ctx(state)
-        pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
-        cv = ContinuousView(self, rel, plan, ctx)
-        saved = self.pending_states.pop(rel.oid, None)
-        if saved is not None:
-            try:
+        # kept (not popped) until recovery ends: a view broken while the WAL
+        # replays keeps the state it was restored with
+        saved = self.pending_states.get(rel.oid)
+        if saved is not None and BROKEN_KEY in saved:
+            # broken before a checkpoint: broken still, until dropped
+            self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
+            return
+        try:
+            ctx = self.replay_ctx(state)
+            pl = Planner(self.engine, state)
+            plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
+            cv = ContinuousView(self, rel, plan, ctx)
+            if saved is not None:
                 cv.import_state(saved)
-            except StateMismatch as e:
-                # never attach state to pipelines it was not saved for, nor
-                # silently start the view over: it stays unavailable until replaced
-                log.error("%s; the view is unavailable until it is dropped and created again", e)
-                self.broken[rel.oid] = (str(e), saved)
-                return
+        except StateMismatch as e:
+            # never attach state to pipelines it was not saved for, nor
+            # silently start the view over: it stays unavailable until replaced
+            log.error("%s; the view is unavailable until it is dropped and created again", e)
+            self.broken[rel.oid] = (str(e), saved if saved is not None else {})
+            return
+        except Exception as e:
+            self._break(rel, "restoring it failed", e)
+            return
         self.views[rel.oid] = cv
 
     def snapshot_streams(self) -> dict:
@@ -244,6 +277,7 @@ class StreamManager:
 
     def recover(self) -> None:
         self._ensure_views(self.engine.db.committed)
+        self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
 
     # ------------------------------------------------------------ DDL
     def runtime(self, rel) -> StreamRuntime:
@@ -266,7 +300,8 @@ class StreamManager:
                 cv = self.views.get(_oid)
             if cv is None:
                 why = self.broken.get(_oid, ("",))[0]
-                raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""))
+                raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""),
+                              hint=f'Drop it (DROP VIEW {rel.name}) and create it again.' if why else None)
             return cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
