@@ -471,10 +471,9 @@ class Database:
 
     def _ingest_logged(self, ops: Callable[[int], list[Any]], apply: Callable[[int], None], sync: bool,
                        rows: int) -> int:
-        record: list[int] = []
-        seq = self._ingest(lambda s: record.append(self.wal.append(ops(s), sync=False)), apply, sync, rows)
+        seq, record = self._ingest(lambda s: self.wal.append(ops(s), sync=False), apply, sync, rows)
         if sync and self.fsync:
-            self.wal.sync_upto(record[0])
+            self.wal.sync_upto(record)
         return seq
 
     def ingest_stream_record(self, head: bytes, body: bytes, rows: int, apply: Callable[[int], None],
@@ -484,11 +483,12 @@ class Database:
         once (``wal.sync``) before it acknowledges (``sync``: it will).  The
         seq of a stream op only orders records, which their place in the log
         already does."""
-        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync, rows)
+        return self._ingest(lambda s: self.wal.append_record(head, body), apply, sync, rows)[0]
 
-    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool = False,
-                rows: int = 0) -> int:
-        """Number, log (``write(seq)``) and apply a stream batch under the checkpoint lock.
+    def _ingest(self, write: Callable[[int], int], apply: Callable[[int], None], sync: bool = False,
+                rows: int = 0) -> tuple[int, int]:
+        """Number, log (``write(seq)``, which returns the WAL record's number)
+        and apply a stream batch under the checkpoint lock; (seq, record).
 
         ``sync``: the caller will fsync before acknowledging.  For a large
         batch that fsync starts now, so the disk writes while the views take
@@ -496,11 +496,11 @@ class Database:
         with self._ckpt_lock:
             self.stream_seq += 1
             seq = self.stream_seq
-            write(seq)
+            record = write(seq)
             if sync and self.fsync and rows >= EARLY_SYNC_ROWS:
                 self.wal.sync_in_background()
             apply(seq)
-        return seq
+        return seq, record
 
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:

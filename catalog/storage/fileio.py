@@ -58,7 +58,7 @@ def storage_error(e: OSError, action: str, path: Path) -> PgError:
     return PgError(code, f'could not {action} file "{path}": {why}')
 
 
-def write_fully(fd: int, data: bytes | memoryview, path: Path) -> None:
+def write_fully(fd: int, data: bytes | bytearray | memoryview, path: Path) -> None:
     """Write all of ``data``: an unbuffered write may be short (a signal, a
     full disk); the OSError of a failed one propagates."""
     mv = memoryview(data).cast("B")

@@ -110,7 +110,7 @@ class Salvage:
             return "the WAL is intact; nothing was dropped"
         files = f" ({', '.join(p.name for p in self.files)})" if self.files else ""
         return (f'WAL damaged in file "{d.path}" at byte offset {d.offset}: {d.why()}\n'
-                f"kept every record before it; dropped {self.records} intact record(s) after it, "
+                f"kept every record before it; dropped the rest: {self.records} intact record(s), "
                 f"{self.bytes} byte(s) in all, and {len(self.files)} later WAL file(s){files}")
 
 
@@ -143,6 +143,7 @@ class Wal:
         self.synced = 0       # records known to be on disk (or lost: see _lost)
         self._f: BinaryIO | None = None
         self.gen = 0
+        self._path = self.path(0)
         self.size = 0
         #: the offset in the current segment that the last good fsync covers
         self.synced_size = 0
@@ -247,7 +248,8 @@ class Wal:
         if self._f is not None:
             self._f.close()
         self.gen = gen
-        self._f = open(self.path(gen), "ab", buffering=0)
+        self._path = self.path(gen)
+        self._f = open(self._path, "ab", buffering=0)
         self.size = self.synced_size = self._f.tell()
         self._repair_to = None
         if self.size == 0:
@@ -269,11 +271,11 @@ class Wal:
             self._repair(f)
             start = self.size
             try:
-                fileio.write_fully(f.fileno(), head, self.path(self.gen))
-                fileio.write_fully(f.fileno(), body, self.path(self.gen))
+                fileio.write_fully(f.fileno(), head, self._path)
+                fileio.write_fully(f.fileno(), body, self._path)
             except OSError as e:
                 self._cut(f, start)
-                raise fileio.storage_error(e, "write to", self.path(self.gen)) from e
+                raise fileio.storage_error(e, "write to", self._path) from e
             self.size += len(head) + len(body)
             self.written += 1
             mine = self.written
@@ -287,7 +289,7 @@ class Wal:
         write the segment header if the segment has none yet."""
         if self._repair_to is None:
             return
-        path = self.path(self.gen)
+        path = self._path
         try:
             fileio.layer().truncate(f.fileno(), self._repair_to, path)
             if self._repair_to == 0:

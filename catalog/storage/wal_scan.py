@@ -29,7 +29,7 @@ def frame_end(data: bytes, pos: int) -> int:
     if pos + _HDR.size > len(data):
         return 0
     ln, crc = _HDR.unpack_from(data, pos)
-    end = pos + _HDR.size + ln
+    end: int = pos + _HDR.size + ln
     if end > len(data) or zlib.crc32(memoryview(data)[pos + _HDR.size:end]) != crc:
         return 0
     return end
