@@ -402,7 +402,6 @@ class Database:
         """``splitstream recover`` (server stopped): cut the WAL the next
         start replays at its first damaged record, as pg_resetwal does, and
         say what was dropped.  Every record before the damage is kept."""
-        self.check_format()
         ckpt = self.dir / "checkpoint"
         start_gen = read_file(ckpt, CHECKPOINT_MAGIC).fields["wal_gen"] if ckpt.exists() else 0
         return self.wal.salvage(start_gen)

@@ -151,7 +151,8 @@ class Wal:
         #: be cut off yet: the next append cuts them first
         self._repair_to: int | None = None
         self._lost = _Lost()
-        #: per thread: the first record it wrote since its last :meth:`sync`
+        #: per thread: the first and last records it wrote since its last
+        #: :meth:`sync`, and the error of one of them a failed fsync lost
         self._mine = threading.local()
 
     def segments(self) -> list[int]:
@@ -231,7 +232,12 @@ class Wal:
         pos = segment_records(data)
         if pos is None:
             return None
-        records.check_header(data, MAGIC, str(path))
+        try:
+            records.check_header(data, MAGIC, str(path))
+        except records.FormatVersionError:
+            raise                    # another format, not damage: refused, never cut
+        except records.FormatError as e:
+            return Damage(gen, path, 0, data, e.message)
         while pos < len(data):
             end = frame_end(data, pos)
             if not end:
@@ -310,13 +316,16 @@ class Wal:
             log.error("%s; the WAL is cut back before the next write", e.message)
 
     def _note_mine(self, record: int) -> None:
-        """Remember the first record this thread wrote since it last synced
+        """Remember the records this thread wrote since it last synced
         (:meth:`sync` fails if a failed fsync lost any of them)."""
         mine = self._mine
-        low = getattr(mine, "low", None)
-        if low is not None and low <= self.synced and self._lost.error(low, self.synced) is None:
-            low = None               # all decided and durable: start over
+        low, last = getattr(mine, "low", None), getattr(mine, "last", 0)
+        if low is not None and last <= self.synced:
+            # all decided: durable, or lost (kept to fail its next sync)
+            mine.err = getattr(mine, "err", None) or self._lost.error(low, last)
+            low = None
         mine.low = record if low is None else low
+        mine.last = record
 
     # ---------------------------------------------------------- fsync
     def sync_upto(self, record: int, first: int | None = None) -> None:
@@ -381,13 +390,17 @@ class Wal:
         return err
 
     def sync(self) -> None:
-        """Make everything written so far durable; raises if a failed fsync
-        lost a record this thread wrote since it last called this."""
-        with self.lock:
-            mine = self.written
-        low = getattr(self._mine, "low", None)
-        self._mine.low = None
-        self.sync_upto(mine, mine if low is None else low)
+        """Make every record this thread wrote since its last call durable
+        (a COPY syncs once for all its slabs); raises 53100/58030 if a failed
+        fsync lost any of them.  A record of an asynchronous commit lost that
+        way fails its thread's next call too (conservatively)."""
+        mine = self._mine
+        low, last, err = getattr(mine, "low", None), getattr(mine, "last", 0), getattr(mine, "err", None)
+        mine.low, mine.err = None, None
+        if err is not None:
+            raise err
+        if low is not None:
+            self.sync_upto(last, low)
 
     def sync_in_background(self) -> None:
         """Start an fsync of what is written so far on a helper thread; a

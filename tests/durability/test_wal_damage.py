@@ -164,3 +164,16 @@ def test_a_damaged_length_mid_log_is_not_taken_for_a_tail(tmp_path):
     report = Wal(tmp_path / "wal").salvage(0)
     assert report.records == 2 and report.damage is not None and report.damage.offset == pos
     assert [ops[0][2] for _where, ops in Wal(tmp_path / "wal").replay(0)] == [0, 1]
+
+
+def test_recover_drops_a_segment_whose_header_is_damaged(tmp_path):
+    wal = Wal(tmp_path / "wal")
+    for gen in (1, 2):
+        wal.open_segment(gen)
+        wal.append([("setval", 1, gen)], sync=False)
+    wal.close()
+    flip(wal.path(2), 0)             # the magic number of the newer segment
+    report = Wal(tmp_path / "wal").salvage(0)
+    assert report.damage is not None and report.damage.offset == 0 and "bad magic number" in report.report()
+    assert report.records == 1 and wal.path(2).stat().st_size == 0     # an empty segment: nothing logged
+    assert [ops[0][2] for _where, ops in Wal(tmp_path / "wal").replay(0)] == [1]
