@@ -550,8 +550,14 @@ class Database:
         self.wal.remove_before(new_gen)
 
     def close(self) -> None:
+        """Checkpoint and close.  If the checkpoint cannot be written (a full
+        disk), the shutdown goes on without it: the WAL keeps everything, and
+        the next start recovers from it as after a crash."""
         try:
             self.checkpoint()
+        except PgError as e:
+            log.error("shutdown checkpoint failed: %s; the next start replays the WAL", e.message)
+        else:
             (self.dir / "clean_shutdown").touch()
         finally:
             self.wal.close()

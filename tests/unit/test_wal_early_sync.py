@@ -66,17 +66,20 @@ def test_sync_after_a_checkpoint_closed_the_segment(tmp_path):
     assert wal.synced >= wal.written
 
 
-def test_short_writes_are_finished():
-    from splitstream.catalog.storage.wal import _write_fully
+def test_short_writes_are_finished(tmp_path):
+    import os
 
-    class Trickle:
-        def __init__(self):
-            self.out = bytearray()
+    from splitstream.catalog.storage import fileio
 
-        def write(self, mv):
-            self.out += bytes(mv[:3])
-            return min(3, len(mv))
+    class Trickle(fileio.FileLayer):
+        def write(self, fd, data, path):
+            return os.write(fd, data[:3])
 
-    f = Trickle()
-    _write_fully(f, b"0123456789")
-    assert bytes(f.out) == b"0123456789"
+    path = tmp_path / "f"
+    old = fileio.use(Trickle())
+    try:
+        with open(path, "wb", buffering=0) as f:
+            fileio.write_fully(f.fileno(), b"0123456789", path)
+    finally:
+        fileio.use(old)
+    assert path.read_bytes() == b"0123456789"
