@@ -34,11 +34,14 @@ INLINE_ROWS = 50_000
 
 
 def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fileio.fsync(fd, path)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise fileio.storage_error(e, "fsync", path) from e
 
 
 def write_durably(path: Path, magic: bytes, value: Any, *, sync_dir: bool = True) -> None:

@@ -251,16 +251,27 @@ class Wal:
 
     # ---------------------------------------------------------- writing
     def open_segment(self, gen: int) -> None:
+        """Make segment ``gen`` the one appended to.  If it cannot be opened
+        or its header written (a full disk), the error is raised and the
+        next append tries again."""
         if self._f is not None:
             self._f.close()
+            self._f = None
         self.gen = gen
         self._path = self.path(gen)
-        self._f = open(self._path, "ab", buffering=0)
-        self.size = self.synced_size = self._f.tell()
-        self._repair_to = None
-        if self.size == 0:
-            self._repair_to = 0      # the header is written with the first append (and retried after a failure)
-            self._repair(self._f)
+        self._open_current()
+
+    def _open_current(self) -> BinaryIO:
+        if self._f is None:
+            try:
+                self._f = open(self._path, "ab", buffering=0)
+            except OSError as e:
+                raise fileio.storage_error(e, "open", self._path) from e
+            self.size = self.synced_size = self._f.tell()
+            # a new segment's header is written now, or with the next append after a failure
+            self._repair_to = 0 if self.size == 0 else None
+        self._repair(self._f)
+        return self._f
 
     def append(self, ops: list[Any], sync: bool) -> int:
         head, body = encode(ops)
@@ -272,9 +283,7 @@ class Wal:
         with self.lock:
             # two writes, no copy of a multi-megabyte body; a tear between them
             # is a torn tail like any other (length and CRC checked at replay)
-            f = self._f
-            assert f is not None, "append before open_segment"
-            self._repair(f)
+            f = self._open_current()
             start = self.size
             try:
                 fileio.write_fully(f.fileno(), head, self._path)
