@@ -76,7 +76,8 @@ def decode_at(path: Path, pos: int, data: bytes, end: int) -> list[Any]:
         return decode_body(data[pos + _HDR.size:end])    # a copy: arrays must not pin the segment
     except Exception as e:  # any failure to decode a checksummed body is damage
         why = e.message if isinstance(e, PgError) else f"{type(e).__name__}: {e}"
-        raise WalCorruption(Damage(0, path, pos, data, f"undecodable record ({why})")) from e
+        raise WalCorruption(Damage(0, path, pos, data, f"undecodable record ({why})"),
+                            "its checksum holds, so it was written whole") from e
 
 
 def body_size(head: bytes) -> int:
@@ -90,7 +91,12 @@ def check_segment(path: Path) -> None:
         head = f.read(records.HEADER_SIZE)
     if len(head) < records.HEADER_SIZE and records.file_header(MAGIC).startswith(head):
         return
-    records.check_header(head, MAGIC, str(path))
+    try:
+        records.check_header(head, MAGIC, str(path))
+    except records.FormatVersionError:
+        raise
+    except records.FormatError as e:
+        raise WalCorruption(Damage(0, path, 0, head, e.message), "a header is never torn this way") from e
 
 
 @dataclass

@@ -74,13 +74,14 @@ class Damage:
 
 
 class WalCorruption(records.FormatError):
-    """Damage before the end of the WAL: the server refuses to start."""
+    """Damage before the end of the WAL: the server refuses to start.
+    ``because``: why it cannot be a write torn by a crash."""
 
-    def __init__(self, damage: Damage) -> None:
+    def __init__(self, damage: Damage, because: str = "intact records follow it") -> None:
         data_dir = damage.path.parent.parent
         super().__init__(
             f'invalid WAL record in file "{damage.path}" at byte offset {damage.offset}: {damage.why()}; '
-            "intact records follow it, so this is corruption, not a torn write",
+            f"{because}, so this is corruption, not a torn write",
             hint=f'Run "splitstream recover --data-dir {data_dir}" to keep everything before this record '
                  "(it reports what it drops), or restore the data directory from a backup.")
         self.damage = damage

@@ -16,7 +16,7 @@ import psycopg
 import pytest
 
 from splitstream.catalog.storage import records
-from splitstream.catalog.storage.wal import Wal
+from splitstream.catalog.storage.wal import Wal, check_segment
 from splitstream.catalog.storage.wal_scan import WalCorruption
 from tests.support.servers import REPO_ROOT
 
@@ -177,3 +177,14 @@ def test_recover_drops_a_segment_whose_header_is_damaged(tmp_path):
     assert report.damage is not None and report.damage.offset == 0 and "bad magic number" in report.report()
     assert report.records == 1 and wal.path(2).stat().st_size == 0     # an empty segment: nothing logged
     assert [ops[0][2] for _where, ops in Wal(tmp_path / "wal").replay(0)] == [1]
+
+
+def test_a_damaged_segment_header_refuses_with_the_recover_hint(tmp_path):
+    wal = Wal(tmp_path / "wal")
+    wal.open_segment(1)
+    wal.append([("setval", 1, 1)], sync=False)
+    wal.close()
+    flip(wal.path(1), 2)
+    with pytest.raises(WalCorruption) as ei:
+        check_segment(wal.path(1))
+    assert "byte offset 0" in ei.value.message and "splitstream recover" in (ei.value.hint or "")
