@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from . import records
+from . import fileio, records
 from .tables import TableVersion
 from .wal_records import ColumnArrays, columns_in, columns_out
 
@@ -34,24 +34,41 @@ INLINE_ROWS = 50_000
 
 
 def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            fileio.fsync(fd, path)
+        finally:
+            os.close(fd)
+    except OSError as e:
+        raise fileio.storage_error(e, "fsync", path) from e
 
 
 def write_durably(path: Path, magic: bytes, value: Any, *, sync_dir: bool = True) -> None:
     """Write ``value`` to ``path`` atomically (a temporary file, fsync,
-    rename), after the header of a file of kind ``magic``."""
+    rename), after the header of a file of kind ``magic``.  A failed write
+    or fsync (through :mod:`fileio`) leaves ``path`` as it was, removes the
+    temporary file and raises 53100/58030."""
     tmp = path.with_name(path.name + ".tmp")
     parts: list[bytes | memoryview] = [records.file_header(magic)]
     records.dump_parts(value, parts)
-    with open(tmp, "wb") as f:
-        f.writelines(parts)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    action = "write to"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            out = fileio.ChunkedWriter(fd, tmp)
+            for part in parts:
+                out.write(part)
+            out.flush()
+            action = "fsync"
+            fileio.fsync(fd, tmp)
+        finally:
+            os.close(fd)
+        action = "rename"
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise fileio.storage_error(e, action, tmp) from e
     if sync_dir:
         fsync_dir(path.parent)
 

@@ -13,6 +13,7 @@ commit or rollback.
 """
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -30,8 +31,10 @@ from .hooks import StreamStorageHooks
 from ..objects.model import Function, Relation, Role, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
-from .wal import Wal, check_segment
+from .wal import Salvage, Wal, check_segment
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamPart
+
+log = logging.getLogger("splitstream.storage")
 
 #: A logged operation as :func:`apply_op` takes it: its kind, then its fields
 #: in the order of :data:`catalog.wal_records.OP_FIELDS` (named on disk).
@@ -42,6 +45,10 @@ SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
 
 FIRST_USER_OID = 16384
 CHECKPOINT_WAL_BYTES = 256 * 1024 * 1024
+
+
+def _one(record: int) -> tuple[int, int]:
+    return record, record
 
 
 class State:
@@ -382,8 +389,8 @@ class Database:
         if stream_snapshot is not None and self.hooks is not None:
             self.hooks.restore_streams(stream_snapshot)
         state = self.committed.clone()
-        for ops in self.wal.replay(start_gen):
-            self._replay(state, ops)
+        for where, ops in self.wal.replay(start_gen):
+            self._replay(state, ops, where)
         if self.hooks is not None:
             self.hooks.replay_finished()
         marker = self.dir / "clean_shutdown"
@@ -397,22 +404,32 @@ class Database:
         gens = self.wal.segments()
         self.wal.open_segment((gens[-1] + 1) if gens else max(start_gen, 1))
 
-    def _replay(self, state: State, ops: list[Any]) -> None:
+    def salvage_wal(self) -> Salvage:
+        """``splitstream recover`` (server stopped): cut the WAL the next
+        start replays at its first damaged record, as pg_resetwal does, and
+        say what was dropped.  Every record before the damage is kept."""
+        ckpt = self.dir / "checkpoint"
+        start_gen = read_file(ckpt, CHECKPOINT_MAGIC).fields["wal_gen"] if ckpt.exists() else 0
+        return self.wal.salvage(start_gen)
+
+    def _replay(self, state: State, ops: list[Any], where: str) -> None:
+        """Apply one WAL record (``where``: its file and offset, which the
+        stream layer logs if a view cannot take it)."""
         changed = False
         for op in ops:
             if isinstance(op, StreamBatch):
                 self.stream_seq = max(self.stream_seq, op.seq)
                 if self.hooks is not None:
-                    self.hooks.replay_stream(op, state)
+                    self.hooks.replay_stream(op, state, where)
             elif isinstance(op, StreamPart):
                 if self.hooks is not None:
-                    self.hooks.replay_part(op, state)
+                    self.hooks.replay_part(op, state, where)
             elif isinstance(op, StreamCommit):
                 if self.hooks is not None:
                     self.hooks.replay_commit(op, state)
             elif isinstance(op, PartialMerge):
                 if self.hooks is not None:
-                    self.hooks.replay_partial(op, state)
+                    self.hooks.replay_partial(op, state, where)
             elif op[0] == "setval":
                 self.sequences[op[1]] = [op[2], True]
             else:
@@ -462,14 +479,13 @@ class Database:
         the batch (a key applied meanwhile): then nothing is logged and 0 is
         returned.
         """
-        rows = len(cols[0][0]) if cols else 0
-        return self._ingest(lambda s: self.wal.append([StreamBatch(oid, cols, s, batch_key)], sync=False),
-                            apply, sync, rows, admit)
+        return self._ingest(lambda s: _one(self.wal.append([StreamBatch(oid, cols, s, batch_key)], sync=False)),
+                            apply, sync, admit)
 
     def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool,
                        admit: Callable[[], bool] | None = None) -> int:
         """:meth:`ingest_stream` for Spark partial states merged into a view."""
-        return self._ingest(lambda s: self.wal.append([merge], sync=False), apply, sync, 0, admit)
+        return self._ingest(lambda s: _one(self.wal.append([merge], sync=False)), apply, sync, admit)
 
     def ingest_parts(self, records: Callable[[], Iterable[tuple[bytes, bytes]]], commit: StreamCommit,
                      apply: Callable[[int], None], sync: bool) -> int:
@@ -477,25 +493,32 @@ class Database:
         (``wal.encode`` of ``[StreamPart]``), then ``commit``, all written
         under one hold of the checkpoint lock (a checkpoint never separates
         parts from their commit), with one fsync."""
-        def write(seq: int) -> None:
+        def write(seq: int) -> tuple[int, int]:
+            first = None
             for head, body in records():
-                self.wal.append_record(head, body)
-            self.wal.append([commit], sync=False)
-        return self._ingest(write, apply, sync, commit.rows)
+                r = self.wal.append_record(head, body)
+                first = r if first is None else first
+            last = self.wal.append([commit], sync=False)
+            return (last if first is None else first), last
+        return self._ingest(write, apply, sync)
 
-    def _ingest(self, write: Callable[[int], None], apply: Callable[[int], None], sync: bool,
-                rows: int, admit: Callable[[], bool] | None = None) -> int:
+    def _ingest(self, write: Callable[[int], tuple[int, int]], apply: Callable[[int], None], sync: bool,
+                admit: Callable[[], bool] | None = None) -> int:
+        """Number and log a stream batch (``write(seq)``: the numbers of its
+        first and last WAL records) under the checkpoint lock, make it
+        durable, then ``apply`` it.  A failed write or fsync (53100/58030)
+        fails the statement before anything is applied."""
         with self._ckpt_lock:
             if admit is not None and not admit():
                 return 0
             self.stream_seq += 1
             seq = self.stream_seq
-            write(seq)
+            first, last = write(seq)
             with self._inflight_cond:
                 self._inflight += 1
         try:
             if sync and self.fsync:
-                self.wal.sync()
+                self.wal.sync_upto(last, first)
             apply(seq)
         finally:
             with self._inflight_cond:
@@ -513,7 +536,15 @@ class Database:
     # ---------------------------------------------------------- checkpoint
     def maybe_checkpoint(self) -> None:
         if self.wal.size > CHECKPOINT_WAL_BYTES and not self._ckpt_running.locked():
-            threading.Thread(target=self.checkpoint, daemon=True).start()
+            threading.Thread(target=self._checkpoint_in_background, daemon=True).start()
+
+    def _checkpoint_in_background(self) -> None:
+        """An automatic checkpoint: a failure (a full disk) is logged, and
+        the WAL it did not replace stays; the next one tries again."""
+        try:
+            self.checkpoint()
+        except PgError as e:
+            log.error("automatic checkpoint failed: %s", e.message)
 
     def checkpoint(self) -> None:
         """Write a consistent snapshot, then drop the WAL it covers.
@@ -552,8 +583,14 @@ class Database:
         self.wal.remove_before(new_gen)
 
     def close(self) -> None:
+        """Checkpoint and close.  If the checkpoint cannot be written (a full
+        disk), the shutdown goes on without it: the WAL keeps everything, and
+        the next start recovers from it as after a crash."""
         try:
             self.checkpoint()
+        except PgError as e:
+            log.error("shutdown checkpoint failed: %s; the next start replays the WAL", e.message)
+        else:
             (self.dir / "clean_shutdown").touch()
         finally:
             self.wal.close()

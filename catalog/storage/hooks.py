@@ -17,10 +17,12 @@ if TYPE_CHECKING:
 
 
 class StreamStorageHooks(Protocol):
-    def replay_stream(self, batch: "StreamBatch", state: "State") -> None:
-        """A logged stream batch, at WAL replay (``state``: the state being recovered)."""
+    def replay_stream(self, batch: "StreamBatch", state: "State", where: str) -> None:
+        """A logged stream batch, at WAL replay (``state``: the state being
+        recovered; ``where``: the record's file and offset).  A view that
+        cannot take it is marked broken here: one view never stops recovery."""
 
-    def replay_part(self, part: "StreamPart", state: "State") -> None:
+    def replay_part(self, part: "StreamPart", state: "State", where: str) -> None:
         """One logged slab of a COPY, at WAL replay: held until its commit."""
 
     def replay_commit(self, commit: "StreamCommit", state: "State") -> None:
@@ -29,8 +31,8 @@ class StreamStorageHooks(Protocol):
     def replay_finished(self) -> None:
         """The end of WAL replay: parts whose COPY never committed are dropped."""
 
-    def replay_partial(self, merge: "PartialMerge", state: "State") -> None:
-        """Logged Spark partial states, at WAL replay."""
+    def replay_partial(self, merge: "PartialMerge", state: "State", where: str) -> None:
+        """Logged Spark partial states, at WAL replay (as :meth:`replay_stream`)."""
 
     def snapshot_streams(self) -> dict[str, Any]:
         """The stream layer's state for a checkpoint (values of the

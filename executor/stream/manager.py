@@ -31,6 +31,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
+from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
 from ..settings import DEFAULT_SETTINGS, parse_duration_ms
 from splitstream.catalog.storage.database import Transaction
@@ -211,7 +212,7 @@ class StreamManager:
         ctx = ExecContext(db=self.engine.db, txn=txn, session=SessionInfo(settings=dict(DEFAULT_SETTINGS)), engine=self.engine)
         return ctx
 
-    def replay_stream(self, batch: StreamBatch, state) -> None:
+    def replay_stream(self, batch: StreamBatch, state, where: str = "") -> None:
         rel = state.rels.get(batch.oid)
         if rel is None:
             return
@@ -219,16 +220,16 @@ class StreamManager:
         if batch.batch_key and not self.spark_ledger.admit(batch.batch_key):
             return
         self._ensure_views(state)
-        staged = self._replay_stage(rel, batch.columns, {}, state)
+        staged = self._replay_stage(rel, batch.columns, {}, state, where)
         self._replay_apply(batch.oid, staged)
 
-    def replay_part(self, part: StreamPart, state) -> None:
+    def replay_part(self, part: StreamPart, state, where: str = "") -> None:
         rel = state.rels.get(part.oid)
         if rel is None:
             return
         self._ensure_views(state)
         held = self._replay_groups.setdefault(part.group, {})
-        self._replay_stage(rel, part.columns, held, state)
+        self._replay_stage(rel, part.columns, held, state, where)
 
     def replay_commit(self, commit: StreamCommit, state) -> None:
         held = self._replay_groups.pop(commit.group, None)
@@ -241,7 +242,7 @@ class StreamManager:
                         group)
         self._replay_groups.clear()
 
-    def _replay_stage(self, rel, cols, staged: dict, state) -> dict:
+    def _replay_stage(self, rel, cols, staged: dict, state, where: str) -> dict:
         """Stage logged rows into every view on the stream.  A view that fails
         is marked broken; the others go on (recovery never refuses to start
         because of one view)."""
@@ -251,7 +252,7 @@ class StreamManager:
             try:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
-                self.mark_broken(cv, f"replaying a logged batch failed: {type(e).__name__}: {e}")
+                self._break(cv.rel, f"replaying the WAL record {where} failed", e)
         return staged
 
     def _replay_apply(self, oid: int, staged: dict) -> None:
@@ -261,19 +262,38 @@ class StreamManager:
                 cv.deliver(st)
 
     def mark_broken(self, cv: ContinuousView, why: str) -> None:
-        """The view can no longer be maintained: every read of it fails, naming
-        it, until it is dropped; the mark survives checkpoints and restarts."""
-        log.error('continuous view "%s" is broken: %s', cv.rel.name, why)
+        """A view that failed to apply a logged batch (a bug): its state can no
+        longer be trusted, so every read fails, naming it, until it is
+        dropped; the mark survives checkpoints and restarts."""
+        log.error('continuous view "%s" is broken: %s; its reads fail until it is dropped and created again',
+                  cv.rel.name, why)
         cv.failure = cv.failure or why
         self.views.pop(cv.rel.oid, None)
-        self.broken[cv.rel.oid] = (cv.failure, {"version": 0, "pipelines": [], "broken": cv.failure})
+        self.broken[cv.rel.oid] = (cv.failure, broken_mark(cv.failure, None))
 
-    def replay_partial(self, merge: PartialMerge, state) -> None:
+    def replay_partial(self, merge: PartialMerge, state, where: str = "") -> None:
         if state.rels.get(merge.oid) is None:
             return
         if not merge.batch_key or self.spark_ledger.admit(merge.batch_key):
             self._ensure_views(state)
-            merge_record(self, merge)
+            cv = self.views.get(merge.view_oid)
+            try:
+                merge_record(self, merge)
+            except Exception as e:
+                if cv is None:
+                    raise
+                self._break(cv.rel, f"replaying the WAL record {where} failed", e)
+
+    def _break(self, rel, what: str, e: Exception) -> None:
+        """Mark a view broken during recovery: logged with the record and the
+        error, its reads fail (55000) until it is dropped, and the mark is
+        kept by checkpoints (in its saved state, :func:`broken_mark`) so it
+        survives restarts.  The state it was restored with is kept too."""
+        why = f"{what}: {describe(e)}"
+        log.error('continuous view "%s" is broken: %s; its reads fail until it is dropped and created again',
+                  rel.name, why, exc_info=not isinstance(e, PgError))
+        self.views.pop(rel.oid, None)
+        self.broken[rel.oid] = (why, broken_mark(why, self.pending_states.get(rel.oid)))
 
     def _ensure_views(self, state) -> None:
         for rel in state.rels.values():
@@ -281,23 +301,29 @@ class StreamManager:
                 self._instantiate(rel, state)
 
     def _instantiate(self, rel, state) -> None:
-        ctx = self.replay_ctx(state)
-        pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
-        cv = ContinuousView(self, rel, plan, ctx)
-        saved = self.pending_states.pop(rel.oid, None)
-        if saved is not None and saved.get("broken"):
-            self.broken[rel.oid] = (saved["broken"], saved)
+        # kept (not popped) until recovery ends: a view broken while the WAL
+        # replays keeps the state it was restored with
+        saved = self.pending_states.get(rel.oid)
+        if saved is not None and BROKEN_KEY in saved:
+            # broken before a checkpoint: broken still, until dropped
+            self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
             return
-        if saved is not None:
-            try:
+        try:
+            ctx = self.replay_ctx(state)
+            pl = Planner(self.engine, state)
+            plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
+            cv = ContinuousView(self, rel, plan, ctx)
+            if saved is not None:
                 cv.import_state(saved)
-            except StateMismatch as e:
-                # never attach state to pipelines it was not saved for, nor
-                # silently start the view over: it stays unavailable until replaced
-                log.error("%s; the view is unavailable until it is dropped and created again", e)
-                self.broken[rel.oid] = (str(e), saved)
-                return
+        except StateMismatch as e:
+            # never attach state to pipelines it was not saved for, nor
+            # silently start the view over: it stays unavailable until replaced
+            log.error("%s; the view is unavailable until it is dropped and created again", e)
+            self.broken[rel.oid] = (str(e), saved if saved is not None else {})
+            return
+        except Exception as e:
+            self._break(rel, "restoring it failed", e)
+            return
         self.views[rel.oid] = cv
 
     def snapshot_streams(self) -> dict:
@@ -312,6 +338,7 @@ class StreamManager:
 
     def recover(self) -> None:
         self._ensure_views(self.engine.db.committed)
+        self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
 
     # ------------------------------------------------------------ DDL
     def runtime(self, rel) -> StreamRuntime:
@@ -342,7 +369,7 @@ class StreamManager:
             if cv is None:
                 why = self.broken.get(_oid, ("",))[0]
                 raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""),
-                              hint=f"DROP VIEW {rel.name} and create it again.")
+                              hint=f'Drop it (DROP VIEW {rel.name}) and create it again.' if why else None)
             return cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)

@@ -47,16 +47,20 @@ def _declared_width(rel) -> int:
     ("name", type_oids.TEXT), ("schema", type_oids.TEXT), ("streams", type_oids.TEXT), ("groups", type_oids.INT8), ("state_bytes", type_oids.INT8),
     ("bytes_per_group", type_oids.FLOAT8), ("rows_in", type_oids.INT8), ("version", type_oids.INT8), ("queued_batches", type_oids.INT4),
     ("static_tables", type_oids.TEXT), ("upper_tables", type_oids.TEXT), ("refreshes", type_oids.INT8), ("last_refresh", type_oids.TIMESTAMPTZ),
-    ("buffer_bytes", type_oids.INT8),
+    ("buffer_bytes", type_oids.INT8), ("status", type_oids.TEXT), ("broken_reason", type_oids.TEXT),
 ])
 def _views(state, ctx):
+    """``status``: 'active', 'broken' (its reads fail until it is dropped:
+    ``broken_reason`` says why) or 'pending' (not yet maintained)."""
     mgr = ctx.engine.streams
     for rel in state.rels.values():
         if rel.kind != "v" or not rel.continuous:
             continue
         cv = mgr.views.get(rel.oid)
         if cv is None:
-            yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None, 0, None, 0)
+            broken = mgr.broken.get(rel.oid)
+            yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None, 0, None, 0,
+                   "pending" if broken is None else "broken", None if broken is None else broken[0])
             continue
         streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
         groups = cv.groups()
@@ -66,7 +70,7 @@ def _views(state, ctx):
             return ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
                cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
-               _utc(cv.last_refresh), cv.buffer_bytes())
+               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None)
 
 
 def _utc(t: float | None):
