@@ -69,6 +69,7 @@ class Connection(asyncio.Protocol):
         self.session: ProtocolSession | None = None
         self.peer = "?"
         self.closed = False              # the socket is gone
+        self.eof = False                 # the client half-closed: answer what it sent, then close
         self.terminating = False         # server shutdown asked us to leave
         self.tls = False
         self.task: asyncio.Task[None] | None = None
@@ -167,7 +168,12 @@ class Connection(asyncio.Protocol):
         return out if out is not None else sess.step_cycle(sig)
 
     def eof_received(self) -> bool:
-        return False  # half-closed client: close our side too
+        """The client sent FIN: like PostgreSQL, which reads to EOF, answer every
+        message that arrived before it, then close (``_serve``/``_next_startup``).
+        Closing at once would drop a pipelined ``INSERT ...; Terminate``."""
+        self.eof = True
+        self._wake()
+        return True  # keep our side open for the answers (TLS transports close anyway)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -264,7 +270,7 @@ class Connection(asyncio.Protocol):
             msg = self.reader.next()
             if msg is not None:
                 return msg
-            if self.closed or self.terminating:
+            if self.closed or self.terminating or self.eof:
                 return None
             await self._wait_data()
 
@@ -463,4 +469,6 @@ class Connection(asyncio.Protocol):
                 log.info("%s: protocol error: %s", self.peer, self._frame_error.message)
                 self.send_fatal(self._frame_error)
                 return
+            if self.eof:
+                return      # the client left after its last complete message (a COPY IN is aborted)
             await self._wait_data()
