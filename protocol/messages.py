@@ -21,6 +21,16 @@ CANCEL_REQUEST = 80877102
 #: lower so a hostile length cannot make us reserve absurd buffers.
 MAX_MESSAGE = 256 * 1024 * 1024
 MAX_STARTUP = 10000
+#: PostgreSQL's PQ_SMALL_MESSAGE_LIMIT: the messages that carry no payload
+#: (Close, Describe, Execute, Flush, Sync, CopyDone, CopyFail, Terminate) may
+#: not be longer, so a hostile length on one of them fails at its header
+#: instead of making the server wait for, and buffer, the announced bytes.
+SMALL_MESSAGE_LIMIT = 10000
+_SMALL_KINDS = frozenset(b"CDEHScfX")
+#: Before authentication a client sends only password/SASL messages;
+#: PostgreSQL caps them at PG_MAX_AUTH_TOKEN_LENGTH, so an unauthenticated
+#: peer cannot make the server buffer a MAX_MESSAGE-sized body.
+AUTH_MESSAGE_LIMIT = 65535
 
 _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
@@ -71,10 +81,12 @@ class FrontendReader:
     complete message or returns None.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_message: int = MAX_MESSAGE) -> None:
         self._buf = bytearray()
         self._pos = 0
         self.startup_phase = True
+        #: Longest typed message accepted now (the server raises it after authentication).
+        self.max_message = max_message
 
     def feed(self, data: bytes) -> None:
         if self._pos > 65536 and self._pos * 2 > len(self._buf):
@@ -112,7 +124,8 @@ class FrontendReader:
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
-            if 4 <= length <= avail - 1 and length <= MAX_MESSAGE:
+            if 4 <= length <= avail - 1 and length <= self.max_message \
+                    and (length <= SMALL_MESSAGE_LIMIT or kind[0] not in _SMALL_KINDS):
                 self._pos = pos + length + 1
                 if length < 512:
                     return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
@@ -121,10 +134,11 @@ class FrontendReader:
         if avail < 5:
             return None
         kind, length = _HDR.unpack_from(self._buf, self._pos)
-        if length < 4:
+        if length < 4 or length > SMALL_MESSAGE_LIMIT and kind[0] in _SMALL_KINDS:
             raise PgError(PROTOCOL_VIOLATION, f"invalid message length {length}")
-        if length > MAX_MESSAGE:
-            raise PgError(PROGRAM_LIMIT_EXCEEDED, f"message length {length} exceeds the limit of {MAX_MESSAGE} bytes")
+        if length > self.max_message:
+            raise PgError(PROGRAM_LIMIT_EXCEEDED,
+                          f"message length {length} exceeds the limit of {self.max_message} bytes")
         if avail < length + 1:
             return None
         start = self._pos + 5

@@ -62,7 +62,7 @@ class Connection(asyncio.Protocol):
         self.config = server.config
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
-        self.reader = messages.FrontendReader()
+        self.reader = messages.FrontendReader(messages.AUTH_MESSAGE_LIMIT)   # raised once authenticated
         self.pid = 0
         self.secret = 0
         self.info: SessionInfo | None = None
@@ -356,6 +356,7 @@ class Connection(asyncio.Protocol):
             self.send_fatal(e)
             return False
         self.session = ProtocolSession(es, self.info)
+        self.reader.max_message = messages.MAX_MESSAGE
         parts = [messages.auth_ok()]
         parts += [messages.parameter_status(k, v) for k, v in session_settings.reported(settings)]
         parts.append(messages.backend_key_data(self.pid, self.secret))

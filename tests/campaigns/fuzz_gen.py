@@ -234,6 +234,7 @@ class Generator:
             lambda: [wire.parse(b"dup", b"SELECT 1", []), wire.parse(b"dup", b"SELECT 2", []), wire.sync(),
                      wire.close(b"S", b"dup"), wire.sync()],
             lambda: [wire.typed(bytes([r.randrange(256)]), r.randbytes(r.randrange(0, 16)))],
+            lambda: [wire.query(b"INSERT INTO fz_t VALUES (9, 'last')"), wire.terminate(), wire.query(b"SELECT 1")],
         ]
         return r.choice(choices)()
 

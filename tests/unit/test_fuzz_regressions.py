@@ -9,10 +9,13 @@ import asyncio
 
 import pytest
 
+import struct
+
+from splitstream.protocol import messages
 from splitstream.protocol.errors import PgError
 from tests.support.engine import open_engine, plain_session
 from tests.unit.test_server_connection import (  # noqa: F401 - fixtures
-    _client, _msg, errors, event_loop_policy, kinds, tags, trust,
+    Client, _client, _msg, err_fields, event_loop_policy, secured, trust,
 )
 
 pytestmark = pytest.mark.filterwarnings("ignore:Overriding the \"event_loop_policy\" fixture:DeprecationWarning")
@@ -59,3 +62,40 @@ def test_dollar_followed_by_a_control_character_is_a_syntax_error(tmp_path):
         with pytest.raises(PgError) as err:
             session.prepare("SELECT $\x08::text", [])
         assert err.value.sqlstate == "42601"
+
+
+@pytest.mark.parametrize("kind", list("CDEHScfX"))
+def test_payload_free_message_with_a_huge_length_fails_at_its_header(kind):
+    """A Sync announcing 100 MB used to make the server wait for (and buffer)
+    100 MB; PostgreSQL caps these kinds at 10000 bytes (PQ_SMALL_MESSAGE_LIMIT)."""
+    reader = messages.FrontendReader()
+    reader.startup_phase = False
+    reader.feed(kind.encode() + struct.pack("!i", 100 * 1024 * 1024) + b"\0" * 16)
+    with pytest.raises(PgError) as err:
+        reader.next_message()
+    assert err.value.sqlstate == "08P01" and err.value.message == "invalid message length 104857600"
+
+
+def test_large_messages_still_pass_after_authentication():
+    reader = messages.FrontendReader()
+    reader.startup_phase = False
+    body = b"SELECT '" + b"x" * 200_000 + b"'\0"
+    reader.feed(b"Q" + struct.pack("!i", len(body) + 4) + body + b"S\0\0\0\4")
+    first, second = reader.next_message(), reader.next_message()
+    assert first is not None and first.kind == "Q" and first.body == body
+    assert second is not None and second.kind == "S"
+
+
+async def test_unauthenticated_client_cannot_announce_a_huge_password_message(secured):
+    """Before authentication only password/SASL messages arrive: a 200 MB one is
+    refused at its header (FATAL 54000), not buffered while the peer sends it."""
+    server, _ = secured
+    c = await Client.open(server.port)
+    c.startup("alice", "postgres")
+    kind, body = await c.recv()
+    assert kind == "R" and struct.unpack_from("!i", body)[0] == 10      # SASL requested
+    c.raw(b"p" + struct.pack("!i", 200 * 1024 * 1024) + b"SCRAM-SHA-256\0")
+    kind, body = await c.recv()
+    fields = err_fields(body)
+    assert kind == "E" and fields["S"] == "FATAL" and fields["C"] == "54000", fields
+    assert await asyncio.wait_for(c.r.read(), 10) == b""
