@@ -55,13 +55,23 @@ async def test_half_close_during_copy_in_aborts_the_copy(trust):
     assert engine.aborted and not engine.copied
 
 
-def test_dollar_followed_by_a_control_character_is_a_syntax_error(tmp_path):
-    """``SELECT $\\x08::text`` reached int() in the binder: XX000 before."""
+@pytest.mark.parametrize("sql", ["SELECT $\x08::text", "SHOW", "SHOW;", "SHOW4TimeZone", "RESET", "RESET;",
+                                 "SAVEPOINT", "SET", "SET4x"])
+def test_truncated_or_run_on_statements_are_syntax_errors(tmp_path, sql):
+    """Each reached Python (int() on "$\\x08", an IndexError on SHOW/RESET/
+    SAVEPOINT without a name, an assert on SET alone): XX000 before."""
     with open_engine(tmp_path) as engine:
         session = plain_session(engine)
         with pytest.raises(PgError) as err:
-            session.prepare("SELECT $\x08::text", [])
-        assert err.value.sqlstate == "42601"
+            session.prepare(sql, [])
+        assert err.value.sqlstate == "42601", err.value.message
+
+
+def test_show_reset_and_savepoint_still_take_their_operand(tmp_path):
+    with open_engine(tmp_path) as engine:
+        session = plain_session(engine)
+        for sql in ("SHOW TIME ZONE", "show timezone;", "RESET timezone", "BEGIN", "SAVEPOINT sp1;", "ROLLBACK"):
+            session.execute_sql(sql)
 
 
 @pytest.mark.parametrize("kind", list("CDEHScfX"))
