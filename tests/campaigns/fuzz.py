@@ -30,6 +30,7 @@ from pathlib import Path
 import psycopg
 
 from tests.support.servers import SplitstreamServer
+from tests.unit.test_protocol_auth import ScramClient
 
 from . import procstat, wire
 from .fuzz_gen import Generator, Plan
@@ -133,12 +134,15 @@ class _Conn:
         self.eof = True
         self.changed.set()
 
-    async def wait(self, cond: str, timeout: float) -> bool:
-        """Wait until ``cond`` ('eof' or 'ready') holds or the server is done; True if it holds."""
+    async def wait(self, cond: str, timeout: float, seen: int = 0) -> bool:
+        """Wait until ``cond`` holds ('eof'; 'ready'; 'auth': ReadyForQuery or
+        authentication request number ``seen``) or the server is done; True if it holds."""
         deadline = time.monotonic() + timeout
+        log = self.log
         while True:
-            if self.eof or (cond == "ready" and (self.log.ready or self.log.fatal)):
-                return cond == "eof" and self.eof or cond == "ready" and self.log.ready > 0
+            ready = log.ready > 0 or cond == "auth" and len(log.auth) > seen
+            if self.eof or (cond != "eof" and (ready or log.fatal)):
+                return self.eof if cond == "eof" else ready
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
@@ -240,7 +244,61 @@ async def _finish(conn: _Conn, plan: Plan, timeout: float, sent_ok: bool) -> str
     return "hang"
 
 
-async def run_plan(host: str, port: int, index: int, plan: Plan, timeout: float) -> Outcome:
+class _Auth:
+    """Answers the server's authentication requests, spoiling one as the plan says."""
+
+    def __init__(self, plan: Plan, password: str | None) -> None:
+        self.plan = plan
+        secret = password or ""
+        self.scram = ScramClient("not " + secret if plan.auth_fuzz == "wrong" else secret)
+        self.spoiler = Generator(random.Random(plan.auth_seed))
+
+    def answer(self, request: bytes) -> bytes | None:
+        """The message answering ``request`` (an Authentication body), None if none is due."""
+        code = int.from_bytes(request[:4], "big", signed=True)
+        fuzz = self.plan.auth_fuzz
+        if code == 10:
+            if fuzz == "skip":
+                return wire.query(b"SELECT 1")             # a query instead of the SASL response
+            frame = wire.sasl_initial(b"SCRAM-SHA-256", self.scram.first())
+            return self.spoiler.mutate(frame)[0] if fuzz == "first" else frame
+        if code == 11:
+            try:
+                frame = wire.password(self.scram.final(request[4:]))
+            except (AssertionError, KeyError, ValueError):   # our spoiled first message changed the nonce
+                frame = wire.password(b"c=biws,r=spoiled,p=AAAA")
+            return self.spoiler.mutate(frame)[0] if fuzz == "final" else frame
+        if code in (3, 5):
+            return wire.password(b"wrong\0")
+        return None                                       # 12 (SASL final): wait for AuthenticationOk
+
+
+async def _login(conn: _Conn, plan: Plan, password: str | None, timeout: float) -> bool:
+    """Startup and authentication; True once ReadyForQuery came.  After a
+    spoiled message the server may rightly wait for bytes that never come:
+    then this gives up soon and the caller's EOF must make the server close."""
+    assert plan.startup is not None
+    if not await conn.send(plan.startup):
+        return False
+    auth = _Auth(plan, password)
+    seen, wait = 0, timeout
+    while True:
+        if not await conn.wait("auth", wait, seen):
+            if wait < timeout or conn.eof or conn.log.fatal:
+                return False
+            raise _Hang("no answer during startup/authentication")
+        if conn.log.ready or conn.log.fatal or conn.eof:
+            return conn.log.ready > 0
+        frame = auth.answer(conn.log.auth[seen])
+        seen += 1
+        if plan.auth_fuzz in ("first", "final", "skip"):
+            wait = min(timeout, 1.0)
+        if frame is not None and not await conn.send(frame):
+            return False
+
+
+async def run_plan(host: str, port: int, index: int, plan: Plan, timeout: float,
+                   password: str | None = None) -> Outcome:
     """Run one plan on a fresh connection."""
     rng = random.Random(index)
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
@@ -249,16 +307,15 @@ async def run_plan(host: str, port: int, index: int, plan: Plan, timeout: float)
         try:
             go_on = await _prelude(conn, plan, timeout)
             conn.start_pump()
-            if go_on and plan.startup is not None and await conn.send(plan.startup):
-                if not await conn.wait("ready", timeout) and not conn.eof and not conn.log.fatal:
-                    raise _Hang("no ReadyForQuery after startup")
-                if conn.log.ready:
+            if go_on and plan.startup is not None:
+                if await _login(conn, plan, password, timeout):
+                    sent = await _send_body(conn, plan, rng)
                     if plan.cancel and conn.log.key is not None:
                         await _cancel(host, port, conn.log.key)
-                    sent = await _send_body(conn, plan, rng)
                     ending = await _finish(conn, plan, timeout, sent)
                 else:
-                    ending = "refused"
+                    ending = await _finish(conn, Plan(ending="eof"), timeout, True)
+                    ending = "refused" if ending in ("fatal", "closed_on_eof") else ending
             else:
                 ending = await _finish(conn, Plan(ending="eof"), timeout, True)
         except _Hang as e:
@@ -297,7 +354,7 @@ class Campaign:
 
     def __init__(self, server: SplitstreamServer, seed: int, messages: int, *, concurrency: int = 8,
                  control_every: int = 500, timeout: float = 15.0) -> None:
-        self.server = server
+        self.server = server   # with a password, every connection logs in by SCRAM (and some spoil it)
         self.seed, self.target = seed, messages
         self.concurrency, self.control_every, self.timeout = concurrency, control_every, timeout
         self.report = Report(seed)
@@ -317,7 +374,8 @@ class Campaign:
             plan = plan_for(self.seed, index)
             rep.messages += plan.count
             try:
-                out = await run_plan(self.server.host, self.server.port, index, plan, self.timeout)
+                out = await run_plan(self.server.host, self.server.port, index, plan, self.timeout,
+                                     self.server.password)
             except (OSError, TimeoutError) as e:
                 self._problem(f"connection {index}: could not connect: {e!r}")
                 continue
@@ -423,8 +481,8 @@ def log_errors(text: str, limit: int = 20) -> list[str]:
     return found[:limit]
 
 
-def start_server(data_root: Path, extra: list[str] | None = None) -> SplitstreamServer:
-    server = SplitstreamServer(data_root / "data", extra_args=["--fsync", "off", *(extra or [])])
+def start_server(data_root: Path, password: str | None = None) -> SplitstreamServer:
+    server = SplitstreamServer(data_root / "data", password=password, extra_args=["--fsync", "off"])
     return server.start(timeout=60)
 
 
@@ -435,10 +493,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=8)
     p.add_argument("--control-every", type=int, default=500)
     p.add_argument("--timeout", type=float, default=15.0)
+    p.add_argument("--password", default=None, help="run the server with this password: logins use SCRAM")
     p.add_argument("--replay", type=int, default=None, help="run only connection N of the seed, and print it")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ss-fuzz-") as tmp:
-        server = start_server(Path(tmp))
+        server = start_server(Path(tmp), args.password)
         try:
             if args.replay is not None:
                 return asyncio.run(_replay(server, args.seed, args.replay, args.timeout))
@@ -459,8 +518,8 @@ async def _replay(server: SplitstreamServer, seed: int, index: int, timeout: flo
     print("startup", plan.startup)
     for frame in plan.body:
         print("body", frame[:200], f"({len(frame)} bytes)" if len(frame) > 200 else "")
-    print("ending", plan.ending, "broken", plan.broken, "chunking", plan.chunking)
-    out = await run_plan(server.host, server.port, index, plan, timeout)
+    print("ending", plan.ending, "broken", plan.broken, "chunking", plan.chunking, "auth", plan.auth_fuzz)
+    out = await run_plan(server.host, server.port, index, plan, timeout, server.password)
     print(out)
     errs = log_errors(server.log_text())
     print(server.log_text()[-6000:] if errs else "no tracebacks in the server log")

@@ -47,7 +47,9 @@ class Plan:
     broken: bool = False          # a mutation broke the framing: the server cannot resync
     ending: str = "terminate"     # terminate | eof | reset
     chunking: str = "whole"       # whole | random | bytewise
-    cancel: bool = False          # after login, send a CancelRequest for this session on a side connection
+    cancel: bool = False          # after the body, send a CancelRequest for this session on a side connection
+    auth_fuzz: str = "none"       # with a password: none | first | final | wrong | skip (what to spoil)
+    auth_seed: int = 0            # the rng of an auth message's mutation (the server's nonce varies)
 
     @property
     def count(self) -> int:
@@ -82,6 +84,8 @@ class Generator:
         if p.chunking == "bytewise":
             p.body = p.body[:6]
         p.cancel = r.random() < 0.05
+        p.auth_fuzz = r.choices(["none", "first", "final", "wrong", "skip"], [80, 7, 7, 3, 3])[0]
+        p.auth_seed = r.randrange(1 << 30)
         return p
 
     def _prelude(self, p: Plan) -> None:
@@ -100,7 +104,7 @@ class Generator:
 
     def _startup(self) -> bytes:
         r = self.rng
-        params = {b"user": b"postgres", b"database": r.choice([b"postgres", b"postgres", b"nosuchdb"])}
+        params = {b"user": b"postgres", b"database": r.choices([b"postgres", b"nosuchdb"], [9, 1])[0]}
         if r.random() < 0.3:
             extra = r.choice([(b"application_name", b"fuzz"), (b"client_encoding", b"UTF8"),
                               (b"DateStyle", b"ISO, MDY"), (b"options", b"-c statement_timeout=5s"),

@@ -115,6 +115,10 @@ def password(data: bytes) -> bytes:
     return typed(b"p", data)
 
 
+def sasl_initial(mechanism: bytes, data: bytes) -> bytes:
+    return typed(b"p", cstr(mechanism) + struct.pack("!i", len(data)) + data)
+
+
 def function_call(oid: int, args: list[bytes | None]) -> bytes:
     body = struct.pack("!ih", oid, 0) + struct.pack("!h", len(args))
     for a in args:
@@ -134,6 +138,7 @@ class BackendLog:
     errors: list[tuple[str, str, str]] = field(default_factory=list)   # (severity, sqlstate, message)
     malformed: str | None = None         # first framing anomaly, if any
     key: tuple[int, int] | None = None   # BackendKeyData (pid, secret)
+    auth: list[bytes] = field(default_factory=list)   # Authentication requests other than AuthenticationOk
 
     def feed(self, data: bytes) -> None:
         self.buf += data
@@ -159,6 +164,8 @@ class BackendLog:
             self.key = struct.unpack("!ii", body)
         elif kind == ord("E"):
             self.errors.append(error_fields(body))
+        elif kind == ord("R") and body[:4] != b"\0\0\0\0":
+            self.auth.append(body)
 
     @property
     def fatal(self) -> bool:
