@@ -72,6 +72,7 @@ class Report:
     end: procstat.ProcStat | None = None
     problems: list[str] = field(default_factory=list)
     log_errors: list[str] = field(default_factory=list)
+    silent: list[int] = field(default_factory=list)     # closed without an error before we left (first few)
 
     def failures(self) -> list[str]:
         """Everything that makes the campaign fail, as readable lines."""
@@ -90,7 +91,7 @@ class Report:
     def summary(self) -> str:
         lines = [
             f"seed {self.seed}: {self.messages} messages on {self.connections} connections in {self.duration:.1f}s",
-            f"endings: {dict(self.endings)}",
+            f"endings: {dict(self.endings)}" + (f" (silent e.g. {self.silent[:5]})" if self.silent else ""),
             f"sqlstates: {dict(self.sqlstates.most_common(12))}",
             f"control SELECT 1: {self.control_round_trips} round trips, max {self.control_max_latency * 1000:.0f} ms",
             f"server: baseline {self.baseline}, end {self.end}, peak threads {self.peak_threads}, "
@@ -386,6 +387,8 @@ class Campaign:
         rep.connections += 1
         rep.endings[out.ending] += 1
         rep.sqlstates.update(out.sqlstates)
+        if out.ending == "silent" and len(rep.silent) < 10:
+            rep.silent.append(out.index)
         if out.ending == "hang":
             self._problem(f"connection {out.index}: hang ({out.malformed or 'no close after EOF'})")
         elif out.malformed:
