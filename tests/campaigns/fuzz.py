@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import re
+
 import socket
 import struct
 import sys

@@ -14,14 +14,14 @@ import struct
 from splitstream.protocol import messages
 from splitstream.protocol.errors import PgError
 from tests.support.engine import open_engine, plain_session
-from tests.unit.test_server_connection import (  # noqa: F401 - fixtures
-    Client, _client, _msg, err_fields, event_loop_policy, secured, trust,
-)
+from tests.unit.test_server_connection import Client, _client, _msg, err_fields
+# the fake-engine server's fixtures (tests take them as arguments: F811 there)
+from tests.unit.test_server_connection import event_loop_policy, secured, trust  # noqa: F401
 
 pytestmark = pytest.mark.filterwarnings("ignore:Overriding the \"event_loop_policy\" fixture:DeprecationWarning")
 
 
-async def test_half_closed_client_gets_answers_to_what_it_sent(trust):
+async def test_half_closed_client_gets_answers_to_what_it_sent(trust):  # noqa: F811
     """A client that pipelines queries and then sends FIN (shutdown(SHUT_WR))
     is answered before the server closes, as PostgreSQL reads to EOF; the
     server used to close at once and drop the queued work."""
@@ -40,7 +40,7 @@ async def test_half_closed_client_gets_answers_to_what_it_sent(trust):
     assert engine.closed_sessions == 1 and server.session_count() == 0
 
 
-async def test_half_close_during_copy_in_aborts_the_copy(trust):
+async def test_half_close_during_copy_in_aborts_the_copy(trust):  # noqa: F811
     server, engine = trust
     c = await _client(server)
     c.query("copy in")
@@ -96,7 +96,7 @@ def test_large_messages_still_pass_after_authentication():
     assert second is not None and second.kind == "S"
 
 
-async def test_unauthenticated_client_cannot_announce_a_huge_password_message(secured):
+async def test_unauthenticated_client_cannot_announce_a_huge_password_message(secured):  # noqa: F811
     """Before authentication only password/SASL messages arrive: a 200 MB one is
     refused at its header (FATAL 54000), not buffered while the peer sends it."""
     server, _ = secured
