@@ -18,8 +18,11 @@ import argparse
 import asyncio
 import random
 
+import shutil
 import socket
+import ssl
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,9 +105,13 @@ class Report:
         return "\n".join(lines)
 
 
-def plan_for(seed: int, index: int) -> Plan:
-    """Connection ``index``'s plan under ``seed``: independent of scheduling."""
-    return Generator(random.Random(f"{seed}:{index}")).plan()
+def plan_for(seed: int, index: int, tls: bool = False) -> Plan:
+    """Connection ``index``'s plan under ``seed``: independent of scheduling.
+    With TLS on, every other connection starts with an SSLRequest."""
+    plan = Generator(random.Random(f"{seed}:{index}")).plan()
+    if tls and not plan.prelude and index % 2 == 0:
+        plan.prelude.append(("ssl", wire.ssl_request()))
+    return plan
 
 
 # ---------------------------------------------------------------- one connection
@@ -184,8 +191,9 @@ class _Conn:
         self.writer.transport.abort()
 
 
-async def _prelude(conn: _Conn, plan: Plan, timeout: float) -> bool:
-    """SSL/GSS requests (one byte back each) or a final startup-phase packet; True to go on."""
+async def _prelude(conn: _Conn, plan: Plan, timeout: float, tls: ssl.SSLContext | None) -> bool:
+    """SSL/GSS requests (one byte back each; with TLS on, the handshake, or
+    garbage instead) or a final startup-phase packet; True to go on."""
     for kind, pkt in plan.prelude:
         if not await conn.send(pkt):
             return False
@@ -195,9 +203,22 @@ async def _prelude(conn: _Conn, plan: Plan, timeout: float) -> bool:
             answer = await asyncio.wait_for(conn.reader.read(1), timeout)
         except TimeoutError:
             raise _Hang("no answer to SSLRequest/GSSENCRequest") from None
-        if answer != b"N":
-            conn.log.malformed = f"answer {answer!r} to an SSL/GSS request (TLS is off)"
+        is_ssl = int.from_bytes(pkt[4:8], "big") == wire.SSL_REQUEST
+        if answer != (b"S" if is_ssl and tls is not None else b"N"):
+            conn.log.malformed = f"answer {answer!r} to an SSL/GSS request (TLS {'on' if tls else 'off'})"
             return False
+        if answer == b"S":
+            assert tls is not None
+            if plan.tls_garbage:
+                await conn.send(plan.tls_garbage)
+                return False
+            try:
+                await asyncio.wait_for(conn.writer.start_tls(tls), timeout)
+            except TimeoutError:
+                raise _Hang("TLS handshake") from None
+            except (ssl.SSLError, ConnectionError, OSError) as e:
+                conn.log.malformed = f"TLS handshake failed: {e!r}"
+                return False
     return True
 
 
@@ -239,6 +260,9 @@ async def _finish(conn: _Conn, plan: Plan, timeout: float, sent_ok: bool) -> str
         trailer = wire.copy_fail(b"fuzz ends") + wire.sync() + wire.terminate()
         if await conn.send(trailer) and await conn.wait("eof", timeout):
             return "fatal" if conn.log.fatal else "closed"
+    if not conn.writer.can_write_eof():    # TLS has no half-close: leave at once
+        conn.reset()
+        return "reset"
     conn.half_close()
     if await conn.wait("eof", timeout):
         return "fatal" if conn.log.fatal else "closed_on_eof"
@@ -299,14 +323,14 @@ async def _login(conn: _Conn, plan: Plan, password: str | None, timeout: float) 
 
 
 async def run_plan(host: str, port: int, index: int, plan: Plan, timeout: float,
-                   password: str | None = None) -> Outcome:
+                   password: str | None = None, tls: ssl.SSLContext | None = None) -> Outcome:
     """Run one plan on a fresh connection."""
     rng = random.Random(index)
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
     conn = _Conn(reader, writer)
     try:
         try:
-            go_on = await _prelude(conn, plan, timeout)
+            go_on = await _prelude(conn, plan, timeout, tls)
             conn.start_pump()
             if go_on and plan.startup is not None:
                 if await _login(conn, plan, password, timeout):
@@ -359,6 +383,7 @@ class Campaign:
         self.seed, self.target = seed, messages
         self.concurrency, self.control_every, self.timeout = concurrency, control_every, timeout
         self.report = Report(seed)
+        self.tls = client_tls() if server.tls_cert is not None else None
         self.next_index = 0
         self.stop = False
 
@@ -372,11 +397,11 @@ class Campaign:
         while not self.stop and rep.messages < limit:
             index = self.next_index
             self.next_index += 1
-            plan = plan_for(self.seed, index)
+            plan = plan_for(self.seed, index, self.tls is not None)
             rep.messages += plan.count
             try:
                 out = await run_plan(self.server.host, self.server.port, index, plan, self.timeout,
-                                     self.server.password)
+                                     self.server.password, self.tls)
             except (OSError, TimeoutError) as e:
                 self._problem(f"connection {index}: could not connect: {e!r}")
                 continue
@@ -484,8 +509,29 @@ def log_errors(text: str, limit: int = 20) -> list[str]:
     return found[:limit]
 
 
-def start_server(data_root: Path, password: str | None = None) -> SplitstreamServer:
-    server = SplitstreamServer(data_root / "data", password=password, extra_args=["--fsync", "off"])
+def client_tls() -> ssl.SSLContext:
+    """A client context that takes the campaign's self-signed certificate."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    return ctx
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A throwaway self-signed certificate and key (openssl must be installed)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        raise RuntimeError("--tls needs the openssl command")
+    cert, key = folder / "server.crt", folder / "server.key"
+    subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=localhost",
+                    "-keyout", str(key), "-out", str(cert)], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+
+def start_server(data_root: Path, password: str | None = None, tls: bool = False) -> SplitstreamServer:
+    cert, key = make_certificate(data_root) if tls else (None, None)
+    server = SplitstreamServer(data_root / "data", password=password, tls_cert=cert, tls_key=key,
+                               extra_args=["--fsync", "off"])
     return server.start(timeout=60)
 
 
@@ -497,13 +543,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--control-every", type=int, default=500)
     p.add_argument("--timeout", type=float, default=15.0)
     p.add_argument("--password", default=None, help="run the server with this password: logins use SCRAM")
+    p.add_argument("--tls", action="store_true", help="run the server with TLS: SSLRequests get 'S' and a "
+                   "handshake (or garbage instead)")
     p.add_argument("--replay", type=int, default=None, help="run only connection N of the seed, and print it")
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="ss-fuzz-") as tmp:
-        server = start_server(Path(tmp), args.password)
+        server = start_server(Path(tmp), args.password, args.tls)
         try:
             if args.replay is not None:
-                return asyncio.run(_replay(server, args.seed, args.replay, args.timeout))
+                return asyncio.run(_replay(server, args.seed, args.replay, args.timeout,
+                                           client_tls() if args.tls else None))
             camp = Campaign(server, args.seed, args.messages, concurrency=args.concurrency,
                             control_every=args.control_every, timeout=args.timeout)
             rep = asyncio.run(camp.run())
@@ -513,16 +562,17 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if rep.failures() else 0
 
 
-async def _replay(server: SplitstreamServer, seed: int, index: int, timeout: float) -> int:
+async def _replay(server: SplitstreamServer, seed: int, index: int, timeout: float,
+                  tls: ssl.SSLContext | None) -> int:
     await setup_schema(server.dsn)
-    plan = plan_for(seed, index)
+    plan = plan_for(seed, index, tls is not None)
     for kind, pkt in plan.prelude:
         print("prelude", kind, pkt[:200])
     print("startup", plan.startup)
     for frame in plan.body:
         print("body", frame[:200], f"({len(frame)} bytes)" if len(frame) > 200 else "")
     print("ending", plan.ending, "broken", plan.broken, "chunking", plan.chunking, "auth", plan.auth_fuzz)
-    out = await run_plan(server.host, server.port, index, plan, timeout, server.password)
+    out = await run_plan(server.host, server.port, index, plan, timeout, server.password, tls)
     print(out)
     errs = log_errors(server.log_text())
     print(server.log_text()[-6000:] if errs else "no tracebacks in the server log")

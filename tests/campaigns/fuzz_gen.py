@@ -50,6 +50,7 @@ class Plan:
     cancel: bool = False          # after the body, send a CancelRequest for this session on a side connection
     auth_fuzz: str = "none"       # with a password: none | first | final | wrong | skip (what to spoil)
     auth_seed: int = 0            # the rng of an auth message's mutation (the server's nonce varies)
+    tls_garbage: bytes = b""      # with TLS on: sent instead of a ClientHello after the server's 'S'
 
     @property
     def count(self) -> int:
@@ -86,6 +87,9 @@ class Generator:
         p.cancel = r.random() < 0.05
         p.auth_fuzz = r.choices(["none", "first", "final", "wrong", "skip"], [80, 7, 7, 3, 3])[0]
         p.auth_seed = r.randrange(1 << 30)
+        if r.random() < 0.3:
+            p.tls_garbage = r.choice([b"GET / HTTP/1.0\r\n\r\n", r.randbytes(r.randrange(1, 600)),
+                                      b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc" + r.randbytes(40)])
         return p
 
     def _prelude(self, p: Plan) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -38,11 +39,15 @@ def test_backend_log_flags_a_malformed_frame() -> None:
     assert log.ready == 1 and log.malformed is not None
 
 
-@pytest.mark.parametrize("password,messages", [(None, 4000), ("fuzz pw", 1500)], ids=["trust", "scram"])
-def test_fuzz_campaign_short(tmp_path: Path, password: str | None, messages: int) -> None:
+@pytest.mark.parametrize("password,tls,messages", [(None, False, 4000), ("fuzz pw", True, 2000)],
+                         ids=["trust", "scram-tls"])
+def test_fuzz_campaign_short(tmp_path: Path, password: str | None, tls: bool, messages: int) -> None:
     """A few thousand fuzzed messages: no death, hang, internal error or leak
-    (with a password, every connection logs in by SCRAM and some spoil it)."""
-    server = fuzz.start_server(tmp_path, password)
+    (with a password, every connection logs in by SCRAM and some spoil it;
+    with TLS, every other connection asks for it, and some send garbage instead)."""
+    if tls and shutil.which("openssl") is None:
+        pytest.skip("openssl not installed")
+    server = fuzz.start_server(tmp_path, password, tls)
     try:
         rep = asyncio.run(fuzz.Campaign(server, seed=20261126, messages=messages, concurrency=6,
                                         control_every=messages // 16).run())
