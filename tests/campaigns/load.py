@@ -2,13 +2,15 @@
 
     python -m tests.campaigns.load --seed 1 --connections 500 --seconds 60
 
-Starts its own server with ``--max-connections`` equal to the number of
-clients, connects them all (asyncpg, one event loop), checks that one more
-is refused with PostgreSQL's 53300 "sorry, too many clients already", then
-each client runs a seeded mix for the given time: INSERT into a stream with
-a continuous view, INSERT into a table, and reads of its own group in the
-view and of its own rows in the table, which must show exactly what it had
-acknowledged (read your writes).  At the end the view and the table must
+Starts its own server with ``--max-connections`` the number of clients plus
+HEADROOM, connects them all (asyncpg, one event loop), fills the headroom
+and checks that one more is refused with PostgreSQL's 53300 "sorry, too
+many clients already", then each client runs a seeded mix for the given
+time: INSERT into a stream with a continuous view, INSERT into a table (also
+in explicit transactions), reads of its own group in the view and of its own
+rows in the table, which must show exactly what it had acknowledged (read
+your writes); now and then it reconnects, or opens a side connection that
+inserts in a transaction and vanishes (its rows must never appear).  At the end the view and the table must
 count every acknowledged insert, no unexpected error may have occurred, and
 the server's descriptors, threads and memory must be back within bounds.
 """
@@ -37,6 +39,10 @@ SCHEMA = [
 ]
 #: Seconds one statement may take before the campaign calls it a hang.
 OP_TIMEOUT = 60.0
+#: Connections allowed beyond the clients: reconnects and vanishing side
+#: connections use them (a closed session leaves the count a moment later).
+HEADROOM = 32
+SIDE_CONNECTIONS = 8
 FD_SLACK = 8
 RSS_SLACK_KIB = 160 * 1024
 #: The worker pool keeps its threads (one per concurrent engine call, up to
@@ -54,6 +60,7 @@ class Client:
     table_rows: int = 0
     table_sum: int = 0
     ops: Counter[str] = field(default_factory=Counter)
+    slowest: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -63,6 +70,7 @@ class LoadReport:
     seconds: float
     connected: int = 0
     ops: Counter[str] = field(default_factory=Counter)
+    slowest: dict[str, float] = field(default_factory=dict)     # op -> longest seconds
     errors: Counter[str] = field(default_factory=Counter)
     problems: list[str] = field(default_factory=list)
     baseline: procstat.ProcStat | None = None
@@ -93,6 +101,7 @@ class LoadReport:
             f"seed {self.seed}: {self.connected}/{self.connections} connections, {total} statements "
             f"in {self.seconds:.0f}s of load ({self.duration:.1f}s in all), {total / max(self.seconds, 1e-9):.0f}/s",
             f"statements: {dict(self.ops)}",
+            "slowest: " + ", ".join(f"{op} {t * 1000:.0f}ms" for op, t in sorted(self.slowest.items())),
             f"server: baseline {self.baseline}, peak {self.peak}, end {self.end} (thread bound {self.max_threads})",
         ]
         fails = self.failures()
@@ -107,6 +116,7 @@ class Load:
         self.server = server
         self.report = LoadReport(seed, connections, seconds)
         self.rng = random.Random(seed)
+        self.side = asyncio.Semaphore(SIDE_CONNECTIONS)
 
     @property
     def pid(self) -> int:
@@ -126,36 +136,63 @@ class Load:
                 return None
 
     async def _refused_beyond_limit(self) -> None:
-        """One client more than --max-connections gets 53300, PostgreSQL's wording."""
+        """The headroom fills up, then one client more gets 53300, PostgreSQL's wording."""
+        extras: list[asyncpg.Connection] = []
         try:
-            extra = await asyncpg.connect(self.server.url, timeout=OP_TIMEOUT)
+            for _ in range(HEADROOM + 1):
+                extras.append(await asyncpg.connect(self.server.url, timeout=OP_TIMEOUT))
         except asyncpg.TooManyConnectionsError as e:
             if str(e) != "sorry, too many clients already":
                 self.report.problems.append(f"53300 with the wrong message: {e}")
-            return
+            if len(extras) != HEADROOM:
+                self.report.problems.append(f"refused after {len(extras)} of {HEADROOM} spare connections")
         except (OSError, asyncpg.PostgresError, TimeoutError) as e:
             self.report.problems.append(f"connection beyond the limit: {type(e).__name__} {e}")
-            return
-        await extra.close()
-        self.report.problems.append("a connection beyond --max-connections was accepted")
+        else:
+            self.report.problems.append("a connection beyond --max-connections was accepted")
+        await asyncio.gather(*(x.close() for x in extras), return_exceptions=True)
+        await asyncio.sleep(0.5)        # the server counts a session until its cleanup ran
 
     async def _client(self, conn: asyncpg.Connection, c: Client, seed: int, deadline: float) -> None:
         rng = random.Random(seed)
-        ops = ["stream_insert", "table_insert", "view_read", "table_read", "stream_batch"]
-        weights = [35, 25, 20, 15, 5]
+        ops = ["stream_insert", "table_insert", "view_read", "table_read", "stream_batch", "table_txn",
+               "reconnect", "vanish"]
+        weights = [33, 22, 20, 15, 5, 3, 1, 1]
         while time.monotonic() < deadline:
             op = rng.choices(ops, weights)[0]
+            t0 = time.monotonic()
             try:
                 async with asyncio.timeout(OP_TIMEOUT):
-                    await self._op(conn, c, op, rng)
+                    if op == "reconnect":
+                        async with self.side:
+                            await conn.close(timeout=OP_TIMEOUT)
+                            conn = await asyncpg.connect(self.server.url, timeout=OP_TIMEOUT)
+                    elif op == "vanish":
+                        async with self.side:
+                            await self._vanish(c, rng)
+                    else:
+                        await self._op(conn, c, op, rng)
             except TimeoutError:
                 self.report.problems.append(f"client {c.cid}: {op} took over {OP_TIMEOUT}s")
-                return
+                break
             except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as e:
                 self._error(op, e)
                 if isinstance(e, (OSError, asyncpg.InterfaceError)):
-                    return
+                    break
             c.ops[op] += 1
+            c.slowest[op] = max(c.slowest.get(op, 0.0), time.monotonic() - t0)
+        try:
+            await conn.close(timeout=OP_TIMEOUT)
+        except (asyncpg.InterfaceError, OSError, TimeoutError):
+            conn.terminate()
+
+    async def _vanish(self, c: Client, rng: random.Random) -> None:
+        """A side connection inserts into the client's group in a transaction,
+        then drops the socket: the rollback must leave no trace of it."""
+        side = await asyncpg.connect(self.server.url, timeout=OP_TIMEOUT)
+        await side.execute("BEGIN")
+        await side.execute("INSERT INTO ld_t VALUES ($1, $2)", c.cid, rng.randrange(1, 1000))
+        side.terminate()
 
     async def _op(self, conn: asyncpg.Connection, c: Client, op: str, rng: random.Random) -> None:
         if op == "stream_insert":
@@ -168,6 +205,13 @@ class Load:
             await conn.executemany("INSERT INTO ld_s VALUES ($1, $2)", [(c.cid, v) for v in vs])
             c.stream_rows += len(vs)
             c.stream_sum += sum(vs)
+        elif op == "table_txn":
+            vs = [rng.randrange(1, 1000) for _ in range(2)]
+            async with conn.transaction():
+                for v in vs:
+                    await conn.execute("INSERT INTO ld_t VALUES ($1, $2)", c.cid, v)
+            c.table_rows += len(vs)
+            c.table_sum += sum(vs)
         elif op == "table_insert":
             v = rng.randrange(1, 1000)
             await conn.execute("INSERT INTO ld_t VALUES ($1, $2)", c.cid, v)
@@ -223,9 +267,10 @@ class Load:
         sampler = asyncio.get_running_loop().create_task(self._sample_until(deadline))
         await asyncio.gather(*(self._client(conn, c, self.rng.randrange(1 << 30), deadline) for conn, c in live))
         await sampler
-        await asyncio.gather(*(conn.close(timeout=OP_TIMEOUT) for conn, _ in live), return_exceptions=True)
         for _, c in live:
             rep.ops.update(c.ops)
+            for op, t in c.slowest.items():
+                rep.slowest[op] = max(rep.slowest.get(op, 0.0), t)
         if not procstat.alive(self.pid):
             rep.problems.append("server died")
             return rep
@@ -257,7 +302,7 @@ class Load:
 
 def start_server(data_root: Path, connections: int) -> SplitstreamServer:
     server = SplitstreamServer(data_root / "data",
-                               extra_args=["--fsync", "off", "--max-connections", str(connections)])
+                               extra_args=["--fsync", "off", "--max-connections", str(connections + HEADROOM)])
     return server.start(timeout=60)
 
 
@@ -265,7 +310,7 @@ def run(server: SplitstreamServer, seed: int, connections: int, seconds: float) 
     load = Load(server, seed, connections, seconds)
     rep = asyncio.run(load.run())
     # every session's one engine call at a time, plus the pool's own size (server/listener.py)
-    rep.max_threads = (rep.baseline.threads if rep.baseline else 0) + POOL_EXTRA + connections
+    rep.max_threads = (rep.baseline.threads if rep.baseline else 0) + POOL_EXTRA + connections + HEADROOM
     return rep
 
 
