@@ -332,7 +332,7 @@ class Connection(asyncio.Protocol):
             self.send_fatal(PgError(INVALID_AUTHORIZATION_SPECIFICATION, "no PostgreSQL user name specified in startup packet"))
             return False
         database = prm.get("database") or user
-        if self.server.session_count() >= self.config.max_connections:
+        if not self.server.admit(self):
             self.write(b"".join(out))
             self.send_fatal(PgError(TOO_MANY_CONNECTIONS, "sorry, too many clients already"))
             return False

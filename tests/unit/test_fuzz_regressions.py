@@ -109,3 +109,19 @@ async def test_unauthenticated_client_cannot_announce_a_huge_password_message(se
     fields = err_fields(body)
     assert kind == "E" and fields["S"] == "FATAL" and fields["C"] == "54000", fields
     assert await asyncio.wait_for(c.r.read(), 10) == b""
+
+
+async def test_concurrent_logins_cannot_exceed_max_connections(trust):  # noqa: F811
+    """The limit was checked before authentication's await and the session
+    counted only after it, so a burst of logins all passed the check: the
+    load campaign's connection storm. Now a slot is held from the check on."""
+    server, _ = trust
+    server.config.max_connections = 3
+    clients = [await Client.open(server.port) for _ in range(8)]
+    results = await asyncio.gather(*(c.login() for c in clients))
+    accepted = [c for c, msgs in zip(clients, results) if msgs[-1][0] == "Z"]
+    refused = [err_fields(msgs[-1][1]) for msgs in results if msgs[-1][0] == "E"]
+    assert len(accepted) == 3 and len(refused) == 5
+    assert all(e["C"] == "53300" and e["M"] == "sorry, too many clients already" for e in refused)
+    for c in accepted:
+        await c.close()
