@@ -173,7 +173,7 @@ class Connection(asyncio.Protocol):
         Closing at once would drop a pipelined ``INSERT ...; Terminate``."""
         self.eof = True
         self._wake()
-        return True  # keep our side open for the answers (TLS transports close anyway)
+        return not self.tls  # keep our side open for the answers; TLS has no half-close (and warns)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
