@@ -237,6 +237,16 @@ class BodyReader:
         self.pos = len(self.data)
         return v
 
+    def end(self) -> None:
+        """PostgreSQL's pq_getmsgend: bytes left over mean a malformed message."""
+        if self.pos != len(self.data):
+            raise invalid_format()
+
+
+def invalid_format() -> PgError:
+    """A message with bytes beyond its last field (PostgreSQL checks every frontend message)."""
+    return PgError(PROTOCOL_VIOLATION, "invalid message format")
+
 
 @dataclass
 class Parse:
@@ -281,6 +291,7 @@ def decode_parse(body: bytes) -> Parse:
     query = r.cstring()
     n = r.int16()
     oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
+    r.end()
     return Parse(name, query, oids)
 
 
@@ -334,6 +345,8 @@ def _decode_bind_raw(body: bytes) -> Bind:
     rfmts = list(struct.unpack_from(f"!{nr}h", body, pos + 2)) if nr > 0 else []
     if pos + 2 + 2 * max(nr, 0) > end:
         raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message")
+    if pos + 2 + 2 * max(nr, 0) < end:
+        raise invalid_format()
     return Bind(portal, stmt, fmts, params, rfmts)
 
 
@@ -342,14 +355,18 @@ def decode_describe(body: bytes) -> Describe:
     kind = r.byte()
     if kind not in ("S", "P"):
         raise PgError(PROTOCOL_VIOLATION, f"invalid DESCRIBE message subtype {ord(kind)}")
-    return Describe(kind, r.cstring())
+    d = Describe(kind, r.cstring())
+    r.end()
+    return d
 
 
 def decode_execute(body: bytes) -> Execute:
     if body == b"\0\0\0\0\0":
         return _EXECUTE_UNNAMED_ALL
     r = BodyReader(body)
-    return Execute(r.cstring(), r.int32())
+    ex = Execute(r.cstring(), r.int32())
+    r.end()
+    return ex
 
 
 def decode_close(body: bytes) -> Close:
@@ -357,11 +374,16 @@ def decode_close(body: bytes) -> Close:
     kind = r.byte()
     if kind not in ("S", "P"):
         raise PgError(PROTOCOL_VIOLATION, f"invalid CLOSE message subtype {ord(kind)}")
-    return Close(kind, r.cstring())
+    c = Close(kind, r.cstring())
+    r.end()
+    return c
 
 
 def decode_query(body: bytes) -> str:
-    return BodyReader(body).cstring()
+    r = BodyReader(body)
+    sql = r.cstring()
+    r.end()
+    return sql
 
 
 # ---------------------------------------------------------------- backend

@@ -615,6 +615,8 @@ class ProtocolSession:
         return messages.close_complete()
 
     def _sync(self, body: bytes) -> bytes:
+        # a Sync with a body: PostgreSQL's error (not skipping to a Sync), then this Sync's work
+        head = self._error(messages.invalid_format(), extended=False) if body else b""
         self.ignore_till_sync = False
         self._unsynced_writes = False
         err = b""
@@ -629,9 +631,11 @@ class ProtocolSession:
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return err + messages.ready_for_query(status)
+        return head + err + messages.ready_for_query(status)
 
     def _flush(self, body: bytes) -> None:
+        if body:
+            raise messages.invalid_format()
         return None  # the connection writes whatever a step produced
 
     def _terminate(self, body: bytes) -> None:

@@ -125,3 +125,31 @@ async def test_concurrent_logins_cannot_exceed_max_connections(trust):  # noqa: 
     assert all(e["C"] == "53300" and e["M"] == "sorry, too many clients already" for e in refused)
     for c in accepted:
         await c.close()
+
+
+# Messages with bytes beyond their last field: PostgreSQL 15 answers each with
+# ERROR 08P01 "invalid message format" (checked against it); they were accepted.
+TRAILING = {
+    "query": [_msg(b"Q", b"select 1\0xx")],
+    "parse": [_msg(b"P", b"\0select 1\0\0\0zz"), _msg(b"S", b"")],
+    "bind": [_msg(b"P", b"\0select 1\0\0\0"), _msg(b"B", b"\0\0\0\0\0\0\0\0zz"), _msg(b"S", b"")],
+    "execute": [_msg(b"P", b"\0select 1\0\0\0"), _msg(b"B", b"\0\0\0\0\0\0\0\0"), _msg(b"E", b"\0\0\0\0\0zz"),
+                _msg(b"S", b"")],
+    "describe": [_msg(b"P", b"\0select 1\0\0\0"), _msg(b"D", b"S\0zz"), _msg(b"S", b"")],
+    "close": [_msg(b"C", b"S\0zz"), _msg(b"S", b"")],
+    "flush": [_msg(b"P", b"\0select 1\0\0\0"), _msg(b"H", b"x"), _msg(b"S", b"")],
+    "sync": [_msg(b"S", b"x")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRAILING))
+async def test_trailing_bytes_are_invalid_message_format(trust, case):  # noqa: F811
+    server, _ = trust
+    c = await _client(server)
+    c.raw(b"".join(TRAILING[case]))
+    msgs = await c.until("Z")
+    errs = [err_fields(body) for kind, body in msgs if kind == "E"]
+    assert [(e["S"], e["C"], e["M"]) for e in errs] == [("ERROR", "08P01", "invalid message format")], msgs
+    c.query("select 5")                     # the session goes on
+    assert [k for k, _ in await c.until("Z")] == ["T", "D", "C", "Z"]
+    await c.close()
