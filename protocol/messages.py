@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED
+from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED, invalid_utf8
 
 PROTOCOL_3 = 196608
 SSL_REQUEST = 80877103
@@ -27,6 +27,10 @@ MAX_STARTUP = 10000
 #: instead of making the server wait for, and buffer, the announced bytes.
 SMALL_MESSAGE_LIMIT = 10000
 _SMALL_KINDS = frozenset(b"CDEHScfX")
+#: Type bytes a client may send (p: password/SASL). Like PostgreSQL, another
+#: byte is refused at once, not after waiting for the length it seems to carry
+#: (a second startup packet or an SSLRequest after startup starts with 0).
+_FRONTEND_KINDS = frozenset(b"BCDEFHPQSXcdfp")
 #: Before authentication a client sends only password/SASL messages;
 #: PostgreSQL caps them at PG_MAX_AUTH_TOKEN_LENGTH, so an unauthenticated
 #: peer cannot make the server buffer a MAX_MESSAGE-sized body.
@@ -124,13 +128,15 @@ class FrontendReader:
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
-            if 4 <= length <= avail - 1 and length <= self.max_message \
+            if 4 <= length <= avail - 1 and length <= self.max_message and kind[0] in _FRONTEND_KINDS \
                     and (length <= SMALL_MESSAGE_LIMIT or kind[0] not in _SMALL_KINDS):
                 self._pos = pos + length + 1
                 if length < 512:
                     return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
                 with memoryview(buf) as mv:     # one copy, not two, for COPY payloads
                     return Message(_KINDS[kind[0]], bytes(mv[pos + 5: pos + length + 1]))
+        if avail and buf[pos] not in _FRONTEND_KINDS:
+            raise PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {buf[pos]}")
         if avail < 5:
             return None
         kind, length = _HDR.unpack_from(self._buf, self._pos)
@@ -224,7 +230,7 @@ class BodyReader:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise PgError("22021", "invalid byte sequence for encoding \"UTF8\"") from e
+            raise invalid_utf8(raw, e.start) from None
 
     def bytes_(self, n: int) -> bytes:
         self._need(n)
@@ -289,7 +295,7 @@ def decode_parse(body: bytes) -> Parse:
     r = BodyReader(body)
     name = r.cstring()
     query = r.cstring()
-    n = r.int16()
+    n = r.int16() & 0xFFFF      # unsigned, as PostgreSQL reads it: "-1" is 65535 types, not none
     oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
     r.end()
     return Parse(name, query, oids)
@@ -318,8 +324,8 @@ def _decode_bind_raw(body: bytes) -> Bind:
         raise PgError(PROTOCOL_VIOLATION, "invalid string in message")
     try:
         portal, stmt = body[:a].decode("utf-8"), body[a + 1:b].decode("utf-8")
-    except UnicodeDecodeError:
-        raise PgError("22021", 'invalid byte sequence for encoding "UTF8"') from None
+    except UnicodeDecodeError as e:
+        raise invalid_utf8(e.object, e.start) from None
     pos = b + 1
     (nf,) = _I16.unpack_from(body, pos)
     fmts = list(struct.unpack_from(f"!{nf}h", body, pos + 2)) if nf > 0 else []

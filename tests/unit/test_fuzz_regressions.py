@@ -153,3 +153,22 @@ async def test_trailing_bytes_are_invalid_message_format(trust, case):  # noqa: 
     c.query("select 5")                     # the session goes on
     assert [k for k, _ in await c.until("Z")] == ["T", "D", "C", "Z"]
     await c.close()
+
+
+@pytest.mark.parametrize("packet", [
+    struct.pack("!ii", 23, 196608) + b"user\0postgres\0\0",     # a second startup packet
+    struct.pack("!ii", 8, 80877103),                            # SSLRequest after startup
+    b"\x16\x03\x01\x02\x00",                                     # a TLS ClientHello
+    b"GET / HTTP/1.1\r\n",
+])
+async def test_invalid_type_byte_is_fatal_at_once(trust, packet):  # noqa: F811
+    """PostgreSQL checks the type byte before the length; the server used to
+    take the next four bytes as a length and wait for that many (up to 256 MB)."""
+    server, _ = trust
+    c = await _client(server)
+    c.raw(packet)
+    kind, body = await c.recv(timeout=5)
+    fields = err_fields(body)
+    assert kind == "E" and fields["S"] == "FATAL" and fields["C"] == "08P01"
+    assert fields["M"] == f"invalid frontend message type {packet[0]}"
+    assert await asyncio.wait_for(c.r.read(), 5) == b""
