@@ -42,6 +42,9 @@ log = logging.getLogger("splitstream.connection")
 #: Pause reading from a client whose unprocessed input exceeds this.
 READ_PAUSE_BYTES = 16 * 1024 * 1024
 WRITE_HIGH_WATER = 1024 * 1024
+#: Seconds a connection ended by a FATAL error keeps draining the client's
+#: input after sending FIN (see ``_linger``).
+LINGER_SECONDS = 1.0
 
 
 def _fatal(sqlstate: str, message: str) -> PgError:
@@ -79,6 +82,8 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._frame_error: PgError | None = None
         self._serving = False            # authenticated: the query loop runs
+        self._fatal_sent = False         # a FATAL ends this connection: linger before closing
+        self._draining = False           # lingering: what still arrives is dropped
         self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
         self._replay_sig: CycleSig | None = None
 
@@ -101,6 +106,8 @@ class Connection(asyncio.Protocol):
         self.server.track(self)
 
     def data_received(self, data: bytes) -> None:
+        if self._draining:
+            return
         if data == self._replay_raw and self._replay_again():
             return
         fresh = not self.reader.buffered()
@@ -225,6 +232,7 @@ class Connection(asyncio.Protocol):
 
     def send_fatal(self, err: PgError) -> None:
         err.severity = "FATAL"
+        self._fatal_sent = True
         self.write(messages.error_response(err))
 
     def shutdown(self) -> None:
@@ -261,8 +269,36 @@ class Connection(asyncio.Protocol):
                 await self.server.pool.run(sess.close)
             except Exception:
                 log.exception("%s: session close failed", self.peer)
+        if self._fatal_sent and not (self.closed or self.eof or self.terminating or self.tls):
+            await self._linger()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
+
+    async def _linger(self) -> None:
+        """Send FIN after the FATAL error and drop the client's input until it
+        closes too, for LINGER_SECONDS at most.  Closing a socket with unread
+        input makes the kernel answer with a reset, and a reset makes the
+        client's kernel discard what it has not read yet: a client still
+        sending (a pipeline, a COPY) would lose the error that explains why.
+        """
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            return
+        self._draining = True
+        self.reader = messages.FrontendReader()      # drop what was buffered
+        try:
+            transport.write_eof()
+        except (OSError, RuntimeError):
+            return
+        if self._read_paused:
+            self._read_paused = False
+            transport.resume_reading()
+        try:
+            async with asyncio.timeout(LINGER_SECONDS):
+                while not (self.closed or self.eof):
+                    await self._wait_data()
+        except TimeoutError:
+            pass
 
     async def _next_startup(self) -> messages.StartupPacket | messages.Message | None:
         """Next startup-phase packet (or auth message); None when the client left."""
@@ -450,6 +486,9 @@ class Connection(asyncio.Protocol):
         while True:
             if self.closed:
                 return
+            if sess.terminated:         # Terminate, or a FATAL error (maybe from a step run inline)
+                self._fatal_sent = sess.fatal
+                return
             if self.terminating:
                 self.send_fatal(PgError(ADMIN_SHUTDOWN, "terminating connection due to administrator command"))
                 return
@@ -463,6 +502,7 @@ class Connection(asyncio.Protocol):
                     out = await pool.run(sess.step)
                 self.write(out)
                 if sess.terminated:
+                    self._fatal_sent = sess.fatal
                     return
                 await self._drain()
                 continue

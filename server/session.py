@@ -107,6 +107,7 @@ class ProtocolSession:
         self.portals: dict[str, Portal] = {}
         self.ignore_till_sync = False
         self.terminated = False          # Terminate received or fatal protocol error
+        self.fatal = False               # ... the latter: the connection lingers before closing
         self.running = False             # an engine call is in progress
         self._queue: deque[messages.Message] = deque()
         self._gen: Handler | None = None
@@ -287,7 +288,7 @@ class ProtocolSession:
                 log.exception("protocol handler failed")
                 self._gen = None
                 out.append(messages.error_response(internal_error()))
-                self.terminated = True
+                self.terminated = self.fatal = True
                 break
             if item is NEED_MSG:
                 self._gen_waiting = True
@@ -316,7 +317,7 @@ class ProtocolSession:
             return None
         handler = self._handlers.get(kind)
         if handler is None:
-            self.terminated = True
+            self.terminated = self.fatal = True
             return messages.error_response(PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {ord(kind)}",
                                             severity="FATAL"))
         try:

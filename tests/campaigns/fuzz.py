@@ -51,7 +51,7 @@ class Outcome:
 
     index: int
     messages: int
-    ending: str                  # fatal | closed | closed_on_eof | silent | reset | hang | refused
+    ending: str                  # fatal | closed | closed_on_eof | silent | dropped | reset | hang | refused
     internal: list[str] = field(default_factory=list)
     malformed: str | None = None
     sqlstates: Counter[str] = field(default_factory=Counter)
@@ -348,6 +348,8 @@ async def run_plan(host: str, port: int, index: int, plan: Plan, timeout: float,
             ending = "hang"
     finally:
         await conn.close()
+    if ending == "silent" and plan.startup is not None and not any(f[:1] == b"X" for f in plan.body):
+        ending = "dropped"      # the server closed without an error, and the client never said goodbye
     out = Outcome(index, plan.count, ending, malformed=conn.log.malformed)
     for sev, state, msg in conn.log.errors:
         out.sqlstates[state] += 1
@@ -414,6 +416,8 @@ class Campaign:
         rep.sqlstates.update(out.sqlstates)
         if out.ending == "silent" and len(rep.silent) < 10:
             rep.silent.append(out.index)
+        if out.ending == "dropped":
+            self._problem(f"connection {out.index}: closed by the server without an ErrorResponse")
         if out.ending == "hang":
             self._problem(f"connection {out.index}: hang ({out.malformed or 'no close after EOF'})")
         elif out.malformed:

@@ -172,3 +172,39 @@ async def test_invalid_type_byte_is_fatal_at_once(trust, packet):  # noqa: F811
     assert kind == "E" and fields["S"] == "FATAL" and fields["C"] == "08P01"
     assert fields["M"] == f"invalid frontend message type {packet[0]}"
     assert await asyncio.wait_for(c.r.read(), 5) == b""
+
+
+async def test_fatal_error_reaches_a_client_that_keeps_sending(trust):  # noqa: F811
+    """A client still writing when the server ends its connection with a
+    FATAL used to get a reset that made its kernel discard the unread error
+    (the fuzzer's "silent" closes): the server now sends FIN after the error
+    and drains the client's bytes a moment before it closes (a lingering close)."""
+    server, _ = trust
+    c = await _client(server)
+    c.raw(b"y\0\0\0\4")                       # an invalid type byte: FATAL at once
+    try:
+        for _ in range(200):                  # ... while the client goes on writing
+            c.raw(b"d\0\0\x10\4" + b"x" * 4096)
+            await c.w.drain()
+            await asyncio.sleep(0.001)
+    except (ConnectionError, OSError):
+        pass
+    data = await asyncio.wait_for(c.r.read(), 10)
+    assert data[:1] == b"E" and b"invalid frontend message type 121" in data
+
+
+async def test_fatal_from_the_session_lingers_too(trust):  # noqa: F811
+    """A message the session refuses with FATAL (here a password message after
+    login) ends the connection by the same lingering close."""
+    server, _ = trust
+    c = await _client(server)
+    c.raw(_msg(b"p", b"secret\0"))
+    try:
+        for _ in range(200):
+            c.raw(b"d\0\0\x10\4" + b"x" * 4096)
+            await c.w.drain()
+            await asyncio.sleep(0.001)
+    except (ConnectionError, OSError):
+        pass
+    data = await asyncio.wait_for(c.r.read(), 10)
+    assert data[:1] == b"E" and b"invalid frontend message type 112" in data
