@@ -230,13 +230,13 @@ async def _send_body(conn: _Conn, plan: Plan, rng: random.Random) -> bool:
     data = b"".join(plan.body)
     if plan.chunking == "whole":
         return await conn.send(data)
-    step = 1 if plan.chunking == "bytewise" else 0
     pos = 0
     while pos < len(data):
-        n = step or rng.randrange(1, 2048)
+        n = 1 if plan.chunking == "bytewise" and pos < 4096 else rng.randrange(1, 2048)
         if not await conn.send(data[pos:pos + n]):
             return False
         pos += n
+        await asyncio.sleep(0)      # drain() does not yield while the buffer is low: let the reader read
     return True
 
 
