@@ -128,3 +128,12 @@ class Notice:
     detail: str | None = None
     hint: str | None = None
 
+
+
+def invalid_utf8(data: bytes, at: int) -> PgError:
+    """PostgreSQL's report_invalid_encoding: the bytes of the bad character at
+    ``at``, as many as its lead byte announces (pg_utf_mblen), "0xc3 0x28"."""
+    lead = data[at]
+    n = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 1
+    shown = " ".join(f"0x{b:02x}" for b in data[at:at + n])
+    return PgError(CHARACTER_NOT_IN_REPERTOIRE, f'invalid byte sequence for encoding "UTF8": {shown}')

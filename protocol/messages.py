@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED
+from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED, invalid_utf8
 
 PROTOCOL_3 = 196608
 SSL_REQUEST = 80877103
@@ -21,6 +21,20 @@ CANCEL_REQUEST = 80877102
 #: lower so a hostile length cannot make us reserve absurd buffers.
 MAX_MESSAGE = 256 * 1024 * 1024
 MAX_STARTUP = 10000
+#: PostgreSQL's PQ_SMALL_MESSAGE_LIMIT: the messages that carry no payload
+#: (Close, Describe, Execute, Flush, Sync, CopyDone, CopyFail, Terminate) may
+#: not be longer, so a hostile length on one of them fails at its header
+#: instead of making the server wait for, and buffer, the announced bytes.
+SMALL_MESSAGE_LIMIT = 10000
+_SMALL_KINDS = frozenset(b"CDEHScfX")
+#: Type bytes a client may send (p: password/SASL). Like PostgreSQL, another
+#: byte is refused at once, not after waiting for the length it seems to carry
+#: (a second startup packet or an SSLRequest after startup starts with 0).
+_FRONTEND_KINDS = frozenset(b"BCDEFHPQSXcdfp")
+#: Before authentication a client sends only password/SASL messages;
+#: PostgreSQL caps them at PG_MAX_AUTH_TOKEN_LENGTH, so an unauthenticated
+#: peer cannot make the server buffer a MAX_MESSAGE-sized body.
+AUTH_MESSAGE_LIMIT = 65535
 
 _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
@@ -71,10 +85,12 @@ class FrontendReader:
     complete message or returns None.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, max_message: int = MAX_MESSAGE) -> None:
         self._buf = bytearray()
         self._pos = 0
         self.startup_phase = True
+        #: Longest typed message accepted now (the server raises it after authentication).
+        self.max_message = max_message
 
     def feed(self, data: bytes) -> None:
         if self._pos > 65536 and self._pos * 2 > len(self._buf):
@@ -112,19 +128,23 @@ class FrontendReader:
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
-            if 4 <= length <= avail - 1 and length <= MAX_MESSAGE:
+            if 4 <= length <= avail - 1 and length <= self.max_message and kind[0] in _FRONTEND_KINDS \
+                    and (length <= SMALL_MESSAGE_LIMIT or kind[0] not in _SMALL_KINDS):
                 self._pos = pos + length + 1
                 if length < 512:
                     return Message(_KINDS[kind[0]], bytes(buf[pos + 5: pos + length + 1]))
                 with memoryview(buf) as mv:     # one copy, not two, for COPY payloads
                     return Message(_KINDS[kind[0]], bytes(mv[pos + 5: pos + length + 1]))
+        if avail and buf[pos] not in _FRONTEND_KINDS:
+            raise PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {buf[pos]}")
         if avail < 5:
             return None
         kind, length = _HDR.unpack_from(self._buf, self._pos)
-        if length < 4:
+        if length < 4 or length > SMALL_MESSAGE_LIMIT and kind[0] in _SMALL_KINDS:
             raise PgError(PROTOCOL_VIOLATION, f"invalid message length {length}")
-        if length > MAX_MESSAGE:
-            raise PgError(PROGRAM_LIMIT_EXCEEDED, f"message length {length} exceeds the limit of {MAX_MESSAGE} bytes")
+        if length > self.max_message:
+            raise PgError(PROGRAM_LIMIT_EXCEEDED,
+                          f"message length {length} exceeds the limit of {self.max_message} bytes")
         if avail < length + 1:
             return None
         start = self._pos + 5
@@ -210,7 +230,7 @@ class BodyReader:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as e:
-            raise PgError("22021", "invalid byte sequence for encoding \"UTF8\"") from e
+            raise invalid_utf8(raw, e.start) from None
 
     def bytes_(self, n: int) -> bytes:
         self._need(n)
@@ -222,6 +242,16 @@ class BodyReader:
         v = self.data[self.pos :]
         self.pos = len(self.data)
         return v
+
+    def end(self) -> None:
+        """PostgreSQL's pq_getmsgend: bytes left over mean a malformed message."""
+        if self.pos != len(self.data):
+            raise invalid_format()
+
+
+def invalid_format() -> PgError:
+    """A message with bytes beyond its last field (PostgreSQL checks every frontend message)."""
+    return PgError(PROTOCOL_VIOLATION, "invalid message format")
 
 
 @dataclass
@@ -265,8 +295,9 @@ def decode_parse(body: bytes) -> Parse:
     r = BodyReader(body)
     name = r.cstring()
     query = r.cstring()
-    n = r.int16()
+    n = r.int16() & 0xFFFF      # unsigned, as PostgreSQL reads it: "-1" is 65535 types, not none
     oids = [r.int32() & 0xFFFFFFFF for _ in range(n)]
+    r.end()
     return Parse(name, query, oids)
 
 
@@ -293,8 +324,8 @@ def _decode_bind_raw(body: bytes) -> Bind:
         raise PgError(PROTOCOL_VIOLATION, "invalid string in message")
     try:
         portal, stmt = body[:a].decode("utf-8"), body[a + 1:b].decode("utf-8")
-    except UnicodeDecodeError:
-        raise PgError("22021", 'invalid byte sequence for encoding "UTF8"') from None
+    except UnicodeDecodeError as e:
+        raise invalid_utf8(e.object, e.start) from None
     pos = b + 1
     (nf,) = _I16.unpack_from(body, pos)
     fmts = list(struct.unpack_from(f"!{nf}h", body, pos + 2)) if nf > 0 else []
@@ -320,6 +351,8 @@ def _decode_bind_raw(body: bytes) -> Bind:
     rfmts = list(struct.unpack_from(f"!{nr}h", body, pos + 2)) if nr > 0 else []
     if pos + 2 + 2 * max(nr, 0) > end:
         raise PgError(PROTOCOL_VIOLATION, "insufficient data left in message")
+    if pos + 2 + 2 * max(nr, 0) < end:
+        raise invalid_format()
     return Bind(portal, stmt, fmts, params, rfmts)
 
 
@@ -328,14 +361,18 @@ def decode_describe(body: bytes) -> Describe:
     kind = r.byte()
     if kind not in ("S", "P"):
         raise PgError(PROTOCOL_VIOLATION, f"invalid DESCRIBE message subtype {ord(kind)}")
-    return Describe(kind, r.cstring())
+    d = Describe(kind, r.cstring())
+    r.end()
+    return d
 
 
 def decode_execute(body: bytes) -> Execute:
     if body == b"\0\0\0\0\0":
         return _EXECUTE_UNNAMED_ALL
     r = BodyReader(body)
-    return Execute(r.cstring(), r.int32())
+    ex = Execute(r.cstring(), r.int32())
+    r.end()
+    return ex
 
 
 def decode_close(body: bytes) -> Close:
@@ -343,11 +380,16 @@ def decode_close(body: bytes) -> Close:
     kind = r.byte()
     if kind not in ("S", "P"):
         raise PgError(PROTOCOL_VIOLATION, f"invalid CLOSE message subtype {ord(kind)}")
-    return Close(kind, r.cstring())
+    c = Close(kind, r.cstring())
+    r.end()
+    return c
 
 
 def decode_query(body: bytes) -> str:
-    return BodyReader(body).cstring()
+    r = BodyReader(body)
+    sql = r.cstring()
+    r.end()
+    return sql
 
 
 # ---------------------------------------------------------------- backend

@@ -41,6 +41,7 @@ from .errors import (
     NUMERIC_VALUE_OUT_OF_RANGE,
     UNDEFINED_OBJECT,
     PgError,
+    invalid_utf8,
 )
 from fractions import Fraction
 from zoneinfo import ZoneInfo
@@ -310,7 +311,7 @@ def _as_str(data: bytes | str) -> str:
         try:
             return bytes(data).decode("utf-8")
         except UnicodeDecodeError as e:
-            raise PgError("22021", f'invalid byte sequence for encoding "UTF8": 0x{bytes(data)[e.start]:02x}') from None
+            raise invalid_utf8(bytes(data), e.start) from None
     return data
 
 

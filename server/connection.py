@@ -42,6 +42,9 @@ log = logging.getLogger("splitstream.connection")
 #: Pause reading from a client whose unprocessed input exceeds this.
 READ_PAUSE_BYTES = 16 * 1024 * 1024
 WRITE_HIGH_WATER = 1024 * 1024
+#: Seconds a connection ended by a FATAL error keeps draining the client's
+#: input after sending FIN (see ``_linger``).
+LINGER_SECONDS = 1.0
 
 
 def _fatal(sqlstate: str, message: str) -> PgError:
@@ -62,13 +65,14 @@ class Connection(asyncio.Protocol):
         self.config = server.config
         self.loop = asyncio.get_running_loop()
         self.transport: asyncio.Transport | None = None
-        self.reader = messages.FrontendReader()
+        self.reader = messages.FrontendReader(messages.AUTH_MESSAGE_LIMIT)   # raised once authenticated
         self.pid = 0
         self.secret = 0
         self.info: SessionInfo | None = None
         self.session: ProtocolSession | None = None
         self.peer = "?"
         self.closed = False              # the socket is gone
+        self.eof = False                 # the client half-closed: answer what it sent, then close
         self.terminating = False         # server shutdown asked us to leave
         self.tls = False
         self.task: asyncio.Task[None] | None = None
@@ -78,6 +82,8 @@ class Connection(asyncio.Protocol):
         self._read_paused = False
         self._frame_error: PgError | None = None
         self._serving = False            # authenticated: the query loop runs
+        self._fatal_sent = False         # a FATAL ends this connection: linger before closing
+        self._draining = False           # lingering: what still arrives is dropped
         self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
         self._replay_sig: CycleSig | None = None
 
@@ -100,6 +106,8 @@ class Connection(asyncio.Protocol):
         self.server.track(self)
 
     def data_received(self, data: bytes) -> None:
+        if self._draining:
+            return
         if data == self._replay_raw and self._replay_again():
             return
         fresh = not self.reader.buffered()
@@ -167,7 +175,12 @@ class Connection(asyncio.Protocol):
         return out if out is not None else sess.step_cycle(sig)
 
     def eof_received(self) -> bool:
-        return False  # half-closed client: close our side too
+        """The client sent FIN: like PostgreSQL, which reads to EOF, answer every
+        message that arrived before it, then close (``_serve``/``_next_startup``).
+        Closing at once would drop a pipelined ``INSERT ...; Terminate``."""
+        self.eof = True
+        self._wake()
+        return not self.tls  # keep our side open for the answers; TLS has no half-close (and warns)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -219,6 +232,7 @@ class Connection(asyncio.Protocol):
 
     def send_fatal(self, err: PgError) -> None:
         err.severity = "FATAL"
+        self._fatal_sent = True
         self.write(messages.error_response(err))
 
     def shutdown(self) -> None:
@@ -255,8 +269,36 @@ class Connection(asyncio.Protocol):
                 await self.server.pool.run(sess.close)
             except Exception:
                 log.exception("%s: session close failed", self.peer)
+        if self._fatal_sent and not (self.closed or self.eof or self.terminating or self.tls):
+            await self._linger()
         if self.transport is not None and not self.transport.is_closing():
             self.transport.close()
+
+    async def _linger(self) -> None:
+        """Send FIN after the FATAL error and drop the client's input until it
+        closes too, for LINGER_SECONDS at most.  Closing a socket with unread
+        input makes the kernel answer with a reset, and a reset makes the
+        client's kernel discard what it has not read yet: a client still
+        sending (a pipeline, a COPY) would lose the error that explains why.
+        """
+        transport = self.transport
+        if transport is None or transport.is_closing() or not transport.can_write_eof():
+            return
+        self._draining = True
+        self.reader = messages.FrontendReader()      # drop what was buffered
+        try:
+            transport.write_eof()
+        except (OSError, RuntimeError):
+            return
+        if self._read_paused:
+            self._read_paused = False
+            transport.resume_reading()
+        try:
+            async with asyncio.timeout(LINGER_SECONDS):
+                while not (self.closed or self.eof):
+                    await self._wait_data()
+        except TimeoutError:
+            pass
 
     async def _next_startup(self) -> messages.StartupPacket | messages.Message | None:
         """Next startup-phase packet (or auth message); None when the client left."""
@@ -264,7 +306,7 @@ class Connection(asyncio.Protocol):
             msg = self.reader.next()
             if msg is not None:
                 return msg
-            if self.closed or self.terminating:
+            if self.closed or self.terminating or self.eof:
                 return None
             await self._wait_data()
 
@@ -326,7 +368,7 @@ class Connection(asyncio.Protocol):
             self.send_fatal(PgError(INVALID_AUTHORIZATION_SPECIFICATION, "no PostgreSQL user name specified in startup packet"))
             return False
         database = prm.get("database") or user
-        if self.server.session_count() >= self.config.max_connections:
+        if not self.server.admit(self):
             self.write(b"".join(out))
             self.send_fatal(PgError(TOO_MANY_CONNECTIONS, "sorry, too many clients already"))
             return False
@@ -350,6 +392,7 @@ class Connection(asyncio.Protocol):
             self.send_fatal(e)
             return False
         self.session = ProtocolSession(es, self.info)
+        self.reader.max_message = messages.MAX_MESSAGE
         parts = [messages.auth_ok()]
         parts += [messages.parameter_status(k, v) for k, v in session_settings.reported(settings)]
         parts.append(messages.backend_key_data(self.pid, self.secret))
@@ -443,6 +486,9 @@ class Connection(asyncio.Protocol):
         while True:
             if self.closed:
                 return
+            if sess.terminated:         # Terminate, or a FATAL error (maybe from a step run inline)
+                self._fatal_sent = sess.fatal
+                return
             if self.terminating:
                 self.send_fatal(PgError(ADMIN_SHUTDOWN, "terminating connection due to administrator command"))
                 return
@@ -456,6 +502,7 @@ class Connection(asyncio.Protocol):
                     out = await pool.run(sess.step)
                 self.write(out)
                 if sess.terminated:
+                    self._fatal_sent = sess.fatal
                     return
                 await self._drain()
                 continue
@@ -463,4 +510,6 @@ class Connection(asyncio.Protocol):
                 log.info("%s: protocol error: %s", self.peer, self._frame_error.message)
                 self.send_fatal(self._frame_error)
                 return
+            if self.eof:
+                return      # the client left after its last complete message (a COPY IN is aborted)
             await self._wait_data()

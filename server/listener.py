@@ -45,6 +45,9 @@ class Server:
             config.password_verifier = auth.make_scram_verifier(config.password)
         self.connections: set[Connection] = set()
         self.sessions: dict[int, tuple[Connection, int]] = {}
+        #: Connections holding one of max_connections: from the check before
+        #: authentication to their end, so logins in flight count too.
+        self._admitted: set[Connection] = set()
         # Backend "pids" are fake but unique; start somewhere random so a
         # cancel key from a previous server run never matches by accident.
         self._pids = itertools.count(random.randint(1000, 30000))
@@ -59,12 +62,26 @@ class Server:
 
     def untrack(self, conn: Connection) -> None:
         self.connections.discard(conn)
+        self._admitted.discard(conn)
         entry = self.sessions.get(conn.pid)
         if entry is not None and entry[0] is conn:
             del self.sessions[conn.pid]
 
     def session_count(self) -> int:
-        return len(self.sessions)
+        """Sessions and logins in progress that hold a connection slot."""
+        return len(self._admitted)
+
+    def admit(self, conn: Connection) -> bool:
+        """Take a connection slot for ``conn`` unless all max_connections are held.
+
+        Checked and taken in one step on the loop thread: checking here and
+        counting the session only after authentication's awaits let a burst
+        of logins all pass (the load campaign's connection storm).
+        """
+        if len(self._admitted) >= self.config.max_connections:
+            return False
+        self._admitted.add(conn)
+        return True
 
     def register(self, conn: Connection) -> tuple[int, int]:
         """Give an authenticated connection its (pid, secret key) for CancelRequest."""

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from splitstream.executor.api import Prepared, Result, ResultColumn
 from splitstream.protocol import messages
 from splitstream.protocol import types as wiretypes
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PROTOCOL_VIOLATION, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION, PgError
 
 UNKNOWN_OID = 705
 _I32 = struct.Struct("!i")
@@ -74,8 +74,8 @@ def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
     if not codes:
         return [0] * n
     for c in codes:
-        if c not in (0, 1):
-            raise PgError(PROTOCOL_VIOLATION, f"unsupported format code: {c}")
+        if c not in (0, 1):     # PostgreSQL's SQLSTATE for it (checked against 15)
+            raise PgError(INVALID_PARAMETER_VALUE, f"unsupported format code: {c}")
     if not codes:
         return [0] * n
     if len(codes) == 1:

@@ -107,6 +107,7 @@ class ProtocolSession:
         self.portals: dict[str, Portal] = {}
         self.ignore_till_sync = False
         self.terminated = False          # Terminate received or fatal protocol error
+        self.fatal = False               # ... the latter: the connection lingers before closing
         self.running = False             # an engine call is in progress
         self._queue: deque[messages.Message] = deque()
         self._gen: Handler | None = None
@@ -287,7 +288,7 @@ class ProtocolSession:
                 log.exception("protocol handler failed")
                 self._gen = None
                 out.append(messages.error_response(internal_error()))
-                self.terminated = True
+                self.terminated = self.fatal = True
                 break
             if item is NEED_MSG:
                 self._gen_waiting = True
@@ -316,7 +317,7 @@ class ProtocolSession:
             return None
         handler = self._handlers.get(kind)
         if handler is None:
-            self.terminated = True
+            self.terminated = self.fatal = True
             return messages.error_response(PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {ord(kind)}",
                                             severity="FATAL"))
         try:
@@ -622,6 +623,8 @@ class ProtocolSession:
         return messages.close_complete()
 
     def _sync(self, body: bytes) -> bytes:
+        # a Sync with a body: PostgreSQL's error (not skipping to a Sync), then this Sync's work
+        head = self._error(messages.invalid_format(), extended=False) if body else b""
         self.ignore_till_sync = False
         self._unsynced_writes = False
         err = b""
@@ -636,9 +639,11 @@ class ProtocolSession:
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return err + messages.ready_for_query(status)
+        return head + err + messages.ready_for_query(status)
 
     def _flush(self, body: bytes) -> None:
+        if body:
+            raise messages.invalid_format()
         return None  # the connection writes whatever a step produced
 
     def _terminate(self, body: bytes) -> None:

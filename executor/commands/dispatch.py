@@ -66,6 +66,20 @@ _TXN = {
 }
 
 
+def _operand(text: str, keyword: str) -> str:
+    """What follows a utility keyword (SHOW x, RESET x, SAVEPOINT x), or
+    PostgreSQL's syntax error when nothing does or the keyword runs on
+    (``SHOW4x``: first_words splits at the digit, the lexer would not)."""
+    parts = text.split(None, 1)
+    head = parts[0].rstrip(";") if parts else ""
+    if head.upper() != keyword:
+        raise PgError(SYNTAX_ERROR, f'syntax error at or near "{head}"')
+    rest = parts[1].strip().rstrip(";").strip() if len(parts) > 1 else ""
+    if not rest:
+        raise PgError(SYNTAX_ERROR, "syntax error at end of input")
+    return rest
+
+
 def _utility(session, text: str, words: list[str]) -> Stmt | None:
     w0 = words[0] if words else ""
     if w0 in ("BEGIN", "START"):
@@ -78,7 +92,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
             return TxnStmt("rollback_to", unquote(m.group(1).rstrip(";")), tag="ROLLBACK TO SAVEPOINT")
         return TxnStmt("rollback")
     if w0 == "SAVEPOINT":
-        return TxnStmt("savepoint", unquote(text.split()[1].rstrip(";")), tag="SAVEPOINT")
+        return TxnStmt("savepoint", unquote(_operand(text, w0)), tag="SAVEPOINT")
     if w0 == "RELEASE":
         m = re.match(r"\s*release\s+(?:savepoint\s+)?(\S+)", text, re.I)
         if m is None:
@@ -87,10 +101,9 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "SET":
         return parse_set(text)
     if w0 == "RESET":
-        name = text.split(None, 1)[1].strip().rstrip(";").lower()
-        return ResetStmt(name, None)
+        return ResetStmt(_operand(text, w0).lower(), None)
     if w0 == "SHOW":
-        name = text.split(None, 1)[1].strip().rstrip(";").strip().lower()
+        name = _operand(text, w0).lower()
         name = {"time zone": "timezone", "transaction isolation level": "transaction_isolation"}.get(name, name)
         return ShowStmt(unquote(name))
     if w0 == "PREPARE" and not (len(words) > 1 and words[1] == "TRANSACTION"):

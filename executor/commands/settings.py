@@ -55,7 +55,8 @@ class ShowStmt(Stmt):
 
 def parse_set(text: str) -> Stmt:
     m = re.match(r"\s*set\s+(session\s+|local\s+)?(.*?)\s*;?\s*$", text, re.I | re.S)
-    assert m is not None  # the dispatcher saw SET first; the rest may be empty
+    if m is None:   # "SET" alone, or run on ("SET4x"): the dispatcher saw only the word SET
+        raise PgError(SYNTAX_ERROR, "syntax error at end of input")
     rest = m.group(2)
     low = rest.lower()
     if low.startswith("time zone"):

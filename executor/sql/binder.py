@@ -351,8 +351,10 @@ class ExprBinder:
         return expr.Const(None, type_oids.UNKNOWN)
 
     def b_Parameter(self, n):
-        idx = int(n.this.this if isinstance(n.this, exp.Literal) else n.name) - 1
-        return self.p.param(idx)
+        text = str(n.this.this if isinstance(n.this, exp.Literal) else n.name)
+        if not (text.isascii() and text.isdigit()):      # "$" followed by a control character: the parser keeps it (fuzzing)
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near "$"')
+        return self.p.param(int(text) - 1)
 
     def b_Placeholder(self, n):
         if n.this and str(n.this).isdigit():
