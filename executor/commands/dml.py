@@ -39,6 +39,12 @@ from .base import Stmt
 
 def _target(planner, node) -> tuple[Relation, str]:
     table = node.this if isinstance(node, exp.Schema) else node
+    if not isinstance(table, exp.Table) or isinstance(table.this, exp.Parameter):
+        # DELETE $1, DELETE t (no FROM), UPDATE $1 ...: no table name where one must be
+        tables = node.args.get("tables") if isinstance(node, exp.Delete) else None
+        where = table if isinstance(table, exp.Table) else (tables[0] if tables else None)
+        near = where.sql(dialect=DIALECT) if where is not None else "DELETE"
+        raise PgError("42601", f'syntax error at or near "{near}"')
     schema = ident(table.args.get("db")) if table.args.get("db") else None
     name = ident(table.this)
     rel = planner.lookup_relation(name, schema)
@@ -117,7 +123,7 @@ class InsertStmt(DMLStmt):
     @staticmethod
     def build(session, planner, tree: exp.Insert) -> "InsertStmt":
         s = InsertStmt()
-        rel, alias = _target(planner, tree.this)
+        rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         if rel.kind == "v":
             raise PgError(FEATURE_NOT_SUPPORTED if not rel.continuous else WRONG_OBJECT_TYPE,
                           f'cannot insert into view "{rel.name}"',
@@ -571,7 +577,7 @@ class UpdateStmt(DMLStmt):
         s = UpdateStmt()
         if not tree.expressions:  # sqlglot accepts "UPDATE t SET" with nothing to set
             raise PgError(SYNTAX_ERROR, 'syntax error at end of input')
-        rel, alias = _target(planner, tree.this)
+        rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         _refuse_non_table(rel, "update", "Streams are append-only: insert new events instead.")
         s.rel = rel
         from_ = tree.args.get("from") or tree.args.get("from_")
@@ -666,7 +672,7 @@ class DeleteStmt(DMLStmt):
     @staticmethod
     def build(session, planner, tree: exp.Delete) -> "DeleteStmt":
         s = DeleteStmt()
-        rel, alias = _target(planner, tree.this)
+        rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         _refuse_non_table(rel, "delete from", "Streams are append-only; old tuples leave the ring buffer by themselves.")
         s.rel = rel
         items = list(tree.args.get("using") or [])

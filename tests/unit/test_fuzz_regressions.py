@@ -56,7 +56,8 @@ async def test_half_close_during_copy_in_aborts_the_copy(trust):  # noqa: F811
 
 
 @pytest.mark.parametrize("sql", ["SELECT $\x08::text", "SHOW", "SHOW;", "SHOW4TimeZone", "RESET", "RESET;",
-                                 "SAVEPOINT", "SET", "SET4x"])
+                                 "SAVEPOINT", "SET", "SET4x", "DELETE $1", "DELETE foo", "DELETE FROM $1",
+                                 "UPDATE $1 SET x = 1"])
 def test_truncated_or_run_on_statements_are_syntax_errors(tmp_path, sql):
     """Each reached Python (int() on "$\\x08", an IndexError on SHOW/RESET/
     SAVEPOINT without a name, an assert on SET alone): XX000 before."""
