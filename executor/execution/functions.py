@@ -23,6 +23,9 @@ from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
+
+from . import signatures
+from .signatures import Signature
 import calendar
 import json
 
@@ -31,29 +34,56 @@ Impl = Callable[[list[Col], int, object], Col]
 
 
 class FuncDef:
-    def __init__(self, name: str, impl: Impl, result: Callable[[list[int]], int], arg_types: Callable | None,
-                 volatile: bool = False) -> None:
+    """One entry of the function catalog (pg_proc's row, with its body).
+
+    ``sigs``: the overloads, resolved by PostgreSQL's rules
+    (:mod:`signatures`); without them, ``result`` (a function of the argument
+    OIDs) and ``arg_types`` (OIDs the arguments are coerced to, a list or a
+    function of the argument OIDs, or None to keep them) decide, and the
+    function is listed as taking ``"any"``."""
+
+    def __init__(self, name: str, impl: Impl, result: Callable[[list[int]], int], arg_types: Callable | list | None,
+                 volatile: bool = False, strict: bool = True, sigs: list[Signature] | None = None,
+                 kind: str = "f", values: Callable | None = None) -> None:
         self.name, self.impl, self.result, self.arg_types, self.volatile = name, impl, result, arg_types, volatile
+        self.strict, self.sigs, self.kind, self.values = strict, sigs, kind, values
+
+    def impl_for(self, result_oid: int) -> Impl:
+        """The column function for a call resolved to ``result_oid``: a
+        function of Python values builds its result column of that type."""
+        if self.values is not None:
+            return elementwise(self.values, result_oid, self.strict)
+        return self.impl
 
 
 REGISTRY: dict[str, FuncDef] = {}
 
 
-def register(name: str, result, args=None, volatile: bool = False):
-    """``result``: an OID, or a function of the argument OIDs; ``args``: OIDs
-    the arguments are coerced to (list or function), or None to keep them."""
+def _signatures(result, args, sigs: str | None) -> list[Signature] | None:
+    if sigs is not None:
+        return signatures.parse(sigs)
+    if isinstance(args, list) and isinstance(result, int):
+        return [Signature(tuple(args), result)]
+    return None
+
+
+def register(name: str, result=None, args=None, volatile: bool = False, *, sigs: str | None = None, strict: bool = True):
+    """``sigs``: the overloads as text (``"text -> text | text, text -> text"``);
+    else ``result``: an OID, or a function of the argument OIDs, and ``args``:
+    OIDs the arguments are coerced to (list or function), or None to keep them."""
 
     def deco(fn: Impl) -> Impl:
         res = result if callable(result) else (lambda _a, r=result: r)
         for n in name.split("|"):
-            REGISTRY[n] = FuncDef(n, fn, res, args, volatile)
+            REGISTRY[n] = FuncDef(n, fn, res, args, volatile, strict, _signatures(result, args, sigs))
         return fn
 
     return deco
 
 
 def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
-    """Lift a Python function of values to a column function."""
+    """Lift a Python function of values to a column function (``oid`` 0: the
+    result has the first argument's type)."""
 
     def impl(cols: list[Col], n: int, ctx) -> Col:
         lists = [c.to_pylist() for c in cols]
@@ -64,16 +94,21 @@ def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
                 out.append(None)
             else:
                 out.append(fn(*args))
-        return Col.from_pylist(out, oid)
+        return Col.from_pylist(out, oid or (cols[0].oid if cols else type_oids.TEXT))
 
     return impl
 
 
-def scalar(name: str, result: int, args=None, strict: bool = True, volatile: bool = False):
+def scalar(name: str, result: int | None = None, args=None, strict: bool = True, volatile: bool = False,
+           *, sigs: str | None = None):
+    """Register a function of Python values; with ``sigs``, its result
+    column takes each call's resolved result type."""
+
     def deco(fn):
-        impl = elementwise(fn, result, strict)
+        impl = elementwise(fn, result or 0, strict)
+        parsed = _signatures(result, args, sigs)
         for n in name.split("|"):
-            REGISTRY[n] = FuncDef(n, impl, (lambda _a, r=result: r), args, volatile)
+            REGISTRY[n] = FuncDef(n, impl, (lambda _a, r=result: r), args, volatile, strict, parsed, values=fn)
         return fn
 
     return deco
@@ -83,21 +118,17 @@ def _same(a: list[int]) -> int:
     return a[0] if a else type_oids.UNKNOWN
 
 
-def _text_args(n):
-    return lambda oids: [type_oids.TEXT] * len(oids)
-
-
 # ------------------------------------------------------------ strings
 
-scalar("lower", type_oids.TEXT, _text_args(1))(lambda s: s.lower())
-scalar("upper", type_oids.TEXT, _text_args(1))(lambda s: s.upper())
-scalar("length|char_length|character_length", type_oids.INT4, _text_args(1))(lambda s: len(s))
-scalar("octet_length", type_oids.INT4, _text_args(1))(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
-scalar("bit_length", type_oids.INT4, _text_args(1))(lambda s: 8 * len(s.encode()))
-scalar("reverse", type_oids.TEXT, _text_args(1))(lambda s: s[::-1])
-scalar("initcap", type_oids.TEXT, _text_args(1))(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
-scalar("md5", type_oids.TEXT, _text_args(1))(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
-scalar("ascii", type_oids.INT4, _text_args(1))(lambda s: ord(s[0]) if s else 0)
+scalar("lower", sigs="text -> text")(lambda s: s.lower())
+scalar("upper", sigs="text -> text")(lambda s: s.upper())
+scalar("length|char_length|character_length", sigs="text -> int4")(lambda s: len(s))
+scalar("octet_length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
+scalar("bit_length", sigs="text -> int4")(lambda s: 8 * len(s.encode()))
+scalar("reverse", sigs="text -> text")(lambda s: s[::-1])
+scalar("initcap", sigs="text -> text")(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
+scalar("md5", sigs="text -> text | bytea -> text")(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
+scalar("ascii", sigs="text -> int4")(lambda s: ord(s[0]) if s else 0)
 scalar("chr", type_oids.TEXT, [type_oids.INT4])(lambda i: chr(i))
 scalar("repeat", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s * max(k, 0))
 scalar("strpos", type_oids.INT4, [type_oids.TEXT, type_oids.TEXT])(lambda s, t: s.find(t) + 1)
@@ -106,9 +137,9 @@ scalar("right", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: (
 scalar("replace", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(lambda s, a, b: s.replace(a, b) if a else s)
 scalar("translate", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(
     lambda s, a, b: "".join((b[a.index(ch)] if a.index(ch) < len(b) else "") if ch in a else ch for ch in s))
-scalar("quote_ident", type_oids.TEXT, _text_args(1))(
+scalar("quote_ident", sigs="text -> text")(
     lambda s: s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"')
-scalar("quote_literal", type_oids.TEXT, _text_args(1))(lambda s: "'" + s.replace("'", "''") + "'")
+scalar("quote_literal", sigs="text -> text")(lambda s: "'" + s.replace("'", "''") + "'")
 scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
 
 
@@ -133,8 +164,8 @@ def _pad(s, n, fill=" ", left=True):
     return pad + s if left else s + pad
 
 
-scalar("lpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, True))
-scalar("rpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, False))
+scalar("lpad", sigs="text, int4 -> text | text, int4, text -> text")(lambda s, n, f=" ": _pad(s, n, f, True))
+scalar("rpad", sigs="text, int4 -> text | text, int4, text -> text")(lambda s, n, f=" ": _pad(s, n, f, False))
 
 
 def _trim(kind):
@@ -146,9 +177,9 @@ def _trim(kind):
     return f
 
 
-scalar("btrim|trim", type_oids.TEXT, _text_args(2))(_trim("b"))
-scalar("ltrim", type_oids.TEXT, _text_args(2))(_trim("l"))
-scalar("rtrim", type_oids.TEXT, _text_args(2))(_trim("r"))
+scalar("btrim", sigs="text -> text | text, text -> text")(_trim("b"))
+scalar("ltrim", sigs="text -> text | text, text -> text")(_trim("l"))
+scalar("rtrim", sigs="text -> text | text, text -> text")(_trim("r"))
 
 
 def _substr(s, start, length=None):
@@ -162,16 +193,16 @@ def _substr(s, start, length=None):
     return s[b:e]
 
 
-scalar("substr|substring", type_oids.TEXT, lambda a: [type_oids.TEXT] + [type_oids.INT4] * (len(a) - 1))(_substr)
+scalar("substr|substring", sigs="text, int4 -> text | text, int4, int4 -> text")(_substr)
 
 
-@register("concat", type_oids.TEXT)
+@register("concat", sigs="variadic any -> text", strict=False)
 def _concat(cols, n, ctx):
     lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
-@register("concat_ws", type_oids.TEXT)
+@register("concat_ws", sigs="text, variadic any -> text", strict=False)
 def _concat_ws(cols, n, ctx):
     lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
     out = []
@@ -192,15 +223,16 @@ def _regexp_replace(s, p, r, flags=""):
     return re.sub(_pg_regex(p), r2, s, count=count, flags=fl)
 
 
-scalar("regexp_replace", type_oids.TEXT, _text_args(4))(_regexp_replace)
-scalar("regexp_match", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(3))(
+scalar("regexp_replace", sigs="text, text, text -> text | text, text, text, text -> text")(_regexp_replace)
+scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")(
     lambda s, p, f="": (lambda m: None if m is None else (list(m.groups()) if m.groups() else [m.group(0)]))(
         re.search(_pg_regex(p), s, re.I if "i" in f else 0)))
-scalar("starts_with", type_oids.BOOL, _text_args(2))(lambda s, p: s.startswith(p))
+scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
-scalar("string_to_array", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(2))(lambda s, d: s.split(d) if d else list(s))
-scalar("to_char", type_oids.TEXT, None)(lambda v, f: _to_char(v, f))
+scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) if d else list(s))
+scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
+    "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
 scalar("array_length", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
 scalar("cardinality", type_oids.INT4, None)(lambda a: len(a))
@@ -215,24 +247,15 @@ scalar("array_position", type_oids.INT4, None)(lambda a, x: (a.index(x) + 1) if 
 
 # ------------------------------------------------------------ math
 
-def _num_result(a):
-    return a[0] if a and a[0] in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC) else type_oids.NUMERIC
+_FLOAT_OR_NUMERIC = "float8 -> float8 | numeric -> numeric"
 
 
-@register("abs", _num_result)
+@register("abs", sigs="int2 -> int2 | int4 -> int4 | int8 -> int8 | float4 -> float4 | float8 -> float8 | numeric -> numeric")
 def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
         return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
     return Col(np.abs(c.data), c.nulls, c.oid)
-
-
-def _float_args(a):
-    return [type_oids.FLOAT8 if x != type_oids.NUMERIC else type_oids.NUMERIC for x in a]
-
-
-def _fres(a):
-    return type_oids.NUMERIC if a and a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _math1(fn_np, fn_dec, domain=None):
@@ -271,10 +294,10 @@ def _sqrt_domain(v):
 
 
 _DC = decimal.Context(prec=40)
-register("sqrt", _fres, _float_args)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
-register("exp", _fres, _float_args)(_math1(np.exp, lambda v: _DC.exp(v)))
-register("ln", _fres, _float_args)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
-register("log10", _fres, _float_args)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
+register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
+register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
+register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
+register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
 register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
 for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
@@ -283,7 +306,7 @@ scalar("pi", type_oids.FLOAT8, [])(lambda: math.pi)
 scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.atan2)
 
 
-@register("log", _fres, _float_args)
+@register("log", sigs=_FLOAT_OR_NUMERIC + " | numeric, numeric -> numeric")
 def _log(cols, n, ctx):
     if len(cols) == 1:
         return _math1(np.log10, lambda v: _DC.log10(v), _ln_domain)(cols, n, ctx)
@@ -316,9 +339,7 @@ def _power(x, y):
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow") from None
 
 
-scalar("power|pow", type_oids.FLOAT8, _float_args)(_power)
-REGISTRY["power"].result = _fres
-REGISTRY["pow"].result = _fres
+scalar("power|pow", sigs="float8, float8 -> float8 | numeric, numeric -> numeric")(_power)
 
 
 def _round_dec(v: decimal.Decimal, s: int = 0) -> decimal.Decimal:
@@ -349,18 +370,8 @@ def _rounder(dec_fn, np_fn):
     return impl
 
 
-def _round_res(a):
-    return type_oids.NUMERIC if (a and a[0] == type_oids.NUMERIC) or len(a) > 1 or (a and a[0] in type_oids.INTEGER_TYPES) else type_oids.FLOAT8
-
-
-def _round_args(a):
-    if len(a) > 1:
-        return [type_oids.NUMERIC, type_oids.INT4]
-    return [type_oids.NUMERIC if a[0] in type_oids.INTEGER_TYPES or a[0] == type_oids.NUMERIC else type_oids.FLOAT8]
-
-
-register("round", _round_res, _round_args)(_rounder(_round_dec, np.rint))
-register("trunc", _round_res, _round_args)(_rounder(_trunc_dec, np.trunc))
+register("round", sigs=_FLOAT_OR_NUMERIC + " | numeric, int4 -> numeric")(_rounder(_round_dec, np.rint))
+register("trunc", sigs=_FLOAT_OR_NUMERIC + " | numeric, int4 -> numeric")(_rounder(_trunc_dec, np.trunc))
 
 
 def _ceilfloor(np_fn, rounding):
@@ -374,21 +385,17 @@ def _ceilfloor(np_fn, rounding):
     return impl
 
 
-register("ceil|ceiling", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
-         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
-register("floor", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
-         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
+register("ceil|ceiling", sigs=_FLOAT_OR_NUMERIC)(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
+register("floor", sigs=_FLOAT_OR_NUMERIC)(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
 
 
-@register("sign", _num_result)
+@register("sign", sigs=_FLOAT_OR_NUMERIC)
 def _sign(cols, n, ctx):
     c = cols[0]
     if c.oid == type_oids.NUMERIC:
         return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], type_oids.NUMERIC)
     return Col(np.sign(c.data).astype(np.float64), c.nulls, type_oids.FLOAT8)
 
-
-REGISTRY["sign"].result = lambda a: type_oids.NUMERIC if a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _mod(x, y):
@@ -400,7 +407,7 @@ def _mod(x, y):
     return -r if x < 0 else r
 
 
-register("mod", lambda a: sqltypes.arith_type("%", a[0], a[1]), lambda a: [sqltypes.arith_type("%", a[0], a[1])] * 2)(
+register("mod", sigs="int2, int2 -> int2 | int4, int4 -> int4 | int8, int8 -> int8 | numeric, numeric -> numeric")(
     lambda cols, n, ctx: elementwise(_mod, sqltypes.arith_type("%", cols[0].oid, cols[1].oid))(cols, n, ctx))
 
 
@@ -661,7 +668,7 @@ def _age(a, b=None):
     return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
-scalar("age", type_oids.INTERVAL, None)(_age)
+scalar("age", sigs="timestamptz -> interval | timestamp -> interval | timestamptz, timestamptz -> interval | timestamp, timestamp -> interval")(_age)
 
 
 def _make_date(y, m, d):
@@ -736,7 +743,6 @@ scalar("pg_is_in_recovery", type_oids.BOOL, [])(lambda: False)
 scalar("pg_relation_is_publishable", type_oids.BOOL, None, strict=False)(lambda o: False)
 scalar("pg_partition_root", type_oids.REGCLASS, None)(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
-scalar("pg_get_function_identity_arguments|pg_get_function_arguments|pg_get_function_result", type_oids.TEXT, None)(lambda o: "")
 scalar("pg_tablespace_location", type_oids.TEXT, None)(lambda o: "")
 scalar("row_to_json|to_json|to_jsonb", type_oids.JSON, None)(lambda v: _to_json(v))
 REGISTRY["to_jsonb"].result = lambda a: type_oids.JSONB
@@ -778,10 +784,21 @@ register("pg_typeof", type_oids.REGTYPE)(_pg_typeof)
 
 
 def lookup(name: str, arg_oids: list[int]) -> FuncDef:
+    """The catalog entry of ``name`` (as the user wrote it, folded), or 42883
+    naming the call's argument types as PostgreSQL does."""
     fd = REGISTRY.get(name.lower())
     if fd is None:
-        sig = ", ".join(sqltypes.format_type(o) if o != type_oids.UNKNOWN else "unknown" for o in arg_oids)
-        raise PgError(UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
-                      hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        raise signatures.undefined(name, arg_oids)
     return fd
 
+
+def resolve(name: str, arg_oids: list[int]) -> tuple[FuncDef, list[int] | None, int]:
+    """A call bound to the catalog: the entry, the types its arguments are
+    coerced to (None: keep them), and the result type (0: the first
+    argument's).  Declared overloads are chosen by PostgreSQL's rules."""
+    fd = lookup(name, arg_oids)
+    if fd.sigs is not None:
+        sig, expanded = signatures.select(name, fd.sigs, arg_oids)
+        return fd, list(expanded), sig.result
+    want = fd.arg_types(arg_oids) if callable(fd.arg_types) else fd.arg_types
+    return fd, (list(want) if want is not None else None), -1

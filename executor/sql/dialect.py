@@ -54,15 +54,41 @@ def _current_timestamp_sql(self: PostgresGenerator, e: exp.CurrentTimestamp) -> 
     return _POSTGRES_CURRENT_TIMESTAMP(self, e) if _POSTGRES_CURRENT_TIMESTAMP else "CURRENT_TIMESTAMP"
 
 
+#: Calls sqlglot may build its own nodes for: PostgreSQL's special grammar
+#: (COALESCE, GREATEST ..., ARRAY, ROW) and the aggregates the planner
+#: recognises by node (decorrelation counts COUNT).  Every other call
+#: ``f(...)`` stays ``exp.Anonymous`` with the name and the arguments as
+#: written, and binds through the function catalog by that name: sqlglot's
+#: canonical nodes rename and merge PostgreSQL's functions (to_timestamp ->
+#: UnixToTime/StrToTime, char_length -> Length, version() -> CurrentVersion)
+#: and rewrite their arguments (to_char's template into strftime).
+_KEPT_FUNCTIONS = frozenset({
+    "ARRAY", "EXISTS", "STRUCT", "UNNEST", "GENERATE_SERIES", "COALESCE", "NULLIF", "GREATEST", "LEAST",
+    "COUNT", "SUM", "AVG", "MIN", "MAX", "ARRAY_AGG", "BOOL_AND", "BOOL_OR", "MODE", "PERCENTILE_CONT",
+    "PERCENTILE_DISC", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_SAMP", "VAR_POP",
+})
+#: Function-call shapes that are PostgreSQL grammar (keywords inside the parentheses).
+_KEPT_FUNCTION_PARSERS = frozenset({
+    "CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG", "XMLELEMENT", "XMLTABLE",
+})
+
+#: ``exp.Func.meta`` key holding the function name as the user wrote it
+#: (set by sqlglot on the nodes of kept builders; read by ``binder.func_name``).
+WRITTEN_NAME = "pg_name"
+
+
 class Splitstream(Postgres):
     """PostgreSQL as splitstream reads and prints it."""
+
+    ORIGINAL_NAME_META_KEY = WRITTEN_NAME
 
     class Tokenizer(Postgres.Tokenizer):
         pass
 
     class Parser(PostgresParser):
-        FUNCTION_PARSERS = {**PostgresParser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
-        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now}
+        FUNCTION_PARSERS = {**{k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS},
+                            "DATE_PART": _parse_date_part}
+        FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
 

@@ -11,10 +11,11 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import GROUPING_ERROR, PgError
 
 from ...execution import expr
 from ...execution.aggregates import AggSpec
+from ...execution import signatures
 from ..binder import ExprBinder, Scope, func_args, func_name
 from ..dialect import DIALECT
 from .base import PlannerBase
@@ -83,7 +84,7 @@ class AggCallPlanner(PlannerBase):
         spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
                        order_key=order_key, star=star)
         if spec.oid == -1:
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(sqltypes.type_name(a.oid) for a in args)}) does not exist")
+            raise signatures.undefined(fn, [a.oid for a in args])
         return spec
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
@@ -110,8 +111,7 @@ class AggCallPlanner(PlannerBase):
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
         args = [self.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         if fn in ("sum", "avg") and args and args[0].oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BOOL):
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({sqltypes.type_name(args[0].oid) if args[0].oid != type_oids.BPCHAR else 'character'}) does not exist",
-                          hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+            raise signatures.undefined(fn, [a.oid for a in args])
         if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
             args = [self.coerce(args[0], type_oids.FLOAT8)]
         if fn in ("bool_and", "bool_or", "every") and args:
