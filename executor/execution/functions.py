@@ -20,7 +20,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col, FixedCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
+    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
 
@@ -234,15 +234,15 @@ scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) i
 scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
     "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
-scalar("array_length", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("cardinality", type_oids.INT4, None)(lambda a: len(a))
-scalar("array_upper", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("array_lower", type_oids.INT4, None)(lambda a, d: (1 if a else None) if d == 1 else None)
-scalar("array_to_string", type_oids.TEXT, None)(lambda a, d, nul=None: d.join(
+scalar("array_length", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(a))
+scalar("array_upper", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("array_lower", sigs="anyarray, int4 -> int4")(lambda a, d: (1 if a else None) if d == 1 else None)
+scalar("array_to_string", sigs="anyarray, text -> text | anyarray, text, text -> text")(lambda a, d, nul=None: d.join(
     (str(x) if x is not None else nul) for x in a if x is not None or nul is not None))
-register("array_append", _same)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
-register("array_cat", _same)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
-scalar("array_position", type_oids.INT4, None)(lambda a, x: (a.index(x) + 1) if x in a else None)
+register("array_append", sigs="anyarray, anyelement -> anyarray", strict=False)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
+register("array_cat", sigs="anyarray, anyarray -> anyarray", strict=False)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
+scalar("array_position", sigs="anyarray, anyelement -> int4")(lambda a, x: (a.index(x) + 1) if x in a else None)
 
 
 # ------------------------------------------------------------ math
@@ -494,22 +494,7 @@ def _date_trunc(unit: str, v):
     return r
 
 
-def _trunc_result(a):
-    if len(a) > 1 and a[1] in (type_oids.TIMESTAMPTZ, type_oids.DATE):  # date resolves to date_trunc(text, timestamptz)
-        return type_oids.TIMESTAMPTZ
-    return type_oids.INTERVAL if len(a) > 1 and a[1] == type_oids.INTERVAL else type_oids.TIMESTAMP
-
-
-def _trunc_args(a):
-    t = a[1] if len(a) > 1 else type_oids.TIMESTAMP
-    if t == type_oids.DATE:
-        t = type_oids.TIMESTAMPTZ
-    if t in (type_oids.UNKNOWN, type_oids.TEXT):
-        t = type_oids.TIMESTAMP
-    return [type_oids.TEXT, t]
-
-
-@register("date_trunc", _trunc_result, _trunc_args)
+@register("date_trunc", sigs="text, timestamp -> timestamp | text, timestamptz -> timestamptz | text, interval -> interval")
 def _date_trunc_impl(cols, n, ctx):
     oid = cols[1].oid
     out = [None if u is None or v is None else _date_trunc(u, v) for u, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
@@ -615,6 +600,10 @@ def _extract_vector(cols) -> Col | None:
     return FixedCol(out.astype(np.int64), 0, v.nulls)
 
 
+#: what EXTRACT and date_part read fields from
+_EXTRACT_SOURCES = " | ".join(f"text, {t} -> {{0}}" for t in ("date", "time", "timestamp", "timestamptz", "interval"))
+
+
 def _extract_impl(cols, n, ctx):
     fast = _extract_vector(cols)
     if fast is not None:
@@ -623,7 +612,7 @@ def _extract_impl(cols, n, ctx):
     return Col.from_pylist(out, type_oids.NUMERIC)
 
 
-register("extract", type_oids.NUMERIC)(_extract_impl)
+register("extract", sigs=_EXTRACT_SOURCES.format("numeric"))(_extract_impl)
 
 
 def _date_part_impl(cols, n, ctx):
@@ -631,7 +620,7 @@ def _date_part_impl(cols, n, ctx):
     return sqltypes.cast_col(c, type_oids.FLOAT8)
 
 
-register("date_part", type_oids.FLOAT8)(_date_part_impl)
+register("date_part", sigs=_EXTRACT_SOURCES.format("float8"))(_date_part_impl)
 
 
 def _age(a, b=None):
@@ -717,10 +706,6 @@ def _to_char(v, fmt: str) -> str:
 
 # ------------------------------------------------------------ misc / system
 
-@register("coalesce", _same)
-def _coalesce(cols, n, ctx):  # normally handled by expr.Coalesce
-    raise PgError(UNDEFINED_FUNCTION, "coalesce")
-
 
 scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
 register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
@@ -737,19 +722,21 @@ scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", type_oid
 scalar("has_table_privilege|has_schema_privilege|has_database_privilege|has_column_privilege|pg_has_role|has_function_privilege|has_sequence_privilege",
        type_oids.BOOL, None, strict=False)(lambda *a: True)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
-scalar("pg_get_expr", type_oids.TEXT, None, strict=False)(lambda e, r=None, p=None: e)
+scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)
 scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
 scalar("pg_is_in_recovery", type_oids.BOOL, [])(lambda: False)
-scalar("pg_relation_is_publishable", type_oids.BOOL, None, strict=False)(lambda o: False)
-scalar("pg_partition_root", type_oids.REGCLASS, None)(lambda o: None)
+scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lambda o: False)
+scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
-scalar("pg_tablespace_location", type_oids.TEXT, None)(lambda o: "")
-scalar("row_to_json|to_json|to_jsonb", type_oids.JSON, None)(lambda v: _to_json(v))
-REGISTRY["to_jsonb"].result = lambda a: type_oids.JSONB
-scalar("array_to_json", type_oids.JSON, None)(lambda v: _to_json(v))
-scalar("json_typeof|jsonb_typeof", type_oids.TEXT, None)(lambda j: _json_typeof(j))
-scalar("jsonb_array_length|json_array_length", type_oids.INT4, None)(lambda j: len(_jload(j)))
-scalar("jsonb_pretty", type_oids.TEXT, None)(lambda j: __import__("json").dumps(_jload(j), indent=4))
+scalar("pg_tablespace_location", sigs="oid -> text")(lambda o: "")
+scalar("row_to_json|to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
+scalar("to_jsonb", sigs="anyelement -> jsonb")(lambda v: _to_json(v))
+scalar("array_to_json", sigs="anyarray -> json")(lambda v: _to_json(v))
+scalar("json_typeof", sigs="json -> text")(lambda j: _json_typeof(j))
+scalar("jsonb_typeof", sigs="jsonb -> text")(lambda j: _json_typeof(j))
+scalar("json_array_length", sigs="json -> int4")(lambda j: len(_jload(j)))
+scalar("jsonb_array_length", sigs="jsonb -> int4")(lambda j: len(_jload(j)))
+scalar("jsonb_pretty", sigs="jsonb -> text")(lambda j: __import__("json").dumps(_jload(j), indent=4))
 
 
 def _jload(j):
@@ -780,7 +767,7 @@ def _pg_typeof(cols, n, ctx):
     return Col(np.full(n, cols[0].oid, dtype=np.int64), None, type_oids.REGTYPE)
 
 
-register("pg_typeof", type_oids.REGTYPE)(_pg_typeof)
+register("pg_typeof", sigs="any -> regtype", strict=False)(_pg_typeof)
 
 
 def lookup(name: str, arg_oids: list[int]) -> FuncDef:
@@ -798,7 +785,7 @@ def resolve(name: str, arg_oids: list[int]) -> tuple[FuncDef, list[int] | None, 
     argument's).  Declared overloads are chosen by PostgreSQL's rules."""
     fd = lookup(name, arg_oids)
     if fd.sigs is not None:
-        sig, expanded = signatures.select(name, fd.sigs, arg_oids)
-        return fd, list(expanded), sig.result
+        expanded, result = signatures.select(name, fd.sigs, arg_oids)
+        return fd, list(expanded), result
     want = fd.arg_types(arg_oids) if callable(fd.arg_types) else fd.arg_types
     return fd, (list(want) if want is not None else None), -1

@@ -99,8 +99,11 @@ def _by_oid(oid: int) -> ProcEntry | None:
     return None
 
 
+_PSEUDO_WORDS = {type_oids.ANY: '"any"', signatures.ANYELEMENT: "anyelement", signatures.ANYARRAY: "anyarray"}
+
+
 def _type_word(oid: int) -> str:
-    return '"any"' if oid == type_oids.ANY else sqltypes.format_type(oid)
+    return _PSEUDO_WORDS.get(oid) or sqltypes.format_type(oid)
 
 
 def function_arguments(oid: int) -> str | None:

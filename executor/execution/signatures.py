@@ -23,6 +23,10 @@ NO_MATCH_HINT = "No function matches the given name and argument types. You migh
 AMBIGUOUS_HINT = "Could not choose a best candidate function. You might need to add explicit type casts."
 
 ANY = type_oids.ANY
+#: polymorphic pseudo-types: one element type throughout a call, its array type
+ANYELEMENT = 2283
+ANYARRAY = 2277
+_POLYMORPHIC = {"anyelement": ANYELEMENT, "anyarray": ANYARRAY}
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,8 @@ def _type(word: str) -> int:
     word = word.strip()
     if word == "any":
         return ANY
+    if word in _POLYMORPHIC:
+        return _POLYMORPHIC[word]
     oid = sqltypes.oid_by_name(word)
     if oid is None:
         raise ValueError(f"unknown type {word!r} in a function signature")
@@ -95,7 +101,7 @@ for _t in _REG:
 _CATEGORY = {
     **{t: "N" for t in _NUM_ORDER + (type_oids.OID,) + _REG}, **{t: "S" for t in _STRINGS},
     type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D",
-    type_oids.INTERVAL: "T", type_oids.UNKNOWN: "X", ANY: "P",
+    type_oids.INTERVAL: "T", type_oids.UNKNOWN: "X", ANY: "P", ANYELEMENT: "P", ANYARRAY: "P",
 }
 _PREFERRED = {type_oids.FLOAT8, type_oids.OID, type_oids.TEXT, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.BOOL}
 
@@ -108,7 +114,39 @@ def category(oid: int) -> str:
 
 def can_coerce(src: int, dst: int) -> bool:
     """Whether a call argument of type src may bind to a parameter of type dst."""
-    return src == dst or dst == ANY or src == type_oids.UNKNOWN or dst in _IMPLICIT.get(src, ())
+    if dst == ANYARRAY:
+        return src == type_oids.UNKNOWN or src in type_oids.ELEMENT_OF
+    return src == dst or dst in (ANY, ANYELEMENT) or src == type_oids.UNKNOWN or dst in _IMPLICIT.get(src, ())
+
+
+def _element_type(arg_oids, expanded) -> int | None:
+    """The element type a polymorphic call binds (text when only unknown
+    literals say), or None when its arguments disagree."""
+    seen = set()
+    for a, t in zip(arg_oids, expanded):
+        if a == type_oids.UNKNOWN:
+            continue
+        if t == ANYELEMENT:
+            seen.add(a)
+        elif t == ANYARRAY:
+            seen.add(type_oids.ELEMENT_OF[a])
+    if not seen:
+        return type_oids.TEXT
+    elem = seen.pop()
+    for other in seen:
+        try:
+            elem = sqltypes.common_type(elem, other)
+        except PgError:
+            return None
+    return elem
+
+
+def _instantiate(oid: int, elem: int) -> int:
+    if oid == ANYELEMENT:
+        return elem
+    if oid == ANYARRAY:
+        return type_oids.ARRAY_OF.get(elem, type_oids.ARRAY_OF[type_oids.TEXT])
+    return oid
 
 
 def type_words(arg_oids: list[int]) -> str:
@@ -122,9 +160,20 @@ def undefined(name: str, arg_oids: list[int]) -> PgError:
 
 # ------------------------------------------------------------ resolution
 
-def select(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[Signature, tuple[int, ...]]:
-    """The overload a call binds to and its expanded argument types, by
-    PostgreSQL's rules; 42883 when none fits, 42725 when several fit equally."""
+def select(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[tuple[int, ...], int]:
+    """The argument types a call binds to and its result type, by
+    PostgreSQL's rules (polymorphic types instantiated); 42883 when no
+    overload fits, 42725 when several fit equally."""
+    sig, expanded = _candidate(name, sigs, arg_oids)
+    if not any(t in (ANYELEMENT, ANYARRAY) for t in expanded + (sig.result,)):
+        return expanded, sig.result
+    elem = _element_type(arg_oids, expanded)
+    if elem is None:
+        raise undefined(name, arg_oids)
+    return tuple(_instantiate(t, elem) for t in expanded), _instantiate(sig.result, elem)
+
+
+def _candidate(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[Signature, tuple[int, ...]]:
     cands = [(s, e) for s in sigs if (e := s.expand(len(arg_oids))) is not None]
     for s, e in cands:
         if tuple(arg_oids) == e:

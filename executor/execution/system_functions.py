@@ -109,6 +109,10 @@ def _regtype(name):
     return oid
 
 
+#: the advisory-lock functions' keys: one bigint or two integers
+_ADVISORY_KEYS = "int8 -> {0} | int4, int4 -> {0}"
+
+
 def register_catalog_functions(register) -> None:
     def rows(fn, oid):
         def impl(cols, n, ctx):
@@ -137,7 +141,7 @@ def register_catalog_functions(register) -> None:
             out.append("{" + ", ".join(parts) + "}")
         return Col.from_pylist(out, type_oids.JSON)
 
-    register("json_build_object", type_oids.JSON)(build_object)
+    register("json_build_object", sigs="variadic any -> json", strict=False)(build_object)
     register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
              type_oids.BOOL, [type_oids.OID])(rows(lambda st, o: True, type_oids.BOOL))
     def advisory(kind):
@@ -185,12 +189,12 @@ def register_catalog_functions(register) -> None:
         return Col.from_pylist([None] * n, type_oids.VOID)
 
     register("pg_sleep", type_oids.VOID, [type_oids.FLOAT8], volatile=True)(sleep)
-    register("pg_advisory_lock", type_oids.VOID, None, volatile=True)(advisory("lock"))
-    register("pg_try_advisory_lock", type_oids.BOOL, None, volatile=True)(advisory("try"))
-    register("pg_advisory_unlock", type_oids.BOOL, None, volatile=True)(advisory("unlock"))
+    register("pg_advisory_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("lock"))
+    register("pg_try_advisory_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try"))
+    register("pg_advisory_unlock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("unlock"))
     register("pg_advisory_unlock_all", type_oids.VOID, [], volatile=True)(advisory("all"))
-    register("pg_advisory_xact_lock", type_oids.VOID, None, volatile=True)(advisory("xact_lock"))
-    register("pg_try_advisory_xact_lock", type_oids.BOOL, None, volatile=True)(advisory("try_xact"))
+    register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
+    register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
     register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
     register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(

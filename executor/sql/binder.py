@@ -19,13 +19,14 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
-    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
+    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
 
 from ..execution import expr
 from ..execution import functions
 from ..execution import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
-from ..execution import proc_catalog  # noqa: F401  (lists the function registry in pg_proc)
+from ..execution import signatures
+from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it lists the function registry in pg_proc)
 from ..execution.aggregates import AGGREGATES
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
@@ -199,8 +200,7 @@ def aggregate_calls(node: exp.Expr) -> list[exp.Expr]:
     return [n for n in node.walk() if is_aggregate_call(n)]
 
 
-WINDOW_FUNCS = {"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
-                "first_value", "last_value", "nth_value"}
+WINDOW_FUNCS = set(WINDOW_SIGNATURES)
 
 
 class ExprBinder:
@@ -991,7 +991,10 @@ class ExprBinder:
         if name in AGGREGATES:
             return self.b_agg(n)
         if name in WINDOW_FUNCS:
-            raise PgError(WINDOWING_ERROR, f"window function {name} requires an OVER clause")
+            arg_oids = [a.oid for a in map(self.bind, func_args(n))]
+            if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+                raise signatures.undefined(name, arg_oids)
+            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 

@@ -16,10 +16,26 @@ from splitstream.protocol.errors import GROUPING_ERROR, PgError
 from ...execution import expr
 from ...execution.aggregates import AggSpec
 from ...execution import signatures
+from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key
+
+
+#: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
+_ORDERED_SET = {"mode": 0, "percentile_cont": 1, "percentile_disc": 1}
+
+
+def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int = 0) -> None:
+    """42883 for an aggregate called with an argument count it has no
+    overload for; an ordered-set aggregate exists only with WITHIN GROUP
+    and its own number of direct arguments (as PostgreSQL reports both)."""
+    if (fn in _ORDERED_SET) != ordered_set or (ordered_set and (_ORDERED_SET[fn] != direct or len(arg_oids) != direct + 1)):
+        raise signatures.undefined(fn, arg_oids)
+    declared = AGGREGATE_SIGNATURES.get(fn)
+    if declared is not None and all(s.expand(len(arg_oids)) is None for s in signatures.parse(declared)):
+        raise signatures.undefined(fn, arg_oids)
 
 
 class AggCallPlanner(PlannerBase):
@@ -74,6 +90,7 @@ class AggCallPlanner(PlannerBase):
         args = [b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
+        _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
@@ -98,6 +115,8 @@ class AggCallPlanner(PlannerBase):
         fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
         o = order.expressions[0]
         arg = b.bind(o.this)
+        _check_arity(fn, ([fr.oid] if fr is not None else []) + [arg.oid] + [type_oids.UNKNOWN] * (len(order.expressions) - 1),
+                     ordered_set=True, direct=1 if fr is not None else 0)
         if fn == "percentile_cont":
             arg = self.coerce(arg, type_oids.FLOAT8)
         return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
