@@ -36,14 +36,17 @@ class GroupingPlanner(PlannerBase):
             if isinstance(n, exp.Window):
                 continue
             if is_aggregate_call(n):
-                # ignore aggregates inside window specs or subqueries
+                # ignore aggregates inside window specs or subqueries, up to
+                # and including the item itself (an unaliased ``sum(x) OVER ()``)
                 if n is node:
                     return True
                 p = n.parent
                 inside = False
-                while p is not None and p is not node:
+                while p is not None:
                     if isinstance(p, (exp.Window, exp.Subquery, exp.Select)):
                         inside = True
+                        break
+                    if p is node:
                         break
                     p = p.parent
                 if not inside:
