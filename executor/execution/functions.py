@@ -453,54 +453,6 @@ register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
 register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))
 
-_TRUNC_UNITS = ("microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year",
-                "decade", "century", "millennium")
-
-
-def _date_trunc(unit: str, v):
-    unit = unit.lower().rstrip("s") if unit.lower() not in ("microseconds", "milliseconds") else unit.lower()
-    is_date = type(v) is dt.date
-    if is_date:
-        v = dt.datetime(v.year, v.month, v.day)
-    if unit == "microseconds":
-        r = v
-    elif unit == "milliseconds":
-        r = v.replace(microsecond=v.microsecond // 1000 * 1000)
-    elif unit == "second":
-        r = v.replace(microsecond=0)
-    elif unit == "minute":
-        r = v.replace(second=0, microsecond=0)
-    elif unit == "hour":
-        r = v.replace(minute=0, second=0, microsecond=0)
-    elif unit == "day":
-        r = v.replace(hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "week":
-        d = v - dt.timedelta(days=v.weekday())
-        r = d.replace(hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "month":
-        r = v.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "quarter":
-        r = v.replace(month=(v.month - 1) // 3 * 3 + 1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "year":
-        r = v.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "decade":
-        r = v.replace(year=v.year // 10 * 10, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "century":
-        r = v.replace(year=(v.year - 1) // 100 * 100 + 1, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "millennium":
-        r = v.replace(year=(v.year - 1) // 1000 * 1000 + 1, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    else:
-        raise PgError("22023", f'unit "{unit}" not recognized for type timestamp without time zone')
-    return r
-
-
-@register("date_trunc", sigs="text, timestamp -> timestamp | text, timestamptz -> timestamptz | text, interval -> interval")
-def _date_trunc_impl(cols, n, ctx):
-    oid = cols[1].oid
-    out = [None if u is None or v is None else _date_trunc(u, v) for u, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
-    return Col.from_pylist(out, oid)
-
-
 def extract_field(field: str, v):
     f = field.lower()
     if isinstance(v, Interval):
