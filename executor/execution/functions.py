@@ -137,9 +137,18 @@ scalar("right", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: (
 scalar("replace", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(lambda s, a, b: s.replace(a, b) if a else s)
 scalar("translate", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(
     lambda s, a, b: "".join((b[a.index(ch)] if a.index(ch) < len(b) else "") if ch in a else ch for ch in s))
-scalar("quote_ident", sigs="text -> text")(
-    lambda s: s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"')
-scalar("quote_literal", sigs="text -> text")(lambda s: "'" + s.replace("'", "''") + "'")
+def quote_ident(s: str) -> str:
+    return s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"'
+
+
+def quote_literal(s: str) -> str:
+    """Doubled quotes, and E'' with doubled backslashes when there are any."""
+    body = s.replace("'", "''")
+    return "E'" + body.replace("\\", "\\\\") + "'" if "\\" in s else "'" + body + "'"
+
+
+scalar("quote_ident", sigs="text -> text")(quote_ident)
+scalar("quote_literal", sigs="text -> text")(quote_literal)
 scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
 
 

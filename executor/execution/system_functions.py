@@ -5,7 +5,6 @@ The registered ones are added to the function registry (executor/execution/funct
 when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -16,7 +15,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
 from . import expr, functions
-from .functions import _to_json
+from .string_functions import object_texts
 
 
 def _rel_by_oid(state, oid):
@@ -126,22 +125,10 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def build_object(cols, n, ctx):
-        lists = [c.to_pylist() for c in cols]
-        if len(lists) % 2:
-            raise PgError("22023", "argument list must have even number of elements",
-                          hint="The arguments of json_build_object() must consist of alternating keys and values.")
-        out = []
-        for i in range(n):
-            parts = []
-            for k in range(0, len(lists), 2):
-                key, val = lists[k][i], lists[k + 1][i]
-                if key is None:
-                    raise PgError("22004", "null value not allowed for object key")
-                parts.append(json.dumps(str(key)) + " : " + ("null" if val is None else _to_json(val)))
-            out.append("{" + ", ".join(parts) + "}")
-        return Col.from_pylist(out, type_oids.JSON)
+        texts = object_texts(cols, n, "json_build_object", " : ", "argument {} cannot be null", "Object keys should be text.")
+        return Col.from_pylist(texts, type_oids.JSON)
 
-    register("json_build_object", sigs="variadic any -> json", strict=False)(build_object)
+    register("json_build_object", sigs=" -> json | variadic any -> json", strict=False)(build_object)
     register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
              type_oids.BOOL, [type_oids.OID])(rows(lambda st, o: True, type_oids.BOOL))
     def advisory(kind):

@@ -102,7 +102,7 @@ def truncate_zoned(unit: str, v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
     return (wall - offset).replace(tzinfo=dt.timezone.utc)
 
 
-def _cdiv(a: int, b: int) -> int:
+def cdiv(a: int, b: int) -> int:
     """C's integer division (toward zero), as PostgreSQL's field arithmetic."""
     q = abs(a) // b
     return q if a >= 0 else -q
@@ -113,16 +113,16 @@ def truncate_interval(unit: str, v: Interval) -> Interval:
     if unit == "week":
         raise PgError(FEATURE_NOT_SUPPORTED, 'unit "week" not supported for type interval',
                       detail="Months usually have fractional weeks.")
-    years = _cdiv(v.months, 12)
+    years = cdiv(v.months, 12)
     months = v.months - 12 * years
     by_years = {"year": 1, "decade": 10, "century": 100, "millennium": 1000}
     if unit in by_years:
-        return Interval(_cdiv(years, by_years[unit]) * by_years[unit] * 12, 0, 0)
+        return Interval(cdiv(years, by_years[unit]) * by_years[unit] * 12, 0, 0)
     if unit in ("quarter", "month"):
-        return Interval(12 * years + (_cdiv(months, 3) * 3 if unit == "quarter" else months), 0, 0)
+        return Interval(12 * years + (cdiv(months, 3) * 3 if unit == "quarter" else months), 0, 0)
     step = {"day": 0, "hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000, "milliseconds": 1000,
             "microseconds": 1}[unit]
-    return Interval(v.months, v.days, _cdiv(v.microseconds, step) * step if step else 0)
+    return Interval(v.months, v.days, cdiv(v.microseconds, step) * step if step else 0)
 
 
 def _zone(name: str) -> dt.tzinfo:

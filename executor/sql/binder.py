@@ -26,6 +26,8 @@ from ..execution import expr
 from ..execution import functions
 from ..execution import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
 from ..execution import truncation  # noqa: F401  (registers date_trunc and date_bin)
+from ..execution import datetime_functions  # noqa: F401  (registers to_timestamp, make_interval ...)
+from ..execution import string_functions  # noqa: F401  (registers format, encode, width_bucket ...)
 from ..execution import signatures
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it lists the function registry in pg_proc)
 from ..execution.aggregates import AGGREGATES
