@@ -148,7 +148,7 @@ def _date_trunc(cols, n, ctx):
     zones = cols[2].to_pylist() if len(cols) > 2 else None
     session = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
     first = units[0] if n else None
-    if zones is None and first is not None and units.count(first) == n \
+    if zones is None and first is not None and units.count(first) == n and src.valid_mask().any() \
             and (src.oid == type_oids.TIMESTAMP or wiretypes.zone_of(session) is wiretypes.UTC):
         fast = _column_trunc(_unit(first, src.oid), src)
         if fast is not None:

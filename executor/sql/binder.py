@@ -24,12 +24,8 @@ from splitstream.protocol.errors import (
 
 from ..execution import expr
 from ..execution import functions
-from ..execution import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
-from ..execution import truncation  # noqa: F401  (registers date_trunc and date_bin)
-from ..execution import datetime_functions  # noqa: F401  (registers to_timestamp, make_interval ...)
-from ..execution import string_functions  # noqa: F401  (registers format, encode, width_bucket ...)
 from ..execution import signatures
-from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it lists the function registry in pg_proc)
+from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
@@ -732,8 +728,6 @@ class ExprBinder:
         if src.oid == type_oids.UNKNOWN:
             src = self.p.coerce(src, type_oids.TIMESTAMP)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
-        if n.meta.get("date_part"):
-            return expr.Func("date_part", functions.REGISTRY["date_part"].impl, args, type_oids.FLOAT8)
         return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):

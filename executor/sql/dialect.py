@@ -4,8 +4,8 @@ real clients send, as a subclass (sqlglot's own ``postgres`` stays stock).
 * ``x::oid[]``, ``$1::regclass[]`` ...: sqlglot parses the object-identifier
   types as ``ObjectIdentifier`` and then fails on ``[]`` (asyncpg's type
   introspection sends ``$1::oid[]``).  They become the array type ``_oid``.
-* ``date_part(...)`` is parsed as EXTRACT but marked, since its result type
-  differs (double precision, not numeric); ``now()`` likewise stays ``now()``.
+* Function calls keep the name written (see ``_KEPT_FUNCTIONS``); ``now()``
+  parses as CURRENT_TIMESTAMP marked to print as ``now()``.
 * A typed literal (``date 'x'``) is a constant to which later ``::`` apply.
 
 Every parse and every generation of SQL text in the executor names
@@ -27,17 +27,7 @@ from sqlglot.tokens import TokenType
 
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
-_POSTGRES_DATE_PART = PostgresParser.FUNCTION_PARSERS["DATE_PART"]
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
-
-
-def _parse_date_part(self: PostgresParser) -> exp.Expr | None:
-    """sqlglot turns date_part() into EXTRACT, but PostgreSQL's date_part
-    returns double precision where EXTRACT returns numeric: remember which."""
-    node = _POSTGRES_DATE_PART(self)
-    if isinstance(node, exp.Extract):
-        node.meta["date_part"] = True
-    return node
 
 
 def _now(args: list[Any]) -> exp.Expr:
@@ -86,8 +76,7 @@ class Splitstream(Postgres):
         pass
 
     class Parser(PostgresParser):
-        FUNCTION_PARSERS = {**{k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS},
-                            "DATE_PART": _parse_date_part}
+        FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}

@@ -24,6 +24,9 @@ CALLS = [
     "SELECT ceil(1.2), ceiling(-1.2::float8), floor(1.8), floor(2), sign(-3), sign(2.5), exp(0), ln(1)",
     "SELECT log(100), log10(1000::float8), pi() > 3",
     "SELECT age(timestamp '2020-03-01', timestamp '2020-01-15')",
+    "SELECT date_part('year', date '2020-03-04'), date_part('epoch', interval '1 day'), date_part(NULL, now()), "
+    "date_part('hour', timestamp '2020-01-01 10:00'), date_part(f, timestamp '2020-01-01 10:00') FROM (VALUES ('minute')) v(f)",
+    "SELECT date_part('year', '2020-01-01')",
     # errors name the written function and PostgreSQL's type words
     "SELECT lower(1)",
     "SELECT substr(1, 2)",

@@ -88,7 +88,7 @@ def _figure(node: exp.Expr) -> tuple[str | None, int]:
         if isinstance(node, classes):
             return name, _NAMED
     if isinstance(node, exp.Extract):
-        return ("date_part" if node.meta.get("date_part") else "extract"), _NAMED
+        return "extract", _NAMED
     if isinstance(node, exp.CurrentTimestamp):
         return ("now" if node.meta.get("now") else "current_timestamp"), _NAMED
     if isinstance(node, exp.Trim):
