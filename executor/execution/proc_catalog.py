@@ -135,3 +135,19 @@ functions.register("pg_get_function_arguments|pg_get_function_identity_arguments
     _text_of(function_arguments))
 functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result))
 system_catalogs.set_builtin_procs(entries)
+
+
+_KIND_WORDS = {"f": "function", "a": "aggregate", "w": "window"}
+_VOLATILITY_WORDS = {"i": "immutable", "s": "stable", "v": "volatile"}
+
+
+def markdown_table() -> str:
+    """docs/functions.md: every overload of the catalog, as pg_proc lists it."""
+    lines = ["# Functions", "",
+             "Generated from the function catalog (`executor/execution/proc_catalog.py`, `markdown_table()`);",
+             "`tests/unit/test_function_docs.py` fails when it is out of date.", "",
+             "| name | arguments | result | kind | volatility | strict |", "|---|---|---|---|---|---|"]
+    for e in entries():
+        lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
+                     f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
+    return "\n".join(lines) + "\n"
