@@ -27,6 +27,17 @@ CALLS = [
     "SELECT date_part('year', date '2020-03-04'), date_part('epoch', interval '1 day'), date_part(NULL, now()), "
     "date_part('hour', timestamp '2020-01-01 10:00'), date_part(f, timestamp '2020-01-01 10:00') FROM (VALUES ('minute')) v(f)",
     "SELECT date_part('year', '2020-01-01')",
+    # ordered-set aggregates (mode() WITHIN GROUP was an internal error)
+    "SELECT mode() WITHIN GROUP (ORDER BY x), percentile_cont(0.5) WITHIN GROUP (ORDER BY x), "
+    "percentile_disc(0.5) WITHIN GROUP (ORDER BY x) FROM (VALUES (1), (2), (2), (4), (NULL)) t(x)",
+    "SELECT mode() FROM (VALUES (1)) t(x)",
+    "SELECT mode(1) WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)",
+    "SELECT percentile_cont(0.5) FROM (VALUES (1)) t(x)",
+    "SELECT every() FROM (VALUES (1)) t(x)",
+    "SELECT count(1, 2) FROM (VALUES (1)) t(x)",
+    "SELECT row_number() FROM (VALUES (1)) t(x)",
+    "SELECT array_append(1, 2)",
+    "SELECT array_append(ARRAY[1], 2), array_cat(ARRAY[1], ARRAY[2]), array_length(ARRAY[1, 2], 1), cardinality(ARRAY[1])",
     # errors name the written function and PostgreSQL's type words
     "SELECT lower(1)",
     "SELECT substr(1, 2)",
