@@ -8,7 +8,7 @@ per data row, so plain Python is fine here.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from splitstream.protocol import oids as type_oids
 
@@ -412,7 +412,38 @@ def _pg_attrdef(state, ctx):
     ("proconfig", TEXTARR), ("proacl", type_oids.TEXT),
 ])
 def _pg_proc(state, ctx):
-    return iter(())
+    for e in _builtin_procs():
+        yield _proc_row(e)
+
+
+class ProcEntry(NamedTuple):
+    """One built-in function as pg_proc lists it; the executor's function
+    catalog supplies them (:func:`set_builtin_procs`), the catalog keeps no
+    function knowledge of its own."""
+
+    oid: int
+    name: str
+    kind: str           # prokind: f, a, w
+    strict: bool
+    volatile: str       # provolatile: i, s, v
+    arg_oids: tuple[int, ...]
+    result: int
+    variadic: int = 0   # provariadic: the element type of a VARIADIC last argument
+    retset: bool = False
+
+
+_builtin_procs: Callable[[], list[ProcEntry]] = list
+
+
+def set_builtin_procs(fn: Callable[[], list[ProcEntry]]) -> None:
+    global _builtin_procs
+    _builtin_procs = fn
+
+
+def _proc_row(e: ProcEntry) -> tuple:
+    return (e.oid, e.name, NS_OID["pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, None,
+            e.kind, False, False, e.strict, e.retset, e.volatile, "s", len(e.arg_oids), 0, e.result,
+            " ".join(str(o) for o in e.arg_oids), None, None, None, None, None, e.name, None, None, None, None)
 
 
 @table("pg_catalog", "pg_collation", [

@@ -20,9 +20,12 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col, FixedCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
+    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
+
+from . import signatures
+from .signatures import Signature
 import calendar
 import json
 
@@ -31,29 +34,56 @@ Impl = Callable[[list[Col], int, object], Col]
 
 
 class FuncDef:
-    def __init__(self, name: str, impl: Impl, result: Callable[[list[int]], int], arg_types: Callable | None,
-                 volatile: bool = False) -> None:
+    """One entry of the function catalog (pg_proc's row, with its body).
+
+    ``sigs``: the overloads, resolved by PostgreSQL's rules
+    (:mod:`signatures`); without them, ``result`` (a function of the argument
+    OIDs) and ``arg_types`` (OIDs the arguments are coerced to, a list or a
+    function of the argument OIDs, or None to keep them) decide, and the
+    function is listed as taking ``"any"``."""
+
+    def __init__(self, name: str, impl: Impl, result: Callable[[list[int]], int], arg_types: Callable | list | None,
+                 volatile: bool = False, strict: bool = True, sigs: list[Signature] | None = None,
+                 kind: str = "f", values: Callable | None = None) -> None:
         self.name, self.impl, self.result, self.arg_types, self.volatile = name, impl, result, arg_types, volatile
+        self.strict, self.sigs, self.kind, self.values = strict, sigs, kind, values
+
+    def impl_for(self, result_oid: int) -> Impl:
+        """The column function for a call resolved to ``result_oid``: a
+        function of Python values builds its result column of that type."""
+        if self.values is not None:
+            return elementwise(self.values, result_oid, self.strict)
+        return self.impl
 
 
 REGISTRY: dict[str, FuncDef] = {}
 
 
-def register(name: str, result, args=None, volatile: bool = False):
-    """``result``: an OID, or a function of the argument OIDs; ``args``: OIDs
-    the arguments are coerced to (list or function), or None to keep them."""
+def _signatures(result, args, sigs: str | None) -> list[Signature] | None:
+    if sigs is not None:
+        return signatures.parse(sigs)
+    if isinstance(args, list) and isinstance(result, int):
+        return [Signature(tuple(args), result)]
+    return None
+
+
+def register(name: str, result=None, args=None, volatile: bool = False, *, sigs: str | None = None, strict: bool = True):
+    """``sigs``: the overloads as text (``"text -> text | text, text -> text"``);
+    else ``result``: an OID, or a function of the argument OIDs, and ``args``:
+    OIDs the arguments are coerced to (list or function), or None to keep them."""
 
     def deco(fn: Impl) -> Impl:
         res = result if callable(result) else (lambda _a, r=result: r)
         for n in name.split("|"):
-            REGISTRY[n] = FuncDef(n, fn, res, args, volatile)
+            REGISTRY[n] = FuncDef(n, fn, res, args, volatile, strict, _signatures(result, args, sigs))
         return fn
 
     return deco
 
 
 def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
-    """Lift a Python function of values to a column function."""
+    """Lift a Python function of values to a column function (``oid`` 0: the
+    result has the first argument's type)."""
 
     def impl(cols: list[Col], n: int, ctx) -> Col:
         lists = [c.to_pylist() for c in cols]
@@ -64,16 +94,21 @@ def elementwise(fn: Callable, oid: int, strict: bool = True) -> Impl:
                 out.append(None)
             else:
                 out.append(fn(*args))
-        return Col.from_pylist(out, oid)
+        return Col.from_pylist(out, oid or (cols[0].oid if cols else type_oids.TEXT))
 
     return impl
 
 
-def scalar(name: str, result: int, args=None, strict: bool = True, volatile: bool = False):
+def scalar(name: str, result: int | None = None, args=None, strict: bool = True, volatile: bool = False,
+           *, sigs: str | None = None):
+    """Register a function of Python values; with ``sigs``, its result
+    column takes each call's resolved result type."""
+
     def deco(fn):
-        impl = elementwise(fn, result, strict)
+        impl = elementwise(fn, result or 0, strict)
+        parsed = _signatures(result, args, sigs)
         for n in name.split("|"):
-            REGISTRY[n] = FuncDef(n, impl, (lambda _a, r=result: r), args, volatile)
+            REGISTRY[n] = FuncDef(n, impl, (lambda _a, r=result: r), args, volatile, strict, parsed, values=fn)
         return fn
 
     return deco
@@ -83,21 +118,17 @@ def _same(a: list[int]) -> int:
     return a[0] if a else type_oids.UNKNOWN
 
 
-def _text_args(n):
-    return lambda oids: [type_oids.TEXT] * len(oids)
-
-
 # ------------------------------------------------------------ strings
 
-scalar("lower", type_oids.TEXT, _text_args(1))(lambda s: s.lower())
-scalar("upper", type_oids.TEXT, _text_args(1))(lambda s: s.upper())
-scalar("length|char_length|character_length", type_oids.INT4, _text_args(1))(lambda s: len(s))
-scalar("octet_length", type_oids.INT4, _text_args(1))(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
-scalar("bit_length", type_oids.INT4, _text_args(1))(lambda s: 8 * len(s.encode()))
-scalar("reverse", type_oids.TEXT, _text_args(1))(lambda s: s[::-1])
-scalar("initcap", type_oids.TEXT, _text_args(1))(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
-scalar("md5", type_oids.TEXT, _text_args(1))(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
-scalar("ascii", type_oids.INT4, _text_args(1))(lambda s: ord(s[0]) if s else 0)
+scalar("lower", sigs="text -> text")(lambda s: s.lower())
+scalar("upper", sigs="text -> text")(lambda s: s.upper())
+scalar("length|char_length|character_length", sigs="text -> int4")(lambda s: len(s))
+scalar("octet_length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
+scalar("bit_length", sigs="text -> int4")(lambda s: 8 * len(s.encode()))
+scalar("reverse", sigs="text -> text")(lambda s: s[::-1])
+scalar("initcap", sigs="text -> text")(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
+scalar("md5", sigs="text -> text | bytea -> text")(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
+scalar("ascii", sigs="text -> int4")(lambda s: ord(s[0]) if s else 0)
 scalar("chr", type_oids.TEXT, [type_oids.INT4])(lambda i: chr(i))
 scalar("repeat", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s * max(k, 0))
 scalar("strpos", type_oids.INT4, [type_oids.TEXT, type_oids.TEXT])(lambda s, t: s.find(t) + 1)
@@ -106,9 +137,18 @@ scalar("right", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: (
 scalar("replace", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(lambda s, a, b: s.replace(a, b) if a else s)
 scalar("translate", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(
     lambda s, a, b: "".join((b[a.index(ch)] if a.index(ch) < len(b) else "") if ch in a else ch for ch in s))
-scalar("quote_ident", type_oids.TEXT, _text_args(1))(
-    lambda s: s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"')
-scalar("quote_literal", type_oids.TEXT, _text_args(1))(lambda s: "'" + s.replace("'", "''") + "'")
+def quote_ident(s: str) -> str:
+    return s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"'
+
+
+def quote_literal(s: str) -> str:
+    """Doubled quotes, and E'' with doubled backslashes when there are any."""
+    body = s.replace("'", "''")
+    return "E'" + body.replace("\\", "\\\\") + "'" if "\\" in s else "'" + body + "'"
+
+
+scalar("quote_ident", sigs="text -> text")(quote_ident)
+scalar("quote_literal", sigs="text -> text")(quote_literal)
 scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
 
 
@@ -133,8 +173,8 @@ def _pad(s, n, fill=" ", left=True):
     return pad + s if left else s + pad
 
 
-scalar("lpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, True))
-scalar("rpad", type_oids.TEXT, lambda a: [type_oids.TEXT, type_oids.INT4, type_oids.TEXT][: len(a)])(lambda s, n, f=" ": _pad(s, n, f, False))
+scalar("lpad", sigs="text, int4 -> text | text, int4, text -> text")(lambda s, n, f=" ": _pad(s, n, f, True))
+scalar("rpad", sigs="text, int4 -> text | text, int4, text -> text")(lambda s, n, f=" ": _pad(s, n, f, False))
 
 
 def _trim(kind):
@@ -146,9 +186,9 @@ def _trim(kind):
     return f
 
 
-scalar("btrim|trim", type_oids.TEXT, _text_args(2))(_trim("b"))
-scalar("ltrim", type_oids.TEXT, _text_args(2))(_trim("l"))
-scalar("rtrim", type_oids.TEXT, _text_args(2))(_trim("r"))
+scalar("btrim", sigs="text -> text | text, text -> text")(_trim("b"))
+scalar("ltrim", sigs="text -> text | text, text -> text")(_trim("l"))
+scalar("rtrim", sigs="text -> text | text, text -> text")(_trim("r"))
 
 
 def _substr(s, start, length=None):
@@ -162,16 +202,16 @@ def _substr(s, start, length=None):
     return s[b:e]
 
 
-scalar("substr|substring", type_oids.TEXT, lambda a: [type_oids.TEXT] + [type_oids.INT4] * (len(a) - 1))(_substr)
+scalar("substr|substring", sigs="text, int4 -> text | text, int4, int4 -> text")(_substr)
 
 
-@register("concat", type_oids.TEXT)
+@register("concat", sigs="variadic any -> text", strict=False)
 def _concat(cols, n, ctx):
     lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
-@register("concat_ws", type_oids.TEXT)
+@register("concat_ws", sigs="text, variadic any -> text", strict=False)
 def _concat_ws(cols, n, ctx):
     lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
     out = []
@@ -192,47 +232,39 @@ def _regexp_replace(s, p, r, flags=""):
     return re.sub(_pg_regex(p), r2, s, count=count, flags=fl)
 
 
-scalar("regexp_replace", type_oids.TEXT, _text_args(4))(_regexp_replace)
-scalar("regexp_match", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(3))(
+scalar("regexp_replace", sigs="text, text, text -> text | text, text, text, text -> text")(_regexp_replace)
+scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")(
     lambda s, p, f="": (lambda m: None if m is None else (list(m.groups()) if m.groups() else [m.group(0)]))(
         re.search(_pg_regex(p), s, re.I if "i" in f else 0)))
-scalar("starts_with", type_oids.BOOL, _text_args(2))(lambda s, p: s.startswith(p))
+scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
-scalar("string_to_array", type_oids.ARRAY_OF[type_oids.TEXT], _text_args(2))(lambda s, d: s.split(d) if d else list(s))
-scalar("to_char", type_oids.TEXT, None)(lambda v, f: _to_char(v, f))
+scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) if d else list(s))
+scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
+    "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
-scalar("array_length", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("cardinality", type_oids.INT4, None)(lambda a: len(a))
-scalar("array_upper", type_oids.INT4, None)(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("array_lower", type_oids.INT4, None)(lambda a, d: (1 if a else None) if d == 1 else None)
-scalar("array_to_string", type_oids.TEXT, None)(lambda a, d, nul=None: d.join(
+scalar("array_length", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(a))
+scalar("array_upper", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
+scalar("array_lower", sigs="anyarray, int4 -> int4")(lambda a, d: (1 if a else None) if d == 1 else None)
+scalar("array_to_string", sigs="anyarray, text -> text | anyarray, text, text -> text")(lambda a, d, nul=None: d.join(
     (str(x) if x is not None else nul) for x in a if x is not None or nul is not None))
-register("array_append", _same)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
-register("array_cat", _same)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
-scalar("array_position", type_oids.INT4, None)(lambda a, x: (a.index(x) + 1) if x in a else None)
+register("array_append", sigs="anyarray, anyelement -> anyarray", strict=False)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
+register("array_cat", sigs="anyarray, anyarray -> anyarray", strict=False)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
+scalar("array_position", sigs="anyarray, anyelement -> int4")(lambda a, x: (a.index(x) + 1) if x in a else None)
 
 
 # ------------------------------------------------------------ math
 
-def _num_result(a):
-    return a[0] if a and a[0] in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC) else type_oids.NUMERIC
+_FLOAT_OR_NUMERIC = "float8 -> float8 | numeric -> numeric"
 
 
-@register("abs", _num_result)
+@register("abs", sigs="int2 -> int2 | int4 -> int4 | int8 -> int8 | float4 -> float4 | float8 -> float8 | numeric -> numeric")
 def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
         return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
     return Col(np.abs(c.data), c.nulls, c.oid)
-
-
-def _float_args(a):
-    return [type_oids.FLOAT8 if x != type_oids.NUMERIC else type_oids.NUMERIC for x in a]
-
-
-def _fres(a):
-    return type_oids.NUMERIC if a and a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _math1(fn_np, fn_dec, domain=None):
@@ -271,10 +303,10 @@ def _sqrt_domain(v):
 
 
 _DC = decimal.Context(prec=40)
-register("sqrt", _fres, _float_args)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
-register("exp", _fres, _float_args)(_math1(np.exp, lambda v: _DC.exp(v)))
-register("ln", _fres, _float_args)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
-register("log10", _fres, _float_args)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
+register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
+register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
+register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
+register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
 register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
 for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
@@ -283,7 +315,7 @@ scalar("pi", type_oids.FLOAT8, [])(lambda: math.pi)
 scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.atan2)
 
 
-@register("log", _fres, _float_args)
+@register("log", sigs=_FLOAT_OR_NUMERIC + " | numeric, numeric -> numeric")
 def _log(cols, n, ctx):
     if len(cols) == 1:
         return _math1(np.log10, lambda v: _DC.log10(v), _ln_domain)(cols, n, ctx)
@@ -316,9 +348,7 @@ def _power(x, y):
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow") from None
 
 
-scalar("power|pow", type_oids.FLOAT8, _float_args)(_power)
-REGISTRY["power"].result = _fres
-REGISTRY["pow"].result = _fres
+scalar("power|pow", sigs="float8, float8 -> float8 | numeric, numeric -> numeric")(_power)
 
 
 def _round_dec(v: decimal.Decimal, s: int = 0) -> decimal.Decimal:
@@ -349,18 +379,8 @@ def _rounder(dec_fn, np_fn):
     return impl
 
 
-def _round_res(a):
-    return type_oids.NUMERIC if (a and a[0] == type_oids.NUMERIC) or len(a) > 1 or (a and a[0] in type_oids.INTEGER_TYPES) else type_oids.FLOAT8
-
-
-def _round_args(a):
-    if len(a) > 1:
-        return [type_oids.NUMERIC, type_oids.INT4]
-    return [type_oids.NUMERIC if a[0] in type_oids.INTEGER_TYPES or a[0] == type_oids.NUMERIC else type_oids.FLOAT8]
-
-
-register("round", _round_res, _round_args)(_rounder(_round_dec, np.rint))
-register("trunc", _round_res, _round_args)(_rounder(_trunc_dec, np.trunc))
+register("round", sigs=_FLOAT_OR_NUMERIC + " | numeric, int4 -> numeric")(_rounder(_round_dec, np.rint))
+register("trunc", sigs=_FLOAT_OR_NUMERIC + " | numeric, int4 -> numeric")(_rounder(_trunc_dec, np.trunc))
 
 
 def _ceilfloor(np_fn, rounding):
@@ -374,21 +394,17 @@ def _ceilfloor(np_fn, rounding):
     return impl
 
 
-register("ceil|ceiling", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
-         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
-register("floor", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8,
-         lambda a: [type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + type_oids.INTEGER_TYPES else type_oids.FLOAT8])(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
+register("ceil|ceiling", sigs=_FLOAT_OR_NUMERIC)(_ceilfloor(np.ceil, decimal.ROUND_CEILING))
+register("floor", sigs=_FLOAT_OR_NUMERIC)(_ceilfloor(np.floor, decimal.ROUND_FLOOR))
 
 
-@register("sign", _num_result)
+@register("sign", sigs=_FLOAT_OR_NUMERIC)
 def _sign(cols, n, ctx):
     c = cols[0]
     if c.oid == type_oids.NUMERIC:
         return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], type_oids.NUMERIC)
     return Col(np.sign(c.data).astype(np.float64), c.nulls, type_oids.FLOAT8)
 
-
-REGISTRY["sign"].result = lambda a: type_oids.NUMERIC if a[0] == type_oids.NUMERIC else type_oids.FLOAT8
 
 
 def _mod(x, y):
@@ -400,7 +416,7 @@ def _mod(x, y):
     return -r if x < 0 else r
 
 
-register("mod", lambda a: sqltypes.arith_type("%", a[0], a[1]), lambda a: [sqltypes.arith_type("%", a[0], a[1])] * 2)(
+register("mod", sigs="int2, int2 -> int2 | int4, int4 -> int4 | int8, int8 -> int8 | numeric, numeric -> numeric")(
     lambda cols, n, ctx: elementwise(_mod, sqltypes.arith_type("%", cols[0].oid, cols[1].oid))(cols, n, ctx))
 
 
@@ -445,69 +461,6 @@ register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
 register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))
-
-_TRUNC_UNITS = ("microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month", "quarter", "year",
-                "decade", "century", "millennium")
-
-
-def _date_trunc(unit: str, v):
-    unit = unit.lower().rstrip("s") if unit.lower() not in ("microseconds", "milliseconds") else unit.lower()
-    is_date = type(v) is dt.date
-    if is_date:
-        v = dt.datetime(v.year, v.month, v.day)
-    if unit == "microseconds":
-        r = v
-    elif unit == "milliseconds":
-        r = v.replace(microsecond=v.microsecond // 1000 * 1000)
-    elif unit == "second":
-        r = v.replace(microsecond=0)
-    elif unit == "minute":
-        r = v.replace(second=0, microsecond=0)
-    elif unit == "hour":
-        r = v.replace(minute=0, second=0, microsecond=0)
-    elif unit == "day":
-        r = v.replace(hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "week":
-        d = v - dt.timedelta(days=v.weekday())
-        r = d.replace(hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "month":
-        r = v.replace(day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "quarter":
-        r = v.replace(month=(v.month - 1) // 3 * 3 + 1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "year":
-        r = v.replace(month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "decade":
-        r = v.replace(year=v.year // 10 * 10, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "century":
-        r = v.replace(year=(v.year - 1) // 100 * 100 + 1, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    elif unit == "millennium":
-        r = v.replace(year=(v.year - 1) // 1000 * 1000 + 1, month=1, day=1, hour=0, minute=0, second=0, microsecond=0)
-    else:
-        raise PgError("22023", f'unit "{unit}" not recognized for type timestamp without time zone')
-    return r
-
-
-def _trunc_result(a):
-    if len(a) > 1 and a[1] in (type_oids.TIMESTAMPTZ, type_oids.DATE):  # date resolves to date_trunc(text, timestamptz)
-        return type_oids.TIMESTAMPTZ
-    return type_oids.INTERVAL if len(a) > 1 and a[1] == type_oids.INTERVAL else type_oids.TIMESTAMP
-
-
-def _trunc_args(a):
-    t = a[1] if len(a) > 1 else type_oids.TIMESTAMP
-    if t == type_oids.DATE:
-        t = type_oids.TIMESTAMPTZ
-    if t in (type_oids.UNKNOWN, type_oids.TEXT):
-        t = type_oids.TIMESTAMP
-    return [type_oids.TEXT, t]
-
-
-@register("date_trunc", _trunc_result, _trunc_args)
-def _date_trunc_impl(cols, n, ctx):
-    oid = cols[1].oid
-    out = [None if u is None or v is None else _date_trunc(u, v) for u, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
-    return Col.from_pylist(out, oid)
-
 
 def extract_field(field: str, v):
     f = field.lower()
@@ -608,6 +561,10 @@ def _extract_vector(cols) -> Col | None:
     return FixedCol(out.astype(np.int64), 0, v.nulls)
 
 
+#: what EXTRACT and date_part read fields from
+_EXTRACT_SOURCES = " | ".join(f"text, {t} -> {{0}}" for t in ("date", "time", "timestamp", "timestamptz", "interval"))
+
+
 def _extract_impl(cols, n, ctx):
     fast = _extract_vector(cols)
     if fast is not None:
@@ -616,7 +573,7 @@ def _extract_impl(cols, n, ctx):
     return Col.from_pylist(out, type_oids.NUMERIC)
 
 
-register("extract", type_oids.NUMERIC)(_extract_impl)
+register("extract", sigs=_EXTRACT_SOURCES.format("numeric"))(_extract_impl)
 
 
 def _date_part_impl(cols, n, ctx):
@@ -624,7 +581,7 @@ def _date_part_impl(cols, n, ctx):
     return sqltypes.cast_col(c, type_oids.FLOAT8)
 
 
-register("date_part", type_oids.FLOAT8)(_date_part_impl)
+register("date_part", sigs=_EXTRACT_SOURCES.format("float8"))(_date_part_impl)
 
 
 def _age(a, b=None):
@@ -661,7 +618,7 @@ def _age(a, b=None):
     return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
-scalar("age", type_oids.INTERVAL, None)(_age)
+scalar("age", sigs="timestamptz -> interval | timestamp -> interval | timestamptz, timestamptz -> interval | timestamp, timestamp -> interval")(_age)
 
 
 def _make_date(y, m, d):
@@ -710,10 +667,6 @@ def _to_char(v, fmt: str) -> str:
 
 # ------------------------------------------------------------ misc / system
 
-@register("coalesce", _same)
-def _coalesce(cols, n, ctx):  # normally handled by expr.Coalesce
-    raise PgError(UNDEFINED_FUNCTION, "coalesce")
-
 
 scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
 register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
@@ -730,20 +683,21 @@ scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", type_oid
 scalar("has_table_privilege|has_schema_privilege|has_database_privilege|has_column_privilege|pg_has_role|has_function_privilege|has_sequence_privilege",
        type_oids.BOOL, None, strict=False)(lambda *a: True)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
-scalar("pg_get_expr", type_oids.TEXT, None, strict=False)(lambda e, r=None, p=None: e)
+scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)
 scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
 scalar("pg_is_in_recovery", type_oids.BOOL, [])(lambda: False)
-scalar("pg_relation_is_publishable", type_oids.BOOL, None, strict=False)(lambda o: False)
-scalar("pg_partition_root", type_oids.REGCLASS, None)(lambda o: None)
+scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lambda o: False)
+scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
-scalar("pg_get_function_identity_arguments|pg_get_function_arguments|pg_get_function_result", type_oids.TEXT, None)(lambda o: "")
-scalar("pg_tablespace_location", type_oids.TEXT, None)(lambda o: "")
-scalar("row_to_json|to_json|to_jsonb", type_oids.JSON, None)(lambda v: _to_json(v))
-REGISTRY["to_jsonb"].result = lambda a: type_oids.JSONB
-scalar("array_to_json", type_oids.JSON, None)(lambda v: _to_json(v))
-scalar("json_typeof|jsonb_typeof", type_oids.TEXT, None)(lambda j: _json_typeof(j))
-scalar("jsonb_array_length|json_array_length", type_oids.INT4, None)(lambda j: len(_jload(j)))
-scalar("jsonb_pretty", type_oids.TEXT, None)(lambda j: __import__("json").dumps(_jload(j), indent=4))
+scalar("pg_tablespace_location", sigs="oid -> text")(lambda o: "")
+scalar("row_to_json|to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
+scalar("to_jsonb", sigs="anyelement -> jsonb")(lambda v: _to_json(v))
+scalar("array_to_json", sigs="anyarray -> json")(lambda v: _to_json(v))
+scalar("json_typeof", sigs="json -> text")(lambda j: _json_typeof(j))
+scalar("jsonb_typeof", sigs="jsonb -> text")(lambda j: _json_typeof(j))
+scalar("json_array_length", sigs="json -> int4")(lambda j: len(_jload(j)))
+scalar("jsonb_array_length", sigs="jsonb -> int4")(lambda j: len(_jload(j)))
+scalar("jsonb_pretty", sigs="jsonb -> text")(lambda j: __import__("json").dumps(_jload(j), indent=4))
 
 
 def _jload(j):
@@ -774,14 +728,25 @@ def _pg_typeof(cols, n, ctx):
     return Col(np.full(n, cols[0].oid, dtype=np.int64), None, type_oids.REGTYPE)
 
 
-register("pg_typeof", type_oids.REGTYPE)(_pg_typeof)
+register("pg_typeof", sigs="any -> regtype", strict=False)(_pg_typeof)
 
 
 def lookup(name: str, arg_oids: list[int]) -> FuncDef:
+    """The catalog entry of ``name`` (as the user wrote it, folded), or 42883
+    naming the call's argument types as PostgreSQL does."""
     fd = REGISTRY.get(name.lower())
     if fd is None:
-        sig = ", ".join(sqltypes.format_type(o) if o != type_oids.UNKNOWN else "unknown" for o in arg_oids)
-        raise PgError(UNDEFINED_FUNCTION, f"function {name}({sig}) does not exist",
-                      hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+        raise signatures.undefined(name, arg_oids)
     return fd
 
+
+def resolve(name: str, arg_oids: list[int]) -> tuple[FuncDef, list[int] | None, int]:
+    """A call bound to the catalog: the entry, the types its arguments are
+    coerced to (None: keep them), and the result type (0: the first
+    argument's).  Declared overloads are chosen by PostgreSQL's rules."""
+    fd = lookup(name, arg_oids)
+    if fd.sigs is not None:
+        expanded, result = signatures.select(name, fd.sigs, arg_oids)
+        return fd, list(expanded), result
+    want = fd.arg_types(arg_oids) if callable(fd.arg_types) else fd.arg_types
+    return fd, (list(want) if want is not None else None), -1

@@ -5,7 +5,6 @@ The registered ones are added to the function registry (executor/execution/funct
 when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
-import json
 import threading
 import time
 
@@ -16,7 +15,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
 from . import expr, functions
-from .functions import _to_json
+from .string_functions import object_texts
 
 
 def _rel_by_oid(state, oid):
@@ -109,6 +108,10 @@ def _regtype(name):
     return oid
 
 
+#: the advisory-lock functions' keys: one bigint or two integers
+_ADVISORY_KEYS = "int8 -> {0} | int4, int4 -> {0}"
+
+
 def register_catalog_functions(register) -> None:
     def rows(fn, oid):
         def impl(cols, n, ctx):
@@ -122,22 +125,10 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def build_object(cols, n, ctx):
-        lists = [c.to_pylist() for c in cols]
-        if len(lists) % 2:
-            raise PgError("22023", "argument list must have even number of elements",
-                          hint="The arguments of json_build_object() must consist of alternating keys and values.")
-        out = []
-        for i in range(n):
-            parts = []
-            for k in range(0, len(lists), 2):
-                key, val = lists[k][i], lists[k + 1][i]
-                if key is None:
-                    raise PgError("22004", "null value not allowed for object key")
-                parts.append(json.dumps(str(key)) + " : " + ("null" if val is None else _to_json(val)))
-            out.append("{" + ", ".join(parts) + "}")
-        return Col.from_pylist(out, type_oids.JSON)
+        texts = object_texts(cols, n, "json_build_object", " : ", "argument {} cannot be null", "Object keys should be text.")
+        return Col.from_pylist(texts, type_oids.JSON)
 
-    register("json_build_object", type_oids.JSON)(build_object)
+    register("json_build_object", sigs=" -> json | variadic any -> json", strict=False)(build_object)
     register("pg_collation_is_visible|pg_namespace_is_visible|pg_opclass_is_visible|pg_conversion_is_visible",
              type_oids.BOOL, [type_oids.OID])(rows(lambda st, o: True, type_oids.BOOL))
     def advisory(kind):
@@ -185,12 +176,12 @@ def register_catalog_functions(register) -> None:
         return Col.from_pylist([None] * n, type_oids.VOID)
 
     register("pg_sleep", type_oids.VOID, [type_oids.FLOAT8], volatile=True)(sleep)
-    register("pg_advisory_lock", type_oids.VOID, None, volatile=True)(advisory("lock"))
-    register("pg_try_advisory_lock", type_oids.BOOL, None, volatile=True)(advisory("try"))
-    register("pg_advisory_unlock", type_oids.BOOL, None, volatile=True)(advisory("unlock"))
+    register("pg_advisory_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("lock"))
+    register("pg_try_advisory_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try"))
+    register("pg_advisory_unlock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("unlock"))
     register("pg_advisory_unlock_all", type_oids.VOID, [], volatile=True)(advisory("all"))
-    register("pg_advisory_xact_lock", type_oids.VOID, None, volatile=True)(advisory("xact_lock"))
-    register("pg_try_advisory_xact_lock", type_oids.BOOL, None, volatile=True)(advisory("try_xact"))
+    register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
+    register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
     register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
     register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(

@@ -19,18 +19,18 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
-    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, PgError,
+    UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
 
 from ..execution import expr
 from ..execution import functions
-from ..execution import system_functions  # noqa: F401  (fills the function registry with the catalog-aware functions)
+from ..execution import signatures
+from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
-from .dialect import DIALECT
+from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
 import zoneinfo
 import datetime as dt
-from sqlglot.dialects.postgres import Postgres
 from ..execution.regnames import reg_names
 
 
@@ -155,34 +155,22 @@ def parse_type_name(text: str) -> tuple[int, int]:
     return datatype_to_oid(dt)
 
 
+#: Catalog names of the nodes sqlglot still builds for PostgreSQL grammar
+#: (``dialect._KEPT_FUNCTION_PARSERS``) and of the nodes the planner makes.
 _NAME_MAP = {
-    "STR_POSITION": "strpos", "GROUP_CONCAT": "string_agg", "TIMESTAMP_TRUNC": "date_trunc", "DATE_TRUNC": "date_trunc",
-    "STDDEV": "stddev", "STDDEV_SAMP": "stddev_samp", "STDDEV_POP": "stddev_pop", "VARIANCE": "variance",
-    "VARIANCE_POP": "var_pop", "VAR_SAMP": "var_samp", "LOGICAL_AND": "bool_and", "LOGICAL_OR": "bool_or",
-    "ARRAY_AGG": "array_agg", "CEIL": "ceil", "LN": "ln", "POW": "power", "POWER": "power", "SUBSTRING": "substr",
-    "LENGTH": "length", "CHAR_LENGTH": "length", "ARRAY_SIZE": "array_length", "STRING_TO_ARRAY": "string_to_array",
-    "SPLIT": "string_to_array", "REGEXP_REPLACE": "regexp_replace", "MD5": "md5", "LOWER": "lower", "UPPER": "upper",
-    "TO_CHAR": "to_char", "ARRAY_TO_STRING": "array_to_string", "ARRAY_JOIN": "array_to_string", "ARRAY_LENGTH": "array_length",
-    "CURRENT_USER": "current_user", "CURRENT_SCHEMA": "current_schema", "DATE_PART": "date_part", "INITCAP": "initcap",
-    "LOG": "log", "SQRT": "sqrt", "ABS": "abs", "EXP": "exp", "SIGN": "sign", "MOD": "mod", "REPEAT": "repeat",
-    "REVERSE": "reverse", "LPAD": "lpad", "RPAD": "rpad", "PAD": "lpad", "CONCAT": "concat", "CONCAT_WS": "concat_ws",
-    "TRUNC": "trunc", "TRUNCATE": "trunc", "ROUND": "round", "FLOOR": "floor", "GREATEST": "greatest", "LEAST": "least",
-    "LEFT": "left", "RIGHT": "right", "REPLACE": "replace", "TRANSLATE": "translate", "ASCII": "ascii", "CHR": "chr",
-    "SPLIT_PART": "split_part", "STARTS_WITH": "starts_with", "RANDOM": "random", "RAND": "random", "TO_HEX": "to_hex",
-    "HEX": "to_hex", "GEN_RANDOM_UUID": "gen_random_uuid", "UUID": "gen_random_uuid", "AGE": "age",
-    "QUANTILE_CONT": "percentile_cont", "QUANTILE_DISC": "percentile_disc", "PERCENTILE_CONT": "percentile_cont",
-    "PERCENTILE_DISC": "percentile_disc", "ARRAY_APPEND": "array_append", "ARRAY_CAT": "array_cat", "ARRAY_CONCAT": "array_cat",
-    "REGEXP_EXTRACT": "regexp_match", "JSON_ARRAY_LENGTH": "json_array_length", "JSONB_ARRAY_LENGTH": "jsonb_array_length",
-    "CARDINALITY": "cardinality", "BTRIM": "btrim", "LTRIM": "ltrim", "RTRIM": "rtrim", "TO_JSON": "to_json",
-    "COT": "cot", "OCTET_LENGTH": "octet_length", "BIT_LENGTH": "bit_length", "ARRAY_POSITION": "array_position",
-    "CBRT": "cbrt", "DEGREES": "degrees", "RADIANS": "radians", "PI": "pi", "QUOTE_IDENT": "quote_ident",
-    "REGEXP_MATCH": "regexp_match", "EXPLODING_GENERATE_SERIES": "generate_series", "GENERATE_SERIES": "generate_series", "ARRAY_UPPER": "array_upper", "ARRAY_LOWER": "array_lower", "MODE": "mode",
+    "STR_POSITION": "strpos", "GROUP_CONCAT": "string_agg", "SUBSTRING": "substr", "COALESCE": "coalesce",
+    "EXPLODING_GENERATE_SERIES": "generate_series", "GENERATE_SERIES": "generate_series",
+    "LOGICAL_AND": "bool_and", "LOGICAL_OR": "bool_or",
 }
 
 
 def func_name(node: exp.Func) -> str:
+    """The function name as the user wrote it (PostgreSQL's case folding)."""
     if isinstance(node, exp.Anonymous):
-        return str(node.this).lower()
+        return node.this.lower() if isinstance(node.this, str) else ident(node.this)
+    written = node.meta.get(WRITTEN_NAME)
+    if written:
+        return str(written).lower()
     n = node.sql_name()
     return _NAME_MAP.get(n, n.lower())
 
@@ -202,8 +190,16 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
     return out
 
 
-WINDOW_FUNCS = {"row_number", "rank", "dense_rank", "percent_rank", "cume_dist", "ntile", "lag", "lead",
-                "first_value", "last_value", "nth_value"}
+def is_aggregate_call(node: exp.Expr) -> bool:
+    """An aggregate call, whether sqlglot built its node or kept the written name."""
+    return isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES)
+
+
+def aggregate_calls(node: exp.Expr) -> list[exp.Expr]:
+    return [n for n in node.walk() if is_aggregate_call(n)]
+
+
+WINDOW_FUNCS = set(WINDOW_SIGNATURES)
 
 
 class ExprBinder:
@@ -232,7 +228,7 @@ class ExprBinder:
         meth = getattr(self, "b_" + type(node).__name__, None)
         if meth is not None:
             return meth(node)
-        if isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES):
+        if is_aggregate_call(node):
             return self.b_agg(node)
         if isinstance(node, exp.Func):
             return self.b_func(node)
@@ -734,8 +730,6 @@ class ExprBinder:
         if src.oid == type_oids.UNKNOWN:
             src = self.p.coerce(src, type_oids.TIMESTAMP)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
-        if n.meta.get("date_part"):
-            return expr.Func("date_part", functions.REGISTRY["date_part"].impl, args, type_oids.FLOAT8)
         return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
@@ -894,33 +888,6 @@ class ExprBinder:
 
         return expr.Func("jsonb_exists", impl, [a, k], type_oids.BOOL)
 
-    def b_Initcap(self, n):
-        return self.call("initcap", [self.bind(n.this)])
-
-    def b_Pad(self, n):
-        args = [self.bind(n.this), self.bind(n.expression)]
-        if n.args.get("fill_pattern") is not None:
-            args.append(self.bind(n.args["fill_pattern"]))
-        return self.call("lpad" if n.args.get("is_left") else "rpad", args)
-
-    def b_TimeToStr(self, n):
-        """to_char: sqlglot rewrote PostgreSQL's template to strftime; undo it."""
-        fmt = n.args.get("format")
-        if isinstance(fmt, exp.Literal) and fmt.is_string and "%" in fmt.this:
-            inv = sorted(Postgres.INVERSE_TIME_MAPPING.items(), key=lambda kv: -len(kv[0]))
-            text, out, i = fmt.this, [], 0
-            while i < len(text):
-                for k, v in inv:
-                    if text.startswith(k, i):
-                        out.append(v)
-                        i += len(k)
-                        break
-                else:
-                    out.append(text[i])
-                    i += 1
-            fmt = exp.Literal.string("".join(out))
-        return self.call("to_char", [self.bind(n.this), self.bind(fmt)])
-
     def _json_get(self, n, as_text):
         a = self.bind(n.this)
         path = n.expression
@@ -1023,11 +990,10 @@ class ExprBinder:
         if name in AGGREGATES:
             return self.b_agg(n)
         if name in WINDOW_FUNCS:
-            raise PgError(WINDOWING_ERROR, f"window function {name} requires an OVER clause")
-        if name == "date_trunc" and isinstance(n, (exp.TimestampTrunc, exp.DateTrunc)):
-            unit = n.args.get("unit")
-            u = unit.name if unit is not None and hasattr(unit, "name") else str(unit)
-            return self.call("date_trunc", [expr.Const(u.lower(), type_oids.TEXT), self.bind(n.this)])
+            arg_oids = [a.oid for a in map(self.bind, func_args(n))]
+            if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+                raise signatures.undefined(name, arg_oids)
+            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 
@@ -1062,18 +1028,17 @@ class ExprBinder:
         return self.call(name, args)
 
     def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:
-        fd = functions.lookup(name, [a.oid for a in args])
-        if fd.arg_types is not None:
-            want = fd.arg_types([a.oid for a in args]) if callable(fd.arg_types) else fd.arg_types
-            args = [self.p.coerce(a, t) if i < len(want) else a for i, (a, t) in
-                    enumerate(zip(args, list(want) + [None] * (len(args) - len(want))))]
-            args = [a for a in args]
-        else:
-            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
-        oid = fd.result([a.oid for a in args])
+        """Bind a call of the catalog function ``name`` (as written)."""
+        fd, want, oid = functions.resolve(name, [a.oid for a in args])
+        if want is not None:
+            args = [a if t is None or t == type_oids.ANY else self.p.coerce(a, t)
+                    for a, t in zip(args, want + [None] * (len(args) - len(want)))]
+        args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        if oid < 0:
+            oid = fd.result([a.oid for a in args])
         if oid == 0:
             oid = args[0].oid if args else type_oids.UNKNOWN
-        return expr.Func(name, fd.impl, args, oid, fd.volatile)
+        return expr.Func(name, fd.impl_for(oid), args, oid, fd.volatile)
 
 
 def _jsonb_contains(a, b) -> bool:

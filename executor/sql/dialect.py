@@ -4,8 +4,8 @@ real clients send, as a subclass (sqlglot's own ``postgres`` stays stock).
 * ``x::oid[]``, ``$1::regclass[]`` ...: sqlglot parses the object-identifier
   types as ``ObjectIdentifier`` and then fails on ``[]`` (asyncpg's type
   introspection sends ``$1::oid[]``).  They become the array type ``_oid``.
-* ``date_part(...)`` is parsed as EXTRACT but marked, since its result type
-  differs (double precision, not numeric); ``now()`` likewise stays ``now()``.
+* Function calls keep the name written (see ``_KEPT_FUNCTIONS``); ``now()``
+  parses as CURRENT_TIMESTAMP marked to print as ``now()``.
 * A typed literal (``date 'x'``) is a constant to which later ``::`` apply.
 
 Every parse and every generation of SQL text in the executor names
@@ -27,17 +27,7 @@ from sqlglot.tokens import TokenType
 
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
-_POSTGRES_DATE_PART = PostgresParser.FUNCTION_PARSERS["DATE_PART"]
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
-
-
-def _parse_date_part(self: PostgresParser) -> exp.Expr | None:
-    """sqlglot turns date_part() into EXTRACT, but PostgreSQL's date_part
-    returns double precision where EXTRACT returns numeric: remember which."""
-    node = _POSTGRES_DATE_PART(self)
-    if isinstance(node, exp.Extract):
-        node.meta["date_part"] = True
-    return node
 
 
 def _now(args: list[Any]) -> exp.Expr:
@@ -54,15 +44,40 @@ def _current_timestamp_sql(self: PostgresGenerator, e: exp.CurrentTimestamp) -> 
     return _POSTGRES_CURRENT_TIMESTAMP(self, e) if _POSTGRES_CURRENT_TIMESTAMP else "CURRENT_TIMESTAMP"
 
 
+#: Calls sqlglot may build its own nodes for: PostgreSQL's special grammar
+#: (COALESCE, GREATEST ..., ARRAY, ROW) and the aggregates the planner
+#: recognises by node (decorrelation counts COUNT).  Every other call
+#: ``f(...)`` stays ``exp.Anonymous`` with the name and the arguments as
+#: written, and binds through the function catalog by that name: sqlglot's
+#: canonical nodes rename and merge PostgreSQL's functions (to_timestamp ->
+#: UnixToTime/StrToTime, char_length -> Length, version() -> CurrentVersion)
+#: and rewrite their arguments (to_char's template into strftime).
+_KEPT_FUNCTIONS = frozenset({
+    "ARRAY", "EXISTS", "STRUCT", "UNNEST", "GENERATE_SERIES", "COALESCE", "NULLIF", "GREATEST", "LEAST",
+    "COUNT", "SUM", "AVG", "MIN", "MAX", "ARRAY_AGG", "BOOL_AND", "BOOL_OR", "MODE", "PERCENTILE_CONT",
+    "PERCENTILE_DISC", "STDDEV", "STDDEV_POP", "STDDEV_SAMP", "VARIANCE", "VAR_SAMP", "VAR_POP",
+})
+#: Function-call shapes that are PostgreSQL grammar (keywords inside the parentheses).
+_KEPT_FUNCTION_PARSERS = frozenset({
+    "CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG", "XMLELEMENT", "XMLTABLE",
+})
+
+#: ``exp.Func.meta`` key holding the function name as the user wrote it
+#: (set by sqlglot on the nodes of kept builders; read by ``binder.func_name``).
+WRITTEN_NAME = "pg_name"
+
+
 class Splitstream(Postgres):
     """PostgreSQL as splitstream reads and prints it."""
+
+    ORIGINAL_NAME_META_KEY = WRITTEN_NAME
 
     class Tokenizer(Postgres.Tokenizer):
         pass
 
     class Parser(PostgresParser):
-        FUNCTION_PARSERS = {**PostgresParser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
-        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now}
+        FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
+        FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
 

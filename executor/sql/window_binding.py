@@ -11,6 +11,7 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 from ..execution import expr
 from ..execution.aggregates import AGGREGATES, AggSpec
 from ..execution.window import WinSpec
+from ..execution import signatures
 from .binder import func_args, func_name
 from splitstream.catalog.datatypes.sqltypes import format_type
 
@@ -45,7 +46,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
             args[2] = planner.coerce(args[2], oid)
     else:
         if name not in AGGREGATES:
-            raise PgError("42883", f"function {name} does not exist")
+            raise signatures.undefined(name, [a.oid for a in args])
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)

@@ -18,4 +18,8 @@ def test_stock_postgres_is_unchanged() -> None:
 def test_splitstream_dialect_reads_what_clients_send() -> None:
     assert parse_one("SELECT now()").sql(DIALECT) == "SELECT NOW()"
     assert parse_one("SELECT $1::oid[]").sql(DIALECT) == "SELECT CAST($1 AS _oid)"
-    assert parse_one("SELECT date_part('year', x)").find(sqlglot.exp.Extract).meta == {"date_part": True}
+    # function calls keep the name written (issue 15): no Extract, UnixToTime, Length
+    call = parse_one("SELECT date_part('year', x)").find(sqlglot.exp.Anonymous)
+    assert call is not None and call.name == "date_part" and len(call.expressions) == 2
+    for written in ("to_timestamp(1)", "char_length(x)", "version()", "json_agg(x)", "to_char(x, 'YYYY')"):
+        assert isinstance(parse_one(f"SELECT {written}").expressions[0], sqlglot.exp.Anonymous), written

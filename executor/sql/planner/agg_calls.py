@@ -11,14 +11,31 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import GROUPING_ERROR, PgError
 
 from ...execution import expr
 from ...execution.aggregates import AggSpec
+from ...execution import signatures
+from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key
+
+
+#: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
+_ORDERED_SET = {"mode": 0, "percentile_cont": 1, "percentile_disc": 1}
+
+
+def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int = 0) -> None:
+    """42883 for an aggregate called with an argument count it has no
+    overload for; an ordered-set aggregate exists only with WITHIN GROUP
+    and its own number of direct arguments (as PostgreSQL reports both)."""
+    if (fn in _ORDERED_SET) != ordered_set or (ordered_set and (_ORDERED_SET[fn] != direct or len(arg_oids) != direct + 1)):
+        raise signatures.undefined(fn, arg_oids)
+    declared = AGGREGATE_SIGNATURES.get(fn)
+    if declared is not None and all(s.expand(len(arg_oids)) is None for s in signatures.parse(declared)):
+        raise signatures.undefined(fn, arg_oids)
 
 
 class AggCallPlanner(PlannerBase):
@@ -73,6 +90,7 @@ class AggCallPlanner(PlannerBase):
         args = [b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
+        _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
@@ -83,7 +101,7 @@ class AggCallPlanner(PlannerBase):
         spec = AggSpec(fn, args, arg_oids, distinct=distinct, filter_=filt,
                        order_key=order_key, star=star)
         if spec.oid == -1:
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({', '.join(sqltypes.type_name(a.oid) for a in args)}) does not exist")
+            raise signatures.undefined(fn, [a.oid for a in args])
         return spec
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
@@ -97,6 +115,8 @@ class AggCallPlanner(PlannerBase):
         fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
         o = order.expressions[0]
         arg = b.bind(o.this)
+        _check_arity(fn, ([fr.oid] if fr is not None else []) + [arg.oid] + [type_oids.UNKNOWN] * (len(order.expressions) - 1),
+                     ordered_set=True, direct=1 if fr is not None else 0)
         if fn == "percentile_cont":
             arg = self.coerce(arg, type_oids.FLOAT8)
         return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
@@ -110,8 +130,7 @@ class AggCallPlanner(PlannerBase):
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
         args = [self.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         if fn in ("sum", "avg") and args and args[0].oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BOOL):
-            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({sqltypes.type_name(args[0].oid) if args[0].oid != type_oids.BPCHAR else 'character'}) does not exist",
-                          hint="No function matches the given name and argument types. You might need to add explicit type casts.")
+            raise signatures.undefined(fn, [a.oid for a in args])
         if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
             args = [self.coerce(args[0], type_oids.FLOAT8)]
         if fn in ("bool_and", "bool_or", "every") and args:

@@ -29,7 +29,7 @@ from splitstream.protocol.errors import PgError
 
 from ...execution import expr
 from ...execution import operators
-from ..binder import ExprBinder, Scope, ScopeCol, func_name
+from ..binder import ExprBinder, Scope, ScopeCol, aggregate_calls, func_name, is_aggregate_call
 from .quals import split_conjuncts
 
 _counter = itertools.count(1)
@@ -121,7 +121,7 @@ def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     binder = ExprBinder(planner, bscope, context="WHERE")
     out = []
     for c in conj:
-        if any(isinstance(n, (exp.AggFunc,)) for n in c.find_all(exp.AggFunc)):
+        if aggregate_calls(c):
             return None
         e = binder.bind(c)
         if e.oid != type_oids.BOOL:
@@ -191,7 +191,7 @@ def _has_count_or_unsafe(e: exp.Expression) -> bool:
             return True
         if isinstance(n, exp.Count):
             return True
-        if isinstance(n, exp.AggFunc) and func_name(n) not in _SCALAR_AGGS:
+        if isinstance(n, exp.Func) and is_aggregate_call(n) and func_name(n) not in _SCALAR_AGGS:
             return True
     return False
 
@@ -203,7 +203,7 @@ def _grouped_derived(planner, scope: Scope, outer: Scope | None, q: exp.Select, 
         return None
     item = q.expressions[0]
     value = item.this if isinstance(item, exp.Alias) else item
-    if not list(value.find_all(exp.AggFunc)):
+    if not aggregate_calls(value):
         return None
     if _has_count_or_unsafe(value) and not (allow_count and isinstance(value, exp.Count)):
         return None

@@ -17,8 +17,8 @@ from splitstream.protocol.errors import GROUPING_ERROR, INVALID_COLUMN_REFERENCE
 
 from ...execution import expr
 from ...execution import operators
-from ...execution.aggregates import AGGREGATES, AggSpec
-from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
+from ...execution.aggregates import AggSpec
+from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident, is_aggregate_call
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
 from ..dialect import DIALECT
@@ -35,15 +35,18 @@ class GroupingPlanner(PlannerBase):
                 continue
             if isinstance(n, exp.Window):
                 continue
-            if isinstance(n, exp.AggFunc) or (isinstance(n, exp.Func) and func_name(n) in AGGREGATES):
-                # ignore aggregates inside window specs or subqueries
+            if is_aggregate_call(n):
+                # ignore aggregates inside window specs or subqueries, up to
+                # and including the item itself (an unaliased ``sum(x) OVER ()``)
                 if n is node:
                     return True
                 p = n.parent
                 inside = False
-                while p is not None and p is not node:
+                while p is not None:
                     if isinstance(p, (exp.Window, exp.Subquery, exp.Select)):
                         inside = True
+                        break
+                    if p is node:
                         break
                     p = p.parent
                 if not inside:

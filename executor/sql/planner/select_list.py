@@ -17,7 +17,7 @@ from splitstream.protocol.errors import (
 
 from ...execution import expr
 from ...execution import operators
-from ..binder import ExprBinder, Scope, func_args, func_name, ident
+from ..binder import ExprBinder, Scope, aggregate_calls, func_args, func_name, ident
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
@@ -85,7 +85,7 @@ class SelectPlanner(PlannerBase):
             binder = ExprBinder(self, scope, context="WHERE")
             preds = []
             for c in where_conj:
-                if list(c.find_all(exp.AggFunc)) and not list(c.find_all(exp.Subquery, exp.Select)):
+                if aggregate_calls(c) and not list(c.find_all(exp.Subquery, exp.Select)):
                     raise PgError(GROUPING_ERROR, "aggregate functions are not allowed in WHERE")
                 e = binder.bind(c)
                 preds.append(self.coerce(e, type_oids.BOOL) if e.oid != type_oids.BOOL else e)

@@ -1,0 +1,172 @@
+"""Date/time functions of PostgreSQL's formatting and date/time chapters:
+to_timestamp, to_date, make_interval, justify_hours/days/interval.
+
+Why a module of its own: to_timestamp(text, template) parses by a
+template (formatting.c's rules, the common fields) and reads the fields on
+the session TimeZone's wall clock; the interval functions follow
+PostgreSQL's field arithmetic (C division, sign fixes).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, INVALID_DATETIME_FORMAT, PgError
+from splitstream.protocol.types import Interval
+
+from splitstream.protocol import oids as type_oids
+
+from .functions import elementwise, register, scalar
+from .truncation import cdiv as _cdiv, wall_to_utc
+
+_DAY_US = 86_400_000_000
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _to_timestamp_epoch(seconds: float):
+    """to_timestamp(double precision): seconds since the Unix epoch."""
+    if math.isnan(seconds):
+        raise PgError(DATETIME_FIELD_OVERFLOW, "timestamp cannot be NaN")
+    if math.isinf(seconds):
+        return wiretypes.TSTZ_POS_INF if seconds > 0 else wiretypes.TSTZ_NEG_INF
+    try:
+        return _EPOCH + dt.timedelta(microseconds=round(seconds * 1_000_000))
+    except OverflowError:
+        raise PgError(DATETIME_FIELD_OVERFLOW, f'timestamp out of range: "{seconds:g}"') from None
+
+
+_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december"]
+#: template fields, longest first: (pattern, field, digits)
+_FIELDS = [("HH24", "hour", 2), ("HH12", "hour12", 2), ("YYYY", "year", 4), ("MONTH", "monthname", 0),
+           ("MON", "monname", 0), ("HH", "hour12", 2), ("MI", "minute", 2), ("SS", "second", 2), ("MS", "ms", 3),
+           ("US", "us", 6), ("YY", "yy", 2), ("MM", "month", 2), ("DD", "day", 2), ("AM", "ampm", 0),
+           ("PM", "ampm", 0), ("A.M.", "ampm", 0), ("P.M.", "ampm", 0)]
+
+
+def _parse_template(text: str, template: str) -> dict[str, int]:
+    """The fields of ``text`` read by ``template`` (a separator in the
+    template skips one separator of the input; spaces skip spaces)."""
+    fields: dict[str, int] = {}
+    i = j = 0
+    while i < len(template):
+        for pat, name, width in _FIELDS:
+            if template[i:i + len(pat)].upper() == pat:
+                j = _read_field(text, j, name, width, fields)
+                i += len(pat)
+                break
+        else:
+            ch = template[i]
+            while ch == " " and j < len(text) and text[j] == " ":
+                j += 1
+            if ch != " " and j < len(text) and not text[j].isalnum():
+                j += 1
+            i += 1
+    return fields
+
+
+def _read_field(text: str, j: int, name: str, width: int, fields: dict[str, int]) -> int:
+    while j < len(text) and text[j] == " ":
+        j += 1
+    if name in ("monthname", "monname"):
+        m = re.match(r"[A-Za-z]+", text[j:])
+        word = m.group(0).lower() if m else ""
+        hits = [k for k, full in enumerate(_MONTHS) if (full == word if name == "monthname" else full[:3] == word[:3])]
+        if not hits or (name == "monname" and len(word) < 3):
+            raise PgError(INVALID_DATETIME_FORMAT, f'invalid value "{text[j:j + 3]}" for "{name[:3].upper()}"')
+        fields["month"] = hits[0] + 1
+        return j + (len(word) if name == "monthname" else 3)
+    if name == "ampm":
+        word = text[j:j + 4].upper()
+        fields["pm"] = int(word.startswith(("PM", "P.M.")))
+        return j + (4 if "." in word[:4] else 2)
+    m = re.match(r"[+-]?\d{1,%d}" % (width if name != "year" else 9), text[j:])
+    if m is None:
+        raise PgError(INVALID_DATETIME_FORMAT, f'invalid value "{text[j:j + width]}" for "{name}"')
+    fields[name] = int(m.group(0))
+    return j + len(m.group(0))
+
+
+def _wall_time(text: str, template: str) -> dt.datetime:
+    f = _parse_template(text, template)
+    year = f.get("year", 1)
+    if "yy" in f:
+        year = f["yy"] + (2000 if f["yy"] < 70 else 1900)
+    hour = f.get("hour", 0)
+    if "hour12" in f:
+        hour = f["hour12"] % 12 + (12 if f.get("pm") else 0)
+    micro = f.get("us", f.get("ms", 0) * 1000)
+    try:
+        return dt.datetime(year, f.get("month", 1), f.get("day", 1), hour, f.get("minute", 0), f.get("second", 0), micro)
+    except ValueError:
+        raise PgError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{text}"') from None
+
+
+@register("to_timestamp", sigs="float8 -> timestamptz | text, text -> timestamptz")
+def _to_timestamp(cols, n, ctx):
+    """Seconds since the epoch; or text read by a template, on the wall
+    clock of the session's TimeZone."""
+    if len(cols) == 1:
+        return elementwise(_to_timestamp_epoch, type_oids.TIMESTAMPTZ)(cols, n, ctx)
+    zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+    return elementwise(lambda text, template: wall_to_utc(_wall_time(text, template), zone),
+                       type_oids.TIMESTAMPTZ)(cols, n, ctx)
+
+
+scalar("to_date", sigs="text, text -> date")(lambda text, template: _wall_time(text, template).date())
+
+
+def _justify_hours(v: Interval) -> Interval:
+    days, time = v.days + _cdiv(v.microseconds, _DAY_US), v.microseconds - _cdiv(v.microseconds, _DAY_US) * _DAY_US
+    if days > 0 and time < 0:
+        days, time = days - 1, time + _DAY_US
+    elif days < 0 and time > 0:
+        days, time = days + 1, time - _DAY_US
+    return Interval(v.months, days, time)
+
+
+def _justify_days(v: Interval) -> Interval:
+    months, days = v.months + _cdiv(v.days, 30), v.days - _cdiv(v.days, 30) * 30
+    if months > 0 and days < 0:
+        months, days = months - 1, days + 30
+    elif months < 0 and days > 0:
+        months, days = months + 1, days - 30
+    return Interval(months, days, v.microseconds)
+
+
+def _justify_interval(v: Interval) -> Interval:
+    """interval_justify_interval: hours into days, days into months, one sign."""
+    months, days, time = v.months, v.days, v.microseconds
+    if (days > 0 and time > 0) or (days < 0 and time < 0):
+        months, days = months + _cdiv(days, 30), days - _cdiv(days, 30) * 30
+    days, time = days + _cdiv(time, _DAY_US), time - _cdiv(time, _DAY_US) * _DAY_US
+    months, days = months + _cdiv(days, 30), days - _cdiv(days, 30) * 30
+    if months > 0 and (days < 0 or (days == 0 and time < 0)):
+        months, days = months - 1, days + 30
+    elif months < 0 and (days > 0 or (days == 0 and time > 0)):
+        months, days = months + 1, days - 30
+    if days > 0 and time < 0:
+        days, time = days - 1, time + _DAY_US
+    elif days < 0 and time > 0:
+        days, time = days + 1, time - _DAY_US
+    return Interval(months, days, time)
+
+
+scalar("justify_hours", sigs="interval -> interval")(_justify_hours)
+scalar("justify_days", sigs="interval -> interval")(_justify_days)
+scalar("justify_interval", sigs="interval -> interval")(_justify_interval)
+
+_MAKE_INTERVAL_ARGS = ["int4"] * 6 + ["float8"]
+
+
+def _make_interval(years=0, months=0, weeks=0, days=0, hours=0, mins=0, secs=0.0) -> Interval:
+    if math.isnan(secs) or math.isinf(secs):
+        raise PgError(DATETIME_FIELD_OVERFLOW, "interval out of range")
+    us = (hours * 3600 + mins * 60) * 1_000_000 + round(secs * 1_000_000)
+    return Interval(years * 12 + months, weeks * 7 + days, us)
+
+
+scalar("make_interval", sigs=" | ".join(", ".join(_MAKE_INTERVAL_ARGS[:k]) + " -> interval" for k in range(8)))(
+    _make_interval)

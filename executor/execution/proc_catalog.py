@@ -1,0 +1,153 @@
+"""pg_proc from the function catalog: every built-in scalar, aggregate and
+window function, with its argument and result types, so ``\\dfS``,
+``\\daS`` and ``pg_get_function_arguments`` describe what binds.
+
+Why a module of its own: the catalog room may not import the executor, so
+the rows are handed to ``system_catalogs.set_builtin_procs`` from here; and
+aggregates and window functions bind in the planner (their own rules), so
+their listed overloads are declared here, in PostgreSQL's words.
+"""
+from __future__ import annotations
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.catalog.objects import system_catalogs
+from splitstream.catalog.objects.system_catalogs import ProcEntry
+from splitstream.protocol import oids as type_oids
+
+from . import functions, signatures
+# the modules that register functions: importing this one loads the whole catalog
+from . import datetime_functions, string_functions, system_functions, truncation  # noqa: F401
+from .aggregates import AGGREGATES
+
+_ORDERED = ("int2", "int4", "int8", "float4", "float8", "numeric", "text", "bpchar", "date", "time", "timestamp",
+            "timestamptz", "interval", "oid")
+_STDDEV = "int2 -> numeric | int4 -> numeric | int8 -> numeric | numeric -> numeric | float4 -> float8 | float8 -> float8"
+
+#: The aggregates' overloads (polymorphic ones as ``"any"``).
+AGGREGATE_SIGNATURES: dict[str, str] = {
+    "count": " -> int8 | any -> int8",
+    "sum": "int2 -> int8 | int4 -> int8 | int8 -> numeric | float4 -> float4 | float8 -> float8 | numeric -> numeric"
+           " | interval -> interval",
+    "avg": "int2 -> numeric | int4 -> numeric | int8 -> numeric | float4 -> float8 | float8 -> float8"
+           " | numeric -> numeric | interval -> interval",
+    "min": " | ".join(f"{t} -> {t}" for t in _ORDERED),
+    "max": " | ".join(f"{t} -> {t}" for t in _ORDERED),
+    "bool_and": "bool -> bool", "bool_or": "bool -> bool", "every": "bool -> bool",
+    "array_agg": "any -> any", "string_agg": "text, text -> text | bytea, bytea -> bytea",
+    **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
+    "percentile_cont": "float8, float8 -> float8", "percentile_disc": "float8, any -> any", "mode": "any -> any",
+}
+
+#: The window functions' overloads.
+WINDOW_SIGNATURES: dict[str, str] = {
+    "row_number": " -> int8", "rank": " -> int8", "dense_rank": " -> int8", "percent_rank": " -> float8",
+    "cume_dist": " -> float8", "ntile": "int4 -> int4",
+    "lag": "any -> any | any, int4 -> any | any, int4, any -> any",
+    "lead": "any -> any | any, int4 -> any | any, int4, any -> any",
+    "first_value": "any -> any", "last_value": "any -> any", "nth_value": "any, int4 -> any",
+}
+
+_FIRST_OID = 10000  # built-in functions sit below FirstNormalObjectId (16384), as PostgreSQL's do
+
+
+def _volatility(fd: functions.FuncDef, sig: signatures.Signature) -> str:
+    """v for volatile functions; s for the argument-less ones that read the
+    session or the statement (now(), current_user); i for the rest."""
+    if fd.volatile:
+        return "v"
+    return "s" if not sig.args and fd.name != "pi" else "i"
+
+
+def _scalar_entries() -> list[tuple]:
+    out: list[tuple] = []
+    for name in sorted(functions.REGISTRY):
+        fd = functions.REGISTRY[name]
+        sigs = fd.sigs or [signatures.Signature((type_oids.ANY,), type_oids.ANY, variadic=True)]
+        out.extend((name, "f", fd.strict, _volatility(fd, s), s) for s in sigs)
+    return out
+
+
+def _declared(table: dict[str, str], kind: str) -> list[tuple]:
+    return [(name, kind, False, "i", s) for name in sorted(table) for s in signatures.parse(table[name])]
+
+
+_CACHE: dict[int, list[ProcEntry]] = {}
+
+
+def entries() -> list[ProcEntry]:
+    """pg_proc's rows, numbered in name order (stable while the catalog is)."""
+    key = len(functions.REGISTRY)
+    hit = _CACHE.get(key)
+    if hit is None:
+        rows = _scalar_entries() + _declared(AGGREGATE_SIGNATURES, "a") + _declared(WINDOW_SIGNATURES, "w")
+        rows.sort(key=lambda r: (r[0], r[1], r[4].args))
+        hit = _CACHE[key] = [
+            ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result,
+                      s.args[-1] if s.variadic else 0)
+            for i, (name, kind, strict, vol, s) in enumerate(rows)]
+    return hit
+
+
+def names() -> set[str]:
+    """Every function name the catalog knows (scalars, aggregates, windows)."""
+    return set(functions.REGISTRY) | AGGREGATES | set(AGGREGATE_SIGNATURES) | set(WINDOW_SIGNATURES)
+
+
+def _by_oid(oid: int) -> ProcEntry | None:
+    for e in entries():
+        if e.oid == oid:
+            return e
+    return None
+
+
+_PSEUDO_WORDS = {type_oids.ANY: '"any"', signatures.ANYELEMENT: "anyelement", signatures.ANYARRAY: "anyarray"}
+
+
+def _type_word(oid: int) -> str:
+    return _PSEUDO_WORDS.get(oid) or sqltypes.format_type(oid)
+
+
+def function_arguments(oid: int) -> str | None:
+    """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``."""
+    e = _by_oid(oid)
+    if e is None:
+        return None
+    words = [_type_word(a) for a in e.arg_oids]
+    if e.variadic and words:
+        words[-1] = "VARIADIC " + words[-1]
+    return ", ".join(words)
+
+
+def function_result(oid: int) -> str | None:
+    e = _by_oid(oid)
+    return None if e is None else ("SETOF " if e.retset else "") + _type_word(e.result)
+
+
+def _text_of(fn):
+    def impl(cols, n, ctx):
+        return Col.from_pylist([None if o is None else fn(o) for o in cols[0].to_pylist()], type_oids.TEXT)
+
+    return impl
+
+
+functions.register("pg_get_function_arguments|pg_get_function_identity_arguments", sigs="oid -> text")(
+    _text_of(function_arguments))
+functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result))
+system_catalogs.set_builtin_procs(entries)
+
+
+_KIND_WORDS = {"f": "function", "a": "aggregate", "w": "window"}
+_VOLATILITY_WORDS = {"i": "immutable", "s": "stable", "v": "volatile"}
+
+
+def markdown_table() -> str:
+    """docs/functions.md: every overload of the catalog, as pg_proc lists it."""
+    lines = ["# Functions", "",
+             "Generated from the function catalog (`executor/execution/proc_catalog.py`, `markdown_table()`);",
+             "`tests/unit/test_function_docs.py` fails when it is out of date.", "",
+             "| name | arguments | result | kind | volatility | strict |", "|---|---|---|---|---|---|"]
+    for e in entries():
+        lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
+                     f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,191 @@
+"""date_trunc and date_bin, as PostgreSQL computes them.
+
+Why a module of its own: truncating a timestamptz happens on the wall
+clock of a time zone -- the session's TimeZone, or the third argument --
+and PostgreSQL's rules at DST transitions are particular
+(timestamptz_trunc_internal): units of a day or more are re-resolved in the
+zone from the truncated wall-clock time, smaller units keep the input's
+UTC offset.  A wall-clock time the zone skips or repeats takes the smaller
+of its two offsets, as PostgreSQL's DetermineTimeZoneOffset does (the one
+before a spring-forward gap, the one after a fall-back overlap).
+
+Naive timestamps, and timestamptz in UTC, are truncated on whole numpy
+columns; other zones go value by value (the offset varies with DST).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+import numpy as np
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.types import Interval
+
+from .functions import register
+
+#: PostgreSQL's spellings of the units (DecodeUnits), to one name each
+_UNITS = {
+    **dict.fromkeys(("microsecond", "microseconds", "us", "usec", "usecs", "useconds"), "microseconds"),
+    **dict.fromkeys(("millisecond", "milliseconds", "ms", "msec", "msecs", "mseconds"), "milliseconds"),
+    **dict.fromkeys(("second", "seconds", "s", "sec", "secs"), "second"),
+    **dict.fromkeys(("minute", "minutes", "m", "min", "mins"), "minute"),
+    **dict.fromkeys(("hour", "hours", "h", "hr", "hrs"), "hour"),
+    **dict.fromkeys(("day", "days", "d"), "day"),
+    **dict.fromkeys(("week", "weeks", "w"), "week"),
+    **dict.fromkeys(("month", "months", "mon", "mons"), "month"),
+    **dict.fromkeys(("quarter", "qtr"), "quarter"),
+    **dict.fromkeys(("year", "years", "y", "yr", "yrs"), "year"),
+    **dict.fromkeys(("decade", "decades", "dec", "decs"), "decade"),
+    **dict.fromkeys(("century", "centuries", "c", "cent"), "century"),
+    **dict.fromkeys(("millennium", "millennia", "mil", "mils"), "millennium"),
+}
+#: units re-resolved in the zone after truncation (PostgreSQL's redotz)
+_REZONED = ("day", "week", "month", "quarter", "year", "decade", "century", "millennium")
+#: numpy's datetime64 units for the truncations it does by itself
+_NUMPY_UNITS = {"microseconds": "us", "milliseconds": "ms", "second": "s", "minute": "m", "hour": "h", "day": "D",
+                "month": "M", "year": "Y"}
+
+
+def _unit(text: str, type_oid: int) -> str:
+    low = text.lower()
+    unit = _UNITS.get(low)
+    if unit is None:
+        raise PgError(INVALID_PARAMETER_VALUE, f'unit "{low}" not recognized for type {sqltypes.format_type(type_oid)}')
+    return unit
+
+
+def truncate_wall(unit: str, v: dt.datetime) -> dt.datetime:
+    """A wall-clock time truncated to ``unit`` (ISO weeks start on Monday)."""
+    if unit == "microseconds":
+        return v
+    if unit == "milliseconds":
+        return v.replace(microsecond=v.microsecond // 1000 * 1000)
+    if unit == "second":
+        return v.replace(microsecond=0)
+    if unit == "minute":
+        return v.replace(second=0, microsecond=0)
+    if unit == "hour":
+        return v.replace(minute=0, second=0, microsecond=0)
+    midnight = v.replace(hour=0, minute=0, second=0, microsecond=0)
+    if unit == "day":
+        return midnight
+    if unit == "week":
+        return midnight - dt.timedelta(days=v.weekday())
+    first = midnight.replace(day=1)
+    if unit == "month":
+        return first
+    if unit == "quarter":
+        return first.replace(month=(v.month - 1) // 3 * 3 + 1)
+    year = {"year": v.year, "decade": v.year // 10 * 10, "century": (v.year - 1) // 100 * 100 + 1,
+            "millennium": (v.year - 1) // 1000 * 1000 + 1}[unit]
+    return first.replace(year=year, month=1)
+
+
+def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """A wall-clock time of ``zone`` as a UTC instant; a skipped or repeated
+    time takes the smaller of its two offsets (PostgreSQL's choice)."""
+    offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
+                 wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
+    return (wall - offset).replace(tzinfo=dt.timezone.utc)
+
+
+def truncate_zoned(unit: str, v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    local = v.astimezone(zone)
+    wall = truncate_wall(unit, local.replace(tzinfo=None))
+    if unit in _REZONED:
+        return wall_to_utc(wall, zone)
+    offset = local.utcoffset() or dt.timedelta(0)
+    return (wall - offset).replace(tzinfo=dt.timezone.utc)
+
+
+def cdiv(a: int, b: int) -> int:
+    """C's integer division (toward zero), as PostgreSQL's field arithmetic."""
+    q = abs(a) // b
+    return q if a >= 0 else -q
+
+
+def truncate_interval(unit: str, v: Interval) -> Interval:
+    """interval_trunc: the fields below ``unit`` zeroed."""
+    if unit == "week":
+        raise PgError(FEATURE_NOT_SUPPORTED, 'unit "week" not supported for type interval',
+                      detail="Months usually have fractional weeks.")
+    years = cdiv(v.months, 12)
+    months = v.months - 12 * years
+    by_years = {"year": 1, "decade": 10, "century": 100, "millennium": 1000}
+    if unit in by_years:
+        return Interval(cdiv(years, by_years[unit]) * by_years[unit] * 12, 0, 0)
+    if unit in ("quarter", "month"):
+        return Interval(12 * years + (cdiv(months, 3) * 3 if unit == "quarter" else months), 0, 0)
+    step = {"day": 0, "hour": 3_600_000_000, "minute": 60_000_000, "second": 1_000_000, "milliseconds": 1000,
+            "microseconds": 1}[unit]
+    return Interval(v.months, v.days, cdiv(v.microseconds, step) * step if step else 0)
+
+
+def _zone(name: str) -> dt.tzinfo:
+    """A time zone argument; PostgreSQL refuses names it does not know."""
+    zone = wiretypes.zone_of(name)
+    if zone is wiretypes.UTC and name.strip().upper() not in ("UTC", "GMT", "Z", "ZULU", "ETC/UTC", "UCT", "ETC/UCT"):
+        raise PgError(INVALID_PARAMETER_VALUE, f'time zone "{name}" not recognized')
+    return zone
+
+
+def _column_trunc(unit: str, col: Col) -> Col | None:
+    """The whole-column truncation of naive wall-clock times, or None."""
+    np_unit = _NUMPY_UNITS.get(unit)
+    if np_unit is None or col.data.dtype.kind != "M":
+        return None
+    return Col(col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]"), col.nulls, col.oid)
+
+
+@register("date_trunc", sigs="text, timestamp -> timestamp | text, timestamptz -> timestamptz | text, interval -> interval"
+                             " | text, timestamptz, text -> timestamptz")
+def _date_trunc(cols, n, ctx):
+    units, src = cols[0].to_pylist(), cols[1]
+    zones = cols[2].to_pylist() if len(cols) > 2 else None
+    session = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
+    first = units[0] if n else None
+    if zones is None and first is not None and units.count(first) == n and src.valid_mask().any() \
+            and (src.oid == type_oids.TIMESTAMP or wiretypes.zone_of(session) is wiretypes.UTC):
+        fast = _column_trunc(_unit(first, src.oid), src)
+        if fast is not None:
+            return fast
+    out: list[object] = []
+    for i, (u, v) in enumerate(zip(units, src.to_pylist())):
+        z = zones[i] if zones is not None else session
+        if u is None or v is None or z is None:
+            out.append(None)
+            continue
+        unit = _unit(u, src.oid)
+        if src.oid == type_oids.INTERVAL:
+            out.append(truncate_interval(unit, v))
+        elif src.oid == type_oids.TIMESTAMPTZ:
+            out.append(truncate_zoned(unit, v, _zone(z) if zones is not None else wiretypes.zone_of(z)))
+        else:
+            out.append(truncate_wall(unit, v))
+    return Col.from_pylist(out, src.oid)
+
+
+@register("date_bin", sigs="interval, timestamp, timestamp -> timestamp | interval, timestamptz, timestamptz -> timestamptz")
+def _date_bin(cols, n, ctx):
+    """date_bin(stride, source, origin): source moved back to the start of
+    its stride-wide bin counted from origin (also when the origin is later),
+    on whole columns of microseconds."""
+    strides, src, origin = cols
+    valid = src.valid_mask() & origin.valid_mask() & strides.valid_mask()
+    width = np.zeros(n, np.int64)
+    for i, s in enumerate(strides.to_pylist()):
+        if s is None:
+            continue
+        if s.months:
+            raise PgError(FEATURE_NOT_SUPPORTED, "timestamps cannot be binned into intervals containing months or years")
+        width[i] = s.days * 86_400_000_000 + s.microseconds
+        if width[i] <= 0:
+            raise PgError(DATETIME_FIELD_OVERFLOW, "stride must be greater than zero")
+    diff = src.data.astype("datetime64[us]").astype(np.int64) - origin.data.astype("datetime64[us]").astype(np.int64)
+    safe = np.where(valid, width, 1)
+    moved = src.data.astype("datetime64[us]") - np.mod(diff, safe).astype("timedelta64[us]")
+    return Col(moved, None if valid.all() else ~valid, src.oid)

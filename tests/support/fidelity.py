@@ -1,0 +1,36 @@
+"""Statement outcomes compared word for word with PostgreSQL 15: the column
+names and type OIDs of a result, its rows as text, and for an error its
+SQLSTATE, primary message and hint (the differential corpus compares
+SQLSTATEs only; fidelity tests of names need the words)."""
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import psycopg
+
+from tests.support.diff import text_cursor
+
+
+def words(conn: psycopg.Connection, sql: str) -> tuple[Any, ...]:
+    """("ok", names, type oids, rows) or ("error", sqlstate, message, hint)."""
+    cur = text_cursor(conn)
+    try:
+        cur.execute(sql)  # type: ignore[arg-type]
+        if cur.description is None:
+            return ("ok", None, None, cur.statusmessage)
+        return ("ok", [d.name for d in cur.description], [d.type_code for d in cur.description],
+                [tuple(r) for r in cur.fetchall()])
+    except psycopg.Error as e:
+        return ("error", e.sqlstate, e.diag.message_primary, e.diag.message_hint)
+    finally:
+        cur.close()
+
+
+def mismatches(ss_conn: psycopg.Connection, pg_conn: psycopg.Connection, statements: Iterable[str]) -> list[str]:
+    """Every statement whose outcome differs, with both outcomes."""
+    out = []
+    for sql in statements:
+        ss, pg = words(ss_conn, sql), words(pg_conn, sql)
+        if ss != pg:
+            out.append(f"{sql}\n  splitstream: {ss}\n  postgresql:  {pg}")
+    return out
