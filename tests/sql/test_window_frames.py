@@ -74,7 +74,7 @@ def _queries() -> list[str]:
             key, offsets = rng.choice(RANGE_KEYS)
             order = f"ORDER BY {key}{desc}"
             frame = _frame(rng, mode, offsets)
-        out.append(f"SELECT id, {fn} OVER ({part}{order} {frame}) AS v FROM wf ORDER BY id")
+        out.append(f"SELECT id, {fn} OVER ({part}{order} {frame}) FROM wf ORDER BY id")
     return out
 
 
@@ -121,11 +121,11 @@ def test_generated_frames_agree_with_postgresql(both):
 
 @pytest.mark.parametrize("sql", [
     # PostgreSQL adds floats in row order per frame: 1e17 + 1 loses the 1, the next frames are exact
-    "SELECT i, sum(x) OVER (ORDER BY i ROWS 1 PRECEDING) AS v FROM (VALUES (1, 1e17::float8), (2, 1), (3, 1), (4, 1), "
+    "SELECT i, sum(x) OVER (ORDER BY i ROWS 1 PRECEDING) FROM (VALUES (1, 1e17::float8), (2, 1), (3, 1), (4, 1), "
     "(5, 1)) t(i, x) ORDER BY i",
-    "SELECT i, max(x) OVER (ORDER BY i ROWS 1023 PRECEDING) AS v FROM (SELECT i, (i * 7919 % 1000)::float8 AS x "
+    "SELECT i, max(x) OVER (ORDER BY i ROWS 1023 PRECEDING) FROM (SELECT i, (i * 7919 % 1000)::float8 AS x "
     "FROM generate_series(1, 3000) i) t ORDER BY i",
-    "SELECT i, min(x) OVER (ORDER BY i ROWS BETWEEN 5 PRECEDING AND 5 FOLLOWING EXCLUDE GROUP) AS v FROM "
+    "SELECT i, min(x) OVER (ORDER BY i ROWS BETWEEN 5 PRECEDING AND 5 FOLLOWING EXCLUDE GROUP) FROM "
     "(SELECT i, i % 13 AS x FROM generate_series(1, 200) i) t ORDER BY i",
 ])
 def test_known_cases(both, sql):
@@ -135,16 +135,16 @@ def test_known_cases(both, sql):
 
 
 @pytest.mark.parametrize("sql", [
-    "SELECT sum(k) OVER (ORDER BY k, id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (PARTITION BY p GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN -1 PRECEDING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW) AS v FROM wf",
-    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN NULL PRECEDING AND CURRENT ROW) AS v FROM wf",
-    "SELECT nth_value(id, 0) OVER (ORDER BY id) AS v FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k, id RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (RANGE BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (PARTITION BY p GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN -1 PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN CURRENT ROW AND 1 PRECEDING) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN 1 FOLLOWING AND CURRENT ROW) FROM wf",
+    "SELECT sum(k) OVER (ORDER BY k ROWS BETWEEN NULL PRECEDING AND CURRENT ROW) FROM wf",
+    "SELECT nth_value(id, 0) OVER (ORDER BY id) FROM wf",
 ])
 def test_frame_errors_agree(both, sql):
     ss, pg = both
