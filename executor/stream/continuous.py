@@ -37,6 +37,7 @@ from ..execution import expr
 from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
+from ..context import ExecContext
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -531,11 +532,23 @@ class ContinuousView:
         view is untouched either way.  No lock: the stage is the statement's."""
         st = into if into is not None else ViewStage(self)
         t0 = time.perf_counter()
-        st.add(stream_oid, batch, ctx)
+        st.add(stream_oid, batch, self._with_view_settings(ctx))
         # seconds per row, smoothed: how the stream manager balances views over threads
         per_row = (time.perf_counter() - t0) / max(batch.n, 1)
         self.insert_cost = per_row if self.insert_cost == 0 else 0.8 * self.insert_cost + 0.2 * per_row
         return st
+
+    def _with_view_settings(self, ctx):
+        """Insert-time expressions see the TimeZone the view was created in
+        (``timezone`` among its options; UTC when none is kept), never the
+        inserting session's: the view's state must not depend on who inserts,
+        nor change when the WAL replays."""
+        tz = dict(self.rel.options).get("timezone", "UTC")
+        if ctx.setting("timezone", "UTC") == tz or not isinstance(ctx, ExecContext):
+            return ctx
+        settings = dict(ctx.session.settings)
+        settings["timezone"] = tz
+        return dataclasses.replace(ctx, session=dataclasses.replace(ctx.session, settings=settings))
 
     def deliver(self, st: ViewStage) -> None:
         """Step two, once the batch is logged: Algorithm 4.3, apply now if the
