@@ -343,7 +343,9 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return False
         self.pid, self.secret = self.server.register(self)
-        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid)
+        # trust mode (no password): every name is the superuser, as the brief says
+        login_role = "" if self.config.password is not None else "postgres"
+        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role)
         try:
             es = await self.server.pool.run(engine.new_session, self.info)
         except PgError as e:

@@ -15,6 +15,9 @@ from splitstream.protocol import oids as type_oids
 from ..datatypes import sqltypes
 from .definition_text import constraint_oid, index_def
 from ..datatypes.vector import Batch, Col
+from . import acl
+
+TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 
 REGISTRY: dict[tuple[str, str], "VirtualTable"] = {}
 
@@ -95,14 +98,15 @@ def ns_oid(state, schema: str) -> int:
 RELKIND = {"r": "r", "f": "f", "v": "v", "S": "S", "i": "i"}
 
 
-@table("pg_catalog", "pg_namespace", [("oid", type_oids.OID), ("nspname", type_oids.NAME), ("nspowner", type_oids.OID), ("nspacl", type_oids.TEXT)])
+@table("pg_catalog", "pg_namespace", [("oid", type_oids.OID), ("nspname", type_oids.NAME), ("nspowner", type_oids.OID), ("nspacl", TEXTARR)])
 def _pg_namespace(state, ctx):
     used = {r.schema for r in state.rels.values()}
     for s in state.schemas.values():
         if s.name == "splitstream" and s.name not in used:
             continue  # internal schema: hidden from \dn until it holds something
         # PostgreSQL 15: public belongs to pg_database_owner
-        yield (s.oid, s.name, PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner, None)
+        yield (s.oid, s.name, PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner,
+               acl.acl_texts(state.roles, acl.schema_acl_shown(s)))
 
 
 @table("pg_catalog", "pg_class", [
@@ -113,7 +117,7 @@ def _pg_namespace(state, ctx):
     ("relchecks", type_oids.INT2), ("relhasrules", type_oids.BOOL), ("relhastriggers", type_oids.BOOL), ("relhassubclass", type_oids.BOOL),
     ("relrowsecurity", type_oids.BOOL), ("relforcerowsecurity", type_oids.BOOL), ("relispopulated", type_oids.BOOL),
     ("relreplident", type_oids.CHAR), ("relispartition", type_oids.BOOL), ("relrewrite", type_oids.OID), ("relfrozenxid", type_oids.XID),
-    ("relminmxid", type_oids.XID), ("relacl", type_oids.TEXT), ("reloptions", type_oids.ARRAY_OF[type_oids.TEXT]), ("relpartbound", type_oids.TEXT),
+    ("relminmxid", type_oids.XID), ("relacl", TEXTARR), ("reloptions", type_oids.ARRAY_OF[type_oids.TEXT]), ("relpartbound", type_oids.TEXT),
 ])
 def _pg_class(state, ctx):
     fk_rels = set()
@@ -127,9 +131,9 @@ def _pg_class(state, ctx):
         am = 403 if r.kind == "i" else (2 if r.kind == "r" else 0)
         ntuples = float(state.data[r.oid].n_live()) if r.oid in state.data else 0.0
         checks = sum(1 for c in r.constraints if c.kind == "c")
-        yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, 10, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
+        yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, r.owner, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
                getattr(r, "persistence", "p"), r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
-               None, None, None)
+               acl.acl_texts(state.roles, r.acl), None, None)
 
 
 @table("pg_catalog", "pg_attribute", [
@@ -203,9 +207,9 @@ def _pg_database(state, ctx):
 ])
 def _pg_roles(state, ctx):
     for r in state.roles.values():
-        yield (r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, -1, "********", None,
-               r.superuser, None, r.oid)
-    yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
+        yield (r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.connlimit,
+               "********" if r.password else None, r.valid_until, r.bypassrls, None, r.oid)
+    yield ("pg_database_owner", False, True, False, False, False, False, -1, None, None, False, None,
            PG_DATABASE_OWNER)
 
 
@@ -261,7 +265,6 @@ def _is_schemata(state, ctx):
 # are pg_index, pg_constraint, pg_attrdef, pg_foreign_table and the pg_* views.
 
 OIDARR = type_oids.ARRAY_OF[type_oids.OID]
-TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 INT2ARR = type_oids.ARRAY_OF[type_oids.INT2]
 NAMEARR = type_oids.ARRAY_OF[type_oids.NAME]
 STREAM_SERVER_OID = 13200
@@ -561,7 +564,7 @@ def _pg_sequences(state, ctx):
 def _pg_user(state, ctx):
     for r in state.roles.values():
         if r.login:
-            yield (r.name, r.oid, r.createdb, r.superuser, r.superuser, r.superuser, "********", None, None)
+            yield (r.name, r.oid, r.createdb, r.superuser, r.replication, r.bypassrls, "********", r.valid_until, None)
 
 
 @table("pg_catalog", "pg_authid", [
@@ -571,14 +574,17 @@ def _pg_user(state, ctx):
 ])
 def _pg_authid(state, ctx):
     for r in state.roles.values():
-        yield (r.oid, r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, r.superuser, -1,
-               None, None)
+        yield (r.oid, r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.bypassrls,
+               r.connlimit, r.password, r.valid_until)
+    yield (PG_DATABASE_OWNER, "pg_database_owner", False, True, False, False, False, False, False, -1, None, None)
 
 
-@table("pg_catalog", "pg_auth_members", [("oid", type_oids.OID), ("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),
+@table("pg_catalog", "pg_auth_members", [("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),
                                          ("admin_option", type_oids.BOOL)])
 def _pg_auth_members(state, ctx):
-    return iter(())
+    for r in state.roles.values():
+        for granted, grantor, admin in r.member_of:
+            yield (granted, r.oid, grantor, admin)
 
 
 @table("pg_catalog", "pg_stat_activity", [

@@ -118,7 +118,8 @@ def bootstrap_state() -> State:
         "information_schema": Schema(13000, "information_schema"),
         "splitstream": Schema(13100, "splitstream"),
     }
-    s.roles = {"postgres": Role(10, "postgres")}
+    s.roles = {"postgres": Role(10, "postgres", superuser=True, login=True, createdb=True, createrole=True,
+                                replication=True, bypassrls=True)}
     return s
 
 

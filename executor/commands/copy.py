@@ -31,7 +31,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from ..execution import operators
+from ..execution import operators, privileges
 from ..api import CopyOut, Result
 from ..sql.dialect import DIALECT
 from ..backends.llvm import csv as compiled_csv
@@ -153,6 +153,8 @@ class CopyStmt(Stmt):
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         if rel.kind not in ("r", "f"):
             raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {"view" if rel.kind == "v" else "relation"} "{rel.name}"')
+        pl.need("a", rel.oid)
+        privileges.authorize(ctx.state, session.info, pl.needs)
         targets = [c for c in rel.live_columns if not c.hidden]
         if self.cols:
             for c in self.cols:
@@ -162,8 +164,10 @@ class CopyStmt(Stmt):
         sink = CopySink(session, ctx, rel, targets, options)
         if self.src.lower() == "stdin":
             return Result(tag="", copy_in=sink)
-        if not session.info.settings.get("is_superuser", "on") == "on":
-            raise PgError(INSUFFICIENT_PRIVILEGE, "must be superuser to COPY from a file")
+        if not privileges.current_role(ctx.state, session.info).superuser:
+            raise PgError(INSUFFICIENT_PRIVILEGE,
+                          "must be superuser or have privileges of the pg_read_server_files role to COPY from a file",
+                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.src.lower().startswith("program"):
             raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM PROGRAM is not supported")
         path = self.src[1:-1].replace("''", "'")
@@ -180,6 +184,10 @@ class CopyStmt(Stmt):
         return Result(tag=tag)
 
     def _copy_to(self, session, ctx, pl, options):
+        if self.src.lower() != "stdout" and not privileges.current_role(ctx.state, session.info).superuser:
+            raise PgError(INSUFFICIENT_PRIVILEGE,
+                          "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
+                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.query is not None:
             plan = pl.plan_query(sqlglot.parse_one(self.query, read=DIALECT))
         else:
@@ -192,6 +200,7 @@ class CopyStmt(Stmt):
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
             plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read=DIALECT))
+        privileges.authorize(ctx.state, session.info, pl.needs)
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]

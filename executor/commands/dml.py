@@ -126,6 +126,12 @@ class InsertStmt(DMLStmt):
         if rel.kind not in ("r", "f"):
             raise PgError(WRONG_OBJECT_TYPE, f'cannot insert into "{rel.name}"')
         s.rel = rel
+        planner.need("a", rel.oid)
+        if tree.args.get("returning") is not None:
+            planner.need("r", rel.oid)
+        conflict = tree.args.get("conflict")
+        if conflict is not None and "UPDATE" in str(conflict.args.get("action") or "").upper():
+            planner.need("w", rel.oid)
         live = [c for c in rel.live_columns if not c.hidden]
         if isinstance(tree.this, exp.Schema) and tree.this.expressions:
             names = [ident(e) for e in tree.this.expressions]
@@ -230,6 +236,7 @@ class InsertStmt(DMLStmt):
         return Batch(cols, n)
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         src = self._source_batch(session, ctx)
         full = build_rows(session, ctx, self.rel, self.targets if not self.default_values else [], src)
         if self.rel.kind == "f":
@@ -554,6 +561,22 @@ def _once_per_row(b: Batch, ncol: int) -> tuple[Batch, np.ndarray]:
     return b, pos
 
 
+def _reads_target(tree: exp.Expression, rel: Relation, alias: str, values: list) -> bool:
+    """Whether UPDATE/DELETE reads the target's columns (WHERE, SET values,
+    RETURNING): PostgreSQL then needs SELECT on them as well."""
+    parts = [tree.args.get("where"), tree.args.get("returning"), *values]
+    for part in parts:
+        if part is None:
+            continue
+        for col in part.find_all(exp.Column):
+            qualifier = col.table
+            if (qualifier and qualifier == alias) or (not qualifier and rel.column(col.name) is not None):
+                return True
+        if part is tree.args.get("returning"):
+            return True
+    return False
+
+
 def _refuse_non_table(rel: Relation, verb: str, stream_hint: str) -> None:
     """UPDATE and DELETE change table rows only: a stream is append-only."""
     if rel.kind == "f":
@@ -574,6 +597,9 @@ class UpdateStmt(DMLStmt):
         rel, alias = _target(planner, tree.this)
         _refuse_non_table(rel, "update", "Streams are append-only: insert new events instead.")
         s.rel = rel
+        planner.need("w", rel.oid)
+        if _reads_target(tree, rel, alias, [e.expression for e in tree.expressions]):
+            planner.need("r", rel.oid)
         from_ = tree.args.get("from") or tree.args.get("from_")
         items = ([from_.this] + list(from_.expressions or [])) if from_ is not None else []
         s.plan, scope = _plan_target_scan(planner, rel, alias, tree, items)
@@ -598,6 +624,7 @@ class UpdateStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         ctx.txn.for_write(ctx.check_cancel)
         b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
@@ -669,6 +696,9 @@ class DeleteStmt(DMLStmt):
         rel, alias = _target(planner, tree.this)
         _refuse_non_table(rel, "delete from", "Streams are append-only; old tuples leave the ring buffer by themselves.")
         s.rel = rel
+        planner.need("d", rel.oid)
+        if _reads_target(tree, rel, alias, []):
+            planner.need("r", rel.oid)
         items = list(tree.args.get("using") or [])
         s.plan, scope = _plan_target_scan(planner, rel, alias, tree, items)
         ret = tree.args.get("returning")
@@ -676,6 +706,7 @@ class DeleteStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         ctx.txn.for_write(ctx.check_cancel)
         b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)

@@ -12,6 +12,7 @@ from ..api import Result, ResultColumn
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
+from .session_role import parse_role_setting
 
 
 class SetStmt(Stmt):
@@ -67,8 +68,10 @@ def parse_set(text: str) -> Stmt:
         return NoopStmt("SET")
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))
-    if low.startswith("session authorization") or low.startswith("role"):
-        return NoopStmt("SET")
+    if re.match(r"(session\s+authorization|role)\b", low):
+        role_stmt = parse_role_setting(text, reset=False)
+        if role_stmt is not None:
+            return role_stmt
     mm = re.match(r"([A-Za-z_][\w.]*)\s*(?:=|\bto\b)\s*(.*)$", rest, re.I | re.S)
     if not mm:
         raise PgError(SYNTAX_ERROR, f'syntax error at or near "{rest.split()[0] if rest.split() else "SET"}"')

@@ -23,6 +23,8 @@ from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
+
+from .privileges import shown_current_user
 import calendar
 import json
 
@@ -718,8 +720,9 @@ def _coalesce(cols, n, ctx):  # normally handled by expr.Coalesce
 scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
 register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
 register("current_schema", type_oids.NAME, [])(lambda cols, n, ctx: Col.const("public", type_oids.NAME, n))
-register("current_user|session_user|user|current_role|getpgusername", type_oids.NAME, [])(
-    lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))
+register("current_user|user|current_role|getpgusername", type_oids.NAME, [])(
+    lambda cols, n, ctx: Col.const(shown_current_user(ctx.session), type_oids.NAME, n))
+register("session_user", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))
 register("pg_backend_pid", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(ctx.session.pid, type_oids.INT4, n))
 register("inet_server_port", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(int(ctx.setting("port", "5433")), type_oids.INT4, n))
 register("inet_server_addr|inet_client_addr", type_oids.TEXT, [])(lambda cols, n, ctx: Col.const("127.0.0.1", type_oids.TEXT, n))

@@ -15,7 +15,7 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import expr, functions
+from . import expr, functions, privileges
 from .functions import _to_json
 
 
@@ -267,8 +267,14 @@ def definition_function(planner, name, args, lift):
 register_catalog_functions(functions.register)
 
 
+#: Sequence function -> the privileges of which it needs one (PostgreSQL's ACL_USAGE | ACL_UPDATE, ...).
+_SEQUENCE_PRIVILEGES = {"nextval": "Uw", "currval": "rU", "setval": "w"}
+
+
 def sequence_function(engine, planner, name, args):
-    def find(st, v):
+    wanted = _SEQUENCE_PRIVILEGES.get(name, "")
+
+    def find(st, v, ctx=None):
         if isinstance(v, int):
             rel = st.rels.get(v)
         else:
@@ -276,12 +282,14 @@ def sequence_function(engine, planner, name, args):
             rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
         if rel is None or rel.kind != "S":
             raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
+        if ctx is not None:
+            privileges.authorize(st, ctx.session, [privileges.Need(wanted, rel.oid, any_of=len(wanted) > 1)])
         return rel
 
     if name == "nextval":
         def impl(cols, n, ctx):
             vals = cols[0].to_pylist()
-            out = [engine.db.nextval(find(ctx.state, v).oid, find(ctx.state, v)) for v in vals]
+            out = [engine.db.nextval(find(ctx.state, v, ctx).oid, find(ctx.state, v)) for v in vals]
             if out:
                 ctx.session.settings["__lastval"] = str(out[-1])
                 ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
@@ -290,7 +298,7 @@ def sequence_function(engine, planner, name, args):
         return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
     if name == "currval":
         def impl2(cols, n, ctx):
-            rel = find(ctx.state, cols[0].to_pylist()[0])
+            rel = find(ctx.state, cols[0].to_pylist()[0], ctx)
             v = ctx.session.settings.get(f"__currval_{rel.oid}")
             if v is None:
                 raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
@@ -307,7 +315,7 @@ def sequence_function(engine, planner, name, args):
         return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
     if name == "setval":
         def impl4(cols, n, ctx):
-            rel = find(ctx.state, cols[0].to_pylist()[0])
+            rel = find(ctx.state, cols[0].to_pylist()[0], ctx)
             v = cols[1].to_pylist()[0]
             called = cols[2].to_pylist()[0] if len(cols) > 2 else True
             engine.db.setval(rel.oid, int(v), bool(called))

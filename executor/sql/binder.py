@@ -781,7 +781,7 @@ class ExprBinder:
         return expr.Func("current_schema", functions.REGISTRY["current_schema"].impl, [], type_oids.NAME)
 
     def b_SessionUser(self, n):
-        return self.b_CurrentUser(n)
+        return expr.Func("session_user", functions.REGISTRY["session_user"].impl, [], type_oids.NAME)
 
     def b_Trim(self, n):
         pos = (n.args.get("position") or "BOTH").upper()

@@ -18,7 +18,7 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, 
 from ...execution import expr
 from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
-from ...execution import system_functions
+from ...execution import privileges, system_functions
 from splitstream.catalog.objects import system_catalogs as system
 
 if TYPE_CHECKING:
@@ -42,6 +42,12 @@ class PlannerBase:
         self.streams_used: list[Relation] = []
         self.tables_used: set[int] = set()
         self.views_used: list[Relation] = []
+        #: privileges the statement needs, checked each time it runs (execution/privileges.py)
+        self.needs: list[privileges.Need] = []
+        self.as_role = 0            # while planning a view's query: its owner, whose rights it reads with
+
+    def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False) -> None:
+        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of))
 
     if TYPE_CHECKING:
         # Steps one planning module calls in another; each is defined in the
@@ -145,6 +151,8 @@ class PlannerBase:
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state
         if schema:
+            if schema in st.schemas:
+                self.need("U", schema=schema)     # a qualified name needs USAGE on its schema
             return st.lookup(schema, name)
         for s in self.search_path():
             r = st.lookup(s, name)
@@ -153,16 +161,7 @@ class PlannerBase:
         return None
 
     def search_path(self) -> list[str]:
-        sp = "public"
-        if self.session is not None:
-            sp = self.session.settings.get("search_path", '"$user", public')
-        out = []
-        for p in sp.split(","):
-            p = p.strip().strip('"')
-            if p == "$user":
-                continue
-            out.append(p)
-        return out or ["public"]
+        return privileges.search_path(self.session)
 
     def resolve_reg(self, oid: int, text: str) -> int:
         """'name'::regclass / ::regtype: the object's OID, or 42P01/42704."""
