@@ -24,6 +24,7 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import Interval
 
+from .privilege_functions import register_privilege_functions
 from .privileges import shown_current_user
 import calendar
 import json
@@ -730,8 +731,7 @@ register("pg_postmaster_start_time", type_oids.TIMESTAMPTZ, [])(lambda cols, n, 
 scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(lambda e: "UTF8" if e == 6 else "SQL_ASCII")
 scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(lambda e: 6)
 scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
-scalar("has_table_privilege|has_schema_privilege|has_database_privilege|has_column_privilege|pg_has_role|has_function_privilege|has_sequence_privilege",
-       type_oids.BOOL, None, strict=False)(lambda *a: True)
+register_privilege_functions(register)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
 scalar("pg_get_expr", type_oids.TEXT, None, strict=False)(lambda e, r=None, p=None: e)
 scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
