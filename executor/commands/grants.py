@@ -18,7 +18,7 @@ from splitstream.protocol.errors import (
 
 from ..api import Result
 from ..execution import privileges
-from ..execution.privileges import KIND_NOUN, current_role, is_owner, relation_acl, schema_acl
+from ..execution.privileges import current_role, is_owner, relation_acl, schema_acl
 from .base import Stmt
 from .role_syntax import Reader
 from .roles import INVALID_GRANT_OPERATION, RoleMembershipStmt, get_role, role_spec
@@ -69,8 +69,7 @@ class GrantStmt(Stmt):
         else:
             for rel in self._relations(ctx.txn.state, session.info):
                 cls = acl.object_class(rel.kind)
-                new = self._apply(ctx, me, relation_acl(rel), rel.owner, cls, KIND_NOUN.get(rel.kind, "relation"),
-                                  rel.name, grantees, rel)
+                new = self._apply(ctx, me, relation_acl(rel), rel.owner, cls, cls, rel.name, grantees, rel)
                 ctx.txn.apply(("rel", rel.with_(acl=new)))
         return Result(tag=self.tag)
 
@@ -83,6 +82,8 @@ class GrantStmt(Stmt):
             out += sorted((r for r in st.rels.values() if r.schema == schema and r.kind in kinds), key=lambda r: r.oid)
         path = privileges.search_path(info)
         for schema, name in self.objects:
+            if schema in st.schemas:
+                privileges.check_schema(st, privileges.current_role(st, info), schema, "U")
             rel = st.lookup(schema, name) if schema else next(
                 (r for s in path if (r := st.lookup(s, name)) is not None), None)
             if rel is None:

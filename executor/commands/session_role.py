@@ -6,7 +6,7 @@ is reported to the client.
 """
 from __future__ import annotations
 
-from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT, PgError
+from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT, Notice, PgError
 
 from ..api import Result
 from ..execution import privileges
@@ -15,20 +15,44 @@ from .base import Stmt
 from .role_syntax import Reader
 
 
+def _undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False) -> None:
+    """Inside a transaction block, a ROLLBACK restores these settings (as
+    PostgreSQL undoes SET); SET LOCAL's end with the block either way."""
+    if session.txn is None:
+        return
+    saved = {n: session.info.settings.get(n) for n in names}
+    user, login = session.info.user, session.info.login_role
+
+    def undo() -> None:
+        session.info.user, session.info.login_role = user, login
+        for n, v in saved.items():
+            session.set_setting(n, v)
+    ctx.txn.on_rollback.append(undo)
+    if local:
+        ctx.txn.on_end.append(undo)
+
+
+_ROLE_SETTINGS = ("role", "is_superuser", "session_authorization")
+
+
 class SetRoleStmt(Stmt):
     """SET [SESSION | LOCAL] ROLE name | NONE, RESET ROLE."""
 
     cacheable = False
     tag = "SET"
 
-    def __init__(self, name: str | None, tag: str = "SET") -> None:
+    def __init__(self, name: str | None, tag: str = "SET", local: bool = False) -> None:
         self.name = name            # None: NONE / RESET
-        self.tag = tag
+        self.tag, self.local = tag, local
 
     def run(self, session, ctx):
         st = ctx.state
         info = session.info
         changed: dict[str, str] = {}
+        if self.local and session.txn is None:
+            return Result(tag=self.tag, notices=[Notice("SET LOCAL can only be used in transaction blocks",
+                                                        sqlstate="25P01", severity="WARNING")])
+        _undo_on_rollback(session, ctx, _ROLE_SETTINGS, self.local)
         if self.name is None:
             changed.update(session.set_setting("role", "none"))
         else:
@@ -62,6 +86,7 @@ class SetSessionAuthorizationStmt(Stmt):
                 raise PgError(UNDEFINED_OBJECT, f'role "{self.name}" does not exist')
             if name != session.authenticated_user and not session.authenticated_superuser:
                 raise PgError(INSUFFICIENT_PRIVILEGE, "permission denied to set session authorization")
+        _undo_on_rollback(session, ctx, _ROLE_SETTINGS)
         info.user = name
         info.login_role = name if self.name is not None else session.authenticated_login_role
         changed = dict(session.set_setting("session_authorization", name))
@@ -76,7 +101,7 @@ def parse_role_setting(text: str, reset: bool) -> Stmt | None:
     r = Reader(text)
     r.next()
     r.accept("SESSION") if not r.at("SESSION", "AUTHORIZATION") else None
-    r.accept("LOCAL")
+    local = r.accept("LOCAL")
     if r.accept("SESSION", "AUTHORIZATION"):
         if reset or r.accept("DEFAULT"):
             r.end()
@@ -96,7 +121,7 @@ def parse_role_setting(text: str, reset: bool) -> Stmt | None:
     if t.kind == "word" and t == "NONE":
         r.next()
         r.end()
-        return SetRoleStmt(None)
+        return SetRoleStmt(None, local=local)
     name = r.string() if t.kind == "str" else r.name()
     r.end()
-    return SetRoleStmt(name)
+    return SetRoleStmt(name, local=local)

@@ -64,6 +64,8 @@ def _relation(state: Any, ctx: Any, v: Any) -> Any:
         return state.rels.get(v)
     parts = [p.strip('"') if p.startswith('"') else p.lower() for p in str(v).split(".")]
     if len(parts) > 1:
+        if parts[0] in state.schemas:
+            privileges.check_schema(state, privileges.current_role(state, ctx.session), parts[0], "U")
         rel = state.lookup(parts[0], parts[1])
     else:
         rel = next((r for s in privileges.search_path(ctx.session) if (r := state.lookup(s, parts[0])) is not None),

@@ -192,10 +192,28 @@ def register_catalog_functions(register) -> None:
     register("pg_advisory_xact_lock", type_oids.VOID, None, volatile=True)(advisory("xact_lock"))
     register("pg_try_advisory_xact_lock", type_oids.BOOL, None, volatile=True)(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
     register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
     register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(
         rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
              type_oids.REGNAMESPACE))
+
+
+def _table_is_visible(cols, n, ctx) -> Col:
+    """A relation is visible when its unqualified name finds it: its schema is
+    on the search path, before any other schema holding the same name (the
+    system catalogs, which have no rows of their own, count as visible)."""
+    st = ctx.state
+    path = privileges.search_path(ctx.session)
+    out: list[bool | None] = []
+    for oid in cols[0].to_pylist():
+        rel = st.rels.get(oid) if oid is not None else None
+        if rel is None:
+            out.append(None if oid is None else True)
+            continue
+        first = next((s for s in path if st.lookup(s, rel.name) is not None), None)
+        out.append(first == rel.schema)
+    return Col.from_pylist(out, type_oids.BOOL)
 
 
 class AdvisoryLocks:

@@ -151,8 +151,13 @@ class PlannerBase:
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state
         if schema:
-            if schema in st.schemas:
-                self.need("U", schema=schema)     # a qualified name needs USAGE on its schema
+            if schema in st.schemas and not self.as_role:
+                # a qualified name needs USAGE on its schema, checked at lookup as PostgreSQL does (before
+                # ownership or table privileges) and again at each run; a view's stored query names its
+                # relations by OID, so inside a view there is no lookup to check
+                self.need("U", schema=schema)
+                if self.session is not None:
+                    privileges.check_schema(st, privileges.current_role(st, self.session), schema, "U")
             return st.lookup(schema, name)
         for s in self.search_path():
             r = st.lookup(s, name)
