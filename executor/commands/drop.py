@@ -41,7 +41,7 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
     notices = []
     cascade = bool(tree.args.get("cascade"))
     if kind == "SCHEMA":
-        for t in tree.expressions or [tree.this]:
+        for t in tree.args.get("tables") or tree.expressions or [tree.this]:
             name = ident(t.args.get("db")) if isinstance(t, exp.Table) and t.args.get("db") else ident(t.this if isinstance(t, exp.Table) else t)
             if name not in st.schemas:
                 if tree.args.get("exists"):

@@ -15,45 +15,15 @@ SQLSTATE and message) must equal PostgreSQL's.  psql's ``\\du``, ``\\dp`` and
 """
 from __future__ import annotations
 
-import subprocess
 from typing import Any, Callable, Iterator
 
 import psycopg
 import pytest
 
-from tests.support.servers import Postgres15, SplitstreamServer, postgres15_available
-
 from . import script
-
-SUPER_PASSWORD = "super-pw"
+from .sides import Side, pair, psql_output
 
 Outcome = tuple[Any, ...]
-
-
-class Side:
-    """One server: its superuser connection and a connection per role."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host, self.port = host, port
-        self.admin = self.connect("postgres", SUPER_PASSWORD)
-        self._roles: dict[str, psycopg.Connection] = {}
-
-    def connect(self, user: str, password: str) -> psycopg.Connection:
-        conn = psycopg.connect(host=self.host, port=self.port, user=user, password=password, dbname="postgres",
-                               autocommit=True, connect_timeout=10)
-        conn.notices = []  # type: ignore[attr-defined]
-        conn.add_notice_handler(lambda d: conn.notices.append(  # type: ignore[attr-defined]
-            (d.severity, d.sqlstate, d.message_primary)))
-        return conn
-
-    def role(self, name: str) -> psycopg.Connection:
-        if name not in self._roles:
-            self._roles[name] = self.connect(name, script.PASSWORD)
-        return self._roles[name]
-
-    def close(self) -> None:
-        for c in [self.admin, *self._roles.values()]:
-            c.close()
 
 
 def _in_block(conn: psycopg.Connection, body: Callable[[], Any], role: str | None = None) -> Outcome:
@@ -115,25 +85,8 @@ def copy_in(conn: psycopg.Connection, sql: str) -> Outcome:
 
 @pytest.fixture(scope="module")
 def sides(tmp_path_factory) -> Iterator[tuple[Side, Side]]:
-    if not postgres15_available():
-        pytest.skip("PostgreSQL 15 binaries not installed")
-    pg = Postgres15().start()
-    ss = SplitstreamServer(tmp_path_factory.mktemp("ss_priv") / "data", password=SUPER_PASSWORD,
-                           extra_args=["--fsync", "off"])
-    ss.start()
-    pg_side = ss_side = None
-    try:
-        pg_side, ss_side = Side(pg.host, pg.port), Side(ss.host, ss.port)
-        for stmt in [s.strip() for s in script.SETUP.split(";\n") if s.strip()]:
-            pg_side.admin.execute(stmt)
-            ss_side.admin.execute(stmt)
-        yield pg_side, ss_side
-    finally:
-        for side in (pg_side, ss_side):
-            if side is not None:
-                side.close()
-        ss.stop()
-        pg.stop()
+    with pair(tmp_path_factory, script.SETUP) as both:
+        yield both
 
 
 def _compare(pairs: list[tuple[str, Outcome, Outcome]]) -> list[str]:
@@ -198,14 +151,7 @@ def test_login_attribute(sides):
         ss.connect("p_reader", "wrong")
 
 
-def _psql(side: Side, command: str) -> str:
-    env = {"PGPASSWORD": SUPER_PASSWORD, "PATH": "/usr/lib/postgresql/15/bin:/usr/bin:/bin", "PGTZ": "UTC"}
-    res = subprocess.run(["psql", "-X", "-h", side.host, "-p", str(side.port), "-U", "postgres", "-d", "postgres",
-                          "-P", "pager=off", "-c", command], capture_output=True, text=True, env=env, timeout=60)
-    return res.stdout + res.stderr
-
-
 @pytest.mark.parametrize("command", [r"\du", r"\dp", r"\z", r"\z pt", r"\dp ps.*", r"\du p_*"])
 def test_psql_listings_match(sides, command):
     pg, ss = sides
-    assert _psql(ss, command) == _psql(pg, command)
+    assert psql_output(ss, command) == psql_output(pg, command)
