@@ -212,6 +212,8 @@ class LoginRole(Protocol):
     def login(self) -> bool: ...
     @property
     def superuser(self) -> bool: ...
+    @property
+    def connlimit(self) -> int: ...          # CONNECTION LIMIT (-1: none)
 
 
 class Engine(Protocol):

@@ -385,6 +385,9 @@ class Connection(asyncio.Protocol):
             await self._scram(stored if (role is not None or user == "postgres") else None, user)
         if role is not None and not role.login:
             raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" is not permitted to log in')
+        limit = getattr(role, "connlimit", -1)
+        if role is not None and not role.superuser and 0 <= limit <= self.server.sessions_of(user):
+            raise _fatal(TOO_MANY_CONNECTIONS, f'too many connections for role "{user}"')
         if not await pool.run(engine.database_exists, database):
             raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
         return role.superuser if role is not None else True, database

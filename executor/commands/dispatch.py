@@ -32,6 +32,7 @@ from .fast_insert import fast_multirow_insert
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
+from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
 from .session_role import parse_role_setting
 from .schemas import CheckpointStmt
@@ -169,7 +170,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 in ("CLOSE", "FETCH", "DECLARE", "MOVE"):
         return cursor_statement(text, words)
     if w0 == "LOCK":
-        return NoopStmt("LOCK TABLE")
+        return lock_statement(text)
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
         return NoopStmt("CREATE EXTENSION")
     return None

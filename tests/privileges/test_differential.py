@@ -140,12 +140,17 @@ def _login(side: Side, user: str) -> Outcome:
 
 
 def test_login_attribute(sides):
-    """NOLOGIN refuses the connection on both (PostgreSQL's cluster trusts
+    """NOLOGIN and CONNECTION LIMIT refuse the connection on both (PostgreSQL's cluster trusts
     loopback, so passwords and VALID UNTIL are tested on ours alone)."""
     pg, ss = sides
     assert _login(pg, "p_nologin") == _login(ss, "p_nologin") == \
         ("refused", 'role "p_nologin" is not permitted to log in')
     assert _login(ss, "p_reader") == ("ok",)
+    held = [side.connect("p_limited", script.PASSWORD) for side in (pg, ss)]
+    assert _login(pg, "p_limited") == _login(ss, "p_limited") == \
+        ("refused", 'too many connections for role "p_limited"')
+    for c in held:
+        c.close()
     assert _login(ss, "p_expired")[0] == "refused"
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         ss.connect("p_reader", "wrong")

@@ -26,6 +26,7 @@ GRANT CREATE ON SCHEMA public TO a1
 STEPS: list[tuple[str | None, str]] = [
     ("a1", "CREATE TABLE c1 (a int)"),
     ("a1", "INSERT INTO c1 VALUES (1)"),
+    ("a1", "LOCK TABLE c1"),
     ("a1", "GRANT SELECT ON c1 TO a2 WITH GRANT OPTION"),
     ("a2", "GRANT SELECT ON c1 TO a3"),
     ("a2", "GRANT INSERT ON c1 TO a3"),
