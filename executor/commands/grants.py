@@ -75,14 +75,15 @@ class GrantStmt(Stmt):
 
     def _relations(self, st, info) -> list[Relation]:
         out: list[Relation] = []
-        for schema in self.in_schemas:
-            if schema not in st.schemas:
-                raise PgError(INVALID_SCHEMA_NAME, f'schema "{schema}" does not exist')
+        for in_schema in self.in_schemas:
+            if in_schema not in st.schemas:
+                raise PgError(INVALID_SCHEMA_NAME, f'schema "{in_schema}" does not exist')
             kinds = "S" if self.target == "sequence" else "rvf"
-            out += sorted((r for r in st.rels.values() if r.schema == schema and r.kind in kinds), key=lambda r: r.oid)
+            out += sorted((r for r in st.rels.values() if r.schema == in_schema and r.kind in kinds),
+                          key=lambda r: r.oid)
         path = privileges.search_path(info)
         for schema, name in self.objects:
-            if schema in st.schemas:
+            if schema is not None and schema in st.schemas:
                 privileges.check_schema(st, privileges.current_role(st, info), schema, "U")
             rel = st.lookup(schema, name) if schema else next(
                 (r for s in path if (r := st.lookup(s, name)) is not None), None)
@@ -151,7 +152,7 @@ def _best_grantor(st, me: Role, current: acl.Acl, owner: int, wanted: str) -> tu
     else the role (``me`` first) holding grant options for most of ``wanted``."""
     if is_owner(st, me, owner):
         return owner, set(wanted)
-    best, best_opts = me.oid, set()
+    best, best_opts = me.oid, set[str]()
     for role in [me.oid] + sorted(acl.privileged_roles(st.roles, me.oid) - {me.oid}):
         opts = acl.options_of(current, role) & set(wanted)
         if opts == set(wanted):
