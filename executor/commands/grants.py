@@ -7,7 +7,7 @@ ALTER DEFAULT PRIVILEGES.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Relation, Role
@@ -44,7 +44,6 @@ class GrantStmt(Stmt):
     option: bool                   # WITH GRANT OPTION / GRANT OPTION FOR
     cascade: bool = False
     grantor: str | None = None
-    keywords: list[str] = field(default_factory=list)
     cacheable = False
 
     @property
@@ -181,26 +180,24 @@ def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_onl
     return new
 
 
-def _privilege_list(r: Reader) -> tuple[str, bool, list[str]]:
-    """Privileges before ON: (letters, ALL, keywords)."""
+def _privilege_list(r: Reader) -> tuple[str, bool]:
+    """Privileges before ON: (letters, ALL)."""
     if r.accept("ALL"):
         r.accept("PRIVILEGES")
         if r.at("("):
             raise _column_privileges()
-        return "", True, ["ALL"]
-    letters, words = "", []
+        return "", True
+    letters = ""
     while True:
-        t = r.next()
-        word = str(t)
+        word = str(r.next())
         if word not in acl.LETTERS:
             r.i -= 1
             raise r.error()
         if r.at("("):
             raise _column_privileges()
         letters += acl.LETTERS[word]
-        words.append(word)
         if not r.accept(","):
-            return acl.ordered(letters), False, words
+            return acl.ordered(letters), False
 
 
 def _column_privileges() -> PgError:
@@ -242,7 +239,7 @@ def grant_statement(text: str, session) -> Stmt:
         if option:
             raise r.error()
         return RoleMembershipStmt.parse(r, session, grant)
-    privs, all_privs, words = _privilege_list(r)
+    privs, all_privs = _privilege_list(r)
     r.expect("ON")
     target, objs, in_schemas = _targets(r)
     r.expect("TO" if grant else "FROM")
@@ -261,7 +258,7 @@ def grant_statement(text: str, session) -> Stmt:
             pass
         else:
             raise r.error()
-    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor, words)
+    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor)
 
 
 def _grantee(r: Reader, session) -> str:

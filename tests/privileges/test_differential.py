@@ -89,29 +89,25 @@ def sides(tmp_path_factory) -> Iterator[tuple[Side, Side]]:
         yield both
 
 
-def _compare(pairs: list[tuple[str, Outcome, Outcome]]) -> list[str]:
-    return [f"{label}\n    pg15: {a}\n    ours: {b}" for label, a, b in pairs if a != b]
+def _assert_same(pairs: list[tuple[str, Outcome, Outcome]]) -> None:
+    bad = [f"{label}\n    pg15: {a}\n    ours: {b}" for label, a, b in pairs if a != b]
+    assert not bad, f"{len(bad)} of {len(pairs)} statements differ:\n" + "\n".join(bad)
 
 
-def test_set_role_simple_protocol(sides):
+@pytest.mark.parametrize("mode", ["set_role_simple_protocol", "own_connection_extended_protocol"])
+def test_statements_match(sides, mode):
+    """Every role runs every statement: after SET ROLE on the superuser's
+    connection (simple protocol), or on its own login (extended protocol)."""
+    def run(side: Side, role: str, sql: str) -> Outcome:
+        if mode == "set_role_simple_protocol":
+            return simple(side.admin, sql, role)
+        return extended(side.role(role), sql)
+
     pg, ss = sides
-    pairs = []
-    for role in script.ROLES:
-        for sql in script.statements():
-            pairs.append((f"[SET ROLE {role}] {sql}", simple(pg.admin, sql, role), simple(ss.admin, sql, role)))
+    pairs = [(f"[{mode} {role}] {sql}", run(pg, role, sql), run(ss, role, sql))
+             for role in script.ROLES for sql in script.statements()]
     assert len(pairs) >= 300
-    bad = _compare(pairs)
-    assert not bad, f"{len(bad)} of {len(pairs)} statements differ:\n" + "\n".join(bad)
-
-
-def test_own_connection_extended_protocol(sides):
-    pg, ss = sides
-    pairs = []
-    for role in script.ROLES:
-        for sql in script.statements():
-            pairs.append((f"[{role}] {sql}", extended(pg.role(role), sql), extended(ss.role(role), sql)))
-    bad = _compare(pairs)
-    assert not bad, f"{len(bad)} of {len(pairs)} statements differ:\n" + "\n".join(bad)
+    _assert_same(pairs)
 
 
 def test_prepared_statements_and_copy(sides):
@@ -127,8 +123,7 @@ def test_prepared_statements_and_copy(sides):
             pairs.append((f"[{role}] {sql}", copy_out(pg.role(role), sql), copy_out(ss.role(role), sql)))
         for sql in script.COPY_IN:
             pairs.append((f"[{role}] {sql}", copy_in(pg.role(role), sql), copy_in(ss.role(role), sql)))
-    bad = _compare(pairs)
-    assert not bad, f"{len(bad)} of {len(pairs)} statements differ:\n" + "\n".join(bad)
+    _assert_same(pairs)
 
 
 def _login(side: Side, user: str) -> Outcome:
