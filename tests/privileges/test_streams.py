@@ -89,3 +89,13 @@ def test_stream_privileges_show_in_the_catalog(es):
     rows = result_rows(es, "SELECT relname, relacl FROM pg_class WHERE relname IN ('ev', 'ev_v') ORDER BY 1")
     assert rows == [("ev", ["postgres=arwdDxt/postgres", "writer=a/postgres"]),
                     ("ev_v", ["postgres=arwdDxt/postgres", "reader=r/postgres"])]
+
+
+def test_system_views_show_what_the_role_may_see(es):
+    names = "SELECT (SELECT string_agg(name, ',') FROM splitstream.streams), " \
+            "(SELECT string_agg(name, ',') FROM splitstream.views)"
+    assert result_rows(es, names) == [("ev", "ev_v")]
+    es.execute_sql("SET ROLE reader")
+    assert result_rows(es, names) == [(None, "ev_v")]
+    es.execute_sql("SET ROLE writer")
+    assert result_rows(es, names) == [("ev", None)]
