@@ -158,16 +158,18 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     else:
         table, col_nodes, other = schema_node, [], []
     schema, name = qual(table)
+    as_query = tree.args.get("expression")
+    if as_query is not None:        # the query's privileges are checked first, as PostgreSQL's executor does
+        pl = Planner(session.engine, ctx.state, session=session.info)
+        plan = pl.plan_query(as_query)
+        privileges.authorize(ctx.state, session.info, pl.needs)
     schema = target_schema(planner, schema, st)
     if st.lookup(schema, name) is not None:
         if exists_ok:
             return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
-    as_query = tree.args.get("expression")
     rows = None
     if as_query is not None:
-        pl = Planner(session.engine, ctx.state, session=session.info)
-        plan = pl.plan_query(as_query)
         rows = operators.run_plan(plan, ctx)
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
         cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)

@@ -94,6 +94,13 @@ SEQUENCE_KINDS = [
 ]
 OTHER = [
     "CREATE TABLE newt (a int)",
+    "CREATE TABLE newt AS SELECT * FROM pt",
+    "INSERT INTO ppub SELECT * FROM pt",
+    "DECLARE cur CURSOR FOR SELECT * FROM pt",
+    "EXPLAIN (COSTS OFF) SELECT * FROM ps.pt2 WHERE false",
+    "SELECT * FROM pt WHERE a IN (SELECT a FROM ps.pt2)",
+    "WITH w AS (SELECT * FROM pclosed.pt3) SELECT count(*) FROM w",
+    "UPDATE ppub SET b = (SELECT max(b) FROM pt)",
     "CREATE TABLE ps.newt (a int)",
     "CREATE VIEW newv AS SELECT 1 AS x",
     "CREATE SCHEMA news",

@@ -45,8 +45,11 @@ def _in_block(conn: psycopg.Connection, body: Callable[[], Any], role: str | Non
     return out
 
 
-def _rows(cur: psycopg.Cursor) -> list[tuple] | None:
-    return cur.fetchall() if cur.description is not None else None
+def _rows(cur: psycopg.Cursor) -> list[tuple] | str | None:
+    if cur.description is None:
+        return None
+    rows = cur.fetchall()
+    return "a plan" if cur.description[0].name == "QUERY PLAN" else rows    # plans are ours
 
 
 def simple(conn: psycopg.Connection, sql: str, role: str | None) -> Outcome:
