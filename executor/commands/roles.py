@@ -378,24 +378,23 @@ class DropRoleStmt(Stmt):
 
 def dependencies(st, oid: int) -> list[str]:
     """What keeps role ``oid`` from being dropped: objects it owns and
-    privileges granted to or by it (PostgreSQL's DETAIL lines)."""
-    owned: list[str] = []
-    privs: list[str] = []
+    privileges granted to or by it, as PostgreSQL's DETAIL lists them
+    (by object OID, privileges before ownership of the same object)."""
+    found: list[tuple[int, str, str]] = []
+
+    def check(obj_oid: int, owner: int, the_acl, what: str) -> None:
+        if owner == oid:
+            found.append((obj_oid, "o", f"owner of {what}"))
+        elif the_acl and any(oid in (it[0], it[1]) for it in the_acl):   # an owner's own grants are implied
+            found.append((obj_oid, "a", f"privileges for {what}"))
+
     for sch in st.schemas.values():
-        if sch.owner == oid and sch.oid >= 16384:
-            owned.append(f"owner of schema {sch.name}")
-        if sch.acl and any(oid in (it[0], it[1]) for it in sch.acl):
-            privs.append(f"privileges for schema {sch.name}")
+        if sch.oid >= 16384 or sch.owner != oid:
+            check(sch.oid, sch.owner if sch.oid >= 16384 else -1, sch.acl, f"schema {sch.name}")
     for rel in st.rels.values():
-        if rel.kind == "i":
-            continue
-        noun = KIND_NOUN.get(rel.kind, "relation")
-        if rel.owner == oid:
-            owned.append(f"owner of {noun} {rel.qualified}")
-        if rel.acl and any(oid in (it[0], it[1]) for it in rel.acl if it[0] != rel.owner or it[1] != rel.owner):
-            privs.append(f"privileges for {noun} {rel.qualified}")
+        if rel.kind != "i":
+            check(rel.oid, rel.owner, rel.acl, f"{KIND_NOUN.get(rel.kind, 'relation')} {rel.qualified}")
     for fns in st.functions.values():
         for fn in fns:
-            if fn.owner == oid:
-                owned.append(f"owner of function {fn.name}")
-    return owned + privs
+            check(fn.oid, fn.owner, None, f"function {fn.name}")
+    return [text for _oid, _kind, text in sorted(found)]

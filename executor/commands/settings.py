@@ -68,7 +68,7 @@ def parse_set(text: str) -> Stmt:
         return NoopStmt("SET")
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))
-    if re.match(r"(session\s+authorization|role)\b", low):
+    if re.match(r"(session\s+authorization|authorization|role)\b", low):
         role_stmt = parse_role_setting(text, reset=False)
         if role_stmt is not None:
             return role_stmt

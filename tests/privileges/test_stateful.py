@@ -136,7 +136,7 @@ def _step(side: Side, role: str | None, sql: str) -> tuple:
         rows = cur.fetchall() if cur.description is not None else None
         return ("ok", rows, tuple(conn.notices))  # type: ignore[attr-defined]
     except psycopg.Error as e:
-        return ("error", e.sqlstate, e.diag.message_primary)
+        return ("error", e.sqlstate, e.diag.message_primary, e.diag.message_detail)
     finally:
         conn.execute("RESET ROLE")
 
