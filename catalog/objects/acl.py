@@ -14,7 +14,7 @@ membership (``is_member_of_role``, what SET ROLE needs).
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from .model import Relation, Role, Schema
 
@@ -211,3 +211,53 @@ def schema_acl_shown(sch: Schema) -> Acl | None:
 
 def relation_acl(rel: Relation) -> Acl:
     return effective(rel.acl, object_class(rel.kind), rel.owner)
+
+
+# ------------------------------------------------------------------ who runs a statement
+# ``info`` is the session's SessionInfo: ``user`` (session user), ``login_role``
+# (trust mode maps every name to the superuser) and the ``role`` setting (SET ROLE).
+
+
+def login_role_name(info: Any) -> str:
+    """The session user's role: in trust mode (no password) every client is
+    the superuser, whatever user name it gave (``SessionInfo.login_role``)."""
+    return info.login_role or info.user
+
+
+def current_role_name(info: Any) -> str:
+    r = info.settings.get("role", "none")
+    return login_role_name(info) if r in ("none", "") else r
+
+
+def shown_current_user(info: Any) -> str:
+    """current_user: SET ROLE's role, else the session user's name (which in
+    trust mode is any name, holding the superuser's privileges)."""
+    r = info.settings.get("role", "none")
+    return info.user if r in ("none", "") else r
+
+
+def login_role(state: Any, info: Any) -> Role:
+    r = state.roles.get(login_role_name(info))
+    return r if r is not None else Role(-1, login_role_name(info))
+
+
+def current_role(state: Any, info: Any) -> Role:
+    """The role privileges are checked for (SET ROLE's, else the session's).
+    A role dropped under a session holds nothing."""
+    name = current_role_name(info)
+    r = state.roles.get(name)
+    return r if r is not None else Role(-1, name)
+
+
+def has_owner_rights(state: Any, role: Role, owner: int) -> bool:
+    """pg_has_role(owner, 'USAGE'): a superuser, or a role with the owner's privileges."""
+    return role.superuser or owner in privileged_roles(state.roles, role.oid)
+
+
+def may_see(state: Any, info: Any, rel: Relation) -> bool:
+    """information_schema shows a relation to the roles that own it or hold
+    some privilege on it."""
+    me = current_role(state, info)
+    if has_owner_rights(state, me, rel.owner):
+        return True
+    return bool(aclmask(relation_acl(rel), privileged_roles(state.roles, me.oid))[0])

@@ -228,7 +228,7 @@ def _pg_settings(state, ctx):
 ])
 def _is_tables(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f"):
+        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         tt = {"r": "BASE TABLE", "v": "VIEW", "f": "FOREIGN"}[r.kind]
         yield ("postgres", r.schema, r.name, tt, None, None, None, None, None, "YES" if r.kind != "v" else "NO", "NO", None)
@@ -242,7 +242,7 @@ def _is_tables(state, ctx):
 ])
 def _is_columns(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f"):
+        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         for i, c in enumerate(r.visible_columns):
             prec = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64, type_oids.FLOAT4: 24, type_oids.FLOAT8: 53}.get(c.type_oid)
@@ -255,8 +255,37 @@ def _is_columns(state, ctx):
 
 @table("information_schema", "schemata", [("catalog_name", type_oids.NAME), ("schema_name", type_oids.NAME), ("schema_owner", type_oids.NAME)])
 def _is_schemata(state, ctx):
+    """PostgreSQL 15 lists the schemas the current role has the owner's privileges of, or USAGE or CREATE on."""
+    me = acl.current_role(state, ctx.session)
+    mine = acl.privileged_roles(state.roles, me.oid)
     for s in state.schemas.values():
-        yield ("postgres", s.name, "postgres")
+        owner = PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner
+        if acl.has_owner_rights(state, me, owner) or acl.aclmask(acl.schema_acl(s), mine)[0]:
+            yield ("postgres", s.name, acl.role_name(state.roles, owner))
+
+
+@table("information_schema", "table_privileges", [
+    ("grantor", type_oids.NAME), ("grantee", type_oids.NAME), ("table_catalog", type_oids.NAME),
+    ("table_schema", type_oids.NAME), ("table_name", type_oids.NAME), ("privilege_type", type_oids.TEXT),
+    ("is_grantable", type_oids.TEXT), ("with_hierarchy", type_oids.TEXT),
+])
+def _is_table_privileges(state, ctx):
+    """One row per privilege in each relation's ACL (its default when NULL),
+    shown when the current role has the grantor's or the grantee's privileges
+    or the grantee is PUBLIC."""
+    me = acl.current_role(state, ctx.session)
+    for r in state.rels.values():
+        if r.kind not in ("r", "v", "f"):
+            continue
+        for grantee, grantor, privs, options in acl.relation_acl(r):
+            if grantee != acl.PUBLIC and not (acl.has_owner_rights(state, me, grantor)
+                                              or acl.has_owner_rights(state, me, grantee)):
+                continue
+            owner_rights = grantee != acl.PUBLIC and r.owner in acl.privileged_roles(state.roles, grantee)
+            for c in privs:
+                yield (acl.role_name(state.roles, grantor), "PUBLIC" if grantee == acl.PUBLIC else
+                       acl.role_name(state.roles, grantee), "postgres", r.schema, r.name, acl.KEYWORD_OF[c],
+                       "YES" if c in options or owner_rights else "NO", "YES" if c == "r" else "NO")
 
 
 # ----------------------------------------------------------------- psql support

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from splitstream.catalog.objects import acl
-from splitstream.catalog.objects.acl import relation_acl, schema_acl
+from splitstream.catalog.objects.acl import (  # noqa: F401  (re-exported: the executor's one place for who runs)
+    current_role, current_role_name, login_role, login_role_name, relation_acl, schema_acl, shown_current_user,
+)
 from splitstream.catalog.objects.model import Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
@@ -38,37 +40,6 @@ class Need:
 
 #: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
 SUPERUSER_TABLES = frozenset({"pg_authid"})
-
-
-def login_role_name(info: Any) -> str:
-    """The session user's role: in trust mode (no password) every client is
-    the superuser, whatever user name it gave (``SessionInfo.login_role``)."""
-    return info.login_role or info.user
-
-
-def current_role_name(info: Any) -> str:
-    r = info.settings.get("role", "none")
-    return login_role_name(info) if r in ("none", "") else r
-
-
-def shown_current_user(info: Any) -> str:
-    """current_user: SET ROLE's role, else the session user's name (which in
-    trust mode is any name, holding the superuser's privileges)."""
-    r = info.settings.get("role", "none")
-    return info.user if r in ("none", "") else r
-
-
-def login_role(state: Any, info: Any) -> Role:
-    r = state.roles.get(login_role_name(info))
-    return r if r is not None else Role(-1, login_role_name(info))
-
-
-def current_role(state: Any, info: Any) -> Role:
-    """The role privileges are checked for (SET ROLE's, else the session's).
-    A role dropped under a session holds nothing."""
-    name = current_role_name(info)
-    r = state.roles.get(name)
-    return r if r is not None else Role(-1, name)
 
 
 def password_expired(role: Role) -> bool:

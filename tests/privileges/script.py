@@ -118,6 +118,15 @@ OTHER = [
     "SELECT rolname FROM pg_authid WHERE rolname = 'p_none'",
     "SELECT a FROM pt JOIN ps.pt2 USING (a) ORDER BY 1",
     "SELECT (SELECT count(*) FROM pt)",
+    "SELECT table_schema, table_name, table_type FROM information_schema.tables "
+    "WHERE table_schema IN ('public', 'ps', 'pclosed') ORDER BY 1, 2",
+    "SELECT table_name, column_name FROM information_schema.columns "
+    "WHERE table_schema IN ('public', 'ps', 'pclosed') ORDER BY 1, 2",
+    "SELECT schema_name, schema_owner FROM information_schema.schemata "
+    "WHERE schema_name IN ('public', 'ps', 'pclosed') ORDER BY 1",
+    "SELECT grantor, grantee, table_schema, table_name, privilege_type, is_grantable, with_hierarchy "
+    "FROM information_schema.table_privileges WHERE table_schema IN ('public', 'ps', 'pclosed') "
+    "ORDER BY 1, 2, 3, 4, 5",
     "ALTER TABLE pt OWNER TO p_reader",
     "ALTER TABLE pt OWNER TO p_group",
     "REASSIGN OWNED BY p_owner TO p_reader",
