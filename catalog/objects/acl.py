@@ -193,13 +193,21 @@ def acl_texts(roles: Mapping[str, Role], acl: Acl | None) -> list[str] | None:
 FIRST_USER_OID = 16384
 
 
+def schema_owner(sch: Schema) -> int:
+    """The schema's owner as PostgreSQL 15 has it: the built-in public schema
+    belongs to pg_database_owner (whose member the database owner is)."""
+    if sch.name == "public" and sch.oid < FIRST_USER_OID and sch.owner == BOOTSTRAP_SUPERUSER:
+        return PG_DATABASE_OWNER
+    return sch.owner
+
+
 def schema_acl(sch: Schema) -> Acl:
     """A schema's ACL; the built-in schemas grant USAGE to PUBLIC as
     PostgreSQL's do (public: pg_database_owner holds USAGE and CREATE)."""
     if sch.acl is not None:
         return sch.acl
     if sch.oid < FIRST_USER_OID:
-        owner = PG_DATABASE_OWNER if sch.name == "public" else sch.owner
+        owner = schema_owner(sch)
         return ((owner, owner, "UC", ""), (PUBLIC, owner, "U", ""))
     return default_acl("schema", sch.owner)
 

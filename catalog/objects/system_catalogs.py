@@ -105,7 +105,7 @@ def _pg_namespace(state, ctx):
         if s.name == "splitstream" and s.name not in used:
             continue  # internal schema: hidden from \dn until it holds something
         # PostgreSQL 15: public belongs to pg_database_owner
-        yield (s.oid, s.name, PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner,
+        yield (s.oid, s.name, acl.schema_owner(s),
                acl.acl_texts(state.roles, acl.schema_acl_shown(s)))
 
 
@@ -259,7 +259,7 @@ def _is_schemata(state, ctx):
     me = acl.current_role(state, ctx.session)
     mine = acl.privileged_roles(state.roles, me.oid)
     for s in state.schemas.values():
-        owner = PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner
+        owner = acl.schema_owner(s)
         if acl.has_owner_rights(state, me, owner) or acl.aclmask(acl.schema_acl(s), mine)[0]:
             yield ("postgres", s.name, acl.role_name(state.roles, owner))
 

@@ -63,7 +63,7 @@ class GrantStmt(Stmt):
                 sch = ctx.txn.state.schemas.get(name)
                 if sch is None:
                     raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
-                new = self._apply(ctx, me, schema_acl(sch), sch.owner, "schema", "schema", name, grantees)
+                new = self._apply(ctx, me, schema_acl(sch), acl.schema_owner(sch), "schema", "schema", name, grantees)
                 ctx.txn.apply(("schema", replace(sch, acl=new)))
         else:
             for rel in self._relations(ctx.txn.state, session.info):
