@@ -208,8 +208,8 @@ def _pg_database(state, ctx):
 def _pg_roles(state, ctx):
     for r in state.roles.values():
         yield (r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.connlimit,
-               "********" if r.password else None, r.valid_until, r.bypassrls, None, r.oid)
-    yield ("pg_database_owner", False, True, False, False, False, False, -1, None, None, False, None,
+               "********", r.valid_until, r.bypassrls, None, r.oid)
+    yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
            PG_DATABASE_OWNER)
 
 

@@ -127,6 +127,12 @@ OTHER = [
     "SELECT grantor, grantee, table_schema, table_name, privilege_type, is_grantable, with_hierarchy "
     "FROM information_schema.table_privileges WHERE table_schema IN ('public', 'ps', 'pclosed') "
     "ORDER BY 1, 2, 3, 4, 5",
+    "SELECT rolname, rolsuper, rolinherit, rolcreaterole, rolcreatedb, rolcanlogin, rolreplication, rolconnlimit, "
+    "rolpassword, rolvaliduntil, rolbypassrls FROM pg_roles WHERE left(rolname, 2) = 'p_' ORDER BY 1",
+    "SELECT r.rolname, m.rolname, g.rolname, a.admin_option FROM pg_auth_members a "
+    "JOIN pg_roles r ON r.oid = a.roleid JOIN pg_roles m ON m.oid = a.member JOIN pg_roles g ON g.oid = a.grantor "
+    "WHERE left(m.rolname, 2) = 'p_' ORDER BY 1, 2",
+    "SELECT usename, usecreatedb, usesuper, passwd FROM pg_user WHERE left(usename, 2) = 'p_' ORDER BY 1",
     "ALTER TABLE pt OWNER TO p_reader",
     "ALTER TABLE pt OWNER TO p_group",
     "REASSIGN OWNED BY p_owner TO p_reader",
