@@ -172,7 +172,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "LOCK":
         return lock_statement(text)
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
-        return NoopStmt("CREATE EXTENSION")
+        return create_extension(text)
     return None
 
 
@@ -204,3 +204,19 @@ def _with_needs(stmt: Stmt, planner) -> Stmt:
     """The privileges the planner found the statement needs (checked when it runs)."""
     stmt.needs = tuple(planner.needs)
     return stmt
+
+
+def create_extension(text: str) -> Stmt:
+    """plpgsql is there (as in every PostgreSQL database); no other extension
+    can be installed, so asking for one is refused rather than ignored."""
+    m = re.match(r'\s*create\s+extension\s+(if\s+not\s+exists\s+)?("[^"]+"|\w+)', text, re.I)
+    if m is None:
+        raise PgError(SYNTAX_ERROR, 'syntax error at or near "EXTENSION"')
+    name = unquote(m.group(2))
+    if name != "plpgsql":
+        raise PgError(FEATURE_NOT_SUPPORTED, f'extension "{name}" is not available',
+                      hint="splitstream installs no extensions; its functions are built in.")
+    if m.group(1):
+        return NoopStmt("CREATE EXTENSION", 'extension "plpgsql" already exists, skipping')
+    raise PgError("42710", 'extension "plpgsql" already exists')
+

@@ -124,6 +124,7 @@ STEPS: list[tuple[str | None, str]] = [
     (None, "GRANT USAGE ON SCHEMA public TO a3 WITH GRANT OPTION"),
     ("a3", "GRANT USAGE ON SCHEMA public TO agrp"),
     (None, "SELECT nspname, array_to_string(nspacl, ',') FROM pg_namespace WHERE nspname = 'public'"),
+    (None, "CREATE EXTENSION plpgsql"),
     ("a3", "SET ROLE agrp"),
     ("a3", "SET ROLE a1"),
     ("a3", "SELECT current_user, session_user"),
@@ -170,7 +171,7 @@ def test_unimplemented_grants_are_refused(sides):
     for sql in ["GRANT CONNECT ON DATABASE postgres TO a1", "GRANT EXECUTE ON FUNCTION now() TO a1",
                 "GRANT SELECT (a) ON c1 TO a1", "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO a1",
                 "GRANT USAGE ON TYPE int4 TO a1", "CREATE DATABASE d2", "DROP DATABASE postgres",
-                "ALTER ROLE a1 SET work_mem = '1MB'"]:
+                "ALTER ROLE a1 SET work_mem = '1MB'", "CREATE EXTENSION pgcrypto"]:
         with pytest.raises(psycopg.Error) as ei:
             ss.admin.execute(sql)
         assert ei.value.sqlstate == "0A000", sql
