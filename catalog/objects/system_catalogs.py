@@ -616,6 +616,14 @@ def _pg_auth_members(state, ctx):
             yield (granted, r.oid, grantor, admin)
 
 
+@table("pg_catalog", "pg_default_acl", [("oid", type_oids.OID), ("defaclrole", type_oids.OID),
+                                        ("defaclnamespace", type_oids.OID), ("defaclobjtype", type_oids.CHAR),
+                                        ("defaclacl", TEXTARR)])
+def _pg_default_acl(state, ctx):
+    """Empty: ALTER DEFAULT PRIVILEGES is refused, so no role has any."""
+    return iter(())
+
+
 @table("pg_catalog", "pg_stat_activity", [
     ("datid", type_oids.OID), ("datname", type_oids.NAME), ("pid", type_oids.INT4), ("leader_pid", type_oids.INT4), ("usesysid", type_oids.OID),
     ("usename", type_oids.NAME), ("application_name", type_oids.TEXT), ("client_addr", type_oids.TEXT), ("client_hostname", type_oids.TEXT),

@@ -154,7 +154,7 @@ def test_login_attribute(sides):
         ss.connect("p_reader", "wrong")
 
 
-@pytest.mark.parametrize("command", [r"\du", r"\dp", r"\z", r"\z pt", r"\dp ps.*", r"\du p_*"])
+@pytest.mark.parametrize("command", [r"\du", r"\dp", r"\z", r"\z pt", r"\dp ps.*", r"\du p_*", r"\ddp"])
 def test_psql_listings_match(sides, command):
     pg, ss = sides
     assert psql_output(ss, command) == psql_output(pg, command)
