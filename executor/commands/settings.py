@@ -9,6 +9,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
+from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
@@ -26,13 +27,20 @@ class SetStmt(Stmt):
         return Result(tag="SET" if self.value is not None or True else "RESET", parameter_status=changed)
 
 
+#: Settings RESET ALL leaves alone: they follow the role, not a default.
+_FOLLOW_THE_ROLE = frozenset({"is_superuser", "session_authorization"})
+
+
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
         if self.name == "all":
             changed = {}
             for k in list(session.info.settings):
-                if k in DEFAULT_SETTINGS:
+                if k in DEFAULT_SETTINGS and k not in _FOLLOW_THE_ROLE:
                     changed.update(session.set_setting(k, None))
+            # the role went back to the session user's: is_superuser follows it
+            su = privileges.current_role(ctx.state, session.info).superuser
+            changed.update(session.set_setting("is_superuser", "on" if su else "off"))
             return Result(tag="RESET", parameter_status=changed)
         return Result(tag="RESET", parameter_status=session.set_setting(self.name, None))
 

@@ -80,3 +80,12 @@ def test_the_current_and_the_session_user_cannot_be_dropped(eng):
     es.execute_sql("SET ROLE mgr")
     assert _error(es, "DROP ROLE postgres")[:2] == ("55006", "session user cannot be dropped")
     assert _error(es, "DROP ROLE mgr")[:2] == ("55006", "current user cannot be dropped")
+
+
+def test_reset_all_returns_to_the_session_users_role(eng):
+    es = postgres_session(eng)
+    es.execute_sql("SET ROLE alice")
+    assert result_rows(es, "SELECT current_setting('is_superuser')") == [("off",)]
+    res = es.execute_sql("RESET ALL")
+    assert res.parameter_status.get("is_superuser") == "on"
+    assert result_rows(es, "SELECT current_user, current_setting('is_superuser')") == [("postgres", "on")]
