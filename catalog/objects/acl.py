@@ -36,7 +36,8 @@ LETTER_ORDER = "arwdDxtXUCTcsA"
 KEYWORD_OF = {v: k for k, v in LETTERS.items() if k != "TEMP"}
 
 #: Object class -> every privilege it has (ACL_ALL_RIGHTS_*).
-ALL_RIGHTS = {"table": "arwdDxt", "sequence": "rwU", "schema": "UC", "function": "X", "database": "CTc"}
+ALL_RIGHTS = {"table": "arwdDxt", "sequence": "rwU", "schema": "UC", "function": "X", "database": "CTc",
+              "column": "arwx"}
 
 
 def object_class(kind: str) -> str:
@@ -262,10 +263,14 @@ def has_owner_rights(state: Any, role: Role, owner: int) -> bool:
     return role.superuser or owner in privileged_roles(state.roles, role.oid)
 
 
-def may_see(state: Any, info: Any, rel: Relation) -> bool:
-    """information_schema shows a relation to the roles that own it or hold
-    some privilege on it."""
+def may_see(state: Any, info: Any, rel: Relation, column: Any = None) -> bool:
+    """information_schema shows a relation (a column) to the roles that own
+    it or hold some privilege on it (some column privilege on it)."""
     me = current_role(state, info)
     if has_owner_rights(state, me, rel.owner):
         return True
-    return bool(aclmask(relation_acl(rel), privileged_roles(state.roles, me.oid))[0])
+    roles = privileged_roles(state.roles, me.oid)
+    table = aclmask(relation_acl(rel), roles)[0]
+    if column is not None:
+        return bool(table & set(ALL_RIGHTS["column"])) or bool(aclmask(column.acl or (), roles)[0])
+    return bool(table) or any(aclmask(c.acl, roles)[0] for c in rel.columns if c.acl)

@@ -20,6 +20,8 @@ class ColumnDef:
     dropped: bool = False
     attnum: int = 0
     hidden: bool = False            # e.g. a stream's arrival_timestamp: not in SELECT *
+    #: column privileges (catalog.objects.acl items); None: none beyond the table's
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
 
 
 @dataclass(frozen=True)

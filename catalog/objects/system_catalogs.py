@@ -142,7 +142,7 @@ def _pg_class(state, ctx):
     ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
     ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
     ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
-    ("attacl", type_oids.TEXT), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
+    ("attacl", TEXTARR), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
@@ -152,7 +152,8 @@ def _pg_attribute(state, ctx):
             coll = 100 if sqltypes.is_string(c.type_oid) else 0
             yield (r.oid, c.name, c.type_oid, -1, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in type_oids.ELEMENT_OF else 0,
                    -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i", "p", "",
-                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll, None, None, None)
+                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll,
+                   acl.acl_texts(state.roles, c.acl), None, None)
 
 
 def _type_rows():
@@ -245,6 +246,8 @@ def _is_columns(state, ctx):
         if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         for i, c in enumerate(r.visible_columns):
+            if not acl.may_see(state, ctx.session, r, c):
+                continue
             prec = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64, type_oids.FLOAT4: 24, type_oids.FLOAT8: 53}.get(c.type_oid)
             yield ("postgres", r.schema, r.name, c.name, i + 1, _default_text(c), "NO" if c.not_null else "YES",
                    sqltypes.format_type(c.type_oid) if c.type_oid not in type_oids.ELEMENT_OF else "ARRAY",

@@ -153,14 +153,14 @@ class CopyStmt(Stmt):
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         if rel.kind not in ("r", "f"):
             raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {"view" if rel.kind == "v" else "relation"} "{rel.name}"')
-        pl.need("a", rel.oid)
-        privileges.authorize(ctx.state, session.info, pl.needs)
         targets = [c for c in rel.live_columns if not c.hidden]
         if self.cols:
             for c in self.cols:
                 if rel.column(c) is None or rel.column(c).hidden:
                     raise PgError(UNDEFINED_COLUMN, f'column "{c}" of relation "{rel.name}" does not exist')
             targets = [rel.column(c) for c in self.cols]
+        pl.need("a", rel.oid, columns=frozenset(c.name for c in targets))
+        privileges.authorize(ctx.state, session.info, pl.needs)
         sink = CopySink(session, ctx, rel, targets, options)
         if self.src.lower() == "stdin":
             return Result(tag="", copy_in=sink)
@@ -189,7 +189,9 @@ class CopyStmt(Stmt):
                           "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
                           hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.query is not None:
-            plan = pl.plan_query(sqlglot.parse_one(self.query, read=DIALECT))
+            query = sqlglot.parse_one(self.query, read=DIALECT)
+            pl.use_columns_of(query)
+            plan = pl.plan_query(query)
         else:
             parts = _name_parts(self.table)
             name = parts[-1]
@@ -199,7 +201,10 @@ class CopyStmt(Stmt):
             if rel.kind == "v":
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
-            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read=DIALECT))
+            tree = sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}',
+                                     read=DIALECT)
+            pl.use_columns_of(tree)
+            plan = pl.plan_query(tree)
         privileges.authorize(ctx.state, session.info, pl.needs)
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]

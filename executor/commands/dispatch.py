@@ -186,6 +186,7 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             return fast, planner.param_oids
     tree = parse_one(text)
     planner = Planner(session.engine, state, param_oids, session=session.info)
+    planner.use_columns_of(tree)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")

@@ -1,18 +1,20 @@
 """GRANT and REVOKE of privileges on relations and schemas (PostgreSQL's
 aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
 
-What is not implemented is refused, never accepted and ignored: privileges
-on functions, databases and other object classes, column privileges and
-ALTER DEFAULT PRIVILEGES.
+Column privileges live on the columns (``ColumnDef.acl``); a statement
+needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
+every column it uses.  What is not implemented is refused, never accepted
+and ignored: privileges on functions, databases and other object classes,
+and ALTER DEFAULT PRIVILEGES.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Relation, Role
 from splitstream.protocol.errors import (
-    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, UNDEFINED_TABLE,
+    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
 )
 
@@ -44,6 +46,7 @@ class GrantStmt(Stmt):
     option: bool                   # WITH GRANT OPTION / GRANT OPTION FOR
     cascade: bool = False
     grantor: str | None = None
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)   # column privileges: letter -> columns
     cacheable = False
 
     @property
@@ -63,14 +66,60 @@ class GrantStmt(Stmt):
                 sch = ctx.txn.state.schemas.get(name)
                 if sch is None:
                     raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
-                new = self._apply(ctx, me, schema_acl(sch), acl.schema_owner(sch), "schema", "schema", name, grantees)
+                current = schema_acl(sch)
+                new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
+                                        ("schema", name), f'"{name}"', grantees)
                 ctx.txn.apply(("schema", replace(sch, acl=new)))
         else:
             for rel in self._relations(ctx.txn.state, session.info):
-                cls = acl.object_class(rel.kind)
-                new = self._apply(ctx, me, relation_acl(rel), rel.owner, cls, cls, rel.name, grantees, rel)
-                ctx.txn.apply(("rel", rel.with_(acl=new)))
+                ctx.txn.apply(("rel", self._on_relation(ctx, me, rel, grantees)))
         return Result(tag=self.tag)
+
+    def _on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
+        cls = acl.object_class(rel.kind)
+        if self.privs or (self.all_privs and not self.columns):
+            current = relation_acl(rel)
+            new, grantor, done = self._apply(ctx, me, current, current, rel.owner, self._letters(ctx, cls, rel),
+                                             (cls, rel.name), f'"{rel.name}"', grantees)
+            rel = rel.with_(acl=new)
+            taken = "".join(x for x in done if x in acl.ALL_RIGHTS["column"])
+            if not self.grant and taken:      # REVOKE on the table takes the same privileges on its columns
+                rel = self._on_columns(ctx, me, rel, grantees, {c.name: taken for c in rel.columns if c.acl}, grantor)
+        if self.columns:
+            wanted: dict[str, str] = {}
+            for letter, names in self.columns.items():
+                if letter not in acl.ALL_RIGHTS["column"]:
+                    raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[letter]} for column")
+                for name in names:
+                    col = rel.column(name)
+                    if col is None or col.hidden:
+                        raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
+                    wanted[name] = acl.ordered(wanted.get(name, "") + letter)
+            rel = self._on_columns(ctx, me, rel, grantees, wanted)
+        return rel
+
+    def _on_columns(self, ctx, me: Role, rel: Relation, grantees: list[int], wanted: dict[str, str],
+                    grantor: int | None = None) -> Relation:
+        """ExecGrant_Attribute, column by column in column order: the grantor
+        is chosen from the table's and the column's ACL together.  With
+        ``grantor`` (a table-level REVOKE's) the columns simply follow it."""
+        table_acl = relation_acl(rel)
+        cols = list(rel.columns)
+        for i, col in enumerate(cols):
+            letters = wanted.get(col.name, "")
+            if not letters or col.dropped:
+                continue
+            current = col.acl or ()
+            if grantor is not None:
+                new = current
+                for grantee in grantees:
+                    new = _revoke(new, grantee, grantor, letters, self.option, self.cascade)
+            else:
+                new, _, _ = self._apply(ctx, me, current, table_acl + current, rel.owner, letters,
+                                        ("column", f"{col.name} of relation {rel.name}"),
+                                        f'column "{col.name}" of relation "{rel.name}"', grantees)
+            cols[i] = replace(col, acl=new or None)
+        return rel.with_(columns=tuple(cols))
 
     def _relations(self, st, info) -> list[Relation]:
         out: list[Relation] = []
@@ -96,7 +145,7 @@ class GrantStmt(Stmt):
             out.append(rel)
         return out
 
-    def _letters(self, ctx, cls: str, rel: Relation | None) -> str:
+    def _letters(self, ctx, cls: str, rel: Relation | None = None) -> str:
         """The requested privileges as letters valid for ``cls`` (a sequence
         named by ON TABLE keeps only its own kinds, with PostgreSQL's warning)."""
         if self.all_privs:
@@ -112,17 +161,19 @@ class GrantStmt(Stmt):
                 raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[c]} for {cls}")
         return self.privs
 
-    def _apply(self, ctx, me: Role, current: acl.Acl, owner: int, cls: str, noun: str, name: str,
-               grantees: list[int], rel: Relation | None = None) -> acl.Acl:
+    def _apply(self, ctx, me: Role, current: acl.Acl, for_grantor: acl.Acl, owner: int, wanted: str,
+               denied: tuple[str, str], shown: str, grantees: list[int]) -> tuple[acl.Acl, int, str]:
+        """Grant or revoke ``wanted`` on one ACL: (new ACL, grantor, the
+        privileges it could give or take).  ``denied``: (noun, name) of the
+        42501 when the grantor holds nothing at all; ``shown``: the object in warnings."""
         st = ctx.txn.state
-        wanted = self._letters(ctx, cls, rel)
-        grantor, options = _best_grantor(st, me, current, owner, wanted)
+        grantor, options = _best_grantor(st, me, for_grantor, owner, wanted)
         if not options:
-            have, have_opts = acl.aclmask(current, acl.privileged_roles(st.roles, grantor))
-            if not me.superuser and not (have | have_opts) & set(acl.ALL_RIGHTS[cls]):
-                raise privileges.denied(noun, name)
+            have, have_opts = acl.aclmask(for_grantor, acl.privileged_roles(st.roles, grantor))
+            if not me.superuser and not (have | have_opts):
+                raise privileges.denied(*denied)
         effective = "".join(c for c in wanted if c in options)
-        self._warn(ctx, effective, wanted, name)
+        self._warn(ctx, effective, wanted, shown)
         new = current
         for grantee in grantees:
             if self.grant:
@@ -132,18 +183,17 @@ class GrantStmt(Stmt):
                     new = acl.grant(new, grantee, grantor, effective, self.option)
             elif effective:
                 new = _revoke(new, grantee, grantor, effective, self.option, self.cascade)
-        return new
+        return new, grantor, effective
 
-    def _warn(self, ctx, effective: str, wanted: str, name: str) -> None:
+    def _warn(self, ctx, effective: str, wanted: str, shown: str) -> None:
         if self.grant:
             code, verb = WARNING_PRIVILEGE_NOT_GRANTED, "were granted"
         else:
             code, verb = WARNING_PRIVILEGE_NOT_REVOKED, "could be revoked"
         if not effective:
-            ctx.notices.append(Notice(f'no privileges {verb} for "{name}"', sqlstate=code, severity="WARNING"))
+            ctx.notices.append(Notice(f"no privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
         elif not self.all_privs and set(effective) != set(wanted):
-            ctx.notices.append(Notice(f'not all privileges {verb} for "{name}"', sqlstate=code,
-                                      severity="WARNING"))
+            ctx.notices.append(Notice(f"not all privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
 
 
 def _best_grantor(st, me: Role, current: acl.Acl, owner: int, wanted: str) -> tuple[int, set[str]]:
@@ -180,29 +230,35 @@ def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_onl
     return new
 
 
-def _privilege_list(r: Reader) -> tuple[str, bool]:
-    """Privileges before ON: (letters, ALL)."""
+def _privilege_list(r: Reader) -> tuple[str, bool, dict[str, tuple[str, ...]]]:
+    """Privileges before ON: (table-level letters, ALL, letter -> columns
+    for column privileges such as ``SELECT (a, b)``)."""
+    columns: dict[str, tuple[str, ...]] = {}
     if r.accept("ALL"):
         r.accept("PRIVILEGES")
-        if r.at("("):
-            raise _column_privileges()
-        return "", True
+        if r.accept("("):
+            cols = _column_list(r)
+            return "", True, {c: cols for c in acl.ALL_RIGHTS["column"]}
+        return "", True, columns
     letters = ""
     while True:
         word = str(r.next())
         if word not in acl.LETTERS:
             r.i -= 1
             raise r.error()
-        if r.at("("):
-            raise _column_privileges()
-        letters += acl.LETTERS[word]
+        letter = acl.LETTERS[word]
+        if r.accept("("):
+            columns[letter] = columns.get(letter, ()) + _column_list(r)
+        else:
+            letters += letter
         if not r.accept(","):
-            return acl.ordered(letters), False
+            return acl.ordered(letters), False, columns
 
 
-def _column_privileges() -> PgError:
-    return PgError(FEATURE_NOT_SUPPORTED, "column privileges are not supported",
-                   hint="Grant the privilege on the whole table, or on a view of the columns.")
+def _column_list(r: Reader) -> tuple[str, ...]:
+    cols = tuple(r.names())
+    r.expect(")")
+    return cols
 
 
 def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
@@ -239,7 +295,7 @@ def grant_statement(text: str, session) -> Stmt:
         if option:
             raise r.error()
         return RoleMembershipStmt.parse(r, session, grant)
-    privs, all_privs = _privilege_list(r)
+    privs, all_privs, columns = _privilege_list(r)
     r.expect("ON")
     target, objs, in_schemas = _targets(r)
     r.expect("TO" if grant else "FROM")
@@ -258,7 +314,10 @@ def grant_statement(text: str, session) -> Stmt:
             pass
         else:
             raise r.error()
-    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor)
+    if columns and target != "table":
+        raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[next(iter(columns))]} "
+                                               f"for {target}")
+    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor, columns)
 
 
 def _grantee(r: Reader, session) -> str:

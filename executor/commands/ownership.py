@@ -39,7 +39,8 @@ def change_owner(ctx, obj: Relation | Schema, new: int) -> None:
     if isinstance(obj, Schema):
         ctx.txn.apply(("schema", replace(obj, owner=new, acl=new_owner_acl(obj.acl, obj.owner, new))))
         return
-    ctx.txn.apply(("rel", obj.with_(owner=new, acl=new_owner_acl(obj.acl, obj.owner, new))))
+    cols = tuple(replace(c, acl=new_owner_acl(c.acl, obj.owner, new)) for c in obj.columns)
+    ctx.txn.apply(("rel", obj.with_(owner=new, acl=new_owner_acl(obj.acl, obj.owner, new), columns=cols)))
     for dep in list(ctx.txn.state.rels.values()):
         if (dep.kind == "i" and dep.index_table == obj.oid) or \
                 (dep.kind == "S" and dep.owned_by and dep.owned_by[0] == obj.oid):
@@ -97,8 +98,10 @@ class OwnedStmt(Stmt):
             if sch.acl and any(role.oid in (it[0], it[1]) for it in sch.acl):
                 ctx.txn.apply(("schema", replace(sch, acl=_without(sch.acl, role.oid))))
         for rel in list(st.rels.values()):
-            if rel.acl and any(role.oid in (it[0], it[1]) for it in rel.acl):
-                ctx.txn.apply(("rel", rel.with_(acl=_without(rel.acl, role.oid))))
+            held_cols = any(c.acl and any(role.oid in (it[0], it[1]) for it in c.acl) for c in rel.columns)
+            if held_cols or (rel.acl and any(role.oid in (it[0], it[1]) for it in rel.acl)):
+                cols = tuple(replace(c, acl=_without(c.acl, role.oid) or None) if c.acl else c for c in rel.columns)
+                ctx.txn.apply(("rel", rel.with_(acl=_without(rel.acl, role.oid) if rel.acl else None, columns=cols)))
 
 
 def _without(current: acl.Acl, role: int) -> acl.Acl:

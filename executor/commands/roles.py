@@ -380,21 +380,25 @@ def dependencies(st, oid: int) -> list[str]:
     """What keeps role ``oid`` from being dropped: objects it owns and
     privileges granted to or by it, as PostgreSQL's DETAIL lists them
     (by object OID, privileges before ownership of the same object)."""
-    found: list[tuple[int, str, str]] = []
+    found: list[tuple[int, int, str, str]] = []
 
-    def check(obj_oid: int, owner: int, the_acl, what: str) -> None:
+    def check(obj_oid: int, owner: int, the_acl, what: str, sub: int = 0) -> None:
         if owner == oid:
-            found.append((obj_oid, "o", f"owner of {what}"))
+            found.append((obj_oid, sub, "o", f"owner of {what}"))
         elif the_acl and any(oid in (it[0], it[1]) for it in the_acl):   # an owner's own grants are implied
-            found.append((obj_oid, "a", f"privileges for {what}"))
+            found.append((obj_oid, sub, "a", f"privileges for {what}"))
 
     for sch in st.schemas.values():
         if sch.oid >= 16384 or sch.owner != oid:
             check(sch.oid, sch.owner if sch.oid >= 16384 else -1, sch.acl, f"schema {sch.name}")
     for rel in st.rels.values():
         if rel.kind != "i":
-            check(rel.oid, rel.owner, rel.acl, f"{KIND_NOUN.get(rel.kind, 'relation')} {rel.qualified}")
+            what = f"{KIND_NOUN.get(rel.kind, 'relation')} {rel.qualified}"
+            check(rel.oid, rel.owner, rel.acl, what)
+            for n, col in enumerate(rel.live_columns, 1):
+                if col.acl and rel.owner != oid:
+                    check(rel.oid, -1, col.acl, f"column {col.name} of {what}", n)
     for fns in st.functions.values():
         for fn in fns:
             check(fn.oid, fn.owner, None, f"function {fn.name}")
-    return [text for _oid, _kind, text in sorted(found)]
+    return [text for _oid, _sub, _kind, text in sorted(found)]

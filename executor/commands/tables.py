@@ -161,6 +161,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     as_query = tree.args.get("expression")
     if as_query is not None:        # the query's privileges are checked first, as PostgreSQL's executor does
         pl = Planner(session.engine, ctx.state, session=session.info)
+        pl.use_columns_of(as_query)
         plan = pl.plan_query(as_query)
         privileges.authorize(ctx.state, session.info, pl.needs)
     schema = target_schema(planner, schema, st)

@@ -88,9 +88,14 @@ def _column(state, ctx, role, obj, column, privs) -> bool | None:
     rel = _relation(state, ctx, obj)
     if rel is None:
         return None
-    if isinstance(column, str) and rel.column(column) is None:
+    live = [c for c in rel.live_columns if not c.hidden]
+    col = rel.column(column) if isinstance(column, str) else (live[column - 1] if 0 < column <= len(live) else None)
+    if col is None:
+        if not isinstance(column, str):
+            return None
         raise PgError(UNDEFINED_COLUMN, f'column "{column}" of relation "{rel.name}" does not exist')
-    return _holds(state, role, acl.relation_acl(rel), _parse_privs(privs, "column"))
+    wanted = _parse_privs(privs, "column")
+    return _holds(state, role, acl.relation_acl(rel), wanted) or _holds(state, role, col.acl or (), wanted)
 
 
 def _schema(state, ctx, role, obj, privs) -> bool | None:

@@ -36,6 +36,8 @@ class Need:
     as_role: int = 0
     any_of: bool = False
     system_table: str = ""          # a catalog only superusers read (SUPERUSER_TABLES)
+    #: the columns used, for a column privilege to stand in for the table's (None: the table's is needed)
+    columns: frozenset[str] | None = None
 
 
 #: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
@@ -67,6 +69,14 @@ def held(state: Any, role: Role, the_acl: acl.Acl) -> set[str]:
     if role.superuser:
         return set(acl.LETTER_ORDER)
     return acl.aclmask(the_acl, acl.privileged_roles(state.roles, role.oid))[0]
+
+
+def _columns_allow(state: Any, role: Role, rel: Relation, letter: str, used: frozenset[str]) -> bool:
+    """Column privileges cover a statement when every column it uses has the
+    privilege, or, using none (``count(*)``), when some column has it."""
+    roles = acl.privileged_roles(state.roles, role.oid)
+    granted = {c.name for c in rel.columns if c.acl and letter in acl.aclmask(c.acl, roles)[0]}
+    return used <= granted if used else bool(granted)
 
 
 def denied(kind_noun: str, name: str) -> PgError:
@@ -120,6 +130,8 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
             continue
         have = held(state, role, relation_acl(rel))
         ok = bool(set(n.privs) & have) if n.any_of else set(n.privs) <= have
+        if not ok and n.columns is not None and len(n.privs) == 1:
+            ok = _columns_allow(state, role, rel, n.privs, n.columns)
         if not ok:
             raise denied(KIND_NOUN.get(rel.kind, "relation"), rel.name)
 

@@ -52,6 +52,8 @@ GRANT TRUNCATE, UPDATE ON ps.pt2 TO p_writer;
 GRANT SELECT ON pv TO p_group, p_writer;
 GRANT SELECT ON pv2 TO PUBLIC;
 GRANT p_group TO p_admin WITH ADMIN OPTION;
+GRANT SELECT (a), INSERT (a), UPDATE (b) ON pt TO p_none;
+GRANT SELECT (b) ON ps.pt2 TO p_group;
 """
 
 TABLES = ["pt", "ps.pt2", "pclosed.pt3", "ppub"]
@@ -117,6 +119,14 @@ OTHER = [
     "SELECT has_schema_privilege('ps', 'USAGE'), has_schema_privilege('public', 'CREATE')",
     "SELECT rolname FROM pg_authid WHERE rolname = 'p_none'",
     "SELECT a FROM pt JOIN ps.pt2 USING (a) ORDER BY 1",
+    "SELECT a FROM pt ORDER BY 1",
+    "SELECT b FROM pt ORDER BY 1",
+    "SELECT pt.a, x.b FROM pt, ps.pt2 x WHERE pt.a = x.a",
+    "INSERT INTO pt (a) VALUES (7)",
+    "INSERT INTO pt VALUES (7)",
+    "UPDATE pt SET b = 'v' WHERE a = 1",
+    "UPDATE pt SET b = b || 'v'",
+    "SELECT has_column_privilege('pt', 'a', 'SELECT'), has_column_privilege('pt', 'b', 'UPDATE')",
     "SELECT (SELECT count(*) FROM pt)",
     "SELECT table_schema, table_name, table_type FROM information_schema.tables "
     "WHERE table_schema IN ('public', 'ps', 'pclosed') ORDER BY 1, 2",
@@ -147,7 +157,8 @@ def statements() -> list[str]:
 
 
 #: COPY statements and the rows COPY FROM sends.
-COPY_OUT = [f"COPY {o} TO STDOUT" for o in TABLES] + ["COPY (SELECT * FROM pt) TO STDOUT", "COPY (SELECT * FROM pv) TO STDOUT"]
+COPY_OUT = [f"COPY {o} TO STDOUT" for o in TABLES] + ["COPY (SELECT * FROM pt) TO STDOUT", "COPY (SELECT * FROM pv) TO STDOUT",
+                                                      "COPY pt (a) TO STDOUT", "COPY (SELECT a FROM pt) TO STDOUT"]
 COPY_IN = [f"COPY {o} (a, b) FROM STDIN" for o in TABLES]
 COPY_ROWS = [(20, "c1"), (21, "c2")]
 

@@ -1,4 +1,4 @@
-"""Roles, memberships, owners and privileges survive a restart and kill -9
+"""Roles, memberships, owners and privileges (column ones too) survive a restart and kill -9
 (issue 20): some changes reach a checkpoint, the later ones only the WAL."""
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ CATALOG = [
     "JOIN pg_roles m ON m.oid = a.member ORDER BY 1, 2",
     "SELECT c.relname, pg_get_userbyid(c.relowner), c.relacl FROM pg_class c ORDER BY 1",
     "SELECT nspname, pg_get_userbyid(nspowner), nspacl FROM pg_namespace ORDER BY 1",
+    "SELECT attname, attacl FROM pg_attribute WHERE attacl IS NOT NULL ORDER BY 1",
 ]
 
 
@@ -48,7 +49,7 @@ def test_privileges_and_ownership_survive(ss_server_factory, crash):
                     "INSERT INTO s1.t VALUES (1)", "GRANT SELECT ON s1.t TO grp WITH GRANT OPTION", "CHECKPOINT",
                     "ALTER TABLE s1.t OWNER TO bob", "CREATE SEQUENCE sq", "GRANT USAGE ON SEQUENCE sq TO alice",
                     "GRANT grp TO bob WITH ADMIN OPTION", "REVOKE USAGE ON SCHEMA s1 FROM grp",
-                    "GRANT USAGE ON SCHEMA s1 TO alice"]:
+                    "GRANT USAGE ON SCHEMA s1 TO alice", "GRANT UPDATE (a) ON s1.t TO alice"]:
             c.execute(sql)
     before, alice_before = _snapshot(server), _as_alice(server)
     assert alice_before == ([(1,)], "42501 permission denied for table t")

@@ -19,6 +19,7 @@ from ...execution import expr
 from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
 from ...execution import privileges, system_functions
+from ..binder import referenced_names
 from splitstream.catalog.objects import system_catalogs as system
 
 if TYPE_CHECKING:
@@ -45,9 +46,23 @@ class PlannerBase:
         #: privileges the statement needs, checked each time it runs (execution/privileges.py)
         self.needs: list[privileges.Need] = []
         self.as_role = 0            # while planning a view's query: its owner, whose rights it reads with
+        #: per statement and view being planned: the column names it uses (None: all, for a *)
+        self.column_names: list[frozenset[str] | None] = []
 
-    def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False) -> None:
-        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of))
+    def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
+             columns: frozenset[str] | None = None) -> None:
+        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of, columns=columns))
+
+    def use_columns_of(self, tree: Any) -> None:
+        """Name the columns the statement (or view) being planned uses: every
+        column name in it, all of them for a ``*`` (more than it reads, never
+        less, so a column privilege never stands in for one not granted)."""
+        self.column_names.append(referenced_names(tree))
+
+    def used_columns(self, rel: Relation) -> frozenset[str]:
+        names = self.column_names[-1] if self.column_names else None
+        cols = {c.name for c in rel.live_columns if not c.hidden}
+        return frozenset(cols if names is None else cols & names)
 
     if TYPE_CHECKING:
         # Steps one planning module calls in another; each is defined in the
@@ -199,3 +214,4 @@ class PlannerBase:
 
     def call_udf(self, fn, args):
         return self.engine.call_udf(self, fn, args)
+

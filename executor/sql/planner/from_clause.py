@@ -81,7 +81,9 @@ class FromPlanner(PlannerBase):
                 return op, Scope(cols, outer, tables=[alias])
             full = f"{schema}.{name}" if schema else name
             raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
-        if rel.kind in ("r", "f", "v", "S"):
+        if rel.kind in ("r", "f", "v"):
+            self.need("r", rel.oid, columns=self.used_columns(rel))
+        elif rel.kind == "S":
             self.need("r", rel.oid)
         if rel.kind == "r":
             self.tables_used.add(rel.oid)
@@ -113,10 +115,12 @@ class FromPlanner(PlannerBase):
         q = sqlglot.parse_one(rel.sql, read=DIALECT)
         saved, saved_role = self.ctes, self.as_role
         self.ctes, self.as_role = [{}], rel.owner      # a view reads with its owner's rights
+        self.use_columns_of(q)
         try:
             inner = self.plan_query(q, None, None)
         finally:
             self.ctes, self.as_role = saved, saved_role
+            self.column_names.pop()
         names = [c.name for c in rel.live_columns]
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
                          [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
