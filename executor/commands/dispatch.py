@@ -34,7 +34,6 @@ from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
-from .session_role import parse_role_setting
 from .schemas import CheckpointStmt
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
@@ -91,9 +90,6 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "SET":
         return parse_set(text)
     if w0 == "RESET":
-        role_stmt = parse_role_setting(text, reset=True)
-        if role_stmt is not None:
-            return role_stmt
         name = text.split(None, 1)[1].strip().rstrip(";").lower()
         return ResetStmt(name, None)
     if w0 == "SHOW":

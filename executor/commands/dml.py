@@ -116,9 +116,9 @@ class InsertStmt(DMLStmt):
 
     @staticmethod
     def build(session, planner, tree: exp.Insert) -> "InsertStmt":
+        first_need = len(planner.needs)     # the target's needs come first, as its range-table entry does
         s = InsertStmt()
         rel, alias = _target(planner, tree.this)
-        first_need = len(planner.needs)     # the target's needs come first, as its range-table entry does
         if rel.kind == "v":
             raise PgError(FEATURE_NOT_SUPPORTED if not rel.continuous else WRONG_OBJECT_TYPE,
                           f'cannot insert into view "{rel.name}"',

@@ -33,6 +33,10 @@ _FOLLOW_THE_ROLE = frozenset({"is_superuser", "session_authorization"})
 
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
+        if self.name in ("role", "session authorization"):    # RESET ROLE, RESET SESSION AUTHORIZATION
+            stmt = parse_role_setting(f"RESET {self.name}", reset=True)
+            assert stmt is not None
+            return stmt.run(session, ctx)
         if self.name == "all":
             changed = {}
             for k in list(session.info.settings):
