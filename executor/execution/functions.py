@@ -24,10 +24,11 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import Interval
 
-from .privilege_functions import register_privilege_functions
-from .privileges import shown_current_user
 import calendar
 import json
+
+from .privilege_functions import register_privilege_functions
+from .privileges import shown_current_user
 
 
 Impl = Callable[[list[Col], int, object], Col]

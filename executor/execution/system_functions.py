@@ -15,7 +15,8 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import expr, functions, privileges
+from . import privileges
+from . import expr, functions
 from .functions import _to_json
 
 
