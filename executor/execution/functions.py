@@ -23,7 +23,6 @@ from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
-
 import calendar
 import json
 
