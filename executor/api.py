@@ -34,6 +34,8 @@ class SessionInfo:
     settings: dict[str, str]
     user: str = "postgres"
     database: str = "postgres"
+    #: the role whose privileges the session has ('' = ``user``); trust mode maps every name to the superuser
+    login_role: str = ""
     pid: int = 0
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
@@ -210,6 +212,8 @@ class LoginRole(Protocol):
     def login(self) -> bool: ...
     @property
     def superuser(self) -> bool: ...
+    @property
+    def connlimit(self) -> int: ...          # CONNECTION LIMIT (-1: none)
 
 
 class Engine(Protocol):

@@ -11,6 +11,7 @@ import datetime as dt
 import logging
 import threading
 import time
+from dataclasses import replace
 from typing import Any
 
 
@@ -24,7 +25,8 @@ from splitstream.protocol.errors import (
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
-from .execution import operators
+from .execution import operators, privileges
+from .execution.privileges import password_expired
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
@@ -61,7 +63,13 @@ class Engine:
         return Session(self, info)
 
     def lookup_role(self, name: str) -> Role | None:
-        return self.db.committed.roles.get(name)
+        """The role logging in as ``name``.  Past its VALID UNTIL a role's
+        password no longer authenticates (PostgreSQL then fails the login as
+        for a wrong password), so it is returned without one."""
+        role = self.db.committed.roles.get(name)
+        if role is not None and password_expired(role):
+            return replace(role, password=None)
+        return role
 
     def database_exists(self, name: str) -> bool:
         return name in ("postgres", "template1", "template0")
@@ -95,6 +103,11 @@ class Session:
             info.settings[k] = normalize_setting(k, v)
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
+        # who authenticated: SET SESSION AUTHORIZATION is checked against them, and DEFAULT returns to them
+        self.authenticated_user = info.user
+        self.authenticated_login_role = info.login_role
+        self.authenticated_superuser = privileges.login_role(self.db.committed, info).superuser
+        info.settings["is_superuser"] = "on" if self.authenticated_superuser else "off"
         self.txn: Transaction | None = None       # explicit transaction block
         self.failed = False
         self.plan_cache: dict = {}
@@ -218,6 +231,9 @@ class Session:
             return Result(tag=last.add(params))
         if not self.failed and coalescible(stmt) and KEY_SETTING not in self.info.settings:
             if last is None or last.stmt is not stmt:
+                # refused at this Execute, as PostgreSQL would, not only at delivery
+                privileges.authorize(self.txn.state if self.txn is not None else self.db.committed, self.info,
+                                     stmt.needs)
                 if len(pending) >= MAX_SEGMENTS:
                     self.flush_pending()
                 if self.txn is None and self._extended is None:

@@ -318,6 +318,8 @@ class FlushStmt:
         self.slab = slab            # only build (and validate) the last segment's rows so far; deliver later
 
     def run(self, session, ctx):
+        for stmt in {id(p.stmt): p.stmt for p in self.segments}.values():
+            stmt.authorize(ctx)     # the role may have changed since the Executes were recorded
         if self.slab:
             self.segments[-1].to_slab(session, ctx)
             return Result(tag="")

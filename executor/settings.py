@@ -95,6 +95,7 @@ DEFAULT_SETTINGS = {
     "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
     "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
     "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
+    "role": "none",
 }
 
 

@@ -13,6 +13,7 @@ import sys
 
 from splitstream.executor.api import EngineFactory
 
+from . import hba
 from .config import ServerConfig, is_loopback
 from .listener import run_server
 from .tls import make_server_context
@@ -30,6 +31,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--data-dir", default="./data", help="data directory (default ./data)")
     s.add_argument("--password", default=None,
                    help="password of the superuser 'postgres' (or env SPLITSTREAM_PASSWORD); enables SCRAM auth")
+    s.add_argument("--hba", default=None, metavar="FILE",
+                   help="pg_hba.conf-like rules: who may connect from where, and how (trust, reject, "
+                        "scram-sha-256, md5)")
     s.add_argument("--tls-cert", default=None, help="PEM certificate file (enables TLS)")
     s.add_argument("--tls-key", default=None, help="PEM private key file")
     s.add_argument("--max-connections", type=int, default=100, help="maximum concurrent sessions (default 100)")
@@ -56,10 +60,17 @@ def parse_config(argv: list[str]) -> tuple[ServerConfig, str]:
         parser.error("--max-connections must be at least 1")
     if not (0 <= args.port <= 65535):
         parser.error("--port must be between 0 and 65535")
-    cfg = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir, password=password,
+    rules = None
+    if args.hba is not None:
+        try:
+            rules = hba.load(args.hba)
+        except hba.HbaError as e:
+            print(f"splitstream: --hba {args.hba}: {e}", file=sys.stderr)
+            raise SystemExit(2) from None
+    cfg = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir, password=password, hba=rules,
                        tls_cert=args.tls_cert, tls_key=args.tls_key, max_connections=args.max_connections,
                        fsync=args.fsync == "on")
-    if password is None:
+    if password is None and rules is None:
         exposed = [h for h in cfg.hosts if not is_loopback(h)]
         if exposed or not cfg.hosts:
             print(f"splitstream: refusing to listen on non-loopback address {', '.join(exposed) or '*'} "

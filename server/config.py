@@ -9,6 +9,8 @@ import ipaddress
 import socket
 from dataclasses import dataclass, field
 
+from .hba import Rule
+
 
 @dataclass
 class ServerConfig:
@@ -18,6 +20,8 @@ class ServerConfig:
     port: int = 5433
     data_dir: str = "./data"
     password: str | None = None
+    #: --hba FILE's rules (server/hba.py); None: trust without a password, else SCRAM/md5 for everyone
+    hba: list[Rule] | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
     max_connections: int = 100

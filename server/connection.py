@@ -18,7 +18,7 @@ import socket
 import struct
 from typing import TYPE_CHECKING, cast
 
-from splitstream.executor.api import SessionInfo
+from splitstream.executor.api import LoginRole, SessionInfo
 from splitstream.protocol import auth
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
@@ -31,7 +31,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from . import session_settings
+from . import hba, session_settings
 from .session import CycleSig, ProtocolSession
 
 if TYPE_CHECKING:
@@ -71,6 +71,7 @@ class Connection(asyncio.Protocol):
         self.info: SessionInfo | None = None
         self.session: ProtocolSession | None = None
         self.peer = "?"
+        self.peer_host = ""
         self.closed = False              # the socket is gone
         self.eof = False                 # the client half-closed: answer what it sent, then close
         self.terminating = False         # server shutdown asked us to leave
@@ -101,6 +102,7 @@ class Connection(asyncio.Protocol):
                 pass
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.peer_host = str(peer[0]) if isinstance(peer, tuple) else ""
         self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self.task = self.loop.create_task(self._main())
         self.server.track(self)
@@ -385,7 +387,9 @@ class Connection(asyncio.Protocol):
         if self.closed:
             return False
         self.pid, self.secret = self.server.register(self)
-        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid)
+        # trust mode (no password): every name is the superuser, as the brief says
+        login_role = "" if self.config.password is not None or self.config.hba is not None else "postgres"
+        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role)
         try:
             es = await self.server.pool.run(engine.new_session, self.info)
         except PgError as e:
@@ -405,30 +409,57 @@ class Connection(asyncio.Protocol):
         """Run the configured auth method; returns (superuser, database). Raises FATAL PgErrors."""
         engine = self.server.engine
         pool = self.server.pool
-        if self.config.password is None:
+        if self.config.password is None and self.config.hba is None:
             # trust: every name maps onto the superuser and (if unknown) the default database
             exists = await pool.run(engine.database_exists, database)
             return True, database if exists else "postgres"
+        method = self._hba_method(user, database)
         role = await pool.run(engine.lookup_role, user)
+        if method == "trust":
+            if role is None:
+                raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" does not exist')
+        else:
+            await self._check_password(method, role, user)
+        if role is not None and not role.login:
+            raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" is not permitted to log in')
+        limit = getattr(role, "connlimit", -1)
+        if role is not None and not role.superuser and 0 <= limit <= self.server.sessions_of(user):
+            raise _fatal(TOO_MANY_CONNECTIONS, f'too many connections for role "{user}"')
+        if not await pool.run(engine.database_exists, database):
+            raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
+        return role.superuser if role is not None else True, database
+
+    def _hba_method(self, user: str, database: str) -> str:
+        """The --hba file's method for this connection ("password" without one:
+        SCRAM, or md5 for an md5-stored password)."""
+        rules = self.config.hba
+        if rules is None:
+            return "password"
+        method = hba.method_for(rules, self.tls, database, user, self.peer_host)
+        where = f'host "{self.peer_host}", user "{user}", database "{database}", ' \
+                f'{"SSL encryption" if self.tls else "no encryption"}'
+        if method is None:
+            raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f"no pg_hba.conf entry for {where}")
+        if method == "reject":
+            raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f"pg_hba.conf rejects connection for {where}")
+        return method
+
+    async def _check_password(self, method: str, role: LoginRole | None, user: str) -> None:
         stored: str | None
-        if user == "postgres":
+        if user == "postgres" and self.config.password is not None:
             stored = self.config.password_verifier or self.config.password
         else:
             stored = role.password if role is not None else None
-        failed = _fatal(INVALID_PASSWORD, f'password authentication failed for user "{user}"')
-        if stored and auth.is_md5_hash(stored):
+        if stored and auth.is_md5_hash(stored) and method != "scram-sha-256":
             salt = secrets.token_bytes(4)
             self.write(messages.auth_md5(salt))
             body = await self._password_message()
             if not auth.check_md5_response(stored, user, salt, body):
-                raise failed
+                raise _fatal(INVALID_PASSWORD, f'password authentication failed for user "{user}"')
         else:
-            await self._scram(stored if (role is not None or user == "postgres") else None, user)
-        if role is not None and not role.login:
-            raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f'role "{user}" is not permitted to log in')
-        if not await pool.run(engine.database_exists, database):
-            raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
-        return role.superuser if role is not None else True, database
+            # an md5 hash cannot answer SCRAM: the exchange then fails as for a wrong password
+            usable = stored if stored and not auth.is_md5_hash(stored) else None
+            await self._scram(usable if (role is not None or user == "postgres") else None, user)
 
     async def _password_message(self) -> bytes:
         msg = await self._next_startup()

@@ -83,6 +83,10 @@ class Server:
         self._admitted.add(conn)
         return True
 
+    def sessions_of(self, user: str) -> int:
+        """Open sessions of ``user`` (a role's CONNECTION LIMIT counts them)."""
+        return sum(1 for conn, _ in self.sessions.values() if conn.info is not None and conn.info.user == user)
+
     def register(self, conn: Connection) -> tuple[int, int]:
         """Give an authenticated connection its (pid, secret key) for CancelRequest."""
         pid = next(self._pids) & 0x7FFFFFFF

@@ -20,6 +20,8 @@ class ColumnDef:
     dropped: bool = False
     attnum: int = 0
     hidden: bool = False            # e.g. a stream's arrival_timestamp: not in SELECT *
+    #: column privileges (catalog.objects.acl items); None: none beyond the table's
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class Schema:
     name: str
     owner: int = 10
     comment: str | None = None
+    #: catalog.objects.acl items; None: the default (the owner holds USAGE and CREATE)
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,8 @@ class Relation:
     index_unique: bool = False
     index_primary: bool = False
     index_method: str = "btree"
+    #: catalog.objects.acl items; None: the default (the owner holds every privilege)
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
 
     @property
     def live_columns(self) -> tuple[ColumnDef, ...]:
@@ -119,13 +125,23 @@ class Relation:
 
 @dataclass(frozen=True)
 class Role:
+    """A pg_authid row.  Attributes default as CREATE ROLE's do; records
+    written before INHERIT and membership were kept decode with these defaults."""
+
     oid: int
     name: str
-    superuser: bool = True
-    login: bool = True
+    superuser: bool = False
+    login: bool = False
     password: str | None = None     # SCRAM verifier, md5 hash or None
-    createdb: bool = True
-    createrole: bool = True
+    createdb: bool = False
+    createrole: bool = False
+    inherit: bool = True
+    replication: bool = False
+    bypassrls: bool = False
+    connlimit: int = -1
+    valid_until: Any = None         # timestamptz (datetime or +infinity marker); None: forever
+    #: (granted role oid, grantor oid, admin option): pg_auth_members rows of this member
+    member_of: tuple[tuple[int, int, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,3 +155,4 @@ class Function:
     return_type: int
     body: str
     language: str = "sql"
+    owner: int = 10

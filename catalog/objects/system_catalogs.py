@@ -15,6 +15,9 @@ from splitstream.protocol import oids as type_oids
 from ..datatypes import sqltypes
 from .definition_text import constraint_oid, index_def
 from ..datatypes.vector import Batch, Col
+from . import acl
+
+TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 
 REGISTRY: dict[tuple[str, str], "VirtualTable"] = {}
 
@@ -95,14 +98,15 @@ def ns_oid(state, schema: str) -> int:
 RELKIND = {"r": "r", "f": "f", "v": "v", "S": "S", "i": "i"}
 
 
-@table("pg_catalog", "pg_namespace", [("oid", type_oids.OID), ("nspname", type_oids.NAME), ("nspowner", type_oids.OID), ("nspacl", type_oids.TEXT)])
+@table("pg_catalog", "pg_namespace", [("oid", type_oids.OID), ("nspname", type_oids.NAME), ("nspowner", type_oids.OID), ("nspacl", TEXTARR)])
 def _pg_namespace(state, ctx):
     used = {r.schema for r in state.rels.values()}
     for s in state.schemas.values():
         if s.name == "splitstream" and s.name not in used:
             continue  # internal schema: hidden from \dn until it holds something
         # PostgreSQL 15: public belongs to pg_database_owner
-        yield (s.oid, s.name, PG_DATABASE_OWNER if s.name == "public" and s.owner == 10 else s.owner, None)
+        yield (s.oid, s.name, acl.schema_owner(s),
+               acl.acl_texts(state.roles, acl.schema_acl_shown(s)))
 
 
 @table("pg_catalog", "pg_class", [
@@ -113,7 +117,7 @@ def _pg_namespace(state, ctx):
     ("relchecks", type_oids.INT2), ("relhasrules", type_oids.BOOL), ("relhastriggers", type_oids.BOOL), ("relhassubclass", type_oids.BOOL),
     ("relrowsecurity", type_oids.BOOL), ("relforcerowsecurity", type_oids.BOOL), ("relispopulated", type_oids.BOOL),
     ("relreplident", type_oids.CHAR), ("relispartition", type_oids.BOOL), ("relrewrite", type_oids.OID), ("relfrozenxid", type_oids.XID),
-    ("relminmxid", type_oids.XID), ("relacl", type_oids.TEXT), ("reloptions", type_oids.ARRAY_OF[type_oids.TEXT]), ("relpartbound", type_oids.TEXT),
+    ("relminmxid", type_oids.XID), ("relacl", TEXTARR), ("reloptions", type_oids.ARRAY_OF[type_oids.TEXT]), ("relpartbound", type_oids.TEXT),
 ])
 def _pg_class(state, ctx):
     fk_rels = set()
@@ -127,9 +131,9 @@ def _pg_class(state, ctx):
         am = 403 if r.kind == "i" else (2 if r.kind == "r" else 0)
         ntuples = float(state.data[r.oid].n_live()) if r.oid in state.data else 0.0
         checks = sum(1 for c in r.constraints if c.kind == "c")
-        yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, 10, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
+        yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, r.owner, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
                getattr(r, "persistence", "p"), r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
-               None, None, None)
+               acl.acl_texts(state.roles, r.acl), None, None)
 
 
 @table("pg_catalog", "pg_attribute", [
@@ -138,7 +142,7 @@ def _pg_class(state, ctx):
     ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
     ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
     ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
-    ("attacl", type_oids.TEXT), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
+    ("attacl", TEXTARR), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
@@ -148,7 +152,8 @@ def _pg_attribute(state, ctx):
             coll = 100 if sqltypes.is_string(c.type_oid) else 0
             yield (r.oid, c.name, c.type_oid, -1, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in type_oids.ELEMENT_OF else 0,
                    -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i", "p", "",
-                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll, None, None, None)
+                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll,
+                   acl.acl_texts(state.roles, c.acl), None, None)
 
 
 def _type_rows():
@@ -203,8 +208,8 @@ def _pg_database(state, ctx):
 ])
 def _pg_roles(state, ctx):
     for r in state.roles.values():
-        yield (r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, -1, "********", None,
-               r.superuser, None, r.oid)
+        yield (r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.connlimit,
+               "********", r.valid_until, r.bypassrls, None, r.oid)
     yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
            PG_DATABASE_OWNER)
 
@@ -224,7 +229,7 @@ def _pg_settings(state, ctx):
 ])
 def _is_tables(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f"):
+        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         tt = {"r": "BASE TABLE", "v": "VIEW", "f": "FOREIGN"}[r.kind]
         yield ("postgres", r.schema, r.name, tt, None, None, None, None, None, "YES" if r.kind != "v" else "NO", "NO", None)
@@ -238,9 +243,11 @@ def _is_tables(state, ctx):
 ])
 def _is_columns(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f"):
+        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         for i, c in enumerate(r.visible_columns):
+            if not acl.may_see(state, ctx.session, r, c):
+                continue
             prec = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64, type_oids.FLOAT4: 24, type_oids.FLOAT8: 53}.get(c.type_oid)
             yield ("postgres", r.schema, r.name, c.name, i + 1, _default_text(c), "NO" if c.not_null else "YES",
                    sqltypes.format_type(c.type_oid) if c.type_oid not in type_oids.ELEMENT_OF else "ARRAY",
@@ -251,8 +258,37 @@ def _is_columns(state, ctx):
 
 @table("information_schema", "schemata", [("catalog_name", type_oids.NAME), ("schema_name", type_oids.NAME), ("schema_owner", type_oids.NAME)])
 def _is_schemata(state, ctx):
+    """PostgreSQL 15 lists the schemas the current role has the owner's privileges of, or USAGE or CREATE on."""
+    me = acl.current_role(state, ctx.session)
+    mine = acl.privileged_roles(state.roles, me.oid)
     for s in state.schemas.values():
-        yield ("postgres", s.name, "postgres")
+        owner = acl.schema_owner(s)
+        if acl.has_owner_rights(state, me, owner) or acl.aclmask(acl.schema_acl(s), mine)[0]:
+            yield ("postgres", s.name, acl.role_name(state.roles, owner))
+
+
+@table("information_schema", "table_privileges", [
+    ("grantor", type_oids.NAME), ("grantee", type_oids.NAME), ("table_catalog", type_oids.NAME),
+    ("table_schema", type_oids.NAME), ("table_name", type_oids.NAME), ("privilege_type", type_oids.TEXT),
+    ("is_grantable", type_oids.TEXT), ("with_hierarchy", type_oids.TEXT),
+])
+def _is_table_privileges(state, ctx):
+    """One row per privilege in each relation's ACL (its default when NULL),
+    shown when the current role has the grantor's or the grantee's privileges
+    or the grantee is PUBLIC."""
+    me = acl.current_role(state, ctx.session)
+    for r in state.rels.values():
+        if r.kind not in ("r", "v", "f"):
+            continue
+        for grantee, grantor, privs, options in acl.relation_acl(r):
+            if grantee != acl.PUBLIC and not (acl.has_owner_rights(state, me, grantor)
+                                              or acl.has_owner_rights(state, me, grantee)):
+                continue
+            owner_rights = grantee != acl.PUBLIC and r.owner in acl.privileged_roles(state.roles, grantee)
+            for c in privs:
+                yield (acl.role_name(state.roles, grantor), "PUBLIC" if grantee == acl.PUBLIC else
+                       acl.role_name(state.roles, grantee), "postgres", r.schema, r.name, acl.KEYWORD_OF[c],
+                       "YES" if c in options or owner_rights else "NO", "YES" if c == "r" else "NO")
 
 
 # ----------------------------------------------------------------- psql support
@@ -261,7 +297,6 @@ def _is_schemata(state, ctx):
 # are pg_index, pg_constraint, pg_attrdef, pg_foreign_table and the pg_* views.
 
 OIDARR = type_oids.ARRAY_OF[type_oids.OID]
-TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 INT2ARR = type_oids.ARRAY_OF[type_oids.INT2]
 NAMEARR = type_oids.ARRAY_OF[type_oids.NAME]
 STREAM_SERVER_OID = 13200
@@ -592,7 +627,7 @@ def _pg_sequences(state, ctx):
 def _pg_user(state, ctx):
     for r in state.roles.values():
         if r.login:
-            yield (r.name, r.oid, r.createdb, r.superuser, r.superuser, r.superuser, "********", None, None)
+            yield (r.name, r.oid, r.createdb, r.superuser, r.replication, r.bypassrls, "********", r.valid_until, None)
 
 
 @table("pg_catalog", "pg_authid", [
@@ -602,13 +637,24 @@ def _pg_user(state, ctx):
 ])
 def _pg_authid(state, ctx):
     for r in state.roles.values():
-        yield (r.oid, r.name, r.superuser, True, r.createrole, r.createdb, r.login, r.superuser, r.superuser, -1,
-               None, None)
+        yield (r.oid, r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.bypassrls,
+               r.connlimit, r.password, r.valid_until)
+    yield (PG_DATABASE_OWNER, "pg_database_owner", False, True, False, False, False, False, False, -1, None, None)
 
 
-@table("pg_catalog", "pg_auth_members", [("oid", type_oids.OID), ("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),
+@table("pg_catalog", "pg_auth_members", [("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),
                                          ("admin_option", type_oids.BOOL)])
 def _pg_auth_members(state, ctx):
+    for r in state.roles.values():
+        for granted, grantor, admin in r.member_of:
+            yield (granted, r.oid, grantor, admin)
+
+
+@table("pg_catalog", "pg_default_acl", [("oid", type_oids.OID), ("defaclrole", type_oids.OID),
+                                        ("defaclnamespace", type_oids.OID), ("defaclobjtype", type_oids.CHAR),
+                                        ("defaclacl", TEXTARR)])
+def _pg_default_acl(state, ctx):
+    """Empty: ALTER DEFAULT PRIVILEGES is refused, so no role has any."""
     return iter(())
 
 

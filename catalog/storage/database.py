@@ -123,7 +123,8 @@ def bootstrap_state() -> State:
         "information_schema": Schema(13000, "information_schema"),
         "splitstream": Schema(13100, "splitstream"),
     }
-    s.roles = {"postgres": Role(10, "postgres")}
+    s.roles = {"postgres": Role(10, "postgres", superuser=True, login=True, createdb=True, createrole=True,
+                                replication=True, bypassrls=True)}
     return s
 
 
@@ -210,6 +211,8 @@ class Transaction:
         self.after_commit: list[Callable[[], None]] = []
         #: Run when the transaction ends either way (transaction-scoped advisory locks).
         self.on_end: list[Callable[[], None]] = []
+        #: undo of session state changed inside the block (SET ROLE): run when it rolls back
+        self.on_rollback: list[Callable[[], None]] = []
         self.failed = False
 
     @property
@@ -314,6 +317,9 @@ class Transaction:
         return rel is not None and rel.persistence == "u"
 
     def rollback(self) -> None:
+        undo, self.on_rollback = self.on_rollback, []
+        for fn in reversed(undo):
+            fn()
         if self.on_end:
             self._end()
         if self._state is not None:

@@ -10,7 +10,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol.errors import Notice
 
-from ..execution import operators
+from ..execution import operators, privileges
 from ..api import Result, ResultColumn
 from ..execution.regnames import REG_TYPES, reg_names
 
@@ -21,6 +21,8 @@ def columns_of(op: operators.Op) -> list[ResultColumn]:
 
 class Stmt:
     cacheable = True
+    #: privileges the statement needs (execution.privileges.Need), checked by :meth:`authorize` when it runs
+    needs: tuple[privileges.Need, ...] = ()
     transaction_control = False
     columns_at_run = False      # row shape known only when run (api.Prepared.columns_at_run)
     allowed_in_failed = False
@@ -29,12 +31,19 @@ class Stmt:
     def run(self, session, ctx) -> Result:  # pragma: no cover
         raise NotImplementedError
 
+    def authorize(self, ctx) -> None:
+        """42501 unless the current role has what the statement needs: checked
+        per run, as roles and grants change under plans and prepared statements."""
+        if self.needs:
+            privileges.authorize(ctx.state, ctx.session, self.needs)
+
 
 class QueryStmt(Stmt):
     def __init__(self, plan: operators.Op) -> None:
         self.plan = plan
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         batch = operators.run_plan(self.plan, ctx)
         if any(c.oid in REG_TYPES for c in batch.cols):
             batch = Batch([reg_names(c, ctx) if c.oid in REG_TYPES else c for c in batch.cols], batch.n)

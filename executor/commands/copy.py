@@ -33,7 +33,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from ..execution import operators
+from ..execution import operators, privileges
 from ..api import CopyOut, Result
 from ..settings import float_digits
 from ..sql.dialect import DIALECT
@@ -162,11 +162,15 @@ class CopyStmt(Stmt):
                 if rel.column(c) is None or rel.column(c).hidden:
                     raise PgError(UNDEFINED_COLUMN, f'column "{c}" of relation "{rel.name}" does not exist')
             targets = [rel.column(c) for c in self.cols]
+        pl.need("a", rel.oid, columns=frozenset(c.name for c in targets))
+        privileges.authorize(ctx.state, session.info, pl.needs)
         sink = CopySink(session, ctx, rel, targets, options)
         if self.src.lower() == "stdin":
             return Result(tag="", copy_in=sink)
-        if not session.info.settings.get("is_superuser", "on") == "on":
-            raise PgError(INSUFFICIENT_PRIVILEGE, "must be superuser to COPY from a file")
+        if not privileges.current_role(ctx.state, session.info).superuser:
+            raise PgError(INSUFFICIENT_PRIVILEGE,
+                          "must be superuser or have privileges of the pg_read_server_files role to COPY from a file",
+                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.src.lower().startswith("program"):
             raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM PROGRAM is not supported")
         path = self.src[1:-1].replace("''", "'")
@@ -183,8 +187,14 @@ class CopyStmt(Stmt):
         return Result(tag=tag)
 
     def _copy_to(self, session, ctx, pl, options):
+        if self.src.lower() != "stdout" and not privileges.current_role(ctx.state, session.info).superuser:
+            raise PgError(INSUFFICIENT_PRIVILEGE,
+                          "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
+                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.query is not None:
-            plan = pl.plan_query(sqlglot.parse_one(self.query, read=DIALECT))
+            query = sqlglot.parse_one(self.query, read=DIALECT)
+            pl.use_columns_of(query)
+            plan = pl.plan_query(query)
         else:
             parts = _name_parts(self.table)
             name = parts[-1]
@@ -194,7 +204,11 @@ class CopyStmt(Stmt):
             if rel.kind == "v":
                 raise PgError(WRONG_OBJECT_TYPE, f'cannot copy from view "{rel.name}"', hint="Try the COPY (SELECT ...) TO variant.")
             cols = self.cols or [c.name for c in rel.visible_columns]
-            plan = pl.plan_query(sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}', read=DIALECT))
+            tree = sqlglot.parse_one(f'SELECT {", ".join(chr(34) + c + chr(34) for c in cols)} FROM {self.table}',
+                                     read=DIALECT)
+            pl.use_columns_of(tree)
+            plan = pl.plan_query(tree)
+        privileges.authorize(ctx.state, session.info, pl.needs)
         batch = operators.run_plan(plan, ctx)
         oids = [c.oid for c in plan.out]
         names = [c.name for c in plan.out]

@@ -19,10 +19,11 @@ def _ident(s: str) -> str:
 def cursor_statement(text: str, words: list[str]) -> Stmt:
     w0 = words[0]
     if w0 == "DECLARE":
-        m = re.match(r"\s*declare\s+(\S+)\s+.*?cursor\s+(?:(?:with|without)\s+hold\s+)?for\s+(.*)$", text, re.I | re.S)
+        m = re.match(r"\s*declare\s+(\S+)\s+.*?cursor\s+((?:with|without)\s+hold\s+)?for\s+(.*)$", text, re.I | re.S)
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
-        name, query = _ident(m.group(1)), m.group(2)
+        name, query = _ident(m.group(1)), m.group(3)
+        hold = (m.group(2) or "").lower().startswith("with")
 
         class _Declare(Stmt):
             cacheable = False
@@ -33,6 +34,8 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
                 p = session.prepare(query, [])
                 res = p.handle.run(session, ctx)
                 session.cursors[name] = [res, 0]
+                if session.txn is not None and not hold:    # closed when its transaction block ends
+                    ctx.txn.on_end.append(lambda: session.cursors.pop(name, None))
                 return Result(tag="DECLARE CURSOR")
 
         return _Declare()

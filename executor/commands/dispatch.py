@@ -31,6 +31,9 @@ from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
+from .grants import grant_statement, refuse_default_privileges
+from .lock import lock_statement
+from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
@@ -152,24 +155,33 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return create_server(text)
     if w0 in ("ALTER", "DROP") and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
         return foreign_table_ddl(text, words)
-    if w0 == "CREATE" and ("ROLE" in words[1:3] or "USER" in words[1:2]):
-        return CreateRoleStmt.parse(text)
-    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER"):
-        return CreateRoleStmt.parse(text, alter=True)
-    if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER"):
+    if w0 == "CREATE" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
+        return CreateRoleStmt.parse(text, session)
+    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
+        return CreateRoleStmt.parse(text, session, alter=True)
+    if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return DropRoleStmt.parse(text)
-    if w0 == "CREATE" and len(words) > 1 and words[1] == "DATABASE":
-        return NoopStmt("CREATE DATABASE")
+    if len(words) > 1 and words[1] == "DATABASE" and w0 in ("CREATE", "DROP", "ALTER"):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} DATABASE is not supported",
+                      hint="splitstream serves one database, postgres; use schemas to keep data apart.")
     if w0 == "COPY":
         return CopyStmt.parse(text)
+    if w0 == "ALTER" and len(words) > 1 and words[1] == "DEFAULT":
+        raise refuse_default_privileges()
+    if w0 == "ALTER" and "OWNER" in text.upper():
+        owner_stmt = alter_owner_statement(text, session)
+        if owner_stmt is not None:
+            return owner_stmt
     if w0 == "GRANT" or w0 == "REVOKE":
-        return NoopStmt(w0)
+        return grant_statement(text, session)
+    if w0 in ("REASSIGN", "DROP") and len(words) > 1 and words[1] == "OWNED":
+        return owned_statement(text, session)
     if w0 in ("CLOSE", "FETCH", "DECLARE", "MOVE"):
         return cursor_statement(text, words)
     if w0 == "LOCK":
-        return NoopStmt("LOCK TABLE")
+        return lock_statement(text)
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
-        return NoopStmt("CREATE EXTENSION")
+        return create_extension(text)
     return None
 
 
@@ -179,18 +191,42 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         planner = Planner(session.engine, state, param_oids, session=session.info)
         fast = fast_multirow_insert(session, planner, text)
         if fast is not None:
+            fast.needs = tuple(planner.needs)
             return fast, planner.param_oids
     tree = parse_one(text)
     planner = Planner(session.engine, state, param_oids, session=session.info)
+    planner.use_columns_of(tree)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
-        return QueryStmt(plan), planner.param_oids
+        return _with_needs(QueryStmt(plan), planner), planner.param_oids
     if isinstance(tree, exp.Insert):
-        return dml.InsertStmt.build(session, planner, tree), planner.param_oids
+        return _with_needs(dml.InsertStmt.build(session, planner, tree), planner), planner.param_oids
     if isinstance(tree, exp.Update):
-        return dml.UpdateStmt.build(session, planner, tree), planner.param_oids
+        return _with_needs(dml.UpdateStmt.build(session, planner, tree), planner), planner.param_oids
     if isinstance(tree, exp.Delete):
-        return dml.DeleteStmt.build(session, planner, tree), planner.param_oids
+        return _with_needs(dml.DeleteStmt.build(session, planner, tree), planner), planner.param_oids
     return ddl.build(session, planner, tree, text), planner.param_oids
+
+
+def _with_needs(stmt: Stmt, planner) -> Stmt:
+    """The privileges the planner found the statement needs (checked when it runs)."""
+    stmt.needs = tuple(planner.needs)
+    return stmt
+
+
+def create_extension(text: str) -> Stmt:
+    """plpgsql is there (as in every PostgreSQL database); no other extension
+    can be installed, so asking for one is refused rather than ignored."""
+    m = re.match(r'\s*create\s+extension\s+(if\s+not\s+exists\s+)?("[^"]+"|\w+)', text, re.I)
+    if m is None:
+        raise PgError(SYNTAX_ERROR, 'syntax error at or near "EXTENSION"')
+    name = unquote(m.group(2))
+    if name != "plpgsql":
+        raise PgError(FEATURE_NOT_SUPPORTED, f'extension "{name}" is not available',
+                      hint="splitstream installs no extensions; its functions are built in.")
+    if m.group(1):
+        return NoopStmt("CREATE EXTENSION", 'extension "plpgsql" already exists, skipping')
+    raise PgError("42710", 'extension "plpgsql" already exists')
+

@@ -31,7 +31,7 @@ from splitstream.protocol.types import encode_text
 
 from ..execution import expr, operators
 from ..api import Result, ResultColumn
-from ..sql.binder import ExprBinder, Scope, ScopeCol, ident
+from ..sql.binder import ExprBinder, Scope, ScopeCol, ident, referenced_names
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner, expr_name, split_conjuncts
 from .base import Stmt
@@ -122,6 +122,7 @@ class InsertStmt(DMLStmt):
 
     @staticmethod
     def build(session, planner, tree: exp.Insert) -> "InsertStmt":
+        first_need = len(planner.needs)     # the target's needs come first, as its range-table entry does
         s = InsertStmt()
         rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         if rel.kind == "v":
@@ -132,6 +133,12 @@ class InsertStmt(DMLStmt):
         if rel.kind not in ("r", "f"):
             raise PgError(WRONG_OBJECT_TYPE, f'cannot insert into "{rel.name}"')
         s.rel = rel
+        if tree.args.get("returning") is not None:
+            planner.need("r", rel.oid, columns=planner.used_columns(rel))
+        conflict = tree.args.get("conflict")
+        if conflict is not None and "UPDATE" in str(conflict.args.get("action") or "").upper():
+            planner.need("w", rel.oid, columns=planner.used_columns(rel))
+            planner.need("r", rel.oid, columns=planner.used_columns(rel))
         live = [c for c in rel.live_columns if not c.hidden]
         if isinstance(tree.this, exp.Schema) and tree.this.expressions:
             names = [ident(e) for e in tree.this.expressions]
@@ -180,6 +187,9 @@ class InsertStmt(DMLStmt):
                 s.source = plan
                 s.targets = targets[: len(plan.out)]
                 s.rows = None
+        # INSERT on the columns given values (DEFAULT VALUES gives none: any column's will do)
+        planner.need("a", rel.oid, columns=frozenset(c.name for c in ([] if s.default_values else s.targets)))
+        planner.needs.insert(first_need, planner.needs.pop())
         conflict = tree.args.get("conflict")
         s.conflict = None
         if conflict is not None:
@@ -236,6 +246,7 @@ class InsertStmt(DMLStmt):
         return Batch(cols, n)
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         src = self._source_batch(session, ctx)
         full = build_rows(session, ctx, self.rel, self.targets if not self.default_values else [], src)
         if self.rel.kind == "f":
@@ -560,6 +571,27 @@ def _once_per_row(b: Batch, ncol: int) -> tuple[Batch, np.ndarray]:
     return b, pos
 
 
+def _read_columns(tree: exp.Expression, rel: Relation, alias: str, values: list) -> frozenset[str] | None:
+    """The target's columns UPDATE/DELETE reads (WHERE, SET values,
+    RETURNING), on which PostgreSQL needs SELECT as well; None: it reads none."""
+    names: set[str] = set()
+    reads = False
+    returning = tree.args.get("returning")
+    if isinstance(returning, exp.Expression):
+        reads = True
+        if referenced_names(returning) is None:       # RETURNING *
+            names.update(c.name for c in rel.live_columns if not c.hidden)
+    for part in (tree.args.get("where"), returning, *values):
+        if not isinstance(part, exp.Expression):
+            continue
+        for col in part.find_all(exp.Column):
+            name = ident(col.this) if isinstance(col.this, exp.Identifier) else col.name
+            if (col.table and col.table == alias) or (not col.table and rel.column(name) is not None):
+                reads = True
+                names.add(name)
+    return frozenset(names) if reads else None
+
+
 def _refuse_non_table(rel: Relation, verb: str, stream_hint: str) -> None:
     """UPDATE and DELETE change table rows only: a stream is append-only."""
     if rel.kind == "f":
@@ -580,6 +612,12 @@ class UpdateStmt(DMLStmt):
         rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         _refuse_non_table(rel, "update", "Streams are append-only: insert new events instead.")
         s.rel = rel
+        targets = frozenset(ident(e.this.this) if isinstance(e.this, exp.Column) else ident(e.this)
+                            for e in tree.expressions)
+        planner.need("w", rel.oid, columns=targets)
+        read = _read_columns(tree, rel, alias, [e.expression for e in tree.expressions])
+        if read is not None:
+            planner.need("r", rel.oid, columns=read)
         from_ = tree.args.get("from") or tree.args.get("from_")
         items = ([from_.this] + list(from_.expressions or [])) if from_ is not None else []
         s.plan, scope = _plan_target_scan(planner, rel, alias, tree, items)
@@ -604,6 +642,7 @@ class UpdateStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         ctx.txn.for_write(ctx.check_cancel)
         b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)
@@ -675,6 +714,10 @@ class DeleteStmt(DMLStmt):
         rel, alias = _target(planner, tree.this if tree.this is not False else tree)
         _refuse_non_table(rel, "delete from", "Streams are append-only; old tuples leave the ring buffer by themselves.")
         s.rel = rel
+        planner.need("d", rel.oid)
+        read = _read_columns(tree, rel, alias, [])
+        if read is not None:
+            planner.need("r", rel.oid, columns=read)
         items = list(tree.args.get("using") or [])
         s.plan, scope = _plan_target_scan(planner, rel, alias, tree, items)
         ret = tree.args.get("returning")
@@ -682,6 +725,7 @@ class DeleteStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
+        self.authorize(ctx)
         ctx.txn.for_write(ctx.check_cancel)
         b = operators.run_plan(self.plan, ctx)
         ncol = len(self.rel.live_columns)

@@ -15,6 +15,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
+from ..execution import privileges
 from ..sql.binder import ident
 from .names import qual
 
@@ -40,13 +41,14 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
     notices = []
     cascade = bool(tree.args.get("cascade"))
     if kind == "SCHEMA":
-        for t in tree.expressions or [tree.this]:
+        for t in tree.args.get("tables") or tree.expressions or [tree.this]:
             name = ident(t.args.get("db")) if isinstance(t, exp.Table) and t.args.get("db") else ident(t.this if isinstance(t, exp.Table) else t)
             if name not in st.schemas:
                 if tree.args.get("exists"):
                     notices.append(Notice(f'schema "{name}" does not exist, skipping'))
                     continue
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
+            privileges.require_owner(st, session.info, st.schemas[name].owner, "schema", name)
             members = [r for r in st.rels.values() if r.schema == name]
             if members and not cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop schema {name} because other objects depend on it",
@@ -77,6 +79,7 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
             word = {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}[want]
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not {word}',
                           hint=f"Use DROP {drop_word(rel)} to remove {kind_article(rel)}.")
+        privileges.require_relation_owner(st, session.info, rel)
         deps = all_dependents(st, rel.oid)
         visible = [d for d in deps if d.kind == "v" or (d.kind == "f")]
         fks = [(o, c) for o in st.rels.values() if o.kind == "r" and o.oid != rel.oid

@@ -78,6 +78,7 @@ class ExplainStmt(Stmt):
         self.inner, self.analyze = inner, analyze
 
     def run(self, session, ctx):
+        self.inner.authorize(ctx)       # PostgreSQL checks privileges for a plain EXPLAIN too
         lines = explain_text(self.inner, session, ctx, self.analyze)
         return Result(tag="EXPLAIN", columns=[ResultColumn("QUERY PLAN", type_oids.TEXT)],
                       batch=Batch([Col.from_pylist(lines, type_oids.TEXT)], len(lines)))

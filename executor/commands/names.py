@@ -6,6 +6,7 @@ from sqlglot import exp
 
 from splitstream.protocol.errors import DUPLICATE_TABLE, INVALID_SCHEMA_NAME, PgError
 
+from ..execution import privileges
 from ..sql.binder import ident
 
 
@@ -15,9 +16,12 @@ def qual(table: exp.Table) -> tuple[str | None, str]:
 
 
 def target_schema(planner, schema: str | None, st) -> str:
+    """The schema a new object goes to; the current role needs CREATE on it."""
     s = schema or planner.search_path()[0]
     if s not in st.schemas:
         raise PgError(INVALID_SCHEMA_NAME, f'schema "{s}" does not exist')
+    if planner.session is not None:
+        privileges.check_schema(st, privileges.current_role(st, planner.session), s, "C")
     return s
 
 

@@ -105,7 +105,9 @@ current_user current_role session_user user getpgusername current_database curre
 pg_backend_pid version
 """.split())
 #: Settings that change how the same rows are computed or printed.
-OUTPUT_SETTINGS = ("timezone", "datestyle", "intervalstyle", "extra_float_digits", "bytea_output")
+#: Settings a statement's plan or result depends on (the current role too: privileges are checked per role).
+OUTPUT_SETTINGS = ("timezone", "datestyle", "intervalstyle", "extra_float_digits", "bytea_output", "role",
+                   "session_authorization")
 _MAX_NODES = 20000
 
 

@@ -10,6 +10,7 @@ from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEF
 
 from ..api import Result
 from ..sql.binder import ident
+from ..execution import privileges
 from ..sql.dialect import DIALECT
 from .base import Stmt
 from .names import qual, target_schema
@@ -19,11 +20,14 @@ def create_schema(session, ctx, planner, tree, text):
     t = tree.this
     name = ident(t.args.get("db")) if t.args.get("db") else ident(t.this)
     st = ctx.txn.for_write(ctx.check_cancel)
+    me = privileges.current_role(st, session.info)
+    if not me.superuser:        # CREATE on the database: only its owner (the superuser) holds it
+        raise privileges.denied("database", session.info.database)
     if name in st.schemas:
         if tree.args.get("exists"):
             return [Notice(f'schema "{name}" already exists, skipping', "42P06")]
         raise PgError(DUPLICATE_SCHEMA, f'schema "{name}" already exists')
-    ctx.txn.apply(("schema", Schema(ctx.txn.new_oid(), name)))
+    ctx.txn.apply(("schema", Schema(ctx.txn.new_oid(), name, owner=me.oid)))
     return []
 
 
@@ -50,7 +54,8 @@ def create_sequence(session, ctx, planner, tree, text):
     mn = kw.get("minvalue", 1 if inc > 0 else -(2**63))
     mx = kw.get("maxvalue", 2**63 - 1 if inc > 0 else -1)
     start = kw.get("start", mn if inc > 0 else mx)
-    ctx.txn.apply(("rel", Relation(ctx.txn.new_oid(), schema, name, "S", seq_start=start, seq_increment=inc,
+    owner = privileges.current_role(st, session.info).oid
+    ctx.txn.apply(("rel", Relation(ctx.txn.new_oid(), schema, name, "S", seq_start=start, seq_increment=inc, owner=owner,
                                    seq_min=mn, seq_max=mx, seq_cycle=kw.get("cycle", False))))
     return []
 
@@ -66,6 +71,7 @@ def comment(session, ctx, planner, tree, text):
         rel = planner.lookup_relation(tname, None)
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
+        privileges.require_relation_owner(ctx.state, session.info, rel)
         cc = tuple((k, v) for k, v in rel.column_comments if k != cname) + (((cname, value),) if value is not None else ())
         ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
         return []
@@ -75,6 +81,7 @@ def comment(session, ctx, planner, tree, text):
     rel = planner.lookup_relation(name, schema)
     if rel is None:
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    privileges.require_relation_owner(ctx.state, session.info, rel)
     ctx.txn.apply(("rel", rel.with_(comment=value)))
     return []
 

@@ -9,9 +9,11 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
+from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
+from .session_role import parse_role_setting
 
 
 class SetStmt(Stmt):
@@ -25,13 +27,24 @@ class SetStmt(Stmt):
         return Result(tag="SET" if self.value is not None or True else "RESET", parameter_status=changed)
 
 
+#: Settings RESET ALL leaves alone: they follow the role, not a default.
+_FOLLOW_THE_ROLE = frozenset({"is_superuser", "session_authorization"})
+
+
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
+        if self.name in ("role", "session authorization"):    # RESET ROLE, RESET SESSION AUTHORIZATION
+            stmt = parse_role_setting(f"RESET {self.name}", reset=True)
+            assert stmt is not None
+            return stmt.run(session, ctx)
         if self.name == "all":
             changed = {}
             for k in list(session.info.settings):
-                if k in DEFAULT_SETTINGS:
+                if k in DEFAULT_SETTINGS and k not in _FOLLOW_THE_ROLE:
                     changed.update(session.set_setting(k, None))
+            # the role went back to the session user's: is_superuser follows it
+            su = privileges.current_role(ctx.state, session.info).superuser
+            changed.update(session.set_setting("is_superuser", "on" if su else "off"))
             return Result(tag="RESET", parameter_status=changed)
         return Result(tag="RESET", parameter_status=session.set_setting(self.name, None))
 
@@ -68,8 +81,10 @@ def parse_set(text: str) -> Stmt:
         return NoopStmt("SET")
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))
-    if low.startswith("session authorization") or low.startswith("role"):
-        return NoopStmt("SET")
+    if re.match(r"(session\s+authorization|authorization|role)\b", low):
+        role_stmt = parse_role_setting(text, reset=False)
+        if role_stmt is not None:
+            return role_stmt
     mm = re.match(r"([A-Za-z_][\w.]*)\s*(?:=|\bto\b)\s*(.*)$", rest, re.I | re.S)
     if not mm:
         raise PgError(SYNTAX_ERROR, f'syntax error at or near "{rest.split()[0] if rest.split() else "SET"}"')

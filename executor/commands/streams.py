@@ -22,6 +22,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
+from ..execution import privileges
 from ..sql.dialect import parse_one
 from ..sql.planner import Planner
 from .base import Stmt
@@ -84,7 +85,7 @@ class CreateStreamStmt(Stmt):
             raise PgError("22023", "capacity must be a positive number of rows")
         cols = tuple(cols) + (ColumnDef("arrival_timestamp", type_oids.TIMESTAMPTZ, hidden=True, attnum=len(cols) + 1),)
         rel = Relation(ctx.txn.new_oid(), schema, name, "f", cols, tuple(c for c in cons if c.kind == "c"),
-                       server=self.server, capacity=cap, options=tuple(sorted(self.options.items())))
+                       owner=privileges.current_role(st, session.info).oid, server=self.server, capacity=cap, options=tuple(sorted(self.options.items())))
         ctx.txn.apply(("rel", rel))
         return Result(tag=self.tag)
 

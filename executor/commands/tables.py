@@ -26,7 +26,7 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
-from ..execution import operators
+from ..execution import operators, privileges
 from ..sql.binder import datatype_to_oid, ident
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
@@ -158,16 +158,19 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     else:
         table, col_nodes, other = schema_node, [], []
     schema, name = qual(table)
+    as_query = tree.args.get("expression")
+    if as_query is not None:        # the query's privileges are checked first, as PostgreSQL's executor does
+        pl = Planner(session.engine, ctx.state, session=session.info)
+        pl.use_columns_of(as_query)
+        plan = pl.plan_query(as_query)
+        privileges.authorize(ctx.state, session.info, pl.needs)
     schema = target_schema(planner, schema, st)
     if st.lookup(schema, name) is not None:
         if exists_ok:
             return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
-    as_query = tree.args.get("expression")
     rows = None
     if as_query is not None:
-        pl = Planner(session.engine, ctx.state, session=session.info)
-        plan = pl.plan_query(as_query)
         rows = operators.run_plan(plan, ctx)
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
         cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
@@ -187,17 +190,18 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
             if not any(c.name == cn for c in cols):
                 raise PgError(UNDEFINED_COLUMN, f'column "{cn}" named in key does not exist')
     oid = ctx.txn.new_oid()
+    owner = privileges.current_role(st, session.info).oid
     notices: list[Notice] = []
     for cname, coid in seqs:
         seq_oid = ctx.txn.new_oid()
-        ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid,
+        ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid, owner=owner,
                                        seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
                                        owned_by=(oid, cname))))
     final_cons = []
     for con in cons:
         if con.kind in ("p", "u"):
             idx_oid = ctx.txn.new_oid()
-            ctx.txn.apply(("rel", Relation(idx_oid, schema, con.name, "i", index_table=oid, index_columns=con.columns,
+            ctx.txn.apply(("rel", Relation(idx_oid, schema, con.name, "i", index_table=oid, index_columns=con.columns, owner=owner,
                                            index_unique=True, index_primary=con.kind == "p",
                                            columns=tuple(c for c in cols if c.name in con.columns))))
             con = Constraint(con.name, con.kind, con.columns, con.check_sql, con.ref_table, con.ref_columns, con.on_delete,
@@ -205,7 +209,8 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         final_cons.append(con)
     props = tree.args.get("properties")
     unlogged = props is not None and any(isinstance(p, exp.UnloggedProperty) for p in props.expressions)
-    rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p")
+    rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p",
+                   owner=owner)
     ctx.txn.apply(("rel", rel))
     if rows is not None and rows.n:
         insert_batch(session, ctx, rel, rows)
@@ -221,6 +226,7 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
     rel = planner.lookup_relation(tname, schema)
     if rel is None:
         raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
+    privileges.require_relation_owner(st, session.info, rel)
     params = idx.args.get("params")
     cols = []
     for c in (params.args.get("columns") if params is not None else []) or []:
@@ -239,7 +245,7 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
     using = params.args.get("using") if params is not None else None
     method = str(using.name if hasattr(using, "name") else using).lower() if using else "btree"
     oid = ctx.txn.new_oid()
-    ctx.txn.apply(("rel", Relation(oid, rel.schema, name, "i", index_table=rel.oid, index_columns=tuple(cols),
+    ctx.txn.apply(("rel", Relation(oid, rel.schema, name, "i", index_table=rel.oid, index_columns=tuple(cols), owner=rel.owner,
                                    index_unique=unique, index_method=method,
                                    columns=tuple(c for c in rel.live_columns if c.name in cols))))
     if unique:
@@ -257,6 +263,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
         if tree.args.get("exists"):
             return [Notice(f'relation "{name}" does not exist, skipping')]
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    privileges.require_relation_owner(st, session.info, rel)
     notices = []
     for action in tree.args.get("actions") or []:
         rel = ctx.txn.state.rels[rel.oid]
@@ -434,6 +441,8 @@ def truncate(session, ctx, planner, tree, text):
                           hint="Streams are append-only; their ring buffer drops old tuples by itself.")
         if rel.kind != "r":
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
+        planner.need("D", rel.oid)
+        privileges.authorize(ctx.state, session.info, planner.needs)
         ctx.txn.apply(("truncate", rel.oid))
     return []
 

@@ -11,6 +11,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, Notice, PgError
 
 from ..sql.binder import ident
+from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from .names import qual, target_schema
@@ -31,6 +32,8 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         if tree.args.get("exists"):
             return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
+    if existing is not None:
+        privileges.require_relation_owner(st, session.info, existing)
     query = tree.args["expression"]
     sql = query.sql(DIALECT)
     pl = Planner(session.engine, ctx.state, session=session.info)
@@ -63,7 +66,9 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                  for i, c in enumerate(plan.out))
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
     deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
-    rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps,
+    owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
+    rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps, owner=owner,
+                   acl=existing.acl if existing is not None else None,
                    options=tuple(sorted(options.items())))
     if continuous:
         session.engine.streams.create_view(session, ctx, rel, query)

@@ -29,6 +29,9 @@ from .signatures import Signature
 import calendar
 import json
 
+from .privilege_functions import register_privilege_functions
+from .privileges import shown_current_user
+
 
 Impl = Callable[[list[Col], int, object], Col]
 
@@ -671,17 +674,17 @@ def _to_char(v, fmt: str) -> str:
 scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
 register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
 register("current_schema", type_oids.NAME, [])(lambda cols, n, ctx: Col.const("public", type_oids.NAME, n))
-register("current_user|session_user|user|current_role|getpgusername", type_oids.NAME, [])(
-    lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))
+register("current_user|user|current_role|getpgusername", type_oids.NAME, [])(
+    lambda cols, n, ctx: Col.const(shown_current_user(ctx.session), type_oids.NAME, n))
+register("session_user", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))
 register("pg_backend_pid", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(ctx.session.pid, type_oids.INT4, n))
 register("inet_server_port", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(int(ctx.setting("port", "5433")), type_oids.INT4, n))
 register("inet_server_addr|inet_client_addr", type_oids.TEXT, [])(lambda cols, n, ctx: Col.const("127.0.0.1", type_oids.TEXT, n))
 register("pg_postmaster_start_time", type_oids.TIMESTAMPTZ, [])(lambda cols, n, ctx: Col.const(ctx.now, type_oids.TIMESTAMPTZ, n))
 scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(lambda e: "UTF8" if e == 6 else "SQL_ASCII")
 scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(lambda e: 6)
-scalar("pg_table_is_visible|pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
-scalar("has_table_privilege|has_schema_privilege|has_database_privilege|has_column_privilege|pg_has_role|has_function_privilege|has_sequence_privilege",
-       type_oids.BOOL, None, strict=False)(lambda *a: True)
+scalar("pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
+register_privilege_functions(register)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
 scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)
 scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))

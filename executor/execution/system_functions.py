@@ -14,6 +14,7 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
+from . import privileges
 from . import expr, functions
 from .string_functions import object_texts
 
@@ -183,10 +184,28 @@ def register_catalog_functions(register) -> None:
     register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
     register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
     register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
     register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(
         rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
              type_oids.REGNAMESPACE))
+
+
+def _table_is_visible(cols, n, ctx) -> Col:
+    """A relation is visible when its unqualified name finds it: its schema is
+    on the search path, before any other schema holding the same name (the
+    system catalogs, which have no rows of their own, count as visible)."""
+    st = ctx.state
+    path = privileges.search_path(ctx.session)
+    out: list[bool | None] = []
+    for oid in cols[0].to_pylist():
+        rel = st.rels.get(oid) if oid is not None else None
+        if rel is None:
+            out.append(None if oid is None else True)
+            continue
+        first = next((s for s in path if st.lookup(s, rel.name) is not None), None)
+        out.append(first == rel.schema)
+    return Col.from_pylist(out, type_oids.BOOL)
 
 
 class AdvisoryLocks:
@@ -258,8 +277,14 @@ def definition_function(planner, name, args, lift):
 register_catalog_functions(functions.register)
 
 
+#: Sequence function -> the privileges of which it needs one (PostgreSQL's ACL_USAGE | ACL_UPDATE, ...).
+_SEQUENCE_PRIVILEGES = {"nextval": "Uw", "currval": "rU", "setval": "w"}
+
+
 def sequence_function(engine, planner, name, args):
-    def find(st, v):
+    wanted = _SEQUENCE_PRIVILEGES.get(name, "")
+
+    def find(st, v, ctx=None):
         if isinstance(v, int):
             rel = st.rels.get(v)
         else:
@@ -267,12 +292,14 @@ def sequence_function(engine, planner, name, args):
             rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
         if rel is None or rel.kind != "S":
             raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
+        if ctx is not None:
+            privileges.authorize(st, ctx.session, [privileges.Need(wanted, rel.oid, any_of=len(wanted) > 1)])
         return rel
 
     if name == "nextval":
         def impl(cols, n, ctx):
             vals = cols[0].to_pylist()
-            out = [engine.db.nextval(find(ctx.state, v).oid, find(ctx.state, v)) for v in vals]
+            out = [engine.db.nextval(find(ctx.state, v, ctx).oid, find(ctx.state, v)) for v in vals]
             if out:
                 ctx.session.settings["__lastval"] = str(out[-1])
                 ctx.session.settings[f"__currval_{find(ctx.state, vals[-1]).oid}"] = str(out[-1])
@@ -281,7 +308,7 @@ def sequence_function(engine, planner, name, args):
         return expr.Func("nextval", impl, [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0]], type_oids.INT8, volatile=True)
     if name == "currval":
         def impl2(cols, n, ctx):
-            rel = find(ctx.state, cols[0].to_pylist()[0])
+            rel = find(ctx.state, cols[0].to_pylist()[0], ctx)
             v = ctx.session.settings.get(f"__currval_{rel.oid}")
             if v is None:
                 raise PgError("55000", f'currval of sequence "{rel.name}" is not yet defined in this session')
@@ -298,7 +325,7 @@ def sequence_function(engine, planner, name, args):
         return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
     if name == "setval":
         def impl4(cols, n, ctx):
-            rel = find(ctx.state, cols[0].to_pylist()[0])
+            rel = find(ctx.state, cols[0].to_pylist()[0], ctx)
             v = cols[1].to_pylist()[0]
             called = cols[2].to_pylist()[0] if len(cols) > 2 else True
             engine.db.setval(rel.oid, int(v), bool(called))

@@ -82,6 +82,15 @@ def ident(node) -> str:
     return node.name.lower() if hasattr(node, "name") else str(node).lower()
 
 
+def referenced_names(tree: exp.Expression) -> frozenset[str] | None:
+    """Column names a parsed statement mentions (None when it selects ``*``;
+    ``count(*)`` mentions none)."""
+    from_star = any(not isinstance(star.parent, exp.Count) for star in tree.find_all(exp.Star))
+    if from_star:
+        return None
+    return frozenset(ident(c.this) for c in tree.find_all(exp.Column) if isinstance(c.this, exp.Identifier))
+
+
 def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     """sqlglot DataType -> (oid, typmod)."""
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
@@ -777,7 +786,7 @@ class ExprBinder:
         return expr.Func("current_schema", functions.REGISTRY["current_schema"].impl, [], type_oids.NAME)
 
     def b_SessionUser(self, n):
-        return self.b_CurrentUser(n)
+        return expr.Func("session_user", functions.REGISTRY["session_user"].impl, [], type_oids.NAME)
 
     def b_Trim(self, n):
         pos = (n.args.get("position") or "BOTH").upper()

@@ -9,6 +9,17 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.system_catalogs import table
 from splitstream.protocol import oids as type_oids
 
+from ..execution import privileges
+
+
+def _visible(state, ctx, kind: str, continuous: bool = False) -> list:
+    """The streams or continuous views the current role may see: those it
+    holds some privilege on (a superuser sees all)."""
+    me = privileges.current_role(state, ctx.session)
+    return [rel for rel in state.rels.values()
+            if rel.kind == kind and (not continuous or rel.continuous)
+            and (me.superuser or privileges.held(state, me, privileges.relation_acl(rel)))]
+
 
 @table("splitstream", "streams", [
     ("name", type_oids.TEXT), ("schema", type_oids.TEXT), ("server", type_oids.TEXT), ("rows_accepted", type_oids.INT8), ("rate_per_s", type_oids.FLOAT8),
@@ -21,9 +32,7 @@ def _streams(state, ctx):
     ``row_width`` is the declared slot width (a string slot: its offset and
     length); NULL flags take a byte per slot of a column only once it held a NULL."""
     mgr = ctx.engine.streams
-    for rel in state.rels.values():
-        if rel.kind != "f":
-            continue
+    for rel in _visible(state, ctx, "f"):
         rt = mgr.runtimes.get(rel.oid)
         ring = rt.ring if rt is not None else None
         fill = min(ring.visible_end, ring.capacity) if ring is not None else 0
@@ -53,9 +62,7 @@ def _views(state, ctx):
     """``status``: 'active', 'broken' (its reads fail until it is dropped:
     ``broken_reason`` says why) or 'pending' (not yet maintained)."""
     mgr = ctx.engine.streams
-    for rel in state.rels.values():
-        if rel.kind != "v" or not rel.continuous:
-            continue
+    for rel in _visible(state, ctx, "v", continuous=True):
         cv = mgr.views.get(rel.oid)
         if cv is None:
             broken = mgr.broken.get(rel.oid)

@@ -18,7 +18,8 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, 
 from ...execution import expr
 from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
-from ...execution import system_functions
+from ...execution import privileges, system_functions
+from ..binder import referenced_names
 from splitstream.catalog.objects import system_catalogs as system
 
 if TYPE_CHECKING:
@@ -42,6 +43,26 @@ class PlannerBase:
         self.streams_used: list[Relation] = []
         self.tables_used: set[int] = set()
         self.views_used: list[Relation] = []
+        #: privileges the statement needs, checked each time it runs (execution/privileges.py)
+        self.needs: list[privileges.Need] = []
+        self.as_role = 0            # while planning a view's query: its owner, whose rights it reads with
+        #: per statement and view being planned: the column names it uses (None: all, for a *)
+        self.column_names: list[frozenset[str] | None] = []
+
+    def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
+             columns: frozenset[str] | None = None) -> None:
+        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of, columns=columns))
+
+    def use_columns_of(self, tree: Any) -> None:
+        """Name the columns the statement (or view) being planned uses: every
+        column name in it, all of them for a ``*`` (more than it reads, never
+        less, so a column privilege never stands in for one not granted)."""
+        self.column_names.append(referenced_names(tree))
+
+    def used_columns(self, rel: Relation) -> frozenset[str]:
+        names = self.column_names[-1] if self.column_names else None
+        cols = {c.name for c in rel.live_columns if not c.hidden}
+        return frozenset(cols if names is None else cols & names)
 
     if TYPE_CHECKING:
         # Steps one planning module calls in another; each is defined in the
@@ -145,6 +166,13 @@ class PlannerBase:
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state
         if schema:
+            if schema in st.schemas and not self.as_role:
+                # a qualified name needs USAGE on its schema, checked at lookup as PostgreSQL does (before
+                # ownership or table privileges) and again at each run; a view's stored query names its
+                # relations by OID, so inside a view there is no lookup to check
+                self.need("U", schema=schema)
+                if self.session is not None:
+                    privileges.check_schema(st, privileges.current_role(st, self.session), schema, "U")
             return st.lookup(schema, name)
         for s in self.search_path():
             r = st.lookup(s, name)
@@ -153,16 +181,7 @@ class PlannerBase:
         return None
 
     def search_path(self) -> list[str]:
-        sp = "public"
-        if self.session is not None:
-            sp = self.session.settings.get("search_path", '"$user", public')
-        out = []
-        for p in sp.split(","):
-            p = p.strip().strip('"')
-            if p == "$user":
-                continue
-            out.append(p)
-        return out or ["public"]
+        return privileges.search_path(self.session)
 
     def resolve_reg(self, oid: int, text: str) -> int:
         """'name'::regclass / ::regtype: the object's OID, or 42P01/42704."""
@@ -195,3 +214,4 @@ class PlannerBase:
 
     def call_udf(self, fn, args):
         return self.engine.call_udf(self, fn, args)
+

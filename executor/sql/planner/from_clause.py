@@ -15,7 +15,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
 
-from ...execution import expr
+from ...execution import expr, privileges
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from ..dialect import DIALECT
@@ -73,12 +73,18 @@ class FromPlanner(PlannerBase):
         if rel is None:
             vt = system.lookup(name, schema, self.search_path())
             if vt is not None:
+                if vt.name in privileges.SUPERUSER_TABLES:
+                    self.needs.append(privileges.Need("", system_table=vt.name, as_role=self.as_role))
                 op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
                                    lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
                 cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
                 return op, Scope(cols, outer, tables=[alias])
             full = f"{schema}.{name}" if schema else name
             raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
+        if rel.kind in ("r", "f", "v"):
+            self.need("r", rel.oid, columns=self.used_columns(rel))
+        elif rel.kind == "S":
+            self.need("r", rel.oid)
         if rel.kind == "r":
             self.tables_used.add(rel.oid)
             op = operators.TableScan(rel, alias)
@@ -88,6 +94,8 @@ class FromPlanner(PlannerBase):
         elif rel.kind == "v" and rel.continuous:
             self.views_used.append(rel)
             op = self.engine.streams.view_read_op(rel, alias, self)
+            for dep in rel.depends_on:      # what it reads, with its owner's rights
+                self.needs.append(privileges.Need("r", dep, as_role=rel.owner))
         elif rel.kind == "v":
             self.views_used.append(rel)
             op = self._plan_view(rel)
@@ -105,12 +113,14 @@ class FromPlanner(PlannerBase):
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
         q = sqlglot.parse_one(rel.sql, read=DIALECT)
-        saved = self.ctes
-        self.ctes = [{}]
+        saved, saved_role = self.ctes, self.as_role
+        self.ctes, self.as_role = [{}], rel.owner      # a view reads with its owner's rights
+        self.use_columns_of(q)
         try:
             inner = self.plan_query(q, None, None)
         finally:
-            self.ctes = saved
+            self.ctes, self.as_role = saved, saved_role
+            self.column_names.pop()
         names = [c.name for c in rel.live_columns]
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
                          [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])

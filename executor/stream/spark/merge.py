@@ -195,7 +195,7 @@ def _merge_table(cv, pipe, table) -> None:
 
 def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
     mgr = ctx.engine.streams
-    rel = resolve(ctx, stream)
+    rel = resolve(ctx, stream, "a")      # merged states are inserts into the stream: INSERT on it
     if rel.kind != "f":
         raise PgError("42809", f'"{rel.name}" is not a stream')
     try:

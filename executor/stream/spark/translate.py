@@ -31,7 +31,7 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
-from ...execution import expr, operators
+from ...execution import expr, operators, privileges
 from ..continuous import PrunedCol
 
 UNDEFINED_TABLE = "42P01"
@@ -41,16 +41,21 @@ class NotPushable(Exception):
     pass
 
 
-def resolve(ctx, name: str):
-    """The relation a function argument names (schema-qualified or not)."""
+def resolve(ctx, name: str, privs: str = ""):
+    """The relation a function argument names (schema-qualified or not); the
+    current role needs USAGE on a named schema and one of ``privs`` on it."""
     st = ctx.state
     parts = [p.strip().strip('"') for p in name.split(".")]
     if len(parts) == 2:
+        if parts[0] in st.schemas:
+            privileges.check_schema(st, privileges.current_role(st, ctx.session), parts[0], "U")
         rel = st.lookup(parts[0], parts[1])
     else:
         rel = st.lookup("public", parts[0]) or st.lookup("pg_catalog", parts[0])
     if rel is None:
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    if privs:
+        privileges.authorize(st, ctx.session, [privileges.Need(privs, rel.oid, any_of=True)])
     return rel
 
 
@@ -379,7 +384,7 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
 def describe(ctx, name: str) -> dict:
     """The JSON description ``splitstream_pipeline(name)`` returns."""
     mgr = ctx.engine.streams
-    rel = resolve(ctx, name)
+    rel = resolve(ctx, name, "ra")     # the pipeline serves readers and writers of the stream
     cols = [{"name": c.name, "type": sqltypes.format_type(c.type_oid, c.typmod), "oid": c.type_oid,
              "spark_type": SPARK_TYPES.get(c.type_oid, "string")}
             for c in rel.visible_columns]

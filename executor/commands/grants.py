@@ -1,0 +1,330 @@
+"""GRANT and REVOKE of privileges on relations and schemas (PostgreSQL's
+aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
+
+Column privileges live on the columns (``ColumnDef.acl``); a statement
+needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
+every column it uses.  What is not implemented is refused, never accepted
+and ignored: privileges on functions, databases and other object classes,
+and ALTER DEFAULT PRIVILEGES.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from splitstream.catalog.objects import acl
+from splitstream.catalog.objects.model import Relation, Role
+from splitstream.protocol.errors import (
+    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    WRONG_OBJECT_TYPE, Notice, PgError,
+)
+
+from ..api import Result
+from ..execution import privileges
+from ..execution.privileges import current_role, is_owner, relation_acl, schema_acl
+from .base import Stmt
+from .role_syntax import Reader
+from .roles import INVALID_GRANT_OPERATION, RoleMembershipStmt, get_role, role_spec
+
+WARNING_PRIVILEGE_NOT_GRANTED = "01007"
+WARNING_PRIVILEGE_NOT_REVOKED = "01006"
+
+_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES", "DATABASE",
+                        "DOMAIN", "TYPE", "LANGUAGE", "LARGE", "FOREIGN", "TABLESPACE", "PARAMETER"}
+
+
+@dataclass
+class GrantStmt(Stmt):
+    """GRANT / REVOKE privileges ON objects TO / FROM roles."""
+
+    grant: bool
+    privs: str                     # letters; '' with all_privs
+    all_privs: bool
+    target: str                    # 'table', 'sequence', 'schema'
+    objects: list[tuple[str | None, str]]
+    in_schemas: list[str]          # ALL TABLES / SEQUENCES IN SCHEMA
+    grantees: list[str]            # 'public' for PUBLIC
+    option: bool                   # WITH GRANT OPTION / GRANT OPTION FOR
+    cascade: bool = False
+    grantor: str | None = None
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)   # column privileges: letter -> columns
+    cacheable = False
+
+    @property
+    def tag(self) -> str:  # type: ignore[override]
+        return "GRANT" if self.grant else "REVOKE"
+
+    def run(self, session, ctx):
+        st = ctx.txn.for_write(ctx.check_cancel)
+        me = current_role(st, session.info)
+        if self.grantor is not None:
+            by = get_role(st, self.grantor)
+            if by.oid != me.oid:
+                raise PgError(FEATURE_NOT_SUPPORTED, "grantor must be current user")
+        grantees = [acl.PUBLIC if g == "public" else get_role(st, g).oid for g in self.grantees]
+        if self.target == "schema":
+            for name in [n for _, n in self.objects]:
+                sch = ctx.txn.state.schemas.get(name)
+                if sch is None:
+                    raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
+                current = schema_acl(sch)
+                new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
+                                        ("schema", name), f'"{name}"', grantees)
+                ctx.txn.apply(("schema", replace(sch, acl=new)))
+        else:
+            for rel in self._relations(ctx.txn.state, session.info):
+                ctx.txn.apply(("rel", self._on_relation(ctx, me, rel, grantees)))
+        return Result(tag=self.tag)
+
+    def _on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
+        cls = acl.object_class(rel.kind)
+        if self.privs or (self.all_privs and not self.columns):
+            current = relation_acl(rel)
+            new, grantor, done = self._apply(ctx, me, current, current, rel.owner, self._letters(ctx, cls, rel),
+                                             (cls, rel.name), f'"{rel.name}"', grantees)
+            rel = rel.with_(acl=new)
+            taken = "".join(x for x in done if x in acl.ALL_RIGHTS["column"])
+            if not self.grant and taken:      # REVOKE on the table takes the same privileges on its columns
+                rel = self._on_columns(ctx, me, rel, grantees, {c.name: taken for c in rel.columns if c.acl}, grantor)
+        if self.columns:
+            wanted: dict[str, str] = {}
+            for letter, names in self.columns.items():
+                if letter not in acl.ALL_RIGHTS["column"]:
+                    raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[letter]} for column")
+                for name in names:
+                    col = rel.column(name)
+                    if col is None or col.hidden:
+                        raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
+                    wanted[name] = acl.ordered(wanted.get(name, "") + letter)
+            rel = self._on_columns(ctx, me, rel, grantees, wanted)
+        return rel
+
+    def _on_columns(self, ctx, me: Role, rel: Relation, grantees: list[int], wanted: dict[str, str],
+                    grantor: int | None = None) -> Relation:
+        """ExecGrant_Attribute, column by column in column order: the grantor
+        is chosen from the table's and the column's ACL together.  With
+        ``grantor`` (a table-level REVOKE's) the columns simply follow it."""
+        table_acl = relation_acl(rel)
+        cols = list(rel.columns)
+        for i, col in enumerate(cols):
+            letters = wanted.get(col.name, "")
+            if not letters or col.dropped:
+                continue
+            current = col.acl or ()
+            if grantor is not None:
+                new = current
+                for grantee in grantees:
+                    new = _revoke(new, grantee, grantor, letters, self.option, self.cascade)
+            else:
+                new, _, _ = self._apply(ctx, me, current, table_acl + current, rel.owner, letters,
+                                        ("column", f"{col.name} of relation {rel.name}"),
+                                        f'column "{col.name}" of relation "{rel.name}"', grantees)
+            cols[i] = replace(col, acl=new or None)
+        return rel.with_(columns=tuple(cols))
+
+    def _relations(self, st, info) -> list[Relation]:
+        out: list[Relation] = []
+        for in_schema in self.in_schemas:
+            if in_schema not in st.schemas:
+                raise PgError(INVALID_SCHEMA_NAME, f'schema "{in_schema}" does not exist')
+            kinds = "S" if self.target == "sequence" else "rvf"
+            out += sorted((r for r in st.rels.values() if r.schema == in_schema and r.kind in kinds),
+                          key=lambda r: r.oid)
+        path = privileges.search_path(info)
+        for schema, name in self.objects:
+            if schema is not None and schema in st.schemas:
+                privileges.check_schema(st, privileges.current_role(st, info), schema, "U")
+            rel = st.lookup(schema, name) if schema else next(
+                (r for s in path if (r := st.lookup(s, name)) is not None), None)
+            if rel is None:
+                shown = f"{schema}.{name}" if schema else name
+                raise PgError(UNDEFINED_TABLE, f'relation "{shown}" does not exist')
+            if self.target == "sequence" and rel.kind != "S":
+                raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
+            if rel.kind == "i":
+                raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is an index')
+            out.append(rel)
+        return out
+
+    def _letters(self, ctx, cls: str, rel: Relation | None = None) -> str:
+        """The requested privileges as letters valid for ``cls`` (a sequence
+        named by ON TABLE keeps only its own kinds, with PostgreSQL's warning)."""
+        if self.all_privs:
+            return acl.ALL_RIGHTS[cls]
+        if rel is not None and rel.kind == "S" and self.target == "table":
+            keep = "".join(c for c in self.privs if c in acl.ALL_RIGHTS["sequence"])
+            if keep != self.privs:
+                ctx.notices.append(Notice(f'sequence "{rel.name}" only supports USAGE, SELECT, and UPDATE privileges',
+                                          sqlstate="0LP01", severity="WARNING"))
+            return keep
+        for c in self.privs:
+            if c not in acl.ALL_RIGHTS[cls]:
+                raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[c]} for {cls}")
+        return self.privs
+
+    def _apply(self, ctx, me: Role, current: acl.Acl, for_grantor: acl.Acl, owner: int, wanted: str,
+               denied: tuple[str, str], shown: str, grantees: list[int]) -> tuple[acl.Acl, int, str]:
+        """Grant or revoke ``wanted`` on one ACL: (new ACL, grantor, the
+        privileges it could give or take).  ``denied``: (noun, name) of the
+        42501 when the grantor holds nothing at all; ``shown``: the object in warnings."""
+        st = ctx.txn.state
+        grantor, options = _best_grantor(st, me, for_grantor, owner, wanted)
+        if not options:
+            have, have_opts = acl.aclmask(for_grantor, acl.privileged_roles(st.roles, grantor))
+            if not me.superuser and not (have | have_opts):
+                raise privileges.denied(*denied)
+        effective = "".join(c for c in wanted if c in options)
+        self._warn(ctx, effective, wanted, shown)
+        new = current
+        for grantee in grantees:
+            if self.grant:
+                if self.option and grantee == grantor:
+                    raise PgError(INVALID_GRANT_OPERATION, "grant options cannot be granted back to your own grantor")
+                if effective:
+                    new = acl.grant(new, grantee, grantor, effective, self.option)
+            elif effective:
+                new = _revoke(new, grantee, grantor, effective, self.option, self.cascade)
+        return new, grantor, effective
+
+    def _warn(self, ctx, effective: str, wanted: str, shown: str) -> None:
+        if self.grant:
+            code, verb = WARNING_PRIVILEGE_NOT_GRANTED, "were granted"
+        else:
+            code, verb = WARNING_PRIVILEGE_NOT_REVOKED, "could be revoked"
+        if not effective:
+            ctx.notices.append(Notice(f"no privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
+        elif not self.all_privs and set(effective) != set(wanted):
+            ctx.notices.append(Notice(f"not all privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
+
+
+def _best_grantor(st, me: Role, current: acl.Acl, owner: int, wanted: str) -> tuple[int, set[str]]:
+    """select_best_grantor: the owner for a superuser or the owner's members,
+    else the role (``me`` first) holding grant options for most of ``wanted``."""
+    if is_owner(st, me, owner):
+        return owner, set(wanted)
+    best, best_opts = me.oid, set[str]()
+    for role in [me.oid] + sorted(acl.privileged_roles(st.roles, me.oid) - {me.oid}):
+        opts = acl.options_of(current, role) & set(wanted)
+        if opts == set(wanted):
+            return role, opts
+        if len(opts) > len(best_opts):
+            best, best_opts = role, opts
+    return best, best_opts
+
+
+def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_only: bool, cascade: bool) -> acl.Acl:
+    """Revoke, following PostgreSQL's recursive_revoke: privileges the
+    grantee granted on with the options it loses go too (CASCADE), or the
+    REVOKE fails (RESTRICT)."""
+    new = acl.revoke(current, grantee, grantor, privs, option_only)
+    if grantee == acl.PUBLIC:
+        return new
+    lost = set(privs) - acl.options_of(new, grantee)
+    if not lost:
+        return new
+    deps = acl.dependent_grants(new, grantee, "".join(lost))
+    if deps and not cascade:
+        raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, "dependent privileges exist",
+                      hint="Use CASCADE to revoke them too.")
+    for ge, _gr, p, _o in deps:
+        new = _revoke(new, ge, grantee, "".join(c for c in p if c in lost), False, True)
+    return new
+
+
+def _privilege_list(r: Reader) -> tuple[str, bool, dict[str, tuple[str, ...]]]:
+    """Privileges before ON: (table-level letters, ALL, letter -> columns
+    for column privileges such as ``SELECT (a, b)``)."""
+    columns: dict[str, tuple[str, ...]] = {}
+    if r.accept("ALL"):
+        r.accept("PRIVILEGES")
+        if r.accept("("):
+            cols = _column_list(r)
+            return "", True, {c: cols for c in acl.ALL_RIGHTS["column"]}
+        return "", True, columns
+    letters = ""
+    while True:
+        word = str(r.next())
+        if word not in acl.LETTERS:
+            r.i -= 1
+            raise r.error()
+        letter = acl.LETTERS[word]
+        if r.accept("("):
+            columns[letter] = columns.get(letter, ()) + _column_list(r)
+        else:
+            letters += letter
+        if not r.accept(","):
+            return acl.ordered(letters), False, columns
+
+
+def _column_list(r: Reader) -> tuple[str, ...]:
+    cols = tuple(r.names())
+    r.expect(")")
+    return cols
+
+
+def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
+    t = r.peek()
+    word = str(t) if t is not None else ""
+    if word in _UNSUPPORTED_TARGETS:
+        what = "FOREIGN DATA WRAPPER / FOREIGN SERVER" if word == "FOREIGN" else word.rstrip("S")
+        raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on {what.lower()} objects are not supported",
+                      hint="splitstream keeps privileges on tables, streams, views, sequences and schemas.")
+    if r.accept("ALL"):
+        kind = r.next()
+        if kind not in ("TABLES", "SEQUENCES"):
+            if kind in ("FUNCTIONS", "PROCEDURES", "ROUTINES"):
+                r.i -= 1
+                return _targets(r)
+            raise r.error()
+        r.expect("IN", "SCHEMA")
+        return ("table" if kind == "TABLES" else "sequence"), [], r.names()
+    if r.accept("SCHEMA"):
+        return "schema", [(None, n) for n in r.names()], []
+    target = "sequence" if r.accept("SEQUENCE") else "table"
+    r.accept("TABLE")
+    objs = [r.qualified()]
+    while r.accept(","):
+        objs.append(r.qualified())
+    return target, objs, []
+
+
+def grant_statement(text: str, session) -> Stmt:
+    r = Reader(text)
+    grant = r.next() == "GRANT"
+    option = (not grant) and r.accept("GRANT", "OPTION", "FOR")
+    if not any(t == "ON" and t.kind == "word" for t in r.toks):
+        if option:
+            raise r.error()
+        return RoleMembershipStmt.parse(r, session, grant)
+    privs, all_privs, columns = _privilege_list(r)
+    r.expect("ON")
+    target, objs, in_schemas = _targets(r)
+    r.expect("TO" if grant else "FROM")
+    grantees = [_grantee(r, session)]
+    while r.accept(","):
+        grantees.append(_grantee(r, session))
+    grantor, cascade = None, False
+    while not r.done():
+        if grant and r.accept("WITH", "GRANT", "OPTION"):
+            option = True
+        elif r.accept("GRANTED", "BY"):
+            grantor = role_spec(r, session)
+        elif not grant and r.accept("CASCADE"):
+            cascade = True
+        elif not grant and r.accept("RESTRICT"):
+            pass
+        else:
+            raise r.error()
+    if columns and target != "table":
+        raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[next(iter(columns))]} "
+                                               f"for {target}")
+    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor, columns)
+
+
+def _grantee(r: Reader, session) -> str:
+    r.accept("GROUP")
+    return role_spec(r, session)
+
+
+def refuse_default_privileges() -> PgError:
+    return PgError(FEATURE_NOT_SUPPORTED, "ALTER DEFAULT PRIVILEGES is not supported",
+                   hint="GRANT on the objects after creating them (GRANT ... ON ALL TABLES IN SCHEMA ...).")

@@ -1,0 +1,144 @@
+"""Who runs a statement and what they may do (PostgreSQL's aclchk.c).
+
+A statement's planner collects what it needs (:class:`Need`: SELECT on a
+table, USAGE on a schema, ...); the session checks the list each time the
+statement runs, against the role current *then* (SET ROLE may have changed
+since the plan was made, and plans outlive GRANT and REVOKE).  Inside a view
+the needs are checked against the view's owner, as PostgreSQL does for views
+without ``security_invoker``.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from splitstream.catalog.objects import acl
+from splitstream.catalog.objects.acl import (  # noqa: F401  (re-exported: the executor's one place for who runs)
+    current_role, current_role_name, login_role, login_role_name, relation_acl, schema_acl, shown_current_user,
+)
+from splitstream.catalog.objects.model import Relation, Role
+from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
+
+#: Relation kind -> the noun PostgreSQL's messages use.
+KIND_NOUN = {"r": "table", "v": "view", "S": "sequence", "f": "foreign table", "i": "index"}
+
+
+@dataclass(frozen=True)
+class Need:
+    """``privs`` (ACL letters, any one of ``any_of`` suffices when set) on a
+    relation (``oid``) or a schema (``schema``), checked as ``as_role``
+    (a view's owner) or, when 0, as the current role."""
+
+    privs: str
+    oid: int = 0
+    schema: str = ""
+    as_role: int = 0
+    any_of: bool = False
+    system_table: str = ""          # a catalog only superusers read (SUPERUSER_TABLES)
+    #: the columns used, for a column privilege to stand in for the table's (None: the table's is needed)
+    columns: frozenset[str] | None = None
+
+
+#: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
+SUPERUSER_TABLES = frozenset({"pg_authid"})
+
+
+def password_expired(role: Role) -> bool:
+    """VALID UNTIL has passed (its +infinity marker never does)."""
+    v = role.valid_until
+    if v is None or not isinstance(v, dt.datetime):
+        return False
+    return v < dt.datetime.now(dt.timezone.utc)
+
+
+def _role_by_oid(state: Any, oid: int) -> Role:
+    for r in state.roles.values():
+        if r.oid == oid:
+            return r
+    return Role(oid, str(oid))
+
+
+def is_owner(state: Any, role: Role, owner: int) -> bool:
+    """pg_*_ownercheck: a superuser, or a role with the owner's privileges."""
+    return role.superuser or owner in acl.privileged_roles(state.roles, role.oid)
+
+
+def held(state: Any, role: Role, the_acl: acl.Acl) -> set[str]:
+    """The privileges ``role`` holds under ``the_acl`` (everything for a superuser)."""
+    if role.superuser:
+        return set(acl.LETTER_ORDER)
+    return acl.aclmask(the_acl, acl.privileged_roles(state.roles, role.oid))[0]
+
+
+def _columns_allow(state: Any, role: Role, rel: Relation, letter: str, used: frozenset[str]) -> bool:
+    """Column privileges cover a statement when every column it uses has the
+    privilege, or, using none (``count(*)``), when some column has it."""
+    roles = acl.privileged_roles(state.roles, role.oid)
+    granted = {c.name for c in rel.columns if c.acl and letter in acl.aclmask(c.acl, roles)[0]}
+    return used <= granted if used else bool(granted)
+
+
+def denied(kind_noun: str, name: str) -> PgError:
+    return PgError(INSUFFICIENT_PRIVILEGE, f"permission denied for {kind_noun} {name}")
+
+
+def not_owner(kind_noun: str, name: str) -> PgError:
+    return PgError(INSUFFICIENT_PRIVILEGE, f"must be owner of {kind_noun} {name}")
+
+
+def require_owner(state: Any, info: Any, owner: int, kind_noun: str, name: str) -> None:
+    if not is_owner(state, current_role(state, info), owner):
+        raise not_owner(kind_noun, name)
+
+
+def require_relation_owner(state: Any, info: Any, rel: Relation) -> None:
+    require_owner(state, info, rel.owner, KIND_NOUN.get(rel.kind, "relation"), rel.name)
+
+
+def check_schema(state: Any, role: Role, name: str, privs: str) -> None:
+    sch = state.schemas.get(name)
+    if sch is None or role.superuser:
+        return
+    if not set(privs) <= held(state, role, schema_acl(sch)):
+        raise denied("schema", name)
+
+
+def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
+    """Raise 42501 unless every need is met (relations dropped since planning
+    are left to the statement, which reports them as PostgreSQL would)."""
+    me: Role | None = None
+    for n in needs:
+        if n.as_role:
+            role = _role_by_oid(state, n.as_role)
+        else:
+            if me is None:
+                me = current_role(state, info)
+                if me.superuser:
+                    if not any(x.as_role for x in needs):
+                        return
+            role = me
+        if role.superuser:
+            continue
+        if n.system_table:
+            raise denied("table", n.system_table)
+        if n.schema:
+            check_schema(state, role, n.schema, n.privs)
+            continue
+        rel = state.rels.get(n.oid)
+        if rel is None:
+            continue
+        have = held(state, role, relation_acl(rel))
+        ok = bool(set(n.privs) & have) if n.any_of else set(n.privs) <= have
+        if not ok and n.columns is not None and len(n.privs) == 1:
+            ok = _columns_allow(state, role, rel, n.privs, n.columns)
+        if not ok:
+            raise denied(KIND_NOUN.get(rel.kind, "relation"), rel.name)
+
+
+def search_path(info: Any) -> list[str]:
+    """The schemas an unqualified name is looked up in (``$user`` is skipped:
+    no schema is created per role)."""
+    sp = info.settings.get("search_path", '"$user", public') if info is not None else "public"
+    out = [p.strip().strip('"') for p in sp.split(",")]
+    return [p for p in out if p and p != "$user"] or ["public"]
