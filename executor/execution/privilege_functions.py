@@ -166,6 +166,16 @@ FUNCTIONS: dict[str, tuple[Callable[..., bool | None], int]] = {
 }
 
 
+def _signatures(nobj: int) -> str:
+    """PostgreSQL's overloads: [role (name or oid),] the object (text or oid;
+    a column also by name or number), the privileges (text)."""
+    objects = ["text", "oid"]
+    if nobj == 2:
+        objects = [f"{t}, {c}" for t in ("text", "oid") for c in ("text", "int2")]
+    forms = [f"{o}, text" for o in objects] + [f"{r}, {o}, text" for r in ("name", "oid") for o in objects]
+    return " | ".join(f"{f} -> bool" for f in forms)
+
+
 def register_privilege_functions(register: Callable[..., Any]) -> None:
     for name, (check, nobj) in FUNCTIONS.items():
-        register(name, type_oids.BOOL, None)(_inquiry(check, nobj))
+        register(name, sigs=_signatures(nobj), volatile=True)(_inquiry(check, nobj))
