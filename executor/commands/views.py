@@ -52,6 +52,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
+    zone = session.info.settings.get("timezone", "UTC") or "UTC"
+    if continuous and zone != "UTC":
+        # its insert-time expressions run in this zone, whoever inserts (ContinuousView._with_view_settings)
+        options["timezone"] = zone
     if options.get("action", "materialize").lower() not in ("materialize",):
         raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
                       hint="Use WITH (action=materialize) or plain CREATE VIEW.")
