@@ -21,6 +21,9 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
+from splitstream.protocol.types import Interval
+
+from .datetime_ops import checked_interval, interval_div
 from .expr import _factorize_objects, fixed_avg, numeric_op
 
 _NULL_KEY = object()
@@ -436,7 +439,7 @@ class SumState(AggState):
         zero = 0 if self.kind == "o" else 0
         if self.kind == "o":
             s = np.empty(cap, dtype=object)
-            s[:] = 0
+            s[:] = Interval() if self.spec.arg_oids[:1] == [type_oids.INTERVAL] else 0
             s[: len(self.sum)] = self.sum
             self.sum = s
         else:
@@ -553,7 +556,8 @@ class SumState(AggState):
                 vals = [decimal.Decimal(v) if not isinstance(v, decimal.Decimal) else v for v in self.sum[:ng].tolist()]
                 return Col.from_pylist([None if z else v for v, z in zip(vals, nulls.tolist())], type_oids.NUMERIC)
             if oid == type_oids.INTERVAL:
-                return Col.from_pylist([None if z else v for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())], type_oids.INTERVAL)
+                return Col.from_pylist([None if z else checked_interval(v) for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())],
+                                       type_oids.INTERVAL)
             data = self.sum[:ng].astype(sqltypes.dtype_of(oid))
             return Col(data, nulls, oid)
         # avg
@@ -561,7 +565,8 @@ class SumState(AggState):
             with np.errstate(all="ignore"):
                 return Col(self.sum[:ng].astype(np.float64) / np.where(cnt == 0, 1, cnt), nulls, type_oids.FLOAT8)
         if self.spec.oid == type_oids.INTERVAL:
-            out = [None if z else s / c for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
+            out = [None if z else interval_div(checked_interval(s), float(c))
+                   for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
             return Col.from_pylist(out, type_oids.INTERVAL)
         out = []
         for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist()):
@@ -784,7 +789,7 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if fn in ("percentile_cont", "percentile_disc"):
         frac = spec.fraction
         assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals)
+        ordered = sorted(vals, reverse=spec.descending)
         if fn == "percentile_disc":
             idx = max(0, math.ceil(frac * len(ordered)) - 1)
             return ordered[idx]
@@ -794,7 +799,11 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         a, b = float(ordered[lo]), float(ordered[hi])
         return a + (b - a) * (pos - lo)
     if fn == "mode":
-        return collections.Counter(vals).most_common(1)[0][0]
+        # mode_final walks the sorted values and keeps the first most frequent
+        # one: among ties, the smallest
+        counts = collections.Counter(vals)
+        top = max(counts.values())
+        return (max if spec.descending else min)(v for v, c in counts.items() if c == top)
     raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
 
 
@@ -826,6 +835,9 @@ def _variance(fn: str, vals: list, oid: int):
 
 class AggSpec:
     """A bound aggregate call: function, input expressions, result type."""
+
+    #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
+    descending = False
 
     def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
                  filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:

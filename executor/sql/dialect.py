@@ -48,6 +48,14 @@ def _now(args: list[Any]) -> exp.Expr:
     return node
 
 
+def _power(args: list[Any]) -> exp.Expr:
+    """power()/pow() parse as the ``^`` operator does; marked so the column
+    is named ``power`` as PostgreSQL names it (the operator's is ``?column?``)."""
+    node = exp.Pow.from_arg_list(args)
+    node.meta["power"] = True
+    return node
+
+
 def _current_timestamp_sql(self: PostgresGenerator, e: exp.CurrentTimestamp) -> str:
     if e.meta.get("now"):
         return "NOW()"
@@ -62,7 +70,7 @@ class Splitstream(Postgres):
 
     class Parser(PostgresParser):
         FUNCTION_PARSERS = {**PostgresParser.FUNCTION_PARSERS, "DATE_PART": _parse_date_part}
-        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now}
+        FUNCTIONS = {**PostgresParser.FUNCTIONS, "NOW": _now, "POWER": _power, "POW": _power}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
 

@@ -75,6 +75,8 @@ def expr_name(node: exp.Expr) -> str:
         return "now" if node.meta.get("now") else "current_timestamp"
     if isinstance(node, exp.Trim):
         return {"LEADING": "ltrim", "TRAILING": "rtrim"}.get((node.args.get("position") or "").upper(), "btrim")
+    if isinstance(node, exp.Pow) and not node.meta.get("power"):
+        return "?column?"                    # the ^ operator, not power()
     if isinstance(node, exp.Func):
         fn = func_name(node)
         return {"strpos": "strpos", "substr": "substr"}.get(fn, fn)
