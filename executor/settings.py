@@ -6,7 +6,9 @@ import re
 import zoneinfo
 
 from splitstream.protocol.messages import REPORTED_PARAMETERS
-from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
+
+from .pg_settings_names import PG15_SETTINGS
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 
@@ -29,6 +31,92 @@ def _duration_ms(name: str, value: str) -> int:
         return parse_duration_ms(value)
     except PgError as e:
         raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"', hint=e.hint) from e
+
+
+#: splitstream's own settings (no dot: they predate the prefix)
+OWN_SETTINGS = frozenset({"stream_session_timeout", "executor_backend"})
+
+#: prefixes that are ours: a name under them is known or refused, never a placeholder
+OWN_PREFIXES = ("pipelinedb.", "splitstream.")
+
+_NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
+               "combiner, queue or reaper processes to size or tune.")
+
+#: PipelineDB's settings (its src/config.c): the values splitstream's
+#: behaviour matches (accepted), and why the others cannot be honoured
+PIPELINEDB_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
+    **{f"pipelinedb.{n}": (frozenset(), _NO_WORKERS) for n in (
+        "num_workers", "num_combiners", "num_queues", "num_reapers", "batch_mem", "batch_size", "commit_interval",
+        "ipc_hwm", "max_wait", "queue_mem", "combiner_work_mem")},
+    "pipelinedb.stream_insert_level": (frozenset({"sync_commit"}), "An INSERT into a stream returns once every "
+                                       "continuous view has consumed it (PipelineDB's sync_commit); there is no "
+                                       "asynchronous level."),
+    "pipelinedb.stream_targets": (frozenset({""}), "Every INSERT into a stream reaches all continuous views over it; "
+                                  "to feed only some views, give them a stream of their own."),
+    "pipelinedb.continuous_queries_enabled": (frozenset({"on", "true", "1"}), "Continuous views always run; "
+                                              "DROP VIEW stops one."),
+    "pipelinedb.sliding_window_step_factor": (frozenset(), "Sliding windows (sw) are not supported."),
+    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.ttl_expiration_threshold": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.fillfactor": (frozenset(), "Continuous views keep their state in memory and checkpoints, not in "
+                              "materialization tables with a fillfactor."),
+    "pipelinedb.anonymous_update_checks": (frozenset({"off", "false", "0"}), "splitstream never checks for updates."),
+    "pipelinedb.matrels_writable": (frozenset({"off", "false", "0"}), "A continuous view's state is written only by "
+                                    "its stream."),
+    "pipelinedb.log_partitions": (frozenset({"off", "false", "0"}), "Continuous views have no partitions to log."),
+}
+
+_READ_COMMITTED = frozenset({"read committed", "read uncommitted"})
+_OFF = frozenset({"off", "false", "0", "no"})
+_C_LOCALE = frozenset({"c", "posix", ""})
+
+#: PostgreSQL settings that change results, with the values splitstream
+#: honours; any other value is refused rather than accepted and ignored
+LIMITED_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
+    "transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
+    "default_transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
+    "transaction_read_only": (_OFF, "Read-only transactions are not supported."),
+    "default_transaction_read_only": (_OFF, "Read-only transactions are not supported."),
+    "intervalstyle": (frozenset({"postgres"}), "Intervals are written in the postgres style only."),
+    "bytea_output": (frozenset({"hex"}), "bytea values are written in hex only."),
+    "standard_conforming_strings": (frozenset({"on", "true", "1", "yes"}), "Backslashes in '...' literals are "
+                                    "always literal (standard_conforming_strings = on); use E'...' for escapes."),
+    "session_replication_role": (frozenset({"origin"}), "Constraints are always enforced."),
+    "lc_messages": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_monetary": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_numeric": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_time": (_C_LOCALE, "splitstream runs in the C locale."),
+}
+
+_DATESTYLE_OK = frozenset({"iso", "mdy", "us", "noneuro", "noneuropean", "default"})
+
+
+def check_setting(name: str, value: str | None) -> None:
+    """Refuse a setting splitstream would otherwise accept and ignore: an
+    unknown name (42704, as PostgreSQL, except a placeholder such as
+    ``myapp.x`` under a prefix that is not ours), a PipelineDB setting or a
+    value of a PostgreSQL setting that is not honoured (0A000 with a hint).
+    ``value`` None is RESET: back to what splitstream does, always fine."""
+    if name in PIPELINEDB_SETTINGS:
+        accepted, hint = PIPELINEDB_SETTINGS[name]
+        if value is not None and value.strip().lower() not in accepted:
+            raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported', hint=hint)
+        return
+    if "." in name:
+        if name.startswith(OWN_PREFIXES):
+            raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
+        return                                   # a placeholder (myapp.x): inert, as in PostgreSQL
+    if name not in PG15_SETTINGS and name not in OWN_SETTINGS and name not in DEFAULT_SETTINGS:
+        raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
+    if value is None:
+        return
+    v = value.strip().lower()
+    if name in LIMITED_SETTINGS and v not in LIMITED_SETTINGS[name][0]:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported',
+                      hint=LIMITED_SETTINGS[name][1])
+    if name == "datestyle" and not {p.strip() for p in v.split(",")} <= _DATESTYLE_OK:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'setting "DateStyle" to "{value}" is not supported',
+                      hint="Dates are written in ISO style and read month first (ISO, MDY).")
 
 
 def normalize_setting(name: str, value: str) -> str:

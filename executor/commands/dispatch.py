@@ -29,12 +29,13 @@ from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
+from .maintenance import DiscardStmt, LockStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .schemas import CheckpointStmt
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
-from .transactions import TxnStmt
+from .transactions import TxnStmt, check_transaction_modes
 
 
 def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
@@ -69,6 +70,8 @@ _TXN = {
 def _utility(session, text: str, words: list[str]) -> Stmt | None:
     w0 = words[0] if words else ""
     if w0 in ("BEGIN", "START"):
+        m = re.match(r"\s*(?:begin(?:\s+(?:work|transaction)\b)?|start\s+transaction\b)(.*)$", text, re.I | re.S)
+        check_transaction_modes(m.group(1) if m else "")
         return TxnStmt("begin")
     if w0 in ("COMMIT", "END") and not (len(words) > 1 and words[1] == "PREPARED"):
         return TxnStmt("commit")
@@ -109,9 +112,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "DEALLOCATE":
         rest = re.sub(r"(?i)^\s*deallocate\s+(prepare\s+)?", "", text).strip().rstrip(";")
         return DeallocateStmt("all" if rest.lower() == "all" else unquote(rest))
-    if w0 in ("DISCARD",):
-        session.sql_prepared.clear()
-        return NoopStmt("DISCARD " + (words[1] if len(words) > 1 else "ALL"))
+    if w0 == "DISCARD":
+        return DiscardStmt(words[1] if len(words) > 1 else "")
     if w0 == "UNLISTEN":
         # truly nothing to do: LISTEN is refused, so no session listens on any channel
         # (asyncpg's pool sends UNLISTEN * when it resets a connection)
@@ -121,8 +123,11 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
                       hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
                            "answers from its stored result.")
-    if w0 in ("VACUUM", "ANALYZE"):
-        return NoopStmt(w0)
+    if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
+        return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
+    refusal = refused(words)
+    if refusal is not None:
+        raise refusal
     if w0 == "CHECKPOINT":
         return CheckpointStmt()
     if w0 == "EXPLAIN":
@@ -145,8 +150,6 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return CreateRoleStmt.parse(text, alter=True)
     if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER"):
         return DropRoleStmt.parse(text)
-    if w0 == "CREATE" and len(words) > 1 and words[1] == "DATABASE":
-        return NoopStmt("CREATE DATABASE")
     if w0 == "COPY":
         return CopyStmt.parse(text)
     if w0 == "GRANT" or w0 == "REVOKE":
@@ -154,9 +157,9 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 in ("CLOSE", "FETCH", "DECLARE", "MOVE"):
         return cursor_statement(text, words)
     if w0 == "LOCK":
-        return NoopStmt("LOCK TABLE")
+        return LockStmt(text)
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
-        return NoopStmt("CREATE EXTENSION")
+        return create_extension(text)
     return None
 
 
@@ -173,7 +176,8 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
-        return QueryStmt(plan), planner.param_oids
+        locks = tree.args.get("locks") if isinstance(tree, exp.Select) else None
+        return (locking_query(plan, locks) if locks else QueryStmt(plan)), planner.param_oids
     if isinstance(tree, exp.Insert):
         return dml.InsertStmt.build(session, planner, tree), planner.param_oids
     if isinstance(tree, exp.Update):

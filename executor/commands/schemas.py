@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import Relation, Schema
-from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
+from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, Notice, PgError
 
 from ..api import Result
 from ..sql.binder import ident
@@ -70,7 +70,8 @@ def comment(session, ctx, planner, tree, text):
         ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
         return []
     if kind == "schema":
-        return []
+        raise PgError(FEATURE_NOT_SUPPORTED, "COMMENT ON SCHEMA is not supported",
+                      hint="Comments are kept on tables, views and columns only.")
     schema, name = qual(target) if isinstance(target, exp.Table) else (None, ident(target))
     rel = planner.lookup_relation(name, schema)
     if rel is None:
