@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import decimal
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -329,12 +330,12 @@ class GroupIndex:
         return out
 
     def nbytes(self) -> int:
-        """Estimated bytes of the key map (dict entry + key tuple per group),
-        or of the numpy arrays of an integer index."""
+        """Bytes of the key map, measured: the dict, the key list and the key
+        tuples with their values; or the numpy arrays of an integer index."""
         if self.ints is not None:
             return self.ints.nbytes()
-        per_key = 64 + 16 * len(self._keys[0]) if self._keys else 0
-        return per_key * len(self._keys)
+        seen: set[int] = set()
+        return deep_size(self._map, seen) + deep_size(self._keys, seen)
 
     def key_columns(self) -> list[Col]:
         if self.ints is not None:
@@ -386,7 +387,36 @@ class AggState:
         return out
 
     def nbytes(self) -> int:
-        return sum(v.nbytes for v in self.__dict__.values() if isinstance(v, np.ndarray))
+        """Bytes the state holds, measured: numpy buffers, and the Python
+        objects an object array or a container refers to (DISTINCT lists,
+        strings, Decimals), each counted once."""
+        seen: set[int] = set()
+        return sum(deep_size(v, seen) for k, v in self.__dict__.items() if k != "spec" and not isinstance(v, np.dtype))
+
+
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def deep_size(v: Any, seen: set[int]) -> int:
+    """Bytes of ``v`` and of everything it holds, by sys.getsizeof, each
+    object once (``seen``: ids already counted); numpy arrays by their
+    buffer, plus the objects of an object array."""
+    if v is None or id(v) in seen:
+        return 0
+    seen.add(id(v))
+    if isinstance(v, np.ndarray):
+        total = v.nbytes
+        if v.dtype == object:
+            total += sum(deep_size(x, seen) for x in v.ravel().tolist())
+        return total
+    total = sys.getsizeof(v)
+    if isinstance(v, _CONTAINERS):
+        total += sum(deep_size(x, seen) for x in v)
+    elif isinstance(v, dict):
+        total += sum(deep_size(k, seen) + deep_size(x, seen) for k, x in v.items())
+    elif hasattr(v, "__dict__") and not isinstance(v, type):
+        total += sum(deep_size(x, seen) for x in vars(v).values())
+    return total
 
 
 def _obj_list(cap: int) -> np.ndarray:
