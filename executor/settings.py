@@ -34,8 +34,12 @@ def _duration_ms(name: str, value: str) -> int:
 #: splitstream's own settings (no dot: they predate the prefix)
 OWN_SETTINGS = frozenset({"stream_session_timeout", "executor_backend"})
 
+#: the Spark connector's exactly-once key of the next stream COPY (stream/spark/ledger.py)
+SPARK_BATCH_KEY = "splitstream.batch_key"
+
 #: prefixes that are ours: a name under them is known or refused, never a placeholder
 OWN_PREFIXES = ("pipelinedb.", "splitstream.")
+OWN_DOTTED = frozenset({SPARK_BATCH_KEY})
 
 _NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
                "combiner, queue or reaper processes to size or tune.")
@@ -101,7 +105,7 @@ def check_setting(name: str, value: str | None) -> None:
             raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported', hint=hint)
         return
     if "." in name:
-        if name.startswith(OWN_PREFIXES):
+        if name.startswith(OWN_PREFIXES) and name not in OWN_DOTTED:
             raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
         return                                   # a placeholder (myapp.x): inert, as in PostgreSQL
     if name not in PG15_SETTINGS and name not in OWN_SETTINGS and name not in DEFAULT_SETTINGS:

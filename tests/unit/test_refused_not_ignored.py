@@ -201,3 +201,9 @@ def test_lock_table_and_for_update_hold_the_writer_lock(tmp_path):
         b.execute_sql("BEGIN")
         b.execute_sql("LOCK TABLE t NOWAIT")
         b.execute_sql("COMMIT")
+
+
+def test_splitstream_own_dotted_setting_accepted(session):
+    """The Spark connector's exactly-once key is ours and honoured (stream/spark/ledger.py)."""
+    session.execute_sql("SET splitstream.batch_key = 'q/1/0/0'")
+    assert session.execute_sql("SHOW splitstream.batch_key").batch.rows() == [("q/1/0/0",)]
