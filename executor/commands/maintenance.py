@@ -20,9 +20,9 @@ from splitstream.protocol.errors import (
 
 from ..api import Result
 from ..execution.system_functions import ADVISORY
-from ..settings import DEFAULT_SETTINGS
 from ..sql.sqltext import unquote
 from .base import NoopStmt, QueryStmt, Stmt
+from .settings import ResetStmt
 
 _VACUUM_WORDS = {"FULL", "FREEZE", "VERBOSE", "ANALYZE", "ANALYSE"}
 
@@ -92,13 +92,11 @@ class DiscardStmt(Stmt):
         self.what = what
         self.tag = f"DISCARD {what}"
 
-    def run(self, session, ctx):
+    def run(self, session, ctx) -> Result:
         changed: dict[str, str] = {}
         if self.what == "ALL":
             _outside_block(session, "DISCARD ALL")
-            for k in list(session.info.settings):
-                if k in DEFAULT_SETTINGS:
-                    changed.update(session.set_setting(k, None))
+            changed = ResetStmt("all", None).run(session, ctx).parameter_status
             session.sql_prepared.clear()
             session.cursors.clear()
             ADVISORY.release_all(session.info.pid)

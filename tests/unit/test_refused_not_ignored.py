@@ -128,7 +128,7 @@ def test_pipelinedb_setting_refused_at_startup(tmp_path):
     "CLUSTER t", "REINDEX TABLE t", "CREATE USER MAPPING FOR postgres SERVER stream",
     "CREATE TEMP TABLE tt (x int)", "CREATE TABLE pt (x int) PARTITION BY RANGE (x)",
     "CREATE TABLE it (y int) INHERITS (t)", "COMMENT ON SCHEMA public IS 'x'",
-    "SELECT * FROM t FOR UPDATE SKIP LOCKED",
+    "SELECT * FROM t FOR UPDATE SKIP LOCKED", "CREATE UNIQUE INDEX tu ON t (x) WHERE x > 5",
 ])
 def test_statements_refused(session, sql):
     _refused(session, sql, "0A000")
@@ -139,6 +139,7 @@ def test_statements_refused(session, sql):
     ("CREATE TABLE w (x int) WITH (banana = 1)", "22023"), ("CREATE TABLE w (x int) TABLESPACE fast", "42704"),
     ("VACUUM nosuch", "42P01"), ("ANALYZE nosuch", "42P01"), ("VACUUM (VERBOSE) t, nosuch", "42P01"),
     ("LOCK TABLE t", "25P01"), ("DISCARD banana", "42601"), ("CREATE EXTENSION pipelinedb", "42710"),
+    ("CREATE INDEX ti ON t USING banana (x)", "42704"),
 ])
 def test_statements_that_would_be_ignored_now_fail_as_postgresql(session, sql, sqlstate):
     with pytest.raises(PgError) as err:
