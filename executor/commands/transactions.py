@@ -14,7 +14,7 @@ from ..settings import check_setting
 from .base import Stmt
 
 _MODE = re.compile(r"\s*(isolation\s+level\s+(serializable|repeatable\s+read|read\s+committed|read\s+uncommitted)"
-                   r"|read\s+write|read\s+only|not\s+deferrable|deferrable)\s*(,|$)", re.I)
+                   r"|read\s+write|read\s+only|not\s+deferrable|deferrable)(?:\s*,|\s+|$)", re.I)
 
 
 def check_transaction_modes(modes: str) -> None:
