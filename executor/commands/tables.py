@@ -489,7 +489,17 @@ def truncate(session, ctx, planner, tree, text):
         if rel.kind != "r":
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
         ctx.txn.apply(("truncate", rel.oid))
+        if str(tree.args.get("identity") or "").upper() == "RESTART":
+            _restart_owned_sequences(session, ctx, rel)
     return []
+
+
+def _restart_owned_sequences(session, ctx, rel) -> None:
+    """TRUNCATE ... RESTART IDENTITY: the sequences the table's columns own
+    start over, when the transaction commits (as PostgreSQL's, undone by a rollback)."""
+    for seq in list(ctx.state.rels.values()):
+        if seq.kind == "S" and seq.owned_by is not None and seq.owned_by[0] == rel.oid:
+            ctx.txn.after_commit.append(lambda s=seq: session.engine.db.setval(s.oid, s.seq_start, called=False))
 
 
 # ------------------------------------------------------------------ streams

@@ -129,6 +129,7 @@ def test_pipelinedb_setting_refused_at_startup(tmp_path):
     "CREATE TEMP TABLE tt (x int)", "CREATE TABLE pt (x int) PARTITION BY RANGE (x)",
     "CREATE TABLE it (y int) INHERITS (t)", "COMMENT ON SCHEMA public IS 'x'",
     "SELECT * FROM t FOR UPDATE SKIP LOCKED", "CREATE UNIQUE INDEX tu ON t (x) WHERE x > 5",
+    "COMMENT ON FUNCTION now() IS 'x'", "COMMENT ON DATABASE postgres IS 'x'",
 ])
 def test_statements_refused(session, sql):
     _refused(session, sql, "0A000")
@@ -208,3 +209,16 @@ def test_splitstream_own_dotted_setting_accepted(session):
     """The Spark connector's exactly-once key is ours and honoured (stream/spark/ledger.py)."""
     session.execute_sql("SET splitstream.batch_key = 'q/1/0/0'")
     assert session.execute_sql("SHOW splitstream.batch_key").batch.rows() == [("q/1/0/0",)]
+
+
+def test_truncate_restart_identity_restarts_owned_sequences(session):
+    session.execute_sql("CREATE TABLE ids (id serial PRIMARY KEY, v int)")
+    session.execute_sql("INSERT INTO ids (v) VALUES (1), (2)")
+    session.execute_sql("BEGIN")
+    session.execute_sql("TRUNCATE ids RESTART IDENTITY")
+    session.execute_sql("ROLLBACK")                           # undone with the transaction
+    assert session.execute_sql("INSERT INTO ids (v) VALUES (3) RETURNING id").batch.rows() == [(3,)]
+    session.execute_sql("TRUNCATE ids RESTART IDENTITY")
+    assert session.execute_sql("INSERT INTO ids (v) VALUES (4) RETURNING id").batch.rows() == [(1,)]
+    session.execute_sql("TRUNCATE ids")                      # CONTINUE IDENTITY, the default
+    assert session.execute_sql("INSERT INTO ids (v) VALUES (5) RETURNING id").batch.rows() == [(2,)]
