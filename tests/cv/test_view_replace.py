@@ -124,3 +124,13 @@ def test_kept_and_restarted_state_survive_a_crash(tmp_path, checkpoint_first):
     finally:
         second.close()
         first.close()
+
+
+def test_replacing_a_view_created_in_the_same_transaction(es):
+    """Not registered yet, it holds no state: any new definition is fine."""
+    es.execute_sql("BEGIN")
+    es.execute_sql("CREATE VIEW fresh AS SELECT k, count(*) AS n FROM s GROUP BY k")
+    es.execute_sql("CREATE OR REPLACE VIEW fresh AS SELECT k, max(x) AS m FROM s WHERE x > 1 GROUP BY k")
+    es.execute_sql("COMMIT")
+    es.execute_sql("INSERT INTO s VALUES (3, 4, 'q')")
+    assert _rows(es, "SELECT * FROM fresh") == [(3, 4)]
