@@ -35,5 +35,5 @@ def test_state_bytes_are_measured_for_every_state_kind(tmp_path):
         assert _state_bytes(es, "texts") >= 2 * 20_000 * len("key number 10000")
         # numeric sums: Decimal objects per group, not 8-byte pointers
         assert _state_bytes(es, "sums") >= 1000 * sys.getsizeof(es.execute_sql("SELECT 1.5").batch.rows()[0][0])
-        # a numpy-only state stays small and exact: 1000 int64 counts and keys
-        assert 1000 * 16 <= _state_bytes(es, "ints") < 1000 * 64
+        # a numpy-only (or compiled, native) state stays small: 1000 int64 counts, plus their keys
+        assert 1000 * 8 <= _state_bytes(es, "ints") < 1000 * 64
