@@ -134,3 +134,27 @@ def test_replacing_a_view_created_in_the_same_transaction(es):
     es.execute_sql("COMMIT")
     es.execute_sql("INSERT INTO s VALUES (3, 4, 'q')")
     assert _rows(es, "SELECT * FROM fresh") == [(3, 4)]
+
+
+def test_a_batch_staged_before_the_replacement_lands_after_it(tmp_path):
+    """Inserts stage a batch into the view's pipelines before it is logged and
+    deliver it after: a replacement committed in between must not lose it.
+    The new definition runs over the same pipeline objects, so it cannot."""
+    from splitstream.catalog.datatypes.vector import Batch, Col
+    from splitstream.protocol import oids
+
+    with open_engine(str(tmp_path / "d")) as eng:
+        es = postgres_session(eng)
+        es.execute_sql("CREATE FOREIGN TABLE s (k int, x int) SERVER stream")
+        es.execute_sql("CREATE VIEW v AS SELECT k, sum(x) AS total FROM s GROUP BY k")
+        es.execute_sql("INSERT INTO s VALUES (1, 10)")
+        (cv,) = eng.streams.views.values()
+        rel = eng.db.committed.rels[next(iter(cv.pipelines))]
+        batch = Batch([Col.from_pylist([1], oids.INT4), Col.from_pylist([5], oids.INT4)], 1)
+        if len(rel.live_columns) > 2:            # arrival_timestamp
+            batch = Batch(batch.cols + [Col.from_pylist([None], c.type_oid) for c in rel.live_columns[2:]], 1)
+        staged = cv.stage(rel.oid, batch, eng.streams.replay_ctx())
+        es.execute_sql("CREATE OR REPLACE VIEW v AS SELECT k, sum(x) AS total FROM s GROUP BY k HAVING sum(x) > 0")
+        assert eng.streams.views[cv.rel.oid] is cv
+        cv.deliver(staged)
+        assert _rows(es, "SELECT * FROM v") == [(1, 15)]
