@@ -34,7 +34,7 @@ from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import split_statements
 from .stream.spark.ledger import KEY_SETTING
-from .settings import normalize_setting, parse_duration_ms
+from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.dispatch import analyze
@@ -100,6 +100,7 @@ class Session:
 
         for k, v in list(info.settings.items()):
             # startup-packet settings get SET's validation; a bad one refuses the connection
+            check_setting(k, v)
             info.settings[k] = normalize_setting(k, v)
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
@@ -292,6 +293,7 @@ class Session:
     # ------------------------------------------------------------ settings
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
         name = name.lower()
+        check_setting(name, value)
         if value is None:
             value = DEFAULT_SETTINGS.get(name, "")
         value = normalize_setting(name, value)

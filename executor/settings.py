@@ -6,7 +6,7 @@ import re
 import zoneinfo
 
 from splitstream.protocol.messages import REPORTED_PARAMETERS
-from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 
@@ -29,6 +29,96 @@ def _duration_ms(name: str, value: str) -> int:
         return parse_duration_ms(value)
     except PgError as e:
         raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{name}": "{value}"', hint=e.hint) from e
+
+
+#: splitstream's own settings (no dot: they predate the prefix)
+OWN_SETTINGS = frozenset({"stream_session_timeout", "executor_backend"})
+
+#: the Spark connector's exactly-once key of the next stream COPY (stream/spark/ledger.py)
+SPARK_BATCH_KEY = "splitstream.batch_key"
+
+#: prefixes that are ours: a name under them is known or refused, never a placeholder
+OWN_PREFIXES = ("pipelinedb.", "splitstream.")
+OWN_DOTTED = frozenset({SPARK_BATCH_KEY})
+
+_NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
+               "combiner, queue or reaper processes to size or tune.")
+
+#: PipelineDB's settings (its src/config.c): the values splitstream's
+#: behaviour matches (accepted), and why the others cannot be honoured
+PIPELINEDB_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
+    **{f"pipelinedb.{n}": (frozenset(), _NO_WORKERS) for n in (
+        "num_workers", "num_combiners", "num_queues", "num_reapers", "batch_mem", "batch_size", "commit_interval",
+        "ipc_hwm", "max_wait", "queue_mem", "combiner_work_mem")},
+    "pipelinedb.stream_insert_level": (frozenset({"sync_commit"}), "An INSERT into a stream returns once every "
+                                       "continuous view has consumed it (PipelineDB's sync_commit); there is no "
+                                       "asynchronous level."),
+    "pipelinedb.stream_targets": (frozenset({""}), "Every INSERT into a stream reaches all continuous views over it; "
+                                  "to feed only some views, give them a stream of their own."),
+    "pipelinedb.continuous_queries_enabled": (frozenset({"on", "true", "1"}), "Continuous views always run; "
+                                              "DROP VIEW stops one."),
+    "pipelinedb.sliding_window_step_factor": (frozenset(), "Sliding windows (sw) are not supported."),
+    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.ttl_expiration_threshold": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.fillfactor": (frozenset(), "Continuous views keep their state in memory and checkpoints, not in "
+                              "materialization tables with a fillfactor."),
+    "pipelinedb.anonymous_update_checks": (frozenset({"off", "false", "0"}), "splitstream never checks for updates."),
+    "pipelinedb.matrels_writable": (frozenset({"off", "false", "0"}), "A continuous view's state is written only by "
+                                    "its stream."),
+    "pipelinedb.log_partitions": (frozenset({"off", "false", "0"}), "Continuous views have no partitions to log."),
+}
+
+_READ_COMMITTED = frozenset({"read committed", "read uncommitted"})
+_OFF = frozenset({"off", "false", "0", "no"})
+_C_LOCALE = frozenset({"c", "posix", ""})
+
+#: PostgreSQL settings that change results, with the values splitstream
+#: honours; any other value is refused rather than accepted and ignored
+LIMITED_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
+    "transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
+    "default_transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
+    "transaction_read_only": (_OFF, "Read-only transactions are not supported."),
+    "default_transaction_read_only": (_OFF, "Read-only transactions are not supported."),
+    "intervalstyle": (frozenset({"postgres"}), "Intervals are written in the postgres style only."),
+    "bytea_output": (frozenset({"hex"}), "bytea values are written in hex only."),
+    "standard_conforming_strings": (frozenset({"on", "true", "1", "yes"}), "Backslashes in '...' literals are "
+                                    "always literal (standard_conforming_strings = on); use E'...' for escapes."),
+    "session_replication_role": (frozenset({"origin"}), "Constraints are always enforced."),
+    "lc_messages": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_monetary": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_numeric": (_C_LOCALE, "splitstream runs in the C locale."),
+    "lc_time": (_C_LOCALE, "splitstream runs in the C locale."),
+}
+
+_DATESTYLE_OK = frozenset({"iso", "mdy", "us", "noneuro", "noneuropean", "default"})
+
+
+def check_setting(name: str, value: str | None) -> None:
+    """Refuse a setting splitstream would otherwise accept and ignore: an
+    unknown name (42704, as PostgreSQL, except a placeholder such as
+    ``myapp.x`` under a prefix that is not ours), a PipelineDB setting or a
+    value of a PostgreSQL setting that is not honoured (0A000 with a hint).
+    ``value`` None is RESET: back to what splitstream does, always fine."""
+    if name in PIPELINEDB_SETTINGS:
+        accepted, hint = PIPELINEDB_SETTINGS[name]
+        if value is not None and value.strip().lower() not in accepted:
+            raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported', hint=hint)
+        return
+    if "." in name:
+        if name.startswith(OWN_PREFIXES) and name not in OWN_DOTTED:
+            raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
+        return                                   # a placeholder (myapp.x): inert, as in PostgreSQL
+    if name not in PG15_SETTINGS and name not in OWN_SETTINGS and name not in DEFAULT_SETTINGS:
+        raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')
+    if value is None:
+        return
+    v = value.strip().lower()
+    if name in LIMITED_SETTINGS and v not in LIMITED_SETTINGS[name][0]:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported',
+                      hint=LIMITED_SETTINGS[name][1])
+    if name == "datestyle" and not {p.strip() for p in v.split(",")} <= _DATESTYLE_OK:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'setting "DateStyle" to "{value}" is not supported',
+                      hint="Dates are written in ISO style and read month first (ISO, MDY).")
 
 
 def normalize_setting(name: str, value: str) -> str:
@@ -102,3 +192,93 @@ DEFAULT_SETTINGS = {
 REPORTED = frozenset(REPORTED_PARAMETERS)
 #: Settings whose reported (and SHOW) name is not their lower-case name: DateStyle, ...
 DISPLAY_NAMES = {name: wire for name, wire in REPORTED_PARAMETERS.items() if wire != name}
+
+
+#: The names of PostgreSQL 15's configuration parameters (pg_settings, plus
+#: the ones it hides from SHOW ALL: role, seed, session_authorization,
+#: is_superuser), taken from a PostgreSQL 15.  SET of a name outside this
+#: list, without a dot, is PostgreSQL's 42704; most of these only tune
+#: PostgreSQL's own machinery (planner costs, vacuum, logging) and are inert
+#: here, and the ones that change results are in LIMITED_SETTINGS.
+PG15_SETTINGS = frozenset({
+    "allow_in_place_tablespaces", "allow_system_table_mods", "application_name", "archive_cleanup_command",
+    "archive_command", "archive_library", "archive_mode", "archive_timeout", "array_nulls", "authentication_timeout",
+    "autovacuum", "autovacuum_analyze_scale_factor", "autovacuum_analyze_threshold", "autovacuum_freeze_max_age",
+    "autovacuum_max_workers", "autovacuum_multixact_freeze_max_age", "autovacuum_naptime",
+    "autovacuum_vacuum_cost_delay", "autovacuum_vacuum_cost_limit", "autovacuum_vacuum_insert_scale_factor",
+    "autovacuum_vacuum_insert_threshold", "autovacuum_vacuum_scale_factor", "autovacuum_vacuum_threshold",
+    "autovacuum_work_mem", "backend_flush_after", "backslash_quote", "backtrace_functions", "bgwriter_delay",
+    "bgwriter_flush_after", "bgwriter_lru_maxpages", "bgwriter_lru_multiplier", "block_size", "bonjour",
+    "bonjour_name", "bytea_output", "check_function_bodies", "checkpoint_completion_target",
+    "checkpoint_flush_after", "checkpoint_timeout", "checkpoint_warning", "client_connection_check_interval",
+    "client_encoding", "client_min_messages", "cluster_name", "commit_delay", "commit_siblings", "compute_query_id",
+    "config_file", "constraint_exclusion", "cpu_index_tuple_cost", "cpu_operator_cost", "cpu_tuple_cost",
+    "cursor_tuple_fraction", "data_checksums", "data_directory", "data_directory_mode", "data_sync_retry",
+    "datestyle", "db_user_namespace", "deadlock_timeout", "debug_assertions", "debug_discard_caches",
+    "debug_pretty_print", "debug_print_parse", "debug_print_plan", "debug_print_rewritten",
+    "default_statistics_target", "default_table_access_method", "default_tablespace", "default_text_search_config",
+    "default_toast_compression", "default_transaction_deferrable", "default_transaction_isolation",
+    "default_transaction_read_only", "dynamic_library_path", "dynamic_shared_memory_type", "effective_cache_size",
+    "effective_io_concurrency", "enable_async_append", "enable_bitmapscan", "enable_gathermerge", "enable_hashagg",
+    "enable_hashjoin", "enable_incremental_sort", "enable_indexonlyscan", "enable_indexscan", "enable_material",
+    "enable_memoize", "enable_mergejoin", "enable_nestloop", "enable_parallel_append", "enable_parallel_hash",
+    "enable_partition_pruning", "enable_partitionwise_aggregate", "enable_partitionwise_join", "enable_seqscan",
+    "enable_sort", "enable_tidscan", "escape_string_warning", "event_source", "exit_on_error", "extension_destdir",
+    "external_pid_file", "extra_float_digits", "force_parallel_mode", "from_collapse_limit", "fsync",
+    "full_page_writes", "geqo", "geqo_effort", "geqo_generations", "geqo_pool_size", "geqo_seed",
+    "geqo_selection_bias", "geqo_threshold", "gin_fuzzy_search_limit", "gin_pending_list_limit",
+    "hash_mem_multiplier", "hba_file", "hot_standby", "hot_standby_feedback", "huge_page_size", "huge_pages",
+    "ident_file", "idle_in_transaction_session_timeout", "idle_session_timeout", "ignore_checksum_failure",
+    "ignore_invalid_pages", "ignore_system_indexes", "in_hot_standby", "integer_datetimes", "intervalstyle",
+    "is_superuser", "jit", "jit_above_cost", "jit_debugging_support", "jit_dump_bitcode", "jit_expressions",
+    "jit_inline_above_cost", "jit_optimize_above_cost", "jit_profiling_support", "jit_provider",
+    "jit_tuple_deforming", "join_collapse_limit", "krb_caseins_users", "krb_server_keyfile", "lc_collate",
+    "lc_ctype", "lc_messages", "lc_monetary", "lc_numeric", "lc_time", "listen_addresses", "lo_compat_privileges",
+    "local_preload_libraries", "lock_timeout", "log_autovacuum_min_duration", "log_checkpoints", "log_connections",
+    "log_destination", "log_directory", "log_disconnections", "log_duration", "log_error_verbosity",
+    "log_executor_stats", "log_file_mode", "log_filename", "log_hostname", "log_line_prefix", "log_lock_waits",
+    "log_min_duration_sample", "log_min_duration_statement", "log_min_error_statement", "log_min_messages",
+    "log_parameter_max_length", "log_parameter_max_length_on_error", "log_parser_stats", "log_planner_stats",
+    "log_recovery_conflict_waits", "log_replication_commands", "log_rotation_age", "log_rotation_size",
+    "log_startup_progress_interval", "log_statement", "log_statement_sample_rate", "log_statement_stats",
+    "log_temp_files", "log_timezone", "log_transaction_sample_rate", "log_truncate_on_rotation", "logging_collector",
+    "logical_decoding_work_mem", "maintenance_io_concurrency", "maintenance_work_mem", "max_connections",
+    "max_files_per_process", "max_function_args", "max_identifier_length", "max_index_keys",
+    "max_locks_per_transaction", "max_logical_replication_workers", "max_parallel_maintenance_workers",
+    "max_parallel_workers", "max_parallel_workers_per_gather", "max_pred_locks_per_page",
+    "max_pred_locks_per_relation", "max_pred_locks_per_transaction", "max_prepared_transactions",
+    "max_replication_slots", "max_slot_wal_keep_size", "max_stack_depth", "max_standby_archive_delay",
+    "max_standby_streaming_delay", "max_sync_workers_per_subscription", "max_wal_senders", "max_wal_size",
+    "max_worker_processes", "min_dynamic_shared_memory", "min_parallel_index_scan_size",
+    "min_parallel_table_scan_size", "min_wal_size", "old_snapshot_threshold", "parallel_leader_participation",
+    "parallel_setup_cost", "parallel_tuple_cost", "password_encryption", "plan_cache_mode", "port",
+    "post_auth_delay", "pre_auth_delay", "primary_conninfo", "primary_slot_name", "promote_trigger_file",
+    "quote_all_identifiers", "random_page_cost", "recovery_end_command", "recovery_init_sync_method",
+    "recovery_min_apply_delay", "recovery_prefetch", "recovery_target", "recovery_target_action",
+    "recovery_target_inclusive", "recovery_target_lsn", "recovery_target_name", "recovery_target_time",
+    "recovery_target_timeline", "recovery_target_xid", "recursive_worktable_factor", "remove_temp_files_after_crash",
+    "restart_after_crash", "restore_command", "restrict_nonsystem_relation_kind", "role", "row_security",
+    "search_path", "seed", "segment_size", "seq_page_cost", "server_encoding", "server_version",
+    "server_version_num", "session_authorization", "session_preload_libraries", "session_replication_role",
+    "shared_buffers", "shared_memory_size", "shared_memory_size_in_huge_pages", "shared_memory_type",
+    "shared_preload_libraries", "ssl", "ssl_ca_file", "ssl_cert_file", "ssl_ciphers", "ssl_crl_dir", "ssl_crl_file",
+    "ssl_dh_params_file", "ssl_ecdh_curve", "ssl_key_file", "ssl_library", "ssl_max_protocol_version",
+    "ssl_min_protocol_version", "ssl_passphrase_command", "ssl_passphrase_command_supports_reload",
+    "ssl_prefer_server_ciphers", "standard_conforming_strings", "statement_timeout", "stats_fetch_consistency",
+    "superuser_reserved_connections", "synchronize_seqscans", "synchronous_commit", "synchronous_standby_names",
+    "syslog_facility", "syslog_ident", "syslog_sequence_numbers", "syslog_split_messages", "tcp_keepalives_count",
+    "tcp_keepalives_idle", "tcp_keepalives_interval", "tcp_user_timeout", "temp_buffers", "temp_file_limit",
+    "temp_tablespaces", "timezone", "timezone_abbreviations", "trace_notify", "trace_recovery_messages",
+    "trace_sort", "track_activities", "track_activity_query_size", "track_commit_timestamp", "track_counts",
+    "track_functions", "track_io_timing", "track_wal_io_timing", "transaction_deferrable", "transaction_isolation",
+    "transaction_read_only", "transform_null_equals", "unix_socket_directories", "unix_socket_group",
+    "unix_socket_permissions", "update_process_title", "vacuum_cost_delay", "vacuum_cost_limit",
+    "vacuum_cost_page_dirty", "vacuum_cost_page_hit", "vacuum_cost_page_miss", "vacuum_defer_cleanup_age",
+    "vacuum_failsafe_age", "vacuum_freeze_min_age", "vacuum_freeze_table_age", "vacuum_multixact_failsafe_age",
+    "vacuum_multixact_freeze_min_age", "vacuum_multixact_freeze_table_age", "wal_block_size", "wal_buffers",
+    "wal_compression", "wal_consistency_checking", "wal_decode_buffer_size", "wal_init_zero", "wal_keep_size",
+    "wal_level", "wal_log_hints", "wal_receiver_create_temp_slot", "wal_receiver_status_interval",
+    "wal_receiver_timeout", "wal_recycle", "wal_retrieve_retry_interval", "wal_segment_size", "wal_sender_timeout",
+    "wal_skip_threshold", "wal_sync_method", "wal_writer_delay", "wal_writer_flush_after", "work_mem", "xmlbinary",
+    "xmloption", "zero_damaged_pages",
+})

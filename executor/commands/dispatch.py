@@ -29,6 +29,7 @@ from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
+from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
@@ -37,7 +38,7 @@ from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
-from .transactions import TxnStmt
+from .transactions import TxnStmt, check_transaction_modes
 
 
 def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
@@ -86,6 +87,8 @@ def _operand(text: str, keyword: str) -> str:
 def _utility(session, text: str, words: list[str]) -> Stmt | None:
     w0 = words[0] if words else ""
     if w0 in ("BEGIN", "START"):
+        m = re.match(r"\s*(?:begin(?:\s+(?:work|transaction)\b)?|start\s+transaction\b)(.*)$", text, re.I | re.S)
+        check_transaction_modes(m.group(1) if m else "")
         return TxnStmt("begin")
     if w0 in ("COMMIT", "END") and not (len(words) > 1 and words[1] == "PREPARED"):
         return TxnStmt("commit")
@@ -125,9 +128,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "DEALLOCATE":
         rest = re.sub(r"(?i)^\s*deallocate\s+(prepare\s+)?", "", text).strip().rstrip(";")
         return DeallocateStmt("all" if rest.lower() == "all" else unquote(rest))
-    if w0 in ("DISCARD",):
-        session.sql_prepared.clear()
-        return NoopStmt("DISCARD " + (words[1] if len(words) > 1 else "ALL"))
+    if w0 == "DISCARD":
+        return DiscardStmt(words[1] if len(words) > 1 else "")
     if w0 == "UNLISTEN":
         # truly nothing to do: LISTEN is refused, so no session listens on any channel
         # (asyncpg's pool sends UNLISTEN * when it resets a connection)
@@ -137,8 +139,11 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
                       hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
                            "answers from its stored result.")
-    if w0 in ("VACUUM", "ANALYZE"):
-        return NoopStmt(w0)
+    if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
+        return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
+    refusal = refused(words)
+    if refusal is not None:
+        raise refusal
     if w0 == "CHECKPOINT":
         return CheckpointStmt()
     if w0 == "EXPLAIN":
@@ -200,7 +205,8 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
-        return _with_needs(QueryStmt(plan), planner), planner.param_oids
+        locks = tree.args.get("locks") if isinstance(tree, exp.Select) else None
+        return _with_needs(locking_query(plan, locks) if locks else QueryStmt(plan), planner), planner.param_oids
     if isinstance(tree, exp.Insert):
         return _with_needs(dml.InsertStmt.build(session, planner, tree), planner), planner.param_oids
     if isinstance(tree, exp.Update):
@@ -215,18 +221,4 @@ def _with_needs(stmt: Stmt, planner) -> Stmt:
     stmt.needs = tuple(planner.needs)
     return stmt
 
-
-def create_extension(text: str) -> Stmt:
-    """plpgsql is there (as in every PostgreSQL database); no other extension
-    can be installed, so asking for one is refused rather than ignored."""
-    m = re.match(r'\s*create\s+extension\s+(if\s+not\s+exists\s+)?("[^"]+"|\w+)', text, re.I)
-    if m is None:
-        raise PgError(SYNTAX_ERROR, 'syntax error at or near "EXTENSION"')
-    name = unquote(m.group(2))
-    if name != "plpgsql":
-        raise PgError(FEATURE_NOT_SUPPORTED, f'extension "{name}" is not available',
-                      hint="splitstream installs no extensions; its functions are built in.")
-    if m.group(1):
-        return NoopStmt("CREATE EXTENSION", 'extension "plpgsql" already exists, skipping')
-    raise PgError("42710", 'extension "plpgsql" already exists')
 

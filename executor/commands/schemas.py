@@ -6,7 +6,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import Relation, Schema
-from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, UNDEFINED_TABLE, Notice, PgError
+from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, Notice, PgError
 
 from ..api import Result
 from ..sql.binder import ident
@@ -60,6 +60,10 @@ def create_sequence(session, ctx, planner, tree, text):
     return []
 
 
+#: the objects COMMENT ON keeps a comment for (pg_description, obj_description)
+_COMMENTED = frozenset({"table", "view", "materialized view", "foreign table", "sequence", "index", "column"})
+
+
 def comment(session, ctx, planner, tree, text):
     kind = str(tree.args.get("kind")).lower()
     value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
@@ -75,8 +79,9 @@ def comment(session, ctx, planner, tree, text):
         cc = tuple((k, v) for k, v in rel.column_comments if k != cname) + (((cname, value),) if value is not None else ())
         ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
         return []
-    if kind == "schema":
-        return []
+    if kind not in _COMMENTED:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"COMMENT ON {kind.upper()} is not supported",
+                      hint="Comments are kept on tables, views, sequences, indexes and columns only.")
     schema, name = qual(target) if isinstance(target, exp.Table) else (None, ident(target))
     rel = planner.lookup_relation(name, schema)
     if rel is None:

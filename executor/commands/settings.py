@@ -14,6 +14,7 @@ from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
 from .session_role import parse_role_setting
+from .transactions import check_transaction_modes
 
 
 class SetStmt(Stmt):
@@ -77,7 +78,10 @@ def parse_set(text: str) -> Stmt:
         if v.lower() in ("local", "default"):
             return SetStmt("timezone", None)
         return SetStmt("timezone", _setval(v))
-    if low.startswith("transaction") or low.startswith("session characteristics") or low.startswith("characteristics"):
+    m_txn = re.match(r"(?:(?:session\s+)?characteristics\s+as\s+)?transaction\s+(.*)$", rest, re.I | re.S)
+    if m_txn:
+        # the only modes accepted are the ones every transaction has (READ COMMITTED, READ WRITE)
+        check_transaction_modes(m_txn.group(1))
         return NoopStmt("SET")
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))

@@ -17,9 +17,11 @@ from splitstream.protocol.errors import (
     DUPLICATE_COLUMN,
     DUPLICATE_TABLE,
     FEATURE_NOT_SUPPORTED,
+    INVALID_PARAMETER_VALUE,
     INVALID_TABLE_DEFINITION,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
+    UNDEFINED_OBJECT,
     UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE,
     Notice,
@@ -147,7 +149,49 @@ def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
     return out
 
 
+#: heap storage parameters of PostgreSQL 15 (WITH (...)): they tune page
+#: layout, TOAST and autovacuum, none of which splitstream has, so they are inert
+_STORAGE_PARAMETERS = frozenset({
+    "fillfactor", "toast_tuple_target", "parallel_workers", "user_catalog_table", "vacuum_index_cleanup",
+    "vacuum_truncate", "log_autovacuum_min_duration", "autovacuum_enabled"})
+
+_TABLE_PROPERTIES_REFUSED = {
+    exp.TemporaryProperty: ("temporary tables are not supported",
+                            "Tables are shared and permanent; create a regular table and drop it when done."),
+    exp.PartitionedByProperty: ("partitioned tables are not supported", "Use one table."),
+    exp.PartitionedOfProperty: ("partitioned tables are not supported", "Use one table."),
+    exp.InheritsProperty: ("table inheritance is not supported", "Use one table, or a view over a UNION ALL."),
+}
+
+
+def check_table_properties(tree: exp.Create) -> None:
+    """Refuse what CREATE TABLE would otherwise accept and ignore: a
+    temporary, partitioned or inheriting table (0A000), another tablespace
+    than pg_default (42704, there is no other), an unknown storage parameter
+    (22023).  UNLOGGED is honoured; known storage parameters are inert."""
+    props = tree.args.get("properties")
+    for p in props.expressions if props is not None else []:
+        if isinstance(p, exp.UnloggedProperty):
+            continue
+        if isinstance(p, exp.TableSpaceProperty):
+            ts = ident(p.this) if isinstance(p.this, exp.Identifier) else p.this.name
+            if ts != "pg_default":
+                raise PgError(UNDEFINED_OBJECT, f'tablespace "{ts}" does not exist')
+            continue
+        if type(p) is exp.Property:
+            key = p.name.lower()
+            if key == "oids" and p.args["value"].sql(DIALECT).lower() in ("false", "off", "0"):
+                continue                                 # WITH (OIDS = FALSE): the only kind of table there is
+            if key not in _STORAGE_PARAMETERS and not key.startswith(("autovacuum_", "toast.")):
+                raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{key}"')
+            continue
+        message, hint = _TABLE_PROPERTIES_REFUSED.get(type(p), (f"CREATE TABLE ... {p.sql(DIALECT)} is not supported",
+                                                                "Create the table without this option."))
+        raise PgError(FEATURE_NOT_SUPPORTED, message, hint=hint)
+
+
 def create_table(session, ctx, planner, tree: exp.Create, text: str):
+    check_table_properties(tree)
     schema_node = tree.this
     exists_ok = bool(tree.args.get("exists"))
     st = ctx.txn.for_write(ctx.check_cancel)
@@ -217,6 +261,10 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     return notices
 
 
+#: PostgreSQL 15's index access methods (an index here only speeds lookups, whatever the method)
+_INDEX_METHODS = frozenset({"btree", "hash", "gist", "gin", "spgist", "brin"})
+
+
 def create_index(session, ctx, planner, tree: exp.Create, text: str):
     idx = tree.this
     name = ident(idx.this) if idx.this is not None else None
@@ -244,6 +292,12 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
     using = params.args.get("using") if params is not None else None
     method = str(using.name if hasattr(using, "name") else using).lower() if using else "btree"
+    if method not in _INDEX_METHODS:
+        raise PgError(UNDEFINED_OBJECT, f'access method "{method}" does not exist')
+    if unique and params is not None and params.args.get("where") is not None:
+        # enforced over every row it would refuse duplicates PostgreSQL allows
+        raise PgError(FEATURE_NOT_SUPPORTED, "partial unique indexes are not supported",
+                      hint="Drop the WHERE clause, or keep the rows that must be unique in a table of their own.")
     oid = ctx.txn.new_oid()
     ctx.txn.apply(("rel", Relation(oid, rel.schema, name, "i", index_table=rel.oid, index_columns=tuple(cols), owner=rel.owner,
                                    index_unique=unique, index_method=method,
@@ -444,7 +498,17 @@ def truncate(session, ctx, planner, tree, text):
         planner.need("D", rel.oid)
         privileges.authorize(ctx.state, session.info, planner.needs)
         ctx.txn.apply(("truncate", rel.oid))
+        if str(tree.args.get("identity") or "").upper() == "RESTART":
+            _restart_owned_sequences(session, ctx, rel)
     return []
+
+
+def _restart_owned_sequences(session, ctx, rel) -> None:
+    """TRUNCATE ... RESTART IDENTITY: the sequences the table's columns own
+    start over, when the transaction commits (as PostgreSQL's, undone by a rollback)."""
+    for seq in list(ctx.state.rels.values()):
+        if seq.kind == "S" and seq.owned_by is not None and seq.owned_by[0] == rel.oid:
+            ctx.txn.after_commit.append(lambda s=seq: session.engine.db.setval(s.oid, s.seq_start, called=False))
 
 
 # ------------------------------------------------------------------ streams

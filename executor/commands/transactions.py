@@ -2,11 +2,43 @@
 """
 from __future__ import annotations
 
+import re
+
 from splitstream.catalog.storage.database import Transaction
-from splitstream.protocol.errors import ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, NO_ACTIVE_SQL_TRANSACTION, Notice, PgError
+from splitstream.protocol.errors import (
+    ACTIVE_SQL_TRANSACTION, FEATURE_NOT_SUPPORTED, NO_ACTIVE_SQL_TRANSACTION, SYNTAX_ERROR, Notice, PgError,
+)
 
 from ..api import Result
+from ..settings import check_setting
 from .base import Stmt
+
+_MODE = re.compile(r"\s*(isolation\s+level\s+(serializable|repeatable\s+read|read\s+committed|read\s+uncommitted)"
+                   r"|read\s+write|read\s+only|not\s+deferrable|deferrable)(?:\s*,|\s+|$)", re.I)
+
+
+def check_transaction_modes(modes: str) -> None:
+    """The modes of BEGIN / START TRANSACTION / SET TRANSACTION / SET SESSION
+    CHARACTERISTICS AS TRANSACTION, checked as the settings they stand for:
+    an isolation level or read-only mode splitstream does not provide is
+    refused, not accepted and ignored."""
+    rest = modes.strip().rstrip(";").strip()
+    while rest:
+        m = _MODE.match(rest)
+        if m is None:
+            word = rest.split()[0].rstrip(",;")
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{word}"')
+        mode = " ".join(m.group(1).lower().split())
+        level = " ".join(m.group(2).lower().split()) if m.group(2) else None
+        try:
+            if level is not None:
+                check_setting("transaction_isolation", level)
+            elif mode == "read only":
+                check_setting("transaction_read_only", "on")
+        except PgError as e:
+            what = f"isolation level {level.upper()} is" if level else "read-only transactions are"
+            raise PgError(e.sqlstate, f"{what} not supported", hint=e.hint) from None
+        rest = rest[m.end():].strip()
 
 
 class TxnStmt(Stmt):

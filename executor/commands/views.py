@@ -47,11 +47,23 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                 materialized = True
             elif isinstance(p, exp.Property):
                 value = p.args.get("value")
-                options[str(p.this).lower()] = value.name if isinstance(value, exp.Expression) else str(value)
+                text = str(value.this).lower() if isinstance(value, exp.Boolean) else \
+                    value.name if isinstance(value, exp.Expression) else str(value)
+                options[str(p.this).lower()] = text
     if re.match(r"\s*create\s+materialized\s+view", text, re.I):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
+    restart = _flag("restart", options.pop("restart", "false"))
+    replacing = existing is not None and existing.continuous
+    if replacing and not continuous and not restart:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'cannot replace continuous view "{name}" by a view over tables',
+                      hint="The state of the continuous view would be discarded; add WITH (restart = true) to do so.")
+    epoch = int(dict(existing.options).get("state_epoch", "0")) if replacing and existing is not None else 0
+    if replacing and restart:
+        epoch += 1
+    if epoch:
+        options["state_epoch"] = str(epoch)
     zone = session.info.settings.get("timezone", "UTC") or "UTC"
     if continuous and zone != "UTC":
         # its insert-time expressions run in this zone, whoever inserts (ContinuousView._with_view_settings)
@@ -75,9 +87,20 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                    acl=existing.acl if existing is not None else None,
                    options=tuple(sorted(options.items())))
     if continuous:
-        session.engine.streams.create_view(session, ctx, rel, query)
+        session.engine.streams.create_view(session, ctx, rel, query, replacing=replacing, restart=restart)
     ctx.txn.apply(("rel", rel))
+    if replacing and restart:
+        return [Notice(f'continuous view "{name}" starts empty: the state it held is discarded')]
     return []
+
+
+def _flag(name: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("true", "on", "1", "yes"):
+        return True
+    if v in ("false", "off", "0", "no"):
+        return False
+    raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for boolean option "{name}": {value}')
 
 
 #: View options PostgreSQL or PipelineDB define that splitstream does not implement
@@ -95,11 +118,12 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name == "action":
+        if name in ("action", "restart"):
             continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
                           hint=f"Remove the {name} option; for a time window, group by a time bucket such as "
                                "date_trunc('minute', ts) instead.")
         raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
-                      hint="The only option of CREATE VIEW splitstream implements is action=materialize.")
+                      hint="The options of CREATE VIEW splitstream implements are action=materialize and "
+                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty).")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import collections
 import decimal
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -21,6 +22,9 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
 
+from splitstream.protocol.types import Interval
+
+from .datetime_ops import checked_interval, interval_div
 from .expr import _factorize_objects, fixed_avg, numeric_op
 
 _NULL_KEY = object()
@@ -326,12 +330,12 @@ class GroupIndex:
         return out
 
     def nbytes(self) -> int:
-        """Estimated bytes of the key map (dict entry + key tuple per group),
-        or of the numpy arrays of an integer index."""
+        """Bytes of the key map, measured: the dict, the key list and the key
+        tuples with their values; or the numpy arrays of an integer index."""
         if self.ints is not None:
             return self.ints.nbytes()
-        per_key = 64 + 16 * len(self._keys[0]) if self._keys else 0
-        return per_key * len(self._keys)
+        seen: set[int] = set()
+        return deep_size(self._map, seen) + deep_size(self._keys, seen)
 
     def key_columns(self) -> list[Col]:
         if self.ints is not None:
@@ -383,7 +387,36 @@ class AggState:
         return out
 
     def nbytes(self) -> int:
-        return sum(v.nbytes for v in self.__dict__.values() if isinstance(v, np.ndarray))
+        """Bytes the state holds, measured: numpy buffers, and the Python
+        objects an object array or a container refers to (DISTINCT lists,
+        strings, Decimals), each counted once."""
+        seen: set[int] = set()
+        return sum(deep_size(v, seen) for k, v in self.__dict__.items() if k != "spec" and not isinstance(v, np.dtype))
+
+
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def deep_size(v: Any, seen: set[int]) -> int:
+    """Bytes of ``v`` and of everything it holds, by sys.getsizeof, each
+    object once (``seen``: ids already counted); numpy arrays by their
+    buffer, plus the objects of an object array."""
+    if v is None or id(v) in seen:
+        return 0
+    seen.add(id(v))
+    if isinstance(v, np.ndarray):
+        total = v.nbytes
+        if v.dtype == object:
+            total += sum(deep_size(x, seen) for x in v.ravel().tolist())
+        return total
+    total = sys.getsizeof(v)
+    if isinstance(v, _CONTAINERS):
+        total += sum(deep_size(x, seen) for x in v)
+    elif isinstance(v, dict):
+        total += sum(deep_size(k, seen) + deep_size(x, seen) for k, x in v.items())
+    elif hasattr(v, "__dict__") and not isinstance(v, type):
+        total += sum(deep_size(x, seen) for x in vars(v).values())
+    return total
 
 
 def _obj_list(cap: int) -> np.ndarray:
@@ -436,7 +469,7 @@ class SumState(AggState):
         zero = 0 if self.kind == "o" else 0
         if self.kind == "o":
             s = np.empty(cap, dtype=object)
-            s[:] = 0
+            s[:] = Interval() if self.spec.arg_oids[:1] == [type_oids.INTERVAL] else 0
             s[: len(self.sum)] = self.sum
             self.sum = s
         else:
@@ -553,7 +586,8 @@ class SumState(AggState):
                 vals = [decimal.Decimal(v) if not isinstance(v, decimal.Decimal) else v for v in self.sum[:ng].tolist()]
                 return Col.from_pylist([None if z else v for v, z in zip(vals, nulls.tolist())], type_oids.NUMERIC)
             if oid == type_oids.INTERVAL:
-                return Col.from_pylist([None if z else v for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())], type_oids.INTERVAL)
+                return Col.from_pylist([None if z else checked_interval(v) for v, z in zip(self.sum[:ng].tolist(), nulls.tolist())],
+                                       type_oids.INTERVAL)
             data = self.sum[:ng].astype(sqltypes.dtype_of(oid))
             return Col(data, nulls, oid)
         # avg
@@ -561,7 +595,8 @@ class SumState(AggState):
             with np.errstate(all="ignore"):
                 return Col(self.sum[:ng].astype(np.float64) / np.where(cnt == 0, 1, cnt), nulls, type_oids.FLOAT8)
         if self.spec.oid == type_oids.INTERVAL:
-            out = [None if z else s / c for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
+            out = [None if z else interval_div(checked_interval(s), float(c))
+                   for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist())]
             return Col.from_pylist(out, type_oids.INTERVAL)
         out = []
         for s, c, z in zip(self.sum[:ng].tolist(), cnt.tolist(), nulls.tolist()):
@@ -784,7 +819,7 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if fn in ("percentile_cont", "percentile_disc"):
         frac = spec.fraction
         assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals)
+        ordered = sorted(vals, reverse=spec.descending)
         if fn == "percentile_disc":
             idx = max(0, math.ceil(frac * len(ordered)) - 1)
             return ordered[idx]
@@ -794,7 +829,11 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         a, b = float(ordered[lo]), float(ordered[hi])
         return a + (b - a) * (pos - lo)
     if fn == "mode":
-        return collections.Counter(vals).most_common(1)[0][0]
+        # mode_final walks the sorted values and keeps the first most frequent
+        # one: among ties, the smallest
+        counts = collections.Counter(vals)
+        top = max(counts.values())
+        return (max if spec.descending else min)(v for v, c in counts.items() if c == top)
     raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
 
 
@@ -826,6 +865,9 @@ def _variance(fn: str, vals: list, oid: int):
 
 class AggSpec:
     """A bound aggregate call: function, input expressions, result type."""
+
+    #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
+    descending = False
 
     def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
                  filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:

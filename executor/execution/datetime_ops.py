@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import calendar
+import math
 import datetime as dt
 
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError
+from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, DIVISION_BY_ZERO, PgError
 
 from . import expr
 from splitstream.protocol.types import Interval
-from splitstream.catalog.datatypes.sqltypes import format_type
 
 _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
@@ -23,6 +23,62 @@ def add_interval(v, iv, sign: int = 1):
         d = min(v.day, calendar.monthrange(y, m + 1)[1])
         v = v.replace(year=y, month=m + 1, day=d)
     return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+
+
+_INT32 = 2 ** 31
+_SECS_PER_DAY = 86_400
+
+
+def _tsround(v: float) -> float:
+    """PostgreSQL's TSROUND: rounded to microsecond precision."""
+    return round(v * 1e6) / 1e6
+
+
+def _interval_out_of_range() -> PgError:
+    return PgError(DATETIME_FIELD_OVERFLOW, "interval out of range")
+
+
+def checked_interval(v: Interval) -> Interval:
+    """``v`` if its fields fit PostgreSQL's (int32 months and days, int64
+    microseconds), else interval_pl's error (a sum of intervals)."""
+    if not (-_INT32 <= v.months < _INT32 and -_INT32 <= v.days < _INT32 and -(2 ** 63) <= v.microseconds < 2 ** 63):
+        raise _interval_out_of_range()
+    return v
+
+
+def _interval_field(v: float) -> int:
+    if math.isnan(v) or v > _INT32 - 1 or v < -_INT32:
+        raise _interval_out_of_range()
+    return int(v)                            # C's (int32) cast truncates toward zero
+
+
+def _interval_scaled(a: Interval, months: float, days: float, time: float) -> Interval:
+    """PostgreSQL 15's interval_mul/interval_div once the three fields are
+    scaled: whole months and days kept, their fractions cascaded down to
+    days and microseconds (never up)."""
+    m, d = _interval_field(months), _interval_field(days)
+    month_days = _tsround((months - m) * 30)
+    sec = _tsround((days - d + month_days - int(month_days)) * _SECS_PER_DAY)
+    if abs(sec) >= _SECS_PER_DAY:
+        d += int(sec / _SECS_PER_DAY)
+        sec -= int(sec / _SECS_PER_DAY) * _SECS_PER_DAY
+    d += int(month_days)
+    us = time + sec * 1e6
+    if not math.isfinite(us) or not -(2.0 ** 63) <= us < 2.0 ** 63:
+        raise _interval_out_of_range()
+    return Interval(m, d, round(us))        # rint: half to even, as Python's round
+
+
+def interval_mul(a: Interval, f: float) -> Interval:
+    """interval * float8, as PostgreSQL 15's interval_mul."""
+    return _interval_scaled(a, a.months * f, a.days * f, a.microseconds * f)
+
+
+def interval_div(a: Interval, f: float) -> Interval:
+    """interval / float8, as PostgreSQL 15's interval_div (also avg(interval))."""
+    if f == 0:
+        raise PgError(DIVISION_BY_ZERO, "division by zero")
+    return _interval_scaled(a, a.months / f, a.days / f, a.microseconds / f)
 
 
 def _elementwise(fn, oid):
@@ -84,15 +140,8 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
 
         def scale(a, f):
             if op == "/":
-                if f == 0:
-                    raise PgError("22012", "division by zero")
-                f = 1 / f
-            months = a.months * f
-            m = int(months)
-            days = a.days * f + (months - m) * 30
-            d = int(days)
-            us = round(a.microseconds * f + (days - d) * 86_400_000_000)
-            return Interval(m, d, us)
+                return interval_div(a, f)
+            return interval_mul(a, f)
 
         return expr.Func("iv_scale", _elementwise(scale, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
     if ro == type_oids.INTERVAL and lo in type_oids.NUMERIC_TYPES and op == "*":
@@ -111,9 +160,5 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
             return Interval(0, 0, us)
 
         return expr.Func("time_diff", _elementwise(tdiff, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
-    raise PgError("42883", f"operator does not exist: {planner_type(lo)} {op} {planner_type(ro)}",
-                  hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+    raise expr.operator_missing(op, lo, ro)
 
-
-def planner_type(oid: int) -> str:
-    return format_type(oid)

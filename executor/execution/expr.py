@@ -17,8 +17,9 @@ import numpy as np
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.types import Interval
 from splitstream.protocol.errors import (
-    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
+    DIVISION_BY_ZERO, INVALID_ARGUMENT_FOR_POWER, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 import operator
@@ -58,6 +59,11 @@ def merge_nulls(*cols: Col) -> np.ndarray | None:
 
 _FILL = {"b": False, "i": 0, "u": 0, "f": 0.0}
 
+#: the placeholder under a NULL slot of an object column, by type: known per
+#: type, so an all-NULL batch is filled as well as a batch with one value
+_OBJ_FILL: dict[int, Any] = {type_oids.NUMERIC: decimal.Decimal(0), type_oids.INTERVAL: Interval(),
+                             type_oids.TEXT: "", type_oids.VARCHAR: "", type_oids.BPCHAR: "", type_oids.NAME: ""}
+
 
 def filled(col: Col) -> np.ndarray:
     """Data with NULL slots replaced by a harmless value of the right kind."""
@@ -65,20 +71,19 @@ def filled(col: Col) -> np.ndarray:
         return col.data
     d = col.data
     if d.dtype == object:
+        fill = _OBJ_FILL.get(col.oid, _NO_FILL)
+        if fill is _NO_FILL:
+            sample = next((v for v in d.tolist() if v is not None), None)
+            if sample is None:
+                return d
+            fill = type(sample)()
         d = d.copy()
-        idx = np.flatnonzero(col.nulls)
-        sample = None
-        for v in d:
-            if v is not None:
-                sample = v
-                break
-        if sample is None:
-            return d
-        fill = type(sample)() if not isinstance(sample, decimal.Decimal) else decimal.Decimal(0)
-        for i in idx:
-            d[i] = fill
+        d[col.nulls] = fill
         return d
     return d
+
+
+_NO_FILL = object()
 
 
 class ColRef(Expr):
@@ -209,6 +214,12 @@ def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
 _I_LIMITS = {type_oids.INT2: (-(2**15), 2**15 - 1), type_oids.INT4: (-(2**31), 2**31 - 1)}
 
 
+def operator_missing(op: str, left: int, right: int) -> PgError:
+    """PostgreSQL's error for an operator pg_operator does not have."""
+    return PgError(UNDEFINED_FUNCTION, f"operator does not exist: {sqltypes.format_type(left)} {op} {sqltypes.format_type(right)}",
+                   hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+
+
 def _overflow(oid: int) -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
@@ -302,6 +313,8 @@ class Arith(Expr):
                 elif op == "%":
                     r = np.fmod(x, y)
                 elif op == "^":
+                    live = valid if valid is not None else True
+                    _power_domain((x < 0) & live, (x == 0) & live, y < 0, y != np.trunc(y))
                     r = np.power(x, y)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
@@ -543,8 +556,42 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
         q = c.divide(x, y)
         return q.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP, context=c)
     if op == "^":
-        return c.power(x, y)
+        return numeric_power(x, y)
     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: numeric {op} numeric")
+
+
+def _power_domain(base_negative, base_zero, exp_negative, exp_fractional) -> None:
+    """PostgreSQL's two refusals of x ^ y (numeric_power, dpow); arguments are
+    booleans or boolean arrays over the non-NULL rows."""
+    if np.any(base_zero & exp_negative):
+        raise PgError(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined")
+    if np.any(base_negative & exp_fractional):
+        raise PgError(INVALID_ARGUMENT_FOR_POWER, "a negative number raised to a non-integer power yields a complex result")
+
+
+def _dscale(d: decimal.Decimal) -> int:
+    return max(0, -int(d.as_tuple().exponent)) if d.is_finite() else 0
+
+
+def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
+    """numeric ^ numeric with PostgreSQL 15's result scale (power_var and
+    power_var_int): at least 16 significant digits, never fewer decimals
+    than either input shows, at most 1000."""
+    integral = y == y.to_integral_value()
+    _power_domain(x < 0, x == 0, y < 0, not integral)
+    if x == 0 and not integral:
+        return decimal.Decimal(0).scaleb(-16)
+    weight = 0.0 if x == 0 else float(y) * float(abs(x).log10(decimal.Context(prec=20)))
+    if integral and abs(y) < 2 ** 31:        # power_var_int: the scale ignores the result's size
+        rscale = min(max(16, _dscale(x)), 1000)
+    else:
+        rscale = min(max(16 - int(weight), _dscale(x), _dscale(y), 0), 1000)
+    ctx = decimal.Context(prec=max(60, int(abs(weight)) + rscale + 20), Emax=999999, Emin=-999999)
+    if x == 0 and y == 0:
+        r = decimal.Decimal(1)               # 0 ^ 0 is 1, as in PostgreSQL
+    else:
+        r = ctx.power(x, y) if not integral or abs(y) > 2 ** 31 else ctx.power(x, int(y))
+    return r.quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
 class Neg(Expr):

@@ -18,7 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
+    AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
 
@@ -478,7 +478,12 @@ class ExprBinder:
         if isinstance(rhs, (exp.Any, exp.All)):
             return self._any_all(op, n.this, rhs)
         left, right = self.bind(n.this), self.bind(rhs)
-        left, right = self.p.unify(left, right, "comparison")
+        try:
+            left, right = self.p.unify(left, right, "comparison")
+        except PgError as e:
+            if e.sqlstate != DATATYPE_MISMATCH:
+                raise
+            raise expr.operator_missing(op, left.oid, right.oid) from None
         if left.oid == type_oids.BPCHAR and right.oid == type_oids.BPCHAR:
             left, right = bpchar_operands(op, left, right)
         return expr.Compare(op, left, right)

@@ -38,6 +38,7 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
+from .signature import PipelinePool, aggregate_order
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -346,18 +347,20 @@ class ViewProgram:
     kept_builds: dict
 
 
-def compile_view(rel, plan: operators.Op, ctx) -> ViewProgram:
+def compile_view(rel, plan: operators.Op, ctx, reuse: PipelinePool | None = None) -> ViewProgram:
     """The program of continuous view ``rel`` over ``plan`` (raises 0A000 when
-    the view cannot be maintained; runs its static pipelines)."""
-    return _ViewCompiler(rel, ctx).compile(plan)
+    the view cannot be maintained; runs its static pipelines).  ``reuse``:
+    the pipelines of the definition it replaces, taken (with their state)
+    wherever a new one computes the same thing."""
+    return _ViewCompiler(rel, ctx, reuse).compile(plan)
 
 
 class _ViewCompiler:
     """Cuts a planned view at the first grouping above each stream scan
     (thesis 4.2.4), reading the plan and building new nodes."""
 
-    def __init__(self, rel, ctx) -> None:
-        self.rel, self.ctx = rel, ctx
+    def __init__(self, rel, ctx, reuse: PipelinePool | None = None) -> None:
+        self.rel, self.ctx, self.reuse = rel, ctx, reuse
         self.pipelines: dict[int, list[StreamPipeline]] = {}
         self.static_tables: set[int] = set()
         self.states: dict[int, operators.Op] = {}      # id(grouping of a stream) -> its state source
@@ -409,9 +412,15 @@ class _ViewCompiler:
                 for t in _table_scans(node.right):
                     self.static_tables.add(t.rel.oid)
         pipe = StreamPipeline(scan, chain, agg, builds)
+        order = None
+        kept = self.reuse.take(pipe) if self.reuse is not None else None
+        if kept is not None:
+            # the replaced definition's pipeline, state and all (its aggregates maybe in another order)
+            order, pipe = aggregate_order(kept.agg, agg), kept
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
         self.states[id(agg)] = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
-                                                     lambda c, p=pipe: p.global_.result())
+                                                     lambda c, p=pipe, o=order, k=len(agg.keys):
+                                                     _in_order(p.global_.result(), k, o))
 
     def _chain_to_grouping(self, path: list, scan) -> tuple[list, operators.Aggregate]:
         """The streaming operators above ``scan`` (bottom-up; a nested-loop
@@ -502,7 +511,7 @@ class _ViewCompiler:
                                    "grouping (HAVING, or a join of the grouped subqueries).")
 
 class ContinuousView:
-    def __init__(self, manager, rel, plan: operators.Op, ctx) -> None:
+    def __init__(self, manager, rel, plan: operators.Op, ctx, reuse: PipelinePool | None = None) -> None:
         self.manager = manager
         self.rel = rel
         self.lock = threading.Lock()
@@ -517,7 +526,7 @@ class ContinuousView:
         self.failure: str | None = None
         self.refreshes = 0              # reads that merged new input and ran the upper pipelines
         self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
-        self.program = compile_view(rel, plan, ctx)
+        self.program = compile_view(rel, plan, ctx, reuse)
         self.plan = self.program.upper
         self.pipelines = self.program.pipelines
         self.static_tables = self.program.static_tables
@@ -634,6 +643,20 @@ class ContinuousView:
         views = [self.manager.views.get(oid) for oid in self.upstream_views]
         return tuple(cv.read(ctx) if cv is not None else object() for cv in views)
 
+    def redefine(self, new: "ContinuousView") -> None:
+        """Take ``new``'s definition (CREATE OR REPLACE VIEW), compiled over
+        this view's own pipelines (``PipelinePool``), so the state stays where
+        it is.  Done in place, under the view's lock: the manager keeps routing
+        batches to this object, and a batch staged before into the pipelines
+        lands in the same ones after."""
+        with self.lock:
+            self._drain()
+            self.rel, self.program, self.plan = new.rel, new.program, new.plan
+            self.pipelines, self.static_tables = new.pipelines, new.static_tables
+            self.upper_tables, self.upstream_views = new.upper_tables, new.upstream_views
+            self.result, self.result_version = None, None
+            self.version += 1
+
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""
         return sum(p.global_.nbytes() + p.local.nbytes() + _native_bytes(p, holding=True) for p in self._pipes())
@@ -673,6 +696,15 @@ class ContinuousView:
         for fp, table in by_fp.items():
             _import_table(pipes[fp].global_, table)
         self.version = saved["version"] + 1
+
+
+def _in_order(batch: Batch, nkeys: int, order: list[int] | None) -> Batch:
+    """A kept pipeline's result with its aggregates in the new definition's
+    order (``order[i]``: the old position of the i-th aggregate)."""
+    if order is None or order == sorted(order):
+        return batch
+    cols = batch.cols[:nkeys] + [batch.cols[nkeys + j] for j in order] + batch.cols[nkeys + len(order):]
+    return Batch(cols, batch.n)
 
 
 class StateMismatch(Exception):

@@ -20,13 +20,14 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.storage import wal
 from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch, StreamCommit, StreamPart
 from splitstream.catalog.datatypes.vector import Batch, Col
-from splitstream.protocol.errors import Notice, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
 from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
 from .guard import refuse_row_change, visible
+from .signature import PipelinePool
 from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
@@ -188,6 +189,7 @@ class StreamManager:
         # committed with the after-commit hook still to run), with their transaction
         self.created: dict[int, tuple[Transaction, ContinuousView]] = {}
         self.pending_states: dict[int, dict] = {}
+        self.saved_as: dict = {}                # oid -> the view's Relation when its pending state was saved
         #: views whose saved state matched none of their pipelines: oid ->
         #: (why, the saved state, kept by later checkpoints: never started over)
         self.broken: dict[int, tuple[str, dict]] = {}
@@ -219,6 +221,7 @@ class StreamManager:
         # keyed records are decided again in WAL order, exactly as when they were logged
         if batch.batch_key and not self.spark_ledger.admit(batch.batch_key):
             return
+        self._follow_definitions(state)
         self._ensure_views(state)
         staged = self._replay_stage(rel, batch.columns, {}, state, where)
         self._replay_apply(batch.oid, staged)
@@ -227,6 +230,7 @@ class StreamManager:
         rel = state.rels.get(part.oid)
         if rel is None:
             return
+        self._follow_definitions(state)
         self._ensure_views(state)
         held = self._replay_groups.setdefault(part.group, {})
         self._replay_stage(rel, part.columns, held, state, where)
@@ -275,6 +279,7 @@ class StreamManager:
         if state.rels.get(merge.oid) is None:
             return
         if not merge.batch_key or self.spark_ledger.admit(merge.batch_key):
+            self._follow_definitions(state)
             self._ensure_views(state)
             cv = self.views.get(merge.view_oid)
             try:
@@ -300,6 +305,33 @@ class StreamManager:
             if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken:
                 self._instantiate(rel, state)
 
+    def _follow_definitions(self, state) -> None:
+        """At WAL replay: a CREATE OR REPLACE VIEW replayed since a view was
+        instantiated takes effect before the next batch, keeping the state
+        as the live replacement did (same pipelines, same state epoch)."""
+        for oid, cv in list(self.views.items()):
+            rel = state.rels.get(oid)
+            if rel is not None and rel.continuous and _definition(rel) != _definition(cv.rel):
+                new = self._compile_over(cv, rel, state)
+                if new is None:
+                    self.views[oid] = self._compile(rel, state)
+                else:
+                    cv.redefine(new)
+
+    def _compile(self, rel, state, reuse: PipelinePool | None = None) -> ContinuousView:
+        pl = Planner(self.engine, state)
+        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
+        return ContinuousView(self, rel, plan, self.replay_ctx(state), reuse)
+
+    def _compile_over(self, old: ContinuousView, rel, state) -> ContinuousView | None:
+        """``rel`` compiled over ``old``'s pipelines when it keeps the state (same
+        state epoch, the same stream pipelines), else None."""
+        if _epoch(rel) != _epoch(old.rel):
+            return None
+        pool = PipelinePool(old.pipelines)
+        new = self._compile(rel, state, pool)
+        return new if pool.covers(new.pipelines) else None
+
     def _instantiate(self, rel, state) -> None:
         # kept (not popped) until recovery ends: a view broken while the WAL
         # replays keeps the state it was restored with
@@ -308,12 +340,14 @@ class StreamManager:
             # broken before a checkpoint: broken still, until dropped
             self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
             return
+        saved_as = self.saved_as.get(rel.oid)
         try:
-            ctx = self.replay_ctx(state)
-            pl = Planner(self.engine, state)
-            plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
-            cv = ContinuousView(self, rel, plan, ctx)
-            if saved is not None:
+            cv = self._compile(rel, state)
+            if saved is not None and saved_as is not None and _definition(saved_as) != _definition(rel):
+                # saved under the checkpoint's definition, replaced since (in the WAL):
+                # loaded there, then kept if the replacement kept it live
+                cv = self._saved_under(saved_as, saved, cv, state)
+            elif saved is not None:
                 cv.import_state(saved)
         except StateMismatch as e:
             # never attach state to pipelines it was not saved for, nor
@@ -335,10 +369,32 @@ class StreamManager:
         for k in snap["ledger"]:
             self.spark_ledger.add(k)
         self.pending_states = dict(snap["views"])
+        # the definitions the states were saved under (the checkpoint's catalog)
+        rels = self.engine.db.committed.rels
+        self.saved_as = {oid: rels[oid] for oid in self.pending_states if oid in rels}
 
     def recover(self) -> None:
+        self._follow_definitions(self.engine.db.committed)
         self._ensure_views(self.engine.db.committed)
         self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
+        self.saved_as.clear()
+
+    def _saved_under(self, saved_as, saved: dict, cv: ContinuousView, state) -> ContinuousView:
+        """``cv`` with the state a checkpoint saved under an older definition
+        ``saved_as``, when the replacement kept it (same pipelines, same
+        epoch); else ``cv`` as it is, started over as its replacement asked."""
+        if _epoch(saved_as) != _epoch(cv.rel):
+            return cv
+        try:
+            old = self._compile(saved_as, state)
+        except PgError as e:                 # the old definition no longer plans: the state has no home
+            raise StateMismatch(cv.rel.name, [f"(saved under an earlier definition: {e.message})"], []) from None
+        old.import_state(saved)              # StateMismatch: as any unmatched saved state
+        new = self._compile_over(old, cv.rel, state)
+        if new is None:
+            raise StateMismatch(cv.rel.name, ["(saved under an earlier definition)"], [])
+        old.redefine(new)
+        return old
 
     # ------------------------------------------------------------ DDL
     def runtime(self, rel) -> StreamRuntime:
@@ -427,18 +483,41 @@ class StreamManager:
                 todo.extend(cv.upstream_views)
         return out
 
-    def create_view(self, session, ctx, rel, query) -> None:
+    def create_view(self, session, ctx, rel, query, replacing: bool = False, restart: bool = False) -> None:
+        """``replacing``: CREATE OR REPLACE of continuous view ``rel.oid``.  Its
+        state is kept when the stream pipelines stay the same (only the part
+        above the groupings changed); else the replacement is refused unless
+        ``restart`` asks for a view that starts empty."""
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
-        cv = ContinuousView(self, rel, plan, ctx)   # validates (raises 0A000) and runs static pipelines
+        old = self.views.get(rel.oid)
+        keep = replacing and not restart and old is not None
+        pool = PipelinePool(old.pipelines) if keep and old is not None else None
+        # validates (raises 0A000), runs static pipelines, takes the old pipelines it can
+        cv = ContinuousView(self, rel, plan, ctx, pool)
+        # a view not registered yet (created by this transaction) holds no state to keep
+        if replacing and not restart and (old is not None or rel.oid in self.broken):
+            if pool is None or not pool.covers(cv.pipelines):
+                raise PgError(FEATURE_NOT_SUPPORTED,
+                              f'cannot replace continuous view "{rel.name}" without discarding its state',
+                              hint="Its stream pipelines change (what is filtered, joined, grouped or aggregated "
+                                   "below the groupings), so the state it holds cannot serve the new definition. "
+                                   "To start the view over, empty, add WITH (restart = true).")
         self._forget_rolled_back()
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
-        ctx.txn.after_commit.append(lambda: self._register(cv))
+        ctx.txn.after_commit.append(lambda: self._register(cv, old if keep else None))
 
-    def _register(self, cv: ContinuousView) -> None:
-        """After the commit of its CREATE VIEW (unless a savepoint rolled it back)."""
+    def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None) -> None:
+        """After the commit of its CREATE VIEW (unless a savepoint rolled it back).
+        A replacement compiled over the registered view's pipelines
+        (``kept_from``) redefines that view in place."""
         if visible(self.engine.db.committed, cv):
-            self.views[cv.rel.oid] = cv
+            old = self.views.get(cv.rel.oid)
+            if kept_from is not None and old is kept_from:
+                old.redefine(cv)
+            else:
+                self.views[cv.rel.oid] = cv
+                self.broken.pop(cv.rel.oid, None)
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
@@ -538,3 +617,12 @@ class StreamManager:
     def _notice_applied(ctx, key, rel) -> None:
         ctx.notices.append(Notice(f'batch "{key}" was already applied to stream "{rel.name}"; skipped',
                                   "00000", "NOTICE"))
+
+def _definition(rel) -> tuple:
+    """What CREATE OR REPLACE VIEW changes: the query and the options."""
+    return rel.sql, rel.options
+
+
+def _epoch(rel) -> str:
+    """How many times the view was explicitly restarted (WITH (restart = true))."""
+    return dict(rel.options).get("state_epoch", "0")

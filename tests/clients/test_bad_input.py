@@ -135,7 +135,7 @@ def test_unknown_protocol_version(ss_server, bystander):
         r.close()
     # a newer 3.x minor version is negotiated down, not refused
     r = Raw(ss_server)
-    r.send(startup_packet(PROTO_3 + 2, _pq_test="x"))
+    r.send(startup_packet(PROTO_3 + 2, **{"_pq_.test": "x"}))
     msgs = r.read_until(b"ZE")
     assert msgs[0][0] == b"v" and msgs[-1][0] == b"Z"
     r.close()

@@ -48,8 +48,8 @@ def test_state_follows_its_pipeline_when_the_order_changes(tmp_path, monkeypatch
     before = _checkpointed_view(data)
     real = continuous.compile_view
 
-    def reversed_pipelines(rel, plan, ctx):
-        program = real(rel, plan, ctx)
+    def reversed_pipelines(rel, plan, ctx, reuse=None):
+        program = real(rel, plan, ctx, reuse)
         for pipes in program.pipelines.values():
             pipes.reverse()
         return program

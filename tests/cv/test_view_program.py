@@ -51,9 +51,9 @@ def test_compiling_a_view_leaves_its_planned_tree_unchanged(tmp_path, monkeypatc
     seen = []
     compile_view = continuous.compile_view
 
-    def recording(rel, plan, ctx):
+    def recording(rel, plan, ctx, reuse=None):
         before = plans.canonical(plan)
-        program = compile_view(rel, plan, ctx)
+        program = compile_view(rel, plan, ctx, reuse)
         seen.append((rel.name, before, plans.canonical(plan), program, plan))
         return program
 

@@ -4,7 +4,8 @@
         --url postgresql://postgres@127.0.0.1:5433/postgres \
         --input ./events-in --checkpoint ./events-ckpt [--pushdown] [--once] [--generate 5]
 
-Creates (if missing) the stream ``events`` and the continuous view
+Creates (if missing) the stream ``spark_events`` (not the quickstart's
+``events``, whose columns differ) and the continuous view
 ``cost_by_entity``, then watches ``--input`` for CSV files with lines
 ``entity_id,duration,cost,region`` and feeds each micro-batch through the
 splitstream connector: rows over COPY from the executors, or, with
@@ -25,10 +26,11 @@ from .._wire import conninfo
 from .. import write_stream
 
 SCHEMA = "entity_id int, duration int, cost double, region string"
+STREAM = "spark_events"
 DDL = [
-    "CREATE FOREIGN TABLE IF NOT EXISTS events (entity_id int, duration int, cost float8, region text) SERVER stream",
+    f"CREATE FOREIGN TABLE IF NOT EXISTS {STREAM} (entity_id int, duration int, cost float8, region text) SERVER stream",
     "CREATE VIEW cost_by_entity AS SELECT entity_id, count(*) AS calls, sum(duration) AS duration, "
-    "sum(cost) AS cost, max(cost) AS max_cost FROM events GROUP BY entity_id",
+    f"sum(cost) AS cost, max(cost) AS max_cost FROM {STREAM} GROUP BY entity_id",
 ]
 
 
@@ -83,7 +85,7 @@ def main(argv=None) -> int:
               f"{', %d already applied' % res.skipped if res.skipped else ''})", flush=True)
 
     trigger = {"availableNow": True} if args.once else {"processingTime": "2 seconds"}
-    query = write_stream(events, "events", args.url, args.checkpoint, pushdown=args.pushdown,
+    query = write_stream(events, STREAM, args.url, args.checkpoint, pushdown=args.pushdown,
                          trigger=trigger, on_batch=report, query_name="csv_to_splitstream")
     try:
         if args.once:

@@ -119,7 +119,9 @@ class AggCallPlanner(PlannerBase):
                      ordered_set=True, direct=1 if fr is not None else 0)
         if fn == "percentile_cont":
             arg = self.coerce(arg, type_oids.FLOAT8)
-        return AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
+        spec = AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
+        spec.descending = bool(o.args.get("desc"))
+        return spec
 
     def _agg_arg_types(self, fn: str, args: list[expr.Expr]) -> list[expr.Expr]:
         """PostgreSQL's argument typing for aggregates: unknown literals read

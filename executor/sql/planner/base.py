@@ -140,8 +140,7 @@ class PlannerBase:
         except PgError:
             if {a.oid, b.oid} & {type_oids.TIME, type_oids.INTERVAL}:
                 raise
-            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(a.oid)} = {sqltypes.type_name(b.oid)}",
-                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.") from None
+            raise expr.operator_missing("=", a.oid, b.oid) from None
         return self.coerce(a, t), self.coerce(b, t)
 
     def arith(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
@@ -154,13 +153,14 @@ class PlannerBase:
             left = self.coerce(left, right.oid if right.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
         elif right.oid == type_oids.UNKNOWN:
             right = self.coerce(right, left.oid if left.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
+        floats = {type_oids.FLOAT4, type_oids.FLOAT8} & {left.oid, right.oid}
         if op == "^":
-            t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and type_oids.FLOAT8 not in (left.oid, right.oid) else type_oids.FLOAT8
+            # numeric_power, else dpow: integers go to float8 (the preferred numeric type)
+            t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and not floats else type_oids.FLOAT8
         else:
             t = sqltypes.arith_type(op, left.oid, right.oid)
-        if t < 0:
-            raise PgError("42883", f"operator does not exist: {sqltypes.type_name(left.oid)} {op} {sqltypes.type_name(right.oid)}",
-                          hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
+        if t < 0 or (op == "%" and floats):           # no % over float4/float8 in pg_operator
+            raise expr.operator_missing(op, left.oid, right.oid)
         return expr.Arith(op, self.coerce(left, t), self.coerce(right, t), t)
 
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:

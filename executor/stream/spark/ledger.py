@@ -26,7 +26,7 @@ import collections
 
 from splitstream.protocol.errors import PgError
 
-KEY_SETTING = "splitstream.batch_key"
+from ...settings import SPARK_BATCH_KEY as KEY_SETTING
 LEDGER_CAPACITY = 1 << 18
 MAX_KEY_LEN = 512
 
