@@ -30,6 +30,15 @@ def _setup(conn) -> None:
         conn.execute(f"CREATE VIEW {name} AS {q}")
 
 
+def _engine_setup(eng):
+    """The stream and its views in an in-process engine; a session on it."""
+    s = plain_session(eng)
+    for sql in ["CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream"] + \
+               [f"CREATE VIEW {n} AS {q}" for n, q in VIEWS.items()]:
+        s.execute_sql(sql)
+    return s
+
+
 def _read(conn) -> dict[str, list]:
     return _counts(conn, {v: f"SELECT * FROM {v} ORDER BY 1" for v in VIEWS})
 
@@ -71,10 +80,7 @@ def test_a_bug_while_staging_fails_the_statement_and_logs_nothing(tmp_path, monk
 
     data = str(tmp_path / "data")
     with open_engine(data) as eng:
-        s = plain_session(eng)
-        for sql in ["CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream"] + \
-                   [f"CREATE VIEW {n} AS {q}" for n, q in VIEWS.items()]:
-            s.execute_sql(sql)
+        s = _engine_setup(eng)
         s.execute_sql("INSERT INTO atom_s VALUES (1, 1)")
         monkeypatch.setattr(continuous.ViewStage, "add", failing)
         with pytest.raises(Exception) as err:
@@ -99,10 +105,7 @@ def test_a_failure_after_logging_breaks_only_that_view(tmp_path, monkeypatch):
 
     data = str(tmp_path / "data")
     with open_engine(data) as eng:
-        s = plain_session(eng)
-        for sql in ["CREATE FOREIGN TABLE atom_s (k int, x int) SERVER stream"] + \
-                   [f"CREATE VIEW {n} AS {q}" for n, q in VIEWS.items()]:
-            s.execute_sql(sql)
+        s = _engine_setup(eng)
         monkeypatch.setattr(continuous.ViewStage, "apply", failing)
         s.execute_sql("INSERT INTO atom_s VALUES (1, 1), (2, 2)")      # logged: acknowledged
         monkeypatch.undo()
