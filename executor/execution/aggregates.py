@@ -572,6 +572,21 @@ class SumState(AggState):
         return Col.from_pylist(out, type_oids.NUMERIC)
 
 
+def _beats(v: np.ndarray, cur: np.ndarray, is_min: bool) -> np.ndarray:
+    """Where ``v`` replaces ``cur`` as the minimum (maximum), in PostgreSQL's order: NaN above every float."""
+    if v.dtype.kind != "f":
+        return (v < cur) if is_min else (v > cur)
+    vn, cn = np.isnan(v), np.isnan(cur)
+    return ((v < cur) | (cn & ~vn)) if is_min else ((v > cur) | (vn & ~cn))
+
+
+def _obj_beats(v, cur, is_min: bool) -> bool:
+    """The same for Python values; numeric NaN (which Decimal refuses to order) sorts above every number."""
+    if isinstance(v, decimal.Decimal) and (v.is_nan() or cur.is_nan()):
+        return (cur.is_nan() and not v.is_nan()) if is_min else (v.is_nan() and not cur.is_nan())
+    return v < cur if is_min else v > cur
+
+
 class MinMaxState(AggState):
     def __init__(self, spec):
         super().__init__(spec)
@@ -642,18 +657,28 @@ class MinMaxState(AggState):
                     work = data
                     scratch = np.full(ng, np.inf if self.is_min else -np.inf) if self.dtype.kind == "f" else \
                         np.full(ng, np.iinfo(self.dtype).max if self.is_min else np.iinfo(self.dtype).min, self.dtype)
+                nan_only = None
+                if self.dtype.kind == "f" and self.is_min:
+                    # PostgreSQL sorts NaN above every number: min skips it unless a group holds nothing else
+                    nan = np.isnan(work)
+                    if nan.any():
+                        work = np.where(nan, np.inf, work)
+                        nan_only = np.ones(ng, bool)
+                        nan_only[g[~nan]] = False
                 (np.minimum if self.is_min else np.maximum).at(scratch, g, work)
                 touched = np.zeros(ng, bool)
                 touched[g] = True
+                if nan_only is not None:
+                    scratch[touched & nan_only] = np.nan
                 cur = self.val[:ng]
                 sc = scratch.astype(self.dtype)
-                better = touched & (~self.has[:ng] | ((sc < cur) if self.is_min else (sc > cur)))
+                better = touched & (~self.has[:ng] | _beats(sc, cur, self.is_min))
                 cur[better] = sc[better]
             self.has[g] = True
             return
         val, has = self.val, self.has
         for gi, v in zip(g.tolist(), data.tolist()):
-            if not has[gi] or (v < val[gi] if self.is_min else v > val[gi]):
+            if not has[gi] or _obj_beats(v, val[gi], self.is_min):
                 val[gi] = v
                 has[gi] = True
 
@@ -666,7 +691,7 @@ class MinMaxState(AggState):
             if not other.has[i]:
                 continue
             v = other.val[i]
-            if not self.has[gi] or (v < self.val[gi] if self.is_min else v > self.val[gi]):
+            if not self.has[gi] or _obj_beats(v, self.val[gi], self.is_min):
                 self.val[gi] = v
                 self.has[gi] = True
 
@@ -676,13 +701,13 @@ class MinMaxState(AggState):
         g, v = gids[has], vals[has]
         if self.val.dtype == object:
             for gi, x in zip(g.tolist(), v.tolist()):
-                if not self.has[gi] or (x < self.val[gi] if self.is_min else x > self.val[gi]):
+                if not self.has[gi] or _obj_beats(x, self.val[gi], self.is_min):
                     self.val[gi] = x
                     self.has[gi] = True
             return
         v = v.astype(self.val.dtype, copy=False)
         cur = self.val[g]
-        better = ~self.has[g] | ((v < cur) if self.is_min else (v > cur))
+        better = ~self.has[g] | _beats(v, cur, self.is_min)
         self.val[g[better]] = v[better]
         self.has[g] = True
 
@@ -738,11 +763,21 @@ class ListState(AggState):
         return Col.from_pylist(out, spec.oid)
 
 
+_NAN_KEY = object()
+
+
+def _distinct_key(v):
+    """NaN (float or numeric) is one value to DISTINCT, as in PostgreSQL; Python's NaN is unequal to itself."""
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return _NAN_KEY
+    return v
+
+
 def _dedupe(rows):
     seen = set()
     out = []
     for r in rows:
-        k = r[0]
+        k = _distinct_key(r[0])
         if k in seen:
             continue
         seen.add(k)

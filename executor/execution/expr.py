@@ -316,6 +316,8 @@ class Arith(Expr):
                 xa[:] = xs
                 ya = np.empty(len(ys), dtype=object)
                 ya[:] = ys
+                if nulls is not None:   # a NULL's slot holds None: give the object ufunc a number there
+                    xa[nulls] = ya[nulls] = _DEC_ZERO
                 with decimal.localcontext(NUMERIC_CTX):
                     r = xa + ya if op == "+" else (xa - ya if op == "-" else xa * ya)
                 if nulls is not None:
@@ -454,6 +456,8 @@ def _to_decimal(col: Col, data: np.ndarray) -> list:
 
 
 NUMERIC_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999)
+_DEC_ZERO = decimal.Decimal(0)
+_DEC_NAN = decimal.Decimal("NaN")
 
 
 def numeric_div_scale(x: decimal.Decimal, y: decimal.Decimal) -> int:
@@ -530,8 +534,10 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
     if op == "*":
         return c.multiply(x, y)
     if op in ("/", "%"):
-        if y == 0:
+        if y == 0 and not x.is_nan():
             raise PgError(DIVISION_BY_ZERO, "division by zero")
+        if not (x.is_finite() and y.is_finite()):
+            return _nonfinite_div(op, x, y)
         if op == "%":
             return c.remainder(x, y)
         s = numeric_div_scale(x, y)
@@ -540,6 +546,17 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
     if op == "^":
         return c.power(x, y)
     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: numeric {op} numeric")
+
+
+def _nonfinite_div(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
+    """PostgreSQL 15's numeric / and % when NaN or an infinity is involved (y is not zero here)."""
+    if x.is_nan() or y.is_nan() or (x.is_infinite() and y.is_infinite()):
+        return _DEC_NAN
+    if op == "%":
+        return _DEC_NAN if x.is_infinite() else x
+    if y.is_infinite():
+        return _DEC_ZERO
+    return x if y > 0 else -x
 
 
 class Neg(Expr):
@@ -607,18 +624,46 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
             y = y.copy()
             x[nulls] = 0
             y[nulls] = 0
-        try:
-            r = _CMP[op](x, y).astype(bool)
-        except TypeError:
-            r = np.array([_safe_cmp(op, p, q) for p, q in zip(x, y)], dtype=bool)
+        if type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
+            r = np.array([_safe_cmp(op, *_nan_key(p, q)) for p, q in zip(x, y)], dtype=bool)
+        else:
+            try:
+                r = _CMP[op](x, y).astype(bool)
+            except TypeError:
+                r = np.array([_safe_cmp(op, p, q) for p, q in zip(x, y)], dtype=bool)
     else:
         if x.dtype.kind == "M" and y.dtype.kind == "M" and x.dtype != y.dtype:
             x = x.astype("datetime64[us]")
             y = y.astype("datetime64[us]")
-        r = _CMP[op](x, y)
+        r = _float_compare(op, x, y) if "f" in (x.dtype.kind, y.dtype.kind) else _CMP[op](x, y)
     if not isinstance(r, np.ndarray):
         r = np.full(max(len(a), len(b)), bool(r))
     return Col(r, nulls, type_oids.BOOL)
+
+
+def _float_compare(op: str, x, y):
+    """PostgreSQL's float order: NaN equals NaN and sorts above every other value (IEEE says unordered)."""
+    xn = np.isnan(x) if np.ndim(x) and x.dtype.kind == "f" else np.isnan(np.asarray(x, dtype=np.float64))
+    yn = np.isnan(y) if np.ndim(y) and y.dtype.kind == "f" else np.isnan(np.asarray(y, dtype=np.float64))
+    if not (np.any(xn) or np.any(yn)):
+        return _CMP[op](x, y)
+    with np.errstate(invalid="ignore"):
+        lt = (~xn & yn) | (~xn & ~yn & (x < y))
+        eq = (xn & yn) | (~xn & ~yn & (x == y))
+    return {"=": eq, "<>": ~eq, "<": lt, "<=": lt | eq, ">": ~(lt | eq), ">=": ~lt}[op]
+
+
+def _has_dec_nan(v: np.ndarray) -> bool:
+    return any(isinstance(d, decimal.Decimal) and d.is_nan() for d in v.tolist())
+
+
+def _nan_key(p, q) -> tuple:
+    """Numeric NaN (which Decimal refuses to order) as PostgreSQL orders it: equal to NaN, above every number."""
+    pn = isinstance(p, decimal.Decimal) and p.is_nan()
+    qn = isinstance(q, decimal.Decimal) and q.is_nan()
+    if pn or qn:
+        return (int(pn), int(qn)) if pn != qn else (0, 0)
+    return p, q
 
 
 def _safe_cmp(op, p, q) -> bool:
@@ -1142,6 +1187,10 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
 _DICT_CACHE: dict[int, tuple] = {}
 
 
+def _is_nan_value(v) -> bool:
+    return (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan())
+
+
 def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64, first-seen order) and distinct values of a hashable object array."""
     try:
@@ -1156,7 +1205,11 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not pd.isna(uniq).any():
             return codes.astype(np.int64, copy=False), uniq
     mapping: dict = {}
-    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in d.tolist()), np.int64, len(d))
+    vals = d.tolist()
+    first_nan = next((v for v in vals if _is_nan_value(v)), None)
+    if first_nan is not None:   # NaN is one group in PostgreSQL; one object makes it one dict key (identity)
+        vals = [first_nan if _is_nan_value(v) else v for v in vals]
+    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in vals), np.int64, len(d))
     uniq = np.empty(len(mapping), dtype=object)
     uniq[:] = list(mapping)
     return codes, uniq

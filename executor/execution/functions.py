@@ -224,7 +224,14 @@ def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
         return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
+    low = _INT_MIN.get(c.oid)
+    if low is not None and bool(((c.data == low) & c.valid_mask()).any()):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_NAME[c.oid]} out of range")     # -(minimum) does not fit, as in PostgreSQL
     return Col(np.abs(c.data), c.nulls, c.oid)
+
+
+_INT_MIN = {type_oids.INT2: -(1 << 15), type_oids.INT4: -(1 << 31), type_oids.INT8: -(1 << 63)}
+_INT_NAME = {type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint"}
 
 
 def _float_args(a):
@@ -384,8 +391,10 @@ register("floor", lambda a: type_oids.NUMERIC if a[0] in (type_oids.NUMERIC,) + 
 def _sign(cols, n, ctx):
     c = cols[0]
     if c.oid == type_oids.NUMERIC:
-        return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], type_oids.NUMERIC)
-    return Col(np.sign(c.data).astype(np.float64), c.nulls, type_oids.FLOAT8)
+        return Col.from_pylist([None if v is None else v if v.is_nan() else decimal.Decimal((v > 0) - (v < 0))
+                                for v in c.to_pylist()], type_oids.NUMERIC)
+    r = np.sign(c.data).astype(np.float64)
+    return Col(np.where(np.isnan(r), 0.0, r), c.nulls, type_oids.FLOAT8)    # PostgreSQL: sign(NaN) = 0
 
 
 REGISTRY["sign"].result = lambda a: type_oids.NUMERIC if a[0] == type_oids.NUMERIC else type_oids.FLOAT8
