@@ -19,7 +19,7 @@ import numpy as np
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
+from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UNDEFINED_FUNCTION
 
 from .expr import _factorize_objects, fixed_avg, numeric_op
 
@@ -412,6 +412,31 @@ class CountState(AggState):
         return Col(self.cnt[:ng].copy(), None, type_oids.INT8)
 
 
+def _check_float_sum(old: np.ndarray, new: np.ndarray, inf_in: np.ndarray,
+                     g: np.ndarray | None = None, w: np.ndarray | None = None) -> None:
+    """PostgreSQL's float8_accum: adding a finite value to a finite sum that gives an infinity is an error.
+
+    The batch's per-group totals decide when no group turned non-finite; otherwise (rare) the rows of
+    the groups that did are added one at a time, in order, as PostgreSQL does, because a later
+    infinite input must not excuse an earlier overflow."""
+    if bool((np.isinf(new) & ~np.isinf(old) & ~inf_in).any()):
+        raise _float_overflow()
+    if g is None or w is None:
+        return
+    suspect = np.flatnonzero(~np.isfinite(new) & np.isfinite(old) & inf_in)
+    for gi in suspect.tolist():
+        acc = float(old[gi])
+        for v in w[g == gi].tolist():
+            nxt = acc + v
+            if math.isinf(nxt) and not (math.isinf(acc) or math.isinf(v)):
+                raise _float_overflow()
+            acc = nxt
+
+
+def _float_overflow() -> PgError:
+    return PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+
+
 class SumState(AggState):
     """sum/avg: exact for integers (int64, or Python ints when that could
     overflow), numeric via Decimal, floats via float64.
@@ -458,7 +483,13 @@ class SumState(AggState):
             return
         self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
         if self.kind == "f":
-            self.sum[:ng] += np.bincount(g, weights=data.astype(np.float64), minlength=ng)[:ng]
+            w = data.astype(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                new = self.sum[:ng] + np.bincount(g, weights=w, minlength=ng)[:ng]
+            inf_in = np.zeros(ng, bool)
+            inf_in[g[np.isinf(w)]] = True
+            _check_float_sum(self.sum[:ng], new, inf_in, g, w)
+            self.sum[:ng] = new
         elif self.kind == "i":
             d64 = data.astype(np.int64)
             if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
@@ -531,6 +562,12 @@ class SumState(AggState):
         if self.kind == "o":
             for i, gi in enumerate(gmap.tolist()):
                 self.sum[gi] = self.sum[gi] + other.sum[i]
+        elif self.kind == "f":
+            old, add = self.sum[gmap], other.sum[:k]     # gmap: distinct groups
+            with np.errstate(over="ignore", invalid="ignore"):
+                new = old + add
+            _check_float_sum(old, new, np.isinf(add))
+            self.sum[gmap] = new
         else:
             np.add.at(self.sum, gmap, other.sum[:k])
 
@@ -839,17 +876,23 @@ def _variance(fn: str, vals: list, oid: int):
     if samp and n < 2:
         return None
     if oid == type_oids.FLOAT8:
-        mean = math.fsum(vals) / n
-        ss = math.fsum((v - mean) ** 2 for v in vals)
+        try:
+            mean = math.fsum(vals) / n
+            ss = math.fsum((v - mean) ** 2 for v in vals)
+        except OverflowError:
+            raise _float_overflow() from None      # as PostgreSQL's float8_accum on its sums
         var = ss / (n - 1 if samp else n)
         return math.sqrt(var) if fn.startswith("stddev") else var
     ctx = decimal.Context(prec=60)
     d = [decimal.Decimal(v) for v in vals]
     if not all(x.is_finite() for x in d):
         return decimal.Decimal("NaN")        # as PostgreSQL: a NaN or an infinity in the input
-    s = sum(d)
-    sq = sum(x * x for x in d)
+    with decimal.localcontext(ctx):     # the default 28 digits would round a square of int8 values
+        s = sum(d)
+        sq = sum(x * x for x in d)
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
+    if num <= 0:
+        return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
     den = decimal.Decimal(n * (n - 1 if samp else n))
     dvar = ctx.divide(num, den)
     scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)

@@ -204,6 +204,9 @@ def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
 _I_LIMITS = {type_oids.INT2: (-(2**15), 2**15 - 1), type_oids.INT4: (-(2**31), 2**31 - 1)}
 
 
+_I64_MIN = np.iinfo(np.int64).min
+
+
 def _overflow(oid: int) -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
@@ -263,10 +266,14 @@ class Arith(Expr):
                     if zero.any():
                         raise PgError(DIVISION_BY_ZERO, "division by zero")
                     ys = np.where(y == 0, 1, y)
-                    q = np.abs(x) // np.abs(ys)
-                    q = np.where((x < 0) != (ys < 0), -q, q)
-                    r = q if op == "/" else x - q * ys
-                    bad = np.zeros(len(r), bool)
+                    # truncating division from numpy's floor division; |INT64_MIN| does not exist, so
+                    # no abs(): INT64_MIN / -1 overflows (as in PostgreSQL), INT64_MIN % -1 is 0
+                    neg1 = (x == _I64_MIN) & (ys == -1)
+                    yq = np.where(neg1, 1, ys)
+                    q = x // yq
+                    q = q + ((x - q * yq != 0) & ((x < 0) != (yq < 0)))
+                    r = q if op == "/" else x - q * yq
+                    bad = neg1 if op == "/" else np.zeros(len(r), bool)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {sqltypes.type_name(a.oid)} {op} {sqltypes.type_name(b.oid)}")
             if valid is not None:

@@ -425,10 +425,17 @@ def _greatest_least(pick):
         out = []
         for i in range(n):
             vals = [column[i] for column in lists if column[i] is not None]
-            out.append(pick(vals) if vals else None)
+            out.append(pick(vals, key=_nan_above) if vals else None)
         return Col.from_pylist(out, oid)
 
     return impl
+
+
+def _nan_above(v):
+    """PostgreSQL's order for greatest/least: NaN (float or numeric) above every number."""
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (True, 0)
+    return (False, v)
 
 
 register("greatest", _same, lambda a: [_common(a)] * len(a))(_greatest_least(max))

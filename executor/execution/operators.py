@@ -10,6 +10,7 @@ stream pipelines of continuous views do at insert time.  Pipeline breakers
 from __future__ import annotations
 
 import copy
+import decimal
 import time
 
 import numpy as np
@@ -912,6 +913,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
 
 
 def _sort_key(v):
+    if isinstance(v, decimal.Decimal):
+        return (True, 0) if v.is_nan() else (False, v)      # numeric NaN sorts above every number
     if isinstance(v, Interval):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):

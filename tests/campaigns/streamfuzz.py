@@ -192,13 +192,13 @@ class StreamCampaign:
             self.teardown()
         return self.tally
 
-    def _restart(self, rnd: int) -> None:
+    def _restart(self, rnd: int, current: list[Batch]) -> None:
         try:
             self.server.start(timeout=120)
         except RuntimeError as exc:
             if "could not open the data directory" not in str(exc):
                 raise
-            refused = [b for b in self.all.values() if b.outcome == "failed" and b.bad is None]
+            refused = [b for b in [*self.all.values(), *current] if b.outcome == "failed" and b.bad is None]
             detail = (f"round {rnd}: the server cannot open its data directory after the kill "
                       f"({str(exc).strip().splitlines()[-1]}); batches refused by a view earlier: "
                       + ", ".join(f"{b.bid} ({b.error})" for b in refused[-3:]))
@@ -212,7 +212,7 @@ class StreamCampaign:
         writers = [Writer(self.server.dsn, self.schema, random.Random(rng.random()), self.bids) for _ in range(WRITERS)]
         for w in writers:
             w.start()
-        time.sleep(rng.uniform(0.05, 0.6))
+        time.sleep(rng.uniform(0.2, 1.2))
         if rng.random() < 0.2:
             with contextlib.suppress(psycopg.Error), psycopg.connect(self.server.dsn, autocommit=True) as c:
                 c.execute("CHECKPOINT")
@@ -230,8 +230,8 @@ class StreamCampaign:
             w.join(timeout=60)
             if w.is_alive():
                 raise Failure(f"round {rnd}: a writer did not notice the kill")
-        self._restart(rnd)
         fresh = [b for w in writers for b in w.batches if b.bid not in self.all]
+        self._restart(rnd, fresh)
         self.settle(fresh, f"round {rnd} (after the kill)")
 
     def settle(self, batches: list[Batch], where: str) -> None:
