@@ -39,6 +39,8 @@ from tests.support.servers import Postgres15, SplitstreamServer
 
 KNOWN_FILE = "stream_known_differences.toml"
 WRITERS = 2
+#: batches each writer finishes in a round before the kill may come
+MIN_BATCHES = 4
 
 
 class Failure(AssertionError):
@@ -89,6 +91,9 @@ class Writer(threading.Thread):
         self.dsn, self.schema, self.rng, self.bids = dsn, schema, rng, bids
         self.batches: list[Batch] = []
         self.stop = threading.Event()
+
+    def finished(self) -> int:
+        return sum(b.outcome in ("acked", "failed") for b in list(self.batches))
 
     def run(self) -> None:
         try:
@@ -212,7 +217,10 @@ class StreamCampaign:
         writers = [Writer(self.server.dsn, self.schema, random.Random(rng.random()), self.bids) for _ in range(WRITERS)]
         for w in writers:
             w.start()
-        time.sleep(rng.uniform(0.2, 1.2))
+        deadline = time.monotonic() + 60    # a few batches each first (after a restart the first compiles the views)
+        while time.monotonic() < deadline and any(w.finished() < MIN_BATCHES and w.is_alive() for w in writers):
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 1.0))
         if rng.random() < 0.2:
             with contextlib.suppress(psycopg.Error), psycopg.connect(self.server.dsn, autocommit=True) as c:
                 c.execute("CHECKPOINT")

@@ -177,7 +177,7 @@ def random_batch(rng: random.Random, schema: StreamSchema, bid: int) -> Batch:
         rows.append((k, *(random_value(rng, t) for _, t in schema.columns)))
     how = rng.choice(("insert", "copy-text", "copy-csv"))
     batch = Batch(bid, rows, how)
-    if rng.random() < 0.08:
+    if rng.random() < 0.1:
         cands = [(i, t) for i, (_, t) in enumerate(schema.columns) if BAD[t]]
         if cands:
             ci, t = rng.choice(cands)
