@@ -481,16 +481,18 @@ class SumState(AggState):
             data = data[valid]
         if len(g) == 0:
             return
-        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
         if self.kind == "f":
             w = data.astype(np.float64)
             with np.errstate(over="ignore", invalid="ignore"):
                 new = self.sum[:ng] + np.bincount(g, weights=w, minlength=ng)[:ng]
             inf_in = np.zeros(ng, bool)
             inf_in[g[np.isinf(w)]] = True
-            _check_float_sum(self.sum[:ng], new, inf_in, g, w)
+            _check_float_sum(self.sum[:ng], new, inf_in, g, w)     # before any of the state changes
             self.sum[:ng] = new
-        elif self.kind == "i":
+            self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+            return
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        if self.kind == "i":
             d64 = data.astype(np.int64)
             if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
                 # float64 bincount is exact below 2**53 and far faster than add.at
@@ -881,6 +883,8 @@ def _variance(fn: str, vals: list, oid: int):
             ss = math.fsum((v - mean) ** 2 for v in vals)
         except OverflowError:
             raise _float_overflow() from None      # as PostgreSQL's float8_accum on its sums
+        except ValueError:                         # fsum of inf and -inf: PostgreSQL's sums say NaN
+            return math.nan
         var = ss / (n - 1 if samp else n)
         return math.sqrt(var) if fn.startswith("stddev") else var
     ctx = decimal.Context(prec=60)

@@ -165,15 +165,23 @@ def _substr(s, start, length=None):
 scalar("substr|substring", type_oids.TEXT, lambda a: [type_oids.TEXT] + [type_oids.INT4] * (len(a) - 1))(_substr)
 
 
+def _output_texts(c: Col) -> list:
+    """A column's values as its type's output function prints them (concat's rule): bool is t/f,
+    where the cast to text says true/false."""
+    if c.oid == type_oids.BOOL:
+        return [None if v is None else ("t" if v else "f") for v in c.to_pylist()]
+    return sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist()
+
+
 @register("concat", type_oids.TEXT)
 def _concat(cols, n, ctx):
-    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
+    lists = [_output_texts(c) for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
 @register("concat_ws", type_oids.TEXT)
 def _concat_ws(cols, n, ctx):
-    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
+    lists = [_output_texts(c) for c in cols]
     out = []
     for i in range(n):
         sep = lists[0][i]

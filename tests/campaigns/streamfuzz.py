@@ -315,7 +315,12 @@ class StreamCampaign:
                         f"WHERE b IN ({keep})")
 
     def _explain(self, got: dict[str, Outcome], inflight: list[Batch], refused: list[Batch], where: str) -> None:
-        """No set of whole in-flight batches explains every view: is it failed batches leaking into some views?"""
+        """No set of whole in-flight batches explains every view: classify what a known finding explains
+        (a view answering where PostgreSQL's query fails; a batch some views refused and others kept),
+        fail on anything else."""
+        if self._drop_views_missing_errors(got, where):
+            self._check_views(inflight, refused, where)
+            return
         pool = [b.bid for b in inflight + refused]
         per_view: dict[str, set[int]] = {}
         for v in self.views:
@@ -326,17 +331,18 @@ class StreamCampaign:
                     per_view[v.name] = hit
                     break
         inflight_ids = {b.bid for b in inflight}
-        shown = {name: s & inflight_ids for name, s in per_view.items()}
-        if len(per_view) == len(self.views) and len(set(map(frozenset, shown.values()))) <= 1:
-            leaks = {name: s - inflight_ids for name, s in per_view.items() if s - inflight_ids}
-            detail = (f"{where}: failed batches visible in some views only: "
-                      + "; ".join(f"{name} shows {sorted(ids)}" for name, ids in leaks.items())
-                      + " (" + "; ".join(f"batch {b.bid}: {b.error}" for b in refused if any(b.bid in s for s in leaks.values())) + ")")
-            self._difference("multi-view-atomicity", detail)
-            for name, ids in leaks.items():
-                self.leaked[name] |= ids
-            self._decide(inflight, next(iter(shown.values()), set()))
-            return
+        if len(per_view) == len(self.views):
+            everywhere = set.intersection(*per_view.values()) & inflight_ids if per_view else set()
+            leaks = {name: ids - everywhere for name, ids in per_view.items() if ids - everywhere}
+            if self._all_refused_elsewhere(leaks, everywhere):
+                errors = {b.bid: b.error or "in flight" for b in inflight + refused}
+                self._difference("multi-view-atomicity", f"{where}: batches visible in some views only: "
+                                 + "; ".join(f"{name} shows {sorted(ids)}" for name, ids in leaks.items())
+                                 + " (" + "; ".join(f"batch {b}: {errors[b]}" for b in sorted(set().union(*leaks.values()))) + ")")
+                for name, ids in leaks.items():
+                    self.leaked[name] |= ids
+                self._decide(inflight, everywhere)
+                return
         lines = [f"{where}: no set of whole in-flight batches {sorted(inflight_ids)} explains every view "
                  f"({len(self.acked)} acknowledged batches)"]
         for v in self.views:
@@ -344,9 +350,33 @@ class StreamCampaign:
                 want = self.oracle_answer(v, self.leaked[v.name])
                 lines.append(f"  {v.name}: {v.template}\n    {'; '.join(differences(got[v.name], want, ordered=False, check_status=False))}"
                              f"\n    splitstream: {got[v.name].describe()}\n    oracle (acknowledged): {want.describe()}")
-            elif shown.get(v.name):
-                lines.append(f"  {v.name} shows in-flight batches {sorted(shown[v.name])}")
+            else:
+                lines.append(f"  {v.name} shows in-flight or failed batches {sorted(per_view[v.name])}")
         raise Failure("\n".join(lines))
+
+    def _all_refused_elsewhere(self, leaks: dict[str, set[int]], everywhere: set[int]) -> bool:
+        """Is every batch that only some views show refused (a data exception in PostgreSQL's query)
+        by each view that does not show it?"""
+        for bid in set().union(*leaks.values()) if leaks else set():
+            for v in self.views:
+                if bid not in leaks.get(v.name, set()):
+                    want = self.oracle_answer(v, self.leaked[v.name] | everywhere | {bid})
+                    if not (want.failed and (want.sqlstate or "").startswith("22")):
+                        return False
+        return True
+
+    def _drop_views_missing_errors(self, got: dict[str, Outcome], where: str) -> bool:
+        """Views that answer where PostgreSQL's query over the acknowledged rows fails with a data
+        exception: a known finding; such a view can never match again, so it leaves the campaign."""
+        dropped = False
+        for v in list(self.views):
+            want = self.oracle_answer(v, self.leaked[v.name])
+            if want.failed and (want.sqlstate or "").startswith("22") and not got[v.name].failed:
+                self._difference("view-missed-data-exception", f"{where}: {v.name} ({v.template}) answers "
+                                 f"{got[v.name].describe()}, PostgreSQL's query fails: {want.describe()}")
+                self.views.remove(v)
+                dropped = True
+        return dropped
 
     def _difference(self, kind_id: str, detail: str) -> None:
         entry = self.tally.classify(self.entries, self.strict, "any", kind_id, None, None, detail)

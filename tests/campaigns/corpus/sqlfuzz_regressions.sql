@@ -50,4 +50,9 @@ SELECT var_pop(x) FROM (VALUES (1e200::float8), (-1e200::float8)) v(x);
 SELECT var_pop(x), stddev_samp(x) FROM (VALUES ('Infinity'::float8), (1::float8)) v(x);
 -- greatest/least order NaN above every number
 SELECT greatest(n, 1), least(n, 1), greatest(1, f), least(1, f), least(NULL::float8, f) FROM {{p}}_n;
+SELECT var_pop(x), stddev_samp(x) FROM (VALUES ('Infinity'::float8), ('-Infinity'::float8)) v(x);
+-- concat prints a value with its type's output function (bool: t/f)
+SELECT concat('a', f > 0, NULL, n), concat_ws(',', g = 1, i2) FROM {{p}}_n;
+-- a numeric literal with an exponent has the scale its digits give (1e20: 0)
+SELECT 1e20 * 1.0, 1.5e3, 2.5e-3, -0.5 * 1e20;
 DROP TABLE {{p}}_n;
