@@ -134,7 +134,7 @@ class ViewGen:
         items = [f"{k} AS g{i}" for i, k in enumerate(keys)]
         items += [f"{a} AS m{i}" for i, a in enumerate(aggs)]
         if rng.random() < 0.2 and len(aggs) >= 1:
-            items.append(f"count(*) + 1 AS e0")        # an expression over the aggregates (upper plan)
+            items.append("count(*) + 1 AS e0")        # an expression over the aggregates (upper plan)
         frm = "{s} AS a" + (f" JOIN {self.schema.table} d ON d.k = a.k" if join else "")
         where = f" WHERE {self.predicate()}" if rng.random() < 0.5 else ""
         group = (" GROUP BY " + ", ".join(keys)) if keys else ""

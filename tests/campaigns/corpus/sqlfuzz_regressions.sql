@@ -55,4 +55,14 @@ SELECT var_pop(x), stddev_samp(x) FROM (VALUES ('Infinity'::float8), ('-Infinity
 SELECT concat('a', f > 0, NULL, n), concat_ws(',', g = 1, i2) FROM {{p}}_n;
 -- a numeric literal with an exponent has the scale its digits give (1e20: 0)
 SELECT 1e20 * 1.0, 1.5e3, 2.5e-3, -0.5 * 1e20;
+-- float8 infinities cast to numeric stay infinite (PostgreSQL 15); numeric NaN/infinity to an integer is 0A000
+SELECT CAST(f AS numeric), round(CAST(f AS numeric), 3), CAST('-Infinity'::float8 AS numeric) FROM {{p}}_n;
+-- error 0A000
+SELECT 'Infinity'::numeric::int8;
+-- error 0A000
+SELECT n::int4 FROM {{p}}_n;
+-- a WHERE condition does not sink into the left side of a later FULL or RIGHT join
+SELECT a.g, a2.g, b.g FROM {{p}}_n a CROSS JOIN {{p}}_n a2 FULL JOIN {{p}}_n b ON a2.i2 = b.g + 10
+  WHERE a.f > 1 OR CAST(a2.g AS bool);
+SELECT a.g, b.g FROM {{p}}_n a JOIN {{p}}_n a2 ON a.g = a2.g RIGHT JOIN {{p}}_n b ON a2.i2 = b.g WHERE a.g > 0 OR b.g = 4;
 DROP TABLE {{p}}_n;
