@@ -404,6 +404,11 @@ def _operand(e: Expr, batch, ctx):
     return c, None
 
 
+def _magnitude(v) -> float:
+    """The largest absolute value of a scaled int64 operand (a constant or an array)."""
+    return float(abs(v)) if isinstance(v, int) else (float(np.abs(v.astype(np.float64)).max()) if len(v) else 0.0)
+
+
 def _fixed_arith(op: str, fa, fb, a, b, batch):
     """+, - and * of NUMERIC operands in scaled int64, with PostgreSQL's result
     scale (max for +/-, sum for *); None when it would not be exact."""
@@ -412,16 +417,14 @@ def _fixed_arith(op: str, fa, fb, a, b, batch):
         scale = sa + sb
         if scale > 18:
             return None
-        mx = float(abs(x)) if isinstance(x, int) else (float(np.abs(x).max()) if len(x) else 0.0)
-        my = float(abs(y)) if isinstance(y, int) else (float(np.abs(y).max()) if len(y) else 0.0)
-        if mx * my >= _F_LIMIT:
+        if _magnitude(x) * _magnitude(y) >= _F_LIMIT:
             return None
         r = x * y
     else:
         scale = max(sa, sb)
         x, y = _rescale(x, sa, scale), _rescale(y, sb, scale)
-        if x is None or y is None:
-            return None
+        if x is None or y is None or _magnitude(x) + _magnitude(y) >= _F_LIMIT:
+            return None             # int64 could wrap: the Decimal path takes it
         r = x + y if op == "+" else x - y
     if na is None:
         nulls = nb
@@ -1169,11 +1172,14 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
     if op == "=":
         vals = c.filter(c.valid_mask()) if c.nulls is not None else c
         if a.data.dtype != object and vals.data.dtype != object and a.data.dtype.kind == vals.data.dtype.kind:
-            hit = np.isin(filled(a), vals.data)
+            x = filled(a)
+            hit = np.isin(x, vals.data)
+            if x.dtype.kind == "f" and np.isnan(vals.data).any():
+                hit |= np.isnan(x)          # NaN equals NaN in PostgreSQL (isin says no)
         else:
             common = sqltypes.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
-            av = sqltypes.cast_col(a, common).to_pylist()
-            s = set(sqltypes.cast_col(vals, common).to_pylist())
+            av = [_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(a, common).to_pylist()]
+            s = {_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(vals, common).to_pylist()}
             hit = np.fromiter((v in s for v in av), dtype=bool, count=n)
         hit &= a.valid_mask()
         unknown = a.null_mask() | (np.full(n, has_null) & ~hit)
@@ -1192,6 +1198,9 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
 #: id(object array) -> (weakref to it, codes, distinct values); like catalog.vector's
 #: fixed-point cache, a stored column is encoded once per table version, not per query
 _DICT_CACHE: dict[int, tuple] = {}
+
+
+_NAN = object()     # one NaN for sets and dicts (Python's NaN is unequal to itself)
 
 
 def _is_nan_value(v) -> bool:

@@ -49,7 +49,8 @@ class Campaign:
     """One seed's run over two connections."""
 
     def __init__(self, ss_dsn: str, pg_dsn: str, seed: int, *, strict: set[str] | None = None,
-                 round_size: int = 150, verbose: bool = False, prefix: str = "fz") -> None:
+                 round_size: int = 150, verbose: bool = False, prefix: str = "fz",
+                 repro_dir: Path | None = None) -> None:
         self.ss_dsn, self.pg_dsn = ss_dsn, pg_dsn
         self.seed, self.round_size, self.verbose = seed, round_size, verbose
         self.prefix = f"{prefix}{seed}"
@@ -58,6 +59,7 @@ class Campaign:
         self.tally = known.Tally()
         self.shapes: dict[str, int] = {}
         self.tags = ""
+        self.repro_dir = repro_dir
         self.ss = psycopg.connect(ss_dsn, autocommit=True, connect_timeout=10)
         self.pg = psycopg.connect(pg_dsn, autocommit=True, connect_timeout=10)
         session_setup(self.ss)
@@ -106,14 +108,28 @@ class Campaign:
                 with contextlib.suppress(psycopg.Error):
                     conn.execute(f"DROP TABLE IF EXISTS {t.name}")
 
+    def _pg_rows(self, t: Table) -> list[str]:
+        """PostgreSQL's current rows of a table, as VALUES tuples of typed literals."""
+        with text_cursor(self.pg) as cur:
+            rows = cur.execute(f"SELECT * FROM {t.name}").fetchall()   # type: ignore[arg-type]
+        return ["(" + ", ".join("NULL" if v is None else f"'{v.replace(chr(39), chr(39) * 2)}'::{typ}"
+                                for v, (_, typ) in zip(r, t.columns)) + ")" for r in rows]
+
+    def repro(self, stmt: Statement, tables: list[Table]) -> str:
+        """A script that recreates the tables as PostgreSQL holds them and runs the statement."""
+        lines = []
+        for t in tables:
+            lines.append(t.create_sql() + ";")
+            values = self._pg_rows(t)
+            if values:
+                lines.append(f"INSERT INTO {t.name} VALUES {', '.join(values)};")
+        return "\n".join(lines + [stmt.sql + ";"])
+
     def _resync(self, tables: list[Table]) -> None:
         """Make splitstream's tables hold PostgreSQL's rows again (after a DML difference)."""
         for t in tables:
-            with text_cursor(self.pg) as cur:
-                rows = cur.execute(f"SELECT * FROM {t.name}").fetchall()
-            self.ss.execute(f"DELETE FROM {t.name}")
-            values = ["(" + ", ".join("NULL" if v is None else f"'{v.replace(chr(39), chr(39) * 2)}'::{typ}"
-                                      for v, (_, typ) in zip(r, t.columns)) + ")" for r in rows]
+            self.ss.execute(f"DELETE FROM {t.name}")   # type: ignore[arg-type]
+            values = self._pg_rows(t)
             if values and execute(self.ss, f"INSERT INTO {t.name} VALUES {', '.join(values)}").failed:
                 for v in values:    # a value splitstream cannot hold (temporal-range) stays out, the rest goes in
                     execute(self.ss, f"INSERT INTO {t.name} VALUES {v}")
@@ -134,7 +150,10 @@ class Campaign:
         if not problems:
             self.tally.agreed += 1
             return
-        self._report(self._kind(ss, pg), stmt, ss, pg, problems)
+        if self._report(self._kind(ss, pg), stmt, ss, pg, problems) and self.repro_dir is not None:
+            path = self.repro_dir / f"sqlfuzz-{self.seed}-{self.tally.compared}.sql"
+            path.write_text(self.repro(stmt, tables) + "\n", encoding="utf-8")
+            print(f"    reproducer: {path}", file=sys.stderr, flush=True)
         if stmt.kind == "dml":
             self._resync(tables)
 
@@ -173,7 +192,8 @@ class Campaign:
             return [f"first differing row #{i}: {ra!r} != {rb!r} (ordered)"]
         return []
 
-    def _report(self, kind: str, stmt: Statement, ss: Outcome, pg: Outcome, problems: list[str]) -> None:
+    def _report(self, kind: str, stmt: Statement, ss: Outcome, pg: Outcome, problems: list[str]) -> bool:
+        """Classify and print a difference; True when it is unexpected."""
         detail = ("; ".join(problems) + f"\n    statement: {stmt.sql}\n    splitstream: {ss.describe()}"
                   f"\n    postgresql:  {pg.describe()}")
         if ss.sqlstate == "XX000":
@@ -184,6 +204,7 @@ class Campaign:
                                         detail)
         if self.verbose or entry is None:
             print(("UNEXPECTED " if entry is None else f"known {entry.id}: ") + detail, file=sys.stderr, flush=True)
+        return entry is None
 
 
 def _same_number(x: str | None, y: str | None) -> bool:
@@ -217,6 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pg-dsn")
     ap.add_argument("--strict", help="comma-separated expected-fix ids to fail on ('all')")
     ap.add_argument("--verbose", action="store_true", help="print known differences too")
+    ap.add_argument("--repro", type=Path, help="write a reproducer script per unexpected difference here")
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     with contextlib.ExitStack() as stack:
@@ -225,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             ss_dsn, pg_dsn = stack.enter_context(private_servers())
         camp = Campaign(ss_dsn, pg_dsn, args.seed, strict=known.strict_ids(args.strict),
-                        round_size=args.round, verbose=args.verbose)
+                        round_size=args.round, verbose=args.verbose, repro_dir=args.repro)
         stack.callback(camp.close)
         tally = camp.run(args.statements)
     print(f"sqlfuzz seed {args.seed}: {tally.summary()}\n  shapes {camp.shapes}\n  {time.monotonic() - t0:.0f} s")

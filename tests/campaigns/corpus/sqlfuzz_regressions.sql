@@ -65,4 +65,11 @@ SELECT n::int4 FROM {{p}}_n;
 SELECT a.g, a2.g, b.g FROM {{p}}_n a CROSS JOIN {{p}}_n a2 FULL JOIN {{p}}_n b ON a2.i2 = b.g + 10
   WHERE a.f > 1 OR CAST(a2.g AS bool);
 SELECT a.g, b.g FROM {{p}}_n a JOIN {{p}}_n a2 ON a.g = a2.g RIGHT JOIN {{p}}_n b ON a2.i2 = b.g WHERE a.g > 0 OR b.g = 4;
+-- scaled int64 numeric sums that could wrap go the exact way
+SELECT n + 123456789.123456789, trunc(i8::numeric + 123456789.123456789), i8::numeric - (-1.5) FROM {{p}}_n;
+SELECT sum(DISTINCT trunc(i8::numeric + 123456789.123456789)) FROM {{p}}_n;
+-- IN / NOT IN a subquery: NaN equals NaN
+SELECT g FROM {{p}}_n WHERE f NOT IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL);
+SELECT g FROM {{p}}_n WHERE f IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL);
+SELECT g FROM {{p}}_n a WHERE floor(n) NOT IN (SELECT n FROM {{p}}_n b WHERE CAST(a.g AS bool) AND b.n IS NOT NULL);
 DROP TABLE {{p}}_n;
