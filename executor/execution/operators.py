@@ -483,7 +483,7 @@ def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
             j = composed.get(key)
             if j is None:
                 j = composed[key] = c._idx[idx]
-            out.append(TakenCol(c._src, j))
+            out.append(c.with_index(j, None if c.nulls is None else c.nulls[idx]))   # keeps an outer join's NULLs
         elif type(c) is Col and c.data.dtype != object and c.data.ndim == 1:
             out.append(TakenCol(c, idx))
         else:

@@ -73,3 +73,9 @@ SELECT g FROM {{p}}_n WHERE f NOT IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL)
 SELECT g FROM {{p}}_n WHERE f IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL);
 SELECT g FROM {{p}}_n a WHERE floor(n) NOT IN (SELECT n FROM {{p}}_n b WHERE CAST(a.g AS bool) AND b.n IS NOT NULL);
 DROP TABLE {{p}}_n;
+-- an outer join's NULL-extended rows stay NULL through a later filter (lazily gathered object columns)
+CREATE TABLE {{p}}_l (id int4, c numeric, t text, k int2);
+INSERT INTO {{p}}_l SELECT i, (i % 5)::numeric / 2, 'v' || i, (i % 4)::int2 FROM generate_series(1, 12) i;
+SELECT a.id, b.id, b.c, b.t FROM {{p}}_l a CROSS JOIN {{p}}_l a2 LEFT JOIN {{p}}_l b ON a2.c = b.k WHERE a.id = 3;
+SELECT DISTINCT b.c, b.t FROM {{p}}_l a CROSS JOIN {{p}}_l a2 LEFT JOIN {{p}}_l b ON a2.c = b.k WHERE a.id % 3 = 0;
+DROP TABLE {{p}}_l;
