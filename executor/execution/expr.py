@@ -325,7 +325,7 @@ class Arith(Expr):
                 ya[:] = ys
                 if nulls is not None:   # a NULL's slot holds None: give the object ufunc a number there
                     xa[nulls] = ya[nulls] = _DEC_ZERO
-                with decimal.localcontext(NUMERIC_CTX):
+                with decimal.localcontext(_ADD_MUL_CTX):
                     r = xa + ya if op == "+" else (xa - ya if op == "-" else xa * ya)
                 if nulls is not None:
                     r[nulls] = None
@@ -466,6 +466,9 @@ def _to_decimal(col: Col, data: np.ndarray) -> list:
 
 
 NUMERIC_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999)
+#: +, - and * of numerics: infinity * 0 and infinity - infinity are NaN in PostgreSQL, not an error
+_ADD_MUL_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999,
+                               traps=[decimal.DivisionByZero, decimal.Overflow])
 _DEC_ZERO = decimal.Decimal(0)
 _DEC_NAN = decimal.Decimal("NaN")
 
@@ -536,13 +539,13 @@ def fixed_avg(total: np.ndarray, cnt: np.ndarray, scale: int) -> list:
 
 
 def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
-    c = NUMERIC_CTX
     if op == "+":
-        return c.add(x, y)
+        return _ADD_MUL_CTX.add(x, y)
     if op == "-":
-        return c.subtract(x, y)
+        return _ADD_MUL_CTX.subtract(x, y)
     if op == "*":
-        return c.multiply(x, y)
+        return _ADD_MUL_CTX.multiply(x, y)
+    c = NUMERIC_CTX
     if op in ("/", "%"):
         if y == 0 and not x.is_nan():
             raise PgError(DIVISION_BY_ZERO, "division by zero")

@@ -258,6 +258,8 @@ def _math1(fn_np, fn_dec, domain=None):
             for v in c.to_pylist():
                 if v is None:
                     out.append(None)
+                elif v.is_nan():
+                    out.append(v)               # NaN in, NaN out (and Decimal refuses to order it)
                 else:
                     if domain:
                         domain(v)
@@ -286,7 +288,19 @@ def _sqrt_domain(v):
 
 
 _DC = decimal.Context(prec=40)
-register("sqrt", _fres, _float_args)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
+
+
+def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
+    """PostgreSQL's numeric_sqrt: at least 16 significant digits, never fewer decimals than the input."""
+    if v.is_infinite():
+        return v
+    weight = v.adjusted() // 4 if v != 0 else 0           # base-10000 digits, as NumericVar.weight
+    rscale = min(max(16 - (2 * (weight + 1) - 1), -int(v.as_tuple().exponent), 0), 1000)
+    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 10, Emax=999999, Emin=-999999)
+    return ctx.sqrt(v).quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+
+
+register("sqrt", _fres, _float_args)(_math1(np.sqrt, _numeric_sqrt, _sqrt_domain))
 register("exp", _fres, _float_args)(_math1(np.exp, lambda v: _DC.exp(v)))
 register("ln", _fres, _float_args)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
 register("log10", _fres, _float_args)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))

@@ -73,6 +73,12 @@ SELECT g FROM {{p}}_n WHERE f NOT IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL)
 SELECT g FROM {{p}}_n WHERE f IN (SELECT f FROM {{p}}_n WHERE f IS NOT NULL);
 SELECT g FROM {{p}}_n a WHERE floor(n) NOT IN (SELECT n FROM {{p}}_n b WHERE CAST(a.g AS bool) AND b.n IS NOT NULL);
 DROP TABLE {{p}}_n;
+-- numeric infinities (PostgreSQL 15): infinity * 0 and infinity - infinity are NaN; sqrt(NaN) is NaN
+SELECT x * 0, x - x, x / x, x + 1, x * -2, abs(x), sqrt(abs(x)), round(x, 2), sign(x), x::float8
+  FROM (VALUES ('Infinity'::numeric), ('-Infinity'::numeric), (2.5)) v(x);
+SELECT sqrt(x), round(x, 2), trunc(x, 1), ceil(x), floor(x), abs(x) FROM (VALUES ('NaN'::numeric)) v(x);
+-- numeric sqrt has PostgreSQL's result scale (at least 16 significant digits)
+SELECT sqrt(x) FROM (VALUES (4), (0), (2), (1e20), (0.0004), (123456789.123456789), (1.5e-10)) v(x);
 -- an outer join's NULL-extended rows stay NULL through a later filter (lazily gathered object columns)
 CREATE TABLE {{p}}_l (id int4, c numeric, t text, k int2);
 INSERT INTO {{p}}_l SELECT i, (i % 5)::numeric / 2, 'v' || i, (i % 4)::int2 FROM generate_series(1, 12) i;
