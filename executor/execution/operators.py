@@ -897,13 +897,11 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
             key = d.astype(np.float64)
     else:
         key = d.astype(np.float64)
-        # NaN sorts after every number in PostgreSQL
-        nan = np.isnan(key)
-        if nan.any():
-            key = np.where(nan, np.inf, key)
-            fin = key[~nan]
-            big = (fin.max() if len(fin) else 0.0)
-            key = np.where(nan, np.nextafter(np.inf, 0) if big < np.nextafter(np.inf, 0) else np.inf, key)
+        if not np.isfinite(key).all():
+            # ranks, not values: NaN sorts after every number (np.unique puts it last, as one value)
+            # and the +-inf that mark NULLs below must not tie with real infinities
+            _, inv = np.unique(key, return_inverse=True)
+            key = inv.astype(np.float64)
     if desc:
         key = -key
     if col.nulls is not None:

@@ -79,6 +79,19 @@ SELECT x * 0, x - x, x / x, x + 1, x * -2, abs(x), sqrt(abs(x)), round(x, 2), si
 SELECT sqrt(x), round(x, 2), trunc(x, 1), ceil(x), floor(x), abs(x) FROM (VALUES ('NaN'::numeric)) v(x);
 -- numeric sqrt has PostgreSQL's result scale (at least 16 significant digits)
 SELECT sqrt(x) FROM (VALUES (4), (0), (2), (1e20), (0.0004), (123456789.123456789), (1.5e-10)) v(x);
+-- ORDER BY a float8 column: NULLs, infinities and NaN each in their place
+CREATE TABLE {{p}}_f (g int4, x float8);
+INSERT INTO {{p}}_f VALUES (1, 'Infinity'), (2, NULL), (3, '-Infinity'), (4, 'NaN'), (5, 0), (6, '-0'), (7, 1.5), (8, NULL),
+  (9, 'NaN'), (10, 'Infinity');
+-- ordered
+SELECT x, g FROM {{p}}_f ORDER BY x, g;
+-- ordered
+SELECT x, g FROM {{p}}_f ORDER BY x DESC, g;
+-- ordered
+SELECT x, g FROM {{p}}_f ORDER BY x NULLS FIRST, g LIMIT 3;
+-- ordered
+SELECT x, g FROM {{p}}_f ORDER BY x DESC NULLS LAST, g LIMIT 5;
+DROP TABLE {{p}}_f;
 -- an outer join's NULL-extended rows stay NULL through a later filter (lazily gathered object columns)
 CREATE TABLE {{p}}_l (id int4, c numeric, t text, k int2);
 INSERT INTO {{p}}_l SELECT i, (i % 5)::numeric / 2, 'v' || i, (i % 4)::int2 FROM generate_series(1, 12) i;
