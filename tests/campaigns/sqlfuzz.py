@@ -100,7 +100,7 @@ class Campaign:
                     raise RuntimeError(f"PostgreSQL refused the generated schema: {pair[1].describe()}\n{sql}")
                 if pair[0].failed:
                     self._report("schema", Statement(sql, "dml"), pair[0], pair[1], [f"setup failed: {pair[0].describe()}"])
-                    self._resync(tables)
+                    self._resync([t])       # the later tables do not exist yet
 
     def _drop(self, tables: list[Table]) -> None:
         for t in tables:
