@@ -135,6 +135,7 @@ class StreamCampaign:
         self.stats = stats if stats is not None else new_stats()
         self.pg = psycopg.connect(pg_dsn, autocommit=True, connect_timeout=10)
         self.oracle, self.extra = f"sf{seed}_o", f"sf{seed}_x"
+        self.checkpointed = False
 
     # -- setup -----------------------------------------------------------------
     def setup(self) -> None:
@@ -221,7 +222,8 @@ class StreamCampaign:
         while time.monotonic() < deadline and any(w.finished() < MIN_BATCHES and w.is_alive() for w in writers):
             time.sleep(0.02)
         time.sleep(rng.uniform(0.0, 1.0))
-        if rng.random() < 0.2:
+        self.checkpointed = rng.random() < 0.2
+        if self.checkpointed:
             with contextlib.suppress(psycopg.Error), psycopg.connect(self.server.dsn, autocommit=True) as c:
                 c.execute("CHECKPOINT")
             time.sleep(rng.uniform(0.0, 0.1))
@@ -345,7 +347,9 @@ class StreamCampaign:
                 self._decide(inflight, everywhere)
                 return
         lines = [f"{where}: no set of whole in-flight batches {sorted(inflight_ids)} explains every view "
-                 f"({len(self.acked)} acknowledged batches)"]
+                 f"({len(self.acked)} acknowledged batches; CHECKPOINT this round: {self.checkpointed})"]
+        lines += [f"  batch {b.bid}: {b.how}, {len(b.rows)} rows, {b.outcome} {b.error or ''}".rstrip()
+                  for b in inflight + refused]
         for v in self.views:
             if v.name not in per_view:
                 want = self.oracle_answer(v, self.leaked[v.name])
