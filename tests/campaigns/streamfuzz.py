@@ -232,12 +232,13 @@ class StreamCampaign:
         except RuntimeError as exc:
             if "could not open the data directory" not in str(exc):
                 raise
-            refused = [b for b in [*self.all.values(), *current] if b.outcome == "failed" and b.bad is None]
+            # a batch a view refused, or one in flight that a view was refusing when the server died
+            refused = [b for b in [*self.all.values(), *current] if b.outcome in ("failed", "inflight") and b.bad is None]
             detail = (f"round {rnd}: the server cannot open its data directory after the kill "
-                      f"({str(exc).strip().splitlines()[-1]}); batches refused by a view earlier: "
-                      + ", ".join(f"{b.bid} ({b.error})" for b in refused[-3:]))
-            if not refused:
-                raise Failure(detail) from None
+                      f"({str(exc).strip().splitlines()[-1]}); batches refused by a view or in flight: "
+                      + ", ".join(f"{b.bid} ({b.error or b.outcome})" for b in refused[-3:]))
+            if not refused or not re.search(r"out of range|overflow|division by zero", str(exc)):
+                raise Failure(detail) from None     # recovery failed for another reason than a view's refusal
             self._difference("refused-batch-replayed", detail)
             raise Unrecoverable(detail) from None
 
