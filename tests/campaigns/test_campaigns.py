@@ -13,8 +13,8 @@ import pytest
 from tests.campaigns import known, sqlfuzz, streamfuzz
 from tests.support.diff import diff_file
 
-SQL_SEED, SQL_STATEMENTS = 7, 600
-STREAM_SEED, STREAM_KILLS = 5, 4
+SQL_SEED, SQL_STATEMENTS = 7, 1500
+STREAM_SEED, STREAM_KILLS = 5, 8
 CORPUS = Path(__file__).parent / "corpus" / "sqlfuzz_regressions.sql"
 
 
