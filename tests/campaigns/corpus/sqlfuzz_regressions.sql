@@ -35,7 +35,8 @@ SELECT 'NaN'::numeric / 0, 1::numeric / 'Infinity'::numeric, 'Infinity'::numeric
 -- variance of int8 values is exact; no spread is a plain 0
 SELECT var_pop(i8) AS v, var_samp(9223372036854775807::int8) AS s FROM {{p}}_n;
 SELECT stddev_samp(x) AS a, var_pop(x) AS b FROM (VALUES (1.5), (1.5)) v(x);
--- a float8 sum that overflows from finite values is an error (an infinite input is not)
+-- a float8 sum that overflows from finite values is an error (an infinite input is not); the vectorised
+-- aggregate checks it, compiled (LLVM) float8 sums do not yet (open, see stream_known_differences.toml)
 -- error 22003
 SELECT sum(x) FROM (VALUES (1e308::float8), (1e308::float8)) v(x);
 SELECT sum(x), avg(x) FROM (VALUES (1e308::float8), ('Infinity'::float8), (1e308)) v(x);
