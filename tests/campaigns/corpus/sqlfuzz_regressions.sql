@@ -1,5 +1,5 @@
 -- Statements reduced from the SQL fuzzing campaign's findings (tests/campaigns/sqlfuzz.py),
--- each compared with PostgreSQL 15 by tests/campaigns/test_campaigns.py.
+-- each compared with PostgreSQL 15 by tests/campaigns/test_sql_stream_campaigns.py.
 CREATE TABLE {{p}}_n (g int4, f float8, n numeric, i8 int8, i2 int2);
 INSERT INTO {{p}}_n VALUES (1, 'NaN', 'NaN', 9223372036854775807, -32768), (1, 2, 2, 9223372036854775807, 1),
   (2, 'NaN', 'NaN', -9223372036854775808, 7), (3, 5, 5, 4, NULL), (3, NULL, NULL, NULL, 3), (1, -1, -1.50, -7, -1),
