@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
-import math
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,7 +15,7 @@ import numpy as np
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import (
-    CANNOT_COERCE, DATATYPE_MISMATCH, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
+    CANNOT_COERCE, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
 )
 
 # vector imports this module too: its Col is looked up at call time (vector.Col).
@@ -331,8 +330,8 @@ def _cast_number(col: "Col", target: int) -> "Col":
         if src == type_oids.NUMERIC:
             return col
         if src in (type_oids.FLOAT4, type_oids.FLOAT8):
-            out = [None if not ok else (decimal.Decimal(repr(float(v))) if math.isfinite(v) else decimal.Decimal("NaN"))
-                   for v, ok in zip(data.tolist(), valid.tolist())]
+            # repr gives 'nan' / 'inf' / '-inf' for the specials: numeric NaN and (PostgreSQL 15) +-Infinity
+            out = [None if not ok else decimal.Decimal(repr(float(v))) for v, ok in zip(data.tolist(), valid.tolist())]
         else:
             out = [decimal.Decimal(int(v)) if ok else None for v, ok in zip(data.tolist(), valid.tolist())]
         return Col.from_pylist(out, type_oids.NUMERIC)
@@ -347,8 +346,9 @@ def _cast_number(col: "Col", target: int) -> "Col":
             if not ok:
                 ints.append(None)
                 continue
-            if v.is_nan():
-                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"cannot convert NaN to {_range_word(target)}")
+            if not v.is_finite():
+                raise PgError(FEATURE_NOT_SUPPORTED, f"cannot convert {'NaN' if v.is_nan() else 'infinity'} "
+                              f"to {_range_word(target)}")
             iv = int(v.to_integral_value(rounding=decimal.ROUND_HALF_UP))
             if not _fits(iv, target):
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")

@@ -295,14 +295,21 @@ class TakenCol(Col):
     def take(self, idx: np.ndarray) -> Col:
         if self._gathered is not None:
             return Col.take(Col(self._gathered, self.nulls, self.oid), idx)
-        return TakenCol(self._src, self._idx[idx])
+        return self.with_index(self._idx[idx], None if self.nulls is None else self.nulls[idx])
 
     def filter(self, mask: np.ndarray) -> Col:
         if self._gathered is not None:
             return Col(self._gathered[mask], None if self.nulls is None else self.nulls[mask], self.oid)
-        return TakenCol(self._src, self._idx[mask])
+        return self.with_index(self._idx[mask], None if self.nulls is None else self.nulls[mask])
 
     def slice(self, a: int, b: int) -> Col:
         if self._gathered is not None:
             return Col(self._gathered[a:b], None if self.nulls is None else self.nulls[a:b], self.oid)
-        return TakenCol(self._src, self._idx[a:b])
+        return self.with_index(self._idx[a:b], None if self.nulls is None else self.nulls[a:b])
+
+    def with_index(self, idx: np.ndarray, nulls: np.ndarray | None) -> "TakenCol":
+        """A take of this column: indexes compose, but the NULLs are this column's own, not the
+        source's (an outer join NULL-extends rows whose index points at a real source value)."""
+        out = TakenCol(self._src, idx)
+        out.nulls = nulls if nulls is not None and nulls.any() else None
+        return out

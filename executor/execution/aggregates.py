@@ -20,7 +20,7 @@ import numpy as np
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import PgError, UNDEFINED_FUNCTION
+from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UNDEFINED_FUNCTION
 
 from splitstream.protocol.types import Interval
 
@@ -445,6 +445,31 @@ class CountState(AggState):
         return Col(self.cnt[:ng].copy(), None, type_oids.INT8)
 
 
+def _check_float_sum(old: np.ndarray, new: np.ndarray, inf_in: np.ndarray,
+                     g: np.ndarray | None = None, w: np.ndarray | None = None) -> None:
+    """PostgreSQL's float8_accum: adding a finite value to a finite sum that gives an infinity is an error.
+
+    The batch's per-group totals decide when no group turned non-finite; otherwise (rare) the rows of
+    the groups that did are added one at a time, in order, as PostgreSQL does, because a later
+    infinite input must not excuse an earlier overflow."""
+    if bool((np.isinf(new) & ~np.isinf(old) & ~inf_in).any()):
+        raise _float_overflow()
+    if g is None or w is None:
+        return
+    suspect = np.flatnonzero(~np.isfinite(new) & np.isfinite(old) & inf_in)
+    for gi in suspect.tolist():
+        acc = float(old[gi])
+        for v in w[g == gi].tolist():
+            nxt = acc + v
+            if math.isinf(nxt) and not (math.isinf(acc) or math.isinf(v)):
+                raise _float_overflow()
+            acc = nxt
+
+
+def _float_overflow() -> PgError:
+    return PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+
+
 class SumState(AggState):
     """sum/avg: exact for integers (int64, or Python ints when that could
     overflow), numeric via Decimal, floats via float64.
@@ -489,10 +514,18 @@ class SumState(AggState):
             data = data[valid]
         if len(g) == 0:
             return
-        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
         if self.kind == "f":
-            self.sum[:ng] += np.bincount(g, weights=data.astype(np.float64), minlength=ng)[:ng]
-        elif self.kind == "i":
+            w = data.astype(np.float64)
+            with np.errstate(over="ignore", invalid="ignore"):
+                new = self.sum[:ng] + np.bincount(g, weights=w, minlength=ng)[:ng]
+            inf_in = np.zeros(ng, bool)
+            inf_in[g[np.isinf(w)]] = True
+            _check_float_sum(self.sum[:ng], new, inf_in, g, w)     # before any of the state changes
+            self.sum[:ng] = new
+            self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+            return
+        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        if self.kind == "i":
             d64 = data.astype(np.int64)
             if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
                 # float64 bincount is exact below 2**53 and far faster than add.at
@@ -564,6 +597,12 @@ class SumState(AggState):
         if self.kind == "o":
             for i, gi in enumerate(gmap.tolist()):
                 self.sum[gi] = self.sum[gi] + other.sum[i]
+        elif self.kind == "f":
+            old, add = self.sum[gmap], other.sum[:k]     # gmap: distinct groups
+            with np.errstate(over="ignore", invalid="ignore"):
+                new = old + add
+            _check_float_sum(old, new, np.isinf(add))
+            self.sum[gmap] = new
         else:
             np.add.at(self.sum, gmap, other.sum[:k])
 
@@ -605,6 +644,21 @@ class SumState(AggState):
             else:
                 out.append(numeric_op("/", decimal.Decimal(s), decimal.Decimal(c)))
         return Col.from_pylist(out, type_oids.NUMERIC)
+
+
+def _beats(v: np.ndarray, cur: np.ndarray, is_min: bool) -> np.ndarray:
+    """Where ``v`` replaces ``cur`` as the minimum (maximum), in PostgreSQL's order: NaN above every float."""
+    if v.dtype.kind != "f":
+        return (v < cur) if is_min else (v > cur)
+    vn, cn = np.isnan(v), np.isnan(cur)
+    return ((v < cur) | (cn & ~vn)) if is_min else ((v > cur) | (vn & ~cn))
+
+
+def _obj_beats(v, cur, is_min: bool) -> bool:
+    """The same for Python values; numeric NaN (which Decimal refuses to order) sorts above every number."""
+    if isinstance(v, decimal.Decimal) and (v.is_nan() or cur.is_nan()):
+        return (cur.is_nan() and not v.is_nan()) if is_min else (v.is_nan() and not cur.is_nan())
+    return v < cur if is_min else v > cur
 
 
 class MinMaxState(AggState):
@@ -677,18 +731,28 @@ class MinMaxState(AggState):
                     work = data
                     scratch = np.full(ng, np.inf if self.is_min else -np.inf) if self.dtype.kind == "f" else \
                         np.full(ng, np.iinfo(self.dtype).max if self.is_min else np.iinfo(self.dtype).min, self.dtype)
+                nan_only = None
+                if self.dtype.kind == "f" and self.is_min:
+                    # PostgreSQL sorts NaN above every number: min skips it unless a group holds nothing else
+                    nan = np.isnan(work)
+                    if nan.any():
+                        work = np.where(nan, np.inf, work)
+                        nan_only = np.ones(ng, bool)
+                        nan_only[g[~nan]] = False
                 (np.minimum if self.is_min else np.maximum).at(scratch, g, work)
                 touched = np.zeros(ng, bool)
                 touched[g] = True
+                if nan_only is not None:
+                    scratch[touched & nan_only] = np.nan
                 cur = self.val[:ng]
                 sc = scratch.astype(self.dtype)
-                better = touched & (~self.has[:ng] | ((sc < cur) if self.is_min else (sc > cur)))
+                better = touched & (~self.has[:ng] | _beats(sc, cur, self.is_min))
                 cur[better] = sc[better]
             self.has[g] = True
             return
         val, has = self.val, self.has
         for gi, v in zip(g.tolist(), data.tolist()):
-            if not has[gi] or (v < val[gi] if self.is_min else v > val[gi]):
+            if not has[gi] or _obj_beats(v, val[gi], self.is_min):
                 val[gi] = v
                 has[gi] = True
 
@@ -701,7 +765,7 @@ class MinMaxState(AggState):
             if not other.has[i]:
                 continue
             v = other.val[i]
-            if not self.has[gi] or (v < self.val[gi] if self.is_min else v > self.val[gi]):
+            if not self.has[gi] or _obj_beats(v, self.val[gi], self.is_min):
                 self.val[gi] = v
                 self.has[gi] = True
 
@@ -711,13 +775,13 @@ class MinMaxState(AggState):
         g, v = gids[has], vals[has]
         if self.val.dtype == object:
             for gi, x in zip(g.tolist(), v.tolist()):
-                if not self.has[gi] or (x < self.val[gi] if self.is_min else x > self.val[gi]):
+                if not self.has[gi] or _obj_beats(x, self.val[gi], self.is_min):
                     self.val[gi] = x
                     self.has[gi] = True
             return
         v = v.astype(self.val.dtype, copy=False)
         cur = self.val[g]
-        better = ~self.has[g] | ((v < cur) if self.is_min else (v > cur))
+        better = ~self.has[g] | _beats(v, cur, self.is_min)
         self.val[g[better]] = v[better]
         self.has[g] = True
 
@@ -773,11 +837,21 @@ class ListState(AggState):
         return Col.from_pylist(out, spec.oid)
 
 
+_NAN_KEY = object()
+
+
+def _distinct_key(v):
+    """NaN (float or numeric) is one value to DISTINCT, as in PostgreSQL; Python's NaN is unequal to itself."""
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return _NAN_KEY
+    return v
+
+
 def _dedupe(rows):
     seen = set()
     out = []
     for r in rows:
-        k = r[0]
+        k = _distinct_key(r[0])
         if k in seen:
             continue
         seen.add(k)
@@ -843,17 +917,25 @@ def _variance(fn: str, vals: list, oid: int):
     if samp and n < 2:
         return None
     if oid == type_oids.FLOAT8:
-        mean = math.fsum(vals) / n
-        ss = math.fsum((v - mean) ** 2 for v in vals)
+        try:
+            mean = math.fsum(vals) / n
+            ss = math.fsum((v - mean) ** 2 for v in vals)
+        except OverflowError:
+            raise _float_overflow() from None      # as PostgreSQL's float8_accum on its sums
+        except ValueError:                         # fsum of inf and -inf: PostgreSQL's sums say NaN
+            return math.nan
         var = ss / (n - 1 if samp else n)
         return math.sqrt(var) if fn.startswith("stddev") else var
     ctx = decimal.Context(prec=60)
     d = [decimal.Decimal(v) for v in vals]
     if not all(x.is_finite() for x in d):
         return decimal.Decimal("NaN")        # as PostgreSQL: a NaN or an infinity in the input
-    s = sum(d)
-    sq = sum(x * x for x in d)
+    with decimal.localcontext(ctx):     # the default 28 digits would round a square of int8 values
+        s = sum(d)
+        sq = sum(x * x for x in d)
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
+    if num <= 0:
+        return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
     den = decimal.Decimal(n * (n - 1 if samp else n))
     dvar = ctx.divide(num, den)
     scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)

@@ -80,11 +80,17 @@ def interval_div(a: Interval, f: float) -> Interval:
         raise PgError(DIVISION_BY_ZERO, "division by zero")
     return _interval_scaled(a, a.months / f, a.days / f, a.microseconds / f)
 
+_OUT_OF_RANGE = {type_oids.DATE: "date out of range", type_oids.INTERVAL: "interval out of range"}
+
 
 def _elementwise(fn, oid):
     def impl(cols, n, ctx):
         a, b = cols[0].to_pylist(), cols[1].to_pylist()
-        return Col.from_pylist([None if x is None or y is None else fn(x, y) for x, y in zip(a, b)], oid)
+        try:
+            return Col.from_pylist([None if x is None or y is None else fn(x, y) for x, y in zip(a, b)], oid)
+        except (OverflowError, ValueError):
+            # Python's date range ends at year 9999: past it PostgreSQL's answer is its range error, not a crash
+            raise PgError("22008", _OUT_OF_RANGE.get(oid, "timestamp out of range")) from None
 
     return impl
 

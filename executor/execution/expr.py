@@ -220,6 +220,9 @@ def operator_missing(op: str, left: int, right: int) -> PgError:
                    hint="No operator matches the given name and argument types. You might need to add explicit type casts.")
 
 
+_I64_MIN = np.iinfo(np.int64).min
+
+
 def _overflow(oid: int) -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
@@ -279,10 +282,14 @@ class Arith(Expr):
                     if zero.any():
                         raise PgError(DIVISION_BY_ZERO, "division by zero")
                     ys = np.where(y == 0, 1, y)
-                    q = np.abs(x) // np.abs(ys)
-                    q = np.where((x < 0) != (ys < 0), -q, q)
-                    r = q if op == "/" else x - q * ys
-                    bad = np.zeros(len(r), bool)
+                    # truncating division from numpy's floor division; |INT64_MIN| does not exist, so
+                    # no abs(): INT64_MIN / -1 overflows (as in PostgreSQL), INT64_MIN % -1 is 0
+                    neg1 = (x == _I64_MIN) & (ys == -1)
+                    yq = np.where(neg1, 1, ys)
+                    q = x // yq
+                    q = q + ((x - q * yq != 0) & ((x < 0) != (yq < 0)))
+                    r = q if op == "/" else x - q * yq
+                    bad = neg1 if op == "/" else np.zeros(len(r), bool)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {sqltypes.type_name(a.oid)} {op} {sqltypes.type_name(b.oid)}")
             if valid is not None:
@@ -334,7 +341,9 @@ class Arith(Expr):
                 xa[:] = xs
                 ya = np.empty(len(ys), dtype=object)
                 ya[:] = ys
-                with decimal.localcontext(NUMERIC_CTX):
+                if nulls is not None:   # a NULL's slot holds None: give the object ufunc a number there
+                    xa[nulls] = ya[nulls] = _DEC_ZERO
+                with decimal.localcontext(_ADD_MUL_CTX):
                     r = xa + ya if op == "+" else (xa - ya if op == "-" else xa * ya)
                 if nulls is not None:
                     r[nulls] = None
@@ -413,6 +422,11 @@ def _operand(e: Expr, batch, ctx):
     return c, None
 
 
+def _magnitude(v) -> float:
+    """The largest absolute value of a scaled int64 operand (a constant or an array)."""
+    return float(abs(v)) if isinstance(v, int) else (float(np.abs(v.astype(np.float64)).max()) if len(v) else 0.0)
+
+
 def _fixed_arith(op: str, fa, fb, a, b, batch):
     """+, - and * of NUMERIC operands in scaled int64, with PostgreSQL's result
     scale (max for +/-, sum for *); None when it would not be exact."""
@@ -421,16 +435,14 @@ def _fixed_arith(op: str, fa, fb, a, b, batch):
         scale = sa + sb
         if scale > 18:
             return None
-        mx = float(abs(x)) if isinstance(x, int) else (float(np.abs(x).max()) if len(x) else 0.0)
-        my = float(abs(y)) if isinstance(y, int) else (float(np.abs(y).max()) if len(y) else 0.0)
-        if mx * my >= _F_LIMIT:
+        if _magnitude(x) * _magnitude(y) >= _F_LIMIT:
             return None
         r = x * y
     else:
         scale = max(sa, sb)
         x, y = _rescale(x, sa, scale), _rescale(y, sb, scale)
-        if x is None or y is None:
-            return None
+        if x is None or y is None or _magnitude(x) + _magnitude(y) >= _F_LIMIT:
+            return None             # int64 could wrap: the Decimal path takes it
         r = x + y if op == "+" else x - y
     if na is None:
         nulls = nb
@@ -472,6 +484,11 @@ def _to_decimal(col: Col, data: np.ndarray) -> list:
 
 
 NUMERIC_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999)
+#: +, - and * of numerics: infinity * 0 and infinity - infinity are NaN in PostgreSQL, not an error
+_ADD_MUL_CTX = decimal.Context(prec=1000, Emax=999999, Emin=-999999,
+                               traps=[decimal.DivisionByZero, decimal.Overflow])
+_DEC_ZERO = decimal.Decimal(0)
+_DEC_NAN = decimal.Decimal("NaN")
 
 
 def numeric_div_scale(x: decimal.Decimal, y: decimal.Decimal) -> int:
@@ -540,16 +557,18 @@ def fixed_avg(total: np.ndarray, cnt: np.ndarray, scale: int) -> list:
 
 
 def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
-    c = NUMERIC_CTX
     if op == "+":
-        return c.add(x, y)
+        return _ADD_MUL_CTX.add(x, y)
     if op == "-":
-        return c.subtract(x, y)
+        return _ADD_MUL_CTX.subtract(x, y)
     if op == "*":
-        return c.multiply(x, y)
+        return _ADD_MUL_CTX.multiply(x, y)
+    c = NUMERIC_CTX
     if op in ("/", "%"):
-        if y == 0:
+        if y == 0 and not x.is_nan():
             raise PgError(DIVISION_BY_ZERO, "division by zero")
+        if not (x.is_finite() and y.is_finite()):
+            return _nonfinite_div(op, x, y)
         if op == "%":
             return c.remainder(x, y)
         s = numeric_div_scale(x, y)
@@ -592,6 +611,17 @@ def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
     else:
         r = ctx.power(x, y) if not integral or abs(y) > 2 ** 31 else ctx.power(x, int(y))
     return r.quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+
+
+def _nonfinite_div(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
+    """PostgreSQL 15's numeric / and % when NaN or an infinity is involved (y is not zero here)."""
+    if x.is_nan() or y.is_nan() or (x.is_infinite() and y.is_infinite()):
+        return _DEC_NAN
+    if op == "%":
+        return _DEC_NAN if x.is_infinite() else x
+    if y.is_infinite():
+        return _DEC_ZERO
+    return x if y > 0 else -x
 
 
 class Neg(Expr):
@@ -659,18 +689,46 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
             y = y.copy()
             x[nulls] = 0
             y[nulls] = 0
-        try:
-            r = _CMP[op](x, y).astype(bool)
-        except TypeError:
-            r = np.array([_safe_cmp(op, p, q) for p, q in zip(x, y)], dtype=bool)
+        if type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
+            r = np.array([_safe_cmp(op, *_nan_key(p, q)) for p, q in zip(x, y)], dtype=bool)
+        else:
+            try:
+                r = _CMP[op](x, y).astype(bool)
+            except TypeError:
+                r = np.array([_safe_cmp(op, p, q) for p, q in zip(x, y)], dtype=bool)
     else:
         if x.dtype.kind == "M" and y.dtype.kind == "M" and x.dtype != y.dtype:
             x = x.astype("datetime64[us]")
             y = y.astype("datetime64[us]")
-        r = _CMP[op](x, y)
+        r = _float_compare(op, x, y) if "f" in (x.dtype.kind, y.dtype.kind) else _CMP[op](x, y)
     if not isinstance(r, np.ndarray):
         r = np.full(max(len(a), len(b)), bool(r))
     return Col(r, nulls, type_oids.BOOL)
+
+
+def _float_compare(op: str, x, y):
+    """PostgreSQL's float order: NaN equals NaN and sorts above every other value (IEEE says unordered)."""
+    xn = np.isnan(x) if np.ndim(x) and x.dtype.kind == "f" else np.isnan(np.asarray(x, dtype=np.float64))
+    yn = np.isnan(y) if np.ndim(y) and y.dtype.kind == "f" else np.isnan(np.asarray(y, dtype=np.float64))
+    if not (np.any(xn) or np.any(yn)):
+        return _CMP[op](x, y)
+    with np.errstate(invalid="ignore"):
+        lt = (~xn & yn) | (~xn & ~yn & (x < y))
+        eq = (xn & yn) | (~xn & ~yn & (x == y))
+    return {"=": eq, "<>": ~eq, "<": lt, "<=": lt | eq, ">": ~(lt | eq), ">=": ~lt}[op]
+
+
+def _has_dec_nan(v: np.ndarray) -> bool:
+    return any(isinstance(d, decimal.Decimal) and d.is_nan() for d in v.tolist())
+
+
+def _nan_key(p, q) -> tuple:
+    """Numeric NaN (which Decimal refuses to order) as PostgreSQL orders it: equal to NaN, above every number."""
+    pn = isinstance(p, decimal.Decimal) and p.is_nan()
+    qn = isinstance(q, decimal.Decimal) and q.is_nan()
+    if pn or qn:
+        return (int(pn), int(qn)) if pn != qn else (0, 0)
+    return p, q
 
 
 def _safe_cmp(op, p, q) -> bool:
@@ -1169,11 +1227,14 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
     if op == "=":
         vals = c.filter(c.valid_mask()) if c.nulls is not None else c
         if a.data.dtype != object and vals.data.dtype != object and a.data.dtype.kind == vals.data.dtype.kind:
-            hit = np.isin(filled(a), vals.data)
+            x = filled(a)
+            hit = np.isin(x, vals.data)
+            if x.dtype.kind == "f" and np.isnan(vals.data).any():
+                hit |= np.isnan(x)          # NaN equals NaN in PostgreSQL (isin says no)
         else:
             common = sqltypes.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
-            av = sqltypes.cast_col(a, common).to_pylist()
-            s = set(sqltypes.cast_col(vals, common).to_pylist())
+            av = [_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(a, common).to_pylist()]
+            s = {_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(vals, common).to_pylist()}
             hit = np.fromiter((v in s for v in av), dtype=bool, count=n)
         hit &= a.valid_mask()
         unknown = a.null_mask() | (np.full(n, has_null) & ~hit)
@@ -1194,6 +1255,13 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
 _DICT_CACHE: dict[int, tuple] = {}
 
 
+_NAN = object()     # one NaN for sets and dicts (Python's NaN is unequal to itself)
+
+
+def _is_nan_value(v) -> bool:
+    return (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan())
+
+
 def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes (int64, first-seen order) and distinct values of a hashable object array."""
     try:
@@ -1208,7 +1276,11 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if not pd.isna(uniq).any():
             return codes.astype(np.int64, copy=False), uniq
     mapping: dict = {}
-    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in d.tolist()), np.int64, len(d))
+    vals = d.tolist()
+    first_nan = next((v for v in vals if _is_nan_value(v)), None)
+    if first_nan is not None:   # NaN is one group in PostgreSQL; one object makes it one dict key (identity)
+        vals = [first_nan if _is_nan_value(v) else v for v in vals]
+    codes = np.fromiter((mapping.setdefault(v, len(mapping)) for v in vals), np.int64, len(d))
     uniq = np.empty(len(mapping), dtype=object)
     uniq[:] = list(mapping)
     return codes, uniq

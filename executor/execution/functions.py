@@ -208,15 +208,23 @@ def _substr(s, start, length=None):
 scalar("substr|substring", sigs="text, int4 -> text | text, int4, int4 -> text")(_substr)
 
 
+def _output_texts(c: Col) -> list:
+    """A column's values as its type's output function prints them (concat's rule): bool is t/f,
+    where the cast to text says true/false."""
+    if c.oid == type_oids.BOOL:
+        return [None if v is None else ("t" if v else "f") for v in c.to_pylist()]
+    return sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist()
+
+
 @register("concat", sigs="variadic any -> text", strict=False)
 def _concat(cols, n, ctx):
-    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
+    lists = [_output_texts(c) for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
 @register("concat_ws", sigs="text, variadic any -> text", strict=False)
 def _concat_ws(cols, n, ctx):
-    lists = [sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist() for c in cols]
+    lists = [_output_texts(c) for c in cols]
     out = []
     for i in range(n):
         sep = lists[0][i]
@@ -267,7 +275,14 @@ def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
         return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
+    low = _INT_MIN.get(c.oid)
+    if low is not None and bool(((c.data == low) & c.valid_mask()).any()):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_NAME[c.oid]} out of range")     # -(minimum) does not fit, as in PostgreSQL
     return Col(np.abs(c.data), c.nulls, c.oid)
+
+
+_INT_MIN = {type_oids.INT2: -(1 << 15), type_oids.INT4: -(1 << 31), type_oids.INT8: -(1 << 63)}
+_INT_NAME = {type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint"}
 
 
 def _math1(fn_np, fn_dec, domain=None):
@@ -278,6 +293,8 @@ def _math1(fn_np, fn_dec, domain=None):
             for v in c.to_pylist():
                 if v is None:
                     out.append(None)
+                elif v.is_nan():
+                    out.append(v)               # NaN in, NaN out (and Decimal refuses to order it)
                 else:
                     if domain:
                         domain(v)
@@ -306,7 +323,19 @@ def _sqrt_domain(v):
 
 
 _DC = decimal.Context(prec=40)
-register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, lambda v: _DC.sqrt(v), _sqrt_domain))
+
+
+def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
+    """PostgreSQL's numeric_sqrt: at least 16 significant digits, never fewer decimals than the input."""
+    if v.is_infinite():
+        return v
+    weight = v.adjusted() // 4 if v != 0 else 0           # base-10000 digits, as NumericVar.weight
+    rscale = min(max(16 - (2 * (weight + 1) - 1), -int(v.as_tuple().exponent), 0), 1000)
+    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 10, Emax=999999, Emin=-999999)
+    return ctx.sqrt(v).quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+
+
+register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_domain))
 register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
 register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
 register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
@@ -405,8 +434,10 @@ register("floor", sigs=_FLOAT_OR_NUMERIC)(_ceilfloor(np.floor, decimal.ROUND_FLO
 def _sign(cols, n, ctx):
     c = cols[0]
     if c.oid == type_oids.NUMERIC:
-        return Col.from_pylist([None if v is None else decimal.Decimal((v > 0) - (v < 0)) for v in c.to_pylist()], type_oids.NUMERIC)
-    return Col(np.sign(c.data).astype(np.float64), c.nulls, type_oids.FLOAT8)
+        return Col.from_pylist([None if v is None else v if v.is_nan() else decimal.Decimal((v > 0) - (v < 0))
+                                for v in c.to_pylist()], type_oids.NUMERIC)
+    r = np.sign(c.data).astype(np.float64)
+    return Col(np.where(np.isnan(r), 0.0, r), c.nulls, type_oids.FLOAT8)    # PostgreSQL: sign(NaN) = 0
 
 
 
@@ -435,10 +466,17 @@ def _greatest_least(pick):
         out = []
         for i in range(n):
             vals = [column[i] for column in lists if column[i] is not None]
-            out.append(pick(vals) if vals else None)
+            out.append(pick(vals, key=_nan_above) if vals else None)
         return Col.from_pylist(out, oid)
 
     return impl
+
+
+def _nan_above(v):
+    """PostgreSQL's order for greatest/least: NaN (float or numeric) above every number."""
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (True, 0)
+    return (False, v)
 
 
 register("greatest", _same, lambda a: [_common(a)] * len(a))(_greatest_least(max))

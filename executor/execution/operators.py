@@ -10,6 +10,7 @@ stream pipelines of continuous views do at insert time.  Pipeline breakers
 from __future__ import annotations
 
 import copy
+import decimal
 import time
 
 import numpy as np
@@ -482,7 +483,7 @@ def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
             j = composed.get(key)
             if j is None:
                 j = composed[key] = c._idx[idx]
-            out.append(TakenCol(c._src, j))
+            out.append(c.with_index(j, None if c.nulls is None else c.nulls[idx]))   # keeps an outer join's NULLs
         elif type(c) is Col and c.data.dtype != object and c.data.ndim == 1:
             out.append(TakenCol(c, idx))
         else:
@@ -910,6 +911,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
 
 
 def _sort_key(v):
+    if isinstance(v, decimal.Decimal):
+        return (True, 0) if v.is_nan() else (False, v)      # numeric NaN sorts above every number
     if isinstance(v, Interval):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):

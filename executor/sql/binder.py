@@ -342,7 +342,7 @@ class ExprBinder:
         s = n.this
         try:
             if any(ch in s for ch in ".eE"):
-                return expr.Const(decimal.Decimal(s), type_oids.NUMERIC)
+                return expr.Const(decode_text(type_oids.NUMERIC, s), type_oids.NUMERIC)   # 1e20: scale 0, as input
             v = int(s)
             oid = sqltypes.int_literal_oid(v)
             return expr.Const(decimal.Decimal(v) if oid == type_oids.NUMERIC else v, oid)

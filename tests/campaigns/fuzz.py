@@ -433,11 +433,13 @@ class Campaign:
         """SELECT 1 every ``control_every`` messages, each within the timeout."""
         rep = self.report
         due = self.control_every
-        while not self.stop:
+        # one round trip per control_every messages, however fast they went:
+        # behind, it catches up (also once the workers are done)
+        while not self.stop or rep.messages >= due:
             if rep.messages < due:
                 await asyncio.sleep(0.05)
                 continue
-            due = rep.messages + self.control_every
+            due += self.control_every
             t0 = time.monotonic()
             try:
                 async with asyncio.timeout(self.timeout):

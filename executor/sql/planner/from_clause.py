@@ -159,15 +159,19 @@ class FromPlanner(PlannerBase):
                 sc.correlated = corr  # shared by every scope built from it (joins' ON)
             return o, sc
 
-        if len(items) > 2 and where_conj:
-            op, scope = self._join_comma_items([item(it) for it in items], outer, where_conj)
+        # WHERE conditions may sink into a join only while no later RIGHT or FULL join can add
+        # NULL-extended rows of what is joined so far (those rows must meet the WHERE too)
+        nullable_after = [_right_or_full(joins[i + 1:]) for i in range(len(joins))]
+        sink = [] if _right_or_full(joins) else where_conj
+        if len(items) > 2 and sink:
+            op, scope = self._join_comma_items([item(it) for it in items], outer, sink)
         else:
             op, scope = item(items[0])
             for extra in items[1:]:
                 rop, rscope = item(extra)
-                op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, where_conj)
-        for j in joins:
-            op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, where_conj)
+                op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, sink)
+        for j, later in zip(joins, nullable_after):
+            op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, [] if later else where_conj)
         return op, scope
 
     def _plan_join_clause(self, op, scope, j: exp.Join, item, outer, corr, where_conj):
@@ -193,6 +197,10 @@ class FromPlanner(PlannerBase):
         if on is None and jkind == "inner":
             jkind = "cross"
         return self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
+
+
+def _right_or_full(joins: list[exp.Join]) -> bool:
+    return any((j.args.get("side") or "").lower() in ("right", "full") for j in joins)
 
 
 def _is_comma_item(j: exp.Join) -> bool:
