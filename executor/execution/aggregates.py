@@ -452,7 +452,7 @@ def _check_float_sum(old: np.ndarray, new: np.ndarray, inf_in: np.ndarray,
     The batch's per-group totals decide when no group turned non-finite; otherwise (rare) the rows of
     the groups that did are added one at a time, in order, as PostgreSQL does, because a later
     infinite input must not excuse an earlier overflow."""
-    if bool((np.isinf(new) & ~np.isinf(old) & ~inf_in).any()):
+    if _overflowed(old, new, inf_in).any():
         raise _float_overflow()
     if g is None or w is None:
         return
@@ -464,6 +464,11 @@ def _check_float_sum(old: np.ndarray, new: np.ndarray, inf_in: np.ndarray,
             if math.isinf(nxt) and not (math.isinf(acc) or math.isinf(v)):
                 raise _float_overflow()
             acc = nxt
+
+
+def _overflowed(old: np.ndarray, new: np.ndarray, inf_in: np.ndarray) -> np.ndarray:
+    """Groups whose finite sum became infinite without an infinite input."""
+    return np.isinf(new) & ~np.isinf(old) & ~inf_in
 
 
 def _float_overflow() -> PgError:
@@ -489,6 +494,7 @@ class SumState(AggState):
         dt = {"i": np.int64, "f": np.float64, "o": object}[self.kind]
         self.sum = np.zeros(0, dt)
         self.cnt = np.zeros(0, np.int64)
+        self.overflowed: np.ndarray | None = None     # float sums that overflowed in a merge, per group
 
     def _grow(self, cap):
         zero = 0 if self.kind == "o" else 0
@@ -601,12 +607,26 @@ class SumState(AggState):
             old, add = self.sum[gmap], other.sum[:k]     # gmap: distinct groups
             with np.errstate(over="ignore", invalid="ignore"):
                 new = old + add
-            _check_float_sum(old, new, np.isinf(add))
+            # Merging partial states (a continuous view's, after its batch was
+            # logged) must not fail: a group whose sum overflowed is marked, and
+            # reading it fails as the same query over all the rows would (22003).
+            bad = _overflowed(old, new, np.isinf(add))
+            if other.overflowed is not None:
+                bad |= other.overflowed[:k]
+            if bad.any():
+                if self.overflowed is None or len(self.overflowed) < len(self.sum):
+                    grown = np.zeros(len(self.sum), bool)
+                    if self.overflowed is not None:
+                        grown[: len(self.overflowed)] = self.overflowed
+                    self.overflowed = grown
+                self.overflowed[gmap[bad]] = True
             self.sum[gmap] = new
         else:
             np.add.at(self.sum, gmap, other.sum[:k])
 
     def final(self, ng):
+        if self.overflowed is not None and self.overflowed[:ng].any():
+            raise _float_overflow()
         cnt = self.cnt[:ng]
         nulls = cnt == 0
         fn = self.spec.func

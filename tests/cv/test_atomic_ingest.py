@@ -157,3 +157,26 @@ def test_copy_parts_without_commit_are_dropped_at_replay(tmp_path, monkeypatch):
         sink.feed(b"2,2\n3,3\n")
         assert sink.finish() == "COPY 2"
         assert result_rows(s, "SELECT * FROM atom_a") == [(3,)]
+
+
+def test_float_sum_overflowing_at_merge_fails_reads_as_the_query_would(tmp_path):
+    """Two batches, each finite: their merged float8 sum overflows.  Both
+    statements were logged and acknowledged (each on its own is fine), so the
+    view cannot refuse the second; its reads fail with 22003 as PostgreSQL's
+    query over the two rows does, also after a checkpoint and a restart."""
+    data = str(tmp_path / "data")
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        s.execute_sql("CREATE FOREIGN TABLE fo (g int, x float8) SERVER stream")
+        s.execute_sql("CREATE VIEW fov AS SELECT g, sum(x) AS sx FROM fo GROUP BY g")
+        s.execute_sql("SET executor_backend = vector")
+        s.execute_sql("INSERT INTO fo VALUES (1, 1e308), (2, 1)")
+        s.execute_sql("INSERT INTO fo VALUES (1, 1e308), (2, 2)")
+        for _ in range(2):
+            with pytest.raises(Exception) as err:
+                s.execute_sql("SELECT * FROM fov")
+            assert getattr(err.value, "sqlstate", None) == "22003"
+    with open_engine(data) as eng:
+        with pytest.raises(Exception) as err:
+            plain_session(eng).execute_sql("SELECT * FROM fov")
+        assert getattr(err.value, "sqlstate", None) == "22003"
