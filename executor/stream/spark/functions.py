@@ -38,4 +38,6 @@ def register_functions() -> None:
 
     functions.register("splitstream_pipeline", type_oids.TEXT, [type_oids.TEXT], volatile=True)(pipeline_impl)
     functions.register("splitstream_batch_applied", type_oids.BOOL, [type_oids.TEXT], volatile=True)(applied_impl)
-    functions.register("splitstream_merge_partial", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT], volatile=True)(merge_impl)
+    # not strict: the batch key may be NULL (no exactly-once key)
+    functions.register("splitstream_merge_partial", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT],
+                       volatile=True, strict=False)(merge_impl)
