@@ -31,6 +31,8 @@ class ExecContext:
     cte_results: dict = field(default_factory=dict)
     view_snapshots: dict = field(default_factory=dict)  # continuous view reads within one statement
     read_epoch: int = 0             # the input cut a statement reading several views was read at
+    read_cut_taken: bool = False    # the statement's views and streams were brought to one cut
+    ring_pins: dict = field(default_factory=dict)     # stream oid -> (ring position, release) at that cut
     stats: dict = field(default_factory=dict)
     run: ExecutionRun = field(default_factory=ExecutionRun)   # per-execution operator state (plans stay immutable)
 

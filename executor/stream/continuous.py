@@ -50,12 +50,15 @@ class StreamScanOp(operators.Op):
 
     is_stream = True
 
-    def __init__(self, rel, alias: str, runtime) -> None:
+    def __init__(self, rel, alias: str, runtime, before=None) -> None:
         self.rel, self.alias, self.runtime = rel, alias, runtime
+        self.before = before        # the statement's cut, taken before the scan starts
         self.children = []
         self.out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1, hidden=c.hidden) for i, c in enumerate(rel.live_columns)]
 
     def _execute(self, ctx):
+        if self.before is not None:
+            self.before(ctx)
         return self.runtime.session_scan(ctx, self)
 
     def label(self):

@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import threading
 import time
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -132,10 +133,14 @@ class StreamRuntime:
 
         timeout = parse_duration_ms(ctx.setting("stream_session_timeout", "100ms")) / 1000.0
         ring = self.ensure_ring()
-        with self.lock:
-            self.listeners += 1
-        try:
+        pinned = ctx.ring_pins.pop(self.rel.oid, None)
+        if pinned is None:
+            with self.lock:
+                self.listeners += 1
             pos = ring.write_tid
+        else:                       # the statement's cut chose where the scan starts
+            pos, unlisten = pinned
+        try:
             parts = []
             skipped = 0
             while True:
@@ -152,12 +157,27 @@ class StreamRuntime:
                     parts.append(Batch(cols, len(r.columns[0]) if r.columns else 0))
                     pos = r.end_tid
         finally:
-            with self.lock:
-                self.listeners -= 1
+            if pinned is None:
+                self._unlisten()
+            else:
+                unlisten()
         if skipped:
             ctx.notices.append(Notice(f'stream "{self.rel.name}": {skipped} tuples were overwritten before the scan could read them',
                                       "01000", "NOTICE"))
         return Batch.concat(parts, [c.type_oid for c in self.rel.live_columns])
+
+    def _unlisten(self) -> None:
+        with self.lock:
+            self.listeners -= 1
+
+    def pin(self, ctx) -> None:
+        """Under the statement's exclusive cut: the scan this statement will run
+        starts here, and the ring keeps what arrives from now on (a listener
+        from now; released when the scan ends, or with the statement)."""
+        ring = self.ensure_ring()
+        with self.lock:
+            self.listeners += 1
+        ctx.ring_pins[self.rel.oid] = (ring.write_tid, weakref.finalize(ctx, self._unlisten))
 
     def rate(self) -> float:
         now = time.monotonic()
@@ -175,6 +195,21 @@ def _count(rt, n: int) -> None:
     rt.recent.append((time.monotonic(), n))
     if len(rt.recent) > 1000:
         rt.recent = rt.recent[-500:]
+
+@dataclasses.dataclass
+class StatementReads:
+    """The continuous views and streams one planned statement reads."""
+
+    views: list[int] = dataclasses.field(default_factory=list)
+    scans: list[int] = dataclasses.field(default_factory=list)
+
+
+def _statement_reads(planner) -> StatementReads:
+    reads = planner.__dict__.get("continuous_reads")
+    if reads is None:
+        reads = planner.__dict__["continuous_reads"] = StatementReads()
+    return reads
+
 
 class StreamManager:
     def __init__(self, engine, check_rows) -> None:
@@ -405,19 +440,21 @@ class StreamManager:
         return rt
 
     def scan_op(self, rel, alias, planner):
-        return StreamScanOp(rel, alias, self.runtime(rel))
+        reads = _statement_reads(planner)
+        reads.scans.append(rel.oid)
+        return StreamScanOp(rel, alias, self.runtime(rel), lambda ctx: self._read_together(reads, ctx))
 
     def view_read_op(self, rel, alias, planner):
         out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
 
-        # every view this statement reads (the planner is the statement's):
-        # the first read brings them all to one cut of the input
-        together = planner.__dict__.setdefault("continuous_reads", [])
-        together.append(rel.oid)
+        # every view and stream this statement reads (the planner is the
+        # statement's): the first read brings them all to one cut of the input
+        reads = _statement_reads(planner)
+        reads.views.append(rel.oid)
 
         def fetch(ctx, _oid=rel.oid):
-            if _oid not in ctx.view_snapshots and not ctx.view_snapshots:
-                self._read_together(together, ctx)
+            if _oid not in ctx.view_snapshots:
+                self._read_together(reads, ctx)
             cv = self.views.get(_oid)
             if cv is None:
                 self._ensure_views(ctx.state)
@@ -432,13 +469,18 @@ class StreamManager:
         op.continuous_view = rel
         return op
 
-    def _read_together(self, oids: list[int], ctx) -> None:
-        """Read several views (and the views they read) at one cut: each
-        batch in all of them or in none (issue 14).  Under the exclusive cut
-        each view is locked and caught up; the cut is released before the
-        upper plans run, the locks (taken in oid order) only after."""
-        views = self._with_upstream(oids, ctx)
-        if len(views) < 2:
+    def _read_together(self, reads: "StatementReads", ctx) -> None:
+        """Once per statement: read several views (and the views they read),
+        or views and streams' rings, at one cut, each batch in all of them or
+        in none (issue 14).  Under the exclusive cut each view is locked and
+        caught up and each scanned stream's ring position is pinned; the cut
+        is released before the upper plans run, the locks (taken in oid
+        order) only after."""
+        if ctx.read_cut_taken:
+            return
+        ctx.read_cut_taken = True
+        views = self._with_upstream(reads.views, ctx)
+        if len(views) + (1 if views and reads.scans else 0) < 2:
             return
         held = []
         try:
@@ -448,6 +490,10 @@ class StreamManager:
                     cv.lock.acquire()
                     held.append(cv)
                     cv.catch_up()
+                for oid in set(reads.scans):
+                    rt = self.runtimes.get(oid)
+                    if rt is not None:
+                        rt.pin(ctx)
             done: set[int] = set()
             for cv in views.values():
                 self._result_in_order(cv, views, done, ctx)

@@ -69,3 +69,32 @@ def test_one_query_over_two_views_of_one_stream_sees_each_batch_in_both(ss_serve
             for th in writers:
                 th.join()
         assert not seen, f"the two views disagreed within one query: {seen[:5]}"
+
+
+def test_a_view_and_a_scan_of_its_stream_split_the_input_at_one_cut(ss_server, unique_name):
+    """One statement reads a continuous view and scans the stream's arriving
+    rows: every batch is in the view's snapshot or in the scan, never in both
+    and never in neither, while a writer keeps inserting."""
+    s, v = unique_name("s"), unique_name("v")
+    batches = 150
+    with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+        conn.execute(f"CREATE VIEW {v} AS SELECT count(*) AS n FROM {s}")
+        started = threading.Event()
+
+        def write() -> None:
+            with psycopg.connect(ss_server.dsn, autocommit=True) as w:
+                for i in range(batches):
+                    w.execute(f"INSERT INTO {s} VALUES ({i}, 1), ({i}, 2)")
+                    if i == 20:
+                        started.set()
+                    time.sleep(0.004)
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        started.wait(10)
+        conn.execute("SET stream_session_timeout = '1s'")
+        before, scanned = conn.execute(f"SELECT (SELECT n FROM {v}), count(*) FROM {s}").fetchone()
+        writer.join()
+        assert 0 < before < 2 * batches and scanned > 0
+        assert before + scanned == 2 * batches, (before, scanned)
