@@ -180,3 +180,27 @@ def test_float_sum_overflowing_at_merge_fails_reads_as_the_query_would(tmp_path)
         with pytest.raises(Exception) as err:
             plain_session(eng).execute_sql("SELECT * FROM fov")
         assert getattr(err.value, "sqlstate", None) == "22003"
+
+
+def test_the_issue_repro_and_interval_sums_survive_kill9(ss_server_factory):
+    """Issue 14's repro (numeric times a constant over an all-NULL batch) and
+    sum/avg(interval) in views: the INSERTs succeed everywhere, as on
+    PostgreSQL, and kill -9 plus a restart bring every view back intact."""
+    srv = ss_server_factory()
+    queries = {
+        "pay_a": "SELECT count(*) FROM pay",
+        "pay_b": "SELECT id, sum(amount * 1.19) FROM pay GROUP BY id",
+        "pay_c": "SELECT sum(wait), avg(wait) FROM pay",
+    }
+    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+        conn.execute("CREATE FOREIGN TABLE pay (id int, amount numeric(10,2), wait interval) SERVER stream")
+        for name, q in queries.items():
+            conn.execute(f"CREATE VIEW {name} AS {q}")
+        conn.execute("INSERT INTO pay VALUES (7, NULL, NULL)")
+        conn.execute("INSERT INTO pay VALUES (7, 2.50, '1 hour'), (8, NULL, '30 minutes'), (8, 1.00, NULL)")
+        before = {n: conn.execute(f"SELECT * FROM {n} ORDER BY 1").fetchall() for n in queries}
+    assert before["pay_a"] == [(4,)]
+    assert [(i, str(s)) for i, s in before["pay_b"]] == [(7, "2.9750"), (8, "1.1900")]
+    srv.restart(crash=True)
+    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+        assert {n: conn.execute(f"SELECT * FROM {n} ORDER BY 1").fetchall() for n in queries} == before
