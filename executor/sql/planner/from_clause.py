@@ -159,6 +159,8 @@ class FromPlanner(PlannerBase):
                 sc.correlated = corr  # shared by every scope built from it (joins' ON)
             return o, sc
 
+        if len(items) > 1 and _right_or_full(joins):
+            return self._comma_then_outer_join(items, joins, item, outer, corr)
         # WHERE conditions may sink into a join only while no later RIGHT or FULL join can add
         # NULL-extended rows of what is joined so far (those rows must meet the WHERE too)
         nullable_after = [_right_or_full(joins[i + 1:]) for i in range(len(joins))]
@@ -173,6 +175,20 @@ class FromPlanner(PlannerBase):
         for j, later in zip(joins, nullable_after):
             op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, [] if later else where_conj)
         return op, scope
+
+    def _comma_then_outer_join(self, items, joins, item, outer, corr):
+        """``FROM a, b RIGHT JOIN c ON ...``: JOIN binds tighter than the comma,
+        so this is a x (b RIGHT JOIN c), not (a x b) RIGHT JOIN c (which would
+        NULL-extend a's columns too).  No WHERE condition sinks: an outer join
+        follows."""
+        op, scope = item(items[-1])
+        for j in joins:
+            op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, [])
+        head, head_scope = item(items[0])
+        for extra in items[1:-1]:
+            rop, rscope = item(extra)
+            head, head_scope = self.join(head, head_scope, rop, rscope, "cross", None, outer, [])
+        return self.join(head, head_scope, op, scope, "cross", None, outer, [])
 
     def _plan_join_clause(self, op, scope, j: exp.Join, item, outer, corr, where_conj):
         """One explicit JOIN (LATERAL, USING, NATURAL, ON or CROSS) of the

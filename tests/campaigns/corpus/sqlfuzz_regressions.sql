@@ -99,3 +99,7 @@ INSERT INTO {{p}}_l SELECT i, (i % 5)::numeric / 2, 'v' || i, (i % 4)::int2 FROM
 SELECT a.id, b.id, b.c, b.t FROM {{p}}_l a CROSS JOIN {{p}}_l a2 LEFT JOIN {{p}}_l b ON a2.c = b.k WHERE a.id = 3;
 SELECT DISTINCT b.c, b.t FROM {{p}}_l a CROSS JOIN {{p}}_l a2 LEFT JOIN {{p}}_l b ON a2.c = b.k WHERE a.id % 3 = 0;
 DROP TABLE {{p}}_l;
+-- JOIN binds tighter than the comma: a, b RIGHT/FULL JOIN c is a x (b RIGHT JOIN c)
+SELECT * FROM (VALUES (1)) a(x), (VALUES (2)) b(y) RIGHT JOIN (VALUES (2), (3)) c(z) ON b.y = c.z;
+SELECT * FROM (VALUES (1), (5)) a(x), (VALUES (2)) b(y) FULL JOIN (VALUES (2), (3)) c(z) ON b.y = c.z, (VALUES (9)) d(w);
+SELECT count(*), count(a.x), count(b.y) FROM (VALUES (1), (2)) a(x), (VALUES (7)) b(y) RIGHT JOIN (VALUES (7), (8)) c(z) ON b.y = c.z WHERE c.z > 0;
