@@ -37,6 +37,17 @@ from ..sql.planner import Planner, expr_name, split_conjuncts
 from .base import Stmt
 
 
+def _target_rows(stmt, ctx) -> tuple[Batch, np.ndarray, int]:
+    """UPDATE and DELETE: authorized, holding the writer lock, the target rows
+    (each once), their positions and the relation's column count."""
+    stmt.authorize(ctx)
+    ctx.txn.for_write(ctx.check_cancel)
+    b = operators.run_plan(stmt.plan, ctx)
+    ncol = len(stmt.rel.live_columns)
+    b, pos = _once_per_row(b, ncol)
+    return b, pos, ncol
+
+
 def _target(planner, node) -> tuple[Relation, str]:
     table = node.this if isinstance(node, exp.Schema) else node
     if not isinstance(table, exp.Table) or isinstance(table.this, exp.Parameter):
@@ -642,11 +653,7 @@ class UpdateStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
-        self.authorize(ctx)
-        ctx.txn.for_write(ctx.check_cancel)
-        b = operators.run_plan(self.plan, ctx)
-        ncol = len(self.rel.live_columns)
-        b, pos = _once_per_row(b, ncol)
+        b, pos, ncol = _target_rows(self, ctx)
         new_cols = list(b.cols[:ncol])
         for j, e in self.sets:
             col = self.rel.live_columns[j]
@@ -725,11 +732,7 @@ class DeleteStmt(DMLStmt):
         return s
 
     def run(self, session, ctx):
-        self.authorize(ctx)
-        ctx.txn.for_write(ctx.check_cancel)
-        b = operators.run_plan(self.plan, ctx)
-        ncol = len(self.rel.live_columns)
-        b, pos = _once_per_row(b, ncol)
+        b, pos, ncol = _target_rows(self, ctx)
         if b.n:
             _check_referenced(session, ctx, self.rel, Batch(b.cols[:ncol], b.n), None)
             ctx.txn.apply(("delete", self.rel.oid, pos))

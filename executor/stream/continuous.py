@@ -527,6 +527,7 @@ class ContinuousView:
         #: why the view can no longer be maintained (an internal error while a
         #: logged batch was applied); every read then fails naming it
         self.failure: str | None = None
+        self._zone: tuple = (None, "UTC")      # (definition, the TimeZone its insert-time expressions use)
         self.refreshes = 0              # reads that merged new input and ran the upper pipelines
         self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
         self.program = compile_view(rel, plan, ctx, reuse)
@@ -555,7 +556,10 @@ class ContinuousView:
         (``timezone`` among its options; UTC when none is kept), never the
         inserting session's: the view's state must not depend on who inserts,
         nor change when the WAL replays."""
-        tz = dict(self.rel.options).get("timezone", "UTC")
+        rel, tz = self._zone
+        if rel is not self.rel:          # the options of the view's current definition, once per definition
+            tz = dict(self.rel.options).get("timezone", "UTC")
+            self._zone = (self.rel, tz)
         if ctx.setting("timezone", "UTC") == tz or not isinstance(ctx, ExecContext):
             return ctx
         settings = dict(ctx.session.settings)

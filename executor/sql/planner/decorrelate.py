@@ -88,6 +88,15 @@ def _outer_to_cols(e: expr.Expr, shift_inner: int | None) -> expr.Expr:
     return e
 
 
+def _bound_or_none(planner, q, scope, outer):
+    """:func:`_bind_inner`, or None when the subquery cannot be bound here
+    (the caller then leaves it to the general subquery path)."""
+    try:
+        return _bind_inner(planner, q, scope, outer)
+    except PgError:
+        return None
+
+
 def _bind_inner(planner, q: exp.Select, scope: Scope, outer: Scope | None):
     """Plan the subquery's FROM and bind its WHERE conjuncts.
 
@@ -149,10 +158,7 @@ def try_semi_join(planner, op: operators.Op, scope: Scope, outer: Scope | None, 
         return None
     if any(planner._contains_agg(e) for e in q.expressions):
         return None  # SELECT count(*) ... always yields a row: not a semi join
-    try:
-        bound = _bind_inner(planner, q, scope, outer)
-    except PgError:
-        return None
+    bound = _bound_or_none(planner, q, scope, outer)
     if bound is None:
         return None
     inner_op, inner_scope, conj, _ = bound
@@ -207,10 +213,7 @@ def _grouped_derived(planner, scope: Scope, outer: Scope | None, q: exp.Select, 
         return None
     if _has_count_or_unsafe(value) and not (allow_count and isinstance(value, exp.Count)):
         return None
-    try:
-        bound = _bind_inner(planner, q, scope, outer)
-    except PgError:
-        return None
+    bound = _bound_or_none(planner, q, scope, outer)
     if bound is None:
         return None
     _, _, bconj, consumed = bound
