@@ -5,6 +5,7 @@ refused with PostgreSQL's SQLSTATEs; the state survives kill -9."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import tempfile
 
@@ -225,3 +226,13 @@ def test_windowed_view_survives_kill_9(ss_server_factory):
         before = sum(len(b) for b in batches[:8]) - len(_admitted(batches[:8], 30))
         after = sum(len(b) for b in batches[10:]) - (len(kept) - len(_admitted(batches[:10], 30)))
         assert late == before + after
+
+
+def test_spark_pushdown_sends_rows_of_a_watermarked_stream():
+    """Executors would fold late rows the server drops: such a stream is not pushed down, saying why."""
+    with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
+        es = postgres_session(eng)
+        es.execute_sql(_stream_ddl(5))
+        es.execute_sql("CREATE VIEW c AS SELECT k, count(*) FROM ev GROUP BY k")
+        desc = json.loads(result_rows(es, "SELECT splitstream_pipeline('ev')")[0][0])
+        assert desc["pushable"] is False and "WATERMARK" in desc["reason"]
