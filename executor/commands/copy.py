@@ -309,6 +309,7 @@ class CopySink:
         self.line = 1
         self.batches: list[Batch] = []
         self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
+        self.stream_rows = 0        # rows a stream admitted (the COPY's rows less those later than its watermark)
         self.rows = 0
         self.oids = [c.type_oid for c in targets]
         self.names = [c.name for c in targets]
@@ -402,9 +403,13 @@ class CopySink:
 
         full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
         check_constraints(self.session, self.ctx, self.rel, full)
-        if self.keyed:
+        if self.keyed:              # StreamManager.insert drops the late rows of the one batch
             self.batches.append(full)
             return
+        full = self.session.engine.streams.admit(self.rel, full)    # rows later than the watermark
+        if full.n == 0:
+            return
+        self.stream_rows += full.n
         head, body = wal.encode([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols])])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.records.append((head, body, full.n))
@@ -482,8 +487,8 @@ class CopySink:
             staged, self.batches = self.batches, []
             if staged:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
-        elif self.rows:
-            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.rows)
+        elif self.stream_rows:
+            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read

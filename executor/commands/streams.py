@@ -7,8 +7,13 @@ import re
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import ColumnDef, Relation
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.types import decode_text
 from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH,
+    INVALID_PARAMETER_VALUE,
+    UNDEFINED_COLUMN,
     DUPLICATE_COLUMN,
     DUPLICATE_OBJECT,
     DUPLICATE_TABLE,
@@ -22,6 +27,8 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
+from ..execution.time_windows import DAY_US
+from ..stream.watermark import COLUMN_OPTION, DELAY_OPTION
 from ..execution import privileges
 from ..sql.dialect import parse_one
 from ..sql.planner import Planner
@@ -59,7 +66,10 @@ class CreateStreamStmt(Stmt):
         server = m.group(4).strip('"')
         if not (m.group(4).startswith('"')):
             server = server.lower()
-        return CreateStreamStmt(m.group(2).strip(), m.group(3), server, opts, bool(m.group(1)))
+        cols, mark = _split_watermark(m.group(3))
+        if mark is not None:
+            opts.update(mark)
+        return CreateStreamStmt(m.group(2).strip(), cols, server, opts, bool(m.group(1)))
 
     def run(self, session, ctx):
         if self.server not in STREAM_SERVERS:
@@ -83,11 +93,64 @@ class CreateStreamStmt(Stmt):
         cap = int(self.options.get("capacity", DEFAULT_STREAM_CAPACITY))
         if cap <= 0:
             raise PgError("22023", "capacity must be a positive number of rows")
+        _check_watermark_column(cols, self.options)
         cols = tuple(cols) + (ColumnDef("arrival_timestamp", type_oids.TIMESTAMPTZ, hidden=True, attnum=len(cols) + 1),)
         rel = Relation(ctx.txn.new_oid(), schema, name, "f", cols, tuple(c for c in cons if c.kind == "c"),
                        owner=privileges.current_role(st, session.info).oid, server=self.server, capacity=cap, options=tuple(sorted(self.options.items())))
         ctx.txn.apply(("rel", rel))
         return Result(tag=self.tag)
+
+
+_WATERMARK = re.compile(r",\s*watermark\s+for\s+(\"[^\"]+\"|\w+)\s+as\s+", re.I)
+_WATERMARK_EXPR = re.compile(r"^\s*(\"[^\"]+\"|\w+)\s*(?:-\s*(?:interval\s*'([^']*)'|'([^']*)'\s*::\s*interval))?\s*$",
+                             re.I)
+
+
+def _split_watermark(cols: str) -> tuple[str, dict[str, str] | None]:
+    """RisingWave's ``WATERMARK FOR ts AS ts - INTERVAL 'd'`` among the
+    column definitions: the definitions without it, and the options the
+    stream keeps it under (``watermark.COLUMN_OPTION`` / ``DELAY_OPTION``)."""
+    m = _WATERMARK.search(cols)
+    if m is None:
+        return cols, None
+    rest = cols[m.end():]
+    end = rest.find(",")
+    body, tail = (rest, "") if end < 0 else (rest[:end], rest[end:])
+    e = _WATERMARK_EXPR.match(body)
+    column = _name(m.group(1))
+    if e is None or _name(e.group(1)) != column:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported watermark expression: {body.strip()}",
+                      hint=f"Write WATERMARK FOR {column} AS {column} - INTERVAL '5 seconds' (or AS {column}).")
+    text = e.group(2) if e.group(2) is not None else e.group(3)
+    delay = 0
+    if text is not None:
+        iv = decode_text(type_oids.INTERVAL, text)         # 22007 when malformed
+        if iv.months:
+            raise PgError(INVALID_PARAMETER_VALUE, "a watermark delay cannot contain months or years",
+                          hint="Give the delay in days, hours, minutes or seconds.")
+        delay = iv.days * DAY_US + iv.microseconds
+        if delay < 0:
+            raise PgError(INVALID_PARAMETER_VALUE, "a watermark delay cannot be negative",
+                          hint=f"Write WATERMARK FOR {column} AS {column} - INTERVAL '5 seconds'.")
+    return cols[:m.start()] + tail, {COLUMN_OPTION: column, DELAY_OPTION: str(delay)}
+
+
+def _name(text: str) -> str:
+    return text[1:-1] if text.startswith('"') else text.lower()
+
+
+def _check_watermark_column(cols, options: dict) -> None:
+    name = options.get(COLUMN_OPTION)
+    if name is None:
+        return
+    col = next((c for c in cols if c.name == name), None)
+    if col is None:
+        raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist',
+                      hint="WATERMARK FOR names a column of the stream.")
+    if col.type_oid not in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        raise PgError(DATATYPE_MISMATCH, f'watermark column "{name}" must be of type timestamp or timestamptz, '
+                                         f"not {sqltypes.format_type(col.type_oid)}",
+                      hint="Declare the event time as timestamptz.")
 
 
 def create_server(text: str) -> Stmt:

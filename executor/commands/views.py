@@ -14,6 +14,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
+from ..stream import retention
 from .names import qual, target_schema
 
 
@@ -54,6 +55,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
+    if retention.OPTION in options and not continuous:
+        raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
+                      hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
+                           "keeps no state.")
     restart = _flag("restart", options.pop("restart", "false"))
     replacing = existing is not None and existing.continuous
     if replacing and not continuous and not restart:
@@ -119,6 +124,9 @@ _NOT_IMPLEMENTED_OPTIONS = {
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
         if name in ("action", "restart"):
+            continue
+        if name == retention.OPTION:
+            retention.parse(options[name])      # checked again against the view's windows when it compiles
             continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],

@@ -141,6 +141,57 @@ def _column_trunc(unit: str, col: Col) -> Col | None:
     return Col(col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]"), col.nulls, col.oid)
 
 
+#: distinct minutes a column may span for the whole-column zoned path (one offset lookup each)
+_MAX_ZONED_MINUTES = 200_000
+_MINUTE_US = 60_000_000
+
+
+def _offsets_us(us: np.ndarray, zone: dt.tzinfo) -> np.ndarray | None:
+    """Each instant's UTC offset in ``zone`` (microseconds), looked up once per
+    distinct minute; None when a minute holds an offset change (then the
+    caller goes value by value) or the column spans too many minutes."""
+    minutes = us // _MINUTE_US
+    uniq, inv = np.unique(minutes, return_inverse=True)
+    if len(uniq) > _MAX_ZONED_MINUTES:
+        return None
+    def off(t_us: int) -> int:
+        utc = _EPOCH + dt.timedelta(microseconds=t_us)
+        o = utc.astimezone(zone).utcoffset() or dt.timedelta(0)
+        return (o.days * 86_400 + o.seconds) * 1_000_000 + o.microseconds
+    starts = [off(int(m) * _MINUTE_US) for m in uniq.tolist()]
+    ends = [off(int(m) * _MINUTE_US + _MINUTE_US - 1) for m in uniq.tolist()]
+    if starts != ends:
+        return None
+    return np.asarray(starts, dtype=np.int64)[inv.reshape(-1)]
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def _column_trunc_zoned(unit: str, col: Col, zone: dt.tzinfo) -> Col | None:
+    """date_trunc of timestamptz on the wall clock of ``zone``, on whole
+    columns: the wall clock is the instant plus its offset; units below a
+    day keep the input's offset, larger ones are re-resolved in the zone
+    once per distinct truncated wall-clock time (truncate_zoned's rules)."""
+    np_unit = _NUMPY_UNITS.get(unit)
+    if np_unit is None or len(col) == 0:
+        return None
+    us = col.data.astype("datetime64[us]").view(np.int64)
+    valid = col.valid_mask()
+    safe = np.where(valid, us, 0)
+    offsets = _offsets_us(safe, zone)
+    if offsets is None:
+        return None
+    wall = (safe + offsets).view("datetime64[us]").astype(f"datetime64[{np_unit}]").astype("datetime64[us]")
+    if unit not in _REZONED:
+        out = wall.view(np.int64) - offsets
+    else:
+        walls, inv = np.unique(wall, return_inverse=True)
+        utc = [wall_to_utc(w, zone) for w in walls.astype(dt.datetime).tolist()]
+        out = np.asarray([(u - _EPOCH) // dt.timedelta(microseconds=1) for u in utc], dtype=np.int64)[inv.reshape(-1)]
+    return Col(out.view("datetime64[us]"), col.nulls, col.oid)
+
+
 @register("date_trunc", sigs="text, timestamp -> timestamp | text, timestamptz -> timestamptz | text, interval -> interval"
                              " | text, timestamptz, text -> timestamptz")
 def _date_trunc(cols, n, ctx):
@@ -153,6 +204,10 @@ def _date_trunc(cols, n, ctx):
         fast = _column_trunc(_unit(first, src.oid), src)
         if fast is not None:
             return fast
+    if zones is None and first is not None and src.oid == type_oids.TIMESTAMPTZ and units.count(first) == n:
+        zoned = _column_trunc_zoned(_unit(first, src.oid), src, wiretypes.zone_of(session))
+        if zoned is not None:
+            return zoned
     out: list[object] = []
     for i, (u, v) in enumerate(zip(units, src.to_pylist())):
         z = zones[i] if zones is not None else session

@@ -161,7 +161,7 @@ def _pad_params(sql: str) -> str:
 
 
 def parse_one(sql: str) -> exp.Expr:
-    sql = _pad_params(sql)
+    sql = _flink_windows(_pad_params(sql))
     try:
         trees = sqlglot.parse(sql, read=DIALECT)
         if _COMMA_PAREN.search(sql):
@@ -175,6 +175,49 @@ def parse_one(sql: str) -> exp.Expr:
 
 
 _COMMA_PAREN = re.compile(r",\s*\)")
+
+_FLINK_WINDOW = re.compile(r"\bTABLE\s*\(\s*(TUMBLE|HOP)\s*\(\s*TABLE\s+((?:\"[^\"]+\"|[\w.])+)\s*,\s*"
+                           r"DESCRIPTOR\s*\(\s*(\"[^\"]+\"|\w+)\s*\)\s*,", re.I)
+_FLINK_INTERVAL = re.compile(r"\bINTERVAL\s+'([^']*)'\s+(SECOND|MINUTE|HOUR|DAY)S?\b", re.I)
+
+
+def _flink_windows(sql: str) -> str:
+    """Flink's ``TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '1' MINUTE))``
+    (and HOP) as RisingWave's ``TUMBLE(s, ts, INTERVAL '1 MINUTE')``: the
+    same window table function (planner/time_windows.py) in the spelling
+    sqlglot parses.  Only the text inside such a call is touched."""
+    if "descriptor" not in sql.lower():
+        return sql
+    out, pos = [], 0
+    for m in _FLINK_WINDOW.finditer(sql):
+        if m.start() < pos:
+            continue
+        close = _closing_paren(sql, sql.index("(", m.start()))
+        if close < 0:
+            return sql
+        args = _FLINK_INTERVAL.sub(lambda i: f"INTERVAL '{i.group(1)} {i.group(2)}'", sql[m.end():close])
+        out.append(sql[pos:m.start()] + f"{m.group(1)}({m.group(2)}, {m.group(3)}," + args)
+        pos = close + 1
+    return "".join(out) + sql[pos:]
+
+
+def _closing_paren(sql: str, start: int) -> int:
+    """Index of the parenthesis closing the one at ``start`` (quotes skipped), or -1."""
+    depth, i, n = 0, start, len(sql)
+    while i < n:
+        ch = sql[i]
+        if ch == "'":
+            i = sql.find("'", i + 1)
+            if i < 0:
+                return -1
+        elif ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
 
 
 def _refuse_trailing_comma(sql: str) -> None:

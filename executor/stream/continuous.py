@@ -30,7 +30,7 @@ import numpy as np
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
 
 from ..backends import interface as backends
 from ..execution import expr
@@ -38,6 +38,7 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
+from . import retention
 from .signature import PipelinePool, aggregate_order
 
 REFUSE = FEATURE_NOT_SUPPORTED
@@ -536,6 +537,8 @@ class ContinuousView:
         self.static_tables = self.program.static_tables
         self.upper_tables = self.program.upper_tables
         self.upstream_views = self.program.upstream_views
+        self._windows: tuple = (None, [], None)    # (definition, [(pipeline, PaneKey)], Retention | None)
+        self.windows()                              # a retention option without a window: 22023 now
 
     # ------------------------------------------------------------ insert path
     def stage(self, stream_oid: int, batch: Batch, ctx, into: ViewStage | None = None) -> ViewStage:
@@ -609,9 +612,53 @@ class ContinuousView:
         self._drain()
         self.check_usable()
 
+    def windows(self) -> list[tuple[StreamPipeline, retention.PaneKey]]:
+        """The pipelines grouping by a window pane, with their pane key (once per definition)."""
+        rel, panes, keep = self._windows
+        if rel is not self.rel:
+            panes = [(p, k) for p in self._pipes() for k in [retention.pane_key(p.ops, p.agg)] if k is not None]
+            text = dict(self.rel.options).get(retention.OPTION)
+            keep = None if text is None else retention.Retention(retention.parse(text))
+            if keep is not None and not panes:
+                raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a windowed view',
+                              hint="Group the stream by window_start or window_end of TUMBLE(...) or HOP(...) "
+                                   "in FROM; retention drops the panes older than it.")
+            self._windows = (self.rel, panes, keep)
+        return panes
+
+    def retention(self) -> "retention.Retention | None":
+        self.windows()
+        return self._windows[2]
+
+    def reap_locked(self) -> int:
+        """Under the lock: merge the windowed pipelines' local states and drop
+        the panes older than the retention (``stream/retention.py``)."""
+        keep = self.retention()
+        if keep is None:
+            return 0
+        dropped = 0
+        for pipe, key in self.windows():
+            pipe.merge()
+            dropped += keep.reap(pipe.global_, key)
+        if dropped:
+            self.version += 1
+        return dropped
+
+    def reap(self) -> int:
+        """The reaper's turn: only if no reader or inserter holds the lock
+        (inserters never wait for it: they queue, Algorithm 4.3)."""
+        if self.retention() is None or not self.lock.acquire(blocking=False):
+            return 0
+        try:
+            self._drain()
+            return self.reap_locked() if self.failure is None else 0
+        finally:
+            self.lock.release()
+
     def result_locked(self, ctx) -> Batch:
         """Under the lock, caught up: the view's rows, stored for this
         statement (``ctx.view_snapshots``) and reused while no input arrived."""
+        self.reap_locked()
         # Upper pipelines read tables at query time (thesis 4.2.7), so the
         # stored result is only reusable while those tables are unchanged.
         version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))

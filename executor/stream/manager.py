@@ -33,6 +33,8 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
+from . import watermark
+from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
 from ..settings import DEFAULT_SETTINGS, parse_duration_ms
@@ -41,6 +43,9 @@ from ..context import ExecContext, SessionInfo
 import sqlglot
 from ..sql.planner import Planner
 
+
+#: how often the reaper drops panes out of retention (reads reap too)
+REAP_SECONDS = 0.5
 
 log = logging.getLogger("splitstream.streams")
 
@@ -235,6 +240,10 @@ class StreamManager:
         # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
         self.spark_pipelines: dict = {}
+        #: stream oid -> its event-time watermark (streams declaring WATERMARK FOR)
+        self.watermarks: dict[int, Watermark] = {}
+        self._reaper: threading.Thread | None = None
+        self._reaper_stop = False
 
     # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
@@ -258,6 +267,7 @@ class StreamManager:
             return
         self._follow_definitions(state)
         self._ensure_views(state)
+        self._observe(rel, batch.columns)
         staged = self._replay_stage(rel, batch.columns, {}, state, where)
         self._replay_apply(batch.oid, staged)
 
@@ -268,6 +278,7 @@ class StreamManager:
         self._follow_definitions(state)
         self._ensure_views(state)
         held = self._replay_groups.setdefault(part.group, {})
+        self._observe(rel, part.columns)
         self._replay_stage(rel, part.columns, held, state, where)
 
     def replay_commit(self, commit: StreamCommit, state) -> None:
@@ -398,12 +409,18 @@ class StreamManager:
     def snapshot_streams(self) -> dict:
         views = {oid: saved for oid, (_why, saved) in list(self.broken.items())}
         views.update((oid, cv.export_state()) for oid, cv in list(self.views.items()))
-        return {"views": views, "ledger": list(self.spark_ledger.keys)}
+        return {"views": views, "ledger": list(self.spark_ledger.keys),
+                "watermarks": {oid: wm.snapshot() for oid, wm in list(self.watermarks.items())}}
 
     def restore_streams(self, snap: dict) -> None:
         for k in snap["ledger"]:
             self.spark_ledger.add(k)
         self.pending_states = dict(snap["views"])
+        rels = self.engine.db.committed.rels
+        for oid, saved in (snap.get("watermarks") or {}).items():     # absent in older checkpoints
+            wm = self.watermark(rels[oid]) if oid in rels else None
+            if wm is not None:
+                wm.restore(saved)
         # the definitions the states were saved under (the checkpoint's catalog)
         rels = self.engine.db.committed.rels
         self.saved_as = {oid: rels[oid] for oid in self.pending_states if oid in rels}
@@ -413,6 +430,35 @@ class StreamManager:
         self._ensure_views(self.engine.db.committed)
         self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
         self.saved_as.clear()
+        # panes that fell out of retention while the WAL replayed go now, before the first read
+        if any(cv.retention() is not None for cv in self.views.values()):
+            self.reap_all()
+            self._start_reaper()
+
+    def reap_all(self) -> int:
+        """One turn of the reaper over every view with a retention (views busy now are skipped)."""
+        return sum(cv.reap() for cv in list(self.views.values()))
+
+    def _start_reaper(self) -> None:
+        """A daemon thread reaping every REAP_SECONDS while the manager lives."""
+        if self._reaper is not None:
+            return
+        me = weakref.ref(self)
+
+        def loop() -> None:
+            while True:
+                time.sleep(REAP_SECONDS)
+                mgr = me()
+                if mgr is None or mgr._reaper_stop:
+                    return
+                try:
+                    mgr.reap_all()
+                except Exception:  # noqa: BLE001 - the reaper must not die; the next read reaps too
+                    log.exception("reaping windowed views failed")
+                del mgr
+
+        self._reaper = threading.Thread(target=loop, name="splitstream-reaper", daemon=True)
+        self._reaper.start()
 
     def _saved_under(self, saved_as, saved: dict, cv: ContinuousView, state) -> ContinuousView:
         """``cv`` with the state a checkpoint saved under an older definition
@@ -564,6 +610,8 @@ class StreamManager:
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
+            if cv.retention() is not None:
+                self._start_reaper()
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
@@ -592,6 +640,29 @@ class StreamManager:
             views = list(self.views.values()) + [cv for _, cv in list(self.created.values())]
             refuse_row_change(txn.state, views, table_oid)
 
+    def watermark(self, rel) -> Watermark | None:
+        """The stream's watermark state, if it declares one (made on first use)."""
+        wm = self.watermarks.get(rel.oid)
+        decl = watermark.declared(rel)
+        if decl is None:
+            return None
+        if wm is None or (wm.column, wm.delay_us) != decl:
+            old, wm = wm, Watermark(*decl)
+            if old is not None:
+                wm.max_us, wm.late_rows = old.max_us, old.late_rows
+            self.watermarks[rel.oid] = wm
+        return wm
+
+    def admit(self, rel, batch: Batch) -> Batch:
+        """``batch`` without the rows later than the stream's watermark (counted in late_rows)."""
+        wm = self.watermark(rel)
+        return batch if wm is None or batch.n == 0 else wm.admit(batch)
+
+    def _observe(self, rel, cols) -> None:
+        wm = self.watermark(rel)
+        if wm is not None and cols:
+            wm.observe(*cols[wm.column])
+
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
@@ -611,6 +682,10 @@ class StreamManager:
                 self._notice_applied(ctx, key, rel)
                 return 0
         self.check_rows(ctx.engine_session, ctx, rel, batch)
+        sent = batch.n
+        batch = self.admit(rel, batch)
+        if batch.n == 0:
+            return sent
         views = self._views_on(rel.oid)
         staged = stage_views(views, rel.oid, batch, ctx)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
@@ -623,7 +698,7 @@ class StreamManager:
             self._notice_applied(ctx, key, rel)
             return 0
         _count(rt, batch.n)
-        return batch.n
+        return sent
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each

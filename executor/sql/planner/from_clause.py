@@ -20,11 +20,12 @@ from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
+from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
 from ..table_functions import table_function
 
 
-class FromPlanner(PlannerBase):
+class FromPlanner(WindowPlanner, PlannerBase):
     """FROM items (tables, views, CTEs, subqueries, functions) and the join order."""
 
     def plan_from_item(self, item: exp.Expression, outer: Scope | None, corr) -> tuple[operators.Op, Scope]:
@@ -37,6 +38,8 @@ class FromPlanner(PlannerBase):
                 raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE is not implemented yet",
                               hint="Filter with random(), e.g. WHERE random() < 0.1, for a Bernoulli sample.")
             fn = item.this
+            if isinstance(fn, exp.Anonymous) and str(fn.this).lower() in WINDOW_FUNCTIONS:
+                return self.plan_time_window(fn, alias, colaliases, outer, corr)
             if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
                 return self.plan_table_function(fn, alias, colaliases, outer, corr,
                                                 ordinality=bool(item.args.get("ordinality")))

@@ -417,6 +417,8 @@ def _describe_stream(ctx, mgr, rel, cols) -> dict:
                           "pipelines": pipes})
     if not views:
         reasons.append("no continuous view reads this stream")
+    if mgr.watermark(rel) is not None:        # executors would fold rows the watermark drops
+        reasons.append("the stream declares a WATERMARK: late rows are dropped at the server, so its rows are sent")
     desc = {"version": 1, "kind": "stream", "name": f"{rel.schema}.{rel.name}", "oid": rel.oid, "columns": cols,
             "views": out_views, "builds": build_seq, "pushable": not reasons,
             "reason": "; ".join(reasons) or None}

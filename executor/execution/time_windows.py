@@ -1,0 +1,54 @@
+"""Event-time window bounds (TUMBLE / HOP panes) on whole columns.
+
+Why a node of its own instead of a ``date_bin`` call: the window's width,
+origin and slide are constants of the plan, so the bound of every row is one
+integer expression over int64 microseconds (numpy, no Python per row), and
+the retention reaper (``stream/retention.py``) recognises the pane key of a
+continuous view by this node's class.
+
+A pane [start, start + size) holds ``ts`` when
+``start = ts - ((ts - origin) mod slide) - hop * slide`` for a hop index
+``hop`` in ``0 .. ceil(size / slide) - 1`` (TUMBLE: slide = size, hop = 0).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+
+from .expr import Expr
+
+#: microseconds per day: an interval's days count as 24 hours, as date_bin does
+DAY_US = 86_400_000_000
+
+
+class WindowBound(Expr):
+    """``window_start`` (``end_offset`` = 0) or ``window_end`` (``end_offset``
+    = size) of the pane a row falls in; ``hop``: the hop index column of a
+    HOP (None for TUMBLE)."""
+
+    def __init__(self, ts: Expr, hop: Expr | None, slide_us: int, origin_us: int, end_offset_us: int,
+                 size_us: int, kind: str, oid: int) -> None:
+        self.ts, self.hop = ts, hop
+        self.slide_us, self.origin_us, self.end_offset_us, self.size_us = slide_us, origin_us, end_offset_us, size_us
+        self.kind, self.oid = kind, oid        # kind: 'start' | 'end'
+
+    def children(self) -> list[Expr]:
+        return [self.ts] + ([self.hop] if self.hop is not None else [])
+
+    def eval(self, batch: Batch, ctx) -> Col:
+        col = self.ts.eval(batch, ctx)
+        us = col.data.astype("datetime64[us]").view(np.int64)
+        out = us - np.mod(us - self.origin_us, self.slide_us) + self.end_offset_us
+        if self.hop is not None:
+            out = out - self.hop.eval(batch, ctx).data.astype(np.int64) * self.slide_us
+        return Col(out.view("datetime64[us]"), col.nulls, self.oid)
+
+    def __repr__(self) -> str:
+        return (f"window_{self.kind}({self.ts!r}, slide={self.slide_us}, size={self.size_us}, "
+                f"origin={self.origin_us}{', hop=' + repr(self.hop) if self.hop is not None else ''})")
+
+
+def is_time(oid: int) -> bool:
+    return oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.DATE)

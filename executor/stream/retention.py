@@ -1,0 +1,134 @@
+"""Pane retention: dropping the oldest panes of a windowed view's state.
+
+Why a module of its own: which group key is a pane, how old a pane is and
+how groups leave a ``GroupTable`` are the same for every kind of window;
+TUMBLE/HOP views (``WITH (retention = '1 hour')``) use it now, and sliding
+(``sw``) panes can use :func:`drop_groups` and :class:`Retention` the same way.
+
+A pane [start, end) is retained while ``end > newest_end - retention``,
+``newest_end`` being the latest pane end the pipeline holds: event time,
+so what is retained depends on the rows only (never on the clock), replay
+reaps exactly as live ingest did, and a pane once dropped never comes back
+into retention (``newest_end`` only grows).  A row arriving for a dropped
+pane recreates it until the next reap, which drops it again before any read.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.types import decode_text
+
+from ..execution import expr, operators
+from ..execution.aggregates import GroupTable
+from ..execution.time_windows import DAY_US, WindowBound
+
+OPTION = "retention"
+
+
+@dataclasses.dataclass(frozen=True)
+class PaneKey:
+    """Group key ``index`` of a pipeline is a pane bound; ``to_end``: what to
+    add to the key to get the pane's end (the size for window_start, 0 for
+    window_end)."""
+
+    index: int
+    to_end: int
+    size: int
+    slide: int
+
+
+def pane_key(ops: list, agg) -> PaneKey | None:
+    """The first group key that is a window bound, traced down through the
+    pipeline's projections (``ops`` bottom-up)."""
+    for i, k in enumerate(agg.keys):
+        bound = _trace(k, ops)
+        if bound is not None:
+            to_end = bound.size_us - bound.end_offset_us
+            return PaneKey(i, to_end, bound.size_us, bound.slide_us)
+    return None
+
+
+def _trace(e, ops: list) -> WindowBound | None:
+    for op in reversed(ops):
+        if isinstance(e, WindowBound):
+            return e
+        if not isinstance(e, expr.ColRef):
+            return None
+        if isinstance(op, operators.Project):
+            e = op.exprs[e.idx]
+        elif not isinstance(op, operators.Filter):
+            return None                 # a join: bounds are computed above it
+    return e if isinstance(e, WindowBound) else None
+
+
+def parse(text: str) -> int:
+    """A retention option's interval in microseconds (22007 malformed, 22023 <= 0)."""
+    iv = decode_text(type_oids.INTERVAL, text)
+    us = iv.days * DAY_US + iv.microseconds
+    if iv.months or us <= 0:
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for option "{OPTION}": {text}',
+                      hint="Give a positive interval of days, hours, minutes or seconds, e.g. "
+                           "WITH (retention = '1 hour').")
+    return us
+
+
+def pane_ends(table: GroupTable, key: PaneKey) -> np.ndarray:
+    """Each group's pane end, in microseconds (NULL time: int64 max, never dropped)."""
+    if not len(table.index):
+        return np.zeros(0, dtype=np.int64)
+    col = table.index.key_columns()[key.index]
+    us = col.data.astype("datetime64[us]").view(np.int64) + key.to_end
+    return np.where(col.valid_mask(), us, np.iinfo(np.int64).max)
+
+
+@dataclasses.dataclass
+class Retention:
+    """Keep the panes whose end lies within ``horizon_us`` of the newest pane end."""
+
+    horizon_us: int
+    reaped: int = 0             # panes dropped so far
+
+    def reap(self, table: GroupTable, key: PaneKey) -> int:
+        ends = pane_ends(table, key)
+        valid = ends != np.iinfo(np.int64).max
+        if not valid.any():
+            return 0
+        keep = ends > int(ends[valid].max()) - self.horizon_us
+        dropped = int(len(keep) - np.count_nonzero(keep))
+        if dropped:
+            drop_groups(table, keep)
+            self.reaped += dropped
+        return dropped
+
+
+def drop_groups(table: GroupTable, keep: np.ndarray) -> None:
+    """Keep only the groups where ``keep`` is true (in place): a new index of
+    the kept keys, and every aggregate state merged into it, the dropped
+    groups folded into one spare slot past the last group, which is then
+    cut off (the next new group must start from the state's empty value)."""
+    kept = np.flatnonzero(keep)
+    m = len(kept)
+    fresh = GroupTable(table.index.key_oids, table.specs)
+    keys = [Col(c.data[kept], None if c.nulls is None else c.nulls[kept], c.oid) for c in table.index.key_columns()]
+    gmap = np.full(len(keep), m, dtype=np.int64)
+    gmap[kept] = fresh.index.assign(keys, m) if m else np.zeros(0, dtype=np.int64)
+    for st, old in zip(fresh.states, table.states):
+        st.ensure(m + 1, exact=True)
+        old.ensure(len(keep))
+        st.merge(old, gmap)
+        _truncate(st, m)
+    table.index, table.states = fresh.index, fresh.states
+
+
+def _truncate(state, m: int) -> None:
+    """A state's per-group arrays (every array as long as its capacity) cut to ``m`` groups."""
+    size = state.size
+    for name, value in list(vars(state).items()):
+        if isinstance(value, np.ndarray) and len(value) == size:
+            setattr(state, name, value[:m].copy())
+    state.size = m
