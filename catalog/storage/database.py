@@ -469,7 +469,8 @@ class Database:
 
     # ---------------------------------------------------------- streams
     def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,
-                      batch_key: str = "", admit: Callable[[], bool] | None = None) -> int:
+                      batch_key: str = "", admit: Callable[[], bool] | None = None,
+                      logged: Callable[[], None] | None = None) -> int:
         """Log a stream batch, make it durable, then hand it on (``apply(seq)``).
 
         The caller has already run the batch through every view into private
@@ -483,10 +484,11 @@ class Database:
         ``batch_key``: the Spark exactly-once key, logged in the same record
         as the rows; ``admit()``, called under the lock, may still decline
         the batch (a key applied meanwhile): then nothing is logged and 0 is
-        returned.
+        returned.  ``logged()`` is called once the record is written (the
+        next group of small inserts may start, group_commit.py).
         """
         return self._ingest(lambda s: _one(self.wal.append([StreamBatch(oid, cols, s, batch_key)], sync=False)),
-                            apply, sync, admit)
+                            apply, sync, admit, logged)
 
     def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool,
                        admit: Callable[[], bool] | None = None) -> int:
@@ -509,7 +511,7 @@ class Database:
         return self._ingest(write, apply, sync)
 
     def _ingest(self, write: Callable[[int], tuple[int, int]], apply: Callable[[int], None], sync: bool,
-                admit: Callable[[], bool] | None = None) -> int:
+                admit: Callable[[], bool] | None = None, logged: Callable[[], None] | None = None) -> int:
         """Number and log a stream batch (``write(seq)``: the numbers of its
         first and last WAL records) under the checkpoint lock, make it
         durable, then ``apply`` it.  A failed write or fsync (53100/58030)
@@ -522,6 +524,8 @@ class Database:
             first, last = write(seq)
             with self._inflight_cond:
                 self._inflight += 1
+        if logged is not None:
+            logged()
         try:
             if sync and self.fsync:
                 self.wal.sync_upto(last, first)

@@ -14,6 +14,7 @@ import logging
 import threading
 import time
 import weakref
+from typing import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -27,6 +28,7 @@ from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
+from .group_commit import SMALL_ROWS, GroupCommit, Pending
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
@@ -125,6 +127,7 @@ class StreamRuntime:
         self.listeners = 0
         self.accepted = 0
         self.recent: list[tuple[float, int]] = []
+        self.group_commit = GroupCommit()
 
     def ensure_ring(self) -> RingBuffer:
         with self.lock:
@@ -686,19 +689,54 @@ class StreamManager:
         batch = self.admit(rel, batch)
         if batch.n == 0:
             return sent
-        views = self._views_on(rel.oid)
-        staged = stage_views(views, rel.oid, batch, ctx)
+        sync = ctx.session.sync_commit if sync is None else sync
+        if not key and batch.n <= SMALL_ROWS:
+            p = Pending(rel, batch, ctx, sync)
+            gc = self.runtime(rel).group_commit
+            gc.submit(p, lambda group, release: self._lead(rel, group, release))
+            if not p.alone:
+                return sent
+        return sent if self._insert(ctx, rel, batch, sync, key) else 0
+
+    def _insert(self, ctx, rel, batch: Batch, sync: bool, key: str | None = None,
+                logged: Callable[[], None] | None = None, staging: tuple | None = None) -> int:
+        """One batch: stage it into every view (unless ``staging``: the views
+        and their stages, done already), log it, deliver it."""
+        views, staged = staging or self._stage(ctx, rel, batch)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
         rt = self.runtime(rel)
         seq = self.engine.db.ingest_stream(
             rel.oid, cols, lambda seq: self._publish(rt, views, staged, [batch], seq, ctx),
-            ctx.session.sync_commit if sync is None else sync, batch_key=key or "",
-            admit=(lambda: self.spark_ledger.admit(key)) if key else None)
+            sync, batch_key=key or "", admit=(lambda: self.spark_ledger.admit(key)) if key else None,
+            logged=logged)
         if not seq:                      # the key was applied by a concurrent insert
             self._notice_applied(ctx, key, rel)
             return 0
         _count(rt, batch.n)
-        return sent
+        return batch.n
+
+    def _lead(self, rel, group: list[Pending], release: Callable[[], None]) -> None:
+        """Insert a group of small inserts as one batch (group_commit.py).
+        Members planned against another version of the stream, and every
+        member of a group whose combined rows fail to stage, run on their own."""
+        same = [p for p in group if p.rel is rel]
+        for p in group:
+            p.alone = p.rel is not rel
+        if len(same) == 1:
+            self._insert(same[0].ctx, rel, same[0].batch, same[0].sync, logged=release)
+            return
+        batch = Batch.concat([p.batch for p in same])
+        try:
+            staging = self._stage(same[0].ctx, rel, batch)
+        except PgError:
+            for p in same:
+                p.alone = True
+            return
+        self._insert(same[0].ctx, rel, batch, any(p.sync for p in same), logged=release, staging=staging)
+
+    def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
+        views = self._views_on(rel.oid)
+        return views, stage_views(views, rel.oid, batch, ctx)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
