@@ -654,8 +654,8 @@ def _pg_auth_members(state, ctx):
                                         ("defaclnamespace", type_oids.OID), ("defaclobjtype", type_oids.CHAR),
                                         ("defaclacl", TEXTARR)])
 def _pg_default_acl(state, ctx):
-    """Empty: ALTER DEFAULT PRIVILEGES is refused, so no role has any."""
-    return iter(())
+    for d in sorted(state.default_acls.values(), key=lambda d: d.oid):
+        yield (d.oid, d.role, d.schema, d.objtype, acl.acl_texts(state.roles, d.acl))
 
 
 @table("pg_catalog", "pg_stat_activity", [

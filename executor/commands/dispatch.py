@@ -32,7 +32,8 @@ from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
-from .grants import grant_statement, refuse_default_privileges
+from .grants import grant_statement
+from .default_privileges import default_privileges_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt
@@ -172,7 +173,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "COPY":
         return CopyStmt.parse(text)
     if w0 == "ALTER" and len(words) > 1 and words[1] == "DEFAULT":
-        raise refuse_default_privileges()
+        return default_privileges_statement(text, session)
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:

@@ -5,7 +5,7 @@ Column privileges live on the columns (``ColumnDef.acl``); a statement
 needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
 every column it uses.  What is not implemented is refused, never accepted
 and ignored: privileges on functions, databases and other object classes,
-and ALTER DEFAULT PRIVILEGES.
+(ALTER DEFAULT PRIVILEGES is default_privileges.py).
 """
 from __future__ import annotations
 
@@ -323,8 +323,3 @@ def grant_statement(text: str, session) -> Stmt:
 def _grantee(r: Reader, session) -> str:
     r.accept("GROUP")
     return role_spec(r, session)
-
-
-def refuse_default_privileges() -> PgError:
-    return PgError(FEATURE_NOT_SUPPORTED, "ALTER DEFAULT PRIVILEGES is not supported",
-                   hint="GRANT on the objects after creating them (GRANT ... ON ALL TABLES IN SCHEMA ...).")
