@@ -225,6 +225,12 @@ class Engine(Protocol):
     def lookup_role(self, name: str) -> LoginRole | None: ...
     def database_exists(self, name: str) -> bool: ...
 
+    def check_connect(self, user: str, database: str) -> None:
+        """May role ``user`` connect to ``database`` (CheckMyDatabase: it
+        accepts connections and the role holds CONNECT)?  Raises a FATAL
+        ``PgError`` when not."""
+        ...
+
 
 class EngineFactory(Protocol):
     """How the command line gets an engine without importing the executor:

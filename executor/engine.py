@@ -20,7 +20,8 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    UNDEFINED_OBJECT, PgError,
 )
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
@@ -72,7 +73,18 @@ class Engine:
         return role
 
     def database_exists(self, name: str) -> bool:
-        return name in ("postgres", "template1", "template0")
+        return name in self.db.committed.databases
+
+    def check_connect(self, user: str, database: str) -> None:
+        st = self.db.committed
+        db = st.databases[database]
+        if not db.allow_connections:
+            raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE,
+                          f'database "{database}" is not currently accepting connections', severity="FATAL")
+        role = st.roles.get(user)
+        if role is not None and not privileges.has_database_privilege(st, role, db, "c"):
+            raise PgError(INSUFFICIENT_PRIVILEGE, f'permission denied for database "{database}"',
+                          detail="User does not have CONNECT privilege.", severity="FATAL")
 
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):

@@ -427,6 +427,7 @@ class Connection(asyncio.Protocol):
             raise _fatal(TOO_MANY_CONNECTIONS, f'too many connections for role "{user}"')
         if not await pool.run(engine.database_exists, database):
             raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
+        await pool.run(engine.check_connect, user, database)
         return role.superuser if role is not None else True, database
 
     def _hba_method(self, user: str, database: str) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import Relation, Role, Schema
+from .model import Database, Relation, Role, Schema
 
 PUBLIC = 0
 BOOTSTRAP_SUPERUSER = 10
@@ -233,6 +233,11 @@ def schema_acl(sch: Schema) -> Acl:
 def schema_acl_shown(sch: Schema) -> Acl | None:
     """nspacl as PostgreSQL shows it: NULL for a new schema until a GRANT."""
     return schema_acl(sch) if sch.acl is not None or sch.oid < FIRST_USER_OID else None
+
+
+def database_acl(db: Database) -> Acl:
+    """datacl, NULL meaning acldefault: CONNECT and TEMPORARY for PUBLIC, everything for the owner."""
+    return effective(db.acl, "database", db.owner)
 
 
 def relation_acl(rel: Relation) -> Acl:

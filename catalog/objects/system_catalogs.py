@@ -195,9 +195,9 @@ def _pg_type(state, ctx):
     ("datctype", type_oids.TEXT), ("daticulocale", type_oids.TEXT), ("datcollversion", type_oids.TEXT), ("datacl", type_oids.ARRAY_OF[type_oids.TEXT]),
 ])
 def _pg_database(state, ctx):
-    yield (5, "postgres", 10, 6, "c", False, True, -1, 0, 0, 0, 1663, "C", "C", None, None, None)
-    yield (1, "template1", 10, 6, "c", True, True, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
-    yield (4, "template0", 10, 6, "c", True, False, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
+    for d in state.databases.values():
+        yield (d.oid, d.name, d.owner, 6, "c", d.is_template, d.allow_connections, -1, 0, 0, 0, 1663, "C", "C", None,
+               None, acl.acl_texts(state.roles, d.acl))
 
 
 @table("pg_catalog", "pg_roles", [

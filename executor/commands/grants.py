@@ -1,11 +1,11 @@
-"""GRANT and REVOKE of privileges on relations and schemas (PostgreSQL's
-aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
+"""GRANT and REVOKE of privileges on relations, schemas and databases
+(PostgreSQL's aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
 
 Column privileges live on the columns (``ColumnDef.acl``); a statement
 needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
 every column it uses.  What is not implemented is refused, never accepted
-and ignored: privileges on functions, databases and other object classes,
-(ALTER DEFAULT PRIVILEGES is default_privileges.py).
+and ignored: privileges on functions and other object classes.  (ALTER
+DEFAULT PRIVILEGES is default_privileges.py.)
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Relation, Role
 from splitstream.protocol.errors import (
-    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_CATALOG_NAME, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
 )
 
@@ -28,7 +28,7 @@ from .roles import INVALID_GRANT_OPERATION, RoleMembershipStmt, get_role, role_s
 WARNING_PRIVILEGE_NOT_GRANTED = "01007"
 WARNING_PRIVILEGE_NOT_REVOKED = "01006"
 
-_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES", "DATABASE",
+_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES",
                         "DOMAIN", "TYPE", "LANGUAGE", "LARGE", "FOREIGN", "TABLESPACE", "PARAMETER"}
 
 
@@ -61,7 +61,10 @@ class GrantStmt(Stmt):
             if by.oid != me.oid:
                 raise PgError(FEATURE_NOT_SUPPORTED, "grantor must be current user")
         grantees = [acl.PUBLIC if g == "public" else get_role(st, g).oid for g in self.grantees]
-        if self.target == "schema":
+        if self.target == "database":
+            for name in [n for _, n in self.objects]:
+                self._on_database(ctx, me, name, grantees)
+        elif self.target == "schema":
             for name in [n for _, n in self.objects]:
                 sch = ctx.txn.state.schemas.get(name)
                 if sch is None:
@@ -74,6 +77,15 @@ class GrantStmt(Stmt):
             for rel in self._relations(ctx.txn.state, session.info):
                 ctx.txn.apply(("rel", self._on_relation(ctx, me, rel, grantees)))
         return Result(tag=self.tag)
+
+    def _on_database(self, ctx, me: Role, name: str, grantees: list[int]) -> None:
+        db = ctx.txn.state.databases.get(name)
+        if db is None:
+            raise PgError(INVALID_CATALOG_NAME, f'database "{name}" does not exist')
+        current = acl.database_acl(db)
+        new, _, _ = self._apply(ctx, me, current, current, db.owner, self._letters(ctx, "database"),
+                                ("database", name), f'"{name}"', grantees)
+        ctx.txn.apply(("database", replace(db, acl=new)))
 
     def _on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
         cls = acl.object_class(rel.kind)
@@ -267,7 +279,8 @@ def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
     if word in _UNSUPPORTED_TARGETS:
         what = "FOREIGN DATA WRAPPER / FOREIGN SERVER" if word == "FOREIGN" else word.rstrip("S")
         raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on {what.lower()} objects are not supported",
-                      hint="splitstream keeps privileges on tables, streams, views, sequences and schemas.")
+                      hint="splitstream keeps privileges on tables, streams, views, sequences, schemas and "
+                                   "databases.")
     if r.accept("ALL"):
         kind = r.next()
         if kind not in ("TABLES", "SEQUENCES"):
@@ -279,6 +292,8 @@ def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
         return ("table" if kind == "TABLES" else "sequence"), [], r.names()
     if r.accept("SCHEMA"):
         return "schema", [(None, n) for n in r.names()], []
+    if r.accept("DATABASE"):
+        return "database", [(None, n) for n in r.names()], []
     target = "sequence" if r.accept("SEQUENCE") else "table"
     r.accept("TABLE")
     objs = [r.qualified()]

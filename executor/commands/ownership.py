@@ -154,7 +154,7 @@ class AlterOwnerStmt(Stmt):
             if sch is None:
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{self.name}" does not exist')
             if sch.owner != new.oid:
-                self._check(st, me, new, sch.owner, "schema", sch.name, None)
+                self._check(st, me, new, sch.owner, "schema", sch.name, None, session.info)
                 change_owner(ctx, sch, new.oid)
             return Result(tag=self.tag)
         rel = _find(st, self.schema, self.name, session.info)
@@ -163,14 +163,16 @@ class AlterOwnerStmt(Stmt):
                 return Result(tag=self.tag, notices=[Notice(f'relation "{self.name}" does not exist, skipping')])
             raise PgError(UNDEFINED_TABLE, f'relation "{self.name}" does not exist')
         if rel.owner != new.oid:
-            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema)
+            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema,
+                        session.info)
             change_owner(ctx, rel, new.oid)
         return Result(tag=self.tag)
 
     @staticmethod
-    def _check(st, me: Role, new: Role, owner: int, noun: str, name: str, schema: str | None) -> None:
+    def _check(st, me: Role, new: Role, owner: int, noun: str, name: str, schema: str | None, info) -> None:
         """Superusers may; others must own the object, be able to become the
-        new owner, and the new owner needs CREATE on the schema."""
+        new owner, and the new owner needs CREATE on the schema (for a
+        schema, the current role CREATE on the database)."""
         if me.superuser:
             return
         if not privileges.is_owner(st, me, owner):
@@ -180,7 +182,7 @@ class AlterOwnerStmt(Stmt):
         if schema is not None:
             privileges.check_schema(st, new, schema, "C")
         else:
-            raise PgError(INSUFFICIENT_PRIVILEGE, "permission denied for database postgres")
+            privileges.check_database(st, info, "C")
 
 
 def _find(st, schema: str | None, name: str, info) -> Relation | None:

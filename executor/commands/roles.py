@@ -419,6 +419,5 @@ def dependencies(st, oid: int) -> list[str]:
     for d in st.default_acls.values():
         check(d.oid, d.role, d.acl, default_acl_description(st, d))
     for db in st.databases.values():
-        if db.name == "postgres":       # the one database whose objects are here
-            check(db.oid, db.owner if db.owner != acl.BOOTSTRAP_SUPERUSER else -1, db.acl, f"database {db.name}")
+        check(db.oid, db.owner, db.acl, f"database {db.name}")
     return [text for _oid, _sub, _kind, text in sorted(found)]

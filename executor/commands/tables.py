@@ -191,6 +191,9 @@ def check_table_properties(tree: exp.Create) -> None:
 
 
 def create_table(session, ctx, planner, tree: exp.Create, text: str):
+    props = tree.args.get("properties")
+    if props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions):
+        privileges.check_temporary(ctx.state, session.info)     # refused below, but 42501 comes first
     check_table_properties(tree)
     schema_node = tree.this
     exists_ok = bool(tree.args.get("exists"))
