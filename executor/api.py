@@ -37,6 +37,8 @@ class SessionInfo:
     #: the role whose privileges the session has ('' = ``user``); trust mode maps every name to the superuser
     login_role: str = ""
     pid: int = 0
+    #: settings the client gave at startup: a role's or database's settings do not override them
+    client_settings: frozenset[str] = frozenset()
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
 

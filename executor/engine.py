@@ -39,6 +39,7 @@ from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.dispatch import analyze
+from .commands.role_settings import login_settings
 from .commands.dml import check_constraints
 
 log = logging.getLogger("splitstream.executor")
@@ -114,6 +115,9 @@ class Session:
             # startup-packet settings get SET's validation; a bad one refuses the connection
             check_setting(k, v)
             info.settings[k] = normalize_setting(k, v)
+        #: what RESET returns a setting to: the client's startup value, else the role's or database's
+        self.reset_values = {k: info.settings[k] for k in info.client_settings if k in info.settings}
+        self._apply_role_settings()
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
         # who authenticated: SET SESSION AUTHORIZATION is checked against them, and DEFAULT returns to them
@@ -303,11 +307,26 @@ class Session:
             txn.rollback()
 
     # ------------------------------------------------------------ settings
+    def _apply_role_settings(self) -> None:
+        """ALTER ROLE / DATABASE ... SET: the session starts with them unless
+        the client gave the setting (PostgreSQL's process_settings; a value
+        no longer valid is skipped, where PostgreSQL warns)."""
+        role = privileges.login_role(self.db.committed, self.info)
+        for name, value in login_settings(self.db.committed, self.info.database, role):
+            if name in self.info.client_settings:
+                continue
+            try:
+                check_setting(name, value)
+                self.info.settings[name] = self.reset_values[name] = normalize_setting(name, value)
+            except PgError as e:
+                log.warning("session of %s: setting %s=%s of the role or database skipped: %s", role.name, name,
+                            value, e.message)
+
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
         name = name.lower()
         check_setting(name, value)
         if value is None:
-            value = DEFAULT_SETTINGS.get(name, "")
+            value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name, ""))
         value = normalize_setting(name, value)
         self.info.settings[name] = value
         if name in REPORTED:

@@ -389,7 +389,8 @@ class Connection(asyncio.Protocol):
         self.pid, self.secret = self.server.register(self)
         # trust mode (no password): every name is the superuser, as the brief says
         login_role = "" if self.config.password is not None or self.config.hba is not None else "postgres"
-        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role)
+        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role,
+                                client_settings=frozenset(session_settings.client_given(prm)))
         try:
             es = await self.server.pool.run(engine.new_session, self.info)
         except PgError as e:

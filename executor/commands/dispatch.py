@@ -32,6 +32,7 @@ from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
+from .role_settings import role_setting_statement
 from .grants import grant_statement
 from .default_privileges import default_privileges_statement
 from .lock import lock_statement
@@ -163,8 +164,12 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return foreign_table_ddl(text, words)
     if w0 == "CREATE" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return CreateRoleStmt.parse(text, session)
-    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
-        return CreateRoleStmt.parse(text, session, alter=True)
+    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP", "DATABASE"):
+        setting = role_setting_statement(text, session)
+        if setting is not None:
+            return setting
+        if words[1] != "DATABASE":
+            return CreateRoleStmt.parse(text, session, alter=True)
     if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return DropRoleStmt.parse(text)
     if len(words) > 1 and words[1] == "DATABASE" and w0 in ("CREATE", "DROP", "ALTER"):

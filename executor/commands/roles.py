@@ -144,9 +144,6 @@ class CreateRoleStmt(Stmt):
             new = r.name()
             r.end()
             return CreateRoleStmt(name, {}, True, False, rename_to=new)
-        if alter and (r.at("SET") or r.at("RESET") or r.at("IN")):
-            raise PgError(FEATURE_NOT_SUPPORTED, "ALTER ROLE ... SET and RESET (per-role settings) are not supported",
-                          hint="Set the parameter in the session (SET) or in the connection's options.")
         return CreateRoleStmt(name, _options(r), alter, kind == "USER")
 
     def run(self, session, ctx):
