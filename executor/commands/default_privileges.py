@@ -58,7 +58,7 @@ class DefaultPrivilegesStmt(Stmt):
             if not me.superuser and owner.oid not in acl.member_roles(st.roles, me.oid):
                 raise PgError(INSUFFICIENT_PRIVILEGE, f'must be member of role "{owner.name}"')
             for nsp in [_schema_oid(st, name) for name in self.schemas] or [0]:
-                self._set(ctx, owner.oid, nsp, grantees)
+                self.set_entry(ctx, owner.oid, nsp, grantees)
         return Result(tag=self.tag)
 
     def _check_privileges(self) -> None:
@@ -77,7 +77,7 @@ class DefaultPrivilegesStmt(Stmt):
                 raise PgError(INVALID_GRANT_OPERATION,
                               f"invalid privilege type {acl.KEYWORD_OF[c]} for {_NOUN.get(self.cls, self.cls)}")
 
-    def _set(self, ctx, owner: int, nsp: int, grantees: list[int]) -> None:
+    def set_entry(self, ctx, owner: int, nsp: int, grantees: list[int]) -> None:
         """SetDefaultACL for one (role, schema) entry."""
         objtype = acl.DEFACL_OBJTYPE[self.cls]
         key = (owner, nsp, objtype)

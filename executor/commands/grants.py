@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from splitstream.catalog.objects import acl
-from splitstream.catalog.objects.model import Relation, Role
+from splitstream.catalog.objects.model import Database, Relation, Role, Schema
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_CATALOG_NAME, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
@@ -63,31 +63,35 @@ class GrantStmt(Stmt):
         grantees = [acl.PUBLIC if g == "public" else get_role(st, g).oid for g in self.grantees]
         if self.target == "database":
             for name in [n for _, n in self.objects]:
-                self._on_database(ctx, me, name, grantees)
+                db = ctx.txn.state.databases.get(name)
+                if db is None:
+                    raise PgError(INVALID_CATALOG_NAME, f'database "{name}" does not exist')
+                self.on_database(ctx, me, db, grantees)
         elif self.target == "schema":
             for name in [n for _, n in self.objects]:
                 sch = ctx.txn.state.schemas.get(name)
                 if sch is None:
                     raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
-                current = schema_acl(sch)
-                new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
-                                        ("schema", name), f'"{name}"', grantees)
-                ctx.txn.apply(("schema", replace(sch, acl=new)))
+                self.on_schema(ctx, me, sch, grantees)
         else:
             for rel in self._relations(ctx.txn.state, session.info):
-                ctx.txn.apply(("rel", self._on_relation(ctx, me, rel, grantees)))
+                ctx.txn.apply(("rel", self.on_relation(ctx, me, rel, grantees)))
         return Result(tag=self.tag)
 
-    def _on_database(self, ctx, me: Role, name: str, grantees: list[int]) -> None:
-        db = ctx.txn.state.databases.get(name)
-        if db is None:
-            raise PgError(INVALID_CATALOG_NAME, f'database "{name}" does not exist')
+    def on_schema(self, ctx, me: Role, sch: Schema, grantees: list[int]) -> None:
+        current = schema_acl(sch)
+        new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
+                                ("schema", sch.name), f'"{sch.name}"', grantees)
+        ctx.txn.apply(("schema", replace(sch, acl=new)))
+
+    def on_database(self, ctx, me: Role, db: Database, grantees: list[int]) -> None:
         current = acl.database_acl(db)
+        name = db.name
         new, _, _ = self._apply(ctx, me, current, current, db.owner, self._letters(ctx, "database"),
                                 ("database", name), f'"{name}"', grantees)
         ctx.txn.apply(("database", replace(db, acl=new)))
 
-    def _on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
+    def on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
         cls = acl.object_class(rel.kind)
         if self.privs or (self.all_privs and not self.columns):
             current = relation_acl(rel)
