@@ -227,6 +227,11 @@ class Engine(Protocol):
     def lookup_role(self, name: str) -> LoginRole | None: ...
     def database_exists(self, name: str) -> bool: ...
 
+    def role_memberships(self, name: str) -> frozenset[str]:
+        """The roles role ``name`` is a member of, directly or not, itself
+        included (empty for no such role): pg_hba.conf's ``+role`` and ``samerole``."""
+        ...
+
     def check_connect(self, user: str, database: str) -> None:
         """May role ``user`` connect to ``database`` (CheckMyDatabase: it
         accepts connections and the role holds CONNECT)?  Raises a FATAL

@@ -16,6 +16,7 @@ from typing import Any
 
 
 from splitstream.catalog.storage.database import Database, Transaction
+from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
@@ -75,6 +76,13 @@ class Engine:
 
     def database_exists(self, name: str) -> bool:
         return name in self.db.committed.databases
+
+    def role_memberships(self, name: str) -> frozenset[str]:
+        st = self.db.committed
+        role = st.roles.get(name)
+        if role is None:
+            return frozenset()
+        return frozenset(acl.role_name(st.roles, oid) for oid in acl.member_roles(st.roles, role.oid))
 
     def check_connect(self, user: str, database: str) -> None:
         st = self.db.committed
