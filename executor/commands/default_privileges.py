@@ -88,7 +88,7 @@ class DefaultPrivilegesStmt(Stmt):
             if self.grant:
                 new = acl.grant(new, grantee, owner, self.privs, self.option)
             else:
-                new = _revoke(new, grantee, owner, self.privs, self.option, self.cascade)
+                new = _revoke(new, grantee, owner, self.privs, self.option, self.cascade, owner)
         if acl.same_acl(new, base):
             if existing is not None:
                 ctx.txn.apply(("drop_default_acl", *key))

@@ -136,12 +136,11 @@ class OwnedStmt(Stmt):
         return []
 
     def _revoke_all(self, ctx, me: Role, role: Role) -> None:
-        """RemoveRoleFromObjectACL on every object whose ACL names the role."""
+        """RemoveRoleFromObjectACL on every object whose ACL names the role
+        (PostgreSQL visits them in the order the grants were made, which is
+        not kept here: schemas, relations by OID, then databases)."""
         revoke = GrantStmt(False, "", True, "table", [], [], [role.name], False, cascade=True)
         st = ctx.txn.state
-        for db in list(st.databases.values()):
-            if _names(db.acl, role.oid):
-                revoke.on_database(ctx, me, db, [role.oid])
         for sch in list(st.schemas.values()):
             if _names(sch.acl, role.oid):
                 revoke.on_schema(ctx, me, ctx.txn.state.schemas[sch.name], [role.oid])
@@ -153,6 +152,9 @@ class OwnedStmt(Stmt):
                 cls = acl.DEFACL_CLASS[d.objtype]
                 DefaultPrivilegesStmt([], [], False, acl.ALL_RIGHTS[cls], cls, [role.name], False, True).set_entry(
                     ctx, d.role, d.schema, [role.oid])
+        for db in list(st.databases.values()):        # shared objects after this database's
+            if _names(db.acl, role.oid):
+                revoke.on_database(ctx, me, db, [role.oid])
 
 
 def _names(items: acl.Acl | None, role: int) -> bool:
