@@ -95,7 +95,7 @@ def test_group_samerole_file_and_quoted_names(tmp_path):
                                        'host all @names.txt,"+lit" 127.0.0.1/32 scram-sha-256\n'
                                        'host "all" all 127.0.0.1/32 reject\n')
     rules = hba.load(str(tmp_path / "hba.conf"))
-    groups = {"ann": frozenset({"ann", "grp"}), "bob": frozenset({"bob", "team"})}
+    groups = {"ann": frozenset({"ann", "grp"}), "bob": frozenset({"bob", "team"}), "grp": frozenset({"grp"})}
 
     def method(database: str, user: str) -> str | None:
         return hba.method_for(rules, False, database, user, "127.0.0.1", lambda u: groups.get(u, frozenset()))

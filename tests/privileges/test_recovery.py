@@ -88,3 +88,17 @@ def test_privileges_and_ownership_survive(ss_server_factory, crash):
         c.execute("CREATE TABLE s1.t2 (a int)")
         assert c.execute("SELECT relacl FROM pg_class WHERE relname = 't2'").fetchone() == \
             (["alice=r/bob", "bob=arwdDxt/bob"],)
+
+
+def test_a_checkpoint_from_before_these_catalogs_reads():
+    """Checkpoints written before databases' ACLs, default privileges and role settings were kept hold
+    no such fields: they read as PostgreSQL's initial catalogs (no entries, the databases' default ACLs)."""
+    from splitstream.catalog.storage import records
+    from splitstream.catalog.storage.database import BOOTSTRAP_DATABASES, State, bootstrap_state
+
+    rec = records.loads(records.dumps(bootstrap_state().to_record()))
+    for name in ("databases", "default_acls", "role_settings"):
+        del rec.fields[name]
+    st = State.from_record(rec)
+    assert list(st.databases.values()) == list(BOOTSTRAP_DATABASES)
+    assert st.default_acls == {} and st.role_settings == {}
