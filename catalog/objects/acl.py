@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import Database, Relation, Role, Schema
+from .model import DatabaseDef, Relation, Role, Schema
 
 PUBLIC = 0
 BOOTSTRAP_SUPERUSER = 10
@@ -235,7 +235,7 @@ def schema_acl_shown(sch: Schema) -> Acl | None:
     return schema_acl(sch) if sch.acl is not None or sch.oid < FIRST_USER_OID else None
 
 
-def database_acl(db: Database) -> Acl:
+def database_acl(db: DatabaseDef) -> Acl:
     """datacl, NULL meaning acldefault: CONNECT and TEMPORARY for PUBLIC, everything for the owner."""
     return effective(db.acl, "database", db.owner)
 
@@ -252,19 +252,19 @@ def relation_acl(rel: Relation) -> Acl:
 def login_role_name(info: Any) -> str:
     """The session user's role: in trust mode (no password) every client is
     the superuser, whatever user name it gave (``SessionInfo.login_role``)."""
-    return info.login_role or info.user
+    return str(info.login_role or info.user)
 
 
 def current_role_name(info: Any) -> str:
-    r = info.settings.get("role", "none")
+    r = str(info.settings.get("role", "none"))
     return login_role_name(info) if r in ("none", "") else r
 
 
 def shown_current_user(info: Any) -> str:
     """current_user: SET ROLE's role, else the session user's name (which in
     trust mode is any name, holding the superuser's privileges)."""
-    r = info.settings.get("role", "none")
-    return info.user if r in ("none", "") else r
+    r = str(info.settings.get("role", "none"))
+    return str(info.user) if r in ("none", "") else r
 
 
 def login_role(state: Any, info: Any) -> Role:

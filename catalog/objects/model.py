@@ -178,7 +178,7 @@ class DefaultAcl:
 
 
 @dataclass(frozen=True)
-class Database:
+class DatabaseDef:
     """A pg_database row.  splitstream serves one database's objects; the
     rows exist so CONNECT, CREATE and TEMPORARY can be granted and checked."""
 

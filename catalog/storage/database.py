@@ -29,7 +29,7 @@ from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_fi
                                write_durably)
 from .hooks import StreamStorageHooks
 from ..objects import acl
-from ..objects.model import Database, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
+from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Salvage, Wal, check_segment
@@ -69,7 +69,7 @@ class State:
         self.version = 0
         self.ddl_version = 0
         #: pg_database rows by name (their ACLs and owners)
-        self.databases: dict[str, Database] = {}
+        self.databases: dict[str, DatabaseDef] = {}
         #: pg_default_acl rows by (role, schema OID or 0, object type)
         self.default_acls: dict[tuple[int, int, str], DefaultAcl] = {}
         #: pg_db_role_setting rows by (database OID or 0, role OID or 0)
@@ -134,9 +134,9 @@ records.register("checkpoint", 1, ("state", "table_files", "sequences", "wal_gen
 
 #: pg_database as initdb leaves it (the templates' ACLs are PostgreSQL's).
 BOOTSTRAP_DATABASES = (
-    Database(5, "postgres"),
-    Database(1, "template1", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True),
-    Database(4, "template0", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True, allow_connections=False),
+    DatabaseDef(5, "postgres"),
+    DatabaseDef(1, "template1", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True),
+    DatabaseDef(4, "template0", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True, allow_connections=False),
 )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import records
-from ..objects.model import ColumnDef, Constraint, Database, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
+from ..objects.model import ColumnDef, Constraint, DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 
 #: A column as logged: its values and NULL mask (None: no NULLs).
 ColumnArrays = tuple[np.ndarray, np.ndarray | None]
@@ -105,7 +105,7 @@ def _register() -> None:
     records.register("op.stream_part", 1, ("oid", "group", "columns"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
-                     (Role, "role"), (Function, "function"), (Database, "database"), (DefaultAcl, "default_acl"),
+                     (Role, "role"), (Function, "function"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
                      (RoleSetting, "role_setting")):
         records.register_dataclass(cls, tag)
     # Relation's pair-valued fields are kept by name on disk, not by position

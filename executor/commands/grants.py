@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from splitstream.catalog.objects import acl
-from splitstream.catalog.objects.model import Database, Relation, Role, Schema
+from splitstream.catalog.objects.model import DatabaseDef, Relation, Role, Schema
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, INVALID_CATALOG_NAME,
     INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
@@ -85,7 +85,7 @@ class GrantStmt(Stmt):
                                 privileges.denied("schema", sch.name), f'"{sch.name}"', grantees)
         ctx.txn.apply(("schema", replace(sch, acl=new)))
 
-    def on_database(self, ctx, me: Role, db: Database, grantees: list[int]) -> None:
+    def on_database(self, ctx, me: Role, db: DatabaseDef, grantees: list[int]) -> None:
         current = acl.database_acl(db)
         name = db.name
         new, _, _ = self._apply(ctx, me, current, current, db.owner, self._letters(ctx, "database"),

@@ -17,7 +17,7 @@ from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.acl import (  # noqa: F401  (re-exported: the executor's one place for who runs)
     current_role, current_role_name, login_role, login_role_name, relation_acl, schema_acl, shown_current_user,
 )
-from splitstream.catalog.objects.model import Database, Relation, Role
+from splitstream.catalog.objects.model import DatabaseDef, Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
 #: Relation kind -> the noun PostgreSQL's messages use.
@@ -104,13 +104,13 @@ def check_schema(state: Any, role: Role, name: str, privs: str) -> None:
         raise denied("schema", name)
 
 
-def session_database(state: Any, info: Any) -> Database:
+def session_database(state: Any, info: Any) -> DatabaseDef:
     """The pg_database row of the session's database (trust mode maps every name to postgres)."""
     name = info.database if info is not None else "postgres"
     return state.databases.get(name) or state.databases["postgres"]
 
 
-def has_database_privilege(state: Any, role: Role, db: Database, letter: str) -> bool:
+def has_database_privilege(state: Any, role: Role, db: DatabaseDef, letter: str) -> bool:
     return letter in held(state, role, acl.database_acl(db))
 
 
