@@ -23,7 +23,7 @@ from splitstream.protocol.errors import (
 from ..api import Result
 from ..execution import privileges
 from ..execution.privileges import current_role
-from ..setting_contexts import REFUSALS, context_of
+from .setting_contexts import REFUSALS, context_of
 from ..settings import DISPLAY_NAMES, check_setting, normalize_setting
 from ..sql.sqltext import split_args
 from .base import Stmt
