@@ -174,18 +174,21 @@ def role_setting_statement(text: str, session) -> RoleSettingStmt | None:
     alter_database = kind.lower() == "database"
     if alter_database and in_db is not None:
         return None
-    r = Reader(who)
-    role: str | None = None
-    database: str | None = None
-    if alter_database:
-        database = r.name()
-    elif not r.accept("ALL"):
-        role = role_spec(r, session)
-    r.end()
-    if in_db is not None:
-        r = Reader(in_db)
-        database = r.name()
+    try:        # the words before SET must be one name: else SET is inside another ALTER (a password, say)
+        r = Reader(who)
+        role: str | None = None
+        database: str | None = None
+        if alter_database:
+            database = r.name()
+        elif not r.accept("ALL"):
+            role = role_spec(r, session)
         r.end()
+        if in_db is not None:
+            r = Reader(in_db)
+            database = r.name()
+            r.end()
+    except PgError:
+        return None
     if verb.lower() == "reset":
         name = Reader(rest).name() if rest.strip().lower() != "all" else None
         return RoleSettingStmt(role, database, name, None, alter_database=alter_database)
