@@ -53,7 +53,7 @@ class DefaultPrivilegesStmt(Stmt):
         st = ctx.txn.for_write(ctx.check_cancel)
         me = current_role(st, session.info)
         grantees = [acl.PUBLIC if g == "public" else get_role(st, g).oid for g in self.grantees]
-        self._check_privileges()
+        self.privs = self._checked_privileges()
         for owner in [get_role(st, n) for n in self.roles] or [me]:
             if not me.superuser and owner.oid not in acl.member_roles(st.roles, me.oid):
                 raise PgError(INSUFFICIENT_PRIVILEGE, f'must be member of role "{owner.name}"')
@@ -61,7 +61,8 @@ class DefaultPrivilegesStmt(Stmt):
                 self.set_entry(ctx, owner.oid, nsp, grantees)
         return Result(tag=self.tag)
 
-    def _check_privileges(self) -> None:
+    def _checked_privileges(self) -> str:
+        """The privileges as letters of the object class, or PostgreSQL's refusal."""
         if self.cls == "schema" and self.schemas:
             raise PgError(INVALID_GRANT_OPERATION, "cannot use IN SCHEMA clause when using GRANT/REVOKE ON SCHEMAS")
         if self.cls == "type":
@@ -70,12 +71,12 @@ class DefaultPrivilegesStmt(Stmt):
                                "never apply.")
         if self.columns:
             raise PgError(INVALID_GRANT_OPERATION, "default privileges cannot be set for columns")
-        if self.all_privs:
-            self.privs = acl.ALL_RIGHTS[self.cls]
-        for c in self.privs:
+        letters = acl.ALL_RIGHTS[self.cls] if self.all_privs else self.privs
+        for c in letters:
             if c not in acl.ALL_RIGHTS[self.cls]:
                 raise PgError(INVALID_GRANT_OPERATION,
                               f"invalid privilege type {acl.KEYWORD_OF[c]} for {_NOUN.get(self.cls, self.cls)}")
+        return letters
 
     def set_entry(self, ctx, owner: int, nsp: int, grantees: list[int]) -> None:
         """SetDefaultACL for one (role, schema) entry."""
