@@ -37,6 +37,8 @@ class SessionInfo:
     #: the role whose privileges the session has ('' = ``user``); trust mode maps every name to the superuser
     login_role: str = ""
     pid: int = 0
+    #: settings the client gave at startup: a role's or database's settings do not override them
+    client_settings: frozenset[str] = frozenset()
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
 
@@ -224,6 +226,17 @@ class Engine(Protocol):
     def new_session(self, info: SessionInfo) -> EngineSession: ...
     def lookup_role(self, name: str) -> LoginRole | None: ...
     def database_exists(self, name: str) -> bool: ...
+
+    def role_memberships(self, name: str) -> frozenset[str]:
+        """The roles role ``name`` is a member of, directly or not, itself
+        included (empty for no such role): pg_hba.conf's ``+role`` and ``samerole``."""
+        ...
+
+    def check_connect(self, user: str, database: str) -> None:
+        """May role ``user`` connect to ``database`` (CheckMyDatabase: it
+        accepts connections and the role holds CONNECT)?  Raises a FATAL
+        ``PgError`` when not."""
+        ...
 
 
 class EngineFactory(Protocol):

@@ -16,11 +16,13 @@ from typing import Any
 
 
 from splitstream.catalog.storage.database import Database, Transaction
+from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    UNDEFINED_OBJECT, PgError,
 )
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
@@ -38,6 +40,7 @@ from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.dispatch import analyze
+from .commands.role_settings import login_settings
 from .commands.dml import check_constraints
 
 log = logging.getLogger("splitstream.executor")
@@ -72,7 +75,25 @@ class Engine:
         return role
 
     def database_exists(self, name: str) -> bool:
-        return name in ("postgres", "template1", "template0")
+        return name in self.db.committed.databases
+
+    def role_memberships(self, name: str) -> frozenset[str]:
+        st = self.db.committed
+        role = st.roles.get(name)
+        if role is None:
+            return frozenset()
+        return frozenset(acl.role_name(st.roles, oid) for oid in acl.member_roles(st.roles, role.oid))
+
+    def check_connect(self, user: str, database: str) -> None:
+        st = self.db.committed
+        db = st.databases[database]
+        if not db.allow_connections:
+            raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE,
+                          f'database "{database}" is not currently accepting connections', severity="FATAL")
+        role = st.roles.get(user)
+        if role is not None and not privileges.has_database_privilege(st, role, db, "c"):
+            raise PgError(INSUFFICIENT_PRIVILEGE, f'permission denied for database "{database}"',
+                          detail="User does not have CONNECT privilege.", severity="FATAL")
 
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):
@@ -102,6 +123,9 @@ class Session:
             # startup-packet settings get SET's validation; a bad one refuses the connection
             check_setting(k, v)
             info.settings[k] = normalize_setting(k, v)
+        #: what RESET returns a setting to: the client's startup value, else the role's or database's
+        self.reset_values = {k: info.settings[k] for k in info.client_settings if k in info.settings}
+        self._apply_role_settings()
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
         # who authenticated: SET SESSION AUTHORIZATION is checked against them, and DEFAULT returns to them
@@ -291,11 +315,26 @@ class Session:
             txn.rollback()
 
     # ------------------------------------------------------------ settings
+    def _apply_role_settings(self) -> None:
+        """ALTER ROLE / DATABASE ... SET: the session starts with them unless
+        the client gave the setting (PostgreSQL's process_settings; a value
+        no longer valid is skipped, where PostgreSQL warns)."""
+        role = privileges.login_role(self.db.committed, self.info)
+        for name, value in login_settings(self.db.committed, self.info.database, role):
+            if name in self.info.client_settings:
+                continue
+            try:
+                check_setting(name, value)
+                self.info.settings[name] = self.reset_values[name] = normalize_setting(name, value)
+            except PgError as e:
+                log.warning("session of %s: setting %s=%s of the role or database skipped: %s", role.name, name,
+                            value, e.message)
+
     def set_setting(self, name: str, value: str | None) -> dict[str, str]:
         name = name.lower()
         check_setting(name, value)
         if value is None:
-            value = DEFAULT_SETTINGS.get(name, "")
+            value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name, ""))
         value = normalize_setting(name, value)
         self.info.settings[name] = value
         if name in REPORTED:

@@ -34,6 +34,8 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--hba", default=None, metavar="FILE",
                    help="pg_hba.conf-like rules: who may connect from where, and how (trust, reject, "
                         "scram-sha-256, md5)")
+    s.add_argument("--unix-socket-dir", default=None, metavar="DIR",
+                   help="also listen on a Unix-domain socket DIR/.s.PGSQL.PORT (psql's default connection)")
     s.add_argument("--tls-cert", default=None, help="PEM certificate file (enables TLS)")
     s.add_argument("--tls-key", default=None, help="PEM private key file")
     s.add_argument("--max-connections", type=int, default=100, help="maximum concurrent sessions (default 100)")
@@ -63,13 +65,13 @@ def parse_config(argv: list[str]) -> tuple[ServerConfig, str]:
     rules = None
     if args.hba is not None:
         try:
-            rules = hba.load(args.hba)
+            rules = hba.load(args.hba, unix_socket=args.unix_socket_dir is not None)
         except hba.HbaError as e:
             print(f"splitstream: --hba {args.hba}: {e}", file=sys.stderr)
             raise SystemExit(2) from None
     cfg = ServerConfig(host=args.host, port=args.port, data_dir=args.data_dir, password=password, hba=rules,
                        tls_cert=args.tls_cert, tls_key=args.tls_key, max_connections=args.max_connections,
-                       fsync=args.fsync == "on")
+                       fsync=args.fsync == "on", unix_socket_dir=args.unix_socket_dir)
     if password is None and rules is None:
         exposed = [h for h in cfg.hosts if not is_loopback(h)]
         if exposed or not cfg.hosts:

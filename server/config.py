@@ -22,6 +22,8 @@ class ServerConfig:
     password: str | None = None
     #: --hba FILE's rules (server/hba.py); None: trust without a password, else SCRAM/md5 for everyone
     hba: list[Rule] | None = None
+    #: directory of the Unix-domain socket (.s.PGSQL.<port>), as PostgreSQL's unix_socket_directories; None: TCP only
+    unix_socket_dir: str | None = None
     tls_cert: str | None = None
     tls_key: str | None = None
     max_connections: int = 100

@@ -100,8 +100,8 @@ class Connection(asyncio.Protocol):
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
             except (OSError, AttributeError):
                 pass
-        peer = transport.get_extra_info("peername")
-        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        peer = transport.get_extra_info("peername")     # '' on the Unix-domain socket
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else "[local]"
         self.peer_host = str(peer[0]) if isinstance(peer, tuple) else ""
         self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self.task = self.loop.create_task(self._main())
@@ -330,7 +330,7 @@ class Connection(asyncio.Protocol):
                     return False
                 ctx = self.server.ssl_context
                 if isinstance(msg, messages.SSLRequest) and ctx is not None and not self.tls \
-                        and self.transport is not None:
+                        and self.transport is not None and self.peer_host:     # no TLS on the Unix socket
                     self.write(b"S")
                     try:
                         new = await self.loop.start_tls(self.transport, self, ctx, server_side=True,
@@ -389,7 +389,8 @@ class Connection(asyncio.Protocol):
         self.pid, self.secret = self.server.register(self)
         # trust mode (no password): every name is the superuser, as the brief says
         login_role = "" if self.config.password is not None or self.config.hba is not None else "postgres"
-        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role)
+        self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role,
+                                client_settings=frozenset(session_settings.client_given(prm)))
         try:
             es = await self.server.pool.run(engine.new_session, self.info)
         except PgError as e:
@@ -413,7 +414,7 @@ class Connection(asyncio.Protocol):
             # trust: every name maps onto the superuser and (if unknown) the default database
             exists = await pool.run(engine.database_exists, database)
             return True, database if exists else "postgres"
-        method = self._hba_method(user, database)
+        method = await self._hba_method(user, database)
         role = await pool.run(engine.lookup_role, user)
         if method == "trust":
             if role is None:
@@ -427,16 +428,19 @@ class Connection(asyncio.Protocol):
             raise _fatal(TOO_MANY_CONNECTIONS, f'too many connections for role "{user}"')
         if not await pool.run(engine.database_exists, database):
             raise _fatal(INVALID_CATALOG_NAME, f'database "{database}" does not exist')
+        await pool.run(engine.check_connect, user, database)
         return role.superuser if role is not None else True, database
 
-    def _hba_method(self, user: str, database: str) -> str:
+    async def _hba_method(self, user: str, database: str) -> str:
         """The --hba file's method for this connection ("password" without one:
         SCRAM, or md5 for an md5-stored password)."""
         rules = self.config.hba
         if rules is None:
             return "password"
-        method = hba.method_for(rules, self.tls, database, user, self.peer_host)
-        where = f'host "{self.peer_host}", user "{user}", database "{database}", ' \
+        groups = await self.server.pool.run(self.server.engine.role_memberships, user) \
+            if hba.needs_membership(rules) else frozenset({user})
+        method = hba.method_for(rules, self.tls, database, user, self.peer_host, lambda _u: groups)
+        where = f'host "{self.peer_host or "[local]"}", user "{user}", database "{database}", ' \
                 f'{"SSL encryption" if self.tls else "no encryption"}'
         if method is None:
             raise _fatal(INVALID_AUTHORIZATION_SPECIFICATION, f"no pg_hba.conf entry for {where}")

@@ -8,6 +8,7 @@ suspended task.
 from __future__ import annotations
 
 import asyncio
+import errno
 import hmac
 import itertools
 import logging
@@ -15,6 +16,7 @@ import os
 import random
 import secrets
 import signal
+import socket
 import threading
 from splitstream.executor.api import Engine, EngineFactory
 from splitstream.protocol import auth
@@ -54,6 +56,7 @@ class Server:
         self._servers: list[asyncio.AbstractServer] = []
         self._stopped: asyncio.Event | None = None
         self.sockets: list[tuple[str, int]] = []
+        self.unix_socket: str | None = None
 
     # ------------------------------------------------------------ registry
 
@@ -117,7 +120,28 @@ class Server:
             for s in srv.sockets or ():
                 name = s.getsockname()
                 self.sockets.append((name[0], name[1]))
+        if self.config.unix_socket_dir is not None:
+            await self._listen_unix(loop, self.config.unix_socket_dir)
         self._stopped = asyncio.Event()
+
+    async def _listen_unix(self, loop: asyncio.AbstractEventLoop, directory: str) -> None:
+        """The Unix-domain socket DIR/.s.PGSQL.PORT (PostgreSQL's name, so psql
+        -h DIR finds it).  A socket file no server answers on is left over
+        from a crash and replaced; one that answers is another server's."""
+        path = os.path.join(directory, f".s.PGSQL.{self.port}")
+        if os.path.exists(path):
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(path)
+                raise OSError(errno.EADDRINUSE, f"another server listens on {path}")
+            except (ConnectionRefusedError, FileNotFoundError):
+                os.unlink(path)
+            finally:
+                probe.close()
+        srv = await loop.create_unix_server(lambda: Connection(self), path, backlog=1024)
+        os.chmod(path, 0o777)      # unix_socket_permissions' default: who may connect is pg_hba's business
+        self._servers.append(srv)
+        self.unix_socket = path
 
     @property
     def port(self) -> int:
@@ -146,6 +170,11 @@ class Server:
             try:
                 await asyncio.wait_for(srv.wait_closed(), 1.0)
             except (asyncio.TimeoutError, Exception):
+                pass
+        if self.unix_socket is not None:
+            try:
+                os.unlink(self.unix_socket)
+            except OSError:
                 pass
         if self._stopped is not None:
             self._stopped.set()
@@ -183,7 +212,7 @@ async def run_server(config: ServerConfig, engine_factory: EngineFactory) -> int
         log.error("could not listen on %s:%d: %s", config.host, config.port, e.strerror or e)
         await loop.run_in_executor(None, engine.close)
         return 1
-    where = ", ".join(f"{h}:{p}" for h, p in server.sockets)
+    where = ", ".join([f"{h}:{p}" for h, p in server.sockets] + ([server.unix_socket] if server.unix_socket else []))
     log.info("splitstream listening on %s (data dir %s, auth %s, tls %s, pid %d)",
              where, os.path.abspath(config.data_dir),
              "scram-sha-256" if config.password is not None else "trust",

@@ -127,16 +127,22 @@ def _valid_timezone(tz: str) -> bool:
         return False
 
 
-def startup_settings(params: dict[str, str], user: str, superuser: bool = True) -> dict[str, str]:
-    """Settings dict for SessionInfo from the StartupMessage parameters."""
-    settings = dict(DEFAULTS)
+def client_given(params: dict[str, str]) -> dict[str, str]:
+    """The settings the client gave in its StartupMessage (``options`` included):
+    they win over the role's and database's settings (ALTER ROLE ... SET)."""
     given: dict[str, str] = {}
     if params.get("options"):
         given.update(parse_options(params["options"]))
     for k, v in params.items():
         if k not in _NOT_SETTINGS and not k.startswith("_pq_."):
             given[k.lower()] = v
-    for k, v in given.items():
+    return given
+
+
+def startup_settings(params: dict[str, str], user: str, superuser: bool = True) -> dict[str, str]:
+    """Settings dict for SessionInfo from the StartupMessage parameters."""
+    settings = dict(DEFAULTS)
+    for k, v in client_given(params).items():
         if k in ("server_version", "server_encoding", "integer_datetimes", "is_superuser",
                  "session_authorization", "in_hot_standby"):
             continue  # read-only / internal: PostgreSQL ignores or refuses these

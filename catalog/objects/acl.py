@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import Relation, Role, Schema
+from .model import DatabaseDef, Relation, Role, Schema
 
 PUBLIC = 0
 BOOTSTRAP_SUPERUSER = 10
@@ -37,7 +37,11 @@ KEYWORD_OF = {v: k for k, v in LETTERS.items() if k != "TEMP"}
 
 #: Object class -> every privilege it has (ACL_ALL_RIGHTS_*).
 ALL_RIGHTS = {"table": "arwdDxt", "sequence": "rwU", "schema": "UC", "function": "X", "database": "CTc",
-              "column": "arwx"}
+              "column": "arwx", "type": "U"}
+
+#: pg_default_acl.defaclobjtype of each object class ALTER DEFAULT PRIVILEGES names.
+DEFACL_OBJTYPE = {"table": "r", "sequence": "S", "function": "f", "type": "T", "schema": "n"}
+DEFACL_CLASS = {v: k for k, v in DEFACL_OBJTYPE.items()}
 
 
 def object_class(kind: str) -> str:
@@ -55,6 +59,8 @@ def default_acl(cls: str, owner: int) -> Acl:
     items: list[AclItem] = []
     if cls == "function":
         items.append((PUBLIC, owner, "X", ""))
+    elif cls == "type":
+        items.append((PUBLIC, owner, "U", ""))
     elif cls == "database":
         items.append((PUBLIC, owner, "Tc", ""))
     items.append((owner, owner, ALL_RIGHTS[cls], ""))
@@ -88,6 +94,17 @@ def revoke(acl: Acl, grantee: int, grantor: int, privs: str, option_only: bool) 
                 continue
         items.append((ge, gr, p, o))
     return tuple(items)
+
+
+def sort_items(acl: Acl) -> Acl:
+    """aclitemsort: by grantee, then grantor (PUBLIC, OID 0, first), as
+    PostgreSQL stores default ACLs and the ACLs made from them."""
+    return tuple(sorted(acl, key=lambda it: (it[0], it[1])))
+
+
+def same_acl(a: Acl, b: Acl) -> bool:
+    """aclequal after sorting both (letters are kept in a canonical order)."""
+    return sort_items(a) == sort_items(b)
 
 
 def dependent_grants(acl: Acl, grantor: int, privs: str) -> list[AclItem]:
@@ -218,6 +235,11 @@ def schema_acl_shown(sch: Schema) -> Acl | None:
     return schema_acl(sch) if sch.acl is not None or sch.oid < FIRST_USER_OID else None
 
 
+def database_acl(db: DatabaseDef) -> Acl:
+    """datacl, NULL meaning acldefault: CONNECT and TEMPORARY for PUBLIC, everything for the owner."""
+    return effective(db.acl, "database", db.owner)
+
+
 def relation_acl(rel: Relation) -> Acl:
     return effective(rel.acl, object_class(rel.kind), rel.owner)
 
@@ -230,19 +252,19 @@ def relation_acl(rel: Relation) -> Acl:
 def login_role_name(info: Any) -> str:
     """The session user's role: in trust mode (no password) every client is
     the superuser, whatever user name it gave (``SessionInfo.login_role``)."""
-    return info.login_role or info.user
+    return str(info.login_role or info.user)
 
 
 def current_role_name(info: Any) -> str:
-    r = info.settings.get("role", "none")
+    r = str(info.settings.get("role", "none"))
     return login_role_name(info) if r in ("none", "") else r
 
 
 def shown_current_user(info: Any) -> str:
     """current_user: SET ROLE's role, else the session user's name (which in
     trust mode is any name, holding the superuser's privileges)."""
-    r = info.settings.get("role", "none")
-    return info.user if r in ("none", "") else r
+    r = str(info.settings.get("role", "none"))
+    return str(info.user) if r in ("none", "") else r
 
 
 def login_role(state: Any, info: Any) -> Role:
@@ -274,3 +296,27 @@ def may_see(state: Any, info: Any, rel: Relation, column: Any = None) -> bool:
     if column is not None:
         return bool(table & set(ALL_RIGHTS["column"])) or bool(aclmask(column.acl or (), roles)[0])
     return bool(table) or any(aclmask(c.acl, roles)[0] for c in rel.columns if c.acl)
+
+
+# ------------------------------------------------------------------ default privileges
+
+
+def initial_acl(default_acls: Mapping[tuple[int, int, str], Any], cls: str, owner: int, schema: int) -> Acl | None:
+    """get_user_default_acl: the ACL a new object of class ``cls`` created
+    by ``owner`` in schema OID ``schema`` starts with (None: the built-in
+    default).  The global entry replaces the built-in default, the schema's
+    entry adds to it; the result is sorted, and None when it is the default."""
+    objtype = DEFACL_OBJTYPE[cls]
+    glob = default_acls.get((owner, 0, objtype))
+    local = default_acls.get((owner, schema, objtype)) if schema else None
+    if glob is None and local is None:
+        return None
+    builtin = default_acl(cls, owner)
+    result = glob.acl if glob is not None else builtin
+    for ge, gr, p, o in (local.acl if local is not None else ()):
+        result = grant(result, ge, gr, p, False)
+        if o:
+            result = grant(result, ge, gr, o, True)
+    result = sort_items(result)
+    # aclmerge of nothing is NULL, so an entry revoking everything leaves the built-in default
+    return None if not result or same_acl(result, builtin) else result

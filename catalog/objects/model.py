@@ -156,3 +156,47 @@ class Function:
     body: str
     language: str = "sql"
     owner: int = 10
+
+
+#: An ACL as catalog.objects.acl keeps it: (grantee, grantor, privileges, grant options) items.
+AclItems = tuple[tuple[int, int, str, str], ...]
+
+
+@dataclass(frozen=True)
+class DefaultAcl:
+    """A pg_default_acl row (ALTER DEFAULT PRIVILEGES): the ACL objects of
+    ``objtype`` ('r' relations, 'S' sequences, 'f' functions, 'n' schemas)
+    get when ``role`` creates them (in schema ``schema``, an OID; 0 for
+    every schema, an entry that replaces the built-in default instead of
+    adding to it)."""
+
+    oid: int
+    role: int
+    schema: int
+    objtype: str
+    acl: AclItems = ()
+
+
+@dataclass(frozen=True)
+class DatabaseDef:
+    """A pg_database row.  splitstream serves one database's objects; the
+    rows exist so CONNECT, CREATE and TEMPORARY can be granted and checked."""
+
+    oid: int
+    name: str
+    owner: int = 10
+    #: None: the default (PUBLIC holds CONNECT and TEMPORARY, the owner everything)
+    acl: AclItems | None = None
+    is_template: bool = False
+    allow_connections: bool = True
+
+
+@dataclass(frozen=True)
+class RoleSetting:
+    """A pg_db_role_setting row (ALTER ROLE / DATABASE ... SET): settings a
+    session starts with, as ``name=value`` texts.  ``database`` or ``role``
+    0 means every database or every role."""
+
+    database: int
+    role: int
+    config: tuple[str, ...] = ()

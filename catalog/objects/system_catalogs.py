@@ -195,9 +195,9 @@ def _pg_type(state, ctx):
     ("datctype", type_oids.TEXT), ("daticulocale", type_oids.TEXT), ("datcollversion", type_oids.TEXT), ("datacl", type_oids.ARRAY_OF[type_oids.TEXT]),
 ])
 def _pg_database(state, ctx):
-    yield (5, "postgres", 10, 6, "c", False, True, -1, 0, 0, 0, 1663, "C", "C", None, None, None)
-    yield (1, "template1", 10, 6, "c", True, True, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
-    yield (4, "template0", 10, 6, "c", True, False, -1, 0, 0, 0, 1663, "C", "C", None, None, ["=c/postgres", "postgres=CTc/postgres"])
+    for d in state.databases.values():
+        yield (d.oid, d.name, d.owner, 6, "c", d.is_template, d.allow_connections, -1, 0, 0, 0, 1663, "C", "C", None,
+               None, acl.acl_texts(state.roles, d.acl))
 
 
 @table("pg_catalog", "pg_roles", [
@@ -209,9 +209,22 @@ def _pg_database(state, ctx):
 def _pg_roles(state, ctx):
     for r in state.roles.values():
         yield (r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.connlimit,
-               "********", r.valid_until, r.bypassrls, None, r.oid)
+               "********", r.valid_until, r.bypassrls, _rolconfig(state, r.oid), r.oid)
     yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
            PG_DATABASE_OWNER)
+
+
+def _rolconfig(state, role: int) -> list[str] | None:
+    """rolconfig / useconfig: the role's settings for every database."""
+    rs = state.role_settings.get((0, role))
+    return list(rs.config) if rs is not None else None
+
+
+@table("pg_catalog", "pg_db_role_setting", [("setdatabase", type_oids.OID), ("setrole", type_oids.OID),
+                                            ("setconfig", TEXTARR)])
+def _pg_db_role_setting(state, ctx):
+    for rs in state.role_settings.values():
+        yield (rs.database, rs.role, list(rs.config))
 
 
 @table("pg_catalog", "pg_settings", [("name", type_oids.TEXT), ("setting", type_oids.TEXT), ("unit", type_oids.TEXT), ("category", type_oids.TEXT),
@@ -627,7 +640,8 @@ def _pg_sequences(state, ctx):
 def _pg_user(state, ctx):
     for r in state.roles.values():
         if r.login:
-            yield (r.name, r.oid, r.createdb, r.superuser, r.replication, r.bypassrls, "********", r.valid_until, None)
+            yield (r.name, r.oid, r.createdb, r.superuser, r.replication, r.bypassrls, "********", r.valid_until,
+                   _rolconfig(state, r.oid))
 
 
 @table("pg_catalog", "pg_authid", [
@@ -654,8 +668,8 @@ def _pg_auth_members(state, ctx):
                                         ("defaclnamespace", type_oids.OID), ("defaclobjtype", type_oids.CHAR),
                                         ("defaclacl", TEXTARR)])
 def _pg_default_acl(state, ctx):
-    """Empty: ALTER DEFAULT PRIVILEGES is refused, so no role has any."""
-    return iter(())
+    for d in sorted(state.default_acls.values(), key=lambda d: d.oid):
+        yield (d.oid, d.role, d.schema, d.objtype, acl.acl_texts(state.roles, d.acl))
 
 
 @table("pg_catalog", "pg_stat_activity", [

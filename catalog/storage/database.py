@@ -28,7 +28,8 @@ from . import records
 from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
                                write_durably)
 from .hooks import StreamStorageHooks
-from ..objects.model import Function, Relation, Role, Schema
+from ..objects import acl
+from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Salvage, Wal, check_segment
@@ -54,7 +55,8 @@ def _one(record: int) -> tuple[int, int]:
 class State:
     """One version of the whole database; treat as immutable once published."""
 
-    __slots__ = ("rels", "by_name", "schemas", "roles", "functions", "data", "next_oid", "version", "ddl_version")
+    __slots__ = ("rels", "by_name", "schemas", "roles", "functions", "data", "next_oid", "version", "ddl_version",
+                 "databases", "default_acls", "role_settings")
 
     def __init__(self) -> None:
         self.rels: dict[int, Relation] = {}
@@ -66,6 +68,12 @@ class State:
         self.next_oid = FIRST_USER_OID
         self.version = 0
         self.ddl_version = 0
+        #: pg_database rows by name (their ACLs and owners)
+        self.databases: dict[str, DatabaseDef] = {}
+        #: pg_default_acl rows by (role, schema OID or 0, object type)
+        self.default_acls: dict[tuple[int, int, str], DefaultAcl] = {}
+        #: pg_db_role_setting rows by (database OID or 0, role OID or 0)
+        self.role_settings: dict[tuple[int, int], RoleSetting] = {}
 
     def clone(self) -> "State":
         s = State()
@@ -78,6 +86,9 @@ class State:
         s.next_oid = self.next_oid
         s.version = self.version
         s.ddl_version = self.ddl_version
+        s.databases = dict(self.databases)
+        s.default_acls = dict(self.default_acls)
+        s.role_settings = dict(self.role_settings)
         return s
 
     def lookup(self, schema: str, name: str) -> Relation | None:
@@ -93,7 +104,9 @@ class State:
             "relations": list(self.rels.values()), "schemas": list(self.schemas.values()),
             "roles": list(self.roles.values()), "functions": [f for fs in self.functions.values() for f in fs],
             "tables": {oid: table_record(tv) for oid, tv in self.data.items()},
-            "next_oid": self.next_oid, "version": self.version, "ddl_version": self.ddl_version})
+            "next_oid": self.next_oid, "version": self.version, "ddl_version": self.ddl_version,
+            "databases": list(self.databases.values()), "default_acls": list(self.default_acls.values()),
+            "role_settings": list(self.role_settings.values())})
 
     @staticmethod
     def from_record(rec: records.Record) -> "State":
@@ -107,16 +120,29 @@ class State:
             s.functions.setdefault(fn.name, []).append(fn)
         s.data = {oid: table_from_record(t) for oid, t in f["tables"].items()}
         s.next_oid, s.version, s.ddl_version = f["next_oid"], f["version"], f["ddl_version"]
+        # checkpoints written before databases, default privileges and role settings were kept lack them
+        s.databases = {d.name: d for d in f.get("databases", BOOTSTRAP_DATABASES)}
+        s.default_acls = {(d.role, d.schema, d.objtype): d for d in f.get("default_acls", ())}
+        s.role_settings = {(r.database, r.role): r for r in f.get("role_settings", ())}
         return s
 
 
 records.register("state", 1, ("relations", "schemas", "roles", "functions", "tables", "next_oid", "version",
-                              "ddl_version"))
+                              "ddl_version", "databases", "default_acls", "role_settings"))
 records.register("checkpoint", 1, ("state", "table_files", "sequences", "wal_gen", "streams", "stream_seq", "time"))
+
+
+#: pg_database as initdb leaves it (the templates' ACLs are PostgreSQL's).
+BOOTSTRAP_DATABASES = (
+    DatabaseDef(5, "postgres"),
+    DatabaseDef(1, "template1", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True),
+    DatabaseDef(4, "template0", acl=((0, 10, "c", ""), (10, 10, "CTc", "")), is_template=True, allow_connections=False),
+)
 
 
 def bootstrap_state() -> State:
     s = State()
+    s.databases = {d.name: d for d in BOOTSTRAP_DATABASES}
     s.schemas = {
         "pg_catalog": Schema(11, "pg_catalog"),
         "public": Schema(2200, "public", comment="standard public schema"),
@@ -154,8 +180,10 @@ def apply_op(state: State, op: Op) -> None:
         sch: Schema = op[1]
         state.schemas[sch.name] = sch
         state.next_oid = max(state.next_oid, sch.oid + 1)
-    elif kind == "drop_schema":
-        state.schemas.pop(op[1], None)
+    elif kind == "drop_schema":            # its default privileges go with it (pg_default_acl's dependency)
+        gone = state.schemas.pop(op[1], None)
+        if gone is not None:
+            state.default_acls = {k: d for k, d in state.default_acls.items() if d.schema != gone.oid}
     elif kind == "role":
         state.roles[op[1].name] = op[1]
         state.next_oid = max(state.next_oid, op[1].oid + 1)
@@ -168,6 +196,20 @@ def apply_op(state: State, op: Op) -> None:
         state.next_oid = max(state.next_oid, fn.oid + 1)
     elif kind == "drop_function":
         state.functions.pop(op[1], None)
+    elif kind == "database":
+        state.databases[op[1].name] = op[1]
+    elif kind == "default_acl":
+        d: DefaultAcl = op[1]
+        state.default_acls[(d.role, d.schema, d.objtype)] = d
+        state.next_oid = max(state.next_oid, d.oid + 1)
+    elif kind == "drop_default_acl":
+        state.default_acls.pop((op[1], op[2], op[3]), None)
+    elif kind == "role_setting":            # no settings left: the row goes
+        rs: RoleSetting = op[1]
+        if rs.config:
+            state.role_settings[(rs.database, rs.role)] = rs
+        else:
+            state.role_settings.pop((rs.database, rs.role), None)
     elif kind == "insert":
         _, oid, cols = op
         tv = state.data[oid]
@@ -183,6 +225,26 @@ def apply_op(state: State, op: Op) -> None:
         state.data[op[1]] = TableVersion(tv.oids)
     else:
         raise ValueError(f"unknown op {kind}")
+
+
+def _with_default_privileges(st: State, obj: Relation | Schema) -> Relation | Schema:
+    """A relation or schema being created gets the ACL ALTER DEFAULT
+    PRIVILEGES gave its owner's new objects (PostgreSQL applies them in
+    heap_create_with_catalog and CreateSchemaCommand; views and streams
+    count as tables, indexes have no ACL).  Computed here, once, so the
+    logged operation carries the ACL and replay does not depend on the
+    default privileges of the time it runs."""
+    if not st.default_acls:
+        return obj
+    if isinstance(obj, Schema):
+        if any(s.oid == obj.oid for s in st.schemas.values()):
+            return obj
+        return replace(obj, acl=acl.initial_acl(st.default_acls, "schema", obj.owner, 0))
+    if obj.oid in st.rels or obj.kind == "i":
+        return obj
+    sch = st.schemas.get(obj.schema)
+    cls = acl.object_class(obj.kind)
+    return obj.with_(acl=acl.initial_acl(st.default_acls, cls, obj.owner, sch.oid if sch is not None else 0))
 
 
 def changes_rows(state: State, op: Op) -> bool:
@@ -244,6 +306,8 @@ class Transaction:
             self.db.hooks.guard_rows(self, op[1])
         if op[0] == "rel" and any(not c.oid for c in op[1].constraints):
             op = ("rel", self._number_constraints(op[1]))
+        if op[0] in ("rel", "schema") and op[1].acl is None:
+            op = (op[0], _with_default_privileges(st, op[1]))
         apply_op(st, op)
         self.ops.append(op)
 

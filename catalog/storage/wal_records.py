@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from . import records
-from ..objects.model import ColumnDef, Constraint, Function, Relation, Role, Schema
+from ..objects.model import ColumnDef, Constraint, DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 
 #: A column as logged: its values and NULL mask (None: no NULLs).
 ColumnArrays = tuple[np.ndarray, np.ndarray | None]
@@ -39,6 +39,10 @@ OP_FIELDS: dict[str, tuple[str, ...]] = {
     "relayout": ("oid", "type_oids", "columns"),
     "truncate": ("oid",),
     "setval": ("oid", "value"),
+    "database": ("database",),
+    "default_acl": ("default_acl",),
+    "drop_default_acl": ("role", "schema", "objtype"),
+    "role_setting": ("role_setting",),
 }
 
 #: Fields that hold a list of :data:`ColumnArrays` (logged as "column" records).
@@ -101,7 +105,8 @@ def _register() -> None:
     records.register("op.stream_part", 1, ("oid", "group", "columns"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
-                     (Role, "role"), (Function, "function")):
+                     (Role, "role"), (Function, "function"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
+                     (RoleSetting, "role_setting")):
         records.register_dataclass(cls, tag)
     # Relation's pair-valued fields are kept by name on disk, not by position
     records.register("owned_by", 1, ("table", "column"))

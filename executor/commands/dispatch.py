@@ -32,7 +32,9 @@ from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
-from .grants import grant_statement, refuse_default_privileges
+from .role_settings import role_setting_statement
+from .grants import grant_statement
+from .default_privileges import default_privileges_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt
@@ -162,8 +164,12 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return foreign_table_ddl(text, words)
     if w0 == "CREATE" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return CreateRoleStmt.parse(text, session)
-    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
-        return CreateRoleStmt.parse(text, session, alter=True)
+    if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP", "DATABASE"):
+        setting = role_setting_statement(text, session)
+        if setting is not None:
+            return setting
+        if words[1] != "DATABASE":
+            return CreateRoleStmt.parse(text, session, alter=True)
     if w0 == "DROP" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return DropRoleStmt.parse(text)
     if len(words) > 1 and words[1] == "DATABASE" and w0 in ("CREATE", "DROP", "ALTER"):
@@ -172,7 +178,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "COPY":
         return CopyStmt.parse(text)
     if w0 == "ALTER" and len(words) > 1 and words[1] == "DEFAULT":
-        raise refuse_default_privileges()
+        return default_privileges_statement(text, session)
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:

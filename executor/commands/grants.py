@@ -1,20 +1,21 @@
-"""GRANT and REVOKE of privileges on relations and schemas (PostgreSQL's
-aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
+"""GRANT and REVOKE of privileges on relations, schemas and databases
+(PostgreSQL's aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
 
 Column privileges live on the columns (``ColumnDef.acl``); a statement
 needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
 every column it uses.  What is not implemented is refused, never accepted
-and ignored: privileges on functions, databases and other object classes,
-and ALTER DEFAULT PRIVILEGES.
+and ignored: privileges on functions and other object classes.  (ALTER
+DEFAULT PRIVILEGES is default_privileges.py.)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
 from splitstream.catalog.objects import acl
-from splitstream.catalog.objects.model import Relation, Role
+from splitstream.catalog.objects.model import DatabaseDef, Relation, Role, Schema
 from splitstream.protocol.errors import (
-    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, INVALID_CATALOG_NAME,
+    INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
 )
 
@@ -28,7 +29,7 @@ from .roles import INVALID_GRANT_OPERATION, RoleMembershipStmt, get_role, role_s
 WARNING_PRIVILEGE_NOT_GRANTED = "01007"
 WARNING_PRIVILEGE_NOT_REVOKED = "01006"
 
-_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES", "DATABASE",
+_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES",
                         "DOMAIN", "TYPE", "LANGUAGE", "LARGE", "FOREIGN", "TABLESPACE", "PARAMETER"}
 
 
@@ -61,30 +62,48 @@ class GrantStmt(Stmt):
             if by.oid != me.oid:
                 raise PgError(FEATURE_NOT_SUPPORTED, "grantor must be current user")
         grantees = [acl.PUBLIC if g == "public" else get_role(st, g).oid for g in self.grantees]
-        if self.target == "schema":
+        if self.target == "database":
+            for name in [n for _, n in self.objects]:
+                db = ctx.txn.state.databases.get(name)
+                if db is None:
+                    raise PgError(INVALID_CATALOG_NAME, f'database "{name}" does not exist')
+                self.on_database(ctx, me, db, grantees)
+        elif self.target == "schema":
             for name in [n for _, n in self.objects]:
                 sch = ctx.txn.state.schemas.get(name)
                 if sch is None:
                     raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
-                current = schema_acl(sch)
-                new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
-                                        ("schema", name), f'"{name}"', grantees)
-                ctx.txn.apply(("schema", replace(sch, acl=new)))
+                self.on_schema(ctx, me, sch, grantees)
         else:
             for rel in self._relations(ctx.txn.state, session.info):
-                ctx.txn.apply(("rel", self._on_relation(ctx, me, rel, grantees)))
+                ctx.txn.apply(("rel", self.on_relation(ctx, me, rel, grantees)))
         return Result(tag=self.tag)
 
-    def _on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
+    def on_schema(self, ctx, me: Role, sch: Schema, grantees: list[int]) -> None:
+        current = schema_acl(sch)
+        new, _, _ = self._apply(ctx, me, current, current, acl.schema_owner(sch), self._letters(ctx, "schema"),
+                                privileges.denied("schema", sch.name), f'"{sch.name}"', grantees)
+        ctx.txn.apply(("schema", replace(sch, acl=new)))
+
+    def on_database(self, ctx, me: Role, db: DatabaseDef, grantees: list[int]) -> None:
+        current = acl.database_acl(db)
+        name = db.name
+        new, _, _ = self._apply(ctx, me, current, current, db.owner, self._letters(ctx, "database"),
+                                privileges.denied("database", name), f'"{name}"', grantees)
+        ctx.txn.apply(("database", replace(db, acl=new)))
+
+    def on_relation(self, ctx, me: Role, rel: Relation, grantees: list[int]) -> Relation:
         cls = acl.object_class(rel.kind)
         if self.privs or (self.all_privs and not self.columns):
             current = relation_acl(rel)
-            new, grantor, done = self._apply(ctx, me, current, current, rel.owner, self._letters(ctx, cls, rel),
-                                             (cls, rel.name), f'"{rel.name}"', grantees)
+            letters = self._letters(ctx, cls, rel)
+            new, _, _ = self._apply(ctx, me, current, current, rel.owner, letters, privileges.denied(cls, rel.name),
+                                    f'"{rel.name}"', grantees)
             rel = rel.with_(acl=new)
-            taken = "".join(x for x in done if x in acl.ALL_RIGHTS["column"])
-            if not self.grant and taken:      # REVOKE on the table takes the same privileges on its columns
-                rel = self._on_columns(ctx, me, rel, grantees, {c.name: taken for c in rel.columns if c.acl}, grantor)
+            taken = "".join(x for x in letters if x in acl.ALL_RIGHTS["column"])
+            if not self.grant and taken:      # REVOKE on the table takes the same privileges on every column
+                rel = self._on_columns(ctx, me, rel, grantees, {c.name: taken for c in rel.live_columns},
+                                       taken if rel.kind != "v" else "")
         if self.columns:
             wanted: dict[str, str] = {}
             for letter, names in self.columns.items():
@@ -99,25 +118,29 @@ class GrantStmt(Stmt):
         return rel
 
     def _on_columns(self, ctx, me: Role, rel: Relation, grantees: list[int], wanted: dict[str, str],
-                    grantor: int | None = None) -> Relation:
+                    system: str = "") -> Relation:
         """ExecGrant_Attribute, column by column in column order: the grantor
-        is chosen from the table's and the column's ACL together.  With
-        ``grantor`` (a table-level REVOKE's) the columns simply follow it."""
+        is chosen from the table's and the column's ACL together.  A
+        table-level REVOKE reaches the system columns too (``system``: the
+        privileges it takes from them), which hold no privileges here but
+        warn (or refuse) as PostgreSQL's do."""
         table_acl = relation_acl(rel)
+        # a sequence's own columns exist only in PostgreSQL's catalog: like system columns, they hold nothing
+        pseudo = SYSTEM_COLUMNS + (SEQUENCE_COLUMNS if rel.kind == "S" and not rel.columns else ())
+        for name in pseudo if system else ():
+            self._apply(ctx, me, (), table_acl, rel.owner, system, _column_denied(name, rel.name),
+                        f'column "{name}" of relation "{rel.name}"', grantees,
+                        all_privs=set(system) == set(acl.ALL_RIGHTS["column"]), whole=acl.ALL_RIGHTS["column"])
         cols = list(rel.columns)
         for i, col in enumerate(cols):
             letters = wanted.get(col.name, "")
             if not letters or col.dropped:
                 continue
             current = col.acl or ()
-            if grantor is not None:
-                new = current
-                for grantee in grantees:
-                    new = _revoke(new, grantee, grantor, letters, self.option, self.cascade)
-            else:
-                new, _, _ = self._apply(ctx, me, current, table_acl + current, rel.owner, letters,
-                                        ("column", f"{col.name} of relation {rel.name}"),
-                                        f'column "{col.name}" of relation "{rel.name}"', grantees)
+            new, _, _ = self._apply(ctx, me, current, table_acl + current, rel.owner, letters,
+                                    _column_denied(col.name, rel.name), f'column "{col.name}" of relation "{rel.name}"',
+                                    grantees, all_privs=set(letters) == set(acl.ALL_RIGHTS["column"]),
+                                    whole=acl.ALL_RIGHTS["column"])
             cols[i] = replace(col, acl=new or None)
         return rel.with_(columns=tuple(cols))
 
@@ -162,38 +185,50 @@ class GrantStmt(Stmt):
         return self.privs
 
     def _apply(self, ctx, me: Role, current: acl.Acl, for_grantor: acl.Acl, owner: int, wanted: str,
-               denied: tuple[str, str], shown: str, grantees: list[int]) -> tuple[acl.Acl, int, str]:
+               denied: PgError, shown: str, grantees: list[int], all_privs: bool | None = None,
+               whole: str = "") -> tuple[acl.Acl, int, str]:
         """Grant or revoke ``wanted`` on one ACL: (new ACL, grantor, the
-        privileges it could give or take).  ``denied``: (noun, name) of the
-        42501 when the grantor holds nothing at all; ``shown``: the object in warnings."""
+        privileges it could give or take).  ``denied``: the 42501 when the
+        grantor holds none of the ``whole`` class's privileges (restrict_and_check_grant);
+        ``shown``: the object in warnings; ``all_privs``: ALL was asked (no "not all" warning)."""
         st = ctx.txn.state
         grantor, options = _best_grantor(st, me, for_grantor, owner, wanted)
         if not options:
             have, have_opts = acl.aclmask(for_grantor, acl.privileged_roles(st.roles, grantor))
-            if not me.superuser and not (have | have_opts):
-                raise privileges.denied(*denied)
+            held = have | have_opts
+            if not me.superuser and not (held & set(whole) if whole else held):
+                raise denied
         effective = "".join(c for c in wanted if c in options)
-        self._warn(ctx, effective, wanted, shown)
+        self._warn(ctx, effective, wanted, shown, self.all_privs if all_privs is None else all_privs)
         new = current
         for grantee in grantees:
             if self.grant:
-                if self.option and grantee == grantor:
+                if self.option and effective and grantee == grantor and grantor != owner:
                     raise PgError(INVALID_GRANT_OPERATION, "grant options cannot be granted back to your own grantor")
                 if effective:
                     new = acl.grant(new, grantee, grantor, effective, self.option)
             elif effective:
-                new = _revoke(new, grantee, grantor, effective, self.option, self.cascade)
+                new = _revoke(new, grantee, grantor, effective, self.option, self.cascade, owner)
         return new, grantor, effective
 
-    def _warn(self, ctx, effective: str, wanted: str, shown: str) -> None:
+    def _warn(self, ctx, effective: str, wanted: str, shown: str, all_privs: bool) -> None:
         if self.grant:
             code, verb = WARNING_PRIVILEGE_NOT_GRANTED, "were granted"
         else:
             code, verb = WARNING_PRIVILEGE_NOT_REVOKED, "could be revoked"
         if not effective:
             ctx.notices.append(Notice(f"no privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
-        elif not self.all_privs and set(effective) != set(wanted):
+        elif not all_privs and set(effective) != set(wanted):
             ctx.notices.append(Notice(f"not all privileges {verb} for {shown}", sqlstate=code, severity="WARNING"))
+
+
+#: A table's system columns in attnum order (-6 .. -1): a table-level REVOKE visits them.
+SYSTEM_COLUMNS = ("tableoid", "cmax", "xmax", "cmin", "xmin", "ctid")
+SEQUENCE_COLUMNS = ("last_value", "log_cnt", "is_called")
+
+
+def _column_denied(column: str, relation: str) -> PgError:
+    return PgError(INSUFFICIENT_PRIVILEGE, f'permission denied for column "{column}" of relation "{relation}"')
 
 
 def _best_grantor(st, me: Role, current: acl.Acl, owner: int, wanted: str) -> tuple[int, set[str]]:
@@ -211,12 +246,13 @@ def _best_grantor(st, me: Role, current: acl.Acl, owner: int, wanted: str) -> tu
     return best, best_opts
 
 
-def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_only: bool, cascade: bool) -> acl.Acl:
+def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_only: bool, cascade: bool,
+            owner: int) -> acl.Acl:
     """Revoke, following PostgreSQL's recursive_revoke: privileges the
     grantee granted on with the options it loses go too (CASCADE), or the
-    REVOKE fails (RESTRICT)."""
+    REVOKE fails (RESTRICT).  The owner never truly loses grant options."""
     new = acl.revoke(current, grantee, grantor, privs, option_only)
-    if grantee == acl.PUBLIC:
+    if grantee in (acl.PUBLIC, owner):
         return new
     lost = set(privs) - acl.options_of(new, grantee)
     if not lost:
@@ -226,7 +262,7 @@ def _revoke(current: acl.Acl, grantee: int, grantor: int, privs: str, option_onl
         raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, "dependent privileges exist",
                       hint="Use CASCADE to revoke them too.")
     for ge, _gr, p, _o in deps:
-        new = _revoke(new, ge, grantee, "".join(c for c in p if c in lost), False, True)
+        new = _revoke(new, ge, grantee, "".join(c for c in p if c in lost), False, True, owner)
     return new
 
 
@@ -267,7 +303,8 @@ def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
     if word in _UNSUPPORTED_TARGETS:
         what = "FOREIGN DATA WRAPPER / FOREIGN SERVER" if word == "FOREIGN" else word.rstrip("S")
         raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on {what.lower()} objects are not supported",
-                      hint="splitstream keeps privileges on tables, streams, views, sequences and schemas.")
+                      hint="splitstream keeps privileges on tables, streams, views, sequences, schemas and "
+                                   "databases.")
     if r.accept("ALL"):
         kind = r.next()
         if kind not in ("TABLES", "SEQUENCES"):
@@ -279,6 +316,8 @@ def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
         return ("table" if kind == "TABLES" else "sequence"), [], r.names()
     if r.accept("SCHEMA"):
         return "schema", [(None, n) for n in r.names()], []
+    if r.accept("DATABASE"):
+        return "database", [(None, n) for n in r.names()], []
     target = "sequence" if r.accept("SEQUENCE") else "table"
     r.accept("TABLE")
     objs = [r.qualified()]
@@ -323,8 +362,3 @@ def grant_statement(text: str, session) -> Stmt:
 def _grantee(r: Reader, session) -> str:
     r.accept("GROUP")
     return role_spec(r, session)
-
-
-def refuse_default_privileges() -> PgError:
-    return PgError(FEATURE_NOT_SUPPORTED, "ALTER DEFAULT PRIVILEGES is not supported",
-                   hint="GRANT on the objects after creating them (GRANT ... ON ALL TABLES IN SCHEMA ...).")

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.model import Relation, Role, Schema
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, INVALID_SCHEMA_NAME, UNDEFINED_TABLE, Notice, PgError,
+    DEPENDENT_OBJECTS_STILL_EXIST, INSUFFICIENT_PRIVILEGE, INVALID_SCHEMA_NAME, UNDEFINED_TABLE, Notice, PgError,
 )
 
 from ..api import Result
@@ -16,6 +16,9 @@ from ..execution import privileges
 from ..execution.privileges import current_role
 from .base import Stmt
 from .role_syntax import Reader
+from .default_privileges import DefaultPrivilegesStmt
+from .drop import all_dependents, drop_relation, kind_word
+from .grants import GrantStmt
 from .roles import get_role, role_spec
 
 
@@ -54,6 +57,7 @@ class OwnedStmt(Stmt):
     reassign: bool
     roles: list[str]
     to: str | None
+    cascade: bool = False
     cacheable = False
 
     @property
@@ -70,12 +74,13 @@ class OwnedStmt(Stmt):
             if not me.superuser and role.oid not in mine:
                 what = "reassign objects" if self.reassign else "drop objects"
                 raise PgError(INSUFFICIENT_PRIVILEGE, f"permission denied to {what}")
+        notices: list[Notice] = []
         for old in olds:
             if new is not None:
                 self._reassign(ctx, old.oid, new.oid)
             else:
-                self._drop(ctx, old)
-        return Result(tag=self.tag)
+                notices += self._drop(session, ctx, me, old)
+        return Result(tag=self.tag, notices=notices)
 
     def _reassign(self, ctx, old: int, new: int) -> None:
         st = ctx.txn.state
@@ -86,26 +91,75 @@ class OwnedStmt(Stmt):
             if rel.owner == old and rel.kind != "i" and not (rel.kind == "S" and rel.owned_by):
                 change_owner(ctx, ctx.txn.state.rels[rel.oid], new)
 
-    def _drop(self, ctx, role: Role) -> None:
+    def _drop(self, session, ctx, me: Role, role: Role) -> list[Notice]:
+        """shdepDropOwned: revoke what was granted to the role (as REVOKE ALL
+        ... CASCADE by the current role would), then drop the objects it owns
+        in this database with what depends on them (CASCADE) or refuse."""
+        self._revoke_all(ctx, me, role)
         st = ctx.txn.state
-        owned = [r.name for r in st.rels.values() if r.owner == role.oid] + \
-                [s.name for s in st.schemas.values() if s.owner == role.oid and s.oid >= 16384]
-        if owned:
-            raise PgError(FEATURE_NOT_SUPPORTED, "DROP OWNED of objects the role owns is not supported",
-                          hint=f"DROP the objects ({', '.join(sorted(owned))}) or REASSIGN OWNED BY {role.name} TO "
-                               "another role first; DROP OWNED then revokes the role's privileges.")
+        schemas = [s for s in st.schemas.values() if s.owner == role.oid and s.oid >= acl.FIRST_USER_OID]
+        rels = [r for r in st.rels.values() if r.owner == role.oid and r.kind != "i"]
+        gone = {r.oid for r in rels} | {r.oid for r in st.rels.values() if r.schema in {s.name for s in schemas}}
+        lines, cascaded = [], []
+        for obj in sorted([*schemas, *rels], key=lambda o: o.oid):     # findDependentObjects, target by target
+            if isinstance(obj, Schema):
+                found = sorted((r for r in st.rels.values() if r.schema == obj.name and r.owner != role.oid
+                                and r.kind != "i" and not r.owned_by), key=lambda r: r.oid)
+                what = f"schema {obj.name}"
+            else:
+                found = [d for d in all_dependents(st, obj.oid) if d.kind == "v" and d.oid not in gone]
+                what = f"{kind_word(obj)} {obj.qualified}"
+            for dep in found:
+                gone.add(dep.oid)
+                cascaded.append(dep)
+                lines.append(f"{kind_word(dep)} {dep.qualified} depends on {what}")
+        if lines and not self.cascade:
+            raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, "cannot drop desired object(s) because other objects "
+                          "depend on them", detail="\n".join(lines),
+                          hint="Use DROP ... CASCADE to drop the dependent objects too.")
+        for oid in sorted(gone, key=lambda o: -o):          # dependents (created later) first
+            rel = ctx.txn.state.rels.get(oid)
+            if rel is not None:
+                for dep in all_dependents(ctx.txn.state, oid):
+                    drop_relation(session, ctx, dep)
+                drop_relation(session, ctx, rel)
+        for sch in schemas:
+            ctx.txn.apply(("drop_schema", sch.name))
+        for key, d in list(ctx.txn.state.default_acls.items()):
+            if d.role == role.oid:
+                ctx.txn.apply(("drop_default_acl", *key))
+        if len(cascaded) == 1:
+            return [Notice(f"drop cascades to {kind_word(cascaded[0])} {cascaded[0].qualified}")]
+        if cascaded:
+            return [Notice(f"drop cascades to {len(cascaded)} other objects", detail="\n".join(
+                f"drop cascades to {kind_word(r)} {r.qualified}" for r in cascaded))]
+        return []
+
+    def _revoke_all(self, ctx, me: Role, role: Role) -> None:
+        """RemoveRoleFromObjectACL on every object whose ACL names the role
+        (PostgreSQL visits them in the order the grants were made, which is
+        not kept here: schemas, relations by OID, then databases)."""
+        revoke = GrantStmt(False, "", True, "table", [], [], [role.name], False, cascade=True)
+        st = ctx.txn.state
         for sch in list(st.schemas.values()):
-            if sch.acl and any(role.oid in (it[0], it[1]) for it in sch.acl):
-                ctx.txn.apply(("schema", replace(sch, acl=_without(sch.acl, role.oid))))
-        for rel in list(st.rels.values()):
-            held_cols = any(c.acl and any(role.oid in (it[0], it[1]) for it in c.acl) for c in rel.columns)
-            if held_cols or (rel.acl and any(role.oid in (it[0], it[1]) for it in rel.acl)):
-                cols = tuple(replace(c, acl=_without(c.acl, role.oid) or None) if c.acl else c for c in rel.columns)
-                ctx.txn.apply(("rel", rel.with_(acl=_without(rel.acl, role.oid) if rel.acl else None, columns=cols)))
+            if _names(sch.acl, role.oid):
+                revoke.on_schema(ctx, me, ctx.txn.state.schemas[sch.name], [role.oid])
+        for rel in sorted(st.rels.values(), key=lambda r: r.oid):
+            if _names(rel.acl, role.oid) or any(_names(c.acl, role.oid) for c in rel.columns):
+                ctx.txn.apply(("rel", revoke.on_relation(ctx, me, ctx.txn.state.rels[rel.oid], [role.oid])))
+        for d in list(st.default_acls.values()):
+            if d.role != role.oid and _names(d.acl, role.oid):
+                cls = acl.DEFACL_CLASS[d.objtype]
+                DefaultPrivilegesStmt([], [], False, acl.ALL_RIGHTS[cls], cls, [role.name], False, True).set_entry(
+                    ctx, d.role, d.schema, [role.oid])
+        for db in list(st.databases.values()):        # shared objects after this database's
+            if _names(db.acl, role.oid):
+                revoke.on_database(ctx, me, db, [role.oid])
 
 
-def _without(current: acl.Acl, role: int) -> acl.Acl:
-    return tuple(it for it in current if role not in (it[0], it[1]))
+def _names(items: acl.Acl | None, role: int) -> bool:
+    """The ACL has an item granted to ``role``."""
+    return bool(items) and any(it[0] == role for it in items or ())
 
 
 def owned_statement(text: str, session) -> Stmt:
@@ -119,10 +173,11 @@ def owned_statement(text: str, session) -> Stmt:
     if reassign:
         r.expect("TO")
         to = role_spec(r, session)
-    else:
-        r.accept("CASCADE") or r.accept("RESTRICT")
+    cascade = (not reassign) and r.accept("CASCADE")
+    if not reassign and not cascade:
+        r.accept("RESTRICT")
     r.end()
-    return OwnedStmt(reassign, roles, to)
+    return OwnedStmt(reassign, roles, to, cascade)
 
 
 
@@ -154,7 +209,7 @@ class AlterOwnerStmt(Stmt):
             if sch is None:
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{self.name}" does not exist')
             if sch.owner != new.oid:
-                self._check(st, me, new, sch.owner, "schema", sch.name, None)
+                self._check(st, me, new, sch.owner, "schema", sch.name, None, session.info)
                 change_owner(ctx, sch, new.oid)
             return Result(tag=self.tag)
         rel = _find(st, self.schema, self.name, session.info)
@@ -163,14 +218,16 @@ class AlterOwnerStmt(Stmt):
                 return Result(tag=self.tag, notices=[Notice(f'relation "{self.name}" does not exist, skipping')])
             raise PgError(UNDEFINED_TABLE, f'relation "{self.name}" does not exist')
         if rel.owner != new.oid:
-            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema)
+            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema,
+                        session.info)
             change_owner(ctx, rel, new.oid)
         return Result(tag=self.tag)
 
     @staticmethod
-    def _check(st, me: Role, new: Role, owner: int, noun: str, name: str, schema: str | None) -> None:
+    def _check(st, me: Role, new: Role, owner: int, noun: str, name: str, schema: str | None, info) -> None:
         """Superusers may; others must own the object, be able to become the
-        new owner, and the new owner needs CREATE on the schema."""
+        new owner, and the new owner needs CREATE on the schema (for a
+        schema, the current role CREATE on the database)."""
         if me.superuser:
             return
         if not privileges.is_owner(st, me, owner):
@@ -180,7 +237,7 @@ class AlterOwnerStmt(Stmt):
         if schema is not None:
             privileges.check_schema(st, new, schema, "C")
         else:
-            raise PgError(INSUFFICIENT_PRIVILEGE, "permission denied for database postgres")
+            privileges.check_database(st, info, "C")
 
 
 def _find(st, schema: str | None, name: str, info) -> Relation | None:

@@ -144,9 +144,6 @@ class CreateRoleStmt(Stmt):
             new = r.name()
             r.end()
             return CreateRoleStmt(name, {}, True, False, rename_to=new)
-        if alter and (r.at("SET") or r.at("RESET") or r.at("IN")):
-            raise PgError(FEATURE_NOT_SUPPORTED, "ALTER ROLE ... SET and RESET (per-role settings) are not supported",
-                          hint="Set the parameter in the session (SET) or in the connection's options.")
         return CreateRoleStmt(name, _options(r), alter, kind == "USER")
 
     def run(self, session, ctx):
@@ -368,12 +365,27 @@ class DropRoleStmt(Stmt):
                               f'role "{role.name}" cannot be dropped because some objects depend on it',
                               detail="\n".join(deps))
             ctx.txn.apply(("drop_role", role.name))
+            for key, rs in list(ctx.txn.state.role_settings.items()):    # DropSetting: its settings go too
+                if key[1] == role.oid:
+                    ctx.txn.apply(("role_setting", replace(rs, config=())))
             for other in list(ctx.txn.state.roles.values()):
                 if any(m[0] == role.oid or m[1] == role.oid for m in other.member_of):
                     rows = tuple((g, acl.BOOTSTRAP_SUPERUSER if gr == role.oid else gr, a)
                                  for g, gr, a in other.member_of if g != role.oid)
                     ctx.txn.apply(("role", replace(other, member_of=rows)))
         return Result(tag="DROP ROLE", notices=notices)
+
+
+_DEFACL_NOUN = {"r": "relations", "S": "sequences", "f": "functions", "T": "types", "n": "schemas"}
+
+
+def default_acl_description(st, d) -> str:
+    """getObjectDescription of a pg_default_acl row."""
+    text = f"default privileges on new {_DEFACL_NOUN[d.objtype]} belonging to role {acl.role_name(st.roles, d.role)}"
+    if d.schema:
+        sch = next((s for s in st.schemas.values() if s.oid == d.schema), None)
+        text += f" in schema {sch.name if sch is not None else d.schema}"
+    return text
 
 
 def dependencies(st, oid: int) -> list[str]:
@@ -401,4 +413,8 @@ def dependencies(st, oid: int) -> list[str]:
     for fns in st.functions.values():
         for fn in fns:
             check(fn.oid, fn.owner, None, f"function {fn.name}")
+    for d in st.default_acls.values():
+        check(d.oid, d.role, d.acl, default_acl_description(st, d))
+    for db in st.databases.values():
+        check(db.oid, db.owner, db.acl, f"database {db.name}")
     return [text for _oid, _sub, _kind, text in sorted(found)]

@@ -21,8 +21,7 @@ def create_schema(session, ctx, planner, tree, text):
     name = ident(t.args.get("db")) if t.args.get("db") else ident(t.this)
     st = ctx.txn.for_write(ctx.check_cancel)
     me = privileges.current_role(st, session.info)
-    if not me.superuser:        # CREATE on the database: only its owner (the superuser) holds it
-        raise privileges.denied("database", session.info.database)
+    privileges.check_database(st, session.info, "C")
     if name in st.schemas:
         if tree.args.get("exists"):
             return [Notice(f'schema "{name}" already exists, skipping', "42P06")]

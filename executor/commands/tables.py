@@ -191,6 +191,9 @@ def check_table_properties(tree: exp.Create) -> None:
 
 
 def create_table(session, ctx, planner, tree: exp.Create, text: str):
+    props = tree.args.get("properties")
+    if props is not None and any(isinstance(p, exp.TemporaryProperty) for p in props.expressions):
+        privileges.check_temporary(ctx.state, session.info)     # refused below, but 42501 comes first
     check_table_properties(tree)
     schema_node = tree.this
     exists_ok = bool(tree.args.get("exists"))
@@ -233,11 +236,11 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         for cn in con.columns:
             if not any(c.name == cn for c in cols):
                 raise PgError(UNDEFINED_COLUMN, f'column "{cn}" named in key does not exist')
+    seq_oids = [ctx.txn.new_oid() for _ in seqs]      # serial sequences come first, as PostgreSQL creates them
     oid = ctx.txn.new_oid()
     owner = privileges.current_role(st, session.info).oid
     notices: list[Notice] = []
-    for cname, coid in seqs:
-        seq_oid = ctx.txn.new_oid()
+    for (cname, coid), seq_oid in zip(seqs, seq_oids):
         ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid, owner=owner,
                                        seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
                                        owned_by=(oid, cname))))

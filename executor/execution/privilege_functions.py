@@ -109,11 +109,13 @@ def _schema(state, ctx, role, obj, privs) -> bool | None:
 
 
 def _database(state, ctx, role, obj, privs) -> bool | None:
-    if obj not in ("postgres", 5):
+    db = next((d for d in state.databases.values() if d.oid == obj), None) if isinstance(obj, int) \
+        else state.databases.get(obj)
+    if db is None:
         if isinstance(obj, int):
             return None
         raise PgError("3D000", f'database "{obj}" does not exist')
-    return _holds(state, role, acl.default_acl("database", acl.BOOTSTRAP_SUPERUSER), _parse_privs(privs, "database"))
+    return _holds(state, role, acl.database_acl(db), _parse_privs(privs, "database"))
 
 
 def _function(state, ctx, role, obj, privs) -> bool | None:

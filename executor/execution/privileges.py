@@ -17,7 +17,7 @@ from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.acl import (  # noqa: F401  (re-exported: the executor's one place for who runs)
     current_role, current_role_name, login_role, login_role_name, relation_acl, schema_acl, shown_current_user,
 )
-from splitstream.catalog.objects.model import Relation, Role
+from splitstream.catalog.objects.model import DatabaseDef, Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
 #: Relation kind -> the noun PostgreSQL's messages use.
@@ -102,6 +102,30 @@ def check_schema(state: Any, role: Role, name: str, privs: str) -> None:
         return
     if not set(privs) <= held(state, role, schema_acl(sch)):
         raise denied("schema", name)
+
+
+def session_database(state: Any, info: Any) -> DatabaseDef:
+    """The pg_database row of the session's database (trust mode maps every name to postgres)."""
+    name = info.database if info is not None else "postgres"
+    return state.databases.get(name) or state.databases["postgres"]
+
+
+def has_database_privilege(state: Any, role: Role, db: DatabaseDef, letter: str) -> bool:
+    return letter in held(state, role, acl.database_acl(db))
+
+
+def check_database(state: Any, info: Any, letter: str) -> None:
+    """CREATE (schemas) on the session's database, as the current role."""
+    db = session_database(state, info)
+    if not has_database_privilege(state, current_role(state, info), db, letter):
+        raise denied("database", db.name)
+
+
+def check_temporary(state: Any, info: Any) -> None:
+    """TEMPORARY on the session's database (InitTempTableNamespace)."""
+    db = session_database(state, info)
+    if not has_database_privilege(state, current_role(state, info), db, "T"):
+        raise PgError(INSUFFICIENT_PRIVILEGE, f'permission denied to create temporary tables in database "{db.name}"')
 
 
 def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:

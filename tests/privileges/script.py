@@ -54,6 +54,27 @@ GRANT SELECT ON pv2 TO PUBLIC;
 GRANT p_group TO p_admin WITH ADMIN OPTION;
 GRANT SELECT (a), INSERT (a), UPDATE (b) ON pt TO p_none;
 GRANT SELECT (b) ON ps.pt2 TO p_group;
+CREATE ROLE p_noconnect LOGIN PASSWORD '{PASSWORD}';
+REVOKE CONNECT, TEMPORARY ON DATABASE postgres FROM PUBLIC;
+GRANT CONNECT ON DATABASE postgres TO p_owner, p_reader, p_writer, p_none, p_group, p_admin, p_limited, p_expired;
+GRANT CONNECT ON DATABASE postgres TO p_noinh;
+GRANT CREATE ON DATABASE postgres TO p_admin WITH GRANT OPTION;
+GRANT CONNECT ON DATABASE template1 TO p_reader;
+ALTER DEFAULT PRIVILEGES FOR ROLE p_owner GRANT SELECT ON TABLES TO p_reader;
+ALTER DEFAULT PRIVILEGES FOR ROLE p_owner IN SCHEMA ps GRANT INSERT, UPDATE ON TABLES TO p_writer WITH GRANT OPTION;
+ALTER DEFAULT PRIVILEGES FOR ROLE p_owner REVOKE USAGE ON SEQUENCES FROM p_owner;
+ALTER DEFAULT PRIVILEGES IN SCHEMA ps GRANT USAGE ON SEQUENCES TO p_group;
+ALTER DEFAULT PRIVILEGES GRANT USAGE ON SCHEMAS TO p_reader;
+ALTER DEFAULT PRIVILEGES FOR ROLE p_admin REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;
+ALTER DEFAULT PRIVILEGES FOR ROLE p_admin GRANT EXECUTE ON ROUTINES TO p_none;
+ALTER ROLE p_reader SET work_mem = '2MB';
+ALTER ROLE p_reader SET search_path = ps, public;
+ALTER ROLE p_writer IN DATABASE postgres SET statement_timeout = '5min';
+ALTER ROLE p_writer SET statement_timeout = '1min';
+ALTER ROLE p_writer SET extra_float_digits = 2;
+ALTER ROLE ALL SET lock_timeout = '1min';
+ALTER DATABASE postgres SET extra_float_digits = 0;
+ALTER ROLE p_admin SET my.option = 'x'
 """
 
 TABLES = ["pt", "ps.pt2", "pclosed.pt3", "ppub"]
@@ -94,6 +115,82 @@ SEQUENCE_KINDS = [
     "DROP SEQUENCE pseq",
     "SELECT has_sequence_privilege('pseq', 'USAGE'), has_sequence_privilege('pseq', 'SELECT')",
 ]
+#: database privileges (issue 20 item 2): the session's database and others
+DATABASE = [
+    "SELECT has_database_privilege('postgres', 'CONNECT'), has_database_privilege('postgres', 'CREATE'), "
+    "has_database_privilege('postgres', 'TEMP'), has_database_privilege('template1', 'CONNECT')",
+    "SELECT has_database_privilege('p_noconnect', 'postgres', 'CONNECT'), "
+    "has_database_privilege('p_member', 'postgres', 'CONNECT WITH GRANT OPTION')",
+    "SELECT has_database_privilege('nosuch', 'CONNECT')",
+    "CREATE TEMP TABLE tmpt (a int)",
+    "CREATE TEMPORARY TABLE tmpt AS SELECT 1 AS a",
+    "GRANT CREATE ON DATABASE postgres TO p_none",
+    "GRANT CREATE, CONNECT ON DATABASE postgres TO p_none WITH GRANT OPTION",
+    "REVOKE CONNECT ON DATABASE postgres FROM p_reader",
+    "REVOKE ALL ON DATABASE postgres FROM p_admin CASCADE",
+    "GRANT CONNECT ON DATABASE nosuch TO p_none",
+    "GRANT SELECT ON DATABASE postgres TO p_none",
+    "GRANT ALL ON DATABASE postgres, template1 TO p_none",
+    "ALTER SCHEMA ps OWNER TO p_admin",
+    "SELECT datname, array_to_string(datacl, ','), datallowconn FROM pg_database ORDER BY 1",
+]
+#: ALTER DEFAULT PRIVILEGES (issue 20 item 1)
+DEFAULT_PRIVILEGES = [
+    "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO p_none",
+    "ALTER DEFAULT PRIVILEGES FOR ROLE p_owner GRANT SELECT ON TABLES TO p_none",
+    "ALTER DEFAULT PRIVILEGES FOR ROLE p_group REVOKE ALL ON SEQUENCES FROM PUBLIC",
+    "ALTER DEFAULT PRIVILEGES IN SCHEMA ps GRANT SELECT ON TABLES TO p_none",
+    "ALTER DEFAULT PRIVILEGES IN SCHEMA ps, nosuch GRANT SELECT ON TABLES TO p_none",
+    "ALTER DEFAULT PRIVILEGES IN SCHEMA ps GRANT USAGE ON SCHEMAS TO p_none",
+    "ALTER DEFAULT PRIVILEGES GRANT USAGE ON SCHEMAS TO p_none, nosuch",
+    "ALTER DEFAULT PRIVILEGES GRANT SELECT (a) ON TABLES TO p_none",
+    "ALTER DEFAULT PRIVILEGES GRANT INSERT ON SEQUENCES TO p_none",
+    "ALTER DEFAULT PRIVILEGES REVOKE GRANT OPTION FOR ALL ON TABLES FROM p_writer",
+    "SELECT pg_get_userbyid(d.defaclrole), n.nspname, d.defaclobjtype, array_to_string(d.defaclacl, ',') "
+    "FROM pg_default_acl d LEFT JOIN pg_namespace n ON n.oid = d.defaclnamespace ORDER BY 1, 2, 3",
+    "CREATE TABLE ps.dp_t (a int)",
+    "CREATE SEQUENCE ps.dp_s",
+    "CREATE TABLE dp_t (a serial)",
+    "CREATE VIEW dp_v AS SELECT 1 AS x",
+    "CREATE SCHEMA dp_s",
+]
+#: ALTER ROLE / DATABASE ... SET (issue 20 item 3); a role's own connection starts with its settings
+ROLE_SETTINGS = [
+    "SHOW work_mem",
+    "SHOW search_path",
+    "SHOW statement_timeout",
+    "SHOW lock_timeout",
+    "SELECT current_setting('extra_float_digits'), coalesce(current_setting('my.option', true), '')",
+    "ALTER ROLE CURRENT_USER SET work_mem = '1MB'",
+    "ALTER ROLE p_reader SET work_mem = '1MB'",
+    "ALTER ROLE p_none IN DATABASE postgres SET search_path = public",
+    "ALTER ROLE CURRENT_USER IN DATABASE nosuch SET work_mem = '1MB'",
+    "ALTER ROLE CURRENT_USER SET log_min_messages = 'debug1'",
+    "ALTER ROLE CURRENT_USER SET nosuch = 1",
+    "ALTER ROLE CURRENT_USER SET my.opt = 1",
+    "ALTER ROLE CURRENT_USER SET extra_float_digits = 9",
+    "ALTER ROLE CURRENT_USER SET TimeZone = 'nowhere/nothing'",
+    "ALTER ROLE CURRENT_USER SET port = 1",
+    "ALTER ROLE CURRENT_USER SET is_superuser = on",
+    "ALTER ROLE CURRENT_USER RESET ALL",
+    "ALTER ROLE CURRENT_USER RESET work_mem",
+    "ALTER ROLE ALL SET work_mem = '1MB'",
+    "ALTER DATABASE postgres SET work_mem = '1MB'",
+    "ALTER DATABASE postgres RESET ALL",
+    "SELECT r.rolname, array_to_string(s.setconfig, ',') FROM pg_db_role_setting s "
+    "JOIN pg_roles r ON r.oid = s.setrole ORDER BY 1, 2",
+    "SELECT rolname, rolconfig FROM pg_roles WHERE rolconfig IS NOT NULL ORDER BY 1",
+]
+#: DROP OWNED (issue 20 item 4)
+DROP_OWNED = [
+    "DROP OWNED BY p_owner",
+    "DROP OWNED BY p_noconnect",
+    "DROP OWNED BY p_writer CASCADE",
+    "REVOKE ALL ON pseq FROM p_writer",
+    "REVOKE ALL ON ps.pt2 FROM p_none",
+    "REVOKE SELECT, UPDATE ON pt FROM p_none",
+]
+
 OTHER = [
     "CREATE TABLE newt (a int)",
     "CREATE TABLE newt AS SELECT * FROM pt",
@@ -146,7 +243,7 @@ OTHER = [
     "ALTER TABLE pt OWNER TO p_reader",
     "ALTER TABLE pt OWNER TO p_group",
     "REASSIGN OWNED BY p_owner TO p_reader",
-]
+] + DATABASE + DEFAULT_PRIVILEGES + ROLE_SETTINGS + DROP_OWNED
 
 
 def statements() -> list[str]:

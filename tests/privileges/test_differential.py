@@ -134,7 +134,10 @@ def _login(side: Side, user: str) -> Outcome:
         side.connect(user, script.PASSWORD).close()
         return ("ok",)
     except psycopg.OperationalError as e:
-        return ("refused", str(e).strip().splitlines()[-1].split("FATAL:")[-1].strip())
+        lines = str(e).strip().splitlines()
+        fatal = [ln.split("FATAL:")[-1].strip() for ln in lines if "FATAL:" in ln][-1]
+        detail = [ln.split("DETAIL:")[-1].strip() for ln in lines if ln.startswith("DETAIL:")]
+        return ("refused", fatal, *detail)
 
 
 def test_login_attribute(sides):
@@ -149,12 +152,15 @@ def test_login_attribute(sides):
         ("refused", 'too many connections for role "p_limited"')
     for c in held:
         c.close()
+    assert _login(pg, "p_noconnect") == _login(ss, "p_noconnect") == \
+        ("refused", 'permission denied for database "postgres"', "User does not have CONNECT privilege.")
     assert _login(ss, "p_expired")[0] == "refused"
     with pytest.raises(psycopg.OperationalError, match="password authentication failed"):
         ss.connect("p_reader", "wrong")
 
 
-@pytest.mark.parametrize("command", [r"\du", r"\dp", r"\z", r"\z pt", r"\dp ps.*", r"\du p_*", r"\ddp"])
+@pytest.mark.parametrize("command", [r"\du", r"\dp", r"\z", r"\z pt", r"\dp ps.*", r"\du p_*", r"\ddp",
+                                     r"\ddp p_*", r"\l", r"\drds", r"\drds p_*"])
 def test_psql_listings_match(sides, command):
     pg, ss = sides
     assert psql_output(ss, command) == psql_output(pg, command)

@@ -86,10 +86,66 @@ def test_lines_match_type_database_user_and_address():
     assert hba.method_for(hba.parse("host sameuser all ::1/128 trust"), False, "u", "u", "::1") == "trust"
 
 
-@pytest.mark.parametrize("line", ["local all all trust", "host all +grp 127.0.0.1/32 trust",
+def test_group_samerole_file_and_quoted_names(tmp_path):
+    """+role matches the role's members (directly or not, itself too), samerole a database named as one of
+    them, @file the names listed in a file beside the hba file; a quoted name is only a name."""
+    (tmp_path / "names.txt").write_text("carol, dave  # the auditors\neve\n")
+    (tmp_path / "hba.conf").write_text('host all +grp 127.0.0.1/32 trust\n'
+                                       'host samerole all 127.0.0.1/32 md5\n'
+                                       'host all @names.txt,"+lit" 127.0.0.1/32 scram-sha-256\n'
+                                       'host "all" all 127.0.0.1/32 reject\n')
+    rules = hba.load(str(tmp_path / "hba.conf"))
+    groups = {"ann": frozenset({"ann", "grp"}), "bob": frozenset({"bob", "team"}), "grp": frozenset({"grp"})}
+
+    def method(database: str, user: str) -> str | None:
+        return hba.method_for(rules, False, database, user, "127.0.0.1", lambda u: groups.get(u, frozenset()))
+
+    assert method("postgres", "ann") == "trust"
+    assert method("team", "bob") == "md5" and method("postgres", "bob") is None
+    assert method("postgres", "dave") == method("postgres", "eve") == method("x", "+lit") == "scram-sha-256"
+    assert method("all", "zed") == "reject" and method("postgres", "zed") is None
+    assert method("postgres", "grp") == "trust"          # +grp: the role itself is a member
+    assert hba.needs_membership(rules)
+
+
+def test_local_lines_match_the_unix_socket_only():
+    rules = hba.parse("local all all trust\nhost all all 127.0.0.1/32 md5", unix_socket=True)
+    assert hba.method_for(rules, False, "postgres", "u", "") == "trust"
+    assert hba.method_for(rules, False, "postgres", "u", "127.0.0.1") == "md5"
+    with pytest.raises(hba.HbaError, match="unix-socket-dir"):
+        hba.parse("local all all trust")
+
+
+def test_unix_socket_with_local_lines(tmp_path):
+    """--unix-socket-dir: psql's default kind of connection, matched by local lines."""
+    from tests.support.servers import SplitstreamServer
+
+    (tmp_path / "hba.conf").write_text("local all +admins trust\nlocal all all reject\nhost all all all scram-sha-256\n")
+    sock = tmp_path / "sock"
+    sock.mkdir()
+    srv = SplitstreamServer(tmp_path / "data", password=SUPER, extra_args=[
+        "--fsync", "off", "--hba", str(tmp_path / "hba.conf"), "--unix-socket-dir", str(sock)])
+    srv.start()
+    try:
+        with _connect(srv, "postgres", SUPER) as c:
+            c.execute("CREATE ROLE admins")
+            c.execute("CREATE ROLE ann LOGIN IN ROLE admins")
+            c.execute("CREATE ROLE bob LOGIN")
+        with psycopg.connect(host=str(sock), port=srv.port, user="ann", dbname="postgres") as c:
+            assert c.execute("SELECT current_user").fetchone() == ("ann",)
+        with pytest.raises(psycopg.OperationalError) as ei:
+            psycopg.connect(host=str(sock), port=srv.port, user="bob", dbname="postgres")
+        assert 'pg_hba.conf rejects connection for host "[local]", user "bob", database "postgres"' in str(ei.value)
+    finally:
+        srv.stop()
+    assert not (sock / f".s.PGSQL.{srv.port}").exists()
+
+
+@pytest.mark.parametrize("line", ["local all all trust", "host replication all 127.0.0.1/32 trust",
                                   "host all all 127.0.0.1/32 password", "host all all 127.0.0.1 trust",
                                   "host all all 127.0.0.1/32", "host all all 300.0.0.1/32 trust",
-                                  "host all all 127.0.0.1/32 trust clientcert=verify-full"])
+                                  "host all all 127.0.0.1/32 trust clientcert=verify-full",
+                                  "host all @missing.txt 127.0.0.1/32 trust"])
 def test_unsupported_lines_stop_the_server(tmp_path, line):
     f = tmp_path / "hba.conf"
     f.write_text(line + "\n")

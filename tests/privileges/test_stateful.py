@@ -22,6 +22,77 @@ CREATE ROLE agrp;
 GRANT CREATE ON SCHEMA public TO a1
 """
 
+_RELACL = "SELECT relname, array_to_string(relacl, ',') FROM pg_class WHERE relname LIKE 'b\\_%' ORDER BY 1"
+_DEFACL = ("SELECT pg_get_userbyid(d.defaclrole), n.nspname, d.defaclobjtype, array_to_string(d.defaclacl, ',') "
+           "FROM pg_default_acl d LEFT JOIN pg_namespace n ON n.oid = d.defaclnamespace ORDER BY 1, 2, 3")
+
+#: ALTER DEFAULT PRIVILEGES applied as objects are created, database privileges,
+#: DROP OWNED dropping and revoking (issue 20 items 1, 2 and 4)
+DEFAULTS_DATABASE_DROP_OWNED: list[tuple[str | None, str]] = [
+    (None, "CREATE ROLE b1"),
+    (None, "CREATE ROLE b2"),
+    (None, "CREATE ROLE b3"),
+    (None, "CREATE SCHEMA bs"),
+    (None, "GRANT CREATE, USAGE ON SCHEMA bs TO b1, b2"),
+    (None, "GRANT CREATE ON SCHEMA public TO b1, b2"),
+    ("b1", "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO b2"),
+    ("b1", "ALTER DEFAULT PRIVILEGES IN SCHEMA bs GRANT INSERT ON TABLES TO b3, b2"),
+    ("b1", "ALTER DEFAULT PRIVILEGES IN SCHEMA bs GRANT SELECT ON SEQUENCES TO b3 WITH GRANT OPTION"),
+    ("b1", "ALTER DEFAULT PRIVILEGES REVOKE ALL ON SEQUENCES FROM b1"),
+    ("b2", "ALTER DEFAULT PRIVILEGES FOR ROLE b1 GRANT SELECT ON TABLES TO b3"),
+    (None, "ALTER DEFAULT PRIVILEGES FOR ROLE b1, b2 GRANT UPDATE ON TABLES TO b3"),
+    (None, "ALTER DEFAULT PRIVILEGES FOR ROLE b2 GRANT USAGE ON SCHEMAS TO b1"),
+    (None, _DEFACL),
+    ("b1", "CREATE TABLE b_t1 (a int)"),
+    ("b1", "CREATE TABLE bs.b_t2 (a serial)"),
+    ("b1", "CREATE VIEW bs.b_v AS SELECT 1 AS x"),
+    ("b1", "CREATE SEQUENCE bs.b_s"),
+    ("b1", "CREATE SEQUENCE b_s2"),
+    ("b2", "CREATE TABLE b_t3 (a int)"),
+    (None, "GRANT CREATE ON DATABASE postgres TO b2"),
+    ("b2", "CREATE SCHEMA b_schema"),
+    (None, "SELECT nspname, array_to_string(nspacl, ',') FROM pg_namespace WHERE nspname = 'b_schema'"),
+    (None, _RELACL),
+    ("b3", "INSERT INTO bs.b_t2 VALUES (1)"),
+    ("b3", "SELECT * FROM bs.b_t2"),
+    ("b1", "ALTER DEFAULT PRIVILEGES IN SCHEMA bs REVOKE INSERT ON TABLES FROM b3"),
+    ("b1", "ALTER DEFAULT PRIVILEGES GRANT ALL ON SEQUENCES TO b1"),
+    ("b1", "ALTER DEFAULT PRIVILEGES REVOKE SELECT ON TABLES FROM b2"),
+    (None, _DEFACL),
+    (None, "DROP ROLE b3"),
+    (None, "DROP SCHEMA b_schema"),
+    (None, "REVOKE CREATE ON DATABASE postgres FROM b2"),
+    ("b2", "CREATE SCHEMA b_schema2"),
+    (None, "GRANT TEMPORARY ON DATABASE postgres TO b2 WITH GRANT OPTION"),
+    ("b2", "GRANT TEMPORARY ON DATABASE postgres TO b3"),
+    ("b2", "GRANT CONNECT ON DATABASE postgres TO b3"),
+    (None, "REVOKE TEMPORARY ON DATABASE postgres FROM b2"),
+    (None, "REVOKE TEMPORARY ON DATABASE postgres FROM b2 CASCADE"),
+    (None, "REVOKE TEMPORARY ON DATABASE postgres FROM PUBLIC"),
+    ("b3", "CREATE TEMP TABLE b_tmp (a int)"),
+    (None, "GRANT CONNECT ON DATABASE postgres TO b3 WITH GRANT OPTION"),
+    (None, "SELECT datname, array_to_string(datacl, ',') FROM pg_database ORDER BY 1"),
+    (None, "CREATE VIEW b_v2 AS SELECT * FROM b_t1"),
+    (None, "CREATE TABLE b_other (a int)"),
+    (None, "GRANT SELECT ON b_other TO b1 WITH GRANT OPTION"),
+    ("b1", "GRANT SELECT ON b_other TO b3"),
+    (None, "GRANT UPDATE (a) ON b_other TO b1"),
+    (None, "DROP OWNED BY b1"),
+    (None, "DROP OWNED BY b1 CASCADE"),
+    (None, _RELACL),
+    (None, _DEFACL),
+    (None, "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'b%' ORDER BY 1"),
+    (None, "DROP ROLE b1"),
+    (None, "DROP OWNED BY b2"),
+    (None, "DROP OWNED BY b3"),
+    (None, "DROP ROLE b2, b3"),
+    (None, _DEFACL),
+    (None, "SELECT datname, array_to_string(datacl, ',') FROM pg_database ORDER BY 1"),
+    (None, "ALTER DEFAULT PRIVILEGES IN SCHEMA bs GRANT SELECT ON TABLES TO a1"),
+    (None, "DROP SCHEMA bs CASCADE"),
+    (None, _DEFACL),
+]
+
 #: (role running the step after SET ROLE, or None for the superuser; statement)
 STEPS: list[tuple[str | None, str]] = [
     ("a1", "CREATE TABLE c1 (a int)"),
@@ -170,7 +241,7 @@ STEPS: list[tuple[str | None, str]] = [
     ("a3", "SET ROLE agrp"),
     ("a3", "SET ROLE a1"),
     ("a3", "SELECT current_user, session_user"),
-]
+] + DEFAULTS_DATABASE_DROP_OWNED
 
 
 def _step(side: Side, role: str | None, sql: str) -> tuple:
@@ -204,16 +275,15 @@ def test_steps_match_postgresql(sides):
         if want != got:
             bad.append(f"[{role or 'postgres'}] {sql}\n    pg15: {want}\n    ours: {got}")
     assert not bad, f"{len(bad)} of {len(STEPS)} steps differ:\n" + "\n".join(bad)
-    for command in (r"\du", r"\dp", r"\dn+ cs*"):
+    for command in (r"\du", r"\dp", r"\dn+ cs*", r"\ddp", r"\l"):
         assert psql_output(ss, command) == psql_output(pg, command), command
 
 
 def test_unimplemented_grants_are_refused(sides):
     _pg, ss = sides
-    for sql in ["GRANT CONNECT ON DATABASE postgres TO a1", "GRANT EXECUTE ON FUNCTION now() TO a1",
-                "ALTER DEFAULT PRIVILEGES GRANT SELECT ON TABLES TO a1",
+    for sql in ["GRANT EXECUTE ON FUNCTION now() TO a1", "ALTER DEFAULT PRIVILEGES GRANT USAGE ON TYPES TO a1",
                 "GRANT USAGE ON TYPE int4 TO a1", "CREATE DATABASE d2", "DROP DATABASE postgres",
-                "ALTER ROLE a1 SET work_mem = '1MB'", "CREATE EXTENSION pgcrypto"]:
+                "ALTER ROLE a1 SET role = 'a3'", "ALTER DATABASE postgres RENAME TO d3", "CREATE EXTENSION pgcrypto"]:
         with pytest.raises(psycopg.Error) as ei:
             ss.admin.execute(sql)
         assert ei.value.sqlstate == "0A000", sql

@@ -99,3 +99,20 @@ def test_system_views_show_what_the_role_may_see(es):
     assert result_rows(es, names) == [(None, "ev_v")]
     es.execute_sql("SET ROLE writer")
     assert result_rows(es, names) == [("ev", None)]
+
+
+def test_default_privileges_reach_streams_and_continuous_views(es):
+    """ALTER DEFAULT PRIVILEGES ... ON TABLES covers streams and (continuous) views, as PostgreSQL's
+    covers foreign tables and views (items sorted by grantee OID, as aclitemsort leaves them)."""
+    es.execute_sql("ALTER DEFAULT PRIVILEGES FOR ROLE writer GRANT INSERT ON TABLES TO reader")
+    es.execute_sql("ALTER DEFAULT PRIVILEGES FOR ROLE writer IN SCHEMA public GRANT SELECT ON TABLES TO reader")
+    es.execute_sql("SET ROLE writer")
+    es.execute_sql("CREATE FOREIGN TABLE ev2 (k int) SERVER stream")
+    es.execute_sql("CREATE VIEW ev2_v AS SELECT k, count(*) AS n FROM ev2 GROUP BY k")
+    es.execute_sql("RESET ROLE")
+    assert result_rows(es, "SELECT relname, relacl::text FROM pg_class WHERE relname IN ('ev2', 'ev2_v') "
+                           "ORDER BY 1") == [(name, "{reader=ar/writer,writer=arwdDxt/writer}") for name in ("ev2",
+                                                                                                         "ev2_v")]
+    es.execute_sql("SET ROLE reader")
+    es.execute_sql("INSERT INTO ev2 VALUES (7)")
+    assert result_rows(es, "SELECT k, n FROM ev2_v") == [(7, 1)]

@@ -229,6 +229,12 @@ class FakeEngine:
     def database_exists(self, name: str) -> bool:
         return name in self.databases
 
+    def role_memberships(self, name: str) -> frozenset[str]:
+        return frozenset({name}) if name in self.roles else frozenset()
+
+    def check_connect(self, user: str, database: str) -> None:
+        pass                      # every role holds CONNECT here
+
 
 # ---------------------------------------------------------------- raw client
 
