@@ -36,6 +36,7 @@ from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import split_statements
 from .stream.spark.ledger import KEY_SETTING
+from . import setting_values
 from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
@@ -334,7 +335,9 @@ class Session:
         name = name.lower()
         check_setting(name, value)
         if value is None:
-            value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name, ""))
+            value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name))
+            if value is None:
+                value = setting_values.boot_value(name) or ""
         value = normalize_setting(name, value)
         self.info.settings[name] = value
         if name in REPORTED:
@@ -346,6 +349,9 @@ class Session:
         if name == "session_authorization":
             return self.info.user
         if name not in self.info.settings:
+            boot = setting_values.boot_value(name)
+            if boot is not None:
+                return boot
             if missing_ok:
                 return None
             raise PgError(UNDEFINED_OBJECT, f'unrecognized configuration parameter "{name}"')

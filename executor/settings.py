@@ -8,6 +8,8 @@ import zoneinfo
 from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
+from . import setting_values
+
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 
 
@@ -90,6 +92,11 @@ LIMITED_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
     "lc_time": (_C_LOCALE, "splitstream runs in the C locale."),
 }
 
+#: settings whose value is kept as given: read by splitstream itself in its
+#: own spelling (the role machinery), or PostgreSQL internals it reports as is
+_OWN_SPELLING = frozenset({"is_superuser", "role", "session_authorization", "server_version",
+                           "server_version_num", "server_encoding"})
+
 _DATESTYLE_OK = frozenset({"iso", "mdy", "us", "noneuro", "noneuropean", "default"})
 
 
@@ -153,7 +160,10 @@ def normalize_setting(name: str, value: str) -> str:
         return "ISO, MDY"
     if name == "extra_float_digits":
         return str(_int_in_range(name, value, -15, 3))
-    return value
+    if name in _OWN_SPELLING:
+        return value
+    shown = setting_values.checked(name, value)
+    return value if shown is None else shown
 
 
 def _int_in_range(name: str, value: str, lo: int, hi: int) -> int:

@@ -23,15 +23,13 @@ from splitstream.protocol.errors import (
 from ..api import Result
 from ..execution import privileges
 from ..execution.privileges import current_role
-from .setting_contexts import REFUSALS, context_of
+from .setting_contexts import context_of
 from ..settings import DISPLAY_NAMES, check_setting, normalize_setting
 from ..sql.sqltext import split_args
 from .base import Stmt
 from .role_syntax import Reader
 from .roles import get_role, role_spec
-from .settings import SetStmt, parse_set
-
-CANT_CHANGE_RUNTIME_PARAM = "55P02"
+from .settings import SetStmt, check_context, parse_set
 
 #: parameters whose values are lists of identifiers (GUC_LIST_QUOTE): stored quoted as needed
 _LIST_QUOTE = frozenset({"search_path", "temp_tablespaces", "session_preload_libraries",
@@ -123,11 +121,7 @@ def validate_setting(me: Role, name: str, value: str | None) -> str:
         if value is not None:
             check_setting(name, value)
         return name
-    context = context_of(name)
-    if context in REFUSALS:
-        raise PgError(CANT_CHANGE_RUNTIME_PARAM, REFUSALS[context].format(name))
-    if context == "superuser" and not me.superuser:
-        raise PgError(INSUFFICIENT_PRIVILEGE, f'permission denied to set parameter "{name}"')
+    check_context(name, me.superuser)
     if value is not None:
         check_setting(name, value)
         normalize_setting(name, value)

@@ -69,6 +69,8 @@ CONTEXTS: dict[str, frozenset[str]] = {
 }
 
 #: context -> PostgreSQL's refusal when a role or database setting names it (55P02)
+CANT_CHANGE_RUNTIME_PARAM = "55P02"
+
 REFUSALS = {
     "internal": 'parameter "{}" cannot be changed',
     "postmaster": 'parameter "{}" cannot be changed without restarting the server',

@@ -6,7 +6,7 @@ import re
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
 from ..execution import privileges
@@ -14,6 +14,7 @@ from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
 from .session_role import parse_role_setting
+from .setting_contexts import CANT_CHANGE_RUNTIME_PARAM, REFUSALS, context_of
 from .transactions import check_transaction_modes
 
 
@@ -24,8 +25,21 @@ class SetStmt(Stmt):
         self.name, self.value, self.local = name, value, local
 
     def run(self, session, ctx):
+        check_context(self.name, privileges.current_role(ctx.state, session.info).superuser)
         changed = session.set_setting(self.name, self.value)
-        return Result(tag="SET" if self.value is not None or True else "RESET", parameter_status=changed)
+        return Result(tag="SET", parameter_status=changed)
+
+
+def check_context(name: str, superuser: bool) -> None:
+    """set_config_option's refusals by context: a parameter fixed at server
+    start, by the configuration file or at connection start cannot be SET
+    (55P02), and a superuser parameter needs a superuser (42501)."""
+    name = name.lower()
+    context = context_of(name)
+    if context in REFUSALS:
+        raise PgError(CANT_CHANGE_RUNTIME_PARAM, REFUSALS[context].format(name))
+    if context == "superuser" and not superuser:
+        raise PgError(INSUFFICIENT_PRIVILEGE, f'permission denied to set parameter "{name}"')
 
 
 #: Settings RESET ALL leaves alone: they follow the role, not a default.

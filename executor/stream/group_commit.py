@@ -82,7 +82,8 @@ class GroupCommit:
 
     def _take(self) -> list[Pending]:
         """Under the lock: the queued inserts of the next group, oldest first."""
-        group, rows = [], 0
+        group: list[Pending] = []
+        rows = 0
         for q in self._queue:
             if group and rows + q.batch.n > GROUP_ROWS:
                 break
