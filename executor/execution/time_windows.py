@@ -16,8 +16,10 @@ import numpy as np
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from .expr import Expr
+from .operators import Project
 
 #: microseconds per day: an interval's days count as 24 hours, as date_bin does
 DAY_US = 86_400_000_000
@@ -48,6 +50,45 @@ class WindowBound(Expr):
     def __repr__(self) -> str:
         return (f"window_{self.kind}({self.ts!r}, slide={self.slide_us}, size={self.size_us}, "
                 f"origin={self.origin_us}{', hop=' + repr(self.hop) if self.hop is not None else ''})")
+
+
+class SessionBound(Expr):
+    """``window_start`` (``offset_us`` = 0) or ``window_end`` (``offset_us`` =
+    the gap) of the one-row session a row opens: [ts, ts + gap).
+
+    Why per row: a session's bounds depend on the rows around it, which an
+    inserted batch does not know.  Each row is its own session here; a
+    continuous view groups by both bounds and merges the sessions that touch
+    (``stream/sessions.py``), whatever order the rows came in."""
+
+    def __init__(self, ts: Expr, offset_us: int, kind: str, oid: int) -> None:
+        self.ts, self.offset_us, self.kind, self.oid = ts, offset_us, kind, oid
+
+    def children(self) -> list[Expr]:
+        return [self.ts]
+
+    def eval(self, batch: Batch, ctx) -> Col:
+        col = self.ts.eval(batch, ctx)
+        us = col.data.astype("datetime64[us]").view(np.int64) + self.offset_us
+        return Col(us.view("datetime64[us]"), col.nulls, self.oid)
+
+    def __repr__(self) -> str:
+        return f"session_{self.kind}({self.ts!r}, gap={self.offset_us if self.kind == 'end' else 0})"
+
+
+class SessionProject(Project):
+    """The Project adding a SESSION's bounds.  Only a continuous view's stream
+    pipeline runs it (``Project.process``), merging the sessions afterwards;
+    run as a query it would return one-row sessions, so it is refused."""
+
+    def _execute(self, ctx):
+        raise PgError(FEATURE_NOT_SUPPORTED, "SESSION windows are computed by continuous views only",
+                      hint="CREATE VIEW v AS SELECT window_start, window_end, <keys>, <aggregates> FROM "
+                           "SESSION(stream, ts, gap) GROUP BY window_start, window_end, <keys>; over stored rows, "
+                           "number the sessions with lag() and a running sum.")
+
+    def label(self):
+        return "Project (SESSION)"
 
 
 def is_time(oid: int) -> bool:
