@@ -22,6 +22,7 @@ import struct
 import numpy as np
 
 from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
 
 from . import jit
 from .codegen import Layout, Shape
@@ -350,12 +351,8 @@ class NativeTable:
         if self.nk == 1 and not flags.any():
             idx.adopt_array(k1)              # numpy index: no Python object per group
         else:
-            cols = []
-            for j, k in enumerate((k1, k2)[: self.nk]):
-                v = k.tolist()
-                for i in np.flatnonzero(flags & (1 << j)).tolist():
-                    v[i] = None
-                cols.append(v)
+            oids = idx.key_oids
+            cols = [key_col(k, (flags & (1 << j)) != 0, oids[j]).to_pylist() for j, k in enumerate((k1, k2)[: self.nk])]
             idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
@@ -411,7 +408,7 @@ class NativeTable:
         if m == 0:
             return 0
         oids = table.index.key_oids
-        key_cols = [Col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
+        key_cols = [key_col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
         gids = table.index.assign(key_cols, m)
         ng = len(table.index)
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
@@ -471,3 +468,12 @@ class NativeTable:
         if self.variant == "generic":
             n += self.slots.nbytes + self.gk[0].nbytes + self.gk[1].nbytes + self.gflags.nbytes
         return n
+
+
+def key_col(keys: np.ndarray, nulls: np.ndarray, oid: int) -> Col:
+    """A native table's int64 key array as the column the vector path keys
+    by: a timestamp key (int64 microseconds in the kernel) is a timestamp
+    again, so both paths store the same group keys."""
+    if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        keys = keys.view("datetime64[us]")
+    return Col(keys, nulls, oid)
