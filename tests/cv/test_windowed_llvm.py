@@ -6,6 +6,7 @@ same way); the state survives a checkpoint and kill -9."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import tempfile
 
 import psycopg
@@ -92,3 +93,20 @@ def test_compiled_windowed_view_survives_kill_9(ss_server_factory):
         got = sorted((_utc(w), n, int(sx), lo, hi) for w, n, sx, lo, hi in con.execute("SELECT * FROM w").fetchall())
         assert got == sorted((r[0], *r[3:]) for r in whole)
         assert all(isinstance(r[0], dt.datetime) for r in con.execute("SELECT window_start FROM w").fetchall())
+
+
+@pytest.mark.parametrize("src", ["TUMBLE(ev, ts, INTERVAL '1 minute')",
+                                 "HOP(ev, ts, INTERVAL '30 seconds', INTERVAL '1 minute')",
+                                 "SESSION(ev, ts, INTERVAL '1 minute')"])
+def test_windowed_views_are_not_pushed_to_spark(src):
+    """Executors do not window: the stream's rows are sent, with the reason named."""
+    with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
+        es = postgres_session(eng)
+        es.execute_sql("CREATE FOREIGN TABLE ev (k int, x int, ts timestamptz) SERVER stream")
+        es.execute_sql("CREATE VIEW plain AS SELECT k, count(*) FROM ev GROUP BY k")
+        before = json.loads(result_rows(es, "SELECT splitstream_pipeline('ev')")[0][0])
+        assert before["pushable"] is True
+        es.execute_sql(f"CREATE VIEW w AS SELECT window_start, window_end, k, count(*) FROM {src} "
+                       "GROUP BY window_start, window_end, k")
+        desc = json.loads(result_rows(es, "SELECT splitstream_pipeline('ev')")[0][0])
+        assert desc["pushable"] is False and "event-time window" in desc["reason"], desc["reason"]
