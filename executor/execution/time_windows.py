@@ -41,8 +41,12 @@ class WindowBound(Expr):
 
     def eval(self, batch: Batch, ctx) -> Col:
         col = self.ts.eval(batch, ctx)
-        us = col.data.astype("datetime64[us]").view(np.int64)
-        out = us - np.mod(us - self.origin_us, self.slide_us) + self.end_offset_us
+        us = col.data.astype("datetime64[us]", copy=False).view(np.int64)
+        out = us - self.origin_us if self.origin_us else us.copy()     # one temporary, the rest in place
+        np.mod(out, self.slide_us, out=out)
+        np.subtract(us, out, out=out)
+        if self.end_offset_us:
+            out += self.end_offset_us
         if self.hop is not None:
             out = out - self.hop.eval(batch, ctx).data.astype(np.int64) * self.slide_us
         return Col(out.view("datetime64[us]"), col.nulls, self.oid)

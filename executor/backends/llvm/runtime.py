@@ -38,6 +38,8 @@ from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
 from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
 
+_MICROS = np.dtype("datetime64[us]")
+
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
 PAR_MORSEL = 1 << 14            # morsel of the 2-thread path: taken in native code (an atomic add, no
@@ -283,6 +285,8 @@ class CompiledSink:
             c = e.eval(batch, ctx)
             d = c.data
             want = NP[dt]
+            if d.dtype == _MICROS:
+                d = d.view(np.int64)        # a timestamp key: its int64 microseconds, not copied
             if d.dtype != want or not d.flags.c_contiguous:
                 d = np.ascontiguousarray(d, dtype=want)
             cols.append(d)
