@@ -62,7 +62,7 @@ def test_views_of_a_watermarked_stream_must_agree():
         es.execute_sql(_stream_ddl(5))
         es.execute_sql(_view("a", TUMBLE, "late_rows = 'keep'"))
         with pytest.raises(Exception) as info:
-            es.execute_sql(f"CREATE VIEW b AS SELECT k, count(*) FROM ev GROUP BY k")
+            es.execute_sql("CREATE VIEW b AS SELECT k, count(*) FROM ev GROUP BY k")
         assert getattr(info.value, "sqlstate", None) == "0A000" and "late_rows = 'keep'" in info.value.hint
         es.execute_sql("CREATE VIEW b WITH (late_rows = 'keep') AS SELECT k, count(*) FROM ev GROUP BY k")
         es.execute_sql("DROP VIEW a")
