@@ -18,8 +18,8 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
-from .expr import Expr
-from .operators import Project
+from .expr import ColRef, Expr
+from .operators import Filter, Project
 
 #: microseconds per day: an interval's days count as 24 hours, as date_bin does
 DAY_US = 86_400_000_000
@@ -93,6 +93,27 @@ class SessionProject(Project):
 
     def label(self):
         return "Project (SESSION)"
+
+
+def trace_bound(e, ops: list) -> "WindowBound | SessionBound | None":
+    """The window bound a pipeline's expression is, seen through the
+    projections and filters below it (``ops`` bottom-up; None: something else)."""
+    for op in reversed(ops):
+        if isinstance(e, (WindowBound, SessionBound)):
+            return e
+        if not isinstance(e, ColRef):
+            return None
+        if isinstance(op, Project):
+            e = op.exprs[e.idx]
+        elif not isinstance(op, Filter):
+            return None                 # a join: bounds are computed above it
+    return e if isinstance(e, (WindowBound, SessionBound)) else None
+
+
+def same_pane(a: "WindowBound", b: "WindowBound") -> bool:
+    """Are ``a`` and ``b`` bounds of one and the same pane (so one is the other plus a constant)?"""
+    return a.ts is b.ts and a.hop is b.hop and (a.slide_us, a.origin_us, a.size_us) == (b.slide_us, b.origin_us,
+                                                                                         b.size_us)
 
 
 def is_time(oid: int) -> bool:

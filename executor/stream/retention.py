@@ -24,9 +24,8 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text
 
-from ..execution import expr, operators
 from ..execution.aggregates import GroupTable
-from ..execution.time_windows import DAY_US, SessionBound, WindowBound
+from ..execution.time_windows import DAY_US, SessionBound, WindowBound, trace_bound as trace
 
 OPTION = "retention"
 
@@ -55,21 +54,6 @@ def pane_key(ops: list, agg) -> PaneKey | None:
         if isinstance(bound, SessionBound) and bound.kind == "end":
             return PaneKey(i, 0, 0, 0)
     return None
-
-
-def trace(e, ops: list) -> WindowBound | SessionBound | None:
-    """The window bound a pipeline's expression is, seen through the
-    projections and filters below it (None: something else)."""
-    for op in reversed(ops):
-        if isinstance(e, (WindowBound, SessionBound)):
-            return e
-        if not isinstance(e, expr.ColRef):
-            return None
-        if isinstance(op, operators.Project):
-            e = op.exprs[e.idx]
-        elif not isinstance(op, operators.Filter):
-            return None                 # a join: bounds are computed above it
-    return e if isinstance(e, (WindowBound, SessionBound)) else None
 
 
 def parse(text: str) -> int:

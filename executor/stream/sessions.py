@@ -25,8 +25,8 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from ..execution import expr, operators
 from ..execution.aggregates import GroupTable, factorize
-from ..execution.time_windows import SessionBound
-from .retention import regroup, trace
+from ..execution.time_windows import SessionBound, trace_bound as trace
+from .retention import regroup
 
 
 @dataclasses.dataclass(frozen=True)

@@ -315,7 +315,7 @@ class CompiledSink:
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
             assert self.plan is not None and self.plan.shape is not None
-            t = NativeTable(self.plan.shape)
+            t = NativeTable(self.plan.shape, self.plan.derived)
             if self.tables and self.tables[0].variant == "specialised":
                 t0 = self.tables[0]
                 t.specialise(t0.mins[: t.nk], t0.ranges[: t.nk])
@@ -340,7 +340,7 @@ class CompiledSink:
     def private_table(self) -> NativeTable:
         """A table of this sink's shape owned by one statement (issue 14's staging)."""
         assert self.plan is not None and self.plan.shape is not None
-        return NativeTable(self.plan.shape)
+        return NativeTable(self.plan.shape, self.plan.derived)
 
     def run_into(self, p: KernelInputs, module, table: NativeTable) -> None:
         """Apply a prepared batch to ``table`` on this thread (a statement's private table)."""
