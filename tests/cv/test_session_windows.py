@@ -102,6 +102,10 @@ def test_session_views_equal_duckdb(backend, delay):
                 assert _view_rows(es) == _duckdb(_admitted(batches[: i + 1], delay)), i
         late = result_rows(es, "SELECT late_rows FROM splitstream.streams WHERE name = 'ev'")[0][0]
         assert late == sum(len(b) for b in batches) - len(_admitted(batches, delay))
+        plan = "\n".join(r[0] for r in result_rows(es, "EXPLAIN SELECT * FROM s"))
+        assert "Backend: vector" in plan, plan
+        if backend == "llvm":           # a clear word why it does not compile
+            assert "SESSION windows are merged on the vector path" in plan, plan
 
 
 def test_out_of_order_row_bridges_two_sessions():

@@ -33,7 +33,7 @@ from splitstream.protocol import oids as type_oids
 
 from ...execution import expr
 from ...execution import operators
-from ...execution.time_windows import WindowBound, same_pane, trace_bound
+from ...execution.time_windows import SessionBound, WindowBound, same_pane, trace_bound
 from .codegen import Shape
 
 INTS = {type_oids.INT2: "i2", type_oids.INT4: "i4", type_oids.INT8: "i8"}
@@ -177,6 +177,8 @@ def analyse(ops: list, agg) -> KernelPlan:
     plan = KernelPlan()
     if agg.grouping_sets is not None:
         raise Unsupported("GROUPING SETS")
+    if any(isinstance(trace_bound(k, ops), SessionBound) for k in agg.keys):
+        raise Unsupported("SESSION windows are merged on the vector path")
     plan.derived = _derived_keys(ops, agg)
     derived = {pos for pos, _b, _o in plan.derived}
     keys = [k for i, k in enumerate(agg.keys) if i not in derived]
