@@ -14,7 +14,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import retention
+from ..stream import late_rows, retention
 from .names import qual, target_schema
 
 
@@ -55,6 +55,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
+    if late_rows.OPTION in options and not continuous:
+        raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
+                      hint="late_rows says what a view over a stream with a WATERMARK does with the rows later "
+                           "than it; a view over tables reads every row.")
     if retention.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
                       hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
@@ -127,6 +131,9 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles
+            continue
+        if name == late_rows.OPTION:
+            late_rows.parse(options[name])      # and against the stream's other views when it compiles
             continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],

@@ -195,12 +195,19 @@ class IntKeys:
         return np.arange(n, n + k, dtype=np.int64)
 
 
+_MICROS = np.dtype("datetime64[us]")
+
+
 def _int_key(col: Col) -> np.ndarray | None:
-    """The column's values as integer keys, or None (NULLs, other types)."""
+    """The column's values as integer keys, or None (NULLs, other types).
+    A timestamp is its int64 microseconds (``key_columns`` turns them back),
+    as the LLVM kernel keys it: both paths store a pane key the same way."""
     d = col.data
-    if d.dtype.kind not in "iu" or (col.nulls is not None and col.nulls.any()):
+    if col.nulls is not None and col.nulls.any():
         return None
-    return d
+    if d.dtype == _MICROS:
+        return d.view(np.int64)
+    return d if d.dtype.kind in "iu" else None
 
 
 class GroupIndex:

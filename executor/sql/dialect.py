@@ -7,6 +7,8 @@ real clients send, as a subclass (sqlglot's own ``postgres`` stays stock).
 * Function calls keep the name written (see ``_KEPT_FUNCTIONS``); ``now()``
   parses as CURRENT_TIMESTAMP marked to print as ``now()``.
 * A typed literal (``date 'x'``) is a constant to which later ``::`` apply.
+* ``SESSION(...)`` is a call (the window table function in FROM); sqlglot
+  reads SESSION only as the keyword of ``SET SESSION``.
 
 Every parse and every generation of SQL text in the executor names
 :data:`DIALECT`; :func:`parse_one` is the statement parser with PostgreSQL's
@@ -80,6 +82,8 @@ class Splitstream(Postgres):
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
+        # SESSION(stream, ts, gap) in FROM: a call when "(" follows (SET SESSION ... is unaffected)
+        FUNC_TOKENS = PostgresParser.FUNC_TOKENS | {TokenType.SESSION}
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)

@@ -38,7 +38,7 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
-from . import retention
+from . import retention, sessions
 from .signature import PipelinePool, aggregate_order
 
 REFUSE = FEATURE_NOT_SUPPORTED
@@ -228,10 +228,13 @@ class StreamPipeline:
     join operators."""
 
     def __init__(self, scan: StreamScanOp, ops: list, agg: operators.Aggregate,
-                 builds: dict[operators.HashJoin, operators.Build]) -> None:
+                 builds: dict[operators.HashJoin, operators.Build], view: str = "") -> None:
         self.scan = scan
         self.ops = ops          # bottom-up: Filter, Project, HashJoin (probe)
         self.agg = agg
+        #: the session bounds among the group keys (SESSION windows), merged after every merge of states
+        self.session = sessions.session_key(ops, agg, view)
+        self._coalesced_at = 0  # groups in ``local`` when its sessions were last merged
         self.local = agg.new_table()
         self.global_ = agg.new_table()
         self.keep, self.keep_right = needed_columns(ops, agg)
@@ -263,6 +266,8 @@ class StreamPipeline:
     def run_vector(self, batch: Batch, ctx, table) -> None:
         """The vector path for one (pruned) batch: operators, then ``table``."""
         batch = self.run_ops(batch, ctx, self.ops)
+        if self.session is not None:
+            batch = sessions.sessionize(batch, self.agg, self.session, ctx)
         if batch.n or not self.ops:
             self.agg.consume(table, batch, ctx)
 
@@ -281,6 +286,20 @@ class StreamPipeline:
         backends.native().stream_flush(self, self.global_)
         self.global_.merge(self.local)
         self.local = self.agg.new_table()
+        self._coalesced_at = 0
+        if self.session is not None:
+            sessions.coalesce(self.global_, self.session)
+
+    def take_local(self, table: GroupTable) -> None:
+        """Merge a statement's (or an executor's) table into the thread-local
+        state; sessions merged in it first, and in the local state whenever it
+        has doubled since (amortised: about one group per session)."""
+        if self.session is not None:
+            sessions.coalesce(table, self.session)
+        self.local.merge(table)
+        if self.session is not None and len(self.local.index) > 2 * self._coalesced_at + 1024:
+            sessions.coalesce(self.local, self.session)
+            self._coalesced_at = len(self.local.index)
 
 
 class VectorStage:
@@ -297,7 +316,7 @@ class VectorStage:
 
     def apply(self) -> None:
         if self.table is not None:
-            self.pipe.local.merge(self.table)
+            self.pipe.take_local(self.table)
 
     def nbytes(self) -> int:
         return self.table.nbytes() if self.table is not None else 0
@@ -415,7 +434,7 @@ class _ViewCompiler:
                 builds[node] = node.build(self.ctx)
                 for t in _table_scans(node.right):
                     self.static_tables.add(t.rel.oid)
-        pipe = StreamPipeline(scan, chain, agg, builds)
+        pipe = StreamPipeline(scan, chain, agg, builds, self.rel.name)
         order = None
         kept = self.reuse.take(pipe) if self.reuse is not None else None
         if kept is not None:

@@ -35,7 +35,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import watermark
+from . import late_rows, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -599,8 +599,20 @@ class StreamManager:
                                    "below the groupings), so the state it holds cannot serve the new definition. "
                                    "To start the view over, empty, add WITH (restart = true).")
         self._forget_rolled_back()
+        self._check_late_rows(cv, ctx)
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
         ctx.txn.after_commit.append(lambda: self._register(cv, old if keep else None))
+
+    def _check_late_rows(self, cv: ContinuousView, ctx) -> None:
+        """The views of a watermarked stream agree on late_rows (``late_rows.py``)."""
+        late_rows.keeps(cv.rel)                              # 22023 for a bad value
+        for oid in cv.pipelines:
+            stream = ctx.state.rels.get(oid)
+            if stream is None or self.watermark(stream) is None:
+                continue
+            pending = [v for _t, v in self.created.values() if oid in v.pipelines]
+            others = [v for v in self._views_on(oid) + pending if v.rel.oid != cv.rel.oid]
+            late_rows.check_agree(cv.rel, stream.name, others)
 
     def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None) -> None:
         """After the commit of its CREATE VIEW (unless a savepoint rolled it back).
@@ -657,9 +669,10 @@ class StreamManager:
         return wm
 
     def admit(self, rel, batch: Batch) -> Batch:
-        """``batch`` without the rows later than the stream's watermark (counted in late_rows)."""
+        """``batch`` without the rows later than the stream's watermark (counted in late_rows),
+        unless every view on the stream keeps them (``late_rows.py``)."""
         wm = self.watermark(rel)
-        return batch if wm is None or batch.n == 0 else wm.admit(batch)
+        return batch if wm is None or batch.n == 0 else wm.admit(batch, late_rows.stream_keeps(self._views_on(rel.oid)))
 
     def _observe(self, rel, cols) -> None:
         wm = self.watermark(rel)

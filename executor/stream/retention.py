@@ -14,6 +14,7 @@ pane recreates it until the next reap, which drops it again before any read.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 
 import numpy as np
@@ -23,9 +24,8 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text
 
-from ..execution import expr, operators
 from ..execution.aggregates import GroupTable
-from ..execution.time_windows import DAY_US, WindowBound
+from ..execution.time_windows import DAY_US, SessionBound, WindowBound, trace_bound as trace
 
 OPTION = "retention"
 
@@ -44,26 +44,16 @@ class PaneKey:
 
 def pane_key(ops: list, agg) -> PaneKey | None:
     """The first group key that is a window bound, traced down through the
-    pipeline's projections (``ops`` bottom-up)."""
+    pipeline's projections (``ops`` bottom-up).  A session's pane is its
+    ``window_end`` (a session view groups by both bounds, ``sessions.py``)."""
     for i, k in enumerate(agg.keys):
-        bound = _trace(k, ops)
-        if bound is not None:
+        bound = trace(k, ops)
+        if isinstance(bound, WindowBound):
             to_end = bound.size_us - bound.end_offset_us
             return PaneKey(i, to_end, bound.size_us, bound.slide_us)
+        if isinstance(bound, SessionBound) and bound.kind == "end":
+            return PaneKey(i, 0, 0, 0)
     return None
-
-
-def _trace(e, ops: list) -> WindowBound | None:
-    for op in reversed(ops):
-        if isinstance(e, WindowBound):
-            return e
-        if not isinstance(e, expr.ColRef):
-            return None
-        if isinstance(op, operators.Project):
-            e = op.exprs[e.idx]
-        elif not isinstance(op, operators.Filter):
-            return None                 # a join: bounds are computed above it
-    return e if isinstance(e, WindowBound) else None
 
 
 def parse(text: str) -> int:
@@ -107,22 +97,71 @@ class Retention:
 
 
 def drop_groups(table: GroupTable, keep: np.ndarray) -> None:
-    """Keep only the groups where ``keep`` is true (in place): a new index of
-    the kept keys, and every aggregate state merged into it, the dropped
-    groups folded into one spare slot past the last group, which is then
-    cut off (the next new group must start from the state's empty value)."""
+    """Keep only the groups where ``keep`` is true (in place)."""
     kept = np.flatnonzero(keep)
     m = len(kept)
-    fresh = GroupTable(table.index.key_oids, table.specs)
     keys = [Col(c.data[kept], None if c.nulls is None else c.nulls[kept], c.oid) for c in table.index.key_columns()]
     gmap = np.full(len(keep), m, dtype=np.int64)
-    gmap[kept] = fresh.index.assign(keys, m) if m else np.zeros(0, dtype=np.int64)
+    gmap[kept] = np.arange(m, dtype=np.int64)
+    regroup(table, keys, gmap)
+
+
+def regroup(table: GroupTable, keys: list, gmap: np.ndarray) -> None:
+    """The table's groups re-keyed in place: old group ``g`` goes into new
+    group ``gmap[g]`` (the ``m`` distinct ``keys``), several old groups
+    merging into one; ``gmap[g] == m`` drops it.
+
+    A state's merge takes distinct target groups, so old groups merging into
+    one are merged in layers (the first of each target, then the second...),
+    each layer a subset of the old state; dropped groups fold into one spare
+    slot past the last group, which is then cut off (the next new group must
+    start from the state's empty value)."""
+    m = len(keys[0]) if keys else 0
+    n = len(gmap)
+    fresh = GroupTable(table.index.key_oids, table.specs)
+    ids = fresh.index.assign(keys, m) if m else np.zeros(0, dtype=np.int64)
+    target = np.append(ids, m)[gmap]
+    layers = _layers(target, m)
     for st, old in zip(fresh.states, table.states):
         st.ensure(m + 1, exact=True)
-        old.ensure(len(keep))
-        st.merge(old, gmap)
+        old.ensure(n)
+        if layers is None:
+            st.merge(old, target)
+        else:
+            flush = getattr(old, "_flush_fixed", None)
+            if flush is not None:
+                flush()             # pending fixed-point sums, before the state is cut into layers
+            for idx in layers:
+                st.merge(_subset(old, idx), target[idx])
         _truncate(st, m)
     table.index, table.states = fresh.index, fresh.states
+
+
+def _layers(target: np.ndarray, m: int) -> list[np.ndarray] | None:
+    """None when the kept groups' targets are distinct; else the old groups
+    by rank among those of the same target (dropped groups left out)."""
+    live = np.flatnonzero(target < m)
+    t = target[live]
+    if len(np.unique(t)) == len(t):
+        return None
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    starts = np.flatnonzero(np.r_[True, ts[1:] != ts[:-1]])
+    rank = np.arange(len(ts)) - np.repeat(starts, np.diff(np.r_[starts, len(ts)]))
+    by_rank = np.argsort(rank, kind="stable")
+    cuts = np.searchsorted(rank[by_rank], np.arange(1, int(rank.max()) + 1))
+    return [live[order[part]] for part in np.split(by_rank, cuts)]
+
+
+def _subset(state, idx: np.ndarray):
+    """A copy of a state holding only groups ``idx`` (as groups 0..len-1)."""
+    out = copy.copy(state)
+    size = state.size
+    for name, value in vars(state).items():
+        if isinstance(value, np.ndarray) and len(value) == size:
+            setattr(out, name, value[idx])
+    out.size = len(idx)
+    return out
 
 
 def _truncate(state, m: int) -> None:

@@ -38,19 +38,20 @@ class Watermark:
         """The watermark in microseconds since the epoch (None before any row)."""
         return None if self.max_us is None else self.max_us - self.delay_us
 
-    def admit(self, batch: Batch) -> Batch:
-        """The batch without its late rows (counted); the watermark advanced."""
+    def admit(self, batch: Batch, keep: bool = False) -> Batch:
+        """The batch without its late rows (counted), or all of it when the
+        stream's views keep late rows (``late_rows.py``); the watermark advanced."""
         col = batch.cols[self.column]
         us = col.data.astype("datetime64[us]").view(np.int64)
         valid = col.valid_mask()
         with self.lock:
             wm = self.current()
-            keep = None if wm is None else (us >= wm) | ~valid
+            on_time = None if wm is None or keep else (us >= wm) | ~valid
             self._advance(us, valid)
-            if keep is None or keep.all():
+            if on_time is None or on_time.all():
                 return batch
-            self.late_rows += int(batch.n - np.count_nonzero(keep))
-        return batch.filter(keep)
+            self.late_rows += int(batch.n - np.count_nonzero(on_time))
+        return batch.filter(on_time)
 
     def observe(self, data: np.ndarray, nulls: np.ndarray | None) -> None:
         """Replay: a logged (admitted) batch moves the watermark as it did live."""

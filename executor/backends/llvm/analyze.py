@@ -4,8 +4,14 @@ Supported shape (everything else falls back to the vector backend, with the
 reason recorded for EXPLAIN):
 
     [vector prefix ops] -> [Filter: conjunctions of comparisons] -> group by
-    0..2 integer keys -> count(*), count(x), sum/avg(int|float),
+    0..2 integer or timestamp keys -> count(*), count(x), sum/avg(int|float),
     min/max(int|float)
+
+* A timestamp key (a TUMBLE/HOP pane bound, ``date_trunc`` ...) is its int64
+  microseconds in the kernel, and a timestamp again when the native table
+  hands its groups over (``table.key_col``): the vector path indexes one such
+  key by the same int64 (``aggregates._int_key``), so a view switching paths
+  never splits a group.
 
 * The trailing Filter is fused into the kernel.  Conjuncts the kernel cannot
   evaluate (OR, LIKE, text, numeric, ...) are evaluated by numpy into a
@@ -27,6 +33,7 @@ from splitstream.protocol import oids as type_oids
 
 from ...execution import expr
 from ...execution import operators
+from ...execution.time_windows import SessionBound, WindowBound, same_pane, trace_bound
 from .codegen import Shape
 
 INTS = {type_oids.INT2: "i2", type_oids.INT4: "i4", type_oids.INT8: "i8"}
@@ -34,6 +41,8 @@ FLOATS = {type_oids.FLOAT4: "f4", type_oids.FLOAT8: "f8"}
 NUMS = {**INTS, **FLOATS}
 _RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3}
 CMP_OPS = {"=", "<>", "<", "<=", ">", ">="}
+#: group keys the kernel reads as int64 microseconds
+TIMES = {type_oids.TIMESTAMP: "i8", type_oids.TIMESTAMPTZ: "i8"}
 
 
 class Unsupported(Exception):
@@ -86,6 +95,7 @@ class KernelPlan:
         self.param_exprs: list = []       # (expr, domain)
         self.conj: list = []
         self.keys: list[int] = []
+        self.derived: tuple = ()          # (key position, native key index, microseconds added)
         self.aggs: list = []
         self.unsafe_inputs = False
         self.shape: Shape | None = None
@@ -97,7 +107,7 @@ class KernelPlan:
             s = len(self.input_exprs)
             self._slot_of[key] = s
             self.input_exprs.append(e)
-            self.input_dtypes.append(NUMS[oid])
+            self.input_dtypes.append(NUMS[oid] if oid in NUMS else TIMES[oid])
             if not _is_safe(e):
                 self.unsafe_inputs = True
         return s
@@ -107,7 +117,8 @@ class KernelPlan:
         if self.fused_filter is not None:
             parts.append(f"filter({len(self.conj)} compiled"
                          + (f", {len(self.premask_exprs)} vectorised" if self.premask_exprs else "") + ")")
-        parts.append(f"group({len(self.keys)} int key{'s' if len(self.keys) != 1 else ''})")
+        parts.append(f"group({len(self.keys)} int key{'s' if len(self.keys) != 1 else ''}"   # timestamps as int64
+                     + (f" + {len(self.derived)} derived" if self.derived else "") + ")")
         parts.append("aggs(" + ",".join(k for k, _ in self.aggs) + ")")
         if self.prefix_ops:
             parts.insert(0, "vector prefix(" + ",".join(type(o).__name__ for o in self.prefix_ops) + ")")
@@ -166,10 +177,15 @@ def analyse(ops: list, agg) -> KernelPlan:
     plan = KernelPlan()
     if agg.grouping_sets is not None:
         raise Unsupported("GROUPING SETS")
-    if len(agg.keys) > 2:
-        raise Unsupported(f"{len(agg.keys)} grouping keys (at most 2 compile)")
-    for k in agg.keys:
-        if k.oid not in INTS:
+    if any(isinstance(trace_bound(k, ops), SessionBound) for k in agg.keys):
+        raise Unsupported("SESSION windows are merged on the vector path")
+    plan.derived = _derived_keys(ops, agg)
+    derived = {pos for pos, _b, _o in plan.derived}
+    keys = [k for i, k in enumerate(agg.keys) if i not in derived]
+    if len(keys) > 2:
+        raise Unsupported(f"{len(keys)} grouping keys (at most 2 compile)")
+    for k in keys:
+        if k.oid not in INTS and k.oid not in TIMES:
             raise Unsupported(f"grouping key of type {sqltypes.type_name(k.oid)}")
     for a in agg.aggs:
         if a.distinct or a.order_key is not None or a.filter is not None:
@@ -183,7 +199,8 @@ def analyse(ops: list, agg) -> KernelPlan:
             raise Unsupported(f"operator {type(op).__name__}")
 
     # keys and aggregate inputs
-    plan.keys = [_input_for(plan, k, k.oid, exact=False) for k in agg.keys]
+    plan.keys = [plan.slot(k, k.oid) if k.oid in TIMES else _input_for(plan, k, k.oid, exact=False)
+                 for k in keys]
     for a in agg.aggs:
         if a.star:
             plan.aggs.append(("star", -1))
@@ -212,6 +229,24 @@ def analyse(ops: list, agg) -> KernelPlan:
                        keys=tuple(plan.keys), aggs=tuple(plan.aggs), nullable=(False,) * len(plan.input_dtypes),
                        premask=bool(plan.premask_exprs))
     return plan
+
+
+def _derived_keys(ops: list, agg) -> tuple:
+    """Group keys the kernel need not hash: a pane's ``window_end`` next to its
+    ``window_start`` (the same pane plus a constant).  Each as (its position
+    among the keys, the native key it derives from, the microseconds to add);
+    the native table adds them back when it hands its groups over."""
+    bounds = [trace_bound(k, ops) for k in agg.keys]
+    out: list[tuple[int, int, int]] = []
+    native: list[int] = []                  # positions of the keys the kernel keeps, in order
+    for i, b in enumerate(bounds):
+        base = next((j for j in native if isinstance(b, WindowBound) and isinstance(bounds[j], WindowBound)
+                     and same_pane(b, bounds[j])), None)   # type: ignore[arg-type]
+        if base is None:
+            native.append(i)
+        else:
+            out.append((i, native.index(base), b.end_offset_us - bounds[base].end_offset_us))  # type: ignore[union-attr]
+    return tuple(out)
 
 
 def eval_param(e, domain: str, ctx):

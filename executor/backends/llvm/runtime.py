@@ -38,6 +38,8 @@ from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
 from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
 
+_MICROS = np.dtype("datetime64[us]")
+
 PAR_MIN_ROWS = 1 << 17          # split a batch over 2 threads from this size on
 MORSEL = 1 << 16                # morsel size of the adaptive query path
 PAR_MORSEL = 1 << 14            # morsel of the 2-thread path: taken in native code (an atomic add, no
@@ -283,6 +285,8 @@ class CompiledSink:
             c = e.eval(batch, ctx)
             d = c.data
             want = NP[dt]
+            if d.dtype == _MICROS:
+                d = d.view(np.int64)        # a timestamp key: its int64 microseconds, not copied
             if d.dtype != want or not d.flags.c_contiguous:
                 d = np.ascontiguousarray(d, dtype=want)
             cols.append(d)
@@ -311,7 +315,7 @@ class CompiledSink:
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
             assert self.plan is not None and self.plan.shape is not None
-            t = NativeTable(self.plan.shape)
+            t = NativeTable(self.plan.shape, self.plan.derived)
             if self.tables and self.tables[0].variant == "specialised":
                 t0 = self.tables[0]
                 t.specialise(t0.mins[: t.nk], t0.ranges[: t.nk])
@@ -336,7 +340,7 @@ class CompiledSink:
     def private_table(self) -> NativeTable:
         """A table of this sink's shape owned by one statement (issue 14's staging)."""
         assert self.plan is not None and self.plan.shape is not None
-        return NativeTable(self.plan.shape)
+        return NativeTable(self.plan.shape, self.plan.derived)
 
     def run_into(self, p: KernelInputs, module, table: NativeTable) -> None:
         """Apply a prepared batch to ``table`` on this thread (a statement's private table)."""

@@ -22,6 +22,7 @@ import struct
 import numpy as np
 
 from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
 
 from . import jit
 from .codegen import Layout, Shape
@@ -59,8 +60,10 @@ def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
 
 
 class NativeTable:
-    def __init__(self, shape: Shape) -> None:
+    def __init__(self, shape: Shape, derived: tuple = ()) -> None:
         self.shape = shape
+        #: group keys not in the kernel: (position among the keys, native key index, microseconds added)
+        self.derived = derived
         self.lay = Layout(shape)
         self.nk = len(shape.keys)
         self.variant = "generic"
@@ -347,15 +350,10 @@ class NativeTable:
             return 0
         idx = table.index
         assert len(idx) == 0, "target GroupTable must be empty"
-        if self.nk == 1 and not flags.any():
+        if self.nk == 1 and not self.derived and not flags.any():
             idx.adopt_array(k1)              # numpy index: no Python object per group
         else:
-            cols = []
-            for j, k in enumerate((k1, k2)[: self.nk]):
-                v = k.tolist()
-                for i in np.flatnonzero(flags & (1 << j)).tolist():
-                    v[i] = None
-                cols.append(v)
+            cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, idx.key_oids)]
             idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
@@ -379,6 +377,17 @@ class NativeTable:
                 st.has[:m] = arrs[1].astype(bool)
         table.rows_in += int(rows.sum())
         return m
+
+    def key_columns(self, k1: np.ndarray, k2: np.ndarray, flags: np.ndarray, oids: list[int]) -> list[Col]:
+        """The groups' keys as the vector path's key columns (``oids``: all the
+        grouping's keys), derived keys added back from their native key."""
+        native = list((k1, k2)[: self.nk])
+        derived = {pos: (j, add) for pos, j, add in self.derived}
+        positions = [p for p in range(len(oids)) if p not in derived]
+        out: dict[int, Col] = {p: key_col(native[j], (flags & (1 << j)) != 0, oids[p]) for j, p in enumerate(positions)}
+        for pos, (j, add) in derived.items():
+            out[pos] = key_col(native[j] + add, (flags & (1 << j)) != 0, oids[pos])
+        return [out[p] for p in range(len(oids))]
 
     def same_dense(self, other: "NativeTable") -> bool:
         return (self.variant == other.variant == "specialised" and self.mins == other.mins
@@ -411,7 +420,7 @@ class NativeTable:
         if m == 0:
             return 0
         oids = table.index.key_oids
-        key_cols = [Col(k, (flags & (1 << j)) != 0, oids[j]) for j, k in enumerate((k1, k2)[: self.nk])]
+        key_cols = self.key_columns(k1, k2, flags, oids)
         gids = table.index.assign(key_cols, m)
         ng = len(table.index)
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
@@ -471,3 +480,12 @@ class NativeTable:
         if self.variant == "generic":
             n += self.slots.nbytes + self.gk[0].nbytes + self.gk[1].nbytes + self.gflags.nbytes
         return n
+
+
+def key_col(keys: np.ndarray, nulls: np.ndarray, oid: int) -> Col:
+    """A native table's int64 key array as the column the vector path keys
+    by: a timestamp key (int64 microseconds in the kernel) is a timestamp
+    again, so both paths store the same group keys."""
+    if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+        keys = keys.view("datetime64[us]")
+    return Col(keys, nulls, oid)

@@ -36,13 +36,15 @@ from splitstream.protocol.errors import (
 )
 
 from ...execution import expr, operators
-from ...execution.time_windows import DAY_US, WindowBound, is_time
+from ...execution.time_windows import DAY_US, SessionBound, SessionProject, WindowBound, is_time
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, ident
 from ..table_functions import table_function
 from .base import PlannerBase
 
-WINDOW_FUNCTIONS = ("tumble", "hop")
-_ARITY = {"tumble": (3, 4), "hop": (4, 5)}
+WINDOW_FUNCTIONS = ("tumble", "hop", "session")
+_ARITY = {"tumble": (3, 4), "hop": (4, 5), "session": (3, 3)}
+_SHAPES = {"tumble": "(stream, time_col, size [, offset])", "hop": "(stream, time_col, slide, size [, offset])",
+           "session": "(stream, time_col, gap)"}
 
 
 def interval_us(value, what: str, fn: str) -> int:
@@ -55,17 +57,15 @@ def interval_us(value, what: str, fn: str) -> int:
 
 
 class WindowPlanner(PlannerBase):
-    """TUMBLE(rel, ts, size [, offset]) and HOP(rel, ts, slide, size [, offset])."""
+    """TUMBLE(rel, ts, size [, offset]), HOP(rel, ts, slide, size [, offset]) and SESSION(rel, ts, gap)."""
 
     def plan_time_window(self, fn, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
         name = str(fn.this).lower()
         args = func_args(fn)
         low, high = _ARITY[name]
         if not low <= len(args) <= high or not isinstance(args[0], (exp.Column, exp.Table)):
-            shape = "(stream, time_col, size [, offset])" if name == "tumble" else \
-                "(stream, time_col, slide, size [, offset])"
             raise PgError(UNDEFINED_FUNCTION, f"function {name} with {len(args)} arguments does not exist",
-                          hint=f"Write {name.upper()}{shape} in FROM, the first argument a stream or table.")
+                          hint=f"Write {name.upper()}{_SHAPES[name]} in FROM, the first argument a stream or table.")
         rel_name, schema = _relation_name(args[0])
         op, scope = self.plan_named(rel_name, schema, alias or rel_name, [], outer, corr)  # type: ignore[attr-defined]
         ts = ExprBinder(self, scope).bind(args[1])
@@ -77,6 +77,8 @@ class WindowPlanner(PlannerBase):
                                "a timestamp, timestamptz or date; you might need to add an explicit type cast.")
         if ts.oid == type_oids.DATE:
             ts = self.coerce(ts, type_oids.TIMESTAMP)  # type: ignore[attr-defined]
+        if name == "session":
+            return self._session(op, scope, ts, consts[0], alias or rel_name, colaliases, outer)
         if name == "tumble":
             size = interval_us(consts[0], "window size", name)
             slide = size
@@ -98,6 +100,22 @@ class WindowPlanner(PlannerBase):
             raise PgError(INVALID_PARAMETER_VALUE, f"the sizes of {fn.upper()} cannot be NULL")
         return value
 
+    def _session(self, op, scope, ts, gap_value, alias, colaliases, outer):
+        """SESSION(stream, ts, gap): each row as the session [ts, ts + gap); a
+        continuous view merges the sessions that touch (``stream/sessions.py``)."""
+        gap = interval_us(gap_value, "gap", "session")
+        if gap <= 0:
+            raise PgError(INVALID_PARAMETER_VALUE, "SESSION gap must be greater than zero",
+                          hint="Give a positive interval, e.g. INTERVAL '5 minutes'.")
+        if not self._is_stream(op):  # type: ignore[attr-defined]
+            raise PgError(FEATURE_NOT_SUPPORTED, "SESSION windows are computed over a stream only",
+                          hint="A continuous view maintains the sessions of a stream. Over a table, number the "
+                               "sessions with a window function: sum(new_session) OVER (PARTITION BY key ORDER BY ts), "
+                               "new_session being ts - lag(ts) > gap.")
+        oid = type_oids.TIMESTAMPTZ if ts.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMP
+        bounds = [SessionBound(ts, 0, "start", oid), SessionBound(ts, gap, "end", oid)]
+        return self._with_bounds(op, scope, bounds, alias, colaliases, outer, SessionProject)
+
     def _windowed(self, op, scope, ts, size, slide, offset, alias, colaliases, outer):
         hop = None
         if slide != size:                 # HOP: each row once per pane holding it
@@ -110,8 +128,14 @@ class WindowPlanner(PlannerBase):
         oid = type_oids.TIMESTAMPTZ if ts.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMP
         start = WindowBound(ts, hop, slide, offset, 0, size, "start", oid)
         end = WindowBound(ts, hop, slide, offset, size, size, "end", oid)
+        if hop is not None and size % slide:
+            op = operators.Filter(op, expr.Compare("<", ts, end))
+        return self._with_bounds(op, scope, [start, end], alias, colaliases, outer, operators.Project)
+
+    def _with_bounds(self, op, scope, bounds, alias, colaliases, outer, project):
+        """The relation's visible columns, then ``window_start`` and ``window_end``."""
         keep = [i for i, c in enumerate(scope.cols) if c.table != "?hop?"]
-        exprs: list[expr.Expr] = [expr.ColRef(i, scope.cols[i].oid, scope.cols[i].name) for i in keep] + [start, end]
+        exprs: list[expr.Expr] = [expr.ColRef(i, scope.cols[i].oid, scope.cols[i].name) for i in keep] + bounds
         out, cols = [], []
         visible = 0
         for e, i in zip(exprs, keep + [-1, -2]):
@@ -122,9 +146,7 @@ class WindowPlanner(PlannerBase):
                 visible += 1
             out.append(operators.OutCol(nm, e.oid, hidden=hidden))
             cols.append(ScopeCol(alias, nm, e.oid, hidden=hidden))
-        if hop is not None and size % slide:
-            op = operators.Filter(op, expr.Compare("<", ts, end))
-        proj = operators.Project(op, exprs, out)
+        proj = project(op, exprs, out)
         return proj, Scope(cols, outer, tables=[alias])
 
 

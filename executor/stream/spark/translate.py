@@ -32,6 +32,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from ...execution import expr, operators, privileges
+from ...execution.time_windows import SessionBound, WindowBound
 from ..continuous import PrunedCol
 
 UNDEFINED_TABLE = "42P01"
@@ -133,6 +134,8 @@ def _sx(e, names: list) -> str:
         if isinstance(e.value, str) and e.oid == type_oids.UNKNOWN:
             return _lit_str(e.value)
         return _literal(e.value, e.oid)
+    if t is WindowBound:
+        return _window_bound(e, names)
     if t is expr.Cast:
         src = e.arg.oid
         if src == e.oid:
@@ -286,6 +289,7 @@ def _state_layout(spec) -> tuple[str, list[str]]:
 
 
 def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
+    _refuse_windows(pipe)
     names = list(input_names)
     sql = "SELECT " + ", ".join(f"{n} AS c{i}" for i, n in enumerate(names) if n is not None) + " FROM {input}"
     names = [None if n is None else f"c{i}" for i, n in enumerate(names)]
@@ -393,6 +397,31 @@ def describe(ctx, name: str) -> dict:
         return {"version": 1, "kind": kind, "name": f"{rel.schema}.{rel.name}", "columns": cols,
                 "pushable": False, "reason": f"{kind} is not a stream", "views": [], "fingerprint": None}
     return _describe_stream(ctx, mgr, rel, cols)
+
+
+def _window_bound(e: WindowBound, names: list) -> str:
+    """A TUMBLE/HOP pane bound as Spark computes it: the same integer
+    expression over the event time's microseconds as ``WindowBound.eval``
+    (pmod: the non-negative remainder numpy's mod gives), so executors ship
+    per-pane partial states keyed exactly as the server keys them."""
+    if e.ts.oid != type_oids.TIMESTAMPTZ:
+        raise NotPushable(f"a window over a {sqltypes.type_name(e.ts.oid)} column (Spark pushes timestamptz)")
+    us = f"unix_micros({_sx(e.ts, names)})"
+    out = f"{us} - pmod({us} - {e.origin_us}, {e.slide_us}) + {e.end_offset_us}"
+    if e.hop is not None:
+        out += f" - CAST({_sx(e.hop, names)} AS bigint) * {e.slide_us}"
+    return f"timestamp_micros({out})"
+
+
+def _refuse_windows(pipe) -> None:
+    """SESSION windows stay at the server: a session's bounds are known only
+    once the sessions around it are merged (``stream/sessions.py``), so such
+    a stream's rows are sent (correct, not pushed)."""
+    for op in pipe.ops:
+        for e in getattr(op, "exprs", None) or []:
+            if any(isinstance(n, SessionBound) for n in e.walk()):
+                raise NotPushable("the view groups by a SESSION window, which is merged at the server: "
+                                  "its rows are sent")
 
 
 def _describe_stream(ctx, mgr, rel, cols) -> dict:
