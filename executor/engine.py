@@ -36,7 +36,7 @@ from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import split_statements
 from .stream.spark.ledger import KEY_SETTING
-from . import setting_values
+from .settings import values as setting_values
 from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function

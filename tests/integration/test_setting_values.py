@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from splitstream.executor.commands.setting_contexts import context_of
-from splitstream.executor.pg15_setting_types import TYPES
+from splitstream.executor.settings.pg15_types import TYPES
 from splitstream.executor.settings import LIMITED_SETTINGS, PIPELINEDB_SETTINGS
 
 HAND_PICKED = """

@@ -8,7 +8,7 @@ import zoneinfo
 from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
-from . import setting_values
+from . import values as setting_values
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
 

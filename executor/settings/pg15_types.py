@@ -2,7 +2,7 @@
 name -> (vartype, unit, min, max, enum values, boot value).  Taken from a
 PostgreSQL 15 (``SELECT name, vartype, unit, min_val, max_val, enumvals,
 boot_val FROM pg_settings``); SET checks values against it and SHOW falls
-back to the boot value (setting_values.py).  Data, not logic."""
+back to the boot value (settings/values.py).  Data, not logic."""
 from __future__ import annotations
 
 TYPES: dict[str, tuple[str, str, str, str, str, str]] = {

@@ -14,7 +14,7 @@ import re
 
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
-from .pg15_setting_types import TYPES
+from .pg15_types import TYPES
 
 #: unit -> (its base unit, how many base units it is), greatest first per base,
 #: as guc.c's memory_unit_conversion_table and time_unit_conversion_table
