@@ -90,6 +90,7 @@ _SCALARS: list[tuple[str, int, int, int, str, str]] = [
     ("varchar", 1043, -1, 1015, "S", "character varying"),
     ("date", 1082, 4, 1182, "D", "date"),
     ("time", 1083, 8, 1183, "D", "time without time zone"),
+    ("timetz", 1266, 12, 1270, "D", "time with time zone"),
     ("timestamp", 1114, 8, 1115, "D", "timestamp without time zone"),
     ("timestamptz", 1184, 8, 1185, "D", "timestamp with time zone"),
     ("interval", 1186, 16, 1187, "T", "interval"),
@@ -129,13 +130,14 @@ XID, CID, OIDVECTOR, JSON, FLOAT4, FLOAT8, UNKNOWN = 28, 29, 30, 114, 700, 701, 
 BPCHAR, VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, INTERVAL = 1042, 1043, 1082, 1083, 1114, 1184, 1186
 NUMERIC, REGCLASS, REGTYPE, RECORD, VOID, UUID, JSONB = 1700, 2205, 2206, 2249, 2278, 2950, 3802
 REGNAMESPACE, REGROLE = 4089, 4096
+TIMETZ = 1266
 
 _ALIASES: dict[str, str] = {
     "int": "int4", "integer": "int4", "smallint": "int2", "bigint": "int8",
     "real": "float4", "double precision": "float8", "float": "float8", "double": "float8",
     "decimal": "numeric", "character varying": "varchar", "char varying": "varchar",
     "char": "bpchar", "character": "bpchar", '"char"': "char", "boolean": "bool",
-    "time without time zone": "time", "timestamp without time zone": "timestamp",
+    "time without time zone": "time", "time with time zone": "timetz", "timestamp without time zone": "timestamp",
     "timestamp with time zone": "timestamptz", "serial": "int4", "bigserial": "int8",
     "smallserial": "int2", "serial4": "int4", "serial8": "int8", "serial2": "int2",
 }
@@ -472,6 +474,11 @@ def format_time(t: _dt.time) -> str:
     return f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}{_frac(t.microsecond)}"
 
 
+def format_timetz(t: _dt.time) -> str:
+    """timetz_out: the time of day and its own UTC offset (``10:00:00+02``)."""
+    return format_time(t) + _offset_str(t.utcoffset() or _dt.timedelta(0))
+
+
 def _interval_out(iv: Interval) -> str:
     """EncodeInterval, IntervalStyle=postgres."""
     parts: list[str] = []
@@ -633,6 +640,7 @@ _TEXT_OUT: dict[int, Callable[[Any, str], str]] = {
     BYTEA: lambda v, tz: _bytea_out(v),
     DATE: _date_out,
     TIME: lambda v, tz: format_time(v),
+    TIMETZ: lambda v, tz: format_timetz(v),
     TIMESTAMP: _ts_out,
     TIMESTAMPTZ: lambda v, tz: format_timestamptz(v, tz),
     INTERVAL: _interval_text_out,
@@ -905,19 +913,28 @@ def _date_in(s: str) -> _dt.date:
     raise _syntax("date", s, INVALID_DATETIME_FORMAT)
 
 
-def _time_in(s: str) -> _dt.time:
-    t = s.strip()
-    m = re.fullmatch(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?", t)
+_TIME_IN_RE = re.compile(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?")
+
+
+def _time_in(s: str, with_tz: bool = False, tz: str = "UTC") -> _dt.time:
+    """time (a zone in the text is checked and dropped) or timetz (its zone
+    kept; none given: the session zone's offset today, as PostgreSQL)."""
+    typ = "time with time zone" if with_tz else "time"
+    m = _TIME_IN_RE.fullmatch(s.strip())
     if not m:
-        raise _syntax("time", s, INVALID_DATETIME_FORMAT)
-    h, mi, sec, us = _parse_time_part(m.group(1), s, "time")
-    if m.group(2):
-        _tz_offset(m.group(2), _dt.datetime(2000, 1, 1), s, "time")
+        raise _syntax(typ, s, INVALID_DATETIME_FORMAT)
+    h, mi, sec, us = _parse_time_part(m.group(1), s, typ)
+    today = _dt.datetime.now(UTC).replace(tzinfo=None, hour=12)
+    off = _tz_offset(m.group(2), today, s, typ) if m.group(2) else None
     if h == 24:
         raise PgError(FEATURE_NOT_SUPPORTED, 'time value "24:00:00" is not representable')
     if sec == 60:
         sec = 59
-    return _dt.time(h, mi, sec, us)
+    if not with_tz:
+        return _dt.time(h, mi, sec, us)
+    if off is None:
+        off = zone_of(tz).utcoffset(today) or _dt.timedelta(0)
+    return _dt.time(h, mi, sec, us, tzinfo=_dt.timezone(off))
 
 
 # ---- interval ----
@@ -1178,6 +1195,8 @@ def _text_in(oid: int, s: str, tz: str = "UTC") -> Any:
         return _date_in(s)
     if oid == TIME:
         return _time_in(s)
+    if oid == TIMETZ:
+        return _time_in(s, True, tz)
     if oid == TIMESTAMP:
         return _timestamp_in(s, False, tz)
     if oid == TIMESTAMPTZ:
@@ -1341,6 +1360,20 @@ def _time_recv(b: bytes) -> _dt.time:
     return _dt.time(h, m, s, us)
 
 
+def _timetz_send(t: _dt.time) -> bytes:
+    off = t.utcoffset() or _dt.timedelta(0)
+    return _time_send(t) + _S_I4.pack(-int(off.total_seconds()))
+
+
+def _timetz_recv(b: bytes) -> _dt.time:
+    if len(b) != 12:
+        raise _bad_binary()
+    (zone,) = _S_I4.unpack(b[8:])
+    if abs(zone) > 15 * 3600 + 59 * 60:
+        raise PgError(INVALID_BINARY_REPRESENTATION, "time zone displacement out of range")
+    return _time_recv(b[:8]).replace(tzinfo=_dt.timezone(_dt.timedelta(seconds=-zone)))
+
+
 def _interval_send(v: Interval) -> bytes:
     if isinstance(v, _dt.timedelta):
         v = Interval.from_timedelta(v)
@@ -1388,7 +1421,7 @@ def _bool_recv(b: bytes) -> bool:
 
 
 _FIXED_LEN = {BOOL: 1, INT2: 2, INT4: 4, INT8: 8, OID: 4, XID: 4, CID: 4, REGPROC: 4, REGCLASS: 4,
-              REGTYPE: 4, REGNAMESPACE: 4, REGROLE: 4, FLOAT4: 4, FLOAT8: 8, DATE: 4, TIME: 8,
+              REGTYPE: 4, REGNAMESPACE: 4, REGROLE: 4, FLOAT4: 4, FLOAT8: 8, DATE: 4, TIME: 8, TIMETZ: 12,
               TIMESTAMP: 8, TIMESTAMPTZ: 8, INTERVAL: 16, UUID: 16}
 
 _BIN_SEND: dict[int, Callable[[Any], bytes]] = {
@@ -1403,6 +1436,7 @@ _BIN_SEND: dict[int, Callable[[Any], bytes]] = {
     NUMERIC: _numeric_send,
     DATE: _date_send,
     TIME: _time_send,
+    TIMETZ: _timetz_send,
     TIMESTAMP: lambda v: _S_I8.pack(_ts_to_us(v)),
     TIMESTAMPTZ: lambda v: _S_I8.pack(_ts_to_us(v if v.tzinfo else v.replace(tzinfo=UTC))),
     INTERVAL: _interval_send,
@@ -1428,6 +1462,7 @@ _BIN_RECV: dict[int, Callable[[bytes], Any]] = {
     NUMERIC: _numeric_recv,
     DATE: _date_recv,
     TIME: _time_recv,
+    TIMETZ: _timetz_recv,
     TIMESTAMP: lambda b: _us_to_ts(_S_I8.unpack(b)[0], False),
     TIMESTAMPTZ: lambda b: _us_to_ts(_S_I8.unpack(b)[0], True),
     INTERVAL: _interval_recv,

@@ -41,7 +41,7 @@ TYPE_NAMES = {
     type_oids.BOOL: "bool", type_oids.BYTEA: "bytea", type_oids.CHAR: "char", type_oids.NAME: "name", type_oids.INT8: "int8", type_oids.INT2: "int2",
     type_oids.INT4: "int4", type_oids.TEXT: "text", type_oids.OID: "oid", type_oids.JSON: "json", type_oids.FLOAT4: "float4", type_oids.FLOAT8: "float8",
     type_oids.UNKNOWN: "unknown", type_oids.BPCHAR: "bpchar", type_oids.VARCHAR: "varchar", type_oids.DATE: "date", type_oids.TIME: "time",
-    type_oids.TIMESTAMP: "timestamp", type_oids.TIMESTAMPTZ: "timestamptz", type_oids.INTERVAL: "interval", type_oids.NUMERIC: "numeric",
+    type_oids.TIMETZ: "timetz", type_oids.TIMESTAMP: "timestamp", type_oids.TIMESTAMPTZ: "timestamptz", type_oids.INTERVAL: "interval", type_oids.NUMERIC: "numeric",
     type_oids.UUID: "uuid", type_oids.JSONB: "jsonb", type_oids.REGCLASS: "regclass", type_oids.REGTYPE: "regtype", type_oids.REGPROC: "regproc",
     type_oids.XID: "xid", type_oids.VOID: "void", type_oids.REGNAMESPACE: "regnamespace", type_oids.REGROLE: "regrole", type_oids.RECORD: "record", type_oids.INT2VECTOR: "int2vector", type_oids.OIDVECTOR: "oidvector",
 }
@@ -53,12 +53,12 @@ SQL_NAMES = {
     type_oids.BOOL: "boolean", type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint", type_oids.FLOAT4: "real",
     type_oids.FLOAT8: "double precision", type_oids.VARCHAR: "character varying", type_oids.BPCHAR: "character",
     type_oids.TIMESTAMP: "timestamp without time zone", type_oids.TIMESTAMPTZ: "timestamp with time zone",
-    type_oids.TIME: "time without time zone", type_oids.CHAR: '"char"',
+    type_oids.TIME: "time without time zone", type_oids.TIMETZ: "time with time zone", type_oids.CHAR: '"char"',
 }
 
 TYPLEN = {
     type_oids.BOOL: 1, type_oids.INT2: 2, type_oids.INT4: 4, type_oids.INT8: 8, type_oids.OID: 4, type_oids.FLOAT4: 4, type_oids.FLOAT8: 8, type_oids.DATE: 4,
-    type_oids.TIME: 8, type_oids.TIMESTAMP: 8, type_oids.TIMESTAMPTZ: 8, type_oids.INTERVAL: 16, type_oids.UUID: 16, type_oids.NAME: 64, type_oids.CHAR: 1,
+    type_oids.TIME: 8, type_oids.TIMETZ: 12, type_oids.TIMESTAMP: 8, type_oids.TIMESTAMPTZ: 8, type_oids.INTERVAL: 16, type_oids.UUID: 16, type_oids.NAME: 64, type_oids.CHAR: 1,
     type_oids.REGCLASS: 4, type_oids.REGTYPE: 4, type_oids.REGPROC: 4, type_oids.XID: 4,
 }
 
@@ -71,7 +71,8 @@ _ALIASES = {
     "text": type_oids.TEXT, "varchar": type_oids.VARCHAR, "character varying": type_oids.VARCHAR, "char": type_oids.BPCHAR,
     "character": type_oids.BPCHAR, "bpchar": type_oids.BPCHAR, "nchar": type_oids.BPCHAR, "name": type_oids.NAME, '"char"': type_oids.CHAR,
     "bool": type_oids.BOOL, "boolean": type_oids.BOOL, "bytea": type_oids.BYTEA, "date": type_oids.DATE, "time": type_oids.TIME,
-    "time without time zone": type_oids.TIME, "timestamp": type_oids.TIMESTAMP, "timestamp without time zone": type_oids.TIMESTAMP,
+    "time without time zone": type_oids.TIME, "timetz": type_oids.TIMETZ, "time with time zone": type_oids.TIMETZ,
+    "timestamp": type_oids.TIMESTAMP, "timestamp without time zone": type_oids.TIMESTAMP,
     "timestamptz": type_oids.TIMESTAMPTZ, "timestamp with time zone": type_oids.TIMESTAMPTZ, "interval": type_oids.INTERVAL,
     "uuid": type_oids.UUID, "json": type_oids.JSON, "jsonb": type_oids.JSONB, "oid": type_oids.OID, "regclass": type_oids.REGCLASS,
     "regtype": type_oids.REGTYPE, "regproc": type_oids.REGPROC, "xid": type_oids.XID, "regnamespace": type_oids.REGNAMESPACE, "regrole": type_oids.REGROLE,
@@ -107,7 +108,7 @@ def format_type(oid: int, typmod: int = -1) -> str:
         if oid == type_oids.NUMERIC:
             p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
             return f"numeric({p},{s})"
-        if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME):
+        if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME, type_oids.TIMETZ):
             word, rest = base.split(" ", 1) if " " in base else (base, "")
             return f"{word}({typmod}) {rest}".strip()
     return base
@@ -295,9 +296,15 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return Col(col.data != 0, col.nulls, target)
     if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and target in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         return Col(col.data.astype(tdt), col.nulls, target)
-    if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-        out = [None if v is None else v.time().replace(tzinfo=None) for v in col.to_pylist()]
-        return Col.from_pylist(out, type_oids.TIME)
+    if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIMETZ):
+        out = [None if v is None else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None)
+               for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
+    if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
+        # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
+        out = [None if v is None else (v if src == type_oids.TIME else v.time()).replace(tzinfo=UTC)
+               for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(out, type_oids.TIMETZ), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)

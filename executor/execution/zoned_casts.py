@@ -20,7 +20,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
 
 _TEXT = (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME)
-_LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME)
+_LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME, type_oids.TIMETZ)
 
 
 def zone_dependent(src: int, target: int) -> bool:
@@ -31,6 +31,8 @@ def zone_dependent(src: int, target: int) -> bool:
         return target in _TEXT or target in _LOCAL
     if target == type_oids.TIMESTAMPTZ:
         return src in _TEXT or src == type_oids.UNKNOWN or src in (type_oids.TIMESTAMP, type_oids.DATE)
+    if target == type_oids.TIMETZ:
+        return src in _TEXT or src in (type_oids.UNKNOWN, type_oids.TIME)
     return False
 
 
@@ -48,6 +50,9 @@ def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) ->
         out = [None if v is None else v.decode() for v in text]
         return sqltypes.cast_col(Col.from_pylist(out, type_oids.TEXT), target, typmod, explicit)
     zone = wiretypes.zone_of(tz)
+    if target == type_oids.TIMETZ:
+        return sqltypes.cast_col(Col.from_pylist([None if v is None else _timetz_in_zone(src, v, zone, tz)
+                                                  for v in col.to_pylist()], type_oids.TIMETZ), target, typmod, explicit)
     if src == type_oids.TIMESTAMPTZ:        # to local wall-clock time, then on to date / time
         local = [None if v is None else v.astimezone(zone).replace(tzinfo=None) for v in col.to_pylist()]
         return sqltypes.cast_col(Col.from_pylist(local, type_oids.TIMESTAMP), target, typmod, explicit)
@@ -62,3 +67,15 @@ def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) ->
 
 
 
+
+
+def _timetz_in_zone(src: int, v, zone: dt.tzinfo, tz: str) -> dt.time:
+    """A timestamptz's local time with its offset; a time with the zone's
+    offset today (PostgreSQL's time_timetz); text read in the zone."""
+    if src == type_oids.TIMESTAMPTZ:
+        local = v.astimezone(zone)
+        return local.time().replace(tzinfo=dt.timezone(local.utcoffset() or dt.timedelta(0)))
+    if src == type_oids.TIME:
+        now = dt.datetime.now(dt.timezone.utc).astimezone(zone)
+        return v.replace(tzinfo=dt.timezone(now.utcoffset() or dt.timedelta(0)))
+    return wiretypes.decode_text(type_oids.TIMETZ, str(v), tz=tz)

@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 from ..execution import expr
 from ..execution import functions
 from ..execution import signatures
+from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
 from .dialect import DIALECT, WRITTEN_NAME
@@ -118,7 +119,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     m = {
         DT.INT: type_oids.INT4, DT.BIGINT: type_oids.INT8, DT.SMALLINT: type_oids.INT2, DT.TINYINT: type_oids.INT2, DT.FLOAT: type_oids.FLOAT4,
         DT.DOUBLE: type_oids.FLOAT8, DT.DECIMAL: type_oids.NUMERIC, DT.TEXT: type_oids.TEXT, DT.VARCHAR: type_oids.VARCHAR, DT.CHAR: type_oids.BPCHAR,
-        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME,
+        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME, DT.TIMETZ: type_oids.TIMETZ,
         DT.TIMESTAMP: type_oids.TIMESTAMP, DT.TIMESTAMPTZ: type_oids.TIMESTAMPTZ, DT.TIMESTAMPLTZ: type_oids.TIMESTAMPTZ,
         DT.INTERVAL: type_oids.INTERVAL, DT.UUID: type_oids.UUID, DT.JSON: type_oids.JSON, DT.JSONB: type_oids.JSONB, DT.VARBINARY: type_oids.BYTEA,
         DT.BINARY: type_oids.BYTEA, DT.SERIAL: type_oids.INT4, DT.BIGSERIAL: type_oids.INT8, DT.SMALLSERIAL: type_oids.INT2,
@@ -744,7 +745,7 @@ class ExprBinder:
         if src.oid == type_oids.UNKNOWN:
             src = self.p.coerce(src, type_oids.TIMESTAMP)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
-        return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
+        return expr.Func("extract", extract_impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
         a = self.bind(n.this)
