@@ -30,7 +30,6 @@ from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads th
 from ..execution.aggregates import AGGREGATES
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
-import zoneinfo
 import datetime as dt
 from ..execution.regnames import reg_names
 
@@ -748,30 +747,8 @@ class ExprBinder:
         return expr.Func("extract", extract_impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
-        a = self.bind(n.this)
-        zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
-
-        out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
-        if a.oid == type_oids.UNKNOWN:
-            a = self.p.coerce(a, type_oids.TIMESTAMPTZ)
-            out_oid = type_oids.TIMESTAMP
-
-        def impl(cols, nrows, ctx):
-            out = []
-            for v, z in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                if v is None or z is None:
-                    out.append(None)
-                    continue
-                tz = dt.timezone.utc if z.upper() in ("UTC", "GMT", "Z") else zoneinfo.ZoneInfo(z)
-                if isinstance(v, dt.datetime) and v.tzinfo is not None:
-                    out.append(v.astimezone(tz).replace(tzinfo=None))
-                else:
-                    if type(v) is dt.date:
-                        v = dt.datetime(v.year, v.month, v.day)
-                    out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
-            return Col.from_pylist(out, out_oid)
-
-        return expr.Func("timezone", impl, [a, zone], out_oid)
+        """``v AT TIME ZONE z`` is timezone(z, v), overloads and all."""
+        return self.call("timezone", [self.bind(n.args["zone"]), self.bind(n.this)])
 
     def b_CurrentTimestamp(self, n):
         return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
