@@ -38,6 +38,7 @@ from .errors import (
     INVALID_DATETIME_FORMAT,
     INVALID_PARAMETER_VALUE,
     INVALID_TEXT_REPRESENTATION,
+    INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
     NUMERIC_VALUE_OUT_OF_RANGE,
     UNDEFINED_OBJECT,
     PgError,
@@ -472,6 +473,55 @@ def format_timestamptz(v: _dt.datetime, tz: str = "UTC") -> str:
 
 def format_time(t: _dt.time) -> str:
     return f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}{_frac(t.microsecond)}"
+
+
+class TimeTZ(_dt.time):
+    """A timetz value: a time of day with its own UTC offset, ordered as
+    PostgreSQL orders timetz (timetz_cmp_internal): by the time of day in
+    UTC, then the zone east first; equal only with the same offset."""
+
+    __slots__ = ()
+
+    def pg_key(self) -> tuple[int, int]:
+        east = int((self.utcoffset() or _dt.timedelta(0)).total_seconds())
+        local = ((self.hour * 60 + self.minute) * 60 + self.second) * 1_000_000 + self.microsecond
+        return local - east * 1_000_000, -east
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimeTZ) and self.pg_key() == other.pg_key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __lt__(self, other: object) -> bool:
+        return self.pg_key() < _timetz_key(other)
+
+    def __le__(self, other: object) -> bool:
+        return self.pg_key() <= _timetz_key(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.pg_key() > _timetz_key(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self.pg_key() >= _timetz_key(other)
+
+    def __hash__(self) -> int:
+        return hash(self.pg_key())
+
+
+def _timetz_key(other: object) -> tuple[int, int]:
+    if not isinstance(other, TimeTZ):
+        raise TypeError("timetz compares only with timetz")
+    return other.pg_key()
+
+
+#: timetz's zone displacement limit (TZDISP_LIMIT): 15:59:59 either way
+TIMETZ_DISPLACEMENT_LIMIT = 15 * 3600 + 59 * 60 + 59
+
+
+def timetz(t: _dt.time, offset: _dt.timedelta) -> TimeTZ:
+    """A time of day (its own zone dropped) at ``offset`` east of UTC."""
+    return TimeTZ(t.hour, t.minute, t.second, t.microsecond, tzinfo=_dt.timezone(offset))
 
 
 def format_timetz(t: _dt.time) -> str:
@@ -934,7 +984,9 @@ def _time_in(s: str, with_tz: bool = False, tz: str = "UTC") -> _dt.time:
         return _dt.time(h, mi, sec, us)
     if off is None:
         off = zone_of(tz).utcoffset(today) or _dt.timedelta(0)
-    return _dt.time(h, mi, sec, us, tzinfo=_dt.timezone(off))
+    if abs(off.total_seconds()) > TIMETZ_DISPLACEMENT_LIMIT:
+        raise PgError(INVALID_TIME_ZONE_DISPLACEMENT_VALUE, f'time zone displacement out of range: "{s}"')
+    return timetz(_dt.time(h, mi, sec, us), off)
 
 
 # ---- interval ----
@@ -1369,9 +1421,9 @@ def _timetz_recv(b: bytes) -> _dt.time:
     if len(b) != 12:
         raise _bad_binary()
     (zone,) = _S_I4.unpack(b[8:])
-    if abs(zone) > 15 * 3600 + 59 * 60:
+    if abs(zone) > TIMETZ_DISPLACEMENT_LIMIT:
         raise PgError(INVALID_BINARY_REPRESENTATION, "time zone displacement out of range")
-    return _time_recv(b[:8]).replace(tzinfo=_dt.timezone(_dt.timedelta(seconds=-zone)))
+    return timetz(_time_recv(b[:8]), _dt.timedelta(seconds=-zone))
 
 
 def _interval_send(v: Interval) -> bytes:

@@ -302,7 +302,7 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
     if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
         # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
-        out = [None if v is None else (v if src == type_oids.TIME else v.time()).replace(tzinfo=UTC)
+        out = [None if v is None else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0))
                for v in col.to_pylist()]
         return _apply_typmod(Col.from_pylist(out, type_oids.TIMETZ), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
@@ -324,6 +324,8 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
                 c = cast_col(Col.from_pylist(list(v), es), et)
                 arrays.append(c.to_pylist())
         return Col.from_pylist(arrays, target)
+    if src == target:                       # a typmod only: time(p), timestamp(p)
+        return _apply_typmod(col, typmod, explicit)
     raise PgError(CANNOT_COERCE, f"cannot cast type {type_name(src)} to {type_name(target)}")
 
 
@@ -407,7 +409,36 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
         if nulls is not None:
             arr[nulls] = None
         return Col(arr, nulls, type_oids.NUMERIC)
+    if col.oid in _FRACTIONAL:
+        return _round_fraction(col, typmod)
     return col
+
+
+_FRACTIONAL = (type_oids.TIME, type_oids.TIMETZ, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
+_PG_EPOCH_US = 946_684_800_000_000      # 2000-01-01 in microseconds since 1970
+
+
+def _round_fraction(col: "Col", precision: int) -> "Col":
+    """time(p)/timestamp(p): seconds rounded to p digits, halves away from
+    PostgreSQL's epoch (AdjustTimestampForTypmod, AdjustTimeForTypmod)."""
+    Col = vector.Col
+    if precision >= 6:
+        return col
+    step = 10 ** (6 - precision)
+    if col.data.dtype.kind == "M":
+        us = col.data.astype(np.int64) - _PG_EPOCH_US
+        finite = (us > np.iinfo(np.int64).min + _PG_EPOCH_US) & (us < np.iinfo(np.int64).max - _PG_EPOCH_US)
+        rounded = np.sign(us) * ((np.abs(us) + step // 2) // step * step) + _PG_EPOCH_US
+        return Col(np.where(finite, rounded, col.data.astype(np.int64)).astype(col.data.dtype), col.nulls, col.oid)
+    out = []
+    for v in col.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        base = dt.datetime.combine(dt.date(2000, 1, 1), v.replace(microsecond=0, tzinfo=None))
+        t = (base + dt.timedelta(microseconds=(v.microsecond + step // 2) // step * step)).time()
+        out.append(t if col.oid == type_oids.TIME else wiretypes.timetz(t, v.utcoffset() or dt.timedelta(0)))
+    return Col.from_pylist(out, col.oid)
 
 
 def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":

@@ -430,7 +430,8 @@ _ENCODERS: dict[type, Callable[[_Parts, Any], None]] = {
     type(None): _put_none, bool: _put_bool, int: _put_int, float: _put_float, str: _put_str,
     bytes: _put_bytes, bytearray: _put_bytes, decimal.Decimal: _put_decimal,
     list: _put_list, tuple: _put_tuple, dict: _put_dict, set: _put_set, frozenset: _put_frozenset,
-    dt.date: _put_date, dt.datetime: _put_datetime, dt.time: _put_time, dt.timedelta: _put_timedelta,
+    dt.date: _put_date, dt.datetime: _put_datetime, dt.time: _put_time, wiretypes.TimeTZ: _put_time,
+    dt.timedelta: _put_timedelta,
     type(wiretypes.DATE_POS_INF): _put_special, type(wiretypes.TS_POS_INF): _put_special,
     wiretypes.Interval: _put_interval, uuid.UUID: _put_uuid, np.ndarray: _put_array, Record: _put_record,
 }
@@ -553,7 +554,9 @@ def _get_time(b: _Buf, p: int) -> tuple[dt.time, int]:
     s, us = divmod(us, 1_000_000)
     m, s = divmod(s, 60)
     h, m = divmod(m, 60)
-    return dt.time(h, m, s, us, tzinfo=tz), p
+    if tz is not None:      # a time with a zone is a timetz value: PostgreSQL's ordering
+        return wiretypes.timetz(dt.time(h, m, s, us), tz.utcoffset(None) or dt.timedelta(0)), p
+    return dt.time(h, m, s, us), p
 
 
 def _get_tz(b: _Buf, p: int) -> tuple[dt.tzinfo | None, int]:

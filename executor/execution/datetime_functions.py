@@ -13,10 +13,12 @@ import math
 import re
 
 from splitstream.protocol import types as wiretypes
-from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, INVALID_DATETIME_FORMAT, PgError
+from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, INVALID_DATETIME_FORMAT, INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import Interval
 
 from splitstream.protocol import oids as type_oids
+
+from splitstream.catalog.datatypes.vector import Col
 
 from .functions import elementwise, register, scalar
 from .truncation import cdiv as _cdiv, wall_to_utc
@@ -170,3 +172,47 @@ def _make_interval(years=0, months=0, weeks=0, days=0, hours=0, mins=0, secs=0.0
 
 scalar("make_interval", sigs=" | ".join(", ".join(_MAKE_INTERVAL_ARGS[:k]) + " -> interval" for k in range(8)))(
     _make_interval)
+
+
+# ------------------------------------------------------------ the SQL value functions
+
+def _rounded(v, precision: int | None):
+    """A time or timestamp rounded to ``precision`` fractional digits, as
+    AdjustTimestampForTypmod (halves away from zero); 0..6, more reads as 6."""
+    if precision is None or precision >= 6:
+        return v
+    if precision < 0:
+        raise PgError(INVALID_PARAMETER_VALUE, f"TIMESTAMP({precision}) precision must not be negative")
+    step = 10 ** (6 - precision)
+    micro = (v.microsecond + step // 2) // step * step
+    if isinstance(v, dt.time):
+        moved = (dt.datetime.combine(dt.date(2000, 1, 1), v.replace(microsecond=0)) + dt.timedelta(microseconds=micro))
+        return moved.time() if v.tzinfo is None else wiretypes.timetz(moved.time(), v.utcoffset() or dt.timedelta(0))
+    return v.replace(microsecond=0) + dt.timedelta(microseconds=micro)
+
+
+def _session_local(ctx) -> dt.datetime:
+    """The statement's start on the session TimeZone's wall clock (aware)."""
+    return ctx.now.astimezone(wiretypes.zone_of(ctx.setting("timezone", "UTC")))
+
+
+def _value_function(oid: int, of_local):
+    def impl(cols, n, ctx):
+        precision = cols[0].to_pylist()[0] if cols else None
+        if cols and precision is None:
+            return Col.const(None, oid, n)
+        value = of_local(_session_local(ctx))
+        return Col.const(value if precision is None else _rounded(value, precision), oid, n)
+
+    return impl
+
+
+register("current_timestamp", sigs=" -> timestamptz | int4 -> timestamptz")(
+    _value_function(type_oids.TIMESTAMPTZ, lambda local: local.astimezone(dt.timezone.utc)))
+register("localtimestamp", sigs=" -> timestamp | int4 -> timestamp")(
+    _value_function(type_oids.TIMESTAMP, lambda local: local.replace(tzinfo=None)))
+register("current_time", sigs=" -> timetz | int4 -> timetz")(
+    _value_function(type_oids.TIMETZ, lambda local: wiretypes.timetz(local.time(), local.utcoffset() or dt.timedelta(0))))
+register("localtime", sigs=" -> time | int4 -> time")(
+    _value_function(type_oids.TIME, lambda local: local.time()))
+register("current_date", sigs=" -> date")(_value_function(type_oids.DATE, lambda local: local.date()))

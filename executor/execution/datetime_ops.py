@@ -10,6 +10,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, DIVISION_BY_ZERO, PgError
 
 from . import expr
+from splitstream.protocol import types as wiretypes
 from splitstream.protocol.types import Interval
 
 _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
@@ -97,14 +98,15 @@ def _elementwise(fn, oid):
 
 def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
     lo, ro = left.oid, right.oid
-    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME)
+    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME,
+                type_oids.TIMETZ)
     if lo not in temporal and ro not in temporal:
         return None
     if lo == type_oids.UNKNOWN:
         left = planner.coerce(left, type_oids.INTERVAL if ro in temporal and op in ("+", "-") and ro != type_oids.INTERVAL else ro)
         lo = left.oid
     if ro == type_oids.UNKNOWN:
-        right = planner.coerce(right, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME) or (lo == type_oids.INTERVAL) else
+        right = planner.coerce(right, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME, type_oids.TIMETZ) or (lo == type_oids.INTERVAL) else
                            (type_oids.DATE if lo == type_oids.DATE and op == "-" else type_oids.INT4))
         ro = right.oid
 
@@ -152,14 +154,23 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
         return expr.Func("iv_scale", _elementwise(scale, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
     if ro == type_oids.INTERVAL and lo in type_oids.NUMERIC_TYPES and op == "*":
         return temporal_arith(planner, "*", right, left)
-    if lo == type_oids.TIME and ro == type_oids.INTERVAL and op in ("+", "-"):
+    if op == "+" and lo == type_oids.INTERVAL and ro in (type_oids.TIME, type_oids.TIMETZ):
+        return temporal_arith(planner, "+", right, left)
+    if lo in (type_oids.TIME, type_oids.TIMETZ) and ro == type_oids.INTERVAL and op in ("+", "-"):
         s = 1 if op == "+" else -1
 
         def tadd(a, b):
             base = dt.datetime(2000, 1, 1, a.hour, a.minute, a.second, a.microsecond)
-            return (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
+            moved = (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
+            return moved if lo == type_oids.TIME else wiretypes.timetz(moved, a.utcoffset())
 
-        return expr.Func("time_iv", _elementwise(tadd, type_oids.TIME), [left, right], type_oids.TIME)
+        return expr.Func("time_iv", _elementwise(tadd, lo), [left, right], lo)
+    if op == "+" and {lo, ro} == {type_oids.DATE, type_oids.TIMETZ}:
+        def at_time(d, t):                  # datetimetz_timestamptz
+            return dt.datetime.combine(d, t).astimezone(dt.timezone.utc)
+
+        args = [left, right] if lo == type_oids.DATE else [right, left]
+        return expr.Func("date_timetz", _elementwise(at_time, type_oids.TIMESTAMPTZ), args, type_oids.TIMESTAMPTZ)
     if op == "-" and lo == ro == type_oids.TIME:
         def tdiff(a, b):
             us = ((a.hour - b.hour) * 3600 + (a.minute - b.minute) * 60 + a.second - b.second) * 1_000_000 + a.microsecond - b.microsecond

@@ -496,12 +496,11 @@ def _now(cols, n, ctx):
     return Col.const(ctx.now, type_oids.TIMESTAMPTZ, n)
 
 
-register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", type_oids.TIMESTAMPTZ, [])(_now)
+register("now|transaction_timestamp|statement_timestamp", type_oids.TIMESTAMPTZ, [])(_now)
 register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
     lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), type_oids.TIMESTAMPTZ, n))
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
-register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))
 
 def _age(a, b=None):
     """PostgreSQL's age(): field-wise difference, borrowing days from the

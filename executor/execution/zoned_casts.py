@@ -74,8 +74,8 @@ def _timetz_in_zone(src: int, v, zone: dt.tzinfo, tz: str) -> dt.time:
     offset today (PostgreSQL's time_timetz); text read in the zone."""
     if src == type_oids.TIMESTAMPTZ:
         local = v.astimezone(zone)
-        return local.time().replace(tzinfo=dt.timezone(local.utcoffset() or dt.timedelta(0)))
+        return wiretypes.timetz(local.time(), local.utcoffset() or dt.timedelta(0))
     if src == type_oids.TIME:
         now = dt.datetime.now(dt.timezone.utc).astimezone(zone)
-        return v.replace(tzinfo=dt.timezone(now.utcoffset() or dt.timedelta(0)))
+        return wiretypes.timetz(v, now.utcoffset() or dt.timedelta(0))
     return wiretypes.decode_text(type_oids.TIMETZ, str(v), tz=tz)

@@ -86,9 +86,8 @@ def _to_instant(v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
 def _move_timetz(v: dt.time, zone: dt.tzinfo, now: dt.datetime) -> dt.time:
     """timetz_zone: the same instant of the day at the zone's offset now."""
     off = now.astimezone(zone).utcoffset() or dt.timedelta(0)
-    base = dt.datetime.combine(dt.date(2000, 1, 3), v)
-    moved = base.astimezone(dt.timezone(off))
-    return moved.timetz()
+    moved = dt.datetime.combine(dt.date(2000, 1, 3), v).astimezone(dt.timezone(off))
+    return wiretypes.timetz(moved.time(), off)
 
 
 _CONVERT = {type_oids.TIMESTAMPTZ: _to_local, type_oids.TIMESTAMP: _to_instant}

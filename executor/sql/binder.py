@@ -147,6 +147,8 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         p = num(params[0])
         s = num(params[1]) if len(params) > 1 else 0
         typmod = ((p << 16) | s) + 4
+    elif oid in (type_oids.TIME, type_oids.TIMETZ, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and params:
+        typmod = min(num(params[0]), 6)
     if t == DT.FLOAT and params and num(params[0]) > 24:
         oid = type_oids.FLOAT8
     return oid, typmod
@@ -751,16 +753,21 @@ class ExprBinder:
         return self.call("timezone", [self.bind(n.args["zone"]), self.bind(n.this)])
 
     def b_CurrentTimestamp(self, n):
-        return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        if n.meta.get("now"):
+            return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        return self.call("current_timestamp", [self.bind(n.this)] if n.this is not None else [])
 
     def b_CurrentDate(self, n):
-        return expr.Func("current_date", functions.REGISTRY["current_date"].impl, [], type_oids.DATE)
+        return self.call("current_date", [])
 
     def b_Localtimestamp(self, n):
-        def impl(cols, nrows, ctx):
-            return Col.const(ctx.now.replace(tzinfo=None), type_oids.TIMESTAMP, nrows)
+        return self.call("localtimestamp", [])
 
-        return expr.Func("localtimestamp", impl, [], type_oids.TIMESTAMP)
+    def b_CurrentTime(self, n):
+        return self.call("current_time", [])
+
+    def b_Localtime(self, n):
+        return self.call("localtime", [])
 
     def b_CurrentUser(self, n):
         return expr.Func("current_user", functions.REGISTRY["current_user"].impl, [], type_oids.NAME)
