@@ -279,6 +279,29 @@ TSTZ_POS_INF = _InfDatetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 TSTZ_NEG_INF = _InfDatetime(1, 1, 1, tzinfo=UTC)
 
 
+#: infinities in a numpy datetime64 column (any unit): the largest value, and
+#: the smallest after NaT, so that they order as PostgreSQL orders them
+DT64_POS_INF, DT64_NEG_INF = 2**63 - 1, -(2**63) + 1
+
+
+def infinity_of(oid: int, raw: int) -> Any:
+    """The marker object for a datetime64 column's raw value, or None."""
+    if raw == DT64_POS_INF:
+        return DATE_POS_INF if oid == DATE else TSTZ_POS_INF if oid == TIMESTAMPTZ else TS_POS_INF
+    if raw == DT64_NEG_INF:
+        return DATE_NEG_INF if oid == DATE else TSTZ_NEG_INF if oid == TIMESTAMPTZ else TS_NEG_INF
+    return None
+
+
+def dt64_infinity(v: object) -> int | None:
+    """The raw datetime64 value of an infinity marker, or None."""
+    if is_pos_infinity(v):
+        return DT64_POS_INF
+    if is_neg_infinity(v):
+        return DT64_NEG_INF
+    return None
+
+
 def is_pos_infinity(v: object) -> bool:
     """True for the +infinity date/timestamp markers."""
     return v is DATE_POS_INF or v is TS_POS_INF or v is TSTZ_POS_INF
@@ -1663,10 +1686,14 @@ def _np_scalar_to_py(oid: int, v: Any) -> Any:
         if isinstance(v, np.datetime64):
             if np.isnat(v):
                 return None
-            return _dt.date(1970, 1, 1) + _dt.timedelta(days=int(v.astype("int64")))
+            days = int(v.astype("int64"))
+            return infinity_of(oid, days) or _dt.date(1970, 1, 1) + _dt.timedelta(days=days)
         return v
     if oid in (TIMESTAMP, TIMESTAMPTZ):
         if isinstance(v, np.datetime64):
+            inf = infinity_of(oid, int(v.astype("int64")))
+            if inf is not None:
+                return inf
             us = int(v.astype("datetime64[us]").astype("int64"))
             d = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=us)
             return d.replace(tzinfo=UTC) if oid == TIMESTAMPTZ else d
@@ -1688,14 +1715,15 @@ def column_to_pylist(oid: int, values: np.ndarray, nulls: np.ndarray | None = No
 def _python_values(oid: int, values: np.ndarray) -> list[Any]:
     """Every value of a numpy column as Python's, NULLs included (as garbage)."""
     if oid == DATE and values.dtype.kind == "M":
-        ints = values.astype("datetime64[D]").astype("int64").tolist()
+        ints = values.astype("datetime64[D]").view("int64").tolist()
         base = _dt.date(1970, 1, 1).toordinal()
-        return [_dt.date.fromordinal(base + i) for i in ints]
+        return [infinity_of(oid, i) or _dt.date.fromordinal(base + i) if abs(i) < 3_000_000 else infinity_of(oid, i)
+                for i in ints]
     if oid in (TIMESTAMP, TIMESTAMPTZ) and values.dtype.kind == "M":
-        ints = values.astype("datetime64[us]").astype("int64").tolist()
-        epoch = _dt.datetime(1970, 1, 1)
-        stamps = [epoch + _dt.timedelta(microseconds=i) for i in ints]
-        return [d.replace(tzinfo=UTC) for d in stamps] if oid == TIMESTAMPTZ else stamps
+        ints = values.astype("datetime64[us]").view("int64").tolist()
+        epoch = _dt.datetime(1970, 1, 1, tzinfo=UTC if oid == TIMESTAMPTZ else None)
+        return [epoch + _dt.timedelta(microseconds=i) if DT64_NEG_INF < i < DT64_POS_INF else infinity_of(oid, i)
+                for i in ints]
     values_list: list[Any] = values.tolist()
     return values_list
 
@@ -1732,9 +1760,9 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
     elif oid in (TIMESTAMP, TIMESTAMPTZ) and kind == "M" and (oid == TIMESTAMP or zone_of(tz) is UTC):
         suffix = "+00" if oid == TIMESTAMPTZ else ""
         out = []
-        for s in _dt64_strings(values, "us"):
+        for i, s in enumerate(_dt64_strings(values, "us")):
             if len(s) != 26:
-                out.append(None if s == "NaT" else encode_text(oid, _np_scalar_to_py(oid, np.datetime64(s, "us")), tz=tz))
+                out.append(None if s == "NaT" else encode_text(oid, _np_scalar_to_py(oid, values[i]), tz=tz))
                 continue
             frac = s[20:].rstrip("0")
             out.append(f"{s[:10]} {s[11:19]}{'.' + frac if frac else ''}{suffix}".encode())
@@ -1763,6 +1791,8 @@ def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray
         for v in items:
             if v is None:
                 vals.append(fill)
+            elif dt64_infinity(v) is not None:
+                vals.append(np.datetime64(dt64_infinity(v), "D" if oid == DATE else "us"))
             elif oid == DATE:
                 vals.append(np.datetime64(v.toordinal() - _dt.date(1970, 1, 1).toordinal(), "D"))
             else:

@@ -138,13 +138,18 @@ def is_temporal(oid: int) -> bool:
 
 
 def datetime_values(arr: np.ndarray, oid: int) -> list[Any]:
+    """Python values of a datetime64 column; numpy gives a bare int for the
+    raw values past Python's range, which are the infinities."""
     vals: list[Any] = arr.tolist()
     if oid == type_oids.TIMESTAMPTZ:
-        return [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
-    return vals
+        vals = [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
+    return [wiretypes.infinity_of(oid, v) if type(v) is int else v for v in vals]
 
 
 def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
+    raw = wiretypes.dt64_infinity(v)
+    if raw is not None:
+        return np.datetime64(raw, "D" if oid == type_oids.DATE else "us")
     if isinstance(v, dt.datetime):
         if v.tzinfo is not None:
             v = v.astimezone(UTC).replace(tzinfo=None)
@@ -152,6 +157,20 @@ def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
     if isinstance(v, dt.date):
         return np.datetime64(v, "D") if oid == type_oids.DATE else np.datetime64(dt.datetime(v.year, v.month, v.day), "us")
     return np.datetime64(v)
+
+
+def _datetime_unit(data: np.ndarray, to: np.dtype) -> np.ndarray:
+    """A datetime64 column in another unit, its infinities kept infinite."""
+    if data.dtype == to:
+        return data
+    raw = data.view(np.int64)
+    pos, neg = raw == wiretypes.DT64_POS_INF, raw == wiretypes.DT64_NEG_INF
+    out = data.astype(to)
+    if pos.any() or neg.any():
+        out = out.copy()
+        out.view(np.int64)[pos] = wiretypes.DT64_POS_INF
+        out.view(np.int64)[neg] = wiretypes.DT64_NEG_INF
+    return out
 
 
 def column_from_values(values: list[Any], oid: int) -> "Col":
@@ -295,7 +314,7 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if target == type_oids.BOOL and src in (type_oids.INT4, type_oids.INT8, type_oids.INT2):
         return Col(col.data != 0, col.nulls, target)
     if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and target in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-        return Col(col.data.astype(tdt), col.nulls, target)
+        return _apply_typmod(Col(_datetime_unit(col.data, tdt), col.nulls, target), typmod, explicit)
     if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIMETZ):
         out = [None if v is None else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None)
                for v in col.to_pylist()]

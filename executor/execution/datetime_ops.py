@@ -17,6 +17,8 @@ _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
 def add_interval(v, iv, sign: int = 1):
+    if wiretypes.dt64_infinity(v) is not None:     # infinity +- a finite interval
+        return v
     months = iv.months * sign
     if months:
         y, m = divmod(v.month - 1 + months, 12)
@@ -24,6 +26,11 @@ def add_interval(v, iv, sign: int = 1):
         d = min(v.day, calendar.monthrange(y, m + 1)[1])
         v = v.replace(year=y, month=m + 1, day=d)
     return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+
+
+def _date_plus(d, days: int):
+    """date + integer; an infinite date stays infinite (date_pli)."""
+    return d if wiretypes.dt64_infinity(d) is not None else d + dt.timedelta(days=days)
 
 
 _INT32 = 2 ** 31
@@ -122,9 +129,9 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
         return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [left, right], out)
     if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op in ("+", "-"):
         sign = 1 if op == "+" else -1
-        return expr.Func("date_int", _elementwise(lambda a, b: a + dt.timedelta(days=sign * b), type_oids.DATE), [left, right], type_oids.DATE)
+        return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(a, sign * b), type_oids.DATE), [left, right], type_oids.DATE)
     if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op == "+":
-        return expr.Func("date_int", _elementwise(lambda a, b: b + dt.timedelta(days=a), type_oids.DATE), [left, right], type_oids.DATE)
+        return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(b, a), type_oids.DATE), [left, right], type_oids.DATE)
     if lo == type_oids.DATE and ro == type_oids.DATE and op == "-":
         return expr.Func("date_diff", _elementwise(lambda a, b: (a - b).days, type_oids.INT4), [left, right], type_oids.INT4)
     if lo in _TS + (type_oids.DATE,) and ro in _TS + (type_oids.DATE,) and op == "-":

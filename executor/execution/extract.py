@@ -23,7 +23,7 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER
 from splitstream.protocol.types import Interval
 
 from .expr import numeric_op
-from .functions import register
+from .functions import register, scalar
 from .truncation import cdiv
 
 D = decimal.Decimal
@@ -248,3 +248,10 @@ def extract_impl(cols, n, ctx):
 @register("date_part", sigs=_SOURCES.format("float8"))
 def _date_part(cols, n, ctx):
     return sqltypes.cast_col(extract_impl(cols, n, ctx), type_oids.FLOAT8)
+
+
+def _isfinite(v) -> bool:
+    return not (wiretypes.is_pos_infinity(v) or wiretypes.is_neg_infinity(v))
+
+
+scalar("isfinite", sigs="date -> bool | timestamp -> bool | timestamptz -> bool | interval -> bool")(_isfinite)

@@ -251,8 +251,6 @@ scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
 scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) if d else list(s))
-scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
-    "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
 scalar("array_length", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
 scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(a))
@@ -549,18 +547,8 @@ def _make_date(y, m, d):
 scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
 
 
-def _to_char(v, fmt: str) -> str:
-    if isinstance(v, (dt.date, dt.datetime)):
-        rep = [("YYYY", "%Y"), ("MM", "%m"), ("DD", "%d"), ("HH24", "%H"), ("HH12", "%I"), ("MI", "%M"), ("SS", "%S"),
-               ("Month", "%B"), ("Mon", "%b"), ("Day", "%A"), ("Dy", "%a"), ("YY", "%y"), ("AM", "%p"), ("PM", "%p")]
-        out = fmt
-        for a, b in rep:
-            out = out.replace(a, b)
-        if "MS" in out:
-            out = out.replace("MS", f"{getattr(v, 'microsecond', 0) // 1000:03d}")
-        if "US" in out:
-            out = out.replace("US", f"{getattr(v, 'microsecond', 0):06d}")
-        return v.strftime(out)
+def numeric_to_char(v, fmt: str) -> str:
+    """to_char of a number (the common templates; dates are in to_char.py)."""
     # numeric templates: 9 (digit or blank), 0 (digit or zero), '.', FM (fill mode)
     fm = fmt.startswith("FM")
     f = fmt[2:] if fm else fmt

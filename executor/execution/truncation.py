@@ -138,7 +138,12 @@ def _column_trunc(unit: str, col: Col) -> Col | None:
     np_unit = _NUMPY_UNITS.get(unit)
     if np_unit is None or col.data.dtype.kind != "M":
         return None
-    return Col(col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]"), col.nulls, col.oid)
+    data = col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]")
+    raw = col.data.view(np.int64)
+    infinite = (raw == wiretypes.DT64_POS_INF) | (raw == wiretypes.DT64_NEG_INF)
+    if infinite.any():                      # an infinity truncates to itself
+        data = np.where(infinite, col.data, data)
+    return Col(data, col.nulls, col.oid)
 
 
 @register("date_trunc", sigs="text, timestamp -> timestamp | text, timestamptz -> timestamptz | text, interval -> interval"
