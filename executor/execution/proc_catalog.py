@@ -56,7 +56,13 @@ def _volatility(fd: functions.FuncDef, sig: signatures.Signature) -> str:
     session or the statement (now(), current_user); i for the rest."""
     if fd.volatile:
         return "v"
+    if fd.name in _SESSION_CLOCK:
+        return "s"
     return "s" if not sig.args and fd.name != "pi" else "i"
+
+
+#: functions whose every overload reads the statement's clock or the session's TimeZone
+_SESSION_CLOCK = {"current_time", "current_timestamp", "localtime", "localtimestamp", "current_date"}
 
 
 def _scalar_entries() -> list[tuple]:
