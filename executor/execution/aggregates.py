@@ -24,7 +24,9 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 
 from splitstream.protocol.types import Interval
 
+from . import json_values
 from .datetime_ops import checked_interval, interval_div
+from .json_values import JSON_AGGREGATES
 from .expr import _factorize_objects, fixed_avg, numeric_op
 
 _NULL_KEY = object()
@@ -825,11 +827,10 @@ class ListState(AggState):
         self.vals = v
 
     def update(self, gids, ng, args, valid):
-        keep_nulls = self.spec.func == "array_agg"
         g = gids
         lists = [a.to_pylist() for a in args]
         rows = list(zip(*lists)) if len(lists) > 1 else [(v,) for v in lists[0]] if lists else [() for _ in gids]
-        if valid is not None and not keep_nulls:
+        if valid is not None:       # (for aggregates that keep NULLs, ``valid`` is their FILTER alone)
             idx = np.flatnonzero(valid).tolist()
             g = gids[valid]
             rows = [rows[i] for i in idx]
@@ -890,6 +891,8 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return len(vals)
     if fn == "array_agg":
         return vals if rows else None
+    if fn in JSON_AGGREGATES:
+        return json_values.finish(fn, rows, spec.arg_oids[0])
     if fn == "string_agg":
         if not rows:
             return None
@@ -985,8 +988,7 @@ class AggSpec:
 
     def make_state(self) -> AggState:
         f = self.func
-        if self.distinct or self.order_key is not None or f in ("array_agg", "string_agg", "percentile_cont",
-                                                                "percentile_disc", "mode"):
+        if self.distinct or self.order_key is not None or f in LIST_AGGREGATES:
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
             return ListState(self)
@@ -1004,7 +1006,11 @@ class AggSpec:
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
-              "percentile_disc", "mode"}
+              "percentile_disc", "mode", *JSON_AGGREGATES}
+#: aggregates whose state is the list of their rows
+LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES}
+#: aggregates that take rows whose (first) argument is NULL
+KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES}
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
@@ -1024,6 +1030,8 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
         return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
         return type_oids.TEXT
+    if func in JSON_AGGREGATES:
+        return type_oids.JSONB if func.startswith("jsonb") else type_oids.JSON
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
         return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":

@@ -37,6 +37,8 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "array_agg": "any -> any", "string_agg": "text, text -> text | bytea, bytea -> bytea",
     **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
     "percentile_cont": "float8, float8 -> float8", "percentile_disc": "float8, any -> any", "mode": "any -> any",
+    "json_agg": "anyelement -> json", "jsonb_agg": "anyelement -> jsonb",
+    "json_object_agg": "any, any -> json", "jsonb_object_agg": "any, any -> jsonb",
 }
 
 #: The window functions' overloads.

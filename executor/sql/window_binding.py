@@ -10,6 +10,8 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from ..execution import expr
 from ..execution.aggregates import AGGREGATES, AggSpec
+from ..execution import json_values
+from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
 from .binder import func_args, func_name
@@ -50,7 +52,10 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
-        agg = AggSpec(name, args, [a.oid for a in args] or [type_oids.INT8], star=star)
+        arg_oids = [a.oid for a in args] or [type_oids.INT8]
+        if name in JSON_AGGREGATES:         # the frame's rows as JSON texts, as in grouped aggregation
+            args = json_values.aggregate_inputs(args)
+        agg = AggSpec(name, args, arg_oids, star=star)
         oid = agg.oid
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)

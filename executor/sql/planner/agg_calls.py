@@ -11,10 +11,12 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import GROUPING_ERROR, PgError
+from splitstream.protocol.errors import DATATYPE_MISMATCH, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
 from ...execution import expr
+from ...execution import json_values
 from ...execution.aggregates import AggSpec
+from ...execution.json_values import JSON_AGGREGATES
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name
@@ -84,6 +86,10 @@ class AggCallPlanner(PlannerBase):
             order_node = args_nodes[0]
             order_key = self._agg_order(args_nodes[0], scope)
             args_nodes = [args_nodes[0].this] + args_nodes[1:]
+        elif len(args_nodes) > 1 and isinstance(args_nodes[-1], exp.Order):
+            # f(a, b ORDER BY c): the ORDER BY follows the last argument; sorted on hidden keys below
+            order_node = args_nodes[-1]
+            args_nodes = args_nodes[:-1] + [order_node.this]
         for a in args_nodes:
             if self._contains_agg(a):
                 raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
@@ -93,8 +99,13 @@ class AggCallPlanner(PlannerBase):
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
-        if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
-                                           and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT)):
+        if fn in JSON_AGGREGATES:       # the state keeps each row's JSON text
+            if distinct and type_oids.JSON in arg_oids:
+                raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
+            args = json_values.aggregate_inputs(args)
+        if order_node is not None and (fn in JSON_AGGREGATES or order_key is None or not (
+                len(order_node.expressions) == 1 and args_nodes
+                and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT))):
             # ORDER BY other expressions: carry the keys as hidden trailing arguments
             order_key, extra = self._agg_order_keys(order_node, scope, len(args))
             args = args + extra
@@ -127,6 +138,8 @@ class AggCallPlanner(PlannerBase):
         """PostgreSQL's argument typing for aggregates: unknown literals read
         as text, where that is ambiguous or has no such aggregate the error
         PostgreSQL gives, and the casts its aggregate signatures imply."""
+        if fn in ("json_agg", "jsonb_agg") and args and args[0].oid == type_oids.UNKNOWN:
+            raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
         if fn in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
