@@ -24,7 +24,7 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 
 from splitstream.protocol.types import Interval
 
-from . import json_values
+from . import json_values, ordered_set
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
 from .expr import _factorize_objects, fixed_avg, numeric_op
@@ -893,6 +893,10 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return vals if rows else None
     if fn in JSON_AGGREGATES:
         return json_values.finish(fn, rows, spec.arg_oids[0])
+    if fn in ordered_set.HYPOTHETICAL:
+        return ordered_set.hypothetical(fn, rows, spec.hypothetical, spec.sort, spec.sort_key)
+    if fn in ("percentile_cont", "percentile_disc"):
+        return ordered_set.percentile(fn, vals, spec.fraction, spec.descending)
     if fn == "string_agg":
         if not rows:
             return None
@@ -913,18 +917,6 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return max(vals)
     if fn in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
         return _variance(fn, vals, spec.oid)
-    if fn in ("percentile_cont", "percentile_disc"):
-        frac = spec.fraction
-        assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals, reverse=spec.descending)
-        if fn == "percentile_disc":
-            idx = max(0, math.ceil(frac * len(ordered)) - 1)
-            return ordered[idx]
-        pos = frac * (len(ordered) - 1)
-        lo = math.floor(pos)
-        hi = math.ceil(pos)
-        a, b = float(ordered[lo]), float(ordered[hi])
-        return a + (b - a) * (pos - lo)
     if fn == "mode":
         # mode_final walks the sorted values and keeps the first most frequent
         # one: among ties, the smallest
@@ -973,6 +965,10 @@ class AggSpec:
 
     #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
     descending = False
+    #: a hypothetical-set aggregate's direct arguments, and its ORDER BY's (desc, nulls first) per column
+    hypothetical: tuple = ()
+    sort: list = []
+    sort_key: Any = None                    # the ORDER BY's key of a non-NULL value (operators._sort_key)
 
     def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
                  filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:
@@ -1008,9 +1004,10 @@ AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
               "percentile_disc", "mode", *JSON_AGGREGATES}
 #: aggregates whose state is the list of their rows
-LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES}
+LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES,
+                   *ordered_set.HYPOTHETICAL}
 #: aggregates that take rows whose (first) argument is NULL
-KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES}
+KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES, *ordered_set.HYPOTHETICAL}
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
@@ -1032,10 +1029,12 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
         return type_oids.TEXT
     if func in JSON_AGGREGATES:
         return type_oids.JSONB if func.startswith("jsonb") else type_oids.JSON
+    if func in ordered_set.HYPOTHETICAL:
+        return type_oids.INT8 if func in ("rank", "dense_rank") else type_oids.FLOAT8
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
         return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":
-        return type_oids.FLOAT8
+        return type_oids.INTERVAL if a == type_oids.INTERVAL else type_oids.FLOAT8
     if func in ("percentile_disc", "mode"):
         return a
     return -1

@@ -36,7 +36,11 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "bool_and": "bool -> bool", "bool_or": "bool -> bool", "every": "bool -> bool",
     "array_agg": "any -> any", "string_agg": "text, text -> text | bytea, bytea -> bytea",
     **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
-    "percentile_cont": "float8, float8 -> float8", "percentile_disc": "float8, any -> any", "mode": "any -> any",
+    "percentile_cont": "float8, float8 -> float8 | float8, interval -> interval | _float8, float8 -> _float8"
+                       " | _float8, interval -> _interval",
+    "percentile_disc": "float8, anyelement -> anyelement | _float8, anyelement -> anyarray", "mode": "any -> any",
+    "rank": "variadic any -> int8", "dense_rank": "variadic any -> int8", "percent_rank": "variadic any -> float8",
+    "cume_dist": "variadic any -> float8",
     "json_agg": "anyelement -> json", "jsonb_agg": "anyelement -> jsonb",
     "json_object_agg": "any, any -> json", "jsonb_object_agg": "any, any -> jsonb",
 }

@@ -28,6 +28,7 @@ from ..execution import signatures
 from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
+from ..execution.ordered_set import HYPOTHETICAL
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
 import datetime as dt
@@ -203,6 +204,8 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
 
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
+    if isinstance(node, exp.WithinGroup):       # also rank(...) WITHIN GROUP: a hypothetical-set aggregate
+        return isinstance(node.this, exp.Func) and func_name(node.this) in HYPOTHETICAL
     return isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES)
 
 
@@ -991,6 +994,8 @@ class ExprBinder:
         if name in WINDOW_FUNCS:
             arg_oids = [a.oid for a in map(self.bind, func_args(n))]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+                if name in HYPOTHETICAL:            # rank(1): the aggregate, called without WITHIN GROUP
+                    raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
                 raise signatures.undefined(name, arg_oids)
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
         if name == "set_config":

@@ -24,6 +24,8 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         # accepted and ignored would be a wrong answer: refuse until FILTER is applied
         raise PgError(FEATURE_NOT_SUPPORTED, "FILTER is not implemented for window functions",
                       hint="Move the condition into the argument: sum(CASE WHEN cond THEN x END) OVER (...).")
+    if isinstance(fn_node, exp.WithinGroup):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"OVER is not supported for ordered-set aggregate {func_name(fn_node.this)}")
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder

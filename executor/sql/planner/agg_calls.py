@@ -11,12 +11,14 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DATATYPE_MISMATCH, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.catalog.datatypes.vector import Batch
+from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
 from ...execution import expr
 from ...execution import json_values
 from ...execution.aggregates import AggSpec
 from ...execution.json_values import JSON_AGGREGATES
+from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name
@@ -27,6 +29,16 @@ from ...execution.operators import _sort_key
 
 #: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
 _ORDERED_SET = {"mode": 0, "percentile_cont": 1, "percentile_disc": 1}
+_FLOAT8_ARRAY = type_oids.ARRAY_OF[type_oids.FLOAT8]
+
+
+def _direct_value(e: expr.Expr):
+    """An ordered-set aggregate's direct argument, computed once: it must not
+    vary within a group, and here it may not vary at all."""
+    if not e.is_const():
+        raise PgError(FEATURE_NOT_SUPPORTED, "direct arguments of an ordered-set aggregate must be constants here",
+                      hint="Compute the argument in a subquery or use a literal.")
+    return e.eval(Batch([], 1), None).to_pylist()[0]
 
 
 def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int = 0) -> None:
@@ -116,22 +128,52 @@ class AggCallPlanner(PlannerBase):
         return spec
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
-        """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``."""
+        """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``,
+        or a hypothetical-set one, ``rank(1, 'a') WITHIN GROUP (ORDER BY x, y)``."""
         inner = node.this
         fn = func_name(inner)
-        order = node.expression
-        frac_node = func_args(inner)[0] if func_args(inner) else None
         b = ExprBinder(self, scope, context="aggregate")
-        fr = b.bind(frac_node) if frac_node is not None else None  # mode() has no direct argument
-        fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
-        o = order.expressions[0]
-        arg = b.bind(o.this)
-        _check_arity(fn, ([fr.oid] if fr is not None else []) + [arg.oid] + [type_oids.UNKNOWN] * (len(order.expressions) - 1),
-                     ordered_set=True, direct=1 if fr is not None else 0)
-        if fn == "percentile_cont":
+        direct = [b.bind(a) for a in func_args(inner)]
+        keys = list(node.expression.expressions)
+        ordered = [b.bind(o.this) for o in keys]
+        if fn in HYPOTHETICAL:
+            return self._bind_hypothetical(fn, direct, ordered, keys, filt)
+        _check_arity(fn, [d.oid for d in direct] + [ordered[0].oid] + [type_oids.UNKNOWN] * (len(keys) - 1),
+                     ordered_set=True, direct=len(direct))
+        arg = ordered[0]
+        fraction = None
+        if direct:
+            many = direct[0].oid in type_oids.ELEMENT_OF
+            fraction = _direct_value(self.coerce(direct[0], _FLOAT8_ARRAY if many else type_oids.FLOAT8))
+        if fn == "percentile_cont" and arg.oid != type_oids.INTERVAL:
+            if not sqltypes.is_numeric(arg.oid) and arg.oid != type_oids.UNKNOWN:
+                raise signatures.undefined(fn, [direct[0].oid, arg.oid])
             arg = self.coerce(arg, type_oids.FLOAT8)
         spec = AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
-        spec.descending = bool(o.args.get("desc"))
+        if direct and direct[0].oid in type_oids.ELEMENT_OF:
+            spec.oid = type_oids.ARRAY_OF.get(spec.oid, spec.oid)
+        spec.descending = bool(keys[0].args.get("desc"))
+        return spec
+
+    def _bind_hypothetical(self, fn: str, direct: list[expr.Expr], ordered: list[expr.Expr], keys: list,
+                           filt) -> AggSpec:
+        """rank & co.: each direct argument and its ORDER BY column take one
+        common type; the direct ones are the hypothetical row."""
+        if len(direct) != len(ordered):
+            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({signatures.type_words([a.oid for a in direct + ordered])})"
+                          " does not exist",
+                          hint=f"To use the hypothetical-set aggregate {fn}, the number of hypothetical direct arguments"
+                               f" (here {len(direct)}) must match the number of ordering columns (here {len(ordered)}).")
+        values, args = [], []
+        for d, o in zip(direct, ordered):
+            common = sqltypes.common_type(d.oid, o.oid)
+            common = type_oids.TEXT if common == type_oids.UNKNOWN else common
+            values.append(_direct_value(self.coerce(d, common)))
+            args.append(self.coerce(o, common))
+        spec = AggSpec(fn, args, [a.oid for a in args], filter_=filt)
+        spec.hypothetical = tuple(values)
+        spec.sort = [(bool(k.args.get("desc")), k.args.get("nulls_first")) for k in keys]
+        spec.sort_key = _sort_key
         return spec
 
     def _agg_arg_types(self, fn: str, args: list[expr.Expr]) -> list[expr.Expr]:
