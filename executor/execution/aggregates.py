@@ -27,7 +27,7 @@ from splitstream.protocol.types import Interval
 from . import json_values, ordered_set
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
-from .expr import _factorize_objects, fixed_avg, numeric_op
+from .expr import _dscale, _factorize_objects, fixed_avg, numeric_div_scale, numeric_op
 
 _NULL_KEY = object()
 
@@ -951,13 +951,16 @@ def _variance(fn: str, vals: list, oid: int):
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
     if num <= 0:
         return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
+    # the numerator carries twice the inputs' scale (mul_var at rscale = 2 * dscale of sumX),
+    # and the quotient select_div_scale's scale, the square root too
+    num = num.quantize(decimal.Decimal(1).scaleb(-2 * max((_dscale(x) for x in d), default=0)), context=ctx)
     den = decimal.Decimal(n * (n - 1 if samp else n))
-    dvar = ctx.divide(num, den)
-    scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)
+    scale = numeric_div_scale(num, den)
+    dvar = ctx.divide(num, den).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
     if fn.startswith("stddev"):
-        r = ctx.sqrt(dvar) if dvar > 0 else decimal.Decimal(0)
-        return r.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx) if r != 0 else decimal.Decimal(0).quantize(decimal.Decimal(1).scaleb(-scale))
-    return dvar.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+        prec = decimal.Context(prec=scale + max(dvar.adjusted(), 0) + 10)
+        return prec.sqrt(dvar).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=prec)
+    return dvar
 
 
 class AggSpec:

@@ -24,7 +24,7 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import Interval
 
-from . import signatures
+from . import numeric_math, signatures
 from .signatures import Signature
 import calendar
 import json
@@ -333,10 +333,15 @@ def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
     return ctx.sqrt(v).quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
+def _log10(v: decimal.Decimal) -> decimal.Decimal:
+    """log(numeric) and log10(numeric): log(10, x)."""
+    return numeric_math.numeric_log(decimal.Decimal(10), v)
+
+
 register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_domain))
-register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
-register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
-register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
+register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, numeric_math.numeric_exp))
+register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, numeric_math.numeric_ln, _ln_domain))
+register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, _log10, _ln_domain))
 register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
 for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
@@ -348,26 +353,25 @@ scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.ata
 @register("log", sigs=_FLOAT_OR_NUMERIC + " | numeric, numeric -> numeric")
 def _log(cols, n, ctx):
     if len(cols) == 1:
-        return _math1(np.log10, lambda v: _DC.log10(v), _ln_domain)(cols, n, ctx)
+        return _math1(np.log10, _log10, _ln_domain)(cols, n, ctx)
     b, x = cols
     out = []
     for bv, xv in zip(b.to_pylist(), x.to_pylist()):
         if bv is None or xv is None:
             out.append(None)
         else:
+            if b.oid == type_oids.NUMERIC:
+                out.append(numeric_math.numeric_log(decimal.Decimal(bv), decimal.Decimal(xv)))
+                continue
             _ln_domain(bv)
             _ln_domain(xv)
-            out.append(decimal.Decimal(xv).ln(_DC) / decimal.Decimal(bv).ln(_DC) if b.oid == type_oids.NUMERIC else math.log(xv, bv))
+            out.append(math.log(xv, bv))
     return Col.from_pylist(out, b.oid if b.oid == type_oids.NUMERIC else type_oids.FLOAT8)
 
 
 def _power(x, y):
     if isinstance(x, decimal.Decimal) or isinstance(y, decimal.Decimal):
-        x, y = decimal.Decimal(x), decimal.Decimal(y)
-        if x == 0 and y < 0:
-            raise PgError("2201F", "zero raised to a negative power is undefined")
-        r = _DC.power(x, y)
-        return r.quantize(decimal.Decimal("1.0000000000000000")) if y == y.to_integral_value() and r == r.to_integral_value() else r
+        return numeric_math.power(decimal.Decimal(x), decimal.Decimal(y))
     if x == 0 and y < 0:
         raise PgError("2201F", "zero raised to a negative power is undefined")
     if x < 0 and y != int(y):
