@@ -966,7 +966,11 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
         off = _tz_offset(m.group("tz"), local, s, typ)
         return (local - off).replace(tzinfo=UTC)
     z = zone_of(tz)
-    return local.replace(tzinfo=z).astimezone(UTC)
+    # a wall-clock time the zone skips or repeats takes the smaller of its two
+    # offsets, as DetermineTimeZoneOffset (before a gap, standard time in an overlap)
+    off = min(local.replace(tzinfo=z, fold=0).utcoffset() or _dt.timedelta(0),
+              local.replace(tzinfo=z, fold=1).utcoffset() or _dt.timedelta(0))
+    return (local - off).replace(tzinfo=UTC)
 
 
 def _date_in(s: str) -> _dt.date:

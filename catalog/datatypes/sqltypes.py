@@ -316,13 +316,13 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and target in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         return _apply_typmod(Col(_datetime_unit(col.data, tdt), col.nulls, target), typmod, explicit)
     if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIMETZ):
-        out = [None if v is None else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None)
-               for v in col.to_pylist()]
+        out = [None if v is None or wiretypes.dt64_infinity(v) is not None       # an infinity has no time of day
+               else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None) for v in col.to_pylist()]
         return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
     if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
         # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
-        out = [None if v is None else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0))
-               for v in col.to_pylist()]
+        out = [None if v is None or wiretypes.dt64_infinity(v) is not None
+               else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0)) for v in col.to_pylist()]
         return _apply_typmod(Col.from_pylist(out, type_oids.TIMETZ), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]

@@ -216,6 +216,9 @@ def _extract_vector(units: Col, src: Col) -> Col | None:
         return None
     unit = UNITS.get(first.lower()[:10])
     d = src.data
+    raw = d.view(np.int64)
+    if ((raw == wiretypes.DT64_POS_INF) | (raw == wiretypes.DT64_NEG_INF)).any():
+        return None                         # infinities: the per-value path
     if unit == "year":
         out = d.astype("datetime64[Y]").astype(np.int64) + 1970
     elif unit == "month":
@@ -223,8 +226,6 @@ def _extract_vector(units: Col, src: Col) -> Col | None:
     elif unit == "day":
         out = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
     else:
-        return None
-    if (np.abs(out) > 1_000_000).any():     # infinities: the per-value path
         return None
     return FixedCol(out.astype(np.int64), 0, src.nulls)
 

@@ -26,6 +26,7 @@ from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, FEATURE_NOT_SUP
 from splitstream.protocol.types import Interval
 
 from .functions import register
+from .zoned_casts import wall_to_utc
 
 #: PostgreSQL's spellings of the units (DecodeUnits), to one name each
 _UNITS = {
@@ -83,14 +84,6 @@ def truncate_wall(unit: str, v: dt.datetime) -> dt.datetime:
     year = {"year": v.year, "decade": v.year // 10 * 10, "century": (v.year - 1) // 100 * 100 + 1,
             "millennium": (v.year - 1) // 1000 * 1000 + 1}[unit]
     return first.replace(year=year, month=1)
-
-
-def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
-    """A wall-clock time of ``zone`` as a UTC instant; a skipped or repeated
-    time takes the smaller of its two offsets (PostgreSQL's choice)."""
-    offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
-                 wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
-    return (wall - offset).replace(tzinfo=dt.timezone.utc)
 
 
 def truncate_zoned(unit: str, v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:

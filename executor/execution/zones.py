@@ -24,7 +24,7 @@ from splitstream.protocol.types import Interval
 
 from . import zone_abbrevs
 from .functions import register
-from .truncation import wall_to_utc
+from .zoned_casts import local_wall, wall_to_utc
 
 _POSIX = re.compile(r"(?:<[^>]*>|[A-Za-z]+)?([+-]?)(\d{1,3})(?::(\d{1,2})(?::(\d{1,2}))?)?")
 
@@ -65,24 +65,6 @@ def interval_zone(iv: Interval) -> dt.tzinfo:
         raise PgError(INVALID_PARAMETER_VALUE, "interval time zone out of range") from None
 
 
-def _to_local(v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
-    """timestamptz -> the wall-clock timestamp of ``zone``."""
-    if wiretypes.is_pos_infinity(v):
-        return wiretypes.TS_POS_INF
-    if wiretypes.is_neg_infinity(v):
-        return wiretypes.TS_NEG_INF
-    return v.astimezone(zone).replace(tzinfo=None)
-
-
-def _to_instant(v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
-    """timestamp read as a wall-clock time of ``zone`` -> timestamptz."""
-    if wiretypes.is_pos_infinity(v):
-        return wiretypes.TSTZ_POS_INF
-    if wiretypes.is_neg_infinity(v):
-        return wiretypes.TSTZ_NEG_INF
-    return wall_to_utc(v, zone)
-
-
 def _move_timetz(v: dt.time, zone: dt.tzinfo, now: dt.datetime) -> dt.time:
     """timetz_zone: the same instant of the day at the zone's offset now."""
     off = now.astimezone(zone).utcoffset() or dt.timedelta(0)
@@ -90,7 +72,7 @@ def _move_timetz(v: dt.time, zone: dt.tzinfo, now: dt.datetime) -> dt.time:
     return wiretypes.timetz(moved.time(), off)
 
 
-_CONVERT = {type_oids.TIMESTAMPTZ: _to_local, type_oids.TIMESTAMP: _to_instant}
+_CONVERT = {type_oids.TIMESTAMPTZ: local_wall, type_oids.TIMESTAMP: wall_to_utc}
 
 
 @register("timezone", sigs="text, timestamptz -> timestamp | text, timestamp -> timestamptz | text, timetz -> timetz"
