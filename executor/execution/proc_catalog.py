@@ -38,7 +38,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
     "percentile_cont": "float8, float8 -> float8 | float8, interval -> interval | _float8, float8 -> _float8"
                        " | _float8, interval -> _interval",
-    "percentile_disc": "float8, anyelement -> anyelement | _float8, anyelement -> anyarray", "mode": "any -> any",
+    "percentile_disc": "float8, anyelement -> anyelement | _float8, anyelement -> anyarray", "mode": "anyelement -> anyelement",
     "rank": "variadic any -> int8", "dense_rank": "variadic any -> int8", "percent_rank": "variadic any -> float8",
     "cume_dist": "variadic any -> float8",
     "json_agg": "anyelement -> json", "jsonb_agg": "anyelement -> jsonb",
@@ -120,14 +120,27 @@ def _type_word(oid: int) -> str:
     return _PSEUDO_WORDS.get(oid) or sqltypes.format_type(oid)
 
 
+#: ordered-set aggregates: how many of their arguments are direct (before ORDER BY);
+#: None for the hypothetical-set ones (VARIADIC "any" on both sides)
+_ORDERED_SET_DIRECT: dict[str, int | None] = {"percentile_cont": 1, "percentile_disc": 1, "mode": 0,
+                                              "rank": None, "dense_rank": None, "percent_rank": None,
+                                              "cume_dist": None}
+
+
 def function_arguments(oid: int) -> str | None:
-    """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``."""
+    """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``,
+    ``double precision ORDER BY interval`` for an ordered-set aggregate."""
     e = _by_oid(oid)
     if e is None:
         return None
     words = [_type_word(a) for a in e.arg_oids]
     if e.variadic and words:
         words[-1] = "VARIADIC " + words[-1]
+    if e.kind == "a" and e.name in _ORDERED_SET_DIRECT:
+        direct = _ORDERED_SET_DIRECT[e.name]
+        if direct is None:
+            return f"{words[0]} ORDER BY {words[0]}"
+        return " ".join(([", ".join(words[:direct])] if direct else []) + ["ORDER BY", ", ".join(words[direct:])])
     return ", ".join(words)
 
 
