@@ -1002,6 +1002,8 @@ def _time_in(s: str, with_tz: bool = False, tz: str = "UTC") -> _dt.time:
         raise _syntax(typ, s, INVALID_DATETIME_FORMAT)
     h, mi, sec, us = _parse_time_part(m.group(1), s, typ)
     today = _dt.datetime.now(UTC).replace(tzinfo=None, hour=12)
+    if with_tz and m.group(2) and "/" in m.group(2):
+        raise _syntax(typ, s, INVALID_DATETIME_FORMAT)     # a zone name needs a date to give an offset
     off = _tz_offset(m.group(2), today, s, typ) if m.group(2) else None
     if h == 24:
         raise PgError(FEATURE_NOT_SUPPORTED, 'time value "24:00:00" is not representable')

@@ -345,7 +345,7 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return Col.from_pylist(arrays, target)
     if src == target:                       # a typmod only: time(p), timestamp(p)
         return _apply_typmod(col, typmod, explicit)
-    raise PgError(CANNOT_COERCE, f"cannot cast type {type_name(src)} to {type_name(target)}")
+    raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
 
 
 def _cast_number(col: "Col", target: int) -> "Col":
@@ -455,7 +455,10 @@ def _round_fraction(col: "Col", precision: int) -> "Col":
             out.append(None)
             continue
         base = dt.datetime.combine(dt.date(2000, 1, 1), v.replace(microsecond=0, tzinfo=None))
-        t = (base + dt.timedelta(microseconds=(v.microsecond + step // 2) // step * step)).time()
+        moved = base + dt.timedelta(microseconds=(v.microsecond + step // 2) // step * step)
+        if moved.day != 1:          # PostgreSQL's 24:00:00, which a Python time cannot hold
+            raise PgError(FEATURE_NOT_SUPPORTED, 'time value "24:00:00" is not representable')
+        t = moved.time()
         out.append(t if col.oid == type_oids.TIME else wiretypes.timetz(t, v.utcoffset() or dt.timedelta(0)))
     return Col.from_pylist(out, col.oid)
 

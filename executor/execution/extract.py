@@ -246,9 +246,55 @@ def extract_impl(cols, n, ctx):
     return Col.from_pylist(out, type_oids.NUMERIC)
 
 
+_FRACTIONAL = {"microseconds", "milliseconds", "second", "epoch", "julian"}
+
+
+def _seconds(unit: str, sec: int, micro: int) -> float:
+    if unit == "microseconds":
+        return sec * 1000000.0 + micro
+    if unit == "milliseconds":
+        return sec * 1000.0 + micro / 1000.0
+    return sec + micro / 1000000.0
+
+
+def float_field(unit: str, oid: int, v: Any, zone: dt.tzinfo) -> float | None:
+    """date_part's double precision, computed as PostgreSQL's *_part
+    functions compute it (in floating point, so the last digits agree)."""
+    if unit not in _FRACTIONAL or wiretypes.dt64_infinity(v) is not None:
+        exact = field(unit, oid, v, zone)
+        return None if exact is None else float(exact)
+    if oid == type_oids.INTERVAL:
+        if unit != "epoch":
+            t = v.microseconds - cdiv(v.microseconds, 60_000_000) * 60_000_000
+            return _seconds(unit, cdiv(t, 1_000_000), t - cdiv(t, 1_000_000) * 1_000_000)
+        years, months = cdiv(v.months, 12), v.months - cdiv(v.months, 12) * 12
+        return v.microseconds / 1000000.0 + 365.25 * 86400 * years + 30.0 * 86400 * months + 86400.0 * v.days
+    if oid in (type_oids.TIME, type_oids.TIMETZ):
+        of_day = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
+        if unit == "epoch":
+            off = v.utcoffset()
+            return of_day / 1000000.0 - (off.total_seconds() if off is not None else 0)
+        return _seconds(unit, v.second, v.microsecond)
+    wall = v.astimezone(zone).replace(tzinfo=None) if oid == _TZ else v
+    if unit == "epoch":
+        return _epoch_us(v) / 1000000.0
+    if unit == "julian":
+        seconds = ((wall.hour * 60) + wall.minute) * 60 + wall.second + wall.microsecond / 1000000.0
+        return float(_calendar_field("julian", wall.date())) + seconds / 86400.0
+    return _seconds(unit, wall.second, wall.microsecond)
+
+
 @register("date_part", sigs=_SOURCES.format("float8"))
 def _date_part(cols, n, ctx):
-    return sqltypes.cast_col(extract_impl(cols, n, ctx), type_oids.FLOAT8)
+    """date_part: double precision; on a date, as on the date at midnight
+    (PostgreSQL's SQL function over timestamp)."""
+    units, src = cols
+    if src.oid == type_oids.DATE:
+        src = sqltypes.cast_col(src, type_oids.TIMESTAMP)
+    zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+    out = [None if u is None or v is None else float_field(unit_of(u, src.oid), src.oid, v, zone)
+           for u, v in zip(units.to_pylist(), src.to_pylist())]
+    return Col.from_pylist(out, type_oids.FLOAT8)
 
 
 def _isfinite(v) -> bool:
