@@ -115,6 +115,8 @@ class AggCallPlanner(PlannerBase):
             if distinct and type_oids.JSON in arg_oids:
                 raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
             args = json_values.aggregate_inputs(args)
+            if distinct and order_node is None:     # DISTINCT sorts its values, as PostgreSQL's does
+                order_node = exp.Order(this=args_nodes[-1], expressions=[exp.Ordered(this=args_nodes[-1].copy())])
         if order_node is not None and (fn in JSON_AGGREGATES or order_key is None or not (
                 len(order_node.expressions) == 1 and args_nodes
                 and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT))):
