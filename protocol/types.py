@@ -975,7 +975,7 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
 
 def _date_in(s: str) -> _dt.date:
     low = s.strip().lower()
-    if low in ("infinity", "+infinity"):
+    if low == "infinity":                   # (date_in has no "+infinity", unlike timestamp_in)
         return DATE_POS_INF
     if low == "-infinity":
         return DATE_NEG_INF

@@ -27,7 +27,8 @@ from splitstream.protocol.types import Interval
 from . import json_values, ordered_set
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
-from .expr import _dscale, _factorize_objects, fixed_avg, numeric_div_scale, numeric_op
+from .expr import _factorize_objects, fixed_avg, numeric_div_scale, numeric_op
+from .numeric_math import dscale as _dscale
 
 _NULL_KEY = object()
 

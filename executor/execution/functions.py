@@ -329,7 +329,7 @@ def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
         return v
     weight = v.adjusted() // 4 if v != 0 else 0           # base-10000 digits, as NumericVar.weight
     rscale = min(max(16 - (2 * (weight + 1) - 1), -int(v.as_tuple().exponent), 0), 1000)
-    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 10, Emax=999999, Emin=-999999)
+    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 30, Emax=999999, Emin=-999999)
     return ctx.sqrt(v).quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 

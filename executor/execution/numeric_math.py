@@ -13,9 +13,10 @@ from __future__ import annotations
 import decimal
 import math
 
-from splitstream.protocol.errors import DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, PgError
+import numpy as np
 
-from .expr import numeric_power
+from splitstream.protocol.errors import (DIVISION_BY_ZERO, INVALID_ARGUMENT_FOR_POWER, NUMERIC_VALUE_OUT_OF_RANGE,
+                                         PgError)
 
 D = decimal.Decimal
 _MIN_SIG_DIGITS = 16
@@ -60,7 +61,7 @@ def _scale(rscale: int, *inputs: D) -> int:
 
 
 def _context(rscale: int, weight: int) -> decimal.Context:
-    return decimal.Context(prec=rscale + max(weight, 0) + 12, Emax=999999, Emin=-999999)
+    return decimal.Context(prec=rscale + max(weight, 0) + 30, Emax=999999, Emin=-999999)
 
 
 def _check_log_argument(x: D) -> None:
@@ -111,18 +112,70 @@ def numeric_exp(x: D) -> D:
     return _rounded(x.exp(_context(rscale, int(val) + 1)), rscale)
 
 
+def power_domain(base_negative, base_zero, exp_negative, exp_fractional) -> None:
+    """PostgreSQL's two refusals of x ^ y (numeric_power, dpow); arguments are
+    booleans or boolean arrays over the non-NULL rows."""
+    if np.any(base_zero & exp_negative):
+        raise PgError(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined")
+    if np.any(base_negative & exp_fractional):
+        raise PgError(INVALID_ARGUMENT_FOR_POWER, "a negative number raised to a non-integer power yields a complex result")
+
+
+def _result_weight(x: D, y: D) -> float:
+    """power_var's estimate of log10 of the result: ln(x) to about 8
+    significant digits, times y at that scale, times 0.434294481903252."""
+    local = max(8 - ln_dweight(abs(x)), 0)
+    ctx = decimal.Context(prec=local + 40, Emax=999999, Emin=-999999)
+    ln_base = _rounded(abs(x).ln(ctx), local)
+    return float(_rounded(ctx.multiply(ln_base, y), local))
+
+
+def _power_var_int_scale(x: D) -> int:
+    return min(max(_MIN_SIG_DIGITS, dscale(x)), _MAX_DISPLAY_SCALE)
+
+
+def numeric_power(x: D, y: D) -> D:
+    """numeric ^ numeric with PostgreSQL 15's result scale (power_var and
+    power_var_int): at least 16 significant digits, never fewer decimals
+    than either input shows, at most 1000."""
+    integral = y == y.to_integral_value()
+    power_domain(x < 0, x == 0, y < 0, not integral)
+    if x == 0 and not integral:
+        return D(0).scaleb(-_MIN_SIG_DIGITS)
+    if x == 0 or (x == 1 and integral):      # 0 ^ 0 is 1, as in PostgreSQL
+        return D(1 if y == 0 or x == 1 else 0).quantize(D(1).scaleb(-_power_var_int_scale(x)))
+    digits = float(y) * float(abs(x).log10(decimal.Context(prec=20)))   # the result's decimal weight
+    if integral and abs(y) < 2 ** 31:        # power_var_int: the scale ignores the result's size
+        rscale = _power_var_int_scale(x)
+    else:
+        val = _result_weight(x, y)
+        if abs(val) > 2000 * 3.01:
+            if val > 0:
+                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+            return D(0).scaleb(-_MAX_DISPLAY_SCALE)
+        rscale = _scale(_MIN_SIG_DIGITS - int(val * 0.434294481903252), x, y)
+    if digits >= 131072:
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
+    if digits < -(rscale + 2):               # underflow: zero at the result's scale
+        return D(0).scaleb(-rscale)
+    ctx = decimal.Context(prec=max(60, int(abs(digits)) + rscale + 30), Emax=999999, Emin=-999999)
+    r = ctx.power(x, y) if not integral or abs(y) > 2 ** 31 else ctx.power(x, int(y))
+    return _rounded(r, rscale)
+
+
 def _nonfinite_power(x: D, y: D) -> D:
     """numeric_power's answers where NaN or an infinity is involved."""
+    one, inf = D(1), D("Infinity")
     if x.is_nan() or y.is_nan():
-        return D(1) if (not x.is_nan() and x == 1) or (not y.is_nan() and y == 0) else _NAN
+        return one if (not x.is_nan() and x == 1) or (not y.is_nan() and y == 0) else _NAN
     if y.is_infinite():
         if x == 0 and y < 0:
-            raise PgError("2201F", "zero raised to a negative power is undefined")
+            raise PgError(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined")
         if abs(x) == 1:
-            return D(1)
-        return (D("Infinity") if abs(x) > 1 else D(0)) if y > 0 else (D(0) if abs(x) > 1 else D("Infinity"))
+            return one
+        return (inf if abs(x) > 1 else D(0)) if y > 0 else (D(0) if abs(x) > 1 else inf)
     if y == 0:
-        return D(1)
+        return one
     if y < 0:
         return D(0)
     odd = y == y.to_integral_value() and int(y) % 2 == 1
@@ -130,7 +183,5 @@ def _nonfinite_power(x: D, y: D) -> D:
 
 
 def power(x: D, y: D) -> D:
-    """power(numeric, numeric), as the ^ operator."""
-    if not (x.is_finite() and y.is_finite()):
-        return _nonfinite_power(x, y)
-    return numeric_power(x, y)
+    """numeric ^ numeric and power(numeric, numeric)."""
+    return numeric_power(x, y) if x.is_finite() and y.is_finite() else _nonfinite_power(x, y)

@@ -158,7 +158,9 @@ def _date_trunc(cols, n, ctx):
             out.append(None)
             continue
         unit = _unit(u, src.oid)
-        if src.oid == type_oids.INTERVAL:
+        if wiretypes.dt64_infinity(v) is not None:     # an infinity truncates to itself
+            out.append(v)
+        elif src.oid == type_oids.INTERVAL:
             out.append(truncate_interval(unit, v))
         elif src.oid == type_oids.TIMESTAMPTZ:
             out.append(truncate_zoned(unit, v, _zone(z) if zones is not None else wiretypes.zone_of(z)))
