@@ -1793,7 +1793,7 @@ def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray
         return arr, (nulls if has_null else None)
     if dt.kind == "M":
         fill = np.datetime64(0, "us") if dt == np.dtype("datetime64[us]") else np.datetime64(0, "D")
-        vals = []
+        vals: list[Any] = []
         for v in items:
             if v is None:
                 vals.append(fill)

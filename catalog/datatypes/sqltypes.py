@@ -321,9 +321,9 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
     if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
         # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
-        out = [None if v is None or wiretypes.dt64_infinity(v) is not None
-               else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0)) for v in col.to_pylist()]
-        return _apply_typmod(Col.from_pylist(out, type_oids.TIMETZ), typmod, explicit)
+        times = [None if v is None or wiretypes.dt64_infinity(v) is not None
+                 else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0)) for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(times, type_oids.TIMETZ), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)
@@ -445,11 +445,12 @@ def _round_fraction(col: "Col", precision: int) -> "Col":
         return col
     step = 10 ** (6 - precision)
     if col.data.dtype.kind == "M":
-        us = col.data.astype(np.int64) - _PG_EPOCH_US
-        finite = (us > np.iinfo(np.int64).min + _PG_EPOCH_US) & (us < np.iinfo(np.int64).max - _PG_EPOCH_US)
+        raw = col.data.view(np.int64)
+        finite = (raw != wiretypes.DT64_POS_INF) & (raw != wiretypes.DT64_NEG_INF) & ~np.isnat(col.data)
+        us = np.where(finite, raw, _PG_EPOCH_US) - _PG_EPOCH_US
         rounded = np.sign(us) * ((np.abs(us) + step // 2) // step * step) + _PG_EPOCH_US
-        return Col(np.where(finite, rounded, col.data.astype(np.int64)).astype(col.data.dtype), col.nulls, col.oid)
-    out = []
+        return Col(np.where(finite, rounded, raw).view(col.data.dtype), col.nulls, col.oid)
+    out: list[Any] = []
     for v in col.to_pylist():
         if v is None:
             out.append(None)

@@ -19,7 +19,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import Interval
 from splitstream.protocol.errors import (
-    DIVISION_BY_ZERO, INVALID_ARGUMENT_FOR_POWER, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
+    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 import operator

@@ -17,7 +17,7 @@ from typing import Callable
 import numpy as np
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.datatypes.vector import Col, FixedCol
+from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PgError, DIVISION_BY_ZERO,

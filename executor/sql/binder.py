@@ -31,7 +31,6 @@ from ..execution.aggregates import AGGREGATES
 from ..execution.ordered_set import HYPOTHETICAL
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
-import datetime as dt
 from ..execution.regnames import reg_names
 
 

@@ -6,7 +6,6 @@ array of them (NULL elements, 0 and 1, out of range, intervals, text) and
 mode().  Generated, compared with PostgreSQL 15."""
 from __future__ import annotations
 
-import pytest
 
 from tests.support.fidelity import mismatches
 
