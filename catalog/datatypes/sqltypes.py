@@ -319,6 +319,10 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         out = [None if v is None or wiretypes.dt64_infinity(v) is not None       # an infinity has no time of day
                else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None) for v in col.to_pylist()]
         return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
+    if src == type_oids.TIME and target == type_oids.INTERVAL:     # time_interval
+        spans = [None if v is None else wiretypes.Interval(0, 0, ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000
+                                                           + v.microsecond) for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(spans, target), typmod, explicit)
     if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
         # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
         times = [None if v is None or wiretypes.dt64_infinity(v) is not None

@@ -66,10 +66,15 @@ class Fields:
 
 def fields_of(v, zone: dt.tzinfo | None) -> Fields:
     """A timestamp, a timestamptz read in ``zone``, or an interval's fields."""
-    if isinstance(v, Interval):
+    if isinstance(v, Interval):             # interval2tm: every field carries the sign (C division)
         t = v.microseconds
-        return Fields(cdiv(v.months, 12), v.months - cdiv(v.months, 12) * 12, v.days, cdiv(t, 3_600_000_000),
-                      abs(cdiv(t, 60_000_000)) % 60, abs(cdiv(t, 1_000_000)) % 60, abs(t) % 1_000_000, interval=True)
+        hour = cdiv(t, 3_600_000_000)
+        rest = t - hour * 3_600_000_000
+        minute = cdiv(rest, 60_000_000)
+        rest -= minute * 60_000_000
+        second = cdiv(rest, 1_000_000)
+        return Fields(cdiv(v.months, 12), v.months - cdiv(v.months, 12) * 12, v.days, hour, minute, second,
+                      rest - second * 1_000_000, interval=True)
     if isinstance(v, dt.datetime) and v.tzinfo is not None and zone is not None:
         local = v.astimezone(zone)
         off = local.utcoffset() or dt.timedelta(0)
@@ -131,7 +136,7 @@ def _iso(f: Fields) -> tuple[int, int, int]:
 
 def _number(name: str, f: Fields) -> tuple[int, int] | str:
     """A numeric field as (value, digits to pad to), or its finished text."""
-    hour12 = f.hour % 12 or 12
+    hour12 = (abs(f.hour) % 12 or 12) * (-1 if f.hour < 0 and f.hour % 12 else 1)
     d = _date(f)
     iso_year, iso_week, iso_day = _iso(f)
     doy = d.timetuple().tm_yday if d is not None else f.day
@@ -147,7 +152,7 @@ def _number(name: str, f: Fields) -> tuple[int, int] | str:
         "iyyy": (iso_year, 4), "iyy": (iso_year % 1000, 3), "iy": (iso_year % 100, 2), "i": (iso_year % 10, 1),
         "hh24": (f.hour, 2), "hh12": (hour12, 2), "hh": (hour12, 2), "mi": (f.minute, 2), "ss": (f.second, 2),
         "ssss": (f.hour * 3600 + f.minute * 60 + f.second, 0), "sssss": (f.hour * 3600 + f.minute * 60 + f.second, 0),
-        "ms": (f.micro // 1000, 3), "us": (f.micro, 6), "ddd": (doy, 3), "dd": (f.day, 2),
+        "ms": (cdiv(f.micro, 1000), 3), "us": (f.micro, 6), "ddd": (doy, 3), "dd": (f.day, 2),
         "d": ((d.weekday() + 1) % 7 + 1 if d else 0, 0), "iddd": ((iso_week - 1) * 7 + iso_day, 3), "id": (iso_day, 0),
         "iw": (iso_week, 2), "ww": ((doy - 1) // 7 + 1, 2), "w": ((f.day - 1) // 7 + 1, 0), "mm": (f.month, 2),
         "cc": ((f.year + 99) // 100 if not f.interval else f.year // 100, 2),
@@ -156,7 +161,7 @@ def _number(name: str, f: Fields) -> tuple[int, int] | str:
     }
     if name.startswith("ff"):
         digits = int(name[2])
-        return f.micro // 10 ** (6 - digits), digits
+        return cdiv(f.micro, 10 ** (6 - digits)), digits
     return simple[name]
 
 

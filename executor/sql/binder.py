@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 from ..execution import expr
 from ..execution import functions
 from ..execution import signatures
+from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
 from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
@@ -745,8 +746,9 @@ class ExprBinder:
     def b_Extract(self, n):
         field = n.this.name if hasattr(n.this, "name") else str(n.this)
         src = self.bind(n.expression)
-        if src.oid == type_oids.UNKNOWN:
-            src = self.p.coerce(src, type_oids.TIMESTAMP)
+        if src.oid == type_oids.UNKNOWN:        # date, time, timetz, timestamp, timestamptz, interval all fit
+            raise PgError(AMBIGUOUS_FUNCTION, "function pg_catalog.extract(unknown, unknown) is not unique",
+                          hint=AMBIGUOUS_HINT)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
         return expr.Func("extract", extract_impl, args, type_oids.NUMERIC)
 
