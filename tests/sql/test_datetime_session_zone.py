@@ -45,7 +45,14 @@ def _statements():
            f" t::timestamp::timestamptz AS back {SOURCE}")
     yield "SELECT '2020-03-08 02:30'::timestamptz, '2020-11-01 01:30'::timestamptz, timestamp '2020-03-08 02:30' AT TIME ZONE 'America/New_York'"
     yield "SELECT date '2020-03-08'::timestamptz, date '2020-04-05'::timestamptz, current_date - current_date"
+    yield ("SELECT to_char(interval '-1 year -2 mons 3 days -04:05:06.789', 'YYYY MM DD HH24 HH MI SS MS US FF2 SSSS'),"
+           " to_char(interval '100 hours 5 minutes', 'HH HH12 HH24 MI'), to_char(interval '0', 'HH12 AM'),"
+           " to_char(time '10:30:15', 'HH24:MI:SS'), to_char(date '2020-03-08', 'YYYY-MM-DD Day TZ')")
+    yield ("SELECT extract(epoch from interval '-1 year -1 mon -1 day -00:00:01.5'), extract(year from interval '-13 months'),"
+           " extract(quarter from interval '-5 months'), date_part('epoch', interval '1 year 1 mon 1 day 00:00:01.1'),"
+           " date_part('second', interval '61.5 seconds'), date_part('julian', date '2020-01-01'), date_part('hour', date '2020-01-01')")
     # errors
+    yield "SELECT extract(hour from '2020-01-01 10:00')"
     yield "SELECT now() AT TIME ZONE 'Mars/Olympus'"
     yield "SELECT now() AT TIME ZONE interval '1 day'"
     yield "SELECT extract(fortnight from now())"
