@@ -20,8 +20,10 @@ from splitstream.protocol import oids as type_oids
 
 from splitstream.catalog.datatypes.vector import Col
 
-from .functions import elementwise, register, scalar
-from .truncation import cdiv as _cdiv, wall_to_utc
+from . import zones
+from .functions import age_fields, elementwise, register, scalar
+from .truncation import cdiv as _cdiv
+from .zoned_casts import local_wall, wall_to_utc
 
 _DAY_US = 86_400_000_000
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
@@ -216,3 +218,69 @@ register("current_time", sigs=" -> timetz | int4 -> timetz")(
 register("localtime", sigs=" -> time | int4 -> time")(
     _value_function(type_oids.TIME, lambda local: local.time()))
 register("current_date", sigs=" -> date")(_value_function(type_oids.DATE, lambda local: local.date()))
+
+
+# ------------------------------------------------------------ age, make_*, timeofday
+
+@register("age", sigs="timestamptz -> interval | timestamp -> interval | timestamptz, timestamptz -> interval"
+                      " | timestamp, timestamp -> interval")
+def _age(cols, n, ctx):
+    """age: field-wise differences; of timestamptz on the session zone's wall
+    clock (timestamptz_age), and age(x) from today's midnight there."""
+    zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+    tz = cols[0].oid == type_oids.TIMESTAMPTZ
+    lists = [[None if v is None else (local_wall(v, zone) if tz else v) for v in c.to_pylist()] for c in cols]
+    if len(cols) == 1:
+        midnight = _session_local(ctx).replace(hour=0, minute=0, second=0, microsecond=0, tzinfo=None)
+        lists.insert(0, [midnight] * n)
+    return Col.from_pylist([None if a is None or b is None else _finite_age(a, b) for a, b in zip(*lists)],
+                           type_oids.INTERVAL)
+
+
+def _finite_age(a: dt.datetime, b: dt.datetime) -> Interval:
+    if wiretypes.dt64_infinity(a) is not None or wiretypes.dt64_infinity(b) is not None:
+        raise PgError(DATETIME_FIELD_OVERFLOW, "timestamp out of range")
+    return age_fields(a, b)
+
+
+def _make_time(hour: int, minute: int, sec: float) -> dt.time:
+    if not (0 <= hour <= 23 and 0 <= minute <= 59 and 0 <= sec < 60):
+        raise PgError(DATETIME_FIELD_OVERFLOW, f"time field value out of range: {hour:02d}:{minute:02d}:{sec:02g}")
+    whole = int(sec)
+    return dt.time(hour, minute, whole, round((sec - whole) * 1_000_000))
+
+
+def _make_timestamp(year, month, day, hour, minute, sec) -> dt.datetime:
+    try:
+        d = dt.date(year, month, day)
+    except ValueError:
+        raise PgError(DATETIME_FIELD_OVERFLOW, f"date field value out of range: {year}-{month:02d}-{day:02d}") from None
+    return dt.datetime.combine(d, _make_time(hour, minute, sec))
+
+
+scalar("make_time", sigs="int4, int4, float8 -> time")(_make_time)
+scalar("make_timestamp", sigs="int4, int4, int4, int4, int4, float8 -> timestamp")(_make_timestamp)
+
+
+@register("make_timestamptz", sigs="int4, int4, int4, int4, int4, float8 -> timestamptz"
+                                  " | int4, int4, int4, int4, int4, float8, text -> timestamptz")
+def _make_timestamptz(cols, n, ctx):
+    """The wall-clock time read in the session's zone, or in the one named."""
+    session = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+    lists = [c.to_pylist() for c in cols]
+    out = []
+    for row in zip(*lists):
+        if any(v is None for v in row):
+            out.append(None)
+            continue
+        zone = zones.resolve(row[6]) if len(row) > 6 else session
+        out.append(wall_to_utc(_make_timestamp(*row[:6]), zone))
+    return Col.from_pylist(out, type_oids.TIMESTAMPTZ)
+
+
+@register("timeofday", sigs=" -> text", volatile=True)
+def _timeofday(cols, n, ctx):
+    """The wall clock now, as PostgreSQL's timeofday() writes it."""
+    zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+    now = dt.datetime.now(dt.timezone.utc).astimezone(zone)
+    return Col.const(now.strftime("%a %b %d %H:%M:%S.%f %Y ") + (now.tzname() or ""), type_oids.TEXT, n)

@@ -13,6 +13,8 @@ from . import expr
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.types import Interval
 
+from .zoned_casts import local_wall, wall_to_utc
+
 _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
@@ -103,6 +105,29 @@ def _elementwise(fn, oid):
     return impl
 
 
+def _date_at_time(d: dt.date, t: dt.time) -> dt.datetime:
+    return d if wiretypes.dt64_infinity(d) is not None else dt.datetime.combine(d, t)
+
+
+def add_interval_in_zone(v: dt.datetime, iv: Interval, sign: int, zone: dt.tzinfo) -> dt.datetime:
+    """timestamptz_pl_interval: months, then days, on the zone's wall clock
+    (each re-resolved there, DetermineTimeZoneOffset), then the time part."""
+    if wiretypes.dt64_infinity(v) is not None:
+        return v
+    if iv.months or iv.days:
+        wall = add_interval(local_wall(v, zone), Interval(iv.months, iv.days, 0), sign)
+        v = wall_to_utc(wall, zone)
+    return v + dt.timedelta(microseconds=sign * iv.microseconds)
+
+
+def _in_session_zone(sign: int):
+    def impl(cols, n, ctx):
+        zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+        return _elementwise(lambda a, b: add_interval_in_zone(a, b, sign, zone), type_oids.TIMESTAMPTZ)(cols, n, ctx)
+
+    return impl
+
+
 def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
     lo, ro = left.oid, right.oid
     temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME,
@@ -120,6 +145,13 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
     def tsv(v):
         return dt.datetime(v.year, v.month, v.day) if type(v) is dt.date else v
 
+    if op in ("+", "-") and ro == type_oids.INTERVAL and lo == type_oids.TIMESTAMPTZ:
+        return expr.Func("tstz_interval", _in_session_zone(1 if op == "+" else -1), [left, right], lo)
+    if op == "+" and lo == type_oids.INTERVAL and ro == type_oids.TIMESTAMPTZ:
+        return expr.Func("tstz_interval", _in_session_zone(1), [right, left], ro)
+    if op == "+" and {lo, ro} == {type_oids.DATE, type_oids.TIME}:       # datetime_timestamp
+        args = [left, right] if lo == type_oids.DATE else [right, left]
+        return expr.Func("date_time", _elementwise(_date_at_time, type_oids.TIMESTAMP), args, type_oids.TIMESTAMP)
     if op in ("+", "-") and ro == type_oids.INTERVAL and lo in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         sign = 1 if op == "+" else -1
         out = type_oids.TIMESTAMP if lo == type_oids.DATE else lo

@@ -504,7 +504,7 @@ register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
 
-def _age(a, b=None):
+def age_fields(a, b=None):
     """PostgreSQL's age(): field-wise difference, borrowing days from the
     month of the earlier argument (timestamp_age in timestamp.c)."""
 
@@ -538,7 +538,7 @@ def _age(a, b=None):
     return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
-scalar("age", sigs="timestamptz -> interval | timestamp -> interval | timestamptz, timestamptz -> interval | timestamp, timestamp -> interval")(_age)
+
 
 
 def _make_date(y, m, d):

@@ -21,6 +21,7 @@ INSTANTS = ["2020-03-08 06:59:59.999999+00", "2020-03-08 07:00:00+00", "2020-11-
             "2021-01-03 23:59:59+00", "1970-01-01 00:00:00+00", "1969-07-20 20:17:40+00", "2000-02-29 12:00:00+00"]
 SOURCE = ("FROM (VALUES " + ", ".join(f"(timestamptz '{t}')" for t in INSTANTS)
           + ", (NULL), (timestamptz 'infinity'), (timestamptz '-infinity')) v(t) ORDER BY t")
+FINITE = "FROM (VALUES " + ", ".join(f"(timestamptz '{t}')" for t in INSTANTS) + ", (NULL)) v(t) ORDER BY t"
 UNITS = ["microseconds", "milliseconds", "second", "minute", "hour", "day", "month", "quarter", "year", "decade",
          "century", "millennium", "week", "dow", "isodow", "doy", "isoyear", "julian", "epoch", "timezone",
          "timezone_hour", "timezone_minute", "hrs", "msec", "y"]
@@ -51,7 +52,19 @@ def _statements():
     yield ("SELECT extract(epoch from interval '-1 year -1 mon -1 day -00:00:01.5'), extract(year from interval '-13 months'),"
            " extract(quarter from interval '-5 months'), date_part('epoch', interval '1 year 1 mon 1 day 00:00:01.1'),"
            " date_part('second', interval '61.5 seconds'), date_part('julian', date '2020-01-01'), date_part('hour', date '2020-01-01')")
+    for span in ("interval '1 day'", "interval '24 hours'", "interval '1 mon'", "interval '-1 day 2 hours'",
+                 "interval '1 year 1 mon 1 day 00:00:01.5'"):
+        yield f"SELECT t, t + {span}, t - {span}, {span} + t {SOURCE}"
+    yield f"SELECT t, age(t, timestamptz '2020-01-01 00:00+00'), age(timestamptz '2020-06-15 12:00+00', t) {SOURCE}"
+    yield (f"SELECT t, age(t, timestamptz '2020-01-01 00:00+00'), age(timestamptz '2020-06-15 12:00+00', t),"
+           f" age(t::timestamp, timestamp '2020-03-08 01:00'), age(t) > interval '0' {FINITE}")
+    yield ("SELECT make_time(10, 30, 15.5), make_timestamp(2020, 3, 8, 2, 30, 0), make_timestamptz(2020, 3, 8, 2, 30, 0),"
+           " make_timestamptz(2020, 3, 8, 2, 30, 0, 'Asia/Kolkata'), make_timestamptz(2020, 11, 1, 1, 30, 0),"
+           " make_timestamptz(2020, 4, 5, 1, 45, 0), make_timestamptz(2020, 10, 4, 2, 15, 0), date '2020-03-08' + time '02:30'")
     # errors
+    yield "SELECT make_time(25, 0, 0)"
+    yield "SELECT make_timestamp(2020, 2, 30, 0, 0, 0)"
+    yield "SELECT make_timestamptz(2020, 1, 1, 0, 0, 0, 'Mars/Olympus')"
     yield "SELECT extract(hour from '2020-01-01 10:00')"
     yield "SELECT now() AT TIME ZONE 'Mars/Olympus'"
     yield "SELECT now() AT TIME ZONE interval '1 day'"
