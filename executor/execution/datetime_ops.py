@@ -105,7 +105,7 @@ def _elementwise(fn, oid):
     return impl
 
 
-def _date_at_time(d: dt.date, t: dt.time) -> dt.datetime:
+def _date_at_time(d: dt.date, t: dt.time) -> dt.date:
     return d if wiretypes.dt64_infinity(d) is not None else dt.datetime.combine(d, t)
 
 
