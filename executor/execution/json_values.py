@@ -26,8 +26,8 @@ from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from . import expr
 
 JSON_AGGREGATES = {"json_agg", "jsonb_agg", "json_object_agg", "jsonb_object_agg"}
-_NUMBERS = (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC,
-            type_oids.OID)
+#: the types datum_to_json writes as bare numbers (oid is not one: it is quoted)
+_NUMBERS = (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC)
 
 
 def _quote(s: str) -> str:
@@ -97,6 +97,22 @@ def _texts(arg: expr.Expr, fn):
     return impl
 
 
+class RowObject(expr.Func):
+    """A relation's whole row in a JSON aggregate (``json_agg(t)``): the
+    object row_to_json writes, ``{"a":1,"b":null}``, its keys the column names."""
+
+    def __init__(self, names: list[str], cols: list[expr.Expr]) -> None:
+        def impl(columns, n, ctx):
+            tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
+            lists = [c.to_pylist() for c in columns]
+            keys = [_quote(name) + ":" for name in names]
+            rows = ["{" + ",".join(k + json_text(c.oid, v, tz) for k, c, v in zip(keys, cols, values)) + "}"
+                    for values in zip(*lists)] if lists else ["{}"] * n
+            return Col.from_pylist(rows, type_oids.JSON)
+
+        super().__init__("row_to_json", impl, cols, type_oids.JSON)
+
+
 def json_input(arg: expr.Expr) -> expr.Expr:
     """The row's value as JSON text (``null`` for NULL): what the state keeps."""
     return expr.Func("to_json", _texts(arg, json_text), [arg], type_oids.TEXT)
@@ -127,7 +143,7 @@ def finish(fn: str, rows: list, input_oid: int) -> str | None:
         return "{ " + ", ".join(f"{r[0]} : {r[1]}" for r in rows) + " }"
     if fn == "jsonb_agg":
         return wiretypes.normalize_jsonb("[" + ", ".join(r[0] for r in rows) + "]")
-    nested = input_oid in type_oids.ELEMENT_OF
+    nested = input_oid in type_oids.ELEMENT_OF or input_oid == type_oids.RECORD
     out = [rows[0][0]]
     for r in rows[1:]:
         out.append((", \n " if nested and r[0] != "null" else ", ") + r[0])

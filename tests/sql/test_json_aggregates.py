@@ -81,3 +81,22 @@ def test_json_aggregates_in_a_continuous_view(ss_conn, pg_conn, unique_name):
         ss_conn.execute(f"DROP VIEW IF EXISTS {v}")
         ss_conn.execute(f"DROP FOREIGN TABLE IF EXISTS {s}")
         pg_conn.execute(f"DROP TABLE IF EXISTS {t}")
+
+
+def test_whole_rows_like_postgres(ss_conn, pg_conn, unique_name):
+    """json_agg(t), t.*, a subquery's row: row_to_json's objects, a newline between them."""
+    t = unique_name("rows")
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE TABLE {t} (a int, b text, c timetz, d numeric)")
+        conn.execute(f"INSERT INTO {t} VALUES (1, 'x\"y', '10:00+02', 'NaN'), (2, NULL, NULL, 1.50), (2, 'z', NULL, NULL)")
+    try:
+        wrong = mismatches(ss_conn, pg_conn, [
+            f"SELECT json_agg(r), jsonb_agg(r ORDER BY a DESC, b) FROM {t} r",
+            f"SELECT a, json_agg({t}), json_agg({t}.* ORDER BY b NULLS FIRST), json_object_agg(coalesce(b, '-'), {t}) FROM {t}"
+            f" GROUP BY a ORDER BY a",
+            f"SELECT s.a, json_agg(s), jsonb_agg(s) FROM (SELECT a, b AS \"Bee\", a * 2 AS twice FROM {t}) s GROUP BY s.a ORDER BY 1",
+            f"SELECT json_agg(r) FILTER (WHERE a > 1), json_agg(r) FILTER (WHERE false) FROM {t} r"])
+        assert not wrong, "\n".join(wrong)
+    finally:
+        for conn in (ss_conn, pg_conn):
+            conn.execute(f"DROP TABLE {t}")

@@ -21,7 +21,7 @@ from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name
+from ..binder import ExprBinder, Scope, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key
@@ -105,12 +105,12 @@ class AggCallPlanner(PlannerBase):
         for a in args_nodes:
             if self._contains_agg(a):
                 raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
-        args = [b.bind(a) for a in args_nodes]
+        args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
-        arg_oids = [a.oid for a in args] or [type_oids.INT8]
+        arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
         if fn in JSON_AGGREGATES:       # the state keeps each row's JSON text
             if distinct and type_oids.JSON in arg_oids:
                 raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
@@ -128,6 +128,24 @@ class AggCallPlanner(PlannerBase):
         if spec.oid == -1:
             raise signatures.undefined(fn, [a.oid for a in args])
         return spec
+
+    def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
+        """``t`` or ``t.*`` naming a relation of the query (not a column): its
+        row, as the JSON object row_to_json writes; None for anything else."""
+        if not isinstance(node, exp.Column):
+            return None
+        if isinstance(node.this, exp.Star):
+            table = ident(node.args.get("table"))
+        elif node.args.get("table") or scope.find(ident(node.this), None):
+            return None
+        else:
+            table = ident(node.this)
+        cols = [c for c in scope.cols if c.table == table and not c.hidden]
+        if not cols:
+            return None
+        refs = [b.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
+                for c in cols]
+        return json_values.RowObject([c.name for c in cols], refs)
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
         """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``,
