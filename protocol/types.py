@@ -45,7 +45,7 @@ from .errors import (
     invalid_utf8,
 )
 from fractions import Fraction
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 # --------------------------------------------------------------------------
 # Type table
@@ -312,24 +312,44 @@ def is_neg_infinity(v: object) -> bool:
     return v is DATE_NEG_INF or v is TS_NEG_INF or v is TSTZ_NEG_INF
 
 
+@functools.lru_cache(maxsize=1)
+def _zone_names() -> dict[str, str]:
+    """The tz database's zone names by their lower-case spelling."""
+    return {name.lower(): name for name in available_timezones()}
+
+
+def canonical_zone_name(name: str) -> str | None:
+    """A tz database zone name as the database spells it (PostgreSQL matches
+    them without regard to case), or None."""
+    return _zone_names().get(name.strip().lower())
+
+
+_POSIX_ZONE_RE = re.compile(r"(<[^>]*>|[A-Za-z]+)?([+-]?)(\d{1,3})(?::(\d{1,2})(?::(\d{1,2}))?)?")
+
+
+def posix_zone(spec: str) -> _dt.tzinfo | None:
+    """A POSIX zone specification without DST rules (``UTC+3``, ``<+05:30>-05:30``,
+    ``+05``): a fixed offset, its sign WEST of Greenwich; None if not one."""
+    m = _POSIX_ZONE_RE.fullmatch(spec.strip())
+    if m is None:
+        return None
+    west = _dt.timedelta(hours=int(m.group(3)), minutes=int(m.group(4) or 0), seconds=int(m.group(5) or 0))
+    if west >= _dt.timedelta(hours=24):
+        return None
+    east = west if m.group(2) == "-" else -west
+    name = (m.group(1) or "").strip("<>")
+    return _dt.timezone(east, name) if name else _dt.timezone(east)
+
+
 @functools.lru_cache(maxsize=64)
 def zone_of(tz: str) -> _dt.tzinfo:
-    """Resolve a TimeZone setting; unknown names fall back to UTC."""
+    """Resolve a TimeZone setting (validated when set); unknown names fall back to UTC."""
     if tz.upper() in ("UTC", "GMT", "Z", "ZULU", "ETC/UTC"):
         return UTC
-    m = re.fullmatch(r"([+-]?)(\d{1,2})(?::?(\d{2}))?", tz.strip())
-    if m:  # POSIX style: '+05' means 5 hours WEST of Greenwich in TimeZone settings
-        sign = -1 if m.group(1) != "-" else 1
-        return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
-    try:
-        return ZoneInfo(tz)
-    except Exception:
-        try:
-            for cand in (tz.title(), tz.upper()):
-                return ZoneInfo(cand)
-        except Exception:
-            pass
-    return UTC
+    name = canonical_zone_name(tz)
+    if name is not None:
+        return ZoneInfo(name)
+    return posix_zone(tz) or UTC
 
 
 def _as_str(data: bytes | str) -> str:

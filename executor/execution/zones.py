@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import re
 import zoneinfo
 
 from splitstream.catalog.datatypes.vector import Col
@@ -26,15 +25,6 @@ from . import zone_abbrevs
 from .functions import register
 from .zoned_casts import local_wall, wall_to_utc
 
-_POSIX = re.compile(r"(?:<[^>]*>|[A-Za-z]+)?([+-]?)(\d{1,3})(?::(\d{1,2})(?::(\d{1,2}))?)?")
-
-
-@functools.lru_cache(maxsize=1)
-def _zone_names() -> dict[str, str]:
-    """The tz database's zone names by their lower-case spelling."""
-    return {name.lower(): name for name in zoneinfo.available_timezones()}
-
-
 @functools.lru_cache(maxsize=256)
 def resolve(name: str) -> dt.tzinfo:
     """The zone a text argument of AT TIME ZONE names (PostgreSQL's order)."""
@@ -42,14 +32,12 @@ def resolve(name: str) -> dt.tzinfo:
     fixed = zone_abbrevs.FIXED.get(low)
     if fixed is not None:
         return dt.timezone(dt.timedelta(seconds=fixed[0]))
-    full = zone_abbrevs.DYNAMIC.get(low) or _zone_names().get(low)
+    full = zone_abbrevs.DYNAMIC.get(low) or wiretypes.canonical_zone_name(name)
     if full is not None:
         return zoneinfo.ZoneInfo(full)
-    m = _POSIX.fullmatch(name.strip())
-    if m is not None and int(m.group(2)) <= 167:
-        west = dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0), seconds=int(m.group(4) or 0))
-        if west < dt.timedelta(hours=24):
-            return dt.timezone(west if m.group(1) == "-" else -west)
+    posix = wiretypes.posix_zone(name)
+    if posix is not None:
+        return posix
     raise PgError(INVALID_PARAMETER_VALUE, f'time zone "{name}" not recognized')
 
 

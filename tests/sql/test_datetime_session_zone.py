@@ -93,3 +93,23 @@ def test_value_functions_in_the_session_zone(ss_conn):
         " pg_typeof(current_time)::text, pg_typeof(localtime)::text, pg_typeof(localtimestamp(2))::text").fetchone()
     assert row == (True, True, True, 19800, "time with time zone", "time without time zone",
                    "timestamp without time zone")
+
+
+@pytest.mark.parametrize("setting", ["SET TimeZone = 'UTC+3'", "SET TimeZone = 'europe/berlin'", "SET TimeZone = 'EST5EDT'",
+                                     "SET TIME ZONE INTERVAL '+05:30' HOUR TO MINUTE", "SET TIME ZONE -7",
+                                     "SET TimeZone = '<+0330>-3:30'", "SET TimeZone = 'Etc/GMT-14'", "SET TIME ZONE 'EST'"])
+def test_time_zone_settings_like_postgres(setting, ss_conn, pg_conn):
+    """SET TimeZone / SET TIME ZONE in every form PostgreSQL takes: names
+    without regard to case (shown as the tz database spells them), POSIX
+    specifications, hours and intervals (shown as PostgreSQL names them)."""
+    for conn in (ss_conn, pg_conn):
+        conn.execute(setting)
+    wrong = mismatches(ss_conn, pg_conn, [
+        "SELECT current_setting('TimeZone')",
+        f"SELECT t, extract(timezone from t), to_char(t, 'HH24:MI OF TZH TZM'), t::date AS d, t::time AS tm {SOURCE}"])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_unknown_time_zone_setting_is_refused(ss_conn, pg_conn):
+    # (PostgreSQL also takes POSIX offsets of a day or more, 'UTC+99': refused here, 22023, a Python tzinfo cannot hold one)
+    assert not mismatches(ss_conn, pg_conn, ["SET TimeZone = 'Mars/Olympus'", "SET TimeZone = 'Europe/Nowhere'"])
