@@ -76,3 +76,27 @@ def test_timetz_binary_codec(ss_conn, pg_conn):
     with pytest.raises(psycopg.Error) as e:
         ss_conn.execute("SELECT timetz '10:00+16'")
     assert e.value.sqlstate == "22009"
+
+
+def test_timetz_and_infinities_through_copy(ss_conn, pg_conn, unique_name):
+    """COPY in and out, text and binary: the same bytes and values as PostgreSQL."""
+    t = unique_name("cp")
+    row = [dt.time(1, 2, 3, tzinfo=dt.timezone(-dt.timedelta(hours=3))), dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc),
+           dt.date(2020, 5, 5)]
+    outs = []
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE TABLE {t} (a timetz, b timestamptz, d date)")
+        try:
+            with conn.cursor().copy(f"COPY {t} FROM STDIN") as cp:
+                cp.write("10:00:00+02\tinfinity\t-infinity\n\\N\t2020-01-01 10:00+05\t2020-01-01\n")
+            with conn.cursor().copy(f"COPY {t} FROM STDIN (FORMAT binary)") as cp:
+                cp.set_types(["timetz", "timestamptz", "date"])
+                cp.write_row(row)
+            with conn.cursor().copy(f"COPY (SELECT * FROM {t} ORDER BY a) TO STDOUT") as cp:
+                text = b"".join(bytes(d) for d in cp)
+            values = conn.cursor(binary=True).execute(f"SELECT a FROM {t} ORDER BY a").fetchall()
+            outs.append((text, values))
+        finally:
+            conn.execute(f"DROP TABLE {t}")
+    assert outs[0] == outs[1]
+    assert outs[0][1][0] == (row[0],)
