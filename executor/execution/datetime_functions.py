@@ -46,8 +46,9 @@ _MONTHS = ["january", "february", "march", "april", "may", "june", "july", "augu
 #: template fields, longest first: (pattern, field, digits)
 _FIELDS = [("HH24", "hour", 2), ("HH12", "hour12", 2), ("YYYY", "year", 4), ("MONTH", "monthname", 0),
            ("MON", "monname", 0), ("HH", "hour12", 2), ("MI", "minute", 2), ("SS", "second", 2), ("MS", "ms", 3),
-           ("US", "us", 6), ("YY", "yy", 2), ("MM", "month", 2), ("DD", "day", 2), ("AM", "ampm", 0),
-           ("PM", "ampm", 0), ("A.M.", "ampm", 0), ("P.M.", "ampm", 0)]
+           ("US", "us", 6), ("YY", "yy", 2), ("MM", "month", 2), ("DDD", "doy", 3), ("DD", "day", 2),
+           ("TZH", "tzh", 2), ("TZM", "tzm", 2), ("AM", "ampm", 0), ("PM", "ampm", 0), ("A.M.", "ampm", 0),
+           ("P.M.", "ampm", 0)]
 
 
 def _parse_template(text: str, template: str) -> dict[str, int]:
@@ -58,7 +59,9 @@ def _parse_template(text: str, template: str) -> dict[str, int]:
     while i < len(template):
         for pat, name, width in _FIELDS:
             if template[i:i + len(pat)].upper() == pat:
-                j = _read_field(text, j, name, width, fields)
+                # a field right before another reads its own width only (YYYYMMDD), as from_char_parse_int_len
+                glued = i + len(pat) < len(template) and template[i + len(pat)].isalpha()
+                j = _read_field(text, j, name, width, fields, glued)
                 i += len(pat)
                 break
         else:
@@ -71,7 +74,7 @@ def _parse_template(text: str, template: str) -> dict[str, int]:
     return fields
 
 
-def _read_field(text: str, j: int, name: str, width: int, fields: dict[str, int]) -> int:
+def _read_field(text: str, j: int, name: str, width: int, fields: dict[str, int], glued: bool = False) -> int:
     while j < len(text) and text[j] == " ":
         j += 1
     if name in ("monthname", "monname"):
@@ -86,15 +89,20 @@ def _read_field(text: str, j: int, name: str, width: int, fields: dict[str, int]
         word = text[j:j + 4].upper()
         fields["pm"] = int(word.startswith(("PM", "P.M.")))
         return j + (4 if "." in word[:4] else 2)
-    m = re.match(r"[+-]?\d{1,%d}" % (width if name != "year" else 9), text[j:])
+    m = re.match(r"[+-]?\d{1,%d}" % (width if name != "year" or glued else 9), text[j:])
     if m is None:
         raise PgError(INVALID_DATETIME_FORMAT, f'invalid value "{text[j:j + width]}" for "{name}"')
     fields[name] = int(m.group(0))
+    if name == "tzh":                       # TZM takes the sign of TZH, "-00" included
+        fields["tz_sign"] = -1 if m.group(0).startswith("-") else 1
     return j + len(m.group(0))
 
 
 def _wall_time(text: str, template: str) -> dt.datetime:
-    f = _parse_template(text, template)
+    return _wall_of(_parse_template(text, template), text)
+
+
+def _wall_of(f: dict[str, int], text: str) -> dt.datetime:
     year = f.get("year", 1)
     if "yy" in f:
         year = f["yy"] + (2000 if f["yy"] < 70 else 1900)
@@ -103,6 +111,11 @@ def _wall_time(text: str, template: str) -> dt.datetime:
         hour = f["hour12"] % 12 + (12 if f.get("pm") else 0)
     micro = f.get("us", f.get("ms", 0) * 1000)
     try:
+        if "doy" in f:                      # DDD: the day of the year
+            day = dt.date(year, 1, 1) + dt.timedelta(days=f["doy"] - 1)
+            if day.year != year:
+                raise ValueError(text)
+            return dt.datetime.combine(day, dt.time(hour, f.get("minute", 0), f.get("second", 0), micro))
         return dt.datetime(year, f.get("month", 1), f.get("day", 1), hour, f.get("minute", 0), f.get("second", 0), micro)
     except ValueError:
         raise PgError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{text}"') from None
@@ -115,8 +128,17 @@ def _to_timestamp(cols, n, ctx):
     if len(cols) == 1:
         return elementwise(_to_timestamp_epoch, type_oids.TIMESTAMPTZ)(cols, n, ctx)
     zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
-    return elementwise(lambda text, template: wall_to_utc(_wall_time(text, template), zone),
+    return elementwise(lambda text, template: _instant(_parse_template(text, template), text, zone),
                        type_oids.TIMESTAMPTZ)(cols, n, ctx)
+
+
+def _instant(f: dict[str, int], text: str, zone: dt.tzinfo) -> dt.datetime:
+    """The parsed wall-clock time at its own TZH:TZM offset, else in the session's zone."""
+    wall = _wall_of(f, text)
+    if "tzh" not in f:
+        return wall_to_utc(wall, zone)
+    offset = dt.timedelta(hours=f["tzh"], minutes=f.get("tzm", 0) * f["tz_sign"])
+    return (wall - offset).replace(tzinfo=dt.timezone.utc)
 
 
 scalar("to_date", sigs="text, text -> date")(lambda text, template: _wall_time(text, template).date())

@@ -61,7 +61,11 @@ def _statements():
     yield ("SELECT make_time(10, 30, 15.5), make_timestamp(2020, 3, 8, 2, 30, 0), make_timestamptz(2020, 3, 8, 2, 30, 0),"
            " make_timestamptz(2020, 3, 8, 2, 30, 0, 'Asia/Kolkata'), make_timestamptz(2020, 11, 1, 1, 30, 0),"
            " make_timestamptz(2020, 4, 5, 1, 45, 0), make_timestamptz(2020, 10, 4, 2, 15, 0), date '2020-03-08' + time '02:30'")
+    yield ("SELECT to_timestamp('2020-03-08 02:30', 'YYYY-MM-DD HH24:MI'), to_timestamp('2020-11-01 01:30 +01', 'YYYY-MM-DD HH24:MI TZH'),"
+           " to_timestamp('2000-12-05 -00:30', 'YYYY-MM-DD TZH:TZM'), to_timestamp('2000-12-05 +05:45', 'YYYY-MM-DD TZH:TZM'),"
+           " to_timestamp('202003081530', 'YYYYMMDDHH24MI'), to_date('2020-366', 'YYYY-DDD'), to_date('20200308', 'YYYYMMDD')")
     # errors
+    yield "SELECT to_date('2021-366', 'YYYY-DDD')"
     yield "SELECT make_time(25, 0, 0)"
     yield "SELECT make_timestamp(2020, 2, 30, 0, 0, 0)"
     yield "SELECT make_timestamptz(2020, 1, 1, 0, 0, 0, 'Mars/Olympus')"
