@@ -1743,8 +1743,7 @@ def _python_values(oid: int, values: np.ndarray) -> list[Any]:
     if oid == DATE and values.dtype.kind == "M":
         ints = values.astype("datetime64[D]").view("int64").tolist()
         base = _dt.date(1970, 1, 1).toordinal()
-        return [infinity_of(oid, i) or _dt.date.fromordinal(base + i) if abs(i) < 3_000_000 else infinity_of(oid, i)
-                for i in ints]
+        return [_dt.date.fromordinal(base + i) if abs(i) < 3_000_000 else infinity_of(oid, i) for i in ints]
     if oid in (TIMESTAMP, TIMESTAMPTZ) and values.dtype.kind == "M":
         ints = values.astype("datetime64[us]").view("int64").tolist()
         epoch = _dt.datetime(1970, 1, 1, tzinfo=UTC if oid == TIMESTAMPTZ else None)

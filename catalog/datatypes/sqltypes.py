@@ -143,7 +143,10 @@ def datetime_values(arr: np.ndarray, oid: int) -> list[Any]:
     vals: list[Any] = arr.tolist()
     if oid == type_oids.TIMESTAMPTZ:
         vals = [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
-    return [wiretypes.infinity_of(oid, v) if type(v) is int else v for v in vals]
+    raw = arr.view(np.int64)
+    if len(raw) and ((raw == wiretypes.DT64_POS_INF) | (raw == wiretypes.DT64_NEG_INF)).any():
+        return [wiretypes.infinity_of(oid, v) if type(v) is int else v for v in vals]
+    return vals
 
 
 def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
