@@ -164,7 +164,7 @@ def _type_rows():
         seen.add(oid)
         elem = type_oids.ELEMENT_OF.get(oid, 0)
         arr = type_oids.ARRAY_OF.get(oid, 0)
-        cat = "A" if elem else {type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D",
+        cat = "A" if elem else {type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D", type_oids.TIMETZ: "D",
                                  type_oids.INTERVAL: "T", type_oids.TEXT: "S", type_oids.VARCHAR: "S", type_oids.BPCHAR: "S", type_oids.NAME: "S",
                                  type_oids.JSON: "U", type_oids.JSONB: "U", type_oids.UUID: "U", type_oids.BYTEA: "U"}.get(oid, "N" if oid in type_oids.NUMERIC_TYPES else "U")
         yield oid, name, elem, arr, cat

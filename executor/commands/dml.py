@@ -34,6 +34,7 @@ from ..api import Result, ResultColumn
 from ..sql.binder import ExprBinder, Scope, ScopeCol, ident, referenced_names
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner, expr_name, split_conjuncts
+from ..sql.planner.base import KEEP_UNKNOWNS
 from .base import Stmt
 
 
@@ -192,6 +193,8 @@ class InsertStmt(DMLStmt):
                 s.targets = targets[:ntarget]
                 s.rows = rows
             else:
+                if isinstance(src, exp.Select):         # INSERT ... SELECT NULL: the NULL takes the column's type
+                    src.meta[KEEP_UNKNOWNS] = True
                 plan = planner.plan_query(src)
                 if len(plan.out) > len(targets):
                     raise PgError(SYNTAX_ERROR, "INSERT has more expressions than target columns")

@@ -24,8 +24,11 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 
 from splitstream.protocol.types import Interval
 
+from . import json_values, ordered_set
 from .datetime_ops import checked_interval, interval_div
-from .expr import _factorize_objects, fixed_avg, numeric_op
+from .json_values import JSON_AGGREGATES
+from .expr import _factorize_objects, fixed_avg, numeric_div_scale, numeric_op
+from .numeric_math import dscale as _dscale
 
 _NULL_KEY = object()
 
@@ -832,11 +835,10 @@ class ListState(AggState):
         self.vals = v
 
     def update(self, gids, ng, args, valid):
-        keep_nulls = self.spec.func == "array_agg"
         g = gids
         lists = [a.to_pylist() for a in args]
         rows = list(zip(*lists)) if len(lists) > 1 else [(v,) for v in lists[0]] if lists else [() for _ in gids]
-        if valid is not None and not keep_nulls:
+        if valid is not None:       # (for aggregates that keep NULLs, ``valid`` is their FILTER alone)
             idx = np.flatnonzero(valid).tolist()
             g = gids[valid]
             rows = [rows[i] for i in idx]
@@ -897,6 +899,12 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return len(vals)
     if fn == "array_agg":
         return vals if rows else None
+    if fn in JSON_AGGREGATES:
+        return json_values.finish(fn, rows, spec.arg_oids[0])
+    if fn in ordered_set.HYPOTHETICAL:
+        return ordered_set.hypothetical(fn, rows, spec.hypothetical, spec.sort, spec.sort_key)
+    if fn in ("percentile_cont", "percentile_disc"):
+        return ordered_set.percentile(fn, vals, spec.fraction, spec.descending)
     if fn == "string_agg":
         if not rows:
             return None
@@ -917,18 +925,6 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return max(vals)
     if fn in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
         return _variance(fn, vals, spec.oid)
-    if fn in ("percentile_cont", "percentile_disc"):
-        frac = spec.fraction
-        assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals, reverse=spec.descending)
-        if fn == "percentile_disc":
-            idx = max(0, math.ceil(frac * len(ordered)) - 1)
-            return ordered[idx]
-        pos = frac * (len(ordered) - 1)
-        lo = math.floor(pos)
-        hi = math.ceil(pos)
-        a, b = float(ordered[lo]), float(ordered[hi])
-        return a + (b - a) * (pos - lo)
     if fn == "mode":
         # mode_final walks the sorted values and keeps the first most frequent
         # one: among ties, the smallest
@@ -963,13 +959,16 @@ def _variance(fn: str, vals: list, oid: int):
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
     if num <= 0:
         return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
+    # the numerator carries twice the inputs' scale (mul_var at rscale = 2 * dscale of sumX),
+    # and the quotient select_div_scale's scale, the square root too
+    num = num.quantize(decimal.Decimal(1).scaleb(-2 * max((_dscale(x) for x in d), default=0)), context=ctx)
     den = decimal.Decimal(n * (n - 1 if samp else n))
-    dvar = ctx.divide(num, den)
-    scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)
+    scale = numeric_div_scale(num, den)
+    dvar = ctx.divide(num, den).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
     if fn.startswith("stddev"):
-        r = ctx.sqrt(dvar) if dvar > 0 else decimal.Decimal(0)
-        return r.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx) if r != 0 else decimal.Decimal(0).quantize(decimal.Decimal(1).scaleb(-scale))
-    return dvar.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+        prec = decimal.Context(prec=scale + max(dvar.adjusted(), 0) + 10)
+        return prec.sqrt(dvar).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=prec)
+    return dvar
 
 
 class AggSpec:
@@ -977,6 +976,10 @@ class AggSpec:
 
     #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
     descending = False
+    #: a hypothetical-set aggregate's direct arguments, and its ORDER BY's (desc, nulls first) per column
+    hypothetical: tuple = ()
+    sort: list = []
+    sort_key: Any = None                    # the ORDER BY's key of a non-NULL value (operators._sort_key)
 
     def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
                  filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:
@@ -992,8 +995,7 @@ class AggSpec:
 
     def make_state(self) -> AggState:
         f = self.func
-        if self.distinct or self.order_key is not None or f in ("array_agg", "string_agg", "percentile_cont",
-                                                                "percentile_disc", "mode"):
+        if self.distinct or self.order_key is not None or f in LIST_AGGREGATES:
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
             return ListState(self)
@@ -1011,7 +1013,12 @@ class AggSpec:
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
-              "percentile_disc", "mode"}
+              "percentile_disc", "mode", *JSON_AGGREGATES}
+#: aggregates whose state is the list of their rows
+LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES,
+                   *ordered_set.HYPOTHETICAL}
+#: aggregates that take rows whose (first) argument is NULL
+KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES, *ordered_set.HYPOTHETICAL}
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
@@ -1031,10 +1038,14 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
         return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
         return type_oids.TEXT
+    if func in JSON_AGGREGATES:
+        return type_oids.JSONB if func.startswith("jsonb") else type_oids.JSON
+    if func in ordered_set.HYPOTHETICAL:
+        return type_oids.INT8 if func in ("rank", "dense_rank") else type_oids.FLOAT8
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
         return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":
-        return type_oids.FLOAT8
+        return type_oids.INTERVAL if a == type_oids.INTERVAL else type_oids.FLOAT8
     if func in ("percentile_disc", "mode"):
         return a
     return -1

@@ -19,10 +19,11 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import Interval
 from splitstream.protocol.errors import (
-    DIVISION_BY_ZERO, INVALID_ARGUMENT_FOR_POWER, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
+    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 import operator
+from . import numeric_math
 from .zoned_casts import cast_in_zone, float_text, zone_dependent
 
 
@@ -321,7 +322,7 @@ class Arith(Expr):
                     r = np.fmod(x, y)
                 elif op == "^":
                     live = valid if valid is not None else True
-                    _power_domain((x < 0) & live, (x == 0) & live, y < 0, y != np.trunc(y))
+                    numeric_math.power_domain((x < 0) & live, (x == 0) & live, y < 0, y != np.trunc(y))
                     r = np.power(x, y)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
@@ -575,42 +576,8 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
         q = c.divide(x, y)
         return q.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP, context=c)
     if op == "^":
-        return numeric_power(x, y)
+        return numeric_math.power(x, y)
     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: numeric {op} numeric")
-
-
-def _power_domain(base_negative, base_zero, exp_negative, exp_fractional) -> None:
-    """PostgreSQL's two refusals of x ^ y (numeric_power, dpow); arguments are
-    booleans or boolean arrays over the non-NULL rows."""
-    if np.any(base_zero & exp_negative):
-        raise PgError(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined")
-    if np.any(base_negative & exp_fractional):
-        raise PgError(INVALID_ARGUMENT_FOR_POWER, "a negative number raised to a non-integer power yields a complex result")
-
-
-def _dscale(d: decimal.Decimal) -> int:
-    return max(0, -int(d.as_tuple().exponent)) if d.is_finite() else 0
-
-
-def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
-    """numeric ^ numeric with PostgreSQL 15's result scale (power_var and
-    power_var_int): at least 16 significant digits, never fewer decimals
-    than either input shows, at most 1000."""
-    integral = y == y.to_integral_value()
-    _power_domain(x < 0, x == 0, y < 0, not integral)
-    if x == 0 and not integral:
-        return decimal.Decimal(0).scaleb(-16)
-    weight = 0.0 if x == 0 else float(y) * float(abs(x).log10(decimal.Context(prec=20)))
-    if integral and abs(y) < 2 ** 31:        # power_var_int: the scale ignores the result's size
-        rscale = min(max(16, _dscale(x)), 1000)
-    else:
-        rscale = min(max(16 - int(weight), _dscale(x), _dscale(y), 0), 1000)
-    ctx = decimal.Context(prec=max(60, int(abs(weight)) + rscale + 20), Emax=999999, Emin=-999999)
-    if x == 0 and y == 0:
-        r = decimal.Decimal(1)               # 0 ^ 0 is 1, as in PostgreSQL
-    else:
-        r = ctx.power(x, y) if not integral or abs(y) > 2 ** 31 else ctx.power(x, int(y))
-    return r.quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
 def _nonfinite_div(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:

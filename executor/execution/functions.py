@@ -17,14 +17,14 @@ from typing import Callable
 import numpy as np
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.datatypes.vector import Col, FixedCol
+from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
 
-from . import signatures
+from . import numeric_math, signatures
 from .signatures import Signature
 import calendar
 import json
@@ -251,8 +251,6 @@ scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
 scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) if d else list(s))
-scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
-    "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
 scalar("array_length", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
 scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(a))
@@ -331,14 +329,19 @@ def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
         return v
     weight = v.adjusted() // 4 if v != 0 else 0           # base-10000 digits, as NumericVar.weight
     rscale = min(max(16 - (2 * (weight + 1) - 1), -int(v.as_tuple().exponent), 0), 1000)
-    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 10, Emax=999999, Emin=-999999)
+    ctx = decimal.Context(prec=rscale + max(v.adjusted(), 0) + 30, Emax=999999, Emin=-999999)
     return ctx.sqrt(v).quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
+def _log10(v: decimal.Decimal) -> decimal.Decimal:
+    """log(numeric) and log10(numeric): log(10, x)."""
+    return numeric_math.numeric_log(decimal.Decimal(10), v)
+
+
 register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_domain))
-register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
-register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
-register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
+register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, numeric_math.numeric_exp))
+register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, numeric_math.numeric_ln, _ln_domain))
+register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, _log10, _ln_domain))
 register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
 for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
                ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
@@ -350,26 +353,25 @@ scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.ata
 @register("log", sigs=_FLOAT_OR_NUMERIC + " | numeric, numeric -> numeric")
 def _log(cols, n, ctx):
     if len(cols) == 1:
-        return _math1(np.log10, lambda v: _DC.log10(v), _ln_domain)(cols, n, ctx)
+        return _math1(np.log10, _log10, _ln_domain)(cols, n, ctx)
     b, x = cols
     out = []
     for bv, xv in zip(b.to_pylist(), x.to_pylist()):
         if bv is None or xv is None:
             out.append(None)
         else:
+            if b.oid == type_oids.NUMERIC:
+                out.append(numeric_math.numeric_log(decimal.Decimal(bv), decimal.Decimal(xv)))
+                continue
             _ln_domain(bv)
             _ln_domain(xv)
-            out.append(decimal.Decimal(xv).ln(_DC) / decimal.Decimal(bv).ln(_DC) if b.oid == type_oids.NUMERIC else math.log(xv, bv))
+            out.append(math.log(xv, bv))
     return Col.from_pylist(out, b.oid if b.oid == type_oids.NUMERIC else type_oids.FLOAT8)
 
 
 def _power(x, y):
     if isinstance(x, decimal.Decimal) or isinstance(y, decimal.Decimal):
-        x, y = decimal.Decimal(x), decimal.Decimal(y)
-        if x == 0 and y < 0:
-            raise PgError("2201F", "zero raised to a negative power is undefined")
-        r = _DC.power(x, y)
-        return r.quantize(decimal.Decimal("1.0000000000000000")) if y == y.to_integral_value() and r == r.to_integral_value() else r
+        return numeric_math.power(decimal.Decimal(x), decimal.Decimal(y))
     if x == 0 and y < 0:
         raise PgError("2201F", "zero raised to a negative power is undefined")
     if x < 0 and y != int(y):
@@ -496,136 +498,13 @@ def _now(cols, n, ctx):
     return Col.const(ctx.now, type_oids.TIMESTAMPTZ, n)
 
 
-register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", type_oids.TIMESTAMPTZ, [])(_now)
+register("now|transaction_timestamp|statement_timestamp", type_oids.TIMESTAMPTZ, [])(_now)
 register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
     lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), type_oids.TIMESTAMPTZ, n))
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
-register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))
 
-def extract_field(field: str, v):
-    f = field.lower()
-    if isinstance(v, Interval):
-        total_us = v.microseconds
-        if f in ("epoch",):
-            return decimal.Decimal(v.months // 12 * 365 * 86400 + (v.months % 12) * 30 * 86400 + v.days * 86400) + \
-                decimal.Decimal(total_us) / decimal.Decimal(1000000)
-        if f in ("year", "years"):
-            return decimal.Decimal(int(v.months / 12))
-        if f in ("month", "months", "mon"):
-            return decimal.Decimal(int(math.fmod(v.months, 12)))
-        if f in ("day", "days"):
-            return decimal.Decimal(v.days)
-        if f in ("hour", "hours"):
-            return decimal.Decimal(int(total_us / 3600_000_000))
-        if f in ("minute", "minutes"):
-            return decimal.Decimal(int(math.fmod(total_us / 60_000_000, 60)))
-        if f in ("second", "seconds"):
-            return (decimal.Decimal(total_us % 60_000_000) / decimal.Decimal(1000000)).quantize(decimal.Decimal("0.000001"))
-        raise PgError("22023", f'unit "{field}" not supported for type interval')
-    if isinstance(v, dt.datetime) or isinstance(v, dt.date):
-        is_dt = isinstance(v, dt.datetime)
-        if f in ("year", "years"):
-            return decimal.Decimal(v.year)
-        if f in ("month", "months", "mon"):
-            return decimal.Decimal(v.month)
-        if f in ("day", "days"):
-            return decimal.Decimal(v.day)
-        if f in ("dow",):
-            return decimal.Decimal((v.weekday() + 1) % 7)
-        if f in ("isodow",):
-            return decimal.Decimal(v.weekday() + 1)
-        if f in ("doy",):
-            return decimal.Decimal(v.timetuple().tm_yday)
-        if f in ("week",):
-            return decimal.Decimal(v.isocalendar()[1])
-        if f in ("quarter",):
-            return decimal.Decimal((v.month - 1) // 3 + 1)
-        if f in ("decade",):
-            return decimal.Decimal(v.year // 10)
-        if f in ("century",):
-            return decimal.Decimal((v.year - 1) // 100 + 1)
-        if f in ("millennium",):
-            return decimal.Decimal((v.year - 1) // 1000 + 1)
-        if f in ("isoyear",):
-            return decimal.Decimal(v.isocalendar()[0])
-        if f == "epoch":
-            if not is_dt:
-                v = dt.datetime(v.year, v.month, v.day)
-            if v.tzinfo is None:
-                v = v.replace(tzinfo=dt.timezone.utc)
-            d = v - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
-            return (decimal.Decimal(d.days * 86400 + d.seconds) + decimal.Decimal(d.microseconds) / 1000000).quantize(decimal.Decimal("0.000001"))
-        if not isinstance(v, dt.datetime):
-            raise PgError("22023", f'unit "{field}" not supported for type date')
-        if f in ("hour", "hours"):
-            return decimal.Decimal(v.hour)
-        if f in ("minute", "minutes"):
-            return decimal.Decimal(v.minute)
-        if f in ("second", "seconds"):
-            return (decimal.Decimal(v.second) + decimal.Decimal(v.microsecond) / 1000000).quantize(decimal.Decimal("0.000001"))
-        if f in ("milliseconds",):
-            return (decimal.Decimal(v.second * 1000) + decimal.Decimal(v.microsecond) / 1000).quantize(decimal.Decimal("0.001"))
-        if f in ("microseconds",):
-            return decimal.Decimal(v.second * 1000000 + v.microsecond)
-        if f in ("timezone",):
-            return decimal.Decimal(0)
-    if isinstance(v, dt.time):
-        if f == "hour":
-            return decimal.Decimal(v.hour)
-        if f == "minute":
-            return decimal.Decimal(v.minute)
-        if f == "second":
-            return (decimal.Decimal(v.second) + decimal.Decimal(v.microsecond) / 1000000).quantize(decimal.Decimal("0.000001"))
-    raise PgError("22023", f'unit "{field}" not recognized')
-
-
-def _extract_vector(cols) -> Col | None:
-    """extract(year|month|day from date) as int64 numerics computed by numpy's
-    calendar arithmetic; None for anything else (the per-value path)."""
-    f, v = cols
-    if v.oid != type_oids.DATE or not len(v) or f.data.dtype != object:
-        return None
-    first = f.data[0]
-    if f.nulls is not None or not isinstance(first, str) or not (f.data == first).all():
-        return None
-    field = first.lower()
-    d = v.data
-    if field in ("year", "years"):
-        out = d.astype("datetime64[Y]").astype(np.int64) + 1970
-    elif field in ("month", "months", "mon"):
-        out = d.astype("datetime64[M]").astype(np.int64) % 12 + 1
-    elif field in ("day", "days"):
-        out = (d - d.astype("datetime64[M]")).astype(np.int64) + 1
-    else:
-        return None
-    return FixedCol(out.astype(np.int64), 0, v.nulls)
-
-
-#: what EXTRACT and date_part read fields from
-_EXTRACT_SOURCES = " | ".join(f"text, {t} -> {{0}}" for t in ("date", "time", "timestamp", "timestamptz", "interval"))
-
-
-def _extract_impl(cols, n, ctx):
-    fast = _extract_vector(cols)
-    if fast is not None:
-        return fast
-    out = [None if f is None or v is None else extract_field(f, v) for f, v in zip(cols[0].to_pylist(), cols[1].to_pylist())]
-    return Col.from_pylist(out, type_oids.NUMERIC)
-
-
-register("extract", sigs=_EXTRACT_SOURCES.format("numeric"))(_extract_impl)
-
-
-def _date_part_impl(cols, n, ctx):
-    c = _extract_impl(cols, n, ctx)
-    return sqltypes.cast_col(c, type_oids.FLOAT8)
-
-
-register("date_part", sigs=_EXTRACT_SOURCES.format("float8"))(_date_part_impl)
-
-
-def _age(a, b=None):
+def age_fields(a, b=None):
     """PostgreSQL's age(): field-wise difference, borrowing days from the
     month of the earlier argument (timestamp_age in timestamp.c)."""
 
@@ -659,7 +538,7 @@ def _age(a, b=None):
     return Interval(sign * (years * 12 + months), sign * days, sign * us)
 
 
-scalar("age", sigs="timestamptz -> interval | timestamp -> interval | timestamptz, timestamptz -> interval | timestamp, timestamp -> interval")(_age)
+
 
 
 def _make_date(y, m, d):
@@ -672,18 +551,8 @@ def _make_date(y, m, d):
 scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
 
 
-def _to_char(v, fmt: str) -> str:
-    if isinstance(v, (dt.date, dt.datetime)):
-        rep = [("YYYY", "%Y"), ("MM", "%m"), ("DD", "%d"), ("HH24", "%H"), ("HH12", "%I"), ("MI", "%M"), ("SS", "%S"),
-               ("Month", "%B"), ("Mon", "%b"), ("Day", "%A"), ("Dy", "%a"), ("YY", "%y"), ("AM", "%p"), ("PM", "%p")]
-        out = fmt
-        for a, b in rep:
-            out = out.replace(a, b)
-        if "MS" in out:
-            out = out.replace("MS", f"{getattr(v, 'microsecond', 0) // 1000:03d}")
-        if "US" in out:
-            out = out.replace("US", f"{getattr(v, 'microsecond', 0):06d}")
-        return v.strftime(out)
+def numeric_to_char(v, fmt: str) -> str:
+    """to_char of a number (the common templates; dates are in to_char.py)."""
     # numeric templates: 9 (digit or blank), 0 (digit or zero), '.', FM (fill mode)
     fm = fmt.startswith("FM")
     f = fmt[2:] if fm else fmt

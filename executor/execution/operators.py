@@ -22,7 +22,7 @@ from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
 
 from ..backends import interface as backends
-from .aggregates import AggSpec, GroupTable, factorize
+from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
 from .expr import Expr, dict_codes, eval_pred
 
 
@@ -754,7 +754,7 @@ class Aggregate(Op):
         for a in self.aggs:
             args = [e.eval(batch, ctx) for e in a.args]
             valid = None
-            for c in args[:1] if a.func not in ("string_agg",) else args[:1]:
+            for c in args[:1] if a.func not in KEEPS_NULLS else ():
                 if c.nulls is not None:
                     valid = ~c.nulls
             if a.filter is not None:

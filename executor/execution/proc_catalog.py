@@ -17,7 +17,7 @@ from splitstream.protocol import oids as type_oids
 
 from . import functions, signatures
 # the modules that register functions: importing this one loads the whole catalog
-from . import datetime_functions, string_functions, system_functions, truncation  # noqa: F401
+from . import datetime_functions, extract, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
 from .aggregates import AGGREGATES
 
 _ORDERED = ("int2", "int4", "int8", "float4", "float8", "numeric", "text", "bpchar", "date", "time", "timestamp",
@@ -36,7 +36,13 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "bool_and": "bool -> bool", "bool_or": "bool -> bool", "every": "bool -> bool",
     "array_agg": "any -> any", "string_agg": "text, text -> text | bytea, bytea -> bytea",
     **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
-    "percentile_cont": "float8, float8 -> float8", "percentile_disc": "float8, any -> any", "mode": "any -> any",
+    "percentile_cont": "float8, float8 -> float8 | float8, interval -> interval | _float8, float8 -> _float8"
+                       " | _float8, interval -> _interval",
+    "percentile_disc": "float8, anyelement -> anyelement | _float8, anyelement -> anyarray", "mode": "anyelement -> anyelement",
+    "rank": "variadic any -> int8", "dense_rank": "variadic any -> int8", "percent_rank": "variadic any -> float8",
+    "cume_dist": "variadic any -> float8",
+    "json_agg": "anyelement -> json", "jsonb_agg": "anyelement -> jsonb",
+    "json_object_agg": "any, any -> json", "jsonb_object_agg": "any, any -> jsonb",
 }
 
 #: The window functions' overloads.
@@ -56,7 +62,13 @@ def _volatility(fd: functions.FuncDef, sig: signatures.Signature) -> str:
     session or the statement (now(), current_user); i for the rest."""
     if fd.volatile:
         return "v"
+    if fd.name in _SESSION_CLOCK:
+        return "s"
     return "s" if not sig.args and fd.name != "pi" else "i"
+
+
+#: functions whose every overload reads the statement's clock or the session's TimeZone
+_SESSION_CLOCK = {"current_time", "current_timestamp", "localtime", "localtimestamp", "current_date"}
 
 
 def _scalar_entries() -> list[tuple]:
@@ -108,14 +120,27 @@ def _type_word(oid: int) -> str:
     return _PSEUDO_WORDS.get(oid) or sqltypes.format_type(oid)
 
 
+#: ordered-set aggregates: how many of their arguments are direct (before ORDER BY);
+#: None for the hypothetical-set ones (VARIADIC "any" on both sides)
+_ORDERED_SET_DIRECT: dict[str, int | None] = {"percentile_cont": 1, "percentile_disc": 1, "mode": 0,
+                                              "rank": None, "dense_rank": None, "percent_rank": None,
+                                              "cume_dist": None}
+
+
 def function_arguments(oid: int) -> str | None:
-    """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``."""
+    """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``,
+    ``double precision ORDER BY interval`` for an ordered-set aggregate."""
     e = _by_oid(oid)
     if e is None:
         return None
     words = [_type_word(a) for a in e.arg_oids]
     if e.variadic and words:
         words[-1] = "VARIADIC " + words[-1]
+    if e.kind == "a" and e.name in _ORDERED_SET_DIRECT:
+        direct = _ORDERED_SET_DIRECT[e.name]
+        if direct is None:
+            return f"{words[0]} ORDER BY {words[0]}"
+        return " ".join(([", ".join(words[:direct])] if direct else []) + ["ORDER BY", ", ".join(words[direct:])])
     return ", ".join(words)
 
 

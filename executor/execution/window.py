@@ -16,7 +16,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from . import operators
-from .aggregates import AggSpec, factorize, finalize_list
+from .aggregates import KEEPS_NULLS, AggSpec, factorize, finalize_list
 from .plans import PlanData
 from .window_aggs import first_in_frame, frame_aggregate
 from .window_frames import Layout, frame_pieces
@@ -163,6 +163,7 @@ class WindowOp(operators.Op):
             if agg.star:
                 out.append(len(rows))
                 continue
-            rows = [r for r in rows if r[0] is not None]
+            if agg.func not in KEEPS_NULLS:
+                rows = [r for r in rows if r[0] is not None]
             out.append(finalize_list(agg, rows))
         return Col.from_pylist(out, s.oid)

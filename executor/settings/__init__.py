@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import functools
 import re
-import zoneinfo
 
 from splitstream.protocol.messages import REPORTED_PARAMETERS
+from splitstream.protocol.types import canonical_zone_name, posix_zone
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
 from . import values as setting_values
@@ -144,11 +144,11 @@ def normalize_setting(name: str, value: str) -> str:
         v = value.strip("'")
         if v.upper() in ("UTC", "GMT", "Z"):
             return "UTC" if v.upper() != "GMT" else "GMT"
-
-        try:
-            zoneinfo.ZoneInfo(v)
-        except Exception:
-            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"') from None
+        canonical = canonical_zone_name(v)     # zone names match without regard to case
+        if canonical is not None:
+            return canonical
+        if posix_zone(v) is None:              # else a POSIX specification: UTC+3, <+05:30>-05:30
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"')
         return v
     if name == "executor_backend":
         v = value.lower()

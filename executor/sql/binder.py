@@ -25,12 +25,13 @@ from splitstream.protocol.errors import (
 from ..execution import expr
 from ..execution import functions
 from ..execution import signatures
+from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
+from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
+from ..execution.ordered_set import HYPOTHETICAL
 from .dialect import DIALECT, WRITTEN_NAME
 from splitstream.protocol.types import decode_text
-import zoneinfo
-import datetime as dt
 from ..execution.regnames import reg_names
 
 
@@ -118,7 +119,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     m = {
         DT.INT: type_oids.INT4, DT.BIGINT: type_oids.INT8, DT.SMALLINT: type_oids.INT2, DT.TINYINT: type_oids.INT2, DT.FLOAT: type_oids.FLOAT4,
         DT.DOUBLE: type_oids.FLOAT8, DT.DECIMAL: type_oids.NUMERIC, DT.TEXT: type_oids.TEXT, DT.VARCHAR: type_oids.VARCHAR, DT.CHAR: type_oids.BPCHAR,
-        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME,
+        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME, DT.TIMETZ: type_oids.TIMETZ,
         DT.TIMESTAMP: type_oids.TIMESTAMP, DT.TIMESTAMPTZ: type_oids.TIMESTAMPTZ, DT.TIMESTAMPLTZ: type_oids.TIMESTAMPTZ,
         DT.INTERVAL: type_oids.INTERVAL, DT.UUID: type_oids.UUID, DT.JSON: type_oids.JSON, DT.JSONB: type_oids.JSONB, DT.VARBINARY: type_oids.BYTEA,
         DT.BINARY: type_oids.BYTEA, DT.SERIAL: type_oids.INT4, DT.BIGSERIAL: type_oids.INT8, DT.SMALLSERIAL: type_oids.INT2,
@@ -147,6 +148,8 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         p = num(params[0])
         s = num(params[1]) if len(params) > 1 else 0
         typmod = ((p << 16) | s) + 4
+    elif oid in (type_oids.TIME, type_oids.TIMETZ, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and params:
+        typmod = min(num(params[0]), 6)
     if t == DT.FLOAT and params and num(params[0]) > 24:
         oid = type_oids.FLOAT8
     return oid, typmod
@@ -201,6 +204,8 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
 
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
+    if isinstance(node, exp.WithinGroup):       # also rank(...) WITHIN GROUP: a hypothetical-set aggregate
+        return isinstance(node.this, exp.Func) and func_name(node.this) in HYPOTHETICAL
     return isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES)
 
 
@@ -741,48 +746,32 @@ class ExprBinder:
     def b_Extract(self, n):
         field = n.this.name if hasattr(n.this, "name") else str(n.this)
         src = self.bind(n.expression)
-        if src.oid == type_oids.UNKNOWN:
-            src = self.p.coerce(src, type_oids.TIMESTAMP)
+        if src.oid == type_oids.UNKNOWN:        # date, time, timetz, timestamp, timestamptz, interval all fit
+            raise PgError(AMBIGUOUS_FUNCTION, "function pg_catalog.extract(unknown, unknown) is not unique",
+                          hint=AMBIGUOUS_HINT)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
-        return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
+        return expr.Func("extract", extract_impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
-        a = self.bind(n.this)
-        zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
-
-        out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
-        if a.oid == type_oids.UNKNOWN:
-            a = self.p.coerce(a, type_oids.TIMESTAMPTZ)
-            out_oid = type_oids.TIMESTAMP
-
-        def impl(cols, nrows, ctx):
-            out = []
-            for v, z in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                if v is None or z is None:
-                    out.append(None)
-                    continue
-                tz = dt.timezone.utc if z.upper() in ("UTC", "GMT", "Z") else zoneinfo.ZoneInfo(z)
-                if isinstance(v, dt.datetime) and v.tzinfo is not None:
-                    out.append(v.astimezone(tz).replace(tzinfo=None))
-                else:
-                    if type(v) is dt.date:
-                        v = dt.datetime(v.year, v.month, v.day)
-                    out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
-            return Col.from_pylist(out, out_oid)
-
-        return expr.Func("timezone", impl, [a, zone], out_oid)
+        """``v AT TIME ZONE z`` is timezone(z, v), overloads and all."""
+        return self.call("timezone", [self.bind(n.args["zone"]), self.bind(n.this)])
 
     def b_CurrentTimestamp(self, n):
-        return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        if n.meta.get("now"):
+            return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        return self.call("current_timestamp", [self.bind(n.this)] if n.this is not None else [])
 
     def b_CurrentDate(self, n):
-        return expr.Func("current_date", functions.REGISTRY["current_date"].impl, [], type_oids.DATE)
+        return self.call("current_date", [])
 
     def b_Localtimestamp(self, n):
-        def impl(cols, nrows, ctx):
-            return Col.const(ctx.now.replace(tzinfo=None), type_oids.TIMESTAMP, nrows)
+        return self.call("localtimestamp", [])
 
-        return expr.Func("localtimestamp", impl, [], type_oids.TIMESTAMP)
+    def b_CurrentTime(self, n):
+        return self.call("current_time", [])
+
+    def b_Localtime(self, n):
+        return self.call("localtime", [])
 
     def b_CurrentUser(self, n):
         return expr.Func("current_user", functions.REGISTRY["current_user"].impl, [], type_oids.NAME)
@@ -1006,6 +995,8 @@ class ExprBinder:
         if name in WINDOW_FUNCS:
             arg_oids = [a.oid for a in map(self.bind, func_args(n))]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+                if name in HYPOTHETICAL:            # rank(1): the aggregate, called without WITHIN GROUP
+                    raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
                 raise signatures.undefined(name, arg_oids)
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
         if name == "set_config":

@@ -29,6 +29,9 @@ from sqlglot.tokens import TokenType
 
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
+#: the units SQL lets follow an interval literal (``interval '1' day``)
+_INTERVAL_UNITS = {"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
+
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
 
 
@@ -96,6 +99,14 @@ class Splitstream(Postgres):
                 if dims:
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
+
+        def _parse_interval_span(self, this: exp.Expr, parse_function_unit: bool = True) -> exp.Interval:
+            """``interval '2 days 03:00'`` is the whole string, read by interval_in:
+            sqlglot would keep the first quantity ('2' DAYS) and drop the rest."""
+            curr = self._curr
+            if this is not None and this.is_string and (curr is None or curr.text.upper() not in _INTERVAL_UNITS):
+                return self.expression(exp.Interval(this=this))
+            return super()._parse_interval_span(this, parse_function_unit)
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to

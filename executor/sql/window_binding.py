@@ -10,6 +10,8 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from ..execution import expr
 from ..execution.aggregates import AGGREGATES, AggSpec
+from ..execution import json_values
+from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
 from .binder import func_args, func_name
@@ -22,6 +24,8 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         # accepted and ignored would be a wrong answer: refuse until FILTER is applied
         raise PgError(FEATURE_NOT_SUPPORTED, "FILTER is not implemented for window functions",
                       hint="Move the condition into the argument: sum(CASE WHEN cond THEN x END) OVER (...).")
+    if isinstance(fn_node, exp.WithinGroup):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"OVER is not supported for ordered-set aggregate {func_name(fn_node.this)}")
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder
@@ -50,7 +54,10 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
-        agg = AggSpec(name, args, [a.oid for a in args] or [type_oids.INT8], star=star)
+        arg_oids = [a.oid for a in args] or [type_oids.INT8]
+        if name in JSON_AGGREGATES:         # the frame's rows as JSON texts, as in grouped aggregation
+            args = json_values.aggregate_inputs(args)
+        agg = AggSpec(name, args, arg_oids, star=star)
         oid = agg.oid
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)

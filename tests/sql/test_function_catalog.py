@@ -72,6 +72,7 @@ def test_pg_proc_lists_the_catalog(ss_conn):
         ("count", "", "bigint", "a"),
         ("count", '"any"', "bigint", "a"),
         ("rank", "", "bigint", "w"),
+        ("rank", 'VARIADIC "any" ORDER BY VARIADIC "any"', "bigint", "a"),
         ("round", "double precision", "double precision", "f"),
         ("round", "numeric", "numeric", "f"),
         ("round", "numeric, integer", "numeric", "f"),

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 _OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
 
 
+#: sqlglot meta key on a SELECT whose untyped literal outputs keep their unknown type
+#: (it feeds an INSERT or a set operation, which give them their types)
+KEEP_UNKNOWNS = "keep_unknowns"
+
 class PlannerBase:
     """Per-statement state, parameter typing, coercion and catalog lookups."""
 

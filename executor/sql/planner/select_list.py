@@ -19,7 +19,7 @@ from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, aggregate_calls, func_args, func_name, ident
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
-from .base import PlannerBase
+from .base import KEEP_UNKNOWNS, PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
@@ -61,7 +61,8 @@ class SelectPlanner(PlannerBase):
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
         binder = mk()
-        exprs, names = self._bind_select_list(binder, select_items)
+        keep = bool(sel.meta.get(KEEP_UNKNOWNS)) and not sel.args.get("distinct")
+        exprs, names = self._bind_select_list(binder, select_items, keep_unknowns=keep)
         distinct = sel.args.get("distinct")
         sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs))
         if win_specs:
@@ -99,9 +100,12 @@ class SelectPlanner(PlannerBase):
                 op = j
         return op, scope
 
-    def _bind_select_list(self, binder, select_items) -> tuple[list[expr.Expr], list[str]]:
+    def _bind_select_list(self, binder, select_items, keep_unknowns: bool = False) -> tuple[list[expr.Expr], list[str]]:
         """Bound select-list expressions and their output names; a
-        set-returning item gets a placeholder (``_project_set`` fills it)."""
+        set-returning item gets a placeholder (``_project_set`` fills it).
+        An untyped literal (``NULL``, ``'5'``) reads as text, unless the
+        query feeds an INSERT or a set operation (``keep_unknowns``): there
+        it takes the type it meets, as in PostgreSQL."""
         exprs: list[expr.Expr] = []
         names: list[str] = []
         srf_at = set(self._find_srfs(select_items))
@@ -111,7 +115,7 @@ class SelectPlanner(PlannerBase):
                 names.append(expr_name(item))
                 continue
             e = binder.bind(item.this if isinstance(item, exp.Alias) else item)
-            if e.oid == type_oids.UNKNOWN:
+            if e.oid == type_oids.UNKNOWN and not (keep_unknowns and isinstance(e, expr.Const)):
                 e = self.coerce(e, type_oids.TEXT)
             exprs.append(e)
             names.append(expr_name(item))
