@@ -30,6 +30,7 @@ from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
+from .matviews import RefreshStmt, strip_with_data
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
@@ -46,6 +47,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
+    text = strip_with_data(text, words)
     stmt = _utility(session, text, words)
     if stmt is None:
         stmt, param_oids = _planned(session, sql, text, words, param_oids)
@@ -146,6 +148,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         raise refusal
     if w0 == "CHECKPOINT":
         return CheckpointStmt()
+    if w0 == "REFRESH":
+        return RefreshStmt.parse(text)
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
         assert m is not None  # every group of the pattern may be empty

@@ -493,7 +493,7 @@ def truncate(session, ctx, planner, tree, text):
         if rel.kind == "f":
             raise PgError(WRONG_OBJECT_TYPE, f'cannot truncate stream "{name}"',
                           hint="Streams are append-only; their ring buffer drops old tuples by itself.")
-        if rel.kind != "r":
+        if rel.relkind != "r":
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
         planner.need("D", rel.oid)
         privileges.authorize(ctx.state, session.info, planner.needs)

@@ -72,6 +72,25 @@ def _declared(table: dict[str, str], kind: str) -> list[tuple]:
     return [(name, kind, False, "i", s) for name in sorted(table) for s in signatures.parse(table[name])]
 
 
+#: Aggregates called WITHIN GROUP (ORDER BY ...): ordered-set ones, whose last
+#: argument is the ordered one and the others direct (pg_aggregate.aggkind 'o')...
+ORDERED_SET_AGGREGATES = frozenset({"percentile_cont", "percentile_disc", "mode"})
+#: ... and hypothetical-set ones ('h'): rank(args) WITHIN GROUP (ORDER BY ...) and
+#: kin, as aggregates (the same names are also window functions)
+HYPOTHETICAL_SET_AGGREGATES = frozenset({"rank", "dense_rank", "percent_rank", "cume_dist"})
+
+
+def _aggregate_kind(name: str, kind: str, sig: signatures.Signature) -> tuple[str, int]:
+    """(pg_aggregate.aggkind, aggnumdirectargs) of a pg_proc row."""
+    if kind != "a":
+        return "n", 0
+    if name in HYPOTHETICAL_SET_AGGREGATES:
+        return "h", 1   # PostgreSQL's: one VARIADIC "any" direct argument
+    if name in ORDERED_SET_AGGREGATES:
+        return "o", max(len(sig.args) - 1, 0)
+    return "n", 0
+
+
 _CACHE: dict[int, list[ProcEntry]] = {}
 
 
@@ -84,7 +103,7 @@ def entries() -> list[ProcEntry]:
         rows.sort(key=lambda r: (r[0], r[1], r[4].args))
         hit = _CACHE[key] = [
             ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result,
-                      s.args[-1] if s.variadic else 0)
+                      s.args[-1] if s.variadic else 0, False, *_aggregate_kind(name, kind, s))
             for i, (name, kind, strict, vol, s) in enumerate(rows)]
     return hit
 
