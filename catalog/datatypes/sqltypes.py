@@ -264,6 +264,16 @@ def _text_out(oid: int, v: object) -> str:
     return r.decode("utf-8") if isinstance(r, bytes) else r
 
 
+def text_in(oid: int, s: str) -> Any:
+    """A value of type ``oid`` from its text form (the type's input function)."""
+    return _text_in(oid, s)
+
+
+def text_out(oid: int, v: object) -> str:
+    """The text form of a value of type ``oid`` (the type's output function)."""
+    return _text_out(oid, v)
+
+
 def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -> "Col":
     """Convert a whole column, raising PostgreSQL's errors for bad values."""
     Col = vector.Col

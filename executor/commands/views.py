@@ -7,7 +7,7 @@ import re
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import Relation
-from splitstream.protocol.errors import (DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, WRONG_OBJECT_TYPE,
+from splitstream.protocol.errors import (DUPLICATE_COLUMN, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, WRONG_OBJECT_TYPE,
                                          Notice, PgError)
 
 from ..api import Result
@@ -80,6 +80,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
                       hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
     cols = snapshot_columns(colnames, plan)
+    _refuse_duplicate_names(cols)
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
     deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
     owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
@@ -96,6 +97,15 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if materialized:    # PostgreSQL's tag counts the rows stored: a new continuous view has none yet
         return Result(tag="SELECT 0")
     return []
+
+
+def _refuse_duplicate_names(cols) -> None:
+    """A view's columns need distinct names, as a table's (PostgreSQL's 42701)."""
+    seen: set[str] = set()
+    for c in cols:
+        if c.name in seen:
+            raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" specified more than once')
+        seen.add(c.name)
 
 
 def _flag(name: str, value: str) -> bool:

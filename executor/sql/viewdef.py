@@ -1,0 +1,955 @@
+"""pg_get_viewdef: a view's query printed as PostgreSQL 15's ruleutils.c prints it.
+
+PostgreSQL does not keep a view's text: it deparses the stored query tree, so
+clients (psql's ``\\d+`` and ``\\sv``, pg_views, pg_dump) see a canonical form:
+lowercase function names, every column qualified by its range-table name, the
+casts the parser inserted, and a fixed line layout.  splitstream keeps the
+view's SQL; this module re-parses it and prints that canonical form, resolving
+names and types against the catalog as PostgreSQL's parser would have.
+
+The layout mirrors ruleutils' ``appendContextKeyword`` (an indent level moved
+by fixed steps, a newline before each clause) and its two modes: plain
+(``pg_get_viewdef(oid)``, pg_views: every operator parenthesised) and pretty
+(``pg_get_viewdef(oid, true)``, psql: parentheses only where precedence needs
+them, isSimpleNode's rules).  A query this printer does not know falls back to
+the stored text rather than printing something wrong.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sqlglot
+from sqlglot import exp
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import system_catalogs as system
+from splitstream.protocol import oids as T
+
+from ..execution import functions
+from .binder import datatype_to_oid, func_args, func_name, ident
+from .dialect import DIALECT
+
+STD, JOIN, VAR = 8, 4, 4        # PRETTYINDENT_STD / _JOIN / _VAR
+UNKNOWN = T.UNKNOWN
+_INTS = (T.INT2, T.INT4, T.INT8)
+_STRINGS = (T.TEXT, T.VARCHAR, T.BPCHAR, T.NAME)
+
+_OPS: dict[type, str] = {
+    exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
+    exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||",
+    exp.Like: "~~", exp.ILike: "~~*",
+}
+_COMPARISONS = ("=", "<>", ">", ">=", "<", "<=", "~~", "~~*", "!~~", "!~~*")
+_SQL_SYNTAX = {exp.Coalesce: "COALESCE", exp.Greatest: "GREATEST", exp.Least: "LEAST", exp.Nullif: "NULLIF"}
+
+
+class Unsupported(Exception):
+    """A construct this printer does not reproduce: the caller shows the stored text."""
+
+
+@dataclass
+class Rte:
+    """A range-table entry: the name columns are qualified by, and its columns."""
+
+    refname: str
+    columns: list[tuple[str, int]]
+
+    def find(self, name: str) -> int | None:
+        for n, oid in self.columns:
+            if n == name:
+                return oid
+        return None
+
+
+@dataclass
+class Ctx:
+    state: object
+    pretty: bool
+    buf: str = ""
+    indent: int = 0
+    scopes: list[list[Rte]] = field(default_factory=list)
+
+    def keyword(self, text: str, before: int, after: int, plus: int) -> None:
+        """appendContextKeyword: newline and indentation before a clause word."""
+        self.indent += before
+        self.buf = self.buf.rstrip(" ") + "\n" + " " * (max(self.indent, 0) + plus) + text
+        self.indent = max(self.indent + after, 0)
+
+
+# ------------------------------------------------------------------ types
+
+def _type_name(oid: int, typmod: int = -1) -> str:
+    return sqltypes.format_type(oid, typmod)
+
+
+def _arith_type(op: str, a: int, b: int) -> tuple[int, int | None, int | None]:
+    """(result type, cast for left, cast for right) of a binary operator over
+    types a and b, by PostgreSQL's operator resolution for the common types."""
+    if a == UNKNOWN and b == UNKNOWN:
+        a = b = T.TEXT
+    elif a == UNKNOWN:
+        a = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and b in _STRINGS else b
+    elif b == UNKNOWN:
+        b = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and a in _STRINGS else a
+    ca = cb = None
+    res = a
+    if a in _INTS and b in _INTS:
+        res = max(a, b, key=_INTS.index)
+    elif a in _INTS + (T.NUMERIC,) and b in _INTS + (T.NUMERIC,):
+        res = T.NUMERIC
+        ca = T.NUMERIC if a != T.NUMERIC else None
+        cb = T.NUMERIC if b != T.NUMERIC else None
+    elif a in (T.FLOAT4, T.FLOAT8) or b in (T.FLOAT4, T.FLOAT8):
+        if a == b:
+            res = a
+        elif {a, b} == {T.FLOAT4, T.FLOAT8}:
+            res = T.FLOAT8        # cross-type float48 operators
+        else:
+            res = T.FLOAT8
+            ca = T.FLOAT8 if a not in (T.FLOAT4, T.FLOAT8) else (T.FLOAT8 if a == T.FLOAT4 else None)
+            cb = T.FLOAT8 if b not in (T.FLOAT4, T.FLOAT8) else (T.FLOAT8 if b == T.FLOAT4 else None)
+    elif a in _STRINGS and b in _STRINGS:
+        res = T.TEXT
+        if a != b or a != T.TEXT:
+            ca = T.TEXT if a != T.TEXT else None
+            cb = T.TEXT if b != T.TEXT else None
+            if a == b == T.BPCHAR:
+                ca = cb = None
+                res = T.BPCHAR
+    if op in _COMPARISONS:
+        res = T.BOOL
+    elif op == "||":
+        res = T.TEXT
+    return res, ca, cb
+
+
+# ------------------------------------------------------------------ the printer
+
+class Printer:
+    def __init__(self, state, pretty: bool, depends_on: tuple[int, ...] = ()) -> None:
+        self.state = state
+        self.depends_on = depends_on
+        self.c = Ctx(state, pretty)
+
+    # -- queries ---------------------------------------------------------
+
+    def query(self, q: exp.Expression, start: int, names: list[str] | None, visible: bool) -> None:
+        """get_query_def: a SELECT (or set operation) at indent ``start``;
+        ``names``: the output column names (a view's), ``visible``: whether
+        each column's name is printed when it is not the expression's own."""
+        c = self.c
+        c.indent = start
+        if not isinstance(q, exp.Select):
+            raise Unsupported(type(q).__name__)
+        if q.args.get("with") is not None:
+            raise Unsupported("WITH")
+        saved = c.scopes
+        c.scopes = saved + [self.range_table(q)]
+        try:
+            self.basic_select(q, names, visible)
+            self.order_limit(q)
+        finally:
+            c.scopes = saved
+
+    def basic_select(self, q: exp.Select, names: list[str] | None, visible: bool) -> None:
+        c = self.c
+        c.indent += STD
+        c.buf += " SELECT"
+        distinct = q.args.get("distinct")
+        if distinct is not None:
+            on = distinct.args.get("on")
+            if on is not None:
+                c.buf += " DISTINCT ON (" + ", ".join(self.expr_text(e) for e in on.expressions) + ")"
+            else:
+                c.buf += " DISTINCT"
+        self.target_list(q.expressions, names, visible)
+        self.from_clause(q)
+        where = q.args.get("where")
+        if where is not None:
+            c.keyword(" WHERE ", -STD, STD, 1)
+            self.expr(where.this, None, False)
+        group = q.args.get("group")
+        if group is not None:
+            c.keyword(" GROUP BY ", -STD, STD, 1)
+            for i, g in enumerate(group.expressions):
+                if i:
+                    c.buf += ", "
+                self.sort_group_item(self._positional(q, g))
+        having = q.args.get("having")
+        if having is not None:
+            c.keyword(" HAVING ", -STD, STD, 0)
+            self.expr(having.this, None, False)
+
+    @staticmethod
+    def _positional(q: exp.Select, g: exp.Expression) -> exp.Expression:
+        """GROUP BY 1 / ORDER BY 1: the select-list expression it names."""
+        if isinstance(g, exp.Literal) and not g.is_string and str(g.this).isdigit():
+            k = int(g.this)
+            if 1 <= k <= len(q.expressions):
+                e = q.expressions[k - 1]
+                return e.this if isinstance(e, exp.Alias) else e
+        if isinstance(g, exp.Column) and not g.table:
+            for e in q.expressions:     # an output column's alias (ORDER BY total)
+                if isinstance(e, exp.Alias) and e.alias == ident(g.this) and not any(
+                        r.find(ident(g.this)) is not None for r in (q.meta.get("rtes") or [])):
+                    return e.this
+        return g
+
+    def sort_group_item(self, e: exp.Expression) -> None:
+        """get_rule_sortgroupclause: an expression other than a column in
+        parentheses (always around function-like ones, which could read as a row)."""
+        e = e.this if isinstance(e, exp.Paren) else e
+        if isinstance(e, exp.Column):
+            return self.expr(e, None, True)
+        function_like = isinstance(e, (exp.Func, exp.Window, exp.Filter)) and not isinstance(
+            e, (exp.Binary, exp.Cast, exp.Case) + tuple(_SQL_SYNTAX))
+        need = self.c.pretty or function_like
+        self.c.buf += "(" if need else ""
+        self.expr(e, None, True)
+        self.c.buf += ")" if need else ""
+
+    def order_limit(self, q: exp.Select) -> None:
+        c = self.c
+        order = q.args.get("order")
+        if order is not None:
+            c.keyword(" ORDER BY ", -STD, STD, 1)
+            for i, o in enumerate(order.expressions):
+                if i:
+                    c.buf += ", "
+                self.sort_group_item(self._positional(q, o.this))
+                if o.args.get("desc"):
+                    c.buf += " DESC"
+                nulls_first = o.args.get("nulls_first")
+                if nulls_first is not None and bool(nulls_first) != bool(o.args.get("desc")):
+                    c.buf += " NULLS FIRST" if nulls_first else " NULLS LAST"
+        offset = q.args.get("offset")
+        if offset is not None:
+            c.keyword(" OFFSET ", -STD, STD, 0)
+            self.expr(offset.expression, None, False)
+        limit = q.args.get("limit")
+        if limit is not None:
+            c.keyword(" LIMIT ", -STD, STD, 0)
+            value = limit.expression
+            if isinstance(value, exp.Null):
+                c.buf += "ALL"
+            else:
+                self.expr(value, None, False)
+
+    def target_list(self, items: list[exp.Expression], names: list[str] | None, visible: bool) -> None:
+        c = self.c
+        sep = " "
+        last_multiline = False
+        colno = 0
+        for e in self._expand_stars(items):
+            c.buf += sep
+            sep = ", "
+            body = e.this if isinstance(e, exp.Alias) else e
+            outer = c.buf
+            c.buf = ""
+            own = self.column_name(body)
+            self.expr(body, None, True, top=True)
+            attname = own if isinstance(body, exp.Column) else (None if visible else "?column?")
+            colname = names[colno] if names is not None and colno < len(names) else (
+                e.alias if isinstance(e, exp.Alias) else self.figure_name(body))
+            colno += 1
+            if colname and (attname is None or attname != colname):
+                c.buf += " AS " + _quote_ident(colname)
+            field_text, c.buf = c.buf, outer
+            if field_text.startswith("\n"):
+                c.buf = c.buf.rstrip(" ")
+            else:
+                line = c.buf[c.buf.rfind("\n") + 1:]
+                if colno > 1 and (len(line) + len(field_text) > 0 or last_multiline):
+                    c.keyword("", -STD, STD, VAR)
+            last_multiline = "\n" in field_text.lstrip("\n") if field_text.startswith("\n") else "\n" in field_text
+            c.buf += field_text
+
+    def _expand_stars(self, items: list[exp.Expression]) -> list[exp.Expression]:
+        """``*`` and ``t.*``: the columns they stand for (PostgreSQL stores them expanded)."""
+        out: list[exp.Expression] = []
+        for e in items:
+            if isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)):
+                table = e.table if isinstance(e, exp.Column) else ""
+                for rte in self.c.scopes[-1]:
+                    if table and rte.refname != table:
+                        continue
+                    out.extend(exp.column(n, table=rte.refname, quoted=n != n.lower()) for n, _ in rte.columns
+                               if n != "arrival_timestamp")
+            else:
+                out.append(e)
+        return out
+
+    # -- FROM ------------------------------------------------------------
+
+    def range_table(self, q: exp.Select) -> list[Rte]:
+        rtes: list[Rte] = []
+        frm = q.args.get("from_")
+        items = ([frm.this] if frm is not None else []) + [j.this for j in q.args.get("joins") or []]
+        for item in items:
+            rtes.append(self.rte_of(item))
+        q.meta["rtes"] = rtes
+        return rtes
+
+    def rte_of(self, item: exp.Expression) -> Rte:
+        alias = item.args.get("alias")
+        refname = ident(alias.this) if alias is not None and alias.this is not None else None
+        col_aliases = [ident(c) for c in alias.columns] if alias is not None else []
+        if isinstance(item, exp.Table):
+            rel = self.lookup(item)
+            cols = [(c.name, c.type_oid) for c in rel.live_columns]
+            rte = Rte(refname or rel.name, cols)
+        elif isinstance(item, exp.Subquery):
+            inner = Printer(self.state, self.c.pretty, self.depends_on)
+            inner.c.scopes = self.c.scopes
+            sub = item.this
+            if not isinstance(sub, exp.Select):
+                raise Unsupported("set operation in FROM")
+            inner.c.scopes = self.c.scopes + [inner.range_table(sub)]
+            cols = [(e.alias if isinstance(e, exp.Alias) else inner.figure_name(e), inner.type_of(
+                e.this if isinstance(e, exp.Alias) else e)) for e in inner._expand_stars(sub.expressions)]
+            if refname is None:
+                raise Unsupported("subquery without alias")
+            rte = Rte(refname, cols)
+        else:
+            raise Unsupported(type(item).__name__)
+        for i, n in enumerate(col_aliases[: len(rte.columns)]):
+            rte.columns[i] = (n, rte.columns[i][1])
+        return rte
+
+    def lookup(self, t: exp.Table):
+        """The relation a FROM item names: one the view depends on (the name
+        was resolved when the view was created), else by the usual schemas."""
+        schema = ident(t.args.get("db")) if t.args.get("db") else None
+        name = ident(t.this)
+        for oid in self.depends_on:
+            rel = self.state.rels.get(oid)
+            if rel is not None and rel.name == name and (schema is None or rel.schema == schema):
+                return rel
+        for s in [schema] if schema else ["public", "pg_catalog"]:
+            rel = self.state.lookup(s, name)
+            if rel is not None:
+                return rel
+        raise Unsupported(f"relation {name}")
+
+    def from_clause(self, q: exp.Select) -> None:
+        c = self.c
+        frm = q.args.get("from_")
+        if frm is None:
+            return
+        joins = q.args.get("joins") or []
+        # comma-separated items are joins without a kind or condition
+        groups: list[list[exp.Expression]] = [[frm.this]]
+        for j in joins:
+            if not j.args.get("kind") and not j.args.get("side") and j.args.get("on") is None \
+                    and not j.args.get("using") and not self._is_explicit_join(j):
+                groups.append([j.this])
+            else:
+                groups[-1].append(j)
+        rtes = iter(c.scopes[-1])
+        for i, group in enumerate(groups):
+            if i == 0:
+                c.keyword(" FROM ", -STD, STD, 2)
+                self.from_item(group, rtes)
+            else:
+                c.buf += ", "
+                outer = c.buf
+                c.buf = ""
+                self.from_item(group, rtes)
+                item, c.buf = c.buf, outer
+                if item.startswith("\n"):
+                    c.buf = c.buf.rstrip(" ")
+                else:
+                    c.keyword("", -STD, STD, VAR)
+                c.buf += item
+
+    @staticmethod
+    def _is_explicit_join(j: exp.Join) -> bool:
+        """CROSS JOIN (a comma has neither a kind nor a condition)."""
+        return str(j.args.get("kind") or "").upper() == "CROSS"
+
+    def from_item(self, group: list[exp.Expression], rtes) -> None:
+        """A FROM item: a relation or subquery, then the JOINs hanging on it
+        (left-deep, each one parenthesised in plain mode)."""
+        c = self.c
+        if not c.pretty:
+            c.buf += "(" * (len(group) - 1)
+        self.range_item(group[0], next(rtes))
+        for j in group[1:]:
+            kind = (j.args.get("side") or j.args.get("kind") or "").upper()
+            on, using = j.args.get("on"), j.args.get("using")
+            word = {"LEFT": " LEFT JOIN ", "RIGHT": " RIGHT JOIN ", "FULL": " FULL JOIN "}.get(kind)
+            if word is None:
+                word = " JOIN " if on is not None or using else " CROSS JOIN "
+            c.keyword(word, -STD, STD, JOIN)
+            self.range_item(j.this, next(rtes))
+            if using:
+                c.buf += " USING (" + ", ".join(_quote_ident(ident(u)) for u in using) + ")"
+            elif on is not None:
+                c.buf += " ON "
+                if not c.pretty:
+                    c.buf += "("
+                self.expr(on, None, False)
+                if not c.pretty:
+                    c.buf += ")"
+            elif word != " CROSS JOIN ":
+                c.buf += " ON TRUE"
+            if not c.pretty:
+                c.buf += ")"
+
+    def range_item(self, item: exp.Expression, rte: Rte) -> None:
+        c = self.c
+        alias = item.args.get("alias")
+        if isinstance(item, exp.Table):
+            rel = self.lookup(item)
+            c.buf += rel.name if rel.schema in ("public", "pg_catalog") else f"{_quote_ident(rel.schema)}.{_quote_ident(rel.name)}"
+            if rte.refname != rel.name:
+                c.buf += " " + _quote_ident(rte.refname)
+        else:
+            c.buf += "("
+            saved_indent = c.indent
+            self.query(item.this, c.indent, None, True)
+            c.indent = saved_indent
+            c.buf += ") " + _quote_ident(rte.refname)
+        if alias is not None and alias.columns:
+            c.buf += "(" + ", ".join(_quote_ident(n) for n, _ in rte.columns) + ")"
+
+    # -- names -----------------------------------------------------------
+
+    def resolve(self, col: exp.Column) -> tuple[str, str, int]:
+        """(range-table name, column name, type) of a column reference."""
+        name = ident(col.this)
+        table = ident(col.args.get("table")) if col.args.get("table") else None
+        for scope in reversed(self.c.scopes):
+            for rte in scope:
+                if table is not None and rte.refname != table:
+                    continue
+                oid = rte.find(name)
+                if oid is not None:
+                    return rte.refname, name, oid
+        raise Unsupported(f"column {name}")
+
+    def column_name(self, e: exp.Expression) -> str | None:
+        return self.resolve(e)[1] if isinstance(e, exp.Column) and not isinstance(e.this, exp.Star) else None
+
+    def figure_name(self, e: exp.Expression) -> str:
+        """FigureColname: the name PostgreSQL gives an output column."""
+        if isinstance(e, exp.Alias):
+            return e.alias
+        if isinstance(e, exp.Column):
+            return ident(e.this)
+        if isinstance(e, exp.Cast):
+            inner = self.figure_name(e.this)
+            return inner if inner != "?column?" else _type_name(*datatype_to_oid(e.to)).split("(")[0].split(" ")[0] \
+                if False else (inner if inner != "?column?" else sqltypes.TYPE_NAMES.get(datatype_to_oid(e.to)[0], "?column?"))
+        if isinstance(e, exp.Case):
+            return "case"
+        if isinstance(e, tuple(_SQL_SYNTAX)):
+            return _SQL_SYNTAX[type(e)].lower()
+        if isinstance(e, (exp.Window,)):
+            return self.figure_name(e.this)
+        if isinstance(e, exp.Filter):
+            return self.figure_name(e.this)
+        if isinstance(e, exp.Func) and not isinstance(e, exp.Binary):
+            return func_name(e)
+        return "?column?"
+
+    # -- expressions -------------------------------------------------------
+
+    def expr_text(self, e: exp.Expression, want: int | None = None) -> str:
+        outer = self.c.buf
+        self.c.buf = ""
+        self.expr(e, want, False)
+        text, self.c.buf = self.c.buf, outer
+        return text
+
+    def type_of(self, e: exp.Expression) -> int:
+        """The type PostgreSQL's parser gives ``e`` (UNKNOWN for an untyped string literal)."""
+        if isinstance(e, exp.Paren):
+            return self.type_of(e.this)
+        if isinstance(e, exp.Column):
+            return self.resolve(e)[2]
+        if isinstance(e, exp.Literal):
+            if e.is_string:
+                return UNKNOWN
+            return _number_type(str(e.this))
+        if isinstance(e, exp.Neg):
+            return self.type_of(e.this)
+        if isinstance(e, exp.Null):
+            return UNKNOWN
+        if isinstance(e, exp.Boolean):
+            return T.BOOL
+        if isinstance(e, exp.Cast):
+            return datatype_to_oid(e.to)[0]
+        if isinstance(e, (exp.And, exp.Or, exp.Not, exp.Is, exp.In, exp.Between, exp.Exists)):
+            return T.BOOL
+        op = _OPS.get(type(e))
+        if op is not None:
+            return _arith_type(op, self.type_of(e.this), self.type_of(e.expression))[0]
+        if isinstance(e, exp.Case):
+            for w in e.args.get("ifs") or []:
+                t = self.type_of(w.args["true"])
+                if t != UNKNOWN:
+                    return t
+            d = e.args.get("default")
+            t = self.type_of(d) if d is not None else UNKNOWN
+            return T.TEXT if t == UNKNOWN else t
+        if isinstance(e, tuple(_SQL_SYNTAX)):
+            args = [e.this] + list(e.expressions) if not isinstance(e, exp.Nullif) else [e.this]
+            types = [self.type_of(a) for a in args]
+            known = [t for t in types if t != UNKNOWN]
+            return _common(known) if known else T.TEXT
+        if isinstance(e, (exp.Window, exp.Filter)):
+            return self.type_of(e.this)
+        if isinstance(e, exp.Subquery):
+            sub = Printer(self.state, self.c.pretty, self.depends_on)
+            sub.c.scopes = self.c.scopes + [sub.range_table(e.this)]
+            first = e.this.expressions[0]
+            return sub.type_of(first.this if isinstance(first, exp.Alias) else first)
+        if isinstance(e, exp.Func):
+            return self.call(e)[2]
+        return UNKNOWN
+
+    def call(self, e: exp.Func) -> tuple[str, list[exp.Expression], int, list[int | None]]:
+        """(name, arguments, result type, each argument's parameter type)."""
+        name = func_name(e)
+        args = [x for a in func_args(e) if not isinstance(a, exp.Star)
+                for x in (a.expressions if isinstance(a, exp.Distinct) else [a])]
+        types = [self.type_of(a) for a in args]
+        if name == "count":
+            return name, args, T.INT8, [None] * len(args)
+        if name in ("sum", "avg", "min", "max"):
+            t = types[0] if types else UNKNOWN
+            res = {"sum": {T.INT2: T.INT8, T.INT4: T.INT8, T.INT8: T.NUMERIC},
+                   "avg": {T.INT2: T.NUMERIC, T.INT4: T.NUMERIC, T.INT8: T.NUMERIC, T.FLOAT4: T.FLOAT8}}.get(name, {})
+            return name, args, res.get(t, t), [None] * len(args)
+        try:
+            fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
+        except Exception:
+            return name, args, UNKNOWN, [None] * len(args)
+        if oid < 0:
+            oid = fd.result([t if t != UNKNOWN else T.TEXT for t in (want or types)])
+        if oid == 0:
+            oid = (want or types or [UNKNOWN])[0]
+        params: list[int | None] = list(want) if want is not None else [None] * len(args)
+        params += [None] * (len(args) - len(params))
+        return name, args, oid, params
+
+    def expr(self, e: exp.Expression, want: int | None, showimplicit: bool, top: bool = False,
+             parent: exp.Expression | None = None) -> None:
+        """get_rule_expr: ``want`` is the type the context coerces ``e`` to (an
+        implicit cast, printed when ``showimplicit``)."""
+        c = self.c
+        if isinstance(e, exp.Paren):
+            return self.expr(e.this, want, showimplicit, top, parent)
+        own = self.type_of(e)
+        if want is not None and own not in (UNKNOWN, want) and not _binary_compatible(own, want):
+            if showimplicit:
+                self.coercion(e, want, parent)
+            else:
+                self.expr(e, None, False, top, parent)
+            return
+        if isinstance(e, (exp.Literal, exp.Null, exp.Neg)) and (own == UNKNOWN or isinstance(e, exp.Neg)) or \
+                isinstance(e, exp.Literal):
+            c.buf += self.const(e, want if want is not None else (T.TEXT if own == UNKNOWN else own))
+            return
+        if isinstance(e, exp.Boolean):
+            c.buf += "true" if e.this else "false"
+            return
+        if isinstance(e, exp.Column):
+            rte, name, _ = self.resolve(e)
+            c.buf += f"{_quote_ident(rte)}.{_quote_ident(name)}"
+            return
+        if isinstance(e, exp.Neg):
+            self._paren_open(parent, e)
+            c.buf += "- "
+            self.expr(e.this, None, False, parent=e)
+            self._paren_close(parent, e)
+            return
+        if isinstance(e, exp.Cast):
+            return self.explicit_cast(e, parent)
+        if isinstance(e, (exp.And, exp.Or)):
+            return self.boolean(e, parent)
+        if isinstance(e, exp.Not):
+            inner = e.this.this if isinstance(e.this, exp.Paren) else e.this
+            if isinstance(inner, (exp.Like, exp.ILike)):
+                return self.operator("!~~" if isinstance(inner, exp.Like) else "!~~*", inner.this, inner.expression, e, parent)
+            if isinstance(inner, exp.In):
+                return self.in_list(inner, parent, negate=True)
+            if isinstance(inner, exp.Is):
+                return self.is_test(inner, parent, negate=True)
+            self._open_plain()
+            c.buf += "NOT "
+            self.expr_paren(e.this, e)
+            self._close_plain()
+            return
+        op = _OPS.get(type(e))
+        if op is not None:
+            return self.operator(op, e.this, e.expression, e, parent)
+        if isinstance(e, exp.Between):
+            self._open_plain()
+            lo = exp.GTE(this=e.this, expression=e.args["low"])
+            hi = exp.LTE(this=e.this, expression=e.args["high"])
+            self.operator(">=", e.this, e.args["low"], lo, e)
+            c.buf += " AND "
+            self.operator("<=", e.this, e.args["high"], hi, e)
+            self._close_plain()
+            return
+        if isinstance(e, exp.Is):
+            return self.is_test(e, parent, negate=False)
+        if isinstance(e, exp.In):
+            return self.in_list(e, parent, negate=False)
+        if isinstance(e, exp.Case):
+            return self.case(e)
+        if isinstance(e, tuple(_SQL_SYNTAX)):
+            args = [e.this] + list(e.expressions) if not isinstance(e, exp.Nullif) else [e.this, e.expression]
+            t = own
+            c.buf += _SQL_SYNTAX[type(e)] + "("
+            for i, a in enumerate(args):
+                if i:
+                    c.buf += ", "
+                self.expr(a, t, True)
+            c.buf += ")"
+            return
+        if isinstance(e, exp.Subquery):
+            c.buf += "("
+            saved = c.indent
+            self.query(e.this, c.indent, None, False)
+            c.indent = saved
+            c.buf += ")"
+            return
+        if isinstance(e, exp.Window):
+            return self.window(e)
+        if isinstance(e, exp.Filter):
+            self.expr(e.this, None, True)
+            c.buf += " FILTER (WHERE "
+            self.expr(e.expression.this if isinstance(e.expression, exp.Where) else e.expression, None, False)
+            c.buf += ")"
+            return
+        if isinstance(e, (exp.CurrentDate, exp.CurrentTimestamp)) and not e.args.get("this"):
+            c.buf += "CURRENT_DATE" if isinstance(e, exp.CurrentDate) else (
+                "now()" if e.meta.get("now") else "CURRENT_TIMESTAMP")
+            return
+        if isinstance(e, exp.Extract):
+            c.buf += f"EXTRACT({str(e.this.name).lower()} FROM "
+            self.expr(e.expression, None, True)
+            c.buf += ")"
+            return
+        if isinstance(e, exp.Func) and not isinstance(e, exp.Binary):
+            return self.function(e)
+        raise Unsupported(type(e).__name__)
+
+    def function(self, e: exp.Func) -> None:
+        c = self.c
+        name, args, _, params = self.call(e)
+        c.buf += _quote_ident(name) + "("
+        if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)):
+            c.buf += "*)"
+            return
+        distinct = any(isinstance(a, exp.Distinct) for a in func_args(e))
+        if distinct:
+            c.buf += "DISTINCT "
+        for i, a in enumerate(args):
+            if i:
+                c.buf += ", "
+            self.expr(a, params[i] if params[i] not in (None, T.ANY) else None, True)
+        c.buf += ")"
+
+    def window(self, e: exp.Window) -> None:
+        c = self.c
+        self.expr(e.this, None, True)
+        c.buf += " OVER ("
+        parts = []
+        part = e.args.get("partition_by")
+        if part:
+            parts.append("PARTITION BY " + ", ".join(self.expr_text(p) for p in part))
+        order = e.args.get("order")
+        if order is not None:
+            parts.append("ORDER BY " + ", ".join(self.expr_text(o.this) + (" DESC" if o.args.get("desc") else "")
+                                                 for o in order.expressions))
+        if e.args.get("spec") is not None:
+            raise Unsupported("window frame")
+        c.buf += " ".join(parts) + ")"
+
+    def case(self, e: exp.Case) -> None:
+        c = self.c
+        t = self.type_of(e)
+        c.keyword("CASE", 0, VAR, 0) if c.pretty or True else None
+        if not self._indenting():
+            pass
+        operand = e.this
+        if operand is not None:
+            c.buf += " "
+            self.expr(operand, None, True)
+        for w in e.args.get("ifs") or []:
+            c.keyword("WHEN ", 0, 0, 0)
+            cond = w.this
+            if operand is not None:
+                self.expr(cond, self.type_of(operand), False)
+            else:
+                self.expr(cond, None, False)
+            c.buf += " THEN "
+            self.expr(w.args["true"], t, True)
+        c.keyword("ELSE ", 0, 0, 0)
+        d = e.args.get("default")
+        if d is None:
+            c.buf += "NULL::" + _type_name(t)
+        else:
+            self.expr(d, t, True)
+        c.keyword("END", -VAR, 0, 0)
+
+    def _indenting(self) -> bool:
+        return True
+
+    def is_test(self, e: exp.Is, parent, negate: bool) -> None:
+        c = self.c
+        self._open_plain()
+        self.expr_paren(e.this, e)
+        target = e.expression
+        if isinstance(target, exp.Null):
+            c.buf += " IS NOT NULL" if negate else " IS NULL"
+        elif isinstance(target, exp.Boolean):
+            c.buf += (" IS NOT " if negate else " IS ") + ("TRUE" if target.this else "FALSE")
+        else:
+            raise Unsupported("IS")
+        self._close_plain()
+
+    def in_list(self, e: exp.In, parent, negate: bool) -> None:
+        c = self.c
+        if e.args.get("query") is not None:
+            raise Unsupported("IN (subquery)")
+        items = e.expressions
+        types = [self.type_of(i) for i in items]
+        left = self.type_of(e.this)
+        known = [t for t in types if t != UNKNOWN]
+        elem = _common([left] + known) if left != UNKNOWN else (_common(known) if known else T.TEXT)
+        self._open_plain()
+        self.expr(e.this, elem, True, parent=e)
+        c.buf += " <> ALL (ARRAY[" if negate else " = ANY (ARRAY["
+        for i, item in enumerate(items):
+            if i:
+                c.buf += ", "
+            self.expr(item, elem, True)
+        c.buf += "])"
+        self._close_plain()
+
+    def operator(self, op: str, left: exp.Expression, right: exp.Expression, node, parent) -> None:
+        c = self.c
+        _, ca, cb = _arith_type(op, self.type_of(left), self.type_of(right))
+        lt, rt = self.type_of(left), self.type_of(right)
+        if lt == UNKNOWN:
+            ca = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and rt in _STRINGS else (rt if rt != UNKNOWN else T.TEXT)
+            ca = ca if cb is None else cb
+        if rt == UNKNOWN:
+            cb = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and lt in _STRINGS else (lt if lt != UNKNOWN else T.TEXT)
+            cb = cb if ca is None or lt == UNKNOWN else ca
+        self._paren_open(parent, node)
+        self.expr_paren(left, node, ca, op)
+        c.buf += f" {op} "
+        self.expr_paren(right, node, cb, op, right_side=True)
+        self._paren_close(parent, node)
+
+    def boolean(self, e: exp.Expression, parent) -> None:
+        c = self.c
+        word = " AND " if isinstance(e, exp.And) else " OR "
+        flat: list[exp.Expression] = []
+
+        def gather(x):
+            x = x.this if isinstance(x, exp.Paren) and isinstance(x.this, type(e)) else x
+            if isinstance(x, type(e)):
+                gather(x.this)
+                gather(x.expression)
+            else:
+                flat.append(x)
+        gather(e)
+        self._open_plain()
+        for i, a in enumerate(flat):
+            if i:
+                c.buf += word
+            self.expr_paren(a, e)
+        self._close_plain()
+
+    def explicit_cast(self, e: exp.Cast, parent) -> None:
+        c = self.c
+        oid, typmod = datatype_to_oid(e.to)
+        inner = e.this.this if isinstance(e.this, exp.Paren) else e.this
+        own = self.type_of(inner)
+        if own == oid and typmod < 0:
+            return self.expr(inner, None, False, parent=parent)
+        if isinstance(inner, exp.Literal) and inner.is_string or isinstance(inner, exp.Null):
+            c.buf += self.const(inner, oid, typmod)
+            return
+        self.coercion(inner, oid, parent, typmod)
+
+    def coercion(self, e: exp.Expression, oid: int, parent, typmod: int = -1) -> None:
+        """get_coercion_expr: ``(arg)::type``, the parentheses only where needed in pretty mode."""
+        c = self.c
+        if isinstance(e, exp.Literal) and e.is_string:
+            c.buf += self.const(e, oid, typmod)
+            return
+        if not c.pretty:
+            c.buf += "("
+            self.expr(e, None, False)
+            c.buf += ")"
+        else:
+            self.expr_paren(e, exp.Cast(this=e))
+        c.buf += "::" + _type_name(oid, typmod)
+
+    def const(self, e: exp.Expression, oid: int, typmod: int = -1) -> str:
+        """get_const_expr: a constant of type ``oid`` as PostgreSQL prints it."""
+        if isinstance(e, exp.Null):
+            return "NULL::" + _type_name(oid, typmod)
+        negative = isinstance(e, exp.Neg)
+        lit = e.this if negative else e
+        if not isinstance(lit, exp.Literal):
+            raise Unsupported("negated expression")
+        text = ("-" if negative else "") + str(lit.this)
+        if not lit.is_string:
+            own = _number_type(str(lit.this))
+            if own in (T.INT4,) and oid == T.INT4 or (oid == T.NUMERIC and own == T.NUMERIC):
+                if not text.startswith("-") and (oid == T.INT4 or any(ch in text for ch in ".eE")):
+                    return text
+                return f"'{text}'::{_type_name(oid)}"
+            if oid == own:
+                return f"'{text}'::{_type_name(oid)}" if text.startswith("-") or oid != T.INT4 else text
+            return f"'{text}'::{_type_name(oid)}"
+        value = str(lit.this).replace("'", "''")
+        if oid == T.BOOL:
+            return "true" if value.lower() in ("t", "true", "yes", "on", "1") else "false"
+        if oid in (T.INT4,) and value.lstrip("-").isdigit():
+            return value if not value.startswith("-") else f"'{value}'::integer"
+        if oid in _CANONICAL:
+            try:
+                value = sqltypes.text_out(oid, sqltypes.text_in(oid, str(lit.this))).replace("'", "''")
+            except Exception:
+                raise Unsupported("constant") from None
+        name = "bpchar" if oid == T.BPCHAR and typmod < 0 else _type_name(oid, typmod)
+        return f"'{value}'::{name}"
+
+    # -- parentheses -------------------------------------------------------
+
+    def _open_plain(self) -> None:
+        if not self.c.pretty:
+            self.c.buf += "("
+
+    def _close_plain(self) -> None:
+        if not self.c.pretty:
+            self.c.buf += ")"
+
+    def _paren_open(self, parent, node) -> None:
+        self._open_plain()
+
+    def _paren_close(self, parent, node) -> None:
+        self._close_plain()
+
+    def expr_paren(self, e: exp.Expression, parent: exp.Expression, want: int | None = None, parent_op: str | None = None,
+                   right_side: bool = False) -> None:
+        """get_rule_expr_paren: parentheses around ``e`` in pretty mode when
+        isSimpleNode says its parent needs them."""
+        inner = e.this if isinstance(e, exp.Paren) else e
+        need = self.c.pretty and not self._simple(inner, parent, parent_op, right_side, want)
+        if need:
+            self.c.buf += "("
+        self.expr(inner, want, True, parent=parent)
+        if need:
+            self.c.buf += ")"
+
+    def _simple(self, node, parent, parent_op, right_side, want) -> bool:
+        own = self.type_of(node)
+        if want is not None and own not in (UNKNOWN, want) and not _binary_compatible(own, want) \
+                and not (isinstance(node, exp.Literal) and node.is_string):
+            return True     # a cast: FuncExpr, simple
+        if isinstance(node, (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Case, exp.Cast, exp.Window,
+                             exp.Filter, exp.Subquery)) or isinstance(node, tuple(_SQL_SYNTAX)):
+            return not isinstance(node, exp.Subquery) or True
+        op = _OPS.get(type(node))
+        if op is not None or isinstance(node, exp.Neg):
+            if isinstance(parent, exp.Cast):
+                return False
+            parent_is_op = parent_op is not None
+            if parent_is_op:
+                if op is None or len(op) != 1 or op not in "+-*/%" or parent_op not in "+-*/%" or len(parent_op) != 1:
+                    return False
+                lo, hi = op in "+-", op in "*/%"
+                plo, phi = parent_op in "+-", parent_op in "*/%"
+                if hi and plo:
+                    return True
+                if lo and phi:
+                    return False
+                return not right_side
+            return isinstance(parent, (exp.And, exp.Or, exp.Not, exp.Func, exp.Case)) and not isinstance(parent, exp.Binary) \
+                or isinstance(parent, (exp.And, exp.Or, exp.Not))
+        if isinstance(node, (exp.Is, exp.In, exp.Between)):
+            return isinstance(parent, (exp.And, exp.Or, exp.Not)) or (isinstance(parent, exp.Func) and not isinstance(parent, exp.Binary))
+        if isinstance(node, (exp.And, exp.Or, exp.Not)):
+            if isinstance(parent, (exp.And, exp.Or, exp.Not)):
+                if isinstance(node, (exp.Not, exp.And)):
+                    return isinstance(parent, (exp.And, exp.Or))
+                return isinstance(parent, exp.Or)
+            return isinstance(parent, exp.Func) and not isinstance(parent, (exp.Binary, exp.Cast))
+        if isinstance(node, exp.Func) and not isinstance(node, exp.Binary):
+            return True
+        return False
+
+
+#: types whose constants PostgreSQL stores parsed, and prints in their output form
+_CANONICAL = frozenset({T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ, T.TIME, T.INTERVAL, T.NUMERIC, T.FLOAT4, T.FLOAT8,
+                        T.INT2, T.INT8, T.UUID, T.JSONB})
+
+
+def _number_type(text: str) -> int:
+    if text.isdigit():
+        v = int(text)
+        return T.INT4 if v < 2**31 else (T.INT8 if v < 2**63 else T.NUMERIC)
+    return T.NUMERIC
+
+
+def _common(types: list[int]) -> int:
+    """select_common_type for the numeric ladder and strings."""
+    if all(t in _INTS for t in types):
+        return max(types, key=_INTS.index)
+    if all(t in _INTS + (T.NUMERIC,) for t in types):
+        return T.NUMERIC
+    if all(t in _INTS + (T.NUMERIC, T.FLOAT4, T.FLOAT8) for t in types):
+        return T.FLOAT8
+    if all(t in _STRINGS for t in types):
+        return types[0] if len(set(types)) == 1 else T.TEXT
+    return types[0]
+
+
+def _binary_compatible(a: int, b: int) -> bool:
+    """Types whose values a cast relabels without printing (int4 vs int8 have cross-type operators)."""
+    if a in _INTS and b in _INTS:
+        return True
+    return {a, b} == {T.FLOAT4, T.FLOAT8}
+
+
+_KEYWORDS = frozenset({"all", "and", "any", "array", "as", "asc", "case", "cast", "check", "collate", "column",
+                       "constraint", "create", "current_date", "current_time", "current_timestamp", "current_user",
+                       "default", "desc", "distinct", "do", "else", "end", "except", "false", "for", "foreign", "from",
+                       "grant", "group", "having", "in", "intersect", "into", "leading", "limit", "not", "null",
+                       "offset", "on", "only", "or", "order", "primary", "references", "select", "table", "then",
+                       "to", "true", "union", "unique", "user", "using", "when", "where", "window", "with"})
+
+
+def _quote_ident(name: str) -> str:
+    """quote_identifier: double quotes unless lowercase letters, digits and _ (not a keyword)."""
+    safe = name and (name[0].islower() or name[0] == "_") and all(ch.islower() or ch.isdigit() or ch == "_" for ch in name)
+    if safe and name not in _KEYWORDS:
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+def view_definition(state, rel, pretty: bool = False) -> str:
+    """pg_get_viewdef(view, pretty): ruleutils' text for ``rel``'s query, or the
+    stored text when the query holds a construct this printer does not know."""
+    try:
+        tree = sqlglot.parse_one(rel.sql, read=DIALECT)
+        p = Printer(state, pretty, rel.depends_on)
+        p.query(tree, 0, [c.name for c in rel.live_columns if not c.hidden], True)
+        return p.c.buf + ";"
+    except Unsupported:
+        return " " + rel.sql.strip().rstrip(";") + ";"
+
+
+# pg_views, pg_matviews and pg_get_viewdef print views through this module
+system.set_view_formatter(view_definition)
