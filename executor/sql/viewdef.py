@@ -139,10 +139,14 @@ class Printer:
         each column's name is printed when it is not the expression's own."""
         c = self.c
         c.indent = start
-        if not isinstance(q, exp.Select):
-            raise Unsupported(type(q).__name__)
         if q.args.get("with") is not None:
             raise Unsupported("WITH")
+        if isinstance(q, exp.SetOperation):
+            self.setop(q, names, visible, top=True)
+            self.order_limit(q)
+            return
+        if not isinstance(q, exp.Select):
+            raise Unsupported(type(q).__name__)
         saved = c.scopes
         c.scopes = saved + [self.range_table(q)]
         try:
@@ -150,6 +154,50 @@ class Printer:
             self.order_limit(q)
         finally:
             c.scopes = saved
+
+    def setop(self, q: exp.Expression, names: list[str] | None, visible: bool, top: bool = False) -> None:
+        """get_setop_query: the branches of UNION / INTERSECT / EXCEPT, each
+        keyword on a line of its own; nested set operations of another kind
+        in parentheses."""
+        c = self.c
+        if not isinstance(q, exp.SetOperation):
+            if not isinstance(q, exp.Select) or q.args.get("order") or q.args.get("limit") or q.args.get("offset"):
+                raise Unsupported("set operation branch")
+            saved = c.scopes
+            c.scopes = saved + [self.range_table(q)]
+            try:
+                self.basic_select(q, names, visible)
+            finally:
+                c.scopes = saved
+                c.indent -= STD
+            return
+        if not top and (q.args.get("order") or q.args.get("limit")):
+            raise Unsupported("ordered set operation branch")
+        word = {exp.Union: "UNION", exp.Intersect: "INTERSECT", exp.Except: "EXCEPT"}[type(q)]
+        all_ = not q.args.get("distinct", True)
+        left = q.this
+        need = isinstance(left, exp.SetOperation) and (type(left) is not type(q) or
+                                                       (not left.args.get("distinct", True)) != all_)
+        sub = STD if need else 0
+        if need:
+            c.buf += "("
+            c.keyword("", sub, 0, 0)
+        self.setop(left, names, visible)
+        if need:
+            c.keyword(") ", -sub, 0, 0)
+        elif c.pretty or True:
+            c.keyword("", -sub, 0, 0)
+        c.buf += word + " " + ("ALL " if all_ else "")
+        right = q.expression
+        need = isinstance(right, exp.SetOperation)
+        sub = STD if need else 0
+        if need:
+            c.buf += "("
+        c.keyword("", sub, 0, 0)
+        self.setop(right, names, False)
+        c.indent -= sub
+        if need:
+            c.keyword(")", 0, 0, 0)
 
     def basic_select(self, q: exp.Select, names: list[str] | None, visible: bool) -> None:
         c = self.c
@@ -179,6 +227,10 @@ class Printer:
         if having is not None:
             c.keyword(" HAVING ", -STD, STD, 0)
             self.expr(having.this, None, False)
+        windows = q.args.get("windows")
+        if windows:
+            c.keyword(" WINDOW ", -STD, STD, 1)
+            c.buf += ", ".join(f"{_quote_ident(ident(w.this))} AS {self.window_spec(w)}" for w in windows)
 
     @staticmethod
     def _positional(q: exp.Select, g: exp.Expression) -> exp.Expression:
@@ -194,6 +246,19 @@ class Printer:
                         r.find(ident(g.this)) is not None for r in (q.meta.get("rtes") or [])):
                     return e.this
         return g
+
+    @staticmethod
+    def _column_number(q: exp.Expression, e: exp.Expression) -> int:
+        if isinstance(e, exp.Literal) and not e.is_string and str(e.this).isdigit():
+            return int(e.this)
+        left = q
+        while isinstance(left, exp.SetOperation):
+            left = left.this
+        if isinstance(e, exp.Column) and isinstance(left, exp.Select):
+            for i, item in enumerate(left.expressions, 1):
+                if (item.alias_or_name or "").lower() == ident(e.this):
+                    return i
+        raise Unsupported("ORDER BY of a set operation")
 
     def sort_group_item(self, e: exp.Expression) -> None:
         """get_rule_sortgroupclause: an expression other than a column in
@@ -216,7 +281,10 @@ class Printer:
             for i, o in enumerate(order.expressions):
                 if i:
                     c.buf += ", "
-                self.sort_group_item(self._positional(q, o.this))
+                if isinstance(q, exp.SetOperation):    # force_colno: a set operation's output by position
+                    c.buf += str(self._column_number(q, o.this))
+                else:
+                    self.sort_group_item(self._positional(q, o.this))
                 if o.args.get("desc"):
                     c.buf += " DESC"
                 nulls_first = o.args.get("nulls_first")
@@ -230,7 +298,7 @@ class Printer:
         if limit is not None:
             c.keyword(" LIMIT ", -STD, STD, 0)
             value = limit.expression
-            if isinstance(value, exp.Null):
+            if isinstance(value, exp.Null) or isinstance(value, exp.Var) and value.name.upper() == "ALL":
                 c.buf += "ALL"
             else:
                 self.expr(value, None, False)
@@ -500,6 +568,12 @@ class Printer:
             return _common(known) if known else T.TEXT
         if isinstance(e, (exp.Window, exp.Filter)):
             return self.type_of(e.this)
+        if isinstance(e, exp.Interval):
+            return T.INTERVAL
+        if isinstance(e, exp.Array):
+            return T.ARRAY_OF.get(self._array_elem(e), UNKNOWN)
+        if isinstance(e, exp.Trim):
+            return T.TEXT
         if isinstance(e, exp.Subquery):
             sub = Printer(self.state, self.c.pretty, self.depends_on)
             sub.c.scopes = self.c.scopes + [sub.range_table(e.this)]
@@ -548,8 +622,8 @@ class Printer:
             else:
                 self.expr(e, None, False, top, parent)
             return
-        if isinstance(e, (exp.Literal, exp.Null, exp.Neg)) and (own == UNKNOWN or isinstance(e, exp.Neg)) or \
-                isinstance(e, exp.Literal):
+        if isinstance(e, (exp.Literal, exp.Null)) or isinstance(e, exp.Neg) and isinstance(e.this, exp.Literal) \
+                and not e.this.is_string:
             c.buf += self.const(e, want if want is not None else (T.TEXT if own == UNKNOWN else own))
             return
         if isinstance(e, exp.Boolean):
@@ -573,7 +647,7 @@ class Printer:
             inner = e.this.this if isinstance(e.this, exp.Paren) else e.this
             if isinstance(inner, (exp.Like, exp.ILike)):
                 return self.operator("!~~" if isinstance(inner, exp.Like) else "!~~*", inner.this, inner.expression, e, parent)
-            if isinstance(inner, exp.In):
+            if isinstance(inner, exp.In) and inner.args.get("query") is None:
                 return self.in_list(inner, parent, negate=True)
             if isinstance(inner, exp.Is):
                 return self.is_test(inner, parent, negate=True)
@@ -583,8 +657,31 @@ class Printer:
             self._close_plain()
             return
         op = _OPS.get(type(e))
+        if op is not None and isinstance(e.expression, exp.Any):
+            return self.any_array(op, e, parent)
         if op is not None:
+            if e.args.get("negate") and op in ("~~", "~~*"):
+                op = "!" + op
             return self.operator(op, e.this, e.expression, e, parent)
+        if isinstance(e, exp.Interval):
+            c.buf += self.interval(e)
+            return
+        if isinstance(e, exp.Array):
+            elem = self._array_elem(e)
+            c.buf += "ARRAY["
+            for i, a in enumerate(e.expressions):
+                if i:
+                    c.buf += ", "
+                self.expr(a, elem, True)
+            c.buf += "]"
+            return
+        if isinstance(e, exp.Exists):
+            c.buf += "(EXISTS "
+            self.sublink(e.this)
+            c.buf += ")"
+            return
+        if isinstance(e, exp.Trim):
+            return self.trim(e)
         if isinstance(e, exp.Between):
             self._open_plain()
             lo = exp.GTE(this=e.this, expression=e.args["low"])
@@ -595,7 +692,7 @@ class Printer:
             self._close_plain()
             return
         if isinstance(e, exp.Is):
-            return self.is_test(e, parent, negate=False)
+            return self.is_test(e, parent, negate=bool(e.args.get("negate")))
         if isinstance(e, exp.In):
             return self.in_list(e, parent, negate=False)
         if isinstance(e, exp.Case):
@@ -611,12 +708,7 @@ class Printer:
             c.buf += ")"
             return
         if isinstance(e, exp.Subquery):
-            c.buf += "("
-            saved = c.indent
-            self.query(e.this, c.indent, None, False)
-            c.indent = saved
-            c.buf += ")"
-            return
+            return self.sublink(e)
         if isinstance(e, exp.Window):
             return self.window(e)
         if isinstance(e, exp.Filter):
@@ -638,9 +730,60 @@ class Printer:
             return self.function(e)
         raise Unsupported(type(e).__name__)
 
+    def sublink(self, e: exp.Expression) -> None:
+        """get_sublink_expr's subquery: ``( SELECT ...)`` at the current indent."""
+        c = self.c
+        q = e.this if isinstance(e, exp.Subquery) else e
+        c.buf += "("
+        saved = c.indent
+        self.query(q, c.indent, None, False)
+        c.indent = saved
+        c.buf += ")"
+
+    def interval(self, e: exp.Interval) -> str:
+        unit = e.args.get("unit")
+        text = str(e.this.this) + (" " + unit.name.lower() if unit is not None else "")
+        try:
+            return "'" + sqltypes.text_out(T.INTERVAL, sqltypes.text_in(T.INTERVAL, text)) + "'::interval"
+        except Exception:
+            raise Unsupported("interval") from None
+
+    def _array_elem(self, e: exp.Array) -> int:
+        known = [t for t in (self.type_of(a) for a in e.expressions) if t != UNKNOWN]
+        return _common(known) if known else T.TEXT
+
+    def any_array(self, op: str, e: exp.Expression, parent) -> None:
+        """x op ANY (array): ScalarArrayOpExpr."""
+        c = self.c
+        arr = e.expression.this.this if isinstance(e.expression.this, exp.Paren) else e.expression.this
+        if not isinstance(arr, exp.Array):
+            raise Unsupported("ANY")
+        elem = self._array_elem(arr)
+        self._open_plain()
+        self.expr_paren(e.this, e, elem, op)
+        c.buf += f" {op} ANY ("
+        self.expr(arr, None, True)
+        c.buf += ")"
+        self._close_plain()
+
+    def trim(self, e: exp.Trim) -> None:
+        """trim(...) is SQL syntax: TRIM(BOTH [chars] FROM x)."""
+        c = self.c
+        side = str(e.args.get("position") or "BOTH").upper()
+        c.buf += f"TRIM({side}"
+        chars = e.expression
+        if chars is not None:
+            c.buf += " "
+            self.expr(chars, T.TEXT, True)
+        c.buf += " FROM "
+        self.expr(e.this, T.TEXT, True)
+        c.buf += ")"
+
     def function(self, e: exp.Func) -> None:
         c = self.c
         name, args, _, params = self.call(e)
+        if isinstance(e, exp.Substring):
+            name = "substring"      # the stored text keeps no trace of substr(): substring, the usual spelling
         c.buf += _quote_ident(name) + "("
         if isinstance(e, exp.Count) and (e.this is None or isinstance(e.this, exp.Star)):
             c.buf += "*)"
@@ -657,7 +800,14 @@ class Printer:
     def window(self, e: exp.Window) -> None:
         c = self.c
         self.expr(e.this, None, True)
-        c.buf += " OVER ("
+        name = e.args.get("alias")
+        if name is not None and not (e.args.get("partition_by") or e.args.get("order") or e.args.get("spec")):
+            c.buf += " OVER " + _quote_ident(ident(name))
+            return
+        c.buf += " OVER " + self.window_spec(e)
+
+    def window_spec(self, e: exp.Window) -> str:
+        """get_rule_windowspec: (PARTITION BY ... ORDER BY ... frame)."""
         parts = []
         part = e.args.get("partition_by")
         if part:
@@ -666,9 +816,33 @@ class Printer:
         if order is not None:
             parts.append("ORDER BY " + ", ".join(self.expr_text(o.this) + (" DESC" if o.args.get("desc") else "")
                                                  for o in order.expressions))
-        if e.args.get("spec") is not None:
-            raise Unsupported("window frame")
-        c.buf += " ".join(parts) + ")"
+        spec = e.args.get("spec")
+        if spec is not None:
+            parts.append(self.frame(spec))
+        return "(" + " ".join(parts) + ")"
+
+    def frame(self, spec: exp.WindowSpec) -> str:
+        kind = str(spec.args.get("kind") or "").upper()
+        start, start_side = spec.args.get("start"), str(spec.args.get("start_side") or "").upper()
+        end, end_side = spec.args.get("end"), str(spec.args.get("end_side") or "").upper()
+
+        def bound(v, side: str) -> str:
+            word = str(v.name if isinstance(v, exp.Expression) and not isinstance(v, exp.Literal) else v).upper() \
+                if not isinstance(v, exp.Literal) else None
+            if word in ("UNBOUNDED",):
+                return f"UNBOUNDED {side}"
+            if word == "CURRENT ROW":
+                return "CURRENT ROW"
+            return f"{self.expr_text(v)} {side}"
+        text = f"{kind} "
+        if end is not None:
+            text += f"BETWEEN {bound(start, start_side)} AND {bound(end, end_side)}"
+        else:
+            text += bound(start, start_side)
+        exclude = spec.args.get("exclude")
+        if exclude:
+            text += f" EXCLUDE {str(exclude).upper()}"
+        return text
 
     def case(self, e: exp.Case) -> None:
         c = self.c
@@ -716,7 +890,12 @@ class Printer:
     def in_list(self, e: exp.In, parent, negate: bool) -> None:
         c = self.c
         if e.args.get("query") is not None:
-            raise Unsupported("IN (subquery)")
+            c.buf += "("
+            self.expr(e.this, None, True)
+            c.buf += " NOT IN " if negate else " IN "
+            self.sublink(e.args["query"])
+            c.buf += ")"
+            return
         items = e.expressions
         types = [self.type_of(i) for i in items]
         left = self.type_of(e.this)
@@ -859,8 +1038,12 @@ class Printer:
                 and not (isinstance(node, exp.Literal) and node.is_string):
             return True     # a cast: FuncExpr, simple
         if isinstance(node, (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Case, exp.Cast, exp.Window,
-                             exp.Filter, exp.Subquery)) or isinstance(node, tuple(_SQL_SYNTAX)):
-            return not isinstance(node, exp.Subquery) or True
+                             exp.Filter, exp.Subquery, exp.Interval, exp.Array, exp.Trim)) \
+                or isinstance(node, tuple(_SQL_SYNTAX)):
+            return True
+        if isinstance(node, exp.In) and node.args.get("query") is None or \
+                isinstance(node, exp.Binary) and isinstance(node.expression, exp.Any):
+            return False    # ScalarArrayOpExpr: parenthesised under any parent
         op = _OPS.get(type(node))
         if op is not None or isinstance(node, exp.Neg):
             if isinstance(parent, exp.Cast):
@@ -923,12 +1106,18 @@ def _binary_compatible(a: int, b: int) -> bool:
     return {a, b} == {T.FLOAT4, T.FLOAT8}
 
 
-_KEYWORDS = frozenset({"all", "and", "any", "array", "as", "asc", "case", "cast", "check", "collate", "column",
-                       "constraint", "create", "current_date", "current_time", "current_timestamp", "current_user",
-                       "default", "desc", "distinct", "do", "else", "end", "except", "false", "for", "foreign", "from",
-                       "grant", "group", "having", "in", "intersect", "into", "leading", "limit", "not", "null",
-                       "offset", "on", "only", "or", "order", "primary", "references", "select", "table", "then",
-                       "to", "true", "union", "unique", "user", "using", "when", "where", "window", "with"})
+_KEYWORDS = frozenset("""
+all analyse analyze and any array as asc asymmetric authorization between bigint binary bit boolean both case cast
+char character check coalesce collate collation column concurrently constraint create cross current_catalog
+current_date current_role current_schema current_time current_timestamp current_user dec decimal default deferrable
+desc distinct do else end except exists extract false fetch float for foreign freeze from full grant greatest group
+grouping having ilike in initially inner inout int integer intersect interval into is isnull join lateral leading
+least left like limit localtime localtimestamp national natural nchar none normalize not notnull null nullif numeric
+offset on only or order out outer overlaps overlay placing position precision primary real references returning
+right row select session_user setof similar smallint some substring symmetric table tablesample then time timestamp
+to trailing treat trim true union unique user using values varchar variadic verbose when where window with xmlattributes
+xmlconcat xmlelement xmlexists xmlforest xmlnamespaces xmlparse xmlpi xmlroot xmlserialize xmltable
+""".split())
 
 
 def _quote_ident(name: str) -> str:
