@@ -201,6 +201,11 @@ def _pg_type(state, ctx):
                None, None, None)
 
 
+#: the comments initdb gives the databases pg_database lists (shobj_description, psql's \\l+)
+DATABASE_COMMENTS = {5: "default administrative connection database", 1: "default template for new databases",
+                     4: "unmodifiable empty database"}
+
+
 @table("pg_catalog", "pg_database", [
     ("oid", type_oids.OID), ("datname", type_oids.NAME), ("datdba", type_oids.OID), ("encoding", type_oids.INT4), ("datlocprovider", type_oids.CHAR),
     ("datistemplate", type_oids.BOOL), ("datallowconn", type_oids.BOOL), ("datconnlimit", type_oids.INT4), ("datlastsysoid", type_oids.OID),

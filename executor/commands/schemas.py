@@ -3,10 +3,13 @@ with no family of their own.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import Relation, Schema
-from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, Notice, PgError
+from splitstream.protocol.errors import (DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME,
+                                         UNDEFINED_TABLE, Notice, PgError)
 
 from ..api import Result
 from ..sql.binder import ident
@@ -79,6 +82,8 @@ def comment(session, ctx, planner, tree, text):
         cc = tuple((k, v) for k, v in rel.column_comments if k != cname) + (((cname, value),) if value is not None else ())
         ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
         return []
+    if kind == "schema":
+        return _comment_on_schema(session, ctx, ident(target.this if isinstance(target, exp.Table) else target), value)
     if kind not in _COMMENTED:
         raise PgError(FEATURE_NOT_SUPPORTED, f"COMMENT ON {kind.upper()} is not supported",
                       hint="Comments are kept on tables, views, sequences, indexes and columns only.")
@@ -88,6 +93,16 @@ def comment(session, ctx, planner, tree, text):
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
     privileges.require_relation_owner(ctx.state, session.info, rel)
     ctx.txn.apply(("rel", rel.with_(comment=value)))
+    return []
+
+
+def _comment_on_schema(session, ctx, name: str, value: str | None) -> list:
+    """COMMENT ON SCHEMA: obj_description(oid, 'pg_namespace'), psql's \\dn+."""
+    sch = ctx.txn.state.schemas.get(name)
+    if sch is None:
+        raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
+    privileges.require_owner(ctx.state, session.info, sch.owner, "schema", name)
+    ctx.txn.apply(("schema", replace(sch, comment=value)))
     return []
 
 

@@ -109,7 +109,7 @@ def _schema(state, ctx, role, obj, privs) -> bool | None:
 
 
 def _database(state, ctx, role, obj, privs) -> bool | None:
-    if obj not in ("postgres", 5):
+    if obj not in ("postgres", 5, "template1", 1, "template0", 4):
         if isinstance(obj, int):
             return None
         raise PgError("3D000", f'database "{obj}" does not exist')

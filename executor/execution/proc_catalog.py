@@ -135,6 +135,11 @@ def function_arguments(oid: int) -> str | None:
     words = [_type_word(a) for a in e.arg_oids]
     if e.variadic and words:
         words[-1] = "VARIADIC " + words[-1]
+    if e.aggkind == "h":        # hypothetical-set: rank(VARIADIC "any" ORDER BY VARIADIC "any")
+        return 'VARIADIC "any" ORDER BY VARIADIC "any"'
+    if e.aggkind == "o":        # ordered-set: the direct arguments, then WITHIN GROUP's
+        direct = ", ".join(words[: e.aggdirectargs])
+        return (direct + " " if direct else "") + "ORDER BY " + ", ".join(words[e.aggdirectargs:])
     return ", ".join(words)
 
 

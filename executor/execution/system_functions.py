@@ -10,7 +10,7 @@ import time
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.definition_text import constraint_def, index_def
-from splitstream.catalog.objects.system_catalogs import view_definition
+from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
@@ -60,7 +60,8 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
 
         return lift(coldesc, type_oids.TEXT)
     if name == "shobj_description":
-        return lift(lambda st, *a: None, type_oids.TEXT)
+        return lift(lambda st, oid, catalog=None: DATABASE_COMMENTS.get(oid) if catalog == "pg_database" else None,
+                    type_oids.TEXT)
     if name == "pg_get_viewdef":
         def viewdef(st, rel, pretty=None):
             r = st.rels.get(rel) if isinstance(rel, int) else _relation_named(planner, rel)
