@@ -627,7 +627,7 @@ def _pg_extension(state, ctx):
 def _pg_views(state, ctx):
     for r in state.rels.values():
         if r.relkind == "v":
-            yield (r.schema, r.name, _role_name(state, r.owner), view_definition(state, r))
+            yield (r.schema, r.name, _role_name(state, r.owner), view_definition(state, r, session=ctx.session))
 
 
 @table("pg_catalog", "pg_matviews", [("schemaname", type_oids.NAME), ("matviewname", type_oids.NAME),
@@ -638,10 +638,10 @@ def _pg_matviews(state, ctx):
     for r in state.rels.values():
         if r.materialized:
             has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
-            yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, True, view_definition(state, r))
+            yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, True, view_definition(state, r, session=ctx.session))
 
 
-def _raw_view_definition(state, rel, pretty: bool = False) -> str:
+def _raw_view_definition(state, rel, pretty: bool = False, session=None) -> str:
     return " " + rel.sql.strip().rstrip(";") + ";"
 
 
@@ -655,9 +655,10 @@ def set_view_formatter(fn: Callable) -> None:
     _view_formatter = fn
 
 
-def view_definition(state, rel, pretty: bool = False) -> str:
-    """A view's (or materialized view's) query as pg_get_viewdef prints it."""
-    return _view_formatter(state, rel, pretty)
+def view_definition(state, rel, pretty: bool = False, session=None) -> str:
+    """A view's (or materialized view's) query as pg_get_viewdef prints it to
+    ``session`` (relations outside its search_path are schema-qualified)."""
+    return _view_formatter(state, rel, pretty, session)
 
 
 @table("pg_catalog", "pg_tables", [

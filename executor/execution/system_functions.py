@@ -65,7 +65,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
     if name == "pg_get_viewdef":
         def viewdef(st, rel, pretty=None):
             r = st.rels.get(rel) if isinstance(rel, int) else _relation_named(planner, rel)
-            return view_definition(st, r, bool(pretty)) if r is not None and r.relkind in ("v", "m") else None
+            return view_definition(st, r, bool(pretty), planner.session) if r is not None and r.relkind in ("v", "m") else None
 
         return lift(viewdef, type_oids.TEXT)
     if name in ("pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_indexes_size"):

@@ -25,7 +25,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects import system_catalogs as system
 from splitstream.protocol import oids as T
 
-from ..execution import functions
+from ..execution import functions, privileges
 from .binder import datatype_to_oid, func_args, func_name, ident
 from .dialect import DIALECT
 
@@ -126,9 +126,11 @@ def _arith_type(op: str, a: int, b: int) -> tuple[int, int | None, int | None]:
 # ------------------------------------------------------------------ the printer
 
 class Printer:
-    def __init__(self, state, pretty: bool, depends_on: tuple[int, ...] = ()) -> None:
+    def __init__(self, state, pretty: bool, depends_on: tuple[int, ...] = (),
+                 search_path: list[str] | None = None) -> None:
         self.state = state
         self.depends_on = depends_on
+        self.search_path = search_path or ["public"]
         self.c = Ctx(state, pretty)
 
     # -- queries ---------------------------------------------------------
@@ -367,7 +369,7 @@ class Printer:
             cols = [(c.name, c.type_oid) for c in rel.live_columns]
             rte = Rte(refname or rel.name, cols)
         elif isinstance(item, exp.Subquery):
-            inner = Printer(self.state, self.c.pretty, self.depends_on)
+            inner = Printer(self.state, self.c.pretty, self.depends_on, self.search_path)
             inner.c.scopes = self.c.scopes
             sub = item.this
             if not isinstance(sub, exp.Select):
@@ -393,7 +395,7 @@ class Printer:
             rel = self.state.rels.get(oid)
             if rel is not None and rel.name == name and (schema is None or rel.schema == schema):
                 return rel
-        for s in [schema] if schema else ["public", "pg_catalog"]:
+        for s in [schema] if schema else ["pg_catalog"] + self.search_path:
             rel = self.state.lookup(s, name)
             if rel is not None:
                 return rel
@@ -464,12 +466,20 @@ class Printer:
             if not c.pretty:
                 c.buf += ")"
 
+    def _visible(self, rel) -> bool:
+        """generate_relation_name: unqualified when the search path finds this relation by its name."""
+        for s in ["pg_catalog"] + self.search_path:
+            found = self.state.lookup(s, rel.name)
+            if found is not None:
+                return found.oid == rel.oid
+        return False
+
     def range_item(self, item: exp.Expression, rte: Rte) -> None:
         c = self.c
         alias = item.args.get("alias")
         if isinstance(item, exp.Table):
             rel = self.lookup(item)
-            c.buf += rel.name if rel.schema in ("public", "pg_catalog") else f"{_quote_ident(rel.schema)}.{_quote_ident(rel.name)}"
+            c.buf += _quote_ident(rel.name) if self._visible(rel) else f"{_quote_ident(rel.schema)}.{_quote_ident(rel.name)}"
             if rte.refname != rel.name:
                 c.buf += " " + _quote_ident(rte.refname)
         else:
@@ -575,7 +585,7 @@ class Printer:
         if isinstance(e, exp.Trim):
             return T.TEXT
         if isinstance(e, exp.Subquery):
-            sub = Printer(self.state, self.c.pretty, self.depends_on)
+            sub = Printer(self.state, self.c.pretty, self.depends_on, self.search_path)
             sub.c.scopes = self.c.scopes + [sub.range_table(e.this)]
             first = e.this.expressions[0]
             return sub.type_of(first.this if isinstance(first, exp.Alias) else first)
@@ -1128,12 +1138,12 @@ def _quote_ident(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def view_definition(state, rel, pretty: bool = False) -> str:
+def view_definition(state, rel, pretty: bool = False, session=None) -> str:
     """pg_get_viewdef(view, pretty): ruleutils' text for ``rel``'s query, or the
     stored text when the query holds a construct this printer does not know."""
     try:
         tree = sqlglot.parse_one(rel.sql, read=DIALECT)
-        p = Printer(state, pretty, rel.depends_on)
+        p = Printer(state, pretty, rel.depends_on, privileges.search_path(session))
         p.query(tree, 0, [c.name for c in rel.live_columns if not c.hidden], True)
         return p.c.buf + ";"
     except Unsupported:
