@@ -1043,12 +1043,15 @@ class Printer:
             self.c.buf += ")"
 
     def _simple(self, node, parent, parent_op, right_side, want) -> bool:
+        if isinstance(node, exp.Not) and isinstance(node.this, (exp.In, exp.Like, exp.ILike, exp.Is)) \
+                and not (isinstance(node.this, exp.In) and node.this.args.get("query") is not None):
+            node = node.this    # NOT IN (list), NOT LIKE, IS NOT: one node in PostgreSQL, no NOT
         own = self.type_of(node)
         if want is not None and own not in (UNKNOWN, want) and not _binary_compatible(own, want) \
                 and not (isinstance(node, exp.Literal) and node.is_string):
             return True     # a cast: FuncExpr, simple
         if isinstance(node, (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Case, exp.Cast, exp.Window,
-                             exp.Filter, exp.Subquery, exp.Interval, exp.Array, exp.Trim)) \
+                             exp.Filter, exp.Interval, exp.Array, exp.Trim)) \
                 or isinstance(node, tuple(_SQL_SYNTAX)):
             return True
         if isinstance(node, exp.In) and node.args.get("query") is None or \
@@ -1071,7 +1074,7 @@ class Printer:
                 return not right_side
             return isinstance(parent, (exp.And, exp.Or, exp.Not, exp.Func, exp.Case)) and not isinstance(parent, exp.Binary) \
                 or isinstance(parent, (exp.And, exp.Or, exp.Not))
-        if isinstance(node, (exp.Is, exp.In, exp.Between)):
+        if isinstance(node, (exp.Is, exp.In, exp.Between, exp.Subquery, exp.Exists)):
             return isinstance(parent, (exp.And, exp.Or, exp.Not)) or (isinstance(parent, exp.Func) and not isinstance(parent, exp.Binary))
         if isinstance(node, (exp.And, exp.Or, exp.Not)):
             if isinstance(parent, (exp.And, exp.Or, exp.Not)):
@@ -1105,7 +1108,7 @@ def _common(types: list[int]) -> int:
     if all(t in _INTS + (T.NUMERIC, T.FLOAT4, T.FLOAT8) for t in types):
         return T.FLOAT8
     if all(t in _STRINGS for t in types):
-        return types[0] if len(set(types)) == 1 else T.TEXT
+        return types[0]     # text and varchar convert both ways implicitly: the first one stays
     return types[0]
 
 
