@@ -16,6 +16,7 @@ from splitstream.catalog.objects.model import ColumnDef, Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
+    OBJECT_NOT_IN_PREREQUISITE_STATE,
     SYNTAX_ERROR,
     UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE,
@@ -105,7 +106,7 @@ class RefreshStmt(Stmt):
                 "REFRESH has nothing to do")])
         if self.concurrently:
             # PostgreSQL's condition for CONCURRENTLY: a unique index on the view (none can be made here)
-            raise PgError(FEATURE_NOT_SUPPORTED, f'cannot refresh materialized view "{rel.schema}.{rel.name}" concurrently',
+            raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, f'cannot refresh materialized view "{rel.schema}.{rel.name}" concurrently',
                           hint="Create a unique index with no WHERE clause on one or more columns of the materialized view.")
         query = sqlglot.parse_one(rel.sql, read=DIALECT)
         plan = pl.plan_query(query)

@@ -34,7 +34,9 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a view')
     if existing is not None and not replace:
         if tree.args.get("exists"):
-            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            skipped = [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            # the tag of a CREATE MATERIALIZED VIEW that created nothing names the command, not a row count
+            return Result(tag="CREATE MATERIALIZED VIEW", notices=skipped) if _MATERIALIZED.match(text) else skipped
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
     if existing is not None:
         privileges.require_relation_owner(st, session.info, existing)
@@ -54,7 +56,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                 text = str(value.this).lower() if isinstance(value, exp.Boolean) else \
                     value.name if isinstance(value, exp.Expression) else str(value)
                 options[str(p.this).lower()] = text
-    if re.match(r"\s*create\s+materialized\s+view", text, re.I):
+    if _MATERIALIZED.match(text):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
@@ -97,6 +99,9 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if materialized:    # PostgreSQL's tag counts the rows stored: a new continuous view has none yet
         return Result(tag="SELECT 0")
     return []
+
+
+_MATERIALIZED = re.compile(r"\s*create\s+materialized\s+view", re.I)
 
 
 def _refuse_duplicate_names(cols) -> None:
