@@ -500,11 +500,15 @@ INTERNAL_TYPE = 2281
 
 
 def proc_name(oid: int) -> str | None:
-    """regproc output of a built-in function's OID (None: not one)."""
-    for e in _builtin_procs():
-        if e.oid == oid:
-            return e.name
-    return None
+    """regproc output of a built-in function's OID (None: not one): its name,
+    qualified when the name alone is overloaded (regprocout's rule: the name
+    must find this one function)."""
+    procs = _builtin_procs()
+    mine = next((e for e in procs if e.oid == oid), None)
+    if mine is None:
+        return None
+    overloaded = sum(1 for e in procs if e.name == mine.name) > 1
+    return f"pg_catalog.{mine.name}" if overloaded else mine.name
 
 
 @table("pg_catalog", "pg_aggregate", [

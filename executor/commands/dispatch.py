@@ -36,7 +36,7 @@ from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
-from .schemas import CheckpointStmt
+from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TxnStmt, check_transaction_modes
@@ -47,7 +47,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
-    text = strip_with_data(text, words)
+    text = foreign_table_comment(strip_with_data(text, words), words)
     stmt = _utility(session, text, words)
     if stmt is None:
         stmt, param_oids = _planned(session, sql, text, words, param_oids)

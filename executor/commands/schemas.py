@@ -3,6 +3,7 @@ with no family of their own.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from sqlglot import exp
@@ -65,6 +66,18 @@ def create_sequence(session, ctx, planner, tree, text):
 
 #: the objects COMMENT ON keeps a comment for (pg_description, obj_description)
 _COMMENTED = frozenset({"table", "view", "materialized view", "foreign table", "sequence", "index", "column"})
+
+
+_ON_FOREIGN_TABLE = re.compile(r"\s*comment\s+on\s+foreign\s+table\b", re.I)
+
+
+def foreign_table_comment(text: str, words: list[str]) -> str:
+    """COMMENT ON FOREIGN TABLE (a stream), which sqlglot does not parse: the
+    same statement as COMMENT ON TABLE, which finds any relation by name."""
+    if words[:2] != ["COMMENT", "ON"]:
+        return text
+    m = _ON_FOREIGN_TABLE.match(text)
+    return "COMMENT ON TABLE" + text[m.end():] if m else text
 
 
 def comment(session, ctx, planner, tree, text):

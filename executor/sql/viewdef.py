@@ -239,7 +239,7 @@ class Printer(ExprPrinter):
                     if table and rte.refname != table:
                         continue
                     out.extend(exp.column(n, table=rte.refname, quoted=n != n.lower()) for n, _ in rte.columns
-                               if n != "arrival_timestamp")
+                               if n not in rte.hidden)
             else:
                 out.append(e)
         return out
@@ -262,7 +262,7 @@ class Printer(ExprPrinter):
         if isinstance(item, exp.Table):
             rel = self.lookup(item)
             cols = [(c.name, c.type_oid) for c in rel.live_columns]
-            rte = Rte(refname or rel.name, cols)
+            rte = Rte(refname or rel.name, cols, frozenset(c.name for c in rel.live_columns if c.hidden))
         elif isinstance(item, exp.Subquery):
             inner = type(self)(self.state, self.c.pretty, self.depends_on, self.search_path)
             inner.c.scopes = self.c.scopes

@@ -42,6 +42,8 @@ class Rte:
 
     refname: str
     columns: list[tuple[str, int]]
+    #: columns * leaves out (a stream's arrival_timestamp)
+    hidden: frozenset[str] = frozenset()
 
     def find(self, name: str) -> int | None:
         for n, oid in self.columns:

@@ -46,6 +46,8 @@ DDL = [
         qty int CHECK (qty >= 0), created timestamptz DEFAULT now(), code varchar(8) UNIQUE)""",
     "COMMENT ON TABLE items IS 'the items'",
     "CREATE FOREIGN TABLE clicks (user_id int, url text, ts timestamptz) SERVER stream",
+    "CREATE FOREIGN TABLE events (kind text, n bigint) SERVER stream OPTIONS (capacity '5000')",
+    "COMMENT ON FOREIGN TABLE events IS 'raw events'",
     "CREATE VIEW item_names AS SELECT id, upper(name) AS uname FROM items WHERE price > 10",
     "CREATE VIEW cheap AS SELECT i.id, i.name, CASE WHEN i.price < 5 THEN 'cheap' ELSE 'dear' END AS band "
     "FROM items i WHERE i.qty BETWEEN 1 AND 10 ORDER BY i.name LIMIT 20",
@@ -61,7 +63,7 @@ DDL = [
 #: compared as printed (aligned)
 ALIGNED = [
     r"\d+ items", r"\d items", r"\d+ item_names", r"\d+ cheap", r"\d+ clicks_per_user", r"\dv", r"\dv sales.*",
-    r"\d+ clicks", r"\dE", r"\dE+", r"\sv item_names", r"\sv cheap", r"\sv+ clicks_per_user", r"\sv sales.big",
+    r"\d+ clicks", r"\d+ events", r"\d events", r"\dE", r"\dE+", r"\sv item_names", r"\sv cheap", r"\sv+ clicks_per_user", r"\sv sales.big",
     r"\dm", r"\d+ mv_items", r"\d mv_items", r"\sv mv_items", r"\dn", r"\dn+", r"\da", r"\d+ sales.big",
 ]
 
@@ -175,3 +177,31 @@ def test_continuous_materialized_view_described_as_postgres_matview(fresh_ss, pg
             c.execute("DROP SCHEMA cv_meta CASCADE")
         with psycopg.connect(fresh_ss.dsn, autocommit=True) as c:
             c.execute("DROP SCHEMA cv_meta CASCADE")
+
+
+def test_pg_aggregate_as_postgres(servers):
+    """pg_aggregate is generated from the function catalog: every aggregate
+    pg_proc lists has its row, and where PostgreSQL has the same overload its
+    kind (normal, ordered-set, hypothetical-set), direct-argument count and
+    result agree.  (splitstream declares some polymorphic overloads with
+    "any" where PostgreSQL has anyelement; those have no counterpart.)"""
+    ss, pg = servers
+    query = ("SELECT a.aggfnoid::text, pg_get_function_arguments(p.oid), format_type(p.prorettype, NULL), "
+             "a.aggkind, a.aggnumdirectargs FROM pg_aggregate a JOIN pg_proc p ON p.oid = a.aggfnoid "
+             "JOIN pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pg_catalog'")
+    with psycopg.connect(ss.dsn, autocommit=True) as c:
+        ours = c.execute(query).fetchall()
+        n_procs = c.execute("SELECT count(*) FROM pg_proc WHERE prokind = 'a'").fetchone()
+    with psycopg.connect(pg.dsn.replace("dbname=postgres", f"dbname={PG_DB}"), autocommit=True) as c:
+        theirs = {(r[0], r[1]): r for r in c.execute(query).fetchall()}
+    assert n_procs == (len(ours),)
+    matched = [r for r in ours if (r[0], r[1]) in theirs]
+    assert len(matched) >= 0.8 * len(ours), sorted(set(ours) - set(matched))
+    for row in matched:
+        assert row == theirs[(row[0], row[1])]
+    def bare(name: str) -> str:
+        return name.removeprefix("pg_catalog.")
+
+    assert {bare(r[0]) for r in ours} <= {bare(k[0]) for k in theirs}
+    kinds = {bare(r[0]): r[3] for r in ours}
+    assert kinds["count"] == "n" and kinds["percentile_cont"] == "o" and kinds["mode"] == "o"
