@@ -31,6 +31,7 @@ from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .matviews import RefreshStmt, strip_with_data
+from .matviews import alter_statement as alter_matview
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .grants import grant_statement, refuse_default_privileges
@@ -150,6 +151,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return CheckpointStmt()
     if w0 == "REFRESH":
         return RefreshStmt.parse(text)
+    if words[:3] == ["ALTER", "MATERIALIZED", "VIEW"] and not re.search(r"\bowner\s+to\b", text, re.I):
+        return alter_matview(text)
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
         assert m is not None  # every group of the pattern may be empty
