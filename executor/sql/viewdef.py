@@ -36,8 +36,42 @@ class Printer(ExprPrinter):
         each column's name is printed when it is not the expression's own."""
         c = self.c
         c.indent = start
-        if q.args.get("with") is not None:
-            raise Unsupported("WITH")
+        with_ = q.args.get("with_")
+        saved_ctes = self.ctes
+        if with_ is not None:
+            self.with_clause(with_)
+        try:
+            self._query_body(q, names, visible)
+        finally:
+            self.ctes = saved_ctes
+
+    def with_clause(self, with_: exp.With) -> None:
+        """get_with_clause: WITH name AS ( query ) on lines of their own."""
+        c = self.c
+        if with_.args.get("recursive"):
+            raise Unsupported("WITH RECURSIVE")
+        c.indent += STD
+        c.buf += " "
+        sep = "WITH "
+        self.ctes = dict(self.ctes)
+        for cte in with_.expressions:
+            name = ident(cte.args["alias"].this)
+            if cte.args["alias"].columns or cte.args.get("materialized") is not None:
+                raise Unsupported("CTE options")
+            c.buf += sep + _quote_ident(name) + " AS ("
+            c.keyword("", 0, 0, 0)
+            outer = c.indent
+            self.query(cte.this, c.indent, None, True)
+            c.indent = outer
+            c.keyword("", 0, 0, 0)
+            c.buf += ")"
+            self.ctes[name] = self.output_columns(cte.this)
+            sep = ", "
+        c.indent -= STD
+        c.keyword("", 0, 0, 0)
+
+    def _query_body(self, q: exp.Expression, names: list[str] | None, visible: bool) -> None:
+        c = self.c
         if isinstance(q, exp.SetOperation):
             self.setop(q, names, visible, top=True)
             self.order_limit(q)
@@ -194,7 +228,12 @@ class Printer(ExprPrinter):
         limit = q.args.get("limit")
         if limit is not None:
             c.keyword(" LIMIT ", -STD, STD, 0)
-            value = limit.expression
+            value = limit.args.get("count") if isinstance(limit, exp.Fetch) else limit.expression
+            if isinstance(limit, exp.Fetch) and (limit.args.get("limit_options") or exp.LimitOptions()).args.get(
+                    "with_ties"):
+                raise Unsupported("FETCH ... WITH TIES")
+            if value is None:
+                value = exp.Literal.number(1)      # FETCH FIRST ROW ONLY
             if isinstance(value, exp.Null) or isinstance(value, exp.Var) and value.name.upper() == "ALL":
                 c.buf += "ALL"
             else:
@@ -259,27 +298,38 @@ class Printer(ExprPrinter):
         alias = item.args.get("alias")
         refname = ident(alias.this) if alias is not None and alias.this is not None else None
         col_aliases = [ident(c) for c in alias.columns] if alias is not None else []
-        if isinstance(item, exp.Table):
+        if isinstance(item, exp.Table) and isinstance(item.this, exp.Func):
+            if refname is None or len(col_aliases) != 1:
+                raise Unsupported("function in FROM without a column alias")
+            rte = Rte(refname, [(col_aliases[0], self.call(item.this)[2])])
+        elif isinstance(item, exp.Table) and not item.args.get("db") and ident(item.this) in self.ctes:
+            name = ident(item.this)
+            rte = Rte(refname or name, list(self.ctes[name]))
+        elif isinstance(item, exp.Table):
             rel = self.lookup(item)
             cols = [(c.name, c.type_oid) for c in rel.live_columns]
             rte = Rte(refname or rel.name, cols, frozenset(c.name for c in rel.live_columns if c.hidden))
         elif isinstance(item, exp.Subquery):
-            inner = type(self)(self.state, self.c.pretty, self.depends_on, self.search_path)
-            inner.c.scopes = self.c.scopes
-            sub = item.this
-            if not isinstance(sub, exp.Select):
-                raise Unsupported("set operation in FROM")
-            inner.c.scopes = self.c.scopes + [inner.range_table(sub)]
-            cols = [(e.alias if isinstance(e, exp.Alias) else inner.figure_name(e), inner.type_of(
-                e.this if isinstance(e, exp.Alias) else e)) for e in inner._expand_stars(sub.expressions)]
             if refname is None:
                 raise Unsupported("subquery without alias")
-            rte = Rte(refname, cols)
+            rte = Rte(refname, self.output_columns(item.this))
         else:
             raise Unsupported(type(item).__name__)
         for i, n in enumerate(col_aliases[: len(rte.columns)]):
             rte.columns[i] = (n, rte.columns[i][1])
         return rte
+
+    def output_columns(self, q: exp.Expression) -> list[tuple[str, int]]:
+        """The (name, type) columns of a subquery or CTE: those of its (first) SELECT."""
+        while isinstance(q, exp.SetOperation):
+            q = q.this
+        if not isinstance(q, exp.Select):
+            raise Unsupported(type(q).__name__)
+        inner = type(self)(self.state, self.c.pretty, self.depends_on, self.search_path)
+        inner.ctes = self.ctes
+        inner.c.scopes = self.c.scopes + [inner.range_table(q)]
+        return [(e.alias if isinstance(e, exp.Alias) else inner.figure_name(e),
+                 inner.type_of(e.this if isinstance(e, exp.Alias) else e)) for e in inner._expand_stars(q.expressions)]
 
     def lookup(self, t: exp.Table):
         """The relation a FROM item names: one the view depends on (the name
@@ -372,7 +422,14 @@ class Printer(ExprPrinter):
     def range_item(self, item: exp.Expression, rte: Rte) -> None:
         c = self.c
         alias = item.args.get("alias")
-        if isinstance(item, exp.Table):
+        if isinstance(item, exp.Table) and isinstance(item.this, exp.Func):
+            self.function(item.this)        # a set-returning function: its alias and column names follow
+            c.buf += " " + _quote_ident(rte.refname)
+        elif isinstance(item, exp.Table):
+            if not item.args.get("db") and ident(item.this) in self.ctes:
+                name = ident(item.this)
+                c.buf += _quote_ident(name) + ("" if rte.refname == name else " " + _quote_ident(rte.refname))
+                return
             rel = self.lookup(item)
             c.buf += _quote_ident(rel.name) if self._visible(rel) else f"{_quote_ident(rel.schema)}.{_quote_ident(rel.name)}"
             if rte.refname != rel.name:
@@ -385,8 +442,6 @@ class Printer(ExprPrinter):
             c.buf += ") " + _quote_ident(rte.refname)
         if alias is not None and alias.columns:
             c.buf += "(" + ", ".join(_quote_ident(n) for n, _ in rte.columns) + ")"
-
-    # -- names -----------------------------------------------------------
 
 
 

@@ -26,9 +26,10 @@ _STRINGS = (T.TEXT, T.VARCHAR, T.BPCHAR, T.NAME)
 _OPS: dict[type, str] = {
     exp.EQ: "=", exp.NEQ: "<>", exp.GT: ">", exp.GTE: ">=", exp.LT: "<", exp.LTE: "<=",
     exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||",
-    exp.Like: "~~", exp.ILike: "~~*",
+    exp.Like: "~~", exp.ILike: "~~*", exp.RegexpLike: "~", exp.RegexpILike: "~*",
 }
-_COMPARISONS = ("=", "<>", ">", ">=", "<", "<=", "~~", "~~*", "!~~", "!~~*")
+_COMPARISONS = ("=", "<>", ">", ">=", "<", "<=", "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*")
+_TEXT_OPS = ("~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*", "||")
 _SQL_SYNTAX: dict[type, str] = {exp.Coalesce: "COALESCE", exp.Greatest: "GREATEST", exp.Least: "LEAST", exp.Nullif: "NULLIF"}
 
 
@@ -79,12 +80,17 @@ def _arith_type(op: str, a: int, b: int) -> tuple[int, int | None, int | None]:
     if a == UNKNOWN and b == UNKNOWN:
         a = b = T.TEXT
     elif a == UNKNOWN:
-        a = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and b in _STRINGS else b
+        a = T.TEXT if op in _TEXT_OPS and b in _STRINGS else b
     elif b == UNKNOWN:
-        b = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and a in _STRINGS else a
+        b = T.TEXT if op in _TEXT_OPS and a in _STRINGS else a
     ca = cb = None
     res = a
-    if a in _INTS and b in _INTS:
+    if {a, b} == {T.TIMESTAMP, T.TIMESTAMPTZ} and op in ("-", "+"):
+        # no cross-type arithmetic: the timestamp is cast to timestamptz
+        ca = T.TIMESTAMPTZ if a == T.TIMESTAMP else None
+        cb = T.TIMESTAMPTZ if b == T.TIMESTAMP else None
+        res = T.INTERVAL if op == "-" else T.TIMESTAMPTZ
+    elif a in _INTS and b in _INTS:
         res = max(a, b, key=_INTS.index)
     elif a in _INTS + (T.NUMERIC,) and b in _INTS + (T.NUMERIC,):
         res = T.NUMERIC
@@ -125,6 +131,8 @@ class ExprPrinter:
         self.state = state
         self.depends_on = depends_on
         self.search_path = search_path or ["public"]
+        #: the WITH queries in scope: name -> their (name, type) columns
+        self.ctes: dict[str, list[tuple[str, int]]] = {}
         self.c = Ctx(state, pretty)
 
     # -- queries ---------------------------------------------------------
@@ -198,7 +206,8 @@ class ExprPrinter:
             return T.BOOL
         if isinstance(e, exp.Cast):
             return datatype_to_oid(e.to)[0]
-        if isinstance(e, (exp.And, exp.Or, exp.Not, exp.Is, exp.In, exp.Between, exp.Exists)):
+        if isinstance(e, (exp.And, exp.Or, exp.Not, exp.Is, exp.In, exp.Between, exp.Exists, exp.NullSafeEQ,
+                          exp.NullSafeNEQ)):
             return T.BOOL
         op = _OPS.get(type(e))
         if op is not None:
@@ -295,8 +304,10 @@ class ExprPrinter:
             return self.boolean(e, parent)
         if isinstance(e, exp.Not):
             inner = e.this.this if isinstance(e.this, exp.Paren) else e.this
-            if isinstance(inner, (exp.Like, exp.ILike)):
-                return self.operator("!~~" if isinstance(inner, exp.Like) else "!~~*", inner.this, inner.expression, e, parent)
+            if type(inner) in (exp.Like, exp.ILike, exp.RegexpLike, exp.RegexpILike):
+                return self.operator("!" + _OPS[type(inner)], inner.this, inner.expression, e, parent)
+            if isinstance(inner, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+                return self.distinct(inner, parent, negate=isinstance(inner, exp.NullSafeNEQ))
             if isinstance(inner, exp.In) and inner.args.get("query") is None:
                 return self.in_list(inner, parent, negate=True)
             if isinstance(inner, exp.Is):
@@ -306,7 +317,12 @@ class ExprPrinter:
             self.expr_paren(e.this, e)
             self._close_plain()
             return
+        if isinstance(e, (exp.NullSafeEQ, exp.NullSafeNEQ)):
+            return self.distinct(e, parent, negate=isinstance(e, exp.NullSafeEQ))
         op = _OPS.get(type(e))
+        if op is not None and isinstance(e.expression, (exp.Any, exp.All)) and \
+                isinstance(e.expression.this, (exp.Select, exp.Subquery, exp.SetOperation)):
+            return self.quantified_sublink(op, e)
         if op is not None and isinstance(e.expression, exp.Any):
             return self.any_array(op, e, parent)
         if op is not None:
@@ -332,6 +348,14 @@ class ExprPrinter:
             return
         if isinstance(e, exp.Trim):
             return self.trim(e)
+        if isinstance(e, exp.Between) and e.args.get("symmetric"):
+            # a BETWEEN SYMMETRIC b AND c: both orders, as the parser expands it
+            self._open_plain()
+            self.expr(exp.Between(this=e.this, low=e.args["low"], high=e.args["high"]), None, False, parent=e)
+            c.buf += " OR "
+            self.expr(exp.Between(this=e.this, low=e.args["high"], high=e.args["low"]), None, False, parent=e)
+            self._close_plain()
+            return
         if isinstance(e, exp.Between):
             self._open_plain()
             lo = exp.GTE(this=e.this, expression=e.args["low"])
@@ -379,6 +403,31 @@ class ExprPrinter:
         if isinstance(e, exp.Func) and not isinstance(e, exp.Binary):
             return self.function(e)
         raise Unsupported(type(e).__name__)
+
+    def distinct(self, e: exp.Expression, parent, negate: bool) -> None:
+        """IS DISTINCT FROM (DistinctExpr); IS NOT DISTINCT FROM is NOT over it."""
+        c = self.c
+        _, ca, cb = _arith_type("=", self.type_of(e.this), self.type_of(e.expression))
+        self._open_plain()
+        if negate:      # NOT over the DistinctExpr: its own parentheses in plain mode only
+            c.buf += "NOT "
+            self._open_plain()
+        self.expr_paren(e.this, e, ca, "=")
+        c.buf += " IS DISTINCT FROM "
+        self.expr_paren(e.expression, e, cb, "=", right_side=True)
+        if negate:
+            self._close_plain()
+        self._close_plain()
+
+    def quantified_sublink(self, op: str, e: exp.Expression) -> None:
+        """x op ALL / ANY (subquery)."""
+        c = self.c
+        word = "ALL" if isinstance(e.expression, exp.All) else "ANY"
+        c.buf += "("
+        self.expr(e.this, None, True)
+        c.buf += f" {op} {word} "
+        self.sublink(e.expression.this)
+        c.buf += ")"
 
     def sublink(self, e: exp.Expression) -> None:
         """get_sublink_expr's subquery: ``( SELECT ...)`` at the current indent."""
@@ -561,10 +610,10 @@ class ExprPrinter:
         _, ca, cb = _arith_type(op, self.type_of(left), self.type_of(right))
         lt, rt = self.type_of(left), self.type_of(right)
         if lt == UNKNOWN:
-            ca = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and rt in _STRINGS else (rt if rt != UNKNOWN else T.TEXT)
+            ca = T.TEXT if op in _TEXT_OPS and rt in _STRINGS else (rt if rt != UNKNOWN else T.TEXT)
             ca = ca if cb is None else cb
         if rt == UNKNOWN:
-            cb = T.TEXT if op in ("~~", "~~*", "!~~", "!~~*", "||") and lt in _STRINGS else (lt if lt != UNKNOWN else T.TEXT)
+            cb = T.TEXT if op in _TEXT_OPS and lt in _STRINGS else (lt if lt != UNKNOWN else T.TEXT)
             cb = cb if ca is None or lt == UNKNOWN else ca
         self._open_plain()
         self.expr_paren(left, node, ca, op)
@@ -629,12 +678,12 @@ class ExprPrinter:
         text = ("-" if negative else "") + str(lit.this)
         if not lit.is_string:
             own = _number_type(str(lit.this))
-            if own in (T.INT4,) and oid == T.INT4 or (oid == T.NUMERIC and own == T.NUMERIC):
-                if not text.startswith("-") and (oid == T.INT4 or any(ch in text for ch in ".eE")):
-                    return text
-                return f"'{text}'::{_type_name(oid)}"
-            if oid == own:
-                return f"'{text}'::{_type_name(oid)}" if text.startswith("-") or oid != T.INT4 else text
+            if own == T.NUMERIC:    # stored parsed: printed in numeric's output form (3e2 -> 300)
+                text = sqltypes.text_out(T.NUMERIC, sqltypes.text_in(T.NUMERIC, text))
+            if oid == own == T.INT4 and not text.startswith("-"):
+                return text
+            if oid == own == T.NUMERIC and text[0].isdigit() and any(ch in text for ch in ".eE"):
+                return text
             return f"'{text}'::{_type_name(oid)}"
         value = str(lit.this).replace("'", "''")
         if oid == T.BOOL:
@@ -703,11 +752,11 @@ class ExprPrinter:
                 return not right_side
             return isinstance(parent, (exp.And, exp.Or, exp.Not, exp.Func, exp.Case)) and not isinstance(parent, exp.Binary) \
                 or isinstance(parent, (exp.And, exp.Or, exp.Not))
-        if isinstance(node, (exp.Is, exp.In, exp.Between, exp.Subquery, exp.Exists)):
+        if isinstance(node, (exp.Is, exp.In, exp.Between, exp.Subquery, exp.Exists, exp.NullSafeNEQ)):
             return isinstance(parent, (exp.And, exp.Or, exp.Not)) or (isinstance(parent, exp.Func) and not isinstance(parent, exp.Binary))
-        if isinstance(node, (exp.And, exp.Or, exp.Not)):
+        if isinstance(node, (exp.And, exp.Or, exp.Not, exp.NullSafeEQ)):
             if isinstance(parent, (exp.And, exp.Or, exp.Not)):
-                if isinstance(node, (exp.Not, exp.And)):
+                if isinstance(node, (exp.Not, exp.And, exp.NullSafeEQ)):
                     return isinstance(parent, (exp.And, exp.Or))
                 return isinstance(parent, exp.Or)
             return isinstance(parent, exp.Func) and not isinstance(parent, (exp.Binary, exp.Cast))
