@@ -150,10 +150,22 @@ class Printer(ExprPrinter):
         group = q.args.get("group")
         if group is not None:
             c.keyword(" GROUP BY ", -STD, STD, 1)
-            for i, g in enumerate(group.expressions):
+            items = list(group.expressions)
+            for kind in ("rollup", "cube", "grouping_sets"):
+                items += group.args.get(kind) or []
+            for i, g in enumerate(items):
                 if i:
                     c.buf += ", "
-                self.sort_group_item(self._positional(q, g))
+                if isinstance(g, (exp.Rollup, exp.Cube)):     # get_rule_groupingset
+                    c.buf += ("ROLLUP(" if isinstance(g, exp.Rollup) else "CUBE(")
+                    for j, x in enumerate(g.expressions):
+                        c.buf += ", " if j else ""
+                        self.sort_group_item(self._positional(q, x))
+                    c.buf += ")"
+                elif isinstance(g, exp.Expression) and not isinstance(g, exp.GroupingSets):
+                    self.sort_group_item(self._positional(q, g))
+                else:
+                    raise Unsupported("GROUPING SETS")
         having = q.args.get("having")
         if having is not None:
             c.keyword(" HAVING ", -STD, STD, 0)

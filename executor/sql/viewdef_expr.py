@@ -30,6 +30,12 @@ _OPS: dict[type, str] = {
 }
 _COMPARISONS = ("=", "<>", ">", ">=", "<", "<=", "~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*")
 _TEXT_OPS = ("~~", "~~*", "!~~", "!~~*", "~", "~*", "!~", "!~*", "||")
+_TIMETZ = 1266      # pg_type's timetz (CURRENT_TIME's type)
+#: SQL value functions: keywords, no parentheses (SQLValueFunction)
+_SQL_VALUES: dict[type, str] = {exp.Localtimestamp: "LOCALTIMESTAMP", exp.Localtime: "LOCALTIME",
+                                exp.CurrentUser: "CURRENT_USER", exp.CurrentSchema: "CURRENT_SCHEMA",
+                                exp.CurrentTime: "CURRENT_TIME"}
+_SQL_VALUE_TYPES: dict[type, int] = {exp.Localtimestamp: T.TIMESTAMP, exp.Localtime: T.TIME, exp.CurrentTime: _TIMETZ}
 _SQL_SYNTAX: dict[type, str] = {exp.Coalesce: "COALESCE", exp.Greatest: "GREATEST", exp.Least: "LEAST", exp.Nullif: "NULLIF"}
 
 
@@ -229,6 +235,12 @@ class ExprPrinter:
             return self.type_of(e.this)
         if isinstance(e, exp.Interval):
             return T.INTERVAL
+        if isinstance(e, exp.AtTimeZone):
+            return T.TIMESTAMP if self.type_of(e.this) == T.TIMESTAMPTZ else T.TIMESTAMPTZ
+        if isinstance(e, exp.Collate):
+            return self.type_of(e.this)
+        if type(e) in _SQL_VALUES:
+            return _SQL_VALUE_TYPES.get(type(e), T.NAME)
         if isinstance(e, exp.Array):
             return T.ARRAY_OF.get(self._array_elem(e), UNKNOWN)
         if isinstance(e, exp.Trim):
@@ -348,6 +360,23 @@ class ExprPrinter:
             return
         if isinstance(e, exp.Trim):
             return self.trim(e)
+        if type(e) in _SQL_VALUES:
+            c.buf += _SQL_VALUES[type(e)]
+            return
+        if isinstance(e, exp.AtTimeZone):     # timezone(zone, x) printed as SQL syntax, in its own parentheses
+            c.buf += "("
+            self.expr_paren(e.this, e)
+            c.buf += " AT TIME ZONE "
+            self.expr_paren(e.args["zone"], e, T.TEXT)
+            c.buf += ")"
+            return
+        if isinstance(e, exp.Collate):
+            self._open_plain()
+            self.expr_paren(e.this, e)
+            c.buf += " COLLATE " + _quote_ident(ident(e.expression) if isinstance(e.expression, exp.Identifier)
+                                               else str(e.expression.name))
+            self._close_plain()
+            return
         if isinstance(e, exp.Between) and e.args.get("symmetric"):
             # a BETWEEN SYMMETRIC b AND c: both orders, as the parser expands it
             self._open_plain()
@@ -729,7 +758,7 @@ class ExprPrinter:
                 and not (isinstance(node, exp.Literal) and node.is_string):
             return True     # a cast: FuncExpr, simple
         if isinstance(node, (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Case, exp.Cast, exp.Window,
-                             exp.Filter, exp.Interval, exp.Array, exp.Trim)) \
+                             exp.Filter, exp.Interval, exp.Array, exp.Trim, exp.AtTimeZone)) \
                 or isinstance(node, tuple(_SQL_SYNTAX)):
             return True
         if isinstance(node, exp.In) and node.args.get("query") is None or \

@@ -178,6 +178,19 @@ VIEWS = [
     "SELECT 'it''s' AS q",
     'WITH x AS (SELECT a, sum(b) AS s FROM t GROUP BY a), y AS (SELECT id FROM u) SELECT x.a, x.s FROM x JOIN y ON y.id = x.a',
     "SELECT a FROM t WHERE a IS NOT DISTINCT FROM 2 OR c !~ 'z'",
+    "SELECT ts AT TIME ZONE 'UTC' AS z FROM t",
+    'SELECT sum(CASE WHEN g THEN 1 ELSE 0 END) AS gs FROM t',
+    'SELECT a FROM t GROUP BY ROLLUP (a)',
+    "SELECT count(*) AS n, date_trunc('minute', ts) AS m FROM t GROUP BY date_trunc('minute', ts)",
+    'SELECT a, c COLLATE "C" AS cc FROM t',
+    'SELECT a FROM t WHERE h > current_date',
+    'SELECT current_timestamp AS now1, localtimestamp AS lt',
+    "SELECT a, b FROM t WHERE a = 1 AND (b > 2 OR c = 'x') AND NOT g",
+    'SELECT a FROM t WHERE e > 0.5 AND b > 0.5',
+    "SELECT nullif(c, '') AS nc FROM t",
+    'SELECT greatest(e, 1.5) AS g2 FROM t',
+    'SELECT coalesce(b, 0) + 1 AS bp FROM t',
+    "SELECT a FROM t WHERE c IS NULL OR c = ''",
 ]
 
 
