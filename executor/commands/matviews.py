@@ -101,7 +101,8 @@ class RefreshStmt(Stmt):
         privileges.require_owner(st, session.info, rel.owner, "materialized view", rel.name)
         if self.no_data:
             raise PgError(FEATURE_NOT_SUPPORTED, "REFRESH MATERIALIZED VIEW ... WITH NO DATA is not supported",
-                          hint=_NO_DATA_HINT)
+                          hint="splitstream keeps a materialized view populated: REFRESH without WITH NO DATA "
+                               "recomputes it, DROP MATERIALIZED VIEW discards it.")
         if rel.continuous:
             return Result(tag=self.tag, notices=[Notice(
                 f'materialized view "{rel.name}" reads a stream and is maintained continuously: '

@@ -64,7 +64,7 @@ DDL = [
 ALIGNED = [
     r"\d+ items", r"\d items", r"\d+ item_names", r"\d+ cheap", r"\d+ clicks_per_user", r"\dv", r"\dv sales.*",
     r"\d+ clicks", r"\d+ events", r"\d events", r"\dE", r"\dE+", r"\sv item_names", r"\sv cheap", r"\sv+ clicks_per_user", r"\sv sales.big",
-    r"\dm", r"\d+ mv_items", r"\d mv_items", r"\sv mv_items", r"\dn", r"\dn+", r"\da", r"\d+ sales.big",
+    r"\d", r"\d sales.*", r"\dm", r"\d+ mv_items", r"\d mv_items", r"\sv mv_items", r"\dn", r"\dn+", r"\da", r"\d+ sales.big",
 ]
 
 #: compared in unaligned format, column -> why it is masked (see the module's docstring)
