@@ -20,11 +20,12 @@ import sqlglot
 from sqlglot import exp
 
 from splitstream.catalog.objects import system_catalogs as system
+from splitstream.protocol import oids as T
 
 from ..execution import privileges
 from .binder import ident
 from .dialect import DIALECT
-from .viewdef_expr import _SQL_SYNTAX, JOIN, STD, VAR, ExprPrinter, Rte, Unsupported, _quote_ident
+from .viewdef_expr import _SQL_SYNTAX, JOIN, STD, UNKNOWN, VAR, ExprPrinter, Rte, Unsupported, _common, _quote_ident
 
 
 class Printer(ExprPrinter):
@@ -321,6 +322,12 @@ class Printer(ExprPrinter):
             rel = self.lookup(item)
             cols = [(c.name, c.type_oid) for c in rel.live_columns]
             rte = Rte(refname or rel.name, cols, frozenset(c.name for c in rel.live_columns if c.hidden))
+        elif isinstance(item, exp.Values):
+            rows = item.expressions
+            if refname is None or not rows:
+                raise Unsupported("VALUES without alias")
+            first = rows[0].expressions
+            rte = Rte(refname, [(f"column{i + 1}", self._values_type(rows, i)) for i in range(len(first))])
         elif isinstance(item, exp.Subquery):
             if refname is None:
                 raise Unsupported("subquery without alias")
@@ -330,6 +337,24 @@ class Printer(ExprPrinter):
         for i, n in enumerate(col_aliases[: len(rte.columns)]):
             rte.columns[i] = (n, rte.columns[i][1])
         return rte
+
+    def _values_type(self, rows: list[exp.Expression], i: int) -> int:
+        """A VALUES column's type: the common type of its rows' items (unknown: text)."""
+        known = [t for t in (self.type_of(r.expressions[i]) for r in rows) if t != UNKNOWN]
+        return _common(known) if known else T.TEXT
+
+    def values_rows(self, item: exp.Values, rte: Rte) -> None:
+        """get_values_def: ( VALUES (...), (...))."""
+        c = self.c
+        c.buf += "( VALUES "
+        for i, row in enumerate(item.expressions):
+            c.buf += ", " if i else ""
+            c.buf += "("
+            for j, x in enumerate(row.expressions):
+                c.buf += "," if j else ""      # get_values_def's separator has no blank
+                self.expr(x, rte.columns[j][1], True)
+            c.buf += ")"
+        c.buf += ") " + _quote_ident(rte.refname)
 
     def output_columns(self, q: exp.Expression) -> list[tuple[str, int]]:
         """The (name, type) columns of a subquery or CTE: those of its (first) SELECT."""
@@ -437,6 +462,8 @@ class Printer(ExprPrinter):
         if isinstance(item, exp.Table) and isinstance(item.this, exp.Func):
             self.function(item.this)        # a set-returning function: its alias and column names follow
             c.buf += " " + _quote_ident(rte.refname)
+        elif isinstance(item, exp.Values):
+            self.values_rows(item, rte)
         elif isinstance(item, exp.Table):
             if not item.args.get("db") and ident(item.this) in self.ctes:
                 name = ident(item.this)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import sqlglot
 from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
@@ -17,6 +18,7 @@ from splitstream.protocol import oids as T
 
 from ..execution import functions
 from .binder import datatype_to_oid, func_args, func_name, ident
+from .dialect import DIALECT
 
 STD, JOIN, VAR = 8, 4, 4        # PRETTYINDENT_STD / _JOIN / _VAR
 UNKNOWN = T.UNKNOWN
@@ -235,6 +237,10 @@ class ExprPrinter:
             return self.type_of(e.this)
         if isinstance(e, exp.Interval):
             return T.INTERVAL
+        if isinstance(e, (exp.Escape, exp.SimilarTo)):
+            return T.BOOL
+        if isinstance(e, exp.Bracket):
+            return T.ELEMENT_OF.get(self.type_of(e.this), UNKNOWN)
         if isinstance(e, exp.AtTimeZone):
             return T.TIMESTAMP if self.type_of(e.this) == T.TIMESTAMPTZ else T.TIMESTAMPTZ
         if isinstance(e, exp.Collate):
@@ -316,6 +322,11 @@ class ExprPrinter:
             return self.boolean(e, parent)
         if isinstance(e, exp.Not):
             inner = e.this.this if isinstance(e.this, exp.Paren) else e.this
+            if isinstance(inner, exp.Escape) and isinstance(inner.this, (exp.Like, exp.ILike)):
+                return self.pattern("!" + _OPS[type(inner.this)], inner.this.this, "like_escape",
+                                    [inner.this.expression, inner.expression])
+            if isinstance(inner, exp.SimilarTo):
+                return self.pattern("!~", inner.this, "similar_to_escape", [inner.expression])
             if type(inner) in (exp.Like, exp.ILike, exp.RegexpLike, exp.RegexpILike):
                 return self.operator("!" + _OPS[type(inner)], inner.this, inner.expression, e, parent)
             if isinstance(inner, (exp.NullSafeEQ, exp.NullSafeNEQ)):
@@ -360,6 +371,14 @@ class ExprPrinter:
             return
         if isinstance(e, exp.Trim):
             return self.trim(e)
+        if isinstance(e, exp.Escape) and isinstance(e.this, (exp.Like, exp.ILike)):
+            negated = "!" if e.this.args.get("negate") else ""
+            return self.pattern(negated + _OPS[type(e.this)], e.this.this, "like_escape",
+                                [e.this.expression, e.expression])
+        if isinstance(e, exp.SimilarTo):
+            return self.pattern("~", e.this, "similar_to_escape", [e.expression])
+        if isinstance(e, exp.Bracket) and len(e.expressions) == 1:
+            return self.subscript(e)
         if type(e) in _SQL_VALUES:
             c.buf += _SQL_VALUES[type(e)]
             return
@@ -432,6 +451,32 @@ class ExprPrinter:
         if isinstance(e, exp.Func) and not isinstance(e, exp.Binary):
             return self.function(e)
         raise Unsupported(type(e).__name__)
+
+    def pattern(self, op: str, left: exp.Expression, escape_fn: str, args: list[exp.Expression]) -> None:
+        """LIKE ... ESCAPE and SIMILAR TO: the operator against the pattern
+        function the parser wraps the pattern in (like_escape, similar_to_escape)."""
+        c = self.c
+        self._open_plain()
+        self.expr_paren(left, exp.EQ(), T.TEXT, op)
+        c.buf += f" {op} {escape_fn}("
+        for i, a in enumerate(args):
+            c.buf += ", " if i else ""
+            self.expr(a, T.TEXT, True)
+        c.buf += ")"
+        self._close_plain()
+
+    def subscript(self, e: exp.Bracket) -> None:
+        """x[i]: a column bare, anything else in parentheses (SubscriptingRef)."""
+        c = self.c
+        base = e.this.this if isinstance(e.this, exp.Paren) else e.this
+        bare = isinstance(base, exp.Column)
+        c.buf += "" if bare else "("
+        self.expr(base, None, True)
+        c.buf += "" if bare else ")"
+        index = e.expressions[0]
+        if not (isinstance(index, exp.Literal) and not index.is_string and str(index.this).isdigit()):
+            raise Unsupported("subscript")
+        c.buf += f"[{int(index.this) + _INDEX_OFFSET}]"
 
     def distinct(self, e: exp.Expression, parent, negate: bool) -> None:
         """IS DISTINCT FROM (DistinctExpr); IS NOT DISTINCT FROM is NOT over it."""
@@ -624,14 +669,23 @@ class ExprPrinter:
         left = self.type_of(e.this)
         known = [t for t in types if t != UNKNOWN]
         elem = _common([left] + known) if left != UNKNOWN else (_common(known) if known else T.TEXT)
+        # varchar has no = of its own: both sides go to text, the varchar array as a whole
+        via_text = elem == T.VARCHAR
         self._open_plain()
-        self.expr(e.this, elem, True, parent=e)
-        c.buf += " <> ALL (ARRAY[" if negate else " = ANY (ARRAY["
+        if via_text:
+            self.coercion(e.this, T.TEXT, e)
+        else:
+            self.expr(e.this, elem, True, parent=e)
+        c.buf += " <> ALL (" if negate else " = ANY ("
+        c.buf += "(" if via_text and not c.pretty else ""
+        c.buf += "ARRAY["
         for i, item in enumerate(items):
             if i:
                 c.buf += ", "
             self.expr(item, elem, True)
-        c.buf += "])"
+        c.buf += "]"
+        c.buf += (")" if not c.pretty else "") + "::text[]" if via_text else ""
+        c.buf += ")"
         self._close_plain()
 
     def operator(self, op: str, left: exp.Expression, right: exp.Expression, node, parent) -> None:
@@ -750,7 +804,8 @@ class ExprPrinter:
             self.c.buf += ")"
 
     def _simple(self, node, parent, parent_op, right_side, want) -> bool:
-        if isinstance(node, exp.Not) and isinstance(node.this, (exp.In, exp.Like, exp.ILike, exp.Is)) \
+        if isinstance(node, exp.Not) and isinstance(node.this, (exp.In, exp.Like, exp.ILike, exp.Is, exp.Escape,
+                                                                exp.SimilarTo, exp.RegexpLike, exp.RegexpILike)) \
                 and not (isinstance(node.this, exp.In) and node.this.args.get("query") is not None):
             node = node.this    # NOT IN (list), NOT LIKE, IS NOT: one node in PostgreSQL, no NOT
         own = self.type_of(node)
@@ -758,13 +813,13 @@ class ExprPrinter:
                 and not (isinstance(node, exp.Literal) and node.is_string):
             return True     # a cast: FuncExpr, simple
         if isinstance(node, (exp.Column, exp.Literal, exp.Null, exp.Boolean, exp.Case, exp.Cast, exp.Window,
-                             exp.Filter, exp.Interval, exp.Array, exp.Trim, exp.AtTimeZone)) \
+                             exp.Filter, exp.Interval, exp.Array, exp.Trim, exp.AtTimeZone, exp.Bracket)) \
                 or isinstance(node, tuple(_SQL_SYNTAX)):
             return True
         if isinstance(node, exp.In) and node.args.get("query") is None or \
                 isinstance(node, exp.Binary) and isinstance(node.expression, exp.Any):
             return False    # ScalarArrayOpExpr: parenthesised under any parent
-        op = _OPS.get(type(node))
+        op = _OPS.get(type(node)) or ("~~" if isinstance(node, (exp.Escape, exp.SimilarTo)) else None)
         if op is not None or isinstance(node, exp.Neg):
             if isinstance(parent, exp.Cast):
                 return False
@@ -798,6 +853,10 @@ class ExprPrinter:
 _CANONICAL = frozenset({T.DATE, T.TIMESTAMP, T.TIMESTAMPTZ, T.TIME, T.INTERVAL, T.NUMERIC, T.FLOAT4, T.FLOAT8,
                         T.INT2, T.INT8, T.UUID, T.JSONB})
 
+
+
+#: sqlglot keeps array subscripts 0-based; PostgreSQL's text is 1-based
+_INDEX_OFFSET = sqlglot.Dialect.get_or_raise(DIALECT).INDEX_OFFSET
 
 
 def _number_type(text: str) -> int:

@@ -191,6 +191,16 @@ VIEWS = [
     'SELECT greatest(e, 1.5) AS g2 FROM t',
     'SELECT coalesce(b, 0) + 1 AS bp FROM t',
     "SELECT a FROM t WHERE c IS NULL OR c = ''",
+    'SELECT (ARRAY[a, 2])[1] AS first FROM t',
+    "SELECT a FROM t WHERE c LIKE 'a!%' ESCAPE '!'",
+    "SELECT a FROM t WHERE c NOT LIKE 'a!%' ESCAPE '!' AND g",
+    "SELECT a FROM t WHERE c SIMILAR TO 'a%'",
+    "SELECT a FROM t WHERE c NOT SIMILAR TO 'a%' OR g",
+    'SELECT v.x FROM (VALUES (1), (2)) v(x)',
+    "SELECT v.x, v.y FROM (VALUES (1, 'a'), (2, 'b')) v(x, y)",
+    "SELECT a FROM t WHERE d IN ('x', 'y')",
+    "SELECT a FROM t WHERE d NOT IN ('x', 'y')",
+    "SELECT a FROM t WHERE c NOT IN ('x', 'y')",
 ]
 
 
