@@ -15,8 +15,10 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as T
+from splitstream.protocol.errors import PgError
 
-from ..execution import functions
+from ..execution import functions, signatures
+from ..execution.proc_catalog import AGGREGATE_SIGNATURES
 from .binder import datatype_to_oid, func_args, func_name, ident
 from .dialect import DIALECT
 
@@ -265,6 +267,7 @@ class ExprPrinter:
         name = func_name(e)
         args = [x for a in func_args(e) if not isinstance(a, exp.Star)
                 for x in (a.expressions if isinstance(a, exp.Distinct) else [a])]
+        args = [a.this if isinstance(a, exp.Order) else a for a in args]     # agg(x ORDER BY ...): x
         types = [self.type_of(a) for a in args]
         if name == "count":
             return name, args, T.INT8, [None] * len(args)
@@ -273,6 +276,14 @@ class ExprPrinter:
             res = {"sum": {T.INT2: T.INT8, T.INT4: T.INT8, T.INT8: T.NUMERIC},
                    "avg": {T.INT2: T.NUMERIC, T.INT4: T.NUMERIC, T.INT8: T.NUMERIC, T.FLOAT4: T.FLOAT8}}.get(name, {})
             return name, args, res.get(t, t), [None] * len(args)
+        if name in AGGREGATE_SIGNATURES:     # an aggregate's declared overloads (string_agg(text, text), ...)
+            try:
+                expanded, result = signatures.select(name, signatures.parse(AGGREGATE_SIGNATURES[name]),
+                                                     [T.TEXT if t == UNKNOWN else t for t in types])
+            except PgError:
+                return name, args, UNKNOWN, [None] * len(args)
+            return name, args, result if result != T.ANY else (types[0] if types else UNKNOWN), \
+                [None if t == T.ANY else t for t in expanded] + [None] * (len(args) - len(expanded))
         try:
             fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
         except Exception:
@@ -564,11 +575,32 @@ class ExprPrinter:
         distinct = any(isinstance(a, exp.Distinct) for a in func_args(e))
         if distinct:
             c.buf += "DISTINCT "
+        wants = [p if p not in (None, T.ANY) else None for p in params]
         for i, a in enumerate(args):
             if i:
                 c.buf += ", "
-            self.expr(a, params[i] if params[i] not in (None, T.ANY) else None, True)
+            self.expr(a, wants[i], True)
+        order = next((a for a in func_args(e) if isinstance(a, exp.Order)), None)
+        if order is not None:
+            self.aggregate_order(order, args, wants)
         c.buf += ")"
+
+    def aggregate_order(self, order: exp.Order, args: list[exp.Expression], wants: list[int | None]) -> None:
+        """agg(... ORDER BY x): an ordering expression that is one of the
+        arguments is that argument as coerced (they share a target entry)."""
+        c = self.c
+        c.buf += " ORDER BY "
+        for i, o in enumerate(order.expressions):
+            c.buf += ", " if i else ""
+            x = o.this
+            want = next((w for a, w in zip(args, wants) if a == x), None)
+            simple = isinstance(x, exp.Column) and (want is None or want == self.type_of(x))
+            need = c.pretty and not simple
+            c.buf += "(" if need else ""
+            self.expr(x, want, True)
+            c.buf += ")" if need else ""
+            if o.args.get("desc"):
+                c.buf += " DESC"
 
     def window(self, e: exp.Window) -> None:
         c = self.c

@@ -201,6 +201,10 @@ VIEWS = [
     "SELECT a FROM t WHERE d IN ('x', 'y')",
     "SELECT a FROM t WHERE d NOT IN ('x', 'y')",
     "SELECT a FROM t WHERE c NOT IN ('x', 'y')",
+    "SELECT c, string_agg(d, ';' ORDER BY d) AS ds FROM t GROUP BY c",
+    "SELECT string_agg(c, ',' ORDER BY a DESC) AS s FROM t",
+    'SELECT array_agg(a ORDER BY b) AS aa FROM t',
+    "SELECT a, c FROM t WHERE a IN (SELECT id FROM u WHERE name = 'x')",
 ]
 
 
