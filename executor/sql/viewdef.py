@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from splitstream.catalog.objects import system_catalogs as system
 from splitstream.protocol import oids as T
+from splitstream.protocol.errors import PgError
 
 from ..execution import privileges
 from .binder import ident
@@ -494,7 +495,9 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
         p = Printer(state, pretty, rel.depends_on, privileges.search_path(session))
         p.query(tree, 0, [c.name for c in rel.live_columns if not c.hidden], True)
         return p.c.buf + ";"
-    except Unsupported:
+    except (Unsupported, PgError, LookupError, ValueError, TypeError):
+        # a construct not reproduced, or a definition naming what has changed since:
+        # the stored text (valid SQL, in sqlglot's spelling) rather than an error in \d+
         return " " + rel.sql.strip().rstrip(";") + ";"
 
 

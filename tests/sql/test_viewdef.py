@@ -259,3 +259,19 @@ def test_viewdef_by_name_and_of_a_table(conns):
     pg, ss = conns
     query = "SELECT pg_get_viewdef('v0')"
     assert ss.execute(query).fetchone() == pg.execute(query).fetchone()
+
+
+def test_unreproduced_construct_prints_the_stored_query(conns):
+    """A construct the printer does not reproduce (GROUPING SETS) still has a
+    definition: the stored query, which recreates the same view."""
+    _, ss = conns
+    ss.execute("CREATE VIEW gs AS SELECT a, c, count(*) AS n FROM t GROUP BY GROUPING SETS ((a), (c))")
+    try:
+        text = ss.execute("SELECT pg_get_viewdef('gs'::regclass, true)").fetchone()[0]
+        assert "GROUPING SETS" in text.upper()
+        ss.execute(f"CREATE VIEW gs2 AS {text.rstrip(';')}")
+        cols = "SELECT attname, atttypid FROM pg_attribute WHERE attrelid = '{}'::regclass ORDER BY attnum"
+        assert ss.execute(cols.format("gs2")).fetchall() == ss.execute(cols.format("gs")).fetchall()
+    finally:
+        ss.execute("DROP VIEW IF EXISTS gs2")
+        ss.execute("DROP VIEW IF EXISTS gs")
