@@ -107,8 +107,10 @@ class RefreshStmt(Stmt):
             return Result(tag=self.tag, notices=[Notice(
                 f'materialized view "{rel.name}" reads a stream and is maintained continuously: '
                 "REFRESH has nothing to do")])
-        if self.concurrently:
-            # PostgreSQL's condition for CONCURRENTLY: a unique index on the view (none can be made here)
+        unique = any(r.kind == "i" and r.index_unique and r.index_table == rel.oid for r in st.rels.values())
+        if self.concurrently and not unique:
+            # PostgreSQL's condition for CONCURRENTLY: a unique index on the view.  With one, the
+            # refresh below is as good: readers see the old rows or the new, never a mix
             raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, f'cannot refresh materialized view "{rel.schema}.{rel.name}" concurrently',
                           hint="Create a unique index with no WHERE clause on one or more columns of the materialized view.")
         query = sqlglot.parse_one(rel.sql, read=DIALECT)
