@@ -364,7 +364,7 @@ class Printer(ExprPrinter):
         if not isinstance(q, exp.Select):
             raise Unsupported(type(q).__name__)
         inner = type(self)(self.state, self.c.pretty, self.depends_on, self.search_path)
-        inner.ctes = self.ctes
+        inner.ctes, inner.zone = self.ctes, self.zone
         inner.c.scopes = self.c.scopes + [inner.range_table(q)]
         return [(e.alias if isinstance(e, exp.Alias) else inner.figure_name(e),
                  inner.type_of(e.this if isinstance(e, exp.Alias) else e)) for e in inner._expand_stars(q.expressions)]
@@ -493,6 +493,7 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
         if not isinstance(tree, exp.Expression):
             raise Unsupported("not a query")
         p = Printer(state, pretty, rel.depends_on, privileges.search_path(session))
+        p.zone = (session.settings.get("timezone") if session is not None else None) or "UTC"
         p.query(tree, 0, [c.name for c in rel.live_columns if not c.hidden], True)
         return p.c.buf + ";"
     except (Unsupported, PgError, LookupError, ValueError, TypeError):

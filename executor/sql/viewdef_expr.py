@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as T
+from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import PgError
 
 from ..execution import functions, signatures
@@ -141,6 +142,8 @@ class ExprPrinter:
         self.state = state
         self.depends_on = depends_on
         self.search_path = search_path or ["public"]
+        #: the session's TimeZone (timestamptz constants are shown in it)
+        self.zone = "UTC"
         #: the WITH queries in scope: name -> their (name, type) columns
         self.ctes: dict[str, list[tuple[str, int]]] = {}
         self.c = Ctx(state, pretty)
@@ -176,6 +179,8 @@ class ExprPrinter:
             return e.alias
         if isinstance(e, exp.Column):
             return ident(e.this)
+        if isinstance(e, (exp.JSONExtract, exp.JSONExtractScalar)):
+            return "?column?"       # an operator
         if isinstance(e, exp.Cast):     # the operand's name, else the type's
             inner = self.figure_name(e.this)
             return inner if inner != "?column?" else sqltypes.TYPE_NAMES.get(datatype_to_oid(e.to)[0], "?column?")
@@ -241,6 +246,10 @@ class ExprPrinter:
             return T.INTERVAL
         if isinstance(e, (exp.Escape, exp.SimilarTo)):
             return T.BOOL
+        if isinstance(e, exp.JSONExtractScalar):
+            return T.TEXT
+        if isinstance(e, exp.JSONExtract):
+            return self.type_of(e.this)
         if isinstance(e, exp.Bracket):
             return T.ELEMENT_OF.get(self.type_of(e.this), UNKNOWN)
         if isinstance(e, exp.AtTimeZone):
@@ -390,6 +399,8 @@ class ExprPrinter:
             return self.pattern("~", e.this, "similar_to_escape", [e.expression])
         if isinstance(e, exp.Bracket) and len(e.expressions) == 1:
             return self.subscript(e)
+        if isinstance(e, (exp.JSONExtract, exp.JSONExtractScalar)):
+            return self.json_operator(e)
         if type(e) in _SQL_VALUES:
             c.buf += _SQL_VALUES[type(e)]
             return
@@ -474,6 +485,22 @@ class ExprPrinter:
             c.buf += ", " if i else ""
             self.expr(a, T.TEXT, True)
         c.buf += ")"
+        self._close_plain()
+
+    def json_operator(self, e: exp.Expression) -> None:
+        """-> and ->>: a key as text, an array position as integer."""
+        c = self.c
+        path = e.expression
+        steps = path.expressions[1:] if isinstance(path, exp.JSONPath) else []
+        if len(steps) != 1 or not isinstance(steps[0], (exp.JSONPathKey, exp.JSONPathSubscript)):
+            raise Unsupported("JSON path")
+        step = steps[0]
+        key = (f"'{str(step.this)}'::text" if isinstance(step, exp.JSONPathKey)
+               else str(int(step.this)) if int(step.this) >= 0 else f"'{int(step.this)}'::integer")
+        op = "->>" if isinstance(e, exp.JSONExtractScalar) else "->"
+        self._open_plain()
+        self.expr_paren(e.this, e, None, op)
+        c.buf += f" {op} {key}"
         self._close_plain()
 
     def subscript(self, e: exp.Bracket) -> None:
@@ -807,11 +834,20 @@ class ExprPrinter:
             return value if not value.startswith("-") else f"'{value}'::integer"
         if oid in _CANONICAL:
             try:
-                value = sqltypes.text_out(oid, sqltypes.text_in(oid, str(lit.this))).replace("'", "''")
+                value = self._canonical(oid, str(lit.this)).replace("'", "''")
             except Exception:
                 raise Unsupported("constant") from None
         name = "bpchar" if oid == T.BPCHAR and typmod < 0 else _type_name(oid, typmod)
         return f"'{value}'::{name}"
+
+    def _canonical(self, oid: int, text: str) -> str:
+        """A constant's text through its type's input and output: a timestamptz
+        read and shown in the session's TimeZone (the view keeps its text, so
+        the zone it was created in is taken to be this one)."""
+        if oid == T.TIMESTAMPTZ:
+            value = wiretypes.decode_text(oid, text, tz=self.zone)
+            return wiretypes.encode_text(oid, value, tz=self.zone).decode()
+        return sqltypes.text_out(oid, sqltypes.text_in(oid, text))
 
     # -- parentheses -------------------------------------------------------
 
@@ -851,7 +887,8 @@ class ExprPrinter:
         if isinstance(node, exp.In) and node.args.get("query") is None or \
                 isinstance(node, exp.Binary) and isinstance(node.expression, exp.Any):
             return False    # ScalarArrayOpExpr: parenthesised under any parent
-        op = _OPS.get(type(node)) or ("~~" if isinstance(node, (exp.Escape, exp.SimilarTo)) else None)
+        op = _OPS.get(type(node)) or ("~~" if isinstance(node, (exp.Escape, exp.SimilarTo, exp.JSONExtract,
+                                                                 exp.JSONExtractScalar)) else None)
         if op is not None or isinstance(node, exp.Neg):
             if isinstance(parent, exp.Cast):
                 return False

@@ -275,3 +275,22 @@ def test_unreproduced_construct_prints_the_stored_query(conns):
     finally:
         ss.execute("DROP VIEW IF EXISTS gs2")
         ss.execute("DROP VIEW IF EXISTS gs")
+
+
+def test_zoned_and_json_constants(conns):
+    """timestamptz constants print in the session's TimeZone; time, bytea and
+    jsonb operators as PostgreSQL prints them."""
+    results = []
+    for conn in conns:
+        conn.execute("SET timezone = 'Europe/Berlin'")
+        try:
+            conn.execute("CREATE TABLE tz (x timestamptz, y time, z bytea, j jsonb)")
+            conn.execute("CREATE VIEW tzv AS SELECT x, j -> 'b' -> 0 AS jb, j ->> 'a' FROM tz "
+                         "WHERE x > '2020-01-01 10:00' AND y > '10:00' AND z = '\\x01' AND j ->> 'a' = 'b'")
+            results.append(conn.execute("SELECT pg_get_viewdef('tzv'::regclass, true), "
+                                        "pg_get_viewdef('tzv'::regclass)").fetchone())
+        finally:
+            conn.execute("DROP TABLE IF EXISTS tz CASCADE")
+            conn.execute("RESET timezone")
+    assert results[1] == results[0]
+    assert "'2020-01-01 10:00:00+01'::timestamp with time zone" in results[0][0]
