@@ -54,6 +54,9 @@ SQL_NAMES = {
     type_oids.FLOAT8: "double precision", type_oids.VARCHAR: "character varying", type_oids.BPCHAR: "character",
     type_oids.TIMESTAMP: "timestamp without time zone", type_oids.TIMESTAMPTZ: "timestamp with time zone",
     type_oids.TIME: "time without time zone", type_oids.TIMETZ: "time with time zone", type_oids.CHAR: '"char"',
+    # pseudo-types, as format_type prints them (function catalogs declare with them)
+    type_oids.ANY: '"any"', 2283: "anyelement", 2277: "anyarray", 2776: "anynonarray", type_oids.RECORD: "record",
+    type_oids.VOID: "void", 2281: "internal",
 }
 
 TYPLEN = {
@@ -285,6 +288,16 @@ def _text_in(oid: int, s: str) -> Any:
 def _text_out(oid: int, v: object) -> str:
     r = wiretypes.encode_text(oid, v)
     return r.decode("utf-8") if isinstance(r, bytes) else r
+
+
+def text_in(oid: int, s: str) -> Any:
+    """A value of type ``oid`` from its text form (the type's input function)."""
+    return _text_in(oid, s)
+
+
+def text_out(oid: int, v: object) -> str:
+    """The text form of a value of type ``oid`` (the type's output function)."""
+    return _text_out(oid, v)
 
 
 def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -> "Col":

@@ -51,7 +51,8 @@ class Schema:
 
 @dataclass(frozen=True)
 class Relation:
-    """A pg_class row: table ('r'), stream ('f'), view ('v'), sequence ('S'), index ('i')."""
+    """A pg_class row: table ('r'), stream ('f'), view ('v'), sequence ('S'), index ('i');
+    a materialized view is a view or a table marked ``materialized`` (relkind 'm')."""
 
     oid: int
     schema: str
@@ -71,6 +72,11 @@ class Relation:
     sql: str = ""
     continuous: bool = False
     depends_on: tuple[int, ...] = ()
+    #: made by CREATE MATERIALIZED VIEW: pg_class shows relkind 'm'.  A continuous
+    #: one is kind 'v' (kept current as its streams grow); one over tables only is
+    #: kind 'r' holding the rows of its query at CREATE / the last REFRESH.
+    #: Records written before this field decode as False.
+    materialized: bool = False
     # sequence
     seq_start: int = 1
     seq_increment: int = 1
@@ -107,6 +113,11 @@ class Relation:
             if c.name == name:
                 return i
         return -1
+
+    @property
+    def relkind(self) -> str:
+        """pg_class.relkind: the kind, or 'm' for a materialized view."""
+        return "m" if self.materialized else self.kind
 
     @property
     def qualified(self) -> str:

@@ -154,8 +154,9 @@ class CopyStmt(Stmt):
         rel = pl.lookup_relation(name, parts[0] if len(parts) > 1 else None)
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
-        if rel.kind not in ("r", "f"):
-            raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {"view" if rel.kind == "v" else "relation"} "{rel.name}"')
+        if rel.relkind not in ("r", "f"):
+            word = {"v": "view ", "m": "materialized view "}.get(rel.relkind, "relation ")
+            raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {word}"{rel.name}"')
         targets = [c for c in rel.live_columns if not c.hidden]
         if self.cols:
             for c in self.cols:

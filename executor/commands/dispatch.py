@@ -30,6 +30,8 @@ from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
+from .matviews import RefreshStmt, strip_with_data
+from .matviews import alter_statement as alter_matview
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .role_settings import role_setting_statement
@@ -37,7 +39,7 @@ from .grants import grant_statement
 from .default_privileges import default_privileges_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
-from .schemas import CheckpointStmt
+from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TxnStmt, check_transaction_modes
@@ -48,6 +50,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
+    text = foreign_table_comment(strip_with_data(text, words), words)
     stmt = _utility(session, text, words)
     if stmt is None:
         stmt, param_oids = _planned(session, sql, text, words, param_oids)
@@ -148,6 +151,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         raise refusal
     if w0 == "CHECKPOINT":
         return CheckpointStmt()
+    if w0 == "REFRESH":
+        return RefreshStmt.parse(text)
+    if words[:3] == ["ALTER", "MATERIALIZED", "VIEW"] and not re.search(r"\bowner\s+to\b", text, re.I):
+        return alter_matview(text)
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
         assert m is not None  # every group of the pattern may be empty

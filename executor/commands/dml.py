@@ -62,6 +62,8 @@ def _target(planner, node) -> tuple[Relation, str]:
     rel = planner.lookup_relation(name, schema)
     if rel is None:
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    if rel.materialized:
+        raise PgError(WRONG_OBJECT_TYPE, f'cannot change materialized view "{rel.name}"')
     alias = ident(table.args["alias"].this) if table.args.get("alias") is not None else name
     return rel, alias
 

@@ -26,7 +26,7 @@ def dependents(st, oid: int) -> list[Relation]:
     for r in st.rels.values():
         if r.oid == oid:
             continue
-        if r.kind == "v" and oid in r.depends_on:
+        if (r.kind == "v" or r.materialized) and oid in r.depends_on:
             out.append(r)
         elif r.kind == "i" and r.index_table == oid:
             out.append(r)
@@ -61,27 +61,27 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
                 notices.append(cascade_notice([r for r in visible if r.kind != "i"], name))
             ctx.txn.apply(("drop_schema", name))
         return [n for n in notices if n]
-    want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "v"}.get(kind, "r")
+    want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "m"}.get(kind, "r")
     if tree.args.get("materialized"):
-        want = "v"
+        want = "m"
     targets = tree.args.get("tables") or tree.expressions or [tree.this]
     for t in targets:
         schema, name = qual(t)
         rel = planner.lookup_relation(name, schema)
         if rel is None or (want == "r" and rel.kind == "f" and kind == "TABLE" and False):
             if tree.args.get("exists"):
-                word = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}[want]
+                word = _WORD[want]
                 notices.append(Notice(f'{word} "{name}" does not exist, skipping'))
                 continue
-            word = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}[want]
+            word = _WORD[want]
             raise PgError(UNDEFINED_TABLE if want != "i" else UNDEFINED_OBJECT, f'{word} "{name}" does not exist')
-        if rel.kind != want and not (want == "r" and rel.kind == "f"):
-            word = {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}[want]
+        if rel.relkind != want and not (want == "r" and rel.kind == "f"):
+            word = _ARTICLE[want]
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not {word}',
                           hint=f"Use DROP {drop_word(rel)} to remove {kind_article(rel)}.")
         privileges.require_relation_owner(st, session.info, rel)
         deps = all_dependents(st, rel.oid)
-        visible = [d for d in deps if d.kind == "v" or (d.kind == "f")]
+        visible = [d for d in deps if d.kind == "v" or d.kind == "f" or d.materialized]
         fks = [(o, c) for o in st.rels.values() if o.kind == "r" and o.oid != rel.oid
                for c in o.constraints if c.kind == "f" and c.ref_table == rel.oid]
         if fks and not cascade and not visible:
@@ -122,12 +122,17 @@ def cascade_notice(rels, schema):
                   detail="\n".join(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels))
 
 
+_WORD = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table", "m": "materialized view"}
+_ARTICLE = {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table",
+            "m": "a materialized view"}
+
+
 def kind_word(r) -> str:
-    return {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}.get(r.kind, "relation")
+    return _WORD.get(r.relkind, "relation")
 
 
 def kind_article(r) -> str:
-    return {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}.get(r.kind, "a relation")
+    return _ARTICLE.get(r.relkind, "a relation")
 
 
 def drop_relation(session, ctx, rel):
@@ -150,4 +155,5 @@ def drop_relation(session, ctx, rel):
 
 
 def drop_word(r) -> str:
-    return {"r": "TABLE", "v": "VIEW", "i": "INDEX", "S": "SEQUENCE", "f": "FOREIGN TABLE"}.get(r.kind, "TABLE")
+    return {"r": "TABLE", "v": "VIEW", "i": "INDEX", "S": "SEQUENCE", "f": "FOREIGN TABLE",
+            "m": "MATERIALIZED VIEW"}.get(r.relkind, "TABLE")

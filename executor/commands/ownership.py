@@ -218,7 +218,7 @@ class AlterOwnerStmt(Stmt):
                 return Result(tag=self.tag, notices=[Notice(f'relation "{self.name}" does not exist, skipping')])
             raise PgError(UNDEFINED_TABLE, f'relation "{self.name}" does not exist')
         if rel.owner != new.oid:
-            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema,
+            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.relkind, "relation"), rel.name, rel.schema,
                         session.info)
             change_owner(ctx, rel, new.oid)
         return Result(tag=self.tag)

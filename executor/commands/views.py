@@ -6,15 +6,17 @@ import re
 
 from sqlglot import exp
 
-from splitstream.catalog.objects.model import ColumnDef, Relation
-from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, Notice, PgError
+from splitstream.catalog.objects.model import Relation
+from splitstream.protocol.errors import (DUPLICATE_COLUMN, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, WRONG_OBJECT_TYPE,
+                                         Notice, PgError)
 
+from ..api import Result
 from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from ..stream import late_rows, retention
+from .matviews import create_snapshot, snapshot_columns
 from .names import qual, target_schema
 
 
@@ -29,9 +31,13 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     schema = target_schema(planner, schema, st)
     existing = st.lookup(schema, name)
     replace = bool(tree.args.get("replace"))
-    if existing is not None and not (replace and existing.kind == "v"):
+    if replace and existing is not None and existing.relkind != "v":
+        raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a view')
+    if existing is not None and not replace:
         if tree.args.get("exists"):
-            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            skipped = [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            # the tag of a CREATE MATERIALIZED VIEW that created nothing names the command, not a row count
+            return Result(tag="CREATE MATERIALIZED VIEW", notices=skipped) if _MATERIALIZED.match(text) else skipped
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
     if existing is not None:
         privileges.require_relation_owner(st, session.info, existing)
@@ -51,7 +57,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                 text = str(value.this).lower() if isinstance(value, exp.Boolean) else \
                     value.name if isinstance(value, exp.Expression) else str(value)
                 options[str(p.this).lower()] = text
-    if re.match(r"\s*create\s+materialized\s+view", text, re.I):
+    if _MATERIALIZED.match(text):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
     _refuse_unimplemented_options(options)
@@ -80,27 +86,40 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if options.get("action", "materialize").lower() not in ("materialize",):
         raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
                       hint="Use WITH (action=materialize) or plain CREATE VIEW.")
-    if materialized and not continuous:
-        raise PgError(FEATURE_NOT_SUPPORTED, "materialized views over tables are not supported",
-                      hint="Create a plain view, or a view over a stream to get a continuous view.")
     if "action" in options and not continuous:
         # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
         raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
                       hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
-    cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
-                 for i, c in enumerate(plan.out))
+    cols = snapshot_columns(colnames, plan)
+    _refuse_duplicate_names(cols)
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
     deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
     owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
     rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps, owner=owner,
                    acl=existing.acl if existing is not None else None,
-                   options=tuple(sorted(options.items())))
+                   options=tuple(sorted(options.items())), materialized=materialized)
+    if materialized and not continuous:
+        return Result(tag=f"SELECT {create_snapshot(session, ctx, pl, plan, rel)}")
     if continuous:
         session.engine.streams.create_view(session, ctx, rel, query, replacing=replacing, restart=restart)
     ctx.txn.apply(("rel", rel))
     if replacing and restart:
         return [Notice(f'continuous view "{name}" starts empty: the state it held is discarded')]
+    if materialized:    # PostgreSQL's tag counts the rows stored: a new continuous view has none yet
+        return Result(tag="SELECT 0")
     return []
+
+
+_MATERIALIZED = re.compile(r"\s*create\s+materialized\s+view", re.I)
+
+
+def _refuse_duplicate_names(cols) -> None:
+    """A view's columns need distinct names, as a table's (PostgreSQL's 42701)."""
+    seen: set[str] = set()
+    for c in cols:
+        if c.name in seen:
+            raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" specified more than once')
+        seen.add(c.name)
 
 
 def _flag(name: str, value: str) -> bool:

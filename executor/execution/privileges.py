@@ -21,7 +21,7 @@ from splitstream.catalog.objects.model import DatabaseDef, Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
 #: Relation kind -> the noun PostgreSQL's messages use.
-KIND_NOUN = {"r": "table", "v": "view", "S": "sequence", "f": "foreign table", "i": "index"}
+KIND_NOUN = {"r": "table", "v": "view", "S": "sequence", "f": "foreign table", "i": "index", "m": "materialized view"}
 
 
 @dataclass(frozen=True)
@@ -93,7 +93,7 @@ def require_owner(state: Any, info: Any, owner: int, kind_noun: str, name: str) 
 
 
 def require_relation_owner(state: Any, info: Any, rel: Relation) -> None:
-    require_owner(state, info, rel.owner, KIND_NOUN.get(rel.kind, "relation"), rel.name)
+    require_owner(state, info, rel.owner, KIND_NOUN.get(rel.relkind, "relation"), rel.name)
 
 
 def check_schema(state: Any, role: Role, name: str, privs: str) -> None:

@@ -84,6 +84,25 @@ def _declared(table: dict[str, str], kind: str) -> list[tuple]:
     return [(name, kind, False, "i", s) for name in sorted(table) for s in signatures.parse(table[name])]
 
 
+#: Aggregates called WITHIN GROUP (ORDER BY ...): ordered-set ones, whose last
+#: argument is the ordered one and the others direct (pg_aggregate.aggkind 'o')...
+ORDERED_SET_AGGREGATES = frozenset({"percentile_cont", "percentile_disc", "mode"})
+#: ... and hypothetical-set ones ('h'): rank(args) WITHIN GROUP (ORDER BY ...) and
+#: kin, as aggregates (the same names are also window functions)
+HYPOTHETICAL_SET_AGGREGATES = frozenset({"rank", "dense_rank", "percent_rank", "cume_dist"})
+
+
+def _aggregate_kind(name: str, kind: str, sig: signatures.Signature) -> tuple[str, int]:
+    """(pg_aggregate.aggkind, aggnumdirectargs) of a pg_proc row."""
+    if kind != "a":
+        return "n", 0
+    if name in HYPOTHETICAL_SET_AGGREGATES:
+        return "h", 1   # PostgreSQL's: one VARIADIC "any" direct argument
+    if name in ORDERED_SET_AGGREGATES:
+        return "o", max(len(sig.args) - 1, 0)
+    return "n", 0
+
+
 _CACHE: dict[int, list[ProcEntry]] = {}
 
 
@@ -96,7 +115,7 @@ def entries() -> list[ProcEntry]:
         rows.sort(key=lambda r: (r[0], r[1], r[4].args))
         hit = _CACHE[key] = [
             ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result,
-                      s.args[-1] if s.variadic else 0)
+                      s.args[-1] if s.variadic else 0, False, *_aggregate_kind(name, kind, s))
             for i, (name, kind, strict, vol, s) in enumerate(rows)]
     return hit
 
@@ -120,13 +139,6 @@ def _type_word(oid: int) -> str:
     return _PSEUDO_WORDS.get(oid) or sqltypes.format_type(oid)
 
 
-#: ordered-set aggregates: how many of their arguments are direct (before ORDER BY);
-#: None for the hypothetical-set ones (VARIADIC "any" on both sides)
-_ORDERED_SET_DIRECT: dict[str, int | None] = {"percentile_cont": 1, "percentile_disc": 1, "mode": 0,
-                                              "rank": None, "dense_rank": None, "percent_rank": None,
-                                              "cume_dist": None}
-
-
 def function_arguments(oid: int) -> str | None:
     """pg_get_function_arguments: ``text, integer``, ``VARIADIC "any"``,
     ``double precision ORDER BY interval`` for an ordered-set aggregate."""
@@ -136,11 +148,11 @@ def function_arguments(oid: int) -> str | None:
     words = [_type_word(a) for a in e.arg_oids]
     if e.variadic and words:
         words[-1] = "VARIADIC " + words[-1]
-    if e.kind == "a" and e.name in _ORDERED_SET_DIRECT:
-        direct = _ORDERED_SET_DIRECT[e.name]
-        if direct is None:
-            return f"{words[0]} ORDER BY {words[0]}"
-        return " ".join(([", ".join(words[:direct])] if direct else []) + ["ORDER BY", ", ".join(words[direct:])])
+    if e.aggkind == "h":        # hypothetical-set: rank(VARIADIC "any" ORDER BY VARIADIC "any")
+        return 'VARIADIC "any" ORDER BY VARIADIC "any"'
+    if e.aggkind == "o":        # ordered-set: the direct arguments, then WITHIN GROUP's
+        direct = ", ".join(words[: e.aggdirectargs])
+        return (direct + " " if direct else "") + "ORDER BY " + ", ".join(words[e.aggdirectargs:])
     return ", ".join(words)
 
 

@@ -10,6 +10,7 @@ import time
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.definition_text import constraint_def, index_def
+from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
@@ -19,8 +20,18 @@ from . import expr, functions
 from .string_functions import object_texts
 
 
-def _rel_by_oid(state, oid):
-    return state.rels.get(oid)
+def _relation_named(planner, name: str):
+    """pg_get_viewdef('name'): the relation a (possibly qualified) name denotes."""
+    parts = [p.strip('"') for p in str(name).split(".")]
+    return planner.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+
+
+def _object_comment(st, oid, catalog=None):
+    """obj_description(oid [, catalog]): a relation's or a schema's comment."""
+    if catalog == "pg_namespace":
+        return next((s.comment for s in st.schemas.values() if s.oid == oid), None)
+    r = st.rels.get(oid)
+    return r.comment if r is not None and catalog in (None, "pg_class") else None
 
 
 def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
@@ -36,7 +47,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
         return expr.Func(name, impl, args, oid)
 
     if name == "obj_description":
-        return lift(lambda st, oid, cat=None: (st.rels[oid].comment if oid in st.rels else None), type_oids.TEXT)
+        return lift(_object_comment, type_oids.TEXT)
     if name == "col_description":
         def coldesc(st, oid, attnum):
             r = st.rels.get(oid)
@@ -49,11 +60,12 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
 
         return lift(coldesc, type_oids.TEXT)
     if name == "shobj_description":
-        return lift(lambda st, *a: None, type_oids.TEXT)
+        return lift(lambda st, oid, catalog=None: DATABASE_COMMENTS.get(oid) if catalog == "pg_database" else None,
+                    type_oids.TEXT)
     if name == "pg_get_viewdef":
-        def viewdef(st, oid, pretty=None):
-            r = st.rels.get(oid) if isinstance(oid, int) else None
-            return (" " + r.sql.strip().rstrip(";") + ";") if r is not None else None
+        def viewdef(st, rel, pretty=None):
+            r = st.rels.get(rel) if isinstance(rel, int) else _relation_named(planner, rel)
+            return view_definition(st, r, bool(pretty), planner.session) if r is not None and r.relkind in ("v", "m") else None
 
         return lift(viewdef, type_oids.TEXT)
     if name in ("pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_indexes_size"):

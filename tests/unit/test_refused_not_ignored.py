@@ -127,7 +127,7 @@ def test_pipelinedb_setting_refused_at_startup(tmp_path):
     "CREATE DATABASE other", "CREATE EXTENSION postgis", "CREATE EXTENSION IF NOT EXISTS hstore",
     "CLUSTER t", "REINDEX TABLE t", "CREATE USER MAPPING FOR postgres SERVER stream",
     "CREATE TEMP TABLE tt (x int)", "CREATE TABLE pt (x int) PARTITION BY RANGE (x)",
-    "CREATE TABLE it (y int) INHERITS (t)", "COMMENT ON SCHEMA public IS 'x'",
+    "CREATE TABLE it (y int) INHERITS (t)",
     "SELECT * FROM t FOR UPDATE SKIP LOCKED", "CREATE UNIQUE INDEX tu ON t (x) WHERE x > 5",
     "COMMENT ON FUNCTION now() IS 'x'", "COMMENT ON DATABASE postgres IS 'x'",
 ])
