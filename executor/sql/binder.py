@@ -980,6 +980,8 @@ class ExprBinder:
 
     def b_Window(self, n):
         if self.window_handler is None:
+            if self.context in ("aggregate function calls", "aggregate", "aggregate ORDER BY"):
+                raise PgError(GROUPING_ERROR, "aggregate function calls cannot contain window function calls")
             raise PgError(WINDOWING_ERROR, "window functions are not allowed here")
         return self.window_handler(n, self)
 

@@ -62,6 +62,9 @@ _KEPT_FUNCTION_PARSERS = frozenset({
     "CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG", "XMLELEMENT", "XMLTABLE",
 })
 
+#: words that may follow a frame mode (ROWS/RANGE/GROUPS) in a window clause
+_FRAME_STARTS = frozenset({"BETWEEN", "UNBOUNDED", "CURRENT"})
+
 #: ``exp.Func.meta`` key holding the function name as the user wrote it
 #: (set by sqlglot on the nodes of kept builders; read by ``binder.func_name``).
 WRITTEN_NAME = "pg_name"
@@ -92,6 +95,16 @@ class Splitstream(Postgres):
                 if dims:
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
+
+        def _parse_id_var(self, any_token: bool = True, tokens: Any = None) -> exp.Expr | None:
+            """``OVER (GROUPS BETWEEN ...)``: sqlglot reads a leading GROUPS as the
+            name of a window to copy (GROUPS is no keyword token), and then fails on
+            BETWEEN; PostgreSQL reads a frame clause (42P20 without ORDER BY)."""
+            if tokens is self.WINDOW_ALIAS_TOKENS and self._curr is not None and self._next is not None \
+                    and self._curr.text.upper() == "GROUPS" \
+                    and (self._next.text.upper() in _FRAME_STARTS or self._next.token_type == TokenType.NUMBER):
+                return None
+            return super()._parse_id_var(any_token, tokens)
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to

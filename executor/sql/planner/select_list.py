@@ -56,7 +56,7 @@ class SelectPlanner(PlannerBase):
         win_specs: list = []
 
         def window_handler(node, binder):
-            return bind_window(self, node, binder, win_specs, base_width)
+            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"))
 
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
