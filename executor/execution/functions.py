@@ -250,19 +250,24 @@ scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")
 scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
-scalar("string_to_array", sigs="text, text -> text[]")(lambda s, d: s.split(d) if d else list(s))
+
+
+def _string_to_array(s, d, null_string=None):
+    """NULL delimiter: one element per character; empty delimiter: the whole
+    string; an empty string: the empty array; elements equal to
+    ``null_string`` are NULL."""
+    if s is None:
+        return None
+    if s == "":
+        return []
+    parts = list(s) if d is None else ([s] if d == "" else s.split(d))
+    return [None if null_string is not None and p == null_string else p for p in parts]
+
+
+scalar("string_to_array", sigs="text, text -> text[] | text, text, text -> text[]", strict=False)(_string_to_array)
 scalar("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
     "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))(lambda v, f: _to_char(v, f))
 scalar("gen_random_uuid|uuid_generate_v4", type_oids.UUID, [], volatile=True)(lambda: uuid.uuid4())
-scalar("array_length", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(a))
-scalar("array_upper", sigs="anyarray, int4 -> int4")(lambda a, d: (len(a) if a else None) if d == 1 else None)
-scalar("array_lower", sigs="anyarray, int4 -> int4")(lambda a, d: (1 if a else None) if d == 1 else None)
-scalar("array_to_string", sigs="anyarray, text -> text | anyarray, text, text -> text")(lambda a, d, nul=None: d.join(
-    (str(x) if x is not None else nul) for x in a if x is not None or nul is not None))
-register("array_append", sigs="anyarray, anyelement -> anyarray", strict=False)(elementwise(lambda a, x: list(a) + [x], 0, strict=False))
-register("array_cat", sigs="anyarray, anyarray -> anyarray", strict=False)(elementwise(lambda a, b: (a or []) + (b or []), 0, strict=False))
-scalar("array_position", sigs="anyarray, anyelement -> int4")(lambda a, x: (a.index(x) + 1) if x in a else None)
 
 
 # ------------------------------------------------------------ math

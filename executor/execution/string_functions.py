@@ -130,9 +130,6 @@ def _width_bucket(op, low, high, count):
 
 scalar("width_bucket", sigs="float8, float8, float8, int4 -> int4 | numeric, numeric, numeric, int4 -> int4")(
     _width_bucket)
-register("array_remove", sigs="anyarray, anyelement -> anyarray", strict=False)(
-    lambda cols, n, ctx: Col.from_pylist([None if a is None else [x for x in a if x != v]
-                                          for a, v in zip(cols[0].to_pylist(), cols[1].to_pylist())], cols[0].oid))
 
 
 def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, null_hint: str | None = None) -> list[str]:

@@ -27,7 +27,9 @@ from ..execution import functions
 from ..execution import signatures
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
+from ..execution.array_functions import concat, extend, flat, stack
 from .dialect import DIALECT, WRITTEN_NAME
+from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text
 import zoneinfo
 import datetime as dt
@@ -383,11 +385,13 @@ class ExprBinder:
         if et == type_oids.UNKNOWN:
             et = type_oids.TEXT
         items = [self.p.coerce(i, et) for i in items]
-        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+        nested = et in type_oids.ELEMENT_OF          # ARRAY[ARRAY[...], ...]: one more dimension
+        aoid = et if nested else type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
 
         def impl(cols, nrows, ctx):
             lists = [c.to_pylist() for c in cols]
-            return Col.from_pylist([[column[i] for column in lists] for i in range(nrows)], aoid)
+            rows = [[column[i] for column in lists] for i in range(nrows)]
+            return Col.from_pylist([stack(r) for r in rows] if nested else rows, aoid)
 
         return expr.Func("array", impl, items, aoid)
 
@@ -438,10 +442,11 @@ class ExprBinder:
             def impl(cols, nrows, ctx):
                 a, b = cols[0].to_pylist(), cols[1].to_pylist()
                 out = []
-                for x, y in zip(a, b):
-                    xs = x if isinstance(x, list) else ([] if x is None else [x])
-                    ys = y if isinstance(y, list) else ([] if y is None else [y])
-                    out.append(xs + ys)
+                for x, y in zip(a, b):     # anyarray || anyarray, anyarray || anyelement, anyelement || anyarray
+                    if left.oid in type_oids.ELEMENT_OF and right.oid in type_oids.ELEMENT_OF:
+                        out.append(concat(x, y))
+                    else:
+                        out.append(extend(x, y, False) if left.oid == aoid else extend(y, x, True))
                 return Col.from_pylist(out, aoid)
 
             return expr.Func("array_cat", impl, [left, right], aoid)
@@ -538,11 +543,11 @@ class ExprBinder:
             out = []
             avals = av.to_pylist()
             for x, lst in zip(avals, arrs):
-                if x is None or lst is None:
-                    out.append(None)
+                if lst is None or (x is None and lst):
+                    out.append(None)        # NULL op ANY('{}') is false, ALL true: no comparison is made
                     continue
                 res = []
-                for y in lst:
+                for y in flat(lst):
                     if y is None:
                         res.append(None)
                     else:
@@ -949,6 +954,8 @@ class ExprBinder:
     def b_Bracket(self, n):
         a = self.bind(n.this)
         ix = n.expressions[0]
+        if isinstance(ix, exp.Slice):
+            return bind_slice(self, a, ix)
         if isinstance(ix, exp.Literal) and not ix.is_string:
             # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
             idx = expr.Const(int(ix.this) + 1, type_oids.INT4)
@@ -959,7 +966,8 @@ class ExprBinder:
         def impl(cols, nrows, ctx):
             out = []
             for arr, i in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
+                hit = arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None
+                out.append(None if isinstance(hit, list) else hit)   # too few subscripts of a multidimensional array
             return Col.from_pylist(out, et)
 
         return expr.Func("subscript", impl, [a, idx], et)

@@ -106,6 +106,13 @@ class Splitstream(Postgres):
                 return None
             return super()._parse_id_var(any_token, tokens)
 
+        def _parse_parameter(self) -> exp.Expr:
+            """PostgreSQL has no ``@name`` parameters: a prefix ``@`` is the
+            absolute-value operator (``@ -7``, ``@ x::int2``)."""
+            if self._prev is None or self._prev.text != "@":
+                return super()._parse_parameter()
+            return self.expression(exp.Abs(this=self._parse_unary()))
+
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
             which later operators apply: ``timestamp 'x'::timestamptz`` casts the

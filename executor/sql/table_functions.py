@@ -13,6 +13,7 @@ from ..execution import operators
 import json
 from ..execution.datetime_ops import add_interval
 from ..execution import expr, functions
+from ..execution.array_functions import flat
 import re
 from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
@@ -84,8 +85,7 @@ def srf_impl(planner, name: str, args):
         et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
 
         def fn2(vals, ctx):
-            v = vals[0] or []
-            c = Col.from_pylist(list(v), et)
+            c = Col.from_pylist(flat(vals[0] or []), et)
             return Batch([c], len(c))
 
         return fn2, et
