@@ -313,10 +313,12 @@ class Arith(Expr):
                 elif op == "*":
                     r = x * y
                 elif op == "/":
-                    zero = (y == 0) if valid is None else ((y == 0) & valid)
+                    zero = (y == 0) & ~np.isnan(x)          # float8div: NaN / 0 is NaN
+                    if valid is not None:
+                        zero &= valid
                     if zero.any():
                         raise PgError(DIVISION_BY_ZERO, "division by zero")
-                    r = x / np.where(y == 0, 1, y)
+                    r = np.where(y == 0, np.nan, x / np.where(y == 0, 1, y))
                 elif op == "%":
                     r = np.fmod(x, y)
                 elif op == "^":
@@ -592,10 +594,40 @@ def _dscale(d: decimal.Decimal) -> int:
     return max(0, -int(d.as_tuple().exponent)) if d.is_finite() else 0
 
 
+_NUMERIC_MAX_WEIGHT = 131072      # decimal digits before the point numeric can hold
+
+
+def _special_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal | None:
+    """numeric_power's rules when NaN or an infinity is involved (POSIX pow's,
+    with PostgreSQL's two refusals); None when both are finite."""
+    if x.is_finite() and y.is_finite():
+        return None
+    one, zero = decimal.Decimal(1), decimal.Decimal(0)
+    if x.is_nan():
+        return one if y.is_finite() and y == 0 else _DEC_NAN
+    if y.is_nan():
+        return one if x.is_finite() and x == 1 else _DEC_NAN
+    integral = y.is_finite() and y == y.to_integral_value()
+    _power_domain(x < 0, x == 0, y < 0, not integral)
+    if y.is_finite() and y == 0:
+        return one
+    if x.is_finite():                     # y is infinite
+        if abs(x) == 1:
+            return one
+        return decimal.Decimal("Infinity") if (abs(x) > 1) == (y > 0) else zero
+    if y < 0:                             # x is infinite
+        return zero
+    odd = integral and y % 2 == 1
+    return decimal.Decimal("-Infinity") if x < 0 and odd else decimal.Decimal("Infinity")
+
+
 def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
     """numeric ^ numeric with PostgreSQL 15's result scale (power_var and
     power_var_int): at least 16 significant digits, never fewer decimals
     than either input shows, at most 1000."""
+    special = _special_power(x, y)
+    if special is not None:
+        return special
     integral = y == y.to_integral_value()
     _power_domain(x < 0, x == 0, y < 0, not integral)
     if x == 0 and not integral:
@@ -605,6 +637,8 @@ def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
         rscale = min(max(16, _dscale(x)), 1000)
     else:
         rscale = min(max(16 - int(weight), _dscale(x), _dscale(y), 0), 1000)
+    if weight > _NUMERIC_MAX_WEIGHT:
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value overflows numeric format")
     ctx = decimal.Context(prec=max(60, int(abs(weight)) + rscale + 20), Emax=999999, Emin=-999999)
     if x == 0 and y == 0:
         r = decimal.Decimal(1)               # 0 ^ 0 is 1, as in PostgreSQL

@@ -26,6 +26,7 @@ from splitstream.protocol.types import Interval
 
 from . import signatures
 from .signatures import Signature
+from .expr import numeric_power
 import calendar
 import json
 
@@ -290,7 +291,10 @@ _INT_MIN = {type_oids.INT2: -(1 << 15), type_oids.INT4: -(1 << 31), type_oids.IN
 _INT_NAME = {type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint"}
 
 
-def _math1(fn_np, fn_dec, domain=None):
+def _math1(fn_np, fn_dec, domain=None, check=None):
+    """A one-argument math function; ``check(inputs, results)`` raises
+    PostgreSQL's errors for float8 (out-of-range input, overflow)."""
+
     def impl(cols, n, ctx):
         c = cols[0]
         if c.oid == type_oids.NUMERIC:
@@ -310,9 +314,38 @@ def _math1(fn_np, fn_dec, domain=None):
             for v in d[c.valid_mask()]:
                 domain(v)
         with np.errstate(all="ignore"):
-            return Col(fn_np(d), c.nulls, type_oids.FLOAT8)
+            r = fn_np(d)
+        if check is not None:
+            live = c.valid_mask()
+            check(d[live], r[live])
+        return Col(r, c.nulls, type_oids.FLOAT8)
 
     return impl
+
+
+def _input_in(low: float, high: float):
+    """dacos, dasin, dsin ...: an infinite input, or one outside [low, high],
+    is 22003 (NaN passes)."""
+
+    def check(d, r):
+        if np.any((d < low) | (d > high) | np.isinf(d)):
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "input is out of range")
+
+    return check
+
+
+def _no_overflow(underflow: bool):
+    """float8 results: infinite from a finite input is an overflow; with
+    ``underflow``, zero from a finite non-zero input too (dexp, float8_mul)."""
+
+    def check(d, r):
+        fin = np.isfinite(d)
+        if np.any(fin & np.isinf(r)):
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+        if underflow and np.any(fin & (d != 0) & (r == 0)):
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+
+    return check
 
 
 def _ln_domain(v):
@@ -341,13 +374,15 @@ def _numeric_sqrt(v: decimal.Decimal) -> decimal.Decimal:
 
 
 register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_domain))
-register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v)))
+register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, lambda v: _DC.exp(v), check=_no_overflow(True)))
 register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, lambda v: _DC.ln(v), _ln_domain))
 register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, lambda v: _DC.log10(v), _ln_domain))
 register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
-for _n, _f in (("sin", np.sin), ("cos", np.cos), ("tan", np.tan), ("asin", np.arcsin), ("acos", np.arccos),
-               ("atan", np.arctan), ("degrees", np.degrees), ("radians", np.radians)):
-    register(_n, type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(_f, None))
+_ANY_FINITE, _UNIT = _input_in(-np.inf, np.inf), _input_in(-1.0, 1.0)
+for _n, _f, _check in (("sin", np.sin, _ANY_FINITE), ("cos", np.cos, _ANY_FINITE), ("tan", np.tan, _ANY_FINITE),
+                       ("asin", np.arcsin, _UNIT), ("acos", np.arccos, _UNIT), ("atan", np.arctan, None),
+                       ("degrees", np.degrees, _no_overflow(False)), ("radians", np.radians, _no_overflow(True))):
+    register(_n, type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(_f, None, check=_check))
 scalar("pi", type_oids.FLOAT8, [])(lambda: math.pi)
 scalar("atan2", type_oids.FLOAT8, [type_oids.FLOAT8, type_oids.FLOAT8])(math.atan2)
 
@@ -361,6 +396,8 @@ def _log(cols, n, ctx):
     for bv, xv in zip(b.to_pylist(), x.to_pylist()):
         if bv is None or xv is None:
             out.append(None)
+        elif b.oid == type_oids.NUMERIC and (bv.is_nan() or xv.is_nan()):
+            out.append(decimal.Decimal("NaN"))
         else:
             _ln_domain(bv)
             _ln_domain(xv)
@@ -370,11 +407,7 @@ def _log(cols, n, ctx):
 
 def _power(x, y):
     if isinstance(x, decimal.Decimal) or isinstance(y, decimal.Decimal):
-        x, y = decimal.Decimal(x), decimal.Decimal(y)
-        if x == 0 and y < 0:
-            raise PgError("2201F", "zero raised to a negative power is undefined")
-        r = _DC.power(x, y)
-        return r.quantize(decimal.Decimal("1.0000000000000000")) if y == y.to_integral_value() and r == r.to_integral_value() else r
+        return numeric_power(decimal.Decimal(x), decimal.Decimal(y))
     if x == 0 and y < 0:
         raise PgError("2201F", "zero raised to a negative power is undefined")
     if x < 0 and y != int(y):
@@ -388,18 +421,20 @@ def _power(x, y):
 scalar("power|pow", sigs="float8, float8 -> float8 | numeric, numeric -> numeric")(_power)
 
 
-def _round_dec(v: decimal.Decimal, s: int = 0) -> decimal.Decimal:
+#: precision for rounding any numeric (131072 digits before the point, 16383 after)
+_WIDE = decimal.Context(prec=150000, Emax=999999, Emin=-999999)
+
+
+def _round_dec(v: decimal.Decimal, s: int = 0, rounding: str = decimal.ROUND_HALF_UP) -> decimal.Decimal:
     if not v.is_finite():
         return v
-    return v.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP) if s >= 0 else \
-        (v.scaleb(s).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP).scaleb(-s))
+    if s >= 0:
+        return v.quantize(decimal.Decimal(1).scaleb(-s), rounding=rounding, context=_WIDE)
+    return v.scaleb(s, _WIDE).quantize(decimal.Decimal(1), rounding=rounding, context=_WIDE).scaleb(-s, _WIDE)
 
 
 def _trunc_dec(v: decimal.Decimal, s: int = 0) -> decimal.Decimal:
-    if not v.is_finite():
-        return v
-    return v.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_DOWN) if s >= 0 else \
-        v.scaleb(s).quantize(decimal.Decimal(1), rounding=decimal.ROUND_DOWN).scaleb(-s)
+    return _round_dec(v, s, decimal.ROUND_DOWN)
 
 
 def _rounder(dec_fn, np_fn):
@@ -447,6 +482,8 @@ def _sign(cols, n, ctx):
 
 
 def _mod(x, y):
+    if isinstance(x, decimal.Decimal) and (x.is_nan() or y.is_nan()):
+        return decimal.Decimal("NaN")
     if y == 0:
         raise PgError(DIVISION_BY_ZERO, "division by zero")
     if isinstance(x, decimal.Decimal) or isinstance(y, decimal.Decimal):

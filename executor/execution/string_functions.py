@@ -119,6 +119,9 @@ def _width_bucket(op, low, high, count):
     if any(isinstance(v, float) and math.isnan(v) for v in (op, low, high)) or \
             any(isinstance(v, decimal.Decimal) and v.is_nan() for v in (op, low, high)):
         raise PgError(_INVALID_ARGUMENT_FOR_WIDTH_BUCKET, "operand, lower bound, and upper bound cannot be NaN")
+    if any(isinstance(v, float) and math.isinf(v) for v in (low, high)) or \
+            any(isinstance(v, decimal.Decimal) and v.is_infinite() for v in (low, high)):
+        raise PgError(_INVALID_ARGUMENT_FOR_WIDTH_BUCKET, "lower and upper bounds must be finite")
     if low < high:
         if op < low:
             return 0

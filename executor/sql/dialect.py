@@ -76,13 +76,17 @@ class Splitstream(Postgres):
     ORIGINAL_NAME_META_KEY = WRITTEN_NAME
 
     class Tokenizer(Postgres.Tokenizer):
-        pass
+        # PostgreSQL has no @-parameters: a lone @ is the absolute-value prefix
+        # operator.  Not PARAMETER, after which sqlglot reads "1.5" as 1 . 5.
+        SINGLE_TOKENS = {**Postgres.Tokenizer.SINGLE_TOKENS, "@": TokenType.SESSION_PARAMETER}
 
     class Parser(PostgresParser):
         FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
+        UNARY_PARSERS = {**PostgresParser.UNARY_PARSERS,
+                         TokenType.SESSION_PARAMETER: lambda self: self.expression(exp.Abs(this=self._parse_unary()))}
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)
@@ -105,13 +109,6 @@ class Splitstream(Postgres):
                     and (self._next.text.upper() in _FRAME_STARTS or self._next.token_type == TokenType.NUMBER):
                 return None
             return super()._parse_id_var(any_token, tokens)
-
-        def _parse_parameter(self) -> exp.Expr:
-            """PostgreSQL has no ``@name`` parameters: a prefix ``@`` is the
-            absolute-value operator (``@ -7``, ``@ x::int2``)."""
-            if self._prev is None or self._prev.text != "@":
-                return super()._parse_parameter()
-            return self.expression(exp.Abs(this=self._parse_unary()))
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
