@@ -20,12 +20,13 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col, FixedCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PgError, DIVISION_BY_ZERO,
+    INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PROGRAM_LIMIT_EXCEEDED, PgError, DIVISION_BY_ZERO,
 )
 from splitstream.protocol.types import Interval
 
 from . import signatures
 from .signatures import Signature
+from .keywords import QUOTED_KEYWORDS
 from .expr import numeric_power
 import calendar
 import json
@@ -126,14 +127,30 @@ def _same(a: list[int]) -> int:
 
 scalar("lower", sigs="text -> text")(lambda s: s.lower())
 scalar("upper", sigs="text -> text")(lambda s: s.upper())
-scalar("length|char_length|character_length", sigs="text -> int4")(lambda s: len(s))
+scalar("length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s))
+scalar("char_length|character_length", sigs="text -> int4")(lambda s: len(s))
 scalar("octet_length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
 scalar("bit_length", sigs="text -> int4")(lambda s: 8 * len(s.encode()))
 scalar("reverse", sigs="text -> text")(lambda s: s[::-1])
 scalar("initcap", sigs="text -> text")(lambda s: re.sub(r"[A-Za-z0-9]+", lambda m: m.group(0).capitalize(), s))
 scalar("md5", sigs="text -> text | bytea -> text")(lambda s: hashlib.md5(s.encode() if isinstance(s, str) else s).hexdigest())
 scalar("ascii", sigs="text -> int4")(lambda s: ord(s[0]) if s else 0)
-scalar("chr", type_oids.TEXT, [type_oids.INT4])(lambda i: chr(i))
+
+
+def _chr(i: int) -> str:
+    """chr() in a UTF8 database: code points 1 .. 0x10FFFF, no surrogates."""
+    if i < 0:
+        raise PgError(INVALID_PARAMETER_VALUE, "character number must be positive")
+    if i == 0:
+        raise PgError(PROGRAM_LIMIT_EXCEEDED, "null character not permitted")
+    if i > 0x10FFFF:
+        raise PgError(PROGRAM_LIMIT_EXCEEDED, f"requested character too large for encoding: {i}")
+    if 0xD800 <= i <= 0xDFFF:
+        raise PgError(PROGRAM_LIMIT_EXCEEDED, f"requested character not valid for encoding: {i}")
+    return chr(i)
+
+
+scalar("chr", type_oids.TEXT, [type_oids.INT4])(_chr)
 scalar("repeat", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s * max(k, 0))
 scalar("strpos", type_oids.INT4, [type_oids.TEXT, type_oids.TEXT])(lambda s, t: s.find(t) + 1)
 scalar("left", type_oids.TEXT, [type_oids.TEXT, type_oids.INT4])(lambda s, k: s[:k] if k >= 0 else s[:k])
@@ -142,7 +159,10 @@ scalar("replace", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEX
 scalar("translate", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.TEXT])(
     lambda s, a, b: "".join((b[a.index(ch)] if a.index(ch) < len(b) else "") if ch in a else ch for ch in s))
 def quote_ident(s: str) -> str:
-    return s if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) else '"' + s.replace('"', '""') + '"'
+    """quote_identifier: plain lower-case names that are no keyword stay bare."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", s) and s not in QUOTED_KEYWORDS:
+        return s
+    return '"' + s.replace('"', '""') + '"'
 
 
 def quote_literal(s: str) -> str:
@@ -169,6 +189,8 @@ scalar("split_part", type_oids.TEXT, [type_oids.TEXT, type_oids.TEXT, type_oids.
 
 
 def _pad(s, n, fill=" ", left=True):
+    if n <= 0:
+        return ""
     if n <= len(s):
         return s[:n]
     if not fill:

@@ -470,6 +470,8 @@ class ExprBinder:
                 return Col.from_pylist(out, type_oids.JSONB)
 
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
+        if type_oids.BYTEA in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.BYTEA, type_oids.UNKNOWN}:
+            return self.call("byteacat", [left, right])
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
