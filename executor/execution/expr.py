@@ -24,6 +24,7 @@ from splitstream.protocol.errors import (
 )
 import operator
 from .zoned_casts import cast_in_zone, float_text, zone_dependent
+from .posix_regex import compile_regex
 
 
 class Expr:
@@ -1061,11 +1062,10 @@ class Like(Expr):
     def _compile(self, p: str) -> re.Pattern:
         r = self._cache.get(p)
         if r is None:
-            flags = re.S | (re.I if self.ilike else 0)
-            try:
-                r = re.compile(p if self.regex else like_to_regex(p, self.escape) + r"\Z", flags)
-            except re.error as e:
-                raise PgError("2201B", f"invalid regular expression: {e}") from e
+            if self.regex:
+                r = compile_regex(p, icase=self.ilike)
+            else:      # LC_CTYPE C: ILIKE folds ASCII letters only
+                r = re.compile(like_to_regex(p, self.escape) + r"\Z", re.S | re.ASCII | (re.I if self.ilike else 0))
             self._cache[p] = r
         return r
 

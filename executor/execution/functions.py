@@ -125,8 +125,9 @@ def _same(a: list[int]) -> int:
 
 # ------------------------------------------------------------ strings
 
-scalar("lower", sigs="text -> text")(lambda s: s.lower())
-scalar("upper", sigs="text -> text")(lambda s: s.upper())
+# LC_CTYPE is C (as splitstream reports it): only ASCII letters change case, as in PostgreSQL
+scalar("lower", sigs="text -> text")(lambda s: s.translate(_ASCII_LOWER))
+scalar("upper", sigs="text -> text")(lambda s: s.translate(_ASCII_UPPER))
 scalar("length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s))
 scalar("char_length|character_length", sigs="text -> int4")(lambda s: len(s))
 scalar("octet_length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s.encode()) if isinstance(s, str) else len(s))
@@ -255,21 +256,10 @@ def _concat_ws(cols, n, ctx):
     return Col.from_pylist(out, type_oids.TEXT)
 
 
-def _pg_regex(p: str) -> str:
-    return p.replace("[[:alpha:]]", "[A-Za-z]").replace("[[:digit:]]", r"\d").replace("[[:space:]]", r"\s")
+_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
-def _regexp_replace(s, p, r, flags=""):
-    count = 0 if "g" in flags else 1
-    fl = re.I if "i" in flags else 0
-    r2 = re.sub(r"\\(\d)", r"\\g<\1>", r).replace("\\&", "\\g<0>")
-    return re.sub(_pg_regex(p), r2, s, count=count, flags=fl)
-
-
-scalar("regexp_replace", sigs="text, text, text -> text | text, text, text, text -> text")(_regexp_replace)
-scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")(
-    lambda s, p, f="": (lambda m: None if m is None else (list(m.groups()) if m.groups() else [m.group(0)]))(
-        re.search(_pg_regex(p), s, re.I if "i" in f else 0)))
 scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
     lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))

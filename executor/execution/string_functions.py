@@ -22,6 +22,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text, encode_text_column
 
+from . import posix_regex
 from .functions import _to_json, quote_ident, quote_literal, register, scalar
 
 _NULL_VALUE = "22004"
@@ -166,3 +167,18 @@ def _pg_notify(cols, n, ctx):
 
 
 register("pg_notify", sigs="text, text -> void", strict=False, volatile=True)(_pg_notify)
+
+
+# ------------------------------------------------------------ POSIX regular expressions (posix_regex)
+scalar("regexp_replace", sigs="text, text, text -> text | text, text, text, text -> text")(posix_regex.regexp_replace)
+scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")(posix_regex.regexp_match)
+scalar("regexp_split_to_array", sigs="text, text -> text[] | text, text, text -> text[]")(posix_regex.regexp_split)
+scalar("regexp_count", sigs="text, text -> int4 | text, text, int4 -> int4 | text, text, int4, text -> int4")(
+    posix_regex.regexp_count)
+scalar("regexp_like", sigs="text, text -> bool | text, text, text -> bool")(posix_regex.regexp_like)
+scalar("regexp_substr", sigs="text, text -> text | text, text, int4 -> text | text, text, int4, int4 -> text"
+                             " | text, text, int4, int4, text -> text | text, text, int4, int4, text, int4 -> text")(
+    posix_regex.regexp_substr)
+scalar("regexp_instr", sigs="text, text -> int4 | text, text, int4 -> int4 | text, text, int4, int4 -> int4"
+                            " | text, text, int4, int4, int4 -> int4 | text, text, int4, int4, int4, text -> int4"
+                            " | text, text, int4, int4, int4, text, int4 -> int4")(posix_regex.regexp_instr)

@@ -28,6 +28,7 @@ from ..execution import signatures
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
 from ..execution.array_functions import concat, extend, flat, stack
+from ..execution.posix_regex import similar_to_regex
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text
@@ -646,17 +647,23 @@ class ExprBinder:
     def b_RegexpILike(self, n):
         return self._like(n, regex=True, ilike=True)
 
-    def b_SimilarTo(self, n):
+    def b_SimilarTo(self, n, escape: str | None = "\\"):
         a = self.p.coerce(self.bind(n.this), type_oids.TEXT)
         p = self.bind(n.expression)
         if isinstance(p, expr.Const):
-            rx = _similar_to_regex(p.value)
+            if p.value is None:
+                return expr.Const(None, type_oids.BOOL)
+            rx = similar_to_regex(p.value, escape)
             return expr.Like(a, expr.Const(rx, type_oids.TEXT), regex=True, negate=bool(n.args.get("negate")))
         raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
 
     def b_Escape(self, n):
         inner = n.this
         esc = self.bind(n.expression)
+        if isinstance(esc, expr.Const) and isinstance(esc.value, str) and len(esc.value) > 1:
+            raise PgError("22025", "invalid escape string", hint="Escape string must be empty or one character.")
+        if isinstance(inner, exp.SimilarTo) and isinstance(esc, expr.Const):
+            return self.b_SimilarTo(inner, esc.value or None)
         e = self.bind(inner)
         if isinstance(e, expr.Like) and isinstance(esc, expr.Const):
             e.escape = esc.value or None
@@ -1094,15 +1101,3 @@ def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Ex
     return expr.Cast(left, type_oids.TEXT, explicit=False), expr.Cast(right, type_oids.TEXT, explicit=False)
 
 
-def _similar_to_regex(p: str) -> str:
-    out = []
-    for ch in p:
-        if ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        elif ch in ".^$":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "^(?:" + "".join(out) + ")$"

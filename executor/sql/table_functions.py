@@ -14,6 +14,7 @@ import json
 from ..execution.datetime_ops import add_interval
 from ..execution import expr, functions
 from ..execution.array_functions import flat
+from ..execution.posix_regex import regexp_split
 import re
 from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
@@ -132,7 +133,9 @@ def srf_impl(planner, name: str, args):
         return fn4, type_oids.TEXT
     if name == "regexp_split_to_table":
         def fn5(vals, ctx):
-            c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], type_oids.TEXT)
+            if any(v is None for v in vals):
+                return Batch([Col.from_pylist([], type_oids.TEXT)], 0)
+            c = Col.from_pylist(regexp_split(*vals), type_oids.TEXT)
             return Batch([c], len(c))
 
         return fn5, type_oids.TEXT
