@@ -17,7 +17,7 @@ from splitstream.protocol import oids as type_oids
 
 from . import functions, signatures
 # the modules that register functions: importing this one loads the whole catalog
-from . import array_functions, binary_functions, datetime_functions, string_functions, system_functions, truncation  # noqa: F401
+from . import array_functions, binary_functions, datetime_functions, math_functions, string_functions, system_functions, truncation  # noqa: F401
 from .aggregates import AGGREGATES
 
 _ORDERED = ("int2", "int4", "int8", "float4", "float8", "numeric", "text", "bpchar", "date", "time", "timestamp",
