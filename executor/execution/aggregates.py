@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import collections
 import decimal
+import functools
 import math
+import operator
 import sys
 from typing import Any
 
@@ -24,6 +26,7 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 
 from splitstream.protocol.types import Interval
 
+from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
 from .expr import _factorize_objects, fixed_avg, numeric_op
 
@@ -879,23 +882,56 @@ def _dedupe(rows):
     return out
 
 
+def sort_key(v: Any) -> tuple:
+    """PostgreSQL's order of one type's values: NULLs last, NaN above every
+    number (Python's NaN and Decimal NaN do not order)."""
+    if v is None:
+        return (2, 0)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1, 0)
+    return (0, v)
+
+
+def _array_rows(vals: list) -> list:
+    """array_agg of arrays: one more dimension; every input non-NULL and of
+    the same dimensions (array_agg_array_transfn)."""
+    if any(v is None for v in vals):
+        raise PgError("22004", "cannot accumulate null arrays")
+    shapes = {tuple(array_dims(v)) for v in vals}
+    if () in shapes:
+        raise PgError("2202E", "cannot accumulate empty arrays")
+    if len(shapes) > 1:
+        raise PgError("2202E", "cannot accumulate arrays of different dimensionality")
+    return vals
+
+
+_BIT_OPS = {"bit_and": operator.and_, "bit_or": operator.or_, "bit_xor": operator.xor}
+
+
 def finalize_list(spec: "AggSpec", rows: list) -> Any:
     fn = spec.func
     if spec.distinct:
         rows = _dedupe(rows)
+        if spec.order_key is None:          # DISTINCT sorts its input, as PostgreSQL's does
+            rows = sorted(rows, key=lambda r: sort_key(r[0]))
     if spec.order_key is not None and rows:
         rows = spec.order_key(rows)
     vals = [r[0] for r in rows]
     if fn == "count":
         return len(vals)
     if fn == "array_agg":
+        if rows and spec.arg_oids[0] in type_oids.ELEMENT_OF:
+            return _array_rows(vals)
         return vals if rows else None
     if fn == "string_agg":
         if not rows:
             return None
-        return "".join((r[1] if k and r[1] is not None else "") + r[0] for k, r in enumerate(rows))
+        empty = b"" if isinstance(rows[0][0], bytes) else ""      # string_agg(bytea, bytea) is bytea
+        return empty.join(((r[1] if k and r[1] is not None else empty) + r[0]) for k, r in enumerate(rows))
     if not vals:
         return None
+    if fn in _BIT_OPS:
+        return functools.reduce(_BIT_OPS[fn], vals)
     if fn in ("sum", "avg"):
         if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
@@ -913,7 +949,9 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if fn in ("percentile_cont", "percentile_disc"):
         frac = spec.fraction
         assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals, reverse=spec.descending)
+        if not 0 <= frac <= 1:
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"percentile value {frac:g} is not between 0 and 1")
+        ordered = sorted(vals, key=sort_key, reverse=spec.descending)
         if fn == "percentile_disc":
             idx = max(0, math.ceil(frac * len(ordered)) - 1)
             return ordered[idx]
@@ -986,7 +1024,7 @@ class AggSpec:
     def make_state(self) -> AggState:
         f = self.func
         if self.distinct or self.order_key is not None or f in ("array_agg", "string_agg", "percentile_cont",
-                                                                "percentile_disc", "mode"):
+                                                                "percentile_disc", "mode", *_BIT_OPS):
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
             return ListState(self)
@@ -1004,7 +1042,7 @@ class AggSpec:
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
-              "percentile_disc", "mode"}
+              "percentile_disc", "mode", "bit_and", "bit_or", "bit_xor"}
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
@@ -1021,9 +1059,13 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
     if func in ("bool_and", "bool_or", "every"):
         return type_oids.BOOL
     if func == "array_agg":
+        if a in type_oids.ELEMENT_OF:       # array_agg(anyarray): one more dimension, same type
+            return a
         return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
-        return type_oids.TEXT
+        return type_oids.BYTEA if a == type_oids.BYTEA else type_oids.TEXT
+    if func in _BIT_OPS:
+        return a if a in (type_oids.INT2, type_oids.INT4, type_oids.INT8) else -1
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
         return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":

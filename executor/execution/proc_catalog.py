@@ -37,6 +37,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "array_agg": "any -> any", "string_agg": "text, text -> text | bytea, bytea -> bytea",
     **{f: _STDDEV for f in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop")},
     "percentile_cont": "float8, float8 -> float8", "percentile_disc": "float8, any -> any", "mode": "any -> any",
+    **{f: "int2 -> int2 | int4 -> int4 | int8 -> int8" for f in ("bit_and", "bit_or", "bit_xor")},
 }
 
 #: The window functions' overloads.

@@ -12,7 +12,7 @@ from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFI
 from ..execution import operators
 import json
 from ..execution.datetime_ops import add_interval
-from ..execution import expr, functions
+from ..execution import expr, functions, signatures
 from ..execution.array_functions import flat
 from ..execution.posix_regex import regexp_split
 import re
@@ -22,6 +22,12 @@ from splitstream.protocol.types import decode_text
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
              "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors"}
+
+
+_SERIES = signatures.parse(
+    "int4, int4 -> int4 | int4, int4, int4 -> int4 | int8, int8 -> int8 | int8, int8, int8 -> int8"
+    " | numeric, numeric -> numeric | numeric, numeric, numeric -> numeric"
+    " | timestamp, timestamp, interval -> timestamp | timestamptz, timestamptz, interval -> timestamptz")
 
 
 def _series(vals, oid):
@@ -47,6 +53,10 @@ def _series(vals, oid):
     if step == 0:
         raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
     if oid == type_oids.NUMERIC:
+        for what, value in (("start value", start), ("stop value", stop), ("step size", vals[2] if len(vals) > 2 else 1)):
+            if not decimal.Decimal(value).is_finite():
+                word = "NaN" if decimal.Decimal(value).is_nan() else "infinity"
+                raise PgError(INVALID_PARAMETER_VALUE, f"{what} cannot be {word}")
         out = []
         v = decimal.Decimal(start)
         while (v <= stop) if step > 0 else (v >= stop):
@@ -62,20 +72,11 @@ def srf_impl(planner, name: str, args):
     """(fn(values, ctx) -> Batch with one column, result oid)."""
 
     if name == "generate_series":
-        t = type_oids.INT4
-        for a in args:
-            if a.oid in (type_oids.INT8,):
-                t = type_oids.INT8
-            if a.oid == type_oids.NUMERIC:
-                t = type_oids.NUMERIC
-            if a.oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.DATE) and t != type_oids.TIMESTAMPTZ:
-                # date has no generate_series of its own: it resolves to the timestamptz one
-                t = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMP else type_oids.TIMESTAMPTZ
+        # PostgreSQL's overloads and resolution: (smallint, smallint) and (unknown, unknown) are
+        # ambiguous; a date resolves to the timestamptz one
+        want, t = signatures.select(name, _SERIES, [a.oid for a in args])
         for i, a in enumerate(args):
-            if t in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-                args[i] = planner.coerce(a, type_oids.INTERVAL if i == 2 else t)
-            else:
-                args[i] = planner.coerce(a, t)
+            args[i] = planner.coerce(a, want[i])
 
         def fn(vals, ctx, _t=t):
             c = _series(vals, _t)

@@ -336,7 +336,7 @@ def windows(ch: Chapter) -> None:
     ch.select(["id", "sum(v) OVER (ORDER BY id RANGE 2 PRECEDING)"], f"FROM {t} ORDER BY id")
     ch.comment("frame errors")
     ch.stmt(f"SELECT sum(v) OVER (ROWS -1 PRECEDING) FROM {t}", error="22013")
-    ch.stmt(f"SELECT sum(v) OVER (ORDER BY g RANGE 1 PRECEDING) FROM {t}", error="42883")
+    ch.stmt(f"SELECT sum(v) OVER (ORDER BY g RANGE 1 PRECEDING) FROM {t}", error="0A000")
     ch.stmt(f"SELECT sum(v) OVER (RANGE 1 PRECEDING) FROM {t}", error="42P20")
     ch.stmt(f"SELECT sum(v) OVER (GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM {t}", error="42P20")
     ch.stmt(f"SELECT sum(v) OVER (ORDER BY id ROWS BETWEEN UNBOUNDED FOLLOWING AND CURRENT ROW) FROM {t}",
