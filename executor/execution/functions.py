@@ -27,6 +27,7 @@ from splitstream.protocol.types import Interval
 from . import signatures
 from .signatures import Signature
 from .keywords import QUOTED_KEYWORDS
+from .encodings import encoding_name, encoding_number
 from . import number_format
 from .expr import numeric_power
 import calendar
@@ -263,8 +264,27 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 
 scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))
-scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(
-    lambda o, m: None if o is None else sqltypes.format_type(o, -1 if m is None else m))
+
+
+def _format_type(o: int | None, m: int | None) -> str | None:
+    """format_type(oid, typmod): '-' for no type; a typmod the type does not
+    interpret is shown in parentheses, as PostgreSQL's printTypmod does."""
+    if o is None:
+        return None
+    if o == 0:
+        return "-"
+    text = sqltypes.format_type(o, -1 if m is None else m)
+    if m is not None and m >= 0 and text == sqltypes.format_type(o) and text != "???" and o not in _PLAIN_SQL_NAMES:
+        text += f"({m})"
+    return text
+
+
+#: types format_type names by SQL keyword, ignoring any typmod (format_type.c)
+_PLAIN_SQL_NAMES = frozenset({type_oids.BOOL, type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4,
+                              type_oids.FLOAT8})
+
+
+scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(_format_type)
 
 
 def _string_to_array(s, d, null_string=None):
@@ -770,13 +790,40 @@ register("pg_backend_pid", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(ct
 register("inet_server_port", type_oids.INT4, [])(lambda cols, n, ctx: Col.const(int(ctx.setting("port", "5433")), type_oids.INT4, n))
 register("inet_server_addr|inet_client_addr", type_oids.TEXT, [])(lambda cols, n, ctx: Col.const("127.0.0.1", type_oids.TEXT, n))
 register("pg_postmaster_start_time", type_oids.TIMESTAMPTZ, [])(lambda cols, n, ctx: Col.const(ctx.now, type_oids.TIMESTAMPTZ, n))
-scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(lambda e: "UTF8" if e == 6 else "SQL_ASCII")
-scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(lambda e: 6)
+scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(encoding_name)
+scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(encoding_number)
 scalar("pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
 register_privilege_functions(register)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
 scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)
-scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(lambda b: f"{b} bytes" if b < 10240 else (f"{round(b / 1024)} kB" if b < 10240 * 1024 else f"{round(b / 1048576)} MB"))
+
+
+#: pg_size_pretty's units: name, limit below which it is used, half-rounded, bits of its unit
+_SIZE_UNITS = (("bytes", 10 * 1024, False, 0), ("kB", 20 * 1024 - 1, True, 10), ("MB", 20 * 1024 - 1, True, 20),
+               ("GB", 20 * 1024 - 1, True, 30), ("TB", 20 * 1024 - 1, True, 40), ("PB", 20 * 1024 - 1, True, 50))
+
+
+def _c_div(a: int, b: int) -> int:
+    """C's integer division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def _size_pretty(size: int) -> str:
+    """PostgreSQL 15's pg_size_pretty(bigint), unit by unit with its rounding."""
+    for k, (name, limit, half, bits) in enumerate(_SIZE_UNITS):
+        last = k + 1 == len(_SIZE_UNITS)
+        if last or abs(size) < limit:
+            if half:
+                size = _c_div(size + (-1 if size < 0 else 1), 2)
+            return f"{size} {name}"
+        nxt = _SIZE_UNITS[k + 1]
+        shift = nxt[3] - bits - (1 if nxt[2] else 0) + (1 if half else 0)
+        size = _c_div(size, 1 << shift)
+    raise AssertionError("unreachable")
+
+
+scalar("pg_size_pretty", type_oids.TEXT, [type_oids.INT8])(_size_pretty)
 scalar("pg_is_in_recovery", type_oids.BOOL, [])(lambda: False)
 scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lambda o: False)
 scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)

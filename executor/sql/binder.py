@@ -202,6 +202,10 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
     return out
 
 
+#: SQL keywords that are function calls without parentheses (sqlglot reads them as columns)
+_KEYWORD_FUNCTIONS = frozenset({"user", "current_role"})
+
+
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
     return isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES)
@@ -259,6 +263,8 @@ class ExprBinder:
         if name is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
         table = ident(n.args.get("table")) if n.args.get("table") else None
+        if table is None and name in _KEYWORD_FUNCTIONS and not n.this.args.get("quoted"):
+            return self.call(name, [])       # USER and CURRENT_ROLE are reserved words: calls, never columns
         return self.resolve(name, table, n)
 
     def b_Identifier(self, n):
@@ -1066,7 +1072,8 @@ class ExprBinder:
         if want is not None:
             args = [a if t is None or t == type_oids.ANY else self.p.coerce(a, t)
                     for a, t in zip(args, want + [None] * (len(args) - len(want)))]
-        args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        if fd.name != "pg_typeof":           # pg_typeof('x') is unknown, as the literal is
+            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         if oid < 0:
             oid = fd.result([a.oid for a in args])
         if oid == 0:
