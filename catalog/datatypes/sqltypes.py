@@ -379,7 +379,8 @@ def _cast_number(col: "Col", target: int) -> "Col":
 
 def _plain(d: decimal.Decimal) -> decimal.Decimal:
     """3.4E+38 as 340000000000000000000000000000000000000: numeric has no exponent."""
-    if d.is_finite() and d.as_tuple().exponent > 0:
+    exponent = d.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > 0:
         return d.quantize(decimal.Decimal(1), context=decimal.Context(prec=_NUMERIC_DIGITS))
     return d
 

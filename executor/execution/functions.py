@@ -128,6 +128,8 @@ def _same(a: list[int]) -> int:
 # ------------------------------------------------------------ strings
 
 # LC_CTYPE is C (as splitstream reports it): only ASCII letters change case, as in PostgreSQL
+_ASCII_UPPER: dict[int, int] = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+_ASCII_LOWER: dict[int, int] = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 scalar("lower", sigs="text -> text")(lambda s: s.translate(_ASCII_LOWER))
 scalar("upper", sigs="text -> text")(lambda s: s.translate(_ASCII_UPPER))
 scalar("length", sigs="text -> int4 | bytea -> int4")(lambda s: len(s))
@@ -259,8 +261,6 @@ def _concat_ws(cols, n, ctx):
     return Col.from_pylist(out, type_oids.TEXT)
 
 
-_ASCII_UPPER = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 scalar("starts_with", sigs="text, text -> bool")(lambda s, p: s.startswith(p))

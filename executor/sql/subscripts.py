@@ -25,8 +25,8 @@ def _bound(binder, node: exp.Expr | None) -> expr.Expr:
 def _cut(arr: list | None, lo: int | None, hi: int | None, lo_given: bool, hi_given: bool) -> list | None:
     if arr is None or (lo_given and lo is None) or (hi_given and hi is None):
         return None
-    start = max(lo if lo_given else 1, 1)       # type: ignore[operator]
-    end = min(hi if hi_given else len(arr), len(arr))  # type: ignore[type-var]
+    start = max(lo if lo is not None else 1, 1)
+    end = min(hi if hi is not None else len(arr), len(arr))
     return arr[start - 1:end] if start <= end else []
 
 

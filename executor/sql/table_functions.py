@@ -15,7 +15,6 @@ from ..execution.datetime_ops import add_interval
 from ..execution import expr, functions, signatures
 from ..execution.array_functions import flat
 from ..execution.posix_regex import regexp_split
-import re
 from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
 

@@ -398,9 +398,15 @@ def sysinfo(ch: Chapter) -> None:
         ch.select([reg])
     for tbl in ("pg_class", "pg_namespace", "nosuch"):
         ch.select([f"to_regclass('{tbl}')", f"to_regclass('{tbl}') IS NULL"])
-    for priv in ("'SELECT'", "'INSERT'", "'select, update'", "'bogus'"):
-        ch.select([f"has_table_privilege('pg_class', {priv})"])
-        ch.select([f"has_schema_privilege('public', 'USAGE')", f"has_database_privilege(current_database(), 'CONNECT')"])
+    t = "{{p}}_sys"
+    ch.stmt(f"CREATE TABLE {t} (a int)")
+    for priv in ("'SELECT'", "'INSERT'", "'select, update'", "'bogus'", "'SELECT WITH GRANT OPTION'"):
+        ch.select([f"has_table_privilege('{t}', {priv})"])
+        ch.select([f"has_column_privilege('{t}', 'a', {priv})"])
+        ch.select([f"has_schema_privilege('public', {priv.replace('SELECT', 'USAGE')})"])
+    ch.select(["has_database_privilege(current_database(), 'CONNECT')", "has_schema_privilege('public', 'CREATE')"])
+    ch.stmt(f"SELECT has_table_privilege('{t}_nosuch', 'SELECT')", error="42P01")
+    ch.stmt(f"DROP TABLE {t}")
     ch.select(["current_setting('datestyle')", "current_setting('search_path')", "current_setting('nosuch', true)"])
     ch.stmt("SELECT current_setting('nosuch.setting')", error="42704")
     ch.select(["pg_typeof(pg_table_is_visible('pg_class'::regclass))", "pg_table_is_visible('pg_class'::regclass)"])
