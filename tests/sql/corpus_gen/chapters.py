@@ -218,6 +218,13 @@ def arrays(ch: Chapter) -> None:
     ch.select(["id", "unnest(a)"], f"FROM {t} ORDER BY id, 2")
     ch.stmt(f"SELECT id, x FROM {t}, unnest(a) AS x ORDER BY id, x")
     ch.stmt(f"SELECT id, x, n FROM {t}, unnest(a) WITH ORDINALITY AS u(x, n) ORDER BY id, n")
+    ch.comment("function items in FROM read earlier items (implicitly LATERAL)")
+    ch.stmt(f"SELECT {t}.id, unnest FROM {t}, unnest({t}.a) ORDER BY 1, 2")
+    ch.stmt(f"SELECT id, u.* FROM {t}, unnest(t) u ORDER BY 1, 2")
+    ch.stmt(f"SELECT id, g FROM {t}, generate_series(1, cardinality(a)) g ORDER BY 1, 2")
+    ch.stmt(f"SELECT id, s FROM {t}, regexp_split_to_table(array_to_string(t, ','), ',') s ORDER BY 1, 2")
+    ch.stmt(f"SELECT count(*) FROM {t} x, unnest(x.a) e, {t} y WHERE y.id = x.id")
+    ch.stmt(f"SELECT id, x FROM {t}, unnest(nosuch) x", error="42703")
     ch.stmt(f"DROP TABLE {t}")
 
 
