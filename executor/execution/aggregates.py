@@ -28,7 +28,7 @@ from splitstream.protocol.types import Interval
 
 from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
-from .expr import _factorize_objects, fixed_avg, numeric_op
+from .expr import _factorize_objects, array_key, fixed_avg, numeric_op
 
 _NULL_KEY = object()
 
@@ -681,6 +681,8 @@ def _obj_beats(v, cur, is_min: bool) -> bool:
     """The same for Python values; numeric NaN (which Decimal refuses to order) sorts above every number."""
     if isinstance(v, decimal.Decimal) and (v.is_nan() or cur.is_nan()):
         return (cur.is_nan() and not v.is_nan()) if is_min else (v.is_nan() and not cur.is_nan())
+    if isinstance(v, list):              # arrays: element by element, NULL elements last
+        v, cur = array_key(v), array_key(cur)
     return v < cur if is_min else v > cur
 
 

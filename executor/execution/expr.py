@@ -79,7 +79,11 @@ def filled(col: Col) -> np.ndarray:
                 return d
             fill = type(sample)()
         d = d.copy()
-        d[col.nulls] = fill
+        if isinstance(fill, list):              # an array value: assigned one by one, it would broadcast
+            for i in np.flatnonzero(col.nulls):
+                d[i] = fill
+        else:
+            d[col.nulls] = fill
         return d
     return d
 
@@ -724,7 +728,9 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
             y = y.copy()
             x[nulls] = 0
             y[nulls] = 0
-        if type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
+        if a.oid in type_oids.ELEMENT_OF or b.oid in type_oids.ELEMENT_OF:
+            r = np.array([_PY_CMP[op](array_key(p), array_key(q)) for p, q in zip(x, y)], dtype=bool)
+        elif type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
             r = np.array([_safe_cmp(op, *_nan_key(p, q)) for p, q in zip(x, y)], dtype=bool)
         else:
             try:
@@ -764,6 +770,22 @@ def _nan_key(p, q) -> tuple:
     if pn or qn:
         return (int(pn), int(qn)) if pn != qn else (0, 0)
     return p, q
+
+
+_PY_CMP = {"=": operator.eq, "<>": operator.ne, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+def array_key(v):
+    """An array value as PostgreSQL orders arrays: element by element (a NULL
+    element above every value, NaN above every number), then by length."""
+    if isinstance(v, (list, tuple)):
+        return tuple(array_key(x) for x in v)
+    if v is None:
+        return (2,)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1,)
+    return (0, v)
 
 
 def _safe_cmp(op, p, q) -> bool:

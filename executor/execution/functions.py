@@ -287,7 +287,7 @@ _PLAIN_SQL_NAMES = frozenset({type_oids.BOOL, type_oids.INT2, type_oids.INT4, ty
 scalar("format_type", type_oids.TEXT, [type_oids.OID, type_oids.INT4], strict=False)(_format_type)
 
 
-def _string_to_array(s, d, null_string=None):
+def string_to_array(s, d, null_string=None):
     """NULL delimiter: one element per character; empty delimiter: the whole
     string; an empty string: the empty array; elements equal to
     ``null_string`` are NULL."""
@@ -299,7 +299,7 @@ def _string_to_array(s, d, null_string=None):
     return [None if null_string is not None and p == null_string else p for p in parts]
 
 
-scalar("string_to_array", sigs="text, text -> text[] | text, text, text -> text[]", strict=False)(_string_to_array)
+scalar("string_to_array", sigs="text, text -> text[] | text, text, text -> text[]", strict=False)(string_to_array)
 _NUMBER_KINDS = {type_oids.INT2: "int4", type_oids.INT4: "int4", type_oids.INT8: "int8", type_oids.FLOAT4: "float4",
                  type_oids.FLOAT8: "float", type_oids.NUMERIC: "numeric"}
 

@@ -155,6 +155,15 @@ def regexp_match(s: str, pattern: str, flags: str | None = None) -> list | None:
     return list(m.groups()) if rx.groups else [m.group(0)]
 
 
+def regexp_matches(s: str, pattern: str, flags: str | None = None) -> list[list]:
+    """regexp_matches' rows: each match's groups (or the whole match), every
+    match with 'g', else the first."""
+    flags = check_flags(flags, "regexp_matches", global_ok=True)
+    rx = compile_regex(pattern, flags)
+    found = rx.finditer(s) if "g" in flags else filter(None, [rx.search(s)])
+    return [list(m.groups()) if rx.groups else [m.group(0)] for m in found]
+
+
 def regexp_split(s: str, pattern: str, flags: str | None = None) -> list[str]:
     """regexp_split_to_table's pieces: an empty match at either end of the
     string, or right after the previous match, does not split."""

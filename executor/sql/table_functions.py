@@ -14,13 +14,15 @@ import json
 from ..execution.datetime_ops import add_interval
 from ..execution import expr, functions, signatures
 from ..execution.array_functions import flat
-from ..execution.posix_regex import regexp_split
+from ..execution.posix_regex import regexp_matches, regexp_split
+from ..execution.functions import string_to_array
 from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
-             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors"}
+             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors",
+             "regexp_matches", "string_to_table"}
 
 
 _SERIES = signatures.parse(
@@ -139,7 +141,30 @@ def srf_impl(planner, name: str, args):
             return Batch([c], len(c))
 
         return fn5, type_oids.TEXT
+    if name in ("regexp_matches", "string_to_table"):
+        return _text_rows(planner, name, args)
     raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+def _text_rows(planner, name: str, args):
+    """regexp_matches (text[] rows) and string_to_table (text rows), of text arguments."""
+    if len(args) not in (2, 3):
+        raise signatures.undefined(name, [a.oid for a in args])
+    for i, a in enumerate(args):
+        args[i] = planner.coerce(a, type_oids.TEXT)
+    oid = type_oids.ARRAY_OF[type_oids.TEXT] if name == "regexp_matches" else type_oids.TEXT
+
+    def rows(vals, ctx):
+        if vals[0] is None or (name == "regexp_matches" and any(v is None for v in vals)):
+            values: list = []
+        elif name == "regexp_matches":
+            values = regexp_matches(*vals)
+        else:
+            values = string_to_array(*vals) or []
+        c = Col.from_pylist(values, oid)
+        return Batch([c], len(c))
+
+    return rows, oid
 
 
 def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:

@@ -147,6 +147,20 @@ def patterns(ch: Chapter) -> None:
         ch.select([f"regexp_split_to_array({s}, {p})"])
         ch.stmt(f"SELECT * FROM regexp_split_to_table({s}, {p})")
         ch.select([f"regexp_split_to_table({s}, {p})"])
+    ch.comment("regexp_matches and string_to_table: set-returning")
+    for subject, pattern, flags in (("'abcabc'", "'(b)(c)'", "'g'"), ("'abcabc'", "'(b)(c)'", None),
+                                    ("'aXbx'", "'x'", "'gi'"), ("'abc'", "'z'", "'g'"), ("''", "''", "'g'"),
+                                    ("'abc'", "'(a)|(z)'", None), ("'abc'", "'b'", "'q'"), ("'abc'", "'b'", "'y'"),
+                                    ("NULL::text", "'a'", None)):
+        call = f"regexp_matches({subject}, {pattern}{', ' + flags if flags else ''})"
+        ch.stmt(f"SELECT * FROM {call}")
+        ch.select([call])
+    for subject, delim, null in (("'a,b,,c'", "','", "''"), ("'abc'", "NULL", None), ("''", "','", None),
+                                 ("'a b'", "''", None), ("NULL::text", "','", None)):
+        call = f"string_to_table({subject}, {delim}{', ' + null if null else ''})"
+        ch.stmt(f"SELECT * FROM {call}")
+        ch.select([call, "1"])
+    ch.select(["id", "regexp_matches(c_t, '[a-z]', 'g')"], f"FROM {t} ORDER BY id, 2")
     ch.stmt(f"DROP TABLE {t}")
 
 
@@ -218,6 +232,11 @@ def arrays(ch: Chapter) -> None:
     ch.select(["id", "unnest(a)"], f"FROM {t} ORDER BY id, 2")
     ch.stmt(f"SELECT id, x FROM {t}, unnest(a) AS x ORDER BY id, x")
     ch.stmt(f"SELECT id, x, n FROM {t}, unnest(a) WITH ORDINALITY AS u(x, n) ORDER BY id, n")
+    ch.comment("array values ordered and compared (element by element, NULL elements last)")
+    ch.select(["id", "a"], f"FROM {t} ORDER BY a, id")
+    ch.select(["id", "a"], f"FROM {t} ORDER BY a DESC NULLS LAST, id")
+    ch.select(["id", "a < ARRAY[2]", "a = ARRAY[2,2,2]", "a >= '{}'", "t > ARRAY['a']"], f"FROM {t} ORDER BY id")
+    ch.select(["max(a)", "min(a)", "max(t)"], f"FROM {t}")
     ch.comment("function items in FROM read earlier items (implicitly LATERAL)")
     ch.stmt(f"SELECT {t}.id, unnest FROM {t}, unnest({t}.a) ORDER BY 1, 2")
     ch.stmt(f"SELECT id, u.* FROM {t}, unnest(t) u ORDER BY 1, 2")
