@@ -85,6 +85,11 @@ def srf_impl(planner, name: str, args):
 
         return fn, t
     if name == "unnest":
+        if len(args) == 1 and args[0].oid == type_oids.UNKNOWN:       # anyarray or tsvector
+            raise PgError(signatures.AMBIGUOUS_FUNCTION, "function unnest(unknown) is not unique",
+                          hint=signatures.AMBIGUOUS_HINT)
+        if len(args) != 1 or args[0].oid not in type_oids.ELEMENT_OF:
+            raise signatures.undefined(name, [a.oid for a in args])      # several arrays: only in FROM
         et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
 
         def fn2(vals, ctx):
@@ -198,6 +203,25 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
 
         colname = colaliases[0] if colaliases else (alias or name)
         return operators.FunctionScan(name, scalar, [], [operators.OutCol(colname, e.oid)])
+    if name == "unnest" and len(args) > 1:
+        return _unnest_arrays(args, colaliases)
     fn, oid = srf_impl(planner, name, args)
     colname = colaliases[0] if colaliases else (alias or name)
     return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])
+
+
+def _unnest_arrays(args, colaliases) -> operators.Op:
+    """``FROM unnest(a, b, ...)``: one column per array, as many rows as the
+    longest, the shorter ones NULL-padded; the columns are all named unnest."""
+    for a in args:
+        if a.oid not in type_oids.ELEMENT_OF:
+            raise signatures.undefined("unnest", [x.oid for x in args])
+    oids = [type_oids.ELEMENT_OF[a.oid] for a in args]
+
+    def rows(vals, ctx):
+        lists = [flat(v or []) for v in vals]
+        n = max(map(len, lists), default=0)
+        return Batch([Col.from_pylist(vs + [None] * (n - len(vs)), oid) for vs, oid in zip(lists, oids)], n)
+
+    out = [operators.OutCol(colaliases[i] if i < len(colaliases) else "unnest", oid) for i, oid in enumerate(oids)]
+    return operators.FunctionScan("unnest", rows, args, out)

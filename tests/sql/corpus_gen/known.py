@@ -22,7 +22,6 @@ PENDING: list[tuple[str, str]] = [
     (r"to_number\(", "open: to_number is not implemented (refused with 0A000 naming it)"),
     (r"\[0:2\]=|\[2:4\]=|array_fill\(1, ARRAY\[2\], ARRAY\[0\]\)",
      "open: splitstream's arrays keep no lower bound other than 1 ('[0:2]={...}' loses its bounds)"),
-    (r"unnest\(ARRAY\[1,2\], ARRAY\['a'", "open: unnest with several arrays (one column each) is not implemented"),
     (r"current_time\b", "pending h-funcs (timetz): current_time is time with time zone"),
     (r"pg_current_xact_id\(\)\)", "open: pg_current_xact_id() returns bigint; splitstream has no xid8 type"),
     (r"^SELECT 'pg_class'::regclass|to_regclass\('pg_|'pg_catalog'::regnamespace|'now'::regproc",
