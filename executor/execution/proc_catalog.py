@@ -151,4 +151,7 @@ def markdown_table() -> str:
     for e in entries():
         lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
                      f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
+    lines += ["", "## Refused", "", "PostgreSQL 15 functions of the documented chapters that a call refuses with 0A000"
+              " naming them (`functions.NOT_IMPLEMENTED`).", "", "| name | hint |", "|---|---|"]
+    lines += [f"| {name} | {hint} |" for name, hint in sorted(functions.NOT_IMPLEMENTED.items())]
     return "\n".join(lines) + "\n"

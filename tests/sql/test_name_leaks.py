@@ -6,8 +6,11 @@ sqlglot's canonical names (unix_to_time, time_to_str, j_s_o_n_array_agg,
 current_version, json_extract_scalar ...) must never reach a user."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
+
+import pytest
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.executor.execution import proc_catalog
@@ -64,6 +67,8 @@ def _leaks(statement: str, outcome, known: set[str], corpus_words: set[str]) -> 
     return out
 
 
+@pytest.mark.skipif(bool(os.environ.get("SPLITSTREAM_FORCE_BACKEND")),
+                    reason="names and errors come from the binder, the same under every backend: the default run checks them")
 def test_no_function_name_leaks(ss_conn):
     # a cast's column is named after its type (``'a'::char(4)`` is "bpchar"), as PostgreSQL names it
     known = proc_catalog.names() | set(sqltypes.TYPE_NAMES.values())
