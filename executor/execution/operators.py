@@ -880,7 +880,9 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         rank[order] = np.arange(len(order), dtype=np.float64)
         key = rank[codes]
     elif d.dtype == object or d.dtype.kind == "b":
-        vals = [_hashable(v) for v in col.to_pylist()]
+        vals = col.to_pylist()
+        if col.oid in type_oids.ELEMENT_OF:     # array values rank as tuples
+            vals = [_hashable(v) for v in vals]
         distinct = sorted({v for v in vals if v is not None}, key=_sort_key)
         rank_of = {v: i for i, v in enumerate(distinct)}
         key = np.array([rank_of[v] if v is not None else 0 for v in vals], dtype=np.float64)
