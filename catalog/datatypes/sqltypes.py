@@ -378,8 +378,11 @@ def _cast_number(col: "Col", target: int) -> "Col":
         if src == type_oids.NUMERIC:
             return col
         if src in (type_oids.FLOAT4, type_oids.FLOAT8):
-            # repr gives 'nan' / 'inf' / '-inf' for the specials: numeric NaN and (PostgreSQL 15) +-Infinity
-            out = [None if not ok else decimal.Decimal(repr(float(v))) for v, ok in zip(data.tolist(), valid.tolist())]
+            # float4_numeric / float8_numeric print FLT_DIG (6) / DBL_DIG (15) significant digits;
+            # 'nan' / 'inf' / '-inf' are numeric NaN and (PostgreSQL 15) +-Infinity
+            fmt = ".6g" if src == type_oids.FLOAT4 else ".15g"
+            out = [None if not ok else _plain(decimal.Decimal(format(float(v), fmt)))
+                   for v, ok in zip(data.tolist(), valid.tolist())]
         else:
             out = [decimal.Decimal(int(v)) if ok else None for v, ok in zip(data.tolist(), valid.tolist())]
         return Col.from_pylist(out, type_oids.NUMERIC)
@@ -417,7 +420,34 @@ def _cast_number(col: "Col", target: int) -> "Col":
         if len(d) and (int(d.min()) < lo or int(d.max()) > hi):
             raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")
         return Col(data.astype(tdt), col.nulls, target)
+    if target == type_oids.FLOAT4 and data.dtype.kind == "f":
+        return Col(_narrow_float(data, valid), col.nulls, target)
     return Col(data.astype(tdt), col.nulls, target)
+
+
+def _plain(d: decimal.Decimal) -> decimal.Decimal:
+    """3.4E+38 as 340000000000000000000000000000000000000: numeric has no exponent."""
+    exponent = d.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > 0:
+        return d.quantize(decimal.Decimal(1), context=decimal.Context(prec=_NUMERIC_DIGITS))
+    return d
+
+
+def _narrow_float(data: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """float8 -> float4 (dtof): a finite value out of float4's range is an
+    overflow, a non-zero one that becomes zero an underflow."""
+    with np.errstate(all="ignore"):
+        out = data.astype(np.float32)
+    fin = np.isfinite(data) & valid
+    if np.any(fin & np.isinf(out)):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    if np.any(fin & (data != 0) & (out == 0)):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return out
+
+
+#: enough digits to quantize any numeric (131072 before the point, 16383 after)
+_NUMERIC_DIGITS = 150000
 
 
 def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
@@ -434,14 +464,17 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
         limit = decimal.Decimal(10) ** (p - s)
         vals = col.data.tolist()
         nulls = col.nulls
-        ctx = decimal.Context(prec=max(p + 2, 40), rounding=decimal.ROUND_HALF_UP)
+        ctx = decimal.Context(prec=_NUMERIC_DIGITS, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999)
         zero = decimal.Decimal(0)
         out = [zero if v is None or not v.is_finite() else v.quantize(q, context=ctx) for v in vals]
         if out and max(map(abs, out)) >= limit:
             raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
                           detail=f"A field with precision {p}, scale {s} must round to an absolute value less than 10^{p - s}.")
         for i, v in enumerate(vals):
-            if v is not None and not v.is_finite():
+            if v is not None and v.is_infinite():
+                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                              detail=f"A field with precision {p}, scale {s} cannot hold an infinite value.")
+            if v is not None and v.is_nan():
                 out[i] = v
         arr = np.empty(len(out), dtype=object)
         arr[:] = out

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import collections
 import decimal
+import functools
 import math
+import operator
 import sys
 from typing import Any
 
@@ -25,9 +27,10 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 from splitstream.protocol.types import Interval
 
 from . import json_values, ordered_set
+from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
-from .expr import _factorize_objects, fixed_avg, numeric_div_scale, numeric_op
+from .expr import _factorize_objects, array_key, fixed_avg, numeric_div_scale, numeric_op
 from .numeric_math import dscale as _dscale
 
 _NULL_KEY = object()
@@ -688,6 +691,8 @@ def _obj_beats(v, cur, is_min: bool) -> bool:
     """The same for Python values; numeric NaN (which Decimal refuses to order) sorts above every number."""
     if isinstance(v, decimal.Decimal) and (v.is_nan() or cur.is_nan()):
         return (cur.is_nan() and not v.is_nan()) if is_min else (v.is_nan() and not cur.is_nan())
+    if isinstance(v, list):              # arrays: element by element, NULL elements last
+        v, cur = array_key(v), array_key(cur)
     return v < cur if is_min else v > cur
 
 
@@ -888,16 +893,46 @@ def _dedupe(rows):
     return out
 
 
+def sort_key(v: Any) -> tuple:
+    """PostgreSQL's order of one type's values: NULLs last, NaN above every
+    number (Python's NaN and Decimal NaN do not order)."""
+    if v is None:
+        return (2, 0)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1, 0)
+    return (0, v)
+
+
+def _array_rows(vals: list) -> list:
+    """array_agg of arrays: one more dimension; every input non-NULL and of
+    the same dimensions (array_agg_array_transfn)."""
+    if any(v is None for v in vals):
+        raise PgError("22004", "cannot accumulate null arrays")
+    shapes = {tuple(array_dims(v)) for v in vals}
+    if () in shapes:
+        raise PgError("2202E", "cannot accumulate empty arrays")
+    if len(shapes) > 1:
+        raise PgError("2202E", "cannot accumulate arrays of different dimensionality")
+    return vals
+
+
+_BIT_OPS = {"bit_and": operator.and_, "bit_or": operator.or_, "bit_xor": operator.xor}
+
+
 def finalize_list(spec: "AggSpec", rows: list) -> Any:
     fn = spec.func
     if spec.distinct:
         rows = _dedupe(rows)
+        if spec.order_key is None:          # DISTINCT sorts its input, as PostgreSQL's does
+            rows = sorted(rows, key=lambda r: sort_key(r[0]))
     if spec.order_key is not None and rows:
         rows = spec.order_key(rows)
     vals = [r[0] for r in rows]
     if fn == "count":
         return len(vals)
     if fn == "array_agg":
+        if rows and spec.arg_oids[0] in type_oids.ELEMENT_OF:
+            return _array_rows(vals)
         return vals if rows else None
     if fn in JSON_AGGREGATES:
         return json_values.finish(fn, rows, spec.arg_oids[0])
@@ -908,9 +943,12 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if fn == "string_agg":
         if not rows:
             return None
-        return "".join((r[1] if k and r[1] is not None else "") + r[0] for k, r in enumerate(rows))
+        empty = b"" if isinstance(rows[0][0], bytes) else ""      # string_agg(bytea, bytea) is bytea
+        return empty.join(((r[1] if k and r[1] is not None else empty) + r[0]) for k, r in enumerate(rows))
     if not vals:
         return None
+    if fn in _BIT_OPS:
+        return functools.reduce(_BIT_OPS[fn], vals)
     if fn in ("sum", "avg"):
         if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
@@ -995,7 +1033,7 @@ class AggSpec:
 
     def make_state(self) -> AggState:
         f = self.func
-        if self.distinct or self.order_key is not None or f in LIST_AGGREGATES:
+        if self.distinct or self.order_key is not None or f in LIST_AGGREGATES or f in _BIT_OPS:
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
             return ListState(self)
@@ -1013,7 +1051,7 @@ class AggSpec:
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
-              "percentile_disc", "mode", *JSON_AGGREGATES}
+              "percentile_disc", "mode", *JSON_AGGREGATES, "bit_and", "bit_or", "bit_xor"}
 #: aggregates whose state is the list of their rows
 LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES,
                    *ordered_set.HYPOTHETICAL}
@@ -1035,9 +1073,13 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
     if func in ("bool_and", "bool_or", "every"):
         return type_oids.BOOL
     if func == "array_agg":
+        if a in type_oids.ELEMENT_OF:       # array_agg(anyarray): one more dimension, same type
+            return a
         return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
-        return type_oids.TEXT
+        return type_oids.BYTEA if a == type_oids.BYTEA else type_oids.TEXT
+    if func in _BIT_OPS:
+        return a if a in (type_oids.INT2, type_oids.INT4, type_oids.INT8) else -1
     if func in JSON_AGGREGATES:
         return type_oids.JSONB if func.startswith("jsonb") else type_oids.JSON
     if func in ordered_set.HYPOTHETICAL:

@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 import operator
 from . import numeric_math
 from .zoned_casts import cast_in_zone, float_text, zone_dependent
+from .posix_regex import compile_regex
 
 
 class Expr:
@@ -79,7 +80,11 @@ def filled(col: Col) -> np.ndarray:
                 return d
             fill = type(sample)()
         d = d.copy()
-        d[col.nulls] = fill
+        if isinstance(fill, list):              # an array value: assigned one by one, it would broadcast
+            for i in np.flatnonzero(col.nulls):
+                d[i] = fill
+        else:
+            d[col.nulls] = fill
         return d
     return d
 
@@ -314,10 +319,12 @@ class Arith(Expr):
                 elif op == "*":
                     r = x * y
                 elif op == "/":
-                    zero = (y == 0) if valid is None else ((y == 0) & valid)
+                    zero = (y == 0) & ~np.isnan(x)          # float8div: NaN / 0 is NaN
+                    if valid is not None:
+                        zero &= valid
                     if zero.any():
                         raise PgError(DIVISION_BY_ZERO, "division by zero")
-                    r = x / np.where(y == 0, 1, y)
+                    r = np.where(y == 0, np.nan, x / np.where(y == 0, 1, y))
                 elif op == "%":
                     r = np.fmod(x, y)
                 elif op == "^":
@@ -656,7 +663,9 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
             y = y.copy()
             x[nulls] = 0
             y[nulls] = 0
-        if type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
+        if a.oid in type_oids.ELEMENT_OF or b.oid in type_oids.ELEMENT_OF:
+            r = np.array([_PY_CMP[op](array_key(p), array_key(q)) for p, q in zip(x, y)], dtype=bool)
+        elif type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
             r = np.array([_safe_cmp(op, *_nan_key(p, q)) for p, q in zip(x, y)], dtype=bool)
         else:
             try:
@@ -696,6 +705,22 @@ def _nan_key(p, q) -> tuple:
     if pn or qn:
         return (int(pn), int(qn)) if pn != qn else (0, 0)
     return p, q
+
+
+_PY_CMP = {"=": operator.eq, "<>": operator.ne, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+def array_key(v):
+    """An array value as PostgreSQL orders arrays: element by element (a NULL
+    element above every value, NaN above every number), then by length."""
+    if isinstance(v, (list, tuple)):
+        return tuple(array_key(x) for x in v)
+    if v is None:
+        return (2,)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1,)
+    return (0, v)
 
 
 def _safe_cmp(op, p, q) -> bool:
@@ -994,11 +1019,10 @@ class Like(Expr):
     def _compile(self, p: str) -> re.Pattern:
         r = self._cache.get(p)
         if r is None:
-            flags = re.S | (re.I if self.ilike else 0)
-            try:
-                r = re.compile(p if self.regex else like_to_regex(p, self.escape) + r"\Z", flags)
-            except re.error as e:
-                raise PgError("2201B", f"invalid regular expression: {e}") from e
+            if self.regex:
+                r = compile_regex(p, icase=self.ilike)
+            else:      # LC_CTYPE C: ILIKE folds ASCII letters only
+                r = re.compile(like_to_regex(p, self.escape) + r"\Z", re.S | re.ASCII | (re.I if self.ilike else 0))
             self._cache[p] = r
         return r
 

@@ -176,6 +176,8 @@ def _nonfinite_power(x: D, y: D) -> D:
         return (inf if abs(x) > 1 else D(0)) if y > 0 else (D(0) if abs(x) > 1 else inf)
     if y == 0:
         return one
+    if x < 0 and y != y.to_integral_value():
+        raise PgError(INVALID_ARGUMENT_FOR_POWER, "a negative number raised to a non-integer power yields a complex result")
     if y < 0:
         return D(0)
     odd = y == y.to_integral_value() and int(y) % 2 == 1

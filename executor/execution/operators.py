@@ -881,6 +881,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         key = rank[codes]
     elif d.dtype == object or d.dtype.kind == "b":
         vals = col.to_pylist()
+        if col.oid in type_oids.ELEMENT_OF:     # array values rank as tuples
+            vals = [_hashable(v) for v in vals]
         distinct = sorted({v for v in vals if v is not None}, key=_sort_key)
         rank_of = {v: i for i, v in enumerate(distinct)}
         key = np.array([rank_of[v] if v is not None else 0 for v in vals], dtype=np.float64)
@@ -917,9 +919,14 @@ def _sort_key(v):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):
         return v.encode("utf-8")
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return [(x is None, _sort_key(x) if x is not None else 0) for x in v]
     return v
+
+
+def _hashable(v):
+    """An array value (a list, nested per dimension) as a tuple, to rank it."""
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
 
 
 def sort_order(cols: list[tuple[Col, bool, bool | None]], n: int) -> np.ndarray:

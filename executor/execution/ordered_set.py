@@ -12,6 +12,7 @@ after them for cume_dist).
 """
 from __future__ import annotations
 
+import decimal
 import math
 from typing import Any
 
@@ -40,6 +41,16 @@ def _one(fn: str, ordered: list, fraction: float) -> Any:
     return a + (b - a) * (pos - math.floor(pos))
 
 
+def _nan_last(v: Any) -> tuple:
+    """PostgreSQL's order of numbers: NaN after every other value (a float
+    NaN compares false with everything, and a Decimal NaN refuses to compare)."""
+    if isinstance(v, float):
+        return (1, 0.0) if v != v else (0, v)
+    if isinstance(v, decimal.Decimal):
+        return (1, 0) if v.is_nan() else (0, v)
+    return (0, v)
+
+
 def percentile(fn: str, values: list, fraction: Any, descending: bool) -> Any:
     """percentile_cont/disc of the non-NULL ``values`` at ``fraction`` (a
     float, an array of them, or None); NULL for no rows."""
@@ -49,7 +60,7 @@ def percentile(fn: str, values: list, fraction: Any, descending: bool) -> Any:
     checked = [None if f is None else _checked(float(f)) for f in fractions]
     if not values:
         return None
-    ordered = sorted(values, reverse=descending)
+    ordered = sorted(values, key=_nan_last, reverse=descending)
     out = [None if f is None else _one(fn, ordered, f) for f in checked]
     return out if isinstance(fraction, list) else out[0]
 

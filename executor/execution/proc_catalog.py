@@ -17,7 +17,7 @@ from splitstream.protocol import oids as type_oids
 
 from . import functions, signatures
 # the modules that register functions: importing this one loads the whole catalog
-from . import datetime_functions, extract, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
+from . import array_functions, binary_functions, datetime_functions, extract, math_functions, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
 from .aggregates import AGGREGATES
 
 _ORDERED = ("int2", "int4", "int8", "float4", "float8", "numeric", "text", "bpchar", "date", "time", "timestamp",
@@ -43,6 +43,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "cume_dist": "variadic any -> float8",
     "json_agg": "anyelement -> json", "jsonb_agg": "anyelement -> jsonb",
     "json_object_agg": "any, any -> json", "jsonb_object_agg": "any, any -> jsonb",
+    **{f: "int2 -> int2 | int4 -> int4 | int8 -> int8" for f in ("bit_and", "bit_or", "bit_xor")},
 }
 
 #: The window functions' overloads.
@@ -187,4 +188,7 @@ def markdown_table() -> str:
     for e in entries():
         lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
                      f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
+    lines += ["", "## Refused", "", "PostgreSQL 15 functions of the documented chapters that a call refuses with 0A000"
+              " naming them (`functions.NOT_IMPLEMENTED`).", "", "| name | hint |", "|---|---|"]
+    lines += [f"| {name} | {hint} |" for name, hint in sorted(functions.NOT_IMPLEMENTED.items())]
     return "\n".join(lines) + "\n"

@@ -5,6 +5,8 @@ The registered ones are added to the function registry (executor/execution/funct
 when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
+import re
+
 import threading
 import time
 
@@ -117,8 +119,9 @@ def _role_name_by_oid(state, oid) -> str | None:
 
 
 def _regtype(name):
-    oid = sqltypes.oid_by_name(str(name).replace('"', "").strip())
-    return oid
+    """to_regtype: the type a name denotes; a type modifier ('varchar(3)') is read and dropped."""
+    text = re.sub(r"\([^)]*\)", "", str(name)).replace('"', "").strip()
+    return sqltypes.oid_by_name(" ".join(text.split()))
 
 
 #: the advisory-lock functions' keys: one bigint or two integers

@@ -19,7 +19,8 @@ from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import INVALID_DATETIME_FORMAT, PgError
 from splitstream.protocol.types import Interval
 
-from .functions import elementwise, numeric_to_char, register
+from . import number_format
+from .functions import elementwise, register
 from .truncation import cdiv
 
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -227,13 +228,18 @@ def to_char(v, template: str, zone: dt.tzinfo | None) -> str | None:
 
 
 _TEMPORAL = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL)
+#: numbers go through PostgreSQL's template processor (number_format), which
+#: needs the argument's type (float4 and float8 print different digits)
+_NUMBER_KINDS = {type_oids.INT2: "int4", type_oids.INT4: "int4", type_oids.INT8: "int8", type_oids.FLOAT4: "float4",
+                 type_oids.FLOAT8: "float", type_oids.NUMERIC: "numeric"}
 
 
 @register("to_char", sigs=" | ".join(f"{t}, text -> text" for t in (
     "timestamp", "timestamptz", "interval", "int4", "int8", "float4", "float8", "numeric")))
 def _to_char(cols, n, ctx):
     if cols[0].oid not in _TEMPORAL:
-        return elementwise(numeric_to_char, type_oids.TEXT)(cols, n, ctx)
+        kind = _NUMBER_KINDS.get(cols[0].oid, "numeric")
+        return elementwise(lambda v, f: number_format.to_char(v, f, kind), type_oids.TEXT)(cols, n, ctx)
     zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
     out = [None if v is None or t is None else to_char(v, t, zone)
            for v, t in zip(cols[0].to_pylist(), cols[1].to_pylist())]

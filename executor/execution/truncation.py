@@ -205,7 +205,8 @@ def _date_trunc(cols, n, ctx):
         fast = _column_trunc(_unit(first, src.oid), src)
         if fast is not None:
             return fast
-    if zones is None and first is not None and src.oid == type_oids.TIMESTAMPTZ and units.count(first) == n:
+    if zones is None and first is not None and src.oid == type_oids.TIMESTAMPTZ and units.count(first) == n \
+            and src.valid_mask().any():
         zoned = _column_trunc_zoned(_unit(first, src.oid), src, wiretypes.zone_of(session))
         if zoned is not None:
             return zoned

@@ -115,7 +115,12 @@ class WindowOp(operators.Op):
         if f == "cume_dist":
             return Col((peer_last_idx - pstarts[pid] + 1) / psize, None, type_oids.FLOAT8)
         if f == "ntile":
-            k = int(args[0].to_pylist()[0])
+            k = args[0].to_pylist()[0]
+            if k is None or k <= 0:       # PostgreSQL checks it per partition; a constant here
+                if k is not None:
+                    raise PgError("22014", "argument of ntile must be greater than zero")
+                return Col.from_pylist([None] * n, type_oids.INT4)
+            k = int(k)
             sz = psize
             q, r = sz // k, sz % k
             pos = row_in_part

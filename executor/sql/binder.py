@@ -30,7 +30,10 @@ from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
 from ..execution.ordered_set import HYPOTHETICAL
+from ..execution.array_functions import concat, extend, flat, stack
+from ..execution.posix_regex import similar_to_regex
 from .dialect import DIALECT, WRITTEN_NAME
+from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text
 from ..execution.regnames import reg_names
 
@@ -202,6 +205,10 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
     return out
 
 
+#: SQL keywords that are function calls without parentheses (sqlglot reads them as columns)
+_KEYWORD_FUNCTIONS = frozenset({"user", "current_role"})
+
+
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
     if isinstance(node, exp.WithinGroup):       # also rank(...) WITHIN GROUP: a hypothetical-set aggregate
@@ -261,6 +268,8 @@ class ExprBinder:
         if name is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
         table = ident(n.args.get("table")) if n.args.get("table") else None
+        if table is None and name in _KEYWORD_FUNCTIONS and not n.this.args.get("quoted"):
+            return self.call(name, [])       # USER and CURRENT_ROLE are reserved words: calls, never columns
         return self.resolve(name, table, n)
 
     def b_Identifier(self, n):
@@ -388,11 +397,13 @@ class ExprBinder:
         if et == type_oids.UNKNOWN:
             et = type_oids.TEXT
         items = [self.p.coerce(i, et) for i in items]
-        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+        nested = et in type_oids.ELEMENT_OF          # ARRAY[ARRAY[...], ...]: one more dimension
+        aoid = et if nested else type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
 
         def impl(cols, nrows, ctx):
             lists = [c.to_pylist() for c in cols]
-            return Col.from_pylist([[column[i] for column in lists] for i in range(nrows)], aoid)
+            rows = [[column[i] for column in lists] for i in range(nrows)]
+            return Col.from_pylist([stack(r) for r in rows] if nested else rows, aoid)
 
         return expr.Func("array", impl, items, aoid)
 
@@ -443,10 +454,11 @@ class ExprBinder:
             def impl(cols, nrows, ctx):
                 a, b = cols[0].to_pylist(), cols[1].to_pylist()
                 out = []
-                for x, y in zip(a, b):
-                    xs = x if isinstance(x, list) else ([] if x is None else [x])
-                    ys = y if isinstance(y, list) else ([] if y is None else [y])
-                    out.append(xs + ys)
+                for x, y in zip(a, b):     # anyarray || anyarray, anyarray || anyelement, anyelement || anyarray
+                    if left.oid in type_oids.ELEMENT_OF and right.oid in type_oids.ELEMENT_OF:
+                        out.append(concat(x, y))
+                    else:
+                        out.append(extend(x, y, False) if left.oid == aoid else extend(y, x, True))
                 return Col.from_pylist(out, aoid)
 
             return expr.Func("array_cat", impl, [left, right], aoid)
@@ -470,6 +482,8 @@ class ExprBinder:
                 return Col.from_pylist(out, type_oids.JSONB)
 
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
+        if type_oids.BYTEA in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.BYTEA, type_oids.UNKNOWN}:
+            return self.call("byteacat", [left, right])
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
@@ -543,11 +557,11 @@ class ExprBinder:
             out = []
             avals = av.to_pylist()
             for x, lst in zip(avals, arrs):
-                if x is None or lst is None:
-                    out.append(None)
+                if lst is None or (x is None and lst):
+                    out.append(None)        # NULL op ANY('{}') is false, ALL true: no comparison is made
                     continue
                 res = []
-                for y in lst:
+                for y in flat(lst):
                     if y is None:
                         res.append(None)
                     else:
@@ -644,17 +658,23 @@ class ExprBinder:
     def b_RegexpILike(self, n):
         return self._like(n, regex=True, ilike=True)
 
-    def b_SimilarTo(self, n):
+    def b_SimilarTo(self, n, escape: str | None = "\\"):
         a = self.p.coerce(self.bind(n.this), type_oids.TEXT)
         p = self.bind(n.expression)
         if isinstance(p, expr.Const):
-            rx = _similar_to_regex(p.value)
+            if p.value is None:
+                return expr.Const(None, type_oids.BOOL)
+            rx = similar_to_regex(p.value, escape)
             return expr.Like(a, expr.Const(rx, type_oids.TEXT), regex=True, negate=bool(n.args.get("negate")))
         raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
 
     def b_Escape(self, n):
         inner = n.this
         esc = self.bind(n.expression)
+        if isinstance(esc, expr.Const) and isinstance(esc.value, str) and len(esc.value) > 1:
+            raise PgError("22025", "invalid escape string", hint="Escape string must be empty or one character.")
+        if isinstance(inner, exp.SimilarTo) and isinstance(esc, expr.Const):
+            return self.b_SimilarTo(inner, esc.value or None)
         e = self.bind(inner)
         if isinstance(e, expr.Like) and isinstance(esc, expr.Const):
             e.escape = esc.value or None
@@ -938,6 +958,8 @@ class ExprBinder:
     def b_Bracket(self, n):
         a = self.bind(n.this)
         ix = n.expressions[0]
+        if isinstance(ix, exp.Slice):
+            return bind_slice(self, a, ix)
         if isinstance(ix, exp.Literal) and not ix.is_string:
             # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
             idx = expr.Const(int(ix.this) + 1, type_oids.INT4)
@@ -948,7 +970,8 @@ class ExprBinder:
         def impl(cols, nrows, ctx):
             out = []
             for arr, i in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
+                hit = arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None
+                out.append(None if isinstance(hit, list) else hit)   # too few subscripts of a multidimensional array
             return Col.from_pylist(out, et)
 
         return expr.Func("subscript", impl, [a, idx], et)
@@ -969,6 +992,8 @@ class ExprBinder:
 
     def b_Window(self, n):
         if self.window_handler is None:
+            if self.context in ("aggregate function calls", "aggregate", "aggregate ORDER BY"):
+                raise PgError(GROUPING_ERROR, "aggregate function calls cannot contain window function calls")
             raise PgError(WINDOWING_ERROR, "window functions are not allowed here")
         return self.window_handler(n, self)
 
@@ -1038,7 +1063,8 @@ class ExprBinder:
         if want is not None:
             args = [a if t is None or t == type_oids.ANY else self.p.coerce(a, t)
                     for a, t in zip(args, want + [None] * (len(args) - len(want)))]
-        args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        if fd.name != "pg_typeof":           # pg_typeof('x') is unknown, as the literal is
+            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         if oid < 0:
             oid = fd.result([a.oid for a in args])
         if oid == 0:
@@ -1073,15 +1099,3 @@ def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Ex
     return expr.Cast(left, type_oids.TEXT, explicit=False), expr.Cast(right, type_oids.TEXT, explicit=False)
 
 
-def _similar_to_regex(p: str) -> str:
-    out = []
-    for ch in p:
-        if ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        elif ch in ".^$":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "^(?:" + "".join(out) + ")$"

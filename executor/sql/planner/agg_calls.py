@@ -212,7 +212,9 @@ class AggCallPlanner(PlannerBase):
             args = [self.coerce(args[0], type_oids.FLOAT8)]
         if fn in ("bool_and", "bool_or", "every") and args:
             args = [self.coerce(args[0], type_oids.BOOL)]
-        if fn == "string_agg" and len(args) == 2:
+        if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)
+            args = [args[0], self.coerce(args[1], type_oids.BYTEA)]
+        elif fn == "string_agg" and len(args) == 2:
             args = [self.coerce(args[0], type_oids.TEXT) if not sqltypes.is_string(args[0].oid) else args[0], self.coerce(args[1], type_oids.TEXT)]
         return args
 

@@ -56,7 +56,7 @@ class SelectPlanner(PlannerBase):
         win_specs: list = []
 
         def window_handler(node, binder):
-            return bind_window(self, node, binder, win_specs, base_width)
+            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"))
 
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
@@ -242,7 +242,8 @@ class SelectPlanner(PlannerBase):
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
         args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
-                                         [node.this] if isinstance(node, exp.Explode) else func_args(node))]
+                                         [node.this, *node.expressions] if isinstance(node, exp.Explode)
+                                         else func_args(node))]
         fn, oid = srf_impl(self, name, args)
         out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
         return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
