@@ -78,9 +78,6 @@ class Engine:
     def sequence_func(self, planner, name, args):
         return sequence_function(self, planner, name, args)
 
-    def call_udf(self, planner, fn, args):
-        raise PgError(FEATURE_NOT_SUPPORTED, f"calling SQL functions ({fn.name}) is not supported yet")
-
     def sequence_scan(self, rel):
         def fetch(ctx, _rel=rel):
             last, called = self.db.sequences.get(_rel.oid, [_rel.seq_start, False])

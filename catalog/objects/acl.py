@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import Relation, Role, Schema
+from .model import Function, Relation, Role, Schema
 
 PUBLIC = 0
 BOOTSTRAP_SUPERUSER = 10
@@ -220,6 +220,11 @@ def schema_acl_shown(sch: Schema) -> Acl | None:
 
 def relation_acl(rel: Relation) -> Acl:
     return effective(rel.acl, object_class(rel.kind), rel.owner)
+
+
+def function_acl(fn: Function) -> Acl:
+    """A function's ACL: by default PUBLIC and the owner hold EXECUTE."""
+    return effective(fn.acl, "function", fn.owner)
 
 
 # ------------------------------------------------------------------ who runs a statement

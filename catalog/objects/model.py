@@ -146,7 +146,14 @@ class Role:
 
 @dataclass(frozen=True)
 class Function:
-    """A user-visible function created with CREATE FUNCTION (SQL language only)."""
+    """A pg_proc row made by CREATE FUNCTION / CREATE PROCEDURE (SQL language).
+
+    ``body`` is the source as written between the quotes (``prosrc``);
+    ``arg_defaults`` the default expressions' SQL text ('' where none);
+    ``out_names``/``out_types`` the columns of RETURNS TABLE (``prokind``
+    'f' with ``retset``).  Records written before these fields existed
+    (version 1, never produced by a release that ran CREATE FUNCTION)
+    decode with the defaults."""
 
     oid: int
     schema: str
@@ -156,3 +163,17 @@ class Function:
     body: str
     language: str = "sql"
     owner: int = 10
+    arg_names: tuple[str, ...] = ()
+    arg_defaults: tuple[str, ...] = ()
+    retset: bool = False
+    volatility: str = "v"           # provolatile: i, s, v
+    strict: bool = False
+    kind: str = "f"                 # prokind: f function, p procedure
+    out_names: tuple[str, ...] = ()
+    out_types: tuple[int, ...] = ()
+    #: catalog.objects.acl items; None: the default (PUBLIC and the owner hold EXECUTE)
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
+
+    @property
+    def ndefaults(self) -> int:
+        return sum(1 for d in self.arg_defaults if d)

@@ -161,13 +161,17 @@ def apply_op(state: State, op: Op) -> None:
         state.next_oid = max(state.next_oid, op[1].oid + 1)
     elif kind == "drop_role":
         state.roles.pop(op[1], None)
-    elif kind == "function":
+    elif kind == "function":               # create, replace, rename or re-own (by OID)
         fn = op[1]
-        lst = [f for f in state.functions.get(fn.name, []) if f.arg_types != fn.arg_types]
+        _remove_function(state, fn.oid)
+        lst = [f for f in state.functions.get(fn.name, [])
+               if not (f.arg_types == fn.arg_types and f.schema == fn.schema)]
         state.functions[fn.name] = lst + [fn]
         state.next_oid = max(state.next_oid, fn.oid + 1)
-    elif kind == "drop_function":
+    elif kind == "drop_function":          # every overload of a name (kept for old WAL records)
         state.functions.pop(op[1], None)
+    elif kind == "drop_function_oid":
+        _remove_function(state, op[1])
     elif kind == "insert":
         _, oid, cols = op
         tv = state.data[oid]
@@ -183,6 +187,16 @@ def apply_op(state: State, op: Op) -> None:
         state.data[op[1]] = TableVersion(tv.oids)
     else:
         raise ValueError(f"unknown op {kind}")
+
+
+def _remove_function(state: State, oid: int) -> None:
+    for name, fns in list(state.functions.items()):
+        kept = [f for f in fns if f.oid != oid]
+        if len(kept) != len(fns):
+            if kept:
+                state.functions[name] = kept
+            else:
+                del state.functions[name]
 
 
 def changes_rows(state: State, op: Op) -> bool:

@@ -326,6 +326,9 @@ class ExprBinder:
                 return expr.OuterRef(depth, hits[0], c.oid, name)
             scope = scope.parent
             depth += 1
+        param = self.p.function_param(name, table)
+        if param is not None:
+            return param
         if table is not None:
             up: Scope | None = self.scope
             while up is not None:
@@ -1035,9 +1038,15 @@ class ExprBinder:
                     "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
                     "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
-        udf = self.p.user_function(name)
-        if udf is not None:
-            return self.p.call_udf(udf, [self.bind(a) for a in func_args(n)])
+        if name in functions.REGISTRY and self.p.state.functions.get(name):
+            try:       # pg_catalog comes first in the search path: a built-in overload that fits wins
+                return self.call(name, [self.bind(a) for a in func_args(n)])
+            except PgError as e:
+                if e.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+        user = self.p.user_call(self, n, name)
+        if user is not None:
+            return user
         args = [self.bind(a) for a in func_args(n)]
         return self.call(name, args)
 

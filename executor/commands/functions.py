@@ -1,0 +1,324 @@
+"""CREATE [OR REPLACE] FUNCTION, DROP FUNCTION and ALTER FUNCTION for
+SQL-language functions (PostgreSQL's functioncmds.c and pg_proc.c's
+ProcedureCreate), and the lookup of a function named with or without its
+argument types (LookupFuncWithArgs) that GRANT shares.
+
+Procedures, other languages and SQL-standard bodies are refused with 0A000
+and a hint.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import acl
+from splitstream.catalog.objects.model import Function
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    AMBIGUOUS_FUNCTION, DEPENDENT_OBJECTS_STILL_EXIST, DUPLICATE_FUNCTION, FEATURE_NOT_SUPPORTED,
+    INVALID_FUNCTION_DEFINITION, INVALID_SCHEMA_NAME, UNDEFINED_FUNCTION, Notice, PgError,
+)
+
+from ..api import Result
+from ..execution import privileges
+from ..execution.privileges import current_role
+from ..sql import sql_functions
+from ..sql.planner import Planner
+from .base import Stmt
+from .drop import all_dependents, cascade_notice, drop_relation, kind_word
+from .function_syntax import FunctionDef, FunctionRef, Reader, no_language, parse_create, parse_refs, refuse_language
+from .ownership import new_owner_acl
+from .roles import get_role
+
+_SQL_BODY_HINT = "Write the body as a string: AS $$ SELECT ... $$."
+
+
+def signature_text(name: str, arg_types: tuple[int, ...] | list[int]) -> str:
+    """``f(integer, text)``, as PostgreSQL's messages name a function."""
+    return f"{name}({', '.join(sqltypes.format_type(t) for t in arg_types)})"
+
+
+def _schema_of(st, info, schema: str | None) -> str:
+    if schema is not None:
+        if schema not in st.schemas:
+            raise PgError(INVALID_SCHEMA_NAME, f'schema "{schema}" does not exist')
+        return schema
+    for s in privileges.search_path(info):
+        if s in st.schemas:
+            return s
+    raise PgError("3F000", "no schema has been selected to create in")
+
+
+# ------------------------------------------------------------------ CREATE
+
+@dataclass
+class CreateFunctionStmt(Stmt):
+    d: FunctionDef
+    cacheable = False
+
+    @property
+    def tag(self) -> str:  # type: ignore[override]
+        return "CREATE FUNCTION"
+
+    def run(self, session, ctx):
+        st = ctx.txn.for_write(ctx.check_cancel)
+        fn = self._function(st, session.info)
+        me = current_role(st, session.info)
+        privileges.check_schema(st, me, fn.schema, "C")
+        old = next((f for f in st.functions.get(fn.name, ()) if f.schema == fn.schema and f.arg_types == fn.arg_types),
+                   None)
+        if old is not None:
+            fn = self._replacing(st, session.info, old, fn)
+        else:
+            fn = replace(fn, oid=ctx.txn.new_oid(), owner=me.oid)
+        planner = Planner(session.engine, st, session=session.info)
+        sql_functions.check_body(planner, fn)
+        ctx.txn.apply(("function", fn))
+        return Result(tag=self.tag)
+
+    def _replacing(self, st, info, old: Function, fn: Function) -> Function:
+        shown = signature_text(fn.name, fn.arg_types)
+        if not self.d.replace:
+            raise PgError(DUPLICATE_FUNCTION, f'function "{fn.name}" already exists with same argument types')
+        privileges.require_owner(st, info, old.owner, "function", fn.name)
+        if old.kind != fn.kind:
+            raise PgError("42809", "cannot change routine kind",
+                          detail=f'"{fn.name}" is a {"procedure" if old.kind == "p" else "function"}.')
+        if (old.return_type, old.retset, old.out_types) != (fn.return_type, fn.retset, fn.out_types):
+            raise PgError(INVALID_FUNCTION_DEFINITION, "cannot change return type of existing function",
+                          hint=f"Use DROP FUNCTION {shown} first.")
+        for a, b in zip(old.arg_names, fn.arg_names):
+            if a and a != b:
+                raise PgError(INVALID_FUNCTION_DEFINITION, f'cannot change name of input parameter "{a}"',
+                              hint=f"Use DROP FUNCTION {shown} first.")
+        if fn.ndefaults < old.ndefaults:
+            raise PgError(INVALID_FUNCTION_DEFINITION, "cannot remove parameter defaults from existing function",
+                          hint=f"Use DROP FUNCTION {shown} first.")
+        return replace(fn, oid=old.oid, owner=old.owner, acl=old.acl)
+
+    def _function(self, st, info) -> Function:
+        d = self.d
+        if d.kind == "p":
+            raise PgError(FEATURE_NOT_SUPPORTED, "CREATE PROCEDURE is not supported",
+                          hint="Create a FUNCTION ... LANGUAGE sql, and call it with SELECT.")
+        if d.sql_body is not None:
+            raise PgError(FEATURE_NOT_SUPPORTED, "SQL-standard function bodies (BEGIN ATOMIC / RETURN) are not "
+                                                 "supported", hint=_SQL_BODY_HINT)
+        if d.body is None:
+            raise PgError(INVALID_FUNCTION_DEFINITION, "no function body specified")
+        if d.language is None:
+            raise no_language()
+        if d.language != "sql":
+            raise refuse_language(d.language)
+        if d.returns is None and not d.table:
+            raise PgError(INVALID_FUNCTION_DEFINITION, "function result type must be specified")
+        if any(a.mode != "i" for a in d.args):
+            raise PgError(FEATURE_NOT_SUPPORTED, "OUT, INOUT and VARIADIC parameters are not supported",
+                          hint="Use RETURNS TABLE (...) for several result columns.")
+        names = tuple(a.name for a in d.args)
+        for i, n in enumerate(names):
+            if n and n in names[:i]:
+                raise PgError(INVALID_FUNCTION_DEFINITION, f'parameter name "{n}" used more than once')
+        defaults = tuple(a.default for a in d.args)
+        seen_default = False
+        for a in defaults:
+            if seen_default and not a:
+                raise PgError(INVALID_FUNCTION_DEFINITION,
+                              "input parameters after one with a default value must also have defaults")
+            seen_default = seen_default or bool(a)
+        arg_types = tuple(sql_functions.type_oid(a.type_text) for a in d.args)
+        out_names = tuple(c for c, _ in d.table)
+        out_types = tuple(sql_functions.type_oid(t) for _, t in d.table)
+        if d.table:
+            result = out_types[0] if len(out_types) == 1 else type_oids.RECORD
+        else:
+            assert d.returns is not None
+            result = sql_functions.type_oid(d.returns)
+        schema = _schema_of(st, info, d.schema)
+        return Function(0, schema, d.name, arg_types, result, d.body, "sql", arg_names=names,
+                        arg_defaults=defaults if seen_default else (), retset=d.retset,
+                        volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
+                        out_types=out_types)
+
+
+# ------------------------------------------------------------------ lookup
+
+def find_function(st, info, ref: FunctionRef, noun: str = "function", missing_ok: bool = False) -> Function | None:
+    """LookupFuncWithArgs: by name and argument types, or by name alone when
+    it has one overload (42725 when several, 42883 when none)."""
+    path = privileges.search_path(info)
+    fns = sql_functions.visible(st, ref.name, ref.schema, path)
+    shown = f"{ref.schema}.{ref.name}" if ref.schema else ref.name
+    if ref.arg_types is None:
+        if len(fns) > 1:
+            raise PgError(AMBIGUOUS_FUNCTION, f'{noun} name "{shown}" is not unique',
+                          hint=f"Specify the argument list to select the {noun} unambiguously.")
+        if not fns:
+            if missing_ok:
+                return None
+            raise PgError(UNDEFINED_FUNCTION, f'could not find a {noun} named "{shown}"')
+        return fns[0]
+    types = tuple(sql_functions.type_oid(t) for t in ref.arg_types)
+    for f in fns:
+        if f.arg_types == types:
+            return f
+    if missing_ok:
+        return None
+    raise PgError(UNDEFINED_FUNCTION, f"{noun} {signature_text(shown, types)} does not exist")
+
+
+def missing_notice(st, ref: FunctionRef, noun: str = "function") -> Notice:
+    types = tuple(sql_functions.type_oid(t) for t in ref.arg_types or ())
+    shown = f"{ref.schema}.{ref.name}" if ref.schema else ref.name
+    return Notice(f"{noun} {signature_text(shown, types)} does not exist, skipping")
+
+
+# ------------------------------------------------------------------ DROP
+
+@dataclass
+class DropFunctionStmt(Stmt):
+    refs: list[FunctionRef]
+    if_exists: bool
+    cascade: bool
+    cacheable = False
+    tag = "DROP FUNCTION"
+
+    def run(self, session, ctx):
+        st = ctx.txn.for_write(ctx.check_cancel)
+        notices = []
+        for ref in self.refs:
+            fn = find_function(st, session.info, ref, missing_ok=self.if_exists)
+            if fn is None:
+                notices.append(missing_notice(st, ref))
+                continue
+            privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
+            shown = signature_text(fn.name, fn.arg_types)
+            deps = all_dependents(st, fn.oid)
+            if deps and not self.cascade:
+                raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
+                              f"cannot drop function {shown} because other objects depend on it",
+                              detail="\n".join(f"{kind_word(d)} {d.name} depends on function {shown}" for d in deps),
+                              hint="Use DROP ... CASCADE to drop the dependent objects too.")
+            if deps:
+                notices.append(cascade_notice(deps, None))
+            for d in deps:
+                drop_relation(session, ctx, d)
+            ctx.txn.apply(("drop_function_oid", fn.oid))
+        return Result(tag=self.tag, notices=[n for n in notices if n])
+
+
+# ------------------------------------------------------------------ ALTER
+
+@dataclass
+class AlterFunctionStmt(Stmt):
+    """ALTER FUNCTION f[(args)] OWNER TO role | RENAME TO name | volatility / strictness."""
+
+    ref: FunctionRef
+    owner: str | None = None
+    new_name: str | None = None
+    volatility: str | None = None
+    strict: bool | None = None
+    cacheable = False
+    tag = "ALTER FUNCTION"
+
+    def run(self, session, ctx):
+        st = ctx.txn.for_write(ctx.check_cancel)
+        fn = find_function(st, session.info, self.ref)
+        assert fn is not None
+        me = current_role(st, session.info)
+        if self.owner is not None:
+            new = get_role(st, self.owner)
+            if new.oid != fn.owner:
+                _check_new_owner(st, me, new, fn)
+                ctx.txn.apply(("function", replace(fn, owner=new.oid, acl=new_owner_acl(fn.acl, fn.owner, new.oid))))
+            return Result(tag=self.tag)
+        privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
+        if self.new_name is not None:
+            clash = [f for f in st.functions.get(self.new_name, ()) if f.schema == fn.schema
+                     and f.arg_types == fn.arg_types]
+            if clash:
+                raise PgError(DUPLICATE_FUNCTION, f"function {signature_text(self.new_name, fn.arg_types)} "
+                                                  f'already exists in schema "{fn.schema}"')
+            privileges.check_schema(st, me, fn.schema, "C")
+            fn = replace(fn, name=self.new_name)
+        if self.volatility is not None:
+            fn = replace(fn, volatility=self.volatility)
+        if self.strict is not None:
+            fn = replace(fn, strict=self.strict)
+        ctx.txn.apply(("function", fn))
+        return Result(tag=self.tag)
+
+
+def _check_new_owner(st, me, new, fn: Function) -> None:
+    if me.superuser:
+        return
+    if not privileges.is_owner(st, me, fn.owner):
+        raise privileges.not_owner("function", fn.name)
+    if new.oid not in acl.member_roles(st.roles, me.oid):
+        raise PgError("42501", f'must be member of role "{new.name}"')
+    privileges.check_schema(st, new, fn.schema, "C")
+
+
+# ------------------------------------------------------------------ statements
+
+def function_statement(text: str, session) -> Stmt:
+    """CREATE / DROP / ALTER FUNCTION or PROCEDURE, CALL."""
+    r = Reader(text)
+    if r.at("CREATE"):
+        return CreateFunctionStmt(parse_create(text))
+    if r.accept("CALL"):
+        raise PgError(FEATURE_NOT_SUPPORTED, "CALL is not supported",
+                      hint="Procedures are not supported; call a function with SELECT.")
+    if r.accept("DROP"):
+        noun = r.next().text
+        if noun != "FUNCTION":
+            raise PgError(FEATURE_NOT_SUPPORTED, f"DROP {noun} is not supported",
+                          hint="Only SQL functions exist: use DROP FUNCTION.")
+        if_exists = r.accept("IF", "EXISTS")
+        refs = parse_refs(r)
+        cascade = r.accept("CASCADE")
+        if not cascade:
+            r.accept("RESTRICT")
+        if not r.done():
+            raise r.error()
+        return DropFunctionStmt(refs, if_exists, cascade)
+    r.expect("ALTER")
+    noun = r.next().text
+    if noun != "FUNCTION":
+        raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER {noun} is not supported",
+                      hint="Only SQL functions exist: use ALTER FUNCTION.")
+    stmt = AlterFunctionStmt(parse_refs(r)[0])
+    if r.accept("OWNER", "TO"):
+        stmt.owner = _role_name(r, session)
+    elif r.accept("RENAME", "TO"):
+        stmt.new_name = r.name()
+    else:
+        _alter_options(r, stmt)
+    if not r.done():
+        raise r.error()
+    return stmt
+
+
+def _alter_options(r: Reader, stmt: AlterFunctionStmt) -> None:
+    while not r.done():
+        if r.at("IMMUTABLE") or r.at("STABLE") or r.at("VOLATILE"):
+            stmt.volatility = r.next().text[0].lower()
+        elif r.accept("STRICT") or r.accept("RETURNS", "NULL", "ON", "NULL", "INPUT"):
+            stmt.strict = True
+        elif r.accept("CALLED", "ON", "NULL", "INPUT"):
+            stmt.strict = False
+        elif r.accept("RESTRICT"):
+            pass
+        else:
+            raise PgError(FEATURE_NOT_SUPPORTED, "this ALTER FUNCTION action is not supported",
+                          hint="ALTER FUNCTION supports OWNER TO, RENAME TO, volatility and strictness.")
+
+
+def _role_name(r: Reader, session) -> str:
+    t = r.peek()
+    if t is not None and t.kind == "word" and t.text in ("CURRENT_USER", "CURRENT_ROLE", "SESSION_USER"):
+        r.i += 1
+        if t.text == "SESSION_USER":
+            return session.info.user
+        return privileges.shown_current_user(session.info)
+    return r.name()

@@ -1,0 +1,389 @@
+"""Calls of SQL-language functions (CREATE FUNCTION ... LANGUAGE sql), as
+PostgreSQL binds and runs them.
+
+Why a module of its own: a user function is catalog data (``State.functions``),
+not a vectorised implementation in the function registry.  A call is
+resolved by PostgreSQL's overload rules (``execution/signatures.py``) over
+the overloads visible in the search path, with named arguments and
+defaults; then, like PostgreSQL's ``inline_function``, a body that is one
+``SELECT expression`` is bound in place of the call (the arguments replace
+the parameters), so it runs as a column expression.  Any other body is
+planned once (parameters as ``$n``) and run per distinct argument tuple; a
+set-returning function is a scan in FROM.  STRICT functions return NULL on
+a NULL argument without running the body.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sqlglot import exp
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.catalog.objects.model import Function
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (
+    AMBIGUOUS_FUNCTION, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
+)
+
+from ..execution import expr, functions, operators, privileges, signatures
+from ..execution.run import ExecutionRun
+from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
+from .dialect import parse_one, parse_statements
+
+#: node types a STRICT function's inlined body may hold: each returns NULL on a NULL input
+_STRICT_SAFE = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren, exp.Column, exp.Identifier,
+                exp.Parameter, exp.Placeholder, exp.Var, exp.Literal, exp.Cast, exp.DataType, exp.DataTypeParam,
+                exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.DPipe)
+
+
+@dataclass
+class FnScope:
+    """While a body is bound: its parameter names and, when it is inlined,
+    the call's bound arguments (else parameters are ``$n`` of the body's plan)."""
+
+    name: str
+    arg_names: tuple[str, ...]
+    args: list[expr.Expr] | None = None
+
+
+# ------------------------------------------------------------------ the catalog side
+
+def visible(state: Any, name: str, schema: str | None, path: list[str]) -> list[Function]:
+    """The overloads of ``name`` a call may bind to (in ``schema``, or in the search path)."""
+    fns = state.functions.get(name, ())
+    if schema is not None:
+        return [f for f in fns if f.schema == schema]
+    return [f for f in fns if f.schema in path or f.schema == "pg_catalog"]
+
+
+def by_oid(state: Any, oid: int) -> Function | None:
+    for fns in state.functions.values():
+        for f in fns:
+            if f.oid == oid:
+                return f
+    return None
+
+
+def in_args(fn: Function) -> list[int]:
+    """Positions of the arguments a call passes (OUT arguments are not passed)."""
+    return list(range(len(fn.arg_types)))
+
+
+_PARSED: dict[str, list[exp.Expression]] = {}
+
+
+def body_statements(body: str) -> list[exp.Expression]:
+    """The body's statements (parsed once per text)."""
+    hit = _PARSED.get(body)
+    if hit is None:
+        hit = parse_statements(body)
+        if len(_PARSED) > 512:
+            _PARSED.clear()
+        _PARSED[body] = hit
+    return hit
+
+
+def result_type_words(fn: Function) -> str:
+    return sqltypes.format_type(fn.return_type)
+
+
+# ------------------------------------------------------------------ resolution
+
+def _call_words(arg_oids: list[int], names: list[str | None]) -> str:
+    return ", ".join((f"{n} => " if n else "") + sqltypes.format_type(o) for o, n in zip(arg_oids, names))
+
+
+def _placement(fn: Function, nargs: int, names: list[str | None]) -> list[int] | None:
+    """For each call argument, the parameter it fills, or None when ``fn``
+    cannot take the call (unknown name, a parameter given twice, a
+    parameter left without a default)."""
+    pos: list[int] = []
+    for i, n in enumerate(names):
+        if n is None:
+            pos.append(i)
+        elif n in fn.arg_names:
+            pos.append(fn.arg_names.index(n))
+        else:
+            return None
+    if len(set(pos)) != len(pos) or any(p >= len(fn.arg_types) for p in pos):
+        return None
+    defaults = fn.arg_defaults or ("",) * len(fn.arg_types)
+    for p in range(len(fn.arg_types)):
+        if p not in pos and not defaults[p]:
+            return None
+    return pos
+
+
+def resolve(name: str, fns: list[Function], arg_oids: list[int], names: list[str | None]
+            ) -> tuple[Function, list[int]]:
+    """The overload a call binds to and the parameter each argument fills
+    (42883 / 42725 as PostgreSQL words them)."""
+    cands: list[tuple[Function, list[int]]] = []
+    sigs: list[signatures.Signature] = []
+    for fn in fns:
+        pos = _placement(fn, len(arg_oids), names)
+        if pos is None:
+            continue
+        cands.append((fn, pos))
+        sigs.append(signatures.Signature(tuple(fn.arg_types[p] for p in pos), len(sigs)))
+    shown = f"{name}({_call_words(arg_oids, names)})"
+    if not sigs:
+        raise PgError(UNDEFINED_FUNCTION, f"function {shown} does not exist", hint=signatures.NO_MATCH_HINT)
+    try:
+        expanded, idx = signatures.select(name, sigs, arg_oids)
+    except PgError as e:
+        raise PgError(e.sqlstate, e.message.replace(f"{name}({signatures.type_words(arg_oids)})", shown),
+                      hint=e.hint) from None
+    if sum(1 for s in sigs if s.args == tuple(expanded)) > 1:
+        raise PgError(AMBIGUOUS_FUNCTION, f"function {shown} is not unique", hint=signatures.AMBIGUOUS_HINT)
+    return cands[idx]
+
+
+def _split_named(nodes: list[exp.Expression]) -> tuple[list[exp.Expression], list[str | None]]:
+    vals: list[exp.Expression] = []
+    names: list[str | None] = []
+    for a in nodes:
+        if isinstance(a, (exp.Kwarg, exp.PropertyEQ)):
+            names.append(ident(a.this) if isinstance(a.this, exp.Identifier) else a.this.name.lower())
+            vals.append(a.expression)
+        else:
+            if names and names[-1] is not None:
+                raise PgError("42601", "positional argument cannot follow named argument")
+            names.append(None)
+            vals.append(a)
+    return vals, names
+
+
+def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | None = None
+               ) -> tuple[Function, list[expr.Expr]] | None:
+    """The user function a call binds to and its arguments (defaults
+    filled, coerced to the parameter types), or None when no user function
+    has the name (the caller tries the built-in catalog)."""
+    fns = visible(planner.state, name, schema, planner.search_path())
+    if not fns:
+        return None
+    vals, names = _split_named(func_args(node))
+    args = [binder.bind(v) for v in vals]
+    fn, pos = resolve(name, fns, [a.oid for a in args], names)
+    full: list[expr.Expr | None] = [None] * len(fn.arg_types)
+    for a, p in zip(args, pos):
+        full[p] = a
+    for p, a in enumerate(full):
+        if a is None:
+            full[p] = default_expr(planner, fn.arg_defaults[p])
+    out = [planner.coerce(a, t) for a, t in zip(full, fn.arg_types) if a is not None]
+    planner.need("X", function=fn.oid)
+    planner.functions_used[fn.oid] = fn
+    return fn, out
+
+
+def default_expr(planner, text: str) -> expr.Expr:
+    sel = parse_one(f"SELECT {text}")
+    return ExprBinder(planner, Scope([])).bind(sel.expressions[0])
+
+
+# ------------------------------------------------------------------ scalar calls
+
+def _inlinable_body(fn: Function) -> exp.Expression | None:
+    """PostgreSQL's inline_function test: one SELECT of one expression,
+    nothing else (no FROM, WHERE, subqueries ...); a STRICT function only
+    when its body is strict in every parameter."""
+    if fn.retset or fn.language != "sql":
+        return None
+    stmts = body_statements(fn.body)
+    if len(stmts) != 1 or not isinstance(stmts[0], exp.Select):
+        return None
+    sel = stmts[0]
+    if len(sel.expressions) != 1 or any(sel.args.get(k) for k in sel.args if k != "expressions"):
+        return None
+    e = sel.expressions[0]
+    e = e.this if isinstance(e, exp.Alias) else e
+    if any(isinstance(n, (exp.Select, exp.Subquery, exp.Star)) for n in e.walk()):
+        return None
+    if fn.strict and not all(isinstance(n, _STRICT_SAFE) for n in e.walk()):
+        return None
+    return e
+
+
+def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | None = None) -> expr.Expr | None:
+    """A call of a user function as an expression, or None (no such name)."""
+    bound = bound_call(planner, binder, node, name, schema)
+    if bound is None:
+        return None
+    fn, args = bound
+    if fn.retset:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"set-returning function {fn.name} is only supported in FROM",
+                      hint=f"Write SELECT * FROM {fn.name}(...).")
+    body = _inlinable_body(fn)
+    if body is not None:
+        inlined = _inline(planner, fn, body, args)
+        if inlined is not None:
+            return inlined
+    plan = plan_body(planner, fn)
+    return expr.Func(fn.name, _runner(fn, plan), args, fn.return_type, volatile=fn.volatility == "v")
+
+
+def _inline(planner, fn: Function, body: exp.Expression, args: list[expr.Expr]) -> expr.Expr | None:
+    planner.fn_scopes.append(FnScope(fn.name, fn.arg_names, args))
+    try:
+        e = ExprBinder(planner, Scope([])).bind(body)
+    finally:
+        planner.fn_scopes.pop()
+    if fn.volatility != "v" and any(isinstance(n, expr.Func) and n.volatile for n in e.walk()):
+        return None     # PostgreSQL keeps the call: inlining would make it volatile
+    return _returned(planner, fn, e)
+
+
+def _returned(planner, fn: Function, e: expr.Expr) -> expr.Expr:
+    """The body's value as the declared result type (assignment coercion, as check_sql_fn_retval)."""
+    if e.oid == fn.return_type:
+        return e
+    if e.oid == type_oids.UNKNOWN:
+        return planner.coerce(e, fn.return_type)
+    return expr.Cast(e, fn.return_type, explicit=False)
+
+
+def plan_body(planner, fn: Function) -> operators.Op:
+    """The body's last statement planned with its parameters as ``$n``
+    (a planner of its own, on the same catalog; what it needs is added to
+    the caller's needs: the function runs with the caller's rights)."""
+    stmts = body_statements(fn.body)
+    if not stmts:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"function {fn.name} has an empty body")
+    last = stmts[-1]
+    if len(stmts) > 1 or not isinstance(last, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values,
+                                                exp.Subquery)):
+        raise PgError(FEATURE_NOT_SUPPORTED, "SQL functions whose body is not one query are not supported",
+                      hint="Write the body as a single SELECT.")
+    sub = type(planner)(planner.engine, planner.state, list(fn.arg_types), session=planner.session)
+    sub.fn_scopes.append(FnScope(fn.name, fn.arg_names))
+    sub.use_columns_of(last)
+    plan = sub.plan_query(last)
+    planner.needs.extend(sub.needs)
+    planner.functions_used.update(sub.functions_used)
+    return plan
+
+
+def _run_body(plan: operators.Op, ctx, vals: list[Any]) -> Batch:
+    sub = dataclasses.replace(ctx, params=list(vals), run=ExecutionRun(), outer_rows=[], cte_results={})
+    return plan.execute(sub)
+
+
+def _runner(fn: Function, plan: operators.Op) -> Callable:
+    """A Func implementation running the body once per distinct argument tuple."""
+    def impl(cols: list[Col], n: int, ctx) -> Col:
+        rows = list(zip(*[c.to_pylist() for c in cols])) if cols else [()] * n
+        done: dict[tuple, Any] = {}
+        out = []
+        for row in rows:
+            key = tuple(map(_hashable, row))
+            if key not in done:
+                done[key] = _scalar_value(fn, plan, ctx, list(row))
+            out.append(done[key])
+        return Col.from_pylist(out, fn.return_type)
+
+    return impl
+
+
+def _hashable(v: Any) -> Any:
+    return repr(v) if isinstance(v, (list, dict)) else v
+
+
+def _scalar_value(fn: Function, plan: operators.Op, ctx, vals: list[Any]) -> Any:
+    if fn.strict and any(v is None for v in vals):
+        return None
+    res = _run_body(plan, ctx, vals)
+    if res.n == 0:
+        return None
+    col = res.cols[0].slice(0, 1) if hasattr(res.cols[0], "slice") else res.cols[0]
+    if col.oid != fn.return_type:
+        col = sqltypes.cast_col(col, fn.return_type, explicit=False)
+    return col.to_pylist()[0]
+
+
+# ------------------------------------------------------------------ set-returning calls in FROM
+
+def table_scan(planner, binder: ExprBinder, node: exp.Func, name: str, alias: str | None,
+               colaliases: list[str]) -> operators.Op | None:
+    """``FROM f(args)`` of a user function, or None (no such name)."""
+    bound = bound_call(planner, binder, node, name)
+    if bound is None:
+        return None
+    fn, args = bound
+    plan = plan_body(planner, fn)
+    if fn.out_names:
+        names, oids = list(fn.out_names), list(fn.out_types)
+    else:
+        names, oids = [alias or fn.name], [fn.return_type]
+    names = [colaliases[i] if i < len(colaliases) else nm for i, nm in enumerate(names)]
+
+    def scan(vals, ctx, _plan=plan):
+        if fn.strict and any(v is None for v in vals):
+            return Batch([Col.from_pylist([], o) for o in oids], 0)
+        res = _run_body(_plan, ctx, vals)
+        if not fn.retset:
+            res = res.slice(0, min(res.n, 1)) if res.n > 1 else res
+        cols = [c if c.oid == o else sqltypes.cast_col(c, o, explicit=False) for c, o in zip(res.cols, oids)]
+        return Batch(cols, res.n)
+
+    return operators.FunctionScan(fn.name, scan, args, [operators.OutCol(nm, o) for nm, o in zip(names, oids)])
+
+
+# ------------------------------------------------------------------ CREATE-time checks
+
+def check_body(planner, fn: Function) -> None:
+    """Parse and bind the body as PostgreSQL's validator does, and check
+    what its last statement returns against the declared result (42P13)."""
+    try:
+        stmts = body_statements(fn.body)
+    except PgError:
+        raise
+    if fn.kind == "p":
+        return
+    plan = plan_body(planner, fn)
+    want = list(fn.out_types) if fn.out_names else [fn.return_type]
+    got = [c.oid for c in plan.out]
+    if fn.return_type == type_oids.VOID:
+        return
+    if not stmts:
+        raise _mismatch(fn, "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.")
+    if len(want) == 1 and len(got) != 1:
+        raise _mismatch(fn, "Final statement must return exactly one column.")
+    if len(got) != len(want):
+        raise _mismatch(fn, f"Final statement returns {'too many' if len(got) > len(want) else 'too few'} columns.")
+    for g, w in zip(got, want):
+        if g != w and g != type_oids.UNKNOWN and not sqltypes.can_assign(g, w):
+            detail = (f"Actual return type is {sqltypes.format_type(g)}." if len(want) == 1 else
+                      f"Final statement returns {sqltypes.format_type(g)} instead of {sqltypes.format_type(w)} "
+                      f"at column {got.index(g) + 1}.")
+            raise _mismatch(fn, detail)
+
+
+def _mismatch(fn: Function, detail: str) -> PgError:
+    shown = "record" if fn.out_names else sqltypes.format_type(fn.return_type)
+    return PgError(INVALID_FUNCTION_DEFINITION, f"return type mismatch in function declared to return {shown}",
+                   detail=detail)
+
+
+def type_oid(text: str) -> int:
+    """A parameter or result type written in CREATE FUNCTION (typmods are dropped, as PostgreSQL does)."""
+    t = text.strip()
+    low = t.lower()
+    if low in ("anyelement", "anyarray", "anycompatible", "anynonarray", "anyenum", "anyrange", "record",
+               "internal", "trigger", "event_trigger", '"any"'):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"SQL functions taking or returning {low} are not supported",
+                      hint="Declare concrete types.")
+    if low == "void":
+        return type_oids.VOID
+    return parse_type_name(t)[0]
+
+
+def builtin_exists(name: str) -> bool:
+    return name in functions.REGISTRY
+
+
+def privilege_need(fn: Function) -> privileges.Need:
+    return privileges.Need("X", function=fn.oid)
