@@ -708,7 +708,8 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and isinstance(a, expr.Const) and isinstance(a.value, str):
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
+                isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value

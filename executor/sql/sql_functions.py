@@ -28,7 +28,7 @@ from splitstream.protocol.errors import (
     AMBIGUOUS_FUNCTION, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
 )
 
-from ..execution import expr, functions, operators, privileges, signatures
+from ..execution import expr, functions, operators, privileges, proc_catalog, signatures
 from ..execution.run import ExecutionRun
 from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
 from .dialect import parse_one, parse_statements
@@ -366,6 +366,24 @@ def _mismatch(fn: Function, detail: str) -> PgError:
     shown = "record" if fn.out_names else sqltypes.format_type(fn.return_type)
     return PgError(INVALID_FUNCTION_DEFINITION, f"return type mismatch in function declared to return {shown}",
                    detail=detail)
+
+
+def regproc(planner, text: str) -> int:
+    """'name'::regproc and 'name(types)'::regprocedure: a function's OID (user functions, then built-ins)."""
+    name, _, args = text.partition("(")
+    parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.strip().split(".")]
+    schema, fname = (parts[0], parts[-1]) if len(parts) > 1 else (None, parts[-1])
+    fns = visible(planner.state, fname, schema, planner.search_path())
+    if args:
+        types = tuple(type_oid(t) for t in args.rstrip().rstrip(")").split(",") if t.strip())
+        fns = [f for f in fns if f.arg_types == types]
+    oids = [f.oid for f in fns] or [e.oid for e in proc_catalog.entries() if e.name == fname and
+                                   (not args or e.arg_oids == types)]
+    if not oids:
+        raise PgError(UNDEFINED_FUNCTION, f'function "{text}" does not exist')
+    if len(oids) > 1:
+        raise PgError(AMBIGUOUS_FUNCTION, f'more than one function named "{text}"')
+    return oids[0]
 
 
 def type_oid(text: str) -> int:

@@ -205,6 +205,8 @@ class PlannerBase:
             if t is None:
                 raise PgError("42704", f'type "{name}" does not exist')
             return t
+        if oid == type_oids.REGPROC:
+            return sql_functions.regproc(self, name)
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
