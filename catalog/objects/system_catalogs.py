@@ -508,6 +508,10 @@ class ProcEntry(NamedTuple):
 _builtin_procs: Callable[[], list[ProcEntry]] = list
 
 
+def builtin_procs() -> list[ProcEntry]:
+    return _builtin_procs()
+
+
 def set_builtin_procs(fn: Callable[[], list[ProcEntry]]) -> None:
     global _builtin_procs
     _builtin_procs = fn
