@@ -94,6 +94,7 @@ class CreateFunctionStmt(Stmt):
         if fn.ndefaults < old.ndefaults:
             raise PgError(INVALID_FUNCTION_DEFINITION, "cannot remove parameter defaults from existing function",
                           hint=f"Use DROP FUNCTION {shown} first.")
+        _refuse_under_continuous_views(st, old, "replace")
         return replace(fn, oid=old.oid, owner=old.owner, acl=old.acl)
 
     def _function(self, st, info) -> Function:
@@ -139,6 +140,16 @@ class CreateFunctionStmt(Stmt):
                         arg_defaults=defaults if seen_default else (), retset=d.retset,
                         volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
                         out_types=out_types)
+
+
+def _refuse_under_continuous_views(st, fn: Function, verb: str) -> None:
+    """A continuous view compiled the function into its insert-time
+    pipelines and keeps state computed with it: changing it would mix
+    two definitions in one state."""
+    for d in all_dependents(st, fn.oid):
+        if d.kind == "v" and d.continuous:
+            raise PgError(FEATURE_NOT_SUPPORTED, f"cannot {verb} function {fn.name}: continuous view {d.name} uses it",
+                          hint="Drop the continuous view first (DROP FUNCTION ... CASCADE drops both).")
 
 
 # ------------------------------------------------------------------ lookup
@@ -240,7 +251,13 @@ class AlterFunctionStmt(Stmt):
                 raise PgError(DUPLICATE_FUNCTION, f"function {signature_text(self.new_name, fn.arg_types)} "
                                                   f'already exists in schema "{fn.schema}"')
             privileges.check_schema(st, me, fn.schema, "C")
+            users = [d for d in all_dependents(st, fn.oid) if d.kind == "v"]
+            if users:       # a view keeps its SQL text, which names the function
+                raise PgError(FEATURE_NOT_SUPPORTED, f"cannot rename function {fn.name}: view {users[0].name} uses it",
+                              hint="Drop the views that call it, rename it, and create them again.")
             fn = replace(fn, name=self.new_name)
+        if self.volatility is not None or self.strict is not None:
+            _refuse_under_continuous_views(st, fn, "alter")
         if self.volatility is not None:
             fn = replace(fn, volatility=self.volatility)
         if self.strict is not None:

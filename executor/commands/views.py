@@ -14,6 +14,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
+from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
 
 
@@ -81,7 +82,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
                  for i, c in enumerate(plan.out))
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
-    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
+    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}
+                        | set(pl.functions_used)))
+    if continuous:
+        refuse_unstable_functions(pl.functions_used.values())
     owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
     rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps, owner=owner,
                    acl=existing.acl if existing is not None else None,

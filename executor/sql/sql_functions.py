@@ -332,6 +332,17 @@ def table_scan(planner, binder: ExprBinder, node: exp.Func, name: str, alias: st
     return operators.FunctionScan(fn.name, scan, args, [operators.OutCol(nm, o) for nm, o in zip(names, oids)])
 
 
+def refuse_unstable_functions(fns) -> None:
+    """A continuous view runs its expressions when rows arrive, not when it
+    is read: only IMMUTABLE functions give the same answer either way."""
+    for fn in fns:
+        if fn.volatility != "i":
+            kind = "VOLATILE" if fn.volatility == "v" else "STABLE"
+            raise PgError(FEATURE_NOT_SUPPORTED, f"continuous views cannot call {kind} function {fn.name}",
+                          hint=f"Declare it IMMUTABLE (ALTER FUNCTION {fn.name} IMMUTABLE) if its result depends only "
+                               "on its arguments, or call it in a plain view over the continuous view.")
+
+
 # ------------------------------------------------------------------ CREATE-time checks
 
 def check_body(planner, fn: Function) -> None:

@@ -56,8 +56,9 @@ class PlannerBase:
 
     def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
              columns: frozenset[str] | None = None, function: int = 0) -> None:
-        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of, columns=columns,
-                                          function=function))
+        # EXECUTE is checked as the current user even inside a view, as PostgreSQL does (ExecInitFunc)
+        self.needs.append(privileges.Need(privs, oid, schema, 0 if function else self.as_role, any_of,
+                                          columns=columns, function=function))
 
     def use_columns_of(self, tree: Any) -> None:
         """Name the columns the statement (or view) being planned uses: every
