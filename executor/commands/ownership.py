@@ -85,11 +85,14 @@ class OwnedStmt(Stmt):
         for rel in list(ctx.txn.state.rels.values()):
             if rel.owner == old and rel.kind != "i" and not (rel.kind == "S" and rel.owned_by):
                 change_owner(ctx, ctx.txn.state.rels[rel.oid], new)
+        for fn in [f for fs in st.functions.values() for f in fs if f.owner == old]:
+            ctx.txn.apply(("function", replace(fn, owner=new, acl=new_owner_acl(fn.acl, old, new))))
 
     def _drop(self, ctx, role: Role) -> None:
         st = ctx.txn.state
         owned = [r.name for r in st.rels.values() if r.owner == role.oid] + \
-                [s.name for s in st.schemas.values() if s.owner == role.oid and s.oid >= 16384]
+                [s.name for s in st.schemas.values() if s.owner == role.oid and s.oid >= 16384] + \
+                [f.name for fs in st.functions.values() for f in fs if f.owner == role.oid]
         if owned:
             raise PgError(FEATURE_NOT_SUPPORTED, "DROP OWNED of objects the role owns is not supported",
                           hint=f"DROP the objects ({', '.join(sorted(owned))}) or REASSIGN OWNED BY {role.name} TO "
@@ -97,6 +100,9 @@ class OwnedStmt(Stmt):
         for sch in list(st.schemas.values()):
             if sch.acl and any(role.oid in (it[0], it[1]) for it in sch.acl):
                 ctx.txn.apply(("schema", replace(sch, acl=_without(sch.acl, role.oid))))
+        for fn in [f for fs in st.functions.values() for f in fs if f.acl]:
+            if any(role.oid in (it[0], it[1]) for it in fn.acl or ()):
+                ctx.txn.apply(("function", replace(fn, acl=_without(fn.acl or (), role.oid))))
         for rel in list(st.rels.values()):
             held_cols = any(c.acl and any(role.oid in (it[0], it[1]) for it in c.acl) for c in rel.columns)
             if held_cols or (rel.acl and any(role.oid in (it[0], it[1]) for it in rel.acl)):
