@@ -34,8 +34,14 @@ _SQL_BODY_HINT = "Write the body as a string: AS $$ SELECT ... $$."
 
 
 def signature_text(name: str, arg_types: tuple[int, ...] | list[int]) -> str:
-    """``f(integer, text)``, as PostgreSQL's messages name a function."""
+    """``f(integer, text)``, as PostgreSQL's "does not exist" messages name a function."""
     return f"{name}({', '.join(sqltypes.format_type(t) for t in arg_types)})"
+
+
+def procedure_text(fn: Function) -> str:
+    """``f(integer,text)``: format_procedure, how PostgreSQL names a function
+    as an object (hints, dependencies)."""
+    return f"{fn.name}({','.join(sqltypes.format_type(t) for t in fn.arg_types)})"
 
 
 def _schema_of(st, info, schema: str | None) -> str:
@@ -77,7 +83,7 @@ class CreateFunctionStmt(Stmt):
         return Result(tag=self.tag)
 
     def _replacing(self, st, info, old: Function, fn: Function) -> Function:
-        shown = signature_text(fn.name, fn.arg_types)
+        shown = procedure_text(fn)
         if not self.d.replace:
             raise PgError(DUPLICATE_FUNCTION, f'function "{fn.name}" already exists with same argument types')
         privileges.require_owner(st, info, old.owner, "function", fn.name)
@@ -127,7 +133,7 @@ class CreateFunctionStmt(Stmt):
                 raise PgError(INVALID_FUNCTION_DEFINITION,
                               "input parameters after one with a default value must also have defaults")
             seen_default = seen_default or bool(a)
-        arg_types = tuple(sql_functions.type_oid(a.type_text) for a in d.args)
+        arg_types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in d.args)
         out_names = tuple(c for c, _ in d.table)
         out_types = tuple(sql_functions.type_oid(t) for _, t in d.table)
         if d.table:
@@ -203,7 +209,7 @@ class DropFunctionStmt(Stmt):
                 notices.append(missing_notice(st, ref))
                 continue
             privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
-            shown = signature_text(fn.name, fn.arg_types)
+            shown = procedure_text(fn)
             deps = all_dependents(st, fn.oid)
             if deps and not self.cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,

@@ -401,6 +401,6 @@ def dependencies(st, oid: int) -> list[str]:
                     check(rel.oid, -1, col.acl, f"column {col.name} of {what}", n)
     for fns in st.functions.values():
         for fn in fns:
-            args = ", ".join(sqltypes.format_type(t) for t in fn.arg_types)
+            args = ",".join(sqltypes.format_type(t) for t in fn.arg_types)
             check(fn.oid, fn.owner, fn.acl, f"function {fn.name}({args})")
     return [text for _oid, _sub, _kind, text in sorted(found)]

@@ -18,6 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    UNDEFINED_SCHEMA,
     AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
@@ -297,7 +298,13 @@ class ExprBinder:
 
     def b_Dot(self, n):
         if isinstance(n.expression, exp.Func):
-            # schema-qualified function call: pg_catalog.f(...)
+            # schema-qualified function call: pg_catalog.f(...), or a user function's schema
+            schema = ident(n.this.this) if isinstance(n.this, exp.Column) and not n.this.args.get("table") else \
+                (ident(n.this) if isinstance(n.this, exp.Identifier) else None)
+            if schema is not None and schema not in ("pg_catalog", "information_schema"):
+                if schema not in self.p.state.schemas:
+                    raise PgError(UNDEFINED_SCHEMA, f'schema "{schema}" does not exist')
+                return self.p.user_call(self, n.expression, func_name(n.expression), schema)
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)

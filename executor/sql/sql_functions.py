@@ -73,12 +73,17 @@ def in_args(fn: Function) -> list[int]:
 
 
 _PARSED: dict[str, list[exp.Expression]] = {}
+_STATEMENT_WORDS = {"SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP",
+                    "ALTER", "SET", "RESET", "SHOW"}
 
 
 def body_statements(body: str) -> list[exp.Expression]:
     """The body's statements (parsed once per text)."""
     hit = _PARSED.get(body)
     if hit is None:
+        first = body.split(None, 1)[0] if body.split() else ""
+        if first and first.upper() not in _STATEMENT_WORDS and not first.startswith("("):
+            raise PgError("42601", f'syntax error at or near "{first}"')
         hit = parse_statements(body)
         if len(_PARSED) > 512:
             _PARSED.clear()
@@ -147,7 +152,10 @@ def _split_named(nodes: list[exp.Expression]) -> tuple[list[exp.Expression], lis
     names: list[str | None] = []
     for a in nodes:
         if isinstance(a, (exp.Kwarg, exp.PropertyEQ)):
-            names.append(ident(a.this) if isinstance(a.this, exp.Identifier) else a.this.name.lower())
+            name = ident(a.this) if isinstance(a.this, exp.Identifier) else a.this.name.lower()
+            if name in names:
+                raise PgError("42601", f'argument name "{name}" used more than once')
+            names.append(name)
             vals.append(a.expression)
         else:
             if names and names[-1] is not None:
@@ -163,11 +171,11 @@ def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: s
     filled, coerced to the parameter types), or None when no user function
     has the name (the caller tries the built-in catalog)."""
     fns = visible(planner.state, name, schema, planner.search_path())
-    if not fns:
+    if not fns and schema is None:
         return None
     vals, names = _split_named(func_args(node))
     args = [binder.bind(v) for v in vals]
-    fn, pos = resolve(name, fns, [a.oid for a in args], names)
+    fn, pos = resolve(name if schema is None else f"{schema}.{name}", fns, [a.oid for a in args], names)
     full: list[expr.Expr | None] = [None] * len(fn.arg_types)
     for a, p in zip(args, pos):
         full[p] = a
@@ -217,7 +225,7 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
     if fn.retset:
         raise PgError(FEATURE_NOT_SUPPORTED, f"set-returning function {fn.name} is only supported in FROM",
                       hint=f"Write SELECT * FROM {fn.name}(...).")
-    body = _inlinable_body(fn)
+    body = _inlinable_body(fn) if fn.return_type != type_oids.VOID else None
     if body is not None:
         inlined = _inline(planner, fn, body, args)
         if inlined is not None:
@@ -296,7 +304,7 @@ def _scalar_value(fn: Function, plan: operators.Op, ctx, vals: list[Any]) -> Any
     if fn.strict and any(v is None for v in vals):
         return None
     res = _run_body(plan, ctx, vals)
-    if res.n == 0:
+    if res.n == 0 or fn.return_type == type_oids.VOID:
         return None
     col = res.cols[0].slice(0, 1) if hasattr(res.cols[0], "slice") else res.cols[0]
     if col.oid != fn.return_type:
@@ -397,8 +405,10 @@ def regproc(planner, text: str) -> int:
     return oids[0]
 
 
-def type_oid(text: str) -> int:
-    """A parameter or result type written in CREATE FUNCTION (typmods are dropped, as PostgreSQL does)."""
+def type_oid(text: str, quoted: bool = True) -> int:
+    """A parameter or result type written in CREATE FUNCTION (typmods are
+    dropped, as PostgreSQL does); an unknown parameter type is named
+    unquoted, as PostgreSQL's message does."""
     t = text.strip()
     low = t.lower()
     if low in ("anyelement", "anyarray", "anycompatible", "anynonarray", "anyenum", "anyrange", "record",
@@ -407,7 +417,12 @@ def type_oid(text: str) -> int:
                       hint="Declare concrete types.")
     if low == "void":
         return type_oids.VOID
-    return parse_type_name(t)[0]
+    try:
+        return parse_type_name(t)[0]
+    except PgError as e:
+        if quoted or e.sqlstate != "42704":
+            raise
+        raise PgError(e.sqlstate, f"type {t} does not exist") from None
 
 
 def builtin_exists(name: str) -> bool:

@@ -223,9 +223,10 @@ class PlannerBase:
     def catalog_func(self, name, args):
         return system_functions.catalog_function(self, name, args)
 
-    def user_call(self, binder, node, name: str) -> expr.Expr | None:
-        """A call of a SQL-language function, or None when none has the name."""
-        return sql_functions.call(self, binder, node, name)
+    def user_call(self, binder, node, name: str, schema: str | None = None) -> expr.Expr | None:
+        """A call of a SQL-language function, or None when none has the name
+        (with ``schema``, 42883 then)."""
+        return sql_functions.call(self, binder, node, name, schema)
 
     def function_param(self, name: str, table: str | None) -> expr.Expr | None:
         """A name in a SQL function's body that no column takes: its

@@ -1,0 +1,194 @@
+"""SQL-language functions (issue 15 scope 6, and issue 20 for EXECUTE),
+compared with PostgreSQL 15 word for word: CREATE-time validation, then
+generated calls (overloads, unknown literals, NULLs, STRICT, defaults,
+named arguments, SETOF and TABLE in FROM, errors) with their values,
+column names, result type OIDs, SQLSTATEs, messages and hints."""
+from __future__ import annotations
+
+import itertools
+
+import psycopg
+import pytest
+
+from tests.support.fidelity import mismatches, words
+
+DEFINITIONS = [
+    "CREATE FUNCTION f_add(a int, b int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a + b'",
+    "CREATE FUNCTION f_add(a numeric, b numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS 'SELECT a + b'",
+    "CREATE FUNCTION f_add(a text, b text) RETURNS text LANGUAGE sql IMMUTABLE AS $$ SELECT a || b $$",
+    "CREATE FUNCTION f_over(x int) RETURNS text LANGUAGE sql AS $$ SELECT 'int:' || x $$",
+    "CREATE FUNCTION f_over(x bigint) RETURNS text LANGUAGE sql AS $$ SELECT 'bigint:' || x $$",
+    "CREATE FUNCTION f_over(x float8) RETURNS text LANGUAGE sql AS $$ SELECT 'float8:' || x $$",
+    "CREATE FUNCTION f_over(x date) RETURNS text LANGUAGE sql AS $$ SELECT 'date:' || x $$",
+    "CREATE FUNCTION f_strict(a int) RETURNS int LANGUAGE sql STRICT AS 'SELECT coalesce(a, -1)'",
+    "CREATE FUNCTION f_called(a int) RETURNS int LANGUAGE sql CALLED ON NULL INPUT AS 'SELECT coalesce(a, -1)'",
+    "CREATE FUNCTION f_rnoni(a int, b text) RETURNS text LANGUAGE sql RETURNS NULL ON NULL INPUT "
+    "AS 'SELECT coalesce(b, ''?'') || a'",
+    "CREATE FUNCTION f_div(a int, b int) RETURNS int LANGUAGE sql STRICT AS 'SELECT a / b'",
+    "CREATE FUNCTION f_def(a int, b int DEFAULT 10, c text DEFAULT 'x') RETURNS text LANGUAGE sql "
+    "AS $$ SELECT a || ':' || b || c $$",
+    "CREATE FUNCTION f_dollar(int, int) RETURNS int LANGUAGE sql AS 'SELECT $1 * $2'",
+    "CREATE FUNCTION f_widen() RETURNS bigint LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION f_round() RETURNS int LANGUAGE sql AS 'SELECT 2.5'",
+    "CREATE FUNCTION f_none() RETURNS int LANGUAGE sql AS 'SELECT 1 WHERE false'",
+    "CREATE FUNCTION f_first() RETURNS int LANGUAGE sql AS 'SELECT g FROM generate_series(3, 5) g'",
+    "CREATE FUNCTION f_setof(n int) RETURNS SETOF int LANGUAGE sql STABLE "
+    "AS 'SELECT g FROM generate_series(1, n) g'",
+    "CREATE FUNCTION f_table(n int) RETURNS TABLE(i int, sq bigint, label text) LANGUAGE sql "
+    "AS $$ SELECT g, (g * g)::bigint, 'n' || g FROM generate_series(1, n) g $$",
+    "CREATE FUNCTION f_strict_set(n int) RETURNS SETOF int LANGUAGE sql STRICT AS 'SELECT 1'",
+    "CREATE FUNCTION f_nested(a int) RETURNS int LANGUAGE sql AS 'SELECT f_add(a, f_strict(a))'",
+    "CREATE FUNCTION f_sub(a int) RETURNS bigint LANGUAGE sql AS 'SELECT count(*) FROM generate_series(1, a)'",
+    "CREATE FUNCTION f_qual(v int) RETURNS int LANGUAGE sql AS 'SELECT f_qual.v * 2'",
+    "CREATE FUNCTION f_bool(t text) RETURNS boolean LANGUAGE sql AS $$ SELECT t LIKE 'a%' $$",
+    "CREATE FUNCTION f_void() RETURNS void LANGUAGE sql AS 'SELECT 1'",
+]
+
+#: CREATE statements PostgreSQL refuses (or accepts) while validating
+CREATE_CASES = [
+    "CREATE FUNCTION e1() RETURNS int LANGUAGE sql AS $$ SELECT 'a'::text $$",
+    "CREATE FUNCTION e2() RETURNS int LANGUAGE sql AS $$ SELECT 1, 2 $$",
+    "CREATE FUNCTION e3() RETURNS TABLE(a int, b int) LANGUAGE sql AS $$ SELECT 1 $$",
+    "CREATE FUNCTION e4() RETURNS TABLE(a int, b int) LANGUAGE sql AS $$ SELECT 1, 'x'::text $$",
+    "CREATE FUNCTION e5(a int, a int) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION e6(a int DEFAULT 1, b int) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION e7() RETURNS int AS 'SELECT 1'",
+    "CREATE FUNCTION e8() RETURNS int LANGUAGE sql",
+    "CREATE FUNCTION e9() LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION e10() RETURNS nosuchtype LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION e11(x nosuchtype) RETURNS int LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION e12() RETURNS int LANGUAGE sql AS 'SELECT nosuchcol'",
+    "CREATE FUNCTION e13() RETURNS int LANGUAGE sql AS 'SELECT nosuchfn(1)'",
+    "CREATE FUNCTION e14(a int) RETURNS int LANGUAGE sql AS 'SELECT $2'",
+    "CREATE FUNCTION e15() RETURNS int LANGUAGE nosuchlang AS 'SELECT 1'",
+    "CREATE FUNCTION e16() RETURNS int LANGUAGE sql IMMUTABLE VOLATILE AS 'SELECT 1'",
+    "CREATE FUNCTION e17() RETURNS int LANGUAGE sql AS 'SELECT 1 FROM nosuchtable'",
+    "CREATE FUNCTION e18() RETURNS int LANGUAGE sql AS 'SELEC 1'",
+    "CREATE FUNCTION f_add(a int, b int) RETURNS int LANGUAGE sql AS 'SELECT 0'",
+    "CREATE OR REPLACE FUNCTION f_add(a int, b int) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint'",
+    "CREATE OR REPLACE FUNCTION f_add(x int, b int) RETURNS int LANGUAGE sql AS 'SELECT 0'",
+    "CREATE OR REPLACE FUNCTION f_def(a int, b int, c text) RETURNS text LANGUAGE sql AS 'SELECT c'",
+    "CREATE FUNCTION ok1() RETURNS numeric LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION ok2() RETURNS text LANGUAGE sql AS $$ SELECT 'lit' $$",
+    "CREATE FUNCTION ok3(int) RETURNS int LANGUAGE sql PARALLEL SAFE COST 5 LEAKPROOF AS 'SELECT $1'",
+]
+
+#: argument expressions the generated calls combine
+VALUES = ["1", "-5", "0", "NULL", "2147483647", "1.5", "'7'", "'abc'", "1::bigint", "2::smallint", "NULL::int",
+          "'x'::text", "2.5::float8", "date '2024-02-29'"]
+
+
+def _calls() -> list[str]:
+    out = [f"SELECT f_over({v})" for v in VALUES]
+    out += [f"SELECT f_add({a}, {b})" for a, b in itertools.product(VALUES[:9], repeat=2)]
+    out += [f"SELECT f_strict({v}), f_called({v})" for v in VALUES[:5]]
+    out += [f"SELECT f_rnoni({a}, {b})" for a, b in itertools.product(["1", "NULL"], ["'s'", "NULL"])]
+    out += [f"SELECT f_div({a}, {b})" for a, b in itertools.product(["7", "NULL"], ["2", "0", "NULL"])]
+    out += [
+        "SELECT f_def(1)", "SELECT f_def(1, 2)", "SELECT f_def(1, 2, 'y')", "SELECT f_def(1, 2, 'y', 4)",
+        "SELECT f_def(a => 1)", "SELECT f_def(c => 'z', a => 2)", "SELECT f_def(1, c => 'q')",
+        "SELECT f_def(a := 3, b := 4)", "SELECT f_def(b => 1)", "SELECT f_def(a => 1, a => 2)",
+        "SELECT f_def(d => 1)", "SELECT f_def()", "SELECT f_def(NULL)", "SELECT f_def(NULL, NULL, NULL)",
+        "SELECT f_dollar(6, 7)", "SELECT f_dollar(6, NULL)", "SELECT f_widen(), f_round(), f_none(), f_first()",
+        "SELECT f_nested(4)", "SELECT f_nested(NULL)", "SELECT f_sub(5), f_sub(0), f_sub(NULL)",
+        "SELECT f_qual(21)", "SELECT f_bool('abc'), f_bool('x'), f_bool(NULL)", "SELECT f_void()",
+        "SELECT f_add(1, 2) AS named, f_add(1, 2) + 1, -f_add(1, 2)",
+        "SELECT f_add(x, x) FROM (VALUES (1), (2), (NULL)) v(x)",
+        "SELECT f_strict(x), f_over(x) FROM (VALUES (1), (NULL), (3)) v(x) ORDER BY 1",
+        "SELECT x, f_sub(x) FROM generate_series(1, 4) x ORDER BY x",
+        "SELECT * FROM f_setof(3)", "SELECT * FROM f_setof(0)", "SELECT * FROM f_setof(NULL)",
+        "SELECT s FROM f_setof(4) s WHERE s > 2", "SELECT * FROM f_setof(2) AS t(v)",
+        "SELECT * FROM f_table(3)", "SELECT label, sq FROM f_table(2) ORDER BY sq DESC",
+        "SELECT * FROM f_table(2) AS t(a, b, c)", "SELECT * FROM f_strict_set(NULL)", "SELECT * FROM f_strict_set(1)",
+        "SELECT * FROM f_add(1, 2)", "SELECT count(*) FROM f_table(10)",
+        "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
+        "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
+        "SELECT public_nosuch.f_add(1, 2)",
+    ]
+    return out
+
+
+def _setup(conn: psycopg.Connection, schema: str) -> list[tuple]:
+    conn.execute(f"CREATE SCHEMA {schema}")
+    conn.execute(f"SET search_path = {schema}")
+    return [words(conn, d) for d in DEFINITIONS]
+
+
+@pytest.fixture
+def fn_schema(ss_conn, pg_conn, unique_name):
+    schema = unique_name("fn")
+    assert _setup(ss_conn, schema) == _setup(pg_conn, schema)
+    yield schema
+    for conn in (ss_conn, pg_conn):
+        conn.execute("RESET search_path")
+        conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+def test_create_validation_like_postgres(ss_conn, pg_conn, fn_schema):
+    wrong = mismatches(ss_conn, pg_conn, CREATE_CASES)
+    assert not wrong, "\n".join(wrong)
+
+
+def test_calls_like_postgres(ss_conn, pg_conn, fn_schema):
+    calls = _calls()
+    assert len(calls) > 150
+    wrong = mismatches(ss_conn, pg_conn, calls)
+    assert not wrong, f"{len(wrong)} of {len(calls)} differ:\n" + "\n".join(wrong[:20])
+
+
+def test_drop_and_replace_like_postgres(ss_conn, pg_conn, fn_schema):
+    schema = fn_schema
+    statements = [
+        "DROP FUNCTION f_add", "DROP FUNCTION f_add(bigint, bigint)", "DROP FUNCTION nosuch",
+        "DROP FUNCTION IF EXISTS nosuch", "DROP FUNCTION IF EXISTS nosuch(text)",
+        "CREATE VIEW uses_add AS SELECT f_add(1, 2) AS s", "DROP FUNCTION f_add(int, int)",
+        "DROP FUNCTION f_add(int, int) RESTRICT", "DROP FUNCTION f_add(int, int) CASCADE", "SELECT * FROM uses_add",
+        "SELECT f_add(1, 2)", "DROP FUNCTION f_add(numeric, numeric), f_add(text, text)", "SELECT f_add(1, 2)",
+        "CREATE OR REPLACE FUNCTION f_called(a int) RETURNS int LANGUAGE sql AS 'SELECT a * 100'",
+        "SELECT f_called(2)", "ALTER FUNCTION f_called(int) STRICT", "SELECT f_called(NULL)",
+        "ALTER FUNCTION f_called RENAME TO f_renamed", "SELECT f_renamed(3)", "SELECT f_called(3)",
+        "ALTER FUNCTION f_renamed(int) RENAME TO f_strict", "ALTER FUNCTION nosuch(int) OWNER TO postgres",
+        f"SELECT proname, provolatile, proisstrict, proretset, pronargs, pronargdefaults, prokind "
+        f"FROM pg_proc WHERE pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = '{schema}') ORDER BY proname, pronargs",
+        f"SELECT proname, pg_get_function_arguments(oid), pg_get_function_identity_arguments(oid), "
+        f"pg_get_function_result(oid) FROM pg_proc WHERE pronamespace = (SELECT oid FROM pg_namespace WHERE nspname = '{schema}') "
+        "ORDER BY 1, 2",
+        "CREATE PROCEDURE p1() LANGUAGE sql AS 'SELECT 1'",
+        "CREATE FUNCTION plf() RETURNS int LANGUAGE plpgsql AS $$ BEGIN RETURN 1; END $$",
+    ]
+    ss = [words(ss_conn, s) for s in statements]
+    pg = [words(pg_conn, s) for s in statements]
+    refused_here = {len(statements) - 2, len(statements) - 1}      # procedures and PL/pgSQL: refused with 0A000
+    for i, (sql, a, b) in enumerate(zip(statements, ss, pg)):
+        if i in refused_here:
+            assert b[0] == "ok" and a[:2] == ("error", "0A000"), (sql, a)
+            continue
+        assert a == b, f"{sql}\n  splitstream: {a}\n  postgresql:  {b}"
+    for conn in (pg_conn,):
+        conn.execute("DROP PROCEDURE p1(); DROP FUNCTION plf()")
+
+
+def test_sql_standard_body_is_refused(ss_conn, fn_schema):
+    for sql in ("CREATE FUNCTION sb(a int) RETURNS int LANGUAGE sql RETURN a + 1",
+                "CREATE FUNCTION sb(a int) RETURNS int LANGUAGE sql BEGIN ATOMIC SELECT a + 1; END"):
+        outcome = words(ss_conn, sql)
+        assert outcome[:2] == ("error", "0A000") and outcome[3], outcome
+    assert words(ss_conn, "CALL f_void()")[:2] == ("error", "0A000")
+
+
+def test_continuous_view_functions(ss_conn, fn_schema, unique_name):
+    stream = unique_name("s")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {stream} (x int, k text) SERVER stream")
+    ss_conn.execute("CREATE FUNCTION f_imm(a int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a * 10'")
+    ss_conn.execute(f"CREATE VIEW cv_ok AS SELECT k, sum(f_imm(x)) AS s, count(*) FROM {stream} GROUP BY k")
+    refused = words(ss_conn, f"CREATE VIEW cv_bad AS SELECT k, sum(f_called(x)) FROM {stream} GROUP BY k")
+    assert refused[:2] == ("error", "0A000") and "VOLATILE function f_called" in refused[2] and refused[3]
+    ss_conn.execute(f"INSERT INTO {stream} VALUES (1, 'a'), (2, 'a'), (NULL, 'b')")
+    assert ss_conn.execute("SELECT k, s FROM cv_ok ORDER BY k").fetchall() == [("a", 30), ("b", None)]
+    for sql in ("CREATE OR REPLACE FUNCTION f_imm(a int) RETURNS int LANGUAGE sql IMMUTABLE AS 'SELECT a'",
+                "ALTER FUNCTION f_imm(int) VOLATILE"):
+        assert words(ss_conn, sql)[:2] == ("error", "0A000")
+    dropped = words(ss_conn, "DROP FUNCTION f_imm(int)")
+    assert dropped[:3] == ("error", "2BP01", "cannot drop function f_imm(integer) because other objects depend on it")
+    ss_conn.execute("DROP FUNCTION f_imm(int) CASCADE")
+    assert words(ss_conn, "SELECT * FROM cv_ok")[:2] == ("error", "42P01")
