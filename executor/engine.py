@@ -20,7 +20,7 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
+    IN_FAILED_SQL_TRANSACTION, UNDEFINED_OBJECT, PgError,
 )
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)

@@ -28,7 +28,7 @@ from splitstream.protocol.errors import (
     AMBIGUOUS_FUNCTION, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
 )
 
-from ..execution import expr, functions, operators, privileges, proc_catalog, signatures
+from ..execution import expr, operators, proc_catalog, signatures
 from ..execution.run import ExecutionRun
 from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
 from .dialect import parse_one, parse_statements
@@ -59,25 +59,12 @@ def visible(state: Any, name: str, schema: str | None, path: list[str]) -> list[
     return [f for f in fns if f.schema in path or f.schema == "pg_catalog"]
 
 
-def by_oid(state: Any, oid: int) -> Function | None:
-    for fns in state.functions.values():
-        for f in fns:
-            if f.oid == oid:
-                return f
-    return None
-
-
-def in_args(fn: Function) -> list[int]:
-    """Positions of the arguments a call passes (OUT arguments are not passed)."""
-    return list(range(len(fn.arg_types)))
-
-
-_PARSED: dict[str, list[exp.Expression]] = {}
+_PARSED: dict[str, list[Any]] = {}
 _STATEMENT_WORDS = {"SELECT", "WITH", "VALUES", "TABLE", "INSERT", "UPDATE", "DELETE", "MERGE", "CREATE", "DROP",
                     "ALTER", "SET", "RESET", "SHOW"}
 
 
-def body_statements(body: str) -> list[exp.Expression]:
+def body_statements(body: str) -> list[Any]:
     """The body's statements (parsed once per text)."""
     hit = _PARSED.get(body)
     if hit is None:
@@ -89,10 +76,6 @@ def body_statements(body: str) -> list[exp.Expression]:
             _PARSED.clear()
         _PARSED[body] = hit
     return hit
-
-
-def result_type_words(fn: Function) -> str:
-    return sqltypes.format_type(fn.return_type)
 
 
 # ------------------------------------------------------------------ resolution
@@ -179,10 +162,8 @@ def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: s
     full: list[expr.Expr | None] = [None] * len(fn.arg_types)
     for a, p in zip(args, pos):
         full[p] = a
-    for p, a in enumerate(full):
-        if a is None:
-            full[p] = default_expr(planner, fn.arg_defaults[p])
-    out = [planner.coerce(a, t) for a, t in zip(full, fn.arg_types) if a is not None]
+    filled = [a if a is not None else default_expr(planner, fn.arg_defaults[p]) for p, a in enumerate(full)]
+    out = [planner.coerce(a, t) for a, t in zip(filled, fn.arg_types)]
     planner.need("X", function=fn.oid)
     planner.functions_used[fn.oid] = fn
     return fn, out
@@ -423,11 +404,3 @@ def type_oid(text: str, quoted: bool = True) -> int:
         if quoted or e.sqlstate != "42704":
             raise
         raise PgError(e.sqlstate, f"type {t} does not exist") from None
-
-
-def builtin_exists(name: str) -> bool:
-    return name in functions.REGISTRY
-
-
-def privilege_need(fn: Function) -> privileges.Need:
-    return privileges.Need("X", function=fn.oid)
