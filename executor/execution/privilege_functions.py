@@ -138,6 +138,8 @@ def _user_function(state, ctx, obj) -> Any:
     words = [w.strip() for w in rest.rstrip().rstrip(")").split(",") if w.strip()]
     types = tuple(sqltypes.oid_by_name(w) for w in words)
     path = privileges.search_path(ctx.session) if len(parts) == 1 else [parts[0]]
+    if len(parts) > 1 and parts[0] in state.schemas:
+        privileges.check_schema(state, privileges.current_role(state, ctx.session), parts[0], "U")
     for fn in state.functions.get(parts[-1], ()):
         if fn.schema in path and fn.arg_types == types:
             return fn

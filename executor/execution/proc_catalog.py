@@ -15,7 +15,7 @@ from splitstream.catalog.objects import function_text, system_catalogs
 from splitstream.catalog.objects.system_catalogs import ProcEntry
 from splitstream.protocol import oids as type_oids
 
-from . import functions, signatures
+from . import functions, privileges, signatures
 # the modules that register functions: importing this one loads the whole catalog
 from . import datetime_functions, string_functions, system_functions, truncation  # noqa: F401
 from .aggregates import AGGREGATES
@@ -143,6 +143,23 @@ functions.register("pg_get_function_arguments", sigs="oid -> text")(
 functions.register("pg_get_function_identity_arguments", sigs="oid -> text")(
     _text_of(function_arguments, lambda fn: function_text.arguments(fn, identity=True)))
 functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result, function_text.result))
+@functions.register("pg_function_is_visible", sigs="oid -> bool")
+def _function_is_visible(cols, n, ctx):
+    """Built-ins are; a user function when its schema is in the search path
+    and no schema before it holds a function of the same name and arguments."""
+    path = privileges.search_path(ctx.session)
+    out = []
+    for o in cols[0].to_pylist():
+        fn = None if o is None or o < _FIRST_USER_OID else function_text.user_function(ctx.state, o)
+        if fn is None:
+            out.append(None if o is None else True)
+            continue
+        first = next((f for s in ["pg_catalog"] + path for f in ctx.state.functions.get(fn.name, ())
+                      if f.schema == s and f.arg_types == fn.arg_types), None)
+        out.append(first is fn)
+    return Col.from_pylist(out, type_oids.BOOL)
+
+
 functions.register("pg_get_function_sqlbody", sigs="oid -> text")(
     _text_of(lambda o: None, lambda fn: None))      # SQL-standard bodies are refused: always NULL
 system_catalogs.set_builtin_procs(entries)

@@ -156,6 +156,8 @@ def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: s
     fns = visible(planner.state, name, schema, planner.search_path())
     if not fns and schema is None:
         return None
+    if schema is not None:
+        planner.need("U", schema=schema)
     vals, names = _split_named(func_args(node))
     args = [binder.bind(v) for v in vals]
     fn, pos = resolve(name if schema is None else f"{schema}.{name}", fns, [a.oid for a in args], names)
