@@ -19,7 +19,8 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
-from ..execution import privileges
+from ..execution import privileges, proc_catalog
+from ..sql import sql_functions
 from ..execution.privileges import current_role, is_owner, relation_acl, schema_acl
 from .base import Stmt
 from .function_syntax import FunctionRef, parse_refs
@@ -141,6 +142,11 @@ class GrantStmt(Stmt):
             out += sorted((f for fs in st.functions.values() for f in fs
                            if f.schema == in_schema and f.kind in self.routine_kinds), key=lambda f: f.oid)
         for ref in self.functions:
+            if not sql_functions.visible(st, ref.name, ref.schema, privileges.search_path(info)) and \
+                    ref.name in proc_catalog.names():
+                raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on built-in function {ref.name} are not supported",
+                              hint="Built-in functions keep PostgreSQL's default: EXECUTE for PUBLIC. Wrap one in a "
+                                   "SQL function to control who may call it.")
             fn = find_function(st, info, ref)
             assert fn is not None
             out.append(fn)
