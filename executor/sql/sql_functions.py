@@ -206,8 +206,8 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
         return None
     fn, args = bound
     if fn.retset:
-        raise PgError(FEATURE_NOT_SUPPORTED, f"set-returning function {fn.name} is only supported in FROM",
-                      hint=f"Write SELECT * FROM {fn.name}(...).")
+        raise PgError("0A000", "set-returning functions are not allowed here",
+                      hint=f"Call {fn.name} in FROM, or at the top of the select list.")
     body = _inlinable_body(fn) if fn.return_type != type_oids.VOID else None
     if body is not None:
         inlined = _inline(planner, fn, body, args)
@@ -310,17 +310,42 @@ def table_scan(planner, binder: ExprBinder, node: exp.Func, name: str, alias: st
     else:
         names, oids = [alias or fn.name], [fn.return_type]
     names = [colaliases[i] if i < len(colaliases) else nm for i, nm in enumerate(names)]
+    return operators.FunctionScan(fn.name, _set_runner(fn, plan, oids), args,
+                                  [operators.OutCol(nm, o) for nm, o in zip(names, oids)])
 
-    def scan(vals, ctx, _plan=plan):
+
+def _set_runner(fn: Function, plan: operators.Op, oids: list[int]) -> Callable:
+    """The rows of one call, ``(argument values, ctx) -> Batch`` (none on a
+    NULL argument of a STRICT function; at most one for a scalar function)."""
+    def rows(vals, ctx):
         if fn.strict and any(v is None for v in vals):
             return Batch([Col.from_pylist([], o) for o in oids], 0)
-        res = _run_body(_plan, ctx, vals)
-        if not fn.retset:
-            res = res.slice(0, min(res.n, 1)) if res.n > 1 else res
+        res = _run_body(plan, ctx, vals)
+        if not fn.retset and res.n > 1:
+            res = res.slice(0, 1)
         cols = [c if c.oid == o else sqltypes.cast_col(c, o, explicit=False) for c, o in zip(res.cols, oids)]
         return Batch(cols, res.n)
 
-    return operators.FunctionScan(fn.name, scan, args, [operators.OutCol(nm, o) for nm, o in zip(names, oids)])
+    return rows
+
+
+def returns_set(planner, name: str) -> bool:
+    """Whether ``name`` is a set-returning user function (a select-list SRF)."""
+    return any(f.retset for f in visible(planner.state, name, None, planner.search_path()))
+
+
+def select_list_srf(planner, binder: ExprBinder, node: exp.Func, name: str
+                    ) -> tuple[Callable, int, list[expr.Expr]]:
+    """A set-returning user function in the select list: (rows, result type, arguments)."""
+    bound = bound_call(planner, binder, node, name)
+    assert bound is not None    # returns_set found it
+    fn, args = bound
+    if len(fn.out_types) > 1:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{fn.name} returns rows of several columns; in the select list that "
+                                             "would be a record, which is not supported",
+                      hint=f"Call it in FROM: SELECT * FROM {fn.name}(...).")
+    oid = fn.out_types[0] if fn.out_types else fn.return_type
+    return _set_runner(fn, plan_body(planner, fn), [oid]), oid, args
 
 
 def refuse_unstable_functions(fns) -> None:

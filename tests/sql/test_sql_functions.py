@@ -101,6 +101,8 @@ def _calls() -> list[str]:
         "SELECT * FROM f_table(3)", "SELECT label, sq FROM f_table(2) ORDER BY sq DESC",
         "SELECT * FROM f_table(2) AS t(a, b, c)", "SELECT * FROM f_strict_set(NULL)", "SELECT * FROM f_strict_set(1)",
         "SELECT * FROM f_add(1, 2)", "SELECT count(*) FROM f_table(10)",
+        "SELECT f_setof(3)", "SELECT f_setof(NULL)", "SELECT f_strict_set(NULL), 1",
+        "SELECT x, f_setof(x) FROM (VALUES (1), (2), (3)) v(x) ORDER BY 1, 2", "SELECT f_setof(2) AS s, 'k'",
         "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
         "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
         "SELECT public_nosuch.f_add(1, 2)",
