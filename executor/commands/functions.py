@@ -25,7 +25,7 @@ from ..execution.privileges import current_role
 from ..sql import sql_functions
 from ..sql.planner import Planner
 from .base import Stmt
-from .drop import all_dependents, cascade_notice, drop_relation, kind_word
+from .drop import all_dependents, cascade_notice, dependents, drop_relation, kind_word
 from .function_syntax import FunctionDef, FunctionRef, Reader, no_language, parse_create, parse_refs, refuse_language
 from .ownership import new_owner_acl
 from .roles import get_role
@@ -184,10 +184,33 @@ def find_function(st, info, ref: FunctionRef, noun: str = "function", missing_ok
     raise PgError(UNDEFINED_FUNCTION, f"{noun} {signature_text(shown, types)} does not exist")
 
 
+#: SQL-keyword type names the grammar turns into pg_catalog names (what TypeNameToString prints)
+_KEYWORD_TYPES = {"int": "int4", "integer": "int4", "smallint": "int2", "bigint": "int8", "real": "float4",
+                  "float": "float8", "double precision": "float8", "decimal": "numeric", "dec": "numeric",
+                  "numeric": "numeric", "boolean": "bool", "char": "bpchar", "character": "bpchar",
+                  "varchar": "varchar", "character varying": "varchar", "timestamp": "timestamp",
+                  "timestamp without time zone": "timestamp", "timestamp with time zone": "timestamptz",
+                  "time": "time", "time without time zone": "time", "time with time zone": "timetz",
+                  "interval": "interval", "bit": "bit"}
+
+
+def written_type(text: str) -> str:
+    """A type as written, the way PostgreSQL's TypeNameToString names it
+    (``int`` is ``pg_catalog.int4``, ``text`` stays ``text``; no typmod)."""
+    t = " ".join(text.lower().split())
+    array = ""
+    while t.endswith("[]"):
+        t, array = t[:-2].rstrip(), array + "[]"
+    base = t.split("(")[0].strip()
+    if base in _KEYWORD_TYPES:
+        return f"pg_catalog.{_KEYWORD_TYPES[base]}{array}"
+    return base + array
+
+
 def missing_notice(st, ref: FunctionRef, noun: str = "function") -> Notice:
-    types = tuple(sql_functions.type_oid(t) for t in ref.arg_types or ())
     shown = f"{ref.schema}.{ref.name}" if ref.schema else ref.name
-    return Notice(f"{noun} {signature_text(shown, types)} does not exist, skipping")
+    return Notice(f"{noun} {shown}({','.join(written_type(t) for t in ref.arg_types or ())}) "
+                  "does not exist, skipping")
 
 
 # ------------------------------------------------------------------ DROP
@@ -217,11 +240,22 @@ class DropFunctionStmt(Stmt):
                               detail="\n".join(f"{kind_word(d)} {d.name} depends on function {shown}" for d in deps),
                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             if deps:
-                notices.append(cascade_notice(deps, None))
+                notices.append(cascade_notice(_discovery_order(st, fn.oid), None))
             for d in deps:
                 drop_relation(session, ctx, d)
             ctx.txn.apply(("drop_function_oid", fn.oid))
         return Result(tag=self.tag, notices=[n for n in notices if n])
+
+
+def _discovery_order(st, oid: int, seen: set[int] | None = None) -> list:
+    """Dependents as PostgreSQL's notice lists them: each before what depends on it."""
+    seen = set() if seen is None else seen
+    out = []
+    for d in dependents(st, oid):
+        if d.oid not in seen:
+            seen.add(d.oid)
+            out += [d] + _discovery_order(st, d.oid, seen)
+    return out
 
 
 # ------------------------------------------------------------------ ALTER

@@ -194,3 +194,24 @@ def test_continuous_view_functions(ss_conn, fn_schema, unique_name):
     assert dropped[:3] == ("error", "2BP01", "cannot drop function f_imm(integer) because other objects depend on it")
     ss_conn.execute("DROP FUNCTION f_imm(int) CASCADE")
     assert words(ss_conn, "SELECT * FROM cv_ok")[:2] == ("error", "42P01")
+
+
+def _notices(conn: psycopg.Connection, sql: str) -> tuple:
+    seen: list[tuple] = []
+    conn.add_notice_handler(lambda d: seen.append((d.severity, d.sqlstate, d.message_primary, d.message_detail)))
+    try:
+        return words(conn, sql), tuple(seen)
+    finally:
+        conn._notice_handlers.clear()      # type: ignore[attr-defined]
+
+
+def test_notices_like_postgres(ss_conn, pg_conn, fn_schema):
+    statements = [
+        "DROP FUNCTION IF EXISTS nosuch(int, text, double precision, varchar(3), int[], timestamptz)",
+        "DROP FUNCTION IF EXISTS nosuch", "DROP FUNCTION IF EXISTS f_none(), nosuch(bigint)",
+        "CREATE VIEW v_set AS SELECT * FROM f_setof(2)", "CREATE VIEW v_set2 AS SELECT f_setof FROM v_set",
+        "DROP FUNCTION f_setof(int) CASCADE", "GRANT EXECUTE ON FUNCTION f_add(int, int) TO PUBLIC",
+        "REVOKE EXECUTE ON FUNCTION f_over(int) FROM PUBLIC",
+    ]
+    for sql in statements:
+        assert _notices(ss_conn, sql) == _notices(pg_conn, sql), sql
