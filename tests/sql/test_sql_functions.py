@@ -198,11 +198,15 @@ def test_continuous_view_functions(ss_conn, fn_schema, unique_name):
 
 def _notices(conn: psycopg.Connection, sql: str) -> tuple:
     seen: list[tuple] = []
-    conn.add_notice_handler(lambda d: seen.append((d.severity, d.sqlstate, d.message_primary, d.message_detail)))
+
+    def keep(d) -> None:
+        seen.append((d.severity, d.sqlstate, d.message_primary, d.message_detail))
+
+    conn.add_notice_handler(keep)
     try:
         return words(conn, sql), tuple(seen)
     finally:
-        conn._notice_handlers.clear()      # type: ignore[attr-defined]
+        conn.remove_notice_handler(keep)
 
 
 def test_notices_like_postgres(ss_conn, pg_conn, fn_schema):
