@@ -214,7 +214,18 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
         if inlined is not None:
             return inlined
     plan = plan_body(planner, fn)
-    return expr.Func(fn.name, _runner(fn, plan), args, fn.return_type, volatile=fn.volatility == "v")
+    return BodyCall(fn, _runner(fn, plan), args, plan)
+
+
+class BodyCall(expr.Func):
+    """A call that runs its function's planned body.  The plan is kept on the
+    node so that whoever walks a plan (plan_facts: stream scans, volatility,
+    result reuse) sees the body too; the name is schema-qualified, never a
+    built-in's."""
+
+    def __init__(self, fn: Function, impl: Callable, args: list[expr.Expr], plan: operators.Op) -> None:
+        super().__init__(f"{fn.schema}.{fn.name}", impl, args, fn.return_type, volatile=fn.volatility == "v")
+        self.body_plan = plan
 
 
 def _inline(planner, fn: Function, body: exp.Expression, args: list[expr.Expr]) -> expr.Expr | None:

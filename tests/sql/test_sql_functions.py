@@ -219,3 +219,16 @@ def test_notices_like_postgres(ss_conn, pg_conn, fn_schema):
     ]
     for sql in statements:
         assert _notices(ss_conn, sql) == _notices(pg_conn, sql), sql
+
+
+def test_prepared_call_sees_new_rows(ss_conn, fn_schema, unique_name):
+    """A repeated prepared read of a function whose body reads a table is
+    never answered from the previous response once the table changed."""
+    t = unique_name("t")
+    ss_conn.execute(f"CREATE TABLE {t} (x int)")
+    ss_conn.execute(f"CREATE FUNCTION f_count_t() RETURNS bigint LANGUAGE sql STABLE AS 'SELECT count(*) FROM {t}'")
+    seen = []
+    for _ in range(3):
+        seen.append(ss_conn.execute("SELECT f_count_t()", prepare=True).fetchone()[0])
+        ss_conn.execute(f"INSERT INTO {t} VALUES (1)")
+    assert seen == [0, 1, 2]
