@@ -194,9 +194,39 @@ def _inlinable_body(fn: Function) -> exp.Expression | None:
     e = e.this if isinstance(e, exp.Alias) else e
     if any(isinstance(n, (exp.Select, exp.Subquery, exp.Star)) for n in e.walk()):
         return None
-    if fn.strict and not all(isinstance(n, _STRICT_SAFE) for n in e.walk()):
-        return None
+    if fn.strict and not (all(isinstance(n, _STRICT_SAFE) for n in e.walk()) and
+                          all(_param_uses(fn, e))):
+        return None         # NULL in must be NULL out without the body deciding
     return e
+
+
+def _param_uses(fn: Function, body: exp.Expression) -> list[int]:
+    """How often the body names each parameter (``$n``, its name, or ``fn.name``)."""
+    uses = [0] * len(fn.arg_types)
+    for n in body.walk():
+        idx = -1
+        if isinstance(n, (exp.Parameter, exp.Placeholder)):
+            text = str(n.this.this if isinstance(n.this, exp.Literal) else n.name)
+            idx = int(text) - 1 if text.isdigit() else -1
+        elif isinstance(n, exp.Column) and isinstance(n.this, exp.Identifier):
+            table = ident(n.args["table"]) if n.args.get("table") else None
+            name = ident(n.this)
+            if table in (None, fn.name) and name in fn.arg_names:
+                idx = fn.arg_names.index(name)
+        if 0 <= idx < len(uses):
+            uses[idx] += 1
+    return uses
+
+
+def _args_allow_inlining(fn: Function, body: exp.Expression, args: list[expr.Expr]) -> bool:
+    """PostgreSQL keeps the call when an argument used more than once by the
+    body is volatile or a subquery (inlining would evaluate it several times)."""
+    uses = _param_uses(fn, body)
+    for a, k in zip(args, uses):
+        if k > 1 and any((isinstance(n, expr.Func) and n.volatile) or isinstance(n, expr.SubqueryExpr)
+                         for n in a.walk()):
+            return False
+    return True
 
 
 def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | None = None) -> expr.Expr | None:
@@ -209,7 +239,7 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
         raise PgError("0A000", "set-returning functions are not allowed here",
                       hint=f"Call {fn.name} in FROM, or at the top of the select list.")
     body = _inlinable_body(fn) if fn.return_type != type_oids.VOID else None
-    if body is not None:
+    if body is not None and _args_allow_inlining(fn, body, args):
         inlined = _inline(planner, fn, body, args)
         if inlined is not None:
             return inlined

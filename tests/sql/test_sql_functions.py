@@ -42,6 +42,8 @@ DEFINITIONS = [
     "CREATE FUNCTION f_qual(v int) RETURNS int LANGUAGE sql AS 'SELECT f_qual.v * 2'",
     "CREATE FUNCTION f_bool(t text) RETURNS boolean LANGUAGE sql AS $$ SELECT t LIKE 'a%' $$",
     "CREATE FUNCTION f_void() RETURNS void LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION f_const_strict(a int) RETURNS int LANGUAGE sql STRICT AS 'SELECT 1'",
+    "CREATE FUNCTION f_twice(x float8) RETURNS boolean LANGUAGE sql AS 'SELECT x = x'",
 ]
 
 #: CREATE statements PostgreSQL refuses (or accepts) while validating
@@ -103,6 +105,7 @@ def _calls() -> list[str]:
         "SELECT * FROM f_add(1, 2)", "SELECT count(*) FROM f_table(10)",
         "SELECT f_setof(3)", "SELECT f_setof(NULL)", "SELECT f_strict_set(NULL), 1",
         "SELECT x, f_setof(x) FROM (VALUES (1), (2), (3)) v(x) ORDER BY 1, 2", "SELECT f_setof(2) AS s, 'k'",
+        "SELECT f_const_strict(NULL), f_const_strict(5), f_twice(random()), f_twice(NULL)",
         "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
         "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
         "SELECT public_nosuch.f_add(1, 2)",
