@@ -51,6 +51,11 @@ class FnScope:
 
 # ------------------------------------------------------------------ the catalog side
 
+def _param_names(fn: Function) -> tuple[str, ...]:
+    """One name per parameter ('' for an unnamed one)."""
+    return tuple(fn.arg_names) + ("",) * (len(fn.arg_types) - len(fn.arg_names))
+
+
 def visible(state: Any, name: str, schema: str | None, path: list[str]) -> list[Function]:
     """The overloads of ``name`` a call may bind to (in ``schema``, or in the search path)."""
     fns = state.functions.get(name, ())
@@ -259,7 +264,7 @@ class BodyCall(expr.Func):
 
 
 def _inline(planner, fn: Function, body: exp.Expression, args: list[expr.Expr]) -> expr.Expr | None:
-    planner.fn_scopes.append(FnScope(fn.name, fn.arg_names, args))
+    planner.fn_scopes.append(FnScope(fn.name, _param_names(fn), args))
     try:
         e = ExprBinder(planner, Scope([])).bind(body)
     finally:
@@ -291,7 +296,7 @@ def plan_body(planner, fn: Function) -> operators.Op:
         raise PgError(FEATURE_NOT_SUPPORTED, "SQL functions whose body is not one query are not supported",
                       hint="Write the body as a single SELECT.")
     sub = type(planner)(planner.engine, planner.state, list(fn.arg_types), session=planner.session)
-    sub.fn_scopes.append(FnScope(fn.name, fn.arg_names))
+    sub.fn_scopes.append(FnScope(fn.name, _param_names(fn)))
     sub.use_columns_of(last)
     plan = sub.plan_query(last)
     planner.needs.extend(sub.needs)
