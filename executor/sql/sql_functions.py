@@ -25,7 +25,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.catalog.objects.model import Function
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    AMBIGUOUS_FUNCTION, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
+    AMBIGUOUS_FUNCTION, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
 )
 
 from ..execution import expr, operators, proc_catalog, signatures
@@ -283,24 +283,27 @@ def _returned(planner, fn: Function, e: expr.Expr) -> expr.Expr:
     return expr.Cast(e, fn.return_type, explicit=False)
 
 
+_QUERIES = (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)
+
+
 def plan_body(planner, fn: Function) -> operators.Op:
-    """The body's last statement planned with its parameters as ``$n``
-    (a planner of its own, on the same catalog; what it needs is added to
-    the caller's needs: the function runs with the caller's rights)."""
+    """The body's statements planned with its parameters as ``$n`` (a
+    planner of their own, on the same catalog); the last one's plan is the
+    function's.  What they need is added to the caller's needs: the
+    function runs with the caller's rights."""
     stmts = body_statements(fn.body)
-    if not stmts:
-        raise PgError(FEATURE_NOT_SUPPORTED, f"function {fn.name} has an empty body")
-    last = stmts[-1]
-    if len(stmts) > 1 or not isinstance(last, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values,
-                                                exp.Subquery)):
-        raise PgError(FEATURE_NOT_SUPPORTED, "SQL functions whose body is not one query are not supported",
-                      hint="Write the body as a single SELECT.")
-    sub = type(planner)(planner.engine, planner.state, list(fn.arg_types), session=planner.session)
-    sub.fn_scopes.append(FnScope(fn.name, _param_names(fn)))
-    sub.use_columns_of(last)
-    plan = sub.plan_query(last)
-    planner.needs.extend(sub.needs)
-    planner.functions_used.update(sub.functions_used)
+    for s in stmts:
+        if not isinstance(s, _QUERIES):
+            raise PgError(FEATURE_NOT_SUPPORTED, "SQL functions whose body changes data are not supported",
+                          hint="Write the body as queries (SELECT); the function's result is the last one's.")
+    plan: operators.Op = operators.Result1()
+    for s in stmts:
+        sub = type(planner)(planner.engine, planner.state, list(fn.arg_types), session=planner.session)
+        sub.fn_scopes.append(FnScope(fn.name, _param_names(fn)))
+        sub.use_columns_of(s)
+        plan = sub.plan_query(s)
+        planner.needs.extend(sub.needs)
+        planner.functions_used.update(sub.functions_used)
     return plan
 
 
@@ -410,19 +413,17 @@ def refuse_unstable_functions(fns) -> None:
 def check_body(planner, fn: Function) -> None:
     """Parse and bind the body as PostgreSQL's validator does, and check
     what its last statement returns against the declared result (42P13)."""
-    try:
-        stmts = body_statements(fn.body)
-    except PgError:
-        raise
-    if fn.kind == "p":
-        return
+    for text, t in zip(fn.arg_defaults, fn.arg_types):
+        if text:
+            _check_default(planner, text, t)
+    stmts = body_statements(fn.body)
     plan = plan_body(planner, fn)
-    want = list(fn.out_types) if fn.out_names else [fn.return_type]
-    got = [c.oid for c in plan.out]
     if fn.return_type == type_oids.VOID:
         return
     if not stmts:
         raise _mismatch(fn, "Function's final statement must be SELECT or INSERT/UPDATE/DELETE RETURNING.")
+    want = list(fn.out_types) if fn.out_names else [fn.return_type]
+    got = [c.oid for c in plan.out]
     if len(want) == 1 and len(got) != 1:
         raise _mismatch(fn, "Final statement must return exactly one column.")
     if len(got) != len(want):
@@ -433,6 +434,17 @@ def check_body(planner, fn: Function) -> None:
                       f"Final statement returns {sqltypes.format_type(g)} instead of {sqltypes.format_type(w)} "
                       f"at column {got.index(g) + 1}.")
             raise _mismatch(fn, detail)
+
+
+def _check_default(planner, text: str, oid: int) -> None:
+    """A parameter default binds, has no subquery, and is assignable to the parameter's type."""
+    if any(isinstance(n, (exp.Select, exp.Subquery)) for n in parse_one(f"SELECT {text}").expressions[0].walk()):
+        raise PgError(FEATURE_NOT_SUPPORTED, "cannot use subquery in DEFAULT expression")
+    e = default_expr(planner, text)
+    if e.oid != type_oids.UNKNOWN and e.oid != oid and not sqltypes.can_assign(e.oid, oid):
+        raise PgError(DATATYPE_MISMATCH, f"argument of DEFAULT must be type {sqltypes.format_type(oid)}, "
+                                         f"not type {sqltypes.format_type(e.oid)}")
+    planner.coerce(e, oid)
 
 
 def _mismatch(fn: Function, detail: str) -> PgError:
