@@ -28,7 +28,7 @@ from splitstream.protocol.errors import (
     AMBIGUOUS_FUNCTION, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, UNDEFINED_FUNCTION, PgError,
 )
 
-from ..execution import expr, operators, proc_catalog, signatures
+from ..execution import expr, operators, privileges, proc_catalog, signatures
 from ..execution.run import ExecutionRun
 from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
 from .dialect import parse_one, parse_statements
@@ -57,11 +57,36 @@ def _param_names(fn: Function) -> tuple[str, ...]:
 
 
 def visible(state: Any, name: str, schema: str | None, path: list[str]) -> list[Function]:
-    """The overloads of ``name`` a call may bind to (in ``schema``, or in the search path)."""
+    """The overloads of ``name`` a call may bind to: in ``schema``, or in
+    the search path, where one in an earlier schema hides one of the same
+    argument types in a later schema (FuncnameGetCandidates)."""
     fns = state.functions.get(name, ())
     if schema is not None:
         return [f for f in fns if f.schema == schema]
-    return [f for f in fns if f.schema in path or f.schema == "pg_catalog"]
+    order = ["pg_catalog"] + [s for s in path if s != "pg_catalog"]
+    out: dict[tuple[int, ...], Function] = {}
+    for s in order:
+        for f in fns:
+            if f.schema == s and f.arg_types not in out:
+                out[f.arg_types] = f
+    return list(out.values())
+
+
+def usable_path(planner) -> list[str]:
+    """The search path a call looks in: schemas the current role has USAGE
+    on (PostgreSQL leaves the others out of the path silently)."""
+    role = privileges.current_role(planner.state, planner.session) if planner.session is not None else None
+    path = planner.search_path()
+    if role is None or role.superuser:
+        return path
+    out = []
+    for s in path:
+        try:
+            privileges.check_schema(planner.state, role, s, "U")
+        except PgError:
+            continue
+        out.append(s)
+    return out
 
 
 _PARSED: dict[str, list[Any]] = {}
@@ -158,7 +183,7 @@ def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: s
     """The user function a call binds to and its arguments (defaults
     filled, coerced to the parameter types), or None when no user function
     has the name (the caller tries the built-in catalog)."""
-    fns = visible(planner.state, name, schema, planner.search_path())
+    fns = visible(planner.state, name, schema, usable_path(planner))
     if not fns and schema is None:
         return None
     if schema is not None:
@@ -380,7 +405,7 @@ def _set_runner(fn: Function, plan: operators.Op, oids: list[int]) -> Callable:
 
 def returns_set(planner, name: str) -> bool:
     """Whether ``name`` is a set-returning user function (a select-list SRF)."""
-    return any(f.retset for f in visible(planner.state, name, None, planner.search_path()))
+    return any(f.retset for f in visible(planner.state, name, None, usable_path(planner)))
 
 
 def select_list_srf(planner, binder: ExprBinder, node: exp.Func, name: str

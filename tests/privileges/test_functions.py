@@ -115,6 +115,25 @@ def test_superuser_statements_match(sides):
     assert not bad, "\n".join(bad)
 
 
+def test_search_path_skips_schemas_without_usage(sides):
+    """An unqualified call looks only in the schemas of the path the role
+    may use: without USAGE on fs, grp_f does not exist for it (42883)."""
+    pg, ss = sides
+    outcomes = []
+    for side in (pg, ss):
+        got = []
+        for role in ROLES:
+            conn = side.role(role)
+            conn.execute("SET search_path = public, fs")
+            try:
+                got.append(extended(conn, "SELECT grp_f('path')"))
+            finally:
+                conn.execute("RESET search_path")
+        outcomes.append(got)
+    assert outcomes[1] == outcomes[0]
+    assert ("error", "42883", "function grp_f(unknown) does not exist") in outcomes[0]
+
+
 @pytest.mark.parametrize("command", [r"\df", r"\df+", r"\df+ fs.*", r"\sf closed_f", r"\sf fs.grp_f",
                                      r"\sf owned_f(integer)", r"\df open_f"])
 def test_psql_function_listings_match(sides, command):
