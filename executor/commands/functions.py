@@ -77,9 +77,9 @@ class CreateFunctionStmt(Stmt):
             fn = self._replacing(st, session.info, old, fn)
         else:
             fn = replace(fn, oid=ctx.txn.new_oid(), owner=me.oid)
-        planner = Planner(session.engine, st, session=session.info)
+        ctx.txn.apply(("function", fn))     # first, as ProcedureCreate: a body may call its own function
+        planner = Planner(session.engine, ctx.txn.state, session=session.info)
         sql_functions.check_body(planner, fn)
-        ctx.txn.apply(("function", fn))
         return Result(tag=self.tag)
 
     def _replacing(self, st, info, old: Function, fn: Function) -> Function:

@@ -47,6 +47,7 @@ class FnScope:
     name: str
     arg_names: tuple[str, ...]
     args: list[expr.Expr] | None = None
+    oid: int = 0
 
 
 # ------------------------------------------------------------------ the catalog side
@@ -268,6 +269,8 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
     if fn.retset:
         raise PgError("0A000", "set-returning functions are not allowed here",
                       hint=f"Call {fn.name} in FROM, or at the top of the select list.")
+    if any(sc.oid == fn.oid for sc in planner.fn_scopes):
+        return _recursive_call(planner, fn, args)
     body = _inlinable_body(fn) if fn.return_type != type_oids.VOID else None
     if body is not None and _args_allow_inlining(fn, body, args):
         inlined = _inline(planner, fn, body, args)
@@ -275,6 +278,28 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
             return inlined
     plan = plan_body(planner, fn)
     return BodyCall(fn, _runner(fn, plan), args, plan)
+
+
+def _recursive_call(planner, fn: Function, args: list[expr.Expr]) -> expr.Expr:
+    """A call of a function inside its own body (PostgreSQL never inlines
+    it): its body is planned when the call first runs, with what that plan
+    needs checked then; too deep a recursion is PostgreSQL's 54001."""
+    make, engine, session = type(planner), planner.engine, planner.session
+    kept: dict[str, Any] = {}
+
+    def impl(cols: list[Col], n: int, ctx) -> Col:
+        if "plan" not in kept:
+            sub = make(engine, ctx.state, [], session=session)
+            kept["plan"], kept["needs"] = plan_body(sub, fn), list(sub.needs)
+        privileges.authorize(ctx.state, ctx.session, kept["needs"])
+        try:
+            return _runner(fn, kept["plan"])(cols, n, ctx)
+        except RecursionError:
+            raise PgError("54001", "stack depth limit exceeded",
+                          hint="Increase the configuration parameter \"max_stack_depth\" (currently 2048kB), "
+                               "after ensuring the platform's stack depth limit is adequate.") from None
+
+    return expr.Func(f"{fn.schema}.{fn.name}", impl, args, fn.return_type, volatile=True)
 
 
 class BodyCall(expr.Func):
@@ -289,7 +314,7 @@ class BodyCall(expr.Func):
 
 
 def _inline(planner, fn: Function, body: exp.Expression, args: list[expr.Expr]) -> expr.Expr | None:
-    planner.fn_scopes.append(FnScope(fn.name, _param_names(fn), args))
+    planner.fn_scopes.append(FnScope(fn.name, _param_names(fn), args, fn.oid))
     try:
         e = ExprBinder(planner, Scope([])).bind(body)
     finally:
@@ -324,7 +349,7 @@ def plan_body(planner, fn: Function) -> operators.Op:
     plan: operators.Op = operators.Result1()
     for s in stmts:
         sub = type(planner)(planner.engine, planner.state, list(fn.arg_types), session=planner.session)
-        sub.fn_scopes.append(FnScope(fn.name, _param_names(fn)))
+        sub.fn_scopes.append(FnScope(fn.name, _param_names(fn), None, fn.oid))
         sub.use_columns_of(s)
         plan = sub.plan_query(s)
         planner.needs.extend(sub.needs)

@@ -44,6 +44,11 @@ DEFINITIONS = [
     "CREATE FUNCTION f_void() RETURNS void LANGUAGE sql AS 'SELECT 1'",
     "CREATE FUNCTION f_const_strict(a int) RETURNS int LANGUAGE sql STRICT AS 'SELECT 1'",
     "CREATE FUNCTION f_twice(x float8) RETURNS boolean LANGUAGE sql AS 'SELECT x = x'",
+    "CREATE FUNCTION f_fact(n int) RETURNS numeric LANGUAGE sql IMMUTABLE "
+    "AS 'SELECT CASE WHEN n <= 1 THEN 1::numeric ELSE n * f_fact(n - 1) END'",
+    "CREATE FUNCTION f_fib(n int) RETURNS bigint LANGUAGE sql "
+    "AS 'SELECT CASE WHEN n < 2 THEN n::bigint ELSE f_fib(n - 1) + f_fib(n - 2) END'",
+    "CREATE FUNCTION f_forever(n int) RETURNS int LANGUAGE sql AS 'SELECT f_forever(n + 1)'",
 ]
 
 #: CREATE statements PostgreSQL refuses (or accepts) while validating
@@ -118,6 +123,8 @@ def _calls() -> list[str]:
         "SELECT f_setof(3)", "SELECT f_setof(NULL)", "SELECT f_strict_set(NULL), 1",
         "SELECT x, f_setof(x) FROM (VALUES (1), (2), (3)) v(x) ORDER BY 1, 2", "SELECT f_setof(2) AS s, 'k'",
         "SELECT f_const_strict(NULL), f_const_strict(5), f_twice(random()), f_twice(NULL)",
+        "SELECT f_fact(1), f_fact(6), f_fact(25), f_fib(12)",
+        "SELECT g, f_fact(g) FROM generate_series(0, 5) g ORDER BY g", "SELECT f_forever(1)",
         "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
         "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
         "SELECT public_nosuch.f_add(1, 2)",
