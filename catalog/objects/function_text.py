@@ -22,7 +22,7 @@ def user_function(state: Any, oid: int) -> Function | None:
     return None
 
 
-def _quote_ident(name: str) -> str:
+def quote_ident(name: str) -> str:
     if name and (name[0].isalpha() or name[0] == "_") and all(c.isalnum() or c == "_" for c in name) and \
             name == name.lower():
         return name
@@ -34,7 +34,7 @@ def arguments(fn: Function, identity: bool = False) -> str:
     parts = []
     for i, t in enumerate(fn.arg_types):
         name = fn.arg_names[i] if i < len(fn.arg_names) else ""
-        text = (_quote_ident(name) + " " if name else "") + sqltypes.format_type(t)
+        text = (quote_ident(name) + " " if name else "") + sqltypes.format_type(t)
         default = fn.arg_defaults[i] if i < len(fn.arg_defaults) else ""
         if default and not identity:
             text += " DEFAULT " + (system_catalogs.format_default(default, t) or default)
@@ -42,10 +42,17 @@ def arguments(fn: Function, identity: bool = False) -> str:
     return ", ".join(parts)
 
 
+def procedure(fn: Function, qualified: bool = False) -> str:
+    """format_procedure: ``f(integer,text)``, how PostgreSQL names a function
+    as an object (hints, dependencies, cascades)."""
+    name = (quote_ident(fn.schema) + "." if qualified else "") + quote_ident(fn.name)
+    return f"{name}({','.join(sqltypes.format_type(t) for t in fn.arg_types)})"
+
+
 def result(fn: Function) -> str:
     """``integer``, ``SETOF integer``, ``TABLE(x integer, y text)``."""
     if fn.out_names:
-        cols = ", ".join(f"{_quote_ident(n)} {sqltypes.format_type(t)}" for n, t in zip(fn.out_names, fn.out_types))
+        cols = ", ".join(f"{quote_ident(n)} {sqltypes.format_type(t)}" for n, t in zip(fn.out_names, fn.out_types))
         return f"TABLE({cols})"
     return ("SETOF " if fn.retset else "") + sqltypes.format_type(fn.return_type)
 
@@ -54,7 +61,7 @@ def functiondef(fn: Function) -> str:
     """pg_get_functiondef: the CREATE OR REPLACE statement, options as
     PostgreSQL orders them, the body dollar-quoted with a tag it does not contain."""
     noun = "PROCEDURE" if fn.kind == "p" else "FUNCTION"
-    out = [f"CREATE OR REPLACE {noun} {_quote_ident(fn.schema)}.{_quote_ident(fn.name)}({arguments(fn)})\n"]
+    out = [f"CREATE OR REPLACE {noun} {quote_ident(fn.schema)}.{quote_ident(fn.name)}({arguments(fn)})\n"]
     if fn.kind != "p":
         out.append(f" RETURNS {result(fn)}\n")
     out.append(f" LANGUAGE {fn.language}\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import function_text
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
@@ -52,8 +52,7 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
             privileges.require_owner(st, session.info, st.schemas[name].owner, "schema", name)
             members = [r for r in st.rels.values() if r.schema == name]
             fns = sorted((f for fs in st.functions.values() for f in fs if f.schema == name), key=lambda f: f.oid)
-            fn_words = [f"function {name}.{f.name}({','.join(sqltypes.format_type(t) for t in f.arg_types)})"
-                        for f in fns]
+            fn_words = [f"function {function_text.procedure(f, qualified=True)}" for f in fns]
             if (members or fns) and not cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop schema {name} because other objects depend on it",
                               detail="\n".join([f"{kind_word(r)} {name}.{r.name} depends on schema {name}" for r in members if r.kind != "i"]

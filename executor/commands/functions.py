@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects import acl
+from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.model import Function
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
@@ -36,12 +36,6 @@ _SQL_BODY_HINT = "Write the body as a string: AS $$ SELECT ... $$."
 def signature_text(name: str, arg_types: tuple[int, ...] | list[int]) -> str:
     """``f(integer, text)``, as PostgreSQL's "does not exist" messages name a function."""
     return f"{name}({', '.join(sqltypes.format_type(t) for t in arg_types)})"
-
-
-def procedure_text(fn: Function) -> str:
-    """``f(integer,text)``: format_procedure, how PostgreSQL names a function
-    as an object (hints, dependencies)."""
-    return f"{fn.name}({','.join(sqltypes.format_type(t) for t in fn.arg_types)})"
 
 
 def _schema_of(st, info, schema: str | None) -> str:
@@ -83,7 +77,7 @@ class CreateFunctionStmt(Stmt):
         return Result(tag=self.tag)
 
     def _replacing(self, st, info, old: Function, fn: Function) -> Function:
-        shown = procedure_text(fn)
+        shown = function_text.procedure(fn)
         if not self.d.replace:
             raise PgError(DUPLICATE_FUNCTION, f'function "{fn.name}" already exists with same argument types')
         privileges.require_owner(st, info, old.owner, "function", fn.name)
@@ -232,7 +226,7 @@ class DropFunctionStmt(Stmt):
                 notices.append(missing_notice(st, ref))
                 continue
             privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
-            shown = procedure_text(fn)
+            shown = function_text.procedure(fn)
             deps = all_dependents(st, fn.oid)
             if deps and not self.cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects import acl
+from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.model import Role
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
@@ -401,6 +400,5 @@ def dependencies(st, oid: int) -> list[str]:
                     check(rel.oid, -1, col.acl, f"column {col.name} of {what}", n)
     for fns in st.functions.values():
         for fn in fns:
-            args = ",".join(sqltypes.format_type(t) for t in fn.arg_types)
-            check(fn.oid, fn.owner, fn.acl, f"function {fn.name}({args})")
+            check(fn.oid, fn.owner, fn.acl, f"function {function_text.procedure(fn)}")
     return [text for _oid, _sub, _kind, text in sorted(found)]

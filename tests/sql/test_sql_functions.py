@@ -6,6 +6,7 @@ column names, result type OIDs, SQLSTATEs, messages and hints."""
 from __future__ import annotations
 
 import itertools
+import subprocess
 
 import psycopg
 import pytest
@@ -254,3 +255,45 @@ def test_prepared_call_sees_new_rows(ss_conn, fn_schema, unique_name):
         seen.append(ss_conn.execute("SELECT f_count_t()", prepare=True).fetchone()[0])
         ss_conn.execute(f"INSERT INTO {t} VALUES (1)")
     assert seen == [0, 1, 2]
+
+
+PSQL_SCRIPT = """
+CREATE SCHEMA {s};
+SET search_path = {s};
+CREATE FUNCTION "Odd Name"(integer, numeric DEFAULT 2.5) RETURNS TABLE(x int, "Y" text) LANGUAGE sql STABLE STRICT
+  AS $$ SELECT $1, 'y' || $2 $$;
+CREATE FUNCTION has_dollar(t text DEFAULT 'a$function$b') RETURNS text LANGUAGE sql IMMUTABLE
+  AS $q$ SELECT '$function$' || t $q$;
+CREATE FUNCTION arr(a int[], b varchar(10), c timestamptz DEFAULT now(), d double precision DEFAULT -1)
+  RETURNS int[] LANGUAGE sql AS 'SELECT a';
+CREATE FUNCTION v() RETURNS void LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION s(n int) RETURNS SETOF bigint LANGUAGE sql AS 'SELECT g::bigint FROM generate_series(1, n) g';
+REVOKE EXECUTE ON FUNCTION s(int) FROM PUBLIC;
+\\df
+\\df+
+\\df+ s
+\\sf "Odd Name"
+\\sf has_dollar
+\\sf arr
+\\sf v
+\\sf s(integer)
+SELECT * FROM "Odd Name"(1);
+SELECT has_dollar();
+DROP FUNCTION nosuch;
+RESET search_path;
+DROP SCHEMA {s} CASCADE;
+"""
+
+
+def _psql(dsn: str, script: str) -> str:
+    env = {"PATH": "/usr/lib/postgresql/15/bin:/usr/bin:/bin", "PGTZ": "UTC"}
+    res = subprocess.run(["psql", dsn, "-X", "-P", "pager=off"], input=script, capture_output=True, text=True,
+                         env=env, timeout=60)
+    return res.stdout + res.stderr
+
+
+def test_psql_describes_functions_like_postgres(ss_server, pg15, unique_name):
+    script = PSQL_SCRIPT.format(s=unique_name("psqlfn"))
+    ours, theirs = _psql(ss_server.dsn, script), _psql(pg15.dsn, script)
+    assert "CREATE OR REPLACE FUNCTION" in theirs and "List of functions" in theirs
+    assert ours == theirs
