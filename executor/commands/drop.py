@@ -118,9 +118,11 @@ def all_dependents(st, oid, seen=None) -> list[Relation]:
     return out
 
 
-def cascade_notice(rels, schema, more: list[str] | None = None):
-    """``drop cascades to ...``: relations, then other objects already worded (``more``)."""
-    words = [f"{kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels] + (more or [])
+def cascade_notice(rels, schema, more: list[str] | None = None, more_first: bool = False):
+    """``drop cascades to ...``: relations, and other objects already worded
+    (``more``: after them, or before with ``more_first``)."""
+    words = [f"{kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels]
+    words = (more or []) + words if more_first else words + (more or [])
     if not words:
         return None
     if len(words) == 1:

@@ -227,28 +227,59 @@ class DropFunctionStmt(Stmt):
                 continue
             privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
             shown = function_text.procedure(fn)
-            deps = all_dependents(st, fn.oid)
-            if deps and not self.cascade:
+            defaults = _defaults_calling(session, st, fn)
+            views = _discovery_order(st, fn.oid, f"function {shown}")
+            if (defaults or views) and not self.cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
                               f"cannot drop function {shown} because other objects depend on it",
-                              detail="\n".join(f"{kind_word(d)} {d.name} depends on function {shown}" for d in deps),
+                              detail="\n".join([f"{_default_words(r, c)} depends on function {shown}" for r, c in defaults]
+                                               + [f"{kind_word(d)} {d.name} depends on {on}" for d, on in views]),
                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
-            if deps:
-                notices.append(cascade_notice(_discovery_order(st, fn.oid), None))
-            for d in deps:
+            if defaults or views:
+                notices.append(cascade_notice([d for d, _ in views], None, [_default_words(r, c) for r, c in defaults],
+                                              more_first=True))
+            for rel in {r.oid: r for r, _ in defaults}.values():
+                gone = {c.name for r, c in defaults if r.oid == rel.oid}
+                cur = ctx.txn.state.rels[rel.oid]
+                ctx.txn.apply(("rel", cur.with_(columns=tuple(replace(c, default=None) if c.name in gone else c
+                                                              for c in cur.columns))))
+            for d in all_dependents(st, fn.oid):
                 drop_relation(session, ctx, d)
             ctx.txn.apply(("drop_function_oid", fn.oid))
         return Result(tag=self.tag, notices=[n for n in notices if n])
 
 
-def _discovery_order(st, oid: int, seen: set[int] | None = None) -> list:
-    """Dependents as PostgreSQL's notice lists them: each before what depends on it."""
-    seen = set() if seen is None else seen
+def _defaults_calling(session, st, fn: Function) -> list:
+    """(table, column) whose default expression calls ``fn`` (PostgreSQL
+    records that dependency; a default is bound to see which overload it calls)."""
     out = []
+    for rel in sorted(st.rels.values(), key=lambda r: r.oid):
+        for c in rel.live_columns:
+            if not c.default or fn.name.lower() not in c.default.lower():
+                continue
+            planner = Planner(session.engine, st, session=session.info)
+            try:
+                sql_functions.default_expr(planner, c.default)
+            except PgError:
+                continue
+            if fn.oid in planner.functions_used:
+                out.append((rel, c))
+    return out
+
+
+def _default_words(rel, col) -> str:
+    return f"default value for column {col.name} of table {rel.name}"
+
+
+def _discovery_order(st, oid: int, shown: str, seen: set[int] | None = None) -> list:
+    """Dependent views as PostgreSQL lists them, each with what it depends
+    on: each before the views that depend on it."""
+    seen = set() if seen is None else seen
+    out: list = []
     for d in dependents(st, oid):
         if d.oid not in seen:
             seen.add(d.oid)
-            out += [d] + _discovery_order(st, d.oid, seen)
+            out += [(d, shown)] + _discovery_order(st, d.oid, f"{kind_word(d)} {d.name}", seen)
     return out
 
 

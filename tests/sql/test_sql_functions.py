@@ -297,3 +297,35 @@ def test_psql_describes_functions_like_postgres(ss_server, pg15, unique_name):
     ours, theirs = _psql(ss_server.dsn, script), _psql(pg15.dsn, script)
     assert "CREATE OR REPLACE FUNCTION" in theirs and "List of functions" in theirs
     assert ours == theirs
+
+
+def test_dependents_of_a_function_like_postgres(ss_conn, pg_conn, fn_schema, unique_name):
+    """Column defaults and views calling a function depend on it: DROP lists
+    them (detail) or drops them with CASCADE (the default goes, the column stays)."""
+    t = unique_name("t")
+    statements = [
+        "CREATE FUNCTION f_cnt(n int) RETURNS bigint LANGUAGE sql AS 'SELECT n::bigint'",
+        "CREATE FUNCTION f_cnt(n text) RETURNS bigint LANGUAGE sql AS 'SELECT 7::bigint'",
+        f"CREATE TABLE {t} (x int, y bigint DEFAULT f_cnt(3), z bigint DEFAULT f_cnt(4) + 1, w bigint DEFAULT f_cnt('a'))",
+        "CREATE VIEW v_cnt AS SELECT f_cnt(1)", "CREATE VIEW v_cnt2 AS SELECT * FROM v_cnt",
+        "DROP FUNCTION f_cnt(int) CASCADE", f"INSERT INTO {t} (x) VALUES (1)", f"SELECT * FROM {t}",
+        "SELECT * FROM v_cnt",
+    ]
+    for sql in statements:
+        assert _notices(ss_conn, sql) == _notices(pg_conn, sql), sql
+
+
+def test_drop_refused_with_the_dependents_listed(ss_conn, pg_conn, fn_schema, unique_name):
+    t = unique_name("t")
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE TABLE {t} (x int, y bigint DEFAULT f_widen())")
+        conn.execute("CREATE VIEW v_w AS SELECT f_widen() AS w")
+        conn.execute("CREATE VIEW v_w2 AS SELECT w FROM v_w")
+    details = []
+    for conn in (ss_conn, pg_conn):
+        with pytest.raises(psycopg.Error) as ei:
+            conn.execute("DROP FUNCTION f_widen()")
+        details.append((ei.value.sqlstate, ei.value.diag.message_primary, ei.value.diag.message_detail,
+                        ei.value.diag.message_hint))
+    assert details[0] == details[1]
+    assert details[1][2].count("\n") == 2
