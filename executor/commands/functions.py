@@ -316,10 +316,11 @@ class AlterFunctionStmt(Stmt):
                 raise PgError(DUPLICATE_FUNCTION, f"function {signature_text(self.new_name, fn.arg_types)} "
                                                   f'already exists in schema "{fn.schema}"')
             privileges.check_schema(st, me, fn.schema, "C")
-            users = [d for d in all_dependents(st, fn.oid) if d.kind == "v"]
-            if users:       # a view keeps its SQL text, which names the function
-                raise PgError(FEATURE_NOT_SUPPORTED, f"cannot rename function {fn.name}: view {users[0].name} uses it",
-                              hint="Drop the views that call it, rename it, and create them again.")
+            users = [f"view {d.name}" for d in all_dependents(st, fn.oid) if d.kind == "v"] + \
+                [_default_words(r, c) for r, c in _defaults_calling(session, st, fn)]
+            if users:       # views and defaults keep their SQL text, which names the function
+                raise PgError(FEATURE_NOT_SUPPORTED, f"cannot rename function {fn.name}: {users[0]} uses it",
+                              hint="Drop what calls it (views, column defaults), rename it, and create them again.")
             fn = replace(fn, name=self.new_name)
         if self.volatility is not None or self.strict is not None:
             _refuse_under_continuous_views(st, fn, "alter")
