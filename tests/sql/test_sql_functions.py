@@ -329,3 +329,19 @@ def test_drop_refused_with_the_dependents_listed(ss_conn, pg_conn, fn_schema, un
                         ei.value.diag.message_hint))
     assert details[0] == details[1]
     assert details[1][2].count("\n") == 2
+
+
+@pytest.mark.parametrize("sql,params", [
+    ("SELECT f_add(%s, %s)", (1, 2)), ("SELECT f_add(%s, %s)", ("a", "b")), ("SELECT f_add(%s, %s)", (1.5, 2)),
+    ("SELECT f_def(%s)", (4,)), ("SELECT f_def(%s, c => %s)", (4, "z")), ("SELECT * FROM f_table(%s)", (2,)),
+    ("SELECT f_strict(%s)", (None,)), ("SELECT f_over(%s::date)", ("2024-01-02",)),
+])
+def test_extended_protocol_parameters(ss_conn, pg_conn, fn_schema, sql, params):
+    """Calls with bound parameters (psycopg sends their types, or leaves text unknown)."""
+    def run(conn):
+        try:
+            cur = conn.execute(sql, params, prepare=True)
+            return [d.type_code for d in cur.description], cur.fetchall()
+        except psycopg.Error as e:
+            return e.sqlstate, e.diag.message_primary
+    assert run(ss_conn) == run(pg_conn)
