@@ -154,16 +154,21 @@ def _refuse_under_continuous_views(st, fn: Function, verb: str) -> None:
 
 # ------------------------------------------------------------------ lookup
 
-def find_function(st, info, ref: FunctionRef, noun: str = "function", missing_ok: bool = False) -> Function | None:
+def find_function(st, info, ref: FunctionRef, noun: str = "function", missing_ok: bool = False,
+                  ambiguous_noun: str | None = None) -> Function | None:
     """LookupFuncWithArgs: by name and argument types, or by name alone when
-    it has one overload (42725 when several, 42883 when none)."""
+    it has one overload (42725 when several, 42883 when none).  ``noun``
+    names the missing object, ``ambiguous_noun`` (ROUTINE) the ambiguous one."""
+    amb = ambiguous_noun or noun
     path = privileges.search_path(info)
     fns = sql_functions.visible(st, ref.name, ref.schema, path)
     shown = f"{ref.schema}.{ref.name}" if ref.schema else ref.name
+    if noun == "procedure" and ref.arg_types is None:
+        fns = [f for f in fns if f.kind == "p"]
     if ref.arg_types is None:
         if len(fns) > 1:
-            raise PgError(AMBIGUOUS_FUNCTION, f'{noun} name "{shown}" is not unique',
-                          hint=f"Specify the argument list to select the {noun} unambiguously.")
+            raise PgError(AMBIGUOUS_FUNCTION, f'{amb} name "{shown}" is not unique',
+                          hint=f"Specify the argument list to select the {amb} unambiguously.")
         if not fns:
             if missing_ok:
                 return None
@@ -172,6 +177,8 @@ def find_function(st, info, ref: FunctionRef, noun: str = "function", missing_ok
     types = tuple(sql_functions.type_oid(t) for t in ref.arg_types)
     for f in fns:
         if f.arg_types == types:
+            if noun == "procedure" and f.kind != "p":
+                raise PgError("42809", f"{signature_text(f.name, f.arg_types)} is not a procedure")
             return f
     if missing_ok:
         return None
@@ -214,16 +221,21 @@ class DropFunctionStmt(Stmt):
     refs: list[FunctionRef]
     if_exists: bool
     cascade: bool
+    noun: str = "function"          # DROP FUNCTION | PROCEDURE | ROUTINE
     cacheable = False
-    tag = "DROP FUNCTION"
+
+    @property
+    def tag(self) -> str:  # type: ignore[override]
+        return "DROP " + self.noun.upper()
 
     def run(self, session, ctx):
         st = ctx.txn.for_write(ctx.check_cancel)
         notices = []
         for ref in self.refs:
-            fn = find_function(st, session.info, ref, missing_ok=self.if_exists)
+            fn = find_function(st, session.info, ref, _lookup_noun(self.noun), missing_ok=self.if_exists,
+                               ambiguous_noun=self.noun)
             if fn is None:
-                notices.append(missing_notice(st, ref))
+                notices.append(missing_notice(st, ref, self.noun))
                 continue
             privileges.require_owner(st, session.info, fn.owner, "function", fn.name)
             shown = function_text.procedure(fn)
@@ -294,12 +306,16 @@ class AlterFunctionStmt(Stmt):
     new_name: str | None = None
     volatility: str | None = None
     strict: bool | None = None
+    noun: str = "function"
     cacheable = False
-    tag = "ALTER FUNCTION"
+
+    @property
+    def tag(self) -> str:  # type: ignore[override]
+        return "ALTER " + self.noun.upper()
 
     def run(self, session, ctx):
         st = ctx.txn.for_write(ctx.check_cancel)
-        fn = find_function(st, session.info, self.ref)
+        fn = find_function(st, session.info, self.ref, _lookup_noun(self.noun), ambiguous_noun=self.noun)
         assert fn is not None
         me = current_role(st, session.info)
         if self.owner is not None:
@@ -353,10 +369,7 @@ def function_statement(text: str, session) -> Stmt:
         raise PgError(FEATURE_NOT_SUPPORTED, "CALL is not supported",
                       hint="Procedures are not supported; call a function with SELECT.")
     if r.accept("DROP"):
-        noun = r.next().text
-        if noun != "FUNCTION":
-            raise PgError(FEATURE_NOT_SUPPORTED, f"DROP {noun} is not supported",
-                          hint="Only SQL functions exist: use DROP FUNCTION.")
+        noun = r.next().text.lower()
         if_exists = r.accept("IF", "EXISTS")
         refs = parse_refs(r)
         cascade = r.accept("CASCADE")
@@ -364,13 +377,10 @@ def function_statement(text: str, session) -> Stmt:
             r.accept("RESTRICT")
         if not r.done():
             raise r.error()
-        return DropFunctionStmt(refs, if_exists, cascade)
+        return DropFunctionStmt(refs, if_exists, cascade, noun)
     r.expect("ALTER")
-    noun = r.next().text
-    if noun != "FUNCTION":
-        raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER {noun} is not supported",
-                      hint="Only SQL functions exist: use ALTER FUNCTION.")
-    stmt = AlterFunctionStmt(parse_refs(r)[0])
+    noun = r.next().text.lower()
+    stmt = AlterFunctionStmt(parse_refs(r)[0], noun=noun)
     if r.accept("OWNER", "TO"):
         stmt.owner = _role_name(r, session)
     elif r.accept("RENAME", "TO"):
@@ -380,6 +390,11 @@ def function_statement(text: str, session) -> Stmt:
     if not r.done():
         raise r.error()
     return stmt
+
+
+def _lookup_noun(noun: str) -> str:
+    """What a lookup is called in messages: ROUTINE finds functions and procedures as "function"."""
+    return "procedure" if noun == "procedure" else "function"
 
 
 def _alter_options(r: Reader, stmt: AlterFunctionStmt) -> None:

@@ -165,6 +165,9 @@ def test_drop_and_replace_like_postgres(ss_conn, pg_conn, fn_schema):
     schema = fn_schema
     statements = [
         "DROP FUNCTION f_add", "DROP FUNCTION f_add(bigint, bigint)", "DROP FUNCTION nosuch",
+        "DROP ROUTINE nosuch", "DROP ROUTINE nosuch(int)", "DROP ROUTINE f_add", "DROP PROCEDURE f_over(int)",
+        "DROP PROCEDURE f_over", "DROP PROCEDURE nosuch(int)", "ALTER PROCEDURE f_over(date) OWNER TO postgres",
+        "ALTER ROUTINE f_over(date) STABLE", "DROP ROUTINE f_over(date)",
         "DROP FUNCTION IF EXISTS nosuch", "DROP FUNCTION IF EXISTS nosuch(text)",
         "CREATE VIEW uses_add AS SELECT f_add(1, 2) AS s", "DROP FUNCTION f_add(int, int)",
         "DROP FUNCTION f_add(int, int) RESTRICT", "DROP FUNCTION f_add(int, int) CASCADE", "SELECT * FROM uses_add",
@@ -235,6 +238,7 @@ def _notices(conn: psycopg.Connection, sql: str) -> tuple:
 def test_notices_like_postgres(ss_conn, pg_conn, fn_schema):
     statements = [
         "DROP FUNCTION IF EXISTS nosuch(int, text, double precision, varchar(3), int[], timestamptz)",
+        "DROP ROUTINE IF EXISTS nosuch(int)", "DROP PROCEDURE IF EXISTS nosuch(int)",
         "DROP FUNCTION IF EXISTS nosuch", "DROP FUNCTION IF EXISTS f_none(), nosuch(bigint)",
         "CREATE VIEW v_set AS SELECT * FROM f_setof(2)", "CREATE VIEW v_set2 AS SELECT f_setof FROM v_set",
         "DROP FUNCTION f_setof(int) CASCADE", "GRANT EXECUTE ON FUNCTION f_add(int, int) TO PUBLIC",
