@@ -1046,7 +1046,8 @@ class ExprBinder:
                     "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
                     "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
-        if name in functions.REGISTRY and self.p.state.functions.get(name):
+        if name in functions.REGISTRY and self.p.state.functions.get(name) and \
+                not self.p.user_exact_match(name, [self.bind(a).oid for a in func_args(n)]):
             try:       # pg_catalog comes first in the search path: a built-in overload that fits wins
                 return self.call(name, [self.bind(a) for a in func_args(n)])
             except PgError as e:

@@ -50,6 +50,8 @@ DEFINITIONS = [
     "CREATE FUNCTION f_fib(n int) RETURNS bigint LANGUAGE sql "
     "AS 'SELECT CASE WHEN n < 2 THEN n::bigint ELSE f_fib(n - 1) + f_fib(n - 2) END'",
     "CREATE FUNCTION f_forever(n int) RETURNS int LANGUAGE sql AS 'SELECT f_forever(n + 1)'",
+    "CREATE FUNCTION lower(v varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'mine:' || v $$",
+    "CREATE FUNCTION length(v int) RETURNS int LANGUAGE sql AS 'SELECT v * 10'",
 ]
 
 #: CREATE statements PostgreSQL refuses (or accepts) while validating
@@ -126,6 +128,7 @@ def _calls() -> list[str]:
         "SELECT f_const_strict(NULL), f_const_strict(5), f_twice(random()), f_twice(NULL)",
         "SELECT f_fact(1), f_fact(6), f_fact(25), f_fib(12)",
         "SELECT g, f_fact(g) FROM generate_series(0, 5) g ORDER BY g", "SELECT f_forever(1)",
+        "SELECT lower('ABC'::varchar), lower('ABC'), lower('ABC'::text), length(5), length('abc')",
         "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
         "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
         "SELECT public_nosuch.f_add(1, 2)",

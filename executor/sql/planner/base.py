@@ -228,6 +228,12 @@ class PlannerBase:
         (with ``schema``, 42883 then)."""
         return sql_functions.call(self, binder, node, name, schema)
 
+    def user_exact_match(self, name: str, arg_oids: list[int]) -> bool:
+        """A user overload taking exactly these types (it beats a built-in
+        reached by casts, as in PostgreSQL's candidate ranking)."""
+        return any(f.arg_types == tuple(arg_oids)
+                   for f in sql_functions.visible(self.state, name, None, sql_functions.usable_path(self)))
+
     def function_param(self, name: str, table: str | None) -> expr.Expr | None:
         """A name in a SQL function's body that no column takes: its
         parameter (``name`` or ``function.name``), as PostgreSQL resolves it."""
