@@ -30,12 +30,12 @@ def quote_ident(name: str) -> str:
 
 
 def arguments(fn: Function, identity: bool = False) -> str:
-    """``a integer, b integer DEFAULT 1`` (identity: without defaults)."""
+    """``a integer, b integer DEFAULT 1``, ``INOUT a integer, OUT c text``
+    (identity: without defaults); RETURNS TABLE columns are not arguments."""
     parts = []
-    for i, t in enumerate(fn.arg_types):
-        name = fn.arg_names[i] if i < len(fn.arg_names) else ""
-        text = (quote_ident(name) + " " if name else "") + sqltypes.format_type(t)
-        default = fn.arg_defaults[i] if i < len(fn.arg_defaults) else ""
+    for mode, name, t, default in fn.declared_params():
+        text = {"o": "OUT ", "b": "INOUT "}.get(mode, "") + (quote_ident(name) + " " if name else "") + \
+            sqltypes.format_type(t)
         if default and not identity:
             text += " DEFAULT " + (system_catalogs.format_default(default, t) or default)
         parts.append(text)
@@ -51,7 +51,7 @@ def procedure(fn: Function, qualified: bool = False) -> str:
 
 def result(fn: Function) -> str:
     """``integer``, ``SETOF integer``, ``TABLE(x integer, y text)``."""
-    if fn.out_names:
+    if fn.out_names and not fn.param_modes:
         cols = ", ".join(f"{quote_ident(n)} {sqltypes.format_type(t)}" for n, t in zip(fn.out_names, fn.out_types))
         return f"TABLE({cols})"
     return ("SETOF " if fn.retset else "") + sqltypes.format_type(fn.return_type)

@@ -479,7 +479,11 @@ def _user_proc_row(state, f) -> tuple:
     """A CREATE FUNCTION's pg_proc row (RETURNS TABLE columns as 't' arguments, as PostgreSQL keeps them)."""
     all_types = modes = None
     names = list(f.arg_names) if any(f.arg_names) else None
-    if f.out_names:
+    if f.param_modes:
+        params = f.declared_params()
+        all_types, modes, names = [p[2] for p in params], [p[0] for p in params], [p[1] for p in params]
+        names = names if any(names) else None
+    elif f.out_names:
         all_types = list(f.arg_types) + list(f.out_types)
         modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
         names = list(f.arg_names) + list(f.out_names)

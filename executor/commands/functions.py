@@ -111,35 +111,53 @@ class CreateFunctionStmt(Stmt):
             raise no_language()
         if d.language != "sql":
             raise refuse_language(d.language)
-        if d.returns is None and not d.table:
-            raise PgError(INVALID_FUNCTION_DEFINITION, "function result type must be specified")
-        if any(a.mode != "i" for a in d.args):
-            raise PgError(FEATURE_NOT_SUPPORTED, "OUT, INOUT and VARIADIC parameters are not supported",
-                          hint="Use RETURNS TABLE (...) for several result columns.")
-        names = tuple(a.name for a in d.args)
-        for i, n in enumerate(names):
-            if n and n in names[:i]:
-                raise PgError(INVALID_FUNCTION_DEFINITION, f'parameter name "{n}" used more than once')
-        defaults = tuple(a.default for a in d.args)
+        if any(a.mode == "v" for a in d.args):
+            raise PgError(FEATURE_NOT_SUPPORTED, "VARIADIC parameters are not supported",
+                          hint="Pass an array parameter instead.")
+        for side in ("ib", "ob"):       # an IN and an OUT parameter may share a name
+            names = [a.name for a in d.args if a.mode in side]
+            for i, n in enumerate(names):
+                if n and n in names[:i]:
+                    raise PgError(INVALID_FUNCTION_DEFINITION, f'parameter name "{n}" used more than once')
+        ins = [a for a in d.args if a.mode in "ib"]
+        defaults = tuple(a.default for a in ins)
         seen_default = False
         for a in defaults:
             if seen_default and not a:
                 raise PgError(INVALID_FUNCTION_DEFINITION,
                               "input parameters after one with a default value must also have defaults")
             seen_default = seen_default or bool(a)
-        arg_types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in d.args)
-        out_names = tuple(c for c, _ in d.table)
-        out_types = tuple(sql_functions.type_oid(t) for _, t in d.table)
+        arg_types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in ins)
+        result, retset, out_names, out_types = self._result()
+        return Function(0, _schema_of(st, info, d.schema), d.name, arg_types, result, d.body, "sql",
+                        arg_names=tuple(a.name for a in ins), arg_defaults=defaults if seen_default else (),
+                        retset=retset, volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
+                        out_types=out_types,
+                        param_modes=tuple(a.mode for a in d.args) if any(a.mode != "i" for a in d.args) else ())
+
+    def _result(self) -> tuple[int, bool, tuple[str, ...], tuple[int, ...]]:
+        """(result type, SETOF, result column names and types) from RETURNS,
+        RETURNS TABLE or OUT parameters, with PostgreSQL's checks."""
+        d = self.d
+        outs = [a for a in d.args if a.mode in "ob"]
+        if outs and d.table:
+            raise PgError("42601", "OUT and INOUT arguments aren't allowed in TABLE functions")
         if d.table:
-            result = out_types[0] if len(out_types) == 1 else type_oids.RECORD
-        else:
-            assert d.returns is not None
-            result = sql_functions.type_oid(d.returns)
-        schema = _schema_of(st, info, d.schema)
-        return Function(0, schema, d.name, arg_types, result, d.body, "sql", arg_names=names,
-                        arg_defaults=defaults if seen_default else (), retset=d.retset,
-                        volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
-                        out_types=out_types)
+            types = tuple(sql_functions.type_oid(t) for _, t in d.table)
+            return (types[0] if len(types) == 1 else type_oids.RECORD), True, tuple(c for c, _ in d.table), types
+        if not outs:
+            if d.returns is None:
+                raise PgError(INVALID_FUNCTION_DEFINITION, "function result type must be specified")
+            return sql_functions.type_oid(d.returns), d.retset, (), ()
+        types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in outs)
+        names = tuple(a.name for a in outs)        # '' for an unnamed one: its column is "columnN"
+        expected = types[0] if len(types) == 1 else type_oids.RECORD
+        if d.returns is not None:
+            declared = type_oids.RECORD if d.returns.strip().lower() == "record" else sql_functions.type_oid(d.returns)
+            if declared != expected:
+                raise PgError(INVALID_FUNCTION_DEFINITION, f"function result type must be "
+                                                           f"{sqltypes.format_type(expected)} because of OUT parameters")
+        return expected, d.retset, names, types
 
 
 def _refuse_under_continuous_views(st, fn: Function, verb: str) -> None:

@@ -269,6 +269,9 @@ def call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | N
     if fn.retset:
         raise PgError("0A000", "set-returning functions are not allowed here",
                       hint=f"Call {fn.name} in FROM, or at the top of the select list.")
+    if len(fn.out_types) > 1:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{fn.name} returns a record of several columns, which is not "
+                                             "supported in an expression", hint=f"Call it in FROM: SELECT * FROM {fn.name}(...).")
     if any(sc.oid == fn.oid for sc in planner.fn_scopes):
         return _recursive_call(planner, fn, args)
     body = _inlinable_body(fn) if fn.return_type != type_oids.VOID else None
@@ -405,7 +408,8 @@ def table_scan(planner, binder: ExprBinder, node: exp.Func, name: str, alias: st
     fn, args = bound
     plan = plan_body(planner, fn)
     if fn.out_names:
-        names, oids = list(fn.out_names), list(fn.out_types)
+        names = [n or f"column{i + 1}" for i, n in enumerate(fn.out_names)]
+        oids = list(fn.out_types)
     else:
         names, oids = [alias or fn.name], [fn.return_type]
     names = [colaliases[i] if i < len(colaliases) else nm for i, nm in enumerate(names)]
@@ -498,7 +502,7 @@ def _check_default(planner, text: str, oid: int) -> None:
 
 
 def _mismatch(fn: Function, detail: str) -> PgError:
-    shown = "record" if fn.out_names else sqltypes.format_type(fn.return_type)
+    shown = sqltypes.format_type(fn.return_type)
     return PgError(INVALID_FUNCTION_DEFINITION, f"return type mismatch in function declared to return {shown}",
                    detail=detail)
 

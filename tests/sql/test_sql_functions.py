@@ -50,6 +50,13 @@ DEFINITIONS = [
     "CREATE FUNCTION f_fib(n int) RETURNS bigint LANGUAGE sql "
     "AS 'SELECT CASE WHEN n < 2 THEN n::bigint ELSE f_fib(n - 1) + f_fib(n - 2) END'",
     "CREATE FUNCTION f_forever(n int) RETURNS int LANGUAGE sql AS 'SELECT f_forever(n + 1)'",
+    "CREATE FUNCTION f_out(a int, OUT b int, OUT c text) LANGUAGE sql AS 'SELECT a, a::text'",
+    "CREATE FUNCTION f_inout(INOUT a int, OUT c text) RETURNS record LANGUAGE sql AS 'SELECT a * 2, a::text'",
+    "CREATE FUNCTION f_out1(a int, OUT b int) RETURNS int LANGUAGE sql AS 'SELECT a + 100'",
+    "CREATE FUNCTION f_outset(n int, OUT b int, OUT c text) RETURNS SETOF record LANGUAGE sql "
+    "AS 'SELECT g, g::text FROM generate_series(1, n) g'",
+    "CREATE FUNCTION f_outdef(a int DEFAULT 5, OUT b int, OUT c text) LANGUAGE sql AS $$ SELECT a, 'x' $$",
+    "CREATE FUNCTION f_outanon(OUT int, OUT text) LANGUAGE sql AS $$ SELECT 1, 'y' $$",
     "CREATE FUNCTION lower(v varchar) RETURNS text LANGUAGE sql AS $$ SELECT 'mine:' || v $$",
     "CREATE FUNCTION length(v int) RETURNS int LANGUAGE sql AS 'SELECT v * 10'",
 ]
@@ -90,6 +97,11 @@ CREATE_CASES = [
     "SELECT r5()",
     "CREATE FUNCTION r6() RETURNS void LANGUAGE sql AS ''",
     "SELECT r6()",
+    "CREATE FUNCTION o4(a int, OUT b int, OUT c int) RETURNS int LANGUAGE sql AS 'SELECT a, a'",
+    "CREATE FUNCTION o5(a int, OUT b int) RETURNS text LANGUAGE sql AS 'SELECT a'",
+    "CREATE FUNCTION o8(a int, OUT b int) RETURNS TABLE(x int) LANGUAGE sql AS 'SELECT 1'",
+    "CREATE FUNCTION o11(a int, OUT b int, OUT c text) LANGUAGE sql AS 'SELECT a'",
+    "CREATE FUNCTION o12(a int, OUT a int) LANGUAGE sql AS 'SELECT a'",
     "CREATE FUNCTION ok1() RETURNS numeric LANGUAGE sql AS 'SELECT 1'",
     "CREATE FUNCTION ok2() RETURNS text LANGUAGE sql AS $$ SELECT 'lit' $$",
     "CREATE FUNCTION ok3(int) RETURNS int LANGUAGE sql PARALLEL SAFE COST 5 LEAKPROOF AS 'SELECT $1'",
@@ -129,6 +141,10 @@ def _calls() -> list[str]:
         "SELECT f_fact(1), f_fact(6), f_fact(25), f_fib(12)",
         "SELECT g, f_fact(g) FROM generate_series(0, 5) g ORDER BY g", "SELECT f_forever(1)",
         "SELECT lower('ABC'::varchar), lower('ABC'), lower('ABC'::text), length(5), length('abc')",
+        "SELECT * FROM f_out(3)", "SELECT c FROM f_out(4)", "SELECT * FROM f_inout(5)", "SELECT f_out1(1)",
+        "SELECT * FROM f_out1(2)", "SELECT * FROM f_outset(3)", "SELECT * FROM f_outset(NULL)",
+        "SELECT * FROM f_outdef()", "SELECT * FROM f_outdef(a => 7)", "SELECT * FROM f_outanon()",
+        "SELECT * FROM f_out(1) AS t(x, y)",
         "SELECT nosuch_fn(1)", "SELECT f_add(1, 2, 3)", "SELECT f_add(1)", "SELECT f_add(true, false)",
         "SELECT f_over(true)", "SELECT f_add(NULL, NULL)", "SELECT f_add('1', '2')",
         "SELECT public_nosuch.f_add(1, 2)",
@@ -274,6 +290,8 @@ CREATE FUNCTION has_dollar(t text DEFAULT 'a$function$b') RETURNS text LANGUAGE 
 CREATE FUNCTION arr(a int[], b varchar(10), c timestamptz DEFAULT now(), d double precision DEFAULT -1)
   RETURNS int[] LANGUAGE sql AS 'SELECT a';
 CREATE FUNCTION v() RETURNS void LANGUAGE sql AS 'SELECT 1';
+CREATE FUNCTION o(INOUT a int, b int DEFAULT 2, OUT c text, OUT int) RETURNS SETOF record LANGUAGE sql
+  AS $$ SELECT a, 'c', b $$;
 CREATE FUNCTION s(n int) RETURNS SETOF bigint LANGUAGE sql AS 'SELECT g::bigint FROM generate_series(1, n) g';
 REVOKE EXECUTE ON FUNCTION s(int) FROM PUBLIC;
 \\df
@@ -284,6 +302,8 @@ REVOKE EXECUTE ON FUNCTION s(int) FROM PUBLIC;
 \\sf arr
 \\sf v
 \\sf s(integer)
+\\sf o
+SELECT * FROM o(1);
 SELECT * FROM "Odd Name"(1);
 SELECT has_dollar();
 DROP FUNCTION nosuch;
