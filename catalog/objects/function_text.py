@@ -57,6 +57,11 @@ def result(fn: Function) -> str:
     return ("SETOF " if fn.retset else "") + sqltypes.format_type(fn.return_type)
 
 
+def _g(v: float) -> str:
+    """C's %g, as PostgreSQL prints COST and ROWS."""
+    return f"{v:g}"
+
+
 def functiondef(fn: Function) -> str:
     """pg_get_functiondef: the CREATE OR REPLACE statement, options as
     PostgreSQL orders them, the body dollar-quoted with a tag it does not contain."""
@@ -65,7 +70,11 @@ def functiondef(fn: Function) -> str:
     if fn.kind != "p":
         out.append(f" RETURNS {result(fn)}\n")
     out.append(f" LANGUAGE {fn.language}\n")
-    misc = {"i": " IMMUTABLE", "s": " STABLE"}.get(fn.volatility, "") + (" STRICT" if fn.strict else "")
+    misc = {"i": " IMMUTABLE", "s": " STABLE"}.get(fn.volatility, "") + \
+        {"s": " PARALLEL SAFE", "r": " PARALLEL RESTRICTED"}.get(fn.parallel, "") + \
+        (" STRICT" if fn.strict else "") + (" LEAKPROOF" if fn.leakproof else "") + \
+        (f" COST {_g(fn.cost)}" if fn.cost != 100 else "") + \
+        (f" ROWS {_g(fn.rows)}" if fn.rows > 0 and fn.rows != 1000 else "")
     if misc:
         out.append(misc + "\n")
     tag = "$" + noun.lower()

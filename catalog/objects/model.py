@@ -176,6 +176,10 @@ class Function:
     #: with OUT / INOUT parameters: every declared parameter's mode in order
     #: ('i', 'o', 'b'); IN and INOUT ones are arg_*, OUT and INOUT ones out_*
     param_modes: tuple[str, ...] = ()
+    parallel: str = "u"             # proparallel: s safe, r restricted, u unsafe
+    leakproof: bool = False
+    cost: float = 100.0
+    rows: float = 0.0               # prorows: 1000 by default for SETOF, else 0
 
     @property
     def ndefaults(self) -> int:

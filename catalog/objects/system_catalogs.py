@@ -487,8 +487,8 @@ def _user_proc_row(state, f) -> tuple:
         all_types = list(f.arg_types) + list(f.out_types)
         modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
         names = list(f.arg_names) + list(f.out_names)
-    return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), 100.0,
-            1000.0 if f.retset else 0.0, 0, None, f.kind, False, False, f.strict, f.retset, f.volatility, "u",
+    return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), f.cost,
+            f.rows, 0, None, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
             len(f.arg_types), f.ndefaults, f.return_type, " ".join(str(o) for o in f.arg_types), all_types, modes,
             names, None, None, f.body, None, None, None, acl.acl_texts(state.roles, f.acl))
 

@@ -181,6 +181,10 @@ class FunctionDef:
     strict: bool | None = None
     body: str | None = None
     sql_body: str | None = None      # BEGIN ATOMIC ... END / RETURN expr
+    parallel: str | None = None      # s, r, u
+    leakproof: bool | None = None
+    cost: float | None = None
+    rows: float | None = None
 
 
 _MODES = {"IN": "i", "OUT": "o", "INOUT": "b", "VARIADIC": "v"}
@@ -280,14 +284,22 @@ def _option(r: Reader, fd: FunctionDef) -> None:
     elif r.accept("PARALLEL"):
         word = r.next()
         if word.text not in ("SAFE", "UNSAFE", "RESTRICTED"):
+            raise PgError(SYNTAX_ERROR, 'parameter "parallel" must be SAFE, RESTRICTED, or UNSAFE')
+        fd.parallel = _once(fd.parallel, word.text[0].lower())
+    elif r.accept("LEAKPROOF"):
+        fd.leakproof = _once(fd.leakproof, True)
+    elif r.accept("NOT", "LEAKPROOF"):
+        fd.leakproof = _once(fd.leakproof, False)
+    elif r.at("COST") or r.at("ROWS"):
+        option = r.next().text
+        t = r.next()
+        if t.kind != "num":
             r.i -= 1
             raise r.error()
-    elif r.accept("LEAKPROOF") or r.accept("NOT", "LEAKPROOF"):
-        pass
-    elif r.accept("COST") or r.accept("ROWS"):
-        if r.next().kind != "num":
-            r.i -= 1
-            raise r.error()
+        if option == "COST":
+            fd.cost = _once(fd.cost, float(t.text))
+        else:
+            fd.rows = _once(fd.rows, float(t.text))
     elif r.at("SET") or r.at("WINDOW") or r.at("SUPPORT") or r.at("TRANSFORM"):
         raise PgError(FEATURE_NOT_SUPPORTED, f"CREATE FUNCTION ... {r.next().text} is not supported",
                       hint="Leave the option out.")

@@ -129,11 +129,21 @@ class CreateFunctionStmt(Stmt):
             seen_default = seen_default or bool(a)
         arg_types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in ins)
         result, retset, out_names, out_types = self._result()
+        if d.cost is not None and d.cost <= 0:
+            raise PgError("22023", "COST must be positive")
+        if d.rows is not None and not retset:
+            raise PgError("22023", "ROWS is not applicable when function does not return a set")
+        if d.rows is not None and d.rows <= 0:
+            raise PgError("22023", "ROWS must be positive")
+        if d.leakproof and not current_role(st, info).superuser:
+            raise PgError("42501", "only superuser can define a leakproof function")
         return Function(0, _schema_of(st, info, d.schema), d.name, arg_types, result, d.body, "sql",
                         arg_names=tuple(a.name for a in ins), arg_defaults=defaults if seen_default else (),
                         retset=retset, volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
                         out_types=out_types,
-                        param_modes=tuple(a.mode for a in d.args) if any(a.mode != "i" for a in d.args) else ())
+                        param_modes=tuple(a.mode for a in d.args) if any(a.mode != "i" for a in d.args) else (),
+                        parallel=d.parallel or "u", leakproof=bool(d.leakproof), cost=d.cost or 100.0,
+                        rows=d.rows or (1000.0 if retset else 0.0))
 
     def _result(self) -> tuple[int, bool, tuple[str, ...], tuple[int, ...]]:
         """(result type, SETOF, result column names and types) from RETURNS,
