@@ -234,11 +234,11 @@ def parse_create(text: str) -> FunctionDef:
     schema, name = r.qualified()
     fd = FunctionDef(schema, name, kind, replace, parse_args(r))
     while not r.done():
-        _option(r, fd)
+        parse_option(r, fd)
     return fd
 
 
-def _option(r: Reader, fd: FunctionDef) -> None:
+def parse_option(r: Reader, fd: FunctionDef) -> None:
     if r.accept("RETURNS", "NULL", "ON", "NULL", "INPUT") or r.accept("STRICT"):
         fd.strict = _once(fd.strict, True)
     elif r.accept("CALLED", "ON", "NULL", "INPUT"):
@@ -292,14 +292,15 @@ def _option(r: Reader, fd: FunctionDef) -> None:
         fd.leakproof = _once(fd.leakproof, False)
     elif r.at("COST") or r.at("ROWS"):
         option = r.next().text
+        sign = -1.0 if r.accept("-") else 1.0
         t = r.next()
         if t.kind != "num":
             r.i -= 1
             raise r.error()
         if option == "COST":
-            fd.cost = _once(fd.cost, float(t.text))
+            fd.cost = _once(fd.cost, sign * float(t.text))
         else:
-            fd.rows = _once(fd.rows, float(t.text))
+            fd.rows = _once(fd.rows, sign * float(t.text))
     elif r.at("SET") or r.at("WINDOW") or r.at("SUPPORT") or r.at("TRANSFORM"):
         raise PgError(FEATURE_NOT_SUPPORTED, f"CREATE FUNCTION ... {r.next().text} is not supported",
                       hint="Leave the option out.")

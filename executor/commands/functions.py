@@ -26,7 +26,9 @@ from ..sql import sql_functions
 from ..sql.planner import Planner
 from .base import Stmt
 from .drop import all_dependents, cascade_notice, dependents, drop_relation, kind_word
-from .function_syntax import FunctionDef, FunctionRef, Reader, no_language, parse_create, parse_refs, refuse_language
+from .function_syntax import (
+    FunctionDef, FunctionRef, Reader, no_language, parse_create, parse_option, parse_refs, refuse_language,
+)
 from .ownership import new_owner_acl
 from .roles import get_role
 
@@ -129,14 +131,7 @@ class CreateFunctionStmt(Stmt):
             seen_default = seen_default or bool(a)
         arg_types = tuple(sql_functions.type_oid(a.type_text, quoted=False) for a in ins)
         result, retset, out_names, out_types = self._result()
-        if d.cost is not None and d.cost <= 0:
-            raise PgError("22023", "COST must be positive")
-        if d.rows is not None and not retset:
-            raise PgError("22023", "ROWS is not applicable when function does not return a set")
-        if d.rows is not None and d.rows <= 0:
-            raise PgError("22023", "ROWS must be positive")
-        if d.leakproof and not current_role(st, info).superuser:
-            raise PgError("42501", "only superuser can define a leakproof function")
+        check_options(d, retset, current_role(st, info).superuser)
         return Function(0, _schema_of(st, info, d.schema), d.name, arg_types, result, d.body, "sql",
                         arg_names=tuple(a.name for a in ins), arg_defaults=defaults if seen_default else (),
                         retset=retset, volatility=d.volatility or "v", strict=bool(d.strict), out_names=out_names,
@@ -168,6 +163,18 @@ class CreateFunctionStmt(Stmt):
                 raise PgError(INVALID_FUNCTION_DEFINITION, f"function result type must be "
                                                            f"{sqltypes.format_type(expected)} because of OUT parameters")
         return expected, d.retset, names, types
+
+
+def check_options(d: FunctionDef, retset: bool, superuser: bool) -> None:
+    """COST and ROWS as PostgreSQL checks them; LEAKPROOF is a superuser's to give."""
+    if d.cost is not None and d.cost <= 0:
+        raise PgError("22023", "COST must be positive")
+    if d.rows is not None and not retset:
+        raise PgError("22023", "ROWS is not applicable when function does not return a set")
+    if d.rows is not None and d.rows <= 0:
+        raise PgError("22023", "ROWS must be positive")
+    if d.leakproof and not superuser:
+        raise PgError("42501", "only superuser can define a leakproof function")
 
 
 def _refuse_under_continuous_views(st, fn: Function, verb: str) -> None:
@@ -332,8 +339,7 @@ class AlterFunctionStmt(Stmt):
     ref: FunctionRef
     owner: str | None = None
     new_name: str | None = None
-    volatility: str | None = None
-    strict: bool | None = None
+    changes: FunctionDef | None = None
     noun: str = "function"
     cacheable = False
 
@@ -366,12 +372,14 @@ class AlterFunctionStmt(Stmt):
                 raise PgError(FEATURE_NOT_SUPPORTED, f"cannot rename function {fn.name}: {users[0]} uses it",
                               hint="Drop what calls it (views, column defaults), rename it, and create them again.")
             fn = replace(fn, name=self.new_name)
-        if self.volatility is not None or self.strict is not None:
-            _refuse_under_continuous_views(st, fn, "alter")
-        if self.volatility is not None:
-            fn = replace(fn, volatility=self.volatility)
-        if self.strict is not None:
-            fn = replace(fn, strict=self.strict)
+        c = self.changes
+        if c is not None:
+            if c.volatility is not None or c.strict is not None:
+                _refuse_under_continuous_views(st, fn, "alter")
+            check_options(c, fn.retset, me.superuser)
+            fn = replace(fn, **{k: v for k, v in (("volatility", c.volatility), ("strict", c.strict),
+                                                  ("parallel", c.parallel), ("leakproof", c.leakproof),
+                                                  ("cost", c.cost), ("rows", c.rows)) if v is not None})
         ctx.txn.apply(("function", fn))
         return Result(tag=self.tag)
 
@@ -426,18 +434,22 @@ def _lookup_noun(noun: str) -> str:
 
 
 def _alter_options(r: Reader, stmt: AlterFunctionStmt) -> None:
+    """ALTER FUNCTION's actions: the options CREATE FUNCTION takes that
+    describe the function (volatility, strictness, PARALLEL, LEAKPROOF, COST, ROWS)."""
+    changes = FunctionDef(None, "")
     while not r.done():
-        if r.at("IMMUTABLE") or r.at("STABLE") or r.at("VOLATILE"):
-            stmt.volatility = r.next().text[0].lower()
-        elif r.accept("STRICT") or r.accept("RETURNS", "NULL", "ON", "NULL", "INPUT"):
-            stmt.strict = True
-        elif r.accept("CALLED", "ON", "NULL", "INPUT"):
-            stmt.strict = False
-        elif r.accept("RESTRICT"):
-            pass
-        else:
+        if r.accept("RESTRICT"):
+            continue
+        if not (r.at("RETURNS", "NULL") or any(r.at(w) for w in _ALTERABLE)):
             raise PgError(FEATURE_NOT_SUPPORTED, "this ALTER FUNCTION action is not supported",
-                          hint="ALTER FUNCTION supports OWNER TO, RENAME TO, volatility and strictness.")
+                          hint="ALTER FUNCTION supports OWNER TO, RENAME TO, volatility, strictness, "
+                               "PARALLEL, LEAKPROOF, COST and ROWS.")
+        parse_option(r, changes)
+    stmt.changes = changes
+
+
+_ALTERABLE = ("IMMUTABLE", "STABLE", "VOLATILE", "STRICT", "CALLED", "PARALLEL", "LEAKPROOF", "NOT", "COST", "ROWS",
+              "SECURITY", "EXTERNAL")
 
 
 def _role_name(r: Reader, session) -> str:

@@ -190,7 +190,12 @@ def test_drop_and_replace_like_postgres(ss_conn, pg_conn, fn_schema):
         "DROP FUNCTION f_add", "DROP FUNCTION f_add(bigint, bigint)", "DROP FUNCTION nosuch",
         "DROP ROUTINE nosuch", "DROP ROUTINE nosuch(int)", "DROP ROUTINE f_add", "DROP PROCEDURE f_over(int)",
         "DROP PROCEDURE f_over", "DROP PROCEDURE nosuch(int)", "ALTER PROCEDURE f_over(date) OWNER TO postgres",
-        "ALTER ROUTINE f_over(date) STABLE", "DROP ROUTINE f_over(date)",
+        "ALTER ROUTINE f_over(date) STABLE", "ALTER FUNCTION f_setof(int) PARALLEL SAFE COST 3 ROWS 7 LEAKPROOF",
+        "ALTER FUNCTION f_over(date) ROWS 3", "ALTER FUNCTION f_over(date) COST -1",
+        f"SELECT proname, provolatile, proparallel, procost, prorows, proleakproof FROM pg_proc "
+        f"WHERE proname IN ('f_over', 'f_setof') AND pronamespace = (SELECT oid FROM pg_namespace "
+        f"WHERE nspname = '{schema}') ORDER BY 1, 2",
+        "DROP ROUTINE f_over(date)",
         "DROP FUNCTION IF EXISTS nosuch", "DROP FUNCTION IF EXISTS nosuch(text)",
         "CREATE VIEW uses_add AS SELECT f_add(1, 2) AS s", "DROP FUNCTION f_add(int, int)",
         "DROP FUNCTION f_add(int, int) RESTRICT", "DROP FUNCTION f_add(int, int) CASCADE", "SELECT * FROM uses_add",
