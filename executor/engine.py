@@ -21,7 +21,7 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
     UNDEFINED_OBJECT, PgError,
 )
 
@@ -100,9 +100,6 @@ class Engine:
     # planner callbacks -------------------------------------------------
     def sequence_func(self, planner, name, args):
         return sequence_function(self, planner, name, args)
-
-    def call_udf(self, planner, fn, args):
-        raise PgError(FEATURE_NOT_SUPPORTED, f"calling SQL functions ({fn.name}) is not supported yet")
 
     def sequence_scan(self, rel):
         def fetch(ctx, _rel=rel):

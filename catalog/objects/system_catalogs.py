@@ -71,6 +71,11 @@ def set_default_formatter(fn: Callable) -> None:
     _DEFAULT_CACHE.clear()
 
 
+def format_default(sql: str, type_oid: int) -> str | None:
+    """A default expression as PostgreSQL prints it (pg_get_expr), for a function's parameter."""
+    return _default_formatter(sql, type_oid)
+
+
 def _default_text(c) -> str | None:
     """A column default as PostgreSQL prints it (pg_get_expr(adbin, adrelid))."""
     if c.default is None:
@@ -475,11 +480,48 @@ def _pg_attrdef(state, ctx):
     ("pronargdefaults", type_oids.INT2), ("prorettype", type_oids.OID), ("proargtypes", type_oids.TEXT), ("proallargtypes", OIDARR),
     ("proargmodes", type_oids.ARRAY_OF[type_oids.CHAR]), ("proargnames", TEXTARR), ("proargdefaults", type_oids.TEXT),
     ("protrftypes", OIDARR), ("prosrc", type_oids.TEXT), ("probin", type_oids.TEXT), ("prosqlbody", type_oids.TEXT),
-    ("proconfig", TEXTARR), ("proacl", type_oids.TEXT),
+    ("proconfig", TEXTARR), ("proacl", TEXTARR),
 ])
 def _pg_proc(state, ctx):
     for e in _builtin_procs():
         yield _proc_row(e)
+    for fns in state.functions.values():
+        for f in fns:
+            yield _user_proc_row(state, f)
+
+
+#: pg_language rows: (oid, name, is a PL, trusted, call handler, inline handler, validator)
+LANGUAGES = ((12, "internal", False, False, 0, 0, 2246), (13, "c", False, False, 0, 0, 2247),
+             (14, "sql", False, True, 0, 0, 2248), (13563, "plpgsql", True, True, 13560, 13561, 13562))
+LANGUAGE_OID = {name: oid for oid, name, *_ in LANGUAGES}
+
+
+@table("pg_catalog", "pg_language", [
+    ("oid", type_oids.OID), ("lanname", type_oids.NAME), ("lanowner", type_oids.OID), ("lanispl", type_oids.BOOL),
+    ("lanpltrusted", type_oids.BOOL), ("lanplcallfoid", type_oids.OID), ("laninline", type_oids.OID),
+    ("lanvalidator", type_oids.OID), ("lanacl", TEXTARR),
+])
+def _pg_language(state, ctx):
+    for oid, name, ispl, trusted, call, inline, validator in LANGUAGES:
+        yield (oid, name, 10, ispl, trusted, call, inline, validator, None)
+
+
+def _user_proc_row(state, f) -> tuple:
+    """A CREATE FUNCTION's pg_proc row (RETURNS TABLE columns as 't' arguments, as PostgreSQL keeps them)."""
+    all_types = modes = None
+    names = list(f.arg_names) if any(f.arg_names) else None
+    if f.param_modes:
+        params = f.declared_params()
+        all_types, modes, names = [p[2] for p in params], [p[0] for p in params], [p[1] for p in params]
+        names = names if any(names) else None
+    elif f.out_names:
+        all_types = list(f.arg_types) + list(f.out_types)
+        modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
+        names = list(f.arg_names) + list(f.out_names)
+    return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), f.cost,
+            f.rows, 0, None, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
+            len(f.arg_types), f.ndefaults, f.return_type, " ".join(str(o) for o in f.arg_types), all_types, modes,
+            names, None, None, f.body, None, None, None, acl.acl_texts(state.roles, f.acl))
 
 
 class ProcEntry(NamedTuple):
@@ -501,6 +543,10 @@ class ProcEntry(NamedTuple):
 
 
 _builtin_procs: Callable[[], list[ProcEntry]] = list
+
+
+def builtin_procs() -> list[ProcEntry]:
+    return _builtin_procs()
 
 
 def set_builtin_procs(fn: Callable[[], list[ProcEntry]]) -> None:

@@ -189,12 +189,14 @@ def apply_op(state: State, op: Op) -> None:
         state.next_oid = max(state.next_oid, op[1].oid + 1)
     elif kind == "drop_role":
         state.roles.pop(op[1], None)
-    elif kind == "function":
+    elif kind == "function":               # create, replace, rename or re-own (by OID)
         fn = op[1]
-        lst = [f for f in state.functions.get(fn.name, []) if f.arg_types != fn.arg_types]
+        _remove_function(state, fn.oid)
+        lst = [f for f in state.functions.get(fn.name, [])
+               if not (f.arg_types == fn.arg_types and f.schema == fn.schema)]
         state.functions[fn.name] = lst + [fn]
         state.next_oid = max(state.next_oid, fn.oid + 1)
-    elif kind == "drop_function":
+    elif kind == "drop_function":          # every overload of a name (kept for old WAL records)
         state.functions.pop(op[1], None)
     elif kind == "database":
         state.databases[op[1].name] = op[1]
@@ -210,6 +212,8 @@ def apply_op(state: State, op: Op) -> None:
             state.role_settings[(rs.database, rs.role)] = rs
         else:
             state.role_settings.pop((rs.database, rs.role), None)
+    elif kind == "drop_function_oid":
+        _remove_function(state, op[1])
     elif kind == "insert":
         _, oid, cols = op
         tv = state.data[oid]
@@ -245,6 +249,14 @@ def _with_default_privileges(st: State, obj: Relation | Schema) -> Relation | Sc
     sch = st.schemas.get(obj.schema)
     cls = acl.object_class(obj.kind)
     return obj.with_(acl=acl.initial_acl(st.default_acls, cls, obj.owner, sch.oid if sch is not None else 0))
+def _remove_function(state: State, oid: int) -> None:
+    for name, fns in list(state.functions.items()):
+        kept = [f for f in fns if f.oid != oid]
+        if len(kept) != len(fns):
+            if kept:
+                state.functions[name] = kept
+            else:
+                del state.functions[name]
 
 
 def changes_rows(state: State, op: Op) -> bool:

@@ -37,6 +37,7 @@ from .roles import CreateRoleStmt, DropRoleStmt
 from .role_settings import role_setting_statement
 from .grants import grant_statement
 from .default_privileges import default_privileges_statement
+from .functions import function_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt, foreign_table_comment
@@ -186,6 +187,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return CopyStmt.parse(text)
     if w0 == "ALTER" and len(words) > 1 and words[1] == "DEFAULT":
         return default_privileges_statement(text, session)
+    if _function_ddl(words):
+        return function_statement(text, session)
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:
@@ -201,6 +204,21 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
         return create_extension(text)
     return None
+
+
+_ROUTINES = ("FUNCTION", "PROCEDURE", "ROUTINE", "AGGREGATE")
+
+
+def _function_ddl(words: list[str]) -> bool:
+    """CREATE [OR REPLACE] FUNCTION / PROCEDURE, DROP / ALTER FUNCTION, CALL."""
+    if not words:
+        return False
+    if words[0] == "CALL":
+        return True
+    if words[0] == "CREATE":
+        rest = words[3:4] if words[1:3] == ["OR", "REPLACE"] else words[1:2]
+        return bool(rest) and rest[0] in ("FUNCTION", "PROCEDURE")
+    return words[0] in ("DROP", "ALTER") and len(words) > 1 and words[1] in _ROUTINES[:3]
 
 
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):

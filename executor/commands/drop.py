@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from splitstream.catalog.objects import function_text
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
@@ -50,15 +51,20 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
             privileges.require_owner(st, session.info, st.schemas[name].owner, "schema", name)
             members = [r for r in st.rels.values() if r.schema == name]
-            if members and not cascade:
+            fns = sorted((f for fs in st.functions.values() for f in fs if f.schema == name), key=lambda f: f.oid)
+            fn_words = [f"function {function_text.procedure(f, qualified=True)}" for f in fns]
+            if (members or fns) and not cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop schema {name} because other objects depend on it",
-                              detail="\n".join(f"{kind_word(r)} {name}.{r.name} depends on schema {name}" for r in members if r.kind != "i"),
+                              detail="\n".join([f"{kind_word(r)} {name}.{r.name} depends on schema {name}" for r in members if r.kind != "i"]
+                                               + [f"{w} depends on schema {name}" for w in fn_words]),
                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             for r in members:
                 drop_relation(session, ctx, r)
-            if members:
+            for f in fns:
+                ctx.txn.apply(("drop_function_oid", f.oid))
+            if members or fns:
                 visible = [r for r in members if r.kind not in ("i", "S") or not r.owned_by]
-                notices.append(cascade_notice([r for r in visible if r.kind != "i"], name))
+                notices.append(cascade_notice([r for r in visible if r.kind != "i"], name, fn_words))
             ctx.txn.apply(("drop_schema", name))
         return [n for n in notices if n]
     want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "m"}.get(kind, "r")
@@ -112,14 +118,17 @@ def all_dependents(st, oid, seen=None) -> list[Relation]:
     return out
 
 
-def cascade_notice(rels, schema):
-    if not rels:
+def cascade_notice(rels, schema, more: list[str] | None = None, more_first: bool = False):
+    """``drop cascades to ...``: relations, and other objects already worded
+    (``more``: after them, or before with ``more_first``)."""
+    words = [f"{kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels]
+    words = (more or []) + words if more_first else words + (more or [])
+    if not words:
         return None
-    if len(rels) == 1:
-        r = rels[0]
-        return Notice(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}")
-    return Notice(f"drop cascades to {len(rels)} other objects",
-                  detail="\n".join(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels))
+    if len(words) == 1:
+        return Notice(f"drop cascades to {words[0]}")
+    return Notice(f"drop cascades to {len(words)} other objects",
+                  detail="\n".join(f"drop cascades to {w}" for w in words))
 
 
 _WORD = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table", "m": "materialized view"}

@@ -17,6 +17,7 @@ from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from ..stream import late_rows, retention
 from .matviews import create_snapshot, snapshot_columns
+from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
 
 
@@ -93,7 +94,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     cols = snapshot_columns(colnames, plan)
     _refuse_duplicate_names(cols)
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
-    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
+    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}
+                        | set(pl.functions_used)))
+    if continuous:
+        refuse_unstable_functions(pl.functions_used.values())
     owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
     rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps, owner=owner,
                    acl=existing.acl if existing is not None else None,

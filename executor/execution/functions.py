@@ -649,7 +649,7 @@ register("inet_server_addr|inet_client_addr", type_oids.TEXT, [])(lambda cols, n
 register("pg_postmaster_start_time", type_oids.TIMESTAMPTZ, [])(lambda cols, n, ctx: Col.const(ctx.now, type_oids.TIMESTAMPTZ, n))
 scalar("pg_encoding_to_char", type_oids.NAME, [type_oids.INT4])(encoding_name)
 scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(encoding_number)
-scalar("pg_type_is_visible|pg_function_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
+scalar("pg_type_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
 register_privilege_functions(register)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
 scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)

@@ -38,6 +38,8 @@ class Need:
     system_table: str = ""          # a catalog only superusers read (SUPERUSER_TABLES)
     #: the columns used, for a column privilege to stand in for the table's (None: the table's is needed)
     columns: frozenset[str] | None = None
+    #: EXECUTE on a user function (its OID)
+    function: int = 0
 
 
 #: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
@@ -149,6 +151,9 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
         if n.schema:
             check_schema(state, role, n.schema, n.privs)
             continue
+        if n.function:
+            _check_function(state, role, n.function)
+            continue
         rel = state.rels.get(n.oid)
         if rel is None:
             continue
@@ -158,6 +163,16 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
             ok = _columns_allow(state, role, rel, n.privs, n.columns)
         if not ok:
             raise denied(KIND_NOUN.get(rel.kind, "relation"), rel.name)
+
+
+def _check_function(state: Any, role: Role, oid: int) -> None:
+    """EXECUTE on a function (dropped since planning: the statement reports it)."""
+    for fns in state.functions.values():
+        for fn in fns:
+            if fn.oid == oid:
+                if "X" not in held(state, role, acl.function_acl(fn)):
+                    raise denied("function", fn.name)
+                return
 
 
 def search_path(info: Any) -> list[str]:

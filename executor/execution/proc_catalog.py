@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
-from splitstream.catalog.objects import system_catalogs
+from splitstream.catalog.objects import function_text, system_catalogs
 from splitstream.catalog.objects.system_catalogs import ProcEntry
 from splitstream.protocol import oids as type_oids
 
-from . import functions, signatures
+from . import functions, privileges, signatures
 # the modules that register functions: importing this one loads the whole catalog
 from . import array_functions, binary_functions, datetime_functions, extract, math_functions, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
 from .aggregates import AGGREGATES
@@ -162,16 +162,44 @@ def function_result(oid: int) -> str | None:
     return None if e is None else ("SETOF " if e.retset else "") + _type_word(e.result)
 
 
-def _text_of(fn):
+def _text_of(builtin, user):
+    """A pg_get_function_* text: of a built-in entry, or of a user function (in the statement's catalog)."""
     def impl(cols, n, ctx):
-        return Col.from_pylist([None if o is None else fn(o) for o in cols[0].to_pylist()], type_oids.TEXT)
+        out = []
+        for o in cols[0].to_pylist():
+            fn = None if o is None or o < _FIRST_USER_OID else function_text.user_function(ctx.state, o)
+            out.append(None if o is None else (user(fn) if fn is not None else builtin(o)))
+        return Col.from_pylist(out, type_oids.TEXT)
 
     return impl
 
 
-functions.register("pg_get_function_arguments|pg_get_function_identity_arguments", sigs="oid -> text")(
-    _text_of(function_arguments))
-functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result))
+_FIRST_USER_OID = 16384
+
+functions.register("pg_get_function_arguments", sigs="oid -> text")(
+    _text_of(function_arguments, function_text.arguments))
+functions.register("pg_get_function_identity_arguments", sigs="oid -> text")(
+    _text_of(function_arguments, lambda fn: function_text.arguments(fn, identity=True)))
+functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result, function_text.result))
+@functions.register("pg_function_is_visible", sigs="oid -> bool")
+def _function_is_visible(cols, n, ctx):
+    """Built-ins are; a user function when its schema is in the search path
+    and no schema before it holds a function of the same name and arguments."""
+    path = privileges.search_path(ctx.session)
+    out = []
+    for o in cols[0].to_pylist():
+        fn = None if o is None or o < _FIRST_USER_OID else function_text.user_function(ctx.state, o)
+        if fn is None:
+            out.append(None if o is None else True)
+            continue
+        first = next((f for s in ["pg_catalog"] + path for f in ctx.state.functions.get(fn.name, ())
+                      if f.schema == s and f.arg_types == fn.arg_types), None)
+        out.append(first is fn)
+    return Col.from_pylist(out, type_oids.BOOL)
+
+
+functions.register("pg_get_function_sqlbody", sigs="oid -> text")(
+    _text_of(lambda o: None, lambda fn: None))      # SQL-standard bodies are refused: always NULL
 system_catalogs.set_builtin_procs(entries)
 
 

@@ -11,6 +11,7 @@ import threading
 import time
 
 from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import function_text
 from splitstream.catalog.objects.definition_text import constraint_def, index_def
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
@@ -277,8 +278,12 @@ def definition_function(planner, name, args, lift):
         return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
     if name == "pg_get_constraintdef":
         return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
-    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
-                "pg_get_functiondef"):
+    if name == "pg_get_functiondef":
+        def functiondef(st, oid, *a):
+            fn = function_text.user_function(st, oid)
+            return function_text.functiondef(fn) if fn is not None else None
+        return lift(functiondef, type_oids.TEXT)
+    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef"):
         return lift(lambda st, *a: None, type_oids.TEXT)
     if name in ("pg_relation_is_updatable",):
         return lift(lambda st, *a: 28, type_oids.INT4)

@@ -18,6 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    UNDEFINED_SCHEMA,
     AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
@@ -311,7 +312,13 @@ class ExprBinder:
 
     def b_Dot(self, n):
         if isinstance(n.expression, exp.Func):
-            # schema-qualified function call: pg_catalog.f(...)
+            # schema-qualified function call: pg_catalog.f(...), or a user function's schema
+            schema = ident(n.this.this) if isinstance(n.this, exp.Column) and not n.this.args.get("table") else \
+                (ident(n.this) if isinstance(n.this, exp.Identifier) else None)
+            if schema is not None and schema not in ("pg_catalog", "information_schema"):
+                if schema not in self.p.state.schemas:
+                    raise PgError(UNDEFINED_SCHEMA, f'schema "{schema}" does not exist')
+                return self.p.user_call(self, n.expression, func_name(n.expression), schema)
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)
@@ -340,6 +347,9 @@ class ExprBinder:
                 return expr.OuterRef(depth, hits[0], c.oid, name)
             scope = scope.parent
             depth += 1
+        param = self.p.function_param(name, table)
+        if param is not None:
+            return param
         if table is not None:
             up: Scope | None = self.scope
             while up is not None:
@@ -730,7 +740,8 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and isinstance(a, expr.Const) and isinstance(a.value, str):
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
+                isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
@@ -1051,9 +1062,16 @@ class ExprBinder:
                     "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
                     "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
-        udf = self.p.user_function(name)
-        if udf is not None:
-            return self.p.call_udf(udf, [self.bind(a) for a in func_args(n)])
+        if name in functions.REGISTRY and self.p.state.functions.get(name) and \
+                not self.p.user_exact_match(name, [self.bind(a).oid for a in func_args(n)]):
+            try:       # pg_catalog comes first in the search path: a built-in overload that fits wins
+                return self.call(name, [self.bind(a) for a in func_args(n)])
+            except PgError as e:
+                if e.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+        user = self.p.user_call(self, n, name)
+        if user is not None:
+            return user
         args = [self.bind(a) for a in func_args(n)]
         return self.call(name, args)
 

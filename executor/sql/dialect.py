@@ -205,6 +205,18 @@ def parse_one(sql: str) -> exp.Expr:
     return statements[0]
 
 
+def parse_statements(sql: str) -> list[exp.Expr]:
+    """Every statement of ``sql`` (a function body may hold several)."""
+    sql = _pad_params(sql)
+    try:
+        trees = sqlglot.parse(sql, read=DIALECT)
+        if _COMMA_PAREN.search(sql):
+            _refuse_trailing_comma(sql)
+    except (ParseError, TokenError) as e:
+        raise syntax_error(sql, e) from e
+    return [t for t in trees if t is not None]
+
+
 _COMMA_PAREN = re.compile(r",\s*\)")
 
 _FLINK_WINDOW = re.compile(r"\bTABLE\s*\(\s*(TUMBLE|HOP)\s*\(\s*TABLE\s+((?:\"[^\"]+\"|[\w.])+)\s*,\s*"

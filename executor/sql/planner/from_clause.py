@@ -22,7 +22,8 @@ from ..dialect import DIALECT
 from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
-from ..table_functions import table_function
+from ..table_functions import SRF_NAMES, table_function
+from .. import sql_functions
 
 
 class FromPlanner(WindowPlanner, PlannerBase):
@@ -132,8 +133,14 @@ class FromPlanner(WindowPlanner, PlannerBase):
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
         # arguments may refer to the enclosing query (correlated), never to siblings
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
-        args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
-        op = table_function(self, name, args, alias, colaliases)
+        user = None
+        if not isinstance(fn, exp.Unnest) and name not in SRF_NAMES:
+            user = sql_functions.table_scan(self, binder, fn, name, alias, colaliases)
+        if user is not None:
+            op = user
+        else:
+            args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
+            op = table_function(self, name, args, alias, colaliases)
         if ordinality and isinstance(op, operators.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
             inner_fn, k = op.fn, len(op.out)
 

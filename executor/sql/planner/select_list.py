@@ -24,6 +24,7 @@ from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
 from ..table_functions import SRF_NAMES, srf_impl
+from .. import sql_functions
 from ...execution.window import WindowOp
 from ..window_binding import bind_window
 
@@ -231,7 +232,8 @@ class SelectPlanner(PlannerBase):
         for i, it in enumerate(items):
             node = _strip_pg_catalog(it.this if isinstance(it, exp.Alias) else it)
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
-                    isinstance(node, exp.Func) and func_name(node) in SRF_NAMES):
+                    isinstance(node, exp.Func) and (func_name(node) in SRF_NAMES or
+                                                    sql_functions.returns_set(self, func_name(node)))):
                 return i
         return None
 
@@ -241,10 +243,13 @@ class SelectPlanner(PlannerBase):
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
-        args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
-                                         [node.this, *node.expressions] if isinstance(node, exp.Explode)
-                                         else func_args(node))]
-        fn, oid = srf_impl(self, name, args)
+        if isinstance(node, exp.Func) and name not in SRF_NAMES and sql_functions.returns_set(self, name):
+            fn, oid, args = sql_functions.select_list_srf(self, binder, node, name)
+        else:
+            args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
+                                             [node.this, *node.expressions] if isinstance(node, exp.Explode)
+                                             else func_args(node))]
+            fn, oid = srf_impl(self, name, args)
         out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
         return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
 
