@@ -24,7 +24,7 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import Interval
 
-from . import signatures
+from . import clock, signatures
 from .signatures import Signature
 import calendar
 import json
@@ -498,7 +498,7 @@ def _now(cols, n, ctx):
 
 register("now|current_timestamp|transaction_timestamp|statement_timestamp|localtimestamp", type_oids.TIMESTAMPTZ, [])(_now)
 register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
-    lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), type_oids.TIMESTAMPTZ, n))
+    lambda cols, n, ctx: Col.const(clock.now(), type_oids.TIMESTAMPTZ, n))
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
 register("current_date", type_oids.DATE, [])(lambda cols, n, ctx: Col.const(ctx.now.date(), type_oids.DATE, n))

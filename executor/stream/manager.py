@@ -27,6 +27,7 @@ from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
+from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
@@ -235,6 +236,7 @@ class StreamManager:
         # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
         self.spark_pipelines: dict = {}
+        self.reaper = Reaper(lambda: list(self.views.values()))
 
     # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
@@ -413,6 +415,10 @@ class StreamManager:
         self._ensure_views(self.engine.db.committed)
         self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
         self.saved_as.clear()
+        # panes and TTL groups that expired while the server was down go now
+        self.reaper.reap_once(wait=True)
+        if any(cv.windowed() for cv in self.views.values()):
+            self.reaper.ensure_running()
 
     def _saved_under(self, saved_as, saved: dict, cv: ContinuousView, state) -> ContinuousView:
         """``cv`` with the state a checkpoint saved under an older definition
@@ -564,6 +570,8 @@ class StreamManager:
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
+            if cv.windowed():
+                self.reaper.ensure_running()
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
