@@ -42,8 +42,8 @@ def set_frozen(t: dt.datetime | None) -> None:
 
 def micros(t: dt.datetime) -> int:
     """Microseconds since the Unix epoch (timestamptz's storage unit)."""
-    d = t - _EPOCH
+    d = t - EPOCH
     return (d.days * 86_400 + d.seconds) * 1_000_000 + d.microseconds
 
 
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)

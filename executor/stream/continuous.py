@@ -763,6 +763,25 @@ class ContinuousView:
         """Does a window or TTL drop state as time passes (the reaper's views)?"""
         return any(p.window is not None or p.ttl is not None for p in self._pipes())
 
+    def window_info(self) -> tuple:
+        """(window, panes held, oldest pane's start, newest pane's start) for
+        splitstream.views; NULLs without a window.  Expired panes are
+        reaped first, at the clock's time, so the figures are the bound the
+        view holds."""
+        win = sliding.window_options(self.rel)
+        if self.windowed():
+            self.reap(sliding.now_us(None), wait=True)
+        sliders = [p.window for p in self._pipes() if p.window is not None]
+        ranges = [r for r in (s.pane_range() for s in list(sliders)) if r is not None]
+        if not sliders:
+            return (win.describe() if win is not None else None, None, None, None)
+        panes = sum(len(s.panes) for s in sliders)
+        if not ranges:
+            return (sliders[0].win.describe(), panes, None, None)
+        width = sliders[0].win.pane_us
+        return (sliders[0].win.describe(), panes, sliding.pane_start(min(r[0] for r in ranges), width),
+                sliding.pane_start(max(r[1] for r in ranges), width))
+
     def reap(self, now_us: int, wait: bool = False) -> bool:
         """Drop expired panes and groups.  Takes the view's lock only when
         free unless ``wait`` (inserters never wait on it: they queue)."""

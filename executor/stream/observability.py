@@ -57,27 +57,34 @@ def _declared_width(rel) -> int:
     ("bytes_per_group", type_oids.FLOAT8), ("rows_in", type_oids.INT8), ("version", type_oids.INT8), ("queued_batches", type_oids.INT4),
     ("static_tables", type_oids.TEXT), ("upper_tables", type_oids.TEXT), ("refreshes", type_oids.INT8), ("last_refresh", type_oids.TIMESTAMPTZ),
     ("buffer_bytes", type_oids.INT8), ("status", type_oids.TEXT), ("broken_reason", type_oids.TEXT),
+    ("window", type_oids.TEXT), ("panes", type_oids.INT8), ("oldest_pane", type_oids.TIMESTAMPTZ),
+    ("newest_pane", type_oids.TIMESTAMPTZ),
 ])
 def _views(state, ctx):
     """``status``: 'active', 'broken' (its reads fail until it is dropped:
-    ``broken_reason`` says why) or 'pending' (not yet maintained)."""
+    ``broken_reason`` says why) or 'pending' (not yet maintained).
+    ``window``: a sliding window's length and step, or a TTL; ``panes``:
+    the panes held, ``oldest_pane``/``newest_pane`` when they begin (NULL
+    for views without a window)."""
     mgr = ctx.engine.streams
     for rel in _visible(state, ctx, "v", continuous=True):
         cv = mgr.views.get(rel.oid)
         if cv is None:
             broken = mgr.broken.get(rel.oid)
             yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None, 0, None, 0,
-                   "pending" if broken is None else "broken", None if broken is None else broken[0])
+                   "pending" if broken is None else "broken", None if broken is None else broken[0],
+                   None, None, None, None)
             continue
+        winfo = cv.window_info()        # first: it reaps what time has expired
         streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
         groups = cv.groups()
         nbytes = cv.state_bytes()
-        rows_in = sum(p.global_.rows_in + p.local.rows_in for ps in cv.pipelines.values() for p in ps)
+        rows_in = sum(p.rows_in() for ps in cv.pipelines.values() for p in ps)
         def names(oids):
             return ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
                cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
-               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None)
+               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None) + winfo
 
 
 def _utc(t: float | None):

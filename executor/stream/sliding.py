@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import datetime as dt
 
 import numpy as np
 
@@ -95,6 +96,11 @@ def interval_us(text: str) -> int:
     PostgreSQL compares intervals); 22007 when it is not an interval."""
     iv = decode_text(type_oids.INTERVAL, text)
     return int(iv.key())
+
+
+def pane_start(p: int, width_us: int):
+    """When pane ``p`` begins (its arrival times are after this), as a datetime."""
+    return clock.EPOCH + dt.timedelta(microseconds=p * width_us)
 
 
 def now_us(ctx) -> int:
