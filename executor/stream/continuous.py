@@ -486,9 +486,16 @@ class _ViewCompiler:
     def _ttl_key(self, agg, scan, column: str) -> int:
         """The grouping key a TTL reads: the view column ``column`` must be a
         timestamp the stream is grouped by."""
-        for i, (k, oc) in enumerate(zip(agg.keys, agg.out)):
-            if oc.name == column and k.oid in (sliding.type_oids.TIMESTAMPTZ, sliding.type_oids.TIMESTAMP):
+        times = [i for i, k in enumerate(agg.keys) if k.oid in (sliding.type_oids.TIMESTAMPTZ, sliding.type_oids.TIMESTAMP)]
+        for i in times:
+            if agg.out[i].name == column:
                 return i
+        # the key's name inside the plan may differ from the view's column
+        # (an alias): a timestamp column of that name and one timestamp key
+        named = [c for c in self.rel.live_columns if c.name == column and c.type_oid == agg.keys[times[0]].oid] \
+            if len(times) == 1 else []
+        if named:
+            return times[0]
         raise PgError(REFUSE, f'ttl_column "{column}" of continuous view "{self.rel.name}" is not a timestamp '
                               f'that stream "{scan.rel.name}" is grouped by',
                       hint="Group the stream by a time bucket (e.g. date_trunc('minute', ts) AS minute) and name "
@@ -699,15 +706,18 @@ class ContinuousView:
         return result
 
     def _time_position(self, ctx) -> tuple:
+        return self.time_position(sliding.now_us(ctx))
+
+    def time_position(self, now_us: int) -> tuple:
         """What a window's or TTL's result depends on besides the input: the
         first live pane (a stored result is reused within one step), or the
         clock itself for a TTL."""
         out = []
         for p in self._pipes():
             if p.window is not None:
-                out.append(p.window.win.live_from(sliding.now_us(ctx)))
+                out.append(p.window.win.live_from(now_us))
             elif p.ttl is not None:
-                out.append(sliding.now_us(ctx))
+                out.append(now_us)
         return tuple(out)
 
     def check_usable(self) -> None:
