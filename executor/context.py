@@ -10,7 +10,6 @@ import time
 
 from .api import SessionInfo
 
-from .execution import clock
 from .execution.run import ExecutionRun
 
 if TYPE_CHECKING:
@@ -24,7 +23,7 @@ class ExecContext:
     session: SessionInfo
     params: list = field(default_factory=list)          # Python values
     param_oids: list[int] = field(default_factory=list)
-    now: dt.datetime = field(default_factory=clock.now)    # the test hook's time when frozen
+    now: dt.datetime = field(default_factory=lambda: dt.datetime.now(dt.timezone.utc))
     notices: list[Notice] = field(default_factory=list)
     engine: Any = None
     engine_session: Any = None      # the engine.Session running the statement (that module imports this one)

@@ -378,7 +378,7 @@ class Session:
             else:
                 txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
-                              param_oids=param_oids, engine=self.engine)
+                              param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self
             try:
                 result = stmt.run(self, ctx)

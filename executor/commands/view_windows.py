@@ -11,6 +11,8 @@ spellings store one definition and produce one plan
 """
 from __future__ import annotations
 
+import dataclasses
+
 from sqlglot import exp
 
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
@@ -96,7 +98,10 @@ def check_window_options(options: dict[str, str], continuous: bool) -> None:
 
 
 def _positive_interval(name: str, text: str, what: str) -> None:
-    us = interval_us(text)          # 22007 when malformed
+    try:
+        us = interval_us(text)
+    except PgError as e:            # 22007, PostgreSQL's input error, naming the option
+        raise dataclasses.replace(e, hint=f"{name} is an interval: {what}.") from None
     if us <= 0:
         raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for option "{name}": "{text}"',
                       hint=f"{name} must be a positive interval: {what}.")

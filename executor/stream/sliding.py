@@ -53,9 +53,13 @@ class WindowOptions:
     step_factor: int = DEFAULT_STEP_FACTOR
     ttl_us: int | None = None
     ttl_column: str | None = None
+    #: the pane width when given directly (benchmarks sweeping the pane count), else sw × step_factor / 100
+    pane_width_us: int | None = None
 
     @property
     def pane_us(self) -> int:
+        if self.pane_width_us is not None:
+            return self.pane_width_us
         assert self.sw_us is not None
         return max(1, self.sw_us * self.step_factor // 100)
 
@@ -175,6 +179,11 @@ class PaneSlider:
     # ------------------------------------------------------------ time
     def expire(self, now_us: int) -> int:
         """Drop the panes (and back-stack entries) the window has left."""
+        lo = self._drop(now_us)
+        self._slide(lo, (now_us - 1) // self.win.pane_us)    # the reaper flips ahead of the reads
+        return lo
+
+    def _drop(self, now_us: int) -> int:
         lo = self.win.live_from(now_us)
         gone = [p for p in self.panes if p < lo]
         for p in gone:
@@ -188,7 +197,6 @@ class PaneSlider:
     def result(self, now_us: int) -> Batch:
         """The aggregates over the live panes at ``now_us``."""
         lo = self.expire(now_us)
-        self._slide(lo, (now_us - 1) // self.win.pane_us)
         out = self._empty()
         assert self.front_from is not None and self.sealed_to is not None
         first = bisect.bisect_left(self.back_ids, lo)
