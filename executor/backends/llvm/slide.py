@@ -24,6 +24,7 @@ import threading
 
 import numpy as np
 
+from ...execution.block_scans import fixed_ranges
 from . import jit
 
 #: op -> (accumulator type per input dtype); sums widen int32 to int64
@@ -198,8 +199,8 @@ _UFUNC = {"min": np.minimum, "max": np.maximum, "sum": np.add}
 
 
 def sliding_numpy(x: np.ndarray, n: int, l: int, op: str) -> np.ndarray:
-    """The same algorithm in numpy (blocks of k partials: suffix and prefix
-    scans, one op per result), as in the Hammer Slide digest §4.2."""
+    """The same algorithm in numpy: pane partials, then block scans
+    (executor/execution/block_scans.py, shared with window frames)."""
     f = _UFUNC[op]
     acc = np.int64 if op == "sum" else x.dtype
     k, m = n // l, len(x) // l
@@ -209,14 +210,4 @@ def sliding_numpy(x: np.ndarray, n: int, l: int, op: str) -> np.ndarray:
     if nout <= 0:
         return np.empty(0, acc)
     ident = 0 if op == "sum" else (np.iinfo(acc).max if op == "min" else np.iinfo(acc).min)
-    blocks = -(-m // k) + 1
-    pp = np.full(blocks * k, ident, acc)
-    pp[:m] = p
-    blk = pp.reshape(blocks, k)
-    pre = f.accumulate(blk, axis=1).ravel()
-    suf = f.accumulate(blk[:, ::-1], axis=1)[:, ::-1].ravel()
-    shifted = np.concatenate([[ident], pre])[: len(pre)]      # prefix of the next block, one shorter
-    idx = np.arange(nout)
-    nxt = idx + k                                             # first partial after the back part
-    front = np.where(nxt % k == 0, ident, shifted[np.minimum(nxt, len(shifted) - 1)])
-    return f(suf[idx], front)
+    return fixed_ranges(f, p, np.arange(nout), k, ident)
