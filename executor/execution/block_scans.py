@@ -29,4 +29,7 @@ def block_scans(fn: np.ufunc, x: np.ndarray, width: int, ident) -> tuple[np.ndar
 def fixed_ranges(fn: np.ufunc, x: np.ndarray, lo: np.ndarray, width: int, ident) -> np.ndarray:
     """``fn`` over ``x[lo[i] : lo[i] + width]`` for each i (ranges inside ``x``)."""
     pre, suf = block_scans(fn, x, width, ident)
-    return fn(suf[lo], pre[lo + width - 1])
+    back = suf[lo]
+    # a range starting on a block's edge is that block: its suffix alone
+    # (the prefix would count it twice for a sum)
+    return np.where(lo % width == 0, back, fn(back, pre[lo + width - 1]))
