@@ -12,8 +12,8 @@ full, so its count is n).  Side by side in one run:
   push/pop per tuple), in numpy-free Python over a sample (it is slow, so it
   runs on ``--plain-tuples`` tuples and is scaled per tuple);
 * ``duckdb``: DuckDB's window query ``min(x) OVER (ORDER BY i ROWS
-  BETWEEN n-1 PRECEDING AND CURRENT ROW)`` (slide 1; for a slide l > 1, the
-  same query keeping every l-th row).
+  BETWEEN n-1 PRECEDING AND CURRENT ROW)`` (slide 1; for a larger slide, the
+  same query keeping one row per slide).
 
 HS-size: slide 1, n = 8 .. 2^max-log2.  HS-slide: n = 1024, slides 1 .. 1024.
 Throughput is input tuples per second of the best of ``--repeat`` runs (for
@@ -47,15 +47,15 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
-def kernel(x: np.ndarray, n: int, l: int, agg: str, out: np.ndarray) -> np.ndarray:
+def kernel(x: np.ndarray, n: int, slide: int, agg: str, out: np.ndarray) -> np.ndarray:
     if agg == "avg":
-        return sliding(x, n, l, "sum", out) / n
-    return sliding(x, n, l, "min", out)
+        return sliding(x, n, slide, "sum", out) / n
+    return sliding(x, n, slide, "min", out)
 
 
-def naive(x: np.ndarray, n: int, l: int, agg: str) -> np.ndarray:
-    m = len(x) // l * l
-    w = sliding_window_view(x[:m], n)[::l]
+def naive(x: np.ndarray, n: int, slide: int, agg: str) -> np.ndarray:
+    m = len(x) // slide * slide
+    w = sliding_window_view(x[:m], n)[::slide]
     return w.min(axis=1) if agg == "min" else w.sum(axis=1, dtype=np.int64) / n
 
 
@@ -81,9 +81,9 @@ def plain_two_stacks(x: list[int], n: int, agg: str) -> list:
     return out
 
 
-def duck_rate(con, rows: int, n: int, l: int, agg: str, repeat: int) -> float:
+def duck_rate(con, rows: int, n: int, slide: int, agg: str, repeat: int) -> float:
     fn = "min" if agg == "min" else "avg"
-    keep = f"WHERE i % {l} = {(n - 1) % l}" if l > 1 else ""
+    keep = f"WHERE i % {slide} = {(n - 1) % slide}" if slide > 1 else ""
     q = (f"SELECT sum(m) FROM (SELECT i, {fn}(x) OVER (ORDER BY i ROWS BETWEEN {n - 1} PRECEDING AND CURRENT ROW) "
          f"AS m FROM hs) t {keep}")
     return rows / _best(lambda: con.execute(q).fetchall(), repeat)
@@ -114,19 +114,20 @@ def main(argv: list[str] | None = None) -> int:
         section(title)
         rows = []
         for agg in ("min", "avg"):
-            for n, l in cases:
-                got = kernel(x, n, l, agg, out)
-                want = naive(x, n, l, agg)
-                assert np.array_equal(got, want), f"kernel differs from naive at n={n} slide={l} {agg}"
-                k = a.tuples / _best(lambda: kernel(x, n, l, agg, out), a.repeat)
+            for n, slide in cases:
+                got = kernel(x, n, slide, agg, out)
+                want = naive(x, n, slide, agg)
+                assert np.array_equal(got, want), f"kernel differs from naive at n={n} slide={slide} {agg}"
+                k = a.tuples / _best(lambda: kernel(x, n, slide, agg, out), a.repeat)
                 # naive costs n per window: on a prefix of NAIVE_WORK / n windows, per slid tuple
-                xn = x[: min(len(x), n + max(l, NAIVE_WORK // n * l))]
-                nv = (len(xn) - n + l) / _best(lambda: naive(xn, n, l, agg), a.repeat)
+                xn = x[: min(len(x), n + max(slide, NAIVE_WORK // n * slide))]
+                nv = (len(xn) - n + slide) / _best(lambda: naive(xn, n, slide, agg), a.repeat)
                 ts = None
-                if l == 1 and n <= len(plain):
+                if slide == 1 and n <= len(plain):
                     ts = len(plain) / _best(lambda: plain_two_stacks(plain, n, agg), 1)
-                dk = duck_rate(con, a.duck_tuples, n, l, agg, a.repeat) if n < a.duck_tuples else None
-                rows.append([agg, n, l, fmt_rate(k), fmt_rate(nv), fmt_rate(ts), fmt_rate(dk), ratio(k, nv), ratio(k, dk)])
+                dk = duck_rate(con, a.duck_tuples, n, slide, agg, a.repeat) if n < a.duck_tuples else None
+                rows.append([agg, n, slide, fmt_rate(k), fmt_rate(nv), fmt_rate(ts), fmt_rate(dk), ratio(k, nv), ratio(k, dk)])
+                print("  ..", *rows[-1], flush=True)
         table(header, rows)
     return 0
 

@@ -1,11 +1,11 @@
 """Hammer Slide's optimised Two-Stacks as compiled kernels (issue 16).
 
-Sliding aggregation over an array of values, window ``n`` and slide ``l``
-(``n`` a multiple of ``l``), one result per slide, in two kernels:
+Sliding aggregation over an array of values, window ``n`` and ``slide``
+(``n`` a multiple of ``slide``), one result per slide, in two kernels:
 
 * ``reduce``: per-slide pre-aggregation (the paper's bulk insertion), one
   partial per slide; a plain loop that LLVM vectorises (§3.2's SIMD);
-* ``slide``: Two-Stacks over the ``k = n / l`` partials, with the flip at
+* ``slide``: Two-Stacks over the ``k = n / slide`` partials, with the flip at
   fixed block boundaries (the back stack of a block is its suffix scan,
   computed backwards into a k-entry scratch that stays in L1; the front is a
   running prefix over the next block), so each result is one ``op`` of a
@@ -168,25 +168,25 @@ def _ptr(a: np.ndarray) -> int:
     return a.ctypes.data
 
 
-def sliding(x: np.ndarray, n: int, l: int, op: str, out: np.ndarray | None = None) -> np.ndarray:
-    """One ``op`` (min, max, sum) per slide of ``l`` over windows of ``n``
-    values of ``x`` (int32 or int64; n a multiple of l): result ``i`` covers
-    ``x[i*l : i*l + n]``.  Sums come back as int64.  ``out``: a buffer to
+def sliding(x: np.ndarray, n: int, slide: int, op: str, out: np.ndarray | None = None) -> np.ndarray:
+    """One ``op`` (min, max, sum) per ``slide`` values over windows of ``n``
+    values of ``x`` (int32 or int64; n a multiple of slide): result ``i`` covers
+    ``x[i*slide : i*slide + n]``.  Sums come back as int64.  ``out``: a buffer to
     write into (at least as long as the result, of the result's type), so a
     caller running many batches does not fault fresh pages in each time."""
     src = "i32" if x.dtype == np.int32 else "i64"
     x = np.ascontiguousarray(x, dtype=_NP[src])
-    if n % l:
+    if n % slide:
         raise ValueError("the window must be a multiple of the slide")
     reduce_k, slide_k = kernels(op, src)
     acc = _NP[_ACC[(op, src)]]
-    m = len(x) // l
-    k = n // l
-    if l == 1:
+    m = len(x) // slide
+    k = n // slide
+    if slide == 1:
         parts = x if acc is x.dtype.type else x.astype(acc)      # widening only: no loop of 1-element panes
     else:
         parts = np.empty(m, acc)
-        reduce_k(_ptr(x), m, l, _ptr(parts))
+        reduce_k(_ptr(x), m, slide, _ptr(parts))
     nout = max(m - k + 1, 0)
     out = np.empty(nout, acc) if out is None or len(out) < nout or out.dtype != acc else out[:nout]
     if nout:
@@ -198,14 +198,14 @@ def sliding(x: np.ndarray, n: int, l: int, op: str, out: np.ndarray | None = Non
 _UFUNC = {"min": np.minimum, "max": np.maximum, "sum": np.add}
 
 
-def sliding_numpy(x: np.ndarray, n: int, l: int, op: str) -> np.ndarray:
+def sliding_numpy(x: np.ndarray, n: int, slide: int, op: str) -> np.ndarray:
     """The same algorithm in numpy: pane partials, then block scans
     (executor/execution/block_scans.py, shared with window frames)."""
     f = _UFUNC[op]
     acc = np.int64 if op == "sum" else x.dtype
-    k, m = n // l, len(x) // l
-    xs = x[: m * l].astype(acc, copy=False)
-    p = xs if l == 1 else f.reduce(xs.reshape(m, l), axis=1)
+    k, m = n // slide, len(x) // slide
+    xs = x[: m * slide].astype(acc, copy=False)
+    p = xs if slide == 1 else f.reduce(xs.reshape(m, slide), axis=1)
     nout = m - k + 1
     if nout <= 0:
         return np.empty(0, acc)
