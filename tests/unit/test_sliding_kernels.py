@@ -11,7 +11,7 @@ from splitstream.executor.backends.llvm.slide import sliding, sliding_numpy
 from splitstream.executor.execution import window_aggs
 
 
-@pytest.mark.parametrize("n, l", [(4, 1), (16, 4), (1024, 64), (1024, 1), (1024, 1024), (96, 32), (3, 1), (1, 1)])
+@pytest.mark.parametrize("n, slide", [(4, 1), (16, 4), (1024, 64), (1024, 1), (1024, 1024), (96, 32), (3, 1), (1, 1)])
 @pytest.mark.parametrize("op", ["min", "max", "sum"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_sliding_kernels_equal_naive(n, slide, op, dtype):
