@@ -12,6 +12,7 @@ spellings store one definition and produce one plan
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from sqlglot import exp
 
@@ -45,7 +46,7 @@ def take_arrival_window(query: exp.Expression) -> str | None:
     return None
 
 
-def _arrival_bound(c: exp.Expression) -> str | None:
+def _arrival_bound(c: Any) -> str | None:
     if isinstance(c, (exp.GT, exp.GTE)):
         col, bound = c.this, c.expression
     elif isinstance(c, (exp.LT, exp.LTE)):
