@@ -777,10 +777,11 @@ class ContinuousView:
         """(window, panes held, oldest pane's start, newest pane's start) for
         splitstream.views; NULLs without a window.  Expired panes are
         reaped first, at the clock's time, so the figures are the bound the
-        view holds."""
+        view holds -- unless the view's lock is taken (by a read, maybe of
+        this very statement: never waited for), then as they stand."""
         win = sliding.window_options(self.rel)
         if self.windowed():
-            self.reap(sliding.now_us(None), wait=True)
+            self.reap(sliding.now_us(None))
         sliders = [p.window for p in self._pipes() if p.window is not None]
         ranges = [r for r in (s.pane_range() for s in list(sliders)) if r is not None]
         if not sliders:
