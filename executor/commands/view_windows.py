@@ -46,6 +46,20 @@ def take_arrival_window(query: exp.Expression) -> str | None:
     return None
 
 
+def refuse_other_arrival_windows(query: exp.Expression) -> None:
+    """An ``arrival_timestamp`` compared with ``clock_timestamp()`` that is not
+    the top-level window (in a subquery, under OR, twice) would be evaluated
+    once at insert time and never expire anything: refused, not ignored."""
+    for cmp in query.find_all(exp.GT, exp.GTE, exp.LT, exp.LTE):
+        sides = (cmp.this, cmp.expression)
+        if any(isinstance(x, exp.Column) and x.name.lower() == "arrival_timestamp" for x in sides) and any(
+                str(a.this).lower() == "clock_timestamp" for x in sides for a in x.find_all(exp.Anonymous)):
+            raise PgError(FEATURE_NOT_SUPPORTED, "a sliding window over arrival_timestamp must be a conjunct of the "
+                          "view's top-level WHERE clause",
+                          hint="Write arrival_timestamp > clock_timestamp() - interval '...' at the top level of the "
+                               "view (one window per view), or use WITH (sw = '...').")
+
+
 def _arrival_bound(c: Any) -> str | None:
     if isinstance(c, (exp.GT, exp.GTE)):
         col, bound = c.this, c.expression

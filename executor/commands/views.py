@@ -15,7 +15,7 @@ from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from .names import qual, target_schema
-from .view_windows import WINDOW_OPTIONS, check_window_options, take_arrival_window
+from .view_windows import WINDOW_OPTIONS, check_window_options, refuse_other_arrival_windows, take_arrival_window
 
 
 def create_view(session, ctx, planner, tree: exp.Create, text: str):
@@ -42,6 +42,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if pl.streams_used:
         # PipelineDB's spelling of sw (view_windows.py): one definition, one plan
         arrival_sw = take_arrival_window(query)
+        refuse_other_arrival_windows(query)
         if arrival_sw is not None:
             pl = Planner(session.engine, ctx.state, session=session.info)
             plan = pl.plan_query(query)

@@ -109,6 +109,18 @@ def test_sw_and_twin_store_one_definition(conn, unique_name):
     assert [r[0].replace(v, "V") for r in explain_v] == [r[0].replace(w, "V") for r in explain_w]
 
 
+@pytest.mark.parametrize("where", [
+    "k > 0 OR arrival_timestamp > clock_timestamp() - interval '1 minute'",
+    "arrival_timestamp > clock_timestamp() - interval '1 minute' AND arrival_timestamp > clock_timestamp() - interval '2 minutes'",
+])
+def test_arrival_window_elsewhere_is_refused(conn, unique_name, where):
+    s = unique_name("s")
+    conn.execute(f"CREATE FOREIGN TABLE {s} (k int) SERVER pipelinedb")
+    with pytest.raises(psycopg.Error) as e:
+        conn.execute(f"CREATE VIEW {unique_name('v')} AS SELECT count(*) FROM {s} WHERE {where}")
+    assert e.value.sqlstate == "0A000" and e.value.diag.message_hint
+
+
 def test_sw_over_a_projection_that_drops_arrival_time(conn, unique_name):
     """The pane is computed below a projection (x * 2) that did not keep arrival_timestamp."""
     s, v = unique_name("s"), unique_name("v")
