@@ -115,12 +115,11 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         for agg in ("min", "avg"):
             for n, slide in cases:
-                got = kernel(x, n, slide, agg, out)
-                want = naive(x, n, slide, agg)
-                assert np.array_equal(got, want), f"kernel differs from naive at n={n} slide={slide} {agg}"
-                k = a.tuples / _best(lambda: kernel(x, n, slide, agg, out), a.repeat)
                 # naive costs n per window: on a prefix of NAIVE_WORK / n windows, per slid tuple
                 xn = x[: min(len(x), n + max(slide, NAIVE_WORK // n * slide))]
+                got = kernel(xn, n, slide, agg, out)
+                assert np.array_equal(got, naive(xn, n, slide, agg)), f"kernel differs from naive at n={n} slide={slide} {agg}"
+                k = a.tuples / _best(lambda: kernel(x, n, slide, agg, out), a.repeat)
                 nv = (len(xn) - n + slide) / _best(lambda: naive(xn, n, slide, agg), a.repeat)
                 ts = None
                 if slide == 1 and n <= len(plain):
