@@ -86,15 +86,16 @@ def _interval_text(iv: exp.Expression) -> str | None:
     return None
 
 
-def check_window_options(options: dict[str, str], continuous: bool) -> None:
+def check_window_options(options: dict[str, str], reads_stream: bool) -> None:
     """Validate the time options among ``options`` (22023 with a hint; a
     malformed interval 22007, PostgreSQL's input error)."""
     given = [k for k in WINDOW_OPTIONS if k in options]
     if not given:
         return
-    if not continuous:
-        raise PgError(FEATURE_NOT_SUPPORTED, f'option "{given[0]}" applies to continuous views only',
-                      hint="Read a stream in the FROM clause, or drop the option from the view over tables.")
+    if not reads_stream:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'option "{given[0]}" applies to views reading a stream only',
+                      hint="Read a stream in the FROM clause: a view over tables or over other continuous views "
+                           "has no arrival times or groups of its own to expire.")
     if "sw" in options:
         _positive_interval("sw", options["sw"], "the length of the sliding window, e.g. sw = '5 minutes'")
         if "ttl" in options or "ttl_column" in options:

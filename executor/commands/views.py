@@ -69,7 +69,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                           hint="Give the window once: either WITH (sw = ...) or the arrival_timestamp filter.")
         options["sw"] = arrival_sw
     _refuse_unimplemented_options(options)
-    check_window_options(options, continuous)
+    check_window_options(options, bool(pl.streams_used))
     restart = _flag("restart", options.pop("restart", "false"))
     replacing = existing is not None and existing.continuous
     if replacing and not continuous and not restart:

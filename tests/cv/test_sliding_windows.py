@@ -217,6 +217,17 @@ def test_ttl_drops_old_groups(conn, unique_name):
         ("ttl 00:02:00 on minute",)
 
 
+def test_window_options_need_a_stream(conn, unique_name):
+    s, t, v = unique_name("s"), unique_name("t"), unique_name("v")
+    conn.execute(f"CREATE FOREIGN TABLE {s} (k int) SERVER pipelinedb")
+    conn.execute(f"CREATE TABLE {t} (k int)")
+    conn.execute(f"CREATE VIEW {v} AS SELECT k, count(*) FROM {s} GROUP BY k")
+    for source in (t, v):
+        with pytest.raises(psycopg.Error) as e:
+            conn.execute(f"CREATE VIEW {unique_name('w')} WITH (sw = '1 minute') AS SELECT k FROM {source}")
+        assert e.value.sqlstate == "0A000" and e.value.diag.message_hint
+
+
 def test_ttl_column_must_be_a_grouped_timestamp(conn, unique_name):
     s = unique_name("s")
     conn.execute(f"CREATE FOREIGN TABLE {s} (ts timestamptz, x int) SERVER pipelinedb")
