@@ -12,16 +12,16 @@ from splitstream.executor.execution import window_aggs
 
 
 @pytest.mark.parametrize("n, slide", [(4, 1), (16, 4), (1024, 64), (1024, 1), (1024, 1024), (96, 32), (3, 1), (1, 1)])
-@pytest.mark.parametrize("op", ["min", "max", "sum"])
+@pytest.mark.parametrize("op", ["min", "max", "sum", "avg"])
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 def test_sliding_kernels_equal_naive(n, slide, op, dtype):
     rng = np.random.default_rng(n * 31 + slide)
-    f = {"min": np.min, "max": np.max, "sum": np.sum}[op]
+    f = {"min": np.min, "max": np.max, "sum": np.sum, "avg": lambda w, axis: np.sum(w, axis=axis) / n}[op]
     for size in (0, 1, n - 1, n, n + slide, 5000):
         x = rng.integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max, max(size, 0)).astype(dtype)
         m = len(x) // slide * slide
         want = f(sliding_window_view(x[:m].astype(np.int64), n)[::slide], axis=1) if m >= n else np.empty(0)
-        for got in (sliding(x, n, slide, op), sliding_numpy(x, n, slide, op)):
+        for got in (sliding(x, n, slide, op),) + ((sliding_numpy(x, n, slide, op),) if op != "avg" else ()):
             assert len(got) == len(want) and np.array_equal(got, want)
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import threading
+from typing import Callable
 
 import numpy as np
 
@@ -36,7 +37,7 @@ _IDENT = {("min", "i32"): np.iinfo(np.int32).max, ("max", "i32"): np.iinfo(np.in
           ("sum", "i64"): 0}
 
 _lock = threading.Lock()
-_kernels: dict[tuple[str, str], tuple] = {}
+_kernels: dict[tuple[str, str], dict[str, Callable]] = {}
 _engines: list = []          # keep the machine code alive
 
 
@@ -80,7 +81,32 @@ done:
   ret void
 }}
 
-define void @slide(ptr noalias %p, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf) {{
+""" + _slide_ir("slide", op, acc, acc) + _slide_ir("slide_wide", op, acc, src) + \
+        (_slide_ir("avg", op, acc, acc, avg=True) + _slide_ir("avg_wide", op, acc, src, avg=True) if op == "sum" else "")
+
+
+def _load(r: str, ptr: str, src: str, acc: str) -> str:
+    """IR loading ``r`` (of type ``acc``) from ``ptr`` holding a ``src``."""
+    if src == acc:
+        return f"  {r} = load {acc}, ptr {ptr}\n"
+    return f"  {r}.n = load {src}, ptr {ptr}\n  {r} = sext {src} {r}.n to {acc}\n"
+
+
+def _store(v: str, ptr: str, acc: str, avg: bool) -> str:
+    """IR storing result ``v``: as it is, or as an average (a double, ``v / %div``)."""
+    if not avg:
+        return f"  store {acc} {v}, ptr {ptr}"
+    return (f"  {v}.f = sitofp {acc} {v} to double\n  {v}.d = sitofp i64 %div to double\n"
+            f"  {v}.q = fdiv double {v}.f, {v}.d\n  store double {v}.q, ptr {ptr}")
+
+
+def _slide_ir(name: str, op: str, acc: str, src: str, avg: bool = False) -> str:
+    """Two-Stacks over partials of type ``src`` (widened to ``acc`` as loaded);
+    ``avg``: each result divided by ``%div`` and stored as a double."""
+    ident = _IDENT[(op, acc)]
+    out_t = "double" if avg else acc
+    return f"""
+define void @{name}(ptr noalias %p, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf, i64 %div) {{
 entry:
   %nout = sub i64 %m, %k
   %nout1 = add i64 %nout, 1
@@ -92,9 +118,8 @@ block:
   %e0 = icmp slt i64 %sk, %m
   %e = select i1 %e0, i64 %sk, i64 %m
   %last = sub i64 %e, 1
-  %lp = getelementptr {acc}, ptr %p, i64 %last
-  %lv = load {acc}, ptr %lp
-  %lo = sub i64 %last, %s
+  %lp = getelementptr {src}, ptr %p, i64 %last
+{_load('%lv', '%lp', src, acc)}  %lo = sub i64 %last, %s
   %ls = getelementptr {acc}, ptr %suf, i64 %lo
   store {acc} %lv, ptr %ls
   %has_back = icmp sgt i64 %lo, 0
@@ -104,9 +129,8 @@ back:
   %bacc = phi {acc} [%lv, %block], [%br, %back]
   %bi1 = sub i64 %bi, 1
   %bx = add i64 %s, %bi1
-  %bxp = getelementptr {acc}, ptr %p, i64 %bx
-  %bv = load {acc}, ptr %bxp
-{_op(op, acc, "%br", "%bv", "%bacc")}  %bsp = getelementptr {acc}, ptr %suf, i64 %bi1
+  %bxp = getelementptr {src}, ptr %p, i64 %bx
+{_load('%bv', '%bxp', src, acc)}{_op(op, acc, "%br", "%bv", "%bacc")}  %bsp = getelementptr {acc}, ptr %suf, i64 %bi1
   store {acc} %br, ptr %bsp
   %bmore = icmp sgt i64 %bi1, 0
   br i1 %bmore, label %back, label %front0
@@ -115,8 +139,8 @@ front0:
   %cnt0 = icmp slt i64 %left, %k
   %cnt = select i1 %cnt0, i64 %left, i64 %k
   %s0 = load {acc}, ptr %suf
-  %o0 = getelementptr {acc}, ptr %out, i64 %s
-  store {acc} %s0, ptr %o0
+  %o0 = getelementptr {out_t}, ptr %out, i64 %s
+{_store('%s0', '%o0', acc, avg)}
   %more0 = icmp sgt i64 %cnt, 1
   br i1 %more0, label %front, label %block_end
 front:
@@ -124,13 +148,12 @@ front:
   %pre = phi {acc} [{ident}, %front0], [%pr, %front]
   %fx = add i64 %sk, %j
   %fx1 = sub i64 %fx, 1
-  %fxp = getelementptr {acc}, ptr %p, i64 %fx1
-  %fv = load {acc}, ptr %fxp
-{_op(op, acc, "%pr", "%pre", "%fv")}  %sp = getelementptr {acc}, ptr %suf, i64 %j
+  %fxp = getelementptr {src}, ptr %p, i64 %fx1
+{_load('%fv', '%fxp', src, acc)}{_op(op, acc, "%pr", "%pre", "%fv")}  %sp = getelementptr {acc}, ptr %suf, i64 %j
   %sv = load {acc}, ptr %sp
 {_op(op, acc, "%res", "%sv", "%pr")}  %oi = add i64 %s, %j
-  %op = getelementptr {acc}, ptr %out, i64 %oi
-  store {acc} %res, ptr %op
+  %op = getelementptr {out_t}, ptr %out, i64 %oi
+{_store('%res', '%op', acc, avg)}
   %j1 = add i64 %j, 1
   %fm = icmp slt i64 %j1, %cnt
   br i1 %fm, label %front, label %block_end
@@ -145,11 +168,14 @@ done:
 
 
 _REDUCE_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)
-_SLIDE_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p)
+_SLIDE_T = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p, ctypes.c_void_p,
+                            ctypes.c_int64)
 
 
-def kernels(op: str, src: str) -> tuple:
-    """(reduce, slide) compiled for ``op`` over ``src`` values (cached)."""
+def kernels(op: str, src: str) -> dict[str, Callable]:
+    """The kernels compiled for ``op`` over ``src`` values (cached): reduce,
+    slide (over partials), slide_wide (over ``src`` values, widened as
+    loaded), and for sums avg / avg_wide (results divided, as doubles)."""
     key = (op, src)
     got = _kernels.get(key)
     if got is None:
@@ -158,7 +184,9 @@ def kernels(op: str, src: str) -> tuple:
             if got is None:
                 with jit._llvm_lock:
                     ee = jit._compile(_ir(op, src), 3, verify=True, speed_level=3)
-                got = (_REDUCE_T(ee.get_function_address("reduce")), _SLIDE_T(ee.get_function_address("slide")))
+                names = ["slide", "slide_wide"] + (["avg", "avg_wide"] if op == "sum" else [])
+                got = {"reduce": _REDUCE_T(ee.get_function_address("reduce"))}
+                got.update((nm, _SLIDE_T(ee.get_function_address(nm))) for nm in names)
                 _engines.append(ee)
                 _kernels[key] = got
     return got
@@ -169,29 +197,33 @@ def _ptr(a: np.ndarray) -> int:
 
 
 def sliding(x: np.ndarray, n: int, slide: int, op: str, out: np.ndarray | None = None) -> np.ndarray:
-    """One ``op`` (min, max, sum) per ``slide`` values over windows of ``n``
-    values of ``x`` (int32 or int64; n a multiple of slide): result ``i`` covers
-    ``x[i*slide : i*slide + n]``.  Sums come back as int64.  ``out``: a buffer to
-    write into (at least as long as the result, of the result's type), so a
-    caller running many batches does not fault fresh pages in each time."""
+    """One ``op`` (min, max, sum, avg) per ``slide`` values over windows of
+    ``n`` values of ``x`` (int32 or int64; n a multiple of slide): result
+    ``i`` covers ``x[i*slide : i*slide + n]``.  Sums come back as int64,
+    averages as float64.  ``out``: a buffer to write into (at least as long
+    as the result, of the result's type), so a caller running many batches
+    does not fault fresh pages in each time."""
     src = "i32" if x.dtype == np.int32 else "i64"
     x = np.ascontiguousarray(x, dtype=_NP[src])
     if n % slide:
         raise ValueError("the window must be a multiple of the slide")
-    reduce_k, slide_k = kernels(op, src)
-    acc = _NP[_ACC[(op, src)]]
-    m = len(x) // slide
-    k = n // slide
+    base = "sum" if op == "avg" else op
+    ks = kernels(base, src)
+    acc = _NP[_ACC[(base, src)]]
+    m, k = len(x) // slide, n // slide
+    name = "avg" if op == "avg" else "slide"
     if slide == 1:
-        parts = x if acc is x.dtype.type else x.astype(acc)      # widening only: no loop of 1-element panes
+        parts = x                   # one value per slide: no partials, widened as loaded if need be
+        name += "_wide"
     else:
         parts = np.empty(m, acc)
-        reduce_k(_ptr(x), m, slide, _ptr(parts))
+        ks["reduce"](_ptr(x), m, slide, _ptr(parts))
+    res_t = np.float64 if op == "avg" else acc
     nout = max(m - k + 1, 0)
-    out = np.empty(nout, acc) if out is None or len(out) < nout or out.dtype != acc else out[:nout]
+    out = np.empty(nout, res_t) if out is None or len(out) < nout or out.dtype != res_t else out[:nout]
     if nout:
         suf = np.empty(k, acc)
-        slide_k(_ptr(parts), m, k, _ptr(out), _ptr(suf))
+        ks[name](_ptr(parts), m, k, _ptr(out), _ptr(suf), n)
     return out
 
 
