@@ -240,6 +240,10 @@ class StreamPipeline:
         self.window: sliding.PaneSlider | None = None
         #: a TTL: (position of the timestamp key, ttl in microseconds), or None
         self.ttl: tuple[int, int] | None = None
+        #: under a window: the view's own grouping (no pane key), which runs a
+        #: statement's rows into their pane, and where arrival_timestamp is in the scan
+        self.inner: StreamPipeline | None = None
+        self.arrival_idx = -1
         if self.keep is not None:
             for op, cols in self.keep_right.items():
                 if op in self.builds:       # the kept build side: drop what no one reads
@@ -254,8 +258,13 @@ class StreamPipeline:
 
     def new_stage(self, ctx) -> backends.PipelineStage:
         """A statement's private stage into this pipeline: a compiling
-        backend's, or the vector path's."""
+        backend's, or the vector path's; per pane under a sliding window."""
+        if self.window is not None and self.inner is not None:
+            return sliding.PanedStage(self, ctx)
         return backends.choose(ctx).stream_stage(self, ctx) or VectorStage(self)
+
+    def vector_stage(self) -> "VectorStage":
+        return VectorStage(self)
 
     def process(self, batch: Batch, ctx) -> None:
         """Stage one batch and apply it at once (benchmarks of one pipeline;
@@ -477,6 +486,8 @@ class _ViewCompiler:
             run_chain, run_agg = sliding.with_pane_key(scan, chain, agg, win.pane_us)
             pipe = StreamPipeline(scan, run_chain, run_agg, builds)
             pipe.window = sliding.PaneSlider([k.oid for k in agg.keys], agg.aggs, win)
+            pipe.inner = StreamPipeline(scan, chain, agg, builds)
+            pipe.arrival_idx = next(i for i, c in enumerate(scan.out) if c.name == "arrival_timestamp")
             return pipe
         pipe = StreamPipeline(scan, chain, agg, builds)
         assert win.ttl_us is not None and win.ttl_column is not None

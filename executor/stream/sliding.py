@@ -36,6 +36,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import decode_text
 
+from ..backends import interface as backends
 from ..execution import clock, expr, operators
 from ..execution.aggregates import GroupTable
 from .panes import copy_table, merge_groups, subset
@@ -167,14 +168,22 @@ class PaneSlider:
         bounds = list(starts[1:]) + [len(order)]
         for p, a, b in zip(ids.tolist(), starts.tolist(), bounds):
             idx = order[a:b]
-            t = self.panes.get(p)
-            if t is None:
-                t = self.panes[p] = self._empty()
-            merge_groups(t, table, idx, [c.take(idx) for c in keys])
-            if self.sealed_to is not None and p < self.sealed_to:
-                self._clear_stacks(None)            # a sealed pane changed: rebuild the stacks
+            merge_groups(self._pane(p), table, idx, [c.take(idx) for c in keys])
         self.rows_in += table.rows_in
         table.reset()
+
+    def add(self, p: int, table: GroupTable) -> None:
+        """Fold ``table`` (keyed by the view's keys) into pane ``p``."""
+        self._pane(p).merge(table)
+        self.rows_in += table.rows_in
+
+    def _pane(self, p: int) -> GroupTable:
+        t = self.panes.get(p)
+        if t is None:
+            t = self.panes[p] = self._empty()
+        if self.sealed_to is not None and p < self.sealed_to:
+            self._clear_stacks(None)            # a sealed pane changes: rebuild the stacks
+        return t
 
     # ------------------------------------------------------------ time
     def expire(self, now_us: int) -> int:
@@ -298,3 +307,57 @@ def with_pane_key(scan, chain: list, agg, width_us: int) -> tuple[list, operator
     grouped = operators.Aggregate(agg.child, list(agg.keys) + [pane], agg.aggs,
                                   list(agg.out[:nk]) + [operators.OutCol("pane", type_oids.INT8)] + list(agg.out[nk:]))
     return out_chain, grouped
+
+
+class PanedStage:
+    """A statement's batches into a sliding-window pipeline.
+
+    A statement stamps all its rows with its own time, so its batches fall
+    in one pane: they run the view's own grouping (its kernel, one key
+    fewer than the pane-keyed one, dense when the keys are) and are folded
+    into that pane at apply.  A batch whose arrival times span panes (never
+    from one statement, but kept correct) runs the pane-keyed grouping."""
+
+    def __init__(self, pipe, ctx) -> None:
+        self.pipe, self.ctx = pipe, ctx
+        self.by_pane: dict[int, object] = {}
+        self.general = None
+
+    def add(self, batch: Batch, ctx) -> None:
+        pipe = self.pipe
+        arrival = batch.cols[pipe.arrival_idx].data.view(np.int64)
+        if not len(arrival):
+            return
+        width = pipe.window.win.pane_us
+        first = int(arrival[0])
+        lo = (first - 1) // width
+        if int(arrival[-1]) != first or (arrival != first).any():     # one statement's rows share one time
+            hi = (int(arrival.max()) - 1) // width
+            lo = (int(arrival.min()) - 1) // width
+        else:
+            hi = lo
+        if lo != hi:
+            if self.general is None:
+                self.general = backends.choose(ctx).stream_stage(pipe, ctx) or pipe.vector_stage()
+            self.general.add(batch, ctx)
+            return
+        st = self.by_pane.get(lo)
+        if st is None:
+            st = self.by_pane[lo] = pipe.inner.new_stage(ctx)
+        st.add(batch, ctx)
+
+    def apply(self) -> None:
+        """Under the view's lock: the general stage into the pipeline, each
+        pane's through the view's grouping straight into its pane."""
+        if self.general is not None:
+            self.general.apply()
+        inner = self.pipe.inner
+        for p, st in self.by_pane.items():
+            st.apply()
+            inner.merge()
+            self.pipe.window.add(p, inner.global_)
+            inner.global_ = inner.agg.new_table()
+
+    def nbytes(self) -> int:
+        parts = list(self.by_pane.values()) + ([self.general] if self.general is not None else [])
+        return sum(st.nbytes() for st in parts)
