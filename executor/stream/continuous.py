@@ -788,11 +788,11 @@ class ContinuousView:
         """(window, panes held, oldest pane's start, newest pane's start) for
         splitstream.views; NULLs without a window.  Expired panes are
         reaped first, at the clock's time, so the figures are the bound the
-        view holds -- unless the view's lock is taken (by a read, maybe of
-        this very statement: never waited for), then as they stand."""
+        view holds -- unless the view's lock stays taken for a second (by a
+        read, maybe of this very statement), then as they stand."""
         win = sliding.window_options(self.rel)
         if self.windowed():
-            self.reap(sliding.now_us(None))
+            self.reap(sliding.now_us(None), wait=1.0)
         sliders = [p.window for p in self._pipes() if p.window is not None]
         ranges = [r for r in (s.pane_range() for s in list(sliders)) if r is not None]
         if not sliders:
@@ -804,10 +804,11 @@ class ContinuousView:
         return (sliders[0].win.describe(), panes, sliding.pane_start(min(r[0] for r in ranges), width),
                 sliding.pane_start(max(r[1] for r in ranges), width))
 
-    def reap(self, now_us: int, wait: bool = False) -> bool:
+    def reap(self, now_us: int, wait: float = 0.0) -> bool:
         """Drop expired panes and groups.  Takes the view's lock only when
-        free unless ``wait`` (inserters never wait on it: they queue)."""
-        if not self.lock.acquire(blocking=wait):
+        free, or within ``wait`` seconds (inserters never wait on it: they
+        queue; a bounded wait cannot deadlock with a thread holding it)."""
+        if not (self.lock.acquire(timeout=wait) if wait > 0 else self.lock.acquire(blocking=False)):
             return False
         try:
             self._drain()

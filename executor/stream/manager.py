@@ -416,7 +416,7 @@ class StreamManager:
         self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
         self.saved_as.clear()
         # panes and TTL groups that expired while the server was down go now
-        self.reaper.reap_once(wait=True)
+        self.reaper.reap_once(wait=60.0)
         if any(cv.windowed() for cv in self.views.values()):
             self.reaper.ensure_running()
 

@@ -34,7 +34,7 @@ class Reaper:
                 self._thread = threading.Thread(target=self._run, name="cv-reaper", daemon=True)
                 self._thread.start()
 
-    def reap_once(self, wait: bool = False) -> None:
+    def reap_once(self, wait: float = 0.0) -> None:
         """One round over the windowed views at the clock's time."""
         now = clock.micros(clock.now())
         for cv in list(self._views()):
