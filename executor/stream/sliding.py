@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import datetime as dt
+from typing import Any
 
 import numpy as np
 
@@ -318,10 +319,10 @@ class PanedStage:
     into that pane at apply.  A batch whose arrival times span panes (never
     from one statement, but kept correct) runs the pane-keyed grouping."""
 
-    def __init__(self, pipe, ctx) -> None:
+    def __init__(self, pipe: Any, ctx: Any) -> None:
         self.pipe, self.ctx = pipe, ctx
-        self.by_pane: dict[int, object] = {}
-        self.general = None
+        self.by_pane: dict[int, backends.PipelineStage] = {}
+        self.general: backends.PipelineStage | None = None
 
     def add(self, batch: Batch, ctx) -> None:
         pipe = self.pipe
