@@ -41,6 +41,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     arrival_sw = None
     if pl.streams_used:
         # PipelineDB's spelling of sw (view_windows.py): one definition, one plan
+        query = query.copy()        # the parsed statement may be cached and run again: never edit it
         arrival_sw = take_arrival_window(query)
         refuse_other_arrival_windows(query)
         if arrival_sw is not None:

@@ -121,6 +121,19 @@ def test_arrival_window_elsewhere_is_refused(conn, unique_name, where):
     assert e.value.sqlstate == "0A000" and e.value.diag.message_hint
 
 
+def test_twin_created_again_from_the_same_text_keeps_its_window(conn, unique_name):
+    """Taking the filter out of the definition leaves the statement as written: run again, it is a window again."""
+    s, v = unique_name("s"), unique_name("v")
+    conn.execute(f"CREATE FOREIGN TABLE {s} (k int) SERVER pipelinedb")
+    create = (f"CREATE VIEW {v} AS SELECT count(*) FROM {s} "
+              f"WHERE arrival_timestamp > clock_timestamp() - interval '1 minute'")
+    for _ in range(2):
+        conn.execute(create)
+        assert conn.execute("SELECT \"window\" FROM splitstream.views WHERE name = %s", (v,)).fetchone() == \
+            ("sw 00:01:00 step 00:00:03",)
+        conn.execute(f"DROP VIEW {v}")
+
+
 def test_sw_over_a_projection_that_drops_arrival_time(conn, unique_name):
     """The pane is computed below a projection (x * 2) that did not keep arrival_timestamp."""
     s, v = unique_name("s"), unique_name("v")
