@@ -28,7 +28,7 @@ from splitstream.protocol.errors import (
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from .sql import viewdef  # noqa: F401  (installs pg_get_viewdef's deparser into the catalog)
 from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
-from .execution import operators, privileges
+from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
@@ -196,6 +196,8 @@ class Session:
             if cv is None:
                 return None
             key.append((oid, cv.version, len(cv.queue)))
+            if cv.windowed():       # a window's rows change as the clock moves, with no input
+                key.append(cv.time_position(clock.micros(clock.now())))
             todo.extend(cv.upstream_views)
         return tuple(key)
 
@@ -419,7 +421,7 @@ class Session:
             else:
                 txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
-                              param_oids=param_oids, engine=self.engine)
+                              param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self
             try:
                 result = stmt.run(self, ctx)

@@ -19,6 +19,7 @@ from ..stream import late_rows, retention
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
+from .view_windows import WINDOW_OPTIONS, check_window_options, refuse_other_arrival_windows, take_arrival_window
 
 
 def create_view(session, ctx, planner, tree: exp.Create, text: str):
@@ -43,9 +44,18 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if existing is not None:
         privileges.require_relation_owner(st, session.info, existing)
     query = tree.args["expression"]
-    sql = query.sql(DIALECT)
     pl = Planner(session.engine, ctx.state, session=session.info)
     plan = pl.plan_query(query)
+    arrival_sw = None
+    if pl.streams_used:
+        # PipelineDB's spelling of sw (view_windows.py): one definition, one plan
+        query = query.copy()        # the parsed statement may be cached and run again: never edit it
+        arrival_sw = take_arrival_window(query)
+        refuse_other_arrival_windows(query)
+        if arrival_sw is not None:
+            pl = Planner(session.engine, ctx.state, session=session.info)
+            plan = pl.plan_query(query)
+    sql = query.sql(DIALECT)
     props = tree.args.get("properties")
     materialized = False
     options = {}
@@ -61,6 +71,12 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if _MATERIALIZED.match(text):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
+    if arrival_sw is not None:
+        if "sw" in options and options["sw"] != arrival_sw:
+            raise PgError(INVALID_PARAMETER_VALUE, f"sw = '{options['sw']}' contradicts the view's "
+                          f"arrival_timestamp filter over interval '{arrival_sw}'",
+                          hint="Give the window once: either WITH (sw = ...) or the arrival_timestamp filter.")
+        options["sw"] = arrival_sw
     _refuse_unimplemented_options(options)
     if late_rows.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
@@ -70,6 +86,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
                       hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
                            "keeps no state.")
+    check_window_options(options, bool(pl.streams_used))
     restart = _flag("restart", options.pop("restart", "false"))
     replacing = existing is not None and existing.continuous
     if replacing and not continuous and not restart:
@@ -138,10 +155,6 @@ def _flag(name: str, value: str) -> bool:
 #: View options PostgreSQL or PipelineDB define that splitstream does not implement
 #: yet: refused, since accepting and ignoring one gives silently wrong answers.
 _NOT_IMPLEMENTED_OPTIONS = {
-    "sw": "sliding windows (sw) are not implemented yet",
-    "ttl": "time-to-live (ttl) is not implemented yet",
-    "ttl_column": "time-to-live (ttl) is not implemented yet",
-    "step_factor": "sliding windows (step_factor) are not implemented yet",
     "check_option": "WITH CHECK OPTION is not supported",
     "security_barrier": "security_barrier views are not supported",
     "security_invoker": "security_invoker views are not supported",
@@ -150,7 +163,7 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name in ("action", "restart"):
+        if name in ("action", "restart") or name in WINDOW_OPTIONS:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles
@@ -163,5 +176,6 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
                           hint=f"Remove the {name} option; for a time window, group by a time bucket such as "
                                "date_trunc('minute', ts) instead.")
         raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
-                      hint="The options of CREATE VIEW splitstream implements are action=materialize and "
-                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty).")
+                      hint="The options of CREATE VIEW splitstream implements are action=materialize, "
+                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty), "
+                           "sw and step_factor (sliding windows), ttl and ttl_column.")

@@ -24,7 +24,7 @@ from splitstream.protocol.errors import (
 )
 from splitstream.protocol.types import Interval
 
-from . import numeric_math, signatures
+from . import clock, numeric_math, signatures
 from .signatures import Signature
 from .keywords import QUOTED_KEYWORDS
 from .encodings import encoding_name, encoding_number
@@ -581,7 +581,7 @@ def _now(cols, n, ctx):
 
 register("now|transaction_timestamp|statement_timestamp", type_oids.TIMESTAMPTZ, [])(_now)
 register("clock_timestamp", type_oids.TIMESTAMPTZ, [], volatile=True)(
-    lambda cols, n, ctx: Col.const(dt.datetime.now(dt.timezone.utc), type_oids.TIMESTAMPTZ, n))
+    lambda cols, n, ctx: Col.const(clock.now(), type_oids.TIMESTAMPTZ, n))
 register("current_week", type_oids.INT4, [])(
     lambda cols, n, ctx: Col.const(ctx.now.isocalendar()[1], type_oids.INT4, n))  # AIM benchmark helper
 

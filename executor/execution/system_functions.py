@@ -18,7 +18,7 @@ from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import privileges
+from . import clock, privileges
 from . import expr, functions
 from .string_functions import object_texts
 
@@ -355,3 +355,21 @@ def sequence_function(engine, planner, name, args):
             ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
         return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
     raise PgError("42883", f"function {name} does not exist")
+
+
+def _test_clock(cols, n, ctx):
+    """splitstream_test_clock(t): stop the server's clock at ``t`` (NULL: let
+    it run again); returns the clock's time.  Exists only in servers started
+    with SPLITSTREAM_TEST_CLOCK=1 (tests), and only for superusers there."""
+    if not privileges.current_role(ctx.state, ctx.session).superuser:
+        raise PgError("42501", "permission denied for function splitstream_test_clock",
+                      hint="Only a superuser may move the test clock.")
+    vals = cols[0].to_pylist()
+    if n:
+        clock.set_frozen(vals[-1])
+    return Col.const(clock.now(), type_oids.TIMESTAMPTZ, n)
+
+
+if clock.test_clock_enabled():
+    functions.register("splitstream_test_clock", type_oids.TIMESTAMPTZ, [type_oids.TIMESTAMPTZ], volatile=True,
+                       strict=False)(_test_clock)

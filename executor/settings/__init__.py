@@ -59,9 +59,12 @@ PIPELINEDB_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
                                   "to feed only some views, give them a stream of their own."),
     "pipelinedb.continuous_queries_enabled": (frozenset({"on", "true", "1"}), "Continuous views always run; "
                                               "DROP VIEW stops one."),
-    "pipelinedb.sliding_window_step_factor": (frozenset(), "Sliding windows (sw) are not supported."),
-    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "TTL expiration is not supported."),
-    "pipelinedb.ttl_expiration_threshold": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.sliding_window_step_factor": (frozenset({"5"}), "The default step_factor is 5; give another per "
+                                              "view: WITH (sw = '...', step_factor = n)."),
+    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "Expired panes and TTL groups are dropped by a background "
+                                             "reaper in whole rounds; its batch size is not settable."),
+    "pipelinedb.ttl_expiration_threshold": (frozenset(), "Expired panes and TTL groups are dropped by a background "
+                                            "reaper in whole rounds; its threshold is not settable."),
     "pipelinedb.fillfactor": (frozenset(), "Continuous views keep their state in memory and checkpoints, not in "
                               "materialization tables with a fillfactor."),
     "pipelinedb.anonymous_update_checks": (frozenset({"off", "false", "0"}), "splitstream never checks for updates."),
