@@ -27,6 +27,8 @@ from sqlglot.tokens import TokenType
 
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
+from . import tablesample_syntax
+
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
 
 
@@ -80,6 +82,8 @@ class Splitstream(Postgres):
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
+        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
+        _parse_table_sample = tablesample_syntax.parse_table_sample
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)

@@ -23,6 +23,7 @@ from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
 from ..table_functions import table_function
+from .. import tablesample
 
 
 class FromPlanner(WindowPlanner, PlannerBase):
@@ -33,10 +34,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
         if isinstance(item, exp.Table):
-            if item.args.get("sample") is not None:
-                # returning every row would be a silently wrong sample
-                raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE is not implemented yet",
-                              hint="Filter with random(), e.g. WHERE random() < 0.1, for a Bernoulli sample.")
+            sample = item.args.get("sample")
             fn = item.this
             if isinstance(fn, exp.Anonymous) and str(fn.this).lower() in WINDOW_FUNCTIONS:
                 return self.plan_time_window(fn, alias, colaliases, outer, corr)
@@ -45,6 +43,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
                                                 ordinality=bool(item.args.get("ordinality")))
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
+            if sample is not None:
+                tablesample.method_of(sample)           # 42704 before the relation, as PostgreSQL
+                rel = self.lookup_relation(name, schema) if schema is not None or self.find_cte(name) is None else None
+                op, scope = self.plan_named(name, schema, alias or name, colaliases, outer, corr)
+                return tablesample.sampled(self, sample, op, rel), scope
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
         if isinstance(item, exp.Subquery):
             plan = self.plan_query(item.this, outer, corr)
