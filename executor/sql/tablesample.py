@@ -16,7 +16,6 @@ from .binder import ExprBinder, Scope
 from .tablesample_syntax import UNITS
 
 UNDEFINED_OBJECT = "42704"
-WRONG_OBJECT_TYPE = "42809"
 
 
 def method_of(node: exp.TableSample) -> str:
@@ -35,10 +34,11 @@ def sampled(planner: Any, node: exp.TableSample, op: operators.Op, rel: Any) -> 
         if kind == "f":
             raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE on a stream is not implemented yet",
                           hint="Sample a table, or keep a sample of a stream with a continuous view.")
-        raise PgError(WRONG_OBJECT_TYPE, "TABLESAMPLE clause can only be applied to tables and materialized views")
+        raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE clause can only be applied to tables and materialized views",
+                      hint="Sample the tables the view reads.")
     args = [node.args["percent"]] if node.args.get("percent") is not None else list(node.expressions)
     if len(args) != 1:
-        raise PgError("42P13", f"tablesample method {method} requires 1 argument, not {len(args)}")
+        raise PgError("2202H", f"tablesample method {method} requires 1 argument, not {len(args)}")
     b = ExprBinder(planner, Scope([], None), context="TABLESAMPLE")
     arg = planner.coerce(b.bind(args[0]), type_oids.FLOAT8)
     seed = node.args.get("seed")
