@@ -153,8 +153,8 @@ def normalize_setting(name: str, value: str) -> str:
         return v
     if name == "datestyle":
         return "ISO, MDY"
-    if name == SAMPLE_ROWS:
-        return str(_int_in_range(name, value, 100, 10_000_000))
+    if name == SAMPLE_ROWS:          # '' (RESET): 300 x default_statistics_target, as PostgreSQL samples
+        return str(_int_in_range(name, value, 100, 10_000_000)) if str(value).strip() else ""
     if name == "extra_float_digits":
         return str(_int_in_range(name, value, -15, 3))
     return value

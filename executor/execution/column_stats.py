@@ -55,10 +55,10 @@ def compute(col: Col, total_rows: float, targets: int = 100, distinct_estimate: 
     null_cnt = int(nulls.sum())
     nonnull = samplerows - null_cnt
     if nonnull == 0:
-        return ColumnStats(1.0 if samplerows else 0.0, 0, 0.0)
+        return ColumnStats(1.0 if samplerows else 0.0, FIXED_WIDTH.get(col.oid, 0), 0.0)   # width "unknown" if varlena
     null_frac = null_cnt / samplerows
     data = col.data[valid]
-    tupno = np.flatnonzero(valid)
+    tupno = np.arange(nonnull)          # PostgreSQL numbers the non-NULL values, not the rows
     order = _sort_order(data)
     keys = _comparable(data)[order]
     new_run = np.ones(len(keys), dtype=bool)
