@@ -26,10 +26,12 @@ import struct
 
 import numpy as np
 
-from splitstream.catalog.datatypes.vector import Batch
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from . import reservoir
+from .expr import Expr
 from .operators import Op
 
 BLOCK_ROWS = 128
@@ -114,3 +116,45 @@ def choose_rows(method: str, amount: float, n_rows: int, seed: int | None) -> np
     if size == 0:
         return np.zeros(0, dtype=np.int64)
     return reservoir.sample_positions(n_rows, size, int(rng.integers(0, 1 << 62)))
+
+
+class BernoulliMask(Expr):
+    """``TABLESAMPLE BERNOULLI (p)`` on a stream: a predicate true for each
+    row with probability p/100, so the stream pipeline filters at insert
+    time (a continuous view then folds only the sampled rows).  With
+    REPEATABLE the draws of a batch are seeded by the seed and the batch's
+    contents, so replaying the WAL after a restart keeps the same rows."""
+
+    oid = type_oids.BOOL
+
+    def __init__(self, arg, seed) -> None:
+        self.arg, self.seed = arg, seed
+
+    def children(self) -> list:
+        return [self.arg] + ([self.seed] if self.seed is not None else [])
+
+    def eval(self, batch: Batch, ctx) -> Col:
+        value = _scalar(self.arg, ctx)
+        if value is None:
+            raise PgError(NULL_VALUE_NOT_ALLOWED, "TABLESAMPLE parameter cannot be null")
+        p = checked_argument("bernoulli", float(value), None)
+        seed = None
+        if self.seed is not None:
+            s = _scalar(self.seed, ctx)
+            if s is None:
+                raise PgError(INVALID_TABLESAMPLE_REPEAT, "TABLESAMPLE REPEATABLE parameter cannot be null")
+            seed = [seed_of(float(s)), batch.n, _content_key(batch)]
+        return Col(np.random.default_rng(seed).random(batch.n) < p / 100.0, None, type_oids.BOOL)
+
+    def __repr__(self) -> str:
+        return f"bernoulli({self.arg!r}, repeatable {self.seed!r})"
+
+
+def _content_key(batch: Batch) -> int:
+    """A cheap fingerprint of a batch (its fixed-width columns' bytes, folded)."""
+    key = np.uint64(0)
+    for c in batch.cols:
+        d = c.data
+        if d.dtype != object and d.dtype.itemsize == 8 and len(d):
+            key ^= np.bitwise_xor.reduce(np.ascontiguousarray(d).view(np.uint64) * np.uint64(0x9E3779B97F4A7C15))
+    return int(key)

@@ -29,11 +29,12 @@ def method_of(node: exp.TableSample) -> str:
 def sampled(planner: Any, node: exp.TableSample, op: operators.Op, rel: Any) -> operators.Op:
     """``op`` (the scan of ``rel``) under its TABLESAMPLE."""
     method = method_of(node)
-    if rel is None or rel.kind not in ("r", "m"):
-        kind = getattr(rel, "kind", None)
-        if kind == "f":
-            raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE on a stream is not implemented yet",
-                          hint="Sample a table, or keep a sample of a stream with a continuous view.")
+    kind = getattr(rel, "kind", None)
+    if kind == "f" and method != "bernoulli":
+        raise PgError(FEATURE_NOT_SUPPORTED, f"TABLESAMPLE {method.upper()} on a stream is not implemented yet",
+                      hint="A stream has no blocks and no end: BERNOULLI (p) samples it as rows arrive; "
+                           "sample a table the stream fills for a fixed-size sample.")
+    if kind not in ("r", "m", "f"):
         raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE clause can only be applied to tables and materialized views",
                       hint="Sample the tables the view reads.")
     args = [node.args["percent"]] if node.args.get("percent") is not None else list(node.expressions)
@@ -43,4 +44,6 @@ def sampled(planner: Any, node: exp.TableSample, op: operators.Op, rel: Any) -> 
     arg = planner.coerce(b.bind(args[0]), type_oids.FLOAT8)
     seed = node.args.get("seed")
     seed_e = planner.coerce(b.bind(seed), type_oids.FLOAT8) if seed is not None else None
+    if kind == "f":                  # an insert-time filter of the stream pipeline
+        return operators.Filter(op, sampling.BernoulliMask(arg, seed_e))
     return sampling.SampleScan(op, method, arg, seed_e, node.meta.get(UNITS))
