@@ -996,6 +996,8 @@ class AggSpec:
             return SumState(self)
         if f in ("min", "max", "bool_and", "bool_or", "every"):
             return MinMaxState(self)
+        if f in _INSTALLED:
+            return _INSTALLED[f][0](self)
         raise PgError(UNDEFINED_FUNCTION, f"function {f} does not exist")
 
     def __repr__(self) -> str:
@@ -1007,7 +1009,19 @@ AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every
               "percentile_disc", "mode"}
 
 
+#: aggregates defined in modules of their own: name -> (state class, result type of the argument types)
+_INSTALLED: dict[str, tuple[Any, Any]] = {}
+
+
+def install_aggregate(name: str, state_class: Any, result_type: Any) -> None:
+    """Called by the module defining an aggregate (``reservoir_agg``) on import."""
+    _INSTALLED[name] = (state_class, result_type)
+    AGGREGATES.add(name)
+
+
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
+    if func in _INSTALLED:
+        return _INSTALLED[func][1](arg_oids)
     a = arg_oids[0] if arg_oids else type_oids.INT8
     if func == "count":
         return type_oids.INT8

@@ -60,45 +60,53 @@ class AlgorithmL:
         return min(self.n, self.seen)
 
     def offer(self, m: int) -> tuple[np.ndarray, np.ndarray]:
-        lo, hi = self.seen, self.seen + int(m)
-        parts_s: list[np.ndarray] = []
-        parts_o: list[np.ndarray] = []
-        if lo < self.n:                                   # fill phase: a slice
-            k = min(self.n, hi) - lo
-            parts_s.append(np.arange(lo, lo + k, dtype=np.int64))
-            parts_o.append(np.arange(k, dtype=np.int64))
-            if lo + k == self.n:
-                self._start_skipping()
-        if hi > self.n:
-            while self._next < hi:
-                s, p = self._picks(hi)
-                parts_s.append(s)
-                parts_o.append(p - lo)
-        self.seen = hi
-        if not parts_s:
-            return _EMPTY, _EMPTY
-        slots = np.concatenate(parts_s) if len(parts_s) > 1 else parts_s[0]
-        offs = np.concatenate(parts_o) if len(parts_o) > 1 else parts_o[0]
-        return _last_per_slot(slots, offs)
+        slots, offs, self._logw, self._next = offer(self.n, self.seen, self._logw, self._next, int(m), self.rng)
+        self.seen += int(m)
+        return slots, offs
 
-    def _start_skipping(self) -> None:
-        self._logw = float(np.log(self.rng.random())) / self.n
-        self._next = self.n - 1 + _skip(self._logw, self.rng.random())
 
-    def _picks(self, hi: int) -> tuple[np.ndarray, np.ndarray]:
-        """The picks in [next, hi) of one batch of draws (vectorised skip chain)."""
-        expected = self.n * max(np.log(max(hi, 2) / max(self._next, 1)), 0.0)
-        k = int(expected * 1.25) + 16
-        uw, us = self.rng.random(k), self.rng.random(k)
-        slots = self.rng.integers(0, self.n, k, dtype=np.int64)
-        logw = self._logw + np.cumsum(np.log(uw)) / self.n         # W_1 .. W_k
-        skips = np.minimum(np.floor(np.log(us) / np.log(-np.expm1(logw))), _FAR) + 1
-        pos = np.minimum(self._next + np.concatenate(([0.0], np.cumsum(skips))), _FAR)   # P_0 .. P_k
-        a = int(np.searchsorted(pos[:k], hi))                        # picks below hi
-        if a:
-            self._logw = float(logw[a - 1])
-        self._next = int(pos[a])
-        return slots[:a], pos[:a].astype(np.int64)
+def offer(n: int, seen: int, logw: float, nxt: int, m: int,
+          rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, float, int]:
+    """Algorithm L over the next ``m`` positions of a reservoir that has seen
+    ``seen`` (its state: log W and the pending pick ``nxt``, meaningful once
+    full).  Returns (slots, offsets into the chunk, log W, next pick); a
+    state kept as plain numbers is what a view's aggregate state saves."""
+    lo, hi = seen, seen + m
+    parts_s: list[np.ndarray] = []
+    parts_o: list[np.ndarray] = []
+    if lo < n:                                        # fill phase: a slice
+        k = min(n, hi) - lo
+        parts_s.append(np.arange(lo, lo + k, dtype=np.int64))
+        parts_o.append(np.arange(k, dtype=np.int64))
+        if lo + k == n:
+            logw = float(np.log(rng.random())) / n
+            nxt = n - 1 + _skip(logw, rng.random())
+    if hi > n:
+        while nxt < hi:
+            s, p, logw, nxt = _picks(n, logw, nxt, hi, rng)
+            parts_s.append(s)
+            parts_o.append(p - lo)
+    if not parts_s:
+        return _EMPTY, _EMPTY, logw, nxt
+    slots = np.concatenate(parts_s) if len(parts_s) > 1 else parts_s[0]
+    offs = np.concatenate(parts_o) if len(parts_o) > 1 else parts_o[0]
+    slots, offs = _last_per_slot(slots, offs)
+    return slots, offs, logw, nxt
+
+
+def _picks(n: int, logw: float, nxt: int, hi: int, rng: np.random.Generator):
+    """The picks in [nxt, hi) of one batch of draws (vectorised skip chain)."""
+    expected = n * max(np.log(max(hi, 2) / max(nxt, 1)), 0.0)
+    k = int(expected * 1.25) + 16
+    uw, us = rng.random(k), rng.random(k)
+    slots = rng.integers(0, n, k, dtype=np.int64)
+    lw = logw + np.cumsum(np.log(uw)) / n                           # W_1 .. W_k
+    skips = np.minimum(np.floor(np.log(us) / np.log(-np.expm1(lw))), _FAR) + 1
+    pos = np.minimum(nxt + np.concatenate(([0.0], np.cumsum(skips))), _FAR)   # P_0 .. P_k
+    a = int(np.searchsorted(pos[:k], hi))                            # picks below hi
+    if a:
+        logw = float(lw[a - 1])
+    return slots[:a], pos[:a].astype(np.int64), logw, int(pos[a])
 
 
 def _skip(logw: float, u: float) -> int:

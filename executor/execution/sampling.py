@@ -30,7 +30,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
-from . import reservoir
+from . import reservoir, reservoir_agg  # noqa: F401  (reservoir_agg installs reservoir_sample)
 from .expr import Expr
 from .operators import Op
 
