@@ -32,8 +32,8 @@ def sampled(planner: Any, node: exp.TableSample, op: operators.Op, rel: Any) -> 
     kind = getattr(rel, "kind", None)
     if kind == "f" and method != "bernoulli":
         raise PgError(FEATURE_NOT_SUPPORTED, f"TABLESAMPLE {method.upper()} on a stream is not implemented yet",
-                      hint="A stream has no blocks and no end: BERNOULLI (p) samples it as rows arrive; "
-                           "sample a table the stream fills for a fixed-size sample.")
+                      hint="For a fixed-size uniform sample of a stream, aggregate it: SELECT reservoir_sample(x, n) "
+                           "FROM s (per group with GROUP BY); BERNOULLI (p) samples rows as they arrive.")
     if kind not in ("r", "m", "f"):
         raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE clause can only be applied to tables and materialized views",
                       hint="Sample the tables the view reads.")
