@@ -216,16 +216,18 @@ class HyperLogLog:
     __slots__ = ("p", "reg")
 
     def __init__(self, p: int = 14) -> None:
+        assert 11 <= p <= 18            # the rank below needs 64 - p <= 53 bits
         self.p = p
         self.reg = np.zeros(1 << p, dtype=np.uint8)
 
     def add_hashes(self, h: np.ndarray) -> None:
         if not len(h):
             return
-        idx = (h >> np.uint64(64 - self.p)).astype(np.int64)
-        rest = (h << np.uint64(self.p)) | np.uint64(1 << (self.p - 1))    # a guard bit bounds the rank
-        rank = (64 - _bit_length(rest) + 1).astype(np.uint8)
-        np.maximum.at(self.reg, idx, rank)
+        rest_bits = 64 - self.p
+        idx = (h >> np.uint64(rest_bits)).astype(np.intp)
+        # the low bits as a float are exact (< 2**53); frexp's exponent is their bit length
+        _, length = np.frexp((h & np.uint64((1 << rest_bits) - 1)).astype(np.float64))
+        np.maximum.at(self.reg, idx, (rest_bits + 1 - length).astype(np.uint8))
 
     def merge(self, other: "HyperLogLog") -> None:
         np.maximum(self.reg, other.reg, out=self.reg)
@@ -238,15 +240,6 @@ class HyperLogLog:
         if raw <= 2.5 * m and zeros:
             return m * math.log(m / zeros)             # linear counting for small cardinalities
         return raw
-
-
-def _bit_length(x: np.ndarray) -> np.ndarray:
-    """Bit length of uint64 values (vectorised, exact: via the top and bottom halves)."""
-    hi = (x >> np.uint64(32)).astype(np.float64)
-    lo = (x & np.uint64(0xFFFFFFFF)).astype(np.float64)
-    bl_hi = np.where(hi > 0, np.floor(np.log2(np.maximum(hi, 1))) + 33, 0)
-    bl_lo = np.where(lo > 0, np.floor(np.log2(np.maximum(lo, 1))) + 1, 0)
-    return np.where(hi > 0, bl_hi, bl_lo).astype(np.int64)
 
 
 def hash_values(col: Col) -> np.ndarray:

@@ -8,8 +8,11 @@ import math
 import numpy as np
 import pytest
 
+from splitstream.catalog.datatypes.vector import Col
 from splitstream.executor.backends.llvm import sampling as compiled
 from splitstream.executor.execution import reservoir as R
+from splitstream.executor.execution.column_stats import HyperLogLog, hash_values
+from splitstream.protocol import oids
 
 Z_1E4 = 3.719      # one-sided normal quantile for p = 1e-4
 
@@ -141,3 +144,19 @@ def test_seeded_sample_is_reproducible():
     b = R.sample_positions(50_000, 300, seed=42)
     c = R.sample_positions(50_000, 300, seed=43)
     assert a.tolist() == b.tolist() and a.tolist() != c.tolist()
+
+
+@pytest.mark.parametrize("n", [10, 1000, 200_000])
+def test_hyperloglog_estimate_and_merge(n):
+    """The column sketch behind n_distinct: within 3% (p = 14: 0.8% standard
+    error), and merging two sketches is the sketch of the union."""
+    a, b, both = HyperLogLog(), HyperLogLog(), HyperLogLog()
+    lo = np.arange(n, dtype=np.int64)
+    hi = np.arange(n // 2, n + n // 2, dtype=np.int64)
+    a.add_hashes(hash_values(Col(lo, None, oids.INT8)))
+    b.add_hashes(hash_values(Col(hi, None, oids.INT8)))
+    both.add_hashes(hash_values(Col(np.concatenate([lo, hi]), None, oids.INT8)))
+    a.merge(b)
+    assert (a.reg == both.reg).all()
+    union = n + n // 2 + (n % 2)
+    assert abs(a.estimate() - union) <= max(1, 0.03 * union)
