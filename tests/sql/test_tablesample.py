@@ -171,3 +171,20 @@ def test_system_rows_negative_is_2202h(ss_conn, table):
     with pytest.raises(psycopg.Error) as err:
         ss_conn.execute(f"SELECT * FROM {table} TABLESAMPLE SYSTEM_ROWS (-1)")
     assert err.value.sqlstate == "2202H"
+
+
+@pytest.mark.parametrize("method", ["BERNOULLI (10)", "SYSTEM (20)", "RESERVOIR (500)", "SYSTEM_ROWS (700)"])
+def test_repeatable_sample_is_the_same_on_both_backends(ss_conn, table, method):
+    q = (f"SELECT x % 7 AS k, count(*), sum(x) FROM {table} TABLESAMPLE {method} REPEATABLE (11) "
+         f"GROUP BY 1 ORDER BY 1")
+    got = {}
+    for backend in ("vector", "llvm"):
+        ss_conn.execute(f"SET executor_backend = {backend}")
+        got[backend] = ss_conn.execute(q).fetchall()
+    ss_conn.execute("RESET executor_backend")
+    assert got["vector"] == got["llvm"] and sum(r[1] for r in got["llvm"]) > 0
+
+
+def test_explain_shows_the_sample(ss_conn, table):
+    plan = "\n".join(r[0] for r in ss_conn.execute(f"EXPLAIN SELECT * FROM {table} TABLESAMPLE BERNOULLI (5)"))
+    assert "Sample Scan (bernoulli)" in plan

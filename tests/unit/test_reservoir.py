@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from splitstream.catalog.datatypes.vector import Col
+from splitstream.catalog.storage.tables import TableVersion
+from splitstream.executor.commands.table_stats import TableSample
 from splitstream.executor.backends.llvm import sampling as compiled
 from splitstream.executor.execution import reservoir as R
 from splitstream.executor.execution.column_stats import HyperLogLog, hash_values
@@ -160,3 +162,31 @@ def test_hyperloglog_estimate_and_merge(n):
     assert (a.reg == both.reg).all()
     union = n + n // 2 + (n % 2)
     assert abs(a.estimate() - union) <= max(1, 0.03 * union)
+
+
+def test_table_sample_is_uniform_over_live_rows_with_skewed_appends_and_deletes():
+    """A table's maintained sample (executor/commands/table_stats.py): rows
+    appended in skewed chunks, caught up at random moments, some rows deleted;
+    over 10,000 trials every live row is in the sample with the same probability."""
+    N, n, trials = 48, 8, 10_000
+    rng = np.random.default_rng(17)
+    dead = np.arange(0, N, 6)                     # deleted before the last look
+    live = np.setdiff1d(np.arange(N), dead)
+    hits = np.zeros(N)
+    for t in range(trials):
+        tv = TableVersion([oids.INT8])
+        sample = TableSample(n, 1, seed=t)
+        start = 0
+        for m in skewed_chunks(rng, N):
+            tv = tv.append([Col(np.arange(start, start + m, dtype=np.int64), None, oids.INT8)])
+            start += m
+            if rng.random() < 0.4:
+                sample.catch_up(tv)
+        tv = tv.delete(dead)
+        sample.catch_up(tv)
+        got = sample.rows(tv)[0].data
+        assert set(got.tolist()) <= set(live.tolist())
+        hits[got] += 1
+    exp = hits[live].sum() / len(live)
+    assert hits[dead].sum() == 0
+    assert ((hits[live] - exp) ** 2 / exp).sum() < chi2_critical(len(live) - 1)
