@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
 
 from ...execution import expr, privileges
 from ...execution import operators
@@ -33,8 +33,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
         alias_node = item.args.get("alias")
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
+        sample = item.args.get("sample")
+        if sample is not None and not (isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)):
+            # PostgreSQL's grammar has TABLESAMPLE only after a relation name
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near "TABLESAMPLE"')
         if isinstance(item, exp.Table):
-            sample = item.args.get("sample")
             fn = item.this
             if isinstance(fn, exp.Anonymous) and str(fn.this).lower() in WINDOW_FUNCTIONS:
                 return self.plan_time_window(fn, alias, colaliases, outer, corr)
