@@ -15,6 +15,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import encode_text
 
 from ..datatypes import sqltypes
+from . import acl
 from .system_catalogs import table
 
 ANYARRAY = 2277
@@ -63,9 +64,20 @@ def array_text(values: list[Any], elem_oid: int, tz: str = "UTC") -> str | None:
 ])
 def _pg_stats(state, ctx):
     for rel, _attnum, col, st in _columns(state, ctx):
+        if not _may_select(state, ctx, rel, col):
+            continue
         yield (rel.schema, rel.name, col.name, False, st.null_frac, st.avg_width, st.n_distinct,
                array_text(st.mcv, col.type_oid), st.mcv_freqs or None, array_text(st.histogram, col.type_oid),
                st.correlation, None, None, None)
+
+
+def _may_select(state, ctx, rel, col) -> bool:
+    """PostgreSQL's pg_stats shows a column to whom has_column_privilege(.., 'select')."""
+    me = acl.current_role(state, ctx.session)
+    if acl.has_owner_rights(state, me, rel.owner):
+        return True
+    roles = acl.privileged_roles(state.roles, me.oid)
+    return "r" in acl.aclmask(acl.relation_acl(rel), roles)[0] or "r" in acl.aclmask(col.acl or (), roles)[0]
 
 
 _SLOT_COLUMNS = [(f"{k}{i}", t) for k, t in (("stakind", type_oids.INT2), ("staop", type_oids.OID),

@@ -163,3 +163,28 @@ def test_statistics_rebuilt_after_restart(ss_server_factory):
     srv.restart()
     with psycopg.connect(srv.dsn, autocommit=True) as c:
         assert _rows(c, "t") == before
+
+
+def test_pg_stats_shows_only_readable_columns(ss_conn, pg_conn, unique_name):
+    """As PostgreSQL: pg_stats filters on has_column_privilege(.., 'select');
+    pg_statistic is for superusers only (42501)."""
+    t, r = unique_name("t"), unique_name("r")
+    seen = []
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE TABLE {t} (a int, secret text)")
+        conn.execute(f"INSERT INTO {t} SELECT g % 5, 'pw' || (g % 3) FROM generate_series(1, 100) g")
+        conn.execute(f"ANALYZE {t}")
+        conn.execute(f"CREATE ROLE {r}")
+        conn.execute(f"GRANT SELECT (a) ON {t} TO {r}")
+        conn.execute(f"SET ROLE {r}")
+        try:
+            seen.append(conn.execute("SELECT attname FROM pg_stats WHERE tablename = %s ORDER BY 1", (t,)).fetchall())
+            with pytest.raises(psycopg.Error) as err:
+                conn.execute("SELECT * FROM pg_statistic")
+            seen.append(err.value.sqlstate)
+        finally:
+            conn.execute("RESET ROLE")
+            conn.execute(f"DROP TABLE {t}")
+            conn.execute(f"DROP ROLE {r}")
+    assert seen[0] == seen[2] == [("a",)]
+    assert seen[1] == seen[3] == "42501"
