@@ -82,8 +82,6 @@ class Splitstream(Postgres):
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
-        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
-        _parse_table_sample = tablesample_syntax.parse_table_sample
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)
@@ -96,6 +94,9 @@ class Splitstream(Postgres):
                 if dims:
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
+
+        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
+        _parse_table_sample = tablesample_syntax.parse_table_sample
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
