@@ -31,6 +31,11 @@ FIXED_WIDTH = {
 }
 
 
+#: types without an '=' operator (json): PostgreSQL's compute_trivial_stats keeps
+#: only null_frac and avg_width
+NO_EQUALITY = frozenset({type_oids.JSON})
+
+
 @dataclass
 class ColumnStats:
     """One pg_statistic row's content."""
@@ -58,9 +63,17 @@ def compute(col: Col, total_rows: float, targets: int = 100, distinct_estimate: 
         return ColumnStats(1.0 if samplerows else 0.0, FIXED_WIDTH.get(col.oid, 0), 0.0)   # width "unknown" if varlena
     null_frac = null_cnt / samplerows
     data = col.data[valid]
+    if col.oid in NO_EQUALITY:
+        return ColumnStats(null_frac, _avg_width(col.oid, data), 0.0)
     tupno = np.arange(nonnull)          # PostgreSQL numbers the non-NULL values, not the rows
-    order = _sort_order(data)
-    keys = _comparable(data)[order]
+    keys = _comparable(data)
+    try:
+        order = np.argsort(keys, kind="stable")       # by value, ties by position (compare_scalars)
+    except (TypeError, ArithmeticError):              # numeric NaN, values Python cannot order (jsonb)
+        keys = np.empty(len(data), dtype=object)
+        keys[:] = [_sort_key(v) for v in data.tolist()]     # the sample only (ANALYZE), not the table
+        order = np.argsort(keys, kind="stable")
+    keys = keys[order]
     new_run = np.ones(len(keys), dtype=bool)
     new_run[1:] = keys[1:] != keys[:-1]
     starts = np.flatnonzero(new_run)
@@ -78,9 +91,14 @@ def compute(col: Col, total_rows: float, targets: int = 100, distinct_estimate: 
     return stats
 
 
-def _sort_order(data: np.ndarray) -> np.ndarray:
-    """Ascending by value, ties by physical position (PostgreSQL's compare_scalars)."""
-    return np.argsort(_comparable(data), kind="stable")
+def _sort_key(v: Any) -> tuple:
+    """numeric NaN after every number and equal to itself (as PostgreSQL
+    orders it); a value Python cannot order, by its text."""
+    if isinstance(v, Decimal):
+        return (1, 0) if v.is_nan() else (0, v)
+    if isinstance(v, (dict, list)):
+        return (0, str(v))
+    return (0, v)
 
 
 def _comparable(data: np.ndarray) -> np.ndarray:
@@ -179,6 +197,10 @@ def _avg_width(oid: int, data: np.ndarray) -> int:
         return fixed
     if oid == type_oids.NUMERIC:
         sizes = np.fromiter((_numeric_size(v) for v in data.tolist()), dtype=np.int64, count=len(data))
+    elif oid in type_oids.ELEMENT_OF and FIXED_WIDTH.get(type_oids.ELEMENT_OF[oid]):
+        # a one-dimensional array: 24 header bytes, then the elements (approximate for others)
+        width = FIXED_WIDTH[type_oids.ELEMENT_OF[oid]]
+        sizes = np.fromiter((24 + width * len(v) for v in data.tolist()), dtype=np.int64, count=len(data))
     else:
         lens = np.fromiter((len(v.encode()) if isinstance(v, str) else len(v) for v in data.tolist()),
                            dtype=np.int64, count=len(data))
@@ -273,8 +295,9 @@ def _object_hashes(data: np.ndarray) -> np.ndarray:
         pd = None
     if not len(data):
         return np.zeros(0, dtype=np.uint64)
+    if not isinstance(data[0], str):                 # Decimal, bytes, lists, dicts...: by their text
+        data = np.array([str(v) for v in data.tolist()], dtype=object)
     if pd is not None:
-        objs = data if isinstance(data[0], str) else data.astype(str).astype(object)
-        return pd.util.hash_array(objs, categorize=False)
+        return pd.util.hash_array(data, categorize=False)
     hashes = np.fromiter((hash(str(v)) for v in data.tolist()), dtype=np.int64, count=len(data))
     return _splitmix(hashes.view(np.uint64))

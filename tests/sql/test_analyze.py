@@ -85,7 +85,8 @@ def test_large_table_stats_within_sampling_error(ss_conn, pg_conn, unique_name):
             assert (o[3] < 0) == (p[3] < 0), (name, o[3], p[3])           # the same sign convention
         assert ours["u"][3] == -1 and theirs["u"][3] == -1
         assert abs(ours["s"][3] - 5000) < 250                             # the sketch: all rows, not the sample
-        assert ours["z"][4].startswith("{0,1,") and theirs["z"][4].startswith("{0,1,")
+        for r in (ours["z"], theirs["z"]):          # 0 and 1 lead; a rarer value may follow by chance
+            assert r[4].strip("{}").split(",")[:2] == ["0", "1"]
         assert abs(ours["z"][5][0] - 0.5) < 0.02 and abs(ours["z"][5][1] - 0.25) < 0.02
         assert abs(ours["u"][7] - 1.0) < 0.01 and abs(theirs["u"][7] - 1.0) < 0.01
         assert len(ours["u"][6].split(",")) == 101
@@ -188,3 +189,30 @@ def test_pg_stats_shows_only_readable_columns(ss_conn, pg_conn, unique_name):
             conn.execute(f"DROP ROLE {r}")
     assert seen[0] == seen[2] == [("a",)]
     assert seen[1] == seen[3] == "42501"
+
+
+TYPES = """
+CREATE TABLE {t} (j json, jb jsonb, by bytea, u uuid, iv interval, arr int[], ts timestamptz, tm time,
+                  n numeric, b bool, vc varchar(5), ch char(3), f4 real, d date);
+INSERT INTO {t} SELECT ('{{"a":' || (g % 3) || '}}')::json, ('{{"a":' || (g % 3) || '}}')::jsonb, ('\\x0' || (g % 5))::bytea,
+       ('00000000-0000-0000-0000-00000000000' || (g % 7))::uuid, (g % 4) * interval '1 hour', ARRAY[g % 2, g % 3],
+       timestamptz '2024-01-01 00:00:00+00' + g * interval '1 min', time '10:00' + (g % 5) * interval '1 min',
+       CASE WHEN g % 9 = 0 THEN 'NaN'::numeric ELSE g / 7.0 END, g % 2 = 0, 'a' || (g % 3), 'b' || (g % 2),
+       (g % 6)::real, date '2024-01-01' + g % 3
+FROM generate_series(1, 200) g
+"""
+
+
+def test_every_type_analyzes_like_postgresql(ss_conn, pg_conn, unique_name):
+    """Types Python cannot order (jsonb), numeric NaN, arrays: no error, and
+    the same null_frac, n_distinct and which slots are filled as PostgreSQL."""
+    t = unique_name("t")
+    q = ("SELECT attname, null_frac, n_distinct, most_common_vals IS NULL, histogram_bounds IS NULL, "
+         "correlation IS NULL FROM pg_stats WHERE tablename = %s ORDER BY attname")
+    got = []
+    for conn in (ss_conn, pg_conn):
+        _setup(conn, TYPES.format(t=t))
+        conn.execute(f"ANALYZE {t}")
+        got.append(conn.execute(q, (t,)).fetchall())
+        conn.execute(f"DROP TABLE {t}")
+    assert got[0] == got[1]
