@@ -183,9 +183,11 @@ class StatsStore:
             e.cached = (tv, tgt, stats)
             return stats
 
-    def forget(self, oid: int) -> None:
+    def retain(self, oids: set[int]) -> None:
+        """Drop the samples of tables no longer there (a dropped table's is only cache)."""
         with self._lock:
-            self._entries.pop(oid, None)
+            for oid in [o for o in self._entries if o not in oids]:
+                del self._entries[oid]
 
 
 _stores: "weakref.WeakKeyDictionary[Any, StatsStore]" = weakref.WeakKeyDictionary()
@@ -236,6 +238,7 @@ def _provide(state, ctx):
     if ctx is None or getattr(ctx, "engine", None) is None:
         return
     store = store_of(ctx.engine)
+    store.retain(set(state.rels))
     for rel in list(state.rels.values()):
         if rel.kind != "r" or rel.schema in ("pg_catalog", "information_schema"):
             continue
