@@ -25,9 +25,8 @@ from sqlglot.generators.postgres import PostgresGenerator
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
-from splitstream.protocol.errors import SYNTAX_ERROR, PgError
-
 from . import tablesample_syntax
+from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
 
@@ -78,6 +77,8 @@ class Splitstream(Postgres):
         pass
 
     class Parser(PostgresParser):
+        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
+        _parse_table_sample = tablesample_syntax.parse_table_sample
         FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
@@ -94,9 +95,6 @@ class Splitstream(Postgres):
                 if dims:
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
-
-        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
-        _parse_table_sample = tablesample_syntax.parse_table_sample
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
