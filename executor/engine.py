@@ -28,6 +28,7 @@ from splitstream.protocol.errors import (
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
 from .sql import viewdef  # noqa: F401  (installs pg_get_viewdef's deparser into the catalog)
 from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
+from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .api import Prepared, Result

@@ -1043,6 +1043,8 @@ class AggSpec:
             return SumState(self)
         if f in ("min", "max", "bool_and", "bool_or", "every"):
             return MinMaxState(self)
+        if f in _INSTALLED:
+            return _INSTALLED[f][0](self)
         raise PgError(UNDEFINED_FUNCTION, f"function {f} does not exist")
 
     def __repr__(self) -> str:
@@ -1059,7 +1061,19 @@ LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_dis
 KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES, *ordered_set.HYPOTHETICAL}
 
 
+#: aggregates defined in modules of their own: name -> (state class, result type of the argument types)
+_INSTALLED: dict[str, tuple[Any, Any]] = {}
+
+
+def install_aggregate(name: str, state_class: Any, result_type: Any) -> None:
+    """Called by the module defining an aggregate (``reservoir_agg``) on import."""
+    _INSTALLED[name] = (state_class, result_type)
+    AGGREGATES.add(name)
+
+
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
+    if func in _INSTALLED:
+        return _INSTALLED[func][1](arg_oids)
     a = arg_oids[0] if arg_oids else type_oids.INT8
     if func == "count":
         return type_oids.INT8

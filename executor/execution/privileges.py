@@ -43,7 +43,7 @@ class Need:
 
 
 #: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
-SUPERUSER_TABLES = frozenset({"pg_authid"})
+SUPERUSER_TABLES = frozenset({"pg_authid", "pg_statistic"})     # pg_statistic: PostgreSQL grants it to no one
 
 
 def password_expired(role: Role) -> bool:

@@ -41,7 +41,9 @@ SPARK_BATCH_KEY = "splitstream.batch_key"
 
 #: prefixes that are ours: a name under them is known or refused, never a placeholder
 OWN_PREFIXES = ("pipelinedb.", "splitstream.")
-OWN_DOTTED = frozenset({SPARK_BATCH_KEY})
+#: the size of each table's statistics sample (executor/commands/table_stats.py)
+SAMPLE_ROWS = "splitstream.sample_rows"
+OWN_DOTTED = frozenset({SPARK_BATCH_KEY, SAMPLE_ROWS})
 
 _NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
                "combiner, queue or reaper processes to size or tune.")
@@ -161,6 +163,8 @@ def normalize_setting(name: str, value: str) -> str:
         return v
     if name == "datestyle":
         return "ISO, MDY"
+    if name == SAMPLE_ROWS:          # '' (RESET): 300 x default_statistics_target, as PostgreSQL samples
+        return str(_int_in_range(name, value, 100, 10_000_000)) if str(value).strip() else ""
     if name == "extra_float_digits":
         return str(_int_in_range(name, value, -15, 3))
     if name in _OWN_SPELLING:

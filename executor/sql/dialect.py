@@ -27,6 +27,7 @@ from sqlglot.generators.postgres import PostgresGenerator
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
+from . import tablesample_syntax
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 #: the units SQL lets follow an interval literal (``interval '1' day``)
@@ -86,6 +87,8 @@ class Splitstream(Postgres):
         SINGLE_TOKENS = {**Postgres.Tokenizer.SINGLE_TOKENS, "@": TokenType.SESSION_PARAMETER}
 
     class Parser(PostgresParser):
+        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
+        _parse_table_sample = tablesample_syntax.parse_table_sample
         FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option

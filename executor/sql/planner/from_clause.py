@@ -13,7 +13,8 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_COLUMN, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
+from splitstream.protocol.errors import (FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+                                         WRONG_OBJECT_TYPE, PgError)
 
 from ...execution import expr, privileges
 from ...execution import operators
@@ -23,7 +24,7 @@ from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
 from ..table_functions import SRF_NAMES, table_function
-from .. import sql_functions
+from .. import sql_functions, tablesample
 
 
 class FromPlanner(WindowPlanner, PlannerBase):
@@ -33,11 +34,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
         alias_node = item.args.get("alias")
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
+        sample = item.args.get("sample")
+        if sample is not None and not (isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)):
+            # PostgreSQL's grammar has TABLESAMPLE only after a relation name
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near "TABLESAMPLE"')
         if isinstance(item, exp.Table):
-            if item.args.get("sample") is not None:
-                # returning every row would be a silently wrong sample
-                raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE is not implemented yet",
-                              hint="Filter with random(), e.g. WHERE random() < 0.1, for a Bernoulli sample.")
             fn = item.this
             if isinstance(fn, exp.Anonymous) and str(fn.this).lower() in WINDOW_FUNCTIONS:
                 return self.plan_time_window(fn, alias, colaliases, outer, corr)
@@ -46,6 +47,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
                                                 ordinality=bool(item.args.get("ordinality")))
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
+            if sample is not None:
+                tablesample.method_of(sample)           # 42704 before the relation, as PostgreSQL
+                rel = self.lookup_relation(name, schema) if schema is not None or self.find_cte(name) is None else None
+                op, scope = self.plan_named(name, schema, alias or name, colaliases, outer, corr)
+                return tablesample.sampled(self, sample, op, rel), scope
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
         if isinstance(item, exp.Subquery):
             plan = self.plan_query(item.this, outer, corr)
