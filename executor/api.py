@@ -41,6 +41,11 @@ class SessionInfo:
     client_settings: frozenset[str] = frozenset()
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
+    #: Where LISTEN's notifications go: called as (sender pid, channel, payload)
+    #: from the committing session's thread, so it must only queue (the server
+    #: writes a NotificationResponse when the session is idle).  None: the
+    #: engine session keeps them in its ``notifications`` list.
+    notify_sink: Callable[[int, str, str], None] | None = None
 
     @property
     def sync_commit(self) -> bool:

@@ -115,6 +115,8 @@ class ProtocolSession:
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
+        #: NotificationResponses waiting for the session to be idle (appended from any thread)
+        self._notifications: deque[bytes] = deque()
         self._handlers: dict[str, Callable[[bytes], Handled]] = {
             "Q": self._simple_query,
             "P": self._parse,
@@ -130,6 +132,29 @@ class ProtocolSession:
         }
 
     # ------------------------------------------------------------ driving
+
+    def queue_notification(self, pid: int, channel: str, payload: str) -> None:
+        """A NOTIFY this session listens for (any thread): sent when it is idle."""
+        self._notifications.append(messages.notification_response(pid, channel, payload))
+
+    def take_notifications(self) -> bytes:
+        """The queued NotificationResponses, if the session is outside a
+        transaction block (PostgreSQL delivers none inside one)."""
+        if not self._notifications or self._txn_status() != "I":
+            return b""
+        out: list[bytes] = []
+        while self._notifications:
+            out.append(self._notifications.popleft())
+        self._errors += 1            # a cycle that carried them is not kept for replay
+        return b"".join(out)
+
+    def idle(self) -> bool:
+        """Nothing queued or running: between cycles, where a notification may be written."""
+        return not self._queue and self._gen is None and not self.running and not self.terminated
+
+    def _ready(self, status: str) -> bytes:
+        """ReadyForQuery, preceded by the notifications due (as PostgreSQL sends them)."""
+        return (self.take_notifications() if status == "I" else b"") + messages.ready_for_query(status)
 
     def push(self, msgs: Iterable[messages.Message]) -> None:
         self._queue.extend(msgs)
@@ -472,7 +497,7 @@ class ProtocolSession:
         except Exception:
             log.exception("simple query failed")
             yield self._error(internal_error(), extended=False)
-        yield messages.ready_for_query(self._txn_status())
+        yield self._ready(self._txn_status())
 
     def _txn_status(self) -> str:
         try:
@@ -639,7 +664,7 @@ class ProtocolSession:
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return head + err + messages.ready_for_query(status)
+        return head + err + self._ready(status)
 
     def _flush(self, body: bytes) -> None:
         if body:
