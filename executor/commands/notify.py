@@ -26,7 +26,7 @@ def _syntax_error(rest: str) -> PgError:
     rest = rest.strip()
     if not rest:
         return PgError(SYNTAX_ERROR, "syntax error at end of input")
-    token = re.match(r"\w+|\S", rest)
+    token = re.match(r"'(?:[^']|'')*'|\w+|\S", rest)
     return PgError(SYNTAX_ERROR, f'syntax error at or near "{token.group(0) if token else rest}"')
 
 
