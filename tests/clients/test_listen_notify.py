@@ -193,3 +193,45 @@ def test_pgjdbc_get_notifications(server, unique_name):
     lines = res.stdout.split()
     pid = lines[0]
     assert lines[1:] == [f"{chan}|one|{pid}", f"{chan}|two|{pid}"], res.stdout
+
+
+# ------------------------------------------------------------------ continuous views: WITH (notify = 'channel')
+
+def test_view_notify_option(ss_server, unique_name):
+    """One notification per applied batch (INSERT, COPY), payload the view's name; once
+    it arrives, a read of the view already holds the batch."""
+    stream, view, quiet, chan = unique_name("s"), unique_name("v"), unique_name("q"), unique_name("c")
+    with _connect(ss_server) as listener, _connect(ss_server) as writer:
+        writer.execute(f"CREATE FOREIGN TABLE {stream} (k int, x int) SERVER stream")
+        writer.execute(f"CREATE VIEW {view} WITH (notify = '{chan}') AS SELECT k, sum(x) AS s FROM {stream} GROUP BY k")
+        writer.execute(f"CREATE VIEW {quiet} AS SELECT count(*) FROM {stream}")
+        listener.execute(f"LISTEN {chan}")
+        writer.execute(f"INSERT INTO {stream} VALUES (1, 10), (2, 20)")
+        got = _received(listener, timeout=2)
+        assert got == [(chan, view, writer.info.backend_pid)]
+        assert listener.execute(f"SELECT k, s FROM {view} ORDER BY k").fetchall() == [(1, 10), (2, 20)]
+        with writer.cursor().copy(f"COPY {stream} FROM STDIN") as cp:
+            for i in range(1000):
+                cp.write_row((1, i))
+        assert [p for _c, p, _pid in _received(listener, timeout=2)] == [view]
+        assert listener.execute(f"SELECT s FROM {view} WHERE k = 1").fetchone() == (10 + sum(range(1000)),)
+        writer.execute("BEGIN")          # a failed statement applies nothing and notifies nobody
+        with pytest.raises(psycopg.Error):
+            writer.execute(f"INSERT INTO {stream} VALUES (1, 1 / 0)")
+        writer.execute("ROLLBACK")
+        assert _received(listener) == []
+
+
+def test_view_notify_option_errors(ss_server, unique_name):
+    stream, table = unique_name("s"), unique_name("t")
+    with _connect(ss_server) as conn:
+        conn.execute(f"CREATE FOREIGN TABLE {stream} (k int) SERVER stream")
+        conn.execute(f"CREATE TABLE {table} (k int)")
+        for sql, message in [
+            (f"CREATE VIEW v1 WITH (notify = '') AS SELECT k, count(*) FROM {stream} GROUP BY k", "channel name cannot be empty"),
+            (f"CREATE VIEW v2 WITH (notify = '{'c' * 64}') AS SELECT k, count(*) FROM {stream} GROUP BY k", "channel name too long"),
+            (f"CREATE VIEW v3 WITH (notify = 'c') AS SELECT k FROM {table}", 'option "notify" needs a continuous view'),
+        ]:
+            with pytest.raises(psycopg.Error) as err:
+                conn.execute(sql)
+            assert (err.value.sqlstate, err.value.diag.message_primary) == ("22023", message)
