@@ -158,6 +158,9 @@ class Result:
     copy_in: CopyIn | None = None
     copy_out: CopyOut | None = None
     empty: bool = False                       # EmptyQueryResponse
+    #: rows that keep coming (SUBSCRIBE) instead of ``batch``: each item is a batch to
+    #: send, or None where the server should write what it has; ends by an error (a cancel)
+    row_stream: Iterator[RowBatch | None] | None = None
 
     def tag_for_rows(self, rows: int) -> str:
         """The command tag when one Execute sent only ``rows`` of the result

@@ -56,10 +56,14 @@ class _Signal(enum.Enum):
     """What a handler can yield besides output bytes."""
 
     NEED_MSG = "need_msg"
+    FLUSH = "flush"
 
 
 #: Yielded by a handler generator to ask for the next frontend message.
 NEED_MSG: Final = _Signal.NEED_MSG
+#: Yielded by a handler whose next output may be long in coming (SUBSCRIBE):
+#: ``step`` returns what it has so the connection writes it now.
+FLUSH: Final = _Signal.FLUSH
 
 #: Rows encoded per slice of a large result (bounds memory per step).
 ROW_SLICE = 8192
@@ -318,6 +322,8 @@ class ProtocolSession:
             if item is NEED_MSG:
                 self._gen_waiting = True
                 continue
+            if item is FLUSH:
+                break
             out.append(item)
             size += len(item)
         return b"".join(out)
@@ -417,8 +423,7 @@ class ProtocolSession:
             assert cout is not None
             yield messages.copy_out_response(cout.format, cout.ncols)
             for chunk in cout.chunks:
-                if chunk:
-                    yield messages.copy_data(chunk)
+                yield messages.copy_data(chunk) if chunk else FLUSH    # an empty chunk: write what is sent
             yield messages.copy_done()
             yield messages.command_complete(cout.tag_fn())
 
@@ -485,6 +490,9 @@ class ProtocolSession:
                 if res.empty:
                     yield messages.empty_query_response()
                     continue
+                if res.row_stream is not None:
+                    yield from self._row_stream(res)
+                    continue
                 if res.columns is not None:
                     yield messages.row_description(field_descs(res.columns))
                     n = res.batch.n if res.batch is not None else 0
@@ -498,6 +506,19 @@ class ProtocolSession:
             log.exception("simple query failed")
             yield self._error(internal_error(), extended=False)
         yield self._ready(self._txn_status())
+
+    def _row_stream(self, res: Result) -> Handler:
+        """Rows that keep coming (SUBSCRIBE): each batch as DataRows, written at
+        once; a PgError from the stream (the cancel that ends it) ends the query."""
+        assert res.row_stream is not None and res.columns is not None
+        yield messages.row_description(field_descs(res.columns))
+        for batch in res.row_stream:
+            if batch is None:
+                yield FLUSH
+                continue
+            part = Result(tag=res.tag, columns=res.columns, batch=batch)
+            yield from self._rows(part, None, 0, batch.n)
+            yield FLUSH
 
     def _txn_status(self) -> str:
         try:
@@ -602,6 +623,10 @@ class ProtocolSession:
             if res.copy_in is not None or res.copy_out is not None:
                 portal.done = True
                 return self._guard_extended(head, self._emit_copy(res))
+            if res.row_stream is not None:
+                portal.done = True
+                raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE needs the simple query protocol",
+                              hint="Send it as a simple query, or read it with COPY (SUBSCRIBE ...) TO STDOUT.")
         if res.empty:
             return head + messages.empty_query_response()
         if res.columns is None or res.batch is None:

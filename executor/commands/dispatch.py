@@ -30,6 +30,7 @@ from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
 from .notify import async_statement
+from .subscribe import SubscribeStmt
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
@@ -135,6 +136,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return DiscardStmt(words[1] if len(words) > 1 else "")
     if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
         return async_statement(text, w0)
+    if w0 == "SUBSCRIBE":
+        return SubscribeStmt(text)
     if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
         return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
     refusal = refused(words)
