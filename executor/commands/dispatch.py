@@ -24,7 +24,7 @@ from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote
 from . import ddl, dml
-from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
+from .base import EmptyStmt, QueryStmt, Stmt, columns_of
 from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
