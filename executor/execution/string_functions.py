@@ -166,7 +166,7 @@ def _pg_notify(cols, n, ctx):
     channels, payloads = cols[0].to_pylist(), cols[1].to_pylist()
     for i in range(n):
         queue.notify(channels[i], payloads[i])
-    return Col.from_pylist([None] * n, type_oids.VOID)
+    return Col.from_pylist([""] * n, type_oids.VOID)     # void is not NULL: PostgreSQL prints it empty
 
 
 register("pg_notify", sigs="text, text -> void", strict=False, volatile=True)(_pg_notify)
