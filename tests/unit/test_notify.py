@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from splitstream.protocol import messages
 from splitstream.protocol.errors import PgError
 from tests.support.engine import open_engine, plain_session
 
@@ -71,3 +72,17 @@ def test_syntax_errors(pair, sql):
     with pytest.raises(PgError) as err:
         pair[0].execute_sql(sql)
     assert err.value.sqlstate == "42601"
+
+
+def test_discard_all_unlistens(pair):
+    a, b = pair
+    a.execute_sql("LISTEN c")
+    assert a.execute_sql("DISCARD ALL").tag == "DISCARD ALL"
+    b.execute_sql("NOTIFY c")
+    assert a.notifications == []
+
+
+def test_notification_response_encoding():
+    """'A', length, int32 pid, channel and payload as C strings (protocol v3)."""
+    body = (7).to_bytes(4, "big") + b"chan\0p\xc3\xa9\0"
+    assert messages.notification_response(7, "chan", "p\u00e9") == b"A" + (len(body) + 4).to_bytes(4, "big") + body
