@@ -6,7 +6,7 @@ on) and applied to the view, every session listening on the channel gets one
 NotificationResponse whose payload is the view's name (unqualified, as
 ``pg_class.relname``) and whose sender pid is the inserting session's.  One
 per applied batch: an INSERT statement, a COPY, a batch of extended-protocol
-Executes delivered at Sync.  Replay at start-up notifies nobody (no session
+Executes delivered at Sync, a Spark partial-state merge.  Replay at start-up notifies nobody (no session
 listens yet).  A client then reads the view, which already holds the batch.
 """
 from __future__ import annotations

@@ -235,3 +235,22 @@ def test_view_notify_option_errors(ss_server, unique_name):
             with pytest.raises(psycopg.Error) as err:
                 conn.execute(sql)
             assert (err.value.sqlstate, err.value.diag.message_primary) == ("22023", message)
+
+
+def test_view_notify_on_spark_partial_merge(ss_server, unique_name):
+    """A Spark executor's merged partial state changes the view like a batch: one notification."""
+    import json
+    from splitstream.connectors.spark import describe
+
+    s, chan = unique_name("ev"), unique_name("c")
+    with _connect(ss_server) as conn, _connect(ss_server) as listener:
+        conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+        conn.execute(f"CREATE VIEW {s}_v WITH (notify = '{chan}') AS SELECT k, count(*) AS n, sum(x) AS sx FROM {s} GROUP BY k")
+        listener.execute(f"LISTEN {chan}")
+        desc = describe(ss_server.url, s)
+        v = desc["views"][0]
+        payload = {"fingerprint": desc["fingerprint"], "view_oid": v["oid"], "pipeline": 0, "groups": 2,
+                   "keys": [[1, 2]], "states": [{"cnt": [3, 1]}, {"sum": [30, 5], "cnt": [3, 1]}], "rows": [3, 1]}
+        conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (s, "k1", json.dumps(payload)))
+        assert [p for _c, p, _pid in _received(listener, timeout=2)] == [f"{s}_v"]
+        assert listener.execute(f"SELECT k, n, sx FROM {s}_v ORDER BY k").fetchall() == [(1, 3, 30), (2, 1, 5)]
