@@ -248,9 +248,10 @@ def test_view_notify_on_spark_partial_merge(ss_server, unique_name):
         conn.execute(f"CREATE VIEW {s}_v WITH (notify = '{chan}') AS SELECT k, count(*) AS n, sum(x) AS sx FROM {s} GROUP BY k")
         listener.execute(f"LISTEN {chan}")
         desc = describe(ss_server.url, s)
-        v = desc["views"][0]
-        payload = {"fingerprint": desc["fingerprint"], "view_oid": v["oid"], "pipeline": 0, "groups": 2,
-                   "keys": [[1, 2]], "states": [{"cnt": [3, 1]}, {"sum": [30, 5], "cnt": [3, 1]}], "rows": [3, 1]}
+        # one pipeline's state for groups k=1 (3 rows, x summing to 30) and k=2 (1 row, 5)
+        counts, sums = [3, 1], [30, 5]
+        payload = dict(fingerprint=desc["fingerprint"], view_oid=desc["views"][0]["oid"], pipeline=0, groups=2,
+                       keys=[[1, 2]], rows=counts, states=[{"cnt": counts}, {"sum": sums, "cnt": counts}])
         conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (s, "k1", json.dumps(payload)))
         assert [p for _c, p, _pid in _received(listener, timeout=2)] == [f"{s}_v"]
         assert listener.execute(f"SELECT k, n, sx FROM {s}_v ORDER BY k").fetchall() == [(1, 3, 30), (2, 1, 5)]
