@@ -140,6 +140,8 @@ class Session:
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
+        #: notifications received when the server gave no sink (in-process use): (sender pid, channel, payload)
+        self.notifications: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------ status
     @property
@@ -156,8 +158,15 @@ class Session:
             self.failed = True
         self._drop_extended()
 
+    @property
+    def notify_sink(self):
+        """Where this session's LISTEN delivers (``api.SessionInfo.notify_sink``)."""
+        sink = self.info.notify_sink
+        return sink if sink is not None else (lambda pid, ch, payload: self.notifications.append((pid, ch, payload)))
+
     def close(self) -> None:
         ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
+        self.db.notifier.unlisten(self.info.pid, None)
         self._drop_extended()
         if self.txn is not None:
             self.txn.rollback()

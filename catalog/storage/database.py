@@ -28,6 +28,7 @@ from . import records
 from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
                                write_durably)
 from .hooks import StreamStorageHooks
+from .notify import Notifier, PendingAsync, Sink
 from ..objects import acl
 from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
@@ -281,7 +282,10 @@ class Transaction:
         self.implicit = implicit
         self._state: State | None = None
         self.ops: list[Op] = []
-        self.savepoints: list[tuple[str, State | None, int]] = []
+        #: (name, state snapshot, number of ops, where its LISTEN/NOTIFY started)
+        self.savepoints: list[tuple[str, State | None, int, tuple[int, int]]] = []
+        #: LISTEN / UNLISTEN / NOTIFY of this transaction, applied after it commits
+        self.pending_async: PendingAsync | None = None
         self.after_commit: list[Callable[[], None]] = []
         #: Run when the transaction ends either way (transaction-scoped advisory locks).
         self.on_end: list[Callable[[], None]] = []
@@ -336,19 +340,30 @@ class Transaction:
         st.next_oid += 1
         return oid
 
+    def async_queue(self, pid: int, sink: Sink | None) -> PendingAsync:
+        """This transaction's LISTEN/NOTIFY queue (made on first use)."""
+        if self.pending_async is None:
+            self.pending_async = PendingAsync(self.db.notifier, pid, sink)
+        return self.pending_async
+
+    def _async_mark(self) -> tuple[int, int]:
+        return self.pending_async.mark() if self.pending_async is not None else (0, 0)
+
     def savepoint(self, name: str) -> None:
         snap = self._state.clone() if self._state is not None else None
-        self.savepoints.append((name, snap, len(self.ops)))
+        self.savepoints.append((name, snap, len(self.ops), self._async_mark()))
 
     def rollback_to(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:
-                _, snap, nops = self.savepoints[i]
+                _, snap, nops, amark = self.savepoints[i]
                 del self.savepoints[i + 1 :]
                 if self._state is not None:
                     self._state = snap.clone() if snap is not None else self.db.committed.clone()
                     del self.ops[nops:]
-                self.savepoints[i] = (name, snap, nops)
+                if self.pending_async is not None:
+                    self.pending_async.rollback_to(amark)
+                self.savepoints[i] = (name, snap, nops, amark)
                 self.failed = False
                 return
         raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
@@ -368,8 +383,14 @@ class Transaction:
     def commit(self, sync: bool = True) -> None:
         if self.on_end:
             self._end()
-        if self._state is None:
-            return
+        if self._state is not None:
+            self._commit_writes(sync)
+        pending, self.pending_async = self.pending_async, None
+        if pending is not None:
+            pending.commit()      # after the commit is durable, as PostgreSQL's AtCommit_Notify
+
+    def _commit_writes(self, sync: bool) -> None:
+        assert self._state is not None
         try:
             if self.ops:
                 self._state.version = self.db.committed.version + 1
@@ -402,6 +423,7 @@ class Transaction:
             self._state = None
             self.db.release_writer()
         self.ops = []
+        self.pending_async = None
 
 
 class Database:
@@ -427,6 +449,8 @@ class Database:
         self._ckpt_running = threading.Lock()
         self._table_files = TableFiles(self.dir / "tables")
         self.stream_seq = 0
+        #: LISTEN/NOTIFY's channels and listeners (``notify.py``)
+        self.notifier = Notifier()
 
     def attach(self, hooks: StreamStorageHooks) -> None:
         """Give storage its stream layer (before :meth:`open`)."""

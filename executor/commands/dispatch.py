@@ -24,11 +24,13 @@ from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote
 from . import ddl, dml
-from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
+from .base import EmptyStmt, QueryStmt, Stmt, columns_of
 from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
+from .notify import async_statement
+from .subscribe import SubscribeStmt
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .matviews import RefreshStmt, strip_with_data
 from .matviews import alter_statement as alter_matview
@@ -136,15 +138,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return DeallocateStmt("all" if rest.lower() == "all" else unquote(rest))
     if w0 == "DISCARD":
         return DiscardStmt(words[1] if len(words) > 1 else "")
-    if w0 == "UNLISTEN":
-        # truly nothing to do: LISTEN is refused, so no session listens on any channel
-        # (asyncpg's pool sends UNLISTEN * when it resets a connection)
-        return NoopStmt(w0)
-    if w0 in ("LISTEN", "NOTIFY"):
-        # accepting them would promise notifications that never come
-        raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
-                      hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
-                           "answers from its stored result.")
+    if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
+        return async_statement(text, w0)
+    if w0 == "SUBSCRIBE":
+        return SubscribeStmt(text)
     if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
         return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
     refusal = refused(words)

@@ -99,6 +99,7 @@ class DiscardStmt(Stmt):
             session.sql_prepared.clear()
             session.cursors.clear()
             ADVISORY.release_all(session.info.pid)
+            ctx.txn.async_queue(session.info.pid, session.notify_sink).actions.append(("unlisten", None))  # UNLISTEN *
         if self.what in ("ALL", "PLANS"):
             session.plan_cache.clear()
         if self.what in ("ALL", "SEQUENCES"):

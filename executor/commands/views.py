@@ -15,7 +15,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import late_rows, retention
+from ..stream import change_notify, late_rows, retention
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
@@ -82,6 +82,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
                       hint="late_rows says what a view over a stream with a WATERMARK does with the rows later "
                            "than it; a view over tables reads every row.")
+    if change_notify.OPTION in options and not continuous:
+        raise PgError(INVALID_PARAMETER_VALUE, f'option "{change_notify.OPTION}" needs a continuous view',
+                      hint="A view over tables changes only when its tables do; LISTEN for a NOTIFY sent by "
+                           "the writer instead.")
     if retention.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
                       hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
@@ -171,11 +175,14 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
         if name == late_rows.OPTION:
             late_rows.parse(options[name])      # and against the stream's other views when it compiles
             continue
+        if name == change_notify.OPTION:
+            change_notify.parse(options[name])
+            continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
-                          hint=f"Remove the {name} option; for a time window, group by a time bucket such as "
-                               "date_trunc('minute', ts) instead.")
+                          hint=f"Remove the {name} option.")
         raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
                       hint="The options of CREATE VIEW splitstream implements are action=materialize, "
                            "restart (CREATE OR REPLACE of a continuous view that starts over, empty), "
-                           "sw and step_factor (sliding windows), ttl and ttl_column.")
+                           "sw and step_factor (sliding windows), ttl and ttl_column, retention, late_rows "
+                           "and notify (a channel to NOTIFY when the view changes).")

@@ -1,6 +1,6 @@
 """String, binary-string and formatting functions the catalog lacked:
 format, encode/decode, the SHA-2 digests, width_bucket, array_remove,
-jsonb_build_object; pg_notify refused (LISTEN/NOTIFY are).
+jsonb_build_object; pg_notify (queued on the transaction, see catalog/storage/notify.py).
 
 Why a module of its own: format() interprets its own template language
 (``%[n$][-][width]{s,I,L}``) over arguments of any type, printed by their
@@ -19,7 +19,7 @@ import re
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text, encode_text_column
 
 from . import posix_regex
@@ -162,8 +162,12 @@ def _jsonb_build_object(cols, n, ctx):
 
 
 def _pg_notify(cols, n, ctx):
-    raise PgError(FEATURE_NOT_SUPPORTED, "pg_notify is not supported",
-                  hint="splitstream refuses LISTEN and NOTIFY; no session could receive the notification.")
+    """NOTIFY as a function: queued on the transaction, delivered when it commits."""
+    queue = ctx.txn.async_queue(ctx.session.pid, ctx.engine_session.notify_sink)
+    channels, payloads = cols[0].to_pylist(), cols[1].to_pylist()
+    for i in range(n):
+        queue.notify(channels[i], payloads[i])
+    return Col.from_pylist([""] * n, type_oids.VOID)     # void is not NULL: PostgreSQL prints it empty
 
 
 register("pg_notify", sigs="text, text -> void", strict=False, volatile=True)(_pg_notify)

@@ -22,7 +22,7 @@ from splitstream.protocol.types import decode_text
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
              "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors",
-             "regexp_matches", "string_to_table"}
+             "regexp_matches", "string_to_table", "pg_listening_channels"}
 
 
 _SERIES = signatures.parse(
@@ -138,6 +138,12 @@ def srf_impl(planner, name: str, args):
             return Batch([c], len(c))
 
         return fn4, type_oids.TEXT
+    if name == "pg_listening_channels":   # the channels this session's committed LISTENs hold
+        def fn_listening(vals, ctx):
+            c = Col.from_pylist(ctx.db.notifier.channels(ctx.session.pid), type_oids.TEXT)
+            return Batch([c], len(c))
+
+        return fn_listening, type_oids.TEXT
     if name == "regexp_split_to_table":
         def fn5(vals, ctx):
             if any(v is None for v in vals):

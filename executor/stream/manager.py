@@ -36,7 +36,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import late_rows, watermark
+from . import change_notify, late_rows, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -758,6 +758,7 @@ class StreamManager:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
+        change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
 
     @staticmethod
     def _notice_applied(ctx, key, rel) -> None:

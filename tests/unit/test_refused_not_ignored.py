@@ -27,16 +27,6 @@ def _refused(session, sql: str, sqlstate: str) -> PgError:
     return err.value
 
 
-@pytest.mark.parametrize("sql", ["LISTEN chan", "NOTIFY chan, 'x'"])
-def test_listen_notify_refused(session, sql):
-    _refused(session, sql, "0A000")
-
-
-def test_unlisten_is_a_true_no_op(session):
-    """No session can listen, so UNLISTEN has nothing to undo (asyncpg's pool sends it on reset)."""
-    assert session.execute_sql("UNLISTEN *").tag == "UNLISTEN"
-
-
 @pytest.mark.parametrize("option, sqlstate", [
     ("sw = '0 minutes'", "22023"), ("sw = 'banana'", "22007"), ("ttl = '1 hour', ttl_column = 'ts'", "0A000"),
     ("security_barrier = true", "0A000"), ("banana = 1", "22023"),
