@@ -393,6 +393,11 @@ class AggState:
         """The aggregate's value for groups 0..ng-1."""
         raise NotImplementedError
 
+    def settle(self) -> None:
+        """Apply input the state buffers (sketches), so that every field
+        indexed by group is a dense array as long as the capacity: code that
+        cuts states by group (retention, SESSION merges) relies on it."""
+
     @staticmethod
     def _grown(arr: np.ndarray, cap: int, fill) -> np.ndarray:
         out = np.full(cap, fill, dtype=arr.dtype) if arr.dtype != object else np.array([fill] * cap, dtype=object) if not isinstance(fill, list) else _obj_list(cap)
@@ -1033,6 +1038,9 @@ class AggSpec:
 
     def make_state(self) -> AggState:
         f = self.func
+        installed = _INSTALLED.get(f)
+        if installed is not None and getattr(installed[0], "DECIDES_DISTINCT", False):
+            return installed[0](self)       # sketches: DISTINCT is theirs to honour or refuse
         if self.distinct or self.order_key is not None or f in LIST_AGGREGATES or f in _BIT_OPS:
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):

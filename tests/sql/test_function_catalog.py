@@ -46,7 +46,7 @@ CALLS = [
     "SELECT foo(1, 'a', NULL)",
     "SELECT Foo(1.5, now())",
     "SELECT concat_ws()",
-    "SELECT approx_count_distinct(1)",
+    "SELECT approx_distinct(1)",
     "SELECT abs('x')",
     "SELECT upper(true)",
     "SELECT starts_with(1::smallint, 'a')",
