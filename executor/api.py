@@ -41,6 +41,11 @@ class SessionInfo:
     client_settings: frozenset[str] = frozenset()
     cancel_event: threading.Event = field(default_factory=threading.Event)
     deadline: float | None = None
+    #: Where LISTEN's notifications go: called as (sender pid, channel, payload)
+    #: from the committing session's thread, so it must only queue (the server
+    #: writes a NotificationResponse when the session is idle).  None: the
+    #: engine session keeps them in its ``notifications`` list.
+    notify_sink: Callable[[int, str, str], None] | None = None
 
     @property
     def sync_commit(self) -> bool:
@@ -153,6 +158,9 @@ class Result:
     copy_in: CopyIn | None = None
     copy_out: CopyOut | None = None
     empty: bool = False                       # EmptyQueryResponse
+    #: rows that keep coming (SUBSCRIBE) instead of ``batch``: each item is a batch to
+    #: send, or None where the server should write what it has; ends by an error (a cancel)
+    row_stream: Iterator[RowBatch | None] | None = None
 
     def tag_for_rows(self, rows: int) -> str:
         """The command tag when one Execute sent only ``rows`` of the result

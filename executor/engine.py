@@ -21,13 +21,15 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
     UNDEFINED_OBJECT, PgError,
 )
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
+from .sql import viewdef  # noqa: F401  (installs pg_get_viewdef's deparser into the catalog)
 from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the LLVM backend: executor_backend = auto|llvm)
-from .execution import operators, privileges
+from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
+from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .api import Prepared, Result
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
@@ -100,9 +102,6 @@ class Engine:
     def sequence_func(self, planner, name, args):
         return sequence_function(self, planner, name, args)
 
-    def call_udf(self, planner, fn, args):
-        raise PgError(FEATURE_NOT_SUPPORTED, f"calling SQL functions ({fn.name}) is not supported yet")
-
     def sequence_scan(self, rel):
         def fetch(ctx, _rel=rel):
             last, called = self.db.sequences.get(_rel.oid, [_rel.seq_start, False])
@@ -141,6 +140,8 @@ class Session:
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
+        #: notifications received when the server gave no sink (in-process use): (sender pid, channel, payload)
+        self.notifications: list[tuple[int, str, str]] = []
 
     # ------------------------------------------------------------ status
     @property
@@ -157,8 +158,15 @@ class Session:
             self.failed = True
         self._drop_extended()
 
+    @property
+    def notify_sink(self):
+        """Where this session's LISTEN delivers (``api.SessionInfo.notify_sink``)."""
+        sink = self.info.notify_sink
+        return sink if sink is not None else (lambda pid, ch, payload: self.notifications.append((pid, ch, payload)))
+
     def close(self) -> None:
         ADVISORY.release_all(self.info.pid)     # session-level advisory locks end with the session
+        self.db.notifier.unlisten(self.info.pid, None)
         self._drop_extended()
         if self.txn is not None:
             self.txn.rollback()
@@ -198,6 +206,8 @@ class Session:
             if cv is None:
                 return None
             key.append((oid, cv.version, len(cv.queue)))
+            if cv.windowed():       # a window's rows change as the clock moves, with no input
+                key.append(cv.time_position(clock.micros(clock.now())))
             todo.extend(cv.upstream_views)
         return tuple(key)
 
@@ -421,7 +431,7 @@ class Session:
             else:
                 txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
-                              param_oids=param_oids, engine=self.engine)
+                              param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self
             try:
                 result = stmt.run(self, ctx)

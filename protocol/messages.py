@@ -454,6 +454,11 @@ def backend_key_data(pid: int, key: int) -> bytes:
     return _msg(b"K", struct.pack("!ii", pid, key))
 
 
+def notification_response(pid: int, channel: str, payload: str) -> bytes:
+    """NotificationResponse ('A'): a NOTIFY the session listens for, from backend ``pid``."""
+    return _msg(b"A", _I32.pack(pid) + _cstr(channel) + _cstr(payload))
+
+
 _READY = {st: b"Z\0\0\0\5" + st.encode("ascii") for st in "ITE"}
 
 

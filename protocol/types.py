@@ -38,13 +38,14 @@ from .errors import (
     INVALID_DATETIME_FORMAT,
     INVALID_PARAMETER_VALUE,
     INVALID_TEXT_REPRESENTATION,
+    INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
     NUMERIC_VALUE_OUT_OF_RANGE,
     UNDEFINED_OBJECT,
     PgError,
     invalid_utf8,
 )
 from fractions import Fraction
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, available_timezones
 
 # --------------------------------------------------------------------------
 # Type table
@@ -90,6 +91,7 @@ _SCALARS: list[tuple[str, int, int, int, str, str]] = [
     ("varchar", 1043, -1, 1015, "S", "character varying"),
     ("date", 1082, 4, 1182, "D", "date"),
     ("time", 1083, 8, 1183, "D", "time without time zone"),
+    ("timetz", 1266, 12, 1270, "D", "time with time zone"),
     ("timestamp", 1114, 8, 1115, "D", "timestamp without time zone"),
     ("timestamptz", 1184, 8, 1185, "D", "timestamp with time zone"),
     ("interval", 1186, 16, 1187, "T", "interval"),
@@ -129,13 +131,14 @@ XID, CID, OIDVECTOR, JSON, FLOAT4, FLOAT8, UNKNOWN = 28, 29, 30, 114, 700, 701, 
 BPCHAR, VARCHAR, DATE, TIME, TIMESTAMP, TIMESTAMPTZ, INTERVAL = 1042, 1043, 1082, 1083, 1114, 1184, 1186
 NUMERIC, REGCLASS, REGTYPE, RECORD, VOID, UUID, JSONB = 1700, 2205, 2206, 2249, 2278, 2950, 3802
 REGNAMESPACE, REGROLE = 4089, 4096
+TIMETZ = 1266
 
 _ALIASES: dict[str, str] = {
     "int": "int4", "integer": "int4", "smallint": "int2", "bigint": "int8",
     "real": "float4", "double precision": "float8", "float": "float8", "double": "float8",
     "decimal": "numeric", "character varying": "varchar", "char varying": "varchar",
     "char": "bpchar", "character": "bpchar", '"char"': "char", "boolean": "bool",
-    "time without time zone": "time", "timestamp without time zone": "timestamp",
+    "time without time zone": "time", "time with time zone": "timetz", "timestamp without time zone": "timestamp",
     "timestamp with time zone": "timestamptz", "serial": "int4", "bigserial": "int8",
     "smallserial": "int2", "serial4": "int4", "serial8": "int8", "serial2": "int2",
 }
@@ -276,6 +279,29 @@ TSTZ_POS_INF = _InfDatetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=UTC)
 TSTZ_NEG_INF = _InfDatetime(1, 1, 1, tzinfo=UTC)
 
 
+#: infinities in a numpy datetime64 column (any unit): the largest value, and
+#: the smallest after NaT, so that they order as PostgreSQL orders them
+DT64_POS_INF, DT64_NEG_INF = 2**63 - 1, -(2**63) + 1
+
+
+def infinity_of(oid: int, raw: int) -> Any:
+    """The marker object for a datetime64 column's raw value, or None."""
+    if raw == DT64_POS_INF:
+        return DATE_POS_INF if oid == DATE else TSTZ_POS_INF if oid == TIMESTAMPTZ else TS_POS_INF
+    if raw == DT64_NEG_INF:
+        return DATE_NEG_INF if oid == DATE else TSTZ_NEG_INF if oid == TIMESTAMPTZ else TS_NEG_INF
+    return None
+
+
+def dt64_infinity(v: object) -> int | None:
+    """The raw datetime64 value of an infinity marker, or None."""
+    if is_pos_infinity(v):
+        return DT64_POS_INF
+    if is_neg_infinity(v):
+        return DT64_NEG_INF
+    return None
+
+
 def is_pos_infinity(v: object) -> bool:
     """True for the +infinity date/timestamp markers."""
     return v is DATE_POS_INF or v is TS_POS_INF or v is TSTZ_POS_INF
@@ -286,24 +312,44 @@ def is_neg_infinity(v: object) -> bool:
     return v is DATE_NEG_INF or v is TS_NEG_INF or v is TSTZ_NEG_INF
 
 
+@functools.lru_cache(maxsize=1)
+def _zone_names() -> dict[str, str]:
+    """The tz database's zone names by their lower-case spelling."""
+    return {name.lower(): name for name in available_timezones()}
+
+
+def canonical_zone_name(name: str) -> str | None:
+    """A tz database zone name as the database spells it (PostgreSQL matches
+    them without regard to case), or None."""
+    return _zone_names().get(name.strip().lower())
+
+
+_POSIX_ZONE_RE = re.compile(r"(<[^>]*>|[A-Za-z]+)?([+-]?)(\d{1,3})(?::(\d{1,2})(?::(\d{1,2}))?)?")
+
+
+def posix_zone(spec: str) -> _dt.tzinfo | None:
+    """A POSIX zone specification without DST rules (``UTC+3``, ``<+05:30>-05:30``,
+    ``+05``): a fixed offset, its sign WEST of Greenwich; None if not one."""
+    m = _POSIX_ZONE_RE.fullmatch(spec.strip())
+    if m is None:
+        return None
+    west = _dt.timedelta(hours=int(m.group(3)), minutes=int(m.group(4) or 0), seconds=int(m.group(5) or 0))
+    if west >= _dt.timedelta(hours=24):
+        return None
+    east = west if m.group(2) == "-" else -west
+    name = (m.group(1) or "").strip("<>")
+    return _dt.timezone(east, name) if name else _dt.timezone(east)
+
+
 @functools.lru_cache(maxsize=64)
 def zone_of(tz: str) -> _dt.tzinfo:
-    """Resolve a TimeZone setting; unknown names fall back to UTC."""
+    """Resolve a TimeZone setting (validated when set); unknown names fall back to UTC."""
     if tz.upper() in ("UTC", "GMT", "Z", "ZULU", "ETC/UTC"):
         return UTC
-    m = re.fullmatch(r"([+-]?)(\d{1,2})(?::?(\d{2}))?", tz.strip())
-    if m:  # POSIX style: '+05' means 5 hours WEST of Greenwich in TimeZone settings
-        sign = -1 if m.group(1) != "-" else 1
-        return _dt.timezone(sign * _dt.timedelta(hours=int(m.group(2)), minutes=int(m.group(3) or 0)))
-    try:
-        return ZoneInfo(tz)
-    except Exception:
-        try:
-            for cand in (tz.title(), tz.upper()):
-                return ZoneInfo(cand)
-        except Exception:
-            pass
-    return UTC
+    name = canonical_zone_name(tz)
+    if name is not None:
+        return ZoneInfo(name)
+    return posix_zone(tz) or UTC
 
 
 def _as_str(data: bytes | str) -> str:
@@ -472,6 +518,60 @@ def format_time(t: _dt.time) -> str:
     return f"{t.hour:02d}:{t.minute:02d}:{t.second:02d}{_frac(t.microsecond)}"
 
 
+class TimeTZ(_dt.time):
+    """A timetz value: a time of day with its own UTC offset, ordered as
+    PostgreSQL orders timetz (timetz_cmp_internal): by the time of day in
+    UTC, then the zone east first; equal only with the same offset."""
+
+    __slots__ = ()
+
+    def pg_key(self) -> tuple[int, int]:
+        east = int((self.utcoffset() or _dt.timedelta(0)).total_seconds())
+        local = ((self.hour * 60 + self.minute) * 60 + self.second) * 1_000_000 + self.microsecond
+        return local - east * 1_000_000, -east
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TimeTZ) and self.pg_key() == other.pg_key()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __lt__(self, other: object) -> bool:
+        return self.pg_key() < _timetz_key(other)
+
+    def __le__(self, other: object) -> bool:
+        return self.pg_key() <= _timetz_key(other)
+
+    def __gt__(self, other: object) -> bool:
+        return self.pg_key() > _timetz_key(other)
+
+    def __ge__(self, other: object) -> bool:
+        return self.pg_key() >= _timetz_key(other)
+
+    def __hash__(self) -> int:
+        return hash(self.pg_key())
+
+
+def _timetz_key(other: object) -> tuple[int, int]:
+    if not isinstance(other, TimeTZ):
+        raise TypeError("timetz compares only with timetz")
+    return other.pg_key()
+
+
+#: timetz's zone displacement limit (TZDISP_LIMIT): 15:59:59 either way
+TIMETZ_DISPLACEMENT_LIMIT = 15 * 3600 + 59 * 60 + 59
+
+
+def timetz(t: _dt.time, offset: _dt.timedelta) -> TimeTZ:
+    """A time of day (its own zone dropped) at ``offset`` east of UTC."""
+    return TimeTZ(t.hour, t.minute, t.second, t.microsecond, tzinfo=_dt.timezone(offset))
+
+
+def format_timetz(t: _dt.time) -> str:
+    """timetz_out: the time of day and its own UTC offset (``10:00:00+02``)."""
+    return format_time(t) + _offset_str(t.utcoffset() or _dt.timedelta(0))
+
+
 def _interval_out(iv: Interval) -> str:
     """EncodeInterval, IntervalStyle=postgres."""
     parts: list[str] = []
@@ -633,6 +733,7 @@ _TEXT_OUT: dict[int, Callable[[Any, str], str]] = {
     BYTEA: lambda v, tz: _bytea_out(v),
     DATE: _date_out,
     TIME: lambda v, tz: format_time(v),
+    TIMETZ: lambda v, tz: format_timetz(v),
     TIMESTAMP: _ts_out,
     TIMESTAMPTZ: lambda v, tz: format_timestamptz(v, tz),
     INTERVAL: _interval_text_out,
@@ -885,12 +986,16 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
         off = _tz_offset(m.group("tz"), local, s, typ)
         return (local - off).replace(tzinfo=UTC)
     z = zone_of(tz)
-    return local.replace(tzinfo=z).astimezone(UTC)
+    # a wall-clock time the zone skips or repeats takes the smaller of its two
+    # offsets, as DetermineTimeZoneOffset (before a gap, standard time in an overlap)
+    off = min(local.replace(tzinfo=z, fold=0).utcoffset() or _dt.timedelta(0),
+              local.replace(tzinfo=z, fold=1).utcoffset() or _dt.timedelta(0))
+    return (local - off).replace(tzinfo=UTC)
 
 
 def _date_in(s: str) -> _dt.date:
     low = s.strip().lower()
-    if low in ("infinity", "+infinity"):
+    if low == "infinity":                   # (date_in has no "+infinity", unlike timestamp_in)
         return DATE_POS_INF
     if low == "-infinity":
         return DATE_NEG_INF
@@ -905,19 +1010,32 @@ def _date_in(s: str) -> _dt.date:
     raise _syntax("date", s, INVALID_DATETIME_FORMAT)
 
 
-def _time_in(s: str) -> _dt.time:
-    t = s.strip()
-    m = re.fullmatch(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?", t)
+_TIME_IN_RE = re.compile(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?")
+
+
+def _time_in(s: str, with_tz: bool = False, tz: str = "UTC") -> _dt.time:
+    """time (a zone in the text is checked and dropped) or timetz (its zone
+    kept; none given: the session zone's offset today, as PostgreSQL)."""
+    typ = "time with time zone" if with_tz else "time"
+    m = _TIME_IN_RE.fullmatch(s.strip())
     if not m:
-        raise _syntax("time", s, INVALID_DATETIME_FORMAT)
-    h, mi, sec, us = _parse_time_part(m.group(1), s, "time")
-    if m.group(2):
-        _tz_offset(m.group(2), _dt.datetime(2000, 1, 1), s, "time")
+        raise _syntax(typ, s, INVALID_DATETIME_FORMAT)
+    h, mi, sec, us = _parse_time_part(m.group(1), s, typ)
+    today = _dt.datetime.now(UTC).replace(tzinfo=None, hour=12)
+    if with_tz and m.group(2) and "/" in m.group(2):
+        raise _syntax(typ, s, INVALID_DATETIME_FORMAT)     # a zone name needs a date to give an offset
+    off = _tz_offset(m.group(2), today, s, typ) if m.group(2) else None
     if h == 24:
         raise PgError(FEATURE_NOT_SUPPORTED, 'time value "24:00:00" is not representable')
     if sec == 60:
         sec = 59
-    return _dt.time(h, mi, sec, us)
+    if not with_tz:
+        return _dt.time(h, mi, sec, us)
+    if off is None:
+        off = zone_of(tz).utcoffset(today) or _dt.timedelta(0)
+    if abs(off.total_seconds()) > TIMETZ_DISPLACEMENT_LIMIT:
+        raise PgError(INVALID_TIME_ZONE_DISPLACEMENT_VALUE, f'time zone displacement out of range: "{s}"')
+    return timetz(_dt.time(h, mi, sec, us), off)
 
 
 # ---- interval ----
@@ -1178,6 +1296,8 @@ def _text_in(oid: int, s: str, tz: str = "UTC") -> Any:
         return _date_in(s)
     if oid == TIME:
         return _time_in(s)
+    if oid == TIMETZ:
+        return _time_in(s, True, tz)
     if oid == TIMESTAMP:
         return _timestamp_in(s, False, tz)
     if oid == TIMESTAMPTZ:
@@ -1341,6 +1461,20 @@ def _time_recv(b: bytes) -> _dt.time:
     return _dt.time(h, m, s, us)
 
 
+def _timetz_send(t: _dt.time) -> bytes:
+    off = t.utcoffset() or _dt.timedelta(0)
+    return _time_send(t) + _S_I4.pack(-int(off.total_seconds()))
+
+
+def _timetz_recv(b: bytes) -> _dt.time:
+    if len(b) != 12:
+        raise _bad_binary()
+    (zone,) = _S_I4.unpack(b[8:])
+    if abs(zone) > TIMETZ_DISPLACEMENT_LIMIT:
+        raise PgError(INVALID_BINARY_REPRESENTATION, "time zone displacement out of range")
+    return timetz(_time_recv(b[:8]), _dt.timedelta(seconds=-zone))
+
+
 def _interval_send(v: Interval) -> bytes:
     if isinstance(v, _dt.timedelta):
         v = Interval.from_timedelta(v)
@@ -1388,7 +1522,7 @@ def _bool_recv(b: bytes) -> bool:
 
 
 _FIXED_LEN = {BOOL: 1, INT2: 2, INT4: 4, INT8: 8, OID: 4, XID: 4, CID: 4, REGPROC: 4, REGCLASS: 4,
-              REGTYPE: 4, REGNAMESPACE: 4, REGROLE: 4, FLOAT4: 4, FLOAT8: 8, DATE: 4, TIME: 8,
+              REGTYPE: 4, REGNAMESPACE: 4, REGROLE: 4, FLOAT4: 4, FLOAT8: 8, DATE: 4, TIME: 8, TIMETZ: 12,
               TIMESTAMP: 8, TIMESTAMPTZ: 8, INTERVAL: 16, UUID: 16}
 
 _BIN_SEND: dict[int, Callable[[Any], bytes]] = {
@@ -1403,6 +1537,7 @@ _BIN_SEND: dict[int, Callable[[Any], bytes]] = {
     NUMERIC: _numeric_send,
     DATE: _date_send,
     TIME: _time_send,
+    TIMETZ: _timetz_send,
     TIMESTAMP: lambda v: _S_I8.pack(_ts_to_us(v)),
     TIMESTAMPTZ: lambda v: _S_I8.pack(_ts_to_us(v if v.tzinfo else v.replace(tzinfo=UTC))),
     INTERVAL: _interval_send,
@@ -1428,6 +1563,7 @@ _BIN_RECV: dict[int, Callable[[bytes], Any]] = {
     NUMERIC: _numeric_recv,
     DATE: _date_recv,
     TIME: _time_recv,
+    TIMETZ: _timetz_recv,
     TIMESTAMP: lambda b: _us_to_ts(_S_I8.unpack(b)[0], False),
     TIMESTAMPTZ: lambda b: _us_to_ts(_S_I8.unpack(b)[0], True),
     INTERVAL: _interval_recv,
@@ -1576,10 +1712,14 @@ def _np_scalar_to_py(oid: int, v: Any) -> Any:
         if isinstance(v, np.datetime64):
             if np.isnat(v):
                 return None
-            return _dt.date(1970, 1, 1) + _dt.timedelta(days=int(v.astype("int64")))
+            days = int(v.astype("int64"))
+            return infinity_of(oid, days) or _dt.date(1970, 1, 1) + _dt.timedelta(days=days)
         return v
     if oid in (TIMESTAMP, TIMESTAMPTZ):
         if isinstance(v, np.datetime64):
+            inf = infinity_of(oid, int(v.astype("int64")))
+            if inf is not None:
+                return inf
             us = int(v.astype("datetime64[us]").astype("int64"))
             d = _dt.datetime(1970, 1, 1) + _dt.timedelta(microseconds=us)
             return d.replace(tzinfo=UTC) if oid == TIMESTAMPTZ else d
@@ -1601,14 +1741,14 @@ def column_to_pylist(oid: int, values: np.ndarray, nulls: np.ndarray | None = No
 def _python_values(oid: int, values: np.ndarray) -> list[Any]:
     """Every value of a numpy column as Python's, NULLs included (as garbage)."""
     if oid == DATE and values.dtype.kind == "M":
-        ints = values.astype("datetime64[D]").astype("int64").tolist()
+        ints = values.astype("datetime64[D]").view("int64").tolist()
         base = _dt.date(1970, 1, 1).toordinal()
-        return [_dt.date.fromordinal(base + i) for i in ints]
+        return [_dt.date.fromordinal(base + i) if abs(i) < 3_000_000 else infinity_of(oid, i) for i in ints]
     if oid in (TIMESTAMP, TIMESTAMPTZ) and values.dtype.kind == "M":
-        ints = values.astype("datetime64[us]").astype("int64").tolist()
-        epoch = _dt.datetime(1970, 1, 1)
-        stamps = [epoch + _dt.timedelta(microseconds=i) for i in ints]
-        return [d.replace(tzinfo=UTC) for d in stamps] if oid == TIMESTAMPTZ else stamps
+        ints = values.astype("datetime64[us]").view("int64").tolist()
+        epoch = _dt.datetime(1970, 1, 1, tzinfo=UTC if oid == TIMESTAMPTZ else None)
+        return [epoch + _dt.timedelta(microseconds=i) if DT64_NEG_INF < i < DT64_POS_INF else infinity_of(oid, i)
+                for i in ints]
     values_list: list[Any] = values.tolist()
     return values_list
 
@@ -1645,9 +1785,9 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
     elif oid in (TIMESTAMP, TIMESTAMPTZ) and kind == "M" and (oid == TIMESTAMP or zone_of(tz) is UTC):
         suffix = "+00" if oid == TIMESTAMPTZ else ""
         out = []
-        for s in _dt64_strings(values, "us"):
+        for i, s in enumerate(_dt64_strings(values, "us")):
             if len(s) != 26:
-                out.append(None if s == "NaT" else encode_text(oid, _np_scalar_to_py(oid, np.datetime64(s, "us")), tz=tz))
+                out.append(None if s == "NaT" else encode_text(oid, _np_scalar_to_py(oid, values[i]), tz=tz))
                 continue
             frac = s[20:].rstrip("0")
             out.append(f"{s[:10]} {s[11:19]}{'.' + frac if frac else ''}{suffix}".encode())
@@ -1672,10 +1812,12 @@ def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray
         return arr, (nulls if has_null else None)
     if dt.kind == "M":
         fill = np.datetime64(0, "us") if dt == np.dtype("datetime64[us]") else np.datetime64(0, "D")
-        vals = []
+        vals: list[Any] = []
         for v in items:
             if v is None:
                 vals.append(fill)
+            elif dt64_infinity(v) is not None:
+                vals.append(np.datetime64(dt64_infinity(v), "D" if oid == DATE else "us"))
             elif oid == DATE:
                 vals.append(np.datetime64(v.toordinal() - _dt.date(1970, 1, 1).toordinal(), "D"))
             else:

@@ -246,6 +246,24 @@ class Connection(asyncio.Protocol):
         if self.info is not None:
             self.info.cancel_event.set()
 
+    def _notified(self, pid: int, channel: str, payload: str) -> None:
+        """The engine's notify sink (any thread): queue the NotificationResponse
+        and let the event loop write it if the session idles meanwhile."""
+        sess = self.session
+        if sess is None or self.closed:
+            return
+        sess.queue_notification(pid, channel, payload)
+        self.loop.call_soon_threadsafe(self._flush_notifications)
+
+    def _flush_notifications(self) -> None:
+        """Write queued notifications now if the task waits for the client
+        (no step running) and the session is idle outside a transaction
+        block; otherwise the next ReadyForQuery carries them."""
+        sess, w = self.session, self._waiter
+        if sess is None or w is None or w.done() or self.closed or not sess.idle():
+            return
+        self.write(sess.take_notifications())
+
     # ------------------------------------------------------------ lifecycle
 
     async def _main(self) -> None:
@@ -390,7 +408,8 @@ class Connection(asyncio.Protocol):
         # trust mode (no password): every name is the superuser, as the brief says
         login_role = "" if self.config.password is not None or self.config.hba is not None else "postgres"
         self.info = SessionInfo(settings=settings, user=user, database=database, pid=self.pid, login_role=login_role,
-                                client_settings=frozenset(session_settings.client_given(prm)))
+                                client_settings=frozenset(session_settings.client_given(prm)),
+                                notify_sink=self._notified)
         try:
             es = await self.server.pool.run(engine.new_session, self.info)
         except PgError as e:
@@ -547,4 +566,6 @@ class Connection(asyncio.Protocol):
                 return
             if self.eof:
                 return      # the client left after its last complete message (a COPY IN is aborted)
+            if sess.idle():
+                self.write(sess.take_notifications())   # any that came while a step ran
             await self._wait_data()

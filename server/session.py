@@ -56,10 +56,14 @@ class _Signal(enum.Enum):
     """What a handler can yield besides output bytes."""
 
     NEED_MSG = "need_msg"
+    FLUSH = "flush"
 
 
 #: Yielded by a handler generator to ask for the next frontend message.
 NEED_MSG: Final = _Signal.NEED_MSG
+#: Yielded by a handler whose next output may be long in coming (SUBSCRIBE):
+#: ``step`` returns what it has so the connection writes it now.
+FLUSH: Final = _Signal.FLUSH
 
 #: Rows encoded per slice of a large result (bounds memory per step).
 ROW_SLICE = 8192
@@ -115,6 +119,8 @@ class ProtocolSession:
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
+        #: NotificationResponses waiting for the session to be idle (appended from any thread)
+        self._notifications: deque[bytes] = deque()
         self._handlers: dict[str, Callable[[bytes], Handled]] = {
             "Q": self._simple_query,
             "P": self._parse,
@@ -130,6 +136,29 @@ class ProtocolSession:
         }
 
     # ------------------------------------------------------------ driving
+
+    def queue_notification(self, pid: int, channel: str, payload: str) -> None:
+        """A NOTIFY this session listens for (any thread): sent when it is idle."""
+        self._notifications.append(messages.notification_response(pid, channel, payload))
+
+    def take_notifications(self) -> bytes:
+        """The queued NotificationResponses, if the session is outside a
+        transaction block (PostgreSQL delivers none inside one)."""
+        if not self._notifications or self._txn_status() != "I":
+            return b""
+        out: list[bytes] = []
+        while self._notifications:
+            out.append(self._notifications.popleft())
+        self._errors += 1            # a cycle that carried them is not kept for replay
+        return b"".join(out)
+
+    def idle(self) -> bool:
+        """Nothing queued or running: between cycles, where a notification may be written."""
+        return not self._queue and self._gen is None and not self.running and not self.terminated
+
+    def _ready(self, status: str) -> bytes:
+        """ReadyForQuery, preceded by the notifications due (as PostgreSQL sends them)."""
+        return (self.take_notifications() if status == "I" else b"") + messages.ready_for_query(status)
 
     def push(self, msgs: Iterable[messages.Message]) -> None:
         self._queue.extend(msgs)
@@ -293,6 +322,8 @@ class ProtocolSession:
             if item is NEED_MSG:
                 self._gen_waiting = True
                 continue
+            if item is FLUSH:
+                break
             out.append(item)
             size += len(item)
         return b"".join(out)
@@ -392,8 +423,7 @@ class ProtocolSession:
             assert cout is not None
             yield messages.copy_out_response(cout.format, cout.ncols)
             for chunk in cout.chunks:
-                if chunk:
-                    yield messages.copy_data(chunk)
+                yield messages.copy_data(chunk) if chunk else FLUSH    # an empty chunk: write what is sent
             yield messages.copy_done()
             yield messages.command_complete(cout.tag_fn())
 
@@ -460,6 +490,9 @@ class ProtocolSession:
                 if res.empty:
                     yield messages.empty_query_response()
                     continue
+                if res.row_stream is not None:
+                    yield from self._row_stream(res)
+                    continue
                 if res.columns is not None:
                     yield messages.row_description(field_descs(res.columns))
                     n = res.batch.n if res.batch is not None else 0
@@ -472,7 +505,20 @@ class ProtocolSession:
         except Exception:
             log.exception("simple query failed")
             yield self._error(internal_error(), extended=False)
-        yield messages.ready_for_query(self._txn_status())
+        yield self._ready(self._txn_status())
+
+    def _row_stream(self, res: Result) -> Handler:
+        """Rows that keep coming (SUBSCRIBE): each batch as DataRows, written at
+        once; a PgError from the stream (the cancel that ends it) ends the query."""
+        assert res.row_stream is not None and res.columns is not None
+        yield messages.row_description(field_descs(res.columns))
+        for batch in res.row_stream:
+            if batch is None:
+                yield FLUSH
+                continue
+            part = Result(tag=res.tag, columns=res.columns, batch=batch)
+            yield from self._rows(part, None, 0, batch.n)
+            yield FLUSH
 
     def _txn_status(self) -> str:
         try:
@@ -577,6 +623,10 @@ class ProtocolSession:
             if res.copy_in is not None or res.copy_out is not None:
                 portal.done = True
                 return self._guard_extended(head, self._emit_copy(res))
+            if res.row_stream is not None:
+                portal.done = True
+                raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE needs the simple query protocol",
+                              hint="Send it as a simple query, or read it with COPY (SUBSCRIBE ...) TO STDOUT.")
         if res.empty:
             return head + messages.empty_query_response()
         if res.columns is None or res.batch is None:
@@ -639,7 +689,7 @@ class ProtocolSession:
         status = self._txn_status()
         if status == "I":
             self.portals.clear()  # portals live until their transaction ends
-        return head + err + messages.ready_for_query(status)
+        return head + err + self._ready(status)
 
     def _flush(self, body: bytes) -> None:
         if body:

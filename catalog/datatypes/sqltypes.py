@@ -41,7 +41,7 @@ TYPE_NAMES = {
     type_oids.BOOL: "bool", type_oids.BYTEA: "bytea", type_oids.CHAR: "char", type_oids.NAME: "name", type_oids.INT8: "int8", type_oids.INT2: "int2",
     type_oids.INT4: "int4", type_oids.TEXT: "text", type_oids.OID: "oid", type_oids.JSON: "json", type_oids.FLOAT4: "float4", type_oids.FLOAT8: "float8",
     type_oids.UNKNOWN: "unknown", type_oids.BPCHAR: "bpchar", type_oids.VARCHAR: "varchar", type_oids.DATE: "date", type_oids.TIME: "time",
-    type_oids.TIMESTAMP: "timestamp", type_oids.TIMESTAMPTZ: "timestamptz", type_oids.INTERVAL: "interval", type_oids.NUMERIC: "numeric",
+    type_oids.TIMETZ: "timetz", type_oids.TIMESTAMP: "timestamp", type_oids.TIMESTAMPTZ: "timestamptz", type_oids.INTERVAL: "interval", type_oids.NUMERIC: "numeric",
     type_oids.UUID: "uuid", type_oids.JSONB: "jsonb", type_oids.REGCLASS: "regclass", type_oids.REGTYPE: "regtype", type_oids.REGPROC: "regproc",
     type_oids.XID: "xid", type_oids.VOID: "void", type_oids.REGNAMESPACE: "regnamespace", type_oids.REGROLE: "regrole", type_oids.RECORD: "record", type_oids.INT2VECTOR: "int2vector", type_oids.OIDVECTOR: "oidvector",
 }
@@ -53,12 +53,15 @@ SQL_NAMES = {
     type_oids.BOOL: "boolean", type_oids.INT2: "smallint", type_oids.INT4: "integer", type_oids.INT8: "bigint", type_oids.FLOAT4: "real",
     type_oids.FLOAT8: "double precision", type_oids.VARCHAR: "character varying", type_oids.BPCHAR: "character",
     type_oids.TIMESTAMP: "timestamp without time zone", type_oids.TIMESTAMPTZ: "timestamp with time zone",
-    type_oids.TIME: "time without time zone", type_oids.CHAR: '"char"',
+    type_oids.TIME: "time without time zone", type_oids.TIMETZ: "time with time zone", type_oids.CHAR: '"char"',
+    # pseudo-types, as format_type prints them (function catalogs declare with them)
+    type_oids.ANY: '"any"', 2283: "anyelement", 2277: "anyarray", 2776: "anynonarray", type_oids.RECORD: "record",
+    type_oids.VOID: "void", 2281: "internal",
 }
 
 TYPLEN = {
     type_oids.BOOL: 1, type_oids.INT2: 2, type_oids.INT4: 4, type_oids.INT8: 8, type_oids.OID: 4, type_oids.FLOAT4: 4, type_oids.FLOAT8: 8, type_oids.DATE: 4,
-    type_oids.TIME: 8, type_oids.TIMESTAMP: 8, type_oids.TIMESTAMPTZ: 8, type_oids.INTERVAL: 16, type_oids.UUID: 16, type_oids.NAME: 64, type_oids.CHAR: 1,
+    type_oids.TIME: 8, type_oids.TIMETZ: 12, type_oids.TIMESTAMP: 8, type_oids.TIMESTAMPTZ: 8, type_oids.INTERVAL: 16, type_oids.UUID: 16, type_oids.NAME: 64, type_oids.CHAR: 1,
     type_oids.REGCLASS: 4, type_oids.REGTYPE: 4, type_oids.REGPROC: 4, type_oids.XID: 4,
 }
 
@@ -71,7 +74,8 @@ _ALIASES = {
     "text": type_oids.TEXT, "varchar": type_oids.VARCHAR, "character varying": type_oids.VARCHAR, "char": type_oids.BPCHAR,
     "character": type_oids.BPCHAR, "bpchar": type_oids.BPCHAR, "nchar": type_oids.BPCHAR, "name": type_oids.NAME, '"char"': type_oids.CHAR,
     "bool": type_oids.BOOL, "boolean": type_oids.BOOL, "bytea": type_oids.BYTEA, "date": type_oids.DATE, "time": type_oids.TIME,
-    "time without time zone": type_oids.TIME, "timestamp": type_oids.TIMESTAMP, "timestamp without time zone": type_oids.TIMESTAMP,
+    "time without time zone": type_oids.TIME, "timetz": type_oids.TIMETZ, "time with time zone": type_oids.TIMETZ,
+    "timestamp": type_oids.TIMESTAMP, "timestamp without time zone": type_oids.TIMESTAMP,
     "timestamptz": type_oids.TIMESTAMPTZ, "timestamp with time zone": type_oids.TIMESTAMPTZ, "interval": type_oids.INTERVAL,
     "uuid": type_oids.UUID, "json": type_oids.JSON, "jsonb": type_oids.JSONB, "oid": type_oids.OID, "regclass": type_oids.REGCLASS,
     "regtype": type_oids.REGTYPE, "regproc": type_oids.REGPROC, "xid": type_oids.XID, "regnamespace": type_oids.REGNAMESPACE, "regrole": type_oids.REGROLE,
@@ -107,7 +111,7 @@ def format_type(oid: int, typmod: int = -1) -> str:
         if oid == type_oids.NUMERIC:
             p, s = (typmod - 4) >> 16, (typmod - 4) & 0xFFFF
             return f"numeric({p},{s})"
-        if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME):
+        if oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME, type_oids.TIMETZ):
             word, rest = base.split(" ", 1) if " " in base else (base, "")
             return f"{word}({typmod}) {rest}".strip()
     return base
@@ -137,13 +141,21 @@ def is_temporal(oid: int) -> bool:
 
 
 def datetime_values(arr: np.ndarray, oid: int) -> list[Any]:
+    """Python values of a datetime64 column; numpy gives a bare int for the
+    raw values past Python's range, which are the infinities."""
     vals: list[Any] = arr.tolist()
     if oid == type_oids.TIMESTAMPTZ:
-        return [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
+        vals = [v.replace(tzinfo=UTC) if isinstance(v, dt.datetime) else v for v in vals]
+    raw = arr.view(np.int64)
+    if len(raw) and ((raw == wiretypes.DT64_POS_INF) | (raw == wiretypes.DT64_NEG_INF)).any():
+        return [wiretypes.infinity_of(oid, v) if type(v) is int else v for v in vals]
     return vals
 
 
 def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
+    raw = wiretypes.dt64_infinity(v)
+    if raw is not None:
+        return np.datetime64(raw, "D" if oid == type_oids.DATE else "us")
     if isinstance(v, dt.datetime):
         if v.tzinfo is not None:
             v = v.astimezone(UTC).replace(tzinfo=None)
@@ -151,6 +163,20 @@ def _to_dt64(v: dt.date | str | np.datetime64, oid: int) -> np.datetime64:
     if isinstance(v, dt.date):
         return np.datetime64(v, "D") if oid == type_oids.DATE else np.datetime64(dt.datetime(v.year, v.month, v.day), "us")
     return np.datetime64(v)
+
+
+def _datetime_unit(data: np.ndarray, to: np.dtype) -> np.ndarray:
+    """A datetime64 column in another unit, its infinities kept infinite."""
+    if data.dtype == to:
+        return data
+    raw = data.view(np.int64)
+    pos, neg = raw == wiretypes.DT64_POS_INF, raw == wiretypes.DT64_NEG_INF
+    out = data.astype(to)
+    if pos.any() or neg.any():
+        out = out.copy()
+        out.view(np.int64)[pos] = wiretypes.DT64_POS_INF
+        out.view(np.int64)[neg] = wiretypes.DT64_NEG_INF
+    return out
 
 
 def column_from_values(values: list[Any], oid: int) -> "Col":
@@ -264,6 +290,16 @@ def _text_out(oid: int, v: object) -> str:
     return r.decode("utf-8") if isinstance(r, bytes) else r
 
 
+def text_in(oid: int, s: str) -> Any:
+    """A value of type ``oid`` from its text form (the type's input function)."""
+    return _text_in(oid, s)
+
+
+def text_out(oid: int, v: object) -> str:
+    """The text form of a value of type ``oid`` (the type's output function)."""
+    return _text_out(oid, v)
+
+
 def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -> "Col":
     """Convert a whole column, raising PostgreSQL's errors for bad values."""
     Col = vector.Col
@@ -294,10 +330,20 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if target == type_oids.BOOL and src in (type_oids.INT4, type_oids.INT8, type_oids.INT2):
         return Col(col.data != 0, col.nulls, target)
     if src in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and target in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-        return Col(col.data.astype(tdt), col.nulls, target)
-    if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-        out = [None if v is None else v.time().replace(tzinfo=None) for v in col.to_pylist()]
-        return Col.from_pylist(out, type_oids.TIME)
+        return _apply_typmod(Col(_datetime_unit(col.data, tdt), col.nulls, target), typmod, explicit)
+    if target == type_oids.TIME and src in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIMETZ):
+        out = [None if v is None or wiretypes.dt64_infinity(v) is not None       # an infinity has no time of day
+               else (v if src == type_oids.TIMETZ else v.time()).replace(tzinfo=None) for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(out, type_oids.TIME), typmod, explicit)
+    if src == type_oids.TIME and target == type_oids.INTERVAL:     # time_interval
+        spans = [None if v is None else wiretypes.Interval(0, 0, ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000
+                                                           + v.microsecond) for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(spans, target), typmod, explicit)
+    if target == type_oids.TIMETZ and src in (type_oids.TIME, type_oids.TIMESTAMPTZ):
+        # the session's zone is UTC here; other zones cast in executor/execution/zoned_casts.py
+        times = [None if v is None or wiretypes.dt64_infinity(v) is not None
+                 else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0)) for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(times, type_oids.TIMETZ), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)
@@ -317,7 +363,9 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
                 c = cast_col(Col.from_pylist(list(v), es), et)
                 arrays.append(c.to_pylist())
         return Col.from_pylist(arrays, target)
-    raise PgError(CANNOT_COERCE, f"cannot cast type {type_name(src)} to {type_name(target)}")
+    if src == target:                       # a typmod only: time(p), timestamp(p)
+        return _apply_typmod(col, typmod, explicit)
+    raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
 
 
 def _cast_number(col: "Col", target: int) -> "Col":
@@ -330,8 +378,11 @@ def _cast_number(col: "Col", target: int) -> "Col":
         if src == type_oids.NUMERIC:
             return col
         if src in (type_oids.FLOAT4, type_oids.FLOAT8):
-            # repr gives 'nan' / 'inf' / '-inf' for the specials: numeric NaN and (PostgreSQL 15) +-Infinity
-            out = [None if not ok else decimal.Decimal(repr(float(v))) for v, ok in zip(data.tolist(), valid.tolist())]
+            # float4_numeric / float8_numeric print FLT_DIG (6) / DBL_DIG (15) significant digits;
+            # 'nan' / 'inf' / '-inf' are numeric NaN and (PostgreSQL 15) +-Infinity
+            fmt = ".6g" if src == type_oids.FLOAT4 else ".15g"
+            out = [None if not ok else _plain(decimal.Decimal(format(float(v), fmt)))
+                   for v, ok in zip(data.tolist(), valid.tolist())]
         else:
             out = [decimal.Decimal(int(v)) if ok else None for v, ok in zip(data.tolist(), valid.tolist())]
         return Col.from_pylist(out, type_oids.NUMERIC)
@@ -369,7 +420,34 @@ def _cast_number(col: "Col", target: int) -> "Col":
         if len(d) and (int(d.min()) < lo or int(d.max()) > hi):
             raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_range_word(target)} out of range")
         return Col(data.astype(tdt), col.nulls, target)
+    if target == type_oids.FLOAT4 and data.dtype.kind == "f":
+        return Col(_narrow_float(data, valid), col.nulls, target)
     return Col(data.astype(tdt), col.nulls, target)
+
+
+def _plain(d: decimal.Decimal) -> decimal.Decimal:
+    """3.4E+38 as 340000000000000000000000000000000000000: numeric has no exponent."""
+    exponent = d.as_tuple().exponent
+    if isinstance(exponent, int) and exponent > 0:
+        return d.quantize(decimal.Decimal(1), context=decimal.Context(prec=_NUMERIC_DIGITS))
+    return d
+
+
+def _narrow_float(data: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """float8 -> float4 (dtof): a finite value out of float4's range is an
+    overflow, a non-zero one that becomes zero an underflow."""
+    with np.errstate(all="ignore"):
+        out = data.astype(np.float32)
+    fin = np.isfinite(data) & valid
+    if np.any(fin & np.isinf(out)):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
+    if np.any(fin & (data != 0) & (out == 0)):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return out
+
+
+#: enough digits to quantize any numeric (131072 before the point, 16383 after)
+_NUMERIC_DIGITS = 150000
 
 
 def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
@@ -386,21 +464,57 @@ def _apply_typmod(col: "Col", typmod: int, explicit: bool) -> "Col":
         limit = decimal.Decimal(10) ** (p - s)
         vals = col.data.tolist()
         nulls = col.nulls
-        ctx = decimal.Context(prec=max(p + 2, 40), rounding=decimal.ROUND_HALF_UP)
+        ctx = decimal.Context(prec=_NUMERIC_DIGITS, rounding=decimal.ROUND_HALF_UP, Emax=999999, Emin=-999999)
         zero = decimal.Decimal(0)
         out = [zero if v is None or not v.is_finite() else v.quantize(q, context=ctx) for v in vals]
         if out and max(map(abs, out)) >= limit:
             raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
                           detail=f"A field with precision {p}, scale {s} must round to an absolute value less than 10^{p - s}.")
         for i, v in enumerate(vals):
-            if v is not None and not v.is_finite():
+            if v is not None and v.is_infinite():
+                raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "numeric field overflow",
+                              detail=f"A field with precision {p}, scale {s} cannot hold an infinite value.")
+            if v is not None and v.is_nan():
                 out[i] = v
         arr = np.empty(len(out), dtype=object)
         arr[:] = out
         if nulls is not None:
             arr[nulls] = None
         return Col(arr, nulls, type_oids.NUMERIC)
+    if col.oid in _FRACTIONAL:
+        return _round_fraction(col, typmod)
     return col
+
+
+_FRACTIONAL = (type_oids.TIME, type_oids.TIMETZ, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
+_PG_EPOCH_US = 946_684_800_000_000      # 2000-01-01 in microseconds since 1970
+
+
+def _round_fraction(col: "Col", precision: int) -> "Col":
+    """time(p)/timestamp(p): seconds rounded to p digits, halves away from
+    PostgreSQL's epoch (AdjustTimestampForTypmod, AdjustTimeForTypmod)."""
+    Col = vector.Col
+    if precision >= 6:
+        return col
+    step = 10 ** (6 - precision)
+    if col.data.dtype.kind == "M":
+        raw = col.data.view(np.int64)
+        finite = (raw != wiretypes.DT64_POS_INF) & (raw != wiretypes.DT64_NEG_INF) & ~np.isnat(col.data)
+        us = np.where(finite, raw, _PG_EPOCH_US) - _PG_EPOCH_US
+        rounded = np.sign(us) * ((np.abs(us) + step // 2) // step * step) + _PG_EPOCH_US
+        return Col(np.where(finite, rounded, raw).view(col.data.dtype), col.nulls, col.oid)
+    out: list[Any] = []
+    for v in col.to_pylist():
+        if v is None:
+            out.append(None)
+            continue
+        base = dt.datetime.combine(dt.date(2000, 1, 1), v.replace(microsecond=0, tzinfo=None))
+        moved = base + dt.timedelta(microseconds=(v.microsecond + step // 2) // step * step)
+        if moved.day != 1:          # PostgreSQL's 24:00:00, which a Python time cannot hold
+            raise PgError(FEATURE_NOT_SUPPORTED, 'time value "24:00:00" is not representable')
+        t = moved.time()
+        out.append(t if col.oid == type_oids.TIME else wiretypes.timetz(t, v.utcoffset() or dt.timedelta(0)))
+    return Col.from_pylist(out, col.oid)
 
 
 def _apply_length(col: "Col", n: int, explicit: bool, typmod: int) -> "Col":

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from .model import DatabaseDef, Relation, Role, Schema
+from .model import DatabaseDef, Function, Relation, Role, Schema
 
 PUBLIC = 0
 BOOTSTRAP_SUPERUSER = 10
@@ -244,6 +244,11 @@ def relation_acl(rel: Relation) -> Acl:
     return effective(rel.acl, object_class(rel.kind), rel.owner)
 
 
+def function_acl(fn: Function) -> Acl:
+    """A function's ACL: by default PUBLIC and the owner hold EXECUTE."""
+    return effective(fn.acl, "function", fn.owner)
+
+
 # ------------------------------------------------------------------ who runs a statement
 # ``info`` is the session's SessionInfo: ``user`` (session user), ``login_role``
 # (trust mode maps every name to the superuser) and the ``role`` setting (SET ROLE).
@@ -320,3 +325,17 @@ def initial_acl(default_acls: Mapping[tuple[int, int, str], Any], cls: str, owne
     result = sort_items(result)
     # aclmerge of nothing is NULL, so an entry revoking everything leaves the built-in default
     return None if not result or same_acl(result, builtin) else result
+
+
+def new_owner_acl(current: Acl | None, old: int, new: int) -> Acl | None:
+    """aclnewowner: the old owner's items become the new owner's, merged."""
+    if current is None:
+        return None
+    out: Acl = ()
+    for ge, gr, p, o in current:
+        ge2 = new if ge == old else ge
+        gr2 = new if gr == old else gr
+        out = grant(out, ge2, gr2, p, False)
+        if o:
+            out = grant(out, ge2, gr2, o, True)
+    return out

@@ -51,7 +51,8 @@ class Schema:
 
 @dataclass(frozen=True)
 class Relation:
-    """A pg_class row: table ('r'), stream ('f'), view ('v'), sequence ('S'), index ('i')."""
+    """A pg_class row: table ('r'), stream ('f'), view ('v'), sequence ('S'), index ('i');
+    a materialized view is a view or a table marked ``materialized`` (relkind 'm')."""
 
     oid: int
     schema: str
@@ -71,6 +72,11 @@ class Relation:
     sql: str = ""
     continuous: bool = False
     depends_on: tuple[int, ...] = ()
+    #: made by CREATE MATERIALIZED VIEW: pg_class shows relkind 'm'.  A continuous
+    #: one is kind 'v' (kept current as its streams grow); one over tables only is
+    #: kind 'r' holding the rows of its query at CREATE / the last REFRESH.
+    #: Records written before this field decode as False.
+    materialized: bool = False
     # sequence
     seq_start: int = 1
     seq_increment: int = 1
@@ -107,6 +113,11 @@ class Relation:
             if c.name == name:
                 return i
         return -1
+
+    @property
+    def relkind(self) -> str:
+        """pg_class.relkind: the kind, or 'm' for a materialized view."""
+        return "m" if self.materialized else self.kind
 
     @property
     def qualified(self) -> str:
@@ -146,7 +157,14 @@ class Role:
 
 @dataclass(frozen=True)
 class Function:
-    """A user-visible function created with CREATE FUNCTION (SQL language only)."""
+    """A pg_proc row made by CREATE FUNCTION / CREATE PROCEDURE (SQL language).
+
+    ``body`` is the source as written between the quotes (``prosrc``);
+    ``arg_defaults`` the default expressions' SQL text ('' where none);
+    ``out_names``/``out_types`` the result columns: of RETURNS TABLE, or the
+    OUT parameters (then ``param_modes`` is set).  Records written before these fields existed
+    (version 1, never produced by a release that ran CREATE FUNCTION)
+    decode with the defaults."""
 
     oid: int
     schema: str
@@ -156,6 +174,45 @@ class Function:
     body: str
     language: str = "sql"
     owner: int = 10
+    arg_names: tuple[str, ...] = ()
+    arg_defaults: tuple[str, ...] = ()
+    retset: bool = False
+    volatility: str = "v"           # provolatile: i, s, v
+    strict: bool = False
+    kind: str = "f"                 # prokind: f function, p procedure
+    out_names: tuple[str, ...] = ()
+    out_types: tuple[int, ...] = ()
+    #: catalog.objects.acl items; None: the default (PUBLIC and the owner hold EXECUTE)
+    acl: tuple[tuple[int, int, str, str], ...] | None = None
+    #: with OUT / INOUT parameters: every declared parameter's mode in order
+    #: ('i', 'o', 'b'); IN and INOUT ones are arg_*, OUT and INOUT ones out_*
+    param_modes: tuple[str, ...] = ()
+    parallel: str = "u"             # proparallel: s safe, r restricted, u unsafe
+    leakproof: bool = False
+    cost: float = 100.0
+    rows: float = 0.0               # prorows: 1000 by default for SETOF, else 0
+
+    @property
+    def ndefaults(self) -> int:
+        return sum(1 for d in self.arg_defaults if d)
+
+    def declared_params(self) -> list[tuple[str, str, int, str]]:
+        """Every parameter as declared: (mode, name, type, default)."""
+        if not self.param_modes:
+            names = tuple(self.arg_names) + ("",) * (len(self.arg_types) - len(self.arg_names))
+            defaults = tuple(self.arg_defaults) + ("",) * (len(self.arg_types) - len(self.arg_defaults))
+            return [("i", n, t, d) for n, t, d in zip(names, self.arg_types, defaults)]
+        out, i, o = [], 0, 0
+        for mode in self.param_modes:
+            if mode == "o":
+                out.append(("o", self.out_names[o], self.out_types[o], ""))
+                o += 1
+                continue
+            default = self.arg_defaults[i] if i < len(self.arg_defaults) else ""
+            out.append((mode, self.arg_names[i] if i < len(self.arg_names) else "", self.arg_types[i], default))
+            i += 1
+            o += mode == "b"
+        return out
 
 
 #: An ACL as catalog.objects.acl keeps it: (grantee, grantor, privileges, grant options) items.

@@ -71,6 +71,11 @@ def set_default_formatter(fn: Callable) -> None:
     _DEFAULT_CACHE.clear()
 
 
+def format_default(sql: str, type_oid: int) -> str | None:
+    """A default expression as PostgreSQL prints it (pg_get_expr), for a function's parameter."""
+    return _default_formatter(sql, type_oid)
+
+
 def _default_text(c) -> str | None:
     """A column default as PostgreSQL prints it (pg_get_expr(adbin, adrelid))."""
     if c.default is None:
@@ -128,11 +133,11 @@ def _pg_class(state, ctx):
                 fk_rels.add(c.ref_table)  # foreign keys are triggers on both tables in PostgreSQL
     for r in state.rels.values():
         has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
-        am = 403 if r.kind == "i" else (2 if r.kind == "r" else 0)
+        am = 403 if r.kind == "i" else (2 if r.relkind in ("r", "m") else 0)
         ntuples = float(state.data[r.oid].n_live()) if r.oid in state.data else 0.0
         checks = sum(1 for c in r.constraints if c.kind == "c")
         yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, r.owner, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
-               getattr(r, "persistence", "p"), r.kind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
+               getattr(r, "persistence", "p"), r.relkind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
                acl.acl_texts(state.roles, r.acl), None, None)
 
 
@@ -151,9 +156,22 @@ def _pg_attribute(state, ctx):
                 continue
             coll = 100 if sqltypes.is_string(c.type_oid) else 0
             yield (r.oid, c.name, c.type_oid, -1, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in type_oids.ELEMENT_OF else 0,
-                   -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i", "p", "",
+                   -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
+                   typstorage(c.type_oid), "",
                    c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll,
                    acl.acl_texts(state.roles, c.acl), None, None)
+
+
+_EXTENDED = frozenset({type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BYTEA, type_oids.JSON,
+                       type_oids.JSONB})
+
+
+def typstorage(oid: int) -> str:
+    """pg_type.typstorage (and a column's attstorage): x for the varlena types
+    PostgreSQL compresses and moves out of line, m for numeric, p for the rest."""
+    if oid in _EXTENDED or oid in type_oids.ELEMENT_OF:
+        return "x"
+    return "m" if oid == type_oids.NUMERIC else "p"
 
 
 def _type_rows():
@@ -164,7 +182,7 @@ def _type_rows():
         seen.add(oid)
         elem = type_oids.ELEMENT_OF.get(oid, 0)
         arr = type_oids.ARRAY_OF.get(oid, 0)
-        cat = "A" if elem else {type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D",
+        cat = "A" if elem else {type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D", type_oids.TIMETZ: "D",
                                  type_oids.INTERVAL: "T", type_oids.TEXT: "S", type_oids.VARCHAR: "S", type_oids.BPCHAR: "S", type_oids.NAME: "S",
                                  type_oids.JSON: "U", type_oids.JSONB: "U", type_oids.UUID: "U", type_oids.BYTEA: "U"}.get(oid, "N" if oid in type_oids.NUMERIC_TYPES else "U")
         yield oid, name, elem, arr, cat
@@ -184,8 +202,13 @@ def _pg_type(state, ctx):
     for oid, name, elem, arr, cat in _type_rows():
         yield (oid, name, 11, 10, sqltypes.TYPLEN.get(oid, -1), oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT8, type_oids.FLOAT4, type_oids.DATE),
                "p" if oid in (type_oids.VOID, type_oids.RECORD, type_oids.UNKNOWN, type_oids.ANY) else "b", cat, oid in (type_oids.TEXT, type_oids.FLOAT8, type_oids.BOOL, type_oids.TIMESTAMPTZ),
-               True, ",", 0, 0, elem, arr, 0, 0, 0, 0, 0, 0, 0, "i", "p", False, 0, -1, 0, 100 if sqltypes.is_string(oid) else 0,
+               True, ",", 0, 0, elem, arr, 0, 0, 0, 0, 0, 0, 0, "i", typstorage(oid), False, 0, -1, 0, 100 if sqltypes.is_string(oid) else 0,
                None, None, None)
+
+
+#: the comments initdb gives the databases pg_database lists (shobj_description, psql's \\l+)
+DATABASE_COMMENTS = {5: "default administrative connection database", 1: "default template for new databases",
+                     4: "unmodifiable empty database"}
 
 
 @table("pg_catalog", "pg_database", [
@@ -242,7 +265,7 @@ def _pg_settings(state, ctx):
 ])
 def _is_tables(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
+        if r.relkind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         tt = {"r": "BASE TABLE", "v": "VIEW", "f": "FOREIGN"}[r.kind]
         yield ("postgres", r.schema, r.name, tt, None, None, None, None, None, "YES" if r.kind != "v" else "NO", "NO", None)
@@ -256,7 +279,7 @@ def _is_tables(state, ctx):
 ])
 def _is_columns(state, ctx):
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
+        if r.relkind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
         for i, c in enumerate(r.visible_columns):
             if not acl.may_see(state, ctx.session, r, c):
@@ -291,7 +314,7 @@ def _is_table_privileges(state, ctx):
     or the grantee is PUBLIC."""
     me = acl.current_role(state, ctx.session)
     for r in state.rels.values():
-        if r.kind not in ("r", "v", "f"):
+        if r.relkind not in ("r", "v", "f"):
             continue
         for grantee, grantor, privs, options in acl.relation_acl(r):
             if grantee != acl.PUBLIC and not (acl.has_owner_rights(state, me, grantor)
@@ -457,11 +480,48 @@ def _pg_attrdef(state, ctx):
     ("pronargdefaults", type_oids.INT2), ("prorettype", type_oids.OID), ("proargtypes", type_oids.TEXT), ("proallargtypes", OIDARR),
     ("proargmodes", type_oids.ARRAY_OF[type_oids.CHAR]), ("proargnames", TEXTARR), ("proargdefaults", type_oids.TEXT),
     ("protrftypes", OIDARR), ("prosrc", type_oids.TEXT), ("probin", type_oids.TEXT), ("prosqlbody", type_oids.TEXT),
-    ("proconfig", TEXTARR), ("proacl", type_oids.TEXT),
+    ("proconfig", TEXTARR), ("proacl", TEXTARR),
 ])
 def _pg_proc(state, ctx):
     for e in _builtin_procs():
         yield _proc_row(e)
+    for fns in state.functions.values():
+        for f in fns:
+            yield _user_proc_row(state, f)
+
+
+#: pg_language rows: (oid, name, is a PL, trusted, call handler, inline handler, validator)
+LANGUAGES = ((12, "internal", False, False, 0, 0, 2246), (13, "c", False, False, 0, 0, 2247),
+             (14, "sql", False, True, 0, 0, 2248), (13563, "plpgsql", True, True, 13560, 13561, 13562))
+LANGUAGE_OID = {name: oid for oid, name, *_ in LANGUAGES}
+
+
+@table("pg_catalog", "pg_language", [
+    ("oid", type_oids.OID), ("lanname", type_oids.NAME), ("lanowner", type_oids.OID), ("lanispl", type_oids.BOOL),
+    ("lanpltrusted", type_oids.BOOL), ("lanplcallfoid", type_oids.OID), ("laninline", type_oids.OID),
+    ("lanvalidator", type_oids.OID), ("lanacl", TEXTARR),
+])
+def _pg_language(state, ctx):
+    for oid, name, ispl, trusted, call, inline, validator in LANGUAGES:
+        yield (oid, name, 10, ispl, trusted, call, inline, validator, None)
+
+
+def _user_proc_row(state, f) -> tuple:
+    """A CREATE FUNCTION's pg_proc row (RETURNS TABLE columns as 't' arguments, as PostgreSQL keeps them)."""
+    all_types = modes = None
+    names = list(f.arg_names) if any(f.arg_names) else None
+    if f.param_modes:
+        params = f.declared_params()
+        all_types, modes, names = [p[2] for p in params], [p[0] for p in params], [p[1] for p in params]
+        names = names if any(names) else None
+    elif f.out_names:
+        all_types = list(f.arg_types) + list(f.out_types)
+        modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
+        names = list(f.arg_names) + list(f.out_names)
+    return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), f.cost,
+            f.rows, 0, None, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
+            len(f.arg_types), f.ndefaults, f.return_type, " ".join(str(o) for o in f.arg_types), all_types, modes,
+            names, None, None, f.body, None, None, None, acl.acl_texts(state.roles, f.acl))
 
 
 class ProcEntry(NamedTuple):
@@ -478,14 +538,57 @@ class ProcEntry(NamedTuple):
     result: int
     variadic: int = 0   # provariadic: the element type of a VARIADIC last argument
     retset: bool = False
+    aggkind: str = "n"  # pg_aggregate.aggkind of an aggregate: n normal, o ordered-set, h hypothetical-set
+    aggdirectargs: int = 0  # pg_aggregate.aggnumdirectargs: arguments before WITHIN GROUP's ORDER BY
 
 
 _builtin_procs: Callable[[], list[ProcEntry]] = list
 
 
+def builtin_procs() -> list[ProcEntry]:
+    return _builtin_procs()
+
+
 def set_builtin_procs(fn: Callable[[], list[ProcEntry]]) -> None:
     global _builtin_procs
     _builtin_procs = fn
+
+
+#: the pseudo-type "internal" (pg_type 2281): an aggregate's state no SQL value holds
+INTERNAL_TYPE = 2281
+
+
+def proc_name(oid: int) -> str | None:
+    """regproc output of a built-in function's OID (None: not one): its name,
+    qualified when the name alone is overloaded (regprocout's rule: the name
+    must find this one function)."""
+    procs = _builtin_procs()
+    mine = next((e for e in procs if e.oid == oid), None)
+    if mine is None:
+        return None
+    overloaded = sum(1 for e in procs if e.name == mine.name) > 1
+    return f"pg_catalog.{mine.name}" if overloaded else mine.name
+
+
+@table("pg_catalog", "pg_aggregate", [
+    ("aggfnoid", type_oids.REGPROC), ("aggkind", type_oids.CHAR), ("aggnumdirectargs", type_oids.INT2),
+    ("aggtransfn", type_oids.REGPROC), ("aggfinalfn", type_oids.REGPROC), ("aggcombinefn", type_oids.REGPROC),
+    ("aggserialfn", type_oids.REGPROC), ("aggdeserialfn", type_oids.REGPROC), ("aggmtransfn", type_oids.REGPROC),
+    ("aggminvtransfn", type_oids.REGPROC), ("aggmfinalfn", type_oids.REGPROC), ("aggfinalextra", type_oids.BOOL),
+    ("aggmfinalextra", type_oids.BOOL), ("aggfinalmodify", type_oids.CHAR), ("aggmfinalmodify", type_oids.CHAR),
+    ("aggsortop", type_oids.OID), ("aggtranstype", type_oids.OID), ("aggtransspace", type_oids.INT4),
+    ("aggmtranstype", type_oids.OID), ("aggmtransspace", type_oids.INT4), ("agginitval", type_oids.TEXT),
+    ("aggminitval", type_oids.TEXT),
+])
+def _pg_aggregate(state, ctx):
+    """One row per aggregate of pg_proc (prokind 'a').  splitstream's aggregates
+    are vector kernels over whole columns, not SQL-callable transition and final
+    functions, so the function columns are 0 (printed '-') and the transition
+    type is the kernel's own (PostgreSQL's 'internal')."""
+    for e in _builtin_procs():
+        if e.kind == "a":
+            yield (e.oid, e.aggkind, e.aggdirectargs, 0, 0, 0, 0, 0, 0, 0, 0, False, False,
+                   "r" if e.aggkind == "n" else "w", "r", 0, INTERNAL_TYPE, 0, 0, 0, None, None)
 
 
 def _proc_row(e: ProcEntry) -> tuple:
@@ -537,7 +640,7 @@ def _pg_policy(state, ctx):
 ])
 def _pg_rewrite(state, ctx):
     for r in state.rels.values():
-        if r.kind == "v":
+        if r.relkind in ("v", "m"):
             yield (5_000_000 + r.oid % 1_000_000, "_RETURN", r.oid, "1", "O", True, None, None)
 
 
@@ -586,8 +689,39 @@ def _pg_extension(state, ctx):
                                   ("definition", type_oids.TEXT)])
 def _pg_views(state, ctx):
     for r in state.rels.values():
-        if r.kind == "v":
-            yield (r.schema, r.name, _role_name(state, r.owner), " " + r.sql.strip().rstrip(";") + ";")
+        if r.relkind == "v":
+            yield (r.schema, r.name, _role_name(state, r.owner), view_definition(state, r, session=ctx.session))
+
+
+@table("pg_catalog", "pg_matviews", [("schemaname", type_oids.NAME), ("matviewname", type_oids.NAME),
+                                     ("matviewowner", type_oids.NAME), ("tablespace", type_oids.NAME),
+                                     ("hasindexes", type_oids.BOOL), ("ispopulated", type_oids.BOOL),
+                                     ("definition", type_oids.TEXT)])
+def _pg_matviews(state, ctx):
+    for r in state.rels.values():
+        if r.materialized:
+            has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
+            yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, True, view_definition(state, r, session=ctx.session))
+
+
+def _raw_view_definition(state, rel, pretty: bool = False, session=None) -> str:
+    return " " + rel.sql.strip().rstrip(";") + ";"
+
+
+#: pg_get_viewdef's text of a view; the SQL layer fills the slot with its
+#: deparser (executor/sql/viewdef.py), as it does for column defaults
+_view_formatter: Callable = _raw_view_definition
+
+
+def set_view_formatter(fn: Callable) -> None:
+    global _view_formatter
+    _view_formatter = fn
+
+
+def view_definition(state, rel, pretty: bool = False, session=None) -> str:
+    """A view's (or materialized view's) query as pg_get_viewdef prints it to
+    ``session`` (relations outside its search_path are schema-qualified)."""
+    return _view_formatter(state, rel, pretty, session)
 
 
 @table("pg_catalog", "pg_tables", [
@@ -596,7 +730,7 @@ def _pg_views(state, ctx):
 ])
 def _pg_tables(state, ctx):
     for r in state.rels.values():
-        if r.kind == "r":
+        if r.relkind == "r":
             has_index = any(x.kind == "i" and x.index_table == r.oid for x in state.rels.values())
             yield (r.schema, r.name, _role_name(state, r.owner), None, has_index, False, False, False)
 

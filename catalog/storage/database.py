@@ -28,6 +28,7 @@ from . import records
 from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_file, table_from_record, table_record,
                                write_durably)
 from .hooks import StreamStorageHooks
+from .notify import Notifier, PendingAsync, Sink
 from ..objects import acl
 from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
@@ -189,12 +190,14 @@ def apply_op(state: State, op: Op) -> None:
         state.next_oid = max(state.next_oid, op[1].oid + 1)
     elif kind == "drop_role":
         state.roles.pop(op[1], None)
-    elif kind == "function":
+    elif kind == "function":               # create, replace, rename or re-own (by OID)
         fn = op[1]
-        lst = [f for f in state.functions.get(fn.name, []) if f.arg_types != fn.arg_types]
+        _remove_function(state, fn.oid)
+        lst = [f for f in state.functions.get(fn.name, [])
+               if not (f.arg_types == fn.arg_types and f.schema == fn.schema)]
         state.functions[fn.name] = lst + [fn]
         state.next_oid = max(state.next_oid, fn.oid + 1)
-    elif kind == "drop_function":
+    elif kind == "drop_function":          # every overload of a name (kept for old WAL records)
         state.functions.pop(op[1], None)
     elif kind == "database":
         state.databases[op[1].name] = op[1]
@@ -210,6 +213,8 @@ def apply_op(state: State, op: Op) -> None:
             state.role_settings[(rs.database, rs.role)] = rs
         else:
             state.role_settings.pop((rs.database, rs.role), None)
+    elif kind == "drop_function_oid":
+        _remove_function(state, op[1])
     elif kind == "insert":
         _, oid, cols = op
         tv = state.data[oid]
@@ -245,6 +250,14 @@ def _with_default_privileges(st: State, obj: Relation | Schema) -> Relation | Sc
     sch = st.schemas.get(obj.schema)
     cls = acl.object_class(obj.kind)
     return obj.with_(acl=acl.initial_acl(st.default_acls, cls, obj.owner, sch.oid if sch is not None else 0))
+def _remove_function(state: State, oid: int) -> None:
+    for name, fns in list(state.functions.items()):
+        kept = [f for f in fns if f.oid != oid]
+        if len(kept) != len(fns):
+            if kept:
+                state.functions[name] = kept
+            else:
+                del state.functions[name]
 
 
 def changes_rows(state: State, op: Op) -> bool:
@@ -269,7 +282,10 @@ class Transaction:
         self.implicit = implicit
         self._state: State | None = None
         self.ops: list[Op] = []
-        self.savepoints: list[tuple[str, State | None, int]] = []
+        #: (name, state snapshot, number of ops, where its LISTEN/NOTIFY started)
+        self.savepoints: list[tuple[str, State | None, int, tuple[int, int]]] = []
+        #: LISTEN / UNLISTEN / NOTIFY of this transaction, applied after it commits
+        self.pending_async: PendingAsync | None = None
         self.after_commit: list[Callable[[], None]] = []
         #: Run when the transaction ends either way (transaction-scoped advisory locks).
         self.on_end: list[Callable[[], None]] = []
@@ -324,19 +340,30 @@ class Transaction:
         st.next_oid += 1
         return oid
 
+    def async_queue(self, pid: int, sink: Sink | None) -> PendingAsync:
+        """This transaction's LISTEN/NOTIFY queue (made on first use)."""
+        if self.pending_async is None:
+            self.pending_async = PendingAsync(self.db.notifier, pid, sink)
+        return self.pending_async
+
+    def _async_mark(self) -> tuple[int, int]:
+        return self.pending_async.mark() if self.pending_async is not None else (0, 0)
+
     def savepoint(self, name: str) -> None:
         snap = self._state.clone() if self._state is not None else None
-        self.savepoints.append((name, snap, len(self.ops)))
+        self.savepoints.append((name, snap, len(self.ops), self._async_mark()))
 
     def rollback_to(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:
-                _, snap, nops = self.savepoints[i]
+                _, snap, nops, amark = self.savepoints[i]
                 del self.savepoints[i + 1 :]
                 if self._state is not None:
                     self._state = snap.clone() if snap is not None else self.db.committed.clone()
                     del self.ops[nops:]
-                self.savepoints[i] = (name, snap, nops)
+                if self.pending_async is not None:
+                    self.pending_async.rollback_to(amark)
+                self.savepoints[i] = (name, snap, nops, amark)
                 self.failed = False
                 return
         raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
@@ -356,8 +383,14 @@ class Transaction:
     def commit(self, sync: bool = True) -> None:
         if self.on_end:
             self._end()
-        if self._state is None:
-            return
+        if self._state is not None:
+            self._commit_writes(sync)
+        pending, self.pending_async = self.pending_async, None
+        if pending is not None:
+            pending.commit()      # after the commit is durable, as PostgreSQL's AtCommit_Notify
+
+    def _commit_writes(self, sync: bool) -> None:
+        assert self._state is not None
         try:
             if self.ops:
                 self._state.version = self.db.committed.version + 1
@@ -390,6 +423,7 @@ class Transaction:
             self._state = None
             self.db.release_writer()
         self.ops = []
+        self.pending_async = None
 
 
 class Database:
@@ -415,6 +449,8 @@ class Database:
         self._ckpt_running = threading.Lock()
         self._table_files = TableFiles(self.dir / "tables")
         self.stream_seq = 0
+        #: LISTEN/NOTIFY's channels and listeners (``notify.py``)
+        self.notifier = Notifier()
 
     def attach(self, hooks: StreamStorageHooks) -> None:
         """Give storage its stream layer (before :meth:`open`)."""

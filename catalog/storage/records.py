@@ -291,10 +291,16 @@ def _put_datetime(parts: _Parts, v: dt.datetime) -> None:
     _put_tz(parts, v.tzinfo)
 
 
-def _put_time(parts: _Parts, v: dt.time) -> None:
+def _put_time(parts: _Parts, v: dt.time, tag: bytes = b"t") -> None:
     us = ((v.hour * 60 + v.minute) * 60 + v.second) * 1_000_000 + v.microsecond
-    parts.append(b"t" + _Q.pack(us))
+    parts.append(tag + _Q.pack(us))
     _put_tz(parts, v.tzinfo)
+
+
+def _put_timetz(parts: _Parts, v: dt.time) -> None:
+    """A timetz value (wiretypes.TimeTZ, PostgreSQL's ordering): a time's
+    body under its own tag, so that it loads as a TimeTZ again."""
+    _put_time(parts, v, b"w")
 
 
 def _put_tz(parts: _Parts, tz: dt.tzinfo | None) -> None:
@@ -430,7 +436,8 @@ _ENCODERS: dict[type, Callable[[_Parts, Any], None]] = {
     type(None): _put_none, bool: _put_bool, int: _put_int, float: _put_float, str: _put_str,
     bytes: _put_bytes, bytearray: _put_bytes, decimal.Decimal: _put_decimal,
     list: _put_list, tuple: _put_tuple, dict: _put_dict, set: _put_set, frozenset: _put_frozenset,
-    dt.date: _put_date, dt.datetime: _put_datetime, dt.time: _put_time, dt.timedelta: _put_timedelta,
+    dt.date: _put_date, dt.datetime: _put_datetime, dt.time: _put_time, wiretypes.TimeTZ: _put_timetz,
+    dt.timedelta: _put_timedelta,
     type(wiretypes.DATE_POS_INF): _put_special, type(wiretypes.TS_POS_INF): _put_special,
     wiretypes.Interval: _put_interval, uuid.UUID: _put_uuid, np.ndarray: _put_array, Record: _put_record,
 }
@@ -554,6 +561,11 @@ def _get_time(b: _Buf, p: int) -> tuple[dt.time, int]:
     m, s = divmod(s, 60)
     h, m = divmod(m, 60)
     return dt.time(h, m, s, us, tzinfo=tz), p
+
+
+def _get_timetz(b: _Buf, p: int) -> tuple[dt.time, int]:
+    t, p = _get_time(b, p)
+    return wiretypes.timetz(t, t.utcoffset() or dt.timedelta(0)), p
 
 
 def _get_tz(b: _Buf, p: int) -> tuple[dt.tzinfo | None, int]:
@@ -681,7 +693,7 @@ _DECODERS: dict[int, Callable[[_Buf, int], tuple[Any, int]]] = {ord(k): f for k,
     "N": _get_const(None), "T": _get_const(True), "F": _get_const(False), "i": _get_int, "I": _get_bigint,
     "f": _get_float, "s": _get_str, "b": _get_bytes, "D": _get_decimal,
     "l": _get_seq(list), "p": _get_seq(tuple), "S": _get_seq(set), "Q": _get_seq(frozenset),
-    "K": _get_columnar_tuples, "m": _get_dict, "d": _get_date, "z": _get_datetime, "t": _get_time,
+    "K": _get_columnar_tuples, "m": _get_dict, "d": _get_date, "z": _get_datetime, "t": _get_time, "w": _get_timetz,
     "x": _get_special, "e": _get_timedelta, "v": _get_interval, "u": _get_uuid,
     "A": _get_array, "O": _get_object_array, "n": _get_scalar, "R": _get_record,
 }.items()}

@@ -34,6 +34,7 @@ OP_FIELDS: dict[str, tuple[str, ...]] = {
     "drop_role": ("name",),
     "function": ("function",),
     "drop_function": ("name",),
+    "drop_function_oid": ("oid",),
     "insert": ("oid", "columns"),
     "delete": ("oid", "positions"),
     "relayout": ("oid", "type_oids", "columns"),
@@ -105,9 +106,11 @@ def _register() -> None:
     records.register("op.stream_part", 1, ("oid", "group", "columns"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
-                     (Role, "role"), (Function, "function"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
+                     (Role, "role"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
                      (RoleSetting, "role_setting")):
         records.register_dataclass(cls, tag)
+    # version 2: argument names and defaults, volatility, strictness, SETOF/TABLE, kind and ACL
+    records.register_dataclass(Function, "function", version=2)
     # Relation's pair-valued fields are kept by name on disk, not by position
     records.register("owned_by", 1, ("table", "column"))
     records.register_dataclass(Relation, "relation", convert={

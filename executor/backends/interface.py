@@ -124,3 +124,16 @@ def choose(ctx: Any) -> Backend:
     compiling backend (whose ``auto`` mode itself starts on the vector path
     and switches once compiling pays)."""
     return VECTOR if mode(ctx) == "vector" else native()
+
+
+# Compiled sampling kernels (issue 18): the LLVM backend installs them on
+# import; ``execution.reservoir`` falls back to the same algorithm in Python.
+_sampling: dict[str, Any] = {}
+
+
+def install_sampling_kernel(name: str, fn: Any) -> None:
+    _sampling[name] = fn
+
+
+def sampling_kernel(name: str) -> Any:
+    return _sampling.get(name)

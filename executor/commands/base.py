@@ -76,5 +76,7 @@ class DDLStmt(Stmt):
         self.fn, self.tag = fn, tag
 
     def run(self, session, ctx):
-        notices = self.fn(session, ctx) or []
-        return Result(tag=self.tag, notices=notices)
+        out = self.fn(session, ctx) or []
+        if isinstance(out, Result):     # a command whose tag counts rows (CREATE MATERIALIZED VIEW: SELECT n)
+            return out
+        return Result(tag=self.tag, notices=out)

@@ -41,6 +41,7 @@ from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
 from ..stream.spark.ledger import KEY_SETTING
 from .base import Stmt
+from .subscribe import Subscription, is_subscribe
 from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
@@ -154,8 +155,9 @@ class CopyStmt(Stmt):
         rel = pl.lookup_relation(name, parts[0] if len(parts) > 1 else None)
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
-        if rel.kind not in ("r", "f"):
-            raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {"view" if rel.kind == "v" else "relation"} "{rel.name}"')
+        if rel.relkind not in ("r", "f"):
+            word = {"v": "view ", "m": "materialized view "}.get(rel.relkind, "relation ")
+            raise PgError(WRONG_OBJECT_TYPE, f'cannot copy to {word}"{rel.name}"')
         targets = [c for c in rel.live_columns if not c.hidden]
         if self.cols:
             for c in self.cols:
@@ -191,6 +193,8 @@ class CopyStmt(Stmt):
             raise PgError(INSUFFICIENT_PRIVILEGE,
                           "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
                           hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
+        if self.query is not None and is_subscribe(self.query):
+            return _copy_subscribe(session, ctx, self.query, options, self.src)
         if self.query is not None:
             query = sqlglot.parse_one(self.query, read=DIALECT)
             pl.use_columns_of(query)
@@ -237,6 +241,34 @@ class CopyStmt(Stmt):
             for c in chunks():
                 f.write(c)
         return Result(tag=f"COPY {batch.n}")
+
+
+def _copy_subscribe(session, ctx, sql: str, options, target: str) -> Result:
+    """``COPY (SUBSCRIBE ...) TO STDOUT``: CopyData as changes come, an empty
+    chunk where the server should write what it has (``commands/subscribe.py``)."""
+    if target.lower() != "stdout":
+        raise PgError(FEATURE_NOT_SUPPORTED, "COPY (SUBSCRIBE ...) can only write to STDOUT",
+                      hint="A subscription never ends; read it with COPY (SUBSCRIBE ...) TO STDOUT.")
+    sub = Subscription(session, ctx, sql)
+    oids = [c.type_oid for c in sub.columns]
+    encode = functools.partial(copyformat.encode_copy_rows, column_names=[c.name for c in sub.columns],
+                               tz=session.info.settings.get("timezone", "UTC"),
+                               float_digits=float_digits(session.info.settings))
+
+    def chunks():
+        first = True
+        for batch in sub.batches():
+            if batch is None:
+                yield b""
+                continue
+            part = [(c.data, c.nulls) for c in batch.cols]
+            yield from _per_row(encode(part, oids, options, header=None if first else False, trailer=False),
+                                part, oids, options, encode, first)
+            yield b""
+            first = False
+
+    fmt = 1 if options.format == "binary" else 0
+    return Result(tag="", copy_out=CopyOut(fmt, len(oids), chunks(), lambda: f"COPY {sub.rows_sent}"))
 
 
 def _per_row(data: bytes, part, oids, options, encode, first: bool):

@@ -30,7 +30,7 @@ def build(session, planner, tree, text: str) -> Stmt:
             return bind(create_table, "CREATE TABLE" if tree.args.get("expression") is None else "SELECT")
         if kind == "VIEW":
             is_mat = re.match(r"\s*create\s+(or\s+replace\s+)?materialized", text, re.I)
-            return bind(create_view, "CREATE MATERIALIZED VIEW" if is_mat else "CREATE VIEW")
+            return bind(create_view, "SELECT" if is_mat else "CREATE VIEW")
         if kind == "INDEX":
             return bind(create_index, "CREATE INDEX")
         if kind == "SCHEMA":

@@ -24,20 +24,25 @@ from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote
 from . import ddl, dml
-from .base import EmptyStmt, NoopStmt, QueryStmt, Stmt, columns_of
+from .base import EmptyStmt, QueryStmt, Stmt, columns_of
 from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
 from .fast_insert import fast_multirow_insert
+from .notify import async_statement
+from .subscribe import SubscribeStmt
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
+from .matviews import RefreshStmt, strip_with_data
+from .matviews import alter_statement as alter_matview
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
 from .role_settings import role_setting_statement
 from .grants import grant_statement
 from .default_privileges import default_privileges_statement
+from .functions import function_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
-from .schemas import CheckpointStmt
+from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TxnStmt, check_transaction_modes
@@ -48,6 +53,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
+    text = foreign_table_comment(strip_with_data(text, words), words)
     stmt = _utility(session, text, words)
     if stmt is None:
         stmt, param_oids = _planned(session, sql, text, words, param_oids)
@@ -132,15 +138,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return DeallocateStmt("all" if rest.lower() == "all" else unquote(rest))
     if w0 == "DISCARD":
         return DiscardStmt(words[1] if len(words) > 1 else "")
-    if w0 == "UNLISTEN":
-        # truly nothing to do: LISTEN is refused, so no session listens on any channel
-        # (asyncpg's pool sends UNLISTEN * when it resets a connection)
-        return NoopStmt(w0)
-    if w0 in ("LISTEN", "NOTIFY"):
-        # accepting them would promise notifications that never come
-        raise PgError(FEATURE_NOT_SUPPORTED, f"{w0} is not supported",
-                      hint="Poll the continuous view, or read it with a prepared statement: an unchanged view "
-                           "answers from its stored result.")
+    if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
+        return async_statement(text, w0)
+    if w0 == "SUBSCRIBE":
+        return SubscribeStmt(text)
     if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
         return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
     refusal = refused(words)
@@ -148,6 +149,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         raise refusal
     if w0 == "CHECKPOINT":
         return CheckpointStmt()
+    if w0 == "REFRESH":
+        return RefreshStmt.parse(text)
+    if words[:3] == ["ALTER", "MATERIALIZED", "VIEW"] and not re.search(r"\bowner\s+to\b", text, re.I):
+        return alter_matview(text)
     if w0 == "EXPLAIN":
         m = re.match(r"\s*explain\s*(\((.*?)\)|((?:analyze|verbose|costs|buffers)\s+)*)\s*(.*)$", text, re.I | re.S)
         assert m is not None  # every group of the pattern may be empty
@@ -179,6 +184,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return CopyStmt.parse(text)
     if w0 == "ALTER" and len(words) > 1 and words[1] == "DEFAULT":
         return default_privileges_statement(text, session)
+    if _function_ddl(words):
+        return function_statement(text, session)
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:
@@ -194,6 +201,21 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "CREATE" and "EXTENSION" in words[1:2]:
         return create_extension(text)
     return None
+
+
+_ROUTINES = ("FUNCTION", "PROCEDURE", "ROUTINE", "AGGREGATE")
+
+
+def _function_ddl(words: list[str]) -> bool:
+    """CREATE [OR REPLACE] FUNCTION / PROCEDURE, DROP / ALTER FUNCTION, CALL."""
+    if not words:
+        return False
+    if words[0] == "CALL":
+        return True
+    if words[0] == "CREATE":
+        rest = words[3:4] if words[1:3] == ["OR", "REPLACE"] else words[1:2]
+        return bool(rest) and rest[0] in ("FUNCTION", "PROCEDURE")
+    return words[0] in ("DROP", "ALTER") and len(words) > 1 and words[1] in _ROUTINES[:3]
 
 
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):

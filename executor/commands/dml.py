@@ -34,6 +34,7 @@ from ..api import Result, ResultColumn
 from ..sql.binder import ExprBinder, Scope, ScopeCol, ident, referenced_names
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner, expr_name, split_conjuncts
+from ..sql.planner.base import KEEP_UNKNOWNS
 from .base import Stmt
 
 
@@ -61,6 +62,8 @@ def _target(planner, node) -> tuple[Relation, str]:
     rel = planner.lookup_relation(name, schema)
     if rel is None:
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
+    if rel.materialized:
+        raise PgError(WRONG_OBJECT_TYPE, f'cannot change materialized view "{rel.name}"')
     alias = ident(table.args["alias"].this) if table.args.get("alias") is not None else name
     return rel, alias
 
@@ -192,6 +195,8 @@ class InsertStmt(DMLStmt):
                 s.targets = targets[:ntarget]
                 s.rows = rows
             else:
+                if isinstance(src, exp.Select):         # INSERT ... SELECT NULL: the NULL takes the column's type
+                    src.meta[KEEP_UNKNOWNS] = True
                 plan = planner.plan_query(src)
                 if len(plan.out) > len(targets):
                     raise PgError(SYNTAX_ERROR, "INSERT has more expressions than target columns")

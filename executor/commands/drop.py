@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
+from splitstream.catalog.objects import function_text
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST,
@@ -26,7 +27,7 @@ def dependents(st, oid: int) -> list[Relation]:
     for r in st.rels.values():
         if r.oid == oid:
             continue
-        if r.kind == "v" and oid in r.depends_on:
+        if (r.kind == "v" or r.materialized) and oid in r.depends_on:
             out.append(r)
         elif r.kind == "i" and r.index_table == oid:
             out.append(r)
@@ -50,38 +51,43 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
             privileges.require_owner(st, session.info, st.schemas[name].owner, "schema", name)
             members = [r for r in st.rels.values() if r.schema == name]
-            if members and not cascade:
+            fns = sorted((f for fs in st.functions.values() for f in fs if f.schema == name), key=lambda f: f.oid)
+            fn_words = [f"function {function_text.procedure(f, qualified=True)}" for f in fns]
+            if (members or fns) and not cascade:
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, f"cannot drop schema {name} because other objects depend on it",
-                              detail="\n".join(f"{kind_word(r)} {name}.{r.name} depends on schema {name}" for r in members if r.kind != "i"),
+                              detail="\n".join([f"{kind_word(r)} {name}.{r.name} depends on schema {name}" for r in members if r.kind != "i"]
+                                               + [f"{w} depends on schema {name}" for w in fn_words]),
                               hint="Use DROP ... CASCADE to drop the dependent objects too.")
             for r in members:
                 drop_relation(session, ctx, r)
-            if members:
+            for f in fns:
+                ctx.txn.apply(("drop_function_oid", f.oid))
+            if members or fns:
                 visible = [r for r in members if r.kind not in ("i", "S") or not r.owned_by]
-                notices.append(cascade_notice([r for r in visible if r.kind != "i"], name))
+                notices.append(cascade_notice([r for r in visible if r.kind != "i"], name, fn_words))
             ctx.txn.apply(("drop_schema", name))
         return [n for n in notices if n]
-    want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "v"}.get(kind, "r")
+    want = {"TABLE": "r", "VIEW": "v", "INDEX": "i", "SEQUENCE": "S", "FOREIGN TABLE": "f", "MATERIALIZED VIEW": "m"}.get(kind, "r")
     if tree.args.get("materialized"):
-        want = "v"
+        want = "m"
     targets = tree.args.get("tables") or tree.expressions or [tree.this]
     for t in targets:
         schema, name = qual(t)
         rel = planner.lookup_relation(name, schema)
         if rel is None or (want == "r" and rel.kind == "f" and kind == "TABLE" and False):
             if tree.args.get("exists"):
-                word = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}[want]
+                word = _WORD[want]
                 notices.append(Notice(f'{word} "{name}" does not exist, skipping'))
                 continue
-            word = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}[want]
+            word = _WORD[want]
             raise PgError(UNDEFINED_TABLE if want != "i" else UNDEFINED_OBJECT, f'{word} "{name}" does not exist')
-        if rel.kind != want and not (want == "r" and rel.kind == "f"):
-            word = {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}[want]
+        if rel.relkind != want and not (want == "r" and rel.kind == "f"):
+            word = _ARTICLE[want]
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not {word}',
                           hint=f"Use DROP {drop_word(rel)} to remove {kind_article(rel)}.")
         privileges.require_relation_owner(st, session.info, rel)
         deps = all_dependents(st, rel.oid)
-        visible = [d for d in deps if d.kind == "v" or (d.kind == "f")]
+        visible = [d for d in deps if d.kind == "v" or d.kind == "f" or d.materialized]
         fks = [(o, c) for o in st.rels.values() if o.kind == "r" and o.oid != rel.oid
                for c in o.constraints if c.kind == "f" and c.ref_table == rel.oid]
         if fks and not cascade and not visible:
@@ -112,22 +118,30 @@ def all_dependents(st, oid, seen=None) -> list[Relation]:
     return out
 
 
-def cascade_notice(rels, schema):
-    if not rels:
+def cascade_notice(rels, schema, more: list[str] | None = None, more_first: bool = False):
+    """``drop cascades to ...``: relations, and other objects already worded
+    (``more``: after them, or before with ``more_first``)."""
+    words = [f"{kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels]
+    words = (more or []) + words if more_first else words + (more or [])
+    if not words:
         return None
-    if len(rels) == 1:
-        r = rels[0]
-        return Notice(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}")
-    return Notice(f"drop cascades to {len(rels)} other objects",
-                  detail="\n".join(f"drop cascades to {kind_word(r)} {(schema + '.') if schema else ''}{r.name}" for r in rels))
+    if len(words) == 1:
+        return Notice(f"drop cascades to {words[0]}")
+    return Notice(f"drop cascades to {len(words)} other objects",
+                  detail="\n".join(f"drop cascades to {w}" for w in words))
+
+
+_WORD = {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table", "m": "materialized view"}
+_ARTICLE = {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table",
+            "m": "a materialized view"}
 
 
 def kind_word(r) -> str:
-    return {"r": "table", "v": "view", "i": "index", "S": "sequence", "f": "foreign table"}.get(r.kind, "relation")
+    return _WORD.get(r.relkind, "relation")
 
 
 def kind_article(r) -> str:
-    return {"r": "a table", "v": "a view", "i": "an index", "S": "a sequence", "f": "a foreign table"}.get(r.kind, "a relation")
+    return _ARTICLE.get(r.relkind, "a relation")
 
 
 def drop_relation(session, ctx, rel):
@@ -150,4 +164,5 @@ def drop_relation(session, ctx, rel):
 
 
 def drop_word(r) -> str:
-    return {"r": "TABLE", "v": "VIEW", "i": "INDEX", "S": "SEQUENCE", "f": "FOREIGN TABLE"}.get(r.kind, "TABLE")
+    return {"r": "TABLE", "v": "VIEW", "i": "INDEX", "S": "SEQUENCE", "f": "FOREIGN TABLE",
+            "m": "MATERIALIZED VIEW"}.get(r.relkind, "TABLE")

@@ -64,7 +64,7 @@ def continuous_view_lines(session, rel, run=None) -> list[str]:
                     lines.append(f"  Static pipeline [run at CREATE VIEW]: {build} -> Hash Build")
             chain = " -> ".join([p.scan.label()] + [("Hash Probe" if isinstance(o, operators.HashJoin) else o.label()) for o in p.ops])
             lines.append(f"  Stream pipeline [run per inserted batch]: {chain} -> {p.agg.label()} (thread-local state, "
-                         f"{p.global_.rows_in + p.local.rows_in} rows in)")
+                         f"{p.rows_in()} rows in)")
             lines.append(f"    Backend: {backends.native().stream_tag(p)}")
     lines.append("  Upper pipelines [run at read, after merging local states]:")
     lines += ["    " + line for line in operators.explain_lines(cv.plan, run)]

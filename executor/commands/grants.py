@@ -1,10 +1,10 @@
-"""GRANT and REVOKE of privileges on relations, schemas and databases
+"""GRANT and REVOKE of privileges on relations, schemas, databases and functions
 (PostgreSQL's aclchk.c: ExecGrantStmt, select_best_grantor, restrict_and_check_grant).
 
 Column privileges live on the columns (``ColumnDef.acl``); a statement
 needing SELECT, INSERT or UPDATE on a table is satisfied by the privilege on
 every column it uses.  What is not implemented is refused, never accepted
-and ignored: privileges on functions and other object classes.  (ALTER
+and ignored: privileges on other object classes.  (ALTER
 DEFAULT PRIVILEGES is default_privileges.py.)
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from splitstream.catalog.objects import acl
-from splitstream.catalog.objects.model import DatabaseDef, Relation, Role, Schema
+from splitstream.catalog.objects.model import DatabaseDef, Function, Relation, Role, Schema
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, INVALID_CATALOG_NAME,
     INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_TABLE,
@@ -20,17 +20,22 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
-from ..execution import privileges
+from ..execution import privileges, proc_catalog
+from ..sql import sql_functions
 from ..execution.privileges import current_role, is_owner, relation_acl, schema_acl
 from .base import Stmt
+from .function_syntax import FunctionRef, parse_refs
+from .function_syntax import Reader as FunctionReader
+from .functions import find_function
 from .role_syntax import Reader
 from .roles import INVALID_GRANT_OPERATION, RoleMembershipStmt, get_role, role_spec
 
 WARNING_PRIVILEGE_NOT_GRANTED = "01007"
 WARNING_PRIVILEGE_NOT_REVOKED = "01006"
 
-_UNSUPPORTED_TARGETS = {"FUNCTION", "FUNCTIONS", "PROCEDURE", "PROCEDURES", "ROUTINE", "ROUTINES",
-                        "DOMAIN", "TYPE", "LANGUAGE", "LARGE", "FOREIGN", "TABLESPACE", "PARAMETER"}
+_UNSUPPORTED_TARGETS = {"DOMAIN", "TYPE", "LANGUAGE", "LARGE", "FOREIGN", "TABLESPACE", "PARAMETER"}
+#: ON FUNCTION / PROCEDURE / ROUTINE and ALL ... IN SCHEMA: the noun, and the pg_proc kinds ALL covers
+_ROUTINE_TARGETS = {"FUNCTION": "f", "PROCEDURE": "p", "ROUTINE": "fp"}
 
 
 @dataclass
@@ -48,6 +53,8 @@ class GrantStmt(Stmt):
     cascade: bool = False
     grantor: str | None = None
     columns: dict[str, tuple[str, ...]] = field(default_factory=dict)   # column privileges: letter -> columns
+    functions: list[FunctionRef] = field(default_factory=list)          # ON FUNCTION f(args), ...
+    routine_kinds: str = ""                                             # ALL FUNCTIONS / PROCEDURES / ROUTINES
     cacheable = False
 
     @property
@@ -68,6 +75,12 @@ class GrantStmt(Stmt):
                 if db is None:
                     raise PgError(INVALID_CATALOG_NAME, f'database "{name}" does not exist')
                 self.on_database(ctx, me, db, grantees)
+        elif self.target == "function":
+            for fn in self._functions(ctx.txn.state, session.info):
+                current = acl.function_acl(fn)
+                new, _, _ = self._apply(ctx, me, current, current, fn.owner, self._letters(ctx, "function"),
+                                        privileges.denied("function", fn.name), f'"{fn.name}"', grantees)
+                ctx.txn.apply(("function", replace(fn, acl=new)))
         elif self.target == "schema":
             for name in [n for _, n in self.objects]:
                 sch = ctx.txn.state.schemas.get(name)
@@ -143,6 +156,24 @@ class GrantStmt(Stmt):
                                     whole=acl.ALL_RIGHTS["column"])
             cols[i] = replace(col, acl=new or None)
         return rel.with_(columns=tuple(cols))
+
+    def _functions(self, st, info) -> list[Function]:
+        out: list[Function] = []
+        for in_schema in self.in_schemas:
+            if in_schema not in st.schemas:
+                raise PgError(INVALID_SCHEMA_NAME, f'schema "{in_schema}" does not exist')
+            out += sorted((f for fs in st.functions.values() for f in fs
+                           if f.schema == in_schema and f.kind in self.routine_kinds), key=lambda f: f.oid)
+        for ref in self.functions:
+            if not sql_functions.visible(st, ref.name, ref.schema, privileges.search_path(info)) and \
+                    ref.name in proc_catalog.names():
+                raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on built-in function {ref.name} are not supported",
+                              hint="Built-in functions keep PostgreSQL's default: EXECUTE for PUBLIC. Wrap one in a "
+                                   "SQL function to control who may call it.")
+            fn = find_function(st, info, ref)
+            assert fn is not None
+            out.append(fn)
+        return out
 
     def _relations(self, st, info) -> list[Relation]:
         out: list[Relation] = []
@@ -300,6 +331,9 @@ def _column_list(r: Reader) -> tuple[str, ...]:
 def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
     t = r.peek()
     word = str(t) if t is not None else ""
+    if word in _ROUTINE_TARGETS:
+        r.i += 1
+        return "function", [], []
     if word in _UNSUPPORTED_TARGETS:
         what = "FOREIGN DATA WRAPPER / FOREIGN SERVER" if word == "FOREIGN" else word.rstrip("S")
         raise PgError(FEATURE_NOT_SUPPORTED, f"privileges on {what.lower()} objects are not supported",
@@ -307,10 +341,10 @@ def _targets(r: Reader) -> tuple[str, list[tuple[str | None, str]], list[str]]:
                                    "databases.")
     if r.accept("ALL"):
         kind = r.next()
+        if kind in ("FUNCTIONS", "PROCEDURES", "ROUTINES"):
+            r.expect("IN", "SCHEMA")
+            return "function:" + _ROUTINE_TARGETS[kind[:-1]], [], r.names()
         if kind not in ("TABLES", "SEQUENCES"):
-            if kind in ("FUNCTIONS", "PROCEDURES", "ROUTINES"):
-                r.i -= 1
-                return _targets(r)
             raise r.error()
         r.expect("IN", "SCHEMA")
         return ("table" if kind == "TABLES" else "sequence"), [], r.names()
@@ -337,6 +371,12 @@ def grant_statement(text: str, session) -> Stmt:
     privs, all_privs, columns = _privilege_list(r)
     r.expect("ON")
     target, objs, in_schemas = _targets(r)
+    refs: list[FunctionRef] = []
+    kinds = ""
+    if target.startswith("function:"):
+        target, kinds = target.split(":")
+    elif target == "function":
+        refs = _function_refs(r)
     r.expect("TO" if grant else "FROM")
     grantees = [_grantee(r, session)]
     while r.accept(","):
@@ -356,7 +396,30 @@ def grant_statement(text: str, session) -> Stmt:
     if columns and target != "table":
         raise PgError(INVALID_GRANT_OPERATION, f"invalid privilege type {acl.KEYWORD_OF[next(iter(columns))]} "
                                                f"for {target}")
-    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor, columns)
+    return GrantStmt(grant, privs, all_privs, target, objs, in_schemas, grantees, option, cascade, grantor, columns,
+                     refs, kinds)
+
+
+def _function_refs(r: Reader) -> list[FunctionRef]:
+    """``f(integer, text), s.g`` after ON FUNCTION, as the function syntax reads them."""
+    start = r.i
+    depth = 0
+    while not r.done():
+        t = r.peek()
+        if depth == 0 and t in ("TO", "FROM"):
+            break
+        depth += 1 if t == "(" else -1 if t == ")" else 0
+        r.i += 1
+    text = " ".join(_token_text(t) for t in r.toks[start:r.i])
+    return parse_refs(FunctionReader(text))
+
+
+def _token_text(t) -> str:
+    if t.kind == "ident":
+        return '"' + t.text.replace('"', '""') + '"'
+    if t.kind == "str":
+        return "'" + t.text.replace("'", "''") + "'"
+    return t.text
 
 
 def _grantee(r: Reader, session) -> str:

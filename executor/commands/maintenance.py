@@ -3,10 +3,10 @@ LOCK, and the refusals of the ones splitstream cannot honour (CLUSTER,
 REINDEX, CREATE DATABASE, CREATE EXTENSION other than pipelinedb).
 
 None of these is accepted and ignored.  VACUUM and ANALYZE check their tables
-and do nothing else, truthfully: table versions are immutable and replaced
-whole by every change (nothing dead to reclaim), and the planner keeps no
-statistics to refresh -- PostgreSQL prints nothing for either, and neither
-does this.  LOCK takes the database's writer lock, which every mode's
+and VACUUM does nothing else, truthfully: table versions are immutable and
+replaced whole by every change (nothing dead to reclaim).  ANALYZE (and
+VACUUM ANALYZE) rebuild the tables' samples and statistics
+(``table_stats``).  LOCK takes the database's writer lock, which every mode's
 conflicts are contained in.
 """
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ..execution.system_functions import ADVISORY
 from ..sql.sqltext import unquote
 from .base import NoopStmt, QueryStmt, Stmt
 from .settings import ResetStmt
+from . import table_stats
 
 _VACUUM_WORDS = {"FULL", "FREEZE", "VERBOSE", "ANALYZE", "ANALYSE"}
 
@@ -48,12 +49,6 @@ def _search_path(session) -> list[str]:
     return [p.strip().strip('"') for p in sp.split(",") if p.strip() and p.strip() != '"$user"'] or ["public"]
 
 
-def _names(rest: str) -> list[str]:
-    """Table names of a VACUUM/ANALYZE/LOCK list (column lists dropped)."""
-    rest = re.sub(r"\([^)]*\)", "", rest)
-    return [n.strip() for n in rest.split(",") if n.strip()]
-
-
 class VacuumStmt(Stmt):
     """VACUUM / ANALYZE: the named tables must exist; there is nothing to do."""
 
@@ -62,17 +57,22 @@ class VacuumStmt(Stmt):
     def __init__(self, word: str, text: str) -> None:
         self.tag = word
         rest = re.sub(r"(?is)^\s*(vacuum|analy[sz]e)\s*", "", text).strip().rstrip(";")
-        rest = re.sub(r"^\([^)]*\)\s*", "", rest)                 # VACUUM (VERBOSE, ANALYZE) t
+        opts = re.match(r"^\(([^)]*)\)\s*", rest)                 # VACUUM (VERBOSE, ANALYZE) t
+        rest = rest[opts.end():] if opts else rest
         words = rest.split()
+        self.analyzing = word == "ANALYZE" or bool(opts and re.search(r"(?i)\banaly[sz]e\b", opts.group(1)))
         while words and words[0].upper() in _VACUUM_WORDS:
+            self.analyzing = self.analyzing or words[0].upper() in ("ANALYZE", "ANALYSE")
             words.pop(0)
-        self.names = _names(" ".join(words))
+        self.items = table_stats.analyze_items(" ".join(words))
 
     def run(self, session, ctx):
         if self.tag == "VACUUM":
             _outside_block(session, "VACUUM")
-        for name in self.names:
-            _relation(session, ctx, name)
+        rels = [(_relation(session, ctx, name), cols) for name, cols in self.items]
+        if self.analyzing:           # a fresh sample and statistics (executor/commands/table_stats.py)
+            for rel, cols in rels or [(r, None) for r in list(ctx.state.rels.values()) if r.kind == "r"]:
+                table_stats.analyze(ctx, rel, cols)
         return Result(tag=self.tag)
 
 
@@ -99,6 +99,7 @@ class DiscardStmt(Stmt):
             session.sql_prepared.clear()
             session.cursors.clear()
             ADVISORY.release_all(session.info.pid)
+            ctx.txn.async_queue(session.info.pid, session.notify_sink).actions.append(("unlisten", None))  # UNLISTEN *
         if self.what in ("ALL", "PLANS"):
             session.plan_cache.clear()
         if self.what in ("ALL", "SEQUENCES"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from splitstream.catalog.objects import acl
+from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.model import Relation, Role, Schema
 from splitstream.protocol.errors import (
     DEPENDENT_OBJECTS_STILL_EXIST, INSUFFICIENT_PRIVILEGE, INVALID_SCHEMA_NAME, UNDEFINED_TABLE, Notice, PgError,
@@ -23,31 +23,17 @@ from .roles import get_role, role_spec
 
 
 
-def new_owner_acl(current: acl.Acl | None, old: int, new: int) -> acl.Acl | None:
-    """aclnewowner: the old owner's items become the new owner's, merged."""
-    if current is None:
-        return None
-    out: acl.Acl = ()
-    for ge, gr, p, o in current:
-        ge2 = new if ge == old else ge
-        gr2 = new if gr == old else gr
-        out = acl.grant(out, ge2, gr2, p, False)
-        if o:
-            out = acl.grant(out, ge2, gr2, o, True)
-    return out
-
-
 def change_owner(ctx, obj: Relation | Schema, new: int) -> None:
     """Give ``obj`` (and, for a table, its indexes and owned sequences) to ``new``."""
     if isinstance(obj, Schema):
-        ctx.txn.apply(("schema", replace(obj, owner=new, acl=new_owner_acl(obj.acl, obj.owner, new))))
+        ctx.txn.apply(("schema", replace(obj, owner=new, acl=acl.new_owner_acl(obj.acl, obj.owner, new))))
         return
-    cols = tuple(replace(c, acl=new_owner_acl(c.acl, obj.owner, new)) for c in obj.columns)
-    ctx.txn.apply(("rel", obj.with_(owner=new, acl=new_owner_acl(obj.acl, obj.owner, new), columns=cols)))
+    cols = tuple(replace(c, acl=acl.new_owner_acl(c.acl, obj.owner, new)) for c in obj.columns)
+    ctx.txn.apply(("rel", obj.with_(owner=new, acl=acl.new_owner_acl(obj.acl, obj.owner, new), columns=cols)))
     for dep in list(ctx.txn.state.rels.values()):
         if (dep.kind == "i" and dep.index_table == obj.oid) or \
                 (dep.kind == "S" and dep.owned_by and dep.owned_by[0] == obj.oid):
-            ctx.txn.apply(("rel", dep.with_(owner=new, acl=new_owner_acl(dep.acl, dep.owner, new))))
+            ctx.txn.apply(("rel", dep.with_(owner=new, acl=acl.new_owner_acl(dep.acl, dep.owner, new))))
 
 
 @dataclass
@@ -90,6 +76,8 @@ class OwnedStmt(Stmt):
         for rel in list(ctx.txn.state.rels.values()):
             if rel.owner == old and rel.kind != "i" and not (rel.kind == "S" and rel.owned_by):
                 change_owner(ctx, ctx.txn.state.rels[rel.oid], new)
+        for fn in [f for fs in st.functions.values() for f in fs if f.owner == old]:
+            ctx.txn.apply(("function", replace(fn, owner=new, acl=acl.new_owner_acl(fn.acl, old, new))))
 
     def _drop(self, session, ctx, me: Role, role: Role) -> list[Notice]:
         """shdepDropOwned: revoke what was granted to the role (as REVOKE ALL
@@ -113,6 +101,14 @@ class OwnedStmt(Stmt):
                 gone.add(dep.oid)
                 cascaded.append(dep)
                 lines.append(f"{kind_word(dep)} {dep.qualified} depends on {what}")
+        fns = sorted((f for fs in st.functions.values() for f in fs if f.owner == role.oid), key=lambda f: f.oid)
+        for fn in fns:
+            shown = f"function {function_text.procedure(fn)}"
+            for dep in all_dependents(st, fn.oid):
+                if dep.oid not in gone:
+                    gone.add(dep.oid)
+                    cascaded.append(dep)
+                    lines.append(f"{kind_word(dep)} {dep.qualified} depends on {shown}")
         if lines and not self.cascade:
             raise PgError(DEPENDENT_OBJECTS_STILL_EXIST, "cannot drop desired object(s) because other objects "
                           "depend on them", detail="\n".join(lines),
@@ -123,7 +119,12 @@ class OwnedStmt(Stmt):
                 for dep in all_dependents(ctx.txn.state, oid):
                     drop_relation(session, ctx, dep)
                 drop_relation(session, ctx, rel)
+        for fn in fns:
+            if any(f.oid == fn.oid for fs in ctx.txn.state.functions.values() for f in fs):
+                ctx.txn.apply(("drop_function_oid", fn.oid))
         for sch in schemas:
+            for f in [f for fs in ctx.txn.state.functions.values() for f in fs if f.schema == sch.name]:
+                ctx.txn.apply(("drop_function_oid", f.oid))
             ctx.txn.apply(("drop_schema", sch.name))
         for key, d in list(ctx.txn.state.default_acls.items()):
             if d.role == role.oid:
@@ -155,6 +156,8 @@ class OwnedStmt(Stmt):
         for db in list(st.databases.values()):        # shared objects after this database's
             if _names(db.acl, role.oid):
                 revoke.on_database(ctx, me, db, [role.oid])
+        for fn in [f for fs in st.functions.values() for f in fs if _names(f.acl, role.oid)]:
+            ctx.txn.apply(("function", replace(fn, acl=tuple(it for it in fn.acl or () if it[0] != role.oid))))
 
 
 def _names(items: acl.Acl | None, role: int) -> bool:
@@ -218,7 +221,7 @@ class AlterOwnerStmt(Stmt):
                 return Result(tag=self.tag, notices=[Notice(f'relation "{self.name}" does not exist, skipping')])
             raise PgError(UNDEFINED_TABLE, f'relation "{self.name}" does not exist')
         if rel.owner != new.oid:
-            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.kind, "relation"), rel.name, rel.schema,
+            self._check(st, me, new, rel.owner, privileges.KIND_NOUN.get(rel.relkind, "relation"), rel.name, rel.schema,
                         session.info)
             change_owner(ctx, rel, new.oid)
         return Result(tag=self.tag)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from splitstream.catalog.objects import acl
+from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.model import Role
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
@@ -412,7 +412,7 @@ def dependencies(st, oid: int) -> list[str]:
                     check(rel.oid, -1, col.acl, f"column {col.name} of {what}", n)
     for fns in st.functions.values():
         for fn in fns:
-            check(fn.oid, fn.owner, None, f"function {fn.name}")
+            check(fn.oid, fn.owner, fn.acl, f"function {function_text.procedure(fn)}")
     for d in st.default_acls.values():
         check(d.oid, d.role, d.acl, default_acl_description(st, d))
     for db in st.databases.values():

@@ -3,10 +3,14 @@ with no family of their own.
 """
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from sqlglot import exp
 
 from splitstream.catalog.objects.model import Relation, Schema
-from splitstream.protocol.errors import DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, Notice, PgError
+from splitstream.protocol.errors import (DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME,
+                                         UNDEFINED_TABLE, Notice, PgError)
 
 from ..api import Result
 from ..sql.binder import ident
@@ -63,6 +67,18 @@ def create_sequence(session, ctx, planner, tree, text):
 _COMMENTED = frozenset({"table", "view", "materialized view", "foreign table", "sequence", "index", "column"})
 
 
+_ON_FOREIGN_TABLE = re.compile(r"\s*comment\s+on\s+foreign\s+table\b", re.I)
+
+
+def foreign_table_comment(text: str, words: list[str]) -> str:
+    """COMMENT ON FOREIGN TABLE (a stream), which sqlglot does not parse: the
+    same statement as COMMENT ON TABLE, which finds any relation by name."""
+    if words[:2] != ["COMMENT", "ON"]:
+        return text
+    m = _ON_FOREIGN_TABLE.match(text)
+    return "COMMENT ON TABLE" + text[m.end():] if m else text
+
+
 def comment(session, ctx, planner, tree, text):
     kind = str(tree.args.get("kind")).lower()
     value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
@@ -78,6 +94,8 @@ def comment(session, ctx, planner, tree, text):
         cc = tuple((k, v) for k, v in rel.column_comments if k != cname) + (((cname, value),) if value is not None else ())
         ctx.txn.apply(("rel", rel.with_(column_comments=cc)))
         return []
+    if kind == "schema":
+        return _comment_on_schema(session, ctx, ident(target.this if isinstance(target, exp.Table) else target), value)
     if kind not in _COMMENTED:
         raise PgError(FEATURE_NOT_SUPPORTED, f"COMMENT ON {kind.upper()} is not supported",
                       hint="Comments are kept on tables, views, sequences, indexes and columns only.")
@@ -87,6 +105,16 @@ def comment(session, ctx, planner, tree, text):
         raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
     privileges.require_relation_owner(ctx.state, session.info, rel)
     ctx.txn.apply(("rel", rel.with_(comment=value)))
+    return []
+
+
+def _comment_on_schema(session, ctx, name: str, value: str | None) -> list:
+    """COMMENT ON SCHEMA: obj_description(oid, 'pg_namespace'), psql's \\dn+."""
+    sch = ctx.txn.state.schemas.get(name)
+    if sch is None:
+        raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
+    privileges.require_owner(ctx.state, session.info, sch.owner, "schema", name)
+    ctx.txn.apply(("schema", replace(sch, comment=value)))
     return []
 
 

@@ -91,7 +91,7 @@ def parse_set(text: str) -> Stmt:
         v = rest[9:].strip()
         if v.lower() in ("local", "default"):
             return SetStmt("timezone", None)
-        return SetStmt("timezone", _setval(v))
+        return SetStmt("timezone", _time_zone_value(v))
     m_txn = re.match(r"(?:(?:session\s+)?characteristics\s+as\s+)?transaction\s+(.*)$", rest, re.I | re.S)
     if m_txn:
         # the only modes accepted are the ones every transaction has (READ COMMITTED, READ WRITE)
@@ -111,6 +111,24 @@ def parse_set(text: str) -> Stmt:
     if v.lower() == "default":
         return SetStmt(name, None)
     return SetStmt(name, _setval(v))
+
+
+def _time_zone_value(v: str) -> str:
+    """SET TIME ZONE's value: a number of hours east (``-7``) or
+    ``INTERVAL '+05:30' HOUR TO MINUTE`` is the fixed zone PostgreSQL names
+    ``<-07>+07`` / ``<+05:30>-05:30``; anything else as SET TimeZone."""
+    m = re.fullmatch(r"interval\s+'([+-]?)(\d{1,2})(?::(\d{2}))?'(?:\s+hour\s+to\s+minute)?|([+-]?\d+(?:\.\d+)?)",
+                     v.strip(), re.I)
+    if m is None:
+        return _setval(v)
+    if m.group(4) is not None:
+        minutes = round(float(m.group(4)) * 60)
+    else:
+        minutes = (int(m.group(2)) * 60 + int(m.group(3) or 0)) * (-1 if m.group(1) == "-" else 1)
+    hours, rest = divmod(abs(minutes), 60)
+    text = f"{hours:02d}" + (f":{rest:02d}" if rest else "")
+    east, west = ("-", "+") if minutes < 0 else ("+", "-")
+    return f"<{east}{text}>{west}{text}"
 
 
 def _setval(v: str) -> str:

@@ -312,6 +312,17 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
     return []
 
 
+def _refuse_column_change_of_matview(rel: Relation, action) -> None:
+    """A materialized view's columns are its query's (PostgreSQL 15's error)."""
+    if not rel.materialized:
+        return
+    word = "ADD COLUMN" if isinstance(action, exp.ColumnDef) else (
+        "DROP COLUMN" if isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN" else None)
+    if word is not None:
+        raise PgError(WRONG_OBJECT_TYPE, f'ALTER action {word} cannot be performed on relation "{rel.name}"',
+                      detail="This operation is not supported for materialized views.")
+
+
 def alter_table(session, ctx, planner, tree: exp.Alter, text):
     schema, name = qual(tree.this)
     st = ctx.txn.for_write(ctx.check_cancel)
@@ -324,6 +335,7 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
     notices = []
     for action in tree.args.get("actions") or []:
         rel = ctx.txn.state.rels[rel.oid]
+        _refuse_column_change_of_matview(rel, action)
         if isinstance(action, exp.ColumnDef):
             _add_column(session, ctx, planner, rel, action)
         elif isinstance(action, exp.Drop) and str(action.args.get("kind")).upper() == "COLUMN":
@@ -496,7 +508,7 @@ def truncate(session, ctx, planner, tree, text):
         if rel.kind == "f":
             raise PgError(WRONG_OBJECT_TYPE, f'cannot truncate stream "{name}"',
                           hint="Streams are append-only; their ring buffer drops old tuples by itself.")
-        if rel.kind != "r":
+        if rel.relkind != "r":
             raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a table')
         planner.need("D", rel.oid)
         privileges.authorize(ctx.state, session.info, planner.needs)

@@ -6,16 +6,20 @@ import re
 
 from sqlglot import exp
 
-from splitstream.catalog.objects.model import ColumnDef, Relation
-from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, Notice, PgError
+from splitstream.catalog.objects.model import Relation
+from splitstream.protocol.errors import (DUPLICATE_COLUMN, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, WRONG_OBJECT_TYPE,
+                                         Notice, PgError)
 
+from ..api import Result
 from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import late_rows, retention
+from ..stream import change_notify, late_rows, retention
+from .matviews import create_snapshot, snapshot_columns
+from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
+from .view_windows import WINDOW_OPTIONS, check_window_options, refuse_other_arrival_windows, take_arrival_window
 
 
 def create_view(session, ctx, planner, tree: exp.Create, text: str):
@@ -29,16 +33,29 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     schema = target_schema(planner, schema, st)
     existing = st.lookup(schema, name)
     replace = bool(tree.args.get("replace"))
-    if existing is not None and not (replace and existing.kind == "v"):
+    if replace and existing is not None and existing.relkind != "v":
+        raise PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a view')
+    if existing is not None and not replace:
         if tree.args.get("exists"):
-            return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            skipped = [Notice(f'relation "{name}" already exists, skipping', "42P07")]
+            # the tag of a CREATE MATERIALIZED VIEW that created nothing names the command, not a row count
+            return Result(tag="CREATE MATERIALIZED VIEW", notices=skipped) if _MATERIALIZED.match(text) else skipped
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
     if existing is not None:
         privileges.require_relation_owner(st, session.info, existing)
     query = tree.args["expression"]
-    sql = query.sql(DIALECT)
     pl = Planner(session.engine, ctx.state, session=session.info)
     plan = pl.plan_query(query)
+    arrival_sw = None
+    if pl.streams_used:
+        # PipelineDB's spelling of sw (view_windows.py): one definition, one plan
+        query = query.copy()        # the parsed statement may be cached and run again: never edit it
+        arrival_sw = take_arrival_window(query)
+        refuse_other_arrival_windows(query)
+        if arrival_sw is not None:
+            pl = Planner(session.engine, ctx.state, session=session.info)
+            plan = pl.plan_query(query)
+    sql = query.sql(DIALECT)
     props = tree.args.get("properties")
     materialized = False
     options = {}
@@ -51,18 +68,29 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                 text = str(value.this).lower() if isinstance(value, exp.Boolean) else \
                     value.name if isinstance(value, exp.Expression) else str(value)
                 options[str(p.this).lower()] = text
-    if re.match(r"\s*create\s+materialized\s+view", text, re.I):
+    if _MATERIALIZED.match(text):
         materialized = True
     continuous = bool(pl.streams_used) or any(v.continuous for v in pl.views_used)
+    if arrival_sw is not None:
+        if "sw" in options and options["sw"] != arrival_sw:
+            raise PgError(INVALID_PARAMETER_VALUE, f"sw = '{options['sw']}' contradicts the view's "
+                          f"arrival_timestamp filter over interval '{arrival_sw}'",
+                          hint="Give the window once: either WITH (sw = ...) or the arrival_timestamp filter.")
+        options["sw"] = arrival_sw
     _refuse_unimplemented_options(options)
     if late_rows.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
                       hint="late_rows says what a view over a stream with a WATERMARK does with the rows later "
                            "than it; a view over tables reads every row.")
+    if change_notify.OPTION in options and not continuous:
+        raise PgError(INVALID_PARAMETER_VALUE, f'option "{change_notify.OPTION}" needs a continuous view',
+                      hint="A view over tables changes only when its tables do; LISTEN for a NOTIFY sent by "
+                           "the writer instead.")
     if retention.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
                       hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
                            "keeps no state.")
+    check_window_options(options, bool(pl.streams_used))
     restart = _flag("restart", options.pop("restart", "false"))
     replacing = existing is not None and existing.continuous
     if replacing and not continuous and not restart:
@@ -80,27 +108,43 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if options.get("action", "materialize").lower() not in ("materialize",):
         raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
                       hint="Use WITH (action=materialize) or plain CREATE VIEW.")
-    if materialized and not continuous:
-        raise PgError(FEATURE_NOT_SUPPORTED, "materialized views over tables are not supported",
-                      hint="Create a plain view, or a view over a stream to get a continuous view.")
     if "action" in options and not continuous:
         # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
         raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
                       hint="Drop WITH (action=materialize) to create a plain view over tables, or join the tables with a stream.")
-    cols = tuple(ColumnDef(colnames[i] if i < len(colnames) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
-                 for i, c in enumerate(plan.out))
+    cols = snapshot_columns(colnames, plan)
+    _refuse_duplicate_names(cols)
     oid = existing.oid if existing is not None else ctx.txn.new_oid()
-    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}))
+    deps = tuple(sorted({r.oid for r in pl.streams_used} | set(pl.tables_used) | {v.oid for v in pl.views_used}
+                        | set(pl.functions_used)))
+    if continuous:
+        refuse_unstable_functions(pl.functions_used.values())
     owner = existing.owner if existing is not None else privileges.current_role(st, session.info).oid
     rel = Relation(oid, schema, name, "v", cols, sql=sql, continuous=continuous, depends_on=deps, owner=owner,
                    acl=existing.acl if existing is not None else None,
-                   options=tuple(sorted(options.items())))
+                   options=tuple(sorted(options.items())), materialized=materialized)
+    if materialized and not continuous:
+        return Result(tag=f"SELECT {create_snapshot(session, ctx, pl, plan, rel)}")
     if continuous:
         session.engine.streams.create_view(session, ctx, rel, query, replacing=replacing, restart=restart)
     ctx.txn.apply(("rel", rel))
     if replacing and restart:
         return [Notice(f'continuous view "{name}" starts empty: the state it held is discarded')]
+    if materialized:    # PostgreSQL's tag counts the rows stored: a new continuous view has none yet
+        return Result(tag="SELECT 0")
     return []
+
+
+_MATERIALIZED = re.compile(r"\s*create\s+materialized\s+view", re.I)
+
+
+def _refuse_duplicate_names(cols) -> None:
+    """A view's columns need distinct names, as a table's (PostgreSQL's 42701)."""
+    seen: set[str] = set()
+    for c in cols:
+        if c.name in seen:
+            raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" specified more than once')
+        seen.add(c.name)
 
 
 def _flag(name: str, value: str) -> bool:
@@ -115,10 +159,6 @@ def _flag(name: str, value: str) -> bool:
 #: View options PostgreSQL or PipelineDB define that splitstream does not implement
 #: yet: refused, since accepting and ignoring one gives silently wrong answers.
 _NOT_IMPLEMENTED_OPTIONS = {
-    "sw": "sliding windows (sw) are not implemented yet",
-    "ttl": "time-to-live (ttl) is not implemented yet",
-    "ttl_column": "time-to-live (ttl) is not implemented yet",
-    "step_factor": "sliding windows (step_factor) are not implemented yet",
     "check_option": "WITH CHECK OPTION is not supported",
     "security_barrier": "security_barrier views are not supported",
     "security_invoker": "security_invoker views are not supported",
@@ -127,7 +167,7 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name in ("action", "restart"):
+        if name in ("action", "restart") or name in WINDOW_OPTIONS:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles
@@ -135,10 +175,14 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
         if name == late_rows.OPTION:
             late_rows.parse(options[name])      # and against the stream's other views when it compiles
             continue
+        if name == change_notify.OPTION:
+            change_notify.parse(options[name])
+            continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
-                          hint=f"Remove the {name} option; for a time window, group by a time bucket such as "
-                               "date_trunc('minute', ts) instead.")
+                          hint=f"Remove the {name} option.")
         raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
-                      hint="The options of CREATE VIEW splitstream implements are action=materialize and "
-                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty).")
+                      hint="The options of CREATE VIEW splitstream implements are action=materialize, "
+                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty), "
+                           "sw and step_factor (sliding windows), ttl and ttl_column, retention, late_rows "
+                           "and notify (a channel to NOTIFY when the view changes).")

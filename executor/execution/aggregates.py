@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import collections
 import decimal
+import functools
 import math
+import operator
 import sys
 from typing import Any
 
@@ -24,8 +26,12 @@ from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UND
 
 from splitstream.protocol.types import Interval
 
+from . import json_values, ordered_set
+from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
-from .expr import _factorize_objects, fixed_avg, numeric_op
+from .json_values import JSON_AGGREGATES
+from .expr import _factorize_objects, array_key, fixed_avg, numeric_div_scale, numeric_op
+from .numeric_math import dscale as _dscale
 
 _NULL_KEY = object()
 
@@ -387,6 +393,11 @@ class AggState:
         """The aggregate's value for groups 0..ng-1."""
         raise NotImplementedError
 
+    def settle(self) -> None:
+        """Apply input the state buffers (sketches), so that every field
+        indexed by group is a dense array as long as the capacity: code that
+        cuts states by group (retention, SESSION merges) relies on it."""
+
     @staticmethod
     def _grown(arr: np.ndarray, cap: int, fill) -> np.ndarray:
         out = np.full(cap, fill, dtype=arr.dtype) if arr.dtype != object else np.array([fill] * cap, dtype=object) if not isinstance(fill, list) else _obj_list(cap)
@@ -685,6 +696,8 @@ def _obj_beats(v, cur, is_min: bool) -> bool:
     """The same for Python values; numeric NaN (which Decimal refuses to order) sorts above every number."""
     if isinstance(v, decimal.Decimal) and (v.is_nan() or cur.is_nan()):
         return (cur.is_nan() and not v.is_nan()) if is_min else (v.is_nan() and not cur.is_nan())
+    if isinstance(v, list):              # arrays: element by element, NULL elements last
+        v, cur = array_key(v), array_key(cur)
     return v < cur if is_min else v > cur
 
 
@@ -832,11 +845,10 @@ class ListState(AggState):
         self.vals = v
 
     def update(self, gids, ng, args, valid):
-        keep_nulls = self.spec.func == "array_agg"
         g = gids
         lists = [a.to_pylist() for a in args]
         rows = list(zip(*lists)) if len(lists) > 1 else [(v,) for v in lists[0]] if lists else [() for _ in gids]
-        if valid is not None and not keep_nulls:
+        if valid is not None:       # (for aggregates that keep NULLs, ``valid`` is their FILTER alone)
             idx = np.flatnonzero(valid).tolist()
             g = gids[valid]
             rows = [rows[i] for i in idx]
@@ -886,23 +898,62 @@ def _dedupe(rows):
     return out
 
 
+def sort_key(v: Any) -> tuple:
+    """PostgreSQL's order of one type's values: NULLs last, NaN above every
+    number (Python's NaN and Decimal NaN do not order)."""
+    if v is None:
+        return (2, 0)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1, 0)
+    return (0, v)
+
+
+def _array_rows(vals: list) -> list:
+    """array_agg of arrays: one more dimension; every input non-NULL and of
+    the same dimensions (array_agg_array_transfn)."""
+    if any(v is None for v in vals):
+        raise PgError("22004", "cannot accumulate null arrays")
+    shapes = {tuple(array_dims(v)) for v in vals}
+    if () in shapes:
+        raise PgError("2202E", "cannot accumulate empty arrays")
+    if len(shapes) > 1:
+        raise PgError("2202E", "cannot accumulate arrays of different dimensionality")
+    return vals
+
+
+_BIT_OPS = {"bit_and": operator.and_, "bit_or": operator.or_, "bit_xor": operator.xor}
+
+
 def finalize_list(spec: "AggSpec", rows: list) -> Any:
     fn = spec.func
     if spec.distinct:
         rows = _dedupe(rows)
+        if spec.order_key is None:          # DISTINCT sorts its input, as PostgreSQL's does
+            rows = sorted(rows, key=lambda r: sort_key(r[0]))
     if spec.order_key is not None and rows:
         rows = spec.order_key(rows)
     vals = [r[0] for r in rows]
     if fn == "count":
         return len(vals)
     if fn == "array_agg":
+        if rows and spec.arg_oids[0] in type_oids.ELEMENT_OF:
+            return _array_rows(vals)
         return vals if rows else None
+    if fn in JSON_AGGREGATES:
+        return json_values.finish(fn, rows, spec.arg_oids[0])
+    if fn in ordered_set.HYPOTHETICAL:
+        return ordered_set.hypothetical(fn, rows, spec.hypothetical, spec.sort, spec.sort_key)
+    if fn in ("percentile_cont", "percentile_disc"):
+        return ordered_set.percentile(fn, vals, spec.fraction, spec.descending)
     if fn == "string_agg":
         if not rows:
             return None
-        return "".join((r[1] if k and r[1] is not None else "") + r[0] for k, r in enumerate(rows))
+        empty = b"" if isinstance(rows[0][0], bytes) else ""      # string_agg(bytea, bytea) is bytea
+        return empty.join(((r[1] if k and r[1] is not None else empty) + r[0]) for k, r in enumerate(rows))
     if not vals:
         return None
+    if fn in _BIT_OPS:
+        return functools.reduce(_BIT_OPS[fn], vals)
     if fn in ("sum", "avg"):
         if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
@@ -917,18 +968,6 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return max(vals)
     if fn in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
         return _variance(fn, vals, spec.oid)
-    if fn in ("percentile_cont", "percentile_disc"):
-        frac = spec.fraction
-        assert frac is not None              # ordered-set aggregates are bound with their fraction
-        ordered = sorted(vals, reverse=spec.descending)
-        if fn == "percentile_disc":
-            idx = max(0, math.ceil(frac * len(ordered)) - 1)
-            return ordered[idx]
-        pos = frac * (len(ordered) - 1)
-        lo = math.floor(pos)
-        hi = math.ceil(pos)
-        a, b = float(ordered[lo]), float(ordered[hi])
-        return a + (b - a) * (pos - lo)
     if fn == "mode":
         # mode_final walks the sorted values and keeps the first most frequent
         # one: among ties, the smallest
@@ -963,13 +1002,16 @@ def _variance(fn: str, vals: list, oid: int):
     num = ctx.subtract(ctx.multiply(decimal.Decimal(n), sq), ctx.multiply(s, s))
     if num <= 0:
         return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
+    # the numerator carries twice the inputs' scale (mul_var at rscale = 2 * dscale of sumX),
+    # and the quotient select_div_scale's scale, the square root too
+    num = num.quantize(decimal.Decimal(1).scaleb(-2 * max((_dscale(x) for x in d), default=0)), context=ctx)
     den = decimal.Decimal(n * (n - 1 if samp else n))
-    dvar = ctx.divide(num, den)
-    scale = max(max((max(0, -int(x.as_tuple().exponent)) for x in d), default=0) * 2, 16)
+    scale = numeric_div_scale(num, den)
+    dvar = ctx.divide(num, den).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
     if fn.startswith("stddev"):
-        r = ctx.sqrt(dvar) if dvar > 0 else decimal.Decimal(0)
-        return r.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx) if r != 0 else decimal.Decimal(0).quantize(decimal.Decimal(1).scaleb(-scale))
-    return dvar.quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)
+        prec = decimal.Context(prec=scale + max(dvar.adjusted(), 0) + 10)
+        return prec.sqrt(dvar).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=prec)
+    return dvar
 
 
 class AggSpec:
@@ -977,6 +1019,10 @@ class AggSpec:
 
     #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
     descending = False
+    #: a hypothetical-set aggregate's direct arguments, and its ORDER BY's (desc, nulls first) per column
+    hypothetical: tuple = ()
+    sort: list = []
+    sort_key: Any = None                    # the ORDER BY's key of a non-NULL value (operators._sort_key)
 
     def __init__(self, func: str, args: list, arg_oids: list[int], distinct: bool = False,
                  filter_=None, order_key=None, fraction: float | None = None, star: bool = False) -> None:
@@ -992,8 +1038,10 @@ class AggSpec:
 
     def make_state(self) -> AggState:
         f = self.func
-        if self.distinct or self.order_key is not None or f in ("array_agg", "string_agg", "percentile_cont",
-                                                                "percentile_disc", "mode"):
+        installed = _INSTALLED.get(f)
+        if installed is not None and getattr(installed[0], "DECIDES_DISTINCT", False):
+            return installed[0](self)       # sketches: DISTINCT is theirs to honour or refuse
+        if self.distinct or self.order_key is not None or f in LIST_AGGREGATES or f in _BIT_OPS:
             return ListState(self)
         if f in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
             return ListState(self)
@@ -1003,6 +1051,8 @@ class AggSpec:
             return SumState(self)
         if f in ("min", "max", "bool_and", "bool_or", "every"):
             return MinMaxState(self)
+        if f in _INSTALLED:
+            return _INSTALLED[f][0](self)
         raise PgError(UNDEFINED_FUNCTION, f"function {f} does not exist")
 
     def __repr__(self) -> str:
@@ -1011,10 +1061,27 @@ class AggSpec:
 
 AGGREGATES = {"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "array_agg", "string_agg",
               "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop", "percentile_cont",
-              "percentile_disc", "mode"}
+              "percentile_disc", "mode", *JSON_AGGREGATES, "bit_and", "bit_or", "bit_xor"}
+#: aggregates whose state is the list of their rows
+LIST_AGGREGATES = {"array_agg", "string_agg", "percentile_cont", "percentile_disc", "mode", *JSON_AGGREGATES,
+                   *ordered_set.HYPOTHETICAL}
+#: aggregates that take rows whose (first) argument is NULL
+KEEPS_NULLS = {"array_agg", *JSON_AGGREGATES, *ordered_set.HYPOTHETICAL}
+
+
+#: aggregates defined in modules of their own: name -> (state class, result type of the argument types)
+_INSTALLED: dict[str, tuple[Any, Any]] = {}
+
+
+def install_aggregate(name: str, state_class: Any, result_type: Any) -> None:
+    """Called by the module defining an aggregate (``reservoir_agg``) on import."""
+    _INSTALLED[name] = (state_class, result_type)
+    AGGREGATES.add(name)
 
 
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
+    if func in _INSTALLED:
+        return _INSTALLED[func][1](arg_oids)
     a = arg_oids[0] if arg_oids else type_oids.INT8
     if func == "count":
         return type_oids.INT8
@@ -1028,13 +1095,21 @@ def agg_result_type(func: str, arg_oids: list[int]) -> int:
     if func in ("bool_and", "bool_or", "every"):
         return type_oids.BOOL
     if func == "array_agg":
+        if a in type_oids.ELEMENT_OF:       # array_agg(anyarray): one more dimension, same type
+            return a
         return type_oids.ARRAY_OF.get(a, type_oids.ARRAY_OF[type_oids.TEXT])
     if func == "string_agg":
-        return type_oids.TEXT
+        return type_oids.BYTEA if a == type_oids.BYTEA else type_oids.TEXT
+    if func in _BIT_OPS:
+        return a if a in (type_oids.INT2, type_oids.INT4, type_oids.INT8) else -1
+    if func in JSON_AGGREGATES:
+        return type_oids.JSONB if func.startswith("jsonb") else type_oids.JSON
+    if func in ordered_set.HYPOTHETICAL:
+        return type_oids.INT8 if func in ("rank", "dense_rank") else type_oids.FLOAT8
     if func in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"):
         return type_oids.FLOAT8 if a in (type_oids.FLOAT4, type_oids.FLOAT8) else type_oids.NUMERIC
     if func == "percentile_cont":
-        return type_oids.FLOAT8
+        return type_oids.INTERVAL if a == type_oids.INTERVAL else type_oids.FLOAT8
     if func in ("percentile_disc", "mode"):
         return a
     return -1

@@ -10,12 +10,17 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, DIVISION_BY_ZERO, PgError
 
 from . import expr
+from splitstream.protocol import types as wiretypes
 from splitstream.protocol.types import Interval
+
+from .zoned_casts import local_wall, wall_to_utc
 
 _TS = (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ)
 
 
 def add_interval(v, iv, sign: int = 1):
+    if wiretypes.dt64_infinity(v) is not None:     # infinity +- a finite interval
+        return v
     months = iv.months * sign
     if months:
         y, m = divmod(v.month - 1 + months, 12)
@@ -23,6 +28,11 @@ def add_interval(v, iv, sign: int = 1):
         d = min(v.day, calendar.monthrange(y, m + 1)[1])
         v = v.replace(year=y, month=m + 1, day=d)
     return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+
+
+def _date_plus(d, days: int):
+    """date + integer; an infinite date stays infinite (date_pli)."""
+    return d if wiretypes.dt64_infinity(d) is not None else d + dt.timedelta(days=days)
 
 
 _INT32 = 2 ** 31
@@ -95,22 +105,53 @@ def _elementwise(fn, oid):
     return impl
 
 
+def _date_at_time(d: dt.date, t: dt.time) -> dt.date:
+    return d if wiretypes.dt64_infinity(d) is not None else dt.datetime.combine(d, t)
+
+
+def add_interval_in_zone(v: dt.datetime, iv: Interval, sign: int, zone: dt.tzinfo) -> dt.datetime:
+    """timestamptz_pl_interval: months, then days, on the zone's wall clock
+    (each re-resolved there, DetermineTimeZoneOffset), then the time part."""
+    if wiretypes.dt64_infinity(v) is not None:
+        return v
+    if iv.months or iv.days:
+        wall = add_interval(local_wall(v, zone), Interval(iv.months, iv.days, 0), sign)
+        v = wall_to_utc(wall, zone)
+    return v + dt.timedelta(microseconds=sign * iv.microseconds)
+
+
+def _in_session_zone(sign: int):
+    def impl(cols, n, ctx):
+        zone = wiretypes.zone_of(ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
+        return _elementwise(lambda a, b: add_interval_in_zone(a, b, sign, zone), type_oids.TIMESTAMPTZ)(cols, n, ctx)
+
+    return impl
+
+
 def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
     lo, ro = left.oid, right.oid
-    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME)
+    temporal = (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.TIME,
+                type_oids.TIMETZ)
     if lo not in temporal and ro not in temporal:
         return None
     if lo == type_oids.UNKNOWN:
         left = planner.coerce(left, type_oids.INTERVAL if ro in temporal and op in ("+", "-") and ro != type_oids.INTERVAL else ro)
         lo = left.oid
     if ro == type_oids.UNKNOWN:
-        right = planner.coerce(right, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME) or (lo == type_oids.INTERVAL) else
+        right = planner.coerce(right, type_oids.INTERVAL if lo in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.TIME, type_oids.TIMETZ) or (lo == type_oids.INTERVAL) else
                            (type_oids.DATE if lo == type_oids.DATE and op == "-" else type_oids.INT4))
         ro = right.oid
 
     def tsv(v):
         return dt.datetime(v.year, v.month, v.day) if type(v) is dt.date else v
 
+    if op in ("+", "-") and ro == type_oids.INTERVAL and lo == type_oids.TIMESTAMPTZ:
+        return expr.Func("tstz_interval", _in_session_zone(1 if op == "+" else -1), [left, right], lo)
+    if op == "+" and lo == type_oids.INTERVAL and ro == type_oids.TIMESTAMPTZ:
+        return expr.Func("tstz_interval", _in_session_zone(1), [right, left], ro)
+    if op == "+" and {lo, ro} == {type_oids.DATE, type_oids.TIME}:       # datetime_timestamp
+        args = [left, right] if lo == type_oids.DATE else [right, left]
+        return expr.Func("date_time", _elementwise(_date_at_time, type_oids.TIMESTAMP), args, type_oids.TIMESTAMP)
     if op in ("+", "-") and ro == type_oids.INTERVAL and lo in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         sign = 1 if op == "+" else -1
         out = type_oids.TIMESTAMP if lo == type_oids.DATE else lo
@@ -120,9 +161,9 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
         return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [left, right], out)
     if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op in ("+", "-"):
         sign = 1 if op == "+" else -1
-        return expr.Func("date_int", _elementwise(lambda a, b: a + dt.timedelta(days=sign * b), type_oids.DATE), [left, right], type_oids.DATE)
+        return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(a, sign * b), type_oids.DATE), [left, right], type_oids.DATE)
     if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op == "+":
-        return expr.Func("date_int", _elementwise(lambda a, b: b + dt.timedelta(days=a), type_oids.DATE), [left, right], type_oids.DATE)
+        return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(b, a), type_oids.DATE), [left, right], type_oids.DATE)
     if lo == type_oids.DATE and ro == type_oids.DATE and op == "-":
         return expr.Func("date_diff", _elementwise(lambda a, b: (a - b).days, type_oids.INT4), [left, right], type_oids.INT4)
     if lo in _TS + (type_oids.DATE,) and ro in _TS + (type_oids.DATE,) and op == "-":
@@ -152,14 +193,23 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
         return expr.Func("iv_scale", _elementwise(scale, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
     if ro == type_oids.INTERVAL and lo in type_oids.NUMERIC_TYPES and op == "*":
         return temporal_arith(planner, "*", right, left)
-    if lo == type_oids.TIME and ro == type_oids.INTERVAL and op in ("+", "-"):
+    if op == "+" and lo == type_oids.INTERVAL and ro in (type_oids.TIME, type_oids.TIMETZ):
+        return temporal_arith(planner, "+", right, left)
+    if lo in (type_oids.TIME, type_oids.TIMETZ) and ro == type_oids.INTERVAL and op in ("+", "-"):
         s = 1 if op == "+" else -1
 
         def tadd(a, b):
             base = dt.datetime(2000, 1, 1, a.hour, a.minute, a.second, a.microsecond)
-            return (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
+            moved = (base + s * dt.timedelta(days=0, microseconds=b.microseconds)).time()
+            return moved if lo == type_oids.TIME else wiretypes.timetz(moved, a.utcoffset())
 
-        return expr.Func("time_iv", _elementwise(tadd, type_oids.TIME), [left, right], type_oids.TIME)
+        return expr.Func("time_iv", _elementwise(tadd, lo), [left, right], lo)
+    if op == "+" and {lo, ro} == {type_oids.DATE, type_oids.TIMETZ}:
+        def at_time(d, t):                  # datetimetz_timestamptz
+            return dt.datetime.combine(d, t).astimezone(dt.timezone.utc)
+
+        args = [left, right] if lo == type_oids.DATE else [right, left]
+        return expr.Func("date_timetz", _elementwise(at_time, type_oids.TIMESTAMPTZ), args, type_oids.TIMESTAMPTZ)
     if op == "-" and lo == ro == type_oids.TIME:
         def tdiff(a, b):
             us = ((a.hour - b.hour) * 3600 + (a.minute - b.minute) * 60 + a.second - b.second) * 1_000_000 + a.microsecond - b.microsecond

@@ -19,11 +19,13 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import Interval
 from splitstream.protocol.errors import (
-    DIVISION_BY_ZERO, INVALID_ARGUMENT_FOR_POWER, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
+    DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
 )
 import operator
+from . import numeric_math
 from .zoned_casts import cast_in_zone, float_text, zone_dependent
+from .posix_regex import compile_regex
 
 
 class Expr:
@@ -78,7 +80,11 @@ def filled(col: Col) -> np.ndarray:
                 return d
             fill = type(sample)()
         d = d.copy()
-        d[col.nulls] = fill
+        if isinstance(fill, list):              # an array value: assigned one by one, it would broadcast
+            for i in np.flatnonzero(col.nulls):
+                d[i] = fill
+        else:
+            d[col.nulls] = fill
         return d
     return d
 
@@ -313,15 +319,17 @@ class Arith(Expr):
                 elif op == "*":
                     r = x * y
                 elif op == "/":
-                    zero = (y == 0) if valid is None else ((y == 0) & valid)
+                    zero = (y == 0) & ~np.isnan(x)          # float8div: NaN / 0 is NaN
+                    if valid is not None:
+                        zero &= valid
                     if zero.any():
                         raise PgError(DIVISION_BY_ZERO, "division by zero")
-                    r = x / np.where(y == 0, 1, y)
+                    r = np.where(y == 0, np.nan, x / np.where(y == 0, 1, y))
                 elif op == "%":
                     r = np.fmod(x, y)
                 elif op == "^":
                     live = valid if valid is not None else True
-                    _power_domain((x < 0) & live, (x == 0) & live, y < 0, y != np.trunc(y))
+                    numeric_math.power_domain((x < 0) & live, (x == 0) & live, y < 0, y != np.trunc(y))
                     r = np.power(x, y)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
@@ -575,42 +583,8 @@ def numeric_op(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decim
         q = c.divide(x, y)
         return q.quantize(decimal.Decimal(1).scaleb(-s), rounding=decimal.ROUND_HALF_UP, context=c)
     if op == "^":
-        return numeric_power(x, y)
+        return numeric_math.power(x, y)
     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: numeric {op} numeric")
-
-
-def _power_domain(base_negative, base_zero, exp_negative, exp_fractional) -> None:
-    """PostgreSQL's two refusals of x ^ y (numeric_power, dpow); arguments are
-    booleans or boolean arrays over the non-NULL rows."""
-    if np.any(base_zero & exp_negative):
-        raise PgError(INVALID_ARGUMENT_FOR_POWER, "zero raised to a negative power is undefined")
-    if np.any(base_negative & exp_fractional):
-        raise PgError(INVALID_ARGUMENT_FOR_POWER, "a negative number raised to a non-integer power yields a complex result")
-
-
-def _dscale(d: decimal.Decimal) -> int:
-    return max(0, -int(d.as_tuple().exponent)) if d.is_finite() else 0
-
-
-def numeric_power(x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
-    """numeric ^ numeric with PostgreSQL 15's result scale (power_var and
-    power_var_int): at least 16 significant digits, never fewer decimals
-    than either input shows, at most 1000."""
-    integral = y == y.to_integral_value()
-    _power_domain(x < 0, x == 0, y < 0, not integral)
-    if x == 0 and not integral:
-        return decimal.Decimal(0).scaleb(-16)
-    weight = 0.0 if x == 0 else float(y) * float(abs(x).log10(decimal.Context(prec=20)))
-    if integral and abs(y) < 2 ** 31:        # power_var_int: the scale ignores the result's size
-        rscale = min(max(16, _dscale(x)), 1000)
-    else:
-        rscale = min(max(16 - int(weight), _dscale(x), _dscale(y), 0), 1000)
-    ctx = decimal.Context(prec=max(60, int(abs(weight)) + rscale + 20), Emax=999999, Emin=-999999)
-    if x == 0 and y == 0:
-        r = decimal.Decimal(1)               # 0 ^ 0 is 1, as in PostgreSQL
-    else:
-        r = ctx.power(x, y) if not integral or abs(y) > 2 ** 31 else ctx.power(x, int(y))
-    return r.quantize(decimal.Decimal(1).scaleb(-rscale), rounding=decimal.ROUND_HALF_UP, context=ctx)
 
 
 def _nonfinite_div(op: str, x: decimal.Decimal, y: decimal.Decimal) -> decimal.Decimal:
@@ -689,7 +663,9 @@ def compare_cols(op: str, a: Col, b: Col) -> Col:
             y = y.copy()
             x[nulls] = 0
             y[nulls] = 0
-        if type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
+        if a.oid in type_oids.ELEMENT_OF or b.oid in type_oids.ELEMENT_OF:
+            r = np.array([_PY_CMP[op](array_key(p), array_key(q)) for p, q in zip(x, y)], dtype=bool)
+        elif type_oids.NUMERIC in (a.oid, b.oid) and (_has_dec_nan(x) or _has_dec_nan(y)):
             r = np.array([_safe_cmp(op, *_nan_key(p, q)) for p, q in zip(x, y)], dtype=bool)
         else:
             try:
@@ -729,6 +705,22 @@ def _nan_key(p, q) -> tuple:
     if pn or qn:
         return (int(pn), int(qn)) if pn != qn else (0, 0)
     return p, q
+
+
+_PY_CMP = {"=": operator.eq, "<>": operator.ne, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+           ">": operator.gt, ">=": operator.ge}
+
+
+def array_key(v):
+    """An array value as PostgreSQL orders arrays: element by element (a NULL
+    element above every value, NaN above every number), then by length."""
+    if isinstance(v, (list, tuple)):
+        return tuple(array_key(x) for x in v)
+    if v is None:
+        return (2,)
+    if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
+        return (1,)
+    return (0, v)
 
 
 def _safe_cmp(op, p, q) -> bool:
@@ -1027,11 +1019,10 @@ class Like(Expr):
     def _compile(self, p: str) -> re.Pattern:
         r = self._cache.get(p)
         if r is None:
-            flags = re.S | (re.I if self.ilike else 0)
-            try:
-                r = re.compile(p if self.regex else like_to_regex(p, self.escape) + r"\Z", flags)
-            except re.error as e:
-                raise PgError("2201B", f"invalid regular expression: {e}") from e
+            if self.regex:
+                r = compile_regex(p, icase=self.ilike)
+            else:      # LC_CTYPE C: ILIKE folds ASCII letters only
+                r = re.compile(like_to_regex(p, self.escape) + r"\Z", re.S | re.ASCII | (re.I if self.ilike else 0))
             self._cache[p] = r
         return r
 

@@ -22,7 +22,7 @@ from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
 
 from ..backends import interface as backends
-from .aggregates import AggSpec, GroupTable, factorize
+from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
 from .expr import Expr, dict_codes, eval_pred
 
 
@@ -754,7 +754,7 @@ class Aggregate(Op):
         for a in self.aggs:
             args = [e.eval(batch, ctx) for e in a.args]
             valid = None
-            for c in args[:1] if a.func not in ("string_agg",) else args[:1]:
+            for c in args[:1] if a.func not in KEEPS_NULLS else ():
                 if c.nulls is not None:
                     valid = ~c.nulls
             if a.filter is not None:
@@ -881,6 +881,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         key = rank[codes]
     elif d.dtype == object or d.dtype.kind == "b":
         vals = col.to_pylist()
+        if col.oid in type_oids.ELEMENT_OF:     # array values rank as tuples
+            vals = [_hashable(v) for v in vals]
         distinct = sorted({v for v in vals if v is not None}, key=_sort_key)
         rank_of = {v: i for i, v in enumerate(distinct)}
         key = np.array([rank_of[v] if v is not None else 0 for v in vals], dtype=np.float64)
@@ -917,9 +919,14 @@ def _sort_key(v):
         return v.months * 30 * 86400_000_000 + v.days * 86400_000_000 + v.microseconds
     if isinstance(v, str):
         return v.encode("utf-8")
-    if isinstance(v, list):
+    if isinstance(v, (list, tuple)):
         return [(x is None, _sort_key(x) if x is not None else 0) for x in v]
     return v
+
+
+def _hashable(v):
+    """An array value (a list, nested per dimension) as a tuple, to rank it."""
+    return tuple(_hashable(x) for x in v) if isinstance(v, list) else v
 
 
 def sort_order(cols: list[tuple[Col, bool, bool | None]], n: int) -> np.ndarray:

@@ -10,12 +10,13 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from splitstream.catalog.datatypes.vector import Col
-from splitstream.catalog.objects import acl
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import acl, function_text, system_catalogs
 from splitstream.catalog.objects.model import Role
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    INVALID_PARAMETER_VALUE, INVALID_SCHEMA_NAME, UNDEFINED_COLUMN, UNDEFINED_OBJECT, UNDEFINED_TABLE,
-    WRONG_OBJECT_TYPE, PgError,
+    INVALID_PARAMETER_VALUE, INVALID_SCHEMA_NAME, INVALID_TEXT_REPRESENTATION, UNDEFINED_COLUMN, UNDEFINED_FUNCTION,
+    UNDEFINED_OBJECT, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError,
 )
 
 from . import privileges
@@ -46,6 +47,8 @@ def _parse_privs(text: str, kind: str) -> list[tuple[str, bool]]:
 def _role(state: Any, ctx: Any, v: Any) -> Role | None:
     if isinstance(v, int):
         return next((r for r in state.roles.values() if r.oid == v), None)
+    if v == "public":                   # get_role_oid_or_public: what PUBLIC itself holds
+        return Role(acl.PUBLIC, "public")
     r = state.roles.get(v)
     if r is None:
         raise PgError(UNDEFINED_OBJECT, f'role "{v}" does not exist')
@@ -119,8 +122,34 @@ def _database(state, ctx, role, obj, privs) -> bool | None:
 
 
 def _function(state, ctx, role, obj, privs) -> bool | None:
-    _parse_privs(privs, "function")
-    return True     # functions keep PostgreSQL's default: EXECUTE for PUBLIC
+    """EXECUTE on a user function (named as regprocedure input: ``f(integer)``,
+    or by OID); built-in functions keep PostgreSQL's default, EXECUTE for PUBLIC."""
+    wanted = _parse_privs(privs, "function")
+    fn = _user_function(state, ctx, obj)
+    if fn is None:
+        return True if not isinstance(obj, int) or obj < acl.FIRST_USER_OID else None
+    return _holds(state, role, acl.function_acl(fn), wanted)
+
+
+def _user_function(state, ctx, obj) -> Any:
+    if isinstance(obj, int):
+        return function_text.user_function(state, obj)
+    text = str(obj).strip()
+    name, paren, rest = text.partition("(")
+    if not paren:
+        raise PgError(INVALID_TEXT_REPRESENTATION, "expected a left parenthesis")
+    parts = [p.strip('"') if p.strip().startswith('"') else p.strip().lower() for p in name.split(".")]
+    words = [w.strip() for w in rest.rstrip().rstrip(")").split(",") if w.strip()]
+    types = tuple(sqltypes.oid_by_name(w) for w in words)
+    path = privileges.search_path(ctx.session) if len(parts) == 1 else [parts[0]]
+    if len(parts) > 1 and parts[0] in state.schemas:
+        privileges.check_schema(state, privileges.current_role(state, ctx.session), parts[0], "U")
+    for fn in state.functions.get(parts[-1], ()):
+        if fn.schema in path and fn.arg_types == types:
+            return fn
+    if any(e.name == parts[-1] for e in system_catalogs.builtin_procs()):
+        return None
+    raise PgError(UNDEFINED_FUNCTION, f'function "{text}" does not exist')
 
 
 def _has_role(state, ctx, role, obj, privs) -> bool | None:

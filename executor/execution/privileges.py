@@ -21,7 +21,7 @@ from splitstream.catalog.objects.model import DatabaseDef, Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
 #: Relation kind -> the noun PostgreSQL's messages use.
-KIND_NOUN = {"r": "table", "v": "view", "S": "sequence", "f": "foreign table", "i": "index"}
+KIND_NOUN = {"r": "table", "v": "view", "S": "sequence", "f": "foreign table", "i": "index", "m": "materialized view"}
 
 
 @dataclass(frozen=True)
@@ -38,10 +38,12 @@ class Need:
     system_table: str = ""          # a catalog only superusers read (SUPERUSER_TABLES)
     #: the columns used, for a column privilege to stand in for the table's (None: the table's is needed)
     columns: frozenset[str] | None = None
+    #: EXECUTE on a user function (its OID)
+    function: int = 0
 
 
 #: System catalogs PostgreSQL lets only superusers read (their ACL grants nobody SELECT).
-SUPERUSER_TABLES = frozenset({"pg_authid"})
+SUPERUSER_TABLES = frozenset({"pg_authid", "pg_statistic"})     # pg_statistic: PostgreSQL grants it to no one
 
 
 def password_expired(role: Role) -> bool:
@@ -93,7 +95,7 @@ def require_owner(state: Any, info: Any, owner: int, kind_noun: str, name: str) 
 
 
 def require_relation_owner(state: Any, info: Any, rel: Relation) -> None:
-    require_owner(state, info, rel.owner, KIND_NOUN.get(rel.kind, "relation"), rel.name)
+    require_owner(state, info, rel.owner, KIND_NOUN.get(rel.relkind, "relation"), rel.name)
 
 
 def check_schema(state: Any, role: Role, name: str, privs: str) -> None:
@@ -149,6 +151,9 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
         if n.schema:
             check_schema(state, role, n.schema, n.privs)
             continue
+        if n.function:
+            _check_function(state, role, n.function)
+            continue
         rel = state.rels.get(n.oid)
         if rel is None:
             continue
@@ -158,6 +163,16 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
             ok = _columns_allow(state, role, rel, n.privs, n.columns)
         if not ok:
             raise denied(KIND_NOUN.get(rel.kind, "relation"), rel.name)
+
+
+def _check_function(state: Any, role: Role, oid: int) -> None:
+    """EXECUTE on a function (dropped since planning: the statement reports it)."""
+    for fns in state.functions.values():
+        for fn in fns:
+            if fn.oid == oid:
+                if "X" not in held(state, role, acl.function_acl(fn)):
+                    raise denied("function", fn.name)
+                return
 
 
 def search_path(info: Any) -> list[str]:

@@ -6,6 +6,7 @@ import numpy as np
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
+from splitstream.catalog.objects import function_text, system_catalogs
 from splitstream.protocol import oids as type_oids
 
 REG_TYPES = (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC)
@@ -31,7 +32,8 @@ def reg_names(col: Col, ctx) -> Col:
         elif col.oid == type_oids.REGROLE:
             name = next((r.name for r in st.roles.values() if r.oid == v), str(v))
         elif col.oid == type_oids.REGPROC:
-            name = "-" if v == 0 else str(v)
+            fn = function_text.user_function(st, v) if v else None
+            name = "-" if v == 0 else (fn.name if fn is not None else (system_catalogs.proc_name(v) or str(v)))
         out.append(name)
     arr = np.empty(len(out), dtype=object)
     arr[:] = out

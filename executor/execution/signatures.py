@@ -84,7 +84,7 @@ _REG = (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGN
 _IMPLICIT: dict[int, set[int]] = {
     type_oids.DATE: {type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ},
     type_oids.TIMESTAMP: {type_oids.TIMESTAMPTZ},
-    type_oids.TIME: {type_oids.INTERVAL},
+    type_oids.TIME: {type_oids.INTERVAL, type_oids.TIMETZ},
     type_oids.INT4: {type_oids.OID, *_REG},
     type_oids.INT8: {type_oids.OID, *_REG},
     type_oids.INT2: {type_oids.OID, *_REG},
@@ -100,7 +100,7 @@ for _t in _REG:
 
 _CATEGORY = {
     **{t: "N" for t in _NUM_ORDER + (type_oids.OID,) + _REG}, **{t: "S" for t in _STRINGS},
-    type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D",
+    type_oids.BOOL: "B", type_oids.DATE: "D", type_oids.TIMESTAMP: "D", type_oids.TIMESTAMPTZ: "D", type_oids.TIME: "D", type_oids.TIMETZ: "D",
     type_oids.INTERVAL: "T", type_oids.UNKNOWN: "X", ANY: "P", ANYELEMENT: "P", ANYARRAY: "P",
 }
 _PREFERRED = {type_oids.FLOAT8, type_oids.OID, type_oids.TEXT, type_oids.TIMESTAMPTZ, type_oids.INTERVAL, type_oids.BOOL}

@@ -1,6 +1,6 @@
 """String, binary-string and formatting functions the catalog lacked:
 format, encode/decode, the SHA-2 digests, width_bucket, array_remove,
-jsonb_build_object; pg_notify refused (LISTEN/NOTIFY are).
+jsonb_build_object; pg_notify (queued on the transaction, see catalog/storage/notify.py).
 
 Why a module of its own: format() interprets its own template language
 (``%[n$][-][width]{s,I,L}``) over arguments of any type, printed by their
@@ -19,9 +19,10 @@ import re
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text, encode_text_column
 
+from . import posix_regex
 from .functions import _to_json, quote_ident, quote_literal, register, scalar
 
 _NULL_VALUE = "22004"
@@ -119,6 +120,9 @@ def _width_bucket(op, low, high, count):
     if any(isinstance(v, float) and math.isnan(v) for v in (op, low, high)) or \
             any(isinstance(v, decimal.Decimal) and v.is_nan() for v in (op, low, high)):
         raise PgError(_INVALID_ARGUMENT_FOR_WIDTH_BUCKET, "operand, lower bound, and upper bound cannot be NaN")
+    if any(isinstance(v, float) and math.isinf(v) for v in (low, high)) or \
+            any(isinstance(v, decimal.Decimal) and v.is_infinite() for v in (low, high)):
+        raise PgError(_INVALID_ARGUMENT_FOR_WIDTH_BUCKET, "lower and upper bounds must be finite")
     if low < high:
         if op < low:
             return 0
@@ -130,9 +134,6 @@ def _width_bucket(op, low, high, count):
 
 scalar("width_bucket", sigs="float8, float8, float8, int4 -> int4 | numeric, numeric, numeric, int4 -> int4")(
     _width_bucket)
-register("array_remove", sigs="anyarray, anyelement -> anyarray", strict=False)(
-    lambda cols, n, ctx: Col.from_pylist([None if a is None else [x for x in a if x != v]
-                                          for a, v in zip(cols[0].to_pylist(), cols[1].to_pylist())], cols[0].oid))
 
 
 def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, null_hint: str | None = None) -> list[str]:
@@ -161,8 +162,27 @@ def _jsonb_build_object(cols, n, ctx):
 
 
 def _pg_notify(cols, n, ctx):
-    raise PgError(FEATURE_NOT_SUPPORTED, "pg_notify is not supported",
-                  hint="splitstream refuses LISTEN and NOTIFY; no session could receive the notification.")
+    """NOTIFY as a function: queued on the transaction, delivered when it commits."""
+    queue = ctx.txn.async_queue(ctx.session.pid, ctx.engine_session.notify_sink)
+    channels, payloads = cols[0].to_pylist(), cols[1].to_pylist()
+    for i in range(n):
+        queue.notify(channels[i], payloads[i])
+    return Col.from_pylist([""] * n, type_oids.VOID)     # void is not NULL: PostgreSQL prints it empty
 
 
 register("pg_notify", sigs="text, text -> void", strict=False, volatile=True)(_pg_notify)
+
+
+# ------------------------------------------------------------ POSIX regular expressions (posix_regex)
+scalar("regexp_replace", sigs="text, text, text -> text | text, text, text, text -> text")(posix_regex.regexp_replace)
+scalar("regexp_match", sigs="text, text -> text[] | text, text, text -> text[]")(posix_regex.regexp_match)
+scalar("regexp_split_to_array", sigs="text, text -> text[] | text, text, text -> text[]")(posix_regex.regexp_split)
+scalar("regexp_count", sigs="text, text -> int4 | text, text, int4 -> int4 | text, text, int4, text -> int4")(
+    posix_regex.regexp_count)
+scalar("regexp_like", sigs="text, text -> bool | text, text, text -> bool")(posix_regex.regexp_like)
+scalar("regexp_substr", sigs="text, text -> text | text, text, int4 -> text | text, text, int4, int4 -> text"
+                             " | text, text, int4, int4, text -> text | text, text, int4, int4, text, int4 -> text")(
+    posix_regex.regexp_substr)
+scalar("regexp_instr", sigs="text, text -> int4 | text, text, int4 -> int4 | text, text, int4, int4 -> int4"
+                            " | text, text, int4, int4, int4 -> int4 | text, text, int4, int4, int4, text -> int4"
+                            " | text, text, int4, int4, int4, text, int4 -> int4")(posix_regex.regexp_instr)

@@ -5,22 +5,36 @@ The registered ones are added to the function registry (executor/execution/funct
 when this module is imported; the binder, which looks functions up, imports it."""
 from __future__ import annotations
 
+import re
+
 import threading
 import time
 
 from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects import function_text
 from splitstream.catalog.objects.definition_text import constraint_def, index_def
+from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
-from . import privileges
+from . import clock, privileges
 from . import expr, functions
 from .string_functions import object_texts
 
 
-def _rel_by_oid(state, oid):
-    return state.rels.get(oid)
+def _relation_named(planner, name: str):
+    """pg_get_viewdef('name'): the relation a (possibly qualified) name denotes."""
+    parts = [p.strip('"') for p in str(name).split(".")]
+    return planner.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+
+
+def _object_comment(st, oid, catalog=None):
+    """obj_description(oid [, catalog]): a relation's or a schema's comment."""
+    if catalog == "pg_namespace":
+        return next((s.comment for s in st.schemas.values() if s.oid == oid), None)
+    r = st.rels.get(oid)
+    return r.comment if r is not None and catalog in (None, "pg_class") else None
 
 
 def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
@@ -36,7 +50,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
         return expr.Func(name, impl, args, oid)
 
     if name == "obj_description":
-        return lift(lambda st, oid, cat=None: (st.rels[oid].comment if oid in st.rels else None), type_oids.TEXT)
+        return lift(_object_comment, type_oids.TEXT)
     if name == "col_description":
         def coldesc(st, oid, attnum):
             r = st.rels.get(oid)
@@ -49,11 +63,12 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
 
         return lift(coldesc, type_oids.TEXT)
     if name == "shobj_description":
-        return lift(lambda st, *a: None, type_oids.TEXT)
+        return lift(lambda st, oid, catalog=None: DATABASE_COMMENTS.get(oid) if catalog == "pg_database" else None,
+                    type_oids.TEXT)
     if name == "pg_get_viewdef":
-        def viewdef(st, oid, pretty=None):
-            r = st.rels.get(oid) if isinstance(oid, int) else None
-            return (" " + r.sql.strip().rstrip(";") + ";") if r is not None else None
+        def viewdef(st, rel, pretty=None):
+            r = st.rels.get(rel) if isinstance(rel, int) else _relation_named(planner, rel)
+            return view_definition(st, r, bool(pretty), planner.session) if r is not None and r.relkind in ("v", "m") else None
 
         return lift(viewdef, type_oids.TEXT)
     if name in ("pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_indexes_size"):
@@ -105,8 +120,9 @@ def _role_name_by_oid(state, oid) -> str | None:
 
 
 def _regtype(name):
-    oid = sqltypes.oid_by_name(str(name).replace('"', "").strip())
-    return oid
+    """to_regtype: the type a name denotes; a type modifier ('varchar(3)') is read and dropped."""
+    text = re.sub(r"\([^)]*\)", "", str(name)).replace('"', "").strip()
+    return sqltypes.oid_by_name(" ".join(text.split()))
 
 
 #: the advisory-lock functions' keys: one bigint or two integers
@@ -262,8 +278,12 @@ def definition_function(planner, name, args, lift):
         return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
     if name == "pg_get_constraintdef":
         return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
-    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef",
-                "pg_get_functiondef"):
+    if name == "pg_get_functiondef":
+        def functiondef(st, oid, *a):
+            fn = function_text.user_function(st, oid)
+            return function_text.functiondef(fn) if fn is not None else None
+        return lift(functiondef, type_oids.TEXT)
+    if name in ("pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "pg_get_triggerdef", "pg_get_ruledef"):
         return lift(lambda st, *a: None, type_oids.TEXT)
     if name in ("pg_relation_is_updatable",):
         return lift(lambda st, *a: 28, type_oids.INT4)
@@ -335,3 +355,21 @@ def sequence_function(engine, planner, name, args):
             ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])
         return expr.Func("setval", impl4, a, type_oids.INT8, volatile=True)
     raise PgError("42883", f"function {name} does not exist")
+
+
+def _test_clock(cols, n, ctx):
+    """splitstream_test_clock(t): stop the server's clock at ``t`` (NULL: let
+    it run again); returns the clock's time.  Exists only in servers started
+    with SPLITSTREAM_TEST_CLOCK=1 (tests), and only for superusers there."""
+    if not privileges.current_role(ctx.state, ctx.session).superuser:
+        raise PgError("42501", "permission denied for function splitstream_test_clock",
+                      hint="Only a superuser may move the test clock.")
+    vals = cols[0].to_pylist()
+    if n:
+        clock.set_frozen(vals[-1])
+    return Col.const(clock.now(), type_oids.TIMESTAMPTZ, n)
+
+
+if clock.test_clock_enabled():
+    functions.register("splitstream_test_clock", type_oids.TIMESTAMPTZ, [type_oids.TIMESTAMPTZ], volatile=True,
+                       strict=False)(_test_clock)

@@ -27,6 +27,7 @@ from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, FEATURE_NOT_SUP
 from splitstream.protocol.types import Interval
 
 from .functions import register
+from .zoned_casts import wall_to_utc
 
 #: PostgreSQL's spellings of the units (DecodeUnits), to one name each
 _UNITS = {
@@ -86,14 +87,6 @@ def truncate_wall(unit: str, v: dt.datetime) -> dt.datetime:
     return first.replace(year=year, month=1)
 
 
-def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
-    """A wall-clock time of ``zone`` as a UTC instant; a skipped or repeated
-    time takes the smaller of its two offsets (PostgreSQL's choice)."""
-    offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
-                 wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
-    return (wall - offset).replace(tzinfo=dt.timezone.utc)
-
-
 def truncate_zoned(unit: str, v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
     local = v.astimezone(zone)
     wall = truncate_wall(unit, local.replace(tzinfo=None))
@@ -139,7 +132,12 @@ def _column_trunc(unit: str, col: Col) -> Col | None:
     np_unit = _NUMPY_UNITS.get(unit)
     if np_unit is None or col.data.dtype.kind != "M":
         return None
-    return Col(col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]"), col.nulls, col.oid)
+    data = col.data.astype(f"datetime64[{np_unit}]").astype("datetime64[us]")
+    raw = col.data.view(np.int64)
+    infinite = (raw == wiretypes.DT64_POS_INF) | (raw == wiretypes.DT64_NEG_INF)
+    if infinite.any():                      # an infinity truncates to itself
+        data = np.where(infinite, col.data, data)
+    return Col(data, col.nulls, col.oid)
 
 
 #: distinct minutes a column may span for the whole-column zoned path (one offset lookup each)
@@ -178,7 +176,8 @@ def _column_trunc_zoned(unit: str, col: Col, zone: dt.tzinfo) -> Col | None:
     if np_unit is None or len(col) == 0:
         return None
     us = col.data.astype("datetime64[us]").view(np.int64)
-    valid = col.valid_mask()
+    infinite = (us == wiretypes.DT64_POS_INF) | (us == wiretypes.DT64_NEG_INF)
+    valid = col.valid_mask() & ~infinite
     safe = np.where(valid, us, 0)
     offsets = _offsets_us(safe, zone)
     if offsets is None:
@@ -190,6 +189,7 @@ def _column_trunc_zoned(unit: str, col: Col, zone: dt.tzinfo) -> Col | None:
         walls, inv = np.unique(wall, return_inverse=True)
         utc = [wall_to_utc(w, zone) for w in walls.astype(dt.datetime).tolist()]
         out = np.asarray([(u - _EPOCH) // dt.timedelta(microseconds=1) for u in utc], dtype=np.int64)[inv.reshape(-1)]
+    out = np.where(infinite, us, out)         # an infinity truncates to itself
     return Col(out.view("datetime64[us]"), col.nulls, col.oid)
 
 
@@ -205,7 +205,8 @@ def _date_trunc(cols, n, ctx):
         fast = _column_trunc(_unit(first, src.oid), src)
         if fast is not None:
             return fast
-    if zones is None and first is not None and src.oid == type_oids.TIMESTAMPTZ and units.count(first) == n:
+    if zones is None and first is not None and src.oid == type_oids.TIMESTAMPTZ and units.count(first) == n \
+            and src.valid_mask().any():
         zoned = _column_trunc_zoned(_unit(first, src.oid), src, wiretypes.zone_of(session))
         if zoned is not None:
             return zoned
@@ -216,7 +217,9 @@ def _date_trunc(cols, n, ctx):
             out.append(None)
             continue
         unit = _unit(u, src.oid)
-        if src.oid == type_oids.INTERVAL:
+        if wiretypes.dt64_infinity(v) is not None:     # an infinity truncates to itself
+            out.append(v)
+        elif src.oid == type_oids.INTERVAL:
             out.append(truncate_interval(unit, v))
         elif src.oid == type_oids.TIMESTAMPTZ:
             out.append(truncate_zoned(unit, v, _zone(z) if zones is not None else wiretypes.zone_of(z)))

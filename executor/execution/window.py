@@ -16,7 +16,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from . import operators
-from .aggregates import AggSpec, factorize, finalize_list
+from .aggregates import KEEPS_NULLS, AggSpec, factorize, finalize_list
 from .plans import PlanData
 from .window_aggs import first_in_frame, frame_aggregate
 from .window_frames import Layout, frame_pieces
@@ -115,7 +115,12 @@ class WindowOp(operators.Op):
         if f == "cume_dist":
             return Col((peer_last_idx - pstarts[pid] + 1) / psize, None, type_oids.FLOAT8)
         if f == "ntile":
-            k = int(args[0].to_pylist()[0])
+            k = args[0].to_pylist()[0]
+            if k is None or k <= 0:       # PostgreSQL checks it per partition; a constant here
+                if k is not None:
+                    raise PgError("22014", "argument of ntile must be greater than zero")
+                return Col.from_pylist([None] * n, type_oids.INT4)
+            k = int(k)
             sz = psize
             q, r = sz // k, sz % k
             pos = row_in_part
@@ -163,6 +168,7 @@ class WindowOp(operators.Op):
             if agg.star:
                 out.append(len(rows))
                 continue
-            rows = [r for r in rows if r[0] is not None]
+            if agg.func not in KEEPS_NULLS:
+                rows = [r for r in rows if r[0] is not None]
             out.append(finalize_list(agg, rows))
         return Col.from_pylist(out, s.oid)

@@ -20,7 +20,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
 
 _TEXT = (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME)
-_LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME)
+_LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME, type_oids.TIMETZ)
 
 
 def zone_dependent(src: int, target: int) -> bool:
@@ -31,6 +31,8 @@ def zone_dependent(src: int, target: int) -> bool:
         return target in _TEXT or target in _LOCAL
     if target == type_oids.TIMESTAMPTZ:
         return src in _TEXT or src == type_oids.UNKNOWN or src in (type_oids.TIMESTAMP, type_oids.DATE)
+    if target == type_oids.TIMETZ:
+        return src in _TEXT or src in (type_oids.UNKNOWN, type_oids.TIME)
     return False
 
 
@@ -48,17 +50,56 @@ def cast_in_zone(col: Col, target: int, typmod: int, explicit: bool, tz: str) ->
         out = [None if v is None else v.decode() for v in text]
         return sqltypes.cast_col(Col.from_pylist(out, type_oids.TEXT), target, typmod, explicit)
     zone = wiretypes.zone_of(tz)
+    if target == type_oids.TIMETZ:
+        return sqltypes.cast_col(Col.from_pylist([None if v is None else _timetz_in_zone(src, v, zone, tz)
+                                                  for v in col.to_pylist()], type_oids.TIMETZ), target, typmod, explicit)
     if src == type_oids.TIMESTAMPTZ:        # to local wall-clock time, then on to date / time
-        local = [None if v is None else v.astimezone(zone).replace(tzinfo=None) for v in col.to_pylist()]
+        local = [None if v is None else local_wall(v, zone) for v in col.to_pylist()]
         return sqltypes.cast_col(Col.from_pylist(local, type_oids.TIMESTAMP), target, typmod, explicit)
     if src in _TEXT or src == type_oids.UNKNOWN:
         vals = [None if v is None else wiretypes.decode_text(type_oids.TIMESTAMPTZ, str(v), tz=tz) for v in col.to_pylist()]
         return sqltypes.cast_col(Col.from_pylist(vals, type_oids.TIMESTAMPTZ), target, typmod, explicit)
     # timestamp / date: the wall-clock time in the session's zone
     wall = sqltypes.cast_col(col, type_oids.TIMESTAMP) if src == type_oids.DATE else col
-    vals = [None if v is None else v.replace(tzinfo=zone).astimezone(dt.timezone.utc) for v in wall.to_pylist()]
+    vals = [None if v is None else wall_to_utc(v, zone) for v in wall.to_pylist()]
     result = Col.from_pylist(vals, type_oids.TIMESTAMPTZ)
     return result if typmod < 0 else sqltypes.cast_col(result, target, typmod, explicit)
 
 
 
+
+
+def local_wall(v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """A timestamptz on the zone's wall clock; an infinity stays one."""
+    if wiretypes.is_pos_infinity(v):
+        return wiretypes.TS_POS_INF
+    if wiretypes.is_neg_infinity(v):
+        return wiretypes.TS_NEG_INF
+    return v.astimezone(zone).replace(tzinfo=None)
+
+
+def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
+    """A wall-clock time of ``zone`` as a UTC instant; a skipped or repeated
+    time takes the smaller of its two offsets (PostgreSQL's
+    DetermineTimeZoneOffset); an infinity stays one."""
+    if wiretypes.is_pos_infinity(wall):
+        return wiretypes.TSTZ_POS_INF
+    if wiretypes.is_neg_infinity(wall):
+        return wiretypes.TSTZ_NEG_INF
+    offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
+                 wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
+    return (wall - offset).replace(tzinfo=dt.timezone.utc)
+
+
+def _timetz_in_zone(src: int, v, zone: dt.tzinfo, tz: str) -> dt.time | None:
+    """A timestamptz's local time with its offset; a time with the zone's
+    offset today (PostgreSQL's time_timetz); text read in the zone."""
+    if src == type_oids.TIMESTAMPTZ:
+        if wiretypes.dt64_infinity(v) is not None:
+            return None
+        local = v.astimezone(zone)
+        return wiretypes.timetz(local.time(), local.utcoffset() or dt.timedelta(0))
+    if src == type_oids.TIME:
+        now = dt.datetime.now(dt.timezone.utc).astimezone(zone)
+        return wiretypes.timetz(v, now.utcoffset() or dt.timedelta(0))
+    return wiretypes.decode_text(type_oids.TIMETZ, str(v), tz=tz)

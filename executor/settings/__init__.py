@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import functools
 import re
-import zoneinfo
 
 from splitstream.protocol.messages import REPORTED_PARAMETERS
+from splitstream.protocol.types import canonical_zone_name, posix_zone
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
 from . import values as setting_values
@@ -41,7 +41,9 @@ SPARK_BATCH_KEY = "splitstream.batch_key"
 
 #: prefixes that are ours: a name under them is known or refused, never a placeholder
 OWN_PREFIXES = ("pipelinedb.", "splitstream.")
-OWN_DOTTED = frozenset({SPARK_BATCH_KEY})
+#: the size of each table's statistics sample (executor/commands/table_stats.py)
+SAMPLE_ROWS = "splitstream.sample_rows"
+OWN_DOTTED = frozenset({SPARK_BATCH_KEY, SAMPLE_ROWS})
 
 _NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
                "combiner, queue or reaper processes to size or tune.")
@@ -59,9 +61,12 @@ PIPELINEDB_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
                                   "to feed only some views, give them a stream of their own."),
     "pipelinedb.continuous_queries_enabled": (frozenset({"on", "true", "1"}), "Continuous views always run; "
                                               "DROP VIEW stops one."),
-    "pipelinedb.sliding_window_step_factor": (frozenset(), "Sliding windows (sw) are not supported."),
-    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "TTL expiration is not supported."),
-    "pipelinedb.ttl_expiration_threshold": (frozenset(), "TTL expiration is not supported."),
+    "pipelinedb.sliding_window_step_factor": (frozenset({"5"}), "The default step_factor is 5; give another per "
+                                              "view: WITH (sw = '...', step_factor = n)."),
+    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "Expired panes and TTL groups are dropped by a background "
+                                             "reaper in whole rounds; its batch size is not settable."),
+    "pipelinedb.ttl_expiration_threshold": (frozenset(), "Expired panes and TTL groups are dropped by a background "
+                                            "reaper in whole rounds; its threshold is not settable."),
     "pipelinedb.fillfactor": (frozenset(), "Continuous views keep their state in memory and checkpoints, not in "
                               "materialization tables with a fillfactor."),
     "pipelinedb.anonymous_update_checks": (frozenset({"off", "false", "0"}), "splitstream never checks for updates."),
@@ -144,11 +149,11 @@ def normalize_setting(name: str, value: str) -> str:
         v = value.strip("'")
         if v.upper() in ("UTC", "GMT", "Z"):
             return "UTC" if v.upper() != "GMT" else "GMT"
-
-        try:
-            zoneinfo.ZoneInfo(v)
-        except Exception:
-            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"') from None
+        canonical = canonical_zone_name(v)     # zone names match without regard to case
+        if canonical is not None:
+            return canonical
+        if posix_zone(v) is None:              # else a POSIX specification: UTC+3, <+05:30>-05:30
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "TimeZone": "{value}"')
         return v
     if name == "executor_backend":
         v = value.lower()
@@ -158,6 +163,8 @@ def normalize_setting(name: str, value: str) -> str:
         return v
     if name == "datestyle":
         return "ISO, MDY"
+    if name == SAMPLE_ROWS:          # '' (RESET): 300 x default_statistics_target, as PostgreSQL samples
+        return str(_int_in_range(name, value, 100, 10_000_000)) if str(value).strip() else ""
     if name == "extra_float_digits":
         return str(_int_in_range(name, value, -15, 3))
     if name in _OWN_SPELLING:

@@ -18,6 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    UNDEFINED_SCHEMA,
     AMBIGUOUS_COLUMN, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, SYNTAX_ERROR, UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_TABLE, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
@@ -25,12 +26,16 @@ from splitstream.protocol.errors import (
 from ..execution import expr
 from ..execution import functions
 from ..execution import signatures
+from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
+from ..execution.extract import extract_impl
 from ..execution.proc_catalog import WINDOW_SIGNATURES  # (importing it loads the whole function catalog)
 from ..execution.aggregates import AGGREGATES
+from ..execution.ordered_set import HYPOTHETICAL
+from ..execution.array_functions import concat, extend, flat, stack
+from ..execution.posix_regex import similar_to_regex
 from .dialect import DIALECT, WRITTEN_NAME
+from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text
-import zoneinfo
-import datetime as dt
 from ..execution.regnames import reg_names
 
 
@@ -118,7 +123,7 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     m = {
         DT.INT: type_oids.INT4, DT.BIGINT: type_oids.INT8, DT.SMALLINT: type_oids.INT2, DT.TINYINT: type_oids.INT2, DT.FLOAT: type_oids.FLOAT4,
         DT.DOUBLE: type_oids.FLOAT8, DT.DECIMAL: type_oids.NUMERIC, DT.TEXT: type_oids.TEXT, DT.VARCHAR: type_oids.VARCHAR, DT.CHAR: type_oids.BPCHAR,
-        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME,
+        DT.NCHAR: type_oids.BPCHAR, DT.NVARCHAR: type_oids.VARCHAR, DT.BOOLEAN: type_oids.BOOL, DT.DATE: type_oids.DATE, DT.TIME: type_oids.TIME, DT.TIMETZ: type_oids.TIMETZ,
         DT.TIMESTAMP: type_oids.TIMESTAMP, DT.TIMESTAMPTZ: type_oids.TIMESTAMPTZ, DT.TIMESTAMPLTZ: type_oids.TIMESTAMPTZ,
         DT.INTERVAL: type_oids.INTERVAL, DT.UUID: type_oids.UUID, DT.JSON: type_oids.JSON, DT.JSONB: type_oids.JSONB, DT.VARBINARY: type_oids.BYTEA,
         DT.BINARY: type_oids.BYTEA, DT.SERIAL: type_oids.INT4, DT.BIGSERIAL: type_oids.INT8, DT.SMALLSERIAL: type_oids.INT2,
@@ -147,6 +152,8 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         p = num(params[0])
         s = num(params[1]) if len(params) > 1 else 0
         typmod = ((p << 16) | s) + 4
+    elif oid in (type_oids.TIME, type_oids.TIMETZ, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ) and params:
+        typmod = min(num(params[0]), 6)
     if t == DT.FLOAT and params and num(params[0]) > 24:
         oid = type_oids.FLOAT8
     return oid, typmod
@@ -199,8 +206,14 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
     return out
 
 
+#: SQL keywords that are function calls without parentheses (sqlglot reads them as columns)
+_KEYWORD_FUNCTIONS = frozenset({"user", "current_role"})
+
+
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
+    if isinstance(node, exp.WithinGroup):       # also rank(...) WITHIN GROUP: a hypothetical-set aggregate
+        return isinstance(node.this, exp.Func) and func_name(node.this) in HYPOTHETICAL
     return isinstance(node, exp.AggFunc) or (isinstance(node, exp.Func) and func_name(node) in AGGREGATES)
 
 
@@ -256,6 +269,8 @@ class ExprBinder:
         if name is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
         table = ident(n.args.get("table")) if n.args.get("table") else None
+        if table is None and name in _KEYWORD_FUNCTIONS and not n.this.args.get("quoted"):
+            return self.call(name, [])       # USER and CURRENT_ROLE are reserved words: calls, never columns
         return self.resolve(name, table, n)
 
     def b_Identifier(self, n):
@@ -297,7 +312,13 @@ class ExprBinder:
 
     def b_Dot(self, n):
         if isinstance(n.expression, exp.Func):
-            # schema-qualified function call: pg_catalog.f(...)
+            # schema-qualified function call: pg_catalog.f(...), or a user function's schema
+            schema = ident(n.this.this) if isinstance(n.this, exp.Column) and not n.this.args.get("table") else \
+                (ident(n.this) if isinstance(n.this, exp.Identifier) else None)
+            if schema is not None and schema not in ("pg_catalog", "information_schema"):
+                if schema not in self.p.state.schemas:
+                    raise PgError(UNDEFINED_SCHEMA, f'schema "{schema}" does not exist')
+                return self.p.user_call(self, n.expression, func_name(n.expression), schema)
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)
@@ -326,6 +347,9 @@ class ExprBinder:
                 return expr.OuterRef(depth, hits[0], c.oid, name)
             scope = scope.parent
             depth += 1
+        param = self.p.function_param(name, table)
+        if param is not None:
+            return param
         if table is not None:
             up: Scope | None = self.scope
             while up is not None:
@@ -383,11 +407,13 @@ class ExprBinder:
         if et == type_oids.UNKNOWN:
             et = type_oids.TEXT
         items = [self.p.coerce(i, et) for i in items]
-        aoid = type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
+        nested = et in type_oids.ELEMENT_OF          # ARRAY[ARRAY[...], ...]: one more dimension
+        aoid = et if nested else type_oids.ARRAY_OF.get(et, type_oids.ARRAY_OF[type_oids.TEXT])
 
         def impl(cols, nrows, ctx):
             lists = [c.to_pylist() for c in cols]
-            return Col.from_pylist([[column[i] for column in lists] for i in range(nrows)], aoid)
+            rows = [[column[i] for column in lists] for i in range(nrows)]
+            return Col.from_pylist([stack(r) for r in rows] if nested else rows, aoid)
 
         return expr.Func("array", impl, items, aoid)
 
@@ -438,10 +464,11 @@ class ExprBinder:
             def impl(cols, nrows, ctx):
                 a, b = cols[0].to_pylist(), cols[1].to_pylist()
                 out = []
-                for x, y in zip(a, b):
-                    xs = x if isinstance(x, list) else ([] if x is None else [x])
-                    ys = y if isinstance(y, list) else ([] if y is None else [y])
-                    out.append(xs + ys)
+                for x, y in zip(a, b):     # anyarray || anyarray, anyarray || anyelement, anyelement || anyarray
+                    if left.oid in type_oids.ELEMENT_OF and right.oid in type_oids.ELEMENT_OF:
+                        out.append(concat(x, y))
+                    else:
+                        out.append(extend(x, y, False) if left.oid == aoid else extend(y, x, True))
                 return Col.from_pylist(out, aoid)
 
             return expr.Func("array_cat", impl, [left, right], aoid)
@@ -465,6 +492,8 @@ class ExprBinder:
                 return Col.from_pylist(out, type_oids.JSONB)
 
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
+        if type_oids.BYTEA in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.BYTEA, type_oids.UNKNOWN}:
+            return self.call("byteacat", [left, right])
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
@@ -538,11 +567,11 @@ class ExprBinder:
             out = []
             avals = av.to_pylist()
             for x, lst in zip(avals, arrs):
-                if x is None or lst is None:
-                    out.append(None)
+                if lst is None or (x is None and lst):
+                    out.append(None)        # NULL op ANY('{}') is false, ALL true: no comparison is made
                     continue
                 res = []
-                for y in lst:
+                for y in flat(lst):
                     if y is None:
                         res.append(None)
                     else:
@@ -639,17 +668,23 @@ class ExprBinder:
     def b_RegexpILike(self, n):
         return self._like(n, regex=True, ilike=True)
 
-    def b_SimilarTo(self, n):
+    def b_SimilarTo(self, n, escape: str | None = "\\"):
         a = self.p.coerce(self.bind(n.this), type_oids.TEXT)
         p = self.bind(n.expression)
         if isinstance(p, expr.Const):
-            rx = _similar_to_regex(p.value)
+            if p.value is None:
+                return expr.Const(None, type_oids.BOOL)
+            rx = similar_to_regex(p.value, escape)
             return expr.Like(a, expr.Const(rx, type_oids.TEXT), regex=True, negate=bool(n.args.get("negate")))
         raise PgError(FEATURE_NOT_SUPPORTED, "SIMILAR TO with a non-constant pattern is not supported")
 
     def b_Escape(self, n):
         inner = n.this
         esc = self.bind(n.expression)
+        if isinstance(esc, expr.Const) and isinstance(esc.value, str) and len(esc.value) > 1:
+            raise PgError("22025", "invalid escape string", hint="Escape string must be empty or one character.")
+        if isinstance(inner, exp.SimilarTo) and isinstance(esc, expr.Const):
+            return self.b_SimilarTo(inner, esc.value or None)
         e = self.bind(inner)
         if isinstance(e, expr.Like) and isinstance(esc, expr.Const):
             e.escape = esc.value or None
@@ -705,7 +740,8 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and isinstance(a, expr.Const) and isinstance(a.value, str):
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
+                isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
@@ -741,48 +777,32 @@ class ExprBinder:
     def b_Extract(self, n):
         field = n.this.name if hasattr(n.this, "name") else str(n.this)
         src = self.bind(n.expression)
-        if src.oid == type_oids.UNKNOWN:
-            src = self.p.coerce(src, type_oids.TIMESTAMP)
+        if src.oid == type_oids.UNKNOWN:        # date, time, timetz, timestamp, timestamptz, interval all fit
+            raise PgError(AMBIGUOUS_FUNCTION, "function pg_catalog.extract(unknown, unknown) is not unique",
+                          hint=AMBIGUOUS_HINT)
         args = [expr.Const(field.lower(), type_oids.TEXT), src]
-        return expr.Func("extract", functions.REGISTRY["extract"].impl, args, type_oids.NUMERIC)
+        return expr.Func("extract", extract_impl, args, type_oids.NUMERIC)
 
     def b_AtTimeZone(self, n):
-        a = self.bind(n.this)
-        zone = self.p.coerce(self.bind(n.args["zone"]), type_oids.TEXT)
-
-        out_oid = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMPTZ else type_oids.TIMESTAMPTZ
-        if a.oid == type_oids.UNKNOWN:
-            a = self.p.coerce(a, type_oids.TIMESTAMPTZ)
-            out_oid = type_oids.TIMESTAMP
-
-        def impl(cols, nrows, ctx):
-            out = []
-            for v, z in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                if v is None or z is None:
-                    out.append(None)
-                    continue
-                tz = dt.timezone.utc if z.upper() in ("UTC", "GMT", "Z") else zoneinfo.ZoneInfo(z)
-                if isinstance(v, dt.datetime) and v.tzinfo is not None:
-                    out.append(v.astimezone(tz).replace(tzinfo=None))
-                else:
-                    if type(v) is dt.date:
-                        v = dt.datetime(v.year, v.month, v.day)
-                    out.append(v.replace(tzinfo=tz).astimezone(dt.timezone.utc))
-            return Col.from_pylist(out, out_oid)
-
-        return expr.Func("timezone", impl, [a, zone], out_oid)
+        """``v AT TIME ZONE z`` is timezone(z, v), overloads and all."""
+        return self.call("timezone", [self.bind(n.args["zone"]), self.bind(n.this)])
 
     def b_CurrentTimestamp(self, n):
-        return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        if n.meta.get("now"):
+            return expr.Func("now", functions.REGISTRY["now"].impl, [], type_oids.TIMESTAMPTZ)
+        return self.call("current_timestamp", [self.bind(n.this)] if n.this is not None else [])
 
     def b_CurrentDate(self, n):
-        return expr.Func("current_date", functions.REGISTRY["current_date"].impl, [], type_oids.DATE)
+        return self.call("current_date", [])
 
     def b_Localtimestamp(self, n):
-        def impl(cols, nrows, ctx):
-            return Col.const(ctx.now.replace(tzinfo=None), type_oids.TIMESTAMP, nrows)
+        return self.call("localtimestamp", [])
 
-        return expr.Func("localtimestamp", impl, [], type_oids.TIMESTAMP)
+    def b_CurrentTime(self, n):
+        return self.call("current_time", [])
+
+    def b_Localtime(self, n):
+        return self.call("localtime", [])
 
     def b_CurrentUser(self, n):
         return expr.Func("current_user", functions.REGISTRY["current_user"].impl, [], type_oids.NAME)
@@ -949,6 +969,8 @@ class ExprBinder:
     def b_Bracket(self, n):
         a = self.bind(n.this)
         ix = n.expressions[0]
+        if isinstance(ix, exp.Slice):
+            return bind_slice(self, a, ix)
         if isinstance(ix, exp.Literal) and not ix.is_string:
             # sqlglot stores literal subscripts 0-based (it subtracted PostgreSQL's offset 1)
             idx = expr.Const(int(ix.this) + 1, type_oids.INT4)
@@ -959,7 +981,8 @@ class ExprBinder:
         def impl(cols, nrows, ctx):
             out = []
             for arr, i in zip(cols[0].to_pylist(), cols[1].to_pylist()):
-                out.append(arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None)
+                hit = arr[i - 1] if arr is not None and i is not None and 1 <= i <= len(arr) else None
+                out.append(None if isinstance(hit, list) else hit)   # too few subscripts of a multidimensional array
             return Col.from_pylist(out, et)
 
         return expr.Func("subscript", impl, [a, idx], et)
@@ -980,6 +1003,8 @@ class ExprBinder:
 
     def b_Window(self, n):
         if self.window_handler is None:
+            if self.context in ("aggregate function calls", "aggregate", "aggregate ORDER BY"):
+                raise PgError(GROUPING_ERROR, "aggregate function calls cannot contain window function calls")
             raise PgError(WINDOWING_ERROR, "window functions are not allowed here")
         return self.window_handler(n, self)
 
@@ -1006,6 +1031,8 @@ class ExprBinder:
         if name in WINDOW_FUNCS:
             arg_oids = [a.oid for a in map(self.bind, func_args(n))]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+                if name in HYPOTHETICAL:            # rank(1): the aggregate, called without WITHIN GROUP
+                    raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
                 raise signatures.undefined(name, arg_oids)
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
         if name == "set_config":
@@ -1035,9 +1062,16 @@ class ExprBinder:
                     "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
                     "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
-        udf = self.p.user_function(name)
-        if udf is not None:
-            return self.p.call_udf(udf, [self.bind(a) for a in func_args(n)])
+        if name in functions.REGISTRY and self.p.state.functions.get(name) and \
+                not self.p.user_exact_match(name, [self.bind(a).oid for a in func_args(n)]):
+            try:       # pg_catalog comes first in the search path: a built-in overload that fits wins
+                return self.call(name, [self.bind(a) for a in func_args(n)])
+            except PgError as e:
+                if e.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+        user = self.p.user_call(self, n, name)
+        if user is not None:
+            return user
         args = [self.bind(a) for a in func_args(n)]
         return self.call(name, args)
 
@@ -1047,7 +1081,8 @@ class ExprBinder:
         if want is not None:
             args = [a if t is None or t == type_oids.ANY else self.p.coerce(a, t)
                     for a, t in zip(args, want + [None] * (len(args) - len(want)))]
-        args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
+        if fd.name != "pg_typeof":           # pg_typeof('x') is unknown, as the literal is
+            args = [self.p.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
         if oid < 0:
             oid = fd.result([a.oid for a in args])
         if oid == 0:
@@ -1082,15 +1117,3 @@ def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Ex
     return expr.Cast(left, type_oids.TEXT, explicit=False), expr.Cast(right, type_oids.TEXT, explicit=False)
 
 
-def _similar_to_regex(p: str) -> str:
-    out = []
-    for ch in p:
-        if ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        elif ch in ".^$":
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "^(?:" + "".join(out) + ")$"

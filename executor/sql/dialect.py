@@ -27,7 +27,11 @@ from sqlglot.generators.postgres import PostgresGenerator
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
+from . import tablesample_syntax
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
+
+#: the units SQL lets follow an interval literal (``interval '1' day``)
+_INTERVAL_UNITS = {"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND"}
 
 _POSTGRES_CURRENT_TIMESTAMP = PostgresGenerator.TRANSFORMS.get(exp.CurrentTimestamp)
 
@@ -64,6 +68,9 @@ _KEPT_FUNCTION_PARSERS = frozenset({
     "CAST", "EXTRACT", "OVERLAY", "POSITION", "SUBSTRING", "TRIM", "STRING_AGG", "XMLELEMENT", "XMLTABLE",
 })
 
+#: words that may follow a frame mode (ROWS/RANGE/GROUPS) in a window clause
+_FRAME_STARTS = frozenset({"BETWEEN", "UNBOUNDED", "CURRENT"})
+
 #: ``exp.Func.meta`` key holding the function name as the user wrote it
 #: (set by sqlglot on the nodes of kept builders; read by ``binder.func_name``).
 WRITTEN_NAME = "pg_name"
@@ -75,15 +82,21 @@ class Splitstream(Postgres):
     ORIGINAL_NAME_META_KEY = WRITTEN_NAME
 
     class Tokenizer(Postgres.Tokenizer):
-        pass
+        # PostgreSQL has no @-parameters: a lone @ is the absolute-value prefix
+        # operator.  Not PARAMETER, after which sqlglot reads "1.5" as 1 . 5.
+        SINGLE_TOKENS = {**Postgres.Tokenizer.SINGLE_TOKENS, "@": TokenType.SESSION_PARAMETER}
 
     class Parser(PostgresParser):
+        # PostgreSQL's TABLESAMPLE (expressions, REPEATABLE (NULL), the unit as written)
+        _parse_table_sample = tablesample_syntax.parse_table_sample
         FUNCTION_PARSERS = {k: v for k, v in PostgresParser.FUNCTION_PARSERS.items() if k in _KEPT_FUNCTION_PARSERS}
         FUNCTIONS = {**{k: v for k, v in PostgresParser.FUNCTIONS.items() if k in _KEPT_FUNCTIONS}, "NOW": _now}
         # ClickHouse's TTL clause: in PostgreSQL (and PipelineDB's WITH (ttl = ...)) it is a plain option
         PROPERTY_PARSERS = {k: v for k, v in PostgresParser.PROPERTY_PARSERS.items() if k != "TTL"}
         # SESSION(stream, ts, gap) in FROM: a call when "(" follows (SET SESSION ... is unaffected)
         FUNC_TOKENS = PostgresParser.FUNC_TOKENS | {TokenType.SESSION}
+        UNARY_PARSERS = {**PostgresParser.UNARY_PARSERS,
+                         TokenType.SESSION_PARAMETER: lambda self: self.expression(exp.Abs(this=self._parse_unary()))}
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)
@@ -96,6 +109,23 @@ class Splitstream(Postgres):
                 if dims:
                     return exp.DataType.build("_" + this.name.lower(), udt=True)
             return this
+
+        def _parse_interval_span(self, this: exp.Expr, parse_function_unit: bool = True) -> exp.Interval:
+            """``interval '2 days 03:00'`` is the whole string, read by interval_in:
+            sqlglot would keep the first quantity ('2' DAYS) and drop the rest."""
+            curr = self._curr
+            if this is not None and this.is_string and (curr is None or curr.text.upper() not in _INTERVAL_UNITS):
+                return self.expression(exp.Interval(this=this))
+            return super()._parse_interval_span(this, parse_function_unit)
+        def _parse_id_var(self, any_token: bool = True, tokens: Any = None) -> exp.Expr | None:
+            """``OVER (GROUPS BETWEEN ...)``: sqlglot reads a leading GROUPS as the
+            name of a window to copy (GROUPS is no keyword token), and then fails on
+            BETWEEN; PostgreSQL reads a frame clause (42P20 without ORDER BY)."""
+            if tokens is self.WINDOW_ALIAS_TOKENS and self._curr is not None and self._next is not None \
+                    and self._curr.text.upper() == "GROUPS" \
+                    and (self._next.text.upper() in _FRAME_STARTS or self._next.token_type == TokenType.NUMBER):
+                return None
+            return super()._parse_id_var(any_token, tokens)
 
         def _parse_type(self, parse_interval: bool = True, fallback_to_identifier: bool = False) -> exp.Expr | None:
             """A typed literal (``date '2020-01-01'``) is a constant of that type to
@@ -176,6 +206,18 @@ def parse_one(sql: str) -> exp.Expr:
     if len(statements) != 1:
         raise PgError(SYNTAX_ERROR, "cannot insert multiple commands into a prepared statement")
     return statements[0]
+
+
+def parse_statements(sql: str) -> list[exp.Expr]:
+    """Every statement of ``sql`` (a function body may hold several)."""
+    sql = _pad_params(sql)
+    try:
+        trees = sqlglot.parse(sql, read=DIALECT)
+        if _COMMA_PAREN.search(sql):
+            _refuse_trailing_comma(sql)
+    except (ParseError, TokenError) as e:
+        raise syntax_error(sql, e) from e
+    return [t for t in trees if t is not None]
 
 
 _COMMA_PAREN = re.compile(r",\s*\)")

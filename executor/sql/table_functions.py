@@ -12,14 +12,23 @@ from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFI
 from ..execution import operators
 import json
 from ..execution.datetime_ops import add_interval
-from ..execution import expr, functions
-import re
+from ..execution import expr, functions, signatures
+from ..execution.array_functions import flat
+from ..execution.posix_regex import regexp_matches, regexp_split
+from ..execution.functions import string_to_array
 from .binder import ExprBinder, Scope
 from splitstream.protocol.types import decode_text
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
-             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors"}
+             "generate_subscripts", "json_array_elements_text", "jsonb_array_elements_text", "pg_partition_ancestors",
+             "regexp_matches", "string_to_table", "pg_listening_channels"}
+
+
+_SERIES = signatures.parse(
+    "int4, int4 -> int4 | int4, int4, int4 -> int4 | int8, int8 -> int8 | int8, int8, int8 -> int8"
+    " | numeric, numeric -> numeric | numeric, numeric, numeric -> numeric"
+    " | timestamp, timestamp, interval -> timestamp | timestamptz, timestamptz, interval -> timestamptz")
 
 
 def _series(vals, oid):
@@ -45,6 +54,10 @@ def _series(vals, oid):
     if step == 0:
         raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
     if oid == type_oids.NUMERIC:
+        for what, value in (("start value", start), ("stop value", stop), ("step size", vals[2] if len(vals) > 2 else 1)):
+            if not decimal.Decimal(value).is_finite():
+                word = "NaN" if decimal.Decimal(value).is_nan() else "infinity"
+                raise PgError(INVALID_PARAMETER_VALUE, f"{what} cannot be {word}")
         out = []
         v = decimal.Decimal(start)
         while (v <= stop) if step > 0 else (v >= stop):
@@ -60,20 +73,11 @@ def srf_impl(planner, name: str, args):
     """(fn(values, ctx) -> Batch with one column, result oid)."""
 
     if name == "generate_series":
-        t = type_oids.INT4
-        for a in args:
-            if a.oid in (type_oids.INT8,):
-                t = type_oids.INT8
-            if a.oid == type_oids.NUMERIC:
-                t = type_oids.NUMERIC
-            if a.oid in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ, type_oids.DATE) and t != type_oids.TIMESTAMPTZ:
-                # date has no generate_series of its own: it resolves to the timestamptz one
-                t = type_oids.TIMESTAMP if a.oid == type_oids.TIMESTAMP else type_oids.TIMESTAMPTZ
+        # PostgreSQL's overloads and resolution: (smallint, smallint) and (unknown, unknown) are
+        # ambiguous; a date resolves to the timestamptz one
+        want, t = signatures.select(name, _SERIES, [a.oid for a in args])
         for i, a in enumerate(args):
-            if t in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
-                args[i] = planner.coerce(a, type_oids.INTERVAL if i == 2 else t)
-            else:
-                args[i] = planner.coerce(a, t)
+            args[i] = planner.coerce(a, want[i])
 
         def fn(vals, ctx, _t=t):
             c = _series(vals, _t)
@@ -81,11 +85,15 @@ def srf_impl(planner, name: str, args):
 
         return fn, t
     if name == "unnest":
+        if len(args) == 1 and args[0].oid == type_oids.UNKNOWN:       # anyarray or tsvector
+            raise PgError(signatures.AMBIGUOUS_FUNCTION, "function unnest(unknown) is not unique",
+                          hint=signatures.AMBIGUOUS_HINT)
+        if len(args) != 1 or args[0].oid not in type_oids.ELEMENT_OF:
+            raise signatures.undefined(name, [a.oid for a in args])      # several arrays: only in FROM
         et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
 
         def fn2(vals, ctx):
-            v = vals[0] or []
-            c = Col.from_pylist(list(v), et)
+            c = Col.from_pylist(flat(vals[0] or []), et)
             return Batch([c], len(c))
 
         return fn2, et
@@ -130,13 +138,44 @@ def srf_impl(planner, name: str, args):
             return Batch([c], len(c))
 
         return fn4, type_oids.TEXT
+    if name == "pg_listening_channels":   # the channels this session's committed LISTENs hold
+        def fn_listening(vals, ctx):
+            c = Col.from_pylist(ctx.db.notifier.channels(ctx.session.pid), type_oids.TEXT)
+            return Batch([c], len(c))
+
+        return fn_listening, type_oids.TEXT
     if name == "regexp_split_to_table":
         def fn5(vals, ctx):
-            c = Col.from_pylist(re.split(vals[1], vals[0]) if vals[0] is not None else [], type_oids.TEXT)
+            if any(v is None for v in vals):
+                return Batch([Col.from_pylist([], type_oids.TEXT)], 0)
+            c = Col.from_pylist(regexp_split(*vals), type_oids.TEXT)
             return Batch([c], len(c))
 
         return fn5, type_oids.TEXT
+    if name in ("regexp_matches", "string_to_table"):
+        return _text_rows(planner, name, args)
     raise PgError(UNDEFINED_FUNCTION, f"function {name} does not exist")
+
+
+def _text_rows(planner, name: str, args):
+    """regexp_matches (text[] rows) and string_to_table (text rows), of text arguments."""
+    if len(args) not in (2, 3):
+        raise signatures.undefined(name, [a.oid for a in args])
+    for i, a in enumerate(args):
+        args[i] = planner.coerce(a, type_oids.TEXT)
+    oid = type_oids.ARRAY_OF[type_oids.TEXT] if name == "regexp_matches" else type_oids.TEXT
+
+    def rows(vals, ctx):
+        if vals[0] is None or (name == "regexp_matches" and any(v is None for v in vals)):
+            values: list = []
+        elif name == "regexp_matches":
+            values = regexp_matches(*vals)
+        else:
+            values = string_to_array(*vals) or []
+        c = Col.from_pylist(values, oid)
+        return Batch([c], len(c))
+
+    return rows, oid
 
 
 def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
@@ -170,6 +209,25 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
 
         colname = colaliases[0] if colaliases else (alias or name)
         return operators.FunctionScan(name, scalar, [], [operators.OutCol(colname, e.oid)])
+    if name == "unnest" and len(args) > 1:
+        return _unnest_arrays(args, colaliases)
     fn, oid = srf_impl(planner, name, args)
     colname = colaliases[0] if colaliases else (alias or name)
     return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])
+
+
+def _unnest_arrays(args, colaliases) -> operators.Op:
+    """``FROM unnest(a, b, ...)``: one column per array, as many rows as the
+    longest, the shorter ones NULL-padded; the columns are all named unnest."""
+    for a in args:
+        if a.oid not in type_oids.ELEMENT_OF:
+            raise signatures.undefined("unnest", [x.oid for x in args])
+    oids = [type_oids.ELEMENT_OF[a.oid] for a in args]
+
+    def rows(vals, ctx):
+        lists = [flat(v or []) for v in vals]
+        n = max(map(len, lists), default=0)
+        return Batch([Col.from_pylist(vs + [None] * (n - len(vs)), oid) for vs, oid in zip(lists, oids)], n)
+
+    out = [operators.OutCol(colaliases[i] if i < len(colaliases) else "unnest", oid) for i, oid in enumerate(oids)]
+    return operators.FunctionScan("unnest", rows, args, out)

@@ -6,22 +6,26 @@ from __future__ import annotations
 from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError
 
 from ..execution import expr
 from ..execution.aggregates import AGGREGATES, AggSpec
+from ..execution import json_values
+from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
 from .binder import func_args, func_name
 from splitstream.catalog.datatypes.sqltypes import format_type
 
 
-def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int) -> expr.Expr:
+def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
+                named: list | None = None) -> expr.Expr:
+    node = _resolve_named(node, named or [])
     fn_node = node.this
     if isinstance(fn_node, exp.Filter):
-        # accepted and ignored would be a wrong answer: refuse until FILTER is applied
-        raise PgError(FEATURE_NOT_SUPPORTED, "FILTER is not implemented for window functions",
-                      hint="Move the condition into the argument: sum(CASE WHEN cond THEN x END) OVER (...).")
+        fn_node = _filter_into_argument(fn_node)
+    if isinstance(fn_node, exp.WithinGroup):
+        raise PgError(FEATURE_NOT_SUPPORTED, f"OVER is not supported for ordered-set aggregate {func_name(fn_node.this)}")
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder
@@ -50,13 +54,66 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int)
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
-        agg = AggSpec(name, args, [a.oid for a in args] or [type_oids.INT8], star=star)
+        arg_oids = [a.oid for a in args] or [type_oids.INT8]
+        if name in JSON_AGGREGATES:         # the frame's rows as JSON texts, as in grouped aggregation
+            args = json_values.aggregate_inputs(args)
+        agg = AggSpec(name, args, arg_oids, star=star)
         oid = agg.oid
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
 
 
-FRAME_ERROR = "42P20"      # windowing_error
+FRAME_ERROR = WINDOWING_ERROR
+
+#: aggregates whose result ignores NULL inputs: a FILTER is a CASE on the argument
+_NULL_IGNORING = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg",
+                            "stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop"})
+
+
+def _filter_into_argument(node: exp.Filter) -> exp.Expr:
+    """``agg(x) FILTER (WHERE c) OVER ...`` as ``agg(CASE WHEN c THEN x END)``:
+    the same rows reach an aggregate that skips NULLs (``count(*)`` counts
+    ``CASE WHEN c THEN 1 END``); others are refused rather than ignored."""
+    call = node.this.copy()
+    name = func_name(call)
+    args = func_args(call)
+    if name not in _NULL_IGNORING or not args:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"FILTER is not implemented for the window function {name}",
+                      hint="Move the condition into the argument: f(CASE WHEN cond THEN x END) OVER (...).")
+    cond = node.expression.this
+    first = args[0]
+    value = exp.Literal.number(1) if isinstance(first, exp.Star) else first
+    first.replace(exp.Case(ifs=[exp.If(this=cond.copy(), true=value.copy())]))
+    return call
+
+
+def _resolve_named(node: exp.Window, named: list) -> exp.Window:
+    """``OVER w`` / ``OVER (w ORDER BY ...)``: the window clause's definition
+    merged in, as PostgreSQL's transformWindowDefinitions does (the reference
+    gives the partitioning, its ordering unless it has none, and with
+    ``OVER w`` also its frame)."""
+    ref = node.args.get("alias")
+    if ref is None or node.args.get("over") is None:
+        return node
+    name = ref.name
+    base = next((w for w in named if w.this.name == name), None)
+    if base is None:
+        raise PgError(UNDEFINED_OBJECT, f'window "{name}" does not exist')
+    if node.args.get("partition_by"):
+        raise PgError(WINDOWING_ERROR, f'cannot override PARTITION BY clause of window "{name}"')
+    if node.args.get("order") is not None and base.args.get("order") is not None:
+        raise PgError(WINDOWING_ERROR, f'cannot override ORDER BY clause of window "{name}"')
+    copy_frame = not node.args.get("spec") and not node.args.get("order")
+    if base.args.get("spec") is not None and not copy_frame:
+        raise PgError(WINDOWING_ERROR, f'cannot copy window "{name}" because it has a frame clause')
+    merged = node.copy()
+    merged.set("alias", None)
+    merged.set("partition_by", [p.copy() for p in base.args.get("partition_by") or []])
+    if base.args.get("order") is not None:
+        merged.set("order", base.args["order"].copy())
+    if copy_frame and base.args.get("spec") is not None:
+        merged.set("spec", base.args["spec"].copy())
+    return merged
 _EXCLUDE = {"CURRENT ROW": "current", "CURRENT_ROW": "current", "GROUP": "group", "TIES": "ties",
             "NO OTHERS": None}
 

@@ -40,6 +40,7 @@ from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
 from . import retention, sessions
 from .signature import PipelinePool, aggregate_order
+from . import sliding
 
 REFUSE = FEATURE_NOT_SUPPORTED
 
@@ -239,6 +240,14 @@ class StreamPipeline:
         self.global_ = agg.new_table()
         self.keep, self.keep_right = needed_columns(ops, agg)
         self.builds = dict(builds)
+        #: a sliding window's panes (the grouping's last key is the pane), or None
+        self.window: sliding.PaneSlider | None = None
+        #: a TTL: (position of the timestamp key, ttl in microseconds), or None
+        self.ttl: tuple[int, int] | None = None
+        #: under a window: the view's own grouping (no pane key), which runs a
+        #: statement's rows into their pane, and where arrival_timestamp is in the scan
+        self.inner: StreamPipeline | None = None
+        self.arrival_idx = -1
         if self.keep is not None:
             for op, cols in self.keep_right.items():
                 if op in self.builds:       # the kept build side: drop what no one reads
@@ -253,8 +262,13 @@ class StreamPipeline:
 
     def new_stage(self, ctx) -> backends.PipelineStage:
         """A statement's private stage into this pipeline: a compiling
-        backend's, or the vector path's."""
+        backend's, or the vector path's; per pane under a sliding window."""
+        if self.window is not None and self.inner is not None:
+            return sliding.PanedStage(self, ctx)
         return backends.choose(ctx).stream_stage(self, ctx) or VectorStage(self)
+
+    def vector_stage(self) -> "VectorStage":
+        return VectorStage(self)
 
     def process(self, batch: Batch, ctx) -> None:
         """Stage one batch and apply it at once (benchmarks of one pipeline;
@@ -289,6 +303,8 @@ class StreamPipeline:
         self._coalesced_at = 0
         if self.session is not None:
             sessions.coalesce(self.global_, self.session)
+        if self.window is not None:
+            self.window.harvest(self.global_)
 
     def take_local(self, table: GroupTable) -> None:
         """Merge a statement's (or an executor's) table into the thread-local
@@ -300,6 +316,41 @@ class StreamPipeline:
         if self.session is not None and len(self.local.index) > 2 * self._coalesced_at + 1024:
             sessions.coalesce(self.local, self.session)
             self._coalesced_at = len(self.local.index)
+
+    def expire(self, now_us: int) -> None:
+        """Drop what a window or TTL has left behind at ``now_us`` (merged first)."""
+        self.merge()
+        if self.window is not None:
+            self.window.expire(now_us)
+        if self.ttl is not None:
+            self.global_ = sliding.ttl_filter(self.global_, self.ttl[0], self.ttl[1], now_us)
+
+    def state_result(self, ctx) -> Batch:
+        """The grouping's rows for a read: the live panes combined at the
+        read's clock for a sliding window, the unexpired groups for a TTL."""
+        if self.window is not None:
+            return self.window.result(sliding.now_us(ctx))
+        if self.ttl is not None:
+            self.expire(sliding.now_us(ctx))
+        return self.global_.result()
+
+    def state_table(self) -> GroupTable:
+        """The state as one table keyed like the grouping (checkpoints)."""
+        if self.window is not None:
+            return self.window.export_table([k.oid for k in self.agg.keys])
+        return self.global_
+
+    def state_groups(self) -> int:
+        held = self.window.groups() if self.window is not None else 0
+        return held + len(self.global_.index) + len(self.local.index)
+
+    def state_nbytes(self) -> int:
+        held = self.window.nbytes() if self.window is not None else 0
+        return held + self.global_.nbytes() + self.local.nbytes()
+
+    def rows_in(self) -> int:
+        held = self.window.rows_in if self.window is not None else 0
+        return held + self.global_.rows_in + self.local.rows_in
 
 
 class VectorStage:
@@ -434,7 +485,7 @@ class _ViewCompiler:
                 builds[node] = node.build(self.ctx)
                 for t in _table_scans(node.right):
                     self.static_tables.add(t.rel.oid)
-        pipe = StreamPipeline(scan, chain, agg, builds, self.rel.name)
+        pipe = self._windowed(scan, chain, agg, builds)
         order = None
         kept = self.reuse.take(pipe) if self.reuse is not None else None
         if kept is not None:
@@ -443,7 +494,43 @@ class _ViewCompiler:
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
         self.states[id(agg)] = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
                                                      lambda c, p=pipe, o=order, k=len(agg.keys):
-                                                     _in_order(p.global_.result(), k, o))
+                                                     _in_order(p.state_result(c), k, o))
+
+    def _windowed(self, scan, chain: list, agg, builds: dict) -> StreamPipeline:
+        """The stream pipeline, grouping by the pane too under ``sw``, with
+        its TTL under ``ttl`` (the view's options)."""
+        win = sliding.window_options(self.rel)
+        if win is None:
+            return StreamPipeline(scan, chain, agg, builds, self.rel.name)
+        if win.sw_us is not None:
+            run_chain, run_agg = sliding.with_pane_key(scan, chain, agg, win.pane_us)
+            pipe = StreamPipeline(scan, run_chain, run_agg, builds, self.rel.name)
+            pipe.window = sliding.PaneSlider([k.oid for k in agg.keys], agg.aggs, win)
+            pipe.inner = StreamPipeline(scan, chain, agg, builds, self.rel.name)
+            pipe.arrival_idx = next(i for i, c in enumerate(scan.out) if c.name == "arrival_timestamp")
+            return pipe
+        pipe = StreamPipeline(scan, chain, agg, builds, self.rel.name)
+        assert win.ttl_us is not None and win.ttl_column is not None
+        pipe.ttl = (self._ttl_key(agg, scan, win.ttl_column), win.ttl_us)
+        return pipe
+
+    def _ttl_key(self, agg, scan, column: str) -> int:
+        """The grouping key a TTL reads: the view column ``column`` must be a
+        timestamp the stream is grouped by."""
+        times = [i for i, k in enumerate(agg.keys) if k.oid in (sliding.type_oids.TIMESTAMPTZ, sliding.type_oids.TIMESTAMP)]
+        for i in times:
+            if agg.out[i].name == column:
+                return i
+        # the key's name inside the plan may differ from the view's column
+        # (an alias): a timestamp column of that name and one timestamp key
+        named = [c for c in self.rel.live_columns if c.name == column and c.type_oid == agg.keys[times[0]].oid] \
+            if len(times) == 1 else []
+        if named:
+            return times[0]
+        raise PgError(REFUSE, f'ttl_column "{column}" of continuous view "{self.rel.name}" is not a timestamp '
+                              f'that stream "{scan.rel.name}" is grouped by',
+                      hint="Group the stream by a time bucket (e.g. date_trunc('minute', ts) AS minute) and name "
+                           "that column as ttl_column; groups whose bucket is older than the ttl are dropped.")
 
     def _chain_to_grouping(self, path: list, scan) -> tuple[list, operators.Aggregate]:
         """The streaming operators above ``scan`` (bottom-up; a nested-loop
@@ -663,24 +750,13 @@ class ContinuousView:
             self.version += 1
         return dropped
 
-    def reap(self) -> int:
-        """The reaper's turn: only if no reader or inserter holds the lock
-        (inserters never wait for it: they queue, Algorithm 4.3)."""
-        if self.retention() is None or not self.lock.acquire(blocking=False):
-            return 0
-        try:
-            self._drain()
-            return self.reap_locked() if self.failure is None else 0
-        finally:
-            self.lock.release()
-
     def result_locked(self, ctx) -> Batch:
         """Under the lock, caught up: the view's rows, stored for this
         statement (``ctx.view_snapshots``) and reused while no input arrived."""
         self.reap_locked()
         # Upper pipelines read tables at query time (thesis 4.2.7), so the
         # stored result is only reusable while those tables are unchanged.
-        version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx))
+        version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx), self._time_position(ctx))
         if self.result is not None and _same_version(self.result_version, version):
             result = self.result
         else:
@@ -694,6 +770,21 @@ class ContinuousView:
             self.last_refresh = time.time()
         ctx.view_snapshots[self.rel.oid] = result
         return result
+
+    def _time_position(self, ctx) -> tuple:
+        return self.time_position(sliding.now_us(ctx))
+
+    def time_position(self, now_us: int) -> tuple:
+        """What a window's or TTL's result depends on besides the input: the
+        first live pane (a stored result is reused within one step), or the
+        clock itself for a TTL."""
+        out = []
+        for p in self._pipes():
+            if p.window is not None:
+                out.append(p.window.win.live_from(now_us))
+            elif p.ttl is not None:
+                out.append(now_us)
+        return tuple(out)
 
     def check_usable(self) -> None:
         if self.failure is not None:
@@ -732,7 +823,7 @@ class ContinuousView:
 
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""
-        return sum(p.global_.nbytes() + p.local.nbytes() + _native_bytes(p, holding=True) for p in self._pipes())
+        return sum(p.state_nbytes() + _native_bytes(p, holding=True) for p in self._pipes())
 
     def buffer_bytes(self) -> int:
         """Emptied native tables kept for the next batches (no groups, not state)."""
@@ -742,7 +833,47 @@ class ContinuousView:
         return [p for ps in self.pipelines.values() for p in ps]
 
     def groups(self) -> int:
-        return sum(len(p.global_.index) + len(p.local.index) for ps in self.pipelines.values() for p in ps)
+        return sum(p.state_groups() for p in self._pipes())
+
+    def windowed(self) -> bool:
+        """Does a window, TTL or retention drop state as time passes (the reaper's views)?"""
+        return any(p.window is not None or p.ttl is not None for p in self._pipes()) or self.retention() is not None
+
+    def window_info(self) -> tuple:
+        """(window, panes held, oldest pane's start, newest pane's start) for
+        splitstream.views; NULLs without a window.  Expired panes are
+        reaped first, at the clock's time, so the figures are the bound the
+        view holds -- unless the view's lock stays taken for a second (by a
+        read, maybe of this very statement), then as they stand."""
+        win = sliding.window_options(self.rel)
+        if self.windowed():
+            self.reap(sliding.now_us(None), wait=1.0)
+        sliders = [p.window for p in self._pipes() if p.window is not None]
+        ranges = [r for r in (s.pane_range() for s in list(sliders)) if r is not None]
+        if not sliders:
+            return (win.describe() if win is not None else None, None, None, None)
+        panes = sum(len(s.panes) for s in sliders)
+        if not ranges:
+            return (sliders[0].win.describe(), panes, None, None)
+        width = sliders[0].win.pane_us
+        return (sliders[0].win.describe(), panes, sliding.pane_start(min(r[0] for r in ranges), width),
+                sliding.pane_start(max(r[1] for r in ranges), width))
+
+    def reap(self, now_us: int, wait: float = 0.0) -> bool:
+        """Drop expired panes and groups.  Takes the view's lock only when
+        free, or within ``wait`` seconds (inserters never wait on it: they
+        queue; a bounded wait cannot deadlock with a thread holding it)."""
+        if not (self.lock.acquire(timeout=wait) if wait > 0 else self.lock.acquire(blocking=False)):
+            return False
+        try:
+            self._drain()
+            if self.failure is None:
+                for p in self._pipes():
+                    p.expire(now_us)
+                self.reap_locked()          # event-time panes past their retention
+            return True
+        finally:
+            self.lock.release()
 
     # ------------------------------------------------------------ checkpoints
     def export_state(self) -> dict:
@@ -754,7 +885,7 @@ class ContinuousView:
             out = []
             for fp, p in pipeline_fingerprints(self):
                 p.merge()
-                out.append({"fingerprint": fp, "table": _export_table(p.global_)})
+                out.append({"fingerprint": fp, "table": _export_table(p.state_table())})
             return {"version": self.version, "pipelines": out}
 
     def import_state(self, saved: dict) -> None:
@@ -981,10 +1112,11 @@ def _keep_table_builds(op, kept: dict, seen=None) -> dict:
 
 
 def _same_version(a, b) -> bool:
-    """(input version, table versions, upstream view results): the last two
-    compare by identity (objects kept referenced, so no id can be reused)."""
-    return isinstance(a, tuple) and a[0] == b[0] and all(
-        len(x) == len(y) and all(p is q for p, q in zip(x, y)) for x, y in zip(a[1:], b[1:]))
+    """(input version, table versions, upstream view results, time position):
+    the middle two compare by identity (objects kept referenced, so no id can
+    be reused), the others by value."""
+    return isinstance(a, tuple) and a[0] == b[0] and a[3:] == b[3:] and all(
+        len(x) == len(y) and all(p is q for p, q in zip(x, y)) for x, y in zip(a[1:3], b[1:3]))
 
 
 def _view_sources(op) -> list:

@@ -29,13 +29,14 @@ from . import observability  # noqa: F401  (registers splitstream.streams / spli
 from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
 from .group_commit import SMALL_ROWS, GroupCommit, Pending
+from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import late_rows, watermark
+from . import change_notify, late_rows, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -47,7 +48,6 @@ from ..sql.planner import Planner
 
 
 #: how often the reaper drops panes out of retention (reads reap too)
-REAP_SECONDS = 0.5
 
 log = logging.getLogger("splitstream.streams")
 
@@ -245,8 +245,7 @@ class StreamManager:
         self.spark_pipelines: dict = {}
         #: stream oid -> its event-time watermark (streams declaring WATERMARK FOR)
         self.watermarks: dict[int, Watermark] = {}
-        self._reaper: threading.Thread | None = None
-        self._reaper_stop = False
+        self.reaper = Reaper(lambda: list(self.views.values()))
 
     # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
@@ -433,35 +432,10 @@ class StreamManager:
         self._ensure_views(self.engine.db.committed)
         self.pending_states.clear()     # every view has taken (or kept, if broken) its saved state
         self.saved_as.clear()
-        # panes that fell out of retention while the WAL replayed go now, before the first read
-        if any(cv.retention() is not None for cv in self.views.values()):
-            self.reap_all()
-            self._start_reaper()
-
-    def reap_all(self) -> int:
-        """One turn of the reaper over every view with a retention (views busy now are skipped)."""
-        return sum(cv.reap() for cv in list(self.views.values()))
-
-    def _start_reaper(self) -> None:
-        """A daemon thread reaping every REAP_SECONDS while the manager lives."""
-        if self._reaper is not None:
-            return
-        me = weakref.ref(self)
-
-        def loop() -> None:
-            while True:
-                time.sleep(REAP_SECONDS)
-                mgr = me()
-                if mgr is None or mgr._reaper_stop:
-                    return
-                try:
-                    mgr.reap_all()
-                except Exception:  # noqa: BLE001 - the reaper must not die; the next read reaps too
-                    log.exception("reaping windowed views failed")
-                del mgr
-
-        self._reaper = threading.Thread(target=loop, name="splitstream-reaper", daemon=True)
-        self._reaper.start()
+        # panes, TTL groups and retention that expired while the server was down go now
+        self.reaper.reap_once(wait=60.0)
+        if any(cv.windowed() for cv in self.views.values()):
+            self.reaper.ensure_running()
 
     def _saved_under(self, saved_as, saved: dict, cv: ContinuousView, state) -> ContinuousView:
         """``cv`` with the state a checkpoint saved under an older definition
@@ -625,8 +599,8 @@ class StreamManager:
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
-            if cv.retention() is not None:
-                self._start_reaper()
+            if cv.windowed():
+                self.reaper.ensure_running()
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
@@ -784,6 +758,7 @@ class StreamManager:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
+        change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
 
     @staticmethod
     def _notice_applied(ctx, key, rel) -> None:

@@ -79,7 +79,10 @@ def _declared_width(rel) -> int:
 ])
 def _views(state, ctx):
     """``status``: 'active', 'broken' (its reads fail until it is dropped:
-    ``broken_reason`` says why) or 'pending' (not yet maintained)."""
+    ``broken_reason`` says why) or 'pending' (not yet maintained).
+    ``window``: a sliding window's length and step, or a TTL; ``panes``:
+    the panes held, ``oldest_pane``/``newest_pane`` when they begin (NULL
+    for views without a window)."""
     mgr = ctx.engine.streams
     for rel in _visible(state, ctx, "v", continuous=True):
         cv = mgr.views.get(rel.oid)
@@ -89,23 +92,27 @@ def _views(state, ctx):
                    "pending" if broken is None else "broken", None if broken is None else broken[0],
                    None, 0, None, None, None, 0)
             continue
+        winfo = cv.window_info()        # first: it reaps what time has expired
         streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
         groups = cv.groups()
         nbytes = cv.state_bytes()
-        rows_in = sum(p.global_.rows_in + p.local.rows_in for ps in cv.pipelines.values() for p in ps)
+        rows_in = sum(p.rows_in() for ps in cv.pipelines.values() for p in ps)
         def names(oids):
             return ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
                cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
-               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None, *_window_facts(mgr, state, cv))
+               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None, *_window_facts(mgr, state, cv, winfo))
 
 
-def _window_facts(mgr, state, cv) -> tuple:
+def _window_facts(mgr, state, cv, sliding: tuple) -> tuple:
     """(window, panes, oldest_pane, newest_pane, retention, late_rows) of a
     windowed view: its window, the panes its global state holds (merged at
     its last read or reap) with the starts of the oldest and newest, its
-    retention option, and the late rows of the streams it reads."""
+    retention option, and the late rows of the streams it reads.
+    ``sliding``: the first four for an sw or TTL view (sliding.py)."""
     late = sum(_watermark(mgr, state.rels[o])[0] for o in cv.pipelines if o in state.rels)
+    if sliding[0] is not None:
+        return (*sliding, dict(cv.rel.options).get("retention"), late)
     panes = cv.windows()
     if not panes:
         return None, 0, None, None, None, late

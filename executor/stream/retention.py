@@ -125,6 +125,7 @@ def regroup(table: GroupTable, keys: list, gmap: np.ndarray) -> None:
     for st, old in zip(fresh.states, table.states):
         st.ensure(m + 1, exact=True)
         old.ensure(n)
+        old.settle()
         if layers is None:
             st.merge(old, target)
         else:
@@ -133,6 +134,7 @@ def regroup(table: GroupTable, keys: list, gmap: np.ndarray) -> None:
                 flush()             # pending fixed-point sums, before the state is cut into layers
             for idx in layers:
                 st.merge(_subset(old, idx), target[idx])
+        st.settle()
         _truncate(st, m)
     table.index, table.states = fresh.index, fresh.states
 

@@ -6,9 +6,13 @@ sqlglot's canonical names (unix_to_time, time_to_str, j_s_o_n_array_agg,
 current_version, json_extract_scalar ...) must never reach a user."""
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
+import pytest
+
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.executor.execution import proc_catalog
 from tests.support.diff import execute, parse_corpus
 
@@ -33,7 +37,8 @@ WRONG_ARGS = ["", "true, true, true, true, true", "'\\x00'::bytea, ARRAY[true]",
 #: Functions a call of which changes the session or waits.
 SIDE_EFFECTS = {"set_config", "pg_sleep", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_advisory_unlock_all"}
 
-_FUNCTION_IN_MESSAGE = re.compile(r"\bfunction (?:pg_catalog\.)?([a-z_][a-z0-9_$]*)\b")
+#: "function f(...)" in a message; "aggregate function calls cannot ..." names none
+_FUNCTION_IN_MESSAGE = re.compile(r"\bfunction (?:pg_catalog\.)?(?!calls\b)([a-z_][a-z0-9_$]*)\b")
 
 
 def _statements():
@@ -62,8 +67,11 @@ def _leaks(statement: str, outcome, known: set[str], corpus_words: set[str]) -> 
     return out
 
 
+@pytest.mark.skipif(bool(os.environ.get("SPLITSTREAM_FORCE_BACKEND")),
+                    reason="names and errors come from the binder, the same under every backend: the default run checks them")
 def test_no_function_name_leaks(ss_conn):
-    known = proc_catalog.names()
+    # a cast's column is named after its type (``'a'::char(4)`` is "bpchar"), as PostgreSQL names it
+    known = proc_catalog.names() | set(sqltypes.TYPE_NAMES.values())
     corpus_words = {w for p in CORPUS for w in re.findall(r"[a-z_][a-z0-9_$]*", p.read_text(encoding="utf-8").lower())}
     leaks: list[str] = []
     internal: list[str] = []
@@ -86,6 +94,7 @@ def test_the_check_catches_a_leak():
     leaked = Outcome("SELECT to_timestamp(1)", sqlstate="42883",
                      error="function unix_to_time(integer) does not exist")
     named = Outcome("SELECT '{}'::jsonb ->> 'a'", results=[ResultSet(["json_extract_scalar"], [25], [], "SELECT 1")])
-    known = proc_catalog.names()
+    # a cast's column is named after its type (``'a'::char(4)`` is "bpchar"), as PostgreSQL names it
+    known = proc_catalog.names() | set(sqltypes.TYPE_NAMES.values())
     assert _leaks(leaked.statement, leaked, known, set())
     assert _leaks(named.statement, named, known, set())

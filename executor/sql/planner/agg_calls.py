@@ -11,13 +11,17 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import GROUPING_ERROR, PgError
+from splitstream.catalog.datatypes.vector import Batch
+from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
 from ...execution import expr
+from ...execution import json_values
 from ...execution.aggregates import AggSpec
+from ...execution.json_values import JSON_AGGREGATES
+from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name
+from ..binder import ExprBinder, Scope, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key
@@ -25,6 +29,16 @@ from ...execution.operators import _sort_key
 
 #: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
 _ORDERED_SET = {"mode": 0, "percentile_cont": 1, "percentile_disc": 1}
+_FLOAT8_ARRAY = type_oids.ARRAY_OF[type_oids.FLOAT8]
+
+
+def _direct_value(e: expr.Expr):
+    """An ordered-set aggregate's direct argument, computed once: it must not
+    vary within a group, and here it may not vary at all."""
+    if not e.is_const():
+        raise PgError(FEATURE_NOT_SUPPORTED, "direct arguments of an ordered-set aggregate must be constants here",
+                      hint="Compute the argument in a subquery or use a literal.")
+    return e.eval(Batch([], 1), None).to_pylist()[0]
 
 
 def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int = 0) -> None:
@@ -84,17 +98,28 @@ class AggCallPlanner(PlannerBase):
             order_node = args_nodes[0]
             order_key = self._agg_order(args_nodes[0], scope)
             args_nodes = [args_nodes[0].this] + args_nodes[1:]
+        elif len(args_nodes) > 1 and isinstance(args_nodes[-1], exp.Order):
+            # f(a, b ORDER BY c): the ORDER BY follows the last argument; sorted on hidden keys below
+            order_node = args_nodes[-1]
+            args_nodes = args_nodes[:-1] + [order_node.this]
         for a in args_nodes:
             if self._contains_agg(a):
                 raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
-        args = [b.bind(a) for a in args_nodes]
+        args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
-        arg_oids = [a.oid for a in args] or [type_oids.INT8]
-        if order_node is not None and not (len(order_node.expressions) == 1 and args_nodes
-                                           and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT)):
+        arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
+        if fn in JSON_AGGREGATES:       # the state keeps each row's JSON text
+            if distinct and type_oids.JSON in arg_oids:
+                raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
+            args = json_values.aggregate_inputs(args)
+            if distinct and order_node is None:     # DISTINCT sorts its values, as PostgreSQL's does
+                order_node = exp.Order(this=args_nodes[-1], expressions=[exp.Ordered(this=args_nodes[-1].copy())])
+        if order_node is not None and (fn in JSON_AGGREGATES or order_key is None or not (
+                len(order_node.expressions) == 1 and args_nodes
+                and order_node.expressions[0].this.sql(DIALECT) == args_nodes[0].sql(DIALECT))):
             # ORDER BY other expressions: carry the keys as hidden trailing arguments
             order_key, extra = self._agg_order_keys(order_node, scope, len(args))
             args = args + extra
@@ -104,29 +129,79 @@ class AggCallPlanner(PlannerBase):
             raise signatures.undefined(fn, [a.oid for a in args])
         return spec
 
+    def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
+        """``t`` or ``t.*`` naming a relation of the query (not a column): its
+        row, as the JSON object row_to_json writes; None for anything else."""
+        if not isinstance(node, exp.Column):
+            return None
+        if isinstance(node.this, exp.Star):
+            table = ident(node.args.get("table"))
+        elif node.args.get("table") or scope.find(ident(node.this), None):
+            return None
+        else:
+            table = ident(node.this)
+        cols = [c for c in scope.cols if c.table == table and not c.hidden]
+        if not cols:
+            return None
+        refs = [b.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
+                for c in cols]
+        return json_values.RowObject([c.name for c in cols], refs)
+
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
-        """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``."""
+        """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``,
+        or a hypothetical-set one, ``rank(1, 'a') WITHIN GROUP (ORDER BY x, y)``."""
         inner = node.this
         fn = func_name(inner)
-        order = node.expression
-        frac_node = func_args(inner)[0] if func_args(inner) else None
         b = ExprBinder(self, scope, context="aggregate")
-        fr = b.bind(frac_node) if frac_node is not None else None  # mode() has no direct argument
-        fraction = float(fr.value) if isinstance(fr, expr.Const) else 0.5
-        o = order.expressions[0]
-        arg = b.bind(o.this)
-        _check_arity(fn, ([fr.oid] if fr is not None else []) + [arg.oid] + [type_oids.UNKNOWN] * (len(order.expressions) - 1),
-                     ordered_set=True, direct=1 if fr is not None else 0)
-        if fn == "percentile_cont":
+        direct = [b.bind(a) for a in func_args(inner)]
+        keys = list(node.expression.expressions)
+        ordered = [b.bind(o.this) for o in keys]
+        if fn in HYPOTHETICAL:
+            return self._bind_hypothetical(fn, direct, ordered, keys, filt)
+        _check_arity(fn, [d.oid for d in direct] + [ordered[0].oid] + [type_oids.UNKNOWN] * (len(keys) - 1),
+                     ordered_set=True, direct=len(direct))
+        arg = ordered[0]
+        fraction = None
+        if direct:
+            many = direct[0].oid in type_oids.ELEMENT_OF
+            fraction = _direct_value(self.coerce(direct[0], _FLOAT8_ARRAY if many else type_oids.FLOAT8))
+        if fn == "percentile_cont" and arg.oid != type_oids.INTERVAL:
+            if not sqltypes.is_numeric(arg.oid) and arg.oid != type_oids.UNKNOWN:
+                raise signatures.undefined(fn, [direct[0].oid, arg.oid])
             arg = self.coerce(arg, type_oids.FLOAT8)
         spec = AggSpec(fn, [arg], [arg.oid], filter_=filt, fraction=fraction)
-        spec.descending = bool(o.args.get("desc"))
+        if direct and direct[0].oid in type_oids.ELEMENT_OF:
+            spec.oid = type_oids.ARRAY_OF.get(spec.oid, spec.oid)
+        spec.descending = bool(keys[0].args.get("desc"))
+        return spec
+
+    def _bind_hypothetical(self, fn: str, direct: list[expr.Expr], ordered: list[expr.Expr], keys: list,
+                           filt) -> AggSpec:
+        """rank & co.: each direct argument and its ORDER BY column take one
+        common type; the direct ones are the hypothetical row."""
+        if len(direct) != len(ordered):
+            raise PgError(UNDEFINED_FUNCTION, f"function {fn}({signatures.type_words([a.oid for a in direct + ordered])})"
+                          " does not exist",
+                          hint=f"To use the hypothetical-set aggregate {fn}, the number of hypothetical direct arguments"
+                               f" (here {len(direct)}) must match the number of ordering columns (here {len(ordered)}).")
+        values, args = [], []
+        for d, o in zip(direct, ordered):
+            common = sqltypes.common_type(d.oid, o.oid)
+            common = type_oids.TEXT if common == type_oids.UNKNOWN else common
+            values.append(_direct_value(self.coerce(d, common)))
+            args.append(self.coerce(o, common))
+        spec = AggSpec(fn, args, [a.oid for a in args], filter_=filt)
+        spec.hypothetical = tuple(values)
+        spec.sort = [(bool(k.args.get("desc")), k.args.get("nulls_first")) for k in keys]
+        spec.sort_key = _sort_key
         return spec
 
     def _agg_arg_types(self, fn: str, args: list[expr.Expr]) -> list[expr.Expr]:
         """PostgreSQL's argument typing for aggregates: unknown literals read
         as text, where that is ambiguous or has no such aggregate the error
         PostgreSQL gives, and the casts its aggregate signatures imply."""
+        if fn in ("json_agg", "jsonb_agg") and args and args[0].oid == type_oids.UNKNOWN:
+            raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
         if fn in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
@@ -137,7 +212,9 @@ class AggCallPlanner(PlannerBase):
             args = [self.coerce(args[0], type_oids.FLOAT8)]
         if fn in ("bool_and", "bool_or", "every") and args:
             args = [self.coerce(args[0], type_oids.BOOL)]
-        if fn == "string_agg" and len(args) == 2:
+        if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)
+            args = [args[0], self.coerce(args[1], type_oids.BYTEA)]
+        elif fn == "string_agg" and len(args) == 2:
             args = [self.coerce(args[0], type_oids.TEXT) if not sqltypes.is_string(args[0].oid) else args[0], self.coerce(args[1], type_oids.TEXT)]
         return args
 

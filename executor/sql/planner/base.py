@@ -20,6 +20,7 @@ from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
 from ...execution import privileges, system_functions
 from ..binder import referenced_names
+from .. import sql_functions
 from splitstream.catalog.objects import system_catalogs as system
 
 if TYPE_CHECKING:
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 
 _OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
 
+
+#: sqlglot meta key on a SELECT whose untyped literal outputs keep their unknown type
+#: (it feeds an INSERT or a set operation, which give them their types)
+KEEP_UNKNOWNS = "keep_unknowns"
 
 class PlannerBase:
     """Per-statement state, parameter typing, coercion and catalog lookups."""
@@ -48,10 +53,16 @@ class PlannerBase:
         self.as_role = 0            # while planning a view's query: its owner, whose rights it reads with
         #: per statement and view being planned: the column names it uses (None: all, for a *)
         self.column_names: list[frozenset[str] | None] = []
+        #: while a SQL function's body is bound: its parameters (sql_functions.FnScope)
+        self.fn_scopes: list[sql_functions.FnScope] = []
+        #: user functions the statement calls (a view depends on them)
+        self.functions_used: dict[int, Any] = {}
 
     def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
-             columns: frozenset[str] | None = None) -> None:
-        self.needs.append(privileges.Need(privs, oid, schema, self.as_role, any_of, columns=columns))
+             columns: frozenset[str] | None = None, function: int = 0) -> None:
+        # EXECUTE is checked as the current user even inside a view, as PostgreSQL does (ExecInitFunc)
+        self.needs.append(privileges.Need(privs, oid, schema, 0 if function else self.as_role, any_of,
+                                          columns=columns, function=function))
 
     def use_columns_of(self, tree: Any) -> None:
         """Name the columns the statement (or view) being planned uses: every
@@ -84,6 +95,12 @@ class PlannerBase:
     def param(self, idx: int, oid: int | None = None) -> expr.Expr:
         if idx < 0 or idx > 65535:
             raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
+        if self.fn_scopes:
+            fs = self.fn_scopes[-1]
+            if idx >= len(fs.arg_names):
+                raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
+            if fs.args is not None:
+                return fs.args[idx]
         while len(self.param_oids) <= idx:
             self.param_oids.append(0)
         cur = self.param_oids[idx]
@@ -193,6 +210,8 @@ class PlannerBase:
             if t is None:
                 raise PgError("42704", f'type "{name}" does not exist')
             return t
+        if oid == type_oids.REGPROC:
+            return sql_functions.regproc(self, name)
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
@@ -208,10 +227,24 @@ class PlannerBase:
     def catalog_func(self, name, args):
         return system_functions.catalog_function(self, name, args)
 
-    def user_function(self, name):
-        fns = self.state.functions.get(name)
-        return fns[0] if fns else None
+    def user_call(self, binder, node, name: str, schema: str | None = None) -> expr.Expr | None:
+        """A call of a SQL-language function, or None when none has the name
+        (with ``schema``, 42883 then)."""
+        return sql_functions.call(self, binder, node, name, schema)
 
-    def call_udf(self, fn, args):
-        return self.engine.call_udf(self, fn, args)
+    def user_exact_match(self, name: str, arg_oids: list[int]) -> bool:
+        """A user overload taking exactly these types (it beats a built-in
+        reached by casts, as in PostgreSQL's candidate ranking)."""
+        return any(f.arg_types == tuple(arg_oids)
+                   for f in sql_functions.visible(self.state, name, None, sql_functions.usable_path(self)))
+
+    def function_param(self, name: str, table: str | None) -> expr.Expr | None:
+        """A name in a SQL function's body that no column takes: its
+        parameter (``name`` or ``function.name``), as PostgreSQL resolves it."""
+        if not self.fn_scopes:
+            return None
+        fs = self.fn_scopes[-1]
+        if (table is None or table == fs.name) and name in fs.arg_names:
+            return self.param(fs.arg_names.index(name))
+        return None
 

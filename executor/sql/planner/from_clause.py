@@ -13,7 +13,8 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError
+from splitstream.protocol.errors import (FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+                                         WRONG_OBJECT_TYPE, PgError)
 
 from ...execution import expr, privileges
 from ...execution import operators
@@ -22,7 +23,8 @@ from ..dialect import DIALECT
 from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
-from ..table_functions import table_function
+from ..table_functions import SRF_NAMES, table_function
+from .. import sql_functions, tablesample
 
 
 class FromPlanner(WindowPlanner, PlannerBase):
@@ -32,11 +34,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
         alias_node = item.args.get("alias")
         alias = ident(alias_node.this) if alias_node is not None and alias_node.this is not None else None
         colaliases = [ident(c) for c in (alias_node.columns or [])] if alias_node is not None and alias_node.args.get("columns") else []
+        sample = item.args.get("sample")
+        if sample is not None and not (isinstance(item, exp.Table) and isinstance(item.this, exp.Identifier)):
+            # PostgreSQL's grammar has TABLESAMPLE only after a relation name
+            raise PgError(SYNTAX_ERROR, 'syntax error at or near "TABLESAMPLE"')
         if isinstance(item, exp.Table):
-            if item.args.get("sample") is not None:
-                # returning every row would be a silently wrong sample
-                raise PgError(FEATURE_NOT_SUPPORTED, "TABLESAMPLE is not implemented yet",
-                              hint="Filter with random(), e.g. WHERE random() < 0.1, for a Bernoulli sample.")
             fn = item.this
             if isinstance(fn, exp.Anonymous) and str(fn.this).lower() in WINDOW_FUNCTIONS:
                 return self.plan_time_window(fn, alias, colaliases, outer, corr)
@@ -45,6 +47,11 @@ class FromPlanner(WindowPlanner, PlannerBase):
                                                 ordinality=bool(item.args.get("ordinality")))
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
+            if sample is not None:
+                tablesample.method_of(sample)           # 42704 before the relation, as PostgreSQL
+                rel = self.lookup_relation(name, schema) if schema is not None or self.find_cte(name) is None else None
+                op, scope = self.plan_named(name, schema, alias or name, colaliases, outer, corr)
+                return tablesample.sampled(self, sample, op, rel), scope
             return self.plan_named(name, schema, alias or name, colaliases, outer, corr)
         if isinstance(item, exp.Subquery):
             plan = self.plan_query(item.this, outer, corr)
@@ -132,8 +139,14 @@ class FromPlanner(WindowPlanner, PlannerBase):
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
         # arguments may refer to the enclosing query (correlated), never to siblings
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
-        args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
-        op = table_function(self, name, args, alias, colaliases)
+        user = None
+        if not isinstance(fn, exp.Unnest) and name not in SRF_NAMES:
+            user = sql_functions.table_scan(self, binder, fn, name, alias, colaliases)
+        if user is not None:
+            op = user
+        else:
+            args = [binder.bind(a) for a in (func_args(fn) if not isinstance(fn, exp.Unnest) else fn.expressions)]
+            op = table_function(self, name, args, alias, colaliases)
         if ordinality and isinstance(op, operators.FunctionScan):  # WITH ORDINALITY: a trailing bigint row number
             inner_fn, k = op.fn, len(op.out)
 
@@ -168,16 +181,34 @@ class FromPlanner(WindowPlanner, PlannerBase):
         # NULL-extended rows of what is joined so far (those rows must meet the WHERE too)
         nullable_after = [_right_or_full(joins[i + 1:]) for i in range(len(joins))]
         sink = [] if _right_or_full(joins) else where_conj
+        planned = None
         if len(items) > 2 and sink:
-            op, scope = self._join_comma_items([item(it) for it in items], outer, sink)
+            try:
+                planned = [item(it) for it in items]
+            except PgError as e:             # a function item reads an earlier item: joined below, laterally
+                if e.sqlstate not in _OUTER_NAME_ERRORS or not any(map(_is_function_item, items)):
+                    raise
+        if planned is not None:
+            op, scope = self._join_comma_items(planned, outer, sink)
         else:
             op, scope = item(items[0])
             for extra in items[1:]:
-                rop, rscope = item(extra)
-                op, scope = self.join(op, scope, rop, rscope, "cross", None, outer, sink)
+                op, scope = self._join_comma_item(op, scope, extra, item, outer, corr, sink)
         for j, later in zip(joins, nullable_after):
             op, scope = self._plan_join_clause(op, scope, j, item, outer, corr, [] if later else where_conj)
         return op, scope
+
+    def _join_comma_item(self, op, scope, extra, item, outer, corr, sink):
+        """``FROM a, f(a.x)``: a function in FROM may read the items before it
+        (PostgreSQL makes every function item LATERAL); planned on its own
+        when it does not, as a lateral subquery when it does."""
+        try:
+            rop, rscope = item(extra)
+        except PgError as e:
+            if e.sqlstate not in _OUTER_NAME_ERRORS or not _is_function_item(extra):
+                raise
+            return self.lateral_join(op, scope, _as_lateral(extra), "inner", outer, corr)
+        return self.join(op, scope, rop, rscope, "cross", None, outer, sink)
 
     def _comma_then_outer_join(self, items, joins, item, outer, corr):
         """``FROM a, b RIGHT JOIN c ON ...``: JOIN binds tighter than the comma,
@@ -216,6 +247,27 @@ class FromPlanner(WindowPlanner, PlannerBase):
         if on is None and jkind == "inner":
             jkind = "cross"
         return self.join(op, scope, rop, rscope, jkind, on, outer, where_conj if jkind in ("inner", "cross") else None)
+
+
+#: what planning a function item alone raises when it names an earlier FROM item
+_OUTER_NAME_ERRORS = (UNDEFINED_COLUMN, UNDEFINED_TABLE)
+
+
+def _is_function_item(item: exp.Expression) -> bool:
+    return isinstance(item, exp.Unnest) or (isinstance(item, exp.Table) and isinstance(item.this, (exp.Func, exp.Unnest)))
+
+
+def _as_lateral(item: exp.Expression) -> exp.Subquery:
+    """``f(...) AS a(x, y)`` as ``LATERAL (SELECT * FROM f(...) AS a(x, y)) AS a``: the
+    same columns, the table named as the function item is (its alias, else the function)."""
+    alias_node = item.args.get("alias")
+    if alias_node is not None and alias_node.this is not None:
+        name = ident(alias_node.this)
+    else:
+        fn = item if isinstance(item, exp.Unnest) else item.this
+        name = "unnest" if isinstance(fn, exp.Unnest) else func_name(fn)
+    select = exp.Select(expressions=[exp.Star()]).from_(item.copy())
+    return exp.Subquery(this=select, lateral=True, alias=exp.TableAlias(this=exp.to_identifier(name)))
 
 
 def _right_or_full(joins: list[exp.Join]) -> bool:

@@ -17,6 +17,7 @@ from splitstream.protocol.errors import PgError
 
 from ..binder import ExprBinder, ScopeCol, datatype_to_oid, func_name, ident
 from ..dialect import DIALECT, WRITTEN_NAME
+from .. import operator_binding  # noqa: F401  (attaches the operator rules to ExprBinder)
 
 
 # Grammar whose column name is fixed (PostgreSQL's FigureColnameInternal):

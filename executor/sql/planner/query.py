@@ -16,7 +16,7 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED
 from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ident
-from .base import PlannerBase
+from .base import KEEP_UNKNOWNS, PlannerBase
 
 
 class QueryPlanner(PlannerBase):
@@ -102,6 +102,9 @@ class QueryPlanner(PlannerBase):
 
     def plan_setop(self, node, outer, corr) -> operators.Op:
         kind = {exp.Union: "union", exp.Intersect: "intersect", exp.Except: "except"}[type(node)]
+        for branch in (node.this, node.expression):
+            if isinstance(branch, exp.Select):      # SELECT NULL UNION SELECT 1: the NULL is an integer
+                branch.meta[KEEP_UNKNOWNS] = True
         left = self.plan_query(node.this, outer, corr)
         right = self.plan_query(node.expression, outer, corr)
         if len(left.out) != len(right.out):

@@ -19,11 +19,12 @@ from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, aggregate_calls, func_args, func_name, ident
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
-from .base import PlannerBase
+from .base import KEEP_UNKNOWNS, PlannerBase
 from .names import _BoundRef, expr_name
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
 from ..table_functions import SRF_NAMES, srf_impl
+from .. import sql_functions
 from ...execution.window import WindowOp
 from ..window_binding import bind_window
 
@@ -56,12 +57,13 @@ class SelectPlanner(PlannerBase):
         win_specs: list = []
 
         def window_handler(node, binder):
-            return bind_window(self, node, binder, win_specs, base_width)
+            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"))
 
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
         binder = mk()
-        exprs, names = self._bind_select_list(binder, select_items)
+        keep = bool(sel.meta.get(KEEP_UNKNOWNS)) and not sel.args.get("distinct")
+        exprs, names = self._bind_select_list(binder, select_items, keep_unknowns=keep)
         distinct = sel.args.get("distinct")
         sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs))
         if win_specs:
@@ -99,9 +101,12 @@ class SelectPlanner(PlannerBase):
                 op = j
         return op, scope
 
-    def _bind_select_list(self, binder, select_items) -> tuple[list[expr.Expr], list[str]]:
+    def _bind_select_list(self, binder, select_items, keep_unknowns: bool = False) -> tuple[list[expr.Expr], list[str]]:
         """Bound select-list expressions and their output names; a
-        set-returning item gets a placeholder (``_project_set`` fills it)."""
+        set-returning item gets a placeholder (``_project_set`` fills it).
+        An untyped literal (``NULL``, ``'5'``) reads as text, unless the
+        query feeds an INSERT or a set operation (``keep_unknowns``): there
+        it takes the type it meets, as in PostgreSQL."""
         exprs: list[expr.Expr] = []
         names: list[str] = []
         srf_at = set(self._find_srfs(select_items))
@@ -111,7 +116,7 @@ class SelectPlanner(PlannerBase):
                 names.append(expr_name(item))
                 continue
             e = binder.bind(item.this if isinstance(item, exp.Alias) else item)
-            if e.oid == type_oids.UNKNOWN:
+            if e.oid == type_oids.UNKNOWN and not (keep_unknowns and isinstance(e, expr.Const)):
                 e = self.coerce(e, type_oids.TEXT)
             exprs.append(e)
             names.append(expr_name(item))
@@ -227,7 +232,8 @@ class SelectPlanner(PlannerBase):
         for i, it in enumerate(items):
             node = _strip_pg_catalog(it.this if isinstance(it, exp.Alias) else it)
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
-                    isinstance(node, exp.Func) and func_name(node) in SRF_NAMES):
+                    isinstance(node, exp.Func) and (func_name(node) in SRF_NAMES or
+                                                    sql_functions.returns_set(self, func_name(node)))):
                 return i
         return None
 
@@ -237,9 +243,13 @@ class SelectPlanner(PlannerBase):
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
-        args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
-                                         [node.this] if isinstance(node, exp.Explode) else func_args(node))]
-        fn, oid = srf_impl(self, name, args)
+        if isinstance(node, exp.Func) and name not in SRF_NAMES and sql_functions.returns_set(self, name):
+            fn, oid, args = sql_functions.select_list_srf(self, binder, node, name)
+        else:
+            args = [binder.bind(a) for a in (node.expressions if isinstance(node, exp.Unnest) else
+                                             [node.this, *node.expressions] if isinstance(node, exp.Explode)
+                                             else func_args(node))]
+            fn, oid = srf_impl(self, name, args)
         out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
         return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
 

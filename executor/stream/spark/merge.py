@@ -25,6 +25,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from ...execution.aggregates import CountState, MinMaxState, SumState
+from ..change_notify import fire
 from ..continuous import pipeline_fingerprints
 from .ledger import INVALID, check_key
 from .translate import _STR, SPARK_TYPES, _describe_stream, _state_layout, resolve
@@ -234,6 +235,7 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
     def apply(seq: int) -> None:
         with mgr.cut.delivering(seq):
             _merge_table(cv, pipe, table)
+        fire(mgr.engine.db.notifier, [cv], {cv.rel.oid}, ctx.session.pid)   # WITH (notify), SUBSCRIBE
 
     seq = mgr.engine.db.ingest_partial(rec, apply, ctx.session.sync_commit,
                                        admit=(lambda: ledger.admit(key)) if key else None)

@@ -32,6 +32,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from ...execution import expr, operators, privileges
+from ...execution.sketches import AGGREGATE_SIGNATURES as SKETCH_SIGNATURES
 from ...execution.time_windows import SessionBound, WindowBound
 from ..continuous import PrunedCol
 
@@ -285,6 +286,8 @@ def _state_layout(spec) -> tuple[str, list[str]]:
         if a not in PUSH_TYPES:
             raise NotPushable(f"{f}({sqltypes.type_name(a)})")
         return "minmax", ["val", "has"]
+    if f in SKETCH_SIGNATURES:
+        raise NotPushable(f"aggregate {f}() keeps a sketch, which executors do not build yet")
     raise NotPushable(f"aggregate {f}() keeps value lists")
 
 

@@ -1,0 +1,138 @@
+"""PostgreSQL operators sqlglot parses into nodes the binder had no rule for:
+the integer bit operators (``& | # ~ << >>``), the array operators ``<@``
+and ``&&``, and the prefix operators ``|/``, ``||/`` and ``@``.
+
+Why a module of its own: each is a small rule (argument types, result type,
+a vectorised body) and none belongs to the general expression binder; they
+are attached to :class:`ExprBinder` by node class, as ``names.py`` attaches
+``_BoundRef``.  An operator's column is unnamed (``?column?``): these nodes
+carry no written function name.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from sqlglot import exp
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.datatypes.vector import Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import UNDEFINED_FUNCTION, PgError
+
+from ..execution import expr
+from .binder import ExprBinder
+
+_INTS = (type_oids.INT2, type_oids.INT4, type_oids.INT8)
+_OPERATOR_HINT = "No operator matches the given name and argument types. You might need to add explicit type casts."
+
+
+def _no_operator(symbol: str, oids: list[int]) -> PgError:
+    words = " ".join(sqltypes.format_type(o) for o in oids) if len(oids) == 1 else \
+        f"{sqltypes.format_type(oids[0])} {symbol} {sqltypes.format_type(oids[1])}"
+    text = f"{symbol} {words}" if len(oids) == 1 else words
+    return PgError(UNDEFINED_FUNCTION, f"operator does not exist: {text}", hint=_OPERATOR_HINT)
+
+
+def _int_operand(binder, node, other_oid: int = type_oids.INT4) -> expr.Expr:
+    e = binder.bind(node)
+    return binder.p.coerce(e, other_oid) if e.oid == type_oids.UNKNOWN else e
+
+
+def _masked(fn: Callable[..., np.ndarray], oid: int) -> Callable:
+    """A column function of int arrays; a NULL in any argument is NULL."""
+    dtype = {type_oids.INT2: np.int16, type_oids.INT4: np.int32, type_oids.INT8: np.int64}[oid]
+
+    def impl(cols: list[Col], nrows: int, ctx) -> Col:
+        nulls = np.zeros(nrows, dtype=bool)
+        datas = []
+        for c in cols:
+            nulls |= c.null_mask()
+            datas.append(np.where(c.valid_mask(), c.data, 0).astype(c.data.dtype if c.data.dtype != object else dtype))
+        with np.errstate(all="ignore"):
+            out = np.asarray(fn(*datas)).astype(dtype)
+        return Col(out, nulls, oid)
+
+    return impl
+
+
+_BINARY_BITS = {
+    exp.BitwiseAnd: ("&", np.bitwise_and), exp.BitwiseOr: ("|", np.bitwise_or), exp.BitwiseXor: ("#", np.bitwise_xor),
+}
+
+
+def _bit_binary(self, n):
+    symbol, fn = _BINARY_BITS[type(n)]
+    left, right = self.bind(n.this), self.bind(n.expression)
+    if left.oid == type_oids.UNKNOWN:
+        left = self.p.coerce(left, right.oid if right.oid in _INTS else type_oids.INT4)
+    if right.oid == type_oids.UNKNOWN:
+        right = self.p.coerce(right, left.oid)
+    if left.oid not in _INTS or right.oid not in _INTS:
+        raise _no_operator(symbol, [left.oid, right.oid])
+    oid = sqltypes.common_type(left.oid, right.oid)
+    left, right = self.p.coerce(left, oid), self.p.coerce(right, oid)
+    return expr.Func(symbol, _masked(fn, oid), [left, right], oid)
+
+
+def _shift(self, n):
+    symbol = "<<" if isinstance(n, exp.BitwiseLeftShift) else ">>"
+    left, right = _int_operand(self, n.this), _int_operand(self, n.expression)
+    if left.oid not in _INTS or right.oid not in _INTS:
+        raise _no_operator(symbol, [left.oid, right.oid])
+    right = self.p.coerce(right, type_oids.INT4)
+    if right.oid != type_oids.INT4:
+        raise _no_operator(symbol, [left.oid, right.oid])
+    bits = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64}[left.oid]
+
+    def shift(a, b):
+        b = (b.astype(np.int64) % bits).astype(a.dtype)      # C on x86 uses the count modulo the width
+        return np.left_shift(a, b) if symbol == "<<" else np.right_shift(a, b)
+
+    return expr.Func(symbol, _masked(shift, left.oid), [left, right], left.oid)
+
+
+def _bit_not(self, n):
+    a = _int_operand(self, n.this)
+    if a.oid not in _INTS:
+        raise _no_operator("~", [a.oid])
+    return expr.Func("~", _masked(np.invert, a.oid), [a], a.oid)
+
+
+def _float_prefix(name: str, symbol: str):
+    def bind(self, n):
+        a = self.bind(n.this)
+        if a.oid not in _INTS + (type_oids.NUMERIC, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.UNKNOWN):
+            raise _no_operator(symbol, [a.oid])
+        return self.call(name, [self.p.coerce(a, type_oids.FLOAT8)])
+
+    return bind
+
+
+def _abs(self, n):
+    return self.call("abs", [self.bind(n.this)])
+
+
+def _array_operator(name: str, symbol: str):
+    def bind(self, n):
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if left.oid == type_oids.UNKNOWN:
+            left = self.p.coerce(left, right.oid)
+        if right.oid == type_oids.UNKNOWN:
+            right = self.p.coerce(right, left.oid)
+        if left.oid not in type_oids.ELEMENT_OF or right.oid not in type_oids.ELEMENT_OF:
+            raise _no_operator(symbol, [left.oid, right.oid])
+        return self.call(name, [left, right])
+
+    return bind
+
+
+_RULES: dict[str, Callable] = {
+    "b_BitwiseAnd": _bit_binary, "b_BitwiseOr": _bit_binary, "b_BitwiseXor": _bit_binary,
+    "b_BitwiseLeftShift": _shift, "b_BitwiseRightShift": _shift, "b_BitwiseNot": _bit_not,
+    "b_Sqrt": _float_prefix("sqrt", "|/"), "b_Cbrt": _float_prefix("cbrt", "||/"), "b_Abs": _abs,
+    "b_ArrayContainedBy": _array_operator("arraycontained", "<@"),
+    "b_ArrayOverlaps": _array_operator("arrayoverlap", "&&"),
+}
+for _name, _rule in _RULES.items():
+    setattr(ExprBinder, _name, _rule)
