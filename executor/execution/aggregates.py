@@ -1079,6 +1079,11 @@ def install_aggregate(name: str, state_class: Any, result_type: Any) -> None:
     AGGREGATES.add(name)
 
 
+def installed_aggregates() -> frozenset[str]:
+    """The aggregates beyond PostgreSQL's (PipelineDB's sketches, reservoir_sample)."""
+    return frozenset(_INSTALLED)
+
+
 def agg_result_type(func: str, arg_oids: list[int]) -> int:
     if func in _INSTALLED:
         return _INSTALLED[func][1](arg_oids)

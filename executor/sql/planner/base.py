@@ -7,6 +7,8 @@ out of the clause modules leaves those about query structure only.
 """
 from __future__ import annotations
 
+import zlib
+
 from typing import TYPE_CHECKING, Any
 
 from splitstream.catalog.datatypes import sqltypes
@@ -217,7 +219,7 @@ class PlannerBase:
         if rel is None:
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
             if vt is not None:
-                return abs(hash(vt.name)) % 10000 + 1000
+                return zlib.crc32(vt.name.encode()) % 10000 + 1000     # the same in every process
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         return rel.oid
 
