@@ -33,6 +33,7 @@ import json
 
 from .privilege_functions import register_privilege_functions
 from .privileges import shown_current_user
+from .refused import REFUSED
 
 
 Impl = Callable[[list[Col], int, object], Col]
@@ -750,6 +751,7 @@ NOT_IMPLEMENTED = {
                  "bloom_union", "set_agg", "set_cardinality", "keyed_min", "keyed_max", "first_values",
                  "bucket_agg", "bucket_cardinality", "bucket_ids", "bucket_cardinalities",
                  "exact_count_distinct")},
+    **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
        for f in ("combine", "output_of")},
 }

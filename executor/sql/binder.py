@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 
 from ..execution import expr
 from ..execution import functions
+from ..execution import json_spans
 from ..execution import signatures
 from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
 from ..execution.extract import extract_impl
@@ -37,6 +38,7 @@ from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text
 from ..execution.regnames import reg_names
+from ..execution.system_functions import CATALOG_FUNCTIONS
 
 
 @dataclass
@@ -857,6 +859,8 @@ class ExprBinder:
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
 
         def follow(doc, keys):
+            if a.oid == type_oids.JSON:
+                return json_spans.get(doc, keys, as_text)
             v = json.loads(doc)
             for k in keys:
                 if isinstance(v, dict) and k in v:
@@ -937,6 +941,8 @@ class ExprBinder:
         def get(doc, k):
             if doc is None or k is None:
                 return None
+            if a.oid == type_oids.JSON:
+                return json_spans.member(doc, k, as_text)
             v = json.loads(doc)
             try:
                 if isinstance(v, list):
@@ -1056,11 +1062,7 @@ class ExprBinder:
             return expr.Func("current_setting", impl2, args, type_oids.TEXT, volatile=True)
         if name in ("nextval", "currval", "setval", "lastval"):
             return self.p.sequence_func(name, [self.bind(a) for a in func_args(n)])
-        if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
-                    "pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_get_serial_sequence",
-                    "to_regclass", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "shobj_description",
-                    "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
-                    "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
+        if name in CATALOG_FUNCTIONS:
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
         if name in functions.REGISTRY and self.p.state.functions.get(name) and \
                 not self.p.user_exact_match(name, [self.bind(a).oid for a in func_args(n)]):
