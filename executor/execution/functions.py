@@ -687,14 +687,9 @@ scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lamb
 scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
 scalar("pg_tablespace_location", sigs="oid -> text")(lambda o: "")
-scalar("row_to_json|to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
-scalar("to_jsonb", sigs="anyelement -> jsonb")(lambda v: _to_json(v))
-scalar("array_to_json", sigs="anyarray -> json")(lambda v: _to_json(v))
+scalar("row_to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
 scalar("json_typeof", sigs="json -> text")(lambda j: _json_typeof(j))
 scalar("jsonb_typeof", sigs="jsonb -> text")(lambda j: _json_typeof(j))
-scalar("json_array_length", sigs="json -> int4")(lambda j: len(_jload(j)))
-scalar("jsonb_array_length", sigs="jsonb -> int4")(lambda j: len(_jload(j)))
-scalar("jsonb_pretty", sigs="jsonb -> text")(lambda j: __import__("json").dumps(_jload(j), indent=4))
 
 
 def _jload(j):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import decimal
 import json
-from typing import Any
+from typing import Any, Callable
 
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
@@ -116,10 +116,27 @@ def _strip(v: Any) -> Any:
     return v
 
 
+class _Pairs(list):
+    """A json object's members in written order, duplicates kept (the json type keeps them)."""
+
+
+def _strip_pairs(v: Any) -> Any:
+    if isinstance(v, _Pairs):
+        return _Pairs((k, _strip_pairs(x)) for k, x in v if x is not None)
+    if isinstance(v, list):
+        return [_strip_pairs(x) for x in v]
+    return v
+
+
+def _json_strip_nulls(doc: str) -> str:
+    parsed = json.loads(doc, parse_float=decimal.Decimal, parse_int=decimal.Decimal, object_pairs_hook=_Pairs)
+    return _json_out(_strip_pairs(parsed))
+
+
 def _json_out(v: Any) -> str:
     """json_strip_nulls' writer: no spaces (it re-emits each token)."""
-    if isinstance(v, dict):
-        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_json_out(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, _Pairs):
+        return "{" + ",".join(f"{json.dumps(k, ensure_ascii=False)}:{_json_out(x)}" for k, x in v) + "}"
     if isinstance(v, list):
         return "[" + ",".join(_json_out(x) for x in v) + "]"
     return jsonb_text(v)
@@ -212,4 +229,51 @@ def _json_path_call(as_text: bool):
 
 scalar("json_extract_path", sigs="json, variadic text -> json")(_json_path_call(False))
 scalar("json_extract_path_text", sigs="json, variadic text -> text")(_json_path_call(True))
-scalar("json_strip_nulls", sigs="json -> json")(lambda d: _json_out(_strip(load(d))))
+scalar("json_strip_nulls", sigs="json -> json")(_json_strip_nulls)
+
+
+def _to_json(oid: int, jsonb: bool) -> Callable:
+    """to_json / to_jsonb / array_to_json: datum_to_json of the argument's type."""
+    def impl(cols: list[Col], n: int, ctx) -> Col:
+        tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
+        texts = [None if v is None else json_text(cols[0].oid, v, tz) for v in cols[0].to_pylist()]
+        return Col.from_pylist([None if t is None else jsonb_text(load(t)) for t in texts] if jsonb else texts, oid)
+
+    return impl
+
+
+register("to_json", sigs="anyelement -> json")(_to_json(type_oids.JSON, False))
+register("to_jsonb", sigs="anyelement -> jsonb")(_to_json(type_oids.JSONB, True))
+register("array_to_json", sigs="anyarray -> json")(_to_json(type_oids.JSON, False))
+
+
+def _array_length(doc: str) -> int:
+    v = load(doc)
+    if isinstance(v, list):
+        return len(v)
+    kind = "a non-array" if isinstance(v, dict) else "a scalar"
+    raise PgError(INVALID_PARAMETER_VALUE, f"cannot get array length of {kind}")
+
+
+scalar("json_array_length", sigs="json -> int4")(_array_length)
+scalar("jsonb_array_length", sigs="jsonb -> int4")(_array_length)
+
+
+def _pretty(v: Any, indent: str = "") -> str:
+    """jsonb_pretty: four spaces a level, an empty container still broken over two lines."""
+    inner = indent + "    "
+    if isinstance(v, dict):
+        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_pretty(x, inner)}" for k, x in _sorted(v)]
+        return "{\n" + ",\n".join(items) + ("\n" if items else "") + indent + "}"
+    if isinstance(v, list):
+        items = [inner + _pretty(x, inner) for x in v]
+        return "[\n" + ",\n".join(items) + ("\n" if items else "") + indent + "]"
+    return jsonb_text(v)
+
+
+def _sorted(v: dict) -> list:
+    """jsonb's key order: shorter keys first, then bytewise."""
+    return sorted(v.items(), key=lambda kv: (len(kv[0].encode()), kv[0].encode()))
+
+
+scalar("jsonb_pretty", sigs="jsonb -> text")(lambda d: _pretty(load(d)))
