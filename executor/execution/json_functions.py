@@ -30,7 +30,7 @@ def load(doc: str) -> Any:
     return json.loads(doc, parse_float=decimal.Decimal, parse_int=decimal.Decimal)
 
 
-def _index(container: list, step: str, pos: int) -> int | None:
+def _index(container: list, step: str, pos: int) -> int:
     """A path step as an array index (negative from the end); 22P02 when not an integer."""
     try:
         i = int(step)
@@ -61,8 +61,7 @@ def _set(v: Any, path: list, new: Any, create: bool, insert: bool, after: bool, 
         n = len(v)
         if last:
             if insert:
-                at = max(0, min(n, i + (1 if after else 0))) if i is not None and i >= 0 else (0 if not after else 0)
-                v.insert(at, new)
+                v.insert(max(0, min(n, i + (1 if after else 0))), new)
             elif 0 <= i < n:
                 v[i] = new
             elif create:
@@ -82,7 +81,7 @@ def _check_path_target(doc: Any) -> None:
 def _jsonb_set(cols: list[Col], n: int, ctx) -> Col:
     rows = zip(*(c.to_pylist() for c in cols)) if len(cols) == 4 else \
         ((d, p, v, True) for d, p, v in zip(*(c.to_pylist() for c in cols)))
-    out = []
+    out: list[str | None] = []
     for doc, path, new, create in rows:
         if None in (doc, path, new, create):
             out.append(None)
@@ -97,7 +96,7 @@ def _jsonb_set(cols: list[Col], n: int, ctx) -> Col:
 def _jsonb_insert(cols: list[Col], n: int, ctx) -> Col:
     rows = zip(*(c.to_pylist() for c in cols)) if len(cols) == 4 else \
         ((d, p, v, False) for d, p, v in zip(*(c.to_pylist() for c in cols)))
-    out = []
+    out: list[str | None] = []
     for doc, path, new, after in rows:
         if None in (doc, path, new, after):
             out.append(None)

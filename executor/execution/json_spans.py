@@ -9,7 +9,7 @@ lets the standard decoder find where a member ends.
 from __future__ import annotations
 
 import json
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
