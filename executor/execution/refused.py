@@ -48,7 +48,7 @@ REFUSED: dict[str, str] = {
         "pg_collation_for", "to_regcollation", "to_regoper", "to_regoperator", "pg_get_statisticsobjdef",
         "pg_index_column_has_property", "pg_index_has_property", "pg_indexam_has_property",
         "pg_describe_object", "pg_identify_object", "pg_identify_object_as_address", "pg_get_object_address",
-        "pg_get_catalog_foreign_keys", "pg_options_to_table", "pg_tablespace_databases")},
+        "pg_get_catalog_foreign_keys", "pg_tablespace_databases")},
     **{f: _SERVER for f in (
         "pg_conf_load_time", "pg_control_checkpoint", "pg_control_init", "pg_control_recovery",
         "pg_control_system", "pg_current_logfile", "pg_jit_available", "pg_notification_queue_usage",
