@@ -47,6 +47,11 @@ def _members(s: str, start: int):
         i = _skip(s, i + 1)
 
 
+def spans_of(s: str) -> list[tuple[str | int, int, int]]:
+    """(key or index, start, end) of each member of the top-level object or array."""
+    return list(_members(s, _skip(s, 0)))
+
+
 def _child(s: str, start: int, step: str | int) -> tuple[int, int] | None:
     """The span of one member: the last one of that key (as PostgreSQL's
     json operators pick), or the array element at an index (negative from the end)."""

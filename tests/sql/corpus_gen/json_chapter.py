@@ -97,8 +97,38 @@ def _over_table(ch: Chapter) -> None:
     ch.stmt(f"DROP TABLE {t}")
 
 
+def _set_returning(ch: Chapter) -> None:
+    ch.comment("the set-returning functions of the chapter, in FROM and in the select list")
+    for kind in ("json", "jsonb"):
+        for d in _docs(kind)[:3] + _docs(kind)[5:7] + _docs(kind)[-1:]:
+            ch.select(["*"], f"FROM {kind}_each({d}) ORDER BY 1", alias=False)
+            ch.select(["key", "value"], f"FROM {kind}_each_text({d}) ORDER BY 1")
+            ch.select(["*"], f"FROM {kind}_object_keys({d}) k ORDER BY 1", alias=False)
+            ch.select([f"{kind}_array_elements({d})"])
+            ch.select(["*"], f"FROM {kind}_array_elements_text({d}) WITH ORDINALITY e ORDER BY 2", alias=False)
+
+
+def _aggregates(ch: Chapter) -> None:
+    t = "{{p}}_jagg"
+    ch.comment("JSON aggregates over typed columns with NULLs")
+    ch.stmt(f"CREATE TABLE {t} (id int, k text, v numeric, j jsonb)")
+    ch.stmt(f"INSERT INTO {t} VALUES (1, 'a', 1.50, '{{\"x\": 1}}'), (2, 'b', NULL, NULL), (3, 'c', -2, '[1]'),"
+            " (4, 'a', 'NaN', '\"s\"')")
+    for e in ("json_agg(v ORDER BY id)", "jsonb_agg(v ORDER BY id)", "json_agg(j ORDER BY id)",
+              "jsonb_agg(j ORDER BY id)", "json_object_agg(k, v ORDER BY id)", "jsonb_object_agg(k, j ORDER BY id)",
+              "jsonb_agg(k) FILTER (WHERE v IS NULL)", "json_agg(id ORDER BY id) FILTER (WHERE false)"):
+        ch.select([e], f"FROM {t}")
+    ch.select(["k", "jsonb_agg(v ORDER BY id)"], f"FROM {t} GROUP BY k ORDER BY k")
+    ch.select(["json_object_agg(v, k)"], f"FROM {t} WHERE id = 1")
+    ch.select(["jsonb_object_agg(k, v)"], f"FROM {t} WHERE id = 2")
+    ch.select(["json_object_agg(j, k)"], f"FROM {t} WHERE id = 1")
+    ch.stmt(f"DROP TABLE {t}")
+
+
 def json(ch: Chapter) -> None:
     _operators(ch)
     _functions(ch)
     _constructors(ch)
+    _set_returning(ch)
+    _aggregates(ch)
     _over_table(ch)
