@@ -39,14 +39,18 @@ def _index(container: list, step: str, pos: int) -> int:
     return i + len(container) if i < 0 else i
 
 
+def _step(path: list, depth: int) -> tuple[str, bool]:
+    """One path element (22004 when NULL) and whether it is the last."""
+    if path[depth] is None:
+        raise PgError("22004", f"path element at position {depth + 1} is null")
+    return path[depth], depth + 1 == len(path)
+
+
 def _set(v: Any, path: list, new: Any, create: bool, insert: bool, after: bool, depth: int = 0) -> Any:
     """setPath: the document with the value at ``path`` replaced (or created, or inserted)."""
     if depth == len(path):
         return v
-    step = path[depth]
-    if step is None:
-        raise PgError("22004", f"path element at position {depth + 1} is null")
-    last = depth + 1 == len(path)
+    step, last = _step(path, depth)
     if isinstance(v, dict):
         if step in v:
             if last and insert:
@@ -276,3 +280,61 @@ def _sorted(v: dict) -> list:
 
 
 scalar("jsonb_pretty", sigs="jsonb -> text")(lambda d: _pretty(load(d)))
+
+
+def _delete_at(v: Any, path: list, depth: int) -> None:
+    step, last = _step(path, depth)
+    if isinstance(v, dict):
+        if step in v:
+            if last:
+                del v[step]
+            else:
+                _delete_at(v[step], path, depth + 1)
+    elif isinstance(v, list) and v:
+        i = _index(v, step, depth + 1)
+        if 0 <= i < len(v):
+            if last:
+                del v[i]
+            else:
+                _delete_at(v[i], path, depth + 1)
+
+
+def delete_path(doc: str, path: list) -> str:
+    """``#-``: drop the value at a path (a missing path leaves the document)."""
+    v = load(doc)
+    if not isinstance(v, (dict, list)):
+        raise PgError(INVALID_PARAMETER_VALUE, "cannot delete path in scalar")
+    if path:
+        _delete_at(v, path, 0)
+    return jsonb_text(v)
+
+
+_NULL_TREATMENTS = ("delete_key", "return_target", "use_json_null", "raise_exception")
+
+
+def _set_lax(doc, path, new, create=True, treatment="use_json_null"):
+    """jsonb_set_lax: jsonb_set, except that an SQL NULL new value follows
+    null_value_treatment (PostgreSQL checks the treatment only then)."""
+    if doc is None or path is None or create is None:
+        return None
+    if new is not None:
+        d = load(doc)
+        _check_path_target(d)
+        return jsonb_text(_set(d, list(path), load(new), bool(create), False, False))
+    if treatment is None or treatment not in _NULL_TREATMENTS:
+        raise PgError(INVALID_PARAMETER_VALUE, 'null_value_treatment must be "delete_key", "return_target", '
+                      '"use_json_null", or "raise_exception"')
+    if treatment == "raise_exception":
+        raise PgError("22004", "JSON value must not be null",
+                      detail="Exception was raised because null_value_treatment is \"raise_exception\".",
+                      hint="To avoid, either change the null_value_treatment argument or ensure that an SQL NULL "
+                           "is not passed.")
+    if treatment == "return_target":
+        return doc
+    if treatment == "delete_key":
+        return delete_path(doc, list(path))
+    return _set_lax(doc, path, "null", create)
+
+
+scalar("jsonb_set_lax", sigs="jsonb, text[], jsonb -> jsonb | jsonb, text[], jsonb, bool -> jsonb"
+       " | jsonb, text[], jsonb, bool, text -> jsonb", strict=False)(_set_lax)

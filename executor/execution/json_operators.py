@@ -13,7 +13,9 @@ from typing import Any
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import jsonb_text
 
-from .json_functions import load
+from .json_functions import delete_path, load
+
+__all__ = ["delete_path"]
 
 
 def _scalar_equal(x: Any, y: Any) -> bool:
@@ -82,38 +84,4 @@ def delete_index(doc: str, i: int) -> str:
     j = i + len(v) if i < 0 else i
     if 0 <= j < len(v):
         del v[j]
-    return jsonb_text(v)
-
-
-def _delete_at(v: Any, path: list, depth: int) -> None:
-    step = path[depth]
-    if step is None:
-        raise PgError("22004", f"path element at position {depth + 1} is null")
-    last = depth + 1 == len(path)
-    if isinstance(v, dict):
-        if step in v:
-            if last:
-                del v[step]
-            else:
-                _delete_at(v[step], path, depth + 1)
-    elif isinstance(v, list) and v:
-        try:
-            i = int(step)
-        except ValueError:
-            raise PgError("22P02", f"path element at position {depth + 1} is not an integer: \"{step}\"") from None
-        i = i + len(v) if i < 0 else i
-        if 0 <= i < len(v):
-            if last:
-                del v[i]
-            else:
-                _delete_at(v[i], path, depth + 1)
-
-
-def delete_path(doc: str, path: list) -> str:
-    """``#-``: drop the value at a path (a missing path leaves the document)."""
-    v = load(doc)
-    if not isinstance(v, (dict, list)):
-        raise PgError(INVALID_PARAMETER_VALUE, "cannot delete path in scalar")
-    if path:
-        _delete_at(v, path, 0)
     return jsonb_text(v)

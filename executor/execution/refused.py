@@ -27,7 +27,6 @@ REFUSED: dict[str, str] = {
     **{f: _RECORD for f in (
         "json_populate_record", "jsonb_populate_record", "json_populate_recordset", "jsonb_populate_recordset",
         "json_to_record", "jsonb_to_record", "json_to_recordset", "jsonb_to_recordset")},
-    "jsonb_set_lax": "splitstream does not implement jsonb_set_lax yet; use jsonb_set, or CASE with #- for NULL.",
     **{f: _STATS for f in ("corr", "covar_pop", "covar_samp", "regr_avgx", "regr_avgy", "regr_count",
                            "regr_intercept", "regr_r2", "regr_slope", "regr_sxx", "regr_sxy", "regr_syy")},
     **{f: _SNAPSHOT for f in (

@@ -66,6 +66,10 @@ def _functions(ch: Chapter) -> None:
         for p, v in itertools.product(("'{a}'", "'{b,0}'", "'{x}'", "'{0}'"), ("'9'", "'\"new\"'")):
             ch.select([f"jsonb_set({d}, {p}, {v})", f"jsonb_set({d}, {p}, {v}, false)"])
             ch.select([f"jsonb_insert({d}, {p}, {v})", f"jsonb_insert({d}, {p}, {v}, true)"])
+        for p in ("'{a}'", "'{b,0}'", "'{x}'"):
+            ch.select([f"jsonb_set_lax({d}, {p}, '7')", f"jsonb_set_lax({d}, {p}, NULL)"])
+            for how in ("'delete_key'", "'return_target'", "'use_json_null'", "'raise_exception'", "'bogus'"):
+                ch.select([f"jsonb_set_lax({d}, {p}, NULL, true, {how})"])
 
 
 def _constructors(ch: Chapter) -> None:
