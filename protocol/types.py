@@ -645,6 +645,11 @@ def _jsonb_out_value(v: Any) -> str:
     return _json_str(str(v))
 
 
+def jsonb_text(v: Any) -> str:
+    """jsonb_out of a parsed document (dicts, lists, Decimal numbers, str, bool, None)."""
+    return _jsonb_out_value(v)
+
+
 def _json_str(s: str) -> str:
     return _json.dumps(s, ensure_ascii=False)
 

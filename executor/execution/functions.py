@@ -33,6 +33,7 @@ import json
 
 from .privilege_functions import register_privilege_functions
 from .privileges import shown_current_user
+from .refused import REFUSED
 
 
 Impl = Callable[[list[Col], int, object], Col]
@@ -686,14 +687,9 @@ scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lamb
 scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
 scalar("pg_tablespace_location", sigs="oid -> text")(lambda o: "")
-scalar("row_to_json|to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
-scalar("to_jsonb", sigs="anyelement -> jsonb")(lambda v: _to_json(v))
-scalar("array_to_json", sigs="anyarray -> json")(lambda v: _to_json(v))
+scalar("row_to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
 scalar("json_typeof", sigs="json -> text")(lambda j: _json_typeof(j))
 scalar("jsonb_typeof", sigs="jsonb -> text")(lambda j: _json_typeof(j))
-scalar("json_array_length", sigs="json -> int4")(lambda j: len(_jload(j)))
-scalar("jsonb_array_length", sigs="jsonb -> int4")(lambda j: len(_jload(j)))
-scalar("jsonb_pretty", sigs="jsonb -> text")(lambda j: __import__("json").dumps(_jload(j), indent=4))
 
 
 def _jload(j):
@@ -750,6 +746,7 @@ NOT_IMPLEMENTED = {
                  "bloom_union", "set_agg", "set_cardinality", "keyed_min", "keyed_max", "first_values",
                  "bucket_agg", "bucket_cardinality", "bucket_ids", "bucket_cardinalities",
                  "exact_count_distinct")},
+    **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
        for f in ("combine", "output_of")},
 }

@@ -17,7 +17,7 @@ from splitstream.protocol import oids as type_oids
 
 from . import functions, privileges, signatures
 # the modules that register functions: importing this one loads the whole catalog
-from . import array_functions, binary_functions, datetime_functions, extract, math_functions, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
+from . import array_functions, binary_functions, datetime_functions, extract, json_functions, math_functions, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
 from . import sketches
 from .aggregates import AGGREGATES
 

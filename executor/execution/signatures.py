@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError
 
 AMBIGUOUS_FUNCTION = "42725"
 NO_MATCH_HINT = "No function matches the given name and argument types. You might need to add explicit type casts."
@@ -120,8 +120,9 @@ def can_coerce(src: int, dst: int) -> bool:
 
 
 def _element_type(arg_oids, expanded) -> int | None:
-    """The element type a polymorphic call binds (text when only unknown
-    literals say), or None when its arguments disagree."""
+    """The element type a polymorphic call binds, or None when its arguments
+    disagree; 42804 when only unknown literals fill its polymorphic arguments
+    (PostgreSQL will not guess anyelement from 'x')."""
     seen = set()
     for a, t in zip(arg_oids, expanded):
         if a == type_oids.UNKNOWN:
@@ -131,6 +132,8 @@ def _element_type(arg_oids, expanded) -> int | None:
         elif t == ANYARRAY:
             seen.add(type_oids.ELEMENT_OF[a])
     if not seen:
+        if any(t in (ANYELEMENT, ANYARRAY) for t in expanded):   # only unknown literals say
+            raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
         return type_oids.TEXT
     elem = seen.pop()
     for other in seen:

@@ -150,7 +150,8 @@ def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, n
             key, val = lists[k][i], lists[k + 1][i]
             if key is None:
                 raise PgError(INVALID_PARAMETER_VALUE, null_key.format(k + 1), hint=null_hint)
-            pairs.append(json.dumps(str(key)) + sep + ("null" if val is None else _to_json(val)))
+            embed = cols[k + 1].oid in (type_oids.JSON, type_oids.JSONB) and val is not None
+            pairs.append(json.dumps(str(key)) + sep + (val if embed else "null" if val is None else _to_json(val)))
         out.append("{" + ", ".join(pairs) + "}")
     return out
 

@@ -23,6 +23,15 @@ from . import expr, functions
 from .string_functions import object_texts
 
 
+#: the functions the binder hands to :func:`catalog_function` (they read the planner's catalog state)
+CATALOG_FUNCTIONS = frozenset({
+    "pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
+    "pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_get_serial_sequence", "to_regclass",
+    "pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "shobj_description", "pg_get_triggerdef",
+    "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable", "pg_column_is_updatable",
+    "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"})
+
+
 def _relation_named(planner, name: str):
     """pg_get_viewdef('name'): the relation a (possibly qualified) name denotes."""
     parts = [p.strip('"') for p in str(name).split(".")]

@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 
 from ..execution import expr
 from ..execution import functions
+from ..execution import json_functions, json_operators, json_spans
 from ..execution import signatures
 from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
 from ..execution.extract import extract_impl
@@ -35,8 +36,9 @@ from ..execution.array_functions import concat, extend, flat, stack
 from ..execution.posix_regex import similar_to_regex
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
-from splitstream.protocol.types import decode_text
+from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
+from ..execution.system_functions import CATALOG_FUNCTIONS
 
 
 @dataclass
@@ -426,7 +428,10 @@ class ExprBinder:
         return self._arith("+", n)
 
     def b_Sub(self, n):
-        return self._arith("-", n)
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if left.oid == type_oids.JSONB:
+            return self.jsonb_minus(self, left, right)
+        return self.p.arith("-", left, right)
 
     def b_Mul(self, n):
         return self._arith("*", n)
@@ -481,14 +486,14 @@ class ExprBinder:
                     if x is None or y is None:
                         out.append(None)
                         continue
-                    a, b = json.loads(x), json.loads(y)
+                    a, b = json_functions.load(x), json_functions.load(y)
                     if isinstance(a, dict) and isinstance(b, dict):
                         a.update(b)
                         res = a
                     else:
                         res = (a if isinstance(a, list) else [a]) + (b if isinstance(b, list) else [b])
 
-                    out.append(decode_text(type_oids.JSONB, json.dumps(res)))
+                    out.append(jsonb_text(res))
                 return Col.from_pylist(out, type_oids.JSONB)
 
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
@@ -857,7 +862,9 @@ class ExprBinder:
         oid_out = type_oids.TEXT if as_text else (a.oid if a.oid in (type_oids.JSON, type_oids.JSONB) else type_oids.JSONB)
 
         def follow(doc, keys):
-            v = json.loads(doc)
+            if a.oid == type_oids.JSON:
+                return json_spans.get(doc, keys, as_text)
+            v = json_functions.load(doc)
             for k in keys:
                 if isinstance(v, dict) and k in v:
                     v = v[k]
@@ -874,8 +881,8 @@ class ExprBinder:
             if as_text:
                 if v is None:
                     return None
-                return v if isinstance(v, str) else decode_text(type_oids.JSONB, json.dumps(v)) if not isinstance(v, bool) else ("true" if v else "false")
-            return decode_text(oid_out, json.dumps(v))
+                return v if isinstance(v, str) else jsonb_text(v)
+            return jsonb_text(v)
 
         def impl(cols, nrows, ctx):
             return Col.from_pylist([None if d is None or k is None else follow(d, k)
@@ -889,7 +896,7 @@ class ExprBinder:
             a, b = self.p.coerce(a, type_oids.JSONB), self.p.coerce(b, type_oids.JSONB)
 
             def impl(cols, nrows, ctx):
-                return Col.from_pylist([None if x is None or y is None else _jsonb_contains(json.loads(x), json.loads(y))
+                return Col.from_pylist([None if x is None or y is None else json_operators.jsonb_contains(x, y)
                                         for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], type_oids.BOOL)
 
             return expr.Func("jsonb_contains", impl, [a, b], type_oids.BOOL)
@@ -937,7 +944,11 @@ class ExprBinder:
         def get(doc, k):
             if doc is None or k is None:
                 return None
-            v = json.loads(doc)
+            if a.oid == type_oids.JSON:
+                return json_spans.member(doc, k, as_text)
+            v = json_functions.load(doc)
+            if not isinstance(v, (list, dict)) and isinstance(k, int):
+                v = [v]     # jsonb keeps a scalar as a one-element raw array: -> 0 finds it
             try:
                 if isinstance(v, list):
                     r = v[int(k)] if -len(v) <= int(k) < len(v) else None
@@ -947,13 +958,14 @@ class ExprBinder:
                     return None
             except (ValueError, TypeError):
                 return None
-            if r is None and not (isinstance(v, dict) and str(k) in v):
+            found = (isinstance(v, dict) and str(k) in v) or (isinstance(v, list) and -len(v) <= int(k) < len(v))
+            if not found:
                 return None
             if as_text:
                 if r is None:
                     return None
-                return r if isinstance(r, str) else json.dumps(r, separators=(", ", ": ")) if not isinstance(r, bool) else ("true" if r else "false")
-            return decode_text(oid_out, json.dumps(r))
+                return r if isinstance(r, str) else jsonb_text(r)
+            return jsonb_text(r)
 
         if isinstance(key, expr.Expr):
             def impl(cols, nrows, ctx):
@@ -1056,11 +1068,7 @@ class ExprBinder:
             return expr.Func("current_setting", impl2, args, type_oids.TEXT, volatile=True)
         if name in ("nextval", "currval", "setval", "lastval"):
             return self.p.sequence_func(name, [self.bind(a) for a in func_args(n)])
-        if name in ("pg_get_indexdef", "pg_get_constraintdef", "pg_get_viewdef", "obj_description", "col_description",
-                    "pg_relation_size", "pg_total_relation_size", "pg_table_size", "pg_get_serial_sequence",
-                    "to_regclass", "pg_get_partkeydef", "pg_get_statisticsobjdef_columns", "shobj_description",
-                    "pg_get_triggerdef", "pg_get_ruledef", "pg_get_functiondef", "pg_relation_is_updatable",
-                    "pg_column_is_updatable", "pg_get_keywords", "array_in", "pg_indexes_size", "pg_database_size"):
+        if name in CATALOG_FUNCTIONS:
             return self.p.catalog_func(name, [self.bind(a) for a in func_args(n)])
         if name in functions.REGISTRY and self.p.state.functions.get(name) and \
                 not self.p.user_exact_match(name, [self.bind(a).oid for a in func_args(n)]):
@@ -1088,17 +1096,6 @@ class ExprBinder:
         if oid == 0:
             oid = args[0].oid if args else type_oids.UNKNOWN
         return expr.Func(name, fd.impl_for(oid), args, oid, fd.volatile)
-
-
-def _jsonb_contains(a, b) -> bool:
-    """PostgreSQL's jsonb @> (containment, arrays as multisets of contained items)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return all(k in a and _jsonb_contains(a[k], v) for k, v in b.items())
-    if isinstance(a, list) and isinstance(b, list):
-        return all(any(_jsonb_contains(x, y) for x in a) for y in b)
-    if isinstance(a, list) and not isinstance(b, (dict, list)):
-        return any(x == b and type(x) is type(b) for x in a)
-    return a == b and type(a) is type(b)
 
 
 def bpchar_operands(op: str, left: expr.Expr, right: expr.Expr) -> tuple[expr.Expr, expr.Expr]:

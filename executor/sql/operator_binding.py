@@ -21,6 +21,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import UNDEFINED_FUNCTION, PgError
 
 from ..execution import expr
+from ..execution import json_operators as jop
 from .binder import ExprBinder
 
 _INTS = (type_oids.INT2, type_oids.INT4, type_oids.INT8)
@@ -127,12 +128,67 @@ def _array_operator(name: str, symbol: str):
     return bind
 
 
+def _jsonb_op(name: str, fn: Callable, right_oid: int, result: int) -> Callable:
+    """A jsonb operator's column function: NULL in, NULL out; ``fn`` per row."""
+    def impl(cols, nrows, ctx):
+        return Col.from_pylist([None if x is None or y is None else fn(x, y)
+                                for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist())], result)
+
+    def make(binder, left: expr.Expr, right: expr.Expr) -> expr.Expr:
+        left = binder.p.coerce(left, type_oids.JSONB)
+        right = binder.p.coerce(right, right_oid)
+        return expr.Func(name, impl, [left, right], result)
+
+    return make
+
+
+_TEXT_ARRAY = type_oids.ARRAY_OF[type_oids.TEXT]
+_JSONB_CONTAINED = _jsonb_op("jsonb_contained", lambda x, y: jop.jsonb_contains(y, x), type_oids.JSONB, type_oids.BOOL)
+#: jsonb - right operand: by the right operand's type (unknown literals are text)
+_JSONB_MINUS = {
+    type_oids.TEXT: _jsonb_op("jsonb_delete", lambda d, k: jop.delete_keys(d, [k]), type_oids.TEXT, type_oids.JSONB),
+    _TEXT_ARRAY: _jsonb_op("jsonb_delete", jop.delete_keys, _TEXT_ARRAY, type_oids.JSONB),
+    type_oids.INT4: _jsonb_op("jsonb_delete", jop.delete_index, type_oids.INT4, type_oids.JSONB),
+}
+
+
+def jsonb_minus(binder, left: expr.Expr, right: expr.Expr) -> expr.Expr | None:
+    """``jsonb - text | text[] | integer``, or None when the left is not jsonb."""
+    if left.oid != type_oids.JSONB:
+        return None
+    want = {type_oids.UNKNOWN: type_oids.TEXT, type_oids.VARCHAR: type_oids.TEXT, type_oids.INT2: type_oids.INT4}
+    make = _JSONB_MINUS.get(want.get(right.oid, right.oid))
+    if make is None:
+        raise _no_operator("-", [left.oid, right.oid])
+    return make(binder, left, right)
+
+
+def _contained_by(self, n):
+    left, right = self.bind(n.this), self.bind(n.expression)
+    if type_oids.JSONB in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.JSONB, type_oids.UNKNOWN}:
+        return _JSONB_CONTAINED(self, left, right)
+    return _ARRAY_CONTAINED(self, n)
+
+
+def _jsonb_rule(make: Callable) -> Callable:
+    def bind(self, n):
+        return make(self, self.bind(n.this), self.bind(n.expression))
+
+    return bind
+
+
+_ARRAY_CONTAINED = _array_operator("arraycontained", "<@")
+
 _RULES: dict[str, Callable] = {
     "b_BitwiseAnd": _bit_binary, "b_BitwiseOr": _bit_binary, "b_BitwiseXor": _bit_binary,
     "b_BitwiseLeftShift": _shift, "b_BitwiseRightShift": _shift, "b_BitwiseNot": _bit_not,
     "b_Sqrt": _float_prefix("sqrt", "|/"), "b_Cbrt": _float_prefix("cbrt", "||/"), "b_Abs": _abs,
-    "b_ArrayContainedBy": _array_operator("arraycontained", "<@"),
+    "b_ArrayContainedBy": _contained_by,
+    "b_JSONBDeleteAtPath": _jsonb_rule(_jsonb_op("jsonb_delete_path", jop.delete_path, _TEXT_ARRAY, type_oids.JSONB)),
+    "b_JSONBContainsAnyTopKeys": _jsonb_rule(_jsonb_op("jsonb_exists_any", jop.has_any, _TEXT_ARRAY, type_oids.BOOL)),
+    "b_JSONBContainsAllTopKeys": _jsonb_rule(_jsonb_op("jsonb_exists_all", jop.has_all, _TEXT_ARRAY, type_oids.BOOL)),
     "b_ArrayOverlaps": _array_operator("arrayoverlap", "&&"),
 }
 for _name, _rule in _RULES.items():
     setattr(ExprBinder, _name, _rule)
+ExprBinder.jsonb_minus = staticmethod(jsonb_minus)  # type: ignore[attr-defined]

@@ -10,14 +10,12 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
 from ..execution import operators
-import json
 from ..execution.datetime_ops import add_interval
-from ..execution import expr, functions, signatures
+from ..execution import expr, functions, json_sets, signatures
 from ..execution.array_functions import flat
 from ..execution.posix_regex import regexp_matches, regexp_split
 from ..execution.functions import string_to_array
 from .binder import ExprBinder, Scope
-from splitstream.protocol.types import decode_text
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
              "json_object_keys", "regexp_split_to_table", "jsonb_each", "json_each", "jsonb_each_text", "json_each_text",
@@ -125,16 +123,15 @@ def srf_impl(planner, name: str, args):
         oid = type_oids.TEXT if text else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def fn3(vals, ctx):
-            v = json.loads(vals[0]) if vals[0] is not None else []
-            out = [(x if isinstance(x, str) else json.dumps(x)) if text else decode_text(oid, json.dumps(x)) for x in v]
+            out = [] if vals[0] is None else [v for _, v in json_sets.members(name, vals[0])]
             c = Col.from_pylist(out, oid)
             return Batch([c], len(c))
 
         return fn3, oid
     if name in ("jsonb_object_keys", "json_object_keys"):
         def fn4(vals, ctx):
-            v = json.loads(vals[0]) if vals[0] is not None else {}
-            c = Col.from_pylist(list(v.keys()), type_oids.TEXT)
+            c = Col.from_pylist([] if vals[0] is None else [k for k, _ in json_sets.members(name, vals[0])],
+                                type_oids.TEXT)
             return Batch([c], len(c))
 
         return fn4, type_oids.TEXT
@@ -190,9 +187,8 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
         voids = type_oids.TEXT if name.endswith("_text") else (type_oids.JSONB if name.startswith("jsonb") else type_oids.JSON)
 
         def each(vals, ctx):
-            d = json.loads(vals[0]) if vals[0] is not None else {}
-            ks = list(d.keys())
-            vs = [(v if isinstance(v, str) else json.dumps(v)) if voids == type_oids.TEXT else decode_text(voids, json.dumps(v)) for v in d.values()]
+            items = [] if vals[0] is None else json_sets.members(name, vals[0])
+            ks, vs = [k for k, _ in items], [v for _, v in items]
             return Batch([Col.from_pylist(ks, type_oids.TEXT), Col.from_pylist(vs, voids)], len(ks))
 
         out = [operators.OutCol(colaliases[0] if colaliases else "key", type_oids.TEXT), operators.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
@@ -212,8 +208,13 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
     if name == "unnest" and len(args) > 1:
         return _unnest_arrays(args, colaliases)
     fn, oid = srf_impl(planner, name, args)
-    colname = colaliases[0] if colaliases else (alias or name)
+    colname = colaliases[0] if colaliases else (_OUT_NAMES.get(name) or alias or name)
     return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])
+
+
+#: functions whose one result column is a named OUT parameter: a table alias does not rename it
+_OUT_NAMES = {"json_array_elements": "value", "jsonb_array_elements": "value", "json_array_elements_text": "value",
+              "jsonb_array_elements_text": "value"}
 
 
 def _unnest_arrays(args, colaliases) -> operators.Op:

@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 from typing import Callable
 
-from . import chapters
+from . import chapters, json_chapter
 from .writer import Chapter
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -28,6 +28,7 @@ FILES: dict[str, tuple[str, Callable[[Chapter], None]]] = {
     "87_gen_windows": ("Window functions, aliased and unaliased", chapters.windows),
     "88_gen_srf": ("Set returning functions", chapters.srfs),
     "89_gen_sysinfo": ("System information functions", chapters.sysinfo),
+    "90_gen_json": ("JSON functions and operators", json_chapter.json),
 }
 
 
