@@ -136,20 +136,23 @@ def apply_filters(est: ItemEstimate, filters: list[expr.Expr]) -> ItemEstimate:
     """``est`` after the single-item conditions ``filters`` (bound to the item)."""
     if not filters:
         return est
+    return ItemEstimate(est.rows * selectivity(est, filters), est.ndv, est.sample, est.base_rows)
+
+
+def selectivity(est: ItemEstimate, filters: list[expr.Expr]) -> float:
+    """The fraction of the item's sample on which all of ``filters`` hold."""
+    if est.sample is None or est.sample.n == 0:
+        return DEFAULT_SELECTIVITY ** len(filters)
     sel = 1.0
-    if est.sample is not None and est.sample.n > 0:
-        mask = np.ones(est.sample.n, dtype=bool)
-        for f in filters:
-            m = _truth(f, est.sample)
-            if m is None:
-                sel *= DEFAULT_SELECTIVITY
-            else:
-                mask &= m
-        # a filter no sampled row meets still lets some rows through: half a sampled row's worth
-        sel *= max(float(mask.sum()), 0.5) / est.sample.n
-    else:
-        sel = DEFAULT_SELECTIVITY ** len(filters)
-    return ItemEstimate(est.rows * sel, est.ndv, est.sample, est.base_rows)
+    mask = np.ones(est.sample.n, dtype=bool)
+    for f in filters:
+        m = _truth(f, est.sample)
+        if m is None:
+            sel *= DEFAULT_SELECTIVITY
+        else:
+            mask &= m
+    # a filter no sampled row meets still lets some rows through: half a sampled row's worth
+    return sel * max(float(mask.sum()), 0.5) / est.sample.n
 
 
 def _truth(f: expr.Expr, sample: Batch) -> np.ndarray | None:

@@ -21,7 +21,7 @@ from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, ident
 from .base import PlannerBase
 from . import cardinality, join_order
-from .quals import split_conjuncts
+from .quals import disjuncts, split_conjuncts
 
 
 class JoinPlanner(PlannerBase):
@@ -62,6 +62,7 @@ class JoinPlanner(PlannerBase):
         evaluated on samples) and the conditions linking them."""
         filters: list[list[expr.Expr]] = [[] for _ in planned]
         graph = join_order.JoinGraph([])
+        spanning = []
         for c in where_conj:
             refs = self._item_refs(c, planned)
             if refs is None:
@@ -77,10 +78,33 @@ class JoinPlanner(PlannerBase):
             elif isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column) and len(refs) == 2:
                 graph.eq_keys.append((mask, (refs[0], refs[1])))
             else:
-                graph.others.append(mask)
+                spanning.append((mask, c))
         for (op, _), fs in zip(planned, filters):
             graph.items.append(cardinality.apply_filters(cardinality.estimate_item(op, self.state), fs))
+        graph.others = [(mask, self._spanning_selectivity(c, planned, graph.items)) for mask, c in spanning]
         return graph
+
+    def _spanning_selectivity(self, c, planned, items) -> float:
+        """A condition over several items that is no join key.  An OR of
+        per-item conjunctions (TPC-H Q7's ``n1 = 'FRANCE' AND n2 = 'GERMANY'
+        OR ...``) is estimated as the sum over its branches of the product
+        of each part's selectivity on its item's sample; anything else
+        gets the default."""
+        branches = disjuncts(c)
+        if len(branches) < 2 or join_order.has_parameters(c):
+            return cardinality.DEFAULT_SELECTIVITY
+        total = 0.0
+        for b in branches:
+            sel = 1.0
+            for part in split_conjuncts(b.this if isinstance(b, exp.Paren) else b):
+                refs = self._item_refs(part, planned)
+                ks = {k for k, _ in refs or []}
+                bound = self._bind_quietly(part, planned[ks.pop()][1]) if len(ks) == 1 else None
+                if bound is None:
+                    return cardinality.DEFAULT_SELECTIVITY
+                sel *= cardinality.selectivity(items[next(k for k, _ in refs or [])], [bound])
+            total += sel
+        return min(total, 1.0)
 
     def _item_refs(self, c, planned) -> list[tuple[int, int]] | None:
         """(item, column index) of each column ``c`` names, or None when one
