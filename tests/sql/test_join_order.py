@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
+
+from splitstream.catalog.datatypes.vector import Batch, Col
 
 from splitstream.executor.sql.planner import join_order
 from splitstream.executor.sql.planner.cardinality import ItemEstimate
 from tests.support.engine import open_engine, plain_session, result_rows
 
 
+class _Known:
+    """A table sample stand-in with given distinct counts."""
+
+    def __init__(self, ndv):
+        self.ndv_of, self.batch = ndv, Batch([Col(np.zeros(1, np.int64), None, 20)] * len(ndv), 1)
+
+    def ndv(self, i):
+        return self.ndv_of[i]
+
+
 def _graph(rows, ndvs, edges):
-    items = [ItemEstimate(r, list(n)) for r, n in zip(rows, ndvs)]
+    items = [ItemEstimate(r, _Known(list(n))) for r, n in zip(rows, ndvs)]
     g = join_order.JoinGraph(items)
     for (a, ca), (b, cb) in edges:
         g.eq_keys.append(((1 << a) | (1 << b), ((a, ca), (b, cb))))

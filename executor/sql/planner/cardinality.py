@@ -42,22 +42,36 @@ DEFAULT_SELECTIVITY = 1.0 / 3.0
 #: an input smaller than this is not worth sampling: it is its own sample
 SMALL_TABLE = SAMPLE_ROWS
 
-_samples: dict[int, tuple[Any, Batch]] = {}
+class TableSample:
+    """A table snapshot's planning sample, and its columns' distinct counts
+    (computed the first time a join key asks)."""
+
+    def __init__(self, batch: Batch, total: float) -> None:
+        self.batch = batch
+        self.total = total
+        self._ndv: dict[int, float | None] = {}
+
+    def ndv(self, i: int) -> float | None:
+        if i not in self._ndv:
+            self._ndv[i] = _ndv(self.batch.cols[i], self.total)
+        return self._ndv[i]
+
+
+_samples: dict[int, tuple[Any, TableSample]] = {}
 _lock = threading.Lock()
 
 
-def table_sample(rel, tv) -> Batch:
+def table_sample(rel, tv) -> TableSample:
     """A seeded uniform sample of the live rows of snapshot ``tv`` of ``rel``."""
     with _lock:
         hit = _samples.get(rel.oid)
         if hit is not None and hit[0] is tv:
             return hit[1]
-    ids = _sample_ids(tv)
-    cols = _gather(tv, ids)
-    batch = Batch(cols, len(cols[0]) if cols else 0)
+    cols = _gather(tv, _sample_ids(tv))
+    sample = TableSample(Batch(cols, len(cols[0]) if cols else 0), float(tv.n_live()))
     with _lock:
-        _samples[rel.oid] = (tv, batch)
-    return batch
+        _samples[rel.oid] = (tv, sample)
+    return sample
 
 
 def _sample_ids(tv) -> np.ndarray:
@@ -91,18 +105,20 @@ def _gather(tv, ids: np.ndarray) -> list[Col]:
 
 class ItemEstimate:
     """What the join-order search knows of one FROM item: its rows after its
-    own filters, and per output column a distinct count (None: unknown)."""
+    own filters, and (for a table) its sample, which has distinct counts."""
 
-    def __init__(self, rows: float, ndv: list[float | None], sample: Batch | None = None,
-                 base_rows: float | None = None) -> None:
+    def __init__(self, rows: float, table: TableSample | None = None, base_rows: float | None = None) -> None:
         self.rows = max(rows, 1.0)
-        self.ndv = ndv
-        self.sample = sample
+        self.table = table
         self.base_rows = rows if base_rows is None else base_rows
+
+    @property
+    def sample(self) -> Batch | None:
+        return self.table.batch if self.table is not None else None
 
     def key_ndv(self, idx: int) -> float:
         """Distinct values of column ``idx`` among the filtered rows."""
-        d = self.ndv[idx] if 0 <= idx < len(self.ndv) else None
+        d = self.table.ndv(idx) if self.table is not None and 0 <= idx < len(self.table.batch.cols) else None
         if d is None:
             return self.rows           # unknown: assume a key
         # filtering keeps a value with the chance that any of its rows survives
@@ -114,29 +130,38 @@ def estimate_item(op: operators.Op, state) -> ItemEstimate:
     scan = op if isinstance(op, operators.TableScan) else None
     tv = state.data.get(scan.rel.oid) if scan is not None and getattr(state, "data", None) is not None else None
     if scan is None or tv is None or scan.with_positions:
-        rows = op_rows(op, state)
-        return ItemEstimate(rows, [None] * len(op.out))
-    n = float(tv.n_live())
+        return ItemEstimate(op_rows(op, state))
     sample = table_sample(scan.rel, tv)
-    ndv = [_ndv(c, n) for c in sample.cols]
-    return ItemEstimate(n, ndv, sample, n)
+    return ItemEstimate(sample.total, sample)
 
 
 def _ndv(col: Col, total: float) -> float | None:
+    """The column's distinct count: Haas and Stokes' Duj1 estimator (what
+    PostgreSQL's ANALYZE uses) on the sample's value hashes."""
     if len(col) == 0 or col.oid in column_stats.NO_EQUALITY:
         return None
     try:
-        d = column_stats.compute(col, total, targets=1).n_distinct
-    except (TypeError, ValueError):
+        hashes = column_stats.hash_values(col)
+    except (KeyError, TypeError, ValueError):      # a type the sketches do not hash
         return None
-    return -d * total if d < 0 else max(d, 1.0)
+    n = len(hashes)
+    if n == 0:
+        return None
+    _, counts = np.unique(hashes, return_counts=True)
+    d, f1 = float(len(counts)), float((counts == 1).sum())
+    big_n = total * n / len(col)
+    if n >= big_n or f1 == 0:
+        return d
+    if f1 == d:
+        return big_n                   # all unique: a key
+    return min(max(n * d / ((n - f1) + f1 * n / big_n), d), big_n)
 
 
 def apply_filters(est: ItemEstimate, filters: list[expr.Expr]) -> ItemEstimate:
     """``est`` after the single-item conditions ``filters`` (bound to the item)."""
     if not filters:
         return est
-    return ItemEstimate(est.rows * selectivity(est, filters), est.ndv, est.sample, est.base_rows)
+    return ItemEstimate(est.rows * selectivity(est, filters), est.table, est.base_rows)
 
 
 def selectivity(est: ItemEstimate, filters: list[expr.Expr]) -> float:
