@@ -117,3 +117,18 @@ def test_many_items_fall_back_to_greedy(es):
     items = ", ".join(f"small s{i}" for i in range(n))
     conds = " AND ".join(f"s{i}.g = s{i + 1}.g" for i in range(n - 1))
     assert result_rows(es, f"SELECT count(*) FROM {items} WHERE {conds}") == [(10,)]
+
+
+def test_numeric_filter_is_estimated_on_the_sample(es):
+    # a numeric(p,s) filter evaluated on the sample, in the form the scan hands it to filters
+    es.execute_sql("CREATE TABLE priced (k int, price numeric(15,2))")
+    es.execute_sql("INSERT INTO priced SELECT i % 500, (i % 100) + 0.25 FROM generate_series(0, 9999) i")
+    q = ("SELECT count(*) FROM priced, mid, small WHERE priced.k = mid.k AND mid.g = small.g "
+         "AND priced.price < 5.00")
+    lines = [r[0] for r in result_rows(es, "EXPLAIN ANALYZE " + q)]
+    for ln in lines:
+        m = re.search(r"Join\s+\(rows=(\d+)\)\s+\(actual rows=(\d+)", ln)
+        if m is not None:
+            est, actual = int(m.group(1)), int(m.group(2))
+            assert actual / 2 <= est <= actual * 2, lines      # the default 1/3 would be 6x off
+    assert result_rows(es, q) == [(sum(1 for i in range(10000) if i % 100 < 5),)]

@@ -61,16 +61,20 @@ _samples: dict[int, tuple[Any, TableSample]] = {}
 _lock = threading.Lock()
 
 
-def table_sample(rel, tv) -> TableSample:
-    """A seeded uniform sample of the live rows of snapshot ``tv`` of ``rel``."""
+def table_sample(scan: operators.TableScan, tv) -> TableSample:
+    """A seeded uniform sample of the live rows of snapshot ``tv`` of the
+    scanned table, with its columns as the scan hands them to filters
+    (numeric(p,s) as scaled integers)."""
+    oid = scan.rel.oid
     with _lock:
-        hit = _samples.get(rel.oid)
+        hit = _samples.get(oid)
         if hit is not None and hit[0] is tv:
             return hit[1]
     cols = _gather(tv, _sample_ids(tv))
-    sample = TableSample(Batch(cols, len(cols[0]) if cols else 0), float(tv.n_live()))
+    batch = scan._fixed(Batch(cols, len(cols[0]) if cols else 0))   # noqa: SLF001 - the scan's own column form
+    sample = TableSample(batch, float(tv.n_live()))
     with _lock:
-        _samples[rel.oid] = (tv, sample)
+        _samples[oid] = (tv, sample)
     return sample
 
 
@@ -131,7 +135,7 @@ def estimate_item(op: operators.Op, state) -> ItemEstimate:
     tv = state.data.get(scan.rel.oid) if scan is not None and getattr(state, "data", None) is not None else None
     if scan is None or tv is None or scan.with_positions:
         return ItemEstimate(op_rows(op, state))
-    sample = table_sample(scan.rel, tv)
+    sample = table_sample(scan, tv)
     return ItemEstimate(sample.total, sample)
 
 
