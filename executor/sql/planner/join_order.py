@@ -25,6 +25,8 @@ from .cardinality import ItemEstimate
 
 #: groups up to this many items are ordered by dynamic programming
 DP_LIMIT = 10
+#: what building a hash table over a join result costs per row, against one over a scan
+BUILD_GATHER = 4.0
 
 
 @dataclass
@@ -119,12 +121,19 @@ def _best_split(s: int, low: int, best: dict[int, Plan], near: list[int]) -> Pla
             s2 = s ^ s1
             p1, p2 = best.get(s1), best.get(s2)
             if p1 is not None and p2 is not None and near[s1] & s2:
-                probe, build = (s1, s2) if p1.rows >= p2.rows else (s2, s1)
-                cost = p1.cost + p2.cost + min(p1.rows, p2.rows)
-                if found is None or cost < found.cost:
-                    found = Plan(cost, 0.0, probe, build)
+                for probe, build in ((s1, s2), (s2, s1)):
+                    cost = p1.cost + p2.cost + _build_cost(build, best[build].rows)
+                    if found is None or cost < found.cost:
+                        found = Plan(cost, 0.0, probe, build)
         s1 = (s1 - 1) & s
     return found
+
+
+def _build_cost(mask: int, rows: float) -> float:
+    """A hash table over a table's scan is built from arrays it already
+    has; over a join result, every column is gathered into a new batch
+    first (the probe side gathers lazily), so such builds cost more."""
+    return rows if mask & (mask - 1) == 0 else rows * BUILD_GATHER
 
 
 def _tree(best: dict[int, Plan], s: int):
