@@ -1223,6 +1223,9 @@ def explain_lines(op: Op, run=None, depth: int = 0) -> list[str]:
     execution's :class:`ExecutionRun`) each operator's rows and time."""
     pad = "  " * depth + ("->  " if depth else "")
     line = pad + op.label()
+    est = getattr(op, "est_rows", None)      # the planner's estimate, where it made one
+    if est is not None:
+        line += f"  (rows={est})"
     if run is not None:
         line += f" (actual rows={run.rows(op)} time={run.seconds(op) * 1000:.3f} ms)"
     out = [line]

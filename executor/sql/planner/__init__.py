@@ -15,6 +15,9 @@ the others, and callers elsewhere call any step, as ``planner.method``):
 - ``query``: query entry point, WITH / CTEs, set operations, VALUES
 - ``from_clause``: FROM items and scans
 - ``joins``: join construction, join keys, filter pushdown
+- ``join_order`` / ``cardinality``: the cost-based order of ``FROM a, b, c``
+  groups (DP over connected subsets) and the row estimates it uses (filters
+  run on table samples, join sizes from key distinct counts)
 - ``select_list``: one SELECT: WHERE, select list, SRFs, DISTINCT, ORDER BY, LIMIT
 - ``grouping``: GROUP BY, grouping sets, HAVING, post-aggregation binding
 - ``agg_calls``: one aggregate call to an ``AggSpec``

@@ -20,17 +20,123 @@ from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, ident
 from .base import PlannerBase
-from .quals import split_conjuncts
+from . import cardinality, join_order
+from .quals import disjuncts, split_conjuncts
 
 
 class JoinPlanner(PlannerBase):
     """Join construction and filter pushdown."""
 
     def _join_comma_items(self, planned, outer, where_conj):
+        """Join ``FROM a, b, c`` in the order the cost-based search picks
+        (``join_order``), else greedily.  The columns are put back in FROM
+        order afterwards (``*``)."""
+        tree = graph = None
+        if not any(self._is_stream(op) for op, _ in planned):
+            graph = self._join_graph(planned, where_conj)
+            tree = join_order.best_tree(graph)
+        if tree is None or graph is None:
+            return self._join_greedily(planned, outer, where_conj)
+        op, scope = self._build_tree(tree, graph, planned, outer, where_conj)
+        order = join_order.leaves(tree)
+        if order == sorted(order):
+            return op, scope
+        return _restore_from_order(op, scope, planned, order)
+
+    def _build_tree(self, tree, graph, planned, outer, where_conj):
+        """The join operators of a ``(probe, build)`` tree, each marked with
+        its estimated rows (EXPLAIN shows them)."""
+        if isinstance(tree, int):
+            op, scope = planned[tree]
+            op.est_rows = round(graph.items[tree].base_rows)
+            return op, scope
+        lop, lscope = self._build_tree(tree[0], graph, planned, outer, where_conj)
+        rop, rscope = self._build_tree(tree[1], graph, planned, outer, where_conj)
+        op, scope = self.join(lop, lscope, rop, rscope, "cross", None, outer, where_conj)
+        mask = sum(1 << k for k in join_order.leaves(tree))
+        op.est_rows = round(join_order.subset_rows(graph, mask))
+        return op, scope
+
+    def _join_graph(self, planned, where_conj) -> join_order.JoinGraph:
+        """The items' estimates (filtered by their own WHERE conditions,
+        evaluated on samples) and the conditions linking them."""
+        filters: list[list[expr.Expr]] = [[] for _ in planned]
+        graph = join_order.JoinGraph([])
+        spanning = []
+        for c in where_conj:
+            refs = self._item_refs(c, planned)
+            if refs is None:
+                continue
+            mask = 0
+            for k, _ in refs:
+                mask |= 1 << k
+            if mask & (mask - 1) == 0:
+                if mask and not join_order.has_parameters(c):
+                    bound = self._bind_quietly(c, planned[mask.bit_length() - 1][1])
+                    if bound is not None:
+                        filters[mask.bit_length() - 1].append(bound)
+            elif isinstance(c, exp.EQ) and isinstance(c.this, exp.Column) and isinstance(c.expression, exp.Column) and len(refs) == 2:
+                graph.eq_keys.append((mask, (refs[0], refs[1])))
+            else:
+                spanning.append((mask, c))
+        for (op, _), fs in zip(planned, filters):
+            graph.items.append(cardinality.apply_filters(cardinality.estimate_item(op, self.state), fs))
+        graph.others = [(mask, self._spanning_selectivity(c, planned, graph.items)) for mask, c in spanning]
+        return graph
+
+    def _spanning_selectivity(self, c, planned, items) -> float:
+        """A condition over several items that is no join key.  An OR of
+        per-item conjunctions (TPC-H Q7's ``n1 = 'FRANCE' AND n2 = 'GERMANY'
+        OR ...``) is estimated as the sum over its branches of the product
+        of each part's selectivity on its item's sample; anything else
+        gets the default."""
+        branches = disjuncts(c)
+        if len(branches) < 2 or join_order.has_parameters(c):
+            return cardinality.DEFAULT_SELECTIVITY
+        total = 0.0
+        for b in branches:
+            sel = 1.0
+            for part in split_conjuncts(b.this if isinstance(b, exp.Paren) else b):
+                refs = self._item_refs(part, planned)
+                ks = {k for k, _ in refs or []}
+                bound = self._bind_quietly(part, planned[ks.pop()][1]) if len(ks) == 1 else None
+                if bound is None:
+                    return cardinality.DEFAULT_SELECTIVITY
+                sel *= cardinality.selectivity(items[next(k for k, _ in refs or [])], [bound])
+            total += sel
+        return min(total, 1.0)
+
+    def _item_refs(self, c, planned) -> list[tuple[int, int]] | None:
+        """(item, column index) of each column ``c`` names, or None when one
+        is not found in exactly one item (outer references, ambiguity) or
+        ``c`` holds a subquery."""
+        if c.find(exp.Subquery, exp.Exists, exp.Select) is not None:
+            return None
+        refs = []
+        for col in c.find_all(exp.Column):
+            name = ident(col.this) if isinstance(col.this, exp.Identifier) else None
+            table = ident(col.args.get("table")) if col.args.get("table") else None
+            if name is None:
+                return None
+            hits = [(k, found[0]) for k, (_, sc) in enumerate(planned) for found in [sc.find(name, table)] if found]
+            if len(hits) != 1 or len(planned[hits[0][0]][1].find(name, table)) != 1:
+                return None
+            refs.append(hits[0])
+        return refs
+
+    def _bind_quietly(self, c, scope: Scope) -> expr.Expr | None:
+        """``c`` bound to one item's columns, for estimation only (a copy: the
+        real binding happens when the filter is placed)."""
+        try:
+            return self.coerce(ExprBinder(self, scope, context="WHERE").bind(c.copy()), type_oids.BOOL)
+        except PgError:
+            return None
+
+    def _join_greedily(self, planned, outer, where_conj):
         """Join ``FROM a, b, c`` greedily: next comes the first item that a
         WHERE conjunct connects to what is joined so far, so a written order
         like TPC-H Q2's ``part, supplier, partsupp`` never builds a cross
-        product.  The columns are put back in FROM order afterwards (``*``)."""
+        product."""
         remaining = list(range(1, len(planned)))
         op, scope = planned[0]
         order = [0]

@@ -21,11 +21,11 @@ def split_conjuncts(node: exp.Expr | None) -> list[exp.Expr]:
     return [node]
 
 
-def _disjuncts(node: exp.Expr) -> list[exp.Expr]:
+def disjuncts(node: exp.Expr) -> list[exp.Expr]:
     while isinstance(node, exp.Paren):
         node = node.this
     if isinstance(node, exp.Or):
-        return _disjuncts(node.this) + _disjuncts(node.expression)
+        return disjuncts(node.this) + disjuncts(node.expression)
     return [node]
 
 
@@ -35,7 +35,7 @@ def factor_ors(conjuncts: list[exp.Expr]) -> list[exp.Expr]:
     (TPC-H Q19 has its only join condition inside each OR branch)."""
     out: list[exp.Expr] = []
     for c in conjuncts:
-        ds = _disjuncts(c)
+        ds = disjuncts(c)
         if len(ds) < 2:
             out.append(c)
             continue
