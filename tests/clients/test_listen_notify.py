@@ -252,6 +252,7 @@ def test_view_notify_on_spark_partial_merge(ss_server, unique_name):
         counts, sums = [3, 1], [30, 5]
         payload = dict(fingerprint=desc["fingerprint"], view_oid=desc["views"][0]["oid"], pipeline=0, groups=2,
                        keys=[[1, 2]], rows=counts, states=[{"cnt": counts}, {"sum": sums, "cnt": counts}])
-        conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (s, "k1", json.dumps(payload)))
+        # the batch key is the server's (Spark exactly-once): unique, as other tests share the server
+        conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (s, unique_name("key"), json.dumps(payload)))
         assert [p for _c, p, _pid in _received(listener, timeout=2)] == [f"{s}_v"]
         assert listener.execute(f"SELECT k, n, sx FROM {s}_v ORDER BY k").fetchall() == [(1, 3, 30), (2, 1, 5)]
