@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from .token_cursor import TokenCursor
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_FUNCTION_DEFINITION, SYNTAX_ERROR, PgError
 
 _LEX = re.compile(r"""
@@ -71,15 +72,11 @@ def lex(text: str) -> list[Tok]:
         pos = m.end()
 
 
-class Reader:
+class Reader(TokenCursor[Tok]):
     def __init__(self, text: str) -> None:
         self.text = text.strip().rstrip(";").rstrip()
         self.toks = lex(self.text)
         self.i = 0
-
-    def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
 
     def at(self, *words: str) -> bool:
         for k, w in enumerate(words):
@@ -87,26 +84,6 @@ class Reader:
             if t is None or not (t.text == w and t.kind in ("word", "punct", "op")):
                 return False
         return True
-
-    def accept(self, *words: str) -> bool:
-        if self.at(*words):
-            self.i += len(words)
-            return True
-        return False
-
-    def expect(self, *words: str) -> None:
-        if not self.accept(*words):
-            raise self.error()
-
-    def next(self) -> Tok:
-        t = self.peek()
-        if t is None:
-            raise self.error()
-        self.i += 1
-        return t
-
-    def done(self) -> bool:
-        return self.i >= len(self.toks)
 
     def error(self) -> PgError:
         t = self.peek()

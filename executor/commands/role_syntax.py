@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from .token_cursor import TokenCursor
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 _TOKEN = re.compile(r"""\s*(?:('(?:[^']|'')*')|("(?:[^"]|"")*")|(-?\d+)|([A-Za-z_][\w$]*)|(\S))""")
@@ -47,43 +48,15 @@ def tokens(text: str) -> list[Tok]:
     return out
 
 
-class Reader:
+class Reader(TokenCursor[Tok]):
     """A cursor over tokens with PostgreSQL-like syntax errors."""
 
     def __init__(self, text: str) -> None:
         self.toks = tokens(text)
         self.i = 0
 
-    def peek(self, k: int = 0) -> Tok | None:
-        j = self.i + k
-        return self.toks[j] if j < len(self.toks) else None
-
     def at(self, *words: str) -> bool:
         return all(self.peek(k) == w for k, w in enumerate(words))
-
-    def accept(self, *words: str) -> bool:
-        if self.at(*words):
-            self.i += len(words)
-            return True
-        return False
-
-    def expect(self, *words: str) -> None:
-        if not self.accept(*words):
-            raise self.error()
-
-    def next(self) -> Tok:
-        t = self.peek()
-        if t is None:
-            raise self.error()
-        self.i += 1
-        return t
-
-    def done(self) -> bool:
-        return self.i >= len(self.toks)
-
-    def end(self) -> None:
-        if not self.done():
-            raise self.error()
 
     def error(self) -> PgError:
         t = self.peek()
