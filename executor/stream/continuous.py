@@ -38,7 +38,9 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
-from . import retention, sessions
+from . import retention, sessions, view_states
+from ..execution import combine as combine_states
+from .panes import copy_table
 from .signature import PipelinePool, aggregate_order
 from . import sliding
 
@@ -248,6 +250,8 @@ class StreamPipeline:
         #: statement's rows into their pane, and where arrival_timestamp is in the scan
         self.inner: StreamPipeline | None = None
         self.arrival_idx = -1
+        #: set (under the view's lock) while a read for combine() runs: results carry their states
+        self.want_states = False
         if self.keep is not None:
             for op, cols in self.keep_right.items():
                 if op in self.builds:       # the kept build side: drop what no one reads
@@ -329,10 +333,15 @@ class StreamPipeline:
         """The grouping's rows for a read: the live panes combined at the
         read's clock for a sliding window, the unexpired groups for a TTL."""
         if self.window is not None:
-            return self.window.result(sliding.now_us(ctx))
-        if self.ttl is not None:
-            self.expire(sliding.now_us(ctx))
-        return self.global_.result()
+            table = self.window.result_table(sliding.now_us(ctx))
+        else:
+            if self.ttl is not None:
+                self.expire(sliding.now_us(ctx))
+            table = copy_table(self.global_) if self.want_states else self.global_
+        result = table.result()
+        if self.want_states:        # a private table: nothing merges into it while the statement combines
+            result = Batch(combine_states.with_states(result.cols, table.states, len(table.index.key_oids)), result.n)
+        return result
 
     def state_table(self) -> GroupTable:
         """The state as one table keyed like the grouping (checkpoints)."""
@@ -492,9 +501,10 @@ class _ViewCompiler:
             # the replaced definition's pipeline, state and all (its aggregates maybe in another order)
             order, pipe = aggregate_order(kept.agg, agg), kept
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
-        self.states[id(agg)] = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
-                                                     lambda c, p=pipe, o=order, k=len(agg.keys):
-                                                     _in_order(p.state_result(c), k, o))
+        src = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
+                                    lambda c, p=pipe, o=order, k=len(agg.keys): _in_order(p.state_result(c), k, o))
+        setattr(src, view_states.GROUPING_ATTR, agg)
+        self.states[id(agg)] = src
 
     def _windowed(self, scan, chain: list, agg, builds: dict) -> StreamPipeline:
         """The stream pipeline, grouping by the pane too under ``sw``, with
@@ -705,13 +715,17 @@ class ContinuousView:
             self._apply(st)
 
     # ------------------------------------------------------------ read path
-    def read(self, ctx) -> Batch:
+    def read(self, ctx, states: bool = False) -> Batch:
         snap = ctx.view_snapshots.get(self.rel.oid)
         if snap is not None:
             return snap
         with self.lock:
             self.catch_up()
-            return self.result_locked(ctx)
+            return self.result_locked(ctx, states)
+
+    def combine_spec(self, attnum: int) -> AggSpec | None:
+        """The aggregate behind column ``attnum`` (1-based), if combine() may re-aggregate it."""
+        return view_states.state_spec(self.plan, attnum - 1)
 
     def catch_up(self) -> None:
         """Under the lock: apply what inserters queued."""
@@ -750,10 +764,16 @@ class ContinuousView:
             self.version += 1
         return dropped
 
-    def result_locked(self, ctx) -> Batch:
+    def result_locked(self, ctx, states: bool = False) -> Batch:
         """Under the lock, caught up: the view's rows, stored for this
-        statement (``ctx.view_snapshots``) and reused while no input arrived."""
+        statement (``ctx.view_snapshots``) and reused while no input arrived.
+        ``states``: for combine(), computed afresh with the aggregate columns
+        carrying private copies of their states (not stored for other reads)."""
         self.reap_locked()
+        if states:
+            result = self._result_with_states(ctx)
+            ctx.view_snapshots[self.rel.oid] = result
+            return result
         # Upper pipelines read tables at query time (thesis 4.2.7), so the
         # stored result is only reusable while those tables are unchanged.
         version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx), self._time_position(ctx))
@@ -770,6 +790,18 @@ class ContinuousView:
             self.last_refresh = time.time()
         ctx.view_snapshots[self.rel.oid] = result
         return result
+
+    def _result_with_states(self, ctx) -> Batch:
+        pipes = self._pipes()
+        for p in pipes:
+            p.merge()
+            p.want_states = True
+        try:
+            ctx.run.lend_builds(self.program.kept_builds)
+            return self.plan.execute(ctx)
+        finally:
+            for p in pipes:
+                p.want_states = False
 
     def _time_position(self, ctx) -> tuple:
         return self.time_position(sliding.now_us(ctx))

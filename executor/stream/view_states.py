@@ -1,0 +1,37 @@
+"""Which aggregate state is behind a continuous view's column (for
+``combine()``, ``execution/combine.py``).
+
+A column is combinable when the view's upper plan passes an aggregate's
+output through unchanged: only column references in projections, and
+filters (HAVING), sorts and limits between the column and the grouping's
+state.  ``count(*) + 1`` or a join above the grouping is not: its value is
+no longer the aggregate's, as PipelineDB also refuses.
+"""
+from __future__ import annotations
+
+from ..execution import expr, operators
+from ..execution.aggregates import AggSpec
+
+#: the attribute a grouping's state source carries in the upper plan: its ``Aggregate``
+GROUPING_ATTR = "state_of"
+
+_PASS_THROUGH = (operators.Filter, operators.Sort, operators.Limit)
+
+
+def state_spec(upper: operators.Op, idx: int) -> AggSpec | None:
+    """The aggregate behind output column ``idx`` of ``upper``, or None."""
+    op = upper
+    while True:
+        agg = getattr(op, GROUPING_ATTR, None)
+        if agg is not None:
+            j = idx - len(agg.keys)
+            return agg.aggs[j] if 0 <= j < len(agg.aggs) else None
+        if isinstance(op, operators.Project):
+            e = op.exprs[idx] if 0 <= idx < len(op.exprs) else None
+            if type(e) is not expr.ColRef:
+                return None
+            op, idx = op.child, e.idx
+        elif isinstance(op, _PASS_THROUGH):
+            op = op.child
+        else:
+            return None
