@@ -25,7 +25,8 @@ import numpy as np
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol.errors import WRONG_OBJECT_TYPE, PgError
 
-from .aggregates import AggSpec, AggState, install_aggregate
+from . import expr, operators
+from .aggregates import KEEPS_NULLS, AggSpec, AggState, install_aggregate
 
 #: combine's overload in pg_proc's words: the result has the column's type
 AGGREGATE_SIGNATURES: dict[str, str] = {"combine": "anyelement -> anyelement"}
@@ -45,6 +46,29 @@ def wrong_arity(n: int) -> PgError:
 def not_a_view(name: str) -> PgError:
     return PgError(WRONG_OBJECT_TYPE, f'"{name}" is not a continuous view',
                    hint="Only aggregate continuous view columns can be combined.")
+
+
+_PASS_THROUGH = (operators.Filter, operators.Sort, operators.Limit)
+
+
+def trace_column(op, idx: int, found):
+    """Follow output column ``idx`` of ``op`` down through projections that
+    only reference it (a USING join's, a view's select list) and through
+    filters, sorts and limits, until ``found(op, idx)`` says what it is;
+    None when it is computed on the way."""
+    while True:
+        hit = found(op, idx)
+        if hit is not None:
+            return hit
+        if isinstance(op, operators.Project):
+            e = op.exprs[idx] if 0 <= idx < len(op.exprs) else None
+            if type(e) is not expr.ColRef:
+                return None
+            op, idx = op.child, e.idx
+        elif isinstance(op, _PASS_THROUGH):
+            op = op.child
+        else:
+            return None
 
 
 class StateSource:
@@ -170,3 +194,5 @@ def _result_type(arg_oids: list[int]) -> int:
 
 
 install_aggregate("combine", CombineState, _result_type)
+# a NULL value is no empty state (stddev of one row, min of NULLs next to a count): every row is combined
+KEEPS_NULLS.add("combine")

@@ -38,7 +38,7 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
-from . import retention, sessions, view_states
+from . import retention, sessions, ungrouped, view_states
 from ..execution import combine as combine_states
 from .panes import copy_table
 from .signature import PipelinePool, aggregate_order
@@ -448,9 +448,12 @@ class _ViewCompiler:
         self.static_tables: set[int] = set()
         self.states: dict[int, operators.Op] = {}      # id(grouping of a stream) -> its state source
         self._stream_plans: set[int] = set()
+        self._dropped_order = False
 
     def compile(self, plan: operators.Op) -> ViewProgram:
-        plan = _without_order(plan)
+        unordered = _without_order(plan)
+        self._dropped_order = unordered is not plan     # an ORDER BY without LIMIT, refused in an ungrouped view
+        plan = unordered
         # Subqueries in expressions (IN, EXISTS, scalar) are upper pipelines too:
         # a stream inside one is split the same way, its grouping fed at insert time.
         subplans = _expression_subplans(plan)
@@ -504,7 +507,10 @@ class _ViewCompiler:
         src = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
                                     lambda c, p=pipe, o=order, k=len(agg.keys): _in_order(p.state_result(c), k, o))
         setattr(src, view_states.GROUPING_ATTR, agg)
-        self.states[id(agg)] = src
+        if ungrouped.is_ungrouped(agg):      # the rows' top operator is read back from the kept rows
+            self.states[id(agg.child)] = ungrouped.RowsOfCounts(src)
+        else:
+            self.states[id(agg)] = src
 
     def _windowed(self, scan, chain: list, agg, builds: dict) -> StreamPipeline:
         """The stream pipeline, grouping by the pane too under ``sw``, with
@@ -564,15 +570,18 @@ class _ViewCompiler:
                     node = operators.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
                 chain.append(node)
                 continue
-            if isinstance(node, _Root):
-                break
+            if isinstance(node, operators.Sort) and not _groups_above(path[:i]):
+                raise ungrouped.refuse_order(self.rel.name)
+            if isinstance(node, (_Root, operators.Limit)) and _limit_only_above(path[:i + 1]):
+                if self._dropped_order:
+                    raise ungrouped.refuse_order(self.rel.name)
+                return chain, ungrouped.grouping(below)
             what = _operator_words(node)
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
                           hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
                                f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
                                "subquery first, or query the stream directly.")
-        raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
-                      hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
+        raise AssertionError("a path from the view's root reaches _Root")
 
     def _check_join(self, node, below, scan) -> None:
         """A join between ``scan`` (ungrouped, below) and the other input is
@@ -1003,6 +1012,16 @@ _POSITION = re.compile(r"#\d+:")
 def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
     """Native tables a compiling backend holds for the pipeline."""
     return backends.native().native_bytes(pipe, holding)
+
+
+def _limit_only_above(nodes: list) -> bool:
+    """``nodes`` (the plan above an ungrouped stream's operators, root first)
+    only project or limit: the rows are kept and LIMIT applies at read."""
+    return all(isinstance(n, (_Root, operators.Project, operators.Limit)) for n in nodes)
+
+
+def _groups_above(nodes: list) -> bool:
+    return any(isinstance(n, operators.Aggregate) for n in nodes)
 
 
 class _Root(operators.Op):

@@ -36,7 +36,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import change_notify, late_rows, watermark
+from . import change_notify, late_rows, ungrouped, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -579,6 +579,7 @@ class StreamManager:
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
         # validates (raises 0A000), runs static pipelines, takes the old pipelines it can
         cv = ContinuousView(self, rel, plan, ctx, pool)
+        ungrouped.notice_unbounded(cv, ctx)
         # a view not registered yet (created by this transaction) holds no state to keep
         if replacing and not restart and (old is not None or rel.oid in self.broken):
             if pool is None or not pool.covers(cv.pipelines):

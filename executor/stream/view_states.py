@@ -9,29 +9,21 @@ no longer the aggregate's, as PipelineDB also refuses.
 """
 from __future__ import annotations
 
-from ..execution import expr, operators
+from ..execution import operators
 from ..execution.aggregates import AggSpec
+from ..execution.combine import trace_column
 
 #: the attribute a grouping's state source carries in the upper plan: its ``Aggregate``
 GROUPING_ATTR = "state_of"
 
-_PASS_THROUGH = (operators.Filter, operators.Sort, operators.Limit)
-
-
 def state_spec(upper: operators.Op, idx: int) -> AggSpec | None:
     """The aggregate behind output column ``idx`` of ``upper``, or None."""
-    op = upper
-    while True:
-        agg = getattr(op, GROUPING_ATTR, None)
-        if agg is not None:
-            j = idx - len(agg.keys)
-            return agg.aggs[j] if 0 <= j < len(agg.aggs) else None
-        if isinstance(op, operators.Project):
-            e = op.exprs[idx] if 0 <= idx < len(op.exprs) else None
-            if type(e) is not expr.ColRef:
-                return None
-            op, idx = op.child, e.idx
-        elif isinstance(op, _PASS_THROUGH):
-            op = op.child
-        else:
-            return None
+    return trace_column(upper, idx, _state_of)
+
+
+def _state_of(op: operators.Op, idx: int) -> AggSpec | None:
+    agg = getattr(op, GROUPING_ATTR, None)
+    if agg is None:
+        return None
+    j = idx - len(agg.keys)
+    return agg.aggs[j] if 0 <= j < len(agg.aggs) else None

@@ -139,8 +139,8 @@ class AggCallPlanner(PlannerBase):
         arg = spec.args[0]
         if type(arg) is not expr.ColRef or not 0 <= arg.idx < len(op.out):
             raise combine.invalid_expression()
-        oc = op.out[arg.idx]
-        rel = self.state.rels.get(oc.table_oid) if oc.table_oid else None
+        oc = combine.trace_column(op, arg.idx, lambda o, i: o.out[i] if o.out[i].table_oid else None)
+        rel = self.state.rels.get(oc.table_oid) if oc is not None else None
         if rel is None:
             raise combine.invalid_expression()
         if not (rel.kind == "v" and rel.continuous):
