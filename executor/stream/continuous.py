@@ -465,7 +465,7 @@ class _ViewCompiler:
             if id(scan) in done:
                 continue
             done.add(id(scan))
-            self._split_at_grouping(_Root(root), scan)
+            self._split_at_grouping(_Root(root, root is plan), scan)
         upper = plans.rebuilt(plan, self.states)
         # the upper plan outlives ALTER TABLE ADD/DROP COLUMN on the tables it reads
         upper = plans.rebuilt(upper, {id(t): t.pinned_copy() for r in _roots(upper) for t in _table_scans(r)})
@@ -572,16 +572,20 @@ class _ViewCompiler:
                 continue
             if isinstance(node, operators.Sort) and not _groups_above(path[:i]):
                 raise ungrouped.refuse_order(self.rel.name)
-            if isinstance(node, (_Root, operators.Limit)) and _limit_only_above(path[:i + 1]):
+            if isinstance(node, (_Root, operators.Limit)) and _limit_only_above(path[:i + 1]) and path[0].main:
                 if self._dropped_order:
                     raise ungrouped.refuse_order(self.rel.name)
                 return chain, ungrouped.grouping(below)
+            if isinstance(node, _Root):
+                break
             what = _operator_words(node)
             raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped before {what}',
                           hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
                                f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
                                "subquery first, or query the stream directly.")
-        raise AssertionError("a path from the view's root reaches _Root")
+        raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped in a subquery',
+                      hint="Only the view's own select list may keep a stream's rows; aggregate the stream in the "
+                           "subquery (e.g. SELECT DISTINCT or GROUP BY), or join it in the FROM clause.")
 
     def _check_join(self, node, below, scan) -> None:
         """A join between ``scan`` (ungrouped, below) and the other input is
@@ -1025,8 +1029,9 @@ def _groups_above(nodes: list) -> bool:
 
 
 class _Root(operators.Op):
-    def __init__(self, child) -> None:
+    def __init__(self, child, main: bool = False) -> None:
         self.child = child
+        self.main = main        # the view's own plan (not a subquery in an expression)
         self.children = [child]
         self.out = child.out
 
