@@ -14,7 +14,16 @@ groups of each of its groups into a fresh state of the view's aggregate,
 through ``AggState.merge`` alone: any aggregate whose state is mergeable
 (counts, sums, min/max, variance, the sketches and whatever another module
 installs with ``aggregates.install_aggregate``) can be combined, with no
-code here for it.
+code here for it.  What a state class must do to be combinable (the same
+as for sliding windows, TTLs and retention, which cut states by group too):
+
+* ``merge(other, gmap)`` folds ``other``'s groups 0..len(gmap)-1 into the
+  distinct groups ``gmap`` (several groups into one are merged here in
+  pairwise rounds, never in one call);
+* after ``settle()``, every per-group field is a numpy array whose first
+  dimension is the state's ``size`` (1-D values, 2-D registers or cells,
+  object arrays of per-group Python values), so :func:`taken_state` can
+  gather groups; anything else is shared as is.
 """
 from __future__ import annotations
 

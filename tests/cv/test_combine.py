@@ -5,6 +5,7 @@ backends, for windowed views, and after a restart (state from checkpoint and
 WAL replay).  Refusals follow PipelineDB's user_combine test."""
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import math
 import random
@@ -12,6 +13,7 @@ import random
 import psycopg
 import pytest
 
+from splitstream.executor.execution.sketches import tdigest
 from tests.support.servers import SplitstreamServer
 
 #: (view column, its aggregate, the table's expression the combined column must equal)
@@ -219,3 +221,22 @@ def test_combine_after_restart(ss_server_factory, unique_name):
         _check(c, v, t)
         _insert(c, s, t, _rows(rng, 100))
         _check(c, v, t)
+
+
+def test_combined_t_digest_is_within_its_rank_error(ss_conn, unique_name):
+    """A t-digest merged from many groups' digests keeps the documented rank error."""
+    s, t, v = unique_name("s"), unique_name("t"), unique_name("v")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k int, f float8) SERVER pipelinedb")
+    ss_conn.execute(f"CREATE TABLE {t} (k int, f float8)")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT k, dist_agg(f) AS d FROM {s} GROUP BY k")
+    rng = random.Random(12)
+    rows = [(rng.randrange(40), rng.gauss(0, 10) if rng.random() < 0.9 else None) for _ in range(6000)]
+    with ss_conn.cursor() as cur:
+        cur.executemany(f"INSERT INTO {s} VALUES (%s, %s)", rows)
+        cur.executemany(f"INSERT INTO {t} VALUES (%s, %s)", rows)
+    for cond in ("true", "k < 10"):
+        xs = sorted(r[0] for r in ss_conn.execute(f"SELECT f FROM {t} WHERE f IS NOT NULL AND {cond}"))
+        for q in (0.05, 0.5, 0.9):
+            est = ss_conn.execute(f"SELECT dist_quantile(combine(d), %s) FROM {v} WHERE {cond}", (q,)).fetchone()[0]
+            rank = bisect.bisect_right(xs, est) / len(xs)
+            assert abs(rank - q) <= tdigest.RANK_ERROR + 2 / len(xs), (cond, q, rank)

@@ -119,27 +119,35 @@ def test_ungrouped_view_is_indexable_and_combine_refuses_its_columns(ss_conn, un
         ss_conn.execute(f"SELECT combine(x) FROM {v}")
 
 
-def test_ttl_expires_rows(tmp_path, unique_name):
+def test_ttl_and_sliding_window_expire_rows(tmp_path, unique_name):
+    """``ttl``/``ttl_column`` drop rows whose time is older than the TTL at the
+    clock; ``sw`` keeps the rows that arrived within the window (ticks fall on
+    pane edges: panes are sw × 5% = 3 s wide)."""
     server = SplitstreamServer(tmp_path / "data", env={"SPLITSTREAM_TEST_CLOCK": "1"})
     server.start(timeout=60)
     try:
         with psycopg.connect(server.dsn, autocommit=True) as c:
             c.execute("SELECT splitstream_test_clock(%s)", (T0,))
-            s, t, v = unique_name("s"), unique_name("t"), unique_name("v")
+            s, t, v, w = unique_name("s"), unique_name("t"), unique_name("v"), unique_name("w")
             c.execute(f"CREATE FOREIGN TABLE {s} ({COLS}) SERVER pipelinedb")
             c.execute(f"CREATE TABLE {t} ({COLS})")
             c.execute(f"CREATE VIEW {v} WITH (ttl = '2 minutes', ttl_column = 'ts') AS SELECT k, ts FROM {s} WHERE k > 1")
+            c.execute(f"CREATE VIEW {w} WITH (sw = '1 minute') AS SELECT k, x FROM {s} WHERE k > 1")
             rng = random.Random(8)
-            now = T0
+            now, arrived = T0, []
             for step in range(12):
                 rows = _rows(rng, 40, now - dt.timedelta(minutes=4))      # some already older than the TTL
                 rows += [(3, None, None, None)]                            # a NULL time never expires
                 _insert(c, s, t, rows)
-                now += dt.timedelta(seconds=37)
+                arrived += [(now, r) for r in rows]
+                now += dt.timedelta(seconds=36)
                 c.execute("SELECT splitstream_test_clock(%s)", (now,))
                 want = _multiset(c, f"SELECT k, ts FROM {t} WHERE k > 1 AND (ts > %s OR ts IS NULL)",
                                  (now - dt.timedelta(minutes=2),))
                 assert _multiset(c, f"SELECT * FROM {v}") == want, step
+                live = Counter((r[0], r[1]) for at, r in arrived
+                               if at > now - dt.timedelta(minutes=1) and r[0] is not None and r[0] > 1)
+                assert _multiset(c, f"SELECT * FROM {w}") == live, step
             assert sum(want.values()) < c.execute(f"SELECT count(*) FROM {t} WHERE k > 1").fetchone()[0]
     finally:
         server.stop()
