@@ -428,6 +428,8 @@ class ViewProgram:
     upper_tables: list[int]
     upstream_views: list[int]
     kept_builds: dict
+    #: the upstream views whose aggregate columns the view combine()s: read with their states
+    combined_views: frozenset = frozenset()
 
 
 def compile_view(rel, plan: operators.Op, ctx, reuse: PipelinePool | None = None) -> ViewProgram:
@@ -481,6 +483,7 @@ class _ViewCompiler:
         return ViewProgram(upper=upper, pipelines=self.pipelines, static_tables=self.static_tables,
                            upper_tables=sorted({t.rel.oid for r in roots for t in _table_scans(r)}),
                            upstream_views=sorted({rel.oid for r in roots for rel in _view_sources(r)}),
+                           combined_views=frozenset(oid for r in roots for oid in _combined_sources(r)),
                            kept_builds=kept)
 
     def _split_at_grouping(self, root_holder, scan) -> None:
@@ -850,7 +853,8 @@ class ContinuousView:
         if not self.upstream_views:
             return ()
         views = [self.manager.views.get(oid) for oid in self.upstream_views]
-        return tuple(cv.read(ctx) if cv is not None else object() for cv in views)
+        combined = self.program.combined_views
+        return tuple(cv.read(ctx, cv.rel.oid in combined) if cv is not None else object() for cv in views)
 
     def redefine(self, new: "ContinuousView") -> None:
         """Take ``new``'s definition (CREATE OR REPLACE VIEW), compiled over
@@ -1181,6 +1185,15 @@ def _view_sources(op) -> list:
     out = [rel] if rel is not None else []
     for c in op.children:
         out += _view_sources(c)
+    return out
+
+
+def _combined_sources(op) -> list[int]:
+    """The continuous views the plan reads whose columns it combine()s."""
+    rel = getattr(op, "continuous_view", None)
+    out = [rel.oid] if rel is not None and rel.oid in getattr(op, "combine_reads", ()) else []
+    for c in op.children:
+        out += _combined_sources(c)
     return out
 
 

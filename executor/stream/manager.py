@@ -492,6 +492,7 @@ class StreamManager:
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
         op.continuous_view = rel
+        op.combine_reads = reads.combine        # filled while the statement is planned (combine_source)
         return op
 
     def combine_source(self, rel, attnum: int, planner):
@@ -548,7 +549,7 @@ class StreamManager:
         done.add(cv.rel.oid)
         for up in cv.upstream_views:
             if up in views:
-                self._result_in_order(views[up], views, done, ctx, states)
+                self._result_in_order(views[up], views, done, ctx, states | cv.program.combined_views)
         cv.result_locked(ctx, cv.rel.oid in states)
 
     def _with_upstream(self, oids: list[int], ctx) -> dict[int, ContinuousView]:

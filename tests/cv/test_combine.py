@@ -240,3 +240,26 @@ def test_combined_t_digest_is_within_its_rank_error(ss_conn, unique_name):
             est = ss_conn.execute(f"SELECT dist_quantile(combine(d), %s) FROM {v} WHERE {cond}", (q,)).fetchone()[0]
             rank = bisect.bisect_right(xs, est) / len(xs)
             assert abs(rank - q) <= tdigest.RANK_ERROR + 2 / len(xs), (cond, q, rank)
+
+
+def test_combine_in_a_view_a_prepared_statement_and_over_a_window(ss_conn, unique_name):
+    """A view over a continuous view may combine its columns (it is maintained
+    too, reading its upstream view with states); a prepared combine sees new
+    input; combine() OVER (...) is refused, not mis-computed."""
+    s, v, t = _setup(ss_conn, unique_name, "vector")
+    p = unique_name("p")
+    ss_conn.execute(f"CREATE VIEW {p} AS SELECT a, combine(ax) AS ax, combine(sd) AS sd FROM {v} GROUP BY a")
+    rng = random.Random(21)
+    with ss_conn.cursor() as cur:
+        for _ in range(2):
+            _insert(ss_conn, s, t, _rows(rng, 150))
+            got = sorted(ss_conn.execute(f"SELECT * FROM {p}").fetchall(), key=lambda r: (r[0] is None, r[0]))
+            want = sorted(ss_conn.execute(f"SELECT a, avg(x), stddev(f) FROM {t} GROUP BY a").fetchall(),
+                          key=lambda r: (r[0] is None, r[0]))
+            assert len(got) == len(want) and all(_same(a, b) for g, w in zip(got, want) for a, b in zip(g, w))
+            # prepared (server-side, the same plan executed again after more input)
+            sql = f"SELECT combine(sx), combine(c) FROM {v} WHERE a >= %s"
+            got1 = cur.execute(sql, (1,), prepare=True).fetchone()
+            assert got1 == ss_conn.execute(f"SELECT sum(x), count(*) FROM {t} WHERE a >= 1").fetchone()
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        ss_conn.execute(f"SELECT a, combine(ax) OVER (ORDER BY a) FROM {v}")
