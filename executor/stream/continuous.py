@@ -854,7 +854,8 @@ class ContinuousView:
             return ()
         views = [self.manager.views.get(oid) for oid in self.upstream_views]
         combined = self.program.combined_views
-        return tuple(cv.read(ctx, cv.rel.oid in combined) if cv is not None else object() for cv in views)
+        return tuple(object() if cv is None else cv.read(ctx, states=True) if cv.rel.oid in combined else cv.read(ctx)
+                     for cv in views)
 
     def redefine(self, new: "ContinuousView") -> None:
         """Take ``new``'s definition (CREATE OR REPLACE VIEW), compiled over

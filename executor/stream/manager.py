@@ -488,7 +488,7 @@ class StreamManager:
                 why = self.broken.get(_oid, ("",))[0]
                 raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""),
                               hint=f'Drop it (DROP VIEW {rel.name}) and create it again.' if why else None)
-            return cv.read(ctx, _oid in reads.combine)
+            return cv.read(ctx, states=True) if _oid in reads.combine else cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
         op.continuous_view = rel
