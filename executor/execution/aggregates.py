@@ -319,6 +319,9 @@ class GroupIndex:
             codes, vals = factorize(c)
             codes_list.append(codes)
             vals_list.append(vals)
+            if n and (int(combined.max()) + 1) * (len(vals) + 1) >= 1 << 62:
+                # many keys of many values (an ungrouped view's rows): renumber densely (< n) before int64 wraps
+                combined = np.unique(combined, return_inverse=True)[1].astype(np.int64).reshape(-1)
             combined = combined * (len(vals) + 1) + codes
         if len(key_cols) == 1:
             local_keys = [(v,) for v in vals_list[0]]

@@ -748,7 +748,7 @@ NOT_IMPLEMENTED = {
                  "exact_count_distinct")},
     **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
-       for f in ("combine", "output_of")},
+       for f in ("output_of",)},
 }
 
 

@@ -18,7 +18,7 @@ from splitstream.protocol import oids as type_oids
 from . import functions, privileges, signatures
 # the modules that register functions: importing this one loads the whole catalog
 from . import array_functions, binary_functions, datetime_functions, extract, json_functions, math_functions, string_functions, system_functions, to_char, truncation, zones  # noqa: F401
-from . import sketches
+from . import combine, sketches
 from .aggregates import AGGREGATES
 
 _ORDERED = ("int2", "int4", "int8", "float4", "float8", "numeric", "text", "bpchar", "date", "time", "timestamp",
@@ -46,6 +46,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "json_object_agg": "any, any -> json", "jsonb_object_agg": "any, any -> jsonb",
     **{f: "int2 -> int2 | int4 -> int4 | int8 -> int8" for f in ("bit_and", "bit_or", "bit_xor")},
     **sketches.AGGREGATE_SIGNATURES,
+    **combine.AGGREGATE_SIGNATURES,
 }
 
 #: The window functions' overloads.

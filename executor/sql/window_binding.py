@@ -51,6 +51,9 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     else:
         if name not in AGGREGATES:
             raise signatures.undefined(name, [a.oid for a in args])
+        if name == "combine":
+            raise PgError(FEATURE_NOT_SUPPORTED, "combine() is not supported as a window function",
+                          hint="Combine in a grouped query (GROUP BY the window's keys), or join the view to itself.")
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)

@@ -38,7 +38,9 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
-from . import retention, sessions
+from . import retention, sessions, ungrouped, view_states
+from ..execution import combine as combine_states
+from .panes import copy_table
 from .signature import PipelinePool, aggregate_order
 from . import sliding
 
@@ -248,6 +250,8 @@ class StreamPipeline:
         #: statement's rows into their pane, and where arrival_timestamp is in the scan
         self.inner: StreamPipeline | None = None
         self.arrival_idx = -1
+        #: set (under the view's lock) while a read for combine() runs: results carry their states
+        self.want_states = False
         if self.keep is not None:
             for op, cols in self.keep_right.items():
                 if op in self.builds:       # the kept build side: drop what no one reads
@@ -329,10 +333,15 @@ class StreamPipeline:
         """The grouping's rows for a read: the live panes combined at the
         read's clock for a sliding window, the unexpired groups for a TTL."""
         if self.window is not None:
-            return self.window.result(sliding.now_us(ctx))
-        if self.ttl is not None:
-            self.expire(sliding.now_us(ctx))
-        return self.global_.result()
+            table = self.window.result_table(sliding.now_us(ctx))
+        else:
+            if self.ttl is not None:
+                self.expire(sliding.now_us(ctx))
+            table = copy_table(self.global_) if self.want_states else self.global_
+        result = table.result()
+        if self.want_states:        # a private table: nothing merges into it while the statement combines
+            result = Batch(combine_states.with_states(result.cols, table.states, len(table.index.key_oids)), result.n)
+        return result
 
     def state_table(self) -> GroupTable:
         """The state as one table keyed like the grouping (checkpoints)."""
@@ -419,6 +428,8 @@ class ViewProgram:
     upper_tables: list[int]
     upstream_views: list[int]
     kept_builds: dict
+    #: the upstream views whose aggregate columns the view combine()s: read with their states
+    combined_views: frozenset = frozenset()
 
 
 def compile_view(rel, plan: operators.Op, ctx, reuse: PipelinePool | None = None) -> ViewProgram:
@@ -439,9 +450,12 @@ class _ViewCompiler:
         self.static_tables: set[int] = set()
         self.states: dict[int, operators.Op] = {}      # id(grouping of a stream) -> its state source
         self._stream_plans: set[int] = set()
+        self._dropped_order = False
 
     def compile(self, plan: operators.Op) -> ViewProgram:
-        plan = _without_order(plan)
+        unordered = _without_order(plan)
+        self._dropped_order = unordered is not plan     # an ORDER BY without LIMIT, refused in an ungrouped view
+        plan = unordered
         # Subqueries in expressions (IN, EXISTS, scalar) are upper pipelines too:
         # a stream inside one is split the same way, its grouping fed at insert time.
         subplans = _expression_subplans(plan)
@@ -453,7 +467,7 @@ class _ViewCompiler:
             if id(scan) in done:
                 continue
             done.add(id(scan))
-            self._split_at_grouping(_Root(root), scan)
+            self._split_at_grouping(_Root(root, root is plan), scan)
         upper = plans.rebuilt(plan, self.states)
         # the upper plan outlives ALTER TABLE ADD/DROP COLUMN on the tables it reads
         upper = plans.rebuilt(upper, {id(t): t.pinned_copy() for r in _roots(upper) for t in _table_scans(r)})
@@ -469,6 +483,7 @@ class _ViewCompiler:
         return ViewProgram(upper=upper, pipelines=self.pipelines, static_tables=self.static_tables,
                            upper_tables=sorted({t.rel.oid for r in roots for t in _table_scans(r)}),
                            upstream_views=sorted({rel.oid for r in roots for rel in _view_sources(r)}),
+                           combined_views=frozenset(oid for r in roots for oid in _combined_sources(r)),
                            kept_builds=kept)
 
     def _split_at_grouping(self, root_holder, scan) -> None:
@@ -492,9 +507,13 @@ class _ViewCompiler:
             # the replaced definition's pipeline, state and all (its aggregates maybe in another order)
             order, pipe = aggregate_order(kept.agg, agg), kept
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
-        self.states[id(agg)] = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
-                                                     lambda c, p=pipe, o=order, k=len(agg.keys):
-                                                     _in_order(p.state_result(c), k, o))
+        src = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
+                                    lambda c, p=pipe, o=order, k=len(agg.keys): _in_order(p.state_result(c), k, o))
+        setattr(src, view_states.GROUPING_ATTR, agg)
+        if ungrouped.is_ungrouped(agg):      # the rows' top operator is read back from the kept rows
+            self.states[id(agg.child)] = ungrouped.RowsOfCounts(src)
+        else:
+            self.states[id(agg)] = src
 
     def _windowed(self, scan, chain: list, agg, builds: dict) -> StreamPipeline:
         """The stream pipeline, grouping by the pane too under ``sw``, with
@@ -554,6 +573,12 @@ class _ViewCompiler:
                     node = operators.HashJoin(node.left, node.right, [], [], node.kind, node.pred)
                 chain.append(node)
                 continue
+            if isinstance(node, operators.Sort) and not _groups_above(path[:i]):
+                raise ungrouped.refuse_order(self.rel.name)
+            if isinstance(node, (_Root, operators.Limit)) and _limit_only_above(path[:i + 1]) and path[0].main:
+                if self._dropped_order:
+                    raise ungrouped.refuse_order(self.rel.name)
+                return chain, ungrouped.grouping(below)
             if isinstance(node, _Root):
                 break
             what = _operator_words(node)
@@ -561,8 +586,9 @@ class _ViewCompiler:
                           hint="Every stream must be grouped (GROUP BY or an aggregate) before any operator other than "
                                f"filters, projections and joins probing tables (here: {what}); aggregate the stream in a "
                                "subquery first, or query the stream directly.")
-        raise PgError(REFUSE, f'continuous view "{self.rel.name}" would output stream "{scan.rel.name}" ungrouped',
-                      hint="Aggregate the stream (e.g. GROUP BY its keys with count(*) or sum(...)); to see raw events, SELECT from the stream itself.")
+        raise PgError(REFUSE, f'continuous view "{self.rel.name}" would keep stream "{scan.rel.name}" ungrouped in a subquery',
+                      hint="Only the view's own select list may keep a stream's rows; aggregate the stream in the "
+                           "subquery (e.g. SELECT DISTINCT or GROUP BY), or join it in the FROM clause.")
 
     def _check_join(self, node, below, scan) -> None:
         """A join between ``scan`` (ungrouped, below) and the other input is
@@ -705,13 +731,17 @@ class ContinuousView:
             self._apply(st)
 
     # ------------------------------------------------------------ read path
-    def read(self, ctx) -> Batch:
+    def read(self, ctx, states: bool = False) -> Batch:
         snap = ctx.view_snapshots.get(self.rel.oid)
         if snap is not None:
             return snap
         with self.lock:
             self.catch_up()
-            return self.result_locked(ctx)
+            return self.result_locked(ctx, states)
+
+    def combine_spec(self, attnum: int) -> AggSpec | None:
+        """The aggregate behind column ``attnum`` (1-based), if combine() may re-aggregate it."""
+        return view_states.state_spec(self.plan, attnum - 1)
 
     def catch_up(self) -> None:
         """Under the lock: apply what inserters queued."""
@@ -750,10 +780,16 @@ class ContinuousView:
             self.version += 1
         return dropped
 
-    def result_locked(self, ctx) -> Batch:
+    def result_locked(self, ctx, states: bool = False) -> Batch:
         """Under the lock, caught up: the view's rows, stored for this
-        statement (``ctx.view_snapshots``) and reused while no input arrived."""
+        statement (``ctx.view_snapshots``) and reused while no input arrived.
+        ``states``: for combine(), computed afresh with the aggregate columns
+        carrying private copies of their states (not stored for other reads)."""
         self.reap_locked()
+        if states:
+            result = self._result_with_states(ctx)
+            ctx.view_snapshots[self.rel.oid] = result
+            return result
         # Upper pipelines read tables at query time (thesis 4.2.7), so the
         # stored result is only reusable while those tables are unchanged.
         version = (self.version, self._upper_tables_version(ctx), self._upstream_version(ctx), self._time_position(ctx))
@@ -770,6 +806,18 @@ class ContinuousView:
             self.last_refresh = time.time()
         ctx.view_snapshots[self.rel.oid] = result
         return result
+
+    def _result_with_states(self, ctx) -> Batch:
+        pipes = self._pipes()
+        for p in pipes:
+            p.merge()
+            p.want_states = True
+        try:
+            ctx.run.lend_builds(self.program.kept_builds)
+            return self.plan.execute(ctx)
+        finally:
+            for p in pipes:
+                p.want_states = False
 
     def _time_position(self, ctx) -> tuple:
         return self.time_position(sliding.now_us(ctx))
@@ -805,7 +853,9 @@ class ContinuousView:
         if not self.upstream_views:
             return ()
         views = [self.manager.views.get(oid) for oid in self.upstream_views]
-        return tuple(cv.read(ctx) if cv is not None else object() for cv in views)
+        combined = self.program.combined_views
+        return tuple(object() if cv is None else cv.read(ctx, states=True) if cv.rel.oid in combined else cv.read(ctx)
+                     for cv in views)
 
     def redefine(self, new: "ContinuousView") -> None:
         """Take ``new``'s definition (CREATE OR REPLACE VIEW), compiled over
@@ -973,9 +1023,20 @@ def _native_bytes(pipe: StreamPipeline, holding: bool) -> int:
     return backends.native().native_bytes(pipe, holding)
 
 
+def _limit_only_above(nodes: list) -> bool:
+    """``nodes`` (the plan above an ungrouped stream's operators, root first)
+    only project or limit: the rows are kept and LIMIT applies at read."""
+    return all(isinstance(n, (_Root, operators.Project, operators.Limit)) for n in nodes)
+
+
+def _groups_above(nodes: list) -> bool:
+    return any(isinstance(n, operators.Aggregate) for n in nodes)
+
+
 class _Root(operators.Op):
-    def __init__(self, child) -> None:
+    def __init__(self, child, main: bool = False) -> None:
         self.child = child
+        self.main = main        # the view's own plan (not a subquery in an expression)
         self.children = [child]
         self.out = child.out
 
@@ -1125,6 +1186,15 @@ def _view_sources(op) -> list:
     out = [rel] if rel is not None else []
     for c in op.children:
         out += _view_sources(c)
+    return out
+
+
+def _combined_sources(op) -> list[int]:
+    """The continuous views the plan reads whose columns it combine()s."""
+    rel = getattr(op, "continuous_view", None)
+    out = [rel.oid] if rel is not None and rel.oid in getattr(op, "combine_reads", ()) else []
+    for c in op.children:
+        out += _combined_sources(c)
     return out
 
 

@@ -36,7 +36,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import change_notify, late_rows, watermark
+from . import change_notify, late_rows, ungrouped, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -210,6 +210,8 @@ class StatementReads:
 
     views: list[int] = dataclasses.field(default_factory=list)
     scans: list[int] = dataclasses.field(default_factory=list)
+    #: the views whose aggregate columns combine() re-aggregates: read with their states
+    combine: set[int] = dataclasses.field(default_factory=set)
 
 
 def _statement_reads(planner) -> StatementReads:
@@ -486,11 +488,25 @@ class StreamManager:
                 why = self.broken.get(_oid, ("",))[0]
                 raise PgError("55000", f'continuous view "{rel.name}" is not available' + (f": {why}" if why else ""),
                               hint=f'Drop it (DROP VIEW {rel.name}) and create it again.' if why else None)
-            return cv.read(ctx)
+            return cv.read(ctx, states=True) if _oid in reads.combine else cv.read(ctx)
 
         op = operators.BatchSource(f"Continuous View Scan on {rel.name}", out, fetch)
         op.continuous_view = rel
+        op.combine_reads = reads.combine        # filled while the statement is planned (combine_source)
         return op
+
+    def combine_source(self, rel, attnum: int, planner):
+        """The aggregate spec behind column ``attnum`` of continuous view
+        ``rel`` for combine(), or None; the planned statement then reads the
+        view with its states."""
+        cv = self.views.get(rel.oid)
+        if cv is None:
+            self._ensure_views(planner.state)
+            cv = self.views.get(rel.oid)
+        spec = cv.combine_spec(attnum) if cv is not None else None
+        if spec is not None:
+            _statement_reads(planner).combine.add(rel.oid)
+        return spec
 
     def _read_together(self, reads: "StatementReads", ctx) -> None:
         """Once per statement: read several views (and the views they read),
@@ -519,12 +535,12 @@ class StreamManager:
                         rt.pin(ctx)
             done: set[int] = set()
             for cv in views.values():
-                self._result_in_order(cv, views, done, ctx)
+                self._result_in_order(cv, views, done, ctx, reads.combine)
         finally:
             for cv in held:
                 cv.lock.release()
 
-    def _result_in_order(self, cv: ContinuousView, views: dict, done: set[int], ctx) -> None:
+    def _result_in_order(self, cv: ContinuousView, views: dict, done: set[int], ctx, states: set[int]) -> None:
         """A view's result after those of the views it reads (its upstream
         results are then found in ``ctx.view_snapshots``, not read again
         under locks this statement holds)."""
@@ -533,8 +549,8 @@ class StreamManager:
         done.add(cv.rel.oid)
         for up in cv.upstream_views:
             if up in views:
-                self._result_in_order(views[up], views, done, ctx)
-        cv.result_locked(ctx)
+                self._result_in_order(views[up], views, done, ctx, states | cv.program.combined_views)
+        cv.result_locked(ctx, cv.rel.oid in states)
 
     def _with_upstream(self, oids: list[int], ctx) -> dict[int, ContinuousView]:
         out: dict[int, ContinuousView] = {}
@@ -564,6 +580,7 @@ class StreamManager:
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
         # validates (raises 0A000), runs static pipelines, takes the old pipelines it can
         cv = ContinuousView(self, rel, plan, ctx, pool)
+        ungrouped.notice_unbounded(cv, ctx)
         # a view not registered yet (created by this transaction) holds no state to keep
         if replacing and not restart and (old is not None or rel.oid in self.broken):
             if pool is None or not pool.covers(cv.pipelines):

@@ -15,19 +15,8 @@ import numpy as np
 
 from splitstream.catalog.datatypes.vector import Col
 
-from ..execution.aggregates import AggState, GroupTable
-
-
-def taken_state(st: AggState, idx: np.ndarray) -> AggState:
-    """``st`` restricted to groups ``idx`` (a shallow copy whose per-group
-    arrays are gathered; the source is left as it was)."""
-    part = copy.copy(st)
-    size = st.size
-    for name, v in vars(st).items():
-        if isinstance(v, np.ndarray) and v.ndim == 1 and len(v) == size and size:
-            setattr(part, name, v[idx])
-    part.size = len(idx)
-    return part
+from ..execution.aggregates import GroupTable
+from ..execution.combine import taken_state
 
 
 def merge_groups(dst: GroupTable, src: GroupTable, idx: np.ndarray, key_cols: list[Col]) -> None:

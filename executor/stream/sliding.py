@@ -206,6 +206,10 @@ class PaneSlider:
 
     def result(self, now_us: int) -> Batch:
         """The aggregates over the live panes at ``now_us``."""
+        return self.result_table(now_us).result()
+
+    def result_table(self, now_us: int) -> GroupTable:
+        """The live panes at ``now_us`` combined into a new table (the caller's own)."""
         lo = self.expire(now_us)
         out = self._empty()
         assert self.front_from is not None and self.sealed_to is not None
@@ -215,7 +219,7 @@ class PaneSlider:
         out.merge(self.front)
         for p in sorted(p for p in self.panes if p >= self.sealed_to):
             out.merge(self.panes[p])
-        return out.result()
+        return out
 
     def _slide(self, lo: int, current: int) -> None:
         """Seal the panes the clock has left into the front; flip when the

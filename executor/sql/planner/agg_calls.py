@@ -15,6 +15,7 @@ from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
 from ...execution import expr
+from ...execution import combine
 from ...execution import json_values
 from ...execution.aggregates import AggSpec
 from ...execution.json_values import JSON_AGGREGATES
@@ -108,6 +109,8 @@ class AggCallPlanner(PlannerBase):
         args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
+        if fn == "combine" and len(args) != 1:
+            raise combine.wrong_arity(len(args))
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
         arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
@@ -128,6 +131,24 @@ class AggCallPlanner(PlannerBase):
         if spec.oid == -1:
             raise signatures.undefined(fn, [a.oid for a in args])
         return spec
+
+    def check_combine(self, spec: AggSpec, op) -> None:
+        """``combine(col)`` over ``op``'s rows: ``col`` must be an aggregate
+        column of a continuous view read here; the view's aggregate goes to
+        ``spec.combined`` and the view is read with its states."""
+        arg = spec.args[0]
+        if type(arg) is not expr.ColRef or not 0 <= arg.idx < len(op.out):
+            raise combine.invalid_expression()
+        oc = combine.trace_column(op, arg.idx, lambda o, i: o.out[i] if o.out[i].table_oid else None)
+        rel = self.state.rels.get(oc.table_oid) if oc is not None else None
+        if rel is None:
+            raise combine.invalid_expression()
+        if not (rel.kind == "v" and rel.continuous):
+            raise combine.not_a_view(rel.name)
+        view_spec = self.engine.streams.combine_source(rel, oc.attnum, self)
+        if view_spec is None or spec.distinct or spec.filter is not None:
+            raise combine.invalid_expression()
+        spec.combined = view_spec       # type: ignore[attr-defined]
 
     def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
         """``t`` or ``t.*`` naming a relation of the query (not a column): its

@@ -69,6 +69,8 @@ class GroupingPlanner(PlannerBase):
                 i = agg_sql.index(sql)
                 return expr.ColRef(nkeys + i, aggs[i].oid, aggs[i].func)
             spec = self.bind_agg(node, scope)
+            if spec.func == "combine":
+                self.check_combine(spec, op)
             aggs.append(spec)
             agg_sql.append(sql)
             return expr.ColRef(nkeys + len(aggs) - 1, spec.oid, spec.func)
