@@ -376,8 +376,9 @@ class Transaction:
         raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
 
     def _end(self) -> None:
+        # newest first: two SET LOCALs of one setting end at the value before both
         hooks, self.on_end = self.on_end, []
-        for fn in hooks:
+        for fn in reversed(hooks):
             fn()
 
     def commit(self, sync: bool = True) -> None:

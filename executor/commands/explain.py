@@ -8,6 +8,7 @@ from splitstream.protocol import oids as type_oids
 
 from ..backends import interface as backends
 from ..execution import operators
+from ..sql.planner import estimates
 from ..api import Result, ResultColumn
 from .base import Stmt
 
@@ -22,7 +23,7 @@ def explain_text(stmt, session, ctx, analyze: bool) -> list[str]:
         stmt.run(session, ctx)
     elapsed = (time.perf_counter() - t0) * 1000
     run = ctx.run if analyze else None
-    lines = operators.explain_lines(plan, run)
+    lines = operators.explain_lines(plan, run, estimates=estimates.estimate_plan(plan, ctx.state))
     pipes = operators.pipelines(plan)
     tags = backends.native().pipeline_tags(plan, pipes, ctx.run, analyze, backend)
     used = "llvm" if any(t.startswith("llvm") for t in tags) else "vector"

@@ -17,7 +17,13 @@ def qual(table: exp.Table) -> tuple[str | None, str]:
 
 def target_schema(planner, schema: str | None, st) -> str:
     """The schema a new object goes to; the current role needs CREATE on it."""
-    s = schema or planner.search_path()[0]
+    if schema is None:
+        # PostgreSQL: the first schema of the search path that exists
+        s = next((p for p in planner.search_path() if p in st.schemas), None)
+        if s is None:
+            raise PgError(INVALID_SCHEMA_NAME, "no schema has been selected to create in")
+    else:
+        s = schema
     if s not in st.schemas:
         raise PgError(INVALID_SCHEMA_NAME, f'schema "{s}" does not exist')
     if planner.session is not None:

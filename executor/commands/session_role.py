@@ -15,18 +15,27 @@ from .base import Stmt
 from .role_syntax import Reader
 
 
-def _undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False) -> None:
+def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False) -> None:
     """Inside a transaction block, a ROLLBACK restores these settings (as
-    PostgreSQL undoes SET); SET LOCAL's end with the block either way."""
+    PostgreSQL undoes SET, RESET and SET ROLE); SET LOCAL's end with the
+    block either way."""
     if session.txn is None:
         return
-    saved = {n: session.info.settings.get(n) for n in names}
+    settings = session.info.settings
+    saved = {n.lower(): settings.get(n.lower()) for n in names}
     user, login = session.info.user, session.info.login_role
 
     def undo() -> None:
+        # the values as they were (already checked), put back as they were:
+        # an undo never fails, whatever the statement that set them did
         session.info.user, session.info.login_role = user, login
         for n, v in saved.items():
-            session.set_setting(n, v)
+            if v is None and "." in n:
+                settings[n] = ""          # a custom setting stays defined, empty (PostgreSQL's placeholder)
+            elif v is None:
+                settings.pop(n, None)
+            else:
+                settings[n] = v
     ctx.txn.on_rollback.append(undo)
     if local:
         ctx.txn.on_end.append(undo)
@@ -52,7 +61,7 @@ class SetRoleStmt(Stmt):
         if self.local and session.txn is None:
             return Result(tag=self.tag, notices=[Notice("SET LOCAL can only be used in transaction blocks",
                                                         sqlstate="25P01", severity="WARNING")])
-        _undo_on_rollback(session, ctx, _ROLE_SETTINGS, self.local)
+        undo_on_rollback(session, ctx, _ROLE_SETTINGS, self.local)
         if self.name is None:
             changed.update(session.set_setting("role", "none"))
         else:
@@ -86,7 +95,7 @@ class SetSessionAuthorizationStmt(Stmt):
                 raise PgError(UNDEFINED_OBJECT, f'role "{self.name}" does not exist')
             if name != session.authenticated_user and not session.authenticated_superuser:
                 raise PgError(INSUFFICIENT_PRIVILEGE, "permission denied to set session authorization")
-        _undo_on_rollback(session, ctx, _ROLE_SETTINGS)
+        undo_on_rollback(session, ctx, _ROLE_SETTINGS)
         info.user = name
         info.login_role = name if self.name is not None else session.authenticated_login_role
         changed = dict(session.set_setting("session_authorization", name))

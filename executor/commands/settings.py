@@ -6,14 +6,14 @@ import re
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, Notice, PgError
 
 from ..api import Result, ResultColumn
 from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
-from .session_role import parse_role_setting
+from .session_role import parse_role_setting, undo_on_rollback
 from .setting_contexts import CANT_CHANGE_RUNTIME_PARAM, REFUSALS, context_of
 from .transactions import check_transaction_modes
 
@@ -26,6 +26,10 @@ class SetStmt(Stmt):
 
     def run(self, session, ctx):
         check_context(self.name, privileges.current_role(ctx.state, session.info).superuser)
+        if self.local and session.txn is None:
+            return Result(tag="SET", notices=[Notice("SET LOCAL can only be used in transaction blocks",
+                                                     sqlstate="25P01", severity="WARNING")])
+        undo_on_rollback(session, ctx, (self.name,), self.local)
         changed = session.set_setting(self.name, self.value)
         return Result(tag="SET", parameter_status=changed)
 
@@ -53,6 +57,7 @@ class ResetStmt(SetStmt):
             assert stmt is not None
             return stmt.run(session, ctx)
         if self.name == "all":
+            undo_on_rollback(session, ctx, tuple(session.info.settings))
             changed = {}
             for k in list(session.info.settings):
                 if k in DEFAULT_SETTINGS and k not in _FOLLOW_THE_ROLE:
@@ -61,6 +66,7 @@ class ResetStmt(SetStmt):
             su = privileges.current_role(ctx.state, session.info).superuser
             changed.update(session.set_setting("is_superuser", "on" if su else "off"))
             return Result(tag="RESET", parameter_status=changed)
+        undo_on_rollback(session, ctx, (self.name,))
         return Result(tag="RESET", parameter_status=session.set_setting(self.name, None))
 
 
@@ -87,6 +93,14 @@ def parse_set(text: str) -> Stmt:
         raise PgError(SYNTAX_ERROR, "syntax error at end of input")
     rest = m.group(2)
     low = rest.lower()
+    local = (m.group(1) or "").strip().lower() == "local"
+    stmt = _parse_set_rest(text, rest, low)
+    if isinstance(stmt, SetStmt):
+        stmt.local = local
+    return stmt
+
+
+def _parse_set_rest(text: str, rest: str, low: str) -> Stmt:
     if low.startswith("time zone"):
         v = rest[9:].strip()
         if v.lower() in ("local", "default"):

@@ -112,33 +112,7 @@ class TableSample:
 
     def rows(self, tv: TableVersion) -> list[Col]:
         """The sample's live rows, in physical order, as columns."""
-        return gather(tv, np.sort(self.res.sample_ids()))
-
-
-def gather(tv: TableVersion, ids: np.ndarray) -> list[Col]:
-    """The live rows at sorted positions ``ids`` of ``tv``, as columns."""
-    bases = np.cumsum([0] + [v.n for v in tv.views])
-    which = np.searchsorted(bases, ids, side="right") - 1
-    data: list[list[np.ndarray]] = [[] for _ in tv.oids]
-    nulls: list[list[np.ndarray]] = [[] for _ in tv.oids]
-    for k in np.unique(which).tolist():
-        v = tv.views[k]
-        off = ids[which == k] - bases[k]
-        if v.deleted is not None:
-            off = off[~v.deleted[off]]
-        for i in range(len(tv.oids)):
-            data[i].append(v.chunk.cols[i][off])
-            nulls[i].append(v.chunk.nulls[i][off])
-    out = []
-    for i, oid in enumerate(tv.oids):
-        d = np.concatenate(data[i]) if data[i] else np.zeros(0, dtype=v_dtype(tv, i))
-        m = np.concatenate(nulls[i]) if nulls[i] else np.zeros(0, dtype=bool)
-        out.append(Col(d, m, oid))
-    return out
-
-
-def v_dtype(tv: TableVersion, i: int):
-    return tv.views[0].chunk.cols[i].dtype if tv.views else object
+        return tv.take_positions(np.sort(self.res.sample_ids()))
 
 
 class _Entry:

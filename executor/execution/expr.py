@@ -1260,14 +1260,20 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     except ImportError:
         pd = None
     if pd is not None:
-        codes, uniq = pd.factorize(d, use_na_sentinel=False)
-        uniq = np.asarray(uniq, dtype=object)
-        # pandas folds None and NaN-like values (Decimal('NaN') too) into one
-        # float nan: only exact when there are none of them
-        if not pd.isna(uniq).any():
-            return codes.astype(np.int64, copy=False), uniq
-    mapping: dict = {}
+        try:
+            codes, uniq = pd.factorize(d, use_na_sentinel=False)
+        except TypeError:               # unhashable values (arrays): the loop below
+            codes = None
+        if codes is not None:
+            uniq = np.asarray(uniq, dtype=object)
+            # pandas folds None and NaN-like values (Decimal('NaN') too) into one
+            # float nan: only exact when there are none of them
+            if not pd.isna(uniq).any():
+                return codes.astype(np.int64, copy=False), uniq
     vals = d.tolist()
+    if any(type(v) is list for v in vals):
+        return _factorize_arrays(vals)
+    mapping: dict = {}
     first_nan = next((v for v in vals if _is_nan_value(v)), None)
     if first_nan is not None:   # NaN is one group in PostgreSQL; one object makes it one dict key (identity)
         vals = [first_nan if _is_nan_value(v) else v for v in vals]
@@ -1275,6 +1281,30 @@ def _factorize_objects(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     uniq = np.empty(len(mapping), dtype=object)
     uniq[:] = list(mapping)
     return codes, uniq
+
+
+def _factorize_arrays(vals: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_factorize_objects` for array values (Python lists): grouped by
+    a hashable copy (nested tuples), each group keeping its first value."""
+    mapping: dict = {}
+    firsts: list = []
+    codes = np.empty(len(vals), dtype=np.int64)
+    for i, v in enumerate(vals):
+        k = _hashable(v)
+        c = mapping.get(k)
+        if c is None:
+            c = mapping[k] = len(firsts)
+            firsts.append(v)
+        codes[i] = c
+    uniq = np.empty(len(firsts), dtype=object)
+    uniq[:] = firsts
+    return codes, uniq
+
+
+def _hashable(v):
+    if type(v) is list:
+        return ("[]", tuple(_hashable(x) for x in v))
+    return _NAN if _is_nan_value(v) else v
 
 
 def _encoded(d: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:

@@ -640,7 +640,6 @@ scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.I
 
 scalar("version", type_oids.TEXT, [])(lambda: "PostgreSQL 15.0 (splitstream 0.1.0) on x86_64-pc-linux-gnu, compiled by Python, 64-bit")
 register("current_database|current_catalog", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.database, type_oids.NAME, n))
-register("current_schema", type_oids.NAME, [])(lambda cols, n, ctx: Col.const("public", type_oids.NAME, n))
 register("current_user|user|current_role|getpgusername", type_oids.NAME, [])(
     lambda cols, n, ctx: Col.const(shown_current_user(ctx.session), type_oids.NAME, n))
 register("session_user", type_oids.NAME, [])(lambda cols, n, ctx: Col.const(ctx.session.user, type_oids.NAME, n))

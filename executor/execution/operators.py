@@ -1218,19 +1218,21 @@ class ProjectSetN(Op):
         return Batch(cols, base.n)
 
 
-def explain_lines(op: Op, run=None, depth: int = 0) -> list[str]:
-    """The plan as EXPLAIN prints it; with ``run`` (EXPLAIN ANALYZE: the
-    execution's :class:`ExecutionRun`) each operator's rows and time."""
+def explain_lines(op: Op, run=None, depth: int = 0, estimates: dict | None = None) -> list[str]:
+    """The plan as EXPLAIN prints it: each operator with its estimated rows
+    (``estimates``, the planner's, where it made them) and with ``run``
+    (EXPLAIN ANALYZE: the execution's :class:`ExecutionRun`) its actual rows
+    and time."""
     pad = "  " * depth + ("->  " if depth else "")
     line = pad + op.label()
-    est = getattr(op, "est_rows", None)      # the planner's estimate, where it made one
+    est = estimates.get(op) if estimates is not None else getattr(op, "est_rows", None)
     if est is not None:
-        line += f"  (rows={est})"
+        line += f"  (rows={int(-(-est // 1))})"
     if run is not None:
         line += f" (actual rows={run.rows(op)} time={run.seconds(op) * 1000:.3f} ms)"
     out = [line]
     for c in op.children:
-        out += explain_lines(c, run, depth + 1)
+        out += explain_lines(c, run, depth + 1, estimates)
     return out
 
 

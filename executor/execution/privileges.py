@@ -176,8 +176,10 @@ def _check_function(state: Any, role: Role, oid: int) -> None:
 
 
 def search_path(info: Any) -> list[str]:
-    """The schemas an unqualified name is looked up in (``$user`` is skipped:
-    no schema is created per role)."""
+    """The schemas an unqualified name is looked up in, as written (``$user``
+    stands for the current user's name; a schema that does not exist is
+    simply not found, as in PostgreSQL)."""
     sp = info.settings.get("search_path", '"$user", public') if info is not None else "public"
     out = [p.strip().strip('"') for p in sp.split(",")]
-    return [p for p in out if p and p != "$user"] or ["public"]
+    user = getattr(info, "user", None)
+    return [user if p == "$user" else p for p in out if p and (p != "$user" or user)] or ["public"]

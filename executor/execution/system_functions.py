@@ -210,10 +210,34 @@ def register_catalog_functions(register) -> None:
     register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
     register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
+    register("current_schema", type_oids.NAME, [])(_current_schema)
+    register("current_schemas", type_oids.ARRAY_OF[type_oids.NAME], [type_oids.BOOL])(_current_schemas)
     register("to_regtype", type_oids.REGTYPE, [type_oids.TEXT])(rows(lambda st, s: _regtype(s), type_oids.REGTYPE))
     register("to_regnamespace", type_oids.REGNAMESPACE, [type_oids.TEXT])(
         rows(lambda st, s: (st.schemas[s.strip('"')].oid if s.strip('"') in st.schemas else None),
              type_oids.REGNAMESPACE))
+
+
+def _existing_path(ctx) -> list[str]:
+    """The search path's schemas that exist, in order."""
+    return [s for s in privileges.search_path(ctx.session) if s in ctx.state.schemas]
+
+
+def _current_schema(cols, n, ctx) -> Col:
+    """The first schema of the search path that exists (NULL when none does)."""
+    path = _existing_path(ctx)
+    return Col.const(path[0] if path else None, type_oids.NAME, n)
+
+
+def _current_schemas(cols, n, ctx) -> Col:
+    """The search path's existing schemas; with ``true`` also pg_catalog,
+    searched first unless the path names it."""
+    path = _existing_path(ctx)
+    out = []
+    for implicit in cols[0].to_pylist():
+        out.append(None if implicit is None else
+                   (["pg_catalog"] if implicit and "pg_catalog" not in path else []) + path)
+    return Col.from_pylist(out, type_oids.ARRAY_OF[type_oids.NAME])
 
 
 def _table_is_visible(cols, n, ctx) -> Col:

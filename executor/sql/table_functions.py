@@ -177,8 +177,18 @@ def _text_rows(planner, name: str, args):
 
 def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
     if name == "pg_options_to_table":
+        text_array = type_oids.ARRAY_OF[type_oids.TEXT]
+        # text too: the catalogs' option columns (ftoptions, attfdwoptions) are text here
+        if len(args) != 1 or args[0].oid not in (text_array, type_oids.TEXT, type_oids.UNKNOWN):
+            raise signatures.undefined(name, [a.oid for a in args])
+        if args[0].oid == type_oids.UNKNOWN:
+            args = [planner.coerce(args[0], text_array)]
+
         def opts(vals, ctx):
-            items = [str(o).split("=", 1) for o in (vals[0] or [])]
+            v = vals[0]
+            if isinstance(v, str):
+                v = [o for o in v.strip("{}").split(",") if o]
+            items = [str(o).split("=", 1) for o in (v or [])]
             return Batch([Col.from_pylist([k for k, *_ in items], type_oids.TEXT),
                           Col.from_pylist([(v[0] if v else None) for _, *v in items], type_oids.TEXT)], len(items))
 

@@ -13,6 +13,8 @@ results must be digit-for-digit equal, as they are exact in both systems.
 """
 from __future__ import annotations
 
+import re
+
 import psycopg
 import pytest
 
@@ -59,3 +61,18 @@ def test_tpch_query(tpch_servers, n):
     assert not theirs.failed, f"PostgreSQL failed Q{n}: {theirs.describe()}"
     assert theirs.rows, f"Q{n} returned no rows on PostgreSQL: the comparison would be vacuous"
     diff.assert_same(ours, theirs)
+
+
+@pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
+def test_tpch_join_estimates_within_10x(tpch_servers, n):
+    """Issue 18: EXPLAIN ANALYZE's estimate of every join is within 10x of
+    its actual rows (a join producing no rows counts as one)."""
+    ss, _ = tpch_servers
+    lines = [r[0] for r in ss.execute("EXPLAIN ANALYZE " + tpch.queries()[n]).fetchall()]
+    joins = [ln for ln in lines if "Join" in ln and not ln.lstrip().startswith("Pipeline")]
+    assert joins or n in (1, 6), lines
+    for ln in joins:
+        m = re.search(r"\(rows=(\d+)\)\s+\(actual rows=(\d+)", ln)
+        assert m is not None, f"Q{n}: a join without an estimate: {ln}"
+        est, actual = int(m.group(1)), max(int(m.group(2)), 1)
+        assert actual / 10 <= est <= actual * 10, f"Q{n}: {ln}"

@@ -14,11 +14,12 @@ Where the numbers come from:
   distinct counts estimated from the same sample (PostgreSQL's Haas-Stokes
   estimator in ``column_stats``), capped by the filtered row count.
 
-The sample.  The maintained statistics sample lives in ``commands`` (which
-this layer may not import, tests/test_import_graph.py), and catching it up
-costs a pass over the table; the planner instead draws ``SAMPLE_ROWS``
-seeded random positions from the table snapshot, an O(k) gather, cached per
-snapshot so a statement planned again reuses it.  The seed is fixed so a
+The sample.  The maintained statistics sample (``commands.table_stats``)
+costs a pass over the rows appended since it was last read (it hashes
+every column for its sketches), too much for planning a statement; the
+planner instead draws ``SAMPLE_ROWS`` seeded random positions from the
+table snapshot (``TableVersion.take_positions``, the gather both use), an
+O(k) read, cached per snapshot so a statement planned again reuses it.  The seed is fixed so a
 query gets the same plan every time it is planned on the same data.
 """
 from __future__ import annotations
@@ -70,7 +71,7 @@ def table_sample(scan: operators.TableScan, tv) -> TableSample:
         hit = _samples.get(oid)
         if hit is not None and hit[0] is tv:
             return hit[1]
-    cols = _gather(tv, _sample_ids(tv))
+    cols = tv.take_positions(_sample_ids(tv))
     batch = scan._fixed(Batch(cols, len(cols[0]) if cols else 0))   # noqa: SLF001 - the scan's own column form
     sample = TableSample(batch, float(tv.n_live()))
     with _lock:
@@ -83,28 +84,6 @@ def _sample_ids(tv) -> np.ndarray:
         return np.arange(tv.n_total, dtype=np.int64)
     rng = np.random.default_rng(0x5EED)
     return np.sort(rng.choice(tv.n_total, size=SAMPLE_ROWS, replace=False))
-
-
-def _gather(tv, ids: np.ndarray) -> list[Col]:
-    """Rows at sorted positions ``ids`` (deleted ones dropped), as columns."""
-    bases = np.cumsum([0] + [v.n for v in tv.views])
-    which = np.searchsorted(bases, ids, side="right") - 1
-    parts: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in tv.oids]
-    for k in np.unique(which).tolist():
-        v = tv.views[k]
-        off = ids[which == k] - bases[k]
-        if v.deleted is not None:
-            off = off[~v.deleted[off]]
-        for i in range(len(tv.oids)):
-            parts[i].append((v.chunk.cols[i][off], v.chunk.nulls[i][off]))
-    out = []
-    for i, oid in enumerate(tv.oids):
-        if parts[i]:
-            out.append(Col(np.concatenate([d for d, _ in parts[i]]), np.concatenate([m for _, m in parts[i]]), oid))
-        else:
-            dtype = tv.views[0].chunk.cols[i].dtype if tv.views else object
-            out.append(Col(np.zeros(0, dtype=dtype), np.zeros(0, dtype=bool), oid))
-    return out
 
 
 class ItemEstimate:
@@ -175,7 +154,7 @@ def selectivity(est: ItemEstimate, filters: list[expr.Expr]) -> float:
     sel = 1.0
     mask = np.ones(est.sample.n, dtype=bool)
     for f in filters:
-        m = _truth(f, est.sample)
+        m = truth(f, est.sample)
         if m is None:
             sel *= DEFAULT_SELECTIVITY
         else:
@@ -184,7 +163,7 @@ def selectivity(est: ItemEstimate, filters: list[expr.Expr]) -> float:
     return sel * max(float(mask.sum()), 0.5) / est.sample.n
 
 
-def _truth(f: expr.Expr, sample: Batch) -> np.ndarray | None:
+def truth(f: expr.Expr, sample: Batch) -> np.ndarray | None:
     """Where ``f`` is true on the sample; None when it cannot run at plan time."""
     try:
         c = f.eval(sample, None)
