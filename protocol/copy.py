@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
+from . import copy_temporal
 from . import types as wiretypes
 from .errors import (
     BAD_COPY_FILE_FORMAT,
@@ -419,11 +420,7 @@ def _pa_type(oid: int, has_hex: bool) -> Any:
         return {wiretypes.INT2: pa.int16(), wiretypes.INT4: pa.int32(), wiretypes.INT8: pa.int64()}[oid]
     if oid == wiretypes.BOOL:
         return pa.bool_()
-    if oid == wiretypes.DATE:
-        return pa.date32()
-    if oid == wiretypes.TIMESTAMP:
-        return pa.timestamp("us")
-    return pa.string()
+    return pa.string()       # dates and timestamps too: copy_temporal reads them with PostgreSQL's rules
 
 
 _FLOATS = (wiretypes.FLOAT4, wiretypes.FLOAT8)
@@ -508,18 +505,12 @@ def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], n
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             out.append(_string_column(col, oid, nmask, names[j], first_line, tz, pa, pc))
             continue
-        if col.null_count and not pa.types.is_temporal(typ):
+        if col.null_count:
             col = col.fill_null(False if pa.types.is_boolean(typ) else pa.scalar(0, typ))
         vals = col.to_numpy(zero_copy_only=False)
         if oid in _FLOATS:
             out.append(_direct_float_column(vals, oid, nmask))
             continue
-        if col.null_count and pa.types.is_temporal(typ):
-            # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
-            vals = vals.copy()
-            vals[np.isnat(vals)] = np.zeros((), dtype=vals.dtype)     # the epoch, in the column's unit
-        if oid == wiretypes.TIMESTAMP:
-            vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))
     return out
 
@@ -580,21 +571,10 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
                 raise _Fallback("float4 range")
             return a32, nmask
         return arr, nmask
-    if oid == wiretypes.TIMESTAMPTZ:
-        try:
-            trimmed = pc.utf8_trim_whitespace(col)
-            try:
-                naive = pc.cast(trimmed, pa.timestamp("us"))
-                if wiretypes.zone_of(tz) is not wiretypes.UTC:
-                    naive = pc.assume_timezone(naive, tz, ambiguous="earliest", nonexistent="earliest")
-                    naive = pc.cast(naive, pa.timestamp("us", tz="UTC"))
-                v = naive
-            except pa.ArrowInvalid:
-                v = pc.cast(trimmed, pa.timestamp("us", tz="UTC"))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise _Fallback("timestamptz") from None
-        v = pc.cast(v, pa.int64()).fill_null(0)
-        return v.to_numpy(zero_copy_only=False).astype("datetime64[us]"), nmask
+    if oid in _TEMPORAL:
+        parsed = _temporal_column(col, oid, nmask, tz, pa)
+        if parsed is not None:
+            return parsed, nmask
     if oid == wiretypes.NUMERIC:
         fast = _numeric_fast(col, pc)
         if fast is not None:
@@ -612,6 +592,20 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             raise _Fallback("value error: re-parse for the exact line") from None
     v2, m2 = wiretypes.pylist_to_column(oid, vals)
     return v2, m2
+
+
+_TEMPORAL: dict[int, copy_temporal.Kind] = {
+    wiretypes.DATE: "date", wiretypes.TIMESTAMP: "timestamp", wiretypes.TIMESTAMPTZ: "timestamptz"}
+
+
+def _temporal_column(col: Any, oid: int, nmask: np.ndarray | None, tz: str, pa: Any) -> np.ndarray | None:
+    """A date/timestamp column in the strict ISO grammar, read vectorised
+    (``copy_temporal``); None leaves it to the exact per-value path."""
+    _validity, offsets, data = col.buffers()
+    otype = np.int64 if pa.types.is_large_string(col.type) else np.int32
+    offs = np.frombuffer(offsets, otype, len(col) + 1, col.offset * np.dtype(otype).itemsize)
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return copy_temporal.parse_column(raw, offs, nmask, _TEMPORAL[oid], tz)
 
 
 _PLAIN_DECIMAL = r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$"
