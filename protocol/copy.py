@@ -161,29 +161,32 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
 
 
 def split_complete(buffer: bytes, options: CopyOptions) -> tuple[bytes, bytes]:
-    """Split a buffer into whole lines (rows) and the unfinished tail.
+    """Split a buffer into whole lines (rows) and the unfinished tail."""
+    i = complete_length(buffer, options)
+    return buffer[:i], buffer[i:]
+
+
+def complete_length(buffer: bytes | bytearray, options: CopyOptions) -> int:
+    """The length of the whole lines (rows) at the start of ``buffer``.
 
     For CSV a newline inside a quoted field does not end a row.  With the
     default escape (= quote) doubled quotes keep the parity, so counting
     quote characters is exact and vectorisable.
     """
     if options.format == "binary":
-        return buffer, b""
+        return len(buffer)
     q = options.quote.encode()
     if options.format != "csv" or q not in buffer:
-        i = buffer.rfind(b"\n")
-        return (buffer[: i + 1], buffer[i + 1:]) if i >= 0 else (b"", buffer)
+        return buffer.rfind(b"\n") + 1
     if options.escape == options.quote:
         arr = np.frombuffer(buffer, dtype=np.uint8)
         nl = np.flatnonzero(arr == 10)
         if len(nl) == 0:
-            return b"", buffer
+            return 0
         parity = np.cumsum(arr == q[0], dtype=np.int64)[nl] & 1
+        del arr             # a bytearray cannot be resized while viewed
         ok = nl[parity == 0]
-        if len(ok) == 0:
-            return b"", buffer
-        i = int(ok[-1])
-        return buffer[: i + 1], buffer[i + 1:]
+        return int(ok[-1]) + 1 if len(ok) else 0
     last = -1
     inq = False
     esc = options.escape.encode()[0]
@@ -199,7 +202,7 @@ def split_complete(buffer: bytes, options: CopyOptions) -> tuple[bytes, bytes]:
         elif c == 10 and not inq:
             last = i
         i += 1
-    return buffer[: last + 1], buffer[last + 1:]
+    return last + 1
 
 
 def _strip_end_marker(data: bytes) -> bytes:

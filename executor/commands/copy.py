@@ -23,6 +23,7 @@ from splitstream.catalog.storage import wal
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.catalog.storage.wal_records import StreamPart
 from splitstream.protocol import copy as copyformat
+from splitstream.protocol.types import UTC, zone_of
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
     INSUFFICIENT_PRIVILEGE,
@@ -321,11 +322,12 @@ def release_memory(rows: int) -> None:
         _libc = False
 
 
-def _native_reader(data: bytes, options, oids):
-    """The compiled reader of plain-number rows; None (general decoder) while
-    it compiles or when it is unavailable."""
+def _native_reader(data: bytes, options, oids, naive_utc: bool = True):
+    """The compiled reader of plain-number and ISO date/timestamp rows; None
+    (general decoder) while it compiles or when it is unavailable.
+    ``naive_utc``: the session is in UTC (a timestamptz without offset is UTC)."""
     try:
-        return compiled_csv.decode(data, options, oids)
+        return compiled_csv.decode(data, options, oids, naive_utc=naive_utc)
     except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
         return None
 
@@ -337,7 +339,7 @@ class CopySink:
         self.session, self.ctx, self.rel, self.targets, self.options = session, ctx, rel, targets, options
         self.format = 1 if options.format == "binary" else 0
         self.ncols = len(targets)
-        self.buf = b""
+        self.buf = bytearray()     # CopyData not yet decoded: appended to, cut at a row end per slab
         self.line = 1
         self.batches: list[Batch] = []
         self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
@@ -347,11 +349,10 @@ class CopySink:
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = copyformat.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
-        self.native = _native_reader if self.format == 0 and compiled_csv.supported(self.oids) \
-            and compiled_csv.usable(options) else None
+        self.native = functools.partial(_native_reader, naive_utc=zone_of(self.tz) is UTC) \
+            if self.format == 0 and compiled_csv.supported(self.oids) and compiled_csv.usable(options, self.oids) \
+            else None
         self.done = False
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
@@ -382,20 +383,20 @@ class CopySink:
                 return
             # Decode in large slabs: the CSV decoder has a fixed cost per call and
             # parallelises only over big inputs, while clients send small messages.
-            self.pending.append(data)
-            self.pending_bytes += len(data)
-            if self.pending_bytes >= DECODE_SLAB:
+            self.buf += data
+            if len(self.buf) >= DECODE_SLAB:
                 self._decode_pending()
         except PgError as e:
             raise self._context(e) from e
 
     def _decode_pending(self) -> None:
-        self.pending.insert(0, self.buf)
-        self.buf = b"".join(self.pending)
-        self.pending = []
-        self.pending_bytes = 0
-        complete, self.buf = copyformat.split_complete(self.buf, self.options)
-        if complete:
+        """Decode the whole rows buffered so far: one copy out of the buffer,
+        and only the unfinished last row stays (moved to its front)."""
+        cut = copyformat.complete_length(self.buf, self.options)
+        if cut:
+            with memoryview(self.buf) as mv:
+                complete = bytes(mv[:cut])
+            del self.buf[:cut]
             self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
@@ -463,11 +464,10 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
-        if self.pending:
-            self._decode_pending()
+        self._decode_pending()
         if self.buf:
-            tail = self.buf if self.buf.endswith(b"\n") else self.buf + b"\n"
-            self.buf = b""
+            tail = bytes(self.buf) if self.buf.endswith(b"\n") else bytes(self.buf) + b"\n"
+            self.buf = bytearray()
             self._decode(tail)
 
     def finish(self) -> str:
@@ -544,7 +544,7 @@ class CopySink:
         self._close_spill()
         self.batches = []
         self.records = []
-        self.buf = b""
+        self.buf = bytearray()
         if self.session.txn is None:
             self.ctx.txn.rollback()
         else:
