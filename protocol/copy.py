@@ -97,7 +97,7 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
     for k, v in opts.items():
         o[k.lower()] = v
     known = {"format", "delimiter", "null", "header", "quote", "escape", "force_quote",
-             "force_not_null", "force_null", "encoding", "freeze", "default"}
+             "force_not_null", "force_null", "encoding", "freeze"}
     for k in o:
         if k not in known:
             raise PgError(SYNTAX_ERROR, f'option "{k}" not recognized')
@@ -146,6 +146,7 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
         force_null=_as_list(o.get("force_null")), encoding=o.get("encoding"),
         freeze=bool(_as_bool("freeze", o.get("freeze", False))),
     )
+    _refuse_unimplemented(res)
     if csv and res.delimiter == res.quote:
         raise PgError(INVALID_PARAMETER_VALUE, "COPY delimiter and quote must be different")
     if not binary and res.delimiter in (res.null or ""):
@@ -153,6 +154,20 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
     if csv and res.quote in (res.null or ""):
         raise PgError(INVALID_PARAMETER_VALUE, "CSV quote character must not appear in the NULL specification")
     return res
+
+
+_UTF8_NAMES = {"utf8", "utf-8", "unicode"}
+
+
+def _refuse_unimplemented(res: CopyOptions) -> None:
+    """Options PostgreSQL has whose effect COPY here does not have: refused,
+    never accepted and ignored."""
+    if res.encoding is not None and str(res.encoding).lower().replace("_", "") not in _UTF8_NAMES:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'COPY ENCODING "{res.encoding}" is not supported',
+                      hint="COPY data is read and written as UTF8: convert it on the client, or omit ENCODING.")
+    if res.freeze:
+        raise PgError(FEATURE_NOT_SUPPORTED, "COPY FREEZE is not supported",
+                      hint="Omit FREEZE: the copied rows are visible to every transaction once the COPY commits.")
 
 
 # --------------------------------------------------------------------------
@@ -219,85 +234,138 @@ def _strip_end_marker(data: bytes) -> bytes:
 
 
 def _copy_error(code: str, msg: str, line: int, column: str | None = None,
-                value: str | None = None, cause: PgError | None = None) -> PgError:
+                value: str | None = None, cause: PgError | None = None, line_text: str | None = None) -> PgError:
+    """An error of one COPY line; the sink turns ``extra`` into PostgreSQL's
+    CONTEXT (``COPY t, line N, column c: "v"`` or ``COPY t, line N: "text"``)."""
     err = PgError(code, msg, detail=cause.detail if cause else None, hint=cause.hint if cause else None)
     err.extra["line"] = line
     if column is not None:
         err.extra["column"] = column
     if value is not None:
-        err.extra["value"] = value
+        err.extra["value"] = printout(value)
+    if line_text is not None:
+        err.extra["line_text"] = printout(line_text)
     return err
+
+
+#: PostgreSQL's MAX_COPY_DATA_DISPLAY: a value or line in an error's CONTEXT is cut to this many bytes
+MAX_COPY_DATA_DISPLAY = 100
+
+
+def printout(text: str) -> str:
+    """``limit_printout_length``: at most 100 bytes (whole characters), then "..."."""
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) <= MAX_COPY_DATA_DISPLAY:
+        return text
+    return raw[:MAX_COPY_DATA_DISPLAY].decode("utf-8", "ignore") + "..."
 
 
 # --------------------------------------------------------------------------
 # Pure-Python row parsing (exact PostgreSQL semantics)
 # --------------------------------------------------------------------------
 
-_TEXT_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_TEXT_ESC_RE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
+_TEXT_ESCAPES = {b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"v": b"\v"}
+_TEXT_ESC_RE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 
 
 def _text_unescape(s: str) -> str:
-    def rep(m: re.Match[str]) -> str:
+    """CopyReadAttributesText's de-escaping: octal and hex escapes are
+    bytes, so the field is checked as UTF-8 after them (22021 otherwise)."""
+    if "\\" not in s:
+        return s
+
+    def rep(m: re.Match[bytes]) -> bytes:
         if m.group(1):
-            return chr(int(m.group(1), 8) & 0xFF)
+            return bytes([int(m.group(1), 8) & 0xFF])
         if m.group(2):
-            return chr(int(m.group(2), 16))
-        c: str = m.group(3)
+            return bytes([int(m.group(2), 16)])
+        c: bytes = m.group(3)
         return _TEXT_ESCAPES.get(c, c)
 
-    return _TEXT_ESC_RE.sub(rep, s) if "\\" in s else s
+    raw = _TEXT_ESC_RE.sub(rep, s.encode("utf-8"))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        raise PgError("22021", _bad_utf8(raw, ex.start)) from None
 
 
-def _iter_text_rows(text: str, options: CopyOptions) -> Iterable[list[str | None]]:
+def _bad_utf8(raw: bytes, at: int) -> str:
+    """report_invalid_encoding's message: the bytes of the bad character."""
+    lead = raw[at]
+    size = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 1
+    shown = " ".join(f"0x{b:02x}" for b in raw[at: at + size])
+    return f'invalid byte sequence for encoding "UTF8": {shown}'
+
+
+def _iter_text_rows(text: str, options: CopyOptions, first_line: int) -> Iterable[tuple[list[str | None], str]]:
+    """Yield (fields, line text) per line, as CopyReadLineText and
+    CopyReadAttributesText split and de-escape them."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     d, null = options.delimiter, options.null
-    for line in lines:
+    for k, line in enumerate(lines):
         if line.endswith("\r"):
             line = line[:-1]
         if "\\" not in line:
-            yield [None if f == null else f for f in line.split(d)]
+            yield [None if f == null else f for f in line.split(d)], line
             continue
-        # split on unescaped delimiters
-        fields: list[str] = []
-        cur = []
-        i, n = 0, len(line)
-        while i < n:
-            c = line[i]
-            if c == "\\" and i + 1 < n:
-                cur.append(line[i: i + 2])
-                i += 2
-            elif c == d:
-                fields.append("".join(cur))
-                cur = []
-                i += 1
-            else:
-                cur.append(c)
-                i += 1
-        fields.append("".join(cur))
-        yield [None if f == null else _text_unescape(f) for f in fields]
+        fields = _split_escaped(line, d, first_line + k)
+        try:
+            yield [None if f == null else _text_unescape(f) for f in fields], line
+        except PgError as ex:
+            raise _copy_error(ex.sqlstate, ex.message, first_line + k, line_text=line) from None
 
 
-def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable[tuple[list[tuple[str, bool]], int]]:
-    """Yield (row, line) with fields as (value, was_quoted), like CopyReadAttributesCSV.
+def _split_escaped(line: str, d: str, lineno: int) -> list[str]:
+    """Split a text-format line on delimiters that no backslash escapes; a
+    backslash-period anywhere but alone at the end is a corrupt end marker."""
+    fields: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\" and i + 1 < n:
+            if line[i + 1] == "." and i + 2 < n:
+                raise _copy_error(BAD_COPY_FILE_FORMAT, "end-of-copy marker corrupt", lineno)
+            cur.append(line[i: i + 2])
+            i += 2
+        elif c == d:
+            fields.append("".join(cur))
+            cur = []
+            i += 1
+        else:
+            cur.append(c)
+            i += 1
+    fields.append("".join(cur))
+    return fields
+
+
+def _iter_csv_rows(text: str, options: CopyOptions,
+                   first_line: int) -> Iterable[tuple[list[tuple[str, bool]], int, str]]:
+    """Yield (row, line, row text) with fields as (value, was_quoted), like CopyReadAttributesCSV.
 
     ``line`` is the physical line on which the row ends: PostgreSQL counts
-    newlines inside quoted fields when it reports COPY line numbers.
+    newlines inside quoted fields when it reports COPY line numbers (after
+    the first line end).
     """
     d, q, e = options.delimiter, options.quote, options.escape
     i, n = 0, len(text)
     line = first_line
+    # CopyReadLineText counts a newline inside quotes as a line only once the
+    # first line end has set the file's newline style (a CR for CR and CRLF)
+    counted = "" if first_line == 1 else ("\r" if "\r" in text else "\n")
     while i < n:
         row: list[tuple[str, bool]] = []
         buf: list[str] = []
         quoted = False
         inq = False
+        start, end = i, n
         while True:
             if i >= n:
-                if inq:
-                    raise _copy_error(BAD_COPY_FILE_FORMAT, "unterminated CSV quoted field", line)
+                if inq:     # PostgreSQL shows the whole rest of the data
+                    raise _copy_error(BAD_COPY_FILE_FORMAT, "unterminated CSV quoted field", line,
+                                      line_text=text[start:])
                 row.append(("".join(buf), quoted))
                 break
             c = text[i]
@@ -309,7 +377,7 @@ def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable
                 if c == q:
                     inq = False
                 else:
-                    if c == "\n":
+                    if c == counted:
                         line += 1
                     buf.append(c)
                 i += 1
@@ -323,12 +391,15 @@ def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable
                 i += 1
             elif c == "\n" or c == "\r":
                 row.append(("".join(buf), quoted))
+                end = i
+                if counted == "":
+                    counted = "\n" if c == "\n" else "\r"
                 i += 2 if (c == "\r" and text[i + 1: i + 2] == "\n") else 1
                 break
             else:
                 buf.append(c)
                 i += 1
-        yield row, line
+        yield row, line, text[start:end]
         line += 1
 
 
@@ -346,7 +417,7 @@ def _python_rows(data: bytes, options: CopyOptions, first_line: int,
     if options.format == "csv":
         fnn = set(names) if options.force_not_null is True else set(options.force_not_null)
         fn = set(names) if options.force_null is True else set(options.force_null)
-        for raw, ln in _iter_csv_rows(text, options, first_line):
+        for raw, ln, line_text in _iter_csv_rows(text, options, first_line):
             row: list[str | None] = []
             for j, (v, quoted) in enumerate(raw):
                 nm = names[j] if j < ncol else ""
@@ -354,24 +425,25 @@ def _python_rows(data: bytes, options: CopyOptions, first_line: int,
                 if is_null and not quoted and nm in fnn:
                     is_null = False
                 row.append(None if is_null else v)
-            _check_width(row, names, ln)
+            _check_width(row, names, ln, line_text)
             rows.append(row)
             lines.append(ln)
     else:
-        for k, row in enumerate(_iter_text_rows(text, options)):
-            _check_width(row, names, first_line + k)
+        for k, (row, line_text) in enumerate(_iter_text_rows(text, options, first_line)):
+            _check_width(row, names, first_line + k, line_text)
             rows.append(row)
             lines.append(first_line + k)
     return rows, lines
 
 
-def _check_width(row: list[str | None], names: Sequence[str], line: int) -> None:
+def _check_width(row: list[str | None], names: Sequence[str], line: int, line_text: str) -> None:
     if len(row) > len(names):
-        raise _copy_error(BAD_COPY_FILE_FORMAT, "extra data after last expected column", line)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, "extra data after last expected column", line, line_text=line_text)
     if len(row) < len(names):
         if len(names) == 0:
             return
-        raise _copy_error(BAD_COPY_FILE_FORMAT, f'missing data for column "{names[len(row)]}"', line)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, f'missing data for column "{names[len(row)]}"', line,
+                          line_text=line_text)
 
 
 def _rows_to_columns(rows: list[list[str | None]], oids: Sequence[int], names: Sequence[str],
@@ -718,13 +790,14 @@ def _first_row(data: bytes, options: CopyOptions) -> tuple[int, bytes]:
 def _check_header_match(head: bytes, options: CopyOptions, names: Sequence[str]) -> None:
     rows, _ = _python_rows(head, options, 1, [""] * max(1, head.count(options.delimiter.encode()) + 1))
     got = rows[0] if rows else []
+    head_text = head.decode("utf-8", "replace").rstrip("\r\n")
     if len(got) != len(names):
-        raise _copy_error(BAD_COPY_FILE_FORMAT, f"wrong number of fields in header line: field count is {len(got)}, expected {len(names)}", 1)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, f"wrong number of fields in header line: field count is {len(got)}, expected {len(names)}", 1, line_text=head_text)
     for j, (g, nm) in enumerate(zip(got, names)):
         if g is None:
-            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got null value ("{options.null}"), expected value "{nm}"', 1)
+            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got null value ("{options.null}"), expected "{nm}"', 1, line_text=head_text)
         if g != nm:
-            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got value "{g}", expected value "{nm}"', 1)
+            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got "{g}", expected "{nm}"', 1, line_text=head_text)
 
 
 # --------------------------------------------------------------------------

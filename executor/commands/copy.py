@@ -59,6 +59,8 @@ def _parse_opts(text: str) -> dict[str, str | bool | list[str]]:
     opts: dict[str, str | bool | list[str]] = {}
     if not text:
         return opts
+    if text.startswith("(") and not text.endswith(")") and re.search(r"\)\s*where\b", text, re.I):
+        _legacy_opts(["where"])
     if text.startswith("(") and text.endswith(")"):
         body = text[1:-1]
         for part in _split(body):
@@ -76,20 +78,54 @@ def _parse_opts(text: str) -> dict[str, str | bool | list[str]]:
                     v = v.lower()
             opts[k] = v
         return opts
-    # legacy syntax: CSV HEADER DELIMITER ',' NULL '' ...
-    toks = re.findall(r"'(?:[^']|'')*'|\S+", text)
+    return _legacy_opts(re.findall(r"'(?:[^']|'')*'|\(|\)|,|[^\s(),]+", text))
+
+
+#: PostgreSQL 15's pre-9.0 option words (copy_opt_item) and whether a value follows
+_LEGACY_VALUE = ("delimiter", "null", "quote", "escape", "encoding")
+
+
+def _legacy_opts(toks: list[str]) -> dict[str, str | bool | list[str]]:
+    """CSV HEADER DELIMITER [AS] ',' NULL [AS] '' FORCE NOT NULL a, b ...;
+    any other word is a syntax error (never skipped), and a WHERE clause is
+    refused rather than dropped."""
+    opts: dict[str, str | bool | list[str]] = {}
     i = 0
+
+    def word(k: int) -> str:
+        return toks[k].lower() if k < len(toks) else ""
+
     while i < len(toks):
-        t = toks[i].lower()
+        t = word(i)
+        if t == "where":
+            raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM ... WHERE is not supported",
+                          hint="COPY the rows into a staging table and INSERT ... SELECT ... WHERE from it, "
+                               "or filter in a view over the stream.")
         if t in ("csv", "binary"):
             opts["format"] = t
-        elif t == "header":
-            opts["header"] = True
-        elif t in ("delimiter", "null", "quote", "escape") and i + 1 < len(toks):
+        elif t in ("header", "freeze"):
+            opts[t] = True
+        elif t in _LEGACY_VALUE and i + 1 < len(toks):
+            i += 2 if word(i + 1) == "as" else 1
+            if not toks[i].startswith("'"):
+                raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i]}"')
+            opts[t] = toks[i][1:-1].replace("''", "'")
+        elif t == "force":
+            key = {"quote": "force_quote", "null": "force_null"}.get(word(i + 1))
             i += 1
-            if toks[i].lower() == "as" and i + 1 < len(toks):
-                i += 1
-            opts[t] = toks[i][1:-1].replace("''", "'") if toks[i].startswith("'") else toks[i]
+            if word(i) == "not" and word(i + 1) == "null":
+                key, i = "force_not_null", i + 1
+            if key is None:
+                raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i] if i < len(toks) else "FORCE"}"')
+            cols: list[str] = []
+            while i + 1 < len(toks) and (not cols or word(i + 1) == ","):
+                i += 1 if not cols else 2
+                if i >= len(toks):
+                    break
+                cols.append(toks[i].strip('"') if toks[i].startswith('"') else toks[i].lower())
+            opts[key] = True if cols == ["*"] else cols
+        else:
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i]}"')
         i += 1
     return opts
 
@@ -365,10 +401,13 @@ class CopySink:
         ctxt = f"COPY {self.rel.name}, line {line}" if line else f"COPY {self.rel.name}"
         col = e.extra.get("column") if e.extra else None
         val = e.extra.get("value") if e.extra else None
+        text = e.extra.get("line_text") if e.extra else None
         if col and val is not None:
             ctxt += f', column {col}: "{val}"'
         elif col:
             ctxt += f", column {col}"
+        elif text is not None:
+            ctxt += f': "{text}"'
         e.context = ctxt
         return e
 
