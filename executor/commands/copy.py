@@ -43,6 +43,7 @@ from ..sql.planner import Planner
 from ..stream.spark.ledger import KEY_SETTING
 from .base import Stmt
 from .subscribe import Subscription, is_subscribe
+from .copy_cast_errors import locate_cast_error
 from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
@@ -442,9 +443,10 @@ class CopySink:
         header = self.options.header and self.line == 1
         cols = copyformat.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
                               native=self.native)
+        first = self.line + (1 if header else 0)
         self.line += self._lines_in(data, cols, header)
         if cols and len(cols[0][0]):
-            self._add(cols)
+            self._add(cols, first)
 
     def _lines_in(self, data: bytes, cols, header: bool) -> int:
         """Lines the chunk spanned.  Without a quote character no value can hold
@@ -454,15 +456,22 @@ class CopySink:
             return len(cols[0][0]) + (1 if header else 0)
         return data.count(b"\n")
 
-    def _add(self, cols) -> None:
+    def _add(self, cols, first_line: int = 1) -> None:
         b = Batch([Col(d, m, o) for (d, m), o in zip(cols, self.oids)], len(cols[0][0]))
         self.rows += b.n
         if self.rel.kind == "f":
-            self._stage_stream_slab(b)
+            self._stage_stream_slab(b, first_line)
             return
         self.batches.append(b)
 
-    def _stage_stream_slab(self, b: Batch) -> None:
+    def _full_rows(self, b: Batch, first_line: int) -> Batch:
+        """The table's full rows; a failed assignment cast names its line, column and value."""
+        try:
+            return build_rows(self.session, self.ctx, self.rel, self.targets, b)
+        except PgError as e:
+            raise self._context(locate_cast_error(e, self.targets, b, first_line)) from None
+
+    def _stage_stream_slab(self, b: Batch, first_line: int) -> None:
         """Validate a stream slab now, encode its WAL record, and park it until CopyDone.
 
         Delivery stays all-or-nothing, but memory does not grow with the COPY:
@@ -473,7 +482,7 @@ class CopySink:
         A COPY under a Spark batch key keeps batches: its key goes into the
         record of the insert that uses it (StreamManager.insert)."""
 
-        full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
+        full = self._full_rows(b, first_line)
         check_constraints(self.session, self.ctx, self.rel, full)
         if self.keyed:              # StreamManager.insert drops the late rows of the one batch
             self.batches.append(full)
@@ -548,7 +557,8 @@ class CopySink:
         total = sum(b.n for b in self.batches)
         src = Batch.concat(self.batches, self.oids)
         self.batches = []
-        insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
+        first = 2 if self.options.header and self.format == 0 else 1
+        insert_batch(self.session, self.ctx, self.rel, self._full_rows(src, first))
         release_memory(total)
         return f"COPY {total}"
 

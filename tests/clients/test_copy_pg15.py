@@ -80,7 +80,9 @@ CASES: dict[str, tuple[str, str, bytes, str]] = {
     "csv header mismatch": (TEXT_COLS, "(FORMAT csv, HEADER match)", b"id,x,v,k\n1,a,b,1\n", "UTC"),
     "extra column": (TEXT_COLS, "(FORMAT csv)", b"1,a,b,1\n2,a,b,2,9\n", "UTC"),
     "missing column": (TEXT_COLS, "", b"1\ta\tb\t1\n2\ta\n", "UTC"),
-    "varchar too long": (TEXT_COLS, "", b"1\ta\t" + b"y" * 21 + b"\t1\n", "UTC"),
+    "varchar too long": (TEXT_COLS, "", b"0\ta\tb\t0\n1\ta\t" + b"y" * 21 + b"\t1\n", "UTC"),
+    "varchar too long after header": (TEXT_COLS, "(FORMAT csv, HEADER)", b"id,t,v,k\n0,a,b,0\n1,a," + b"y" * 121 + b",1\n",
+                                      "UTC"),
     "numbers": (NUM_COLS, "(FORMAT csv)",
                 b"1,32767,-2147483648,9223372036854775807,1e308,3.4e38,123456789012345678901234567890.1234567890,t\n"
                 b"2,-0, 7 ,-0,-0,1.5e-45,-0.000,yes\n"
