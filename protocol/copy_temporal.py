@@ -176,7 +176,7 @@ def _time_of_day(ch: _Chars, date_only: np.ndarray) -> tuple[np.ndarray, np.ndar
         running &= d <= 9
         frac = np.where(running, frac * 10 + d, frac)
         count += running
-    if (dot & (count == 0)).any() or (dot & (ch.at(26) - np.uint8(48) <= 9)).any():
+    if (dot & (count == 0)).any() or (dot & (count == 6) & (ch.at(26) - np.uint8(48) <= 9)).any():
         raise _Decline()          # "SS." or a seventh digit: PostgreSQL rounds, left to the exact path
     clock = ((hh * 60 + mi) * 60 + ss) * _US_SEC + frac * _FRAC_SCALE[count]
     return clock, np.where(dot, 20 + count, 19)
