@@ -126,11 +126,11 @@ def _parse(ch: _Chars, kind: Kind, tz: str) -> np.ndarray:
     if kind == "timestamp":
         if has_zone.any():
             raise _Decline()
-        return local
+        return np.asarray(local, np.int64)
     if not has_zone.all():
         naive = ~has_zone
         offset[naive] = _session_offsets(local[naive], tz)
-    return local - offset
+    return np.asarray(local - offset, np.int64)
 
 
 def _date_days(ch: _Chars) -> np.ndarray:
@@ -149,7 +149,7 @@ def _date_days(ch: _Chars) -> np.ndarray:
     yoe = yy - era * 400
     doy = (153 * (m + np.where(m > 2, -3, 9)) + 2) // 5 + d - 1
     doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-    return era * 146_097 + doe - 719_468
+    return np.asarray(era * 146_097 + doe - 719_468, np.int64)
 
 
 def _time_of_day(ch: _Chars, date_only: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
