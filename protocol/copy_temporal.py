@@ -42,6 +42,7 @@ _US_SEC = 1_000_000
 _US_DAY = 86_400 * _US_SEC
 _MAX_LEN = 32            # "YYYY-MM-DDTHH:MM:SS.ffffff+HH:MM" is 32 characters
 _MAX_ZONE_HOUR = 15      # PostgreSQL's MAX_TZDISP_HOUR
+_MAX_HOURS = 256         # distinct local hours resolved one by one before the per-value path is cheaper
 _DAYS_IN_MONTH = np.array([0, 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31], np.int64)
 _FRAC_SCALE = np.array([0, 100_000, 10_000, 1_000, 100, 10, 1], np.int64)   # by digit count
 
@@ -224,6 +225,8 @@ def _session_offsets(local: np.ndarray, tz: str) -> np.ndarray:
         return np.zeros(len(local), np.int64)
     hour_us = 3600 * _US_SEC
     hours, inverse = np.unique(local // hour_us, return_inverse=True)
+    if len(hours) > _MAX_HOURS and len(hours) * 2 > len(local):
+        raise _Decline()      # scattered over time: two exact reads per hour would cost more than one per value
     per_hour = np.empty(len(hours), np.int64)
     mixed: list[int] = []
     for i, h in enumerate(hours.tolist()):
