@@ -369,6 +369,13 @@ def _native_reader(data: bytes, options, oids, naive_utc: bool = True):
         return None
 
 
+def _warm_reader(options, oids, naive_utc: bool) -> None:
+    try:
+        compiled_csv.warm(options, oids, naive_utc)
+    except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
+        pass
+
+
 class CopySink:
     """Receives CopyData payloads; applies all rows at finish()."""
 
@@ -386,9 +393,12 @@ class CopySink:
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = copyformat.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
-        self.native = functools.partial(_native_reader, naive_utc=zone_of(self.tz) is UTC) \
+        naive_utc = zone_of(self.tz) is UTC
+        self.native = functools.partial(_native_reader, naive_utc=naive_utc) \
             if self.format == 0 and compiled_csv.supported(self.oids) and compiled_csv.usable(options, self.oids) \
             else None
+        if self.native is not None:
+            _warm_reader(options, self.oids, naive_utc)
         self.done = False
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0

@@ -115,6 +115,13 @@ def decode(data: bytes, options, oids, wait: bool = False,
     return parts
 
 
+def warm(options, oids, naive_utc: bool = True) -> None:
+    """Start compiling the reader for this layout (in the background) when a
+    COPY begins, so that it is ready by the first slab rather than declining it."""
+    if supported(oids) and usable(options, oids):
+        _kernel(tuple(oids), options.delimiter, False, naive_utc and type_oids.TIMESTAMPTZ in oids)
+
+
 #: chunks from this size are parsed by two threads
 PARALLEL_BYTES = 4 << 20
 _threads = None
