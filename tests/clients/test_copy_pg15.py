@@ -111,6 +111,10 @@ CASES: dict[str, tuple[str, str, bytes, str]] = {
                    b"11,2024-01-01 00:00:00 Europe/Paris,2024-01-01 00:00:00.,epoch\n"
                    b"12,2024-03-31 01:00:00,1999-01-08 04:05:06,1999-01-08\n"
                    b"13,,,\n", "UTC"),
+    "timestamps quoted": (TS_COLS, "(FORMAT csv)", b'1,"2024-01-01 00:00:00+05","2024-01-01 00:00:00","2024-01-01"\n'
+                                                   b'2,"",,""\n', "UTC"),
+    "timestamps with delimiter": (TS_COLS, "(FORMAT csv, DELIMITER ';')", b"1;2024-01-01 00:00:00+05;2024-01-01 00:00:00;2024-01-01\n",
+                                  "UTC"),
     "timestamps text nulls": (TS_COLS, "", b"1\t2024-01-01 00:00:00+00\t\\N\t2024-01-01\n2\t\\N\t2024-01-01 00:00:00\t\\N\n",
                               "UTC"),
     "timestamptz offset 16": (TS_COLS, "(FORMAT csv)", b"1,2024-01-01 00:00:00+16,,\n", "UTC"),
@@ -146,23 +150,29 @@ def _timestamp(rng: random.Random) -> str:
     return base + frac + zone
 
 
+@pytest.mark.parametrize("fmt", ["csv", "text"])
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/New_York"])
-def test_generated_timestamps_match_postgres(ss_conn, pg_conn, unique_name, zone):
+def test_generated_timestamps_match_postgres(ss_conn, pg_conn, unique_name, zone, fmt):
     """Thousands of rows, so the bulk readers take them; COPYed twice, so the
     second COPY finds the compiled reader built (it compiles in the background)."""
-    rng = random.Random(zone)
+    rng = random.Random(zone + fmt)
     lines = []
     for i in range(4000):
         tz = _timestamp(rng) if rng.random() > 0.05 else ""
         ts = _timestamp(rng).rstrip("Z")
         ts = ts[:19] + ts[19:].split("+")[0].split("-")[0] if rng.random() < 0.9 else ""
-        lines.append(f"{i},{tz},{ts},{ts[:10]}")
+        fields = [str(i), tz, ts, ts[:10]]
+        if fmt == "text":
+            fields = [f or "\\N" for f in fields]
+        elif tz and rng.random() < 0.1:
+            fields[1] = f'"{tz}"'          # a quoted value: the compiled reader leaves the chunk to pyarrow
+        lines.append(("," if fmt == "csv" else "\t").join(fields))
     data = ("\n".join(lines) + "\n").encode()
     table = unique_name()
-    first = _both(ss_conn, pg_conn, table, TS_COLS, "(FORMAT csv)", data, zone)
+    first = _both(ss_conn, pg_conn, table, TS_COLS, f"(FORMAT {fmt})", data, zone)
     time.sleep(1.0)
-    assert _both(ss_conn, pg_conn, table, TS_COLS, "(FORMAT csv)", data, zone) == first
-    assert first[0] == "rows" and len(first[1]) == 4000
+    assert _both(ss_conn, pg_conn, table, TS_COLS, f"(FORMAT {fmt})", data, zone) == first
+    assert first[0] == "rows" and len(first[1]) == 4000, first
 
 
 def test_bad_row_deep_in_a_large_copy(ss_conn, pg_conn, unique_name):
