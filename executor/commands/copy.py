@@ -424,24 +424,27 @@ class CopySink:
 
     def feed(self, data: bytes) -> None:
         self.ctx.check_cancel()
-        try:
-            if self.binary is not None:
-                self.binary.feed(data)
-                cols = self.binary.take_columns()
-                if cols and len(cols[0][0]):
-                    self._add(cols)
-                return
-            # Decode in large slabs: the CSV decoder has a fixed cost per call and
-            # parallelises only over big inputs, while clients send small messages.
-            self.buf += data
-            if len(self.buf) >= DECODE_SLAB:
+        # Decode in large slabs, binary too: a decoder call and a staged slab
+        # (one WAL part, one pass through the views) have a fixed cost, and
+        # the CSV decoder parallelises only over big inputs, while clients send
+        # messages of 8-128 kB.
+        self.buf += data
+        if len(self.buf) >= DECODE_SLAB:
+            try:
                 self._decode_pending()
-        except PgError as e:
-            raise self._context(e) from e
+            except PgError as e:
+                raise self._context(e) from e
 
     def _decode_pending(self) -> None:
         """Decode the whole rows buffered so far: one copy out of the buffer,
         and only the unfinished last row stays (moved to its front)."""
+        if self.binary is not None:
+            self.binary.feed(bytes(self.buf))
+            self.buf.clear()
+            cols = self.binary.take_columns()
+            if cols and len(cols[0][0]):
+                self._add(cols)
+            return
         cut = copyformat.complete_length(self.buf, self.options)
         if cut:
             with memoryview(self.buf) as mv:
@@ -517,6 +520,8 @@ class CopySink:
 
     def _flush_tail(self) -> None:
         if self.binary is not None:
+            self.binary.feed(bytes(self.buf))
+            self.buf.clear()
             self.binary.finish()
             cols = self.binary.take_columns()
             if cols and len(cols[0][0]):

@@ -231,3 +231,29 @@ def test_options_refused_or_applied(ss_conn, unique_name, options, state):
         return
     assert state is None
     assert ss_conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (1,)
+
+
+def test_binary_copy_of_postgres_output(ss_conn, pg_conn, unique_name):
+    """PostgreSQL's own binary COPY output, sent in many small messages into a
+    table and a stream, reads back as PostgreSQL's rows."""
+    rng = random.Random(5)
+    t = unique_name()
+    data = ("\n".join(f"{i},{_timestamp(rng)},{rng.randint(-99, 99)}" for i in range(20000)) + "\n").encode()
+    pg_conn.execute(f"CREATE TABLE {t} (id int, tz timestamptz, x int)")
+    try:
+        with pg_conn.cursor() as cur, cur.copy(f"COPY {t} FROM STDIN (FORMAT csv)") as cp:
+            cp.write(data)
+        with pg_conn.cursor() as cur, cur.copy(f"COPY {t} TO STDOUT (FORMAT binary)") as cp:
+            binary = b"".join(bytes(b) for b in cp)
+        want = pg_conn.execute(f"SELECT id, tz::text, x FROM {t} ORDER BY id").fetchall()
+    finally:
+        pg_conn.execute(f"DROP TABLE IF EXISTS {t}")
+    ss_conn.execute(f"CREATE TABLE {t} (id int, tz timestamptz, x int)")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {t}_s (id int, tz timestamptz, x int) SERVER stream")
+    ss_conn.execute(f"CREATE VIEW {t}_v AS SELECT id, max(tz) AS tz, sum(x) AS x FROM {t}_s GROUP BY id")
+    for target in (t, f"{t}_s"):
+        with ss_conn.cursor() as cur, cur.copy(f"COPY {target} FROM STDIN (FORMAT binary)") as cp:
+            for i in range(0, len(binary), 8192):
+                cp.write(binary[i:i + 8192])
+    assert ss_conn.execute(f"SELECT id, tz::text, x FROM {t} ORDER BY id").fetchall() == want
+    assert ss_conn.execute(f"SELECT id, tz::text, x::int FROM {t}_v ORDER BY id").fetchall() == want
