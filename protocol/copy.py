@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Literal, Sequence
 
 import numpy as np
 
+from . import copy_temporal
 from . import types as wiretypes
 from .errors import (
     BAD_COPY_FILE_FORMAT,
@@ -96,7 +97,7 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
     for k, v in opts.items():
         o[k.lower()] = v
     known = {"format", "delimiter", "null", "header", "quote", "escape", "force_quote",
-             "force_not_null", "force_null", "encoding", "freeze", "default"}
+             "force_not_null", "force_null", "encoding", "freeze"}
     for k in o:
         if k not in known:
             raise PgError(SYNTAX_ERROR, f'option "{k}" not recognized')
@@ -145,6 +146,7 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
         force_null=_as_list(o.get("force_null")), encoding=o.get("encoding"),
         freeze=bool(_as_bool("freeze", o.get("freeze", False))),
     )
+    _refuse_unimplemented(res)
     if csv and res.delimiter == res.quote:
         raise PgError(INVALID_PARAMETER_VALUE, "COPY delimiter and quote must be different")
     if not binary and res.delimiter in (res.null or ""):
@@ -154,35 +156,52 @@ def parse_copy_options(opts: dict[str, Any], *, is_from: bool = True) -> CopyOpt
     return res
 
 
+_UTF8_NAMES = {"utf8", "utf-8", "unicode"}
+
+
+def _refuse_unimplemented(res: CopyOptions) -> None:
+    """Options PostgreSQL has whose effect COPY here does not have: refused,
+    never accepted and ignored."""
+    if res.encoding is not None and str(res.encoding).lower().replace("_", "") not in _UTF8_NAMES:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'COPY ENCODING "{res.encoding}" is not supported',
+                      hint="COPY data is read and written as UTF8: convert it on the client, or omit ENCODING.")
+    if res.freeze:
+        raise PgError(FEATURE_NOT_SUPPORTED, "COPY FREEZE is not supported",
+                      hint="Omit FREEZE: the copied rows are visible to every transaction once the COPY commits.")
+
+
 # --------------------------------------------------------------------------
 # Chunking helpers
 # --------------------------------------------------------------------------
 
 
 def split_complete(buffer: bytes, options: CopyOptions) -> tuple[bytes, bytes]:
-    """Split a buffer into whole lines (rows) and the unfinished tail.
+    """Split a buffer into whole lines (rows) and the unfinished tail."""
+    i = complete_length(buffer, options)
+    return buffer[:i], buffer[i:]
+
+
+def complete_length(buffer: bytes | bytearray, options: CopyOptions) -> int:
+    """The length of the whole lines (rows) at the start of ``buffer``.
 
     For CSV a newline inside a quoted field does not end a row.  With the
     default escape (= quote) doubled quotes keep the parity, so counting
     quote characters is exact and vectorisable.
     """
     if options.format == "binary":
-        return buffer, b""
+        return len(buffer)
     q = options.quote.encode()
     if options.format != "csv" or q not in buffer:
-        i = buffer.rfind(b"\n")
-        return (buffer[: i + 1], buffer[i + 1:]) if i >= 0 else (b"", buffer)
+        return buffer.rfind(b"\n") + 1
     if options.escape == options.quote:
         arr = np.frombuffer(buffer, dtype=np.uint8)
         nl = np.flatnonzero(arr == 10)
         if len(nl) == 0:
-            return b"", buffer
+            return 0
         parity = np.cumsum(arr == q[0], dtype=np.int64)[nl] & 1
+        del arr             # a bytearray cannot be resized while viewed
         ok = nl[parity == 0]
-        if len(ok) == 0:
-            return b"", buffer
-        i = int(ok[-1])
-        return buffer[: i + 1], buffer[i + 1:]
+        return int(ok[-1]) + 1 if len(ok) else 0
     last = -1
     inq = False
     esc = options.escape.encode()[0]
@@ -198,7 +217,7 @@ def split_complete(buffer: bytes, options: CopyOptions) -> tuple[bytes, bytes]:
         elif c == 10 and not inq:
             last = i
         i += 1
-    return buffer[: last + 1], buffer[last + 1:]
+    return last + 1
 
 
 def _strip_end_marker(data: bytes) -> bytes:
@@ -215,85 +234,138 @@ def _strip_end_marker(data: bytes) -> bytes:
 
 
 def _copy_error(code: str, msg: str, line: int, column: str | None = None,
-                value: str | None = None, cause: PgError | None = None) -> PgError:
+                value: str | None = None, cause: PgError | None = None, line_text: str | None = None) -> PgError:
+    """An error of one COPY line; the sink turns ``extra`` into PostgreSQL's
+    CONTEXT (``COPY t, line N, column c: "v"`` or ``COPY t, line N: "text"``)."""
     err = PgError(code, msg, detail=cause.detail if cause else None, hint=cause.hint if cause else None)
     err.extra["line"] = line
     if column is not None:
         err.extra["column"] = column
     if value is not None:
-        err.extra["value"] = value
+        err.extra["value"] = printout(value)
+    if line_text is not None:
+        err.extra["line_text"] = printout(line_text)
     return err
+
+
+#: PostgreSQL's MAX_COPY_DATA_DISPLAY: a value or line in an error's CONTEXT is cut to this many bytes
+MAX_COPY_DATA_DISPLAY = 100
+
+
+def printout(text: str) -> str:
+    """``limit_printout_length``: at most 100 bytes (whole characters), then "..."."""
+    raw = text.encode("utf-8", "surrogateescape")
+    if len(raw) <= MAX_COPY_DATA_DISPLAY:
+        return text
+    return raw[:MAX_COPY_DATA_DISPLAY].decode("utf-8", "ignore") + "..."
 
 
 # --------------------------------------------------------------------------
 # Pure-Python row parsing (exact PostgreSQL semantics)
 # --------------------------------------------------------------------------
 
-_TEXT_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
-_TEXT_ESC_RE = re.compile(r"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
+_TEXT_ESCAPES = {b"b": b"\b", b"f": b"\f", b"n": b"\n", b"r": b"\r", b"t": b"\t", b"v": b"\v"}
+_TEXT_ESC_RE = re.compile(rb"\\(?:([0-7]{1,3})|x([0-9a-fA-F]{1,2})|(.))", re.S)
 
 
 def _text_unescape(s: str) -> str:
-    def rep(m: re.Match[str]) -> str:
+    """CopyReadAttributesText's de-escaping: octal and hex escapes are
+    bytes, so the field is checked as UTF-8 after them (22021 otherwise)."""
+    if "\\" not in s:
+        return s
+
+    def rep(m: re.Match[bytes]) -> bytes:
         if m.group(1):
-            return chr(int(m.group(1), 8) & 0xFF)
+            return bytes([int(m.group(1), 8) & 0xFF])
         if m.group(2):
-            return chr(int(m.group(2), 16))
-        c: str = m.group(3)
+            return bytes([int(m.group(2), 16)])
+        c: bytes = m.group(3)
         return _TEXT_ESCAPES.get(c, c)
 
-    return _TEXT_ESC_RE.sub(rep, s) if "\\" in s else s
+    raw = _TEXT_ESC_RE.sub(rep, s.encode("utf-8"))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as ex:
+        raise PgError("22021", _bad_utf8(raw, ex.start)) from None
 
 
-def _iter_text_rows(text: str, options: CopyOptions) -> Iterable[list[str | None]]:
+def _bad_utf8(raw: bytes, at: int) -> str:
+    """report_invalid_encoding's message: the bytes of the bad character."""
+    lead = raw[at]
+    size = 2 if lead & 0xE0 == 0xC0 else 3 if lead & 0xF0 == 0xE0 else 4 if lead & 0xF8 == 0xF0 else 1
+    shown = " ".join(f"0x{b:02x}" for b in raw[at: at + size])
+    return f'invalid byte sequence for encoding "UTF8": {shown}'
+
+
+def _iter_text_rows(text: str, options: CopyOptions, first_line: int) -> Iterable[tuple[list[str | None], str]]:
+    """Yield (fields, line text) per line, as CopyReadLineText and
+    CopyReadAttributesText split and de-escape them."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     d, null = options.delimiter, options.null
-    for line in lines:
+    for k, line in enumerate(lines):
         if line.endswith("\r"):
             line = line[:-1]
         if "\\" not in line:
-            yield [None if f == null else f for f in line.split(d)]
+            yield [None if f == null else f for f in line.split(d)], line
             continue
-        # split on unescaped delimiters
-        fields: list[str] = []
-        cur = []
-        i, n = 0, len(line)
-        while i < n:
-            c = line[i]
-            if c == "\\" and i + 1 < n:
-                cur.append(line[i: i + 2])
-                i += 2
-            elif c == d:
-                fields.append("".join(cur))
-                cur = []
-                i += 1
-            else:
-                cur.append(c)
-                i += 1
-        fields.append("".join(cur))
-        yield [None if f == null else _text_unescape(f) for f in fields]
+        fields = _split_escaped(line, d, first_line + k)
+        try:
+            yield [None if f == null else _text_unescape(f) for f in fields], line
+        except PgError as ex:
+            raise _copy_error(ex.sqlstate, ex.message, first_line + k, line_text=line) from None
 
 
-def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable[tuple[list[tuple[str, bool]], int]]:
-    """Yield (row, line) with fields as (value, was_quoted), like CopyReadAttributesCSV.
+def _split_escaped(line: str, d: str, lineno: int) -> list[str]:
+    """Split a text-format line on delimiters that no backslash escapes; a
+    backslash-period anywhere but alone at the end is a corrupt end marker."""
+    fields: list[str] = []
+    cur: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\" and i + 1 < n:
+            if line[i + 1] == "." and i + 2 < n:
+                raise _copy_error(BAD_COPY_FILE_FORMAT, "end-of-copy marker corrupt", lineno)
+            cur.append(line[i: i + 2])
+            i += 2
+        elif c == d:
+            fields.append("".join(cur))
+            cur = []
+            i += 1
+        else:
+            cur.append(c)
+            i += 1
+    fields.append("".join(cur))
+    return fields
+
+
+def _iter_csv_rows(text: str, options: CopyOptions,
+                   first_line: int) -> Iterable[tuple[list[tuple[str, bool]], int, str]]:
+    """Yield (row, line, row text) with fields as (value, was_quoted), like CopyReadAttributesCSV.
 
     ``line`` is the physical line on which the row ends: PostgreSQL counts
-    newlines inside quoted fields when it reports COPY line numbers.
+    newlines inside quoted fields when it reports COPY line numbers (after
+    the first line end).
     """
     d, q, e = options.delimiter, options.quote, options.escape
     i, n = 0, len(text)
     line = first_line
+    # CopyReadLineText counts a newline inside quotes as a line only once the
+    # first line end has set the file's newline style (a CR for CR and CRLF)
+    counted = "" if first_line == 1 else ("\r" if "\r" in text else "\n")
     while i < n:
         row: list[tuple[str, bool]] = []
         buf: list[str] = []
         quoted = False
         inq = False
+        start, end = i, n
         while True:
             if i >= n:
-                if inq:
-                    raise _copy_error(BAD_COPY_FILE_FORMAT, "unterminated CSV quoted field", line)
+                if inq:     # PostgreSQL shows the whole rest of the data
+                    raise _copy_error(BAD_COPY_FILE_FORMAT, "unterminated CSV quoted field", line,
+                                      line_text=text[start:])
                 row.append(("".join(buf), quoted))
                 break
             c = text[i]
@@ -305,7 +377,7 @@ def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable
                 if c == q:
                     inq = False
                 else:
-                    if c == "\n":
+                    if c == counted:
                         line += 1
                     buf.append(c)
                 i += 1
@@ -319,12 +391,15 @@ def _iter_csv_rows(text: str, options: CopyOptions, first_line: int) -> Iterable
                 i += 1
             elif c == "\n" or c == "\r":
                 row.append(("".join(buf), quoted))
+                end = i
+                if counted == "":
+                    counted = "\n" if c == "\n" else "\r"
                 i += 2 if (c == "\r" and text[i + 1: i + 2] == "\n") else 1
                 break
             else:
                 buf.append(c)
                 i += 1
-        yield row, line
+        yield row, line, text[start:end]
         line += 1
 
 
@@ -342,7 +417,7 @@ def _python_rows(data: bytes, options: CopyOptions, first_line: int,
     if options.format == "csv":
         fnn = set(names) if options.force_not_null is True else set(options.force_not_null)
         fn = set(names) if options.force_null is True else set(options.force_null)
-        for raw, ln in _iter_csv_rows(text, options, first_line):
+        for raw, ln, line_text in _iter_csv_rows(text, options, first_line):
             row: list[str | None] = []
             for j, (v, quoted) in enumerate(raw):
                 nm = names[j] if j < ncol else ""
@@ -350,24 +425,25 @@ def _python_rows(data: bytes, options: CopyOptions, first_line: int,
                 if is_null and not quoted and nm in fnn:
                     is_null = False
                 row.append(None if is_null else v)
-            _check_width(row, names, ln)
+            _check_width(row, names, ln, line_text)
             rows.append(row)
             lines.append(ln)
     else:
-        for k, row in enumerate(_iter_text_rows(text, options)):
-            _check_width(row, names, first_line + k)
+        for k, (row, line_text) in enumerate(_iter_text_rows(text, options, first_line)):
+            _check_width(row, names, first_line + k, line_text)
             rows.append(row)
             lines.append(first_line + k)
     return rows, lines
 
 
-def _check_width(row: list[str | None], names: Sequence[str], line: int) -> None:
+def _check_width(row: list[str | None], names: Sequence[str], line: int, line_text: str) -> None:
     if len(row) > len(names):
-        raise _copy_error(BAD_COPY_FILE_FORMAT, "extra data after last expected column", line)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, "extra data after last expected column", line, line_text=line_text)
     if len(row) < len(names):
         if len(names) == 0:
             return
-        raise _copy_error(BAD_COPY_FILE_FORMAT, f'missing data for column "{names[len(row)]}"', line)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, f'missing data for column "{names[len(row)]}"', line,
+                          line_text=line_text)
 
 
 def _rows_to_columns(rows: list[list[str | None]], oids: Sequence[int], names: Sequence[str],
@@ -419,11 +495,7 @@ def _pa_type(oid: int, has_hex: bool) -> Any:
         return {wiretypes.INT2: pa.int16(), wiretypes.INT4: pa.int32(), wiretypes.INT8: pa.int64()}[oid]
     if oid == wiretypes.BOOL:
         return pa.bool_()
-    if oid == wiretypes.DATE:
-        return pa.date32()
-    if oid == wiretypes.TIMESTAMP:
-        return pa.timestamp("us")
-    return pa.string()
+    return pa.string()       # dates and timestamps too: copy_temporal reads them with PostgreSQL's rules
 
 
 _FLOATS = (wiretypes.FLOAT4, wiretypes.FLOAT8)
@@ -508,18 +580,12 @@ def _pyarrow_decode_as(data: bytes, options: CopyOptions, oids: Sequence[int], n
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             out.append(_string_column(col, oid, nmask, names[j], first_line, tz, pa, pc))
             continue
-        if col.null_count and not pa.types.is_temporal(typ):
+        if col.null_count:
             col = col.fill_null(False if pa.types.is_boolean(typ) else pa.scalar(0, typ))
         vals = col.to_numpy(zero_copy_only=False)
         if oid in _FLOATS:
             out.append(_direct_float_column(vals, oid, nmask))
             continue
-        if col.null_count and pa.types.is_temporal(typ):
-            # NULL dates/timestamps arrive as NaT; the mask carries the NULLs
-            vals = vals.copy()
-            vals[np.isnat(vals)] = np.zeros((), dtype=vals.dtype)     # the epoch, in the column's unit
-        if oid == wiretypes.TIMESTAMP:
-            vals = vals.astype("datetime64[us]")
         out.append((vals, nmask))
     return out
 
@@ -580,21 +646,10 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
                 raise _Fallback("float4 range")
             return a32, nmask
         return arr, nmask
-    if oid == wiretypes.TIMESTAMPTZ:
-        try:
-            trimmed = pc.utf8_trim_whitespace(col)
-            try:
-                naive = pc.cast(trimmed, pa.timestamp("us"))
-                if wiretypes.zone_of(tz) is not wiretypes.UTC:
-                    naive = pc.assume_timezone(naive, tz, ambiguous="earliest", nonexistent="earliest")
-                    naive = pc.cast(naive, pa.timestamp("us", tz="UTC"))
-                v = naive
-            except pa.ArrowInvalid:
-                v = pc.cast(trimmed, pa.timestamp("us", tz="UTC"))
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            raise _Fallback("timestamptz") from None
-        v = pc.cast(v, pa.int64()).fill_null(0)
-        return v.to_numpy(zero_copy_only=False).astype("datetime64[us]"), nmask
+    if oid in _TEMPORAL:
+        parsed = _temporal_column(col, oid, nmask, tz, pa)
+        if parsed is not None:
+            return parsed, nmask
     if oid == wiretypes.NUMERIC:
         fast = _numeric_fast(col, pc)
         if fast is not None:
@@ -612,6 +667,20 @@ def _string_column(col: Any, oid: int, nmask: np.ndarray | None, name: str, firs
             raise _Fallback("value error: re-parse for the exact line") from None
     v2, m2 = wiretypes.pylist_to_column(oid, vals)
     return v2, m2
+
+
+_TEMPORAL: dict[int, copy_temporal.Kind] = {
+    wiretypes.DATE: "date", wiretypes.TIMESTAMP: "timestamp", wiretypes.TIMESTAMPTZ: "timestamptz"}
+
+
+def _temporal_column(col: Any, oid: int, nmask: np.ndarray | None, tz: str, pa: Any) -> np.ndarray | None:
+    """A date/timestamp column in the strict ISO grammar, read vectorised
+    (``copy_temporal``); None leaves it to the exact per-value path."""
+    _validity, offsets, data = col.buffers()
+    otype = np.int64 if pa.types.is_large_string(col.type) else np.int32
+    offs = np.frombuffer(offsets, otype, len(col) + 1, col.offset * np.dtype(otype).itemsize)
+    raw = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return copy_temporal.parse_column(raw, offs, nmask, _TEMPORAL[oid], tz)
 
 
 _PLAIN_DECIMAL = r"^\s*[+-]?(\d+(\.\d*)?|\.\d+)\s*$"
@@ -721,13 +790,14 @@ def _first_row(data: bytes, options: CopyOptions) -> tuple[int, bytes]:
 def _check_header_match(head: bytes, options: CopyOptions, names: Sequence[str]) -> None:
     rows, _ = _python_rows(head, options, 1, [""] * max(1, head.count(options.delimiter.encode()) + 1))
     got = rows[0] if rows else []
+    head_text = head.decode("utf-8", "replace").rstrip("\r\n")
     if len(got) != len(names):
-        raise _copy_error(BAD_COPY_FILE_FORMAT, f"wrong number of fields in header line: field count is {len(got)}, expected {len(names)}", 1)
+        raise _copy_error(BAD_COPY_FILE_FORMAT, f"wrong number of fields in header line: field count is {len(got)}, expected {len(names)}", 1, line_text=head_text)
     for j, (g, nm) in enumerate(zip(got, names)):
         if g is None:
-            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got null value ("{options.null}"), expected value "{nm}"', 1)
+            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got null value ("{options.null}"), expected "{nm}"', 1, line_text=head_text)
         if g != nm:
-            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got value "{g}", expected value "{nm}"', 1)
+            raise _copy_error(BAD_COPY_FILE_FORMAT, f'column name mismatch in header line field {j + 1}: got "{g}", expected "{nm}"', 1, line_text=head_text)
 
 
 # --------------------------------------------------------------------------

@@ -950,6 +950,9 @@ def _tz_offset(tzs: str, local: _dt.datetime, full: str, typ: str) -> _dt.timede
     if m.group(1):
         return _dt.timedelta(0)
     if m.group(2):
+        if int(m.group(3)) > 15 or int(m.group(4) or 0) > 59 or int(m.group(5) or 0) > 59:
+            # DecodeTimezone's MAX_TZDISP_HOUR and minute/second limits
+            raise PgError("22009", f'time zone displacement out of range: "{full}"')
         off = _dt.timedelta(hours=int(m.group(3)), minutes=int(m.group(4) or 0), seconds=int(m.group(5) or 0))
         return off if m.group(2) == "+" else -off
     try:

@@ -69,7 +69,7 @@ FLUSH: Final = _Signal.FLUSH
 ROW_SLICE = 8192
 #: Repeated read cycles remembered per session (see ``replay_cycle``).
 CYCLE_CACHE_SIZE = 64
-#: CopyData bytes handed to the engine in one call (see ``_copy_payload``).
+#: CopyData bytes handed to the engine in one step (see ``_feed_copy``).
 COPY_FEED_BYTES = 4 << 20
 #: Output bytes after which ``step`` returns so the connection can write.
 STEP_OUTPUT_CAP = 1 << 20
@@ -436,7 +436,7 @@ class ProtocolSession:
                 assert msg is not None      # step() answers NEED_MSG with a message
                 kind = msg.kind
                 if kind == "d":
-                    self._run(cin.feed, self._copy_payload(msg.body))
+                    self._run(self._feed_copy, cin, msg.body)
                 elif kind == "c":
                     tag = self._run(cin.finish)
                     finished = True
@@ -458,19 +458,18 @@ class ProtocolSession:
                 except Exception:
                     log.exception("COPY abort failed")
 
-    def _copy_payload(self, body: bytes) -> bytes:
-        """This CopyData plus any that are already queued behind it: psql sends
-        8 kB messages, and one engine call per message would cost more than the data."""
+    def _feed_copy(self, cin: CopyIn, body: bytes) -> None:
+        """Hand this CopyData and any already queued behind it to the engine
+        in one step: psql sends 8 kB messages, psycopg 128 kB, and a step per
+        message would cost more than the data.  Each payload is only
+        appended by the sink (no join here: the sink's buffer is the one copy)."""
+        cin.feed(body)
         q = self._queue
-        if not q or q[0].kind != "d":
-            return body
-        parts = [body]
         size = len(body)
         while q and q[0].kind == "d" and size < COPY_FEED_BYTES:
             nxt = q.popleft().body
-            parts.append(nxt)
+            cin.feed(nxt)
             size += len(nxt)
-        return b"".join(parts)
 
     # ------------------------------------------------------------ simple query
 

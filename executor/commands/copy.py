@@ -23,6 +23,7 @@ from splitstream.catalog.storage import wal
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.catalog.storage.wal_records import StreamPart
 from splitstream.protocol import copy as copyformat
+from splitstream.protocol.types import UTC, zone_of
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
     INSUFFICIENT_PRIVILEGE,
@@ -42,6 +43,7 @@ from ..sql.planner import Planner
 from ..stream.spark.ledger import KEY_SETTING
 from .base import Stmt
 from .subscribe import Subscription, is_subscribe
+from .copy_cast_errors import locate_cast_error
 from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
@@ -58,6 +60,8 @@ def _parse_opts(text: str) -> dict[str, str | bool | list[str]]:
     opts: dict[str, str | bool | list[str]] = {}
     if not text:
         return opts
+    if text.startswith("(") and not text.endswith(")") and re.search(r"\)\s*where\b", text, re.I):
+        _legacy_opts(["where"])
     if text.startswith("(") and text.endswith(")"):
         body = text[1:-1]
         for part in _split(body):
@@ -75,20 +79,54 @@ def _parse_opts(text: str) -> dict[str, str | bool | list[str]]:
                     v = v.lower()
             opts[k] = v
         return opts
-    # legacy syntax: CSV HEADER DELIMITER ',' NULL '' ...
-    toks = re.findall(r"'(?:[^']|'')*'|\S+", text)
+    return _legacy_opts(re.findall(r"'(?:[^']|'')*'|\(|\)|,|[^\s(),]+", text))
+
+
+#: PostgreSQL 15's pre-9.0 option words (copy_opt_item) and whether a value follows
+_LEGACY_VALUE = ("delimiter", "null", "quote", "escape", "encoding")
+
+
+def _legacy_opts(toks: list[str]) -> dict[str, str | bool | list[str]]:
+    """CSV HEADER DELIMITER [AS] ',' NULL [AS] '' FORCE NOT NULL a, b ...;
+    any other word is a syntax error (never skipped), and a WHERE clause is
+    refused rather than dropped."""
+    opts: dict[str, str | bool | list[str]] = {}
     i = 0
+
+    def word(k: int) -> str:
+        return toks[k].lower() if k < len(toks) else ""
+
     while i < len(toks):
-        t = toks[i].lower()
+        t = word(i)
+        if t == "where":
+            raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM ... WHERE is not supported",
+                          hint="COPY the rows into a staging table and INSERT ... SELECT ... WHERE from it, "
+                               "or filter in a view over the stream.")
         if t in ("csv", "binary"):
             opts["format"] = t
-        elif t == "header":
-            opts["header"] = True
-        elif t in ("delimiter", "null", "quote", "escape") and i + 1 < len(toks):
+        elif t in ("header", "freeze"):
+            opts[t] = True
+        elif t in _LEGACY_VALUE and i + 1 < len(toks):
+            i += 2 if word(i + 1) == "as" else 1
+            if not toks[i].startswith("'"):
+                raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i]}"')
+            opts[t] = toks[i][1:-1].replace("''", "'")
+        elif t == "force":
+            key = {"quote": "force_quote", "null": "force_null"}.get(word(i + 1))
             i += 1
-            if toks[i].lower() == "as" and i + 1 < len(toks):
-                i += 1
-            opts[t] = toks[i][1:-1].replace("''", "'") if toks[i].startswith("'") else toks[i]
+            if word(i) == "not" and word(i + 1) == "null":
+                key, i = "force_not_null", i + 1
+            if key is None:
+                raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i] if i < len(toks) else "FORCE"}"')
+            cols: list[str] = []
+            while i + 1 < len(toks) and (not cols or word(i + 1) == ","):
+                i += 1 if not cols else 2
+                if i >= len(toks):
+                    break
+                cols.append(toks[i].strip('"') if toks[i].startswith('"') else toks[i].lower())
+            opts[key] = True if cols == ["*"] else cols
+        else:
+            raise PgError(SYNTAX_ERROR, f'syntax error at or near "{toks[i]}"')
         i += 1
     return opts
 
@@ -321,13 +359,21 @@ def release_memory(rows: int) -> None:
         _libc = False
 
 
-def _native_reader(data: bytes, options, oids):
-    """The compiled reader of plain-number rows; None (general decoder) while
-    it compiles or when it is unavailable."""
+def _native_reader(data: bytes, options, oids, naive_utc: bool = True):
+    """The compiled reader of plain-number and ISO date/timestamp rows; None
+    (general decoder) while it compiles or when it is unavailable.
+    ``naive_utc``: the session is in UTC (a timestamptz without offset is UTC)."""
     try:
-        return compiled_csv.decode(data, options, oids)
+        return compiled_csv.decode(data, options, oids, naive_utc=naive_utc)
     except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
         return None
+
+
+def _warm_reader(options, oids, naive_utc: bool) -> None:
+    try:
+        compiled_csv.warm(options, oids, naive_utc)
+    except Exception:  # noqa: BLE001 - e.g. llvmlite missing: the general decoder is exact anyway
+        pass
 
 
 class CopySink:
@@ -337,7 +383,7 @@ class CopySink:
         self.session, self.ctx, self.rel, self.targets, self.options = session, ctx, rel, targets, options
         self.format = 1 if options.format == "binary" else 0
         self.ncols = len(targets)
-        self.buf = b""
+        self.buf = bytearray()     # CopyData not yet decoded: appended to, cut at a row end per slab
         self.line = 1
         self.batches: list[Batch] = []
         self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
@@ -347,11 +393,13 @@ class CopySink:
         self.names = [c.name for c in targets]
         self.tz = session.info.settings.get("timezone", "UTC")
         self.binary = copyformat.BinaryCopyDecoder(self.oids, column_names=self.names) if self.format == 1 else None
-        self.native = _native_reader if self.format == 0 and compiled_csv.supported(self.oids) \
-            and compiled_csv.usable(options) else None
+        naive_utc = zone_of(self.tz) is UTC
+        self.native = functools.partial(_native_reader, naive_utc=naive_utc) \
+            if self.format == 0 and compiled_csv.supported(self.oids) and compiled_csv.usable(options, self.oids) \
+            else None
+        if self.native is not None:
+            _warm_reader(options, self.oids, naive_utc)
         self.done = False
-        self.pending: list[bytes] = []
-        self.pending_bytes = 0
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
@@ -364,47 +412,54 @@ class CopySink:
         ctxt = f"COPY {self.rel.name}, line {line}" if line else f"COPY {self.rel.name}"
         col = e.extra.get("column") if e.extra else None
         val = e.extra.get("value") if e.extra else None
+        text = e.extra.get("line_text") if e.extra else None
         if col and val is not None:
             ctxt += f', column {col}: "{val}"'
         elif col:
             ctxt += f", column {col}"
+        elif text is not None:
+            ctxt += f': "{text}"'
         e.context = ctxt
         return e
 
     def feed(self, data: bytes) -> None:
         self.ctx.check_cancel()
-        try:
-            if self.binary is not None:
-                self.binary.feed(data)
-                cols = self.binary.take_columns()
-                if cols and len(cols[0][0]):
-                    self._add(cols)
-                return
-            # Decode in large slabs: the CSV decoder has a fixed cost per call and
-            # parallelises only over big inputs, while clients send small messages.
-            self.pending.append(data)
-            self.pending_bytes += len(data)
-            if self.pending_bytes >= DECODE_SLAB:
+        # Decode in large slabs, binary too: a decoder call and a staged slab
+        # (one WAL part, one pass through the views) have a fixed cost, and
+        # the CSV decoder parallelises only over big inputs, while clients send
+        # messages of 8-128 kB.
+        self.buf += data
+        if len(self.buf) >= DECODE_SLAB:
+            try:
                 self._decode_pending()
-        except PgError as e:
-            raise self._context(e) from e
+            except PgError as e:
+                raise self._context(e) from e
 
     def _decode_pending(self) -> None:
-        self.pending.insert(0, self.buf)
-        self.buf = b"".join(self.pending)
-        self.pending = []
-        self.pending_bytes = 0
-        complete, self.buf = copyformat.split_complete(self.buf, self.options)
-        if complete:
+        """Decode the whole rows buffered so far: one copy out of the buffer,
+        and only the unfinished last row stays (moved to its front)."""
+        if self.binary is not None:
+            self.binary.feed(bytes(self.buf))
+            self.buf.clear()
+            cols = self.binary.take_columns()
+            if cols and len(cols[0][0]):
+                self._add(cols)
+            return
+        cut = copyformat.complete_length(self.buf, self.options)
+        if cut:
+            with memoryview(self.buf) as mv:
+                complete = bytes(mv[:cut])
+            del self.buf[:cut]
             self._decode(complete)
 
     def _decode(self, data: bytes) -> None:
         header = self.options.header and self.line == 1
         cols = copyformat.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
                               native=self.native)
+        first = self.line + (1 if header else 0)
         self.line += self._lines_in(data, cols, header)
         if cols and len(cols[0][0]):
-            self._add(cols)
+            self._add(cols, first)
 
     def _lines_in(self, data: bytes, cols, header: bool) -> int:
         """Lines the chunk spanned.  Without a quote character no value can hold
@@ -414,15 +469,22 @@ class CopySink:
             return len(cols[0][0]) + (1 if header else 0)
         return data.count(b"\n")
 
-    def _add(self, cols) -> None:
+    def _add(self, cols, first_line: int = 1) -> None:
         b = Batch([Col(d, m, o) for (d, m), o in zip(cols, self.oids)], len(cols[0][0]))
         self.rows += b.n
         if self.rel.kind == "f":
-            self._stage_stream_slab(b)
+            self._stage_stream_slab(b, first_line)
             return
         self.batches.append(b)
 
-    def _stage_stream_slab(self, b: Batch) -> None:
+    def _full_rows(self, b: Batch, first_line: int) -> Batch:
+        """The table's full rows; a failed assignment cast names its line, column and value."""
+        try:
+            return build_rows(self.session, self.ctx, self.rel, self.targets, b)
+        except PgError as e:
+            raise self._context(locate_cast_error(e, self.targets, b, first_line)) from None
+
+    def _stage_stream_slab(self, b: Batch, first_line: int) -> None:
         """Validate a stream slab now, encode its WAL record, and park it until CopyDone.
 
         Delivery stays all-or-nothing, but memory does not grow with the COPY:
@@ -433,7 +495,7 @@ class CopySink:
         A COPY under a Spark batch key keeps batches: its key goes into the
         record of the insert that uses it (StreamManager.insert)."""
 
-        full = build_rows(self.session, self.ctx, self.rel, self.targets, b)
+        full = self._full_rows(b, first_line)
         check_constraints(self.session, self.ctx, self.rel, full)
         if self.keyed:              # StreamManager.insert drops the late rows of the one batch
             self.batches.append(full)
@@ -458,16 +520,17 @@ class CopySink:
 
     def _flush_tail(self) -> None:
         if self.binary is not None:
+            self.binary.feed(bytes(self.buf))
+            self.buf.clear()
             self.binary.finish()
             cols = self.binary.take_columns()
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
-        if self.pending:
-            self._decode_pending()
+        self._decode_pending()
         if self.buf:
-            tail = self.buf if self.buf.endswith(b"\n") else self.buf + b"\n"
-            self.buf = b""
+            tail = bytes(self.buf) if self.buf.endswith(b"\n") else bytes(self.buf) + b"\n"
+            self.buf = bytearray()
             self._decode(tail)
 
     def finish(self) -> str:
@@ -509,7 +572,8 @@ class CopySink:
         total = sum(b.n for b in self.batches)
         src = Batch.concat(self.batches, self.oids)
         self.batches = []
-        insert_batch(self.session, self.ctx, self.rel, build_rows(self.session, self.ctx, self.rel, self.targets, src))
+        first = 2 if self.options.header and self.format == 0 else 1
+        insert_batch(self.session, self.ctx, self.rel, self._full_rows(src, first))
         release_memory(total)
         return f"COPY {total}"
 
@@ -544,7 +608,7 @@ class CopySink:
         self._close_spill()
         self.batches = []
         self.records = []
-        self.buf = b""
+        self.buf = bytearray()
         if self.session.txn is None:
             self.ctx.txn.rollback()
         else:

@@ -105,7 +105,9 @@ def test_csv_force_null_and_not_null() -> None:
     (b"1\tx\nabc\ty\n", TEXT, 'invalid input syntax for type integer: "abc"', 2),
     (b'1,x\n2,"abc\n', CSV, "unterminated CSV quoted field", 3),  # PG counts the EOF line
     (b"1,x\n2,y\n99999999999,z\n", CSV, 'value "99999999999" is out of range for type integer', 3),
-    (b'1,"a\nb"\n2,y\nq,z\n', CSV, 'invalid input syntax for type integer: "q"', 4),  # physical lines
+    # a newline inside quotes counts only after the first line end (CopyReadLineText's eol_type)
+    (b'1,"a\nb"\n2,y\nq,z\n', CSV, 'invalid input syntax for type integer: "q"', 3),
+    (b'0,x\n1,"a\nb"\n2,y\nq,z\n', CSV, 'invalid input syntax for type integer: "q"', 5),
 ])
 def test_decode_errors_with_line(data, opts, msg, line) -> None:
     with pytest.raises(PgError) as ei:

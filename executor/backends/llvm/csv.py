@@ -34,7 +34,7 @@ import numpy as np
 
 from splitstream.protocol import oids as type_oids
 
-from . import jit
+from . import csv_temporal, jit
 
 PARSE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -45,7 +45,15 @@ _KINDS = {
     type_oids.INT8: ("int", np.int64, 18),
     type_oids.FLOAT8: ("float", np.float64, 15),
     type_oids.BOOL: ("bool", np.bool_, 0),
+    type_oids.DATE: ("date", np.int64, 0),
+    type_oids.TIMESTAMP: ("ts", np.int64, 0),
+    type_oids.TIMESTAMPTZ: ("tstz", np.int64, 0),
 }
+#: the engine's dtype of a temporal column (the kernel writes its int64 ticks)
+_VIEWS = {type_oids.DATE: "datetime64[D]", type_oids.TIMESTAMP: "datetime64[us]",
+          type_oids.TIMESTAMPTZ: "datetime64[us]"}
+#: characters a date or timestamp may hold: never a delimiter of a temporal layout
+_TEMPORAL_CHARS = " T:+Z"
 MIN_BYTES = 8 << 10            # smaller chunks: the general path's fixed cost does not matter
 
 _lock = threading.Lock()
@@ -59,7 +67,7 @@ def supported(oids) -> bool:
     return bool(oids) and all(o in _KINDS for o in oids)
 
 
-def usable(options) -> bool:
+def usable(options, oids=()) -> bool:
     """CSV with NULL as the empty unquoted field, or text format with NULL as
     ``\\N``; a single-byte delimiter that cannot start a number.  (In text
     format an empty field is an empty string, never NULL, and ``\\N`` makes
@@ -68,19 +76,24 @@ def usable(options) -> bool:
         plain = options.null == "" and not options.force_null and not options.force_not_null
     else:
         plain = options.format == "text" and options.null == "\\N"
+    temporal = any(o in _VIEWS for o in oids)
     return plain and len(options.delimiter.encode()) == 1 \
-        and options.delimiter not in "\n\r\"\\0123456789.-tfrueals"
+        and options.delimiter not in "\n\r\"\\0123456789.-tfrueals" \
+        and not (temporal and options.delimiter in _TEMPORAL_CHARS)
 
 
-def decode(data: bytes, options, oids, wait: bool = False) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
+def decode(data: bytes, options, oids, wait: bool = False,
+           naive_utc: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
     """The columns of ``data`` (complete lines, no header, no end marker
     line), or None to decline.  A large chunk is cut at a line end and its
     halves parsed on two threads (ctypes releases the GIL).  ``wait``:
-    compile now rather than decline while the parser compiles (tests)."""
+    compile now rather than decline while the parser compiles (tests).
+    ``naive_utc``: the session's TimeZone is UTC, so a timestamptz without
+    an offset is UTC (otherwise such a value declines the chunk)."""
     if len(data) < (1 if wait else MIN_BYTES) or not data.endswith(b"\n") or not supported(oids) \
-            or not usable(options):
+            or not usable(options, oids):
         return None
-    fn = _kernel(tuple(oids), options.delimiter, wait)
+    fn = _kernel(tuple(oids), options.delimiter, wait, naive_utc and type_oids.TIMESTAMPTZ in oids)
     if fn is None:
         return None
     base = np.frombuffer(data, np.uint8).ctypes.data
@@ -100,6 +113,13 @@ def decode(data: bytes, options, oids, wait: bool = False) -> list[tuple[np.ndar
     if options.format == "text" and any(m is not None for _, m in parts):
         return None          # an empty field: an empty string to PostgreSQL, an error for a number
     return parts
+
+
+def warm(options, oids, naive_utc: bool = True) -> None:
+    """Start compiling the reader for this layout (in the background) when a
+    COPY begins, so that it is ready by the first slab rather than declining it."""
+    if supported(oids) and usable(options, oids):
+        _kernel(tuple(oids), options.delimiter, False, naive_utc and type_oids.TIMESTAMPTZ in oids)
 
 
 #: chunks from this size are parsed by two threads
@@ -128,7 +148,13 @@ def _run(fn, addr: int, nbytes: int, oids) -> list[tuple[np.ndarray, np.ndarray 
     if rows < 0:
         return None
     # slices, no copies: the untouched tail of each buffer was never given pages
-    return [(cols[j][:rows], masks[j][:rows].view(np.bool_) if outs[2 * n + j] else None) for j in range(n)]
+    return [(_as_engine(cols[j][:rows], oids[j]), masks[j][:rows].view(np.bool_) if outs[2 * n + j] else None)
+            for j in range(n)]
+
+
+def _as_engine(col: np.ndarray, oid: int) -> np.ndarray:
+    view = _VIEWS.get(oid)
+    return col if view is None else col.view(view)
 
 
 def _join_masks(a: np.ndarray | None, b: np.ndarray | None, na: int, nb: int) -> np.ndarray | None:
@@ -137,11 +163,11 @@ def _join_masks(a: np.ndarray | None, b: np.ndarray | None, na: int, nb: int) ->
     return np.concatenate([np.zeros(na, bool) if a is None else a, np.zeros(nb, bool) if b is None else b])
 
 
-def _kernel(oids: tuple, delim: str, wait: bool = False):
+def _kernel(oids: tuple, delim: str, wait: bool = False, naive_utc: bool = False):
     """The parser for this layout; the first request compiles it in the
     background (about 0.1 s of LLVM -O3) and declines meanwhile, so no
     COPY waits for the compiler."""
-    key = (oids, delim)
+    key = (oids, delim, naive_utc)
     fn = _cache.get(key)
     if fn is not None or key in _failed:
         return fn
@@ -157,14 +183,14 @@ def _kernel(oids: tuple, delim: str, wait: bool = False):
 
 def _build_and_cache(key: tuple) -> None:
     try:
-        _cache[key] = _compile(key[0], ord(key[1]))
+        _cache[key] = _compile(key[0], ord(key[1]), key[2])
     except Exception:          # never let the fast path break COPY: the general path decodes
         _failed.add(key)
 
 
-def _compile(oids: tuple, delim: int):
+def _compile(oids: tuple, delim: int, naive_utc: bool = False):
 
-    ir_text = str(_build(oids, delim))
+    ir_text = str(_build(oids, delim, naive_utc))
     with jit._llvm_lock:
         # measured: level 3 code is ~25% faster than level 2 at the same compile time (~0.1 s CPU)
         ee = jit._compile(ir_text, 2, verify=True, speed_level=3)
@@ -175,7 +201,7 @@ def _compile(oids: tuple, delim: int):
 
 # ------------------------------------------------------------------ IR
 
-def _build(oids: tuple, delim: int):
+def _build(oids: tuple, delim: int, naive_utc: bool = False):
     i8, i64, f64 = ir.IntType(8), ir.IntType(64), ir.DoubleType()
     mod = ir.Module(name="csv")
     pow10 = ir.GlobalVariable(mod, ir.ArrayType(f64, 16), "pow10")
@@ -242,6 +268,9 @@ def _build(oids: tuple, delim: int):
         b.store(c(0, i8), b.gep(maskp[j], [r]))
         if kind == "bool":
             _emit_bool(b, fn, j, data, pos, colp[j], r, term, bail, nxt, c, i8)
+        elif kind in ("date", "ts", "tstz"):
+            csv_temporal.emit(csv_temporal.Emitter(b, fn, f"c{j}", data, bail, term),
+                              kind, pos, colp[j], r, nxt, naive_utc)
         else:
             _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, colp[j], r, term, bail, nxt, c, i8,
                          f64)

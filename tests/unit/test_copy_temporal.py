@@ -1,0 +1,146 @@
+"""The bulk date/timestamp readers of COPY decide nothing on their own: the
+compiled reader (executor/backends/llvm/csv_temporal.py) and the numpy reader
+(protocol/copy_temporal.py) give exactly the columns of the exact per-value
+path for whatever they accept, and decline the rest.  (The exact path is
+compared with PostgreSQL 15 in tests/clients/test_copy_pg15.py.)"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from splitstream.executor.backends.llvm import csv as csv_kernels
+from splitstream.protocol import copy as copyformat
+from splitstream.protocol import copy_temporal
+from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import PgError
+
+CSV = copyformat.parse_copy_options({"format": "csv"})
+OIDS = [wiretypes.INT4, wiretypes.TIMESTAMPTZ, wiretypes.TIMESTAMP, wiretypes.DATE]
+ZONES = ["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"]
+
+
+def _exact(data: bytes, tz: str):
+    """The per-value path: PostgreSQL's input functions one value at a time."""
+    names = ["id", "tz", "ts", "d"]
+    rows, lines = copyformat._python_rows(data, CSV, 1, names)
+    return copyformat._rows_to_columns(rows, OIDS, names, lines, tz)
+
+
+def _same(got, ref) -> None:
+    for (a, am), (b, bm) in zip(got, ref):
+        an = np.zeros(len(a), bool) if am is None else am
+        bn = np.zeros(len(b), bool) if bm is None else bm
+        assert np.array_equal(an, bn)
+        assert a.dtype == b.dtype
+        assert np.array_equal(a[~an], b[~bn])
+
+
+def _stamp(rng: random.Random, strict: bool) -> str:
+    y = rng.choice([rng.randint(1, 9999), 2024, 1970, 1, 9999, 2000])
+    mo, d = rng.randint(1, 12), rng.randint(1, 31 if not strict else 28)
+    h, mi, s = rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59)
+    text = f"{y:04d}-{mo:02d}-{d:02d}{rng.choice(' T')}{h:02d}:{mi:02d}:{s:02d}"
+    text += rng.choice(["", f".{rng.randint(0, 9)}", f".{rng.randint(0, 999999):06d}", f".{rng.randint(0, 9999):04d}"])
+    if not strict and rng.random() < 0.3:
+        text = rng.choice([text, text[:16], text[:10], text + "0000000"[: rng.randint(1, 3)], " " + text,
+                           text.replace("-", "/"), "infinity", "epoch", text[:11] + "24:00:00", text[:17] + "60"])
+    return text
+
+
+def _zone(rng: random.Random, strict: bool = False) -> str:
+    if strict:
+        return rng.choice(["", "Z", "+00", f"-{rng.randint(0, 15):02d}", f"+{rng.randint(0, 14):02d}:{rng.randint(0, 59):02d}"])
+    return rng.choice(["", "", "", "Z", "+00", "+00", "-05", f"-{rng.randint(0, 15):02d}", f"+{rng.randint(0, 14):02d}:{rng.randint(0, 59):02d}",
+                       f"+{rng.randint(0, 14):02d}{rng.randint(0, 59):02d}", "+16", " UTC", "+5", "+05:3"])
+
+
+def _rows(seed: int, n: int, strict: bool) -> bytes:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        tz = "" if rng.random() < 0.05 else _stamp(rng, strict) + _zone(rng, strict)
+        ts = "" if rng.random() < 0.05 else _stamp(rng, strict)
+        d = "" if rng.random() < 0.05 else _stamp(rng, strict)[:10]
+        out.append(f"{i},{tz},{ts},{d}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def _lines_each(data: bytes):
+    for line in data.splitlines(keepends=True):
+        yield line
+
+
+@pytest.mark.parametrize("tz", ZONES)
+def test_compiled_reader_accepts_only_what_it_reads_exactly(tz):
+    """Line by line (so a declined line does not hide the others): each line the
+    compiled reader accepts decodes to the exact path's values."""
+    data = _rows(len(tz), 3000, strict=False)
+    accepted = 0
+    for line in _lines_each(data):
+        got = csv_kernels.decode(line, CSV, OIDS, wait=True, naive_utc=tz == "UTC")
+        try:
+            ref = _exact(line, tz)
+        except PgError:
+            assert got is None, line
+            continue
+        if got is not None:
+            accepted += 1
+            _same(got, ref)
+    assert accepted > 100
+
+
+@pytest.mark.parametrize("tz", ZONES)
+def test_compiled_reader_on_strict_chunks(tz):
+    data = _rows(7 + len(tz), 20000, strict=True)
+    got = csv_kernels.decode(data, CSV, OIDS, wait=True, naive_utc=tz == "UTC")
+    if tz == "UTC":
+        assert got is not None
+    if got is not None:
+        _same(got, _exact(data, tz))
+
+
+def _strings(values: list[str | None]):
+    raw = [b"" if v is None else v.encode() for v in values]
+    offsets = np.cumsum([0] + [len(r) for r in raw]).astype(np.int64)
+    nulls = np.array([v is None for v in values])
+    return np.frombuffer(b"".join(raw) or b"\0", np.uint8), offsets, nulls if nulls.any() else None
+
+
+@pytest.mark.parametrize("tz", ZONES)
+@pytest.mark.parametrize("strict", [True, False])
+def test_numpy_reader_matches_exact_path(tz, strict):
+    """The vectorised reader, column by column, on whole columns and on each
+    value alone: the exact path's values, or None."""
+    rng = random.Random(tz + str(strict))
+    kinds = {"timestamptz": wiretypes.TIMESTAMPTZ, "timestamp": wiretypes.TIMESTAMP, "date": wiretypes.DATE}
+    for kind, oid in kinds.items():
+        values = []
+        for _ in range(400):
+            v = _stamp(rng, strict) + (_zone(rng, strict) if kind == "timestamptz" else "")
+            values.append(None if rng.random() < 0.05 else v[:10] if kind == "date" else v)
+        for chunk in [values] + [[v] for v in values]:
+            data, offsets, nulls = _strings(chunk)
+            got = copy_temporal.parse_column(data, offsets, nulls, kind, tz)
+            try:
+                ref, ref_nulls = wiretypes.pylist_to_column(oid, [None if v is None else wiretypes.decode_text(oid, v, tz=tz)
+                                                                  for v in chunk])
+            except PgError:
+                assert got is None
+                continue
+            if strict:
+                assert got is not None, chunk[:3]
+            if got is not None:
+                _same([(got, nulls)], [(ref, ref_nulls)])
+
+
+def test_dst_hours_resolved_like_the_exact_path():
+    """Every minute around Berlin's and Lord Howe's transitions (gaps, overlaps, half hours)."""
+    for tz, days in (("Europe/Berlin", ("2024-03-31", "2024-10-27")), ("Australia/Lord_Howe", ("2024-04-07", "2024-10-06"))):
+        values = [f"{day} {h:02d}:{m:02d}:00" for day in days for h in range(0, 5) for m in range(0, 60, 5)]
+        data, offsets, nulls = _strings(values)
+        got = copy_temporal.parse_column(data, offsets, nulls, "timestamptz", tz)
+        ref, _ = wiretypes.pylist_to_column(wiretypes.TIMESTAMPTZ,
+                                            [wiretypes.decode_text(wiretypes.TIMESTAMPTZ, v, tz=tz) for v in values])
+        assert got is not None and np.array_equal(got, ref)
