@@ -1393,6 +1393,8 @@ def _worth_encoding(col: Col) -> bool:
     cached (a stored column, or a column gathered from one), or a sample of
     its values repeats.  A fresh, mostly distinct batch (a stream's) would
     pay the encoding and then evaluate every row anyway."""
+    if type(col) is FixedCol:
+        return False        # compared in scaled integers already; its .data would build a Decimal per row
     d = col.data
     if type(col) is not Col or d.dtype != object:
         return True
