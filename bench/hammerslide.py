@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tuples", type=int, default=1 << 22)
     ap.add_argument("--duck-tuples", type=int, default=1 << 20)
     ap.add_argument("--plain-tuples", type=int, default=1 << 17)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--max-log2", type=int, default=21)
     a = ap.parse_args(argv)
     import duckdb

@@ -92,19 +92,40 @@ def _load(r: str, ptr: str, src: str, acc: str) -> str:
     return f"  {r}.n = load {src}, ptr {ptr}\n  {r} = sext {src} {r}.n to {acc}\n"
 
 
-def _store(v: str, ptr: str, acc: str, avg: bool) -> str:
-    """IR storing result ``v``: as it is, or as an average (a double, ``v / %div``)."""
+def _store(v: str, ptr: str, acc: str) -> str:
+    """IR storing result ``v`` (an average's sum stays an integer here and is
+    divided by :func:`_divide_block` once its block is done)."""
+    return f"  store {acc} {v}, ptr {ptr}"
+
+
+def _divide_block(avg: bool) -> str:
+    """IR turning the block's ``%cnt`` sums at ``out[%s..]`` into averages in
+    place (double ``sum / %div``): a loop without a carried dependency over
+    8 KB still in L1, which LLVM vectorises, where one scalar division per
+    result in the Two-Stacks loop would bound it."""
     if not avg:
-        return f"  store {acc} {v}, ptr {ptr}"
-    return (f"  {v}.f = sitofp {acc} {v} to double\n  {v}.d = sitofp i64 %div to double\n"
-            f"  {v}.q = fdiv double {v}.f, {v}.d\n  store double {v}.q, ptr {ptr}")
+        return "  br label %block_end\n"
+    return """  %dd = sitofp i64 %div to double
+  br label %dv
+dv:
+  %di = phi i64 [0, %divide], [%di1, %dv]
+  %dx = add i64 %s, %di
+  %dp = getelementptr i64, ptr %out, i64 %dx
+  %dsum = load i64, ptr %dp
+  %df = sitofp i64 %dsum to double
+  %dq = fdiv double %df, %dd
+  store double %dq, ptr %dp
+  %di1 = add i64 %di, 1
+  %dm = icmp slt i64 %di1, %cnt
+  br i1 %dm, label %dv, label %block_end
+"""
 
 
 def _slide_ir(name: str, op: str, acc: str, src: str, avg: bool = False) -> str:
     """Two-Stacks over partials of type ``src`` (widened to ``acc`` as loaded);
     ``avg``: each result divided by ``%div`` and stored as a double."""
     ident = _IDENT[(op, acc)]
-    out_t = "double" if avg else acc
+    out_t = acc
     return f"""
 define void @{name}(ptr noalias %p, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf, i64 %div) {{
 entry:
@@ -140,9 +161,9 @@ front0:
   %cnt = select i1 %cnt0, i64 %left, i64 %k
   %s0 = load {acc}, ptr %suf
   %o0 = getelementptr {out_t}, ptr %out, i64 %s
-{_store('%s0', '%o0', acc, avg)}
+{_store('%s0', '%o0', acc)}
   %more0 = icmp sgt i64 %cnt, 1
-  br i1 %more0, label %front, label %block_end
+  br i1 %more0, label %front, label %divide
 front:
   %j = phi i64 [1, %front0], [%j1, %front]
   %pre = phi {acc} [{ident}, %front0], [%pr, %front]
@@ -153,11 +174,12 @@ front:
   %sv = load {acc}, ptr %sp
 {_op(op, acc, "%res", "%sv", "%pr")}  %oi = add i64 %s, %j
   %op = getelementptr {out_t}, ptr %out, i64 %oi
-{_store('%res', '%op', acc, avg)}
+{_store('%res', '%op', acc)}
   %j1 = add i64 %j, 1
   %fm = icmp slt i64 %j1, %cnt
-  br i1 %fm, label %front, label %block_end
-block_end:
+  br i1 %fm, label %front, label %divide
+divide:
+{_divide_block(avg)}block_end:
   %s1 = add i64 %s, %k
   %sm = icmp slt i64 %s1, %nout1
   br i1 %sm, label %block, label %done
