@@ -130,3 +130,62 @@ def test_kept_late_rows_survive_kill_9(ss_server_factory):
         got = [(_utc(a), _utc(b), *rest) for a, b, *rest in
                con.execute("SELECT window_start, window_end, k, n, sx::int, lo, hi FROM kept ORDER BY 1, 3").fetchall()]
     assert got == _retained(_oracle([r for b in batches for r in b], 60, 60, 0), 4)
+
+
+def _copy(con, rows) -> None:
+    with con.cursor().copy("COPY ev FROM STDIN") as cp:
+        for r in rows:
+            cp.write_row(r)
+
+
+def _stream_state(con) -> tuple:
+    return con.execute("SELECT late_rows, watermark FROM splitstream.streams WHERE name = 'ev'").fetchone()
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_late_row_count_survives_kill_9(ss_server_factory, checkpoint):
+    """INSERTs and COPYs with late rows, one of each wholly late, before and
+    after a checkpoint: after kill -9 the count and the watermark are those
+    the acknowledged statements made (their records carry the count)."""
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    at = [t0 + dt.timedelta(seconds=s) for s in range(0, 400, 10)]
+    srv = ss_server_factory()
+    with psycopg.connect(srv.dsn, autocommit=True) as con:
+        con.execute(_stream_ddl(30))
+        con.execute(_view("v", TUMBLE, "retention = '1 hour'"))
+        con.execute("INSERT INTO ev VALUES (1, 1, %s), (1, 2, %s)", [at[20], at[21]])     # watermark at[21] - 30 s
+        con.execute("INSERT INTO ev VALUES (1, 3, %s), (1, 4, %s)", [at[1], at[22]])      # one late
+        if checkpoint:
+            con.execute("CHECKPOINT")
+        _copy(con, [(2, 5, at[2]), (2, 6, at[3]), (2, 7, at[25])])                       # two late, one COPY
+        con.execute("INSERT INTO ev VALUES (3, 8, %s), (3, 9, %s)", [at[4], at[5]])      # wholly late
+        _copy(con, [(4, 10, at[6])])                                                      # wholly late COPY
+        want = _stream_state(con)
+        assert want[0] == 6
+        assert want[1] == at[25] - dt.timedelta(seconds=30)
+        view = con.execute("SELECT * FROM v ORDER BY 1, 3").fetchall()
+    srv.restart(crash=True)
+    with psycopg.connect(srv.dsn, autocommit=True) as con:
+        assert _stream_state(con) == want
+        assert con.execute("SELECT * FROM v ORDER BY 1, 3").fetchall() == view
+        con.execute("INSERT INTO ev VALUES (5, 11, %s)", [at[7]])                         # still late
+        assert _stream_state(con) == (7, want[1])
+
+
+def test_failed_statement_moves_no_watermark():
+    """A statement whose rows a view refuses (division by zero) is not
+    logged: neither its rows' times nor its late rows count."""
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
+        es = postgres_session(eng)
+        es.execute_sql(_stream_ddl(10))
+        es.execute_sql("CREATE VIEW q AS SELECT window_start, k, sum(100 / x) AS s "
+                       "FROM TUMBLE(ev, ts, INTERVAL '1 minute') GROUP BY window_start, k")
+        _insert(es, [(1, 5, t0 + dt.timedelta(seconds=60))])
+        before = result_rows(es, "SELECT late_rows, watermark FROM splitstream.streams WHERE name = 'ev'")
+        with pytest.raises(Exception) as info:          # one late row, and one row the view divides by zero
+            _insert(es, [(1, 1, t0), (1, 0, t0 + dt.timedelta(minutes=30))])
+        assert getattr(info.value, "sqlstate", None) == "22012", info.value
+        assert result_rows(es, "SELECT late_rows, watermark FROM splitstream.streams WHERE name = 'ev'") == before
+        _insert(es, [(1, 4, t0 + dt.timedelta(seconds=55))])       # on time: the failed statement moved nothing
+        assert result_rows(es, "SELECT s FROM q ORDER BY window_start") == [(25,), (20,)]
