@@ -673,7 +673,8 @@ class StreamManager:
         adv = Advance(late=late)
         for cols in parts:
             if cols:
-                wm.observed(*cols[wm.column], adv=adv)
+                data, nulls = cols[wm.column]
+                wm.observed(data, nulls, adv)
         wm.apply(adv)
 
     def _views_on(self, stream_oid) -> list[ContinuousView]:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from typing import Any
 
 import numpy as np
 
@@ -43,14 +44,14 @@ from .panes import copy_state, taken_state
 SPARSE, MIN_SLOTS = 2, 4096
 
 
-def ids_between(d: dict[int, object], a: int, b: int) -> list[int]:
+def ids_between(d: dict[int, Any], a: int, b: int) -> list[int]:
     """The keys of ``d`` in ``[a, b)``, ascending (by range when it is the shorter walk)."""
     if b - a <= len(d):
         return [p for p in range(a, b) if p in d]
     return sorted(p for p in d if a <= p < b)
 
 
-def drop_below(d: dict[int, object], lo: int) -> None:
+def drop_below(d: dict[int, Any], lo: int) -> None:
     """Remove the keys of ``d`` below ``lo``."""
     for p in [p for p in d if p < lo]:
         del d[p]
