@@ -103,21 +103,18 @@ def test_kept_late_rows_survive_kill_9(ss_server_factory):
     batches = win.batches(seed=79)
     srv = ss_server_factory()
 
-    def insert(con, b):
-        win.insert_over_wire(con, b)
-
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute(win.stream_ddl(5))
         con.execute(_view("kept", TUMBLE, "late_rows = 'keep', retention = '4 minutes'"))
         for b in batches[:5]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         con.execute("CHECKPOINT")
         for b in batches[5:9]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
     srv.restart(crash=True)
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         for b in batches[9:]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         got = [(win.utc(a), win.utc(b), *rest) for a, b, *rest in
                con.execute("SELECT window_start, window_end, k, n, sx::int, lo, hi FROM kept ORDER BY 1, 3").fetchall()]
     assert got == _retained(win.oracle([r for b in batches for r in b], 60, 60, 0), 4)

@@ -153,20 +153,17 @@ def test_session_view_survives_kill_9(ss_server_factory):
     batches = win.batches(seed=99, per=30, bursty=True)
     srv = ss_server_factory()
 
-    def insert(con, b):
-        win.insert_over_wire(con, b)
-
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute(win.stream_ddl(30))
         con.execute(f"CREATE VIEW s AS {VIEW}")
         for b in batches[:6]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         con.execute("CHECKPOINT")
         for b in batches[6:9]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
     srv.restart(crash=True)
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         for b in batches[9:]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         got = win.normalised(con.execute("SELECT window_start, window_end, k, n, sx, lo, hi FROM s ORDER BY 1, 3").fetchall())
     assert got == _duckdb(win.admitted(batches, 30))

@@ -74,24 +74,21 @@ def test_compiled_windowed_view_survives_kill_9(ss_server_factory):
     batches = win.batches(seed=8)
     srv = ss_server_factory()
 
-    def insert(con, b):
-        win.insert_over_wire(con, b)
-
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute("SET executor_backend = llvm")
         con.execute(win.stream_ddl(30))
         con.execute(f"CREATE VIEW t1 AS SELECT window_start, k, {AGGS} FROM {VIEWS['t1'][1]} GROUP BY window_start, k")
         con.execute(f"CREATE VIEW w AS SELECT window_start, {AGGS} FROM {VIEWS['t1'][1]} GROUP BY window_start")
         for b in batches[:6]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         con.execute("CHECKPOINT")
         for b in batches[6:9]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
     srv.restart(crash=True)
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute("SET executor_backend = vector")
         for b in batches[9:]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         kept = win.admitted(batches, 30)
         assert _got(con.execute("SELECT * FROM t1").fetchall()) == _want(kept, "t1")
         whole = win.oracle([(1, x, ts) for _k, x, ts in kept], 60, 60, 0)
