@@ -82,7 +82,64 @@ done:
 }}
 
 """ + _slide_ir("slide", op, acc, acc) + _slide_ir("slide_wide", op, acc, src) + \
-        (_slide_ir("avg", op, acc, acc, avg=True) + _slide_ir("avg_wide", op, acc, src, avg=True) if op == "sum" else "")
+        (_slide_ir("avg", op, acc, acc, avg=True) + _slide_ir("avg_wide", op, acc, src, avg=True) +
+         _running_avg_ir(src) if op == "sum" else "")
+
+
+def _running_avg_ir(src: str) -> str:
+    """``avg_running``: integer averages at slide 1 as a running sum, each
+    step adding the entering value and taking the leaving one (exact: the
+    sums are integers, so nothing is lost, as Hammer Slide's SoE for
+    invertible aggregates), one carried add per result instead of
+    Two-Stacks' two passes; each block of results divided in place as the
+    Two-Stacks kernels do."""
+    return f"""
+define void @avg_running(ptr noalias %x, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf, i64 %div) {{
+entry:
+  %nout = sub i64 %m, %k
+  %nout1 = add i64 %nout, 1
+  %any = icmp sgt i64 %nout1, 0
+  br i1 %any, label %init, label %done
+init:
+  %ii = phi i64 [0, %entry], [%ii1, %init]
+  %ia = phi i64 [0, %entry], [%ia1, %init]
+  %ip = getelementptr {src}, ptr %x, i64 %ii
+{_load('%iv', '%ip', src, 'i64')}  %ia1 = add i64 %ia, %iv
+  %ii1 = add i64 %ii, 1
+  %im = icmp slt i64 %ii1, %k
+  br i1 %im, label %init, label %block
+block:
+  %s = phi i64 [0, %init], [%s1, %block_end]
+  %acc0 = phi i64 [%ia1, %init], [%accn, %block_end]
+  %left = sub i64 %nout1, %s
+  %c0 = icmp slt i64 %left, 1024
+  %cnt = select i1 %c0, i64 %left, i64 1024
+  br label %run
+run:
+  %j = phi i64 [0, %block], [%j1, %run]
+  %acc = phi i64 [%acc0, %block], [%accn, %run]
+  %oi = add i64 %s, %j
+  %op = getelementptr i64, ptr %out, i64 %oi
+  store i64 %acc, ptr %op
+  %hi = add i64 %oi, %k
+  %inb = icmp slt i64 %hi, %m
+  %hic = select i1 %inb, i64 %hi, i64 %oi
+  %hp = getelementptr {src}, ptr %x, i64 %hic
+{_load('%hv', '%hp', src, 'i64')}  %lp = getelementptr {src}, ptr %x, i64 %oi
+{_load('%lv', '%lp', src, 'i64')}  %dlt = sub i64 %hv, %lv
+  %accn = add i64 %acc, %dlt
+  %j1 = add i64 %j, 1
+  %more = icmp slt i64 %j1, %cnt
+  br i1 %more, label %run, label %divide
+divide:
+{_divide_block(True)}block_end:
+  %s1 = add i64 %s, 1024
+  %sm = icmp slt i64 %s1, %nout1
+  br i1 %sm, label %block, label %done
+done:
+  ret void
+}}
+"""
 
 
 def _load(r: str, ptr: str, src: str, acc: str) -> str:
@@ -206,7 +263,7 @@ def kernels(op: str, src: str) -> dict[str, Callable]:
             if got is None:
                 with jit._llvm_lock:
                     ee = jit._compile(_ir(op, src), 3, verify=True, speed_level=3)
-                names = ["slide", "slide_wide"] + (["avg", "avg_wide"] if op == "sum" else [])
+                names = ["slide", "slide_wide"] + (["avg", "avg_wide", "avg_running"] if op == "sum" else [])
                 got = {"reduce": _REDUCE_T(ee.get_function_address("reduce"))}
                 got.update((nm, _SLIDE_T(ee.get_function_address(nm))) for nm in names)
                 _engines.append(ee)
@@ -236,7 +293,7 @@ def sliding(x: np.ndarray, n: int, slide: int, op: str, out: np.ndarray | None =
     name = "avg" if op == "avg" else "slide"
     if slide == 1:
         parts = x                   # one value per slide: no partials, widened as loaded if need be
-        name += "_wide"
+        name = "avg_running" if op == "avg" else name + "_wide"
     else:
         parts = np.empty(m, acc)
         ks["reduce"](_ptr(x), m, slide, _ptr(parts))
