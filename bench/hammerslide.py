@@ -6,7 +6,8 @@ int32 uniform data, min and avg (avg = the sliding sum / n; every window is
 full, so its count is n).  Side by side in one run:
 
 * ``kernel``: splitstream's compiled Two-Stacks (executor/backends/llvm/slide.py:
-  per-slide pre-aggregation + block flips);
+  per-slide pre-aggregation + block flips; integer avg at slide 1 as an
+  exact running sum);
 * ``naive``: numpy recomputation of every window (``sliding_window_view``);
 * ``two-stacks``: plain Two-Stacks (the classic algorithm, one (value, agg)
   push/pop per tuple), in numpy-free Python over a sample (it is slow, so it

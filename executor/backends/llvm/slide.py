@@ -10,7 +10,9 @@ Sliding aggregation over an array of values, window ``n`` and ``slide``
   computed backwards into a k-entry scratch that stays in L1; the front is a
   running prefix over the next block), so each result is one ``op`` of a
   back-stack entry and the front's aggregate: O(1) per slide, no rescan for
-  min/max, and no subtraction for sums.
+  min/max, and no subtraction for sums;
+* ``avg_running``: integer averages at slide 1, where the partials are the
+  values themselves, as a running sum (exact on integers).
 
 Kernels are specialised per (op, type) and compiled once per process with
 llvmlite for the host CPU.  ``sliding`` is the Python entry point; the
