@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import tempfile
+import threading
 
 import psycopg
 import pytest
@@ -177,3 +178,39 @@ def test_failed_statement_moves_no_watermark():
         assert result_rows(es, "SELECT late_rows, watermark FROM splitstream.streams WHERE name = 'ev'") == before
         win.insert(es, [(1, 4, t0 + dt.timedelta(seconds=55))])       # on time: the failed statement moved nothing
         assert result_rows(es, "SELECT s FROM q ORDER BY window_start") == [(25,), (20,)]
+
+
+def test_concurrent_small_inserts_count_every_late_row(ss_server_factory):
+    """Small inserts from many connections at once are logged in groups
+    (group commit): every statement's late rows are counted, once, and the
+    count and the watermark survive kill -9.  Lateness here does not depend
+    on the order: each statement has one row on time whatever ran before it
+    and one row two hours behind the first."""
+    t0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
+    srv = ss_server_factory()
+    threads, per = 6, 15
+    with psycopg.connect(srv.dsn, autocommit=True) as con:
+        con.execute(win.stream_ddl(3600))
+        con.execute(_view("v", TUMBLE, "retention = '1 day'"))
+        con.execute("INSERT INTO ev VALUES (0, 0, %s)", [t0])
+
+    def work(w: int) -> None:
+        with psycopg.connect(srv.dsn, autocommit=True) as c:
+            for i in range(per):
+                on_time = t0 + dt.timedelta(seconds=w * per + i + 1)
+                c.execute("INSERT INTO ev VALUES (%s, 1, %s), (%s, 1, %s)",
+                          [w, on_time, w, t0 - dt.timedelta(hours=2)])
+
+    pool = [threading.Thread(target=work, args=(w,)) for w in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    top = t0 + dt.timedelta(seconds=threads * per)
+    with psycopg.connect(srv.dsn, autocommit=True) as con:
+        assert _stream_state(con) == (threads * per, top - dt.timedelta(hours=1))
+        assert con.execute("SELECT sum(n) FROM v").fetchone()[0] == threads * per + 1
+    srv.restart(crash=True)
+    with psycopg.connect(srv.dsn, autocommit=True) as con:
+        assert _stream_state(con) == (threads * per, top - dt.timedelta(hours=1))
+        assert con.execute("SELECT sum(n) FROM v").fetchone()[0] == threads * per + 1
