@@ -13,6 +13,7 @@ import pytest
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.executor.execution import expr
 from splitstream.executor.execution.aggregates import AggSpec, GroupTable
+from splitstream.executor.stream import two_stacks
 from splitstream.executor.stream.sliding import PaneSlider, WindowOptions
 from splitstream.protocol import oids
 
@@ -102,3 +103,25 @@ def test_state_stays_about_two_root_panes_tables():
     assert st is not None
     held = len(st.blocks) + len(st.back) + len(st.inner)
     assert held <= 3 * st.block + 2 < panes // 4
+
+
+def test_slots_of_expired_keys_are_given_back(monkeypatch):
+    """Every pane has keys of its own: once most slots belong to expired
+    keys, the stacks start anew from the live panes (bounded state), and
+    reads still equal recombining the live panes."""
+    monkeypatch.setattr(two_stacks, "MIN_SLOTS", 16)
+    rng = np.random.default_rng(11)
+    panes = 9
+    slider = PaneSlider([oids.INT4], _specs()[:3], WindowOptions(sw_us=panes * WIDTH, pane_width_us=WIDTH))
+    most = 0
+    for p in range(120):
+        t = GroupTable([oids.INT4], slider.specs)
+        k = Col((p * 1000 + rng.integers(0, 12, 30)).astype(np.int32), None, oids.INT4)
+        x = Col(rng.integers(0, 9, 30).astype(np.int32), None, oids.INT4)
+        t.consume([k], [([], None), ([x], None), ([x], None)], 30)
+        slider.add(p, t)
+        now = (p + 1) * WIDTH
+        assert _close(_rows(slider.result(now)), _recombined(slider, now)), p
+        assert slider.stacks is not None
+        most = max(most, len(slider.stacks.slots))
+    assert most <= 2 * 12 * (panes + 2) + 16           # never all 120 panes' keys
