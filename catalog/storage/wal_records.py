@@ -53,12 +53,15 @@ _COLUMN_FIELDS = frozenset({"columns"})
 @dataclass
 class StreamBatch:
     """Rows inserted into a stream (logged; streams keep no rows themselves).
-    ``batch_key``: the Spark exactly-once key of the insert, or ''."""
+    ``batch_key``: the Spark exactly-once key of the insert, or ''.
+    ``late_rows``: the statement's rows its stream's watermark dropped
+    (counted once logged; records written before the field read as 0)."""
 
     oid: int
     columns: list[ColumnArrays]
     seq: int = 0
     batch_key: str = ""
+    late_rows: int = 0
 
 
 @dataclass
@@ -75,12 +78,14 @@ class StreamPart:
 
 @dataclass
 class StreamCommit:
-    """The end of a COPY's parts: ``parts`` records of ``group``, ``rows`` rows."""
+    """The end of a COPY's parts: ``parts`` records of ``group``, ``rows``
+    rows; ``late_rows`` as in :class:`StreamBatch`."""
 
     oid: int
     group: int
     parts: int
     rows: int
+    late_rows: int = 0
 
 
 @dataclass
@@ -101,7 +106,8 @@ def _register() -> None:
     records.register("column", 1, ("data", "nulls"))
     for kind, names in OP_FIELDS.items():
         records.register(f"op.{kind}", 1, names)
-    records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key"))
+    # late_rows: absent from records written before it (read as 0)
+    records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key", "late_rows"))
     records.register_dataclass(PartialMerge, "op.partial_merge")
     records.register("op.stream_part", 1, ("oid", "group", "columns"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
@@ -158,7 +164,8 @@ def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
     records.put_list_head(parts, len(ops))
     for op in ops:
         if isinstance(op, StreamBatch):
-            records.put_record_values(parts, _STREAM, (op.oid, _Columns(op.columns), op.seq, op.batch_key))
+            records.put_record_values(parts, _STREAM, (op.oid, _Columns(op.columns), op.seq, op.batch_key,
+                                                              op.late_rows))
         elif isinstance(op, StreamPart):
             records.put_record_values(parts, _PART, (op.oid, op.group, _Columns(op.columns)))
         elif isinstance(op, (PartialMerge, StreamCommit)):
@@ -190,7 +197,7 @@ def op_from_record(rec: Any) -> Any:
         raise records.FormatError(f"a WAL record holds {type(rec).__name__}, not an operation")
     f = rec.fields
     if rec.tag == "op.stream":
-        return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"])
+        return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"], f.get("late_rows", 0))
     if rec.tag == "op.stream_part":
         return StreamPart(f["oid"], f["group"], columns_in(f["columns"]))
     kind = rec.tag[3:]

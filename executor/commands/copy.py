@@ -41,6 +41,7 @@ from ..sql.dialect import DIALECT
 from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
 from ..stream.spark.ledger import KEY_SETTING
+from ..stream.watermark import Advance
 from .base import Stmt
 from .subscribe import Subscription, is_subscribe
 from .copy_cast_errors import locate_cast_error
@@ -388,6 +389,7 @@ class CopySink:
         self.batches: list[Batch] = []
         self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
         self.stream_rows = 0        # rows a stream admitted (the COPY's rows less those later than its watermark)
+        self.advance = Advance()    # what the COPY does to the stream's watermark, applied at its commit
         self.rows = 0
         self.oids = [c.type_oid for c in targets]
         self.names = [c.name for c in targets]
@@ -500,7 +502,7 @@ class CopySink:
         if self.keyed:              # StreamManager.insert drops the late rows of the one batch
             self.batches.append(full)
             return
-        full = self.session.engine.streams.admit(self.rel, full)    # rows later than the watermark
+        full = self.session.engine.streams.admit(self.rel, full, self.advance)    # rows later than the watermark
         if full.n == 0:
             return
         self.stream_rows += full.n
@@ -583,8 +585,8 @@ class CopySink:
             staged, self.batches = self.batches, []
             if staged:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
-        elif self.stream_rows:
-            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows)
+        elif self.stream_rows or self.advance.moves():
+            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read

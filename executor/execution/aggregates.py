@@ -980,20 +980,35 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     raise PgError(UNDEFINED_FUNCTION, f"aggregate {fn} not supported here")
 
 
+def _youngs_cramer(vals: list) -> float:
+    """The sum of squared deviations as PostgreSQL's float8_accum builds it,
+    row by row in input order (Youngs-Cramer), so variances agree to the
+    last bit; finite inputs overflowing raise 22003, an infinite or NaN
+    input makes it NaN."""
+    n, sx, sxx = 0.0, 0.0, 0.0
+    for v in vals:
+        prev_sx = sx
+        n += 1.0
+        sx += v
+        if n > 1.0:
+            tmp = v * n - sx
+            sxx += tmp * tmp / (n * (n - 1.0))
+            if math.isinf(sx) or math.isinf(sxx):
+                if not math.isinf(prev_sx) and not math.isinf(v):
+                    raise _float_overflow()
+                sxx = math.nan
+        elif math.isnan(v) or math.isinf(v):
+            sxx = math.nan
+    return sxx
+
+
 def _variance(fn: str, vals: list, oid: int):
     n = len(vals)
     samp = fn in ("stddev", "stddev_samp", "variance", "var_samp")
     if samp and n < 2:
         return None
     if oid == type_oids.FLOAT8:
-        try:
-            mean = math.fsum(vals) / n
-            ss = math.fsum((v - mean) ** 2 for v in vals)
-        except OverflowError:
-            raise _float_overflow() from None      # as PostgreSQL's float8_accum on its sums
-        except ValueError:                         # fsum of inf and -inf: PostgreSQL's sums say NaN
-            return math.nan
-        var = ss / (n - 1 if samp else n)
+        var = _youngs_cramer(vals) / (n - 1 if samp else n)
         return math.sqrt(var) if fn.startswith("stddev") else var
     ctx = decimal.Context(prec=60)
     d = [decimal.Decimal(v) for v in vals]

@@ -37,7 +37,7 @@ from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
 from . import change_notify, late_rows, ungrouped, watermark
-from .watermark import Watermark
+from .watermark import Advance, Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
 from ..settings import DEFAULT_SETTINGS, parse_duration_ms
@@ -241,6 +241,7 @@ class StreamManager:
         self.lock = threading.RLock()
         self._replaying = False
         self._replay_groups: dict[int, dict] = {}     # COPY parts replayed, waiting for their commit
+        self._replay_tops: dict[int, list] = {}       # their columns, for the watermark at the commit
         self.cut = CutLock()
         # Spark exactly-once: batch keys already applied, in WAL order (spark_ledger.py)
         self.spark_ledger = Ledger()
@@ -271,9 +272,9 @@ class StreamManager:
             return
         self._follow_definitions(state)
         self._ensure_views(state)
-        self._observe(rel, batch.columns)
         staged = self._replay_stage(rel, batch.columns, {}, state, where)
         self._replay_apply(batch.oid, staged)
+        self._observe(rel, [batch.columns], batch.late_rows)
 
     def replay_part(self, part: StreamPart, state, where: str = "") -> None:
         rel = state.rels.get(part.oid)
@@ -282,19 +283,24 @@ class StreamManager:
         self._follow_definitions(state)
         self._ensure_views(state)
         held = self._replay_groups.setdefault(part.group, {})
-        self._observe(rel, part.columns)
+        self._replay_tops.setdefault(part.group, []).append(part.columns)
         self._replay_stage(rel, part.columns, held, state, where)
 
     def replay_commit(self, commit: StreamCommit, state) -> None:
         held = self._replay_groups.pop(commit.group, None)
+        parts = self._replay_tops.pop(commit.group, [])
         if held is not None:
             self._replay_apply(commit.oid, held)
+        rel = state.rels.get(commit.oid)
+        if rel is not None:
+            self._observe(rel, parts, commit.late_rows)     # the COPY moves the watermark at its commit
 
     def replay_finished(self) -> None:
         for group in self._replay_groups:
             log.warning("dropped the parts of COPY %d: the WAL ends before its commit (it was never acknowledged)",
                         group)
         self._replay_groups.clear()
+        self._replay_tops.clear()
 
     def _replay_stage(self, rel, cols, staged: dict, state, where: str) -> dict:
         """Stage logged rows into every view on the stream.  A view that fails
@@ -659,16 +665,34 @@ class StreamManager:
             self.watermarks[rel.oid] = wm
         return wm
 
-    def admit(self, rel, batch: Batch) -> Batch:
-        """``batch`` without the rows later than the stream's watermark (counted in late_rows),
-        unless every view on the stream keeps them (``late_rows.py``)."""
+    def admit(self, rel, batch: Batch, adv: Advance) -> Batch:
+        """``batch`` without the rows later than the stream's watermark,
+        unless every view on the stream keeps them (``late_rows.py``); what
+        the statement does to the watermark goes into ``adv``, applied by
+        :meth:`advanced` once the statement is logged (watermark.py)."""
         wm = self.watermark(rel)
-        return batch if wm is None or batch.n == 0 else wm.admit(batch, late_rows.stream_keeps(self._views_on(rel.oid)))
+        if wm is None or batch.n == 0:
+            return batch
+        return wm.admit(batch, adv, late_rows.stream_keeps(self._views_on(rel.oid)))
 
-    def _observe(self, rel, cols) -> None:
+    def advanced(self, rel, adv: Advance) -> None:
+        """A logged statement's advance of its stream's watermark."""
         wm = self.watermark(rel)
-        if wm is not None and cols:
-            wm.observe(*cols[wm.column])
+        if wm is not None and adv.moves():
+            wm.apply(adv)
+
+    def _observe(self, rel, parts: list, late: int) -> None:
+        """Replay: logged rows (``parts``: lists of columns) and their late
+        count move the watermark as they did live."""
+        wm = self.watermark(rel)
+        if wm is None:
+            return
+        adv = Advance(late=late)
+        for cols in parts:
+            if cols:
+                data, nulls = cols[wm.column]
+                wm.observed(data, nulls, adv)
+        wm.apply(adv)
 
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
@@ -690,29 +714,38 @@ class StreamManager:
                 return 0
         self.check_rows(ctx.engine_session, ctx, rel, batch)
         sent = batch.n
-        batch = self.admit(rel, batch)
-        if batch.n == 0:
-            return sent
+        adv = Advance()
+        batch = self.admit(rel, batch, adv)
         sync = ctx.session.sync_commit if sync is None else sync
+        if batch.n == 0:
+            if adv.late:            # all late: a record of no rows carries the count
+                self._insert(ctx, rel, batch, sync, key, advance=adv, staging=([], {}))
+            return sent
         if not key and batch.n <= SMALL_ROWS:
-            p = Pending(rel, batch, ctx, sync)
+            p = Pending(rel, batch, ctx, sync, advance=adv)
             gc = self.runtime(rel).group_commit
             gc.submit(p, lambda group, release: self._lead(rel, group, release))
             if not p.alone:
                 return sent
-        return sent if self._insert(ctx, rel, batch, sync, key) else 0
+        return sent if self._insert(ctx, rel, batch, sync, key, advance=adv) else 0
 
     def _insert(self, ctx, rel, batch: Batch, sync: bool, key: str | None = None,
-                logged: Callable[[], None] | None = None, staging: tuple | None = None) -> int:
+                logged: Callable[[], None] | None = None, staging: tuple | None = None,
+                advance: Advance | None = None) -> int:
         """One batch: stage it into every view (unless ``staging``: the views
-        and their stages, done already), log it, deliver it."""
+        and their stages, done already), log it (with the late rows of
+        ``advance``), deliver it and move the watermark."""
         views, staged = staging or self._stage(ctx, rel, batch)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
         rt = self.runtime(rel)
+        adv = advance or Advance()
+
+        def publish(seq: int) -> None:
+            self._publish(rt, views, staged, [batch], seq, ctx)
+            self.advanced(rel, adv)
         seq = self.engine.db.ingest_stream(
-            rel.oid, cols, lambda seq: self._publish(rt, views, staged, [batch], seq, ctx),
-            sync, batch_key=key or "", admit=(lambda: self.spark_ledger.admit(key)) if key else None,
-            logged=logged)
+            rel.oid, cols, publish, sync, batch_key=key or "",
+            admit=(lambda: self.spark_ledger.admit(key)) if key else None, logged=logged, late_rows=adv.late)
         if not seq:                      # the key was applied by a concurrent insert
             self._notice_applied(ctx, key, rel)
             return 0
@@ -727,26 +760,33 @@ class StreamManager:
         for p in group:
             p.alone = p.rel is not rel
         if len(same) == 1:
-            self._insert(same[0].ctx, rel, same[0].batch, same[0].sync, logged=release)
+            self._insert(same[0].ctx, rel, same[0].batch, same[0].sync, logged=release, advance=same[0].advance)
             return
         batch = Batch.concat([p.batch for p in same])
+        adv = Advance()
+        for p in same:
+            if p.advance is not None:
+                adv.join(p.advance)
         try:
             staging = self._stage(same[0].ctx, rel, batch)
         except PgError:
             for p in same:
                 p.alone = True
             return
-        self._insert(same[0].ctx, rel, batch, any(p.sync for p in same), logged=release, staging=staging)
+        self._insert(same[0].ctx, rel, batch, any(p.sync for p in same), logged=release, staging=staging,
+                     advance=adv)
 
     def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
         views = self._views_on(rel.oid)
         return views, stage_views(views, rel.oid, batch, ctx)
 
-    def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
+    def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
         :class:`StreamPart` record, encoded and validated while the data
         arrived) are staged into every view, then logged with their commit
-        and delivered as one batch, so readers see all of it or none."""
+        and delivered as one batch, so readers see all of it or none.
+        ``advance``: what the COPY's slabs do to the watermark, logged in the
+        commit and applied with it."""
         rt = self.runtime(rel)
         views = self._views_on(rel.oid)
         ring = rt.listeners > 0 and rt.ring is not None
@@ -761,9 +801,13 @@ class StreamManager:
                 stage_views(views, rel.oid, b, ctx, staged)
                 if ring:
                     batches.append(b)
-        commit = StreamCommit(rel.oid, group, nparts, rows)
-        self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit,
-                                    lambda seq: self._publish(rt, views, staged, batches, seq, ctx),
+        adv = advance or Advance()
+        commit = StreamCommit(rel.oid, group, nparts, rows, adv.late)
+
+        def publish(seq: int) -> None:
+            self._publish(rt, views, staged, batches, seq, ctx)
+            self.advanced(rel, adv)
+        self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit, publish,
                                     ctx.session.sync_commit)
         _count(rt, rows)
 

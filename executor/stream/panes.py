@@ -32,17 +32,26 @@ def merge_groups(dst: GroupTable, src: GroupTable, idx: np.ndarray, key_cols: li
         st.merge(taken_state(sst, idx), gmap)
 
 
+def copy_state(src: AggState) -> AggState:
+    """A state holding what ``src`` holds, nothing shared (arrays by memcpy,
+    not a merge: Two-Stacks snapshots one combination per stack entry)."""
+    src.settle()
+    out = copy.copy(src)
+    for name, v in vars(src).items():
+        if name != "spec" and not isinstance(v, np.dtype):
+            setattr(out, name, v.copy() if isinstance(v, np.ndarray) and v.dtype != object else copy.deepcopy(v))
+    return out
+
+
 def copy_table(src: GroupTable) -> GroupTable:
-    """A new table holding what ``src`` holds, nothing shared with it: the
-    index rebuilt from its keys and the state arrays copied (a memcpy, not a
-    merge: the flip of a window copies one table per pane)."""
+    """A new table holding what ``src`` holds, nothing shared with it (a
+    reader that merges into its copy, as combine() does, leaves the view's
+    own table alone): the index rebuilt from its keys, the states copied."""
     out = GroupTable(list(src.index.key_oids), src.specs)
     out.index.load_snapshot(src.index.snapshot())
-    for st, sst in zip(out.states, src.states):
-        sst.ensure(len(src.index))
-        for name, v in vars(sst).items():
-            if name != "spec" and not isinstance(v, np.dtype):
-                setattr(st, name, v.copy() if isinstance(v, np.ndarray) and v.dtype != object else copy.deepcopy(v))
+    for st in src.states:
+        st.ensure(len(src.index))
+    out.states = [copy_state(st) for st in src.states]
     out.rows_in = src.rows_in
     return out
 

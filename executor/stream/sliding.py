@@ -14,19 +14,16 @@ pane is kept whole, so a row leaves at most one step after ``sw`` has passed
 (PipelineDB's step granularity).
 
 Combining panes is Two-Stacks (Hammer Slide §2.2) with per-slide
-pre-aggregation and a flip vectorised across the view's keys (§3.2; each
-"value" is a whole table of states, merged with numpy): the back stack holds
-suffix combinations of the panes below ``front_from``, the front one running
-combination of the sealed panes after it, and the panes the clock has not
-left yet are merged at read.  A read therefore merges at most three tables
-whatever the number of panes, never rescans the window for min/max, and
-never subtracts (float sums keep their precision).  A batch landing in a
-pane already sealed (a statement stamped just before a read that sealed it)
-clears the stacks, which are rebuilt from the panes.
+pre-aggregation and the flip vectorised across the view's keys (§3.2), two
+levels deep so that its state stays about 2√panes tables
+(:mod:`.two_stacks`): a read merges at most four tables whatever the number
+of panes, never rescans the window for min/max, and never subtracts (float
+sums keep their precision).  A batch landing in a pane already sealed (a
+statement stamped just before a read that sealed it) discards the stacks,
+which are rebuilt from the panes.
 """
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import datetime as dt
 from typing import Any
@@ -40,7 +37,8 @@ from splitstream.protocol.types import decode_text
 from ..backends import interface as backends
 from ..execution import clock, expr, operators
 from ..execution.aggregates import GroupTable
-from .panes import copy_table, merge_groups, subset
+from .panes import merge_groups, subset
+from .two_stacks import PaneStacks, drop_below, ids_between
 
 #: PipelineDB's default step_factor (percent of ``sw`` per pane) and its range
 DEFAULT_STEP_FACTOR = 5
@@ -136,21 +134,16 @@ class PaneOf(expr.Expr):
 
 class PaneSlider:
     """The panes of one stream pipeline, keyed by the view's keys, and the
-    Two-Stacks combining them (see the module docstring).  Used under the
-    view's lock."""
+    Two-Stacks combining them (:mod:`.two_stacks`).  Used under the view's
+    lock."""
 
     def __init__(self, key_oids: list[int], specs: list, win: WindowOptions) -> None:
         self.key_oids, self.specs, self.win = key_oids, specs, win
         self.panes: dict[int, GroupTable] = {}
         self.rows_in = 0
-        self._clear_stacks(None)
-
-    def _clear_stacks(self, start: int | None) -> None:
-        self.back_ids: list[int] = []                 # ascending pane ids of the back stack
-        self.back: dict[int, GroupTable] = {}         # pane id -> combination of the panes id..front_from-1
-        self.front_from = start                        # first pane of the front (None: no stacks yet)
-        self.sealed_to = start                         # panes below it are in the stacks
-        self.front = self._empty()
+        self.stacks: PaneStacks | None = None
+        self.expired_to: int | None = None          # panes below it are gone
+        self.newest = -(1 << 62)                    # the highest pane id held so far
 
     def _empty(self) -> GroupTable:
         return GroupTable(list(self.key_oids), self.specs)
@@ -182,27 +175,32 @@ class PaneSlider:
         t = self.panes.get(p)
         if t is None:
             t = self.panes[p] = self._empty()
-        if self.sealed_to is not None and p < self.sealed_to:
-            self._clear_stacks(None)            # a sealed pane changes: rebuild the stacks
+            self.newest = max(self.newest, p)
+            if self.expired_to is not None and p < self.expired_to:
+                self.expired_to = None              # a late pane: the next expiry looks again
+        if self.stacks is not None and p < self.stacks.sealed_to:
+            self.stacks = None                  # a sealed pane changes: rebuild the stacks
         return t
 
     # ------------------------------------------------------------ time
     def expire(self, now_us: int) -> int:
-        """Drop the panes (and back-stack entries) the window has left."""
-        lo = self._drop(now_us)
-        self._slide(lo, (now_us - 1) // self.win.pane_us)    # the reaper flips ahead of the reads
+        """Drop the panes the window has left; seal the ones the clock has
+        left (the reaper does this ahead of the reads)."""
+        lo = self.win.live_from(now_us)
+        if lo != self.expired_to:
+            drop_below(self.panes, lo)
+            self.expired_to = lo
+        stacks = self.stacks
+        if stacks is None or stacks.too_sparse() or stacks.sealed_to < lo:
+            stacks = self.stacks = PaneStacks(self.key_oids, self.specs, self._panes_per_window(), lo)
+        stacks.expire(lo)
+        stacks.seal(self.panes, (now_us - 1) // self.win.pane_us)
+        stacks.prepare(self.panes, lo)
         return lo
 
-    def _drop(self, now_us: int) -> int:
-        lo = self.win.live_from(now_us)
-        gone = [p for p in self.panes if p < lo]
-        for p in gone:
-            del self.panes[p]
-        cut = bisect.bisect_left(self.back_ids, lo)
-        for p in self.back_ids[:cut]:
-            del self.back[p]
-        del self.back_ids[:cut]
-        return lo
+    def _panes_per_window(self) -> int:
+        assert self.win.sw_us is not None
+        return max(1, self.win.sw_us // self.win.pane_us)
 
     def result(self, now_us: int) -> Batch:
         """The aggregates over the live panes at ``now_us``."""
@@ -211,44 +209,12 @@ class PaneSlider:
     def result_table(self, now_us: int) -> GroupTable:
         """The live panes at ``now_us`` combined into a new table (the caller's own)."""
         lo = self.expire(now_us)
-        out = self._empty()
-        assert self.front_from is not None and self.sealed_to is not None
-        first = bisect.bisect_left(self.back_ids, lo)
-        if first < len(self.back_ids):
-            out.merge(self.back[self.back_ids[first]])
-        out.merge(self.front)
-        for p in sorted(p for p in self.panes if p >= self.sealed_to):
-            out.merge(self.panes[p])
-        return out
-
-    def _slide(self, lo: int, current: int) -> None:
-        """Seal the panes the clock has left into the front; flip when the
-        window's start has passed the front's (the back stack ran out)."""
-        if self.front_from is None or self.sealed_to is None:
-            self._clear_stacks(lo)
-        assert self.front_from is not None and self.sealed_to is not None
-        if current > self.sealed_to:
-            for p in sorted(p for p in self.panes if self.sealed_to <= p < current):
-                self.front.merge(self.panes[p])
-            self.sealed_to = current
-        if lo > self.front_from:
-            self._flip(lo)
-
-    def _flip(self, lo: int) -> None:
-        """Hammer Slide's flip: walk the sealed live panes backwards, each
-        entry the previous one merged with its pane (numpy across keys)."""
-        assert self.sealed_to is not None
-        ids = sorted(p for p in self.panes if lo <= p < self.sealed_to)
-        acc: GroupTable | None = None
-        back: dict[int, GroupTable] = {}
-        for p in reversed(ids):
-            nxt = copy_table(self.panes[p]) if acc is None else copy_table(acc)
-            if acc is not None:
-                nxt.merge(self.panes[p])
-            back[p] = acc = nxt
-        self.back, self.back_ids = back, ids
-        self.front_from = self.sealed_to
-        self.front = self._empty()
+        stacks = self.stacks
+        assert stacks is not None
+        out = stacks.combined(self.panes, lo)
+        for p in ids_between(self.panes, stacks.sealed_to, self.newest + 1):
+            stacks.add_unsealed(out, p, self.panes[p])
+        return stacks.table(out, self.key_oids)
 
     # ------------------------------------------------------------ state
     def export_table(self, key_oids: list[int]) -> GroupTable:
@@ -269,8 +235,8 @@ class PaneSlider:
         return sum(len(t.index) for t in self.panes.values())
 
     def nbytes(self) -> int:
-        tables = list(self.panes.values()) + list(self.back.values()) + [self.front]
-        return sum(t.nbytes() for t in tables)
+        held = self.stacks.nbytes() if self.stacks is not None else 0
+        return held + sum(t.nbytes() for t in self.panes.values())
 
     def pane_range(self) -> tuple[int, int] | None:
         return (min(self.panes), max(self.panes)) if self.panes else None

@@ -6,14 +6,20 @@ batch before the views stage it and before the WAL record is written.  The
 log then holds only admitted rows, and replay (which applies logged rows)
 needs no late-row decision of its own; it only moves the watermark again.
 
-The watermark is ``max(ts seen) - delay``.  A batch is compared with the
-watermark as it stood before the batch (rows of one statement never make
-each other late), then the watermark advances to the batch's maximum.  It
-advances as rows arrive, even if their statement fails afterwards (as a
-source's watermark does).  NULL event times are never late.
+The watermark is ``max(ts seen) - delay``.  A statement's rows are compared
+with the watermark as it stood before the statement (rows of one statement,
+all the slabs of one COPY included, never make each other late); what they
+do to the watermark -- its new top and the rows counted late -- is an
+:class:`Advance`, applied only once the statement's record is logged, and
+logged with it (``StreamBatch.late_rows``, ``StreamCommit.late_rows``).  So
+a statement that fails moves nothing, and replay restores the watermark and
+the late-row count exactly as they were applied (a statement whose rows
+were all late logs a record of no rows to carry its count).  NULL event
+times are never late.
 """
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 import numpy as np
@@ -23,6 +29,33 @@ from splitstream.catalog.datatypes.vector import Batch
 #: options a stream keeps its watermark under (CREATE FOREIGN TABLE ... WATERMARK FOR)
 COLUMN_OPTION = "watermark_column"
 DELAY_OPTION = "watermark_delay_us"
+
+
+@dataclasses.dataclass
+class Advance:
+    """What one statement's rows do to their stream's watermark once logged."""
+
+    top_us: int | None = None
+    late: int = 0
+
+    def see(self, us: np.ndarray, valid: np.ndarray) -> None:
+        if valid.any():
+            top = int(us[valid].max())
+            if self.top_us is None or top > self.top_us:
+                self.top_us = top
+
+    def join(self, other: "Advance") -> None:
+        """Another statement's advance, logged in the same record (group commit)."""
+        if other.top_us is not None and (self.top_us is None or other.top_us > self.top_us):
+            self.top_us = other.top_us
+        self.late += other.late
+
+    def moves(self) -> bool:
+        return self.top_us is not None or self.late > 0
+
+
+def _micros(data: np.ndarray) -> np.ndarray:
+    return data.astype("datetime64[us]").view(np.int64)
 
 
 class Watermark:
@@ -38,33 +71,34 @@ class Watermark:
         """The watermark in microseconds since the epoch (None before any row)."""
         return None if self.max_us is None else self.max_us - self.delay_us
 
-    def admit(self, batch: Batch, keep: bool = False) -> Batch:
-        """The batch without its late rows (counted), or all of it when the
-        stream's views keep late rows (``late_rows.py``); the watermark advanced."""
+    def admit(self, batch: Batch, adv: Advance, keep: bool = False) -> Batch:
+        """The batch without its late rows, or all of it when the stream's
+        views keep late rows (``late_rows.py``); ``adv`` notes the rows'
+        top and the late ones, nothing changes here (:meth:`apply` does)."""
         col = batch.cols[self.column]
-        us = col.data.astype("datetime64[us]").view(np.int64)
-        valid = col.valid_mask()
+        us, valid = _micros(col.data), col.valid_mask()
         with self.lock:
             wm = self.current()
-            on_time = None if wm is None or keep else (us >= wm) | ~valid
-            self._advance(us, valid)
-            if on_time is None or on_time.all():
-                return batch
-            self.late_rows += int(batch.n - np.count_nonzero(on_time))
+        on_time = None if wm is None or keep else (us >= wm) | ~valid
+        adv.see(us, valid)
+        if on_time is None or on_time.all():
+            return batch
+        adv.late += int(batch.n - np.count_nonzero(on_time))
         return batch.filter(on_time)
 
-    def observe(self, data: np.ndarray, nulls: np.ndarray | None) -> None:
-        """Replay: a logged (admitted) batch moves the watermark as it did live."""
-        us = data.astype("datetime64[us]").view(np.int64)
-        valid = np.ones(len(us), dtype=bool) if nulls is None else ~nulls
+    def apply(self, adv: Advance) -> None:
+        """A logged statement's advance (live, or replayed from its record)."""
         with self.lock:
-            self._advance(us, valid)
+            if adv.top_us is not None and (self.max_us is None or adv.top_us > self.max_us):
+                self.max_us = adv.top_us
+            self.late_rows += adv.late
 
-    def _advance(self, us: np.ndarray, valid: np.ndarray) -> None:
-        if valid.any():
-            top = int(us[valid].max())
-            if self.max_us is None or top > self.max_us:
-                self.max_us = top
+    def observed(self, data: np.ndarray, nulls: np.ndarray | None, adv: Advance | None = None) -> Advance:
+        """Replay: the advance of logged (admitted) rows, into ``adv`` if given."""
+        adv = adv if adv is not None else Advance()
+        us = _micros(data)
+        adv.see(us, np.ones(len(us), dtype=bool) if nulls is None else ~nulls)
+        return adv
 
     def snapshot(self) -> list:
         return [self.max_us if self.max_us is not None else "", self.late_rows]

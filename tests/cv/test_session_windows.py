@@ -6,49 +6,19 @@ sessions; bad input is refused; the state survives kill -9."""
 from __future__ import annotations
 
 import datetime as dt
-import random
 import tempfile
 
 import duckdb
 import psycopg
 import pytest
 
+from tests.support import windows as win
 from tests.support.engine import open_engine, postgres_session, result_rows
+from tests.support.windows import AGGS, T0
 
-T0 = dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)
 GAP = 20
-AGGS = "count(*) AS n, sum(x) AS sx, min(x) AS lo, max(x) AS hi"
 VIEW = (f"SELECT window_start, window_end, k, {AGGS} FROM SESSION(ev, ts, INTERVAL '{GAP} seconds') "
         "GROUP BY window_start, window_end, k")
-
-
-def _batches(seed: int, nbatches: int = 12, per: int = 30) -> list[list[tuple]]:
-    """Rows (k, x, ts) in bursts and pauses (so sessions open and close), a
-    fifth of them up to 90 s out of order (bridging sessions, or late)."""
-    rnd = random.Random(seed)
-    out, clock = [], 0.0
-    for _ in range(nbatches):
-        rows = []
-        for _ in range(per):
-            clock += rnd.uniform(0, 4) if rnd.random() < 0.85 else rnd.uniform(15, 60)
-            back = rnd.uniform(0, 90) if rnd.random() < 0.2 else 0
-            us = int((clock - back) * 1_000_000)
-            rows.append((rnd.randint(1, 3), rnd.randint(-50, 50), T0 + dt.timedelta(microseconds=us)))
-        out.append(rows)
-    return out
-
-
-def _admitted(batches, delay_s: float | None) -> list[tuple]:
-    """The rows a watermark of ``delay_s`` admits (each batch against the watermark before it)."""
-    if delay_s is None:
-        return [r for b in batches for r in b]
-    kept, top = [], None
-    for b in batches:
-        wm = None if top is None else top - dt.timedelta(seconds=delay_s)
-        kept += [r for r in b if wm is None or r[2] >= wm]
-        m = max(r[2] for r in b)
-        top = m if top is None or m > top else top
-    return kept
 
 
 #: sessions numbered per key: a row opens one when it follows the previous by more than the gap
@@ -66,42 +36,24 @@ def _duckdb(rows) -> list[tuple]:
     con.execute("CREATE TABLE t (k INT, x INT, ts TIMESTAMPTZ)")
     if rows:
         con.executemany("INSERT INTO t VALUES (?, ?, ?)", rows)
-    return _norm(con.execute(ORACLE).fetchall())
-
-
-def _norm(rows) -> list[tuple]:
-    return [(a.astimezone(dt.timezone.utc), b.astimezone(dt.timezone.utc), k, n, int(sx), lo, hi)
-            for a, b, k, n, sx, lo, hi in rows]
-
-
-def _view_rows(es, name: str = "s") -> list[tuple]:
-    return _norm(result_rows(es, f"SELECT window_start, window_end, k, n, sx, lo, hi FROM {name} ORDER BY 1, 3"))
-
-
-def _stream_ddl(delay: float | None) -> str:
-    mark = "" if delay is None else f", WATERMARK FOR ts AS ts - INTERVAL '{delay} seconds'"
-    return f"CREATE FOREIGN TABLE ev (k int, x int, ts timestamptz{mark}) SERVER stream"
-
-
-def _insert(es, rows) -> None:
-    es.execute_sql("INSERT INTO ev VALUES " + ", ".join(f"({k}, {x}, '{ts.isoformat()}')" for k, x, ts in rows))
+    return win.normalised(con.execute(ORACLE).fetchall())
 
 
 @pytest.mark.parametrize("backend", ["vector", "llvm"])
 @pytest.mark.parametrize("delay", [None, 0, 30])
 def test_session_views_equal_duckdb(backend, delay):
-    batches = _batches(seed=160 + (delay or 0))
+    batches = win.batches(seed=160 + (delay or 0), per=30, bursty=True)
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
         es.execute_sql(f"SET executor_backend = {backend}")
-        es.execute_sql(_stream_ddl(delay))
+        es.execute_sql(win.stream_ddl(delay))
         es.execute_sql(f"CREATE VIEW s AS {VIEW}")
         for i, b in enumerate(batches):
-            _insert(es, b)
+            win.insert(es, b)
             if i % 3 == 2 or i == len(batches) - 1:
-                assert _view_rows(es) == _duckdb(_admitted(batches[: i + 1], delay)), i
+                assert win.view_rows(es, "s") == _duckdb(win.admitted(batches[: i + 1], delay)), i
         late = result_rows(es, "SELECT late_rows FROM splitstream.streams WHERE name = 'ev'")[0][0]
-        assert late == sum(len(b) for b in batches) - len(_admitted(batches, delay))
+        assert late == sum(len(b) for b in batches) - len(win.admitted(batches, delay))
         plan = "\n".join(r[0] for r in result_rows(es, "EXPLAIN SELECT * FROM s"))
         assert "Backend: vector" in plan, plan
         if backend == "llvm":           # a clear word why it does not compile
@@ -112,15 +64,15 @@ def test_out_of_order_row_bridges_two_sessions():
     """Two sessions of key 1, then a row between them closer than the gap to both: one session."""
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
-        es.execute_sql(_stream_ddl(None))
+        es.execute_sql(win.stream_ddl(None))
         es.execute_sql(f"CREATE VIEW s AS {VIEW}")
         at = [T0 + dt.timedelta(seconds=s) for s in (0, 10, 45, 50, 200)]
-        _insert(es, [(1, 1, at[0]), (1, 2, at[1]), (1, 3, at[2]), (1, 4, at[3]), (2, 5, at[4])])
-        assert [r[:4] for r in _view_rows(es)] == [
+        win.insert(es, [(1, 1, at[0]), (1, 2, at[1]), (1, 3, at[2]), (1, 4, at[3]), (2, 5, at[4])])
+        assert [r[:4] for r in win.view_rows(es, "s")] == [
             (at[0], at[1] + dt.timedelta(seconds=GAP), 1, 2), (at[2], at[3] + dt.timedelta(seconds=GAP), 1, 2),
             (at[4], at[4] + dt.timedelta(seconds=GAP), 2, 1)]
-        _insert(es, [(1, 7, T0 + dt.timedelta(seconds=28))])      # 18 s after the first, 17 s before the second
-        assert _view_rows(es) == [(at[0], at[3] + dt.timedelta(seconds=GAP), 1, 5, 17, 1, 7),
+        win.insert(es, [(1, 7, T0 + dt.timedelta(seconds=28))])      # 18 s after the first, 17 s before the second
+        assert win.view_rows(es, "s") == [(at[0], at[3] + dt.timedelta(seconds=GAP), 1, 5, 17, 1, 7),
                                   (at[4], at[4] + dt.timedelta(seconds=GAP), 2, 1, 5, 5, 5)]
         groups = result_rows(es, "SELECT groups FROM splitstream.views WHERE name = 's'")[0][0]
         assert groups == 2                  # the state holds one group per session, not one per row
@@ -128,38 +80,38 @@ def test_out_of_order_row_bridges_two_sessions():
 
 def test_session_view_equals_postgres(pg_conn, unique_name):
     """The same oracle, run by PostgreSQL 15, over the rows with a NULL time (a session of its own)."""
-    rows = [r for b in _batches(seed=5, nbatches=4) for r in b]
+    rows = [r for b in win.batches(seed=5, nbatches=4, per=30, bursty=True) for r in b]
     t = unique_name("sess")
     pg_conn.execute(f"CREATE TABLE {t} (k int, x int, ts timestamptz)")
     try:
         with pg_conn.cursor() as cur:
             cur.executemany(f"INSERT INTO {t} VALUES (%s, %s, %s)", rows)
-        want = _norm(pg_conn.execute(ORACLE.replace("FROM t ", f"FROM {t} ")).fetchall())
+        want = win.normalised(pg_conn.execute(ORACLE.replace("FROM t ", f"FROM {t} ")).fetchall())
     finally:
         pg_conn.execute(f"DROP TABLE {t}")
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
-        es.execute_sql(_stream_ddl(None))
+        es.execute_sql(win.stream_ddl(None))
         es.execute_sql(f"CREATE VIEW s AS {VIEW}")
         for i in range(0, len(rows), 17):
-            _insert(es, rows[i:i + 17])
+            win.insert(es, rows[i:i + 17])
         es.execute_sql("INSERT INTO ev VALUES (1, 99, NULL), (1, 98, NULL)")
         got = result_rows(es, "SELECT window_start, window_end, k, n FROM s WHERE window_start IS NULL")
         assert got == [(None, None, 1, 2)]
-        assert _view_rows(es, "s WHERE window_start IS NOT NULL") == want
+        assert win.view_rows(es, "s WHERE window_start IS NOT NULL") == want
 
 
 def test_retention_drops_old_sessions():
-    batches = _batches(seed=21, nbatches=15)
+    batches = win.batches(seed=21, nbatches=15, per=30, bursty=True)
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
-        es.execute_sql(_stream_ddl(30))
+        es.execute_sql(win.stream_ddl(30))
         es.execute_sql(f"CREATE VIEW s WITH (retention = '3 minutes') AS {VIEW}")
         for i, b in enumerate(batches):
-            _insert(es, b)
-            want = _duckdb(_admitted(batches[: i + 1], 30))
+            win.insert(es, b)
+            want = _duckdb(win.admitted(batches[: i + 1], 30))
             newest = max(r[1] for r in want)
-            assert _view_rows(es) == [r for r in want if r[1] > newest - dt.timedelta(minutes=3)], i
+            assert win.view_rows(es, "s") == [r for r in want if r[1] > newest - dt.timedelta(minutes=3)], i
         oldest, newest_pane = result_rows(es, "SELECT oldest_pane, newest_pane FROM splitstream.views "
                                               "WHERE name = 's'")[0]
         assert newest_pane.astimezone(dt.timezone.utc) == newest
@@ -186,7 +138,7 @@ BAD = [
 def test_bad_input(sql, state, words):
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
-        es.execute_sql(_stream_ddl(None))
+        es.execute_sql(win.stream_ddl(None))
         es.execute_sql("CREATE TABLE tab (k int, ts timestamptz)")
         with pytest.raises(Exception) as info:
             es.execute_sql(sql)
@@ -198,23 +150,20 @@ def test_bad_input(sql, state, words):
 
 
 def test_session_view_survives_kill_9(ss_server_factory):
-    batches = _batches(seed=99)
+    batches = win.batches(seed=99, per=30, bursty=True)
     srv = ss_server_factory()
 
-    def insert(con, b):
-        con.execute("INSERT INTO ev VALUES " + ", ".join(["(%s, %s, %s)"] * len(b)), [v for r in b for v in r])
-
     with psycopg.connect(srv.dsn, autocommit=True) as con:
-        con.execute(_stream_ddl(30))
+        con.execute(win.stream_ddl(30))
         con.execute(f"CREATE VIEW s AS {VIEW}")
         for b in batches[:6]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         con.execute("CHECKPOINT")
         for b in batches[6:9]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
     srv.restart(crash=True)
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         for b in batches[9:]:
-            insert(con, b)
-        got = _norm(con.execute("SELECT window_start, window_end, k, n, sx, lo, hi FROM s ORDER BY 1, 3").fetchall())
-    assert got == _duckdb(_admitted(batches, 30))
+            win.insert_over_wire(con, b)
+        got = win.normalised(con.execute("SELECT window_start, window_end, k, n, sx, lo, hi FROM s ORDER BY 1, 3").fetchall())
+    assert got == _duckdb(win.admitted(batches, 30))

@@ -12,8 +12,9 @@ import tempfile
 import psycopg
 import pytest
 
-from tests.cv.test_time_windows import _admitted, _batches, _oracle, _stream_ddl, _utc
+from tests.support import windows as win
 from tests.support.engine import open_engine, postgres_session, result_rows
+from tests.support.windows import AGGS
 
 #: (view, FROM, slide, size): one or two keys, which the kernel compiles
 VIEWS = {
@@ -23,7 +24,6 @@ VIEWS = {
     # three keys, window_end derived from window_start: the kernel hashes two
     "h3": ("window_start, window_end, k", "HOP(ev, ts, INTERVAL '20 seconds', INTERVAL '50 seconds')", 20, 50),
 }
-AGGS = "count(*) AS n, sum(x) AS sx, min(x) AS lo, max(x) AS hi"
 
 
 def _create(es) -> None:
@@ -34,7 +34,7 @@ def _create(es) -> None:
 def _want(rows, name: str) -> list[tuple]:
     keys, _src, slide, size = VIEWS[name]
     offset = 15 if name == "t2" else 0
-    full = _oracle(rows, slide, size, offset)          # (start, end, k, n, sx, lo, hi)
+    full = win.oracle(rows, slide, size, offset)          # (start, end, k, n, sx, lo, hi)
     if keys.count("window") == 2:
         return sorted(full)
     pick = 0 if keys.startswith("window_start") else 1
@@ -42,23 +42,23 @@ def _want(rows, name: str) -> list[tuple]:
 
 
 def _got(rows) -> list[tuple]:
-    return sorted((*(_utc(w) for w in r[:-5]), r[-5], r[-4], int(r[-3]), r[-2], r[-1]) for r in rows)
+    return sorted((*(win.utc(w) for w in r[:-5]), r[-5], r[-4], int(r[-3]), r[-2], r[-1]) for r in rows)
 
 
 @pytest.mark.parametrize("switch", [False, True])
 def test_windowed_views_compile_and_equal_duckdb(switch):
     """backend llvm throughout, or alternating with vector batch by batch."""
-    batches = _batches(seed=42)
+    batches = win.batches(seed=42)
     with tempfile.TemporaryDirectory() as d, open_engine(d) as eng:
         es = postgres_session(eng)
-        es.execute_sql(_stream_ddl(30))
+        es.execute_sql(win.stream_ddl(30))
         _create(es)
         for i, b in enumerate(batches):
             backend = "vector" if switch and i % 2 else "llvm"
             es.execute_sql(f"SET executor_backend = {backend}")
             es.execute_sql("INSERT INTO ev VALUES " + ", ".join(f"({k}, {x}, '{ts.isoformat()}')" for k, x, ts in b))
             if i % 4 == 3:
-                kept = _admitted(batches[: i + 1], 30)
+                kept = win.admitted(batches[: i + 1], 30)
                 for name in VIEWS:
                     got = _got(result_rows(es, f"SELECT * FROM {name}"))
                     assert got == _want(kept, name), (name, i)
@@ -71,31 +71,28 @@ def test_windowed_views_compile_and_equal_duckdb(switch):
 
 
 def test_compiled_windowed_view_survives_kill_9(ss_server_factory):
-    batches = _batches(seed=8)
+    batches = win.batches(seed=8)
     srv = ss_server_factory()
-
-    def insert(con, b):
-        con.execute("INSERT INTO ev VALUES " + ", ".join(["(%s, %s, %s)"] * len(b)), [v for r in b for v in r])
 
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute("SET executor_backend = llvm")
-        con.execute(_stream_ddl(30))
+        con.execute(win.stream_ddl(30))
         con.execute(f"CREATE VIEW t1 AS SELECT window_start, k, {AGGS} FROM {VIEWS['t1'][1]} GROUP BY window_start, k")
         con.execute(f"CREATE VIEW w AS SELECT window_start, {AGGS} FROM {VIEWS['t1'][1]} GROUP BY window_start")
         for b in batches[:6]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
         con.execute("CHECKPOINT")
         for b in batches[6:9]:
-            insert(con, b)
+            win.insert_over_wire(con, b)
     srv.restart(crash=True)
     with psycopg.connect(srv.dsn, autocommit=True) as con:
         con.execute("SET executor_backend = vector")
         for b in batches[9:]:
-            insert(con, b)
-        kept = _admitted(batches, 30)
+            win.insert_over_wire(con, b)
+        kept = win.admitted(batches, 30)
         assert _got(con.execute("SELECT * FROM t1").fetchall()) == _want(kept, "t1")
-        whole = _oracle([(1, x, ts) for _k, x, ts in kept], 60, 60, 0)
-        got = sorted((_utc(w), n, int(sx), lo, hi) for w, n, sx, lo, hi in con.execute("SELECT * FROM w").fetchall())
+        whole = win.oracle([(1, x, ts) for _k, x, ts in kept], 60, 60, 0)
+        got = sorted((win.utc(w), n, int(sx), lo, hi) for w, n, sx, lo, hi in con.execute("SELECT * FROM w").fetchall())
         assert got == sorted((r[0], *r[3:]) for r in whole)
         assert all(isinstance(r[0], dt.datetime) for r in con.execute("SELECT window_start FROM w").fetchall())
 

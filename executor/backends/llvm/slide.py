@@ -10,7 +10,9 @@ Sliding aggregation over an array of values, window ``n`` and ``slide``
   computed backwards into a k-entry scratch that stays in L1; the front is a
   running prefix over the next block), so each result is one ``op`` of a
   back-stack entry and the front's aggregate: O(1) per slide, no rescan for
-  min/max, and no subtraction for sums.
+  min/max, and no subtraction for sums;
+* ``avg_running``: integer averages at slide 1, where the partials are the
+  values themselves, as a running sum (exact on integers).
 
 Kernels are specialised per (op, type) and compiled once per process with
 llvmlite for the host CPU.  ``sliding`` is the Python entry point; the
@@ -82,7 +84,64 @@ done:
 }}
 
 """ + _slide_ir("slide", op, acc, acc) + _slide_ir("slide_wide", op, acc, src) + \
-        (_slide_ir("avg", op, acc, acc, avg=True) + _slide_ir("avg_wide", op, acc, src, avg=True) if op == "sum" else "")
+        (_slide_ir("avg", op, acc, acc, avg=True) + _slide_ir("avg_wide", op, acc, src, avg=True) +
+         _running_avg_ir(src) if op == "sum" else "")
+
+
+def _running_avg_ir(src: str) -> str:
+    """``avg_running``: integer averages at slide 1 as a running sum, each
+    step adding the entering value and taking the leaving one (exact: the
+    sums are integers, so nothing is lost, as Hammer Slide's SoE for
+    invertible aggregates), one carried add per result instead of
+    Two-Stacks' two passes; each block of results divided in place as the
+    Two-Stacks kernels do."""
+    return f"""
+define void @avg_running(ptr noalias %x, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf, i64 %div) {{
+entry:
+  %nout = sub i64 %m, %k
+  %nout1 = add i64 %nout, 1
+  %any = icmp sgt i64 %nout1, 0
+  br i1 %any, label %init, label %done
+init:
+  %ii = phi i64 [0, %entry], [%ii1, %init]
+  %ia = phi i64 [0, %entry], [%ia1, %init]
+  %ip = getelementptr {src}, ptr %x, i64 %ii
+{_load('%iv', '%ip', src, 'i64')}  %ia1 = add i64 %ia, %iv
+  %ii1 = add i64 %ii, 1
+  %im = icmp slt i64 %ii1, %k
+  br i1 %im, label %init, label %block
+block:
+  %s = phi i64 [0, %init], [%s1, %block_end]
+  %acc0 = phi i64 [%ia1, %init], [%accn, %block_end]
+  %left = sub i64 %nout1, %s
+  %c0 = icmp slt i64 %left, 1024
+  %cnt = select i1 %c0, i64 %left, i64 1024
+  br label %run
+run:
+  %j = phi i64 [0, %block], [%j1, %run]
+  %acc = phi i64 [%acc0, %block], [%accn, %run]
+  %oi = add i64 %s, %j
+  %op = getelementptr i64, ptr %out, i64 %oi
+  store i64 %acc, ptr %op
+  %hi = add i64 %oi, %k
+  %inb = icmp slt i64 %hi, %m
+  %hic = select i1 %inb, i64 %hi, i64 %oi
+  %hp = getelementptr {src}, ptr %x, i64 %hic
+{_load('%hv', '%hp', src, 'i64')}  %lp = getelementptr {src}, ptr %x, i64 %oi
+{_load('%lv', '%lp', src, 'i64')}  %dlt = sub i64 %hv, %lv
+  %accn = add i64 %acc, %dlt
+  %j1 = add i64 %j, 1
+  %more = icmp slt i64 %j1, %cnt
+  br i1 %more, label %run, label %divide
+divide:
+{_divide_block(True)}block_end:
+  %s1 = add i64 %s, 1024
+  %sm = icmp slt i64 %s1, %nout1
+  br i1 %sm, label %block, label %done
+done:
+  ret void
+}}
+"""
 
 
 def _load(r: str, ptr: str, src: str, acc: str) -> str:
@@ -92,19 +151,40 @@ def _load(r: str, ptr: str, src: str, acc: str) -> str:
     return f"  {r}.n = load {src}, ptr {ptr}\n  {r} = sext {src} {r}.n to {acc}\n"
 
 
-def _store(v: str, ptr: str, acc: str, avg: bool) -> str:
-    """IR storing result ``v``: as it is, or as an average (a double, ``v / %div``)."""
+def _store(v: str, ptr: str, acc: str) -> str:
+    """IR storing result ``v`` (an average's sum stays an integer here and is
+    divided by :func:`_divide_block` once its block is done)."""
+    return f"  store {acc} {v}, ptr {ptr}"
+
+
+def _divide_block(avg: bool) -> str:
+    """IR turning the block's ``%cnt`` sums at ``out[%s..]`` into averages in
+    place (double ``sum / %div``): a loop without a carried dependency over
+    8 KB still in L1, which LLVM vectorises, where one scalar division per
+    result in the Two-Stacks loop would bound it."""
     if not avg:
-        return f"  store {acc} {v}, ptr {ptr}"
-    return (f"  {v}.f = sitofp {acc} {v} to double\n  {v}.d = sitofp i64 %div to double\n"
-            f"  {v}.q = fdiv double {v}.f, {v}.d\n  store double {v}.q, ptr {ptr}")
+        return "  br label %block_end\n"
+    return """  %dd = sitofp i64 %div to double
+  br label %dv
+dv:
+  %di = phi i64 [0, %divide], [%di1, %dv]
+  %dx = add i64 %s, %di
+  %dp = getelementptr i64, ptr %out, i64 %dx
+  %dsum = load i64, ptr %dp
+  %df = sitofp i64 %dsum to double
+  %dq = fdiv double %df, %dd
+  store double %dq, ptr %dp
+  %di1 = add i64 %di, 1
+  %dm = icmp slt i64 %di1, %cnt
+  br i1 %dm, label %dv, label %block_end
+"""
 
 
 def _slide_ir(name: str, op: str, acc: str, src: str, avg: bool = False) -> str:
     """Two-Stacks over partials of type ``src`` (widened to ``acc`` as loaded);
     ``avg``: each result divided by ``%div`` and stored as a double."""
     ident = _IDENT[(op, acc)]
-    out_t = "double" if avg else acc
+    out_t = acc
     return f"""
 define void @{name}(ptr noalias %p, i64 %m, i64 %k, ptr noalias %out, ptr noalias %suf, i64 %div) {{
 entry:
@@ -140,9 +220,9 @@ front0:
   %cnt = select i1 %cnt0, i64 %left, i64 %k
   %s0 = load {acc}, ptr %suf
   %o0 = getelementptr {out_t}, ptr %out, i64 %s
-{_store('%s0', '%o0', acc, avg)}
+{_store('%s0', '%o0', acc)}
   %more0 = icmp sgt i64 %cnt, 1
-  br i1 %more0, label %front, label %block_end
+  br i1 %more0, label %front, label %divide
 front:
   %j = phi i64 [1, %front0], [%j1, %front]
   %pre = phi {acc} [{ident}, %front0], [%pr, %front]
@@ -153,11 +233,12 @@ front:
   %sv = load {acc}, ptr %sp
 {_op(op, acc, "%res", "%sv", "%pr")}  %oi = add i64 %s, %j
   %op = getelementptr {out_t}, ptr %out, i64 %oi
-{_store('%res', '%op', acc, avg)}
+{_store('%res', '%op', acc)}
   %j1 = add i64 %j, 1
   %fm = icmp slt i64 %j1, %cnt
-  br i1 %fm, label %front, label %block_end
-block_end:
+  br i1 %fm, label %front, label %divide
+divide:
+{_divide_block(avg)}block_end:
   %s1 = add i64 %s, %k
   %sm = icmp slt i64 %s1, %nout1
   br i1 %sm, label %block, label %done
@@ -184,7 +265,7 @@ def kernels(op: str, src: str) -> dict[str, Callable]:
             if got is None:
                 with jit._llvm_lock:
                     ee = jit._compile(_ir(op, src), 3, verify=True, speed_level=3)
-                names = ["slide", "slide_wide"] + (["avg", "avg_wide"] if op == "sum" else [])
+                names = ["slide", "slide_wide"] + (["avg", "avg_wide", "avg_running"] if op == "sum" else [])
                 got = {"reduce": _REDUCE_T(ee.get_function_address("reduce"))}
                 got.update((nm, _SLIDE_T(ee.get_function_address(nm))) for nm in names)
                 _engines.append(ee)
@@ -214,7 +295,7 @@ def sliding(x: np.ndarray, n: int, slide: int, op: str, out: np.ndarray | None =
     name = "avg" if op == "avg" else "slide"
     if slide == 1:
         parts = x                   # one value per slide: no partials, widened as loaded if need be
-        name += "_wide"
+        name = "avg_running" if op == "avg" else name + "_wide"
     else:
         parts = np.empty(m, acc)
         ks["reduce"](_ptr(x), m, slide, _ptr(parts))
