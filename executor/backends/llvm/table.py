@@ -46,13 +46,23 @@ def _pow2(n: int) -> int:
     return p
 
 
-def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
+#: panes a dense table keeps room for above the newest pane it profiled
+PANE_AHEAD = 4
+
+
+def headroom(mins: list[int], maxs: list[int], panes: tuple = ()) -> tuple[list[int], list[int]]:
     """Dense (min, range) per key from a profiled [min, max], with 1/16 of the
     range of headroom on each side: a key just below the smallest seen (ids
     from 1 when the profile saw 2) must not deoptimise the table any more
-    than one just above the largest."""
+    than one just above the largest.  A pane index (``panes[j]`` not None)
+    only moves forward with event time: it gets PANE_AHEAD panes above the
+    newest instead, so the next windows do not deoptimise the table."""
     lows, ranges = [], []
-    for lo, hi in zip(mins, maxs):
+    for j, (lo, hi) in enumerate(zip(mins, maxs)):
+        if j < len(panes) and panes[j] is not None:
+            lows.append(lo)
+            ranges.append(hi - lo + PANE_AHEAD)
+            continue
         pad = (hi - lo) // 16
         lows.append(lo - pad)
         ranges.append(hi - lo + 2 * pad)
@@ -60,10 +70,13 @@ def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
 
 
 class NativeTable:
-    def __init__(self, shape: Shape, derived: tuple = ()) -> None:
+    def __init__(self, shape: Shape, derived: tuple = (), panes: tuple = ()) -> None:
         self.shape = shape
         #: group keys not in the kernel: (position among the keys, native key index, microseconds added)
         self.derived = derived
+        #: per native key, None or (slide, base): a pane index the kernel computed, whose bound in
+        #: microseconds is index * slide + base (``Shape.panes``)
+        self.panes = panes
         self.lay = Layout(shape)
         self.nk = len(shape.keys)
         self.variant = "generic"
@@ -266,7 +279,7 @@ class NativeTable:
         if rng is None:
             return False
         mins, maxs = rng
-        mins, ranges = headroom(mins, maxs)
+        mins, ranges = headroom(mins, maxs, self.panes)
         m = int(self.ctl[0])
         size = self.dense_size(self.nk, ranges)
         if size > MAX_DENSE or size > max(DENSE_FACTOR * m, 4096):
@@ -351,7 +364,7 @@ class NativeTable:
         idx = table.index
         assert len(idx) == 0, "target GroupTable must be empty"
         if self.nk == 1 and not self.derived and not flags.any():
-            idx.adopt_array(k1)              # numpy index: no Python object per group
+            idx.adopt_array(self.native_us(0, k1))              # numpy index: no Python object per group
         else:
             cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, idx.key_oids)]
             idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
@@ -381,13 +394,22 @@ class NativeTable:
     def key_columns(self, k1: np.ndarray, k2: np.ndarray, flags: np.ndarray, oids: list[int]) -> list[Col]:
         """The groups' keys as the vector path's key columns (``oids``: all the
         grouping's keys), derived keys added back from their native key."""
-        native = list((k1, k2)[: self.nk])
+        native = [self.native_us(j, k) for j, k in enumerate((k1, k2)[: self.nk])]
         derived = {pos: (j, add) for pos, j, add in self.derived}
         positions = [p for p in range(len(oids)) if p not in derived]
         out: dict[int, Col] = {p: key_col(native[j], (flags & (1 << j)) != 0, oids[p]) for j, p in enumerate(positions)}
         for pos, (j, add) in derived.items():
             out[pos] = key_col(native[j] + add, (flags & (1 << j)) != 0, oids[pos])
         return [out[p] for p in range(len(oids))]
+
+    def native_us(self, j: int, keys: np.ndarray) -> np.ndarray:
+        """Native key ``j`` as the vector path's key values: a pane index
+        becomes its bound in microseconds again."""
+        pane = self.panes[j] if j < len(self.panes) else None
+        if pane is None:
+            return keys
+        slide, base = pane
+        return keys * slide + base
 
     def same_dense(self, other: "NativeTable") -> bool:
         return (self.variant == other.variant == "specialised" and self.mins == other.mins
