@@ -17,6 +17,7 @@ backend produces.
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import numpy as np
@@ -178,9 +179,10 @@ class NativeTable:
             if r >= end:
                 break
             if self.variant == "specialised":
-                self.deoptimise()
-                if events is not None:
-                    events.append(("deopt", r))
+                if not self.advance_panes(base, r):
+                    self.deoptimise()
+                    if events is not None:
+                        events.append(("deopt", r))
             else:
                 self.grow()
             i = r
@@ -200,12 +202,57 @@ class NativeTable:
             if r < 0:
                 break
             if self.variant == "specialised":
-                self.deoptimise()
+                if not self.advance_panes(base, r):
+                    self.deoptimise()
             else:
                 self.grow()
             self.run(module, base, r, int(out[0]))
             self.rows_since_profile -= int(out[0]) - r      # counted by run and by the driver
         self.rows_since_profile += int(out[1])
+
+    def advance_panes(self, base: list[int], r: int) -> bool:
+        """Row ``r`` failed the dense guard: when only pane keys (event time
+        moving on) passed the top of their range, widen it to that pane plus
+        PANE_AHEAD and stay dense (groups migrate exactly, O(groups) once per
+        new window); False when it would not stay dense, or another key (or
+        a pane below the range: a late row) failed -- then the caller
+        deoptimises as for any guard failure."""
+        if not any(p is not None for p in self.panes):
+            return False
+        ranges = list(self.ranges)
+        grew = False
+        for j in range(self.nk):
+            v = self._native_key_at(base, j, r)
+            if v is None or 0 <= v - self.mins[j] <= ranges[j]:
+                continue
+            if self.shape.pane(j) is None or v < self.mins[j]:
+                return False
+            ranges[j] = max(v - self.mins[j] + PANE_AHEAD, 2 * ranges[j])    # doubling: O(log) migrations
+            grew = True
+        if not grew:
+            return False
+        k1, k2, flags, rows, aggs = self.groups()
+        limit = min(MAX_DENSE, max(DENSE_FACTOR * len(rows), 4096))
+        if self.dense_size(self.nk, ranges) > limit:
+            return False
+        self._dense_from(self.mins[: self.nk], ranges[: self.nk], [k1, k2], flags, rows, aggs)   # exact
+        return True
+
+    def _native_key_at(self, base: list[int], j: int, r: int) -> int | None:
+        """Key ``j`` of row ``r`` as the kernel computes it (None: NULL), read
+        from the batch's columns through the kernel's argument addresses."""
+        sh, lay = self.shape, self.lay
+        slot = sh.keys[j]
+        nm = base[lay.nulls[slot]]
+        if nm and ctypes.c_int8.from_address(nm + r).value:       # a mask the module reads
+            return None
+        v = _read(base[lay.data[slot]], sh.inputs[slot], r)
+        pane = sh.pane(j)
+        if pane is None:
+            return v
+        slide, origin, hop = pane
+        q = (v - origin) // slide
+        return q if hop < 0 else q - _read(base[lay.data[hop]], sh.inputs[hop], r)
 
     def grow(self) -> None:
         m = int(self.ctl[0])
@@ -295,6 +342,15 @@ class NativeTable:
         flags = self.gflags[:m].copy()
         rows = self.rows[:m].copy()
         aggs = [[a.copy() for a in arrs] for arrs in self.aggs]
+        self._dense_from(mins, ranges, k, flags, rows, aggs)
+        self.specialisations += 1
+        self.rows_since_profile = 0
+
+    def _dense_from(self, mins: list[int], ranges: list[int], k: list, flags: np.ndarray, rows: np.ndarray,
+                    aggs: list) -> None:
+        """A dense table over [mins, mins + ranges] holding the groups given as
+        arrays (keys ``k``, NULL ``flags``, ``rows``, states ``aggs``)."""
+        m = len(rows)
         self._init_dense(list(mins), list(ranges))
         # slot of each group
         if self.nk == 0:
@@ -313,8 +369,6 @@ class NativeTable:
                     d2[slot] = s[: 2 * m].reshape(-1, 2)
                 else:
                     d[slot] = s[:m]
-        self.specialisations += 1
-        self.rows_since_profile = 0
 
     def deoptimise(self) -> None:
         """Guard failed: migrate the dense state into a hash table (exact)."""
@@ -364,7 +418,9 @@ class NativeTable:
         idx = table.index
         assert len(idx) == 0, "target GroupTable must be empty"
         if self.nk == 1 and not self.derived and not flags.any():
-            idx.adopt_array(self.native_us(0, k1))              # numpy index: no Python object per group
+            idx.adopt_array(self.native_us(0, k1))
+        elif self.nk == 2 and not self.derived and not flags.any():
+            idx.adopt_pairs(self.native_us(0, k1), self.native_us(1, k2))              # numpy index: no Python object per group
         else:
             cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, idx.key_oids)]
             idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
@@ -502,6 +558,15 @@ class NativeTable:
         if self.variant == "generic":
             n += self.slots.nbytes + self.gk[0].nbytes + self.gk[1].nbytes + self.gflags.nbytes
         return n
+
+
+_CTYPES = {"i2": ctypes.c_int16, "i4": ctypes.c_int32, "i8": ctypes.c_int64}
+
+
+def _read(addr: int, dtype: str, r: int) -> int:
+    """Row ``r`` of an integer input column at address ``addr``."""
+    t = _CTYPES[dtype]
+    return int(t.from_address(addr + r * ctypes.sizeof(t)).value)
 
 
 def key_col(keys: np.ndarray, nulls: np.ndarray, oid: int) -> Col:
