@@ -193,7 +193,7 @@ def column_from_values(values: list[Any], oid: int) -> "Col":
     anynull = nulls.any()
     if d.kind == "M":
         arr = np.zeros(n, dtype=d)
-        seen: dict = {}      # plain datetimes converted once each: a windowed view's keys repeat a few panes
+        seen: dict[dt.datetime, np.datetime64] = {}      # plain datetimes converted once each: a windowed view's keys repeat a few panes
         for i, v in enumerate(values):
             if v is None:
                 continue
