@@ -193,8 +193,16 @@ def column_from_values(values: list[Any], oid: int) -> "Col":
     anynull = nulls.any()
     if d.kind == "M":
         arr = np.zeros(n, dtype=d)
+        seen: dict[dt.datetime, np.datetime64] = {}      # plain datetimes converted once each: a windowed view's keys repeat a few panes
         for i, v in enumerate(values):
-            if v is not None:
+            if v is None:
+                continue
+            if type(v) is dt.datetime:
+                r = seen.get(v)
+                if r is None:
+                    r = seen[v] = _to_dt64(v, oid)
+                arr[i] = r
+            else:
                 arr[i] = _to_dt64(v, oid)
         return Col(arr, nulls, oid)
     if anynull:

@@ -201,6 +201,47 @@ class IntKeys:
         return np.arange(n, n + k, dtype=np.int64)
 
 
+class PairKeys:
+    """Distinct pairs of integer keys -> group ids, in numpy: a windowed
+    view's (pane, key) groups.  Each column's distinct values get a code
+    (an :class:`IntKeys` per column, codes below 2**32), and the pair of
+    codes, packed into one int64, is an :class:`IntKeys` key itself; so
+    merges, reads and checkpoints of millions of (window, key) groups take
+    no Python step per group."""
+
+    MAX_CODES = 1 << 32
+
+    def __init__(self) -> None:
+        self.cols = (IntKeys(), IntKeys())
+        self.pairs = IntKeys()
+
+    @property
+    def n(self) -> int:
+        return self.pairs.n
+
+    def fits(self, d1: np.ndarray, d2: np.ndarray) -> bool:
+        """Whether the codes stay packable once ``d1``/``d2``'s values are in
+        (an upper bound: their lengths)."""
+        return all(c.n + len(d) < self.MAX_CODES for c, d in zip(self.cols, (d1, d2)))
+
+    def assign(self, d1: np.ndarray, d2: np.ndarray) -> np.ndarray:
+        c1, c2 = self.cols[0].assign(d1), self.cols[1].assign(d2)
+        return self.pairs.assign((c1 << 32) | c2)
+
+    def adopt(self, d1: np.ndarray, d2: np.ndarray) -> None:
+        """Take the distinct pairs (``d1[i]``, ``d2[i]``) as groups 0..m-1."""
+        c1, c2 = self.cols[0].assign(d1), self.cols[1].assign(d2)
+        self.pairs.adopt((c1 << 32) | c2)
+
+    def keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Both keys of every group, by group id."""
+        codes = self.pairs.keys()
+        return self.cols[0].keys()[codes >> 32], self.cols[1].keys()[codes & 0xFFFFFFFF]
+
+    def nbytes(self) -> int:
+        return self.pairs.nbytes() + self.cols[0].nbytes() + self.cols[1].nbytes()
+
+
 _MICROS = np.dtype("datetime64[us]")
 
 
@@ -219,8 +260,9 @@ def _int_key(col: Col) -> np.ndarray | None:
 class GroupIndex:
     """Key tuple -> dense group id, growing.
 
-    One integer key without NULLs is indexed in numpy (:class:`IntKeys`);
-    anything else -- several keys, text, a NULL key -- in a dict of key
+    One integer key without NULLs is indexed in numpy (:class:`IntKeys`),
+    and so are two (:class:`PairKeys`: a windowed view's pane and key);
+    anything else -- more keys, text, a NULL key -- in a dict of key
     tuples.  An integer index that meets a NULL key or a caller that needs
     the tuples converts once to the dict form."""
 
@@ -229,9 +271,12 @@ class GroupIndex:
         self._map: dict[tuple, int] = {}
         self._keys: list[tuple] = []
         self.ints: IntKeys | None = None
+        self.pairs: PairKeys | None = None
 
     def __len__(self) -> int:
-        return self.ints.n if self.ints is not None else len(self._keys)
+        if self.ints is not None:
+            return self.ints.n
+        return self.pairs.n if self.pairs is not None else len(self._keys)
 
     @property
     def keys(self) -> list[tuple]:
@@ -244,11 +289,14 @@ class GroupIndex:
         return self._map
 
     def _to_tuples(self) -> None:
-        if self.ints is not None:
+        if self.ints is not None or self.pairs is not None:
             # the Python values a tuple-path batch would produce (dates, not day numbers)
-            self._keys = [(k,) for k in self.key_columns()[0].to_pylist()]
+            self._keys = self._tuples()
             self._map = dict(zip(self._keys, range(len(self._keys))))
-            self.ints = None
+            self.ints = self.pairs = None
+
+    def _tuples(self) -> list[tuple]:
+        return list(zip(*[c.to_pylist() for c in self.key_columns()]))
 
     def snapshot(self) -> dict:
         """The groups' keys, copied (a checkpoint encodes them later while
@@ -256,6 +304,8 @@ class GroupIndex:
         index, else the list of key tuples (immutable, so copied shallowly)."""
         if self.ints is not None:
             return {"int_keys": self.ints.keys().copy()}
+        if self.pairs is not None:           # saved as tuples: the checkpoint format is unchanged
+            return {"keys": self._tuples()}
         return {"keys": list(self._keys)}
 
     def load_snapshot(self, snap: dict) -> None:
@@ -267,6 +317,16 @@ class GroupIndex:
 
     def _int_keys_ok(self) -> bool:
         return len(self.key_oids) == 1 and (self.ints is not None or not self._keys)
+
+    def _pairs_ok(self) -> bool:
+        return len(self.key_oids) == 2 and (self.pairs is not None or not self._keys)
+
+    def adopt_pairs(self, k1: np.ndarray, k2: np.ndarray) -> np.ndarray:
+        """An empty index takes the distinct integer pairs (``k1[i]``, ``k2[i]``) as groups 0..m-1."""
+        assert len(self) == 0 and len(self.key_oids) == 2
+        self.pairs = PairKeys()
+        self.pairs.adopt(k1, k2)
+        return np.arange(len(k1), dtype=np.int64)
 
     def adopt_array(self, keys: np.ndarray) -> np.ndarray:
         """An empty index takes the distinct integer ``keys`` as groups 0..m-1."""
@@ -280,7 +340,7 @@ class GroupIndex:
         groups 0..m-1 (a merge into an empty table: the dict is built at C
         speed instead of one lookup per key)."""
         assert len(self) == 0
-        self.ints = None
+        self.ints = self.pairs = None
         self._keys = list(keys)
         self._map = dict(zip(self._keys, range(len(self._keys))))
         return np.arange(len(self._keys), dtype=np.int64)
@@ -293,6 +353,12 @@ class GroupIndex:
                 return self.adopt_array(other.ints.keys())
             assert self.ints is not None         # not empty, and integer keys
             return self.ints.assign(other.ints.keys())
+        if other.pairs is not None and self._pairs_ok():
+            k1, k2 = other.pairs.keys()
+            if len(self) == 0:
+                return self.adopt_pairs(k1, k2)
+            if self.pairs is not None and self.pairs.fits(k1, k2):
+                return self.pairs.assign(k1, k2)
         if len(self) == 0:
             return self.adopt(other.keys)
         return self.lookup_or_add(other.keys)
@@ -304,6 +370,13 @@ class GroupIndex:
                 if self.ints is None:
                     self.ints = IntKeys()
                 return self.ints.assign(d)
+        if len(key_cols) == 2 and self._pairs_ok():
+            d1, d2 = _int_key(key_cols[0]), _int_key(key_cols[1])
+            if d1 is not None and d2 is not None:
+                if self.pairs is None:
+                    self.pairs = PairKeys()
+                if self.pairs.fits(d1, d2):
+                    return self.pairs.assign(d1, d2)
         self._to_tuples()
         if not key_cols:
             if not self._keys:
@@ -350,6 +423,8 @@ class GroupIndex:
         tuples with their values; or the numpy arrays of an integer index."""
         if self.ints is not None:
             return self.ints.nbytes()
+        if self.pairs is not None:
+            return self.pairs.nbytes()
         seen: set[int] = set()
         return deep_size(self._map, seen) + deep_size(self._keys, seen)
 
@@ -357,6 +432,8 @@ class GroupIndex:
         if self.ints is not None:
             oid = self.key_oids[0]
             return [Col(self.ints.keys().astype(sqltypes.dtype_of(oid)), None, oid)]
+        if self.pairs is not None:
+            return [Col(k.astype(sqltypes.dtype_of(oid)), None, oid) for k, oid in zip(self.pairs.keys(), self.key_oids)]
         cols = []
         for k, oid in enumerate(self.key_oids):
             cols.append(Col.from_pylist([key[k] for key in self.keys], oid))

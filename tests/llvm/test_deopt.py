@@ -94,3 +94,37 @@ def test_view_result_exact_when_keys_leave_profiled_range(sql: Sql, monkeypatch)
     assert canon(sql.rows(f"SELECT * FROM {views[0]}")) == canon(sql.rows(f"SELECT * FROM {views[1]}"))
     text = "\n".join(sql.lines(f"EXPLAIN ANALYZE SELECT * FROM {views[1]}"))
     assert "deopts=" in text, text
+
+
+#: ts (int64 microseconds), k, x: GROUP BY pane of ts (10 s slide, origin 3 s), k; sum(x) WHERE k < param
+PANE_SHAPE = codegen.Shape(inputs=("i8", "i4", "i4"), conj=(("<", ("c", 1, None), ("p", 0), "i"),), nparams=1,
+                           keys=(0, 1), aggs=(("star", -1), ("sum_i", 2)), panes=((10_000_000, 3_000_000, -1), None))
+
+
+def test_dense_pane_range_widens_as_event_time_moves_on():
+    """Panes passing the top of a dense range widen it (exact, no deopt);
+    a late row (a pane below the range) still deoptimises, exactly."""
+    mod = jit.compile_shape(PANE_SHAPE)
+    rng = np.random.default_rng(5)
+    t = NativeTable(PANE_SHAPE, (), ((10_000_000, 3_000_000), None))
+    t.specialise([-1, 0], [1, 40])
+    want: dict = {}
+    for step in range(12):
+        n = 5_000
+        ts = np.sort(rng.integers(step * 30_000_000, (step + 1) * 30_000_000, n)) - 2_000_000   # some < origin
+        if step == 11:
+            ts[-1] = -500_000_000                                                                 # a late row
+        ks = rng.integers(0, 40, n).astype(np.int32)
+        xs = rng.integers(-9, 9, n).astype(np.int32)
+        t.run(mod, [ts.ctypes.data, ks.ctypes.data, xs.ctypes.data, 0, 0, 0, 0, 30], 0, n)
+        if step < 11:
+            assert t.variant == "specialised" and t.deopts == 0, step
+        for p, k, x in zip(((ts - 3_000_000) // 10_000_000).tolist(), ks.tolist(), xs.tolist()):
+            if k < 30:
+                c, s = want.get((p, k), (0, 0))
+                want[(p, k)] = (c + 1, s + x)
+    assert t.deopts == 1 and t.variant == "generic"
+    k1, k2, _fl, rows, aggs = t.groups()
+    got = {(a, b): (r, s) for a, b, r, s in zip(k1.tolist(), k2.tolist(), rows.tolist(), aggs[1][0].tolist())}
+    assert got == want
+    assert t.native_us(0, np.array([-1, 0, 2])).tolist() == [-7_000_000, 3_000_000, 23_000_000]

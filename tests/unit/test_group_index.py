@@ -74,3 +74,46 @@ def test_sorted_keys_turn_dense_once_they_fill_their_range(monkeypatch):
     again = idx.assign([Col(np.array([100_000, 0, 7]), None, type_oids.INT8)], 3)
     assert again.tolist() == [first[1], first[0], ids[6]]
     assert len(idx) == 20_002
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_pair_index_matches_tuple_index(seed, monkeypatch):
+    """Two integer keys (a timestamp pane and an int) in numpy: the same group
+    ids as a dict of pairs, through merges, a checkpoint snapshot (saved as
+    tuples) and a NULL key that turns the index into tuples."""
+    monkeypatch.setattr(IntKeys, "DENSE_LIMIT", 5000)
+    rng = np.random.default_rng(seed)
+    idx = GroupIndex([type_oids.TIMESTAMP, type_oids.INT4])
+    seen: dict = {}
+    for step in range(30):
+        n = int(rng.integers(0, 400))
+        panes = rng.integers(-3, 3 + step * (1 + seed * 1000), n) * 10_000_000
+        ks = rng.integers(-50, 50 if step < 20 else 50_000, n).astype(np.int32)
+        nulls = (rng.random(n) < 0.1) if (seed % 2 and step == 25) else None
+        gids = idx.assign([Col(panes.view("datetime64[us]"), None, type_oids.TIMESTAMP),
+                           Col(ks, nulls, type_oids.INT4)], n)
+        flags = nulls if nulls is not None else np.zeros(n, bool)
+        for p, k, isnull, g in zip(panes.tolist(), ks.tolist(), flags.tolist(), gids.tolist()):
+            assert seen.setdefault((p, None if isnull else k), g) == g
+        if step == 0 or nulls is not None:
+            assert (idx.pairs is None) == (nulls is not None)     # numpy until a NULL key arrives
+    assert len(idx) == len(seen)
+    cols = idx.key_columns()
+    got = list(zip(cols[0].data.astype("datetime64[us]").view(np.int64).tolist(), cols[1].to_pylist()))
+    for key, g in seen.items():
+        assert got[g] == key
+    again = GroupIndex([type_oids.TIMESTAMP, type_oids.INT4])
+    again.load_snapshot(idx.snapshot())                  # tuples on disk, whichever form is live
+    assert again.keys == idx.keys
+
+
+def test_pair_index_merges_into_a_pair_index():
+    a, b = GroupIndex([type_oids.INT8, type_oids.INT8]), GroupIndex([type_oids.INT8, type_oids.INT8])
+    a.assign([Col(np.array([1, 1, 2]), None, type_oids.INT8), Col(np.array([5, 6, 5]), None, type_oids.INT8)], 3)
+    b.assign([Col(np.array([2, 3]), None, type_oids.INT8), Col(np.array([5, 9]), None, type_oids.INT8)], 2)
+    assert a.pairs is not None and b.pairs is not None
+    assert a.take_groups_of(b).tolist() == [2, 3]
+    assert a.pairs is not None and [c.to_pylist() for c in a.key_columns()] == [[1, 1, 2, 3], [5, 6, 5, 9]]
+    empty = GroupIndex([type_oids.INT8, type_oids.INT8])
+    assert empty.take_groups_of(a).tolist() == [0, 1, 2, 3] and empty.pairs is not None
+    assert empty.keys == [(1, 5), (1, 6), (2, 5), (3, 9)]

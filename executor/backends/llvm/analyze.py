@@ -24,8 +24,16 @@ reason recorded for EXPLAIN):
   in the vector prefix instead of being fused.
 * Literals (and $n parameters) are kernel parameters, so the compiled
   module is cached by shape, not by value.
+* A stream pipeline's last Project, when it only passes columns through and
+  adds TUMBLE/HOP bounds (``time_windows.WindowBound``), is *peeled*: the
+  kernel reads the columns below it, and a pane key is computed in the loop
+  as a pane index (``Shape.panes``), only for the rows the filter keeps,
+  instead of numpy computing window_start/window_end over the whole batch
+  first.  The native table turns pane indexes back into bounds.
 """
 from __future__ import annotations
+
+import copy
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch
@@ -47,6 +55,10 @@ TIMES = {type_oids.TIMESTAMP: "i8", type_oids.TIMESTAMPTZ: "i8"}
 
 class Unsupported(Exception):
     pass
+
+
+class _NotPeelable(Exception):
+    """An expression over the peeled Project the kernel cannot read below it."""
 
 
 def _is_safe(e) -> bool:
@@ -96,6 +108,9 @@ class KernelPlan:
         self.conj: list = []
         self.keys: list[int] = []
         self.derived: tuple = ()          # (key position, native key index, microseconds added)
+        self.peeled: operators.Project | None = None    # the Project the kernel reads below (see module doc)
+        self.panes: list = []             # per native key: None or (slide, origin, hop slot)
+        self.pane_out: tuple = ()         # per native key: None or (slide, microseconds at pane 0)
         self.aggs: list = []
         self.unsafe_inputs = False
         self.shape: Shape | None = None
@@ -117,7 +132,9 @@ class KernelPlan:
         if self.fused_filter is not None:
             parts.append(f"filter({len(self.conj)} compiled"
                          + (f", {len(self.premask_exprs)} vectorised" if self.premask_exprs else "") + ")")
+        npanes = sum(p is not None for p in self.panes)
         parts.append(f"group({len(self.keys)} int key{'s' if len(self.keys) != 1 else ''}"   # timestamps as int64
+                     + (f", {npanes} pane{'s' if npanes != 1 else ''} computed" if npanes else "")
                      + (f" + {len(self.derived)} derived" if self.derived else "") + ")")
         parts.append("aggs(" + ",".join(k for k, _ in self.aggs) + ")")
         if self.prefix_ops:
@@ -173,8 +190,74 @@ def _input_for(plan: KernelPlan, e, want_oid: int, exact: bool) -> int:
 
 
 def analyse(ops: list, agg) -> KernelPlan:
-    """ops: the streaming operators below ``agg`` (bottom-up)."""
+    """ops: the streaming operators below ``agg`` (bottom-up).  Tries to
+    peel the last Project first (see the module doc), else compiles below
+    the whole prefix."""
+    proj = _peelable(ops)
+    if proj is not None:
+        try:
+            return _analyse(ops, agg, proj)
+        except (_NotPeelable, Unsupported):
+            pass
+    return _analyse(ops, agg, None)
+
+
+def _peelable(ops: list) -> "operators.Project | None":
+    """The Project just below the trailing Filter (or last), if it only passes
+    columns through and adds TUMBLE/HOP bounds over columns."""
+    k = len(ops) - 1 - (1 if ops and isinstance(ops[-1], operators.Filter) else 0)
+    if k < 0 or type(ops[k]) is not operators.Project:
+        return None
+    for e in ops[k].exprs:
+        if isinstance(e, WindowBound):
+            if not isinstance(e.ts, expr.ColRef) or e.ts.oid not in TIMES:
+                return None
+            if e.hop is not None and (not isinstance(e.hop, expr.ColRef) or e.hop.oid not in INTS):
+                return None
+        elif not isinstance(e, expr.ColRef):
+            return None
+    return ops[k]
+
+
+def _below(e, proj):
+    """``e`` (over ``proj``'s output) over ``proj``'s input, for the shapes the
+    kernel reads: a column, a widening cast of one, a constant, or a pane bound."""
+    if proj is None or _const_expr(e):
+        return e
+    if isinstance(e, expr.ColRef):
+        return proj.exprs[e.idx]
+    if isinstance(e, expr.Cast) and isinstance(e.arg, expr.ColRef):
+        arg = proj.exprs[e.arg.idx]
+        if isinstance(arg, expr.ColRef):
+            out = copy.copy(e)
+            out.arg = arg
+            return out
+    if isinstance(e, expr.Compare):
+        out = copy.copy(e)
+        out.left, out.right = _below(e.left, proj), _below(e.right, proj)
+        return out
+    raise _NotPeelable(repr(e))
+
+
+def _key_slot(plan: KernelPlan, k, proj) -> int:
+    """Input slot of grouping key ``k``; a pane bound below a peeled Project
+    becomes a pane index computed by the kernel."""
+    b = _below(k, proj)
+    if proj is not None and isinstance(b, WindowBound):
+        hop = -1 if b.hop is None else plan.slot(b.hop, b.hop.oid)
+        plan.panes.append((b.slide_us, b.origin_us, hop))
+        plan.pane_out += ((b.slide_us, b.origin_us + b.end_offset_us),)
+        return plan.slot(b.ts, b.ts.oid)
+    plan.panes.append(None)
+    plan.pane_out += (None,)
+    if proj is not None and not isinstance(b, expr.ColRef):
+        raise _NotPeelable(repr(k))
+    return plan.slot(b, b.oid) if b.oid in TIMES else _input_for(plan, b, b.oid, exact=False)
+
+
+def _analyse(ops: list, agg, proj) -> KernelPlan:
     plan = KernelPlan()
+    plan.peeled = proj
     if agg.grouping_sets is not None:
         raise Unsupported("GROUPING SETS")
     if any(isinstance(trace_bound(k, ops), SessionBound) for k in agg.keys):
@@ -199,22 +282,22 @@ def analyse(ops: list, agg) -> KernelPlan:
             raise Unsupported(f"operator {type(op).__name__}")
 
     # keys and aggregate inputs
-    plan.keys = [plan.slot(k, k.oid) if k.oid in TIMES else _input_for(plan, k, k.oid, exact=False)
-                 for k in keys]
+    plan.keys = [_key_slot(plan, k, proj) for k in keys]
     for a in agg.aggs:
         if a.star:
             plan.aggs.append(("star", -1))
             continue
         oid = a.arg_oids[0]
+        arg = _below(a.args[0], proj)
         if a.func == "count":
-            plan.aggs.append(("count", _input_for(plan, a.args[0], oid, exact=False)))
+            plan.aggs.append(("count", _input_for(plan, arg, oid, exact=False)))
         elif a.func in ("sum", "avg"):
             kind = "sum_f" if oid in FLOATS else ("sum_128" if oid == type_oids.INT8 else "sum_i")
             if oid not in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8):
                 raise Unsupported(f"{a.func} over oid {oid}")
-            plan.aggs.append((kind, _input_for(plan, a.args[0], oid, exact=(kind != "sum_f"))))
+            plan.aggs.append((kind, _input_for(plan, arg, oid, exact=(kind != "sum_f"))))
         else:
-            plan.aggs.append((a.func, _input_for(plan, a.args[0], oid, exact=True)))
+            plan.aggs.append((a.func, _input_for(plan, arg, oid, exact=True)))
 
     # fuse the trailing filter unless an input expression could raise on rows it removes
     prefix = list(ops)
@@ -222,12 +305,18 @@ def analyse(ops: list, agg) -> KernelPlan:
         flt = prefix.pop()
         plan.fused_filter = flt
         for c in _conjuncts(flt.pred):
+            c = _below(c, proj)
             if not _try_conjunct(plan, c):
                 plan.premask_exprs.append(c)
+    if proj is not None:
+        if prefix[-1] is not proj:
+            raise _NotPeelable("a filter that stays in the vector prefix reads the Project")
+        prefix.pop()
     plan.prefix_ops = prefix
     plan.shape = Shape(inputs=tuple(plan.input_dtypes), conj=tuple(plan.conj), nparams=len(plan.param_exprs),
                        keys=tuple(plan.keys), aggs=tuple(plan.aggs), nullable=(False,) * len(plan.input_dtypes),
-                       premask=bool(plan.premask_exprs))
+                       premask=bool(plan.premask_exprs),
+                       panes=tuple(plan.panes) if any(p is not None for p in plan.panes) else ())
     return plan
 
 

@@ -66,6 +66,11 @@ class Shape:
     nullable: per input slot, whether the code reads a NULL mask (a batch
             with NULLs in a slot compiled as not nullable needs another module)
     premask: whether a vectorised premask (bytes) is ANDed into the filter
+    panes:  per key, None or (slide, origin, hop slot or -1): the key's slot
+            holds int64 microseconds and the kernel groups by the pane index
+            floor((ts - origin) / slide) - hop (TUMBLE/HOP computed in the
+            loop: no numpy pass for the pane bound, and pane indexes are
+            dense where microsecond bounds are 1 in ``slide`` apart)
     """
 
     inputs: tuple
@@ -75,9 +80,15 @@ class Shape:
     aggs: tuple
     nullable: tuple = ()
     premask: bool = False
+    panes: tuple = ()
 
     def with_nullable(self, nullable) -> "Shape":
-        return Shape(self.inputs, self.conj, self.nparams, self.keys, self.aggs, tuple(nullable), self.premask)
+        return Shape(self.inputs, self.conj, self.nparams, self.keys, self.aggs, tuple(nullable), self.premask,
+                     self.panes)
+
+    def pane(self, j: int):
+        """(slide, origin, hop slot) when key ``j`` is a pane index, else None."""
+        return self.panes[j] if j < len(self.panes) else None
 
 
 class Layout:
@@ -282,9 +293,15 @@ class _Kernel:
         """Pointer to row ``r``'s first hash slot (its key taken as not NULL)."""
         b, nk = self.b, len(self.shape.keys)
         keys = []
-        for slot in self.shape.keys:
+        for j, slot in enumerate(self.shape.keys):
             v = b.load(b.gep(self.cols[slot], [r]))
-            keys.append(v if self.shape.inputs[slot] == "i8" else b.sext(v, I64))
+            v = v if self.shape.inputs[slot] == "i8" else b.sext(v, I64)
+            pane = self.shape.pane(j)
+            if pane is not None:
+                hop = pane[2]
+                h = None if hop < 0 else b.load(b.gep(self.cols[hop], [r]))
+                v = self._pane_index(v, pane, h if h is None or self.shape.inputs[hop] == "i8" else b.sext(h, I64))
+            keys.append(v)
         k2 = keys[1] if nk > 1 else ir.Constant(I64, 0)
         return b.gep(self.slots, [b.and_(_hash(b, keys[0], k2, ir.Constant(I8, 0)), self.mask)])
 
@@ -385,8 +402,28 @@ class _Kernel:
         v = self.value(slot)
         if self.shape.inputs[slot] != "i8":
             v = b.sext(v, I64)
+        pane = self.shape.pane(j)
+        if pane is not None:
+            hop = pane[2]
+            h = None
+            if hop >= 0:
+                h = self.value(hop)
+                h = h if self.shape.inputs[hop] == "i8" else b.sext(h, I64)
+                nl = b.or_(nl, self.is_null(hop))
+            v = self._pane_index(v, pane, h)
         v = b.select(nl, ir.Constant(I64, 0), v)
         return v, nl
+
+    def _pane_index(self, us, pane, hop):
+        """floor((us - origin) / slide) [- hop]: the slide is a constant of the
+        module, so the division compiles to a multiply and shifts."""
+        b = self.b
+        slide, origin, _h = pane
+        x = b.sub(us, ir.Constant(I64, origin)) if origin else us
+        s = ir.Constant(I64, slide)
+        q = b.sdiv(x, s)
+        q = b.sub(q, b.zext(b.icmp_signed("<", b.srem(x, s), ir.Constant(I64, 0)), I64))
+        return q if hop is None else b.sub(q, hop)
 
     def _group(self):
         b = self.b

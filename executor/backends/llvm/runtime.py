@@ -138,6 +138,30 @@ class KernelInputs:
     empty: bool
 
 
+def key_bounds(p: KernelInputs, j: int) -> tuple[int, int]:
+    """[min, max] of key ``j``'s native values in a batch, for profiling.  A
+    pane index (``codegen.Shape.panes``) is monotone in its timestamp, so
+    only the timestamps' extremes are turned into panes (no pass computing
+    every row's pane; a hop index widens the range by its own extremes)."""
+    shape = p.plan.shape
+    assert shape is not None
+    slot = p.plan.keys[j]
+    d, nm = p.cols[slot], p.nulls[slot]
+    v = d if nm is None else d[~nm]
+    if not len(v):
+        return 0, 0
+    lo, hi = int(v.min()), int(v.max())
+    pane = shape.pane(j)
+    if pane is None:
+        return lo, hi
+    slide, origin, hop = pane
+    lo, hi = (lo - origin) // slide, (hi - origin) // slide
+    if hop >= 0:
+        h = p.cols[hop]
+        lo, hi = lo - int(h.max()), hi - int(h.min())
+    return lo, hi
+
+
 class CompiledSink:
     def __init__(self, ops: list, agg) -> None:
         self.agg = agg
@@ -315,7 +339,7 @@ class CompiledSink:
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
             assert self.plan is not None and self.plan.shape is not None
-            t = NativeTable(self.plan.shape, self.plan.derived)
+            t = NativeTable(self.plan.shape, self.plan.derived, self.plan.pane_out)
             if self.tables and self.tables[0].variant == "specialised":
                 t0 = self.tables[0]
                 t.specialise(t0.mins[: t.nk], t0.ranges[: t.nk])
@@ -340,7 +364,7 @@ class CompiledSink:
     def private_table(self) -> NativeTable:
         """A table of this sink's shape owned by one statement (issue 14's staging)."""
         assert self.plan is not None and self.plan.shape is not None
-        return NativeTable(self.plan.shape, self.plan.derived)
+        return NativeTable(self.plan.shape, self.plan.derived, self.plan.pane_out)
 
     def run_into(self, p: KernelInputs, module, table: NativeTable) -> None:
         """Apply a prepared batch to ``table`` on this thread (a statement's private table)."""
@@ -440,12 +464,11 @@ class CompiledSink:
         if self.force_variant == "generic" or not self.allow_specialise:
             return
         lows, highs = [], []
-        for slot in p.plan.keys:
-            d, nm = p.cols[slot], p.nulls[slot]
-            v = d if nm is None else d[~nm]
-            lows.append(int(v.min()) if len(v) else 0)
-            highs.append(int(v.max()) if len(v) else 0)
-        mins, ranges = headroom(lows, highs)
+        for j in range(len(p.plan.keys)):
+            lo, hi = key_bounds(p, j)
+            lows.append(lo)
+            highs.append(hi)
+        mins, ranges = headroom(lows, highs, p.plan.pane_out)
         size = NativeTable.dense_size(len(p.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             self._table(0).specialise(mins, ranges)
@@ -463,6 +486,8 @@ class CompiledSink:
         """The vector path for a batch already through the prefix ops (by
         ``p.plan``: a failed compile may have dropped ``self.plan`` since)."""
         b = p.batch
+        if b.n and p.plan.peeled is not None:        # the kernel read below it; the vector operators read above
+            b = p.plan.peeled.process(b, ctx)
         if b.n and p.plan.fused_filter is not None:
             b = p.plan.fused_filter.process(b, ctx)
         if b.n:

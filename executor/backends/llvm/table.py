@@ -17,6 +17,7 @@ backend produces.
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import numpy as np
@@ -46,13 +47,23 @@ def _pow2(n: int) -> int:
     return p
 
 
-def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
+#: panes a dense table keeps room for above the newest pane it profiled
+PANE_AHEAD = 4
+
+
+def headroom(mins: list[int], maxs: list[int], panes: tuple = ()) -> tuple[list[int], list[int]]:
     """Dense (min, range) per key from a profiled [min, max], with 1/16 of the
     range of headroom on each side: a key just below the smallest seen (ids
     from 1 when the profile saw 2) must not deoptimise the table any more
-    than one just above the largest."""
+    than one just above the largest.  A pane index (``panes[j]`` not None)
+    only moves forward with event time: it gets PANE_AHEAD panes above the
+    newest instead, so the next windows do not deoptimise the table."""
     lows, ranges = [], []
-    for lo, hi in zip(mins, maxs):
+    for j, (lo, hi) in enumerate(zip(mins, maxs)):
+        if j < len(panes) and panes[j] is not None:
+            lows.append(lo)
+            ranges.append(hi - lo + PANE_AHEAD)
+            continue
         pad = (hi - lo) // 16
         lows.append(lo - pad)
         ranges.append(hi - lo + 2 * pad)
@@ -60,10 +71,13 @@ def headroom(mins: list[int], maxs: list[int]) -> tuple[list[int], list[int]]:
 
 
 class NativeTable:
-    def __init__(self, shape: Shape, derived: tuple = ()) -> None:
+    def __init__(self, shape: Shape, derived: tuple = (), panes: tuple = ()) -> None:
         self.shape = shape
         #: group keys not in the kernel: (position among the keys, native key index, microseconds added)
         self.derived = derived
+        #: per native key, None or (slide, base): a pane index the kernel computed, whose bound in
+        #: microseconds is index * slide + base (``Shape.panes``)
+        self.panes = panes
         self.lay = Layout(shape)
         self.nk = len(shape.keys)
         self.variant = "generic"
@@ -165,9 +179,10 @@ class NativeTable:
             if r >= end:
                 break
             if self.variant == "specialised":
-                self.deoptimise()
-                if events is not None:
-                    events.append(("deopt", r))
+                if not self.advance_panes(base, r):
+                    self.deoptimise()
+                    if events is not None:
+                        events.append(("deopt", r))
             else:
                 self.grow()
             i = r
@@ -187,12 +202,57 @@ class NativeTable:
             if r < 0:
                 break
             if self.variant == "specialised":
-                self.deoptimise()
+                if not self.advance_panes(base, r):
+                    self.deoptimise()
             else:
                 self.grow()
             self.run(module, base, r, int(out[0]))
             self.rows_since_profile -= int(out[0]) - r      # counted by run and by the driver
         self.rows_since_profile += int(out[1])
+
+    def advance_panes(self, base: list[int], r: int) -> bool:
+        """Row ``r`` failed the dense guard: when only pane keys (event time
+        moving on) passed the top of their range, widen it to that pane plus
+        PANE_AHEAD and stay dense (groups migrate exactly, O(groups) once per
+        new window); False when it would not stay dense, or another key (or
+        a pane below the range: a late row) failed -- then the caller
+        deoptimises as for any guard failure."""
+        if not any(p is not None for p in self.panes):
+            return False
+        ranges = list(self.ranges)
+        grew = False
+        for j in range(self.nk):
+            v = self._native_key_at(base, j, r)
+            if v is None or 0 <= v - self.mins[j] <= ranges[j]:
+                continue
+            if self.shape.pane(j) is None or v < self.mins[j]:
+                return False
+            ranges[j] = max(v - self.mins[j] + PANE_AHEAD, 2 * ranges[j])    # doubling: O(log) migrations
+            grew = True
+        if not grew:
+            return False
+        k1, k2, flags, rows, aggs = self.groups()
+        limit = min(MAX_DENSE, max(DENSE_FACTOR * len(rows), 4096))
+        if self.dense_size(self.nk, ranges) > limit:
+            return False
+        self._dense_from(self.mins[: self.nk], ranges[: self.nk], [k1, k2], flags, rows, aggs)   # exact
+        return True
+
+    def _native_key_at(self, base: list[int], j: int, r: int) -> int | None:
+        """Key ``j`` of row ``r`` as the kernel computes it (None: NULL), read
+        from the batch's columns through the kernel's argument addresses."""
+        sh, lay = self.shape, self.lay
+        slot = sh.keys[j]
+        nm = base[lay.nulls[slot]]
+        if nm and ctypes.c_int8.from_address(nm + r).value:       # a mask the module reads
+            return None
+        v = _read(base[lay.data[slot]], sh.inputs[slot], r)
+        pane = sh.pane(j)
+        if pane is None:
+            return v
+        slide, origin, hop = pane
+        q = (v - origin) // slide
+        return q if hop < 0 else q - _read(base[lay.data[hop]], sh.inputs[hop], r)
 
     def grow(self) -> None:
         m = int(self.ctl[0])
@@ -266,7 +326,7 @@ class NativeTable:
         if rng is None:
             return False
         mins, maxs = rng
-        mins, ranges = headroom(mins, maxs)
+        mins, ranges = headroom(mins, maxs, self.panes)
         m = int(self.ctl[0])
         size = self.dense_size(self.nk, ranges)
         if size > MAX_DENSE or size > max(DENSE_FACTOR * m, 4096):
@@ -282,6 +342,15 @@ class NativeTable:
         flags = self.gflags[:m].copy()
         rows = self.rows[:m].copy()
         aggs = [[a.copy() for a in arrs] for arrs in self.aggs]
+        self._dense_from(mins, ranges, k, flags, rows, aggs)
+        self.specialisations += 1
+        self.rows_since_profile = 0
+
+    def _dense_from(self, mins: list[int], ranges: list[int], k: list, flags: np.ndarray, rows: np.ndarray,
+                    aggs: list) -> None:
+        """A dense table over [mins, mins + ranges] holding the groups given as
+        arrays (keys ``k``, NULL ``flags``, ``rows``, states ``aggs``)."""
+        m = len(rows)
         self._init_dense(list(mins), list(ranges))
         # slot of each group
         if self.nk == 0:
@@ -300,8 +369,6 @@ class NativeTable:
                     d2[slot] = s[: 2 * m].reshape(-1, 2)
                 else:
                     d[slot] = s[:m]
-        self.specialisations += 1
-        self.rows_since_profile = 0
 
     def deoptimise(self) -> None:
         """Guard failed: migrate the dense state into a hash table (exact)."""
@@ -351,7 +418,9 @@ class NativeTable:
         idx = table.index
         assert len(idx) == 0, "target GroupTable must be empty"
         if self.nk == 1 and not self.derived and not flags.any():
-            idx.adopt_array(k1)              # numpy index: no Python object per group
+            idx.adopt_array(self.native_us(0, k1))
+        elif self.nk == 2 and not self.derived and not flags.any():
+            idx.adopt_pairs(self.native_us(0, k1), self.native_us(1, k2))              # numpy index: no Python object per group
         else:
             cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, idx.key_oids)]
             idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
@@ -381,13 +450,22 @@ class NativeTable:
     def key_columns(self, k1: np.ndarray, k2: np.ndarray, flags: np.ndarray, oids: list[int]) -> list[Col]:
         """The groups' keys as the vector path's key columns (``oids``: all the
         grouping's keys), derived keys added back from their native key."""
-        native = list((k1, k2)[: self.nk])
+        native = [self.native_us(j, k) for j, k in enumerate((k1, k2)[: self.nk])]
         derived = {pos: (j, add) for pos, j, add in self.derived}
         positions = [p for p in range(len(oids)) if p not in derived]
         out: dict[int, Col] = {p: key_col(native[j], (flags & (1 << j)) != 0, oids[p]) for j, p in enumerate(positions)}
         for pos, (j, add) in derived.items():
             out[pos] = key_col(native[j] + add, (flags & (1 << j)) != 0, oids[pos])
         return [out[p] for p in range(len(oids))]
+
+    def native_us(self, j: int, keys: np.ndarray) -> np.ndarray:
+        """Native key ``j`` as the vector path's key values: a pane index
+        becomes its bound in microseconds again."""
+        pane = self.panes[j] if j < len(self.panes) else None
+        if pane is None:
+            return keys
+        slide, base = pane
+        return keys * slide + base
 
     def same_dense(self, other: "NativeTable") -> bool:
         return (self.variant == other.variant == "specialised" and self.mins == other.mins
@@ -480,6 +558,15 @@ class NativeTable:
         if self.variant == "generic":
             n += self.slots.nbytes + self.gk[0].nbytes + self.gk[1].nbytes + self.gflags.nbytes
         return n
+
+
+_CTYPES = {"i2": ctypes.c_int16, "i4": ctypes.c_int32, "i8": ctypes.c_int64}
+
+
+def _read(addr: int, dtype: str, r: int) -> int:
+    """Row ``r`` of an integer input column at address ``addr``."""
+    t = _CTYPES[dtype]
+    return int(t.from_address(addr + r * ctypes.sizeof(t)).value)
 
 
 def key_col(keys: np.ndarray, nulls: np.ndarray, oid: int) -> Col:

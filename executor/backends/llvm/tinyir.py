@@ -226,6 +226,12 @@ class IRBuilder:
     def mul(self, a, b, name=""):
         return self._bin("mul", a, b, name)
 
+    def sdiv(self, a, b, name=""):
+        return self._bin("sdiv", a, b, name)
+
+    def srem(self, a, b, name=""):
+        return self._bin("srem", a, b, name)
+
     def and_(self, a, b, name=""):
         return self._bin("and", a, b, name)
 
