@@ -15,7 +15,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import change_notify, late_rows, retention
+from ..stream import change_notify, late_rows, management, retention
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
@@ -78,6 +78,8 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                           hint="Give the window once: either WITH (sw = ...) or the arrival_timestamp filter.")
         options["sw"] = arrival_sw
     _refuse_unimplemented_options(options)
+    if continuous:      # PipelineDB's settings and activity (stream/management.py)
+        management.initial_options(options, session.info.settings, existing if existing is not None and existing.continuous else None)
     if late_rows.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
                       hint="late_rows says what a view over a stream with a WATERMARK does with the rows later "
@@ -167,7 +169,7 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name in ("action", "restart") or name in WINDOW_OPTIONS:
+        if name in ("action", "restart", management.ACTIVE) or name in WINDOW_OPTIONS:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles

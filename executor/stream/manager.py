@@ -33,6 +33,7 @@ from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
+from . import management
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
@@ -252,6 +253,7 @@ class StreamManager:
         """Attach to storage as its :class:`catalog.hooks.StreamStorageHooks`."""
         self.engine.db.attach(self)
         register_functions()
+        management.register_functions()
 
     def replay_ctx(self, state=None):
         txn = Transaction(self.engine.db, implicit=True)
@@ -300,7 +302,7 @@ class StreamManager:
         because of one view)."""
         data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        for cv in self._views_on(rel.oid):
+        for cv in self._fed_by(rel.oid):
             try:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
@@ -656,6 +658,10 @@ class StreamManager:
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
+    def _fed_by(self, stream_oid) -> list[ContinuousView]:
+        """The views a batch of the stream goes to: the active ones (management.py)."""
+        return [cv for cv in self._views_on(stream_oid) if management.active(cv.rel)]
+
     # ------------------------------------------------------------ ingest
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
         """Stage, log and deliver one batch: every view on the stream takes it,
@@ -722,7 +728,7 @@ class StreamManager:
         self._insert(same[0].ctx, rel, batch, any(p.sync for p in same), logged=release, staging=staging)
 
     def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
-        views = self._views_on(rel.oid)
+        views = self._fed_by(rel.oid)
         return views, stage_views(views, rel.oid, batch, ctx)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
@@ -731,7 +737,7 @@ class StreamManager:
         arrived) are staged into every view, then logged with their commit
         and delivered as one batch, so readers see all of it or none."""
         rt = self.runtime(rel)
-        views = self._views_on(rel.oid)
+        views = self._fed_by(rel.oid)
         ring = rt.listeners > 0 and rt.ring is not None
         staged: dict = {}
         batches = []
