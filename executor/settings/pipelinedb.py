@@ -66,7 +66,7 @@ GUCS: dict[str, Guc] = {
 
 PREFIX = "pipelinedb."
 #: the session defaults (SHOW before any SET; RESET returns to them)
-DEFAULTS = {PREFIX + n: g.default for n, g in GUCS.items()}
+DEFAULTS = {PREFIX + n: g.default + g.unit for n, g in GUCS.items()}
 
 STREAM_INSERT_LEVEL = PREFIX + "stream_insert_level"
 STEP_FACTOR = PREFIX + "sliding_window_step_factor"
