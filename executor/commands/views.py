@@ -164,6 +164,7 @@ _NOT_IMPLEMENTED_OPTIONS = {
     "check_option": "WITH CHECK OPTION is not supported",
     "security_barrier": "security_barrier views are not supported",
     "security_invoker": "security_invoker views are not supported",
+    "backfill": "backfilling a new continuous view from its stream's ring buffer is not implemented yet",
 }
 
 
