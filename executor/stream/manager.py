@@ -33,7 +33,7 @@ from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
-from . import management
+from . import backfill, management
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
@@ -126,6 +126,8 @@ class StreamRuntime:
         self.lock = threading.Lock()
         self.ring: RingBuffer | None = None
         self.listeners = 0
+        #: the batch numbers of the ring's rows (a new view's backfill, backfill.py)
+        self.published = backfill.Published()
         self.accepted = 0
         self.recent: list[tuple[float, int]] = []
         self.group_commit = GroupCommit()
@@ -391,6 +393,12 @@ class StreamManager:
             self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
             return
         saved_as = self.saved_as.get(rel.oid)
+        if saved is None and backfill.requested(rel):
+            why = ("its backfill was lost: the server stopped before the checkpoint that saves it; "
+                   "drop the view and create it again")
+            log.error('continuous view "%s" is broken: %s', rel.name, why)
+            self.broken[rel.oid] = (why, broken_mark(why, None))
+            return
         try:
             cv = self._compile(rel, state)
             if saved is not None and saved_as is not None and _definition(saved_as) != _definition(rel):
@@ -577,7 +585,10 @@ class StreamManager:
         self._forget_rolled_back()
         self._check_late_rows(cv, ctx)
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
-        ctx.txn.after_commit.append(lambda: self._register(cv, old if keep else None))
+        txn = ctx.txn
+        if backfill.requested(rel):
+            txn.stream_cut = True               # which batches were logged before it (backfill.py)
+        txn.after_commit.append(lambda: self._register(cv, old if keep else None, txn))
 
     def _check_late_rows(self, cv: ContinuousView, ctx) -> None:
         """The views of a watermarked stream agree on late_rows (``late_rows.py``)."""
@@ -590,7 +601,7 @@ class StreamManager:
             others = [v for v in self._views_on(oid) + pending if v.rel.oid != cv.rel.oid]
             late_rows.check_agree(cv.rel, stream.name, others)
 
-    def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None) -> None:
+    def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None, txn=None) -> None:
         """After the commit of its CREATE VIEW (unless a savepoint rolled it back).
         A replacement compiled over the registered view's pipelines
         (``kept_from``) redefines that view in place."""
@@ -598,6 +609,8 @@ class StreamManager:
             old = self.views.get(cv.rel.oid)
             if kept_from is not None and old is kept_from:
                 old.redefine(cv)
+            elif backfill.requested(cv.rel) and txn is not None:
+                self._backfill(cv, txn.stream_seq_at_commit)
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
@@ -738,18 +751,15 @@ class StreamManager:
         and delivered as one batch, so readers see all of it or none."""
         rt = self.runtime(rel)
         views = self._fed_by(rel.oid)
-        ring = rt.listeners > 0 and rt.ring is not None
         staged: dict = {}
         batches = []
         nparts = 0
         for _head, body, n in parts():
             nparts += 1
-            if views or ring:
-                cols = wal.decode_body(body)[0].columns
-                b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
-                stage_views(views, rel.oid, b, ctx, staged)
-                if ring:
-                    batches.append(b)
+            cols = wal.decode_body(body)[0].columns     # the ring keeps them too (a backfill reads it)
+            b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
+            stage_views(views, rel.oid, b, ctx, staged)
+            batches.append(b)
         commit = StreamCommit(rel.oid, group, nparts, rows)
         self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit,
                                     lambda seq: self._publish(rt, views, staged, batches, seq, ctx),
@@ -757,14 +767,57 @@ class StreamManager:
         _count(rt, rows)
 
     def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx) -> None:
-        """Logged (and durable, with fsync on): the ring, if a scan listens,
-        and every view take the batch, within one delivery of the cut."""
+        """Logged (and durable, with fsync on): the ring (the stream's recent
+        rows, for session scans and backfills) and every view take the batch,
+        within one delivery of the cut; so does a view registered since the
+        batch was staged without it, when it takes it (backfill.takes_late)."""
         with self.cut.delivering(seq):
-            if rt.listeners > 0 and rt.ring is not None:
-                for b in batches:
-                    rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
+            ring = rt.ensure_ring()
+            first = ring.write_tid
+            for b in batches:
+                ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
+            rt.published.add(seq, first, ring.write_tid, ring.write_tid - ring.capacity)
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
+            late = [cv for cv in self._fed_by(rt.rel.oid) if cv not in views and backfill.takes_late(cv, seq)]
+            for cv in late:
+                self._catch_up(cv, rt.rel, Batch.concat(batches, [c.type_oid for c in rt.rel.live_columns]), ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
+
+    def _catch_up(self, cv: ContinuousView, rel, batch: Batch, ctx) -> None:
+        """Rows logged already, given to one view: a failure breaks that view
+        (the rows stand), as when a logged batch fails to apply."""
+        if batch.n == 0:
+            return
+        try:
+            cv.deliver(cv.stage(rel.oid, batch, ctx))
+        except Exception as e:  # noqa: BLE001 - the batch is logged: only this view can fail
+            self.mark_broken(cv, f"taking rows logged before it existed failed: {describe(e)}")
+
+    def _backfill(self, cv: ContinuousView, boundary: int) -> None:
+        """Register ``cv`` with its backfill (backfill.py): under the cut, the
+        ring's rows logged before its CREATE and the ones after it delivered
+        before now; then a checkpoint saves the state replay cannot rebuild."""
+        ctx = self.replay_ctx(self.engine.db.committed)
+        lost = 0
+        with self.cut.cut():
+            for oid in list(cv.pipelines):
+                rt = self.runtimes.get(oid)
+                if rt is None:
+                    continue
+                old, lost_old = backfill.ring_rows(rt, lambda seq: seq <= boundary)
+                new, lost_new = backfill.ring_rows(rt, lambda seq: seq > boundary)
+                lost += lost_new
+                for b in (old, new):
+                    if b is not None:
+                        self._catch_up(cv, rt.rel, b, ctx)
+                cv.backfilled += old.n if old is not None else 0
+            cv.stream_boundary = boundary
+            self.views[cv.rel.oid] = cv
+            self.broken.pop(cv.rel.oid, None)
+        if lost:
+            log.warning('continuous view "%s": %d rows logged after its CREATE were overwritten in the ring before '
+                        'it was registered', cv.rel.name, lost)
+        self.engine.db.checkpoint()
 
     @staticmethod
     def _notice_applied(ctx, key, rel) -> None:
