@@ -142,12 +142,3 @@ def test_management_survives_restart(ss_server_factory, crash):
         assert c.execute("SELECT name, active FROM pipelinedb.get_views() ORDER BY name").fetchall() == \
             [("a", True), ("t", True)]
 
-
-def test_backfill_refused_not_ignored(ss_conn, unique_name):
-    """Issue 17 scope 8 is not done: asking for it fails (0A000) rather than
-    creating a view that silently starts empty."""
-    s = unique_name("s")
-    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (x int) SERVER pipelinedb")
-    with pytest.raises(psycopg.Error) as e:
-        ss_conn.execute(f"CREATE VIEW {unique_name('v')} WITH (backfill = true) AS SELECT count(*) FROM {s}")
-    assert e.value.sqlstate == "0A000" and "backfill" in str(e.value)
