@@ -6,12 +6,11 @@ import re
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, Notice, PgError
+from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, PgError
 
 from ..api import Result, ResultColumn
 from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
-from ..settings import pipelinedb as pipelinedb_gucs
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
 from .session_role import parse_role_setting
@@ -28,16 +27,8 @@ class SetStmt(Stmt):
     def run(self, session, ctx):
         check_context(self.name, privileges.current_role(ctx.state, session.info).superuser)
         changed = session.set_setting(self.name, self.value)
-        return Result(tag="SET", parameter_status=changed, notices=_not_applied(session, self.name, self.value))
-
-
-def _not_applied(session, name: str, value: str | None) -> list[Notice]:
-    """A PipelineDB setting splitstream does not honour says so (settings/pipelinedb.py)."""
-    name = name.lower()
-    if value is None or not pipelinedb_gucs.known(name):
-        return []
-    why = pipelinedb_gucs.why_not_applied(name, session.info.settings.get(name, ""))
-    return [Notice(why, "00000")] if why else []
+        notices = session.setting_notices(self.name) if self.value is not None else []
+        return Result(tag="SET", parameter_status=changed, notices=notices)
 
 
 def check_context(name: str, superuser: bool) -> None:

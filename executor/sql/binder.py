@@ -1056,6 +1056,7 @@ class ExprBinder:
             def impl(cols, nrows, ctx):
                 k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
                 ctx.engine_session.set_setting(k, v)
+                ctx.notices.extend(ctx.engine_session.setting_notices(k))
                 return Col.const(v, type_oids.TEXT, nrows)
 
             return expr.Func("set_config", impl, args, type_oids.TEXT, volatile=True)

@@ -778,7 +778,8 @@ class StreamManager:
                 ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
             rt.published.add(seq, first, ring.write_tid, ring.write_tid - ring.capacity)
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
-            late = [cv for cv in self._fed_by(rt.rel.oid) if cv not in views and backfill.takes_late(cv, seq)]
+            late = [cv for cv in self._views_on(rt.rel.oid) if cv.stream_boundary is not None and cv not in views
+                    and management.active(cv.rel) and backfill.takes_late(cv, seq)]
             for cv in late:
                 self._catch_up(cv, rt.rel, Batch.concat(batches, [c.type_oid for c in rt.rel.live_columns]), ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)

@@ -95,6 +95,10 @@ def test_every_pipelinedb_setting_is_honoured_or_noticed(ss_server, name):
         assert bool(notices) == bool(g.why_not), notices
         conn.execute(f"RESET pipelinedb.{name}")
         assert _one(conn, f"SHOW pipelinedb.{name}") == (default,)
+        notices.clear()
+        conn.execute(f"SELECT set_config('pipelinedb.{name}', '{value}', false)")
+        assert bool(notices) == bool(g.why_not), notices
+        conn.execute(f"RESET pipelinedb.{name}")
         if g.kind in ("int", "real"):
             with pytest.raises(psycopg.Error) as e:
                 conn.execute(f"SET pipelinedb.{name} = {g.hi + 1:g}")
