@@ -6,9 +6,9 @@ Why the seam is exact.  Every stream batch is numbered (``stream_seq``) and
 logged under the checkpoint lock; the CREATE's commit is logged under the
 same lock when a backfill is asked for (``Transaction.stream_cut``), so
 ``S`` = the last batch number logged before the view exists is exact.  A
-batch reaches the ring and the views in one delivery of the cut
-(``manager._publish``), and the ring remembers which batch numbers its rows
-came from (:class:`Published`).  The view is registered under the cut held
+batch reaches the stream's recent rows (:class:`RecentRows`, which remember
+the batch number of each) and the views in one delivery of the cut
+(``manager._publish``).  The view is registered under the cut held
 exclusively, so each batch was delivered either wholly before (it is in the
 ring: numbers <= S are the backfill, numbers > S were logged after the
 CREATE and are the view's live input it has not seen yet) or wholly after;
@@ -21,17 +21,18 @@ so replay cannot give them to it.  The CREATE takes a checkpoint once the
 backfill is in, so the state is saved; a crash in between leaves the view
 broken on restart (its reads fail, naming why), never silently short.
 
-What the ring holds: the last ``capacity`` rows of the stream (its
-``OPTIONS (capacity 'n')``) inserted since the server started; the ring is
-not durable, so after a restart it starts empty.
+What the stream holds: its last ``capacity`` rows (``OPTIONS (capacity
+'n')``, the size of its ring buffer) inserted since the server started, kept
+by reference to the delivered batches rather than copied into the session
+scans' ring (``ring_buffer.py``, filled only while a scan listens), so the
+insert path pays no copy per row; they are not durable, so after a restart
+none are held.
 """
 from __future__ import annotations
 
 import collections
 
-import numpy as np
-
-from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.catalog.datatypes.vector import Batch
 
 OPTION = "backfill"
 
@@ -40,37 +41,43 @@ def requested(rel) -> bool:
     return dict(rel.options).get(OPTION, "false") == "true"
 
 
-class Published:
-    """The batch numbers of the ring's rows: (seq, first tid, end tid) per
-    delivered batch, forgotten once the ring has overwritten them."""
+class RecentRows:
+    """The stream's last ``capacity`` rows, kept as the delivered batches
+    themselves with the number of the batch each came from: a reference per
+    batch, no copy per row on the insert path (batches are not changed once
+    delivered).  Older batches are let go once ``capacity`` newer rows exist."""
 
     def __init__(self) -> None:
-        self.entries: collections.deque[tuple[int, int, int]] = collections.deque()
+        self.entries: collections.deque[tuple[int, Batch]] = collections.deque()
+        self.rows = 0
 
-    def add(self, seq: int, first: int, end: int, oldest_tid: int) -> None:
-        self.entries.append((seq, first, end))
-        while self.entries and self.entries[0][2] <= oldest_tid:
-            self.entries.popleft()
+    def add(self, seq: int, batches: list[Batch], capacity: int) -> None:
+        for b in batches:
+            if b.n:
+                self.entries.append((seq, b))
+                self.rows += b.n
+        while self.entries and self.rows - self.entries[0][1].n >= capacity:
+            self.rows -= self.entries.popleft()[1].n
+
+    def select(self, wanted, capacity: int) -> Batch | None:
+        """The held rows (the last ``capacity``) of the batches whose number
+        ``wanted(seq)`` accepts, in delivery order."""
+        skip = max(0, self.rows - capacity)
+        parts = []
+        for seq, b in self.entries:
+            if skip >= b.n:
+                skip -= b.n
+                continue
+            if wanted(seq):
+                parts.append(b if skip == 0 else b.slice(skip, b.n))
+            skip = 0
+        return Batch.concat(parts) if parts else None
 
 
-def ring_rows(rt, wanted) -> tuple[Batch | None, int]:
-    """The rows the ring still holds of the batches whose number ``wanted(seq)``
-    accepts, as one batch in ring order, and how many of them were already
-    overwritten.  Called with deliveries held off (the cut, exclusively)."""
-    ring, published = rt.ring, rt.published
-    spans = [(first, end) for seq, first, end in published.entries if wanted(seq)]
-    if ring is None or not spans:
-        return None, 0
-    start = min(f for f, _ in spans)
-    r = ring.scan(start)
-    tids = np.arange(r.first_tid, r.end_tid, dtype=np.int64)
-    keep = np.zeros(len(tids), dtype=bool)
-    for first, end in spans:
-        keep |= (tids >= first) & (tids < end)
-    lost = sum(end - first for first, end in spans) - int(keep.sum())
-    cols = [Col(d[keep], None if m is None else m[keep], c.type_oid)
-            for d, m, c in zip(r.columns, r.nulls, rt.rel.live_columns)]
-    return Batch(cols, int(keep.sum())), lost
+def ring_rows(rt, wanted) -> Batch | None:
+    """The rows the stream still holds of the batches ``wanted(seq)`` accepts.
+    Called with deliveries held off (the cut, exclusively)."""
+    return rt.held.select(wanted, rt.rel.capacity)
 
 
 def takes_late(cv, seq: int) -> bool:

@@ -126,8 +126,8 @@ class StreamRuntime:
         self.lock = threading.Lock()
         self.ring: RingBuffer | None = None
         self.listeners = 0
-        #: the batch numbers of the ring's rows (a new view's backfill, backfill.py)
-        self.published = backfill.Published()
+        #: the stream's last `capacity` rows with their batch numbers (a new view's backfill)
+        self.held = backfill.RecentRows()
         self.accepted = 0
         self.recent: list[tuple[float, int]] = []
         self.group_commit = GroupCommit()
@@ -756,7 +756,7 @@ class StreamManager:
         nparts = 0
         for _head, body, n in parts():
             nparts += 1
-            cols = wal.decode_body(body)[0].columns     # the ring keeps them too (a backfill reads it)
+            cols = wal.decode_body(body)[0].columns     # the stream's recent rows keep them (backfill.py)
             b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
             stage_views(views, rel.oid, b, ctx, staged)
             batches.append(b)
@@ -767,16 +767,15 @@ class StreamManager:
         _count(rt, rows)
 
     def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx) -> None:
-        """Logged (and durable, with fsync on): the ring (the stream's recent
-        rows, for session scans and backfills) and every view take the batch,
+        """Logged (and durable, with fsync on): the ring, if a scan listens, the
+        stream's recent rows (a backfill's, by reference) and every view take the batch,
         within one delivery of the cut; so does a view registered since the
         batch was staged without it, when it takes it (backfill.takes_late)."""
         with self.cut.delivering(seq):
-            ring = rt.ensure_ring()
-            first = ring.write_tid
-            for b in batches:
-                ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
-            rt.published.add(seq, first, ring.write_tid, ring.write_tid - ring.capacity)
+            if rt.listeners > 0 and rt.ring is not None:
+                for b in batches:
+                    rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
+            rt.held.add(seq, batches, rt.rel.capacity)
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
             late = [cv for cv in self._views_on(rt.rel.oid) if cv.stream_boundary is not None and cv not in views
                     and management.active(cv.rel) and backfill.takes_late(cv, seq)]
@@ -799,15 +798,13 @@ class StreamManager:
         ring's rows logged before its CREATE and the ones after it delivered
         before now; then a checkpoint saves the state replay cannot rebuild."""
         ctx = self.replay_ctx(self.engine.db.committed)
-        lost = 0
         with self.cut.cut():
             for oid in list(cv.pipelines):
                 rt = self.runtimes.get(oid)
                 if rt is None:
                     continue
-                old, lost_old = backfill.ring_rows(rt, lambda seq: seq <= boundary)
-                new, lost_new = backfill.ring_rows(rt, lambda seq: seq > boundary)
-                lost += lost_new
+                old = backfill.ring_rows(rt, lambda seq: seq <= boundary)
+                new = backfill.ring_rows(rt, lambda seq: seq > boundary)
                 for b in (old, new):
                     if b is not None:
                         self._catch_up(cv, rt.rel, b, ctx)
@@ -815,9 +812,6 @@ class StreamManager:
             cv.stream_boundary = boundary
             self.views[cv.rel.oid] = cv
             self.broken.pop(cv.rel.oid, None)
-        if lost:
-            log.warning('continuous view "%s": %d rows logged after its CREATE were overwritten in the ring before '
-                        'it was registered', cv.rel.name, lost)
         self.engine.db.checkpoint()
 
     @staticmethod
