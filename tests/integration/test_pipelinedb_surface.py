@@ -96,6 +96,17 @@ CASES = [
         "INSERT INTO {p}s (x) SELECT i % 100 FROM generate_series(1, 1000) AS i",
     ], [("SELECT abs(hll_cardinality(h) - 100) < 5, abs(dist_quantile(d, 0.5) - 49.5) < 3 FROM {p}v",
          [(True, True)])]),
+    Case("date_round.sql (its answers, printed in PST)", [
+        "SET timezone = 'America/Los_Angeles'",
+    ], [(f"SELECT (date_round(TIMESTAMP '{ts}', INTERVAL '{iv}') AT TIME ZONE 'America/Los_Angeles')::text", [(out,)])
+        for ts, iv, out in [
+            ("2001-02-16 20:38:40", "15 second", "2001-02-16 20:38:30"),
+            ("2001-02-16 20:38:40", "10 minute", "2001-02-16 20:30:00"),
+            ("2001-02-16 20:38:40", "3 hour", "2001-02-16 19:00:00"),
+            ("2001-02-18 20:38:40", "5 day", "2001-02-18 16:00:00"),
+            ("2001-02-16 20:38:40", "2 month", "2000-12-25 16:00:00"),
+            ("2001-02-16 20:38:40", "7 year", "1999-12-31 16:00:00")]]
+        + [("SELECT date_round(NULL, INTERVAL '5 minute')", [(None,)])]),
     Case("settings", [
         "SET pipelinedb.stream_insert_level = sync_commit",
         "SET pipelinedb.num_combiners = 2",
