@@ -22,6 +22,7 @@ from typing import Callable
 import sqlglot
 
 from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.catalog.objects.system_catalogs import table
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_COLUMN,
                                          UNDEFINED_OBJECT, PgError)
@@ -176,19 +177,30 @@ def _scan(name: str, columns: list[tuple[str, int]], rows: Callable, args, colal
     return operators.FunctionScan(name, fn, args, out)
 
 
-def _continuous_views(ctx) -> list:
-    return sorted((r for r in ctx.state.rels.values() if r.kind == "v" and r.continuous),
+def _continuous_views(state) -> list:
+    return sorted((r for r in state.rels.values() if r.kind == "v" and r.continuous),
                   key=lambda r: (r.schema, r.name))
+
+
+_VIEW_COLUMNS = [("id", type_oids.OID), ("schema", type_oids.TEXT), ("name", type_oids.TEXT),
+                 ("active", type_oids.BOOL), ("query", type_oids.TEXT)]
+
+
+def _view_rows(state) -> list[tuple]:
+    return [(r.oid, r.schema, r.name, active(r), r.sql) for r in _continuous_views(state)]
+
+
+@table("pipelinedb", "views", _VIEW_COLUMNS)
+def _views_view(state, ctx):
+    """PipelineDB's ``pipelinedb.views``: SELECT * FROM pipelinedb.get_views()."""
+    return _view_rows(state)
 
 
 def _get_views(planner, args, colaliases):
     """(id oid, schema text, name text, active bool, query text)"""
     if args:
         raise signatures.undefined("pipelinedb.get_views", [a.oid for a in args])
-    cols = [("id", type_oids.OID), ("schema", type_oids.TEXT), ("name", type_oids.TEXT), ("active", type_oids.BOOL),
-            ("query", type_oids.TEXT)]
-    return _scan("get_views", cols, lambda vals, ctx: [(r.oid, r.schema, r.name, active(r), r.sql)
-                                                        for r in _continuous_views(ctx)], args, colaliases)
+    return _scan("get_views", _VIEW_COLUMNS, lambda vals, ctx: _view_rows(ctx.state), args, colaliases)
 
 
 def _get_streams(planner, args, colaliases):
@@ -197,7 +209,7 @@ def _get_streams(planner, args, colaliases):
         raise signatures.undefined("pipelinedb.get_streams", [a.oid for a in args])
 
     def rows(vals, ctx):
-        views = _continuous_views(ctx)
+        views = _continuous_views(ctx.state)
         streams = sorted((r for r in ctx.state.rels.values() if r.kind == "f"), key=lambda r: (r.schema, r.name))
         return [(s.schema, s.name, [v.name for v in views if s.oid in v.depends_on] or None) for s in streams]
 

@@ -82,7 +82,8 @@ CASES = [
     ], [("SELECT schema, name, queries FROM pipelinedb.get_streams() WHERE name = '{p}s'",
          [("public", "{p}s", ["{p}v"])]),
         ("SELECT schema, name, active FROM pipelinedb.get_views() WHERE name = '{p}v'",
-         [("public", "{p}v", True)])]),
+         [("public", "{p}v", True)]),
+        ("SELECT schema, name, active FROM pipelinedb.views WHERE name = '{p}v'", [("public", "{p}v", True)])]),
     Case("truncate_continuous_view", [
         "CREATE FOREIGN TABLE {p}s (x int) SERVER pipelinedb",
         "CREATE VIEW {p}v AS SELECT count(*) FROM {p}s",
