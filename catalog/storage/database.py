@@ -296,7 +296,7 @@ class Transaction:
         #: commit (a continuous view's backfill): the commit is logged under the checkpoint
         #: lock, and ``stream_seq_at_commit`` is the last stream batch logged before it
         self.stream_cut = False
-        self.stream_seq_at_commit = 0
+        self.stream_seq_at_commit: int | None = None
 
     @property
     def state(self) -> State:

@@ -3,8 +3,9 @@ runs the new view over the rows the stream's ring buffer still holds, then
 goes on with live input, each row counted exactly once (issue 17, scope 8).
 
 Why the seam is exact.  Every stream batch is numbered (``stream_seq``) and
-logged under the checkpoint lock; the CREATE's commit is logged under the
-same lock when a backfill is asked for (``Transaction.stream_cut``), so
+logged under the checkpoint lock; the commit of a continuous view's CREATE
+(and of pipelinedb.activate/deactivate/truncate_continuous_view) is logged
+under the same lock (``Transaction.stream_cut``), so
 ``S`` = the last batch number logged before the view exists is exact.  A
 batch reaches the stream's recent rows (:class:`RecentRows`, which remember
 the batch number of each) and the views in one delivery of the cut
@@ -14,7 +15,10 @@ ring: numbers <= S are the backfill, numbers > S were logged after the
 CREATE and are the view's live input it has not seen yet) or wholly after;
 then a batch staged before the view existed (without it) is staged into it
 at delivery (:func:`takes_late`).  WAL replay feeds the view exactly the
-batches logged after its CREATE, as live did.
+batches logged after its CREATE, as live did; without a backfill this is
+the seam of every new view.  An activity switch works the same way: each
+batch follows the activity in force where it was logged
+(:func:`effective_active`), however it was staged.
 
 Why a checkpoint: the backfilled rows were logged before the view existed,
 so replay cannot give them to it.  The CREATE takes a checkpoint once the
@@ -80,9 +84,24 @@ def ring_rows(rt, wanted) -> Batch | None:
     return rt.held.select(wanted, rt.rel.capacity)
 
 
+def effective_active(cv, seq: int) -> bool:
+    """Does batch ``seq`` reach ``cv`` as far as activity goes?  A switch
+    (pipelinedb.activate/deactivate) applies to the batches logged after its
+    commit, whenever they were staged; without one, the view's option."""
+    if cv.switch is not None:
+        txn, after = cv.switch
+        boundary = txn.stream_seq_at_commit
+        if boundary is not None:
+            return after if seq > boundary else not after
+    return dict(cv.rel.options).get("active", "true") != "false"
+
+
 def takes_late(cv, seq: int) -> bool:
-    """A batch delivered after ``cv`` was registered but staged before
-    (without it): does the view take it?  Those logged after its CREATE
-    (replay gives them to it) and, backfilling, the ones logged before."""
+    """A registered view the batch was not staged into (it did not exist yet,
+    or was inactive then): does it take it?  Those logged after its CREATE
+    (replay gives them to it), while backfilling the ones before too, when
+    it is active for that batch."""
     boundary = cv.stream_boundary
-    return boundary is not None and (seq > boundary or requested(cv.rel))
+    if boundary is not None and seq <= boundary and not cv.backfilling:
+        return False
+    return effective_active(cv, seq)

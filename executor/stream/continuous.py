@@ -636,10 +636,15 @@ class ContinuousView:
         self.failure: str | None = None
         self._zone: tuple = (None, "UTC")      # (definition, the TimeZone its insert-time expressions use)
         self.refreshes = 0              # reads that merged new input and ran the upper pipelines
-        #: the last stream batch logged before the view's CREATE, when it was registered
-        #: to take batches staged without it (backfill.py); the rows its backfill took
+        #: the last stream batch logged before the view's CREATE (registered live), so it
+        #: takes the batches staged without it that replay gives it (backfill.py); whether
+        #: it also takes the ones logged before (a backfill), and how many rows that was
         self.stream_boundary: int | None = None
+        self.backfilling = False
         self.backfilled = 0
+        #: an activate/deactivate in flight: (its transaction, active after it), so each
+        #: batch follows the activity of its place in the WAL (management.py)
+        self.switch: tuple | None = None
         self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
         self.program = compile_view(rel, plan, ctx, reuse)
         self.plan = self.program.upper

@@ -116,6 +116,7 @@ def _redefine(ctx, rel, change: Callable[[dict], None], restart: bool = False):
     if restart:
         options["state_epoch"] = str(int(options.get("state_epoch", "0")) + 1)
     new = dataclasses.replace(rel, options=tuple(sorted(options.items())))
+    ctx.txn.stream_cut = True       # batches logged after the change follow it (backfill.py)
     query = sqlglot.parse_one(rel.sql, read=DIALECT)
     ctx.engine.streams.create_view(ctx.engine_session, ctx, new, query, replacing=True, restart=restart)
     ctx.txn.apply(("rel", new))
@@ -131,6 +132,9 @@ def _switch(on: bool):
             changed = active(rel) != on
             if changed:
                 _redefine(ctx, rel, lambda o: o.pop(ACTIVE, None) if on else o.__setitem__(ACTIVE, "false"))
+                cv = ctx.engine.streams.views.get(rel.oid)
+                if cv is not None:      # each batch follows the activity of its place in the WAL
+                    cv.switch = (ctx.txn, on)
             out.append(changed)
         return Col.from_pylist(out, type_oids.BOOL)
 

@@ -586,8 +586,7 @@ class StreamManager:
         self._check_late_rows(cv, ctx)
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
         txn = ctx.txn
-        if backfill.requested(rel):
-            txn.stream_cut = True               # which batches were logged before it (backfill.py)
+        txn.stream_cut = True       # which batches were logged before it: replay's seam (backfill.py)
         txn.after_commit.append(lambda: self._register(cv, old if keep else None, txn))
 
     def _check_late_rows(self, cv: ContinuousView, ctx) -> None:
@@ -609,8 +608,8 @@ class StreamManager:
             old = self.views.get(cv.rel.oid)
             if kept_from is not None and old is kept_from:
                 old.redefine(cv)
-            elif backfill.requested(cv.rel) and txn is not None:
-                self._backfill(cv, txn.stream_seq_at_commit)
+            elif txn is not None and txn.stream_seq_at_commit is not None:
+                self._register_at(cv, txn.stream_seq_at_commit)
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
@@ -776,9 +775,11 @@ class StreamManager:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
             rt.held.add(seq, batches, rt.rel.capacity)
-            apply_stages(views, staged, sum(b.n for b in batches), ctx)
-            late = [cv for cv in self._views_on(rt.rel.oid) if cv.stream_boundary is not None and cv not in views
-                    and management.active(cv.rel) and backfill.takes_late(cv, seq)]
+            # a view switched off by a commit logged before this batch does not take it
+            taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
+            apply_stages(taking, staged, sum(b.n for b in batches), ctx)
+            late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views
+                    and (cv.stream_boundary is not None or cv.switch is not None) and backfill.takes_late(cv, seq)]
             for cv in late:
                 self._catch_up(cv, rt.rel, Batch.concat(batches, [c.type_oid for c in rt.rel.live_columns]), ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
@@ -793,26 +794,30 @@ class StreamManager:
         except Exception as e:  # noqa: BLE001 - the batch is logged: only this view can fail
             self.mark_broken(cv, f"taking rows logged before it existed failed: {describe(e)}")
 
-    def _backfill(self, cv: ContinuousView, boundary: int) -> None:
-        """Register ``cv`` with its backfill (backfill.py): under the cut, the
-        ring's rows logged before its CREATE and the ones after it delivered
-        before now; then a checkpoint saves the state replay cannot rebuild."""
+    def _register_at(self, cv: ContinuousView, boundary: int) -> None:
+        """Register a new (or truncated) ``cv`` whose CREATE was logged after
+        stream batch ``boundary`` (backfill.py): under the cut, it takes the
+        stream's held rows logged after that and delivered before now, and,
+        with ``backfill``, the ones logged before; a checkpoint then saves
+        the backfilled state, which replay cannot rebuild."""
         ctx = self.replay_ctx(self.engine.db.committed)
+        wanted = backfill.requested(cv.rel) and management.active(cv.rel)
         with self.cut.cut():
-            for oid in list(cv.pipelines):
+            for oid in list(cv.pipelines) if management.active(cv.rel) else []:
                 rt = self.runtimes.get(oid)
                 if rt is None:
                     continue
-                old = backfill.ring_rows(rt, lambda seq: seq <= boundary)
+                old = backfill.ring_rows(rt, lambda seq: seq <= boundary) if wanted else None
                 new = backfill.ring_rows(rt, lambda seq: seq > boundary)
                 for b in (old, new):
                     if b is not None:
                         self._catch_up(cv, rt.rel, b, ctx)
                 cv.backfilled += old.n if old is not None else 0
-            cv.stream_boundary = boundary
+            cv.stream_boundary, cv.backfilling = boundary, wanted
             self.views[cv.rel.oid] = cv
             self.broken.pop(cv.rel.oid, None)
-        self.engine.db.checkpoint()
+        if wanted:
+            self.engine.db.checkpoint()
 
     @staticmethod
     def _notice_applied(ctx, key, rel) -> None:

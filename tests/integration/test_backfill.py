@@ -135,3 +135,41 @@ def test_backfill_seam_with_an_insert_held_across_the_create(tmp_path, held):
         assert result_rows(s1, "SELECT * FROM v") == [(201, sum(range(1, 201)) + 1000)]
     with open_engine(str(tmp_path)) as eng:
         assert result_rows(postgres_session(eng), "SELECT * FROM v") == [(201, sum(range(1, 201)) + 1000)]
+
+
+@pytest.mark.parametrize("held, counted", [("before_log", False), ("before_apply", True)])
+def test_deactivate_seam_with_an_insert_held_across_it(tmp_path, held, counted):
+    """pipelinedb.deactivate's seam, forced: an INSERT staged while the view
+    is active but logged after the deactivation commits is not counted; one
+    logged before it and delivered after is.  Live and replay agree."""
+    release = threading.Event()
+    with open_engine(str(tmp_path)) as eng:
+        s1, s2 = postgres_session(eng, pid=1), postgres_session(eng, pid=2)
+        s1.execute_sql("CREATE FOREIGN TABLE s (x int) SERVER stream")
+        s1.execute_sql("CREATE VIEW v AS SELECT count(*) FROM s")
+        s1.execute_sql("INSERT INTO s SELECT generate_series(1, 100)")
+        original = eng.db._ingest
+
+        def held_ingest(write, apply, sync, admit=None, logged=None):
+            if held == "before_log":
+                release.wait(10)
+                return original(write, apply, sync, admit, logged)
+
+            def late_apply(seq):
+                release.wait(10)
+                apply(seq)
+            return original(write, late_apply, sync, admit, logged)
+
+        eng.db._ingest = held_ingest
+        inserter = threading.Thread(target=s2.execute_sql, args=("INSERT INTO s SELECT generate_series(1, 100)",))
+        inserter.start()
+        time.sleep(0.3)
+        eng.db._ingest = original
+        s1.execute_sql("SELECT pipelinedb.deactivate('v')")
+        release.set()
+        inserter.join()
+        s1.execute_sql("INSERT INTO s VALUES (1)")            # ignored: deactivated
+        expected = [(200 if counted else 100,)]
+        assert result_rows(s1, "SELECT * FROM v") == expected
+    with open_engine(str(tmp_path)) as eng:
+        assert result_rows(postgres_session(eng), "SELECT * FROM v") == expected
