@@ -36,6 +36,26 @@ def _writer(dsn: str, table: str, stream: str, base: int, stop: threading.Event,
         errors.append(e)
 
 
+def _hold_next_insert(eng, held: str, release: threading.Event):
+    """Make the next stream INSERT wait for ``release``: before it is logged
+    (``before_log``: staged already) or after (``before_apply``: logged,
+    not delivered).  Returns the database's own ingest, to put back."""
+    original = eng.db._ingest
+
+    def held_ingest(write, apply, sync, admit=None, logged=None):
+        if held == "before_log":
+            release.wait(10)
+            return original(write, apply, sync, admit, logged)
+
+        def late_apply(seq):
+            release.wait(10)
+            apply(seq)
+        return original(write, late_apply, sync, admit, logged)
+
+    eng.db._ingest = held_ingest
+    return original
+
+
 def _view_rows(c, view):
     return c.execute(f"SELECT x, count FROM {view} ORDER BY x").fetchall()
 
@@ -111,19 +131,7 @@ def test_backfill_seam_with_an_insert_held_across_the_create(tmp_path, held):
         s1, s2 = postgres_session(eng, pid=1), postgres_session(eng, pid=2)
         s1.execute_sql("CREATE FOREIGN TABLE s (x int) SERVER stream")
         s1.execute_sql("INSERT INTO s SELECT generate_series(1, 100)")
-        original = eng.db._ingest
-
-        def held_ingest(write, apply, sync, admit=None, logged=None):
-            if held == "before_log":
-                release.wait(10)
-                return original(write, apply, sync, admit, logged)
-
-            def late_apply(seq):
-                release.wait(10)
-                apply(seq)
-            return original(write, late_apply, sync, admit, logged)
-
-        eng.db._ingest = held_ingest
+        original = _hold_next_insert(eng, held, release)
         inserter = threading.Thread(target=s2.execute_sql, args=("INSERT INTO s SELECT generate_series(101, 200)",))
         inserter.start()
         time.sleep(0.3)                     # staged (and, before_apply, logged), not delivered
@@ -148,19 +156,7 @@ def test_deactivate_seam_with_an_insert_held_across_it(tmp_path, held, counted):
         s1.execute_sql("CREATE FOREIGN TABLE s (x int) SERVER stream")
         s1.execute_sql("CREATE VIEW v AS SELECT count(*) FROM s")
         s1.execute_sql("INSERT INTO s SELECT generate_series(1, 100)")
-        original = eng.db._ingest
-
-        def held_ingest(write, apply, sync, admit=None, logged=None):
-            if held == "before_log":
-                release.wait(10)
-                return original(write, apply, sync, admit, logged)
-
-            def late_apply(seq):
-                release.wait(10)
-                apply(seq)
-            return original(write, late_apply, sync, admit, logged)
-
-        eng.db._ingest = held_ingest
+        original = _hold_next_insert(eng, held, release)
         inserter = threading.Thread(target=s2.execute_sql, args=("INSERT INTO s SELECT generate_series(1, 100)",))
         inserter.start()
         time.sleep(0.3)
