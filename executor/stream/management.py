@@ -8,11 +8,13 @@ logged like any DDL, takes effect at commit, and WAL replay follows it at
 the same point (``manager._follow_definitions``): a restart reproduces it.
 
 Deactivation, exactly: a deactivated view ignores every row of the INSERTs
-and COPYs applied after ``pipelinedb.deactivate`` commits, until
+and COPYs logged after ``pipelinedb.deactivate`` commits, until
 ``pipelinedb.activate`` commits; those rows are never counted, also not
 after activation or a restart (PipelineDB's semantics).  Its state stays
-readable.  A row of an INSERT running concurrently with the switch lands on
-either side of it.
+readable.  An INSERT running concurrently with the switch counts as its
+place in the WAL says, before or after the switch's commit, however far it
+had got when the switch committed (``backfill.effective_active``), so live
+and replay agree.
 """
 from __future__ import annotations
 
