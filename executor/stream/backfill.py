@@ -78,6 +78,14 @@ class RecentRows:
         return Batch.concat(parts) if parts else None
 
 
+def keep_last(batches: list[Batch], capacity: int) -> None:
+    """Drop the oldest batches that ``capacity`` newer rows make unneeded (a
+    large COPY keeps only what the stream will hold)."""
+    rows = sum(b.n for b in batches)
+    while batches and rows - batches[0].n >= capacity:
+        rows -= batches.pop(0).n
+
+
 def ring_rows(rt, wanted) -> Batch | None:
     """The rows the stream still holds of the batches ``wanted(seq)`` accepts.
     Called with deliveries held off (the cut, exclusively)."""

@@ -751,25 +751,35 @@ class StreamManager:
         rt = self.runtime(rel)
         views = self._fed_by(rel.oid)
         staged: dict = {}
-        batches = []
+        batches: list[Batch] = []
         nparts = 0
-        for _head, body, n in parts():
+        listened = rt.listeners > 0         # a session scan takes every slab from the ring
+
+        def slabs():
+            for _head, body, n in parts():
+                cols = wal.decode_body(body)[0].columns
+                yield Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
+
+        for b in slabs():
             nparts += 1
-            cols = wal.decode_body(body)[0].columns     # the stream's recent rows keep them (backfill.py)
-            b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
             stage_views(views, rel.oid, b, ctx, staged)
             batches.append(b)
+            if not listened:                # else only the stream's last rows are held (backfill.py)
+                backfill.keep_last(batches, rel.capacity)
         commit = StreamCommit(rel.oid, group, nparts, rows)
         self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit,
-                                    lambda seq: self._publish(rt, views, staged, batches, seq, ctx),
+                                    lambda seq: self._publish(rt, views, staged, batches, seq, ctx,
+                                                              lambda: list(slabs())),
                                     ctx.session.sync_commit)
         _count(rt, rows)
 
-    def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx) -> None:
+    def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx,
+                 every: Callable[[], list[Batch]] | None = None) -> None:
         """Logged (and durable, with fsync on): the ring, if a scan listens, the
         stream's recent rows (a backfill's, by reference) and every view take the batch,
         within one delivery of the cut; so does a view registered since the
-        batch was staged without it, when it takes it (backfill.takes_late)."""
+        batch was staged without it, when it takes it (backfill.takes_late;
+        ``every()``: all of a COPY's rows, when ``batches`` holds only its last)."""
         with self.cut.delivering(seq):
             if rt.listeners > 0 and rt.ring is not None:
                 for b in batches:
@@ -780,8 +790,11 @@ class StreamManager:
             apply_stages(taking, staged, sum(b.n for b in batches), ctx)
             late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views
                     and (cv.stream_boundary is not None or cv.switch is not None) and backfill.takes_late(cv, seq)]
-            for cv in late:
-                self._catch_up(cv, rt.rel, Batch.concat(batches, [c.type_oid for c in rt.rel.live_columns]), ctx)
+            if late:
+                whole = Batch.concat(every() if every is not None else batches,
+                                     [c.type_oid for c in rt.rel.live_columns])
+                for cv in late:
+                    self._catch_up(cv, rt.rel, whole, ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
 
     def _catch_up(self, cv: ContinuousView, rel, batch: Batch, ctx) -> None:
