@@ -22,7 +22,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
-    UNDEFINED_OBJECT, PgError,
+    UNDEFINED_OBJECT, Notice, PgError,
 )
 
 from .sql import default_text  # noqa: F401  (installs the SQL deparser of column defaults into the catalog)
@@ -39,6 +39,7 @@ from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import split_statements
 from .stream.spark.ledger import KEY_SETTING
 from .settings import values as setting_values
+from .settings import pipelinedb as pipelinedb_gucs
 from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
@@ -353,6 +354,15 @@ class Session:
         if name in REPORTED:
             return {DISPLAY_NAMES.get(name, name): value}
         return {}
+
+    def setting_notices(self, name: str) -> list[Notice]:
+        """After SET or set_config(): a PipelineDB setting splitstream does not
+        honour says why (settings/pipelinedb.py), never accepted silently."""
+        name = name.lower()
+        if not pipelinedb_gucs.known(name):
+            return []
+        why = pipelinedb_gucs.why_not_applied(name, self.info.settings.get(name, ""))
+        return [Notice(why, "00000")] if why else []
 
     def show_setting(self, name: str, missing_ok: bool = False) -> str | None:
         name = name.lower()

@@ -292,6 +292,11 @@ class Transaction:
         #: undo of session state changed inside the block (SET ROLE): run when it rolls back
         self.on_rollback: list[Callable[[], None]] = []
         self.failed = False
+        #: set by a statement that must know which stream batches were logged before its
+        #: commit (a continuous view's backfill): the commit is logged under the checkpoint
+        #: lock, and ``stream_seq_at_commit`` is the last stream batch logged before it
+        self.stream_cut = False
+        self.stream_seq_at_commit: int | None = None
 
     @property
     def state(self) -> State:
@@ -396,7 +401,13 @@ class Transaction:
             if self.ops:
                 self._state.version = self.db.committed.version + 1
                 logged = [op for op in self.ops if not self._unlogged_data(op)]
-                if logged:
+                if logged and self.stream_cut:
+                    with self.db._ckpt_lock:      # stream batches are numbered and logged under it
+                        record = self.db.wal.append(logged, sync=False)
+                        self.stream_seq_at_commit = self.db.stream_seq
+                    if sync and self.db.fsync:
+                        self.db.wal.sync_upto(record)
+                elif logged:
                     self.db.wal.append(logged, sync=sync and self.db.fsync)
             self.db.committed = self._state
         finally:

@@ -31,7 +31,8 @@ class SetStmt(Stmt):
                                                      sqlstate="25P01", severity="WARNING")])
         undo_on_rollback(session, ctx, (self.name,), self.local)
         changed = session.set_setting(self.name, self.value)
-        return Result(tag="SET", parameter_status=changed)
+        notices = session.setting_notices(self.name) if self.value is not None else []
+        return Result(tag="SET", parameter_status=changed, notices=notices)
 
 
 def check_context(name: str, superuser: bool) -> None:

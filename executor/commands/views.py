@@ -15,7 +15,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import change_notify, late_rows, retention
+from ..stream import backfill, change_notify, late_rows, management, retention
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
@@ -78,6 +78,9 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
                           hint="Give the window once: either WITH (sw = ...) or the arrival_timestamp filter.")
         options["sw"] = arrival_sw
     _refuse_unimplemented_options(options)
+    if continuous:      # PipelineDB's settings and activity (stream/management.py)
+        management.initial_options(options, session.info.settings, existing if existing is not None and existing.continuous else None)
+    _backfill_option(options, bool(pl.streams_used), existing is not None)
     if late_rows.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{late_rows.OPTION}" needs a continuous view',
                       hint="late_rows says what a view over a stream with a WATERMARK does with the rows later "
@@ -147,6 +150,22 @@ def _refuse_duplicate_names(cols) -> None:
         seen.add(c.name)
 
 
+def _backfill_option(options: dict[str, str], over_streams: bool, replacing: bool) -> None:
+    """``backfill = true`` (stream/backfill.py): only a new view over a stream."""
+    if backfill.OPTION not in options:
+        return
+    if not _flag(backfill.OPTION, options[backfill.OPTION]):
+        del options[backfill.OPTION]
+        return
+    options[backfill.OPTION] = "true"
+    if not over_streams:
+        raise PgError(INVALID_PARAMETER_VALUE, 'option "backfill" needs a continuous view over a stream',
+                      hint="A backfill runs the new view over the rows its stream's ring buffer still holds.")
+    if replacing:
+        raise PgError(FEATURE_NOT_SUPPORTED, "CREATE OR REPLACE VIEW cannot backfill",
+                      hint="The view keeps its state (or restarts empty); to backfill, drop it and create it again.")
+
+
 def _flag(name: str, value: str) -> bool:
     v = value.strip().lower()
     if v in ("true", "on", "1", "yes"):
@@ -167,7 +186,7 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name in ("action", "restart") or name in WINDOW_OPTIONS:
+        if name in ("action", "restart", management.ACTIVE, backfill.OPTION) or name in WINDOW_OPTIONS:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles

@@ -243,11 +243,41 @@ def _date_bin(cols, n, ctx):
     return Col(moved, None if valid.all() else ~valid, src.oid)
 
 
-def _stride_widths(strides: Col, valid: np.ndarray) -> np.ndarray:
+def _month_days_from_2000(months: int) -> int:
+    """Days in the first ``months`` months from 2000-01-01."""
+    if not months:
+        return 0
+    y, m = divmod(months, 12)
+    return (dt.date(2000 + y, 1 + m, 1) - dt.date(2000, 1, 1)).days
+
+
+#: microseconds from 1970-01-01 to PostgreSQL's epoch 2000-01-01
+_PG_EPOCH_US = 946_684_800_000_000
+
+
+@register("date_round", sigs="timestamptz, interval -> timestamptz", strict=False)
+def _date_round(cols, n, ctx):
+    """PipelineDB's date_round(ts, interval): ts rounded down to a multiple of
+    the interval counted from 2000-01-01 (C's remainder, so a time before
+    2000 rounds up towards it, as PipelineDB's round_down); a NULL interval
+    keeps ts.  Whole columns: Python runs per distinct interval only."""
+    src, strides = cols
+    valid = src.valid_mask() & strides.valid_mask()
+    width = np.where(valid, _stride_widths(strides, valid, months_from_2000=True), 1)
+    width = np.where(width == 0, 1, width)
+    us = src.data.astype("datetime64[us]").astype(np.int64) - _PG_EPOCH_US
+    out = (us - np.fmod(us, width) + _PG_EPOCH_US).astype("datetime64[us]")
+    out = np.where(valid, out, src.data.astype("datetime64[us]"))
+    return Col(out, None if src.valid_mask().all() else ~src.valid_mask(), src.oid)
+
+
+def _stride_widths(strides: Col, valid: np.ndarray, months_from_2000: bool = False) -> np.ndarray:
     """Each row's stride in microseconds (0 where the row is NULL); the rows'
     strides are told apart by identity (a constant's column repeats one
     object), so Python runs once per distinct interval object, not per row.
-    As PostgreSQL, only strides of rows with all arguments present are checked."""
+    As PostgreSQL, only strides of rows with all arguments present are checked.
+    ``months_from_2000``: an interval with months is as wide as it is from
+    2000-01-01 (PipelineDB's date_round), instead of refused (date_bin)."""
     data = np.ascontiguousarray(strides.data)
     n = len(data)
     if n == 0 or not valid.any():
@@ -260,9 +290,9 @@ def _stride_widths(strides: Col, valid: np.ndarray) -> np.ndarray:
     widths = np.zeros(len(first), np.int64)
     for j in np.flatnonzero(used).tolist():
         s = data[first[j]]
-        if s.months:
+        if s.months and not months_from_2000:
             raise PgError(FEATURE_NOT_SUPPORTED, "timestamps cannot be binned into intervals containing months or years")
-        widths[j] = s.days * 86_400_000_000 + s.microseconds
+        widths[j] = (_month_days_from_2000(s.months) + s.days) * 86_400_000_000 + s.microseconds
         if widths[j] <= 0:
             raise PgError(DATETIME_FIELD_OVERFLOW, "stride must be greater than zero")
     return widths[inv]

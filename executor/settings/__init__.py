@@ -8,6 +8,7 @@ from splitstream.protocol.messages import REPORTED_PARAMETERS
 from splitstream.protocol.types import canonical_zone_name, posix_zone
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_OBJECT, PgError
 
+from . import pipelinedb as pipelinedb_gucs
 from . import values as setting_values
 
 _UNITS = {"us": 0.001, "ms": 1, "s": 1000, "min": 60000, "h": 3600000, "d": 86400000}
@@ -45,35 +46,10 @@ OWN_PREFIXES = ("pipelinedb.", "splitstream.")
 SAMPLE_ROWS = "splitstream.sample_rows"
 OWN_DOTTED = frozenset({SPARK_BATCH_KEY, SAMPLE_ROWS})
 
-_NO_WORKERS = ("splitstream updates continuous views inside the inserting statement: there are no worker, "
-               "combiner, queue or reaper processes to size or tune.")
+#: PipelineDB's settings (its src/config.c): checked, kept and either honoured
+#: or answered with a NOTICE saying why not (settings/pipelinedb.py)
+PIPELINEDB_SETTINGS = pipelinedb_gucs.DEFAULTS
 
-#: PipelineDB's settings (its src/config.c): the values splitstream's
-#: behaviour matches (accepted), and why the others cannot be honoured
-PIPELINEDB_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
-    **{f"pipelinedb.{n}": (frozenset(), _NO_WORKERS) for n in (
-        "num_workers", "num_combiners", "num_queues", "num_reapers", "batch_mem", "batch_size", "commit_interval",
-        "ipc_hwm", "max_wait", "queue_mem", "combiner_work_mem")},
-    "pipelinedb.stream_insert_level": (frozenset({"sync_commit"}), "An INSERT into a stream returns once every "
-                                       "continuous view has consumed it (PipelineDB's sync_commit); there is no "
-                                       "asynchronous level."),
-    "pipelinedb.stream_targets": (frozenset({""}), "Every INSERT into a stream reaches all continuous views over it; "
-                                  "to feed only some views, give them a stream of their own."),
-    "pipelinedb.continuous_queries_enabled": (frozenset({"on", "true", "1"}), "Continuous views always run; "
-                                              "DROP VIEW stops one."),
-    "pipelinedb.sliding_window_step_factor": (frozenset({"5"}), "The default step_factor is 5; give another per "
-                                              "view: WITH (sw = '...', step_factor = n)."),
-    "pipelinedb.ttl_expiration_batch_size": (frozenset(), "Expired panes and TTL groups are dropped by a background "
-                                             "reaper in whole rounds; its batch size is not settable."),
-    "pipelinedb.ttl_expiration_threshold": (frozenset(), "Expired panes and TTL groups are dropped by a background "
-                                            "reaper in whole rounds; its threshold is not settable."),
-    "pipelinedb.fillfactor": (frozenset(), "Continuous views keep their state in memory and checkpoints, not in "
-                              "materialization tables with a fillfactor."),
-    "pipelinedb.anonymous_update_checks": (frozenset({"off", "false", "0"}), "splitstream never checks for updates."),
-    "pipelinedb.matrels_writable": (frozenset({"off", "false", "0"}), "A continuous view's state is written only by "
-                                    "its stream."),
-    "pipelinedb.log_partitions": (frozenset({"off", "false", "0"}), "Continuous views have no partitions to log."),
-}
 
 _READ_COMMITTED = frozenset({"read committed", "read uncommitted"})
 _OFF = frozenset({"off", "false", "0", "no"})
@@ -108,13 +84,13 @@ _DATESTYLE_OK = frozenset({"iso", "mdy", "us", "noneuro", "noneuropean", "defaul
 def check_setting(name: str, value: str | None) -> None:
     """Refuse a setting splitstream would otherwise accept and ignore: an
     unknown name (42704, as PostgreSQL, except a placeholder such as
-    ``myapp.x`` under a prefix that is not ours), a PipelineDB setting or a
-    value of a PostgreSQL setting that is not honoured (0A000 with a hint).
+    ``myapp.x`` under a prefix that is not ours), a value PipelineDB would
+    refuse for its setting (22023; settings/pipelinedb.py) or a value of a
+    PostgreSQL setting that is not honoured (0A000 with a hint).
     ``value`` None is RESET: back to what splitstream does, always fine."""
-    if name in PIPELINEDB_SETTINGS:
-        accepted, hint = PIPELINEDB_SETTINGS[name]
-        if value is not None and value.strip().lower() not in accepted:
-            raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported', hint=hint)
+    if pipelinedb_gucs.known(name):
+        if value is not None:
+            pipelinedb_gucs.normalize(name, value)
         return
     if "." in name:
         if name.startswith(OWN_PREFIXES) and name not in OWN_DOTTED:
@@ -142,6 +118,8 @@ def normalize_setting(name: str, value: str) -> str:
             if ms % f == 0:
                 return f"{ms // f}{unit}"
         return f"{ms}ms"
+    if pipelinedb_gucs.known(name):
+        return pipelinedb_gucs.normalize(name, value)
     if name == "stream_session_timeout":
         ms = _duration_ms(name, value)
         return f"{ms}ms"
@@ -202,7 +180,7 @@ DEFAULT_SETTINGS = {
     "enable_seqscan": "on", "port": "5433", "data_directory": "", "wal_level": "replica", "fsync": "on",
     "shared_buffers": "128MB", "max_wal_size": "1GB", "timezone_abbreviations": "Default", "xmloption": "content",
     "geqo": "on", "default_tablespace": "", "check_function_bodies": "on", "session_replication_role": "origin",
-    "role": "none",
+    "role": "none", **pipelinedb_gucs.DEFAULTS,
 }
 
 

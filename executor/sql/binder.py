@@ -317,6 +317,9 @@ class ExprBinder:
             # schema-qualified function call: pg_catalog.f(...), or a user function's schema
             schema = ident(n.this.this) if isinstance(n.this, exp.Column) and not n.this.args.get("table") else \
                 (ident(n.this) if isinstance(n.this, exp.Identifier) else None)
+            builtin = f"{schema}.{func_name(n.expression)}"
+            if builtin in functions.REGISTRY:           # PipelineDB's pipelinedb.version(), ...
+                return self.call(builtin, [self.bind(a) for a in func_args(n.expression)])
             if schema is not None and schema not in ("pg_catalog", "information_schema"):
                 if schema not in self.p.state.schemas:
                     raise PgError(UNDEFINED_SCHEMA, f'schema "{schema}" does not exist')
@@ -1053,6 +1056,7 @@ class ExprBinder:
             def impl(cols, nrows, ctx):
                 k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
                 ctx.engine_session.set_setting(k, v)
+                ctx.notices.extend(ctx.engine_session.setting_notices(k))
                 return Col.const(v, type_oids.TEXT, nrows)
 
             return expr.Func("set_config", impl, args, type_oids.TEXT, volatile=True)

@@ -1,6 +1,8 @@
 """Set-returning functions: generate_series and unnest, in FROM or SELECT."""
 from __future__ import annotations
 
+from typing import Callable
+
 import decimal
 
 import numpy as np
@@ -175,7 +177,15 @@ def _text_rows(planner, name: str, args):
     return rows, oid
 
 
+#: set-returning functions of more than one column that a later layer owns
+#: (PipelineDB's pipelinedb.get_views(), ...: executor/stream/management.py),
+#: by qualified name: (planner, bound args, column aliases) -> FunctionScan
+TABLE_FUNCTIONS: dict[str, Callable[..., operators.Op]] = {}
+
+
 def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
+    if name in TABLE_FUNCTIONS:
+        return TABLE_FUNCTIONS[name](planner, args, colaliases)
     if name == "pg_options_to_table":
         text_array = type_oids.ARRAY_OF[type_oids.TEXT]
         # text too: the catalogs' option columns (ftoptions, attfdwoptions) are text here

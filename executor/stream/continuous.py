@@ -662,6 +662,15 @@ class ContinuousView:
         self.failure: str | None = None
         self._zone: tuple = (None, "UTC")      # (definition, the TimeZone its insert-time expressions use)
         self.refreshes = 0              # reads that merged new input and ran the upper pipelines
+        #: the last stream batch logged before the view's CREATE (registered live), so it
+        #: takes the batches staged without it that replay gives it (backfill.py); whether
+        #: it also takes the ones logged before (a backfill), and how many rows that was
+        self.stream_boundary: int | None = None
+        self.backfilling = False
+        self.backfilled = 0
+        #: an activate/deactivate in flight: (its transaction, active after it), so each
+        #: batch follows the activity of its place in the WAL (management.py)
+        self.switch: tuple | None = None
         self.last_refresh: float | None = None     # wall-clock time (time.time()) of the last one
         self.program = compile_view(rel, plan, ctx, reuse)
         self.plan = self.program.upper
@@ -936,7 +945,10 @@ class ContinuousView:
             for fp, p in pipeline_fingerprints(self):
                 p.merge()
                 out.append({"fingerprint": fp, "table": _export_table(p.state_table())})
-            return {"version": self.version, "pipelines": out}
+            saved = {"version": self.version, "pipelines": out}
+            if self.backfilled:
+                saved["backfilled"] = self.backfilled
+            return saved
 
     def import_state(self, saved: dict) -> None:
         """Load the states of :meth:`export_state` into the pipelines of the
@@ -950,6 +962,7 @@ class ContinuousView:
         for fp, table in by_fp.items():
             _import_table(pipes[fp].global_, table)
         self.version = saved["version"] + 1
+        self.backfilled = saved.get("backfilled", 0)
 
 
 def _in_order(batch: Batch, nkeys: int, order: list[int] | None) -> Batch:

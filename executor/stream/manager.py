@@ -33,6 +33,7 @@ from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
+from . import backfill, management
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
@@ -125,6 +126,8 @@ class StreamRuntime:
         self.lock = threading.Lock()
         self.ring: RingBuffer | None = None
         self.listeners = 0
+        #: the stream's last `capacity` rows with their batch numbers (a new view's backfill)
+        self.held = backfill.RecentRows()
         self.accepted = 0
         self.recent: list[tuple[float, int]] = []
         self.group_commit = GroupCommit()
@@ -255,6 +258,7 @@ class StreamManager:
         """Attach to storage as its :class:`catalog.hooks.StreamStorageHooks`."""
         self.engine.db.attach(self)
         register_functions()
+        management.register_functions()
 
     def replay_ctx(self, state=None):
         txn = Transaction(self.engine.db, implicit=True)
@@ -308,7 +312,7 @@ class StreamManager:
         because of one view)."""
         data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        for cv in self._views_on(rel.oid):
+        for cv in self._fed_by(rel.oid):
             try:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
@@ -397,6 +401,12 @@ class StreamManager:
             self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
             return
         saved_as = self.saved_as.get(rel.oid)
+        if saved is None and backfill.requested(rel):
+            why = ("its backfill was lost: the server stopped before the checkpoint that saves it; "
+                   "drop the view and create it again")
+            log.error('continuous view "%s" is broken: %s', rel.name, why)
+            self.broken[rel.oid] = (why, broken_mark(why, None))
+            return
         try:
             cv = self._compile(rel, state)
             if saved is not None and saved_as is not None and _definition(saved_as) != _definition(rel):
@@ -598,7 +608,9 @@ class StreamManager:
         self._forget_rolled_back()
         self._check_late_rows(cv, ctx)
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
-        ctx.txn.after_commit.append(lambda: self._register(cv, old if keep else None))
+        txn = ctx.txn
+        txn.stream_cut = True       # which batches were logged before it: replay's seam (backfill.py)
+        txn.after_commit.append(lambda: self._register(cv, old if keep else None, txn))
 
     def _check_late_rows(self, cv: ContinuousView, ctx) -> None:
         """The views of a watermarked stream agree on late_rows (``late_rows.py``)."""
@@ -611,7 +623,7 @@ class StreamManager:
             others = [v for v in self._views_on(oid) + pending if v.rel.oid != cv.rel.oid]
             late_rows.check_agree(cv.rel, stream.name, others)
 
-    def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None) -> None:
+    def _register(self, cv: ContinuousView, kept_from: ContinuousView | None = None, txn=None) -> None:
         """After the commit of its CREATE VIEW (unless a savepoint rolled it back).
         A replacement compiled over the registered view's pipelines
         (``kept_from``) redefines that view in place."""
@@ -619,6 +631,8 @@ class StreamManager:
             old = self.views.get(cv.rel.oid)
             if kept_from is not None and old is kept_from:
                 old.redefine(cv)
+            elif txn is not None and txn.stream_seq_at_commit is not None:
+                self._register_at(cv, txn.stream_seq_at_commit)
             else:
                 self.views[cv.rel.oid] = cv
                 self.broken.pop(cv.rel.oid, None)
@@ -696,6 +710,10 @@ class StreamManager:
 
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
+
+    def _fed_by(self, stream_oid) -> list[ContinuousView]:
+        """The views a batch of the stream goes to: the active ones (management.py)."""
+        return [cv for cv in self._views_on(stream_oid) if management.active(cv.rel)]
 
     # ------------------------------------------------------------ ingest
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
@@ -777,7 +795,7 @@ class StreamManager:
                      advance=adv)
 
     def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
-        views = self._views_on(rel.oid)
+        views = self._fed_by(rel.oid)
         return views, stage_views(views, rel.oid, batch, ctx)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None) -> None:
@@ -788,38 +806,91 @@ class StreamManager:
         ``advance``: what the COPY's slabs do to the watermark, logged in the
         commit and applied with it."""
         rt = self.runtime(rel)
-        views = self._views_on(rel.oid)
-        ring = rt.listeners > 0 and rt.ring is not None
+        views = self._fed_by(rel.oid)
         staged: dict = {}
-        batches = []
+        batches: list[Batch] = []
         nparts = 0
-        for _head, body, n in parts():
-            nparts += 1
-            if views or ring:
+        listened = rt.listeners > 0         # a session scan takes every slab from the ring
+
+        def slabs():
+            for _head, body, n in parts():
                 cols = wal.decode_body(body)[0].columns
-                b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
-                stage_views(views, rel.oid, b, ctx, staged)
-                if ring:
-                    batches.append(b)
+                yield Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
+
+        for b in slabs():
+            nparts += 1
+            stage_views(views, rel.oid, b, ctx, staged)
+            batches.append(b)
+            if not listened:                # else only the stream's last rows are held (backfill.py)
+                backfill.keep_last(batches, rel.capacity)
         adv = advance or Advance()
         commit = StreamCommit(rel.oid, group, nparts, rows, adv.late)
 
         def publish(seq: int) -> None:
-            self._publish(rt, views, staged, batches, seq, ctx)
+            self._publish(rt, views, staged, batches, seq, ctx, lambda: list(slabs()))
             self.advanced(rel, adv)
         self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit, publish,
                                     ctx.session.sync_commit)
         _count(rt, rows)
 
-    def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx) -> None:
-        """Logged (and durable, with fsync on): the ring, if a scan listens,
-        and every view take the batch, within one delivery of the cut."""
+    def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx,
+                 every: Callable[[], list[Batch]] | None = None) -> None:
+        """Logged (and durable, with fsync on): the ring, if a scan listens, the
+        stream's recent rows (a backfill's, by reference) and every view take the batch,
+        within one delivery of the cut; so does a view registered since the
+        batch was staged without it, when it takes it (backfill.takes_late;
+        ``every()``: all of a COPY's rows, when ``batches`` holds only its last)."""
         with self.cut.delivering(seq):
             if rt.listeners > 0 and rt.ring is not None:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
-            apply_stages(views, staged, sum(b.n for b in batches), ctx)
+            rt.held.add(seq, batches, rt.rel.capacity)
+            # a view switched off by a commit logged before this batch does not take it
+            taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
+            apply_stages(taking, staged, sum(b.n for b in batches), ctx)
+            late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views
+                    and (cv.stream_boundary is not None or cv.switch is not None) and backfill.takes_late(cv, seq)]
+            if late:
+                whole = Batch.concat(every() if every is not None else batches,
+                                     [c.type_oid for c in rt.rel.live_columns])
+                for cv in late:
+                    self._catch_up(cv, rt.rel, whole, ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
+
+    def _catch_up(self, cv: ContinuousView, rel, batch: Batch, ctx) -> None:
+        """Rows logged already, given to one view: a failure breaks that view
+        (the rows stand), as when a logged batch fails to apply."""
+        if batch.n == 0:
+            return
+        try:
+            cv.deliver(cv.stage(rel.oid, batch, ctx))
+        except Exception as e:  # noqa: BLE001 - the batch is logged: only this view can fail
+            self.mark_broken(cv, f"taking rows logged before it existed failed: {describe(e)}")
+
+    def _register_at(self, cv: ContinuousView, boundary: int) -> None:
+        """Register a new (or truncated) ``cv`` whose CREATE was logged after
+        stream batch ``boundary`` (backfill.py): under the cut, it takes the
+        stream's held rows logged after that and delivered before now, and,
+        with ``backfill``, the ones logged before; a checkpoint then saves
+        the backfilled state, which replay cannot rebuild."""
+        ctx = self.replay_ctx(self.engine.db.committed)
+        wanted = backfill.requested(cv.rel) and management.active(cv.rel)
+        with self.cut.cut():
+            for oid in list(cv.pipelines) if management.active(cv.rel) else []:
+                rt = self.runtimes.get(oid)
+                if rt is None:
+                    continue
+                old = backfill.ring_rows(rt, lambda seq: seq <= boundary) if wanted else None
+                new = backfill.ring_rows(rt, lambda seq: seq > boundary)
+                for b in (old, new):
+                    if b is not None:
+                        self._catch_up(cv, rt.rel, b, ctx)
+                cv.backfilled += old.n if old is not None else 0
+            cv.stream_boundary, cv.backfilling = boundary, wanted
+            self.views[cv.rel.oid] = cv
+            self.broken.pop(cv.rel.oid, None)
+        if wanted:
+            self.engine.db.checkpoint()
 
     @staticmethod
     def _notice_applied(ctx, key, rel) -> None:

@@ -76,13 +76,15 @@ def _declared_width(rel) -> int:
     ("buffer_bytes", type_oids.INT8), ("status", type_oids.TEXT), ("broken_reason", type_oids.TEXT),
     ("window", type_oids.TEXT), ("panes", type_oids.INT8), ("oldest_pane", type_oids.TIMESTAMPTZ),
     ("newest_pane", type_oids.TIMESTAMPTZ), ("retention", type_oids.TEXT), ("late_rows", type_oids.INT8),
+    ("backfilled_rows", type_oids.INT8),
 ])
 def _views(state, ctx):
     """``status``: 'active', 'broken' (its reads fail until it is dropped:
     ``broken_reason`` says why) or 'pending' (not yet maintained).
     ``window``: a sliding window's length and step, or a TTL; ``panes``:
     the panes held, ``oldest_pane``/``newest_pane`` when they begin (NULL
-    for views without a window)."""
+    for views without a window).  ``backfilled_rows``: the rows of the stream's
+    ring a ``WITH (backfill = true)`` view took when it was created."""
     mgr = ctx.engine.streams
     for rel in _visible(state, ctx, "v", continuous=True):
         cv = mgr.views.get(rel.oid)
@@ -90,7 +92,7 @@ def _views(state, ctx):
             broken = mgr.broken.get(rel.oid)
             yield (rel.name, rel.schema, None, 0, 0, None, 0, 0, 0, None, None, 0, None, 0,
                    "pending" if broken is None else "broken", None if broken is None else broken[0],
-                   None, 0, None, None, None, 0)
+                   None, 0, None, None, None, 0, 0)
             continue
         winfo = cv.window_info()        # first: it reaps what time has expired
         streams = ",".join(state.rels[o].name for o in cv.pipelines if o in state.rels)
@@ -101,7 +103,8 @@ def _views(state, ctx):
             return ",".join(state.rels[o].name for o in oids if o in state.rels) or None
         yield (rel.name, rel.schema, streams, groups, nbytes, (nbytes / groups) if groups else None, rows_in,
                cv.version, len(cv.queue), names(sorted(cv.static_tables)), names(cv.upper_tables), cv.refreshes,
-               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None, *_window_facts(mgr, state, cv, winfo))
+               _utc(cv.last_refresh), cv.buffer_bytes(), "active", None, *_window_facts(mgr, state, cv, winfo),
+               cv.backfilled)
 
 
 def _window_facts(mgr, state, cv, sliding: tuple) -> tuple:

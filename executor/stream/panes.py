@@ -15,7 +15,7 @@ import numpy as np
 
 from splitstream.catalog.datatypes.vector import Col
 
-from ..execution.aggregates import GroupTable
+from ..execution.aggregates import AggState, GroupTable
 from ..execution.combine import taken_state
 
 

@@ -11,7 +11,8 @@ import pytest
 @pytest.mark.parametrize("options, message", [
     # psycopg reports no SQLSTATE for a failed connection: the messages tell 0A000 from 42704
     ("-c pipelinedb.stream_targets=v1", 'FATAL:  setting "pipelinedb.stream_targets" to "v1" is not supported'),
-    ("-c pipelinedb.num_workers=4", 'FATAL:  setting "pipelinedb.num_workers" to "4" is not supported'),
+    ("-c pipelinedb.num_workers=0",
+     'FATAL:  0 is outside the valid range for parameter "pipelinedb.num_workers" (1 .. 1024)'),
     ("-c banana=1", 'FATAL:  unrecognized configuration parameter "banana"'),
     ("-c splitstream.banana=1", 'FATAL:  unrecognized configuration parameter "splitstream.banana"'),
 ])

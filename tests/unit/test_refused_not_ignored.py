@@ -51,8 +51,6 @@ def test_tablesample_on_a_stream_refused(session, method):
 
 @pytest.mark.parametrize("sql", [
     "SET pipelinedb.stream_targets = 'v'", "SET pipelinedb.stream_targets TO 'v1, v2'",
-    "SET pipelinedb.stream_insert_level = async", "SET pipelinedb.num_workers = 4",
-    "SET pipelinedb.sliding_window_step_factor = 10", "SET pipelinedb.continuous_queries_enabled = off",
     "SELECT set_config('pipelinedb.stream_targets', 'v', false)",
     "SET datestyle = 'German'", "SET DateStyle = 'ISO, DMY'", "SET intervalstyle = 'iso_8601'",
     "SET bytea_output = 'escape'", "SET standard_conforming_strings = off", "SET transaction_isolation = 'serializable'",
@@ -79,6 +77,10 @@ def test_unknown_settings_are_42704(session, sql):
 @pytest.mark.parametrize("sql, shown", [
     ("SET pipelinedb.stream_insert_level = sync_commit", ("pipelinedb.stream_insert_level", "sync_commit")),
     ("SET pipelinedb.stream_targets = ''", ("pipelinedb.stream_targets", "")),
+    # PipelineDB's settings are kept: honoured (step factor) or answered with a NOTICE
+    # (tests/integration/test_pipelinedb_management.py)
+    ("SET pipelinedb.sliding_window_step_factor = 10", ("pipelinedb.sliding_window_step_factor", "10")),
+    ("SET pipelinedb.num_workers = 4", ("pipelinedb.num_workers", "4")),
     ("SET myapp.tenant = 'acme'", ("myapp.tenant", "acme")),
     ("SELECT set_config('myapp.tenant', 'acme', false)", ("myapp.tenant", "acme")),
     ("SET work_mem = '64MB'", None), ("SET DateStyle = 'ISO'", None),

@@ -23,7 +23,7 @@ from ..dialect import DIALECT
 from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
-from ..table_functions import SRF_NAMES, table_function
+from ..table_functions import SRF_NAMES, TABLE_FUNCTIONS, table_function
 from .. import sql_functions, tablesample
 
 
@@ -44,7 +44,8 @@ class FromPlanner(WindowPlanner, PlannerBase):
                 return self.plan_time_window(fn, alias, colaliases, outer, corr)
             if isinstance(fn, (exp.Func, exp.Anonymous)) or isinstance(item.this, exp.Unnest):
                 return self.plan_table_function(fn, alias, colaliases, outer, corr,
-                                                ordinality=bool(item.args.get("ordinality")))
+                                                ordinality=bool(item.args.get("ordinality")),
+                                                schema=ident(item.args["db"]) if item.args.get("db") else None)
             name = ident(item.this)
             schema = ident(item.args.get("db")) if item.args.get("db") else None
             if sample is not None:
@@ -135,8 +136,10 @@ class FromPlanner(WindowPlanner, PlannerBase):
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
                          [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
 
-    def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False):
+    def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False, schema=None):
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
+        if schema is not None and f"{schema}.{name}" in TABLE_FUNCTIONS:     # pipelinedb.get_views()
+            name = f"{schema}.{name}"
         # arguments may refer to the enclosing query (correlated), never to siblings
         binder = ExprBinder(self, Scope([], outer, correlated=corr if corr is not None else [False]))
         user = None

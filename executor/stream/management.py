@@ -1,0 +1,258 @@
+"""PipelineDB's management functions (``pipelinedb--1.0.0.sql``), by its
+names, signatures and result columns.
+
+Why most of them are catalog changes: a view's activity (``active``), its
+TTL and a truncation (a new ``state_epoch``, the way ``WITH (restart =
+true)`` starts a view over) live in the view's options, so the change is
+logged like any DDL, takes effect at commit, and WAL replay follows it at
+the same point (``manager._follow_definitions``): a restart reproduces it.
+
+Deactivation, exactly: a deactivated view ignores every row of the INSERTs
+and COPYs logged after ``pipelinedb.deactivate`` commits, until
+``pipelinedb.activate`` commits; those rows are never counted, also not
+after activation or a restart (PipelineDB's semantics).  Its state stays
+readable.  An INSERT running concurrently with the switch counts as its
+place in the WAL says, before or after the switch's commit, however far it
+had got when the switch committed (``backfill.effective_active``), so live
+and replay agree.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import sqlglot
+
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.catalog.objects.system_catalogs import table
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import (FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_COLUMN,
+                                         UNDEFINED_OBJECT, PgError)
+
+from ..execution import clock, functions, operators, privileges, signatures
+from ..settings import pipelinedb as pipelinedb_gucs
+from ..sql.dialect import DIALECT
+from ..sql.planner import Planner
+from ..sql.table_functions import TABLE_FUNCTIONS
+
+#: the version pipelinedb.version() reports: the PipelineDB release whose SQL surface this follows
+VERSION = "PipelineDB at revision 1.0.0 (splitstream)"
+
+ACTIVE = "active"
+
+
+def active(rel) -> bool:
+    """Does the view take input (not deactivated)?"""
+    return dict(rel.options).get(ACTIVE, "true") != "false"
+
+
+def initial_options(options: dict[str, str], settings: dict, replaced=None) -> None:
+    """A continuous view's options from the session's PipelineDB settings:
+    continuous_queries_enabled = off creates it deactivated, and
+    sliding_window_step_factor is the default step_factor of a sliding
+    window.  A replacement (CREATE OR REPLACE of ``replaced``) stays as
+    active as the view it replaces, unless it says ``active``."""
+    if ACTIVE in options:
+        if options[ACTIVE].strip().lower() not in ("true", "false", "on", "off"):
+            raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for boolean option "active": {options[ACTIVE]}')
+        options[ACTIVE] = "false" if options[ACTIVE].strip().lower() in ("false", "off") else "true"
+    elif (replaced is not None and not active(replaced)) or \
+            (replaced is None and not pipelinedb_gucs.queries_enabled(settings)):
+        options[ACTIVE] = "false"
+    if options.get(ACTIVE) == "true":
+        del options[ACTIVE]
+    factor = pipelinedb_gucs.step_factor(settings)
+    if factor is not None and "sw" in options:
+        options.setdefault("step_factor", str(factor))
+
+
+def register_functions() -> None:
+    if "pipelinedb.version" in functions.REGISTRY:
+        return
+    text, boolean = type_oids.TEXT, type_oids.BOOL
+    functions.register("pipelinedb.version", text, [])(
+        lambda cols, n, ctx: Col.const(VERSION, text, n))
+    functions.register("pipelinedb.activate", boolean, [text], volatile=True)(_switch(True))
+    functions.register("pipelinedb.deactivate", boolean, [text], volatile=True)(_switch(False))
+    functions.register("pipelinedb.truncate_continuous_view", type_oids.VOID, [text], volatile=True)(_truncate)
+    functions.register("pipelinedb.ttl_expire", type_oids.INT8, [text], volatile=True)(_ttl_expire)
+    functions.register("pipelinedb.insert_into_stream", type_oids.VOID, [], volatile=True)(_trigger_only)
+    TABLE_FUNCTIONS["pipelinedb.get_views"] = _get_views
+    TABLE_FUNCTIONS["pipelinedb.get_streams"] = _get_streams
+    TABLE_FUNCTIONS["pipelinedb.set_ttl"] = _set_ttl
+
+
+# ------------------------------------------------------------ lookups
+def _view(ctx, name: str | None):
+    """A continuous view by PipelineDB's qualified name text ('v', 's.v', '"MyV"')."""
+    if name is None:
+        raise PgError(INVALID_PARAMETER_VALUE, "continuous view name is null")
+    parts = [p[1:-1] if p.startswith('"') and p.endswith('"') else p.lower() for p in _split_name(name)]
+    pl = Planner(ctx.engine, ctx.state, session=ctx.session)
+    rel = pl.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+    if rel is None or rel.kind != "v" or not rel.continuous:
+        raise PgError(UNDEFINED_OBJECT, f'continuous view "{parts[-1]}" does not exist')
+    return rel
+
+
+def _split_name(name: str) -> list[str]:
+    out, cur, quoted = [], "", False
+    for ch in name.strip():
+        if ch == '"':
+            quoted = not quoted
+        if ch == "." and not quoted:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return out + [cur.strip()]
+
+
+def _redefine(ctx, rel, change: Callable[[dict], None], restart: bool = False):
+    """The view with changed options, as CREATE OR REPLACE VIEW would replace
+    it (state kept; ``restart``: a new state epoch, empty)."""
+    st = ctx.txn.for_write(ctx.check_cancel)
+    privileges.require_relation_owner(st, ctx.session, rel)
+    options = dict(rel.options)
+    change(options)
+    if restart:
+        options["state_epoch"] = str(int(options.get("state_epoch", "0")) + 1)
+    new = dataclasses.replace(rel, options=tuple(sorted(options.items())))
+    ctx.txn.stream_cut = True       # batches logged after the change follow it (backfill.py)
+    query = sqlglot.parse_one(rel.sql, read=DIALECT)
+    ctx.engine.streams.create_view(ctx.engine_session, ctx, new, query, replacing=True, restart=restart)
+    ctx.txn.apply(("rel", new))
+    return new
+
+
+# ------------------------------------------------------------ scalar functions
+def _switch(on: bool):
+    def impl(cols, n, ctx):
+        out = []
+        for name in cols[0].to_pylist():
+            rel = _view(ctx, name)
+            changed = active(rel) != on
+            if changed:
+                _redefine(ctx, rel, lambda o: o.pop(ACTIVE, None) if on else o.__setitem__(ACTIVE, "false"))
+                cv = ctx.engine.streams.views.get(rel.oid)
+                if cv is not None:      # each batch follows the activity of its place in the WAL
+                    cv.switch = (ctx.txn, on)
+            out.append(changed)
+        return Col.from_pylist(out, type_oids.BOOL)
+
+    return impl
+
+
+def _truncate(cols, n, ctx):
+    for name in cols[0].to_pylist():
+        _redefine(ctx, _view(ctx, name), lambda o: None, restart=True)
+    return Col.from_pylist([""] * n, type_oids.VOID)     # void is not NULL: printed empty, as PostgreSQL
+
+
+def _ttl_expire(cols, n, ctx):
+    """Drop the view's expired TTL groups now; how many went."""
+    out = []
+    for name in cols[0].to_pylist():
+        rel = _view(ctx, name)
+        if "ttl" not in dict(rel.options):
+            raise PgError(INVALID_PARAMETER_VALUE, f'continuous view "{rel.name}" does not have a TTL')
+        cv = ctx.engine.streams.views.get(rel.oid)
+        if cv is None:
+            out.append(0)
+            continue
+        before = cv.groups()
+        cv.reap(clock.micros(clock.now()), wait=60.0)
+        out.append(max(0, before - cv.groups()))
+    return Col.from_pylist(out, type_oids.INT8)
+
+
+def _trigger_only(cols, n, ctx):
+    raise PgError(FEATURE_NOT_SUPPORTED, "trigger functions can only be called as triggers",
+                  hint="splitstream has no triggers; a transform writes to a stream with "
+                       "WITH (action = transform, outputfunc = pipelinedb.insert_into_stream('s')).")
+
+
+# ------------------------------------------------------------ set-returning functions
+def _scan(name: str, columns: list[tuple[str, int]], rows: Callable, args, colaliases):
+    out = [operators.OutCol(colaliases[i] if i < len(colaliases) else c, oid) for i, (c, oid) in enumerate(columns)]
+
+    def fn(vals, ctx):
+        data = rows(vals, ctx)
+        return Batch([Col.from_pylist([r[i] for r in data], oid) for i, (_c, oid) in enumerate(columns)], len(data))
+
+    return operators.FunctionScan(name, fn, args, out)
+
+
+def _continuous_views(state) -> list:
+    return sorted((r for r in state.rels.values() if r.kind == "v" and r.continuous),
+                  key=lambda r: (r.schema, r.name))
+
+
+_VIEW_COLUMNS = [("id", type_oids.OID), ("schema", type_oids.TEXT), ("name", type_oids.TEXT),
+                 ("active", type_oids.BOOL), ("query", type_oids.TEXT)]
+
+
+def _view_rows(state) -> list[tuple]:
+    return [(r.oid, r.schema, r.name, active(r), r.sql) for r in _continuous_views(state)]
+
+
+@table("pipelinedb", "views", _VIEW_COLUMNS)
+def _views_view(state, ctx):
+    """PipelineDB's ``pipelinedb.views``: SELECT * FROM pipelinedb.get_views()."""
+    return _view_rows(state)
+
+
+def _get_views(planner, args, colaliases):
+    """(id oid, schema text, name text, active bool, query text)"""
+    if args:
+        raise signatures.undefined("pipelinedb.get_views", [a.oid for a in args])
+    return _scan("get_views", _VIEW_COLUMNS, lambda vals, ctx: _view_rows(ctx.state), args, colaliases)
+
+
+def _get_streams(planner, args, colaliases):
+    """(schema text, name text, queries text[]): each stream and the views reading it."""
+    if args:
+        raise signatures.undefined("pipelinedb.get_streams", [a.oid for a in args])
+
+    def rows(vals, ctx):
+        views = _continuous_views(ctx.state)
+        streams = sorted((r for r in ctx.state.rels.values() if r.kind == "f"), key=lambda r: (r.schema, r.name))
+        return [(s.schema, s.name, [v.name for v in views if s.oid in v.depends_on] or None) for s in streams]
+
+    cols = [("schema", type_oids.TEXT), ("name", type_oids.TEXT), ("queries", type_oids.ARRAY_OF[type_oids.TEXT])]
+    return _scan("get_streams", cols, rows, args, colaliases)
+
+
+def _set_ttl(planner, args, colaliases):
+    """set_ttl(view, ttl interval, ttl_column text) -> (ttl int4 seconds, ttl_attno int2);
+    a NULL ttl removes the view's TTL."""
+    if len(args) != 3:
+        raise signatures.undefined("pipelinedb.set_ttl", [a.oid for a in args])
+    args = [planner.coerce(a, t) for a, t in zip(args, (type_oids.TEXT, type_oids.INTERVAL, type_oids.TEXT))]
+
+    def rows(vals, ctx):
+        rel = _view(ctx, vals[0])
+        ttl, column = vals[1], vals[2]
+        if "sw" in dict(rel.options):
+            raise PgError(FEATURE_NOT_SUPPORTED, "the ttl of a sliding-window continuous view cannot be changed")
+        attno = None
+        if column is not None:
+            names = [c.name for c in rel.columns]
+            if column.lower() not in names:
+                raise PgError(UNDEFINED_COLUMN, f'column "{column}" does not exist')
+            attno = names.index(column.lower()) + 1
+            if rel.columns[attno - 1].type_oid not in (type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
+                raise PgError(INVALID_PARAMETER_VALUE, "ttl_column must refer to a timestamp or timestamptz column")
+        seconds = None if ttl is None else int(ttl.months * 30 * 86400 + ttl.days * 86400 + ttl.microseconds // 10**6)
+
+        def change(o: dict) -> None:
+            if ttl is None:
+                o.pop("ttl", None)
+                o.pop("ttl_column", None)
+            else:
+                o["ttl"], o["ttl_column"] = f"{seconds} seconds", (column or o.get("ttl_column", "")).lower()
+
+        _redefine(ctx, rel, change)
+        return [(-1 if seconds is None else seconds, attno)]
+
+    return _scan("set_ttl", [("ttl", type_oids.INT4), ("ttl_attno", type_oids.INT2)], rows, args, colaliases)
