@@ -20,7 +20,11 @@ from ..execution.aggregates import AggState, GroupTable
 
 def taken_state(st: AggState, idx: np.ndarray) -> AggState:
     """``st`` restricted to groups ``idx`` (a shallow copy whose per-group
-    arrays are gathered; the source is left as it was)."""
+    arrays are gathered; the source is left as it was).  A state keeping
+    entries tagged by group (top-k, sets) gathers them itself."""
+    own = getattr(st, "take_groups", None)
+    if own is not None:
+        return own(idx)
     part = copy.copy(st)
     size = st.size
     for name, v in vars(st).items():
