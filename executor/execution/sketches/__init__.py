@@ -38,7 +38,8 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "exact_count_distinct": "anyelement -> int8",
     "keyed_min": "any, anyelement -> anyelement",
     "keyed_max": "any, anyelement -> anyelement",
-    "first_values": "int4, anyelement -> anyarray",
+    "first_values": "int4, anyelement -> anyarray | int4, anyelement, any -> anyarray"
+                    " | int4, anyelement, any, any -> anyarray",
     "bucket_agg": "anyelement, int2 -> bytea | anyelement, int2, timestamptz -> bytea",
 }
 

@@ -8,18 +8,22 @@ keeps ``3k`` counters as a Misra-Gries summary in the mergeable form of
 Agarwal et al. ("Mergeable summaries", 2012), which is space saving up to a
 shift of the counts: a batch's rows are counted exactly per (group, value)
 by sorting, added to the group's counters, and when a group holds more than
-``3k`` values the ``3k+1``-th largest count is subtracted from all of them
-and the values left at zero or below are dropped.  Merging two states is
-the same fold over both sets of counters.  So for a group of N rows (sum of
-weights) every reported frequency f of a value of true frequency F obeys
-``F - N/(3k+1) <= f <= F``, whatever the batches, threads or merges; a
-group of at most 3k distinct values is counted exactly, and then merged
-partial states equal one pass.  Any value with F > N/(3k+1) is among the
-counters.
+``3k`` values the ``3k+1``-th largest count (the cut) is subtracted from
+the ``3k`` largest, which are kept, and added to the group's error; the
+others are dropped.  Merging two states is the same fold over both sets of
+counters, their errors added.  A counter c is then a lower bound of its
+value's true frequency F and c + error an upper bound, and the error of a
+group of N rows (sum of weights) is at most N/(3k+1), whatever the
+batches, threads or merges (each cut removes (3k+1) times itself from the
+counted mass).  ``topk_freqs`` reports c + error, as space saving does:
+``F <= freq <= F + N/(3k+1)``; any value with F > N/(3k+1) is among the
+counters, and a group of at most 3k distinct values is counted exactly (its
+error is 0, and merged partial states equal one pass).
 
 A sketch value is ``bytea``: ``SSK1``, k, the element type's OID, the
-counter capacity, the group's total weight (int64), the number of
-counters, their frequencies (int64, most frequent first, ties by hash) and
+counter capacity, the group's total weight and error (int64), the number
+of counters, their lower-bound counts (int64, most frequent first, ties by
+hash) and
 their values in text form (length-prefixed).
 """
 from __future__ import annotations
@@ -39,7 +43,7 @@ from .entries import (EntryState, constant_int, invalid, pack_texts, rank_in_run
 from .hashing import hash64
 
 TAG = b"SSK1"
-_HEAD = struct.Struct("<4sIIIqI")
+_HEAD = struct.Struct("<4sIIIqqI")
 #: counters kept per value of k, as PipelineDB's DEFAULT_M_FACTOR
 M_FACTOR = 3
 WHAT = "topk"
@@ -49,10 +53,10 @@ def capacity(k: int) -> int:
     return M_FACTOR * k
 
 
-def fold_counts(g: np.ndarray, h: np.ndarray, c: np.ndarray, cap: int) -> np.ndarray:
-    """Indexes of the entries to keep, each (group, hash) once with its counts
-    summed into ``c`` (in place, at the kept index), each group cut to ``cap``
-    counters Misra-Gries style.  Returns (kept indexes, their counts)."""
+def fold_counts(g: np.ndarray, h: np.ndarray, c: np.ndarray, cap: int, err: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each (group, hash) once with its counts summed, each group cut to
+    ``cap`` counters Misra-Gries style (its cut added to ``err``, in place).
+    Returns (index of one entry per kept counter, its count)."""
     order = np.lexsort((h, g))
     g, h, c_sorted = g[order], h[order], c[order]
     starts = run_starts(g, h)
@@ -66,7 +70,8 @@ def fold_counts(g: np.ndarray, h: np.ndarray, c: np.ndarray, cap: int) -> np.nda
         cut = np.zeros(int(gg.max()) + 1, np.int64)
         cut[gg[over]] = sums[over]
         sums = sums - cut[gg]
-    keep = (rank < cap) & (sums > 0)
+        err[gg[over]] += cut[gg[over]]
+    keep = rank < cap
     return first[keep], sums[keep]
 
 
@@ -85,9 +90,11 @@ class TopKState(EntryState):
         super().__init__(spec)
         self.k = 0
         self.total = np.zeros(0, np.int64)
+        self.err = np.zeros(0, np.int64)
 
     def _grow(self, cap: int) -> None:
         self.total = self._grown(self.total, cap, 0)
+        self.err = self._grown(self.err, cap, 0)
 
     def _set_k(self, k: int) -> None:
         if self.k and k != self.k:
@@ -118,7 +125,7 @@ class TopKState(EntryState):
         self.append({"g": g[first], "h": h[first], "c": counts, "v": values_of(col, rows[first])})
 
     def reduce(self, ent):
-        kept, sums = fold_counts(ent["g"], ent["h"], ent["c"], capacity(self.k))
+        kept, sums = fold_counts(ent["g"], ent["h"], ent["c"], capacity(self.k), self.err)
         return {"g": ent["g"][kept], "h": ent["h"][kept], "c": sums, "v": ent["v"][kept]}
 
     def merge(self, other, gmap) -> None:
@@ -128,6 +135,7 @@ class TopKState(EntryState):
 
     def merge_groups(self, other, gmap) -> None:
         self.total[gmap] += other.total[: len(gmap)]
+        self.err[gmap] += other.err[: len(gmap)]
 
     def final(self, ng: int) -> Col:
         self.fold()
@@ -138,19 +146,19 @@ class TopKState(EntryState):
         out: list[bytes | None] = [None] * ng
         starts = run_starts(g)
         ends = np.r_[starts[1:], len(g)].astype(np.int64)
-        totals = self.total[:ng].tolist()
+        totals, errs = self.total[:ng].tolist(), self.err[:ng].tolist()
         for a, b in zip(starts.tolist(), ends.tolist()):     # per group, at a read
             gi = int(g[a])
-            out[gi] = to_bytes(self.k, oid, totals[gi], c[a:b], v[a:b].tolist())
+            out[gi] = to_bytes(self.k, oid, totals[gi], errs[gi], c[a:b], v[a:b].tolist())
         for gi, t in enumerate(totals):
             if out[gi] is None and t:
-                out[gi] = to_bytes(self.k, oid, t, np.zeros(0, np.int64), [])
+                out[gi] = to_bytes(self.k, oid, t, errs[gi], np.zeros(0, np.int64), [])
         return Col.from_pylist(out, type_oids.BYTEA)
 
 
-def to_bytes(k: int, oid: int, total: int, counts: np.ndarray, values: list) -> bytes:
+def to_bytes(k: int, oid: int, total: int, err: int, counts: np.ndarray, values: list) -> bytes:
     """A sketch value; ``counts``/``values`` ordered most frequent first."""
-    return (_HEAD.pack(TAG, k, oid, capacity(k), total, len(counts)) + counts.astype("<i8").tobytes()
+    return (_HEAD.pack(TAG, k, oid, capacity(k), total, err, len(counts)) + counts.astype("<i8").tobytes()
             + pack_texts(oid, values))
 
 
@@ -160,7 +168,7 @@ class TopK:
     def __init__(self, b) -> None:
         b = bytes(b)
         try:
-            tag, self.k, self.oid, self.cap, self.total, n = _HEAD.unpack_from(b)
+            tag, self.k, self.oid, self.cap, self.total, self.err, n = _HEAD.unpack_from(b)
         except struct.error:
             raise invalid(WHAT) from None
         off = _HEAD.size + 8 * n
@@ -172,11 +180,11 @@ class TopK:
             raise invalid(WHAT)
 
     def top(self) -> tuple[list[str], list[int]]:
-        """The k most frequent values (text) and their frequencies."""
-        return self.texts[: self.k], self.counts[: self.k].tolist()
+        """The k most frequent values (text) and their frequencies (upper bounds)."""
+        return self.texts[: self.k], (self.counts[: self.k] + self.err).tolist()
 
     def encode(self) -> bytes:
-        return _encode_texts(self.k, self.oid, self.total, self.counts, self.texts)
+        return _encode_texts(self.k, self.oid, self.total, self.err, self.counts, self.texts)
 
     def increment(self, text: str, weight: int) -> bytes:
         """The sketch with ``weight`` more occurrences of the value written ``text``,
@@ -188,17 +196,19 @@ class TopK:
             texts.append(text)
             counts.append(weight)
         order = sorted(range(len(texts)), key=lambda i: -counts[i])
+        err = self.err
         if len(order) > self.cap:
-            floor = counts[order[self.cap]]
-            order = [i for i in order[: self.cap] if counts[i] > floor]
-            counts = [c - floor for c in counts]
-        return _encode_texts(self.k, self.oid, self.total + weight, np.array([counts[i] for i in order], np.int64),
-                             [texts[i] for i in order])
+            cut = counts[order[self.cap]]
+            order = order[: self.cap]
+            counts = [c - cut for c in counts]
+            err += cut
+        return _encode_texts(self.k, self.oid, self.total + weight, err,
+                             np.array([counts[i] for i in order], np.int64), [texts[i] for i in order])
 
 
-def _encode_texts(k: int, oid: int, total: int, counts: np.ndarray, texts: list[str]) -> bytes:
+def _encode_texts(k: int, oid: int, total: int, err: int, counts: np.ndarray, texts: list[str]) -> bytes:
     raw = [t.encode() for t in texts]
-    return (_HEAD.pack(TAG, k, oid, capacity(k), total, len(raw)) + counts.astype("<i8").tobytes()
+    return (_HEAD.pack(TAG, k, oid, capacity(k), total, err, len(raw)) + counts.astype("<i8").tobytes()
             + b"".join(struct.pack("<I", len(r)) + r for r in raw))
 
 
