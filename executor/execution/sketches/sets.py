@@ -29,7 +29,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 from ..operators import sort_keys_for
-from .entries import EntryState, arrival_seq, invalid, run_starts, values_of
+from .entries import EntryState, arrival_seq, invalid, order_by_group_hash, run_starts, values_of
 from .hashing import hash64
 
 BUCKET_TAG = b"SSU1"
@@ -39,7 +39,7 @@ _BHEAD = struct.Struct("<4sI")
 def first_per_key(g: np.ndarray, h: np.ndarray, *before: np.ndarray) -> np.ndarray:
     """Index of one entry per (group, hash): the least by ``before`` (keys, most
     significant last), else the first."""
-    order = np.lexsort((*before, h, g))
+    order = np.lexsort((*before, h, g)) if before else order_by_group_hash(g, h)
     return order[run_starts(g[order], h[order])]
 
 

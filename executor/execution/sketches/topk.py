@@ -38,8 +38,8 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
 
 from .distinct import refuse_distinct
-from .entries import (EntryState, constant_int, invalid, pack_texts, rank_in_runs, run_starts, unpack_texts,
-                      values_of)
+from .entries import (EntryState, constant_int, invalid, order_by_group_count, order_by_group_hash, packed_texts,
+                      rank_in_runs, run_starts, unpack_texts, values_of)
 from .hashing import hash64
 
 TAG = b"SSK1"
@@ -57,12 +57,12 @@ def fold_counts(g: np.ndarray, h: np.ndarray, c: np.ndarray, cap: int, err: np.n
     """Each (group, hash) once with its counts summed, each group cut to
     ``cap`` counters Misra-Gries style (its cut added to ``err``, in place).
     Returns (index of one entry per kept counter, its count)."""
-    order = np.lexsort((h, g))
+    order = order_by_group_hash(g, h)
     g, h, c_sorted = g[order], h[order], c[order]
     starts = run_starts(g, h)
     sums = np.add.reduceat(c_sorted, starts) if len(starts) else np.zeros(0, np.int64)
     first, gg, hh = order[starts], g[starts], h[starts]
-    by_count = np.lexsort((hh, -sums, gg))
+    by_count = order_by_group_count(gg, sums, hh)
     first, gg, sums = first[by_count], gg[by_count], sums[by_count]
     rank = rank_in_runs(gg)
     over = rank == cap
@@ -118,7 +118,7 @@ class TopKState(EntryState):
             return
         g, h, w_ = gids[rows].astype(np.int64), hash64(col)[rows], weights[rows]
         self.total[:ng] += np.bincount(g, weights=w_, minlength=ng)[:ng].astype(np.int64)
-        order = np.lexsort((h, g))
+        order = order_by_group_hash(g, h)
         starts = run_starts(g[order], h[order])
         counts = np.add.reduceat(w_[order], starts)
         first = order[starts]
@@ -142,24 +142,21 @@ class TopKState(EntryState):
         oid = self.spec.arg_oids[0]
         ent = self.entries()
         live = ent["g"] < ng
-        g, c, v = ent["g"][live], ent["c"][live], ent["v"][live]
+        g, c, v = ent["g"][live], ent["c"][live], ent["v"][live]     # folded: by group, count, hash
+        texts = packed_texts(oid, v)
+        cbytes = c.astype("<i8").tobytes()
         out: list[bytes | None] = [None] * ng
         starts = run_starts(g)
         ends = np.r_[starts[1:], len(g)].astype(np.int64)
-        totals, errs = self.total[:ng].tolist(), self.err[:ng].tolist()
+        totals, errs, cap = self.total[:ng].tolist(), self.err[:ng].tolist(), capacity(self.k)
         for a, b in zip(starts.tolist(), ends.tolist()):     # per group, at a read
             gi = int(g[a])
-            out[gi] = to_bytes(self.k, oid, totals[gi], errs[gi], c[a:b], v[a:b].tolist())
+            out[gi] = (_HEAD.pack(TAG, self.k, oid, cap, totals[gi], errs[gi], b - a) + cbytes[8 * a:8 * b]
+                       + b"".join(texts[a:b]))
         for gi, t in enumerate(totals):
             if out[gi] is None and t:
-                out[gi] = to_bytes(self.k, oid, t, errs[gi], np.zeros(0, np.int64), [])
+                out[gi] = _HEAD.pack(TAG, self.k, oid, cap, t, errs[gi], 0)
         return Col.from_pylist(out, type_oids.BYTEA)
-
-
-def to_bytes(k: int, oid: int, total: int, err: int, counts: np.ndarray, values: list) -> bytes:
-    """A sketch value; ``counts``/``values`` ordered most frequent first."""
-    return (_HEAD.pack(TAG, k, oid, capacity(k), total, err, len(counts)) + counts.astype("<i8").tobytes()
-            + pack_texts(oid, values))
 
 
 class TopK:
@@ -263,7 +260,7 @@ def increment_col(sketches: Col, values: Col, weights: Col | None) -> Col:
 
 
 def values_text(oid: int, v) -> str:
-    return pack_texts(oid, [v])[4:].decode()
+    return packed_texts(oid, np.array([v], dtype=object))[0][4:].decode()
 
 
 def rows_of(sketch) -> tuple[list[str], list[int]]:
