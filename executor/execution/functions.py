@@ -738,6 +738,8 @@ def lookup(name: str, arg_oids: list[int]) -> FuncDef:
 #: PostgreSQL 15 functions of the documented chapters that splitstream refuses (0A000 naming them)
 NOT_IMPLEMENTED = {
     "to_number": "splitstream does not implement to_number yet; cast the text: '12.5'::numeric.",
+    "topk": "topk(sketch) is a function of FROM in splitstream: SELECT * FROM topk((SELECT t FROM v)), or "
+            "topk_values(t) and topk_freqs(t) in a select list (docs/sketches.md).",
     **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
        for f in ("combine", "output_of")},
