@@ -176,6 +176,8 @@ class EntryState(AggState):
     read (``settle``)."""
 
     FIELDS: dict[str, Any] = {}
+    e_g: np.ndarray                   # every state has the group and hash fields
+    e_h: np.ndarray
 
     def __init__(self, spec) -> None:
         super().__init__(spec)

@@ -84,7 +84,8 @@ def estimate(regs: np.ndarray) -> np.ndarray:
 
 def to_bytes(regs: np.ndarray) -> list[bytes | None]:
     """A sketch value per row of ``regs``; NULL for a sketch of no value."""
-    seen = np.ascontiguousarray(regs).view(np.uint64).any(axis=1).tolist()      # 8 registers a word
+    words = np.ascontiguousarray(regs).view(np.uint64)      # 8 registers a word
+    seen = (np.count_nonzero(words, axis=1) > 0).tolist()
     head = TAG + bytes((P,))
     return [head + r.tobytes() if s else None for r, s in zip(regs, seen)]
 

@@ -27,7 +27,7 @@ from .sets import split_groups
 
 def _store(oid: int, n: int) -> np.ndarray:
     d = sqltypes.dtype_of(oid)
-    return np.empty(n, dtype=object) if d == object else np.zeros(n, dtype=d)
+    return np.empty(n, dtype=object) if d.kind == "O" else np.zeros(n, dtype=d)
 
 
 class KeyedState(AggState):

@@ -231,7 +231,7 @@ def values_col(sketches: Col, like: Col | None) -> Col:
     if like is None or like.oid not in type_oids.ELEMENT_OF:
         return Col.from_pylist(texts, type_oids.ARRAY_OF[type_oids.TEXT])
     elem = type_oids.ELEMENT_OF[like.oid]
-    out = []
+    out: list[list | None] = []
     for ts in texts:
         if ts is None:
             out.append(None)
