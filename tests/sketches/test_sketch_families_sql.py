@@ -3,7 +3,7 @@
 table of the inserted rows, across batches, a checkpoint and a restart, on
 the vector and the LLVM backend, in TUMBLE windows with retention; the
 functions reading them; errors; the catalog; the Spark translator's
-refusal."""
+sketch states."""
 from __future__ import annotations
 
 import json
@@ -60,7 +60,7 @@ def test_views_equal_the_aggregates_over_a_table_across_batches_and_restart(tmp_
         assert per_group > 33_000              # the Bloom filter's 32.6 KiB, measured with the rest
 
 
-def test_llvm_backend_gives_the_same_results_and_spark_refuses_with_the_reason(tmp_path):
+def test_llvm_backend_gives_the_same_results_and_spark_builds_the_states_but_arrival_buckets(tmp_path):
     with open_engine(str(tmp_path / "d")) as eng:
         es = postgres_session(eng)
         es.execute_sql("SET executor_backend = 'llvm'")
@@ -68,7 +68,13 @@ def test_llvm_backend_gives_the_same_results_and_spark_refuses_with_the_reason(t
         _insert(es.execute_sql, 1, 6000)
         _same(lambda q: result_rows(es, q))
         desc = json.loads(result_rows(es, "SELECT splitstream_pipeline('s')")[0][0])
-        assert desc["pushable"] is False and "topk_agg() keeps a sketch" in desc["reason"]
+        assert desc["pushable"] is False and "bucket_agg(x, bucket) keeps each value's latest arrival" in desc["reason"]
+        es.execute_sql("CREATE FOREIGN TABLE s2 (k int, x int, y int8, b int2, w int8, ts timestamptz) SERVER stream")
+        es.execute_sql(f"CREATE VIEW v2 AS SELECT k, {AGGS.replace('bucket_agg(x, b)', 'bucket_agg(x, b, ts)')}"
+                       " FROM s2 GROUP BY k")
+        desc = json.loads(result_rows(es, "SELECT splitstream_pipeline('s2')")[0][0])
+        assert desc["pushable"], desc["reason"]
+        assert {st["kind"] for st in desc["views"][0]["pipelines"][0]["states"]} == {"sketch"}
 
 
 def test_reading_functions_against_exact_answers(tmp_path):
