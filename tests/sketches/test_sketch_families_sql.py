@@ -1,7 +1,7 @@
 """Top-k, Bloom, sets, buckets, keyed min/max and first values through SQL
 (issue 17 scope 1): a continuous view equals the same aggregates over a
 table of the inserted rows, across batches, a checkpoint and a restart, on
-the vector and the LLVM backend, in TUMBLE windows with retention; the
+the vector and the LLVM backend (windows with retention: test_sketch_sql.py); the
 functions reading them; errors; the catalog; the Spark translator's
 sketch states."""
 from __future__ import annotations
@@ -11,6 +11,7 @@ import json
 import pytest
 
 from splitstream.protocol.errors import PgError
+from tests.sketches.support import batches_checkpoint_restart
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 AGGS = ("topk_agg(x, 4) AS t, bloom_agg(x) AS bl, set_agg(x) AS st, exact_count_distinct(x) AS e,"
@@ -43,14 +44,8 @@ def _same(rows) -> None:
 
 def test_views_equal_the_aggregates_over_a_table_across_batches_and_restart(tmp_path):
     d = str(tmp_path / "d")
-    with open_engine(d) as eng:
-        es = postgres_session(eng)
-        _setup(es.execute_sql)
-        for lo in range(1, 12001, 3000):
-            _insert(es.execute_sql, lo, lo + 2999)
-        _same(lambda q: result_rows(es, q))
-        es.execute_sql("CHECKPOINT")
-        _insert(es.execute_sql, 12001, 14000)
+    batches_checkpoint_restart(d, _setup, _insert, _same, [(lo, lo + 2999) for lo in range(1, 12001, 3000)],
+                               (12001, 14000))
     with open_engine(d) as eng:
         es = postgres_session(eng)
         _same(lambda q: result_rows(es, q))
@@ -133,25 +128,3 @@ def test_catalog_lists_the_functions(tmp_path):
         listed = ", ".join(f"'{n}'" for n in names)
         got = set(result_rows(es, f"SELECT proname::text, prokind::text FROM pg_proc WHERE proname IN ({listed})"))
         assert got == set(names.items())
-
-
-def test_tumbling_windows_with_retention_equal_a_table(tmp_path):
-    """Panes merge and retention re-keys the kept groups (entry states gather their own groups)."""
-    window = "TUMBLE(ev, ts, INTERVAL '1 minute')"
-    aggs = "topk_agg(x, 3), set_agg(x), bloom_agg(x), first_values(2, x), keyed_max(x, x * 2)"
-    with open_engine(str(tmp_path / "d")) as eng:
-        es = postgres_session(eng)
-        es.execute_sql("CREATE FOREIGN TABLE ev (k int, x int, ts timestamptz) SERVER stream")
-        es.execute_sql("CREATE TABLE evt (k int, x int, ts timestamptz)")
-        es.execute_sql(f"CREATE VIEW w WITH (retention = '3 minutes') AS SELECT window_start, k, {aggs}"
-                       f" FROM {window} GROUP BY window_start, k")
-        for minute in range(8):
-            for target in ("ev", "evt"):
-                es.execute_sql(f"INSERT INTO {target} SELECT g % 3, (g * 37) % 7,"
-                               f" timestamptz '2024-01-01 00:00:00+00' + interval '{minute} minutes'"
-                               f" + g * interval '1 second' FROM generate_series(0, 59) g")
-            view = result_rows(es, "SELECT * FROM w ORDER BY 1, 2")
-            starts = ", ".join(f"'{r[0].isoformat()}'" for r in view) or "NULL"
-            oracle = result_rows(es, f"SELECT window_start, k, {aggs} FROM {window.replace('ev,', 'evt,')}"
-                                     f" WHERE window_start IN ({starts}) GROUP BY 1, 2 ORDER BY 1, 2")
-            assert view == oracle and len(view) <= 12, minute

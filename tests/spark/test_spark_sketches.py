@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from splitstream.executor.execution.sketches import tdigest
-from tests.spark.test_spark import EVENTS_DDL, events_df, rows
+from tests.spark.test_spark import EVENTS_DDL, rows, write_rows_and_pushdown
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
 
@@ -19,7 +19,7 @@ SKETCH_VIEW = ("SELECT region, hll_agg(entity_id) AS h, freq_agg(duration) AS f,
 
 
 def test_pushdown_of_sketches_equals_rows(spark, ss_server, ss_conn, unique_name):
-    from splitstream.connectors.spark import describe, write
+    from splitstream.connectors.spark import describe
 
     streams = {k: unique_name(f"sk_{k}") for k in ("rows", "push")}
     for s in streams.values():
@@ -27,11 +27,7 @@ def test_pushdown_of_sketches_equals_rows(spark, ss_server, ss_conn, unique_name
         ss_conn.execute(f"CREATE VIEW {s}_v AS " + SKETCH_VIEW.format(s=s))
     desc = describe(ss_server.url, streams["push"])
     assert desc["pushable"], desc["reason"]
-    for seed in (0, 1):
-        df = events_df(spark, 20000, parts=4, seed=seed)
-        r = write(df, streams["rows"], ss_server.url)
-        p = write(df, streams["push"], ss_server.url, pushdown=True)
-        assert r.mode == "rows" and p.mode == "pushdown"
+    write_rows_and_pushdown(spark, ss_server.url, streams)
     cols = "region, h, f, b, st, e, t, km, fv, n, dist_quantile(d, 0), dist_quantile(d, 1)"
     a = rows(ss_conn, f"SELECT {cols} FROM {streams['rows']}_v")
     b = rows(ss_conn, f"SELECT {cols} FROM {streams['push']}_v")
