@@ -10,8 +10,7 @@ import json
 
 import pytest
 
-from splitstream.protocol.errors import PgError
-from tests.sketches.support import batches_checkpoint_restart
+from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 AGGS = ("topk_agg(x, 4) AS t, bloom_agg(x) AS bl, set_agg(x) AS st, exact_count_distinct(x) AS e,"
@@ -109,11 +108,7 @@ def test_reading_functions_against_exact_answers(tmp_path):
     ("SELECT topk_agg(DISTINCT x, 2) FROM generate_series(1, 3) x", "0A000"),
 ])
 def test_errors(tmp_path, sql, state):
-    with open_engine(str(tmp_path / "d")) as eng:
-        es = postgres_session(eng)
-        with pytest.raises(PgError) as e:
-            es.execute_sql(sql)
-        assert e.value.sqlstate == state, e.value
+    assert_sqlstate(str(tmp_path / "d"), sql, state)
 
 
 def test_catalog_lists_the_functions(tmp_path):

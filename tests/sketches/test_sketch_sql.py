@@ -11,8 +11,7 @@ import psycopg
 import pytest
 
 from splitstream.executor.execution.sketches import tdigest
-from splitstream.protocol.errors import PgError
-from tests.sketches.support import batches_checkpoint_restart
+from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 VIEW = ("CREATE VIEW v AS SELECT k, hll_agg(x) AS h, approx_count_distinct(x) AS a, hll_count_distinct(x) AS c,"
@@ -100,11 +99,7 @@ def test_ordinary_queries_estimates_and_names(tmp_path):
     ("SELECT freq_total('\\x00'::bytea)", "22023"),
 ])
 def test_errors(tmp_path, sql, state):
-    with open_engine(str(tmp_path / "d")) as eng:
-        es = postgres_session(eng)
-        with pytest.raises(PgError) as e:
-            es.execute_sql(sql)
-        assert e.value.sqlstate == state
+    assert_sqlstate(str(tmp_path / "d"), sql, state)
 
 
 def test_catalog_lists_the_sketch_functions(tmp_path):
