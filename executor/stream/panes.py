@@ -25,10 +25,12 @@ def taken_state(st: AggState, idx: np.ndarray) -> AggState:
     own = getattr(st, "take_groups", None)
     if own is not None:
         return own(idx)
+    st.settle()                 # buffered sketch input applied: every per-group array is dense
     part = copy.copy(st)
     size = st.size
     for name, v in vars(st).items():
-        if isinstance(v, np.ndarray) and v.ndim == 1 and len(v) == size and size:
+        # rows of 2-D arrays too: HyperLogLog registers, t-digest centroids, count-min counters
+        if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == size and size:
             setattr(part, name, v[idx])
     part.size = len(idx)
     return part

@@ -227,3 +227,23 @@ def test_entry_states_cut_and_take_groups_as_retention_and_panes_do():
     assert part.final(3).to_pylist() == [full[7], full[2], full[5]]
     st.truncate_groups(4)
     assert st.final(4).to_pylist() == full[:4]
+
+
+@pytest.mark.parametrize("func,oid", [("hll_agg", oids.INT8), ("freq_agg", oids.INT8), ("dist_agg", oids.FLOAT8),
+                                      ("topk_agg", oids.INT8), ("bloom_agg", oids.INT8)])
+def test_panes_take_any_groups_of_any_sketch(func, oid):
+    """A sliding window's read takes some groups of a pane's table (not a
+    prefix): registers, centroids and counters are rows per group too."""
+    from splitstream.executor.stream.panes import taken_state
+
+    rng = np.random.default_rng(8)
+    vals = rng.integers(0, 1000, 3000).astype(np.float64 if oid == oids.FLOAT8 else np.int64)
+    gids = rng.integers(0, 6, len(vals))
+    cols = lambda a, b: [Col(vals[a:b], None, oid)] + ([_const(3, b - a)] if func == "topk_agg" else [])   # noqa: E731
+    args = [oid] + ([oids.INT4] if func == "topk_agg" else [])
+    full = _single(func, args, cols, gids, 6).final(6).to_pylist()
+    st = _single(func, args, cols, gids, 6)
+    dst = _state(func, args)
+    dst.ensure(2)
+    dst.merge(taken_state(st, np.array([4, 1])), np.array([0, 1]))
+    assert dst.final(2).to_pylist() == [full[4], full[1]]
