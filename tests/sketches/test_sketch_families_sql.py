@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import psycopg
 import pytest
 
 from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
@@ -123,3 +124,18 @@ def test_catalog_lists_the_functions(tmp_path):
         listed = ", ".join(f"'{n}'" for n in names)
         got = set(result_rows(es, f"SELECT proname::text, prokind::text FROM pg_proc WHERE proname IN ({listed})"))
         assert got == set(names.items())
+
+
+def test_views_survive_kill9(ss_server_factory):
+    srv = ss_server_factory()
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        _setup(c.execute)
+        _insert(c.execute, 1, 4000)
+        c.execute("CHECKPOINT")
+        _insert(c.execute, 4001, 7000)
+    srv.kill()
+    srv.start()
+    with psycopg.connect(srv.dsn, autocommit=True) as c:
+        _same(lambda q: c.execute(q).fetchall())
+        _insert(c.execute, 7001, 8000)
+        _same(lambda q: c.execute(q).fetchall())
