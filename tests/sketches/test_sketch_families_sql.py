@@ -107,6 +107,8 @@ def test_reading_functions_against_exact_answers(tmp_path):
     ("SELECT bucket_ids('\\x00'::bytea)", "22023"),
     ("SELECT first_values(2, x, x) FROM generate_series(1, 3) x", "0A000"),
     ("SELECT topk_agg(DISTINCT x, 2) FROM generate_series(1, 3) x", "0A000"),
+    ("SELECT keyed_min(DISTINCT x, x) FROM generate_series(1, 3) x", "0A000"),
+    ("SELECT first_values(DISTINCT 2, x) FROM generate_series(1, 3) x", "0A000"),
 ])
 def test_errors(tmp_path, sql, state):
     assert_sqlstate(str(tmp_path / "d"), sql, state)

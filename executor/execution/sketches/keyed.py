@@ -33,7 +33,12 @@ def _store(oid: int, n: int) -> np.ndarray:
 class KeyedState(AggState):
     """Per group: the best key so far, its row's value (and whether NULL)."""
 
+    DECIDES_DISTINCT = True
+
     def __init__(self, spec) -> None:
+        if spec.distinct:
+            raise PgError(FEATURE_NOT_SUPPORTED, f"{spec.func}(DISTINCT ...) is not supported",
+                          hint=f"{spec.func} picks one row; DISTINCT changes nothing: use {spec.func}(key, value).")
         super().__init__(spec)
         self.is_max = spec.func == "keyed_max"
         self.koid, self.void = spec.arg_oids[0], spec.arg_oids[1]
@@ -100,6 +105,7 @@ def keyed_result(arg_oids: list[int]) -> int:
 class FirstValuesState(EntryState):
     """first_values(n, x): each group's n least values of x as entries."""
 
+    DECIDES_DISTINCT = True
     FIELDS = {"v": None, "nul": np.bool_}
 
     def __init__(self, spec) -> None:
