@@ -32,6 +32,10 @@ import uuid
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from splitstream.executor.stream.spark import sketch_states
+
 from . import _wire
 
 log = logging.getLogger("splitstream.spark")
@@ -181,11 +185,14 @@ def _send_states(cfg: dict, batches):
     rows = sent = skipped = stmts = 0
     if tables:
         t = pa.Table.from_batches(tables)
-        data = {name: t.column(name).to_pylist() for name in t.column_names}
+        collected = {f"s{j}_rows" for j, st in enumerate(cfg["states"]) if st["kind"] == "sketch"}
+        data = {name: t.column(name).to_pylist() for name in t.column_names if name not in collected}
         ng = t.num_rows
         states = []
         for j, st in enumerate(cfg["states"]):
-            if st["kind"] == "count":
+            if st["kind"] == "sketch":
+                states.append({"state": _sketch_state(st, t.column(f"s{j}_rows"))})
+            elif st["kind"] == "count":
                 states.append({"cnt": data[f"s{j}_cnt"]})
             elif st["kind"].startswith("sum_"):
                 states.append({"sum": data[f"s{j}_sum"], "cnt": data[f"s{j}_cnt"]})
@@ -209,6 +216,38 @@ def _send_states(cfg: dict, batches):
                                      schema=pa.schema([("partition", pa.int32()), ("rows", pa.int64()),
                                                        ("bytes", pa.int64()), ("skipped", pa.int64()),
                                                        ("statements", pa.int64())]))
+
+
+def _sketch_state(st: dict, rows) -> str:
+    """One sketch aggregate's state over the partition's groups, built by
+    splitstream's own state class from the collected arguments (Arrow
+    buffers to numpy, no row in Python)."""
+    import pyarrow.compute as pc  # optional dependency
+
+    lists = rows.combine_chunks()
+    offsets = lists.offsets.to_numpy()
+    counts = np.diff(offsets)
+    flat = lists.flatten()
+    args = []
+    for i in range(len(st["arg_oids"])):
+        arr = flat.field(i)
+        valid = arr.is_valid().to_numpy(zero_copy_only=False)
+        if arr.null_count and not (pa_is_string(arr.type)):
+            arr = pc.fill_null(arr, pc.cast(0, arr.type) if not pa_is_bool(arr.type) else False)
+        args.append((arr.to_numpy(zero_copy_only=False), None if valid.all() else valid))
+    return sketch_states.build(st["func"], st["arg_oids"], counts, args)
+
+
+def pa_is_string(t) -> bool:
+    import pyarrow as pa  # optional dependency
+
+    return pa.types.is_string(t) or pa.types.is_large_string(t)
+
+
+def pa_is_bool(t) -> bool:
+    import pyarrow as pa  # optional dependency
+
+    return pa.types.is_boolean(t)
 
 
 # ------------------------------------------------------------------ driver

@@ -163,11 +163,16 @@ class CombineState(AggState):
 
 def taken_state(st: AggState, idx: np.ndarray) -> AggState:
     """``st`` restricted to groups ``idx`` (a shallow copy whose per-group
-    arrays are gathered; the source is left as it was)."""
-    st.settle()
+    arrays are gathered; the source is left as it was).  A state keeping
+    entries tagged by group (top-k, sets) gathers them itself."""
+    own = getattr(st, "take_groups", None)
+    if own is not None:
+        return own(idx)
+    st.settle()                 # buffered sketch input applied: every per-group array is dense
     part = copy.copy(st)
     size = st.size
     for name, v in vars(st).items():
+        # rows of 2-D arrays too: HyperLogLog registers, t-digest centroids, count-min counters
         if isinstance(v, np.ndarray) and v.ndim >= 1 and len(v) == size and size:
             setattr(part, name, v[idx])
     part.size = len(idx)

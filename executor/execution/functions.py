@@ -737,14 +737,8 @@ def lookup(name: str, arg_oids: list[int]) -> FuncDef:
 #: PostgreSQL 15 functions of the documented chapters that splitstream refuses (0A000 naming them)
 NOT_IMPLEMENTED = {
     "to_number": "splitstream does not implement to_number yet; cast the text: '12.5'::numeric.",
-    # PipelineDB's functions (pipelinedb--1.0.0.sql) not implemented yet: its users get told so, not 42883
-    **{f: "PipelineDB's top-k, Bloom filter and set sketches are not implemented yet; hll_agg, dist_agg and "
-          "freq_agg are (docs/sketches.md)."
-       for f in ("topk_agg", "topk", "topk_values", "topk_freqs", "topk_increment", "bloom_agg", "bloom_contains",
-                 "bloom_cardinality", "bloom_union_agg", "bloom_intersection_agg", "bloom_intersection",
-                 "bloom_union", "set_agg", "set_cardinality", "keyed_min", "keyed_max", "first_values",
-                 "bucket_agg", "bucket_cardinality", "bucket_ids", "bucket_cardinalities",
-                 "exact_count_distinct")},
+    "topk": "topk(sketch) is a function of FROM in splitstream: SELECT * FROM topk((SELECT t FROM v)), or "
+            "topk_values(t) and topk_freqs(t) in a select list (docs/sketches.md).",
     **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
        for f in ("output_of",)},

@@ -17,6 +17,7 @@ from ..execution import expr, functions, json_sets, signatures
 from ..execution.array_functions import flat
 from ..execution.posix_regex import regexp_matches, regexp_split
 from ..execution.functions import string_to_array
+from ..execution.sketches import topk
 from .binder import ExprBinder, Scope
 
 SRF_NAMES = {"generate_series", "unnest", "jsonb_array_elements", "json_array_elements", "jsonb_object_keys",
@@ -213,6 +214,8 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
 
         out = [operators.OutCol(colaliases[0] if colaliases else "key", type_oids.TEXT), operators.OutCol(colaliases[1] if len(colaliases) > 1 else "value", voids)]
         return operators.FunctionScan(name, each, args, out)
+    if name == "topk":
+        return _topk_scan(args, colaliases)
     if name not in SRF_NAMES:
         functions.lookup(name, [a.oid for a in args])  # 42883 for an unknown function
 
@@ -230,6 +233,20 @@ def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:
     fn, oid = srf_impl(planner, name, args)
     colname = colaliases[0] if colaliases else (_OUT_NAMES.get(name) or alias or name)
     return operators.FunctionScan(name, fn, args, [operators.OutCol(colname, oid)])
+
+
+def _topk_scan(args, colaliases) -> operators.Op:
+    """PipelineDB's ``topk(sketch)``: the top-k values (as text) and their frequencies."""
+    if len(args) != 1 or args[0].oid not in (type_oids.BYTEA, type_oids.UNKNOWN):
+        raise signatures.undefined("topk", [a.oid for a in args])
+
+    def rows(vals, ctx):
+        texts, freqs = topk.rows_of(vals[0])
+        return Batch([Col.from_pylist(texts, type_oids.TEXT), Col.from_pylist(freqs, type_oids.INT8)], len(texts))
+
+    names = list(colaliases) + ["value", "frequency"][len(colaliases):]
+    return operators.FunctionScan("topk", rows, args, [operators.OutCol(names[0], type_oids.TEXT),
+                                                       operators.OutCol(names[1], type_oids.INT8)])
 
 
 #: functions whose one result column is a named OUT parameter: a table alias does not rename it

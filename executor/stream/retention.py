@@ -157,6 +157,9 @@ def _layers(target: np.ndarray, m: int) -> list[np.ndarray] | None:
 
 def _subset(state, idx: np.ndarray):
     """A copy of a state holding only groups ``idx`` (as groups 0..len-1)."""
+    own = getattr(state, "take_groups", None)
+    if own is not None:
+        return own(idx)             # entries tagged by group (top-k, sets): the state gathers them
     out = copy.copy(state)
     size = state.size
     for name, value in vars(state).items():
@@ -168,6 +171,10 @@ def _subset(state, idx: np.ndarray):
 
 def _truncate(state, m: int) -> None:
     """A state's per-group arrays (every array as long as its capacity) cut to ``m`` groups."""
+    own = getattr(state, "truncate_groups", None)
+    if own is not None:
+        own(m)
+        return
     size = state.size
     for name, value in list(vars(state).items()):
         if isinstance(value, np.ndarray) and len(value) == size:

@@ -1,7 +1,7 @@
 """Sketch aggregates through SQL: ordinary queries, continuous views (equal
 to the same aggregate over a table of the inserted rows, bit for bit for
 HLL), restarts, kill -9, the LLVM backend's fallback, the Spark
-translator's refusal, the function catalog and errors (issue 17 scope 1)."""
+translator's sketch states, the function catalog and errors (issue 17 scope 1)."""
 from __future__ import annotations
 
 import json
@@ -11,7 +11,7 @@ import psycopg
 import pytest
 
 from splitstream.executor.execution.sketches import tdigest
-from splitstream.protocol.errors import PgError
+from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 VIEW = ("CREATE VIEW v AS SELECT k, hll_agg(x) AS h, approx_count_distinct(x) AS a, hll_count_distinct(x) AS c,"
@@ -48,14 +48,8 @@ def _check_view_equals_table(rows) -> None:
 
 def test_views_equal_the_aggregate_over_a_table_across_batches_and_restart(tmp_path):
     d = str(tmp_path / "d")
-    with open_engine(d) as eng:
-        es = postgres_session(eng)
-        _setup(es.execute_sql)
-        for lo in range(1, 20001, 4000):
-            _insert(es.execute_sql, lo, lo + 3999)
-        _check_view_equals_table(lambda q: result_rows(es, q))
-        es.execute_sql("CHECKPOINT")
-        _insert(es.execute_sql, 20001, 23000)
+    batches_checkpoint_restart(d, _setup, _insert, _check_view_equals_table,
+                               [(lo, lo + 3999) for lo in range(1, 20001, 4000)], (20001, 23000))
     with open_engine(d) as eng:
         es = postgres_session(eng)
         _check_view_equals_table(lambda q: result_rows(es, q))
@@ -105,11 +99,7 @@ def test_ordinary_queries_estimates_and_names(tmp_path):
     ("SELECT freq_total('\\x00'::bytea)", "22023"),
 ])
 def test_errors(tmp_path, sql, state):
-    with open_engine(str(tmp_path / "d")) as eng:
-        es = postgres_session(eng)
-        with pytest.raises(PgError) as e:
-            es.execute_sql(sql)
-        assert e.value.sqlstate == state
+    assert_sqlstate(str(tmp_path / "d"), sql, state)
 
 
 def test_catalog_lists_the_sketch_functions(tmp_path):
@@ -124,7 +114,7 @@ def test_catalog_lists_the_sketch_functions(tmp_path):
                        ("freq_total", "f")}
 
 
-def test_llvm_backend_falls_back_with_the_same_result_and_spark_refuses(tmp_path):
+def test_llvm_backend_falls_back_with_the_same_result_and_spark_builds_sketches(tmp_path):
     with open_engine(str(tmp_path / "d")) as eng:
         es = postgres_session(eng)
         es.execute_sql("SET executor_backend = 'llvm'")
@@ -132,7 +122,8 @@ def test_llvm_backend_falls_back_with_the_same_result_and_spark_refuses(tmp_path
         _insert(es.execute_sql, 1, 9000)
         _check_view_equals_table(lambda q: result_rows(es, q))
         desc = json.loads(result_rows(es, "SELECT splitstream_pipeline('s')")[0][0])
-        assert desc["pushable"] is False and "hll_agg() keeps a sketch" in desc["reason"]
+        assert desc["pushable"], desc["reason"]          # executors build the sketch states (spark/sketch_states.py)
+        assert {st["kind"] for st in desc["views"][0]["pipelines"][0]["states"]} == {"sketch"}
         (per_group,), = result_rows(es, "SELECT bytes_per_group FROM splitstream.views WHERE name = 'v'")
         assert per_group >= 2 * 16384                 # two dense HLLs per group, measured
 
@@ -152,6 +143,11 @@ def test_views_with_sketches_survive_kill9(ss_server_factory):
         _check_view_equals_table(lambda q: c.execute(q).fetchall())
 
 
+#: top-k (exact: at most 3k values), Bloom, set, first values and keyed max: entry states gather their own groups
+EXACT_IN_WINDOWS = ("topk_agg(x % 7, 3) AS t, set_agg(x) AS st, bloom_agg(x) AS bl, first_values(2, x) AS fv,"
+                    " keyed_max(x, x * 2) AS km")
+
+
 @pytest.mark.parametrize("window", ["TUMBLE(ev, ts, INTERVAL '1 minute')",
                                     "HOP(ev, ts, INTERVAL '30 seconds', INTERVAL '2 minutes')"])
 def test_windowed_views_with_retention_equal_a_table(tmp_path, window):
@@ -162,16 +158,17 @@ def test_windowed_views_with_retention_equal_a_table(tmp_path, window):
         es.execute_sql("CREATE FOREIGN TABLE ev (k int, x int, ts timestamptz) SERVER stream")
         es.execute_sql("CREATE TABLE evt (k int, x int, ts timestamptz)")
         es.execute_sql(f"CREATE VIEW w WITH (retention = '3 minutes') AS SELECT window_start, k, hll_agg(x) AS h,"
-                       f" freq_agg(x) AS f, dist_agg(x) AS d FROM {window} GROUP BY window_start, k")
+                       f" freq_agg(x) AS f, dist_agg(x) AS d, {EXACT_IN_WINDOWS} FROM {window} GROUP BY window_start, k")
         for minute in range(12):
             for target in ("ev", "evt"):
                 es.execute_sql(f"INSERT INTO {target} SELECT g % 3, (g * 37) % 101,"
                                f" timestamptz '2024-01-01 00:00:00+00' + interval '{minute} minutes'"
                                f" + g * interval '1 second' FROM generate_series(0, 59) g")
-            view = result_rows(es, "SELECT window_start, k, h, f FROM w ORDER BY 1, 2")
+            view = result_rows(es, "SELECT window_start, k, h, f, t, st, bl, fv, km FROM w ORDER BY 1, 2")
             (n_windows,), = result_rows(es, "SELECT count(DISTINCT window_start) FROM w")
             assert n_windows <= 8
             starts = ", ".join(f"'{r[0].isoformat()}'" for r in view) or "NULL"
-            oracle = result_rows(es, f"SELECT window_start, k, hll_agg(x), freq_agg(x) FROM {window.replace('ev,', 'evt,')}"
+            oracle = result_rows(es, f"SELECT window_start, k, hll_agg(x), freq_agg(x), {EXACT_IN_WINDOWS}"
+                                     f" FROM {window.replace('ev,', 'evt,')}"
                                      f" WHERE window_start IN ({starts}) GROUP BY 1, 2 ORDER BY 1, 2")
             assert view == oracle, minute

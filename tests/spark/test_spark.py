@@ -42,6 +42,17 @@ def events_df(spark, n: int, parts: int = 3, seed: int = 0):
 EVENTS_DDL = "(entity_id int, duration int, cost float8, region text, is_local bool, ts timestamptz)"
 
 
+def write_rows_and_pushdown(spark, url: str, streams: dict) -> None:
+    """The same events (two seeds) as rows into ``streams['rows']`` and pushed down into ``streams['push']``."""
+    from splitstream.connectors.spark import write
+
+    for seed in (0, 1):
+        df = events_df(spark, 20000, parts=4, seed=seed)
+        r = write(df, streams["rows"], url)
+        p = write(df, streams["push"], url, pushdown=True)
+        assert r.mode == "rows" and p.mode == "pushdown"
+
+
 # ------------------------------------------------------------------ plain JDBC
 
 def test_jdbc_write_stream_with_view_and_table(spark, ss_server, ss_conn, unique_name):

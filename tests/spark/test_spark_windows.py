@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.spark.test_spark import EVENTS_DDL, events_df, rows
+from tests.spark.test_spark import EVENTS_DDL, rows, write_rows_and_pushdown
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(600)]
 
@@ -17,7 +17,7 @@ WINDOWS = [
 
 
 def test_windowed_pushdown_equals_rows(spark, ss_server, ss_conn, unique_name):
-    from splitstream.connectors.spark import describe, write
+    from splitstream.connectors.spark import describe
 
     streams = {"rows": unique_name("w_rows"), "push": unique_name("w_push")}
     views: dict = {k: [] for k in streams}
@@ -34,11 +34,7 @@ def test_windowed_pushdown_equals_rows(spark, ss_server, ss_conn, unique_name):
         views[k].append(f"{s}_one")
     desc = describe(ss_server.url, streams["push"])
     assert desc["pushable"], desc["reason"]
-    for seed in (0, 1):
-        df = events_df(spark, 20000, parts=4, seed=seed)
-        r = write(df, streams["rows"], ss_server.url)
-        p = write(df, streams["push"], ss_server.url, pushdown=True)
-        assert r.mode == "rows" and p.mode == "pushdown"
+    write_rows_and_pushdown(spark, ss_server.url, streams)
     for a, b in zip(views["rows"], views["push"]):
         got = rows(ss_conn, f"SELECT * FROM {b}")
         assert got and got == rows(ss_conn, f"SELECT * FROM {a}"), a

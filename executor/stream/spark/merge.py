@@ -27,6 +27,7 @@ from splitstream.protocol.errors import PgError
 from ...execution.aggregates import CountState, MinMaxState, SumState
 from ..change_notify import fire
 from ..continuous import pipeline_fingerprints
+from . import sketch_states
 from .ledger import INVALID, check_key
 from .translate import _STR, SPARK_TYPES, _describe_stream, _state_layout, resolve
 
@@ -99,11 +100,17 @@ def _decode_payload(desc: dict, pipe, payload: dict):
     keys = list(zip(*[c.to_pylist() for c in kcols])) if kcols else [()] * ng
     if len(set(keys)) != len(keys):
         raise _bad("duplicate group keys")
-    states = []
+    states: list[dict] = []
     for j, (spec, st) in enumerate(zip(pipe.agg.aggs, states_in)):
         kind, fields = _state_layout(spec)
         if not isinstance(st, dict) or sorted(st) != sorted(fields):
             raise _bad(f"state {j} ({spec.func}) must have fields {fields}")
+        if kind == "sketch":
+            try:
+                states.append({"fields": sketch_states.load(spec, st["state"], ng)})
+            except sketch_states.Refused as e:
+                raise _bad(f"state {j} ({spec.func}): {e}") from None
+            continue
         for f in fields:
             if not isinstance(st[f], list) or len(st[f]) != ng:
                 raise _bad(f"state {j} field {f} must have {ng} values")
@@ -152,6 +159,9 @@ def _build_table(pipe, keys: list, states: list, rows_in: int):
     if ng:
         t.index.lookup_or_add(keys)
     for st, d in zip(t.states, states):
+        if "fields" in d:
+            sketch_states.install(st, d["fields"])      # checked by sketch_states.load
+            continue
         st.ensure(ng)
         if isinstance(st, CountState):
             st.cnt[:ng] = d["cnt"]

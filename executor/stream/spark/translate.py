@@ -287,7 +287,13 @@ def _state_layout(spec) -> tuple[str, list[str]]:
             raise NotPushable(f"{f}({sqltypes.type_name(a)})")
         return "minmax", ["val", "has"]
     if f in SKETCH_SIGNATURES:
-        raise NotPushable(f"aggregate {f}() keeps a sketch, which executors do not build yet")
+        if f == "bucket_agg" and len(spec.arg_oids) == 2:
+            raise NotPushable("bucket_agg(x, bucket) keeps each value's latest arrival, which Spark partitions do not "
+                              "order; bucket_agg(x, bucket, ts) is pushed down")
+        for a in spec.arg_oids:
+            if a not in PUSH_TYPES:
+                raise NotPushable(f"{f}({sqltypes.type_name(a)})")
+        return "sketch", ["state"]           # executors build the state (spark/sketch_states.py)
     raise NotPushable(f"aggregate {f}() keeps value lists")
 
 
@@ -379,10 +385,14 @@ def _translate_pipeline(pipe, input_names: list, build_seq: list) -> dict:
             if kind == "sum_o":
                 s = f"CAST({s} AS string)"
             items += [f"{s} AS s{j}_sum", f"{cnt} AS s{j}_cnt"]
+        elif kind == "sketch":
+            struct = ", ".join(f"'a{i}', {_to_transport(_sx(e, names), e.oid)}" for i, e in enumerate(spec.args))
+            items.append(f"collect_list(named_struct({struct})){filt} AS s{j}_rows")
         else:
             fn = {"min": "min", "max": "max", "bool_and": "bool_and", "every": "bool_and", "bool_or": "bool_or"}[spec.func]
             items += [f"{_to_transport(f'{fn}({arg}){filt}', spec.arg_oids[0])} AS s{j}_val", f"{cnt} AS s{j}_has"]
-        states.append({"func": spec.func, "kind": kind, "arg_type": sqltypes.type_name(spec.arg_oids[0]) if spec.arg_oids else None})
+        states.append({"func": spec.func, "kind": kind, "arg_type": sqltypes.type_name(spec.arg_oids[0]) if spec.arg_oids else None,
+                       "arg_oids": list(spec.arg_oids)})
     items.append("count(*) AS n_rows")
     sql = f"SELECT {', '.join(items)} FROM ({sql}) a" + (f" GROUP BY {', '.join(group_by)}" if group_by else "")
     return {"sql": sql, "builds": [b["name"] for b in builds], "keys": keys, "states": states}
