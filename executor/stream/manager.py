@@ -536,6 +536,10 @@ class StreamManager:
                 self._result_in_order(views[up], views, done, ctx)
         cv.result_locked(ctx)
 
+    def with_upstream(self, oids: list[int], ctx) -> set[int]:
+        """The views ``oids`` and every continuous view they read, transitively."""
+        return set(self._with_upstream(oids, ctx))
+
     def _with_upstream(self, oids: list[int], ctx) -> dict[int, ContinuousView]:
         out: dict[int, ContinuousView] = {}
         todo = list(oids)
