@@ -67,8 +67,9 @@ class Feed:
             self.last = now
             if not removed and not added:
                 return
-            # never decreasing, as Materialize's mz_timestamp
-            self.ts = max(self.ts, int(time.time() * 1000))
+            # increasing, so a client can tell one batch's change from the next
+            # (runs ahead of the clock only while a view changes more than once a millisecond)
+            self.ts = max(self.ts + 1, int(time.time() * 1000))
             rows = [(r, -n) for r, n in removed.items()] + [(r, n) for r, n in added.items()]
             with cond:
                 self.queue.append((self.ts, rows))
