@@ -8,7 +8,7 @@ this machine).  Each module keeps its full-size defaults when run alone:
 import sys
 import time
 
-from . import aim, ingest, pgbench_compare, sketches, time_windows, tpch, tpch_cv, window_frames
+from . import aim, change_latency, ingest, pgbench_compare, sketches, time_windows, tpch, tpch_cv, window_frames
 
 SMALL = {
     "pgbench_compare": (pgbench_compare.main, ["--seconds", "3"]),
@@ -16,6 +16,7 @@ SMALL = {
     "aim": (aim.main, ["--customers", "100000", "--events", "500000", "--seconds", "3"]),
     "window_frames": (window_frames.main, ["--rows", "100000", "--repeat", "2"]),
     "time_windows": (time_windows.main, ["--rows", "500000"]),
+    "change_latency": (change_latency.main, ["--seconds", "3"]),
     "sketches": (sketches.main, ["--rows", "1000000", "--repeat", "2"]),
     "tpch_cv": (tpch_cv.main, ["--sf", "0.02", "--mem-rows", "1000000"]),
     # the SF 1 run: python -m bench.tpch (--backends auto,vector,llvm)
