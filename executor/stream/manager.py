@@ -10,6 +10,7 @@ two threads (:func:`feed_views`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -36,7 +37,7 @@ from .spark.functions import register_functions
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import change_notify, late_rows, watermark
+from . import change_notify, late_rows, output_streams, watermark
 from .watermark import Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -246,6 +247,8 @@ class StreamManager:
         #: stream oid -> its event-time watermark (streams declaring WATERMARK FOR)
         self.watermarks: dict[int, Watermark] = {}
         self.reaper = Reaper(lambda: list(self.views.values()))
+        #: transforms and output_of(...) streams (output_streams.py)
+        self.outputs = output_streams.Outputs(self)
 
     # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
@@ -305,13 +308,19 @@ class StreamManager:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
                 self._break(cv.rel, f"replaying the WAL record {where} failed", e)
+        try:
+            self.outputs.stage(rel.oid, data, ctx, [], staged)
+        except Exception as e:  # noqa: BLE001 - as live, where the statement failed and nothing was logged
+            log.error("replaying the WAL record %s: a transform failed: %s", where, e)
         return staged
 
     def _replay_apply(self, oid: int, staged: dict) -> None:
-        for cv in self._views_on(oid):
-            st = staged.get(cv.rel.oid)
-            if st is not None:
-                cv.deliver(st)
+        views = [cv for cv in list(self.views.values()) if cv.rel.oid in staged]
+        read_ctx = functools.cache(self.replay_ctx)
+        self.outputs.before_apply(views, read_ctx)
+        for cv in views:
+            cv.deliver(staged[cv.rel.oid])
+        self.outputs.after_apply(views, staged, read_ctx)
 
     def mark_broken(self, cv: ContinuousView, why: str) -> None:
         """A view that failed to apply a logged batch (a bug): its state can no
@@ -350,7 +359,8 @@ class StreamManager:
 
     def _ensure_views(self, state) -> None:
         for rel in state.rels.values():
-            if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken:
+            if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken \
+                    and rel.oid not in self.outputs.transforms:
                 self._instantiate(rel, state)
 
     def _follow_definitions(self, state) -> None:
@@ -389,6 +399,11 @@ class StreamManager:
             self.broken[rel.oid] = (saved[BROKEN_KEY], saved)
             return
         saved_as = self.saved_as.get(rel.oid)
+        if output_streams.is_transform(rel):
+            pl = Planner(self.engine, state)
+            self.outputs.transforms[rel.oid] = output_streams.Transform(
+                rel, pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT)))
+            return
         try:
             cv = self._compile(rel, state)
             if saved is not None and saved_as is not None and _definition(saved_as) != _definition(rel):
@@ -467,7 +482,19 @@ class StreamManager:
         reads.scans.append(rel.oid)
         return StreamScanOp(rel, alias, self.runtime(rel), lambda ctx: self._read_together(reads, ctx))
 
+    def output_scan_op(self, view, alias, planner) -> tuple[operators.Op, list[str]]:
+        """``output_of(view)`` in FROM: the scan of the view's output stream
+        and each column's qualifier (old/new, or the alias for a transform)."""
+        output_streams.refuse_not_view(view.name, view)
+        planner.streams_used.append(output_streams.output_relation(view))
+        rel = planner.streams_used[-1]
+        return output_streams.OutputScanOp(rel, alias, None), output_streams.column_tables(view, alias)
+
     def view_read_op(self, rel, alias, planner):
+        if output_streams.is_transform(rel):
+            raise PgError(FEATURE_NOT_SUPPORTED, f'transform "{rel.name}" keeps no rows',
+                          hint=f"A transform writes its rows to its output stream: read them with CREATE VIEW ... "
+                               f"AS SELECT ... FROM output_of('{rel.name}').")
         out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
 
         # every view and stream this statement reads (the planner is the
@@ -563,6 +590,10 @@ class StreamManager:
         ``restart`` asks for a view that starts empty."""
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
+        if output_streams.is_transform(rel):
+            t = output_streams.Transform(rel, plan)
+            ctx.txn.after_commit.append(lambda: self._register_transform(t))
+            return
         old = self.views.get(rel.oid)
         keep = replacing and not restart and old is not None
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
@@ -608,6 +639,10 @@ class StreamManager:
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
+    def _register_transform(self, t: output_streams.Transform) -> None:
+        if visible(self.engine.db.committed, t):
+            self.outputs.transforms[t.rel.oid] = t
+
     def _forget_rolled_back(self) -> None:
         """Views of transactions that ended without committing them."""
         committed = self.engine.db.committed
@@ -617,6 +652,7 @@ class StreamManager:
 
     def drop_view(self, oid) -> None:
         self.views.pop(oid, None)
+        self.outputs.forget(oid)
         self.broken.pop(oid, None)
 
     def drop_stream(self, oid) -> None:
@@ -659,6 +695,10 @@ class StreamManager:
 
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
+
+    def views_on(self, stream_oid) -> list[ContinuousView]:
+        """The continuous views reading a stream (or a view's output stream)."""
+        return self._views_on(stream_oid)
 
     # ------------------------------------------------------------ ingest
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
@@ -727,7 +767,9 @@ class StreamManager:
 
     def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
         views = self._views_on(rel.oid)
-        return views, stage_views(views, rel.oid, batch, ctx)
+        staged = stage_views(views, rel.oid, batch, ctx)
+        self.outputs.stage(rel.oid, batch, ctx, views, staged)      # transforms and their readers
+        return views, staged
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
@@ -740,12 +782,14 @@ class StreamManager:
         staged: dict = {}
         batches = []
         nparts = 0
+        transforms = self.outputs.transforms_on(rel.oid)
         for _head, body, n in parts():
             nparts += 1
-            if views or ring:
+            if views or ring or transforms:
                 cols = wal.decode_body(body)[0].columns
                 b = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
                 stage_views(views, rel.oid, b, ctx, staged)
+                self.outputs.stage(rel.oid, b, ctx, views, staged)
                 if ring:
                     batches.append(b)
         commit = StreamCommit(rel.oid, group, nparts, rows)
@@ -761,7 +805,10 @@ class StreamManager:
             if rt.listeners > 0 and rt.ring is not None:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
+            read_ctx = functools.cache(self.replay_ctx)       # made only if a view has readers of its changes
+            self.outputs.before_apply(views, read_ctx)
             apply_stages(views, staged, sum(b.n for b in batches), ctx)
+            self.outputs.after_apply(views, staged, read_ctx)
         change_notify.fire(self.engine.db.notifier, views, staged, ctx.session.pid)
 
     @staticmethod
