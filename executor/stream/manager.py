@@ -274,7 +274,7 @@ class StreamManager:
         self._ensure_views(state)
         self._observe(rel, batch.columns)
         staged = self._replay_stage(rel, batch.columns, {}, state, where)
-        self._replay_apply(batch.oid, staged)
+        self._replay_apply(staged, state)
 
     def replay_part(self, part: StreamPart, state, where: str = "") -> None:
         rel = state.rels.get(part.oid)
@@ -289,7 +289,7 @@ class StreamManager:
     def replay_commit(self, commit: StreamCommit, state) -> None:
         held = self._replay_groups.pop(commit.group, None)
         if held is not None:
-            self._replay_apply(commit.oid, held)
+            self._replay_apply(held, state)
 
     def replay_finished(self) -> None:
         for group in self._replay_groups:
@@ -314,9 +314,9 @@ class StreamManager:
             log.error("replaying the WAL record %s: a transform failed: %s", where, e)
         return staged
 
-    def _replay_apply(self, oid: int, staged: dict) -> None:
+    def _replay_apply(self, staged: dict, state) -> None:
         views = [cv for cv in list(self.views.values()) if cv.rel.oid in staged]
-        read_ctx = functools.cache(self.replay_ctx)
+        read_ctx = functools.cache(functools.partial(self.replay_ctx, state))
         self.outputs.before_apply(views, read_ctx)
         for cv in views:
             cv.deliver(staged[cv.rel.oid])
@@ -377,9 +377,12 @@ class StreamManager:
                     cv.redefine(new)
 
     def _compile(self, rel, state, reuse: PipelinePool | None = None) -> ContinuousView:
-        pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
-        return ContinuousView(self, rel, plan, self.replay_ctx(state), reuse)
+        return ContinuousView(self, rel, self.plan_definition(rel, state), self.replay_ctx(state), reuse)
+
+    def plan_definition(self, rel, state=None) -> operators.Op:
+        """A continuous view's or transform's query, planned (not compiled)."""
+        pl = Planner(self.engine, state if state is not None else self.engine.db.committed)
+        return pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
 
     def _compile_over(self, old: ContinuousView, rel, state) -> ContinuousView | None:
         """``rel`` compiled over ``old``'s pipelines when it keeps the state (same
@@ -400,9 +403,7 @@ class StreamManager:
             return
         saved_as = self.saved_as.get(rel.oid)
         if output_streams.is_transform(rel):
-            pl = Planner(self.engine, state)
-            self.outputs.transforms[rel.oid] = output_streams.Transform(
-                rel, pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT)))
+            self.outputs.transforms[rel.oid] = output_streams.Transform(rel, self.plan_definition(rel, state))
             return
         try:
             cv = self._compile(rel, state)

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
+import weakref
 from typing import Callable
 
 import sqlglot
@@ -41,7 +43,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.catalog.objects.model import ColumnDef, Relation
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_TABLE, PgError
 
-from ..execution import operators
+from ..execution import operators, plans
 from ..sql.dialect import DIALECT
 from .continuous import StreamScanOp
 
@@ -78,20 +80,20 @@ def _column(name: str, c: ColumnDef) -> ColumnDef:
 def output_relation(view: Relation) -> Relation:
     """The stream ``output_of(view)``: a relation of kind 'f' outside the
     catalog, with the view's oid.  Columns: the transform's, or each of the
-    view's columns once as old and once as new (scoped under ``old``/``new``
-    by :func:`column_tables`)."""
+    view's columns as old, as new and as delta (scoped under
+    ``old``/``new``/``delta`` by :func:`column_tables`)."""
     cols = view.visible_columns
     if is_transform(view):
         out = tuple(_column(c.name, c) for c in cols)
     else:
-        out = tuple(_column(c.name, c) for c in cols) * 2
+        out = tuple(_column(c.name, c) for c in cols) * 3
     return Relation(view.oid, view.schema, f"output_of({view.name})", "f", out, owner=view.owner)
 
 
 def column_tables(view: Relation, alias: str) -> list[str]:
-    """The qualifier of each output column: old/new for a view's changes."""
+    """The qualifier of each output column: old/new/delta for a view's changes."""
     n = len(view.visible_columns)
-    return [alias] * n if is_transform(view) else ["old"] * n + ["new"] * n
+    return [alias] * n if is_transform(view) else ["old"] * n + ["new"] * n + ["delta"] * n
 
 
 class OutputScanOp(StreamScanOp):
@@ -183,26 +185,32 @@ class Changes:
             return {r: r for r in rows}
         return {tuple(r[i] for i in self.keys): r for r in rows}
 
-    def diff(self, now: dict, width: int) -> list[tuple[tuple, tuple]]:
-        """(old, new) of every group that changed, in the view's row order."""
+    def diff(self, now: dict, width: int) -> list[tuple[object, tuple, tuple]]:
+        """(key, old, new) of every group that changed, in the view's row order."""
         last = self.last or {}
         self.last = now
         empty = (None,) * width
-        out = [(last.get(k, empty), row) for k, row in now.items() if last.get(k) != row]
-        out += [(row, empty) for k, row in last.items() if k not in now]
+        out = [(k, last.get(k, empty), row) for k, row in now.items() if last.get(k) != row]
+        out += [(k, row, empty) for k, row in last.items() if k not in now]
         return out
 
 
-def change_batch(pairs: list[tuple[tuple, tuple]], rel: Relation) -> Batch:
-    """The output stream's batch: old columns then new columns."""
+def change_batch(changes: list[tuple[object, tuple, tuple]], deltas: dict, rel: Relation) -> Batch:
+    """The output stream's batch: old, new and delta columns (the delta row of
+    a group is the view's query over the batch's rows alone; NULLs when the
+    batch had none for it, e.g. a group a TTL removed)."""
     cols = rel.live_columns
-    width = len(cols) // 2
-    out = []
-    for i, c in enumerate(cols):
-        side = 0 if i < width else 1
-        j = i % width
-        out.append(Col.from_pylist([p[side][j] for p in pairs], c.type_oid))
-    return Batch(out, len(pairs))
+    width = len(cols) // 3
+    empty = (None,) * width
+    rows = [(old, new, deltas.get(k, empty)) for k, old, new in changes]
+    out = [Col.from_pylist([r[i // width][i % width] for r in rows], c.type_oid) for i, c in enumerate(cols)]
+    return Batch(out, len(rows))
+
+
+def _walk(op):
+    yield op
+    for c in op.children:
+        yield from _walk(c)
 
 
 def _read_now(cv, ctx) -> Batch:
@@ -221,6 +229,10 @@ class Outputs:
         self.manager = manager
         self.transforms: dict[int, Transform] = {}
         self._changes: dict[int, Changes] = {}
+        #: the rows each stage of a view with consumers took (its delta is computed from them at apply)
+        self._inputs: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self._plans: dict[int, tuple] = {}     # view oid -> (its Relation, its plan, the stream scan in it)
 
     def transforms_on(self, stream_oid: int) -> list[Transform]:
         return [t for t in list(self.transforms.values()) if t.stream_oid == stream_oid]
@@ -228,6 +240,7 @@ class Outputs:
     def forget(self, oid: int) -> None:
         self.transforms.pop(oid, None)
         self._changes.pop(oid, None)
+        self._plans.pop(oid, None)
 
     # -------------------------------------------------------------- staging
     def stage(self, stream_oid: int, batch: Batch, ctx, views: list, staged: dict) -> None:
@@ -235,6 +248,8 @@ class Outputs:
         runs, and the views reading its output stage the rows (transforms of
         transforms too).  Errors fail the statement, as any view's would.
         ``views`` gains the views that staged something."""
+        for cv in self.manager.views_on(stream_oid):
+            self._note_input(cv, staged.get(cv.rel.oid), batch)
         for t in self.transforms_on(stream_oid):
             out = t.run(batch, ctx)
             if out.n == 0:
@@ -244,6 +259,29 @@ class Outputs:
                 if cv not in views:
                     views.append(cv)
             self.stage(t.rel.oid, out, ctx, views, staged)
+
+    def _note_input(self, cv, st, batch: Batch) -> None:
+        """Keep the rows a view with consumers staged: its delta rows come from them."""
+        if st is not None and self.manager.views_on(cv.rel.oid):
+            with self._lock:
+                self._inputs.setdefault(st, []).append(batch)
+
+    def _deltas(self, cv, ch: Changes, st, ctx) -> dict:
+        """The view's query over the rows of this stage alone, by group key
+        (PipelineDB's delta tuples); empty when it reads several streams."""
+        with self._lock:
+            inputs = self._inputs.pop(st, [])
+        entry = self._plans.get(cv.rel.oid)
+        if entry is None or entry[0] is not cv.rel:
+            plan = self.manager.plan_definition(cv.rel, ctx.state)
+            scans = [n for n in _walk(plan) if isinstance(n, StreamScanOp)]
+            entry = self._plans[cv.rel.oid] = (cv.rel, plan, scans)
+        _rel, plan, scans = entry
+        if not inputs or len(scans) != 1:
+            return {}
+        rows = Batch.concat(inputs) if len(inputs) > 1 else inputs[0]
+        src = operators.BatchSource("delta", scans[0].out, lambda _ctx: rows)
+        return ch.rows_by_key(operators.run_plan(plans.rebuilt(plan, {id(scans[0]): src}), ctx))
 
     # -------------------------------------------------------------- applying
     def before_apply(self, views: list, read_ctx: Callable[[], object]) -> None:
@@ -275,13 +313,20 @@ class Outputs:
                 continue
             if not pairs:
                 continue
-            batch = change_batch(pairs, output_relation(cv.rel))
+            try:
+                deltas = self._deltas(cv, ch, staged[cv.rel.oid], ctx)
+            except Exception as e:  # noqa: BLE001 - the rows staged once: a failure here is a bug
+                log.exception("the delta rows of %s failed", cv.rel.name)
+                deltas = {}
+            batch = change_batch(pairs, deltas, output_relation(cv.rel))
             for c in consumers:
                 try:
                     st = c.stage(cv.rel.oid, batch, ctx)
                 except Exception as e:  # noqa: BLE001 - the input is logged: only this consumer fails
                     self.manager.mark_broken(c, f"staging the changes of {cv.rel.name} failed: {e}")
                     continue
+                self._note_input(c, st, batch)
+                self.before_apply([c], read_ctx)        # its own readers diff against its rows before
                 c.deliver(st)
                 staged[c.rel.oid] = st
                 if c not in views:
