@@ -748,7 +748,9 @@ NOT_IMPLEMENTED = {
                  "exact_count_distinct")},
     **REFUSED,
     **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
-       for f in ("combine", "output_of")},
+       for f in ("combine",)},
+    "output_of": "output_of('view') is a stream: read it in the FROM clause of a continuous view "
+                 "(CREATE VIEW v2 AS SELECT ... FROM output_of('v')).",
 }
 
 

@@ -41,9 +41,6 @@ def spark():
                .config("spark.default.parallelism", "2")
                .config("spark.sql.session.timeZone", "UTC")
                .config("spark.driver.memory", "1g")
-               # a Python worker started without the daemon (a streaming data source's reader)
-               # may take long to connect back on a loaded machine
-               .config("spark.python.authenticate.socketTimeout", "180s")
                .getOrCreate())
     session.sparkContext.setLogLevel("ERROR")
     try:
