@@ -152,7 +152,7 @@ def _classes():
             return NAME
 
         def schema(self) -> str:
-            return spark_schema(self.options)
+            return spark_schema(dict(self.options))
 
         def simpleStreamReader(self, schema):
             if "url" not in self.options or "view" not in self.options:

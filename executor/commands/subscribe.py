@@ -13,7 +13,6 @@ were applied.  It runs until the client cancels (57014) or disconnects.
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from typing import Iterator
 

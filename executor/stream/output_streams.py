@@ -118,7 +118,7 @@ class Transform:
 
     def __init__(self, rel: Relation, plan: operators.Op) -> None:
         self.rel = rel
-        path: list[operators.Op] = []
+        path: list = []                 # Filter / Project nodes, root first
         node = plan
         while not isinstance(node, StreamScanOp):
             if not isinstance(node, (operators.Filter, operators.Project)) or len(node.children) != 1:
@@ -315,7 +315,7 @@ class Outputs:
                 continue
             try:
                 deltas = self._deltas(cv, ch, staged[cv.rel.oid], ctx)
-            except Exception as e:  # noqa: BLE001 - the rows staged once: a failure here is a bug
+            except Exception:  # noqa: BLE001 - the rows staged once: a failure here is a bug
                 log.exception("the delta rows of %s failed", cv.rel.name)
                 deltas = {}
             batch = change_batch(pairs, deltas, output_relation(cv.rel))
