@@ -340,7 +340,11 @@ class StreamManager:
             self._ensure_views(state)
             cv = self.views.get(merge.view_oid)
             try:
-                merge_record(self, merge)
+                if cv is not None:          # as live: the readers of output_of(view) follow
+                    self.outputs.merged(cv, lambda: merge_record(self, merge),
+                                        functools.cache(functools.partial(self.replay_ctx, state)))
+                else:
+                    merge_record(self, merge)
             except Exception as e:
                 if cv is None:
                     raise

@@ -270,7 +270,7 @@ class Outputs:
         """The view's query over the rows of this stage alone, by group key
         (PipelineDB's delta tuples); empty when it reads several streams."""
         with self._lock:
-            inputs = self._inputs.pop(st, [])
+            inputs = self._inputs.pop(st, []) if st is not None else []
         entry = self._plans.get(cv.rel.oid)
         if entry is None or entry[0] is not cv.rel:
             plan = self.manager.plan_definition(cv.rel, ctx.state)
@@ -284,6 +284,17 @@ class Outputs:
         return ch.rows_by_key(operators.run_plan(plans.rebuilt(plan, {id(scans[0]): src}), ctx))
 
     # -------------------------------------------------------------- applying
+    def merged(self, cv, merge: Callable[[], None], read_ctx: Callable[[], object]) -> list:
+        """A Spark partial state merged into ``cv`` (inside its delivery): its
+        readers get the changed groups, with NULL deltas (the rows stayed in
+        Spark).  The views that changed, for notify and SUBSCRIBE."""
+        views = [cv]
+        self.before_apply(views, read_ctx)
+        merge()
+        staged: dict = {cv.rel.oid: None}
+        self.after_apply(views, staged, read_ctx)
+        return views
+
     def before_apply(self, views: list, read_ctx: Callable[[], object]) -> None:
         """Inside the delivery, before the batch is applied: the rows a view with
         consumers starts from, if not read yet (first consumer, or a restart).

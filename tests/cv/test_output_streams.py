@@ -170,3 +170,26 @@ def test_derived_rows_survive_kill9_once(ss_server_factory):
         srv.start()
         with psycopg.connect(srv.dsn, autocommit=True) as conn:
             assert _read(conn, names) == oracle.expect(), f"after kill -9 in round {round_}"
+
+
+def test_spark_partial_merge_reaches_output_readers(ss_server, unique_name):
+    """A Spark executor's merged partial state changes the view like a batch:
+    its output readers get the changed groups (deltas NULL: the rows stayed in Spark)."""
+    import json
+    from splitstream.connectors.spark import describe
+
+    s, v, ch = unique_name("ev"), unique_name("v"), unique_name("ch")
+    with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE FOREIGN TABLE {s} (k int, x int) SERVER stream")
+        conn.execute(f"CREATE VIEW {v} AS SELECT k, count(*) AS n, sum(x) AS sx FROM {s} GROUP BY k")
+        conn.execute(f"CREATE VIEW {ch} AS SELECT (new).k AS k, sum((new).sx) AS sx, count(*) AS c, "
+                     f"count((old).k) AS had_old, count((delta).sx) AS deltas FROM output_of('{v}') GROUP BY (new).k")
+        conn.execute(f"INSERT INTO {s} VALUES (1, 10)")
+        desc = describe(ss_server.url, s)
+        counts, sums = [3, 1], [30, 5]
+        payload = dict(fingerprint=desc["fingerprint"], view_oid=desc["views"][0]["oid"], pipeline=0, groups=2,
+                       keys=[[1, 2]], rows=counts, states=[{"cnt": counts}, {"sum": sums, "cnt": counts}])
+        conn.execute("SELECT splitstream_merge_partial(%s, %s, %s)", (s, unique_name("key"), json.dumps(payload)))
+        assert conn.execute(f"SELECT k, n, sx FROM {v} ORDER BY k").fetchall() == [(1, 4, 40), (2, 1, 5)]
+        got = conn.execute(f"SELECT k, sx, c, had_old, deltas FROM {ch} ORDER BY k").fetchall()
+        assert [tuple(int(x) for x in r) for r in got] == [(1, 50, 2, 1, 1), (2, 5, 1, 0, 0)]
