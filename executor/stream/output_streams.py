@@ -248,8 +248,10 @@ class Outputs:
         runs, and the views reading its output stage the rows (transforms of
         transforms too).  Errors fail the statement, as any view's would.
         ``views`` gains the views that staged something."""
+        read = self._read_sources()
         for cv in self.manager.views_on(stream_oid):
-            self._note_input(cv, staged.get(cv.rel.oid), batch)
+            if cv.rel.oid in read:
+                self._note_input(cv, staged.get(cv.rel.oid), batch)
         for t in self.transforms_on(stream_oid):
             out = t.run(batch, ctx)
             if out.n == 0:
@@ -260,9 +262,13 @@ class Outputs:
                     views.append(cv)
             self.stage(t.rel.oid, out, ctx, views, staged)
 
+    def _read_sources(self) -> set[int]:
+        """The oids whose output stream some continuous view reads (one pass over the views)."""
+        return {oid for cv in list(self.manager.views.values()) for oid in cv.pipelines}
+
     def _note_input(self, cv, st, batch: Batch) -> None:
         """Keep the rows a view with consumers staged: its delta rows come from them."""
-        if st is not None and self.manager.views_on(cv.rel.oid):
+        if st is not None:
             with self._lock:
                 self._inputs.setdefault(st, []).append(batch)
 
@@ -299,8 +305,9 @@ class Outputs:
         """Inside the delivery, before the batch is applied: the rows a view with
         consumers starts from, if not read yet (first consumer, or a restart).
         ``read_ctx()`` makes the context views are read in (only when needed)."""
+        read = self._read_sources()
         for cv in views:
-            if cv.rel.oid not in self._changes and self.manager.views_on(cv.rel.oid):
+            if cv.rel.oid not in self._changes and cv.rel.oid in read:
                 ch = self._changes[cv.rel.oid] = Changes(group_key_positions(cv.rel))
                 ch.last = ch.rows_by_key(_read_now(cv, read_ctx()))
 
@@ -313,9 +320,12 @@ class Outputs:
         while i < len(views):
             cv = views[i]
             i += 1
-            consumers = self.manager.views_on(cv.rel.oid)
             ch = self._changes.get(cv.rel.oid)
-            if cv.rel.oid not in staged or not consumers or ch is None:
+            if ch is None or cv.rel.oid not in staged:
+                continue
+            consumers = self.manager.views_on(cv.rel.oid)
+            if not consumers:               # its readers were dropped: a later one starts afresh
+                self._changes.pop(cv.rel.oid, None)
                 continue
             ctx = read_ctx()
             try:
@@ -336,7 +346,8 @@ class Outputs:
                 except Exception as e:  # noqa: BLE001 - the input is logged: only this consumer fails
                     self.manager.mark_broken(c, f"staging the changes of {cv.rel.name} failed: {e}")
                     continue
-                self._note_input(c, st, batch)
+                if c.rel.oid in self._read_sources():
+                    self._note_input(c, st, batch)
                 self.before_apply([c], read_ctx)        # its own readers diff against its rows before
                 c.deliver(st)
                 staged[c.rel.oid] = st
