@@ -185,3 +185,65 @@ def test_asyncpg_every_change_once_in_order(ss_server, unique_name):
         got = asyncio.run(asyncio.wait_for(go(), 60))
         sums = _chain(got[1:], start=1)
         assert sums == sorted(set(sums)) and sums[-1] == 1 + INSERTS
+
+
+def _snapshot_psycopg(dsn: str, view: str) -> list[tuple]:
+    """The snapshot a new SUBSCRIBE starts with (all at its first timestamp)."""
+    with psycopg.connect(dsn, autocommit=True) as sub:
+        rows: list = []
+        t = threading.Thread(target=lambda: (time.sleep(1.0), sub.cancel()), daemon=True)
+        t.start()
+        with pytest.raises(psycopg.errors.QueryCanceled):
+            for row in sub.cursor().stream(f"SUBSCRIBE {view}"):
+                rows.append(row)
+        t.join()
+    assert len({r[0] for r in rows}) <= 1
+    return sorted((int(d), int(k), int(s)) for _ts, d, k, s in rows)
+
+
+def test_reconnect_and_restart_resubscribe_from_a_snapshot(ss_server_factory):
+    """What the docs promise: no resumption, but a new SUBSCRIBE's snapshot holds
+    every change made while the client was away (asyncpg reconnecting), and,
+    after kill -9, every acknowledged change."""
+    srv = ss_server_factory()
+    with psycopg.connect(srv.dsn, autocommit=True) as w:
+        _setup(w, "rs_s", "rs_v")
+
+    async def first_then_away() -> list:
+        conn = await asyncpg.connect(srv.url)
+        got: list = []
+        try:
+            async with conn.transaction():
+                async for r in conn.cursor("SUBSCRIBE rs_v", prefetch=1):
+                    got.append(tuple(r))
+                    break
+        finally:
+            await conn.close()
+        return got
+
+    got = asyncio.run(asyncio.wait_for(first_then_away(), 30))
+    assert [g[1:] for g in got] == [(1, 1, 1)]
+    with psycopg.connect(srv.dsn, autocommit=True) as w:       # while no one subscribes
+        w.execute("INSERT INTO rs_s VALUES (1, 4), (2, 2)")
+        w.execute("INSERT INTO rs_s VALUES (2, 3)")
+
+    async def again() -> list:
+        conn = await asyncpg.connect(srv.url)
+        try:
+            async with conn.transaction():
+                rows = []
+                async for r in conn.cursor("SUBSCRIBE rs_v", prefetch=2):
+                    rows.append(tuple(r))
+                    if len(rows) == 2:
+                        return rows
+        finally:
+            await conn.close()
+        return []
+
+    rows = asyncio.run(asyncio.wait_for(again(), 30))
+    assert sorted(r[1:] for r in rows) == [(1, 1, 5), (1, 2, 5)] and rows[0][0] == rows[1][0]
+    with psycopg.connect(srv.dsn, autocommit=True) as w:
+        w.execute("INSERT INTO rs_s VALUES (3, 7)")
+    srv.kill()
+    srv.start()
+    assert _snapshot_psycopg(srv.dsn, "rs_v") == [(1, 1, 5), (1, 2, 5), (1, 3, 7)]
