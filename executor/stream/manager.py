@@ -491,6 +491,7 @@ class StreamManager:
         """``output_of(view)`` in FROM: the scan of the view's output stream
         and each column's qualifier (old/new, or the alias for a transform)."""
         output_streams.refuse_not_view(view.name, view)
+        output_streams.refuse_ungrouped(view, self.plan_definition(view, planner.state))
         planner.streams_used.append(output_streams.output_relation(view))
         rel = planner.streams_used[-1]
         return output_streams.OutputScanOp(rel, alias, None), output_streams.column_tables(view, alias)

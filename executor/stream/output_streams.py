@@ -111,6 +111,15 @@ def refuse_not_view(name: str, rel) -> None:
         raise PgError(FEATURE_NOT_SUPPORTED, f'"{name}" is not a continuous view', hint=HINT)
 
 
+def refuse_ungrouped(view: Relation, plan: operators.Op) -> None:
+    """A view keeping raw rows (no grouping) has no groups whose rows change:
+    its output stream would be its input; refused rather than guessed."""
+    if not is_transform(view) and not any(isinstance(n, operators.Aggregate) for n in _walk(plan)):
+        raise PgError(FEATURE_NOT_SUPPORTED, f'output_of("{view.name}"): the view does not aggregate',
+                      hint="An output stream carries the changed groups of an aggregating view. For the rows "
+                           "themselves, read the stream, or make the filter a transform and read output_of of it.")
+
+
 # ------------------------------------------------------------------ transforms
 
 class Transform:
