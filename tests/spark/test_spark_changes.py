@@ -24,9 +24,9 @@ def _view(conn, s: str, v: str) -> None:
     conn.execute(f"INSERT INTO {s} VALUES (1, 1, 'a')")
 
 
-def _walk(rows) -> list[int]:
-    """Group 1's totals in change order; each removed row is the previous added one."""
-    current, seen = None, []
+def _walk(rows, current: int) -> list[int]:
+    """Group 1's totals in change order from ``current``; each removed row is the previous added one."""
+    seen = []
     for _ts, d, k, t, _tag in sorted(rows, key=lambda r: (r[0], r[1])):
         if k != 1:
             continue
@@ -104,8 +104,8 @@ def test_read_stream_of_view_changes(spark, ss_server, ss_conn, unique_name):
         rows = [(r.mz_timestamp, r.mz_diff, r.k, r.total, r.tag) for r in got]
         snapshot = [r for r in rows if r[0] == min(x[0] for x in rows)]
         assert len(rows) == len(snapshot) + 18
-        walked = _walk([r for r in rows if r not in snapshot])
         start = [r[3] for r in snapshot if r[2] == 1][0]
+        walked = _walk([r for r in rows if r not in snapshot], start)
         assert walked == [start + sum(range(2, i + 1)) for i in range(2, 8)]
         return
     # Spark gives that worker a fixed 10 s (PythonWorkerFactory.createSimpleWorker); importing
