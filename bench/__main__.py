@@ -8,7 +8,7 @@ this machine).  Each module keeps its full-size defaults when run alone:
 import sys
 import time
 
-from . import aim, copy_parse, ingest, pgbench_compare, sketches, time_windows, tpch, tpch_cv, window_frames
+from . import aim, change_latency, copy_parse, ingest, pgbench_compare, sketches, time_windows, tpch, tpch_cv, window_frames
 
 SMALL = {
     "pgbench_compare": (pgbench_compare.main, ["--seconds", "3"]),
@@ -17,6 +17,7 @@ SMALL = {
     "window_frames": (window_frames.main, ["--rows", "100000", "--repeat", "2"]),
     "time_windows": (time_windows.main, ["--rows", "500000"]),
     "copy_parse": (copy_parse.main, ["--rows", "500000"]),
+    "change_latency": (change_latency.main, ["--seconds", "3"]),
     "sketches": (sketches.main, ["--rows", "1000000", "--repeat", "2"]),
     "tpch_cv": (tpch_cv.main, ["--sf", "0.02", "--mem-rows", "1000000"]),
     # the SF 1 run: python -m bench.tpch (--backends auto,vector,llvm)

@@ -57,6 +57,8 @@ class Portal:
     offset: int = 0            # rows already sent
     done: bool = False
     suspended: bool = False    # at least one Execute stopped at max_rows
+    #: a SUBSCRIBE portal suspended inside a change: (its batch, the first row not sent)
+    stream_rest: tuple[Any, int] | None = None
     _fmts: list[int] | None = field(default=None, init=False, repr=False)
 
     def formats(self, columns: list[ResultColumn] | None) -> list[int]:

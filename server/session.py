@@ -519,6 +519,31 @@ class ProtocolSession:
             yield from self._rows(part, None, 0, batch.n)
             yield FLUSH
 
+    def _portal_stream(self, portal: Portal, res: Result, max_rows: int) -> Handler:
+        """SUBSCRIBE through Execute: DataRows as changes come, until the cancel
+        that ends it; with a row limit, that many rows, then PortalSuspended
+        (the next Execute of the portal goes on where this one stopped)."""
+        assert res.row_stream is not None
+        formats = portal.formats(res.columns)
+        left = max_rows if max_rows > 0 else -1
+        while left != 0:
+            if portal.stream_rest is not None:
+                (batch, start), portal.stream_rest = portal.stream_rest, None
+            else:
+                batch, start = next(res.row_stream), 0
+            if batch is None:
+                yield FLUSH
+                continue
+            stop = batch.n if left < 0 else min(batch.n, start + left)
+            yield from self._rows(Result(tag=res.tag, columns=res.columns, batch=batch), formats, start, stop)
+            if stop < batch.n:
+                portal.stream_rest = (batch, stop)
+            if left > 0:
+                left -= stop - start
+            yield FLUSH
+        portal.suspended = True
+        yield messages.portal_suspended()
+
     def _txn_status(self) -> str:
         try:
             return self.es.txn_status
@@ -622,10 +647,8 @@ class ProtocolSession:
             if res.copy_in is not None or res.copy_out is not None:
                 portal.done = True
                 return self._guard_extended(head, self._emit_copy(res))
-            if res.row_stream is not None:
-                portal.done = True
-                raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE needs the simple query protocol",
-                              hint="Send it as a simple query, or read it with COPY (SUBSCRIBE ...) TO STDOUT.")
+        if res.row_stream is not None:
+            return self._guard_extended(head, self._portal_stream(portal, res, ex.max_rows))
         if res.empty:
             return head + messages.empty_query_response()
         if res.columns is None or res.batch is None:

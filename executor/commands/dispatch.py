@@ -141,7 +141,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 in ("LISTEN", "UNLISTEN", "NOTIFY"):
         return async_statement(text, w0)
     if w0 == "SUBSCRIBE":
-        return SubscribeStmt(text)
+        return SubscribeStmt(session, text)
     if w0 in ("VACUUM", "ANALYZE", "ANALYSE"):
         return VacuumStmt("VACUUM" if w0 == "VACUUM" else "ANALYZE", text)
     refusal = refused(words)

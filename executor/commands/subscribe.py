@@ -5,17 +5,14 @@ Output: ``mz_timestamp`` (int8, milliseconds since the epoch when the change
 was read, never decreasing), ``mz_diff`` (int8: how many copies of the row
 were added, negative for removed), then the view's columns.  With SNAPSHOT
 (the default) the view's contents come first at the first timestamp; then,
-each time batches are applied to the view (``stream/change_notify.CHANGES``),
-the view is read again and the difference to the last read is sent,
-removals first.  It runs until the client cancels (57014) or disconnects.
-Each read is a fresh statement over the committed state, so a change is
-sent once, after it is durable; changes applied between two reads are sent
-as their net difference (a row added and removed again is not shown).
+each batch applied to the view brings one change: the view is read again
+on the inserting thread and the difference to the last read is queued
+(``stream/change_feed.py``), removals first, sent in the order the batches
+were applied.  It runs until the client cancels (57014) or disconnects.
 """
 from __future__ import annotations
 
 import re
-import time
 from collections import Counter
 from typing import Iterator
 
@@ -30,7 +27,8 @@ from ..context import ExecContext
 from ..execution import operators, privileges
 from ..sql.dialect import parse_one
 from ..sql.planner import Planner
-from ..stream.change_notify import CHANGES
+from ..stream.change_feed import Feed
+from ..stream.change_notify import FEEDS
 from ..api import Result, ResultColumn
 from .base import Stmt, columns_of
 
@@ -60,28 +58,32 @@ def _snapshot_option(opts: str | None) -> bool:
     return snapshot
 
 
+def _plan_view(session, state, sql: str) -> tuple[bool, operators.Op, Planner, list[ResultColumn]]:
+    """SNAPSHOT, the plan of ``SELECT * FROM view``, its planner, and the
+    output columns; 0A000 unless it names a continuous view."""
+    m = _RX.match(sql)
+    if m is None:
+        raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE supports a view name only", hint=HINT)
+    snapshot = _snapshot_option(m.group("opts"))
+    pl = Planner(session.engine, state, session=session.info)
+    plan = pl.plan_query(parse_one(f"SELECT * FROM {m.group('name')}"))
+    if not any(v.continuous for v in pl.views_used) or pl.tables_used or pl.streams_used:
+        raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE needs a continuous view", hint=HINT)
+    columns = [ResultColumn("mz_timestamp", type_oids.INT8, typlen=8),
+               ResultColumn("mz_diff", type_oids.INT8, typlen=8)] + columns_of(plan)
+    return snapshot, plan, pl, columns
+
+
 class Subscription:
     """One SUBSCRIBE: the view's plan, its last rows, and the change batches."""
 
     def __init__(self, session, ctx, sql: str) -> None:
-        m = _RX.match(sql)
-        if m is None:
-            raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE supports a view name only", hint=HINT)
-        self.snapshot = _snapshot_option(m.group("opts"))
         self.session = session
-        tree = parse_one(f"SELECT * FROM {m.group('name')}")
-        pl = Planner(session.engine, ctx.state, session=session.info)
-        self.plan = pl.plan_query(tree)
-        views = [v for v in pl.views_used if v.continuous]
-        if not views or pl.tables_used or pl.streams_used:
-            raise PgError(FEATURE_NOT_SUPPORTED, "SUBSCRIBE needs a continuous view", hint=HINT)
+        self.snapshot, self.plan, pl, self.columns = _plan_view(session, ctx.state, sql)
         privileges.authorize(ctx.state, session.info, pl.needs)
-        self.oids = tuple(v.oid for v in views)
-        self.view_columns = columns_of(self.plan)
-        self.columns = [ResultColumn("mz_timestamp", type_oids.INT8, typlen=8),
-                        ResultColumn("mz_diff", type_oids.INT8, typlen=8)] + self.view_columns
-        self.last: Counter = Counter()
-        self.ts = 0
+        watch = session.engine.streams.with_upstream([v.oid for v in pl.views_used if v.continuous], ctx)
+        self.feed = Feed(self._read, frozenset(watch))
+        self.view_columns = self.columns[2:]
         self.rows_sent = 0
 
     def _read(self) -> Counter:
@@ -92,16 +94,10 @@ class Subscription:
         cols = [c.to_pylist() for c in batch.cols]
         return Counter(zip(*cols)) if cols else Counter()
 
-    def _diff(self, now: Counter) -> Batch | None:
-        """The change from the last read to ``now`` as output rows (removals first)."""
-        removed, added = self.last - now, now - self.last
-        self.last = now
-        if not removed and not added:
-            return None
-        self.ts = max(self.ts, int(time.time() * 1000))
-        rows = [(r, -n) for r, n in removed.items()] + [(r, n) for r, n in added.items()]
+    def _rows(self, ts: int, rows: list[tuple[tuple, int]]) -> Batch:
+        """One change as output rows."""
         k = len(rows)
-        cols = [Col(np.full(k, self.ts, np.int64), None, type_oids.INT8),
+        cols = [Col(np.full(k, ts, np.int64), None, type_oids.INT8),
                 Col(np.array([d for _r, d in rows], np.int64), None, type_oids.INT8)]
         for i, c in enumerate(self.view_columns):
             cols.append(Col.from_pylist([r[i] for r, _d in rows], c.type_oid))
@@ -111,27 +107,20 @@ class Subscription:
     def batches(self) -> Iterator[Batch | None]:
         """Change batches; None when it waited without a change (a point to
         flush what was sent and check for a cancel).  Ends only by an error."""
-        seen = sum(CHANGES.generation(o) for o in self.oids)
-        first = self._read()
-        if self.snapshot:
-            out = self._diff(first)
-            if out is not None:
-                yield out
-        else:
-            self.last = first
-        yield None
-        info = self.session.info
-        while True:
-            if info.cancel_event.is_set():
-                info.cancel_event.clear()
-                raise PgError("57014", "canceling statement due to user request")
-            now = CHANGES.wait(self.oids, seen, WAIT_SLICE)
-            if now == seen:
-                yield None
-                continue
-            seen = now
-            out = self._diff(self._read())
-            yield out
+        try:
+            ts, first = FEEDS.attach(self.feed)
+            if self.snapshot and first:
+                yield self._rows(ts, list(first.items()))
+            yield None
+            info = self.session.info
+            while True:
+                if info.cancel_event.is_set():
+                    info.cancel_event.clear()
+                    raise PgError("57014", "canceling statement due to user request")
+                change = FEEDS.wait(self.feed, WAIT_SLICE)
+                yield None if change is None else self._rows(*change)
+        finally:
+            FEEDS.detach(self.feed)
 
 
 class SubscribeStmt(Stmt):
@@ -139,8 +128,11 @@ class SubscribeStmt(Stmt):
 
     cacheable = False
 
-    def __init__(self, sql: str) -> None:
+    def __init__(self, session, sql: str) -> None:
         self.sql = sql
+        # the row shape, for Describe of a prepared SUBSCRIBE (extended protocol)
+        state = session.txn.state if getattr(session, "txn", None) is not None else session.db.committed
+        self.columns = _plan_view(session, state, sql)[3]
 
     def run(self, session, ctx):
         sub = Subscription(session, ctx, self.sql)

@@ -15,7 +15,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import backfill, change_notify, late_rows, management, retention
+from ..stream import backfill, change_notify, late_rows, management, output_streams, retention
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
@@ -108,9 +108,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
     if continuous and zone != "UTC":
         # its insert-time expressions run in this zone, whoever inserts (ContinuousView._with_view_settings)
         options["timezone"] = zone
-    if options.get("action", "materialize").lower() not in ("materialize",):
+    if options.get("action", "materialize").lower() not in ("materialize", output_streams.TRANSFORM):
         raise PgError(FEATURE_NOT_SUPPORTED, f"action={options['action']} is not supported",
-                      hint="Use WITH (action=materialize) or plain CREATE VIEW.")
+                      hint="Use WITH (action=materialize) or (action=transform), or plain CREATE VIEW.")
+    output_streams.check_options(options)
     if "action" in options and not continuous:
         # as PipelineDB: asking for a continuous view over tables is an error, not a plain view in disguise
         raise PgError(FEATURE_NOT_SUPPORTED, "continuous views (action=materialize) must read a stream in the FROM clause",
@@ -186,7 +187,8 @@ _NOT_IMPLEMENTED_OPTIONS = {
 
 def _refuse_unimplemented_options(options: dict[str, str]) -> None:
     for name in options:
-        if name in ("action", "restart", management.ACTIVE, backfill.OPTION) or name in WINDOW_OPTIONS:
+        if name in ("action", "restart", management.ACTIVE, backfill.OPTION, output_streams.OUTPUTFUNC) \
+                or name in WINDOW_OPTIONS:
             continue
         if name == retention.OPTION:
             retention.parse(options[name])      # checked again against the view's windows when it compiles

@@ -740,8 +740,8 @@ NOT_IMPLEMENTED = {
     "topk": "topk(sketch) is a function of FROM in splitstream: SELECT * FROM topk((SELECT t FROM v)), or "
             "topk_values(t) and topk_freqs(t) in a select list (docs/sketches.md).",
     **REFUSED,
-    **{f: "combine() and PipelineDB's output streams are not implemented yet: read the view's columns directly."
-       for f in ("output_of",)},
+    "output_of": "output_of('view') is a stream: read it in the FROM clause of a continuous view "
+                 "(CREATE VIEW v2 AS SELECT ... FROM output_of('v')).",
 }
 
 

@@ -328,6 +328,8 @@ class ExprBinder:
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)
         table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
+        if isinstance(n.this, exp.Paren) and isinstance(n.this.this, exp.Column) and not n.this.this.args.get("table"):
+            table = ident(n.this.this.this)     # (new).x of an output stream, (t).x of a FROM item
         return self.resolve(col, table, n)
 
     def resolve(self, name: str, table: str | None, node) -> expr.Expr:

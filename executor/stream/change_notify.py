@@ -11,10 +11,9 @@ listens yet).  A client then reads the view, which already holds the batch.
 """
 from __future__ import annotations
 
-import threading
-
 from splitstream.catalog.storage.notify import Notifier, check_notification
 
+from .change_feed import Feeds
 from .continuous import ContinuousView
 
 OPTION = "notify"
@@ -30,38 +29,14 @@ def channel_of(cv: ContinuousView) -> str | None:
     return dict(cv.rel.options).get(OPTION)
 
 
-class ViewChanges:
-    """A counter per continuous view, moved when a batch is applied to it, for
-    SUBSCRIBE (``commands/subscribe.py``) to wait on instead of polling."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._gen: dict[int, int] = {}
-
-    def generation(self, oid: int) -> int:
-        with self._cond:
-            return self._gen.get(oid, 0)
-
-    def bump(self, oids) -> None:
-        with self._cond:
-            for oid in oids:
-                self._gen[oid] = self._gen.get(oid, 0) + 1
-            self._cond.notify_all()
-
-    def wait(self, oids: tuple[int, ...], seen: int, timeout: float) -> int:
-        """The summed generation of ``oids`` once it differs from ``seen``, or after ``timeout``."""
-        with self._cond:
-            self._cond.wait_for(lambda: sum(self._gen.get(o, 0) for o in oids) != seen, timeout)
-            return sum(self._gen.get(o, 0) for o in oids)
-
-
-#: every applied batch moves its views' counters (one engine per process)
-CHANGES = ViewChanges()
+#: SUBSCRIBE's per-batch change queues (``change_feed.py``), refreshed by every applied batch
+FEEDS = Feeds()
 
 
 def fire(notifier: Notifier, views: list[ContinuousView], applied, sender: int) -> None:
     """Notify the channels of the views in ``applied`` (oids that took the batch)."""
-    CHANGES.bump([cv.rel.oid for cv in views if cv.rel.oid in applied])
+    took = [cv.rel.oid for cv in views if cv.rel.oid in applied]
+    FEEDS.publish(took)
     for cv in views:
         chan = channel_of(cv)
         if chan is not None and cv.rel.oid in applied:

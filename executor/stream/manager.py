@@ -10,6 +10,7 @@ two threads (:func:`feed_views`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -37,7 +38,7 @@ from . import backfill, management
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import change_notify, late_rows, ungrouped, watermark
+from . import change_notify, late_rows, output_streams, ungrouped, watermark
 from .watermark import Advance, Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -252,6 +253,8 @@ class StreamManager:
         #: stream oid -> its event-time watermark (streams declaring WATERMARK FOR)
         self.watermarks: dict[int, Watermark] = {}
         self.reaper = Reaper(lambda: list(self.views.values()))
+        #: transforms and output_of(...) streams (output_streams.py)
+        self.outputs = output_streams.Outputs(self)
 
     # ------------------------------------------------------------ storage hooks
     def install_hooks(self) -> None:
@@ -277,7 +280,7 @@ class StreamManager:
         self._follow_definitions(state)
         self._ensure_views(state)
         staged = self._replay_stage(rel, batch.columns, {}, state, where)
-        self._replay_apply(batch.oid, staged)
+        self._replay_apply(staged, state)
         self._observe(rel, [batch.columns], batch.late_rows)
 
     def replay_part(self, part: StreamPart, state, where: str = "") -> None:
@@ -294,7 +297,7 @@ class StreamManager:
         held = self._replay_groups.pop(commit.group, None)
         parts = self._replay_tops.pop(commit.group, [])
         if held is not None:
-            self._replay_apply(commit.oid, held)
+            self._replay_apply(held, state)
         rel = state.rels.get(commit.oid)
         if rel is not None:
             self._observe(rel, parts, commit.late_rows)     # the COPY moves the watermark at its commit
@@ -317,13 +320,19 @@ class StreamManager:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
                 self._break(cv.rel, f"replaying the WAL record {where} failed", e)
+        try:
+            self.outputs.stage(rel.oid, data, ctx, [], staged)
+        except Exception as e:  # noqa: BLE001 - as live, where the statement failed and nothing was logged
+            log.error("replaying the WAL record %s: a transform failed: %s", where, e)
         return staged
 
-    def _replay_apply(self, oid: int, staged: dict) -> None:
-        for cv in self._views_on(oid):
-            st = staged.get(cv.rel.oid)
-            if st is not None:
-                cv.deliver(st)
+    def _replay_apply(self, staged: dict, state) -> None:
+        views = [cv for cv in list(self.views.values()) if cv.rel.oid in staged]
+        read_ctx = functools.cache(functools.partial(self.replay_ctx, state))
+        self.outputs.before_apply(views, read_ctx)
+        for cv in views:
+            cv.deliver(staged[cv.rel.oid])
+        self.outputs.after_apply(views, staged, read_ctx)
 
     def mark_broken(self, cv: ContinuousView, why: str) -> None:
         """A view that failed to apply a logged batch (a bug): its state can no
@@ -343,7 +352,11 @@ class StreamManager:
             self._ensure_views(state)
             cv = self.views.get(merge.view_oid)
             try:
-                merge_record(self, merge)
+                if cv is not None:          # as live: the readers of output_of(view) follow
+                    self.outputs.merged(cv, lambda: merge_record(self, merge),
+                                        functools.cache(functools.partial(self.replay_ctx, state)))
+                else:
+                    merge_record(self, merge)
             except Exception as e:
                 if cv is None:
                     raise
@@ -362,7 +375,8 @@ class StreamManager:
 
     def _ensure_views(self, state) -> None:
         for rel in state.rels.values():
-            if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken:
+            if rel.kind == "v" and rel.continuous and rel.oid not in self.views and rel.oid not in self.broken \
+                    and rel.oid not in self.outputs.transforms:
                 self._instantiate(rel, state)
 
     def _follow_definitions(self, state) -> None:
@@ -379,9 +393,12 @@ class StreamManager:
                     cv.redefine(new)
 
     def _compile(self, rel, state, reuse: PipelinePool | None = None) -> ContinuousView:
-        pl = Planner(self.engine, state)
-        plan = pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
-        return ContinuousView(self, rel, plan, self.replay_ctx(state), reuse)
+        return ContinuousView(self, rel, self.plan_definition(rel, state), self.replay_ctx(state), reuse)
+
+    def plan_definition(self, rel, state=None) -> operators.Op:
+        """A continuous view's or transform's query, planned (not compiled)."""
+        pl = Planner(self.engine, state if state is not None else self.engine.db.committed)
+        return pl.plan_query(sqlglot.parse_one(rel.sql, read=DIALECT))
 
     def _compile_over(self, old: ContinuousView, rel, state) -> ContinuousView | None:
         """``rel`` compiled over ``old``'s pipelines when it keeps the state (same
@@ -406,6 +423,9 @@ class StreamManager:
                    "drop the view and create it again")
             log.error('continuous view "%s" is broken: %s', rel.name, why)
             self.broken[rel.oid] = (why, broken_mark(why, None))
+            return
+        if output_streams.is_transform(rel):
+            self.outputs.transforms[rel.oid] = output_streams.Transform(rel, self.plan_definition(rel, state))
             return
         try:
             cv = self._compile(rel, state)
@@ -485,7 +505,20 @@ class StreamManager:
         reads.scans.append(rel.oid)
         return StreamScanOp(rel, alias, self.runtime(rel), lambda ctx: self._read_together(reads, ctx))
 
+    def output_scan_op(self, view, alias, planner) -> tuple[operators.Op, list[str]]:
+        """``output_of(view)`` in FROM: the scan of the view's output stream
+        and each column's qualifier (old/new, or the alias for a transform)."""
+        output_streams.refuse_not_view(view.name, view)
+        output_streams.refuse_ungrouped(view, self.plan_definition(view, planner.state))
+        planner.streams_used.append(output_streams.output_relation(view))
+        rel = planner.streams_used[-1]
+        return output_streams.OutputScanOp(rel, alias, None), output_streams.column_tables(view, alias)
+
     def view_read_op(self, rel, alias, planner):
+        if output_streams.is_transform(rel):
+            raise PgError(FEATURE_NOT_SUPPORTED, f'transform "{rel.name}" keeps no rows',
+                          hint=f"A transform writes its rows to its output stream: read them with CREATE VIEW ... "
+                               f"AS SELECT ... FROM output_of('{rel.name}').")
         out = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
 
         # every view and stream this statement reads (the planner is the
@@ -568,6 +601,10 @@ class StreamManager:
                 self._result_in_order(views[up], views, done, ctx, states | cv.program.combined_views)
         cv.result_locked(ctx, cv.rel.oid in states)
 
+    def with_upstream(self, oids: list[int], ctx) -> set[int]:
+        """The views ``oids`` and every continuous view they read, transitively."""
+        return set(self._with_upstream(oids, ctx))
+
     def _with_upstream(self, oids: list[int], ctx) -> dict[int, ContinuousView]:
         out: dict[int, ContinuousView] = {}
         todo = list(oids)
@@ -591,6 +628,10 @@ class StreamManager:
         ``restart`` asks for a view that starts empty."""
         pl = Planner(self.engine, ctx.state, session=session.info)
         plan = pl.plan_query(query)
+        if output_streams.is_transform(rel):
+            t = output_streams.Transform(rel, plan)
+            ctx.txn.after_commit.append(lambda: self._register_transform(t))
+            return
         old = self.views.get(rel.oid)
         keep = replacing and not restart and old is not None
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
@@ -641,6 +682,10 @@ class StreamManager:
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
 
+    def _register_transform(self, t: output_streams.Transform) -> None:
+        if visible(self.engine.db.committed, t):
+            self.outputs.transforms[t.rel.oid] = t
+
     def _forget_rolled_back(self) -> None:
         """Views of transactions that ended without committing them."""
         committed = self.engine.db.committed
@@ -650,6 +695,7 @@ class StreamManager:
 
     def drop_view(self, oid) -> None:
         self.views.pop(oid, None)
+        self.outputs.forget(oid)
         self.broken.pop(oid, None)
 
     def drop_stream(self, oid) -> None:
@@ -714,6 +760,10 @@ class StreamManager:
     def _fed_by(self, stream_oid) -> list[ContinuousView]:
         """The views a batch of the stream goes to: the active ones (management.py)."""
         return [cv for cv in self._views_on(stream_oid) if management.active(cv.rel)]
+
+    def views_on(self, stream_oid) -> list[ContinuousView]:
+        """The continuous views reading a stream (or a view's output stream)."""
+        return self._views_on(stream_oid)
 
     # ------------------------------------------------------------ ingest
     def insert(self, ctx, rel, batch: Batch, sync: bool | None = None) -> int:
@@ -796,7 +846,9 @@ class StreamManager:
 
     def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
         views = self._fed_by(rel.oid)
-        return views, stage_views(views, rel.oid, batch, ctx)
+        staged = stage_views(views, rel.oid, batch, ctx)
+        self.outputs.stage(rel.oid, batch, ctx, views, staged)      # transforms and their readers
+        return views, staged
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
@@ -820,6 +872,7 @@ class StreamManager:
         for b in slabs():
             nparts += 1
             stage_views(views, rel.oid, b, ctx, staged)
+            self.outputs.stage(rel.oid, b, ctx, views, staged)
             batches.append(b)
             if not listened:                # else only the stream's last rows are held (backfill.py)
                 backfill.keep_last(batches, rel.capacity)
@@ -847,7 +900,10 @@ class StreamManager:
             rt.held.add(seq, batches, rt.rel.capacity)
             # a view switched off by a commit logged before this batch does not take it
             taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
+            read_ctx = functools.cache(self.replay_ctx)       # made only if a view has readers of its changes
+            self.outputs.before_apply(taking, read_ctx)
             apply_stages(taking, staged, sum(b.n for b in batches), ctx)
+            self.outputs.after_apply(taking, staged, read_ctx)
             late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views
                     and (cv.stream_boundary is not None or cv.switch is not None) and backfill.takes_late(cv, seq)]
             if late:

@@ -143,8 +143,8 @@ def test_subscribe_errors(ss_server, unique_name, sql, sqlstate):
         with pytest.raises(psycopg.Error) as err:
             conn.execute(sql.format(view=view, table=table))
         assert err.value.sqlstate == sqlstate
-        # the extended protocol cannot stream a statement's rows: refused with a hint
-        # (binary results make psycopg use it; without parameters it would send a simple query)
-        with pytest.raises(psycopg.errors.FeatureNotSupported) as err:
-            conn.cursor().execute(f"SUBSCRIBE {view}", binary=True)
-        assert "COPY (SUBSCRIBE" in (err.value.diag.message_hint or "")
+        if not sql.startswith("COPY"):
+            # through Parse/Bind/Execute (binary results make psycopg use it) the same error
+            with pytest.raises(psycopg.Error) as err:
+                conn.cursor().execute(sql.format(view=view, table=table), binary=True)
+            assert err.value.sqlstate == sqlstate

@@ -138,6 +138,8 @@ class FromPlanner(WindowPlanner, PlannerBase):
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False, schema=None):
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"
+        if name == "output_of":
+            return self._plan_output_of(fn, alias, outer)
         if schema is not None and f"{schema}.{name}" in TABLE_FUNCTIONS:     # pipelinedb.get_views()
             name = f"{schema}.{name}"
         # arguments may refer to the enclosing query (correlated), never to siblings
@@ -162,6 +164,23 @@ class FromPlanner(WindowPlanner, PlannerBase):
         a = alias or name
         cols = [ScopeCol(a, c.name, c.oid) for c in op.out]
         return op, Scope(cols, outer, tables=[a])
+
+    def _plan_output_of(self, fn, alias, outer) -> tuple[operators.Op, Scope]:
+        """PipelineDB's ``output_of('view')``: the stream of a continuous view's
+        changes or of a transform's rows (``stream/output_streams.py``)."""
+        args = func_args(fn)
+        if len(args) != 1 or not isinstance(args[0], exp.Literal) or not args[0].is_string:
+            raise PgError(FEATURE_NOT_SUPPORTED, "output_of takes one string literal: the view's name",
+                          hint="CREATE VIEW v2 AS SELECT ... FROM output_of('v')")
+        parts = args[0].this.split(".")
+        rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
+        if rel is None:
+            raise PgError(UNDEFINED_TABLE, f'relation "{args[0].this}" does not exist')
+        self.need("r", rel.oid)
+        a = alias or "output_of"
+        op, tables = self.engine.streams.output_scan_op(rel, a, self)
+        cols = [ScopeCol(t, c.name, c.oid, c.typmod) for t, c in zip(tables, op.out)]
+        return op, Scope(cols, outer, tables=sorted(set(tables)))
 
     def plan_from(self, sel: exp.Select, outer, corr, where_conj: list) -> tuple[operators.Op, Scope]:
         from_ = sel.args.get("from") or sel.args.get("from_")

@@ -13,6 +13,7 @@ table exactly as thread-local states are.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 
@@ -243,9 +244,9 @@ def merge_partial(ctx, stream: str, key: str | None, payload_text: str) -> str:
     rec = PartialMerge(rel.oid, cv.rel.oid, fingerprint, keys, states, rows_in, key or "")
 
     def apply(seq: int) -> None:
-        with mgr.cut.delivering(seq):
-            _merge_table(cv, pipe, table)
-        fire(mgr.engine.db.notifier, [cv], {cv.rel.oid}, ctx.session.pid)   # WITH (notify), SUBSCRIBE
+        with mgr.cut.delivering(seq):       # and the readers of output_of(view)
+            views = mgr.outputs.merged(cv, lambda: _merge_table(cv, pipe, table), functools.cache(mgr.replay_ctx))
+        fire(mgr.engine.db.notifier, views, {v.rel.oid for v in views}, ctx.session.pid)   # WITH (notify), SUBSCRIBE
 
     seq = mgr.engine.db.ingest_partial(rec, apply, ctx.session.sync_commit,
                                        admit=(lambda: ledger.admit(key)) if key else None)
