@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 
 from splitstream.catalog.storage.database import Database, Transaction
@@ -31,7 +31,8 @@ from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the 
 from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
-from .api import Prepared, Result
+from .api import LeanOutcome, Prepared, Result
+from .lean_insert import LeanIngest, LeanRequest
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
@@ -53,6 +54,7 @@ class Engine:
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
         self.db = Database(data_dir, fsync=fsync)
         self.streams = StreamManager(self, check_constraints)
+        self.lean = LeanIngest(self)
         self.lock = threading.Lock()
         self.unique_indexes: dict = {}
         self.started = dt.datetime.now(dt.timezone.utc)
@@ -63,6 +65,7 @@ class Engine:
         self.streams.recover()
 
     def close(self) -> None:
+        self.lean.close()
         self.db.close()
 
     def new_session(self, info: SessionInfo) -> "Session":
@@ -251,6 +254,35 @@ class Session:
         if not txn.try_for_write():
             return False
         self._extended = txn
+        return True
+
+    def lean_submit(self, prepared: Prepared, params: list[Any], done: Callable[[LeanOutcome], None]) -> bool:
+        """``api.EngineSession.lean_submit``: hand an autocommitted
+        Bind/Execute/Sync of a lean INSERT to the engine's lean path
+        (executor/lean_insert.py).  Runs on the server's event-loop thread:
+        only checks, never waits.  Privileges are checked here, on the
+        state the statement would see; a refusal, like any other reason to
+        decline, leaves the statement to the ordinary path, which raises it."""
+        if not prepared.lean or self.txn is not None or self._extended is not None or self.pending \
+                or self.failed:
+            return False
+        settings = self.info.settings
+        if KEY_SETTING in settings or settings.get("statement_timeout", "0") != "0":
+            return False
+        if prepared.planned_under and prepared.planned_under != self._plan_settings():
+            return False
+        rel = prepared.handle.rel
+        sync = self.info.sync_commit
+        if rel.kind == "r" and (rel.persistence == "u" or not self.db.fsync or not sync):
+            return False            # no flush due: the inline write path serves it (reserve_inline_write)
+        target = self.engine.lean.target(prepared, settings.get("search_path"))
+        if target is None:
+            return False
+        try:
+            privileges.authorize(self.db.committed, self.info, target.stmt.needs)
+        except PgError:
+            return False
+        self.engine.lean.submit(target, LeanRequest(self, params, sync, done))
         return True
 
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
