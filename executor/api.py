@@ -124,6 +124,8 @@ class Prepared:
     #: Output settings at planning time: constants such as a timestamptz cast to
     #: text are folded with them, so a change of TimeZone means planning again.
     planned_under: tuple[str | None, ...] = ()
+    #: The catalog's ``ddl_version`` it was planned against (-1: unknown).
+    ddl_version: int = -1
 
 
 @dataclass

@@ -275,6 +275,12 @@ class Session:
         sync = self.info.sync_commit
         if rel.kind == "r" and (rel.persistence == "u" or not self.db.fsync or not sync):
             return False            # no flush due: the inline write path serves it (reserve_inline_write)
+        if prepared.ddl_version != self.db.committed.ddl_version:
+            # planned before a catalog change: the plan the ordinary path made since, if any (never plan here)
+            hit = self.plan_cache.get((prepared.sql, tuple(prepared.param_oids), prepared.planned_under))
+            if hit is None or hit[0] != self.db.committed.ddl_version or not hit[1].lean:
+                return False
+            prepared = hit[1]
         target = self.engine.lean.target(prepared, settings.get("search_path"))
         if target is None:
             return False
@@ -292,6 +298,7 @@ class Session:
         Consecutive Executes of one prepared INSERT are only recorded and
         delivered as one batch at Sync or before the next other statement
         (see executor/insert_batching.py)."""
+        prepared = self._replanned(prepared)
         stmt = prepared.handle
         pending = self.pending
         last = pending[-1] if pending else None
@@ -418,15 +425,25 @@ class Session:
 
         prepared = analyze(self, sql, list(param_oids))
         prepared.planned_under = under
+        prepared.ddl_version = state.ddl_version
         if len(self.plan_cache) > 1000:
             self.plan_cache.clear()
         if prepared.handle is not None and getattr(prepared.handle, "cacheable", True):
             self.plan_cache[key] = (state.ddl_version, prepared)
         return prepared
 
+    def _replanned(self, prepared: Prepared) -> Prepared:
+        """A lean INSERT planned before a catalog change is planned again,
+        as PostgreSQL re-plans a prepared statement whose relation changed
+        (a column added, the table dropped: then its error is raised)."""
+        if prepared.lean and prepared.ddl_version != self.db.committed.ddl_version:
+            return self.prepare(prepared.sql, prepared.param_oids)
+        return prepared
+
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
         if prepared.planned_under and prepared.planned_under != self._plan_settings():
             prepared = self.prepare(prepared.sql, prepared.param_oids)
+        prepared = self._replanned(prepared)
         if self.pending:
             h = prepared.handle
             kind = getattr(h, "kind", "") if getattr(h, "transaction_control", False) else ""
