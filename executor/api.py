@@ -225,6 +225,11 @@ class EngineSession(Protocol):
         path); run the messages as usual."""
         ...
 
+    def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
+        """:meth:`lean_submit` for a simple Query's text (one INSERT of
+        literals whose normalised plan is cached)."""
+        ...
+
     def result_version(self, prepared: Prepared) -> object:
         """Equal versions: equal results (None: no such promise)."""
         ...

@@ -33,6 +33,7 @@ from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .api import LeanOutcome, Prepared, Result
 from .lean_insert import LeanIngest, LeanRequest
+from .literal_inserts import Literals, normalise
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
@@ -408,8 +409,43 @@ class Session:
 
     # ------------------------------------------------------------ entry points
     def execute_sql(self, sql: str) -> Result:
+        lit = self._literal_insert(sql)
+        if lit is not None:
+            prepared, params = lit
+            return self.execute(prepared, params)
         p = self.prepare(sql, [])
         return self.execute(p, [])
+
+    def _literal_insert(self, sql: str) -> tuple[Prepared, list[Any]] | None:
+        """A one-row ``INSERT ... VALUES`` of literals as its normalised,
+        cached plan and the literals' values (executor/literal_inserts.py),
+        or None: plan the text as it is (which also raises the exact error
+        of a statement the normalised form cannot plan)."""
+        lit = _insert_literals(sql)
+        if lit is None:
+            return None
+        try:
+            prepared = self.prepare(lit.sql, lit.param_oids)
+        except PgError:
+            return None
+        params = lit.params(prepared.param_oids, self.info.settings.get("timezone", "UTC") or "UTC")
+        return (prepared, params) if params is not None else None
+
+    def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
+        """``api.EngineSession.lean_submit_sql``: a simple Query that is one
+        INSERT of literals whose normalised plan is cached already (never
+        planned here, on the event loop) goes the lean way."""
+        lit = _insert_literals(sql)
+        if lit is None:
+            return False
+        hit = self.plan_cache.get((lit.sql, tuple(lit.param_oids), self._plan_settings()))
+        if hit is None or hit[0] != self.db.committed.ddl_version or not hit[1].lean:
+            return False
+        try:
+            params = lit.params(hit[1].param_oids, self.info.settings.get("timezone", "UTC") or "UTC")
+        except PgError:
+            return False
+        return params is not None and self.lean_submit(hit[1], params, done)
 
     def _plan_settings(self) -> tuple:
         s = self.info.settings
@@ -496,6 +532,12 @@ class Session:
             return result
         finally:
             self.info.deadline = None
+
+
+def _insert_literals(sql: str) -> Literals | None:
+    """``literal_inserts.normalise`` for a text that starts with INSERT (cheap test first)."""
+    head = sql[:16].lstrip()[:6]
+    return normalise(sql) if head.upper() == "INSERT" else None
 
 
 _MS_CACHE: dict[str, int] = {}

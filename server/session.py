@@ -241,8 +241,12 @@ class ProtocolSession:
             self._lean_skip = False
             return False
         q = self._queue
-        if len(q) < 3 or q[0].kind != "B" or self._gen is not None or self.ignore_till_sync or self.portals \
-                or self._unsynced_writes or self._lean is not None or self.terminated:
+        if not q or self._gen is not None or self.ignore_till_sync or self._unsynced_writes \
+                or self._lean is not None or self.terminated:
+            return False
+        if q[0].kind == "Q":
+            return self._lean_query(q[0], done)
+        if len(q) < 3 or q[0].kind != "B" or self.portals:
             return False
         described = q[1].kind == "D"
         n = 4 if described else 3
@@ -252,6 +256,19 @@ class ProtocolSession:
             return self._lean_submit([q[i] for i in range(n)], described, done)
         except PgError:
             return False            # the ordinary path raises it, in its place
+
+    def _lean_query(self, msg: messages.Message, done: Callable[[LeanOutcome], None]) -> bool:
+        """A simple Query holding one INSERT of literals (the engine decides)."""
+        try:
+            sql = messages.decode_query(msg.body)
+        except PgError:
+            return False
+        if self.portals.get("") is not None or not self.es.lean_submit_sql(sql, done):
+            return False
+        self._queue.popleft()
+        self._lean = ([msg], b"")
+        self.running = True
+        return True
 
     def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None]) -> bool:
         b = messages.decode_bind(msgs[0].body)

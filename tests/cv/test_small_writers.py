@@ -398,3 +398,61 @@ def test_many_clients_of_three_drivers_lose_nothing(ss_server_factory):
         assert sum(n for _, n in conn.execute("SELECT * FROM c").fetchall()) == total
         assert conn.execute("SELECT count(*) FROM t").fetchone() == (total,)
         assert conn.execute("SELECT count(*) FROM (SELECT DISTINCT w, i FROM t) d").fetchone() == (total,)
+
+
+LITERAL_INSERTS = [
+    "INSERT INTO {t} VALUES (1, 2, 'x', 1.5, true, '2024-01-02')",
+    "INSERT INTO {t} VALUES (-3, '7', 'i''s', 2, false, NULL);",
+    "insert into {t} (a, c) values (4, 'abc')",
+    "INSERT INTO {t} VALUES (70000, 1, 'x', 1, true, NULL)",          # smallint out of range
+    "INSERT INTO {t} VALUES (5, 'seven', 'x', 1, true, NULL)",        # invalid input for integer
+    "INSERT INTO {t} VALUES (6, 1, 'toolong', 1, true, NULL)",        # varchar(3)
+    "INSERT INTO {t} VALUES (NULL, 1, 'x', 1, true, NULL)",           # NOT NULL
+    "INSERT INTO {t} VALUES (7, true, 'x', 1, true, NULL)",           # boolean into integer
+    "INSERT INTO {t} VALUES (8, 9223372036854775807, 'x', 1e3, 't', '2024-02-03')",
+    "INSERT INTO {t} VALUES (9, 2, 'x', 123456789012345678901234567890, true, NULL)",
+    "INSERT INTO {t} VALUES (10, 2, 'x', 1, 'maybe', NULL)",          # invalid boolean
+    "INSERT INTO {t} VALUES (11, 2, 'x', 1, true, NULL, 5)",          # more expressions than columns
+    "INSERT INTO {t} (a, nope) VALUES (12, 1)",                       # no such column
+]
+
+
+def test_simple_protocol_literal_inserts_match_postgres(ss_conn, pg_conn, unique_name):
+    """Single-row INSERTs of literals (normalised and cached as one plan,
+    executor/literal_inserts.py; repeated so the cached plan and the lean
+    path serve them) give PostgreSQL's rows and SQLSTATEs."""
+    t = unique_name("t")
+    ddl = f"CREATE TABLE {t} (a smallint NOT NULL, b bigint, c varchar(3), d numeric, e boolean, f date)"
+    got: dict[str, list] = {}
+    for name, conn in (("ss", ss_conn), ("pg", pg_conn)):
+        conn.execute(ddl)
+        outcomes = []
+        for _ in range(3):
+            for sql in LITERAL_INSERTS:
+                try:
+                    conn.execute(sql.format(t=t), prepare=False)
+                    outcomes.append("ok")
+                except psycopg.Error as e:
+                    outcomes.append(e.sqlstate)
+        got[name] = outcomes + conn.execute(f"SELECT * FROM {t} ORDER BY a").fetchall()
+        conn.execute(f"DROP TABLE {t}")
+    assert got["ss"] == got["pg"]
+    assert got["ss"].count("ok") == 3 * 5
+
+
+def test_simple_protocol_literal_inserts_into_a_stream(ss_conn, unique_name):
+    """Literal INSERTs into a stream with a view, from one session and
+    repeated (the second on goes through the cached normalised plan)."""
+    s, v = unique_name("s"), unique_name("v")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (k text, n int) SERVER stream")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT k, count(*), sum(n) FROM {s} GROUP BY k")
+    try:
+        for i in range(30):
+            ss_conn.execute(f"INSERT INTO {s} VALUES ('k{i % 3}', {i})", prepare=False)
+        with pytest.raises(psycopg.errors.InvalidTextRepresentation):
+            ss_conn.execute(f"INSERT INTO {s} VALUES ('k0', 'x')", prepare=False)
+        assert sorted(ss_conn.execute(f"SELECT * FROM {v}").fetchall()) == \
+            [(f"k{r}", 10, sum(range(r, 30, 3))) for r in range(3)]
+    finally:
+        ss_conn.execute(f"DROP VIEW {v}")
+        ss_conn.execute(f"DROP FOREIGN TABLE {s}")
