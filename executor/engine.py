@@ -289,8 +289,9 @@ class Session:
             privileges.authorize(self.db.committed, self.info, target.stmt.needs)
         except PgError:
             return False
-        self.engine.lean.submit(target, LeanRequest(self, params, sync, done))
-        return True
+        if self.info.cancel_event.is_set():
+            self.info.cancel_event.clear()      # a cancel that came while idle (as _run_handle does)
+        return self.engine.lean.submit(target, LeanRequest(self, params, sync, done))
 
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction

@@ -114,14 +114,22 @@ class LeanIngest:
         return t
 
     # ------------------------------------------------------------ queueing
-    def submit(self, target: LeanTarget, req: LeanRequest) -> None:
-        """Queue ``req``; a leader is started unless one is running."""
+    def submit(self, target: LeanTarget, req: LeanRequest) -> bool:
+        """Queue ``req``; a leader is started unless one is running.  False:
+        the engine is closing (nothing was queued)."""
         with target.lock:
             target.queue.append(req)
             if target.leading:
-                return
+                return True
             target.leading = True
-        self._pool.submit(self._lead, target)
+        try:
+            self._pool.submit(self._lead, target)
+        except RuntimeError:            # shut down
+            with target.lock:
+                target.queue.remove(req)
+                target.leading = False
+            return False
+        return True
 
     def _lead(self, target: LeanTarget) -> None:
         """Take the queued requests and run them as one group; the lead passes
@@ -145,7 +153,10 @@ class LeanIngest:
                 if not target.queue:
                     target.leading = False
                     return
-            self._pool.submit(self._lead, target)
+            try:
+                self._pool.submit(self._lead, target)
+            except RuntimeError:        # shut down: the queued requests are never answered, as at a crash
+                log.warning("lean inserts dropped at shutdown")
 
         try:
             self._run(target, group, release)

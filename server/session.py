@@ -271,11 +271,11 @@ class ProtocolSession:
         return True
 
     def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None]) -> bool:
-        b = messages.decode_bind(msgs[0].body)
-        stmt = self.statements.get(b.statement)
+        stmt = self._bound_statement(msgs[0].body)      # (cheap: reads only the names)
         prepared = stmt.prepared if stmt is not None else None
         if stmt is None or prepared is None or not prepared.lean or prepared.columns is not None:
             return False
+        b = messages.decode_bind(msgs[0].body)
         if messages.decode_execute(msgs[-2].body).portal != b.portal:
             return False
         head = messages.bind_complete()
