@@ -68,7 +68,7 @@ class LeanTarget:
 
     def __init__(self, stmt: Any, param_oids: list[int], ddl_version: int) -> None:
         self.stmt = stmt
-        self.rel = stmt.rel
+        self.rel: Any = stmt.rel
         self.param_oids = list(param_oids)
         self.ddl_version = ddl_version
         self.tag = f"INSERT 0 {len(stmt.rows)}"
@@ -178,7 +178,7 @@ class LeanIngest:
     def _run(self, target: LeanTarget, group: list[LeanRequest], release: Callable[[], None]) -> None:
         """Insert ``group``; on a failure before anything was logged, each
         member runs alone and gets its own outcome."""
-        if self.engine.db.committed.rels.get(target.rel.oid) is not target.rel:
+        if not _current(self.engine.db.committed, target):
             for r in group:
                 r.outcome = LeanOutcome(retry=True)     # altered or dropped: the ordinary path decides
             return
@@ -220,7 +220,7 @@ class LeanIngest:
         ctx = self._context(group[0], txn)
         try:
             txn.for_write(ctx.check_cancel)
-            if txn.state.rels.get(target.rel.oid) is not target.rel:
+            if not _current(txn.state, target):
                 txn.rollback()
                 for r in group:
                     r.outcome = LeanOutcome(retry=True)
@@ -234,3 +234,9 @@ class LeanIngest:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+def _current(state: Any, target: LeanTarget) -> bool:
+    """Whether ``state`` holds the relation ``target`` was planned against
+    (not altered or dropped since)."""
+    return state.rels.get(target.rel.oid) is target.rel
