@@ -48,13 +48,15 @@ def inline_insert(handle: Any) -> bool:
 def lean_insert(handle: Any) -> bool:
     """True for an INSERT the lean path takes (executor.lean_insert):
     ``VALUES`` of parameters and constants (``coalescible``: no RETURNING,
-    ON CONFLICT or set-level constraint) into a plain table or a stream
+    ON CONFLICT or set-level constraint) into a logged table or a stream
     without a watermark (its late rows are counted per statement)."""
     try:
         if not coalescible(handle):
             return False
         rel = handle.rel
-        return rel.kind == "r" or (rel.kind == "f" and watermark.declared(rel) is None)
+        if rel.kind == "r":
+            return rel.persistence != "u"       # no WAL flush to share: the inline write path serves it
+        return rel.kind == "f" and watermark.declared(rel) is None
     except Exception:
         log.exception("judging an insert for the lean path failed")
         return False
