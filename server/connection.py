@@ -167,8 +167,12 @@ class Connection(asyncio.Protocol):
 
     def _lean_callback(self, outcome: LeanOutcome) -> None:
         """The engine's answer (any thread): handled on the event loop."""
+        completions = self.server.completions
         try:
-            self.loop.call_soon_threadsafe(self._lean_done, outcome)
+            if completions is not None:
+                completions.post(self._lean_done, outcome)
+            else:
+                self.loop.call_soon_threadsafe(self._lean_done, outcome)
         except RuntimeError:        # the loop is closed: the server is gone
             pass
 
