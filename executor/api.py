@@ -17,7 +17,7 @@ from typing import Any, Callable, Iterator, Protocol, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from splitstream.protocol.errors import Notice
+from splitstream.protocol.errors import Notice, PgError
 
 # ------------------------------------------------------------------ session
 
@@ -115,12 +115,28 @@ class Prepared:
     #: extended protocol batches (executor.insert_batching): with the writer lock free
     #: and no WAL flush due, its Bind/Execute/Sync can finish without blocking.
     inline_write: bool = False
+    #: An ``INSERT ... VALUES`` of parameters into a stream or a table that an
+    #: autocommitted Bind/Execute/Sync may hand to :meth:`EngineSession.lean_submit`.
+    lean: bool = False
     #: Its row shape is known only when it runs (FETCH from a SQL cursor,
     #: EXECUTE of a SQL-prepared statement): Describe of its portal runs it.
     columns_at_run: bool = False
     #: Output settings at planning time: constants such as a timestamptz cast to
     #: text are folded with them, so a change of TimeZone means planning again.
     planned_under: tuple[str | None, ...] = ()
+    #: The catalog's ``ddl_version`` it was planned against (-1: unknown).
+    ddl_version: int = -1
+
+
+@dataclass
+class LeanOutcome:
+    """How a statement handed to :meth:`EngineSession.lean_submit` ended:
+    its command tag, its error, or ``retry`` (run it the ordinary way: its
+    relation changed since it was planned)."""
+
+    tag: str = ""
+    error: PgError | None = None
+    retry: bool = False
 
 
 class CopyIn(Protocol):
@@ -198,6 +214,20 @@ class EngineSession(Protocol):
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         """Take the writer lock for a Bind/Execute/Sync cycle of ``prepared``
         if that needs no waiting, so the server may run it on its event loop."""
+        ...
+
+    def lean_submit(self, prepared: Prepared, params: list[Any], done: Callable[[LeanOutcome], None]) -> bool:
+        """Hand an autocommitted Bind/Execute/Sync of a ``Prepared.lean``
+        statement, from an idle session, to the engine's lean path without
+        waiting: ``done`` is called once (from an engine thread) when it is
+        durable and applied, or failed.  False: nothing was done (the
+        session is not idle, a setting or privilege needs the ordinary
+        path); run the messages as usual."""
+        ...
+
+    def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
+        """:meth:`lean_submit` for a simple Query's text (one INSERT of
+        literals whose normalised plan is cached)."""
         ...
 
     def result_version(self, prepared: Prepared) -> object:

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 
 from splitstream.catalog.storage.database import Database, Transaction
@@ -31,7 +31,9 @@ from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the 
 from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
-from .api import Prepared, Result
+from .api import LeanOutcome, Prepared, Result
+from .lean_insert import LeanIngest, LeanRequest
+from .literal_inserts import Literals, normalise
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
@@ -54,6 +56,7 @@ class Engine:
     def __init__(self, data_dir: str, *, fsync: bool = True) -> None:
         self.db = Database(data_dir, fsync=fsync)
         self.streams = StreamManager(self, check_constraints)
+        self.lean = LeanIngest(self)
         self.lock = threading.Lock()
         self.unique_indexes: dict = {}
         self.started = dt.datetime.now(dt.timezone.utc)
@@ -64,6 +67,7 @@ class Engine:
         self.streams.recover()
 
     def close(self) -> None:
+        self.lean.close()
         self.db.close()
 
     def new_session(self, info: SessionInfo) -> "Session":
@@ -254,6 +258,42 @@ class Session:
         self._extended = txn
         return True
 
+    def lean_submit(self, prepared: Prepared, params: list[Any], done: Callable[[LeanOutcome], None]) -> bool:
+        """``api.EngineSession.lean_submit``: hand an autocommitted
+        Bind/Execute/Sync of a lean INSERT to the engine's lean path
+        (executor/lean_insert.py).  Runs on the server's event-loop thread:
+        only checks, never waits.  Privileges are checked here, on the
+        state the statement would see; a refusal, like any other reason to
+        decline, leaves the statement to the ordinary path, which raises it."""
+        if not prepared.lean or self.txn is not None or self._extended is not None or self.pending \
+                or self.failed:
+            return False
+        settings = self.info.settings
+        if KEY_SETTING in settings or settings.get("statement_timeout", "0") != "0":
+            return False
+        if prepared.planned_under and prepared.planned_under != self._plan_settings():
+            return False
+        rel = prepared.handle.rel
+        sync = self.info.sync_commit
+        if rel.kind == "r" and (rel.persistence == "u" or not self.db.fsync or not sync):
+            return False            # no flush due: the inline write path serves it (reserve_inline_write)
+        if prepared.ddl_version != self.db.committed.ddl_version:
+            # planned before a catalog change: the plan the ordinary path made since, if any (never plan here)
+            hit = self.plan_cache.get((prepared.sql, tuple(prepared.param_oids), prepared.planned_under))
+            if hit is None or hit[0] != self.db.committed.ddl_version or not hit[1].lean:
+                return False
+            prepared = hit[1]
+        target = self.engine.lean.target(prepared, settings.get("search_path"))
+        if target is None:
+            return False
+        try:
+            privileges.authorize(self.db.committed, self.info, target.stmt.needs)
+        except PgError:
+            return False
+        if self.info.cancel_event.is_set():
+            self.info.cancel_event.clear()      # a cancel that came while idle (as _run_handle does)
+        return self.engine.lean.submit(target, LeanRequest(self, params, sync, done))
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute for the extended protocol: outside an explicit transaction
         every Execute up to the next Sync forms one implicit transaction, as
@@ -261,6 +301,7 @@ class Session:
         Consecutive Executes of one prepared INSERT are only recorded and
         delivered as one batch at Sync or before the next other statement
         (see executor/insert_batching.py)."""
+        prepared = self._replanned(prepared)
         stmt = prepared.handle
         pending = self.pending
         last = pending[-1] if pending else None
@@ -379,8 +420,43 @@ class Session:
 
     # ------------------------------------------------------------ entry points
     def execute_sql(self, sql: str) -> Result:
+        lit = self._literal_insert(sql)
+        if lit is not None:
+            prepared, params = lit
+            return self.execute(prepared, params)
         p = self.prepare(sql, [])
         return self.execute(p, [])
+
+    def _literal_insert(self, sql: str) -> tuple[Prepared, list[Any]] | None:
+        """A one-row ``INSERT ... VALUES`` of literals as its normalised,
+        cached plan and the literals' values (executor/literal_inserts.py),
+        or None: plan the text as it is (which also raises the exact error
+        of a statement the normalised form cannot plan)."""
+        lit = _insert_literals(sql)
+        if lit is None:
+            return None
+        try:
+            prepared = self.prepare(lit.sql, lit.param_oids)
+        except PgError:
+            return None
+        params = lit.params(prepared.param_oids, self.info.settings.get("timezone", "UTC") or "UTC")
+        return (prepared, params) if params is not None else None
+
+    def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
+        """``api.EngineSession.lean_submit_sql``: a simple Query that is one
+        INSERT of literals whose normalised plan is cached already (never
+        planned here, on the event loop) goes the lean way."""
+        lit = _insert_literals(sql)
+        if lit is None:
+            return False
+        hit = self.plan_cache.get((lit.sql, tuple(lit.param_oids), self._plan_settings()))
+        if hit is None or hit[0] != self.db.committed.ddl_version or not hit[1].lean:
+            return False
+        try:
+            params = lit.params(hit[1].param_oids, self.info.settings.get("timezone", "UTC") or "UTC")
+        except PgError:
+            return False
+        return params is not None and self.lean_submit(hit[1], params, done)
 
     def _plan_settings(self) -> tuple:
         s = self.info.settings
@@ -396,15 +472,25 @@ class Session:
 
         prepared = analyze(self, sql, list(param_oids))
         prepared.planned_under = under
+        prepared.ddl_version = state.ddl_version
         if len(self.plan_cache) > 1000:
             self.plan_cache.clear()
         if prepared.handle is not None and getattr(prepared.handle, "cacheable", True):
             self.plan_cache[key] = (state.ddl_version, prepared)
         return prepared
 
+    def _replanned(self, prepared: Prepared) -> Prepared:
+        """A lean INSERT planned before a catalog change is planned again,
+        as PostgreSQL re-plans a prepared statement whose relation changed
+        (a column added, the table dropped: then its error is raised)."""
+        if prepared.lean and prepared.ddl_version != self.db.committed.ddl_version:
+            return self.prepare(prepared.sql, prepared.param_oids)
+        return prepared
+
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
         if prepared.planned_under and prepared.planned_under != self._plan_settings():
             prepared = self.prepare(prepared.sql, prepared.param_oids)
+        prepared = self._replanned(prepared)
         if self.pending:
             h = prepared.handle
             kind = getattr(h, "kind", "") if getattr(h, "transaction_control", False) else ""
@@ -457,6 +543,12 @@ class Session:
             return result
         finally:
             self.info.deadline = None
+
+
+def _insert_literals(sql: str) -> Literals | None:
+    """``literal_inserts.normalise`` for a text that starts with INSERT (cheap test first)."""
+    head = sql[:16].lstrip()[:6]
+    return normalise(sql) if head.upper() == "INSERT" else None
 
 
 _MS_CACHE: dict[str, int] = {}

@@ -157,6 +157,8 @@ class PendingInserts:
                 if notnull:
                     return False
                 continue
+            if casts and len(casts) == 1 and _fits(oid, casts[0], v):
+                continue
             if casts:
                 try:
                     c = Col.const(v, oid, 1)
@@ -250,6 +252,25 @@ class PendingInserts:
             order = (np.arange(m)[None, :] * n + np.arange(n)[:, None]).ravel()
             cols = [c.take(order) for c in cols]
         return Batch(cols, n * m)
+
+
+_INT_TYPES = frozenset((type_oids.INT2, type_oids.INT4, type_oids.INT8))
+_INT_RANGES = {type_oids.INT2: 1 << 15, type_oids.INT4: 1 << 31, type_oids.INT8: 1 << 63}
+_WIDER_THAN_INT = frozenset((type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC))
+
+
+def _fits(oid: int, cast: tuple[int, int, bool], v: Any) -> bool:
+    """True when the one assignment cast ``cast`` of ``v`` (of type ``oid``)
+    surely succeeds: an integer into an integer column it fits, or into a
+    float or unconstrained numeric one (JDBC and psycopg send ints as int8).
+    False: unknown; :meth:`PendingInserts.accepts` casts the value to see."""
+    to, typmod, _explicit = cast
+    if oid not in _INT_TYPES or type(v) is not int:
+        return False
+    bound = _INT_RANGES.get(to)
+    if bound is not None:
+        return -bound <= v < bound
+    return to in _WIDER_THAN_INT and typmod < 0
 
 
 def _direct_plan(stmt: Any, param_oids: list[int]) -> list[tuple[int, int, Any, bool]] | None:

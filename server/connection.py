@@ -18,7 +18,7 @@ import socket
 import struct
 from typing import TYPE_CHECKING, cast
 
-from splitstream.executor.api import LoginRole, SessionInfo
+from splitstream.executor.api import LeanOutcome, LoginRole, SessionInfo
 from splitstream.protocol import auth
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
@@ -87,6 +87,7 @@ class Connection(asyncio.Protocol):
         self._draining = False           # lingering: what still arrives is dropped
         self._replay_raw: bytes | None = None    # the raw bytes of a replayable cycle (see _replay_again)
         self._replay_sig: CycleSig | None = None
+        self._lean_busy = False          # a cycle is on the engine's lean path (see _try_lean)
 
     # ------------------------------------------------------------ asyncio.Protocol
 
@@ -118,8 +119,8 @@ class Connection(asyncio.Protocol):
             self.transport.pause_reading()
             self._read_paused = True
         w = self._waiter
-        if w is None or w.done():
-            return  # the task is busy; it pulls the new messages when it loops
+        if w is None or w.done() or self._lean_busy:
+            return  # the task is busy (or a lean insert runs); the new messages are pulled after it
         if self._serving and not self._write_paused and self._step_inline(data if fresh else None):
             return
         w.set_result(None)
@@ -143,6 +144,8 @@ class Connection(asyncio.Protocol):
             return False
         if not sess.has_work():
             return True
+        if self._try_lean(sess):
+            return True
         if not sess.inline_ok():
             return False
         sig = sess.cycle_signature()
@@ -152,12 +155,48 @@ class Connection(asyncio.Protocol):
             self._replay_raw, self._replay_sig = chunk, sig
         return not sess.terminated and not sess.has_work()
 
+    def _try_lean(self, sess: ProtocolSession) -> bool:
+        """Hand a queued autocommitted INSERT cycle to the engine's lean path
+        (``ProtocolSession.lean_cycle``): no worker hop; the answer is written
+        by :meth:`_lean_done` when its group is durable and applied.  Until
+        then this connection processes nothing else (its next messages wait)."""
+        if self._lean_busy or not sess.lean_cycle(self._lean_callback):
+            return False
+        self._lean_busy = True
+        return True
+
+    def _lean_callback(self, outcome: LeanOutcome) -> None:
+        """The engine's answer (any thread): handled on the event loop."""
+        completions = self.server.completions
+        try:
+            if completions is not None:
+                completions.post(self._lean_done, outcome)
+            else:
+                self.loop.call_soon_threadsafe(self._lean_done, outcome)
+        except RuntimeError:        # the loop is closed: the server is gone
+            pass
+
+    def _lean_done(self, outcome: LeanOutcome) -> None:
+        """Write the lean cycle's answer, then go on with what the client sent
+        meanwhile: inline if it can be, else by waking the task."""
+        self._lean_busy = False
+        sess = self.session
+        if sess is None:
+            return
+        self.write(sess.lean_finish(outcome))
+        w = self._waiter
+        if w is None or w.done():
+            return
+        if self.closed or self.eof or self.terminating or self._write_paused or sess.terminated \
+                or not self._step_inline(None):
+            w.set_result(None)
+
     def _replay_again(self) -> bool:
         """The client sent byte for byte the request it sent last (a polling
         read cycle, pgbench's SELECT): answer from the cycle cache without
         parsing it, if the engine vouches the result is unchanged."""
         w, sess, sig = self._waiter, self.session, self._replay_sig
-        if w is None or w.done() or self._write_paused or self.terminating or self.closed \
+        if w is None or w.done() or self._write_paused or self.terminating or self.closed or self._lean_busy \
                 or self.reader.buffered() or sess is None or sig is None:
             return False
         out = sess.replay_unparsed(sig)
@@ -540,6 +579,9 @@ class Connection(asyncio.Protocol):
         while True:
             if self.closed:
                 return
+            if self._lean_busy:         # answered by _lean_done, which wakes us
+                await self._wait_data()
+                continue
             if sess.terminated:         # Terminate, or a FATAL error (maybe from a step run inline)
                 self._fatal_sent = sess.fatal
                 return
@@ -550,6 +592,8 @@ class Connection(asyncio.Protocol):
             if msgs:
                 sess.push(msgs)
             if sess.has_work():
+                if self._try_lean(sess):
+                    continue
                 if sess.inline_ok():
                     out = self._run_inline(sess, sess.cycle_signature())  # fast: no worker-thread hop
                 else:

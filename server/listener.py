@@ -23,6 +23,7 @@ from splitstream.protocol import auth
 from splitstream.protocol.copy import preload as preload_copy_decoder
 from splitstream.protocol.errors import PgError
 
+from .completions import Completions
 from .config import ServerConfig
 from .connection import Connection
 from .tls import make_server_context
@@ -57,6 +58,8 @@ class Server:
         self._stopped: asyncio.Event | None = None
         self.sockets: list[tuple[str, int]] = []
         self.unix_socket: str | None = None
+        #: engine threads' answers to the event loop (lean inserts), made in start()
+        self.completions: Completions | None = None
 
     # ------------------------------------------------------------ registry
 
@@ -112,6 +115,7 @@ class Server:
 
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self.completions = Completions(loop)
         hosts = self.config.hosts
         for host in hosts:
             srv = await loop.create_server(lambda: Connection(self), host, self.config.port,

@@ -21,7 +21,7 @@ import time
 from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import CopyIn, EngineSession, Prepared, Result, SessionInfo
+from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, SessionInfo
 from splitstream.protocol import messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
@@ -119,6 +119,9 @@ class ProtocolSession:
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
+        #: the messages and first answers of a cycle handed to the engine's lean path (see lean_cycle)
+        self._lean: tuple[list[messages.Message], bytes] | None = None
+        self._lean_skip = False          # the lean path asked for a retry: run the next cycle as usual
         #: NotificationResponses waiting for the session to be idle (appended from any thread)
         self._notifications: deque[bytes] = deque()
         self._handlers: dict[str, Callable[[bytes], Handled]] = {
@@ -222,6 +225,95 @@ class ProtocolSession:
         except Exception:
             log.exception("reserving an inline write failed")
             return False
+
+    # ------------------------------------------------------------ lean inserts
+
+    def lean_cycle(self, done: Callable[[LeanOutcome], None]) -> bool:
+        """Hand the queued Bind/[Describe]/Execute/Sync of a lean INSERT (the
+        engine's ``Prepared.lean``), from an idle session, to the engine's
+        lean path: only its parameters are decoded here, on the event-loop
+        thread.  True: the cycle is taken; ``done`` is called (from an engine
+        thread) with its outcome, which :meth:`lean_finish` turns into the
+        answer.  Anything unusual (a Bind error, a session in a block, a
+        setting the lean path does not serve) returns False and leaves the
+        messages to the ordinary path, which answers them as before."""
+        if self._lean_skip:
+            self._lean_skip = False
+            return False
+        q = self._queue
+        if not q or self._gen is not None or self.ignore_till_sync or self._unsynced_writes \
+                or self._lean is not None or self.terminated:
+            return False
+        if q[0].kind == "Q":
+            return self._lean_query(q[0], done)
+        if len(q) < 3 or q[0].kind != "B" or self.portals:
+            return False
+        described = q[1].kind == "D"
+        n = 4 if described else 3
+        if len(q) < n or q[n - 2].kind != "E" or q[n - 1].kind != "S" or q[n - 1].body:
+            return False
+        try:
+            return self._lean_submit([q[i] for i in range(n)], described, done)
+        except PgError:
+            return False            # the ordinary path raises it, in its place
+
+    def _lean_query(self, msg: messages.Message, done: Callable[[LeanOutcome], None]) -> bool:
+        """A simple Query holding one INSERT of literals (the engine decides)."""
+        try:
+            sql = messages.decode_query(msg.body)
+        except PgError:
+            return False
+        if self.portals.get("") is not None or not self.es.lean_submit_sql(sql, done):
+            return False
+        self._queue.popleft()
+        self._lean = ([msg], b"")
+        self.running = True
+        return True
+
+    def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None]) -> bool:
+        stmt = self._bound_statement(msgs[0].body)      # (cheap: reads only the names)
+        prepared = stmt.prepared if stmt is not None else None
+        if stmt is None or prepared is None or not prepared.lean or prepared.columns is not None:
+            return False
+        b = messages.decode_bind(msgs[0].body)
+        if messages.decode_execute(msgs[-2].body).portal != b.portal:
+            return False
+        head = messages.bind_complete()
+        if described:
+            d = messages.decode_describe(msgs[1].body)
+            if d.kind == "P" and d.name == b.portal:
+                head += messages.no_data()
+            elif d.kind == "S" and d.name == b.statement:
+                head += messages.parameter_description(stmt.param_oids) + messages.no_data()
+            else:
+                return False
+        params = decode_params(stmt, b, self._tz)
+        if not self.es.lean_submit(prepared, params, done):
+            return False
+        for _ in msgs:
+            self._queue.popleft()
+        self._lean = (msgs, head)
+        self.running = True
+        return True
+
+    def lean_finish(self, outcome: LeanOutcome) -> bytes:
+        """The answer to the cycle :meth:`lean_cycle` took, now that the
+        engine reports its outcome (event-loop thread).  A retry puts the
+        messages back to run the ordinary way (nothing is answered yet)."""
+        taken, self._lean = self._lean, None
+        self.running = False
+        if taken is None:
+            return b""
+        msgs, head = taken
+        if outcome.retry:
+            self._queue.extendleft(reversed(msgs))
+            self._lean_skip = True
+            return b""
+        if outcome.error is not None:
+            body = self._error(outcome.error, extended=False)
+        else:
+            body = messages.command_complete(outcome.tag)
+        return head + body + self._ready(self._txn_status())
 
     # ------------------------------------------------------------ repeated reads
 

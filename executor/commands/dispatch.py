@@ -19,7 +19,7 @@ from splitstream.protocol.errors import (
 
 from ..api import Prepared, ResultColumn
 from ..sql.dialect import parse_one
-from .plan_facts import inline_insert, reusable_views, side_effect_free_query
+from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote
@@ -69,7 +69,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
     return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
-                    inline_write=inline_insert(stmt), columns_at_run=stmt.columns_at_run)
+                    inline_write=inline_insert(stmt), lean=lean_insert(stmt), columns_at_run=stmt.columns_at_run)
 
 
 _TXN = {

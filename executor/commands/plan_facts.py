@@ -15,6 +15,7 @@ from typing import Any
 from ..execution import expr, operators
 from .base import QueryStmt
 from ..insert_batching import coalescible
+from ..stream import watermark
 
 log = logging.getLogger("splitstream.executor")
 
@@ -41,6 +42,23 @@ def inline_insert(handle: Any) -> bool:
         return coalescible(handle) and getattr(handle.rel, "kind", "") == "r"
     except Exception:
         log.exception("judging an insert for inline execution failed")
+        return False
+
+
+def lean_insert(handle: Any) -> bool:
+    """True for an INSERT the lean path takes (executor.lean_insert):
+    ``VALUES`` of parameters and constants (``coalescible``: no RETURNING,
+    ON CONFLICT or set-level constraint) into a logged table or a stream
+    without a watermark (its late rows are counted per statement)."""
+    try:
+        if not coalescible(handle):
+            return False
+        rel = handle.rel
+        if rel.kind == "r":
+            return rel.persistence != "u"       # no WAL flush to share: the inline write path serves it
+        return rel.kind == "f" and watermark.declared(rel) is None
+    except Exception:
+        log.exception("judging an insert for the lean path failed")
         return False
 
 
