@@ -146,14 +146,36 @@ class FixedCol(Col):
     ordinary NUMERIC values.
     """
 
-    __slots__ = ("fx", "scale", "_dec")
+    __slots__ = ("_fx", "scale", "_dec", "_base", "_idx")
 
     def __init__(self, fx: np.ndarray, scale: int, nulls: np.ndarray | None, dec: np.ndarray | None = None) -> None:
-        self.fx = fx
+        self._fx: np.ndarray | None = fx
+        self._base: np.ndarray | None = None
+        self._idx: np.ndarray | None = None
         self.scale = scale
         self._dec = dec
         self.nulls = nulls if (nulls is not None and nulls.any()) else None
         self.oid = NUMERIC_OID
+
+    @property
+    def fx(self) -> np.ndarray:
+        """The scaled integers (gathered on first use after :meth:`taken`)."""
+        if self._fx is None:
+            assert self._base is not None and self._idx is not None
+            self._fx = self._base[self._idx]
+        return self._fx
+
+    def taken(self, idx: np.ndarray) -> "FixedCol":
+        """Rows ``idx``, gathered only when read: a filter or join over a wide
+        table carries numeric columns the query never reads again."""
+        if self._fx is None:
+            assert self._base is not None and self._idx is not None
+            base, j = self._base, self._idx[idx]
+        else:
+            base, j = self._fx, idx
+        out = FixedCol(base[:0], self.scale, None if self.nulls is None else self.nulls[idx])
+        out._fx, out._base, out._idx = None, base, j
+        return out
 
     @property
     def data(self) -> np.ndarray:
@@ -166,13 +188,13 @@ class FixedCol(Col):
         self._dec = value
 
     def __len__(self) -> int:
-        return len(self.fx)
+        return len(self._fx) if self._fx is not None else len(self._idx)      # type: ignore[arg-type]
 
     def null_mask(self) -> np.ndarray:
-        return self.nulls if self.nulls is not None else np.zeros(len(self.fx), dtype=bool)
+        return self.nulls if self.nulls is not None else np.zeros(len(self), dtype=bool)
 
     def valid_mask(self) -> np.ndarray:
-        return ~self.nulls if self.nulls is not None else np.ones(len(self.fx), dtype=bool)
+        return ~self.nulls if self.nulls is not None else np.ones(len(self), dtype=bool)
 
     def take(self, idx: np.ndarray) -> "FixedCol":
         # the Decimal array (if any) is not carried along: gathering objects is

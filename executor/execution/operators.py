@@ -486,6 +486,8 @@ def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
             out.append(c.with_index(j, None if c.nulls is None else c.nulls[idx]))   # keeps an outer join's NULLs
         elif type(c) is Col and c.data.dtype != object and c.data.ndim == 1:
             out.append(TakenCol(c, idx))
+        elif type(c) is FixedCol:
+            out.append(c.taken(idx))
         else:
             out.append(c.take(idx))
     return out
