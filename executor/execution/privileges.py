@@ -181,5 +181,5 @@ def search_path(info: Any) -> list[str]:
     simply not found, as in PostgreSQL)."""
     sp = info.settings.get("search_path", '"$user", public') if info is not None else "public"
     out = [p.strip().strip('"') for p in sp.split(",")]
-    user = getattr(info, "user", None)
+    user: str = getattr(info, "user", None) or ""
     return [user if p == "$user" else p for p in out if p and (p != "$user" or user)] or ["public"]
