@@ -278,9 +278,9 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch):
         decodes.append(len(body))
         return decode_body(body, *a, **kw)
 
-    def counting_insert_parts(self, ctx, rel, group, parts, rows):
+    def counting_insert_parts(self, ctx, rel, group, parts, rows, *more):
         delivered.extend(n for _h, _b, n in parts())
-        return insert_parts(self, ctx, rel, group, parts, rows)
+        return insert_parts(self, ctx, rel, group, parts, rows, *more)
 
     def recording_stage(self, stream_oid, batch, ctx, into=None):
         seen.setdefault(id(self), []).append([c.data for c in batch.cols])
