@@ -86,6 +86,13 @@ class Subscriber:
         except BaseException as e:  # noqa: BLE001 - reported to Spark by the next read
             with self.lock:
                 self.error = e
+        finally:
+            # closed by the thread that reads it: libpq must not free a
+            # connection another thread is blocked reading (it crashed the process)
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 - best effort at shutdown
+                pass
 
     def upto(self) -> int:
         with self.lock:
@@ -106,11 +113,13 @@ class Subscriber:
                 self.base = end
 
     def close(self) -> None:
+        """Cancel the SUBSCRIBE (a cancel request is safe from any thread);
+        the reading thread then ends and closes the connection itself."""
         try:
             self.conn.cancel()
-            self.conn.close()
         except Exception:  # noqa: BLE001 - best effort at shutdown
             pass
+        self.thread.join(timeout=10)
 
 
 def _classes():
