@@ -118,6 +118,12 @@ class FakeSession:
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         return False
 
+    def lean_submit(self, prepared: Prepared, params: list[Any], done: Any) -> bool:
+        return False            # never lean: every insert takes the ordinary path here
+
+    def lean_submit_sql(self, sql: str, done: Any) -> bool:
+        return False
+
     def result_version(self, prepared: Prepared) -> object:
         return None
 

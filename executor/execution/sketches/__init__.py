@@ -123,7 +123,7 @@ def _topk_freqs(cols: list[Col], n: int, ctx) -> Col:
     return topk.freqs_col(cols[0])
 
 
-@functions.register("topk_increment", sigs="bytea, anyelement -> bytea | bytea, anyelement, int8 -> bytea")
+@functions.register("topk_increment", sigs="bytea, anyelement -> bytea | bytea, anyelement, int8 -> bytea", strict=False)
 def _topk_increment(cols: list[Col], n: int, ctx) -> Col:
     return topk.increment_col(cols[0], cols[1], cols[2] if len(cols) > 2 else None)
 
@@ -133,7 +133,7 @@ def _bloom_contains(cols: list[Col], n: int, ctx) -> Col:
     return bloom.contains_col(cols[0], cols[1])
 
 
-@functions.register("bloom_add", sigs="bytea, anyelement -> bytea")
+@functions.register("bloom_add", sigs="bytea, anyelement -> bytea", strict=False)
 def _bloom_add(cols: list[Col], n: int, ctx) -> Col:
     ok = cols[0].valid_mask() & cols[1].valid_mask()
     out = [bloom.add(f, cols[1].take(np.array([i]))) if good else f
