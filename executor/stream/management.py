@@ -72,10 +72,10 @@ def register_functions() -> None:
     text, boolean = type_oids.TEXT, type_oids.BOOL
     functions.register("pipelinedb.version", text, [])(
         lambda cols, n, ctx: Col.const(VERSION, text, n))
-    functions.register("pipelinedb.activate", boolean, [text], volatile=True)(_switch(True))
-    functions.register("pipelinedb.deactivate", boolean, [text], volatile=True)(_switch(False))
-    functions.register("pipelinedb.truncate_continuous_view", type_oids.VOID, [text], volatile=True)(_truncate)
-    functions.register("pipelinedb.ttl_expire", type_oids.INT8, [text], volatile=True)(_ttl_expire)
+    functions.register("pipelinedb.activate", boolean, [text], volatile=True, strict=False)(_switch(True))
+    functions.register("pipelinedb.deactivate", boolean, [text], volatile=True, strict=False)(_switch(False))
+    functions.register("pipelinedb.truncate_continuous_view", type_oids.VOID, [text], volatile=True, strict=False)(_truncate)
+    functions.register("pipelinedb.ttl_expire", type_oids.INT8, [text], volatile=True, strict=False)(_ttl_expire)
     functions.register("pipelinedb.insert_into_stream", type_oids.VOID, [], volatile=True)(_trigger_only)
     TABLE_FUNCTIONS["pipelinedb.get_views"] = _get_views
     TABLE_FUNCTIONS["pipelinedb.get_streams"] = _get_streams
