@@ -201,6 +201,7 @@ def group_sample(op: operators.Aggregate, state, rows: dict) -> tuple[Batch, flo
     try:
         ix = _index(scan, tv, col)
         distinct = ix.keys[np.r_[True, ix.keys[1:] != ix.keys[:-1]]] if len(ix.keys) else ix.keys
+        total = len(distinct)           # the keys are sorted: their distinct values, counted once
         if len(distinct) > GROUPS:
             distinct = np.sort(np.random.default_rng(0x5EED).choice(distinct, GROUPS, replace=False))
         keys = Col(distinct, None, op.keys[0].oid)
@@ -210,7 +211,6 @@ def group_sample(op: operators.Aggregate, state, rows: dict) -> tuple[Batch, flo
         groups = op._one_shot(ext.batch, None)          # noqa: SLF001 - the operator's own aggregation
     except Exception:       # noqa: BLE001 - an estimate never fails the statement
         return None
-    total = len(np.unique(ix.keys)) if len(ix.keys) else 0
     return groups, ext.factor * total / max(len(distinct), 1)
 
 
