@@ -108,3 +108,20 @@ def split_args(s: str) -> list[str]:
     if "".join(buf).strip():
         out.append("".join(buf).strip())
     return out
+
+
+def qualified_name_parts(name: str) -> list[str]:
+    """A qualified name written as text ('v', 's.v', '"MyV"'), as PostgreSQL
+    reads it from a string (regclass input, PipelineDB's view-name
+    arguments): split at dots outside quotes, unquoted parts folded to
+    lower case, quoted ones kept as written."""
+    out, cur, quoted = [], "", False
+    for ch in name.strip():
+        if ch == '"':
+            quoted = not quoted
+        if ch == "." and not quoted:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    return [unquote(p) for p in out + [cur]]

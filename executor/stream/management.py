@@ -33,6 +33,7 @@ from ..execution import clock, functions, operators, privileges, signatures
 from ..settings import pipelinedb as pipelinedb_gucs
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
+from ..sql.sqltext import qualified_name_parts
 from ..sql.table_functions import TABLE_FUNCTIONS
 
 #: the version pipelinedb.version() reports: the PipelineDB release whose SQL surface this follows
@@ -87,25 +88,12 @@ def _view(ctx, name: str | None):
     """A continuous view by PipelineDB's qualified name text ('v', 's.v', '"MyV"')."""
     if name is None:
         raise PgError(INVALID_PARAMETER_VALUE, "continuous view name is null")
-    parts = [p[1:-1] if p.startswith('"') and p.endswith('"') else p.lower() for p in _split_name(name)]
+    parts = qualified_name_parts(name)
     pl = Planner(ctx.engine, ctx.state, session=ctx.session)
     rel = pl.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
     if rel is None or rel.kind != "v" or not rel.continuous:
         raise PgError(UNDEFINED_OBJECT, f'continuous view "{parts[-1]}" does not exist')
     return rel
-
-
-def _split_name(name: str) -> list[str]:
-    out, cur, quoted = [], "", False
-    for ch in name.strip():
-        if ch == '"':
-            quoted = not quoted
-        if ch == "." and not quoted:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    return out + [cur.strip()]
 
 
 def _redefine(ctx, rel, change: Callable[[dict], None], restart: bool = False):

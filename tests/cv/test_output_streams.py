@@ -11,6 +11,8 @@ from collections import defaultdict
 import psycopg
 import pytest
 
+from tests.support.engine import open_engine, plain_session, result_rows
+
 CHANGES = ("SELECT (new).k AS k, count(*) AS changes, "
            "sum(CASE WHEN (old).k IS NULL THEN 1 ELSE 0 END) AS created, "
            "sum(coalesce((new).total, 0) - coalesce((old).total, 0)) AS moved, "
@@ -193,3 +195,17 @@ def test_spark_partial_merge_reaches_output_readers(ss_server, unique_name):
         assert conn.execute(f"SELECT k, n, sx FROM {v} ORDER BY k").fetchall() == [(1, 4, 40), (2, 1, 5)]
         got = conn.execute(f"SELECT k, sx, c, had_old, deltas FROM {ch} ORDER BY k").fetchall()
         assert [tuple(int(x) for x in r) for r in got] == [(1, 50, 2, 1, 1), (2, 5, 1, 0, 0)]
+
+
+def test_output_of_reads_the_view_name_as_postgresql_reads_a_name(tmp_path):
+    """output_of('ByUrl') finds the view created as ByUrl (folded to byurl),
+    as PipelineDB resolves its argument; a quoted name keeps its case."""
+    with open_engine(str(tmp_path)) as eng:
+        s = plain_session(eng)
+        s.execute_sql("CREATE FOREIGN TABLE PageViews (url text, n int) SERVER stream")
+        s.execute_sql("CREATE VIEW ByUrl AS SELECT url, count(*) FROM PageViews GROUP BY url")
+        s.execute_sql("CREATE VIEW Changes AS SELECT (new).url, (new).count FROM output_of('ByUrl')")
+        s.execute_sql("INSERT INTO PageViews VALUES ('/a', 1)")
+        assert result_rows(s, "SELECT url, count FROM Changes") == [("/a", 1)]
+        with pytest.raises(Exception, match='"ByUrl"'):
+            s.execute_sql("""CREATE VIEW c2 AS SELECT (new).url FROM output_of('"ByUrl"')""")

@@ -20,6 +20,7 @@ from ...execution import expr, privileges
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident
 from ..dialect import DIALECT
+from ..sqltext import qualified_name_parts
 from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
@@ -172,7 +173,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
         if len(args) != 1 or not isinstance(args[0], exp.Literal) or not args[0].is_string:
             raise PgError(FEATURE_NOT_SUPPORTED, "output_of takes one string literal: the view's name",
                           hint="CREATE VIEW v2 AS SELECT ... FROM output_of('v')")
-        parts = args[0].this.split(".")
+        parts = qualified_name_parts(args[0].this)     # 'ByUrl' finds byurl, as PipelineDB reads it
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{args[0].this}" does not exist')
