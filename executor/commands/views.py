@@ -203,7 +203,7 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
                           hint=f"Remove the {name} option.")
         raise PgError(INVALID_PARAMETER_VALUE, f'unrecognized parameter "{name}"',
-                      hint="The options of CREATE VIEW splitstream implements are action=materialize, "
-                           "restart (CREATE OR REPLACE of a continuous view that starts over, empty), "
-                           "sw and step_factor (sliding windows), ttl and ttl_column, retention, late_rows "
-                           "and notify (a channel to NOTIFY when the view changes).")
+                      hint="The options of CREATE VIEW splitstream implements are action=materialize or "
+                           "action=transform, restart (CREATE OR REPLACE of a continuous view that starts "
+                           "over, empty), sw and step_factor (sliding windows), ttl and ttl_column, retention, "
+                           "late_rows, backfill, and notify (a channel to NOTIFY when the view changes).")
