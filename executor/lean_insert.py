@@ -45,6 +45,13 @@ log = logging.getLogger("splitstream.lean")
 
 #: a group stops growing at this many statements (later ones lead the next)
 GROUP_STATEMENTS = 4096
+#: groups smaller than this pass the lead on once logged (pipelined: the next
+#: group stages and writes during this one's fsync); larger ones keep it until
+#: answered, so that what queues meanwhile makes the next group larger.
+#: Measured under load 9 (pgbench, stream with three views): pipelining
+#: doubled throughput at 8 clients but cost ~50% more CPU per statement at
+#: 128, where the CPU is the cap
+PIPELINE_BELOW = 32
 #: shared targets kept before the registry starts over
 MAX_TARGETS = 1000
 
@@ -75,6 +82,8 @@ class LeanTarget:
         self.lock = threading.Lock()
         self.queue: list[LeanRequest] = []
         self.leading = False
+        #: the newest group's turn to answer (groups answer in the order they were taken)
+        self.last_turn: _Turn | None = None
         self.groups = 0               # observability: groups led and statements in them
         self.statements = 0
 
@@ -132,15 +141,14 @@ class LeanIngest:
         return True
 
     def _lead(self, target: LeanTarget) -> None:
-        """Run the queued requests as groups until none is left.  A group
-        starts only when the previous one is durable, applied and answered:
-        one group per target is in flight, and what arrives during its fsync
-        makes the next group larger.  (Starting the next group once the
-        record is written, as ``stream/group_commit.py`` does, let small
-        groups stage in parallel; measured at 8 and 32 pgbench clients on
-        this shared machine, that cost ~30% more CPU per statement for no
-        throughput.)  The same thread goes on leading: no wake-up between
-        groups."""
+        """Run the queued requests as groups until none is left.  Into a
+        stream, the lead passes on once a group's WAL record is *written*
+        (``_release``): the next group is built, staged and written while
+        this one waits for its fsync, which then covers both if it is late
+        enough (the WAL's group commit).  Answers go out in group order, each
+        once its group is durable and applied.  Into a table the writer lock
+        is held through the fsync anyway: the same thread goes on leading
+        (no wake-up between groups)."""
         while True:
             with target.lock:
                 group = target.queue[:GROUP_STATEMENTS]
@@ -150,33 +158,69 @@ class LeanIngest:
                     return
                 target.groups += 1
                 target.statements += len(group)
+                turn = _Turn(target.last_turn)
+                target.last_turn = turn
             if log.isEnabledFor(logging.DEBUG):
                 log.debug("lean insert into %s: a group of %d statements", target.rel.name, len(group))
-            try:
-                self._run(target, group)
-            except BaseException:           # a bug: every member fails with an internal error
-                log.exception("lean insert group failed")
-                err = PgError("XX000", "internal error", hint="See the server log for details.")
-                for r in group:
-                    if r.outcome is None:
-                        r.outcome = LeanOutcome(error=err)
+            if self._group(target, group, turn):
+                return                   # a new leader took over
+
+    def _group(self, target: LeanTarget, group: list[LeanRequest], turn: "_Turn") -> bool:
+        """Run and answer one group; whether the lead was passed on meanwhile
+        (a group smaller than :data:`PIPELINE_BELOW`, once logged)."""
+        pipelined = len(group) < PIPELINE_BELOW
+        released = [not pipelined]          # a large group: this thread leads the next
+
+        def release() -> None:
+            if not released[0]:
+                released[0] = True
+                self._release(target)
+        try:
+            self._run(target, group, release)
+        except BaseException:           # a bug: every member fails with an internal error
+            log.exception("lean insert group failed")
+            err = PgError("XX000", "internal error", hint="See the server log for details.")
+            for r in group:
+                if r.outcome is None:
+                    r.outcome = LeanOutcome(error=err)
+        turn.wait_previous()
+        try:
             for r in group:
                 try:
                     r.done(r.outcome if r.outcome is not None else LeanOutcome(retry=True))
                 except Exception:
                     log.exception("answering a lean insert failed")
+        finally:
+            turn.finish()
+        return pipelined and released[0]
+
+    def _release(self, target: LeanTarget) -> None:
+        """A group is logged: a new leader takes what queued meanwhile."""
+        with target.lock:
+            if not target.queue:
+                target.leading = False
+                return
+        try:
+            self._pool.submit(self._lead, target)
+        except RuntimeError:            # shutting down: the queued requests are answered as retries
+            with target.lock:
+                queued, target.queue = target.queue, []
+                target.leading = False
+            for r in queued:
+                r.done(LeanOutcome(retry=True))
 
     # ------------------------------------------------------------ groups
-    def _run(self, target: LeanTarget, group: list[LeanRequest]) -> None:
+    def _run(self, target: LeanTarget, group: list[LeanRequest], release: Callable[[], None]) -> None:
         """Insert ``group``; on a failure before anything was logged, each
-        member runs alone and gets its own outcome."""
+        member runs alone and gets its own outcome.  ``release()`` once the
+        group's WAL record is written (a stream's)."""
         if not _current(self.engine.db.committed, target):
             for r in group:
                 r.outcome = LeanOutcome(retry=True)     # altered or dropped: the ordinary path decides
             return
-        insert = self._stream_group if target.rel.kind == "f" else self._table_group
         try:
-            if insert(target, group):
+            if self._stream_group(target, group, release) if target.rel.kind == "f" \
+                    else self._table_group(target, group):
                 for r in group:
                     r.outcome = LeanOutcome(tag=target.tag)
             return                      # (False: the outcomes are set: retry)
@@ -185,7 +229,7 @@ class LeanIngest:
                 group[0].outcome = LeanOutcome(error=e)
                 return
         for r in group:
-            self._run(target, [r])
+            self._run(target, [r], release)
 
     def _context(self, req: LeanRequest, txn: Transaction) -> ExecContext:
         s = req.session
@@ -199,10 +243,10 @@ class LeanIngest:
         p.executes = [r.params for r in group]
         return p.rows(ctx.engine_session, ctx)
 
-    def _stream_group(self, target: LeanTarget, group: list[LeanRequest]) -> bool:
+    def _stream_group(self, target: LeanTarget, group: list[LeanRequest], release: Callable[[], None]) -> bool:
         ctx = self._context(group[0], Transaction(self.engine.db, implicit=True))
         rows = self._rows(target, group, ctx)
-        self.engine.streams.insert_now(ctx, target.rel, rows, any(r.sync for r in group))
+        self.engine.streams.insert_now(ctx, target.rel, rows, any(r.sync for r in group), logged=release)
         return True
 
     def _table_group(self, target: LeanTarget, group: list[LeanRequest]) -> bool:
@@ -226,6 +270,25 @@ class LeanIngest:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False)
+
+
+class _Turn:
+    """A group's place in the order of answers: it answers once the group
+    taken before it has answered."""
+
+    __slots__ = ("previous", "answered")
+
+    def __init__(self, previous: "_Turn | None") -> None:
+        self.previous = previous
+        self.answered = threading.Event()
+
+    def wait_previous(self) -> None:
+        if self.previous is not None:
+            self.previous.answered.wait()
+            self.previous = None            # no chain of every group ever led
+
+    def finish(self) -> None:
+        self.answered.set()
 
 
 def _current(state: Any, target: LeanTarget) -> bool:

@@ -12,6 +12,12 @@ refuses (:class:`WalCorruption`, naming the file and byte offset) and
 ``splitstream recover`` salvages what precedes it (:mod:`.wal_scan`).
 Segments are numbered; a checkpoint names the first segment to replay.
 
+Segments are preallocated: :data:`PREALLOC` bytes of zeros are written and
+synced ahead of the writer, so a commit overwrites allocated blocks and its
+``fdatasync`` journals no size or extent change (PostgreSQL's WAL does the
+same).  The log of a segment ends at the first frame header of zeros
+(:func:`.wal_scan.log_end`); a record torn inside the zeros is a torn tail.
+
 Writes and fsyncs go through :mod:`.fileio`.  A failed write cuts the file
 back to the record's start before the error (53100/58030) is raised; a
 failed fsync cuts it back to what the last good fsync covered, and every
@@ -34,11 +40,15 @@ from splitstream.protocol.errors import PgError
 from . import fileio, records
 from .checkpoint_files import fsync_dir
 from .wal_records import op_from_record, put_ops
-from .wal_scan import Damage, WalCorruption, count_intact, damage_is_tail, frame_end, segment_records
+from .wal_scan import Damage, WalCorruption, count_intact, damage_is_tail, frame_end, log_end, segment_records
 
 log = logging.getLogger("splitstream.wal")
 
 _HDR = struct.Struct("!II")
+
+#: zeros written ahead of the writer at a time; a record this large or larger
+#: is written past them instead (appended: a COPY's slabs are not written twice)
+PREALLOC = 4 << 20
 
 #: The magic number of a WAL segment.
 MAGIC = b"SSWAL"
@@ -99,6 +109,18 @@ def check_segment(path: Path) -> None:
         raise WalCorruption(Damage(0, path, 0, head, e.message), "a header is never torn this way") from e
 
 
+def _log_end(path: Path) -> int:
+    """Where the log of the segment at ``path`` ends (0: no header yet): a
+    segment opened again is appended to there, past its last intact record."""
+    data = path.read_bytes()
+    if len(data) < records.HEADER_SIZE:
+        return 0
+    pos = records.HEADER_SIZE
+    while end := frame_end(data, pos):
+        pos = end
+    return pos
+
+
 @dataclass
 class Salvage:
     """What ``splitstream recover`` dropped: the damage it cut at (None: the
@@ -151,6 +173,8 @@ class Wal:
         self.gen = 0
         self._path = self.path(0)
         self.size = 0
+        #: the segment's length on disk: zeros past ``size`` up to here
+        self._alloc = 0
         #: the offset in the current segment that the last good fsync covers
         self.synced_size = 0
         #: a failed write or fsync left bytes past this offset that could not
@@ -190,6 +214,8 @@ class Wal:
             while pos < len(data):
                 end = frame_end(data, pos)
                 if not end:
+                    if log_end(data, pos):
+                        break        # the preallocated zeros after the last record
                     self._damaged(Damage(gen, path, pos, data), gens[i + 1:])
                     break
                 yield f'"{path}" at byte offset {pos}', decode_at(path, pos, data, end)
@@ -216,13 +242,13 @@ class Wal:
             if damage is None:
                 continue
             later = [self.path(g) for g in gens[i + 1:]]
-            report = Salvage(damage, count_intact(damage.data, damage.offset),
-                             len(damage.data) - damage.offset, later)
+            report = Salvage(damage, *count_intact(damage.data, damage.offset), later)
             for path in later:
                 data = path.read_bytes()
                 pos = segment_records(data)
-                report.records += count_intact(data, pos) if pos is not None else 0
-                report.bytes += len(data)
+                n, used = count_intact(data, pos) if pos is not None else (0, 0)
+                report.records += n
+                report.bytes += used + (pos or len(data))
             with open(damage.path, "r+b") as f:
                 f.truncate(damage.offset)
                 os.fsync(f.fileno())
@@ -247,7 +273,7 @@ class Wal:
         while pos < len(data):
             end = frame_end(data, pos)
             if not end:
-                return Damage(gen, path, pos, data)
+                return None if log_end(data, pos) else Damage(gen, path, pos, data)
             try:
                 decode_at(path, pos, data, end)
             except WalCorruption as e:
@@ -270,12 +296,14 @@ class Wal:
     def _open_current(self) -> BinaryIO:
         if self._f is None:
             try:
-                self._f = open(self._path, "ab", buffering=0)
+                self._f = os.fdopen(os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644), "r+b", buffering=0)
             except OSError as e:
                 raise fileio.storage_error(e, "open", self._path) from e
-            self.size = self.synced_size = self._f.tell()
-            # a new segment's header is written now, or with the next append after a failure
-            self._repair_to = 0 if self.size == 0 else None
+            self.size = self.synced_size = _log_end(self._path)
+            self._alloc = os.fstat(self._f.fileno()).st_size
+            # a new segment's header is written now, or with the next append after a failure;
+            # what follows the log of a segment opened again is cut (then preallocated again)
+            self._repair_to = 0 if self.size == 0 else self.size if self._alloc > self.size else None
         self._repair(self._f)
         return self._f
 
@@ -292,18 +320,38 @@ class Wal:
             f = self._open_current()
             start = self.size
             try:
+                self._reserve(f, start + len(head) + len(body))
                 fileio.write_fully(f.fileno(), head, self._path)
                 fileio.write_fully(f.fileno(), body, self._path)
-            except OSError as e:
+            except (OSError, PgError) as e:
                 self._cut(f, start)
+                if isinstance(e, PgError):
+                    raise
                 raise fileio.storage_error(e, "write to", self._path) from e
             self.size += len(head) + len(body)
+            self._alloc = max(self._alloc, self.size)
             self.written += 1
             mine = self.written
             self._note_mine(mine)
         if sync:
             self.sync_upto(mine)
         return mine
+
+    def _reserve(self, f: BinaryIO, end: int) -> None:
+        """Make sure zeros are allocated (written and synced) up to ``end``,
+        and :data:`PREALLOC` beyond, unless the record is that large itself
+        (under ``lock``; the file position stays at ``size``)."""
+        if end <= self._alloc or end - self.size >= PREALLOC:
+            return
+        fd, new = f.fileno(), end + PREALLOC
+        os.lseek(fd, self._alloc, os.SEEK_SET)
+        fileio.write_fully(fd, bytes(new - self._alloc), self._path)
+        try:
+            fileio.datasync(fd, self._path)
+        except OSError as e:
+            raise fileio.storage_error(e, "fsync", self._path) from e
+        os.lseek(fd, self.size, os.SEEK_SET)
+        self._alloc = new
 
     def _repair(self, f: BinaryIO) -> None:
         """Cut what a failed write or fsync left behind (under ``lock``), and
@@ -313,9 +361,11 @@ class Wal:
         path = self._path
         try:
             fileio.layer().truncate(f.fileno(), self._repair_to, path)
+            self._alloc = self._repair_to
+            os.lseek(f.fileno(), self._repair_to, os.SEEK_SET)
             if self._repair_to == 0:
                 fileio.write_fully(f.fileno(), records.file_header(MAGIC), path)
-                self.size = records.HEADER_SIZE
+                self.size = self._alloc = records.HEADER_SIZE
         except OSError as e:
             raise fileio.storage_error(e, "write to", path) from e
         self._repair_to = None
@@ -381,7 +431,7 @@ class Wal:
                 fd = None      # closed by a checkpoint, which fsynced it first
         try:
             if fd is not None:
-                fileio.fsync(fd, self.path(gen))
+                fileio.datasync(fd, self.path(gen))
         except OSError as e:
             return self._sync_failed(e, gen)
         with self.lock:

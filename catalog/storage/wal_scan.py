@@ -7,6 +7,11 @@ acknowledged data: replay must not skip it silently, nor go on after it
 resynchronising: every record body starts with a list of operations, each a
 record tagged ``op.``, so candidate frame starts are found with a byte
 search and confirmed by their length and checksum.
+
+Segments are preallocated (zero-filled ahead of the writer, ``wal.py``), so
+a segment's log ends where a frame header of zeros starts (no record has an
+empty body): :func:`zero_header`.  Zeros with an intact record after them
+are damage like any other.
 """
 from __future__ import annotations
 
@@ -29,10 +34,18 @@ def frame_end(data: bytes, pos: int) -> int:
     if pos + _HDR.size > len(data):
         return 0
     ln, crc = _HDR.unpack_from(data, pos)
+    if ln == 0:
+        return 0           # the preallocated zeros past the end (no record is empty)
     end: int = pos + _HDR.size + ln
     if end > len(data) or zlib.crc32(memoryview(data)[pos + _HDR.size:end]) != crc:
         return 0
     return end
+
+
+def zero_header(data: bytes, pos: int) -> bool:
+    """Whether the frame header at ``pos`` is zeros (what is left of it, at
+    the file's end): where the log of a preallocated segment ends."""
+    return not any(data[pos:pos + _HDR.size])
 
 
 def resync(data: bytes, after: int) -> int | None:
@@ -44,6 +57,12 @@ def resync(data: bytes, after: int) -> int | None:
             return q
         i = data.find(_OP, i + 1)
     return None
+
+
+def log_end(data: bytes, pos: int) -> bool:
+    """Whether the log of a segment ends cleanly at ``pos``: zeros, with no
+    intact record after them."""
+    return zero_header(data, pos) and resync(data, pos) is None
 
 
 def first_intact(data: bytes, pos: int) -> int | None:
@@ -67,6 +86,8 @@ class Damage:
             return self.reason
         if self.offset + _HDR.size > len(self.data):
             return "incomplete record header"
+        if zero_header(self.data, self.offset):
+            return "zeroed record header"
         ln = _HDR.unpack_from(self.data, self.offset)[0]
         if self.offset + _HDR.size + ln > len(self.data):
             return f"record length {ln} runs past the end of the file"
@@ -105,12 +126,15 @@ def damage_is_tail(damage: Damage, later: list[Path]) -> bool:
     return True
 
 
-def count_intact(data: bytes, pos: int) -> int:
+def count_intact(data: bytes, pos: int) -> tuple[int, int]:
     """How many intact records start at or after ``pos`` (resynchronising
-    over damage): what cutting the segment at ``pos`` drops."""
-    n = 0
+    over damage), and how many bytes from ``pos`` hold anything (the
+    preallocated zeros after both are not counted): what cutting the
+    segment at ``pos`` drops."""
+    n, end = 0, pos
     q = first_intact(data, pos)
     while q is not None:
         n += 1
-        q = first_intact(data, frame_end(data, q))
-    return n
+        end = frame_end(data, q)
+        q = first_intact(data, end)
+    return n, max(end, len(data.rstrip(b"\0")), pos) - pos

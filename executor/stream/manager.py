@@ -797,12 +797,13 @@ class StreamManager:
                 return sent
         return sent if self._insert(ctx, rel, batch, sync, key, advance=adv) else 0
 
-    def insert_now(self, ctx, rel, batch: Batch, sync: bool) -> None:
+    def insert_now(self, ctx, rel, batch: Batch, sync: bool, logged: Callable[[], None] | None = None) -> None:
         """A batch that is a group already (the lean path, ``lean_insert.py``):
         check, stage, log and deliver it now, past the group-commit queue.
-        Raises before anything is logged (no view changed) when a row fails."""
+        Raises before anything is logged (no view changed) when a row fails.
+        ``logged()``: called once its WAL record is written."""
         self.check_rows(ctx.engine_session, ctx, rel, batch)
-        self._insert(ctx, rel, batch, sync)
+        self._insert(ctx, rel, batch, sync, logged=logged)
 
     def _insert(self, ctx, rel, batch: Batch, sync: bool, key: str | None = None,
                 logged: Callable[[], None] | None = None, staging: tuple | None = None,

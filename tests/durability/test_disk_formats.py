@@ -134,6 +134,9 @@ def _check_files(data: Path) -> int:
             continue
         while pos < len(raw):                # every WAL record body too
             n = int.from_bytes(raw[pos: pos + 4], "big")
+            if n == 0:                       # the preallocated zeros after the log
+                assert not any(raw[pos:]), f"{path}: a zero record length before the end"
+                break
             records.loads(raw[pos + 8: pos + 8 + n])
             pos += 8 + n
     return len(files)

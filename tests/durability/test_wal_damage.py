@@ -30,6 +30,9 @@ def frames(path: Path) -> list[tuple[int, int]]:
     out, pos = [], records.HEADER_SIZE
     while pos + _FRAME.size <= len(data):
         ln = _FRAME.unpack_from(data, pos)[0]
+        if ln == 0:               # the preallocated zeros after the log
+            assert not any(data[pos:]), f"{path}: a zero record length before the end"
+            return out
         out.append((pos, ln))
         pos += _FRAME.size + ln
     assert pos == len(data), f"{path} does not end on a record boundary"
