@@ -73,11 +73,14 @@ class StreamPart:
     """One slab of a COPY into a stream.  A COPY larger than one slab is
     logged as its parts and then a :class:`StreamCommit`; replay applies the
     parts of a group only at its commit, so a crash mid-COPY loses all of an
-    unacknowledged COPY, never part of it."""
+    unacknowledged COPY, never part of it.  ``targets`` as in
+    :class:`StreamBatch`, on every part: replay stages a part as it reads it,
+    before its commit."""
 
     oid: int
     group: int
     columns: list[ColumnArrays]
+    targets: list[int] | None = None
 
 
 @dataclass

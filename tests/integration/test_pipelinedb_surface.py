@@ -112,7 +112,7 @@ CASES = [
         "SET pipelinedb.stream_insert_level = sync_commit",
         "SET pipelinedb.num_combiners = 2",
     ], [("SHOW pipelinedb.num_combiners", [("2",)])],
-        [("SET pipelinedb.stream_targets = '{p}v'", "0A000")]),
+        [("SET pipelinedb.stream_targets = '{p}v,'", "22023")]),
 ]
 
 
