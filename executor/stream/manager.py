@@ -638,7 +638,7 @@ class StreamManager:
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
         # validates (raises 0A000), runs static pipelines, takes the old pipelines it can
         cv = ContinuousView(self, rel, plan, ctx, pool)
-        ungrouped.notice_unbounded(cv, ctx)
+        ungrouped.notice_unbounded(cv, ctx, old if replacing else None)
         # a view not registered yet (created by this transaction) holds no state to keep
         if replacing and not restart and (old is not None or rel.oid in self.broken):
             if pool is None or not pool.covers(cv.pipelines):
