@@ -63,10 +63,11 @@ def refuse_order(view: str) -> PgError:
 
 
 def unbounded_stream(cv) -> str | None:
-    """The stream an ungrouped pipeline of ``cv`` keeps every row of (no TTL
-    or window), or None."""
+    """The stream an ungrouped pipeline of ``cv`` keeps every row of (no TTL,
+    window or max_rows), or None."""
     for p in cv._pipes():
-        if is_ungrouped(p.agg if p.inner is None else p.inner.agg) and p.ttl is None and p.window is None:
+        if is_ungrouped(p.agg if p.inner is None else p.inner.agg) and p.ttl is None and p.window is None \
+                and p.cap is None:
             return p.scan.rel.name
     return None
 
@@ -82,5 +83,5 @@ def notice_unbounded(cv, ctx, replaced=None) -> None:
     ctx.notices.append(Notice(
         f'continuous view "{cv.rel.name}" keeps every matching row of stream "{stream}" '
         "and grows without bound",
-        hint="Bound it with WITH (ttl = '1 day', ttl_column = <a timestamp column>) or a sliding window "
-             "(WITH (sw = '1 hour')), or group and aggregate the rows."))
+        hint="Bound it with WITH (ttl = '1 day', ttl_column = <a timestamp column>), WITH (max_rows = N) (the newest "
+             "N rows) or a sliding window (WITH (sw = '1 hour')), or group and aggregate the rows."))
