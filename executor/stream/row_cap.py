@@ -25,10 +25,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
 
 from ..execution import operators
-from ..execution.aggregates import GroupTable
+from ..execution.aggregates import CountState, GroupTable
 from .panes import subset
 
 OPTION = "max_rows"
@@ -74,11 +75,14 @@ def trim(table: GroupTable, key_pos: int, n: int) -> GroupTable:
     ``key_pos``, its arrival time) holding only the first ``n`` rows in the
     cap's order; the same object when it holds no more."""
     groups = len(table.index)
-    cnt = table.states[0].cnt[:groups]            # the ungrouped view's one aggregate: count(*)
+    count = table.states[0]                      # the ungrouped view's one aggregate: count(*)
+    assert isinstance(count, CountState)
+    cnt = count.cnt[:groups]
     if int(cnt.sum()) <= n:
         return table
     keys = table.index.key_columns()
-    spec = [(keys[key_pos], True, None)] + [(k, True, None) for i, k in enumerate(keys) if i != key_pos]
+    spec: list[tuple[Col, bool, bool | None]] = [(keys[key_pos], True, None)]
+    spec += [(k, True, None) for i, k in enumerate(keys) if i != key_pos]
     order = operators.sort_order(spec, groups)
     c = cnt[order]
     before = np.cumsum(c) - c
@@ -89,5 +93,7 @@ def trim(table: GroupTable, key_pos: int, n: int) -> GroupTable:
     mask[kept] = True
     out = subset(table, mask)
     if excess:
-        out.states[0].cnt[int(np.count_nonzero(mask[:last]))] -= excess
+        kept_count = out.states[0]
+        assert isinstance(kept_count, CountState)
+        kept_count.cnt[int(np.count_nonzero(mask[:last]))] -= excess
     return out
