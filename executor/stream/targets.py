@@ -3,7 +3,10 @@ continuous views and transforms, its INSERTs and COPYs into streams feed
 only those (PipelineDB's ``stream_targets``, its regression test
 ``stream_targets.sql``); empty (the default, or RESET) feeds every view.
 
-What PipelineDB does, and so what this does:
+What PipelineDB does (its ``GetLocalStreamReaders`` in ``pipeline_stream.c``:
+the list split by SplitIdentifierString when an insert begins, each name
+looked up, the stream's active readers intersected with them), and so
+what this does:
 
 * The names are read as ``search_path`` reads its list (SplitIdentifierString:
   commas outside double quotes, unquoted names folded to lower case,
@@ -11,8 +14,10 @@ What PipelineDB does, and so what this does:
   INSERT follows the value in force when it is executed, and SET LOCAL
   ends with its transaction.
 * A name that is no relation fails the statement with 42P01; a relation that
-  is neither a continuous view nor a transform with 42809.  Nothing is
-  logged then.
+  is neither a continuous view nor a transform with 42809 (PipelineDB raises
+  an internal error, "continuous view ... does not exist", for both).
+  Nothing is logged then.  A malformed list is refused at SET (22023), as
+  PostgreSQL's own list settings are; PipelineDB refused it at the insert.
 * A target that does not read the stream inserted into is simply not fed by
   it (PipelineDB intersects the targets with the stream's readers); an
   INSERT whose targets read none of the stream's views feeds nothing, and is

@@ -200,3 +200,24 @@ def test_large_copy_with_targets(ss_conn, unique_name):
         cp.write(data.getvalue())
     assert ss_conn.execute(f"SELECT count(*), sum(n) FROM {p}b").fetchone() == (1000, 1000)
     assert ss_conn.execute(f"SELECT count(*) FROM {p}a").fetchone() == (0,)
+
+
+def test_backfill_sliding_window_and_deactivated_targets(ss_conn, unique_name):
+    """A sliding-window view can be a target; a deactivated target is still
+    not fed; a view created later with backfill takes only the held rows that
+    were sent to every view (the targeted ones were addressed to others)."""
+    p = unique_name("sb") + "_"
+    ss_conn.execute(f"CREATE FOREIGN TABLE {p}s (x int) SERVER stream OPTIONS (capacity '1000')")
+    ss_conn.execute(f"CREATE VIEW {p}w WITH (sw = '1 hour') AS SELECT count(*) AS n, sum(x) AS sx FROM {p}s")
+    ss_conn.execute(f"CREATE VIEW {p}a AS SELECT count(*) AS n FROM {p}s")
+    ss_conn.execute(f"CREATE VIEW {p}off AS SELECT count(*) AS n FROM {p}s")
+    ss_conn.execute(f"SELECT pipelinedb.deactivate('{p}off')")
+    ss_conn.execute(f"SET pipelinedb.stream_targets = '{p}w, {p}off'")
+    ss_conn.execute(f"INSERT INTO {p}s (x) VALUES (1), (2), (3)")
+    ss_conn.execute("RESET pipelinedb.stream_targets")
+    ss_conn.execute(f"INSERT INTO {p}s (x) VALUES (10), (20)")
+    assert ss_conn.execute(f"SELECT n, sx FROM {p}w").fetchone() == (5, 36)
+    assert ss_conn.execute(f"SELECT n FROM {p}a").fetchone() == (2,)
+    assert ss_conn.execute(f"SELECT n FROM {p}off").fetchone() == (0,)
+    ss_conn.execute(f"CREATE VIEW {p}bf WITH (backfill = true) AS SELECT count(*) AS n, sum(x) AS sx FROM {p}s")
+    assert ss_conn.execute(f"SELECT n, sx FROM {p}bf").fetchone() == (2, 30)
