@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import random
+import threading
 
 import asyncpg
 import psycopg
@@ -221,3 +222,34 @@ def test_backfill_sliding_window_and_deactivated_targets(ss_conn, unique_name):
     assert ss_conn.execute(f"SELECT n FROM {p}off").fetchone() == (0,)
     ss_conn.execute(f"CREATE VIEW {p}bf WITH (backfill = true) AS SELECT count(*) AS n, sum(x) AS sx FROM {p}s")
     assert ss_conn.execute(f"SELECT n, sx FROM {p}bf").fetchone() == (2, 30)
+
+
+def test_literal_inserts_from_concurrent_sessions(ss_server, unique_name):
+    """Simple-protocol single-row INSERTs of literals (normalised to one
+    cached plan and taken by the lean path, executor/literal_inserts.py) from
+    concurrent sessions with different targets: each feeds its own views."""
+    p = unique_name("sl") + "_"
+    with psycopg.connect(ss_server.dsn, autocommit=True) as c:
+        _ddl(c, p)
+    errors: list = []
+
+    def writer(w: int) -> None:
+        try:
+            with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+                conn.execute(f"SET pipelinedb.stream_targets = '{('', f'{p}a', f'{p}b')[w % 3]}'")
+                for i in range(40):
+                    conn.execute(f"INSERT INTO {p}s (k, x) VALUES ({w}, {i})", prepare=False)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=writer, args=(w,)) for w in range(6)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(120)
+    assert not errors
+    total = sum(range(40))
+    with psycopg.connect(ss_server.dsn, autocommit=True) as c:
+        assert sorted(c.execute(f"SELECT k, n, sx FROM {p}a").fetchall()) == \
+            [(w, 40, total) for w in range(6) if w % 3 in (0, 1)]
+        assert sorted(c.execute(f"SELECT k, n, sx FROM {p}b").fetchall()) == \
+            [(w, 40, total) for w in range(6) if w % 3 in (0, 2)]
