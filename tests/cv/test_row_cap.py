@@ -71,10 +71,14 @@ def test_capped_view_is_the_last_rows_of_a_table(ss_conn, unique_name, backend):
         (CAP, ss_conn.execute(f"SELECT max(seq) FROM {t} WHERE k <> 3").fetchone()[0])
 
 
-def test_capped_view_survives_kill9(ss_server_factory):
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_capped_view_survives_kill9(ss_server_factory, backend):
+    """Live on either backend, replayed after kill -9 (on the server's
+    default backend): the same rows."""
     server = ss_server_factory()
     rng = random.Random(11)
     with psycopg.connect(server.dsn, autocommit=True) as c:
+        c.execute(f"SET executor_backend = {backend}")
         _ddl(c, "s", "v", "t")
         seq = _batches(c, "s", "t", rng, 0, 10)
         c.execute("CHECKPOINT")
