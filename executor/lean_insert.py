@@ -18,7 +18,9 @@ Every guarantee of the ordinary path holds: privileges are checked when
 the request is taken (on the submitting session's state); defaults, NOT
 NULL, casts and view staging run on the group; a group that fails before
 anything is logged runs its members one by one, so a bad row fails only
-its own statement with its own SQLSTATE; a target whose relation was
+its own statement with its own SQLSTATE; members whose sessions set
+different ``pipelinedb.stream_targets`` are grouped apart (one WAL record
+feeds one set of views, ``stream/targets.py``); a target whose relation was
 altered or dropped since it was planned answers ``retry`` and the server
 runs the messages through the ordinary path, which plans again or raises
 what PostgreSQL raises.
@@ -40,6 +42,7 @@ from .context import ExecContext
 from .commands.dml import insert_batch
 from .execution import clock
 from .insert_batching import PendingInserts
+from .stream import targets as stream_targets
 
 log = logging.getLogger("splitstream.lean")
 
@@ -218,6 +221,12 @@ class LeanIngest:
             for r in group:
                 r.outcome = LeanOutcome(retry=True)     # altered or dropped: the ordinary path decides
             return
+        if target.rel.kind == "f":
+            parts = _by_stream_targets(group)
+            if len(parts) > 1:              # the lead passes on once the last part is logged
+                for i, part in enumerate(parts):
+                    self._run(target, part, release if i == len(parts) - 1 else _no_release)
+                return
         try:
             if self._stream_group(target, group, release) if target.rel.kind == "f" \
                     else self._table_group(target, group):
@@ -289,6 +298,18 @@ class _Turn:
 
     def finish(self) -> None:
         self.answered.set()
+def _no_release() -> None:
+    """The release of a group's part that is not its last: the lead stays."""
+
+
+def _by_stream_targets(group: list[LeanRequest]) -> list[list[LeanRequest]]:
+    """The group split by the value of pipelinedb.stream_targets of each
+    member's session (read as each runs: a session waits idle for its answer,
+    so the value cannot change meanwhile), in order of first appearance."""
+    parts: dict[str, list[LeanRequest]] = {}
+    for r in group:
+        parts.setdefault(stream_targets.requested(r.session.info.settings), []).append(r)
+    return list(parts.values())
 
 
 def _current(state: Any, target: LeanTarget) -> bool:

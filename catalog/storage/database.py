@@ -13,6 +13,7 @@ commit or rollback.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -582,7 +583,8 @@ class Database:
     # ---------------------------------------------------------- streams
     def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,
                       batch_key: str = "", admit: Callable[[], bool] | None = None,
-                      logged: Callable[[], None] | None = None, late_rows: int = 0) -> int:
+                      logged: Callable[[], None] | None = None, late_rows: int = 0,
+                      targets: list[int] | None = None) -> int:
         """Log a stream batch, make it durable, then hand it on (``apply(seq)``).
 
         The caller has already run the batch through every view into private
@@ -598,9 +600,11 @@ class Database:
         the batch (a key applied meanwhile): then nothing is logged and 0 is
         returned.  ``logged()`` is called once the record is written (the
         next group of small inserts may start, group_commit.py).
-        ``late_rows``: the statement's rows dropped as late, logged with it.
+        ``late_rows``: the statement's rows dropped as late, logged with it;
+        ``targets``: the views it feeds (None: all), logged with it.
         """
-        return self._ingest(lambda s: _one(self.wal.append([StreamBatch(oid, cols, s, batch_key, late_rows)], sync=False)),
+        rec = functools.partial(StreamBatch, oid, cols, batch_key=batch_key, late_rows=late_rows, targets=targets)
+        return self._ingest(lambda s: _one(self.wal.append([rec(seq=s)], sync=False)),
                             apply, sync, admit, logged)
 
     def ingest_partial(self, merge: PartialMerge, apply: Callable[[int], None], sync: bool,

@@ -55,13 +55,17 @@ class StreamBatch:
     """Rows inserted into a stream (logged; streams keep no rows themselves).
     ``batch_key``: the Spark exactly-once key of the insert, or ''.
     ``late_rows``: the statement's rows its stream's watermark dropped
-    (counted once logged; records written before the field read as 0)."""
+    (counted once logged; records written before the field read as 0).
+    ``targets``: the continuous views and transforms the statement fed
+    (pipelinedb.stream_targets, their oids), or None: every view of the
+    stream (records written before the field read as None)."""
 
     oid: int
     columns: list[ColumnArrays]
     seq: int = 0
     batch_key: str = ""
     late_rows: int = 0
+    targets: list[int] | None = None
 
 
 @dataclass
@@ -69,11 +73,14 @@ class StreamPart:
     """One slab of a COPY into a stream.  A COPY larger than one slab is
     logged as its parts and then a :class:`StreamCommit`; replay applies the
     parts of a group only at its commit, so a crash mid-COPY loses all of an
-    unacknowledged COPY, never part of it."""
+    unacknowledged COPY, never part of it.  ``targets`` as in
+    :class:`StreamBatch`, on every part: replay stages a part as it reads it,
+    before its commit."""
 
     oid: int
     group: int
     columns: list[ColumnArrays]
+    targets: list[int] | None = None
 
 
 @dataclass
@@ -106,10 +113,10 @@ def _register() -> None:
     records.register("column", 1, ("data", "nulls"))
     for kind, names in OP_FIELDS.items():
         records.register(f"op.{kind}", 1, names)
-    # late_rows: absent from records written before it (read as 0)
-    records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key", "late_rows"))
+    # late_rows, targets: absent from records written before them (read as 0, None)
+    records.register("op.stream", 1, ("oid", "columns", "seq", "batch_key", "late_rows", "targets"))
     records.register_dataclass(PartialMerge, "op.partial_merge")
-    records.register("op.stream_part", 1, ("oid", "group", "columns"))
+    records.register("op.stream_part", 1, ("oid", "group", "columns", "targets"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
                      (Role, "role"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
@@ -165,9 +172,9 @@ def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
     for op in ops:
         if isinstance(op, StreamBatch):
             records.put_record_values(parts, _STREAM, (op.oid, _Columns(op.columns), op.seq, op.batch_key,
-                                                              op.late_rows))
+                                                              op.late_rows, op.targets))
         elif isinstance(op, StreamPart):
-            records.put_record_values(parts, _PART, (op.oid, op.group, _Columns(op.columns)))
+            records.put_record_values(parts, _PART, (op.oid, op.group, _Columns(op.columns), op.targets))
         elif isinstance(op, (PartialMerge, StreamCommit)):
             records.dump_parts(op, parts)
         else:
@@ -197,8 +204,9 @@ def op_from_record(rec: Any) -> Any:
         raise records.FormatError(f"a WAL record holds {type(rec).__name__}, not an operation")
     f = rec.fields
     if rec.tag == "op.stream":
-        return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"], f.get("late_rows", 0))
+        return StreamBatch(f["oid"], columns_in(f["columns"]), f["seq"], f["batch_key"], f.get("late_rows", 0),
+                           f.get("targets"))
     if rec.tag == "op.stream_part":
-        return StreamPart(f["oid"], f["group"], columns_in(f["columns"]))
+        return StreamPart(f["oid"], f["group"], columns_in(f["columns"]), f.get("targets"))
     kind = rec.tag[3:]
     return (kind, *(columns_in(f[n]) if n in _COLUMN_FIELDS else f[n] for n in OP_FIELDS[kind]))

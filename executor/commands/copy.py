@@ -40,6 +40,7 @@ from ..settings import float_digits
 from ..sql.dialect import DIALECT
 from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
+from ..stream import targets as stream_targets
 from ..stream.spark.ledger import KEY_SETTING
 from ..stream.watermark import Advance
 from .base import Stmt
@@ -408,6 +409,8 @@ class CopySink:
         # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
         self.keyed = rel.kind == "f" and bool((session.info.settings or {}).get(KEY_SETTING))
         self.group = secrets.randbits(62)     # names this COPY's parts in the WAL
+        # pipelinedb.stream_targets as the COPY begins: logged in every part
+        self.sent_to = stream_targets.resolve(ctx) if rel.kind == "f" and not self.keyed else None
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -506,7 +509,8 @@ class CopySink:
         if full.n == 0:
             return
         self.stream_rows += full.n
-        head, body = wal.encode([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols])])
+        head, body = wal.encode([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
+                                            stream_targets.logged(self.sent_to))])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.records.append((head, body, full.n))
             self.staged_bytes += len(body)
@@ -586,7 +590,8 @@ class CopySink:
             if staged:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
         elif self.stream_rows or self.advance.moves():
-            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance)
+            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
+                                 self.sent_to)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read

@@ -15,7 +15,7 @@ from ..sql.binder import ident
 from ..execution import privileges
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..stream import backfill, change_notify, late_rows, management, output_streams, retention
+from ..stream import backfill, change_notify, late_rows, management, output_streams, retention, row_cap
 from .matviews import create_snapshot, snapshot_columns
 from ..sql.sql_functions import refuse_unstable_functions
 from .names import qual, target_schema
@@ -66,6 +66,7 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
             elif isinstance(p, exp.Property):
                 value = p.args.get("value")
                 text = str(value.this).lower() if isinstance(value, exp.Boolean) else \
+                    "-" + value.this.name if isinstance(value, exp.Neg) else \
                     value.name if isinstance(value, exp.Expression) else str(value)
                 options[str(p.this).lower()] = text
     if _MATERIALIZED.match(text):
@@ -89,6 +90,10 @@ def create_view(session, ctx, planner, tree: exp.Create, text: str):
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{change_notify.OPTION}" needs a continuous view',
                       hint="A view over tables changes only when its tables do; LISTEN for a NOTIFY sent by "
                            "the writer instead.")
+    if row_cap.OPTION in options and not continuous:
+        raise PgError(INVALID_PARAMETER_VALUE, f'option "{row_cap.OPTION}" needs a continuous view',
+                      hint="max_rows keeps the newest N rows of an ungrouped continuous view over a stream; "
+                           "a view over tables keeps no rows.")
     if retention.OPTION in options and not continuous:
         raise PgError(INVALID_PARAMETER_VALUE, f'option "{retention.OPTION}" needs a continuous view',
                       hint="Retention drops the old panes of a TUMBLE/HOP view over a stream; a view over tables "
@@ -199,6 +204,9 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
         if name == change_notify.OPTION:
             change_notify.parse(options[name])
             continue
+        if name == row_cap.OPTION:      # whether the view is ungrouped is checked when it compiles
+            options[name] = str(row_cap.parse(options[name]))
+            continue
         if name in _NOT_IMPLEMENTED_OPTIONS:
             raise PgError(FEATURE_NOT_SUPPORTED, _NOT_IMPLEMENTED_OPTIONS[name],
                           hint=f"Remove the {name} option.")
@@ -206,4 +214,5 @@ def _refuse_unimplemented_options(options: dict[str, str]) -> None:
                       hint="The options of CREATE VIEW splitstream implements are action=materialize or "
                            "action=transform, restart (CREATE OR REPLACE of a continuous view that starts "
                            "over, empty), sw and step_factor (sliding windows), ttl and ttl_column, retention, "
-                           "late_rows, backfill, and notify (a channel to NOTIFY when the view changes).")
+                           "late_rows, backfill, max_rows (an ungrouped view's newest N rows), and notify (a channel to "
+                           "NOTIFY when the view changes).")

@@ -203,6 +203,37 @@ def _fold_into(inner: AggState, slots: AggState, dst: np.ndarray) -> None:
     inner.merge(slots, dst)
 
 
+def frame_combine(spec: AggSpec, col: Col, ps: np.ndarray, hi: np.ndarray) -> Col:
+    """``combine(col) OVER (...)`` for frames that start at their
+    partition's first row (``ps``, in window order) and end at row ``hi``:
+    the view's aggregate over the states of those rows.
+
+    Why a prefix scan: each row's frame is a prefix of its partition, so the
+    states are merged as a Hillis-Steele scan (in round k, row i takes in
+    row i - 2^k of its partition: log2(rows) rounds, each one merge of all
+    rows at once), and row i's result is the prefix state of row ``hi[i]``.
+    Merges are the aggregate's own ``AggState.merge``, as for grouped
+    combine; a row's slot is copied before it is merged into another."""
+    if not isinstance(col, StateCol):
+        raise invalid_expression()
+    n = len(col.gids)
+    prefix: AggState = spec.combined.make_state()      # type: ignore[attr-defined]
+    prefix.ensure(n, exact=True)
+    if n == 0:
+        return prefix.final(0)
+    col.source.state.ensure(col.source.groups)
+    _fold_into(prefix, taken_state(col.source.state, col.gids), np.arange(n, dtype=np.int64))
+    rows = np.arange(n, dtype=np.int64)
+    step = 1
+    while step < n:
+        take = rows[step:][rows[step:] - step >= ps[step:]]
+        if not len(take):
+            break
+        prefix.merge(taken_state(prefix, take - step), take)
+        step *= 2
+    return taken_state(prefix, hi).final(n)
+
+
 def _result_type(arg_oids: list[int]) -> int:
     return arg_oids[0] if len(arg_oids) == 1 else -1
 

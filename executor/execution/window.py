@@ -17,6 +17,7 @@ from splitstream.protocol.errors import PgError
 
 from . import operators
 from .aggregates import KEEPS_NULLS, AggSpec, factorize, finalize_list
+from .combine import frame_combine
 from .plans import PlanData
 from .window_aggs import first_in_frame, frame_aggregate
 from .window_frames import Layout, frame_pieces
@@ -157,6 +158,8 @@ class WindowOp(operators.Op):
             safe = np.clip(np.where(ok, src, 0), 0, max(n - 1, 0))
             return Col(vals.data[safe], vals.null_mask()[safe] | ~ok, s.oid)
         agg = s.agg
+        if agg.func == "combine":           # frames from the partition's start (window_binding checks)
+            return frame_combine(agg, args[0], pieces[0][0], pieces[0][1])
         fast = frame_aggregate(agg, args, pieces, lay.ps, lay.pe, n, s.oid)
         if fast is not None:
             return fast

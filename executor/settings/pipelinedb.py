@@ -6,14 +6,15 @@ A PipelineDB user's ``SET pipelinedb.x = ...`` (or ``-c pipelinedb.x=...``,
 outside its type or range) and kept, so SHOW and RESET work.  Then either
 splitstream honours it (:data:`HONOURED`, read where it acts), or SET answers
 with a NOTICE saying why it does not apply (:func:`why_not_applied`): never
-accepted silently.  ``stream_targets`` changes which views an INSERT feeds;
-since the WAL does not record that, a value other than empty is refused.
+accepted silently.  ``stream_targets`` changes which views an INSERT feeds
+(``executor/stream/targets.py``); SET checks its list syntax, the names are
+looked up when a statement uses them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PgError
+from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 _INT_MAX = 2**31 - 1
 _MAX_KB = _INT_MAX // 1024
@@ -98,12 +99,29 @@ def normalize(name: str, value: str) -> str:
         return v.lower()
     if g.kind == "string":
         if name == STREAM_TARGETS and v.strip():
-            raise PgError(FEATURE_NOT_SUPPORTED, f'setting "{name}" to "{value}" is not supported',
-                          hint="Every INSERT into a stream reaches all continuous views over it (the WAL does not "
-                               "record a subset, so a restart could not replay one); to feed only some views, give "
-                               "them a stream of their own, or pipelinedb.deactivate() the others.")
+            split_targets(v)
         return v
     return _number(name, g, v, bad)
+
+
+def split_targets(value: str) -> list[str]:
+    """The items of stream_targets' comma-separated identifier list, as
+    PostgreSQL's SplitIdentifierString splits search_path (double quotes
+    keep commas and dots); 22023 for an empty item or an open quote."""
+    items, cur, quoted = [], "", False
+    for ch in value:
+        if ch == '"':
+            quoted = not quoted
+        if ch == "," and not quoted:
+            items.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    items.append(cur.strip())
+    if quoted or any(not i or i == '""' for i in items):
+        raise PgError(INVALID_PARAMETER_VALUE, f'invalid value for parameter "{STREAM_TARGETS}": "{value}"',
+                      detail="List syntax is invalid.")
+    return items
 
 
 def _number(name: str, g: Guc, v: str, bad: PgError) -> str:

@@ -8,7 +8,7 @@ from sqlglot import exp
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError
 
-from ..execution import expr
+from ..execution import combine, expr
 from ..execution.aggregates import AGGREGATES, AggSpec
 from ..execution import json_values
 from ..execution.json_values import JSON_AGGREGATES
@@ -19,7 +19,9 @@ from splitstream.catalog.datatypes.sqltypes import format_type
 
 
 def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
-                named: list | None = None) -> expr.Expr:
+                named: list | None = None, input_op=None) -> expr.Expr:
+    """``input_op``: the plan whose rows the window reads (combine() traces
+    its argument to a continuous view's aggregate column there)."""
     node = _resolve_named(node, named or [])
     fn_node = node.this
     if isinstance(fn_node, exp.Filter):
@@ -52,8 +54,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
         if name not in AGGREGATES:
             raise signatures.undefined(name, [a.oid for a in args])
         if name == "combine":
-            raise PgError(FEATURE_NOT_SUPPORTED, "combine() is not supported as a window function",
-                          hint="Combine in a grouped query (GROUP BY the window's keys), or join the view to itself.")
+            _check_combine_frame(frame)
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
@@ -62,11 +63,34 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
             args = json_values.aggregate_inputs(args)
         agg = AggSpec(name, args, arg_oids, star=star)
         oid = agg.oid
+        if name == "combine":
+            if len(args) != 1:
+                raise combine.wrong_arity(len(args))
+            if input_op is None:
+                raise combine.invalid_expression()
+            planner.check_combine(agg, input_op)
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
 
 
 FRAME_ERROR = WINDOWING_ERROR
+
+_COMBINE_FRAME_HINT = ("combine() merges the view's states from the partition's first row: use the default frame, "
+                       "ROWS/RANGE/GROUPS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW, or "
+                       "... AND UNBOUNDED FOLLOWING (the whole partition), with no EXCLUDE.")
+
+
+def _check_combine_frame(frame) -> None:
+    """combine() OVER frames that start at the partition's first row (merged
+    as a prefix scan, ``execution/combine.frame_combine``); others are
+    refused rather than computed some other way."""
+    if frame is None:
+        return
+    _kind, start, end, exclude = frame
+    if start[:2] != ("unbounded", "PRECEDING") or exclude is not None or \
+            not (end[0] == "current" or end[:2] == ("unbounded", "FOLLOWING")):
+        raise PgError(FEATURE_NOT_SUPPORTED, "combine() is not supported as a window function over this frame",
+                      hint=_COMBINE_FRAME_HINT)
 
 #: aggregates whose result ignores NULL inputs: a FILTER is a CASE on the argument
 _NULL_IGNORING = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every", "string_agg",

@@ -30,7 +30,9 @@ What the stream holds: its last ``capacity`` rows (``OPTIONS (capacity
 by reference to the delivered batches rather than copied into the session
 scans' ring (``ring_buffer.py``, filled only while a scan listens), so the
 insert path pays no copy per row; they are not durable, so after a restart
-none are held.
+none are held.  Rows an INSERT sent to chosen views (pipelinedb.stream_targets)
+are held with their targets and given only to those (a view created later
+is never one of them, so it does not backfill them).
 """
 from __future__ import annotations
 
@@ -52,27 +54,29 @@ class RecentRows:
     delivered).  Older batches are let go once ``capacity`` newer rows exist."""
 
     def __init__(self) -> None:
-        self.entries: collections.deque[tuple[int, Batch]] = collections.deque()
+        self.entries: collections.deque[tuple[int, Batch, frozenset[int] | None]] = collections.deque()
         self.rows = 0
 
-    def add(self, seq: int, batches: list[Batch], capacity: int) -> None:
+    def add(self, seq: int, batches: list[Batch], capacity: int, to: frozenset[int] | None = None) -> None:
+        """``to``: the views the batches were sent to (None: all)."""
         for b in batches:
             if b.n:
-                self.entries.append((seq, b))
+                self.entries.append((seq, b, to))
                 self.rows += b.n
         while self.entries and self.rows - self.entries[0][1].n >= capacity:
             self.rows -= self.entries.popleft()[1].n
 
-    def select(self, wanted, capacity: int) -> Batch | None:
+    def select(self, wanted, capacity: int, view_oid: int | None = None) -> Batch | None:
         """The held rows (the last ``capacity``) of the batches whose number
-        ``wanted(seq)`` accepts, in delivery order."""
+        ``wanted(seq)`` accepts and that were sent to ``view_oid``, in
+        delivery order."""
         skip = max(0, self.rows - capacity)
         parts = []
-        for seq, b in self.entries:
+        for seq, b, to in self.entries:
             if skip >= b.n:
                 skip -= b.n
                 continue
-            if wanted(seq):
+            if wanted(seq) and (to is None or view_oid in to):
                 parts.append(b if skip == 0 else b.slice(skip, b.n))
             skip = 0
         return Batch.concat(parts) if parts else None
@@ -86,10 +90,10 @@ def keep_last(batches: list[Batch], capacity: int) -> None:
         rows -= batches.pop(0).n
 
 
-def ring_rows(rt, wanted) -> Batch | None:
-    """The rows the stream still holds of the batches ``wanted(seq)`` accepts.
-    Called with deliveries held off (the cut, exclusively)."""
-    return rt.held.select(wanted, rt.rel.capacity)
+def ring_rows(rt, wanted, view_oid: int | None = None) -> Batch | None:
+    """The rows the stream still holds of the batches ``wanted(seq)`` accepts
+    (and sent to ``view_oid``).  Called with deliveries held off (the cut, exclusively)."""
+    return rt.held.select(wanted, rt.rel.capacity, view_oid)
 
 
 def effective_active(cv, seq: int) -> bool:

@@ -38,7 +38,7 @@ from ..execution import operators
 from ..execution import plans
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
-from . import retention, sessions, ungrouped, view_states
+from . import retention, row_cap, sessions, ungrouped, view_states
 from ..execution import combine as combine_states
 from .panes import copy_table
 from .signature import PipelinePool, aggregate_order
@@ -246,6 +246,8 @@ class StreamPipeline:
         self.window: sliding.PaneSlider | None = None
         #: a TTL: (position of the timestamp key, ttl in microseconds), or None
         self.ttl: tuple[int, int] | None = None
+        #: a row cap (max_rows, row_cap.py): (position of the hidden arrival-time key, rows), or None
+        self.cap: tuple[int, int] | None = None
         #: under a window: the view's own grouping (no pane key), which runs a
         #: statement's rows into their pane, and where arrival_timestamp is in the scan
         self.inner: StreamPipeline | None = None
@@ -328,6 +330,8 @@ class StreamPipeline:
             self.window.expire(now_us)
         if self.ttl is not None:
             self.global_ = sliding.ttl_filter(self.global_, self.ttl[0], self.ttl[1], now_us)
+        if self.cap is not None:
+            self.global_ = row_cap.trim(self.global_, *self.cap)
 
     def state_result(self, ctx) -> Batch:
         """The grouping's rows for a read: the live panes combined at the
@@ -337,8 +341,12 @@ class StreamPipeline:
         else:
             if self.ttl is not None:
                 self.expire(sliding.now_us(ctx))
+            if self.cap is not None:
+                self.global_ = row_cap.trim(self.global_, *self.cap)
             table = copy_table(self.global_) if self.want_states else self.global_
         result = table.result()
+        if self.cap is not None:        # the arrival-time key is the cap's, not the view's
+            result = Batch([c for i, c in enumerate(result.cols) if i != self.cap[0]], result.n)
         if self.want_states:        # a private table: nothing merges into it while the statement combines
             result = Batch(combine_states.with_states(result.cols, table.states, len(table.index.key_oids)), result.n)
         return result
@@ -505,6 +513,7 @@ class _ViewCompiler:
         kept = self.reuse.take(pipe) if self.reuse is not None else None
         if kept is not None:
             # the replaced definition's pipeline, state and all (its aggregates maybe in another order)
+            kept.cap = pipe.cap
             order, pipe = aggregate_order(kept.agg, agg), kept
         self.pipelines.setdefault(scan.rel.oid, []).append(pipe)
         src = operators.BatchSource(f"Continuous State ({agg.label()})", agg.out,
@@ -519,6 +528,9 @@ class _ViewCompiler:
         """The stream pipeline, grouping by the pane too under ``sw``, with
         its TTL under ``ttl`` (the view's options)."""
         win = sliding.window_options(self.rel)
+        cap = row_cap.requested(self.rel)
+        if cap is not None:
+            return self._capped(scan, chain, agg, builds, cap, win is not None)
         if win is None:
             return StreamPipeline(scan, chain, agg, builds, self.rel.name)
         if win.sw_us is not None:
@@ -531,6 +543,25 @@ class _ViewCompiler:
         pipe = StreamPipeline(scan, chain, agg, builds, self.rel.name)
         assert win.ttl_us is not None and win.ttl_column is not None
         pipe.ttl = (self._ttl_key(agg, scan, win.ttl_column), win.ttl_us)
+        return pipe
+
+    def _capped(self, scan, chain: list, agg, builds: dict, cap: int, windowed: bool) -> StreamPipeline:
+        """An ungrouped view under ``max_rows``: its rows keyed by their
+        arrival time too (hidden from reads), trimmed to the newest ``cap`` (row_cap.py)."""
+        if not ungrouped.is_ungrouped(agg):
+            raise row_cap.refuse_grouped(self.rel.name)
+        if windowed:
+            raise row_cap.refuse_with_window(self.rel.name)
+        run_chain, idx = sliding.carry_arrival(scan, chain)
+        nk = len(agg.keys)
+        arrival = expr.ColRef(idx, sliding.type_oids.TIMESTAMPTZ, "arrival_timestamp")
+        run_agg = operators.Aggregate(agg.child, list(agg.keys) + [arrival], agg.aggs,
+                                      list(agg.out[:nk]) + [operators.OutCol("arrival_timestamp",
+                                                                             sliding.type_oids.TIMESTAMPTZ)]
+                                      + list(agg.out[nk:]))
+        run_agg.ungrouped = True        # type: ignore[attr-defined]
+        pipe = StreamPipeline(scan, run_chain, run_agg, builds, self.rel.name)
+        pipe.cap = (nk, cap)
         return pipe
 
     def _ttl_key(self, agg, scan, column: str) -> int:
@@ -896,7 +927,8 @@ class ContinuousView:
 
     def windowed(self) -> bool:
         """Does a window, TTL or retention drop state as time passes (the reaper's views)?"""
-        return any(p.window is not None or p.ttl is not None for p in self._pipes()) or self.retention() is not None
+        return any(p.window is not None or p.ttl is not None or p.cap is not None for p in self._pipes()) \
+            or self.retention() is not None
 
     def window_info(self) -> tuple:
         """(window, panes held, oldest pane's start, newest pane's start) for

@@ -41,6 +41,7 @@ class Pending:
     sync: bool
     alone: bool = False                    # run again by itself (the group failed to stage)
     advance: Any = None                    # what it does to the stream's watermark (watermark.Advance)
+    targets: frozenset[int] | None = None  # the views it feeds (pipelinedb.stream_targets; None: all)
     error: BaseException | None = None
     leads: bool = False                    # handed the lead of the next group
     #: set once: when the statement's group is done, or when it is to lead one

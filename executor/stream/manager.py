@@ -34,7 +34,7 @@ from .reaper import Reaper
 from .guard import refuse_row_change, visible
 from .signature import PipelinePool
 from .spark.functions import register_functions
-from . import backfill, management
+from . import backfill, management, targets
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
@@ -279,7 +279,7 @@ class StreamManager:
             return
         self._follow_definitions(state)
         self._ensure_views(state)
-        staged = self._replay_stage(rel, batch.columns, {}, state, where)
+        staged = self._replay_stage(rel, batch.columns, {}, state, where, targets.from_log(batch.targets))
         self._replay_apply(staged, state)
         self._observe(rel, [batch.columns], batch.late_rows)
 
@@ -291,7 +291,7 @@ class StreamManager:
         self._ensure_views(state)
         held = self._replay_groups.setdefault(part.group, {})
         self._replay_tops.setdefault(part.group, []).append(part.columns)
-        self._replay_stage(rel, part.columns, held, state, where)
+        self._replay_stage(rel, part.columns, held, state, where, targets.from_log(part.targets))
 
     def replay_commit(self, commit: StreamCommit, state) -> None:
         held = self._replay_groups.pop(commit.group, None)
@@ -309,19 +309,20 @@ class StreamManager:
         self._replay_groups.clear()
         self._replay_tops.clear()
 
-    def _replay_stage(self, rel, cols, staged: dict, state, where: str) -> dict:
-        """Stage logged rows into every view on the stream.  A view that fails
+    def _replay_stage(self, rel, cols, staged: dict, state, where: str, sent: targets.Targets = None) -> dict:
+        """Stage logged rows into every view on the stream (of the logged
+        targets ``sent``, if any: exactly the views the live insert fed).  A view that fails
         is marked broken; the others go on (recovery never refuses to start
         because of one view)."""
         data = Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], len(cols[0][0]) if cols else 0)
         ctx = self.replay_ctx(state)
-        for cv in self._fed_by(rel.oid):
+        for cv in self._fed_by(rel.oid, sent):
             try:
                 staged[cv.rel.oid] = cv.stage(rel.oid, data, ctx, staged.get(cv.rel.oid))
             except Exception as e:  # noqa: BLE001 - one view's failure must not stop recovery
                 self._break(cv.rel, f"replaying the WAL record {where} failed", e)
         try:
-            self.outputs.stage(rel.oid, data, ctx, [], staged)
+            self.outputs.stage(rel.oid, data, ctx, [], staged, sent)
         except Exception as e:  # noqa: BLE001 - as live, where the statement failed and nothing was logged
             log.error("replaying the WAL record %s: a transform failed: %s", where, e)
         return staged
@@ -637,7 +638,7 @@ class StreamManager:
         pool = PipelinePool(old.pipelines) if keep and old is not None else None
         # validates (raises 0A000), runs static pipelines, takes the old pipelines it can
         cv = ContinuousView(self, rel, plan, ctx, pool)
-        ungrouped.notice_unbounded(cv, ctx)
+        ungrouped.notice_unbounded(cv, ctx, old if replacing else None)
         # a view not registered yet (created by this transaction) holds no state to keep
         if replacing and not restart and (old is not None or rel.oid in self.broken):
             if pool is None or not pool.covers(cv.pipelines):
@@ -757,9 +758,11 @@ class StreamManager:
     def _views_on(self, stream_oid) -> list[ContinuousView]:
         return [cv for cv in list(self.views.values()) if stream_oid in cv.pipelines]
 
-    def _fed_by(self, stream_oid) -> list[ContinuousView]:
-        """The views a batch of the stream goes to: the active ones (management.py)."""
-        return [cv for cv in self._views_on(stream_oid) if management.active(cv.rel)]
+    def _fed_by(self, stream_oid, sent: targets.Targets = None) -> list[ContinuousView]:
+        """The views a batch of the stream goes to: the active ones (management.py)
+        of the statement's targets (``targets.py``; None: all)."""
+        return [cv for cv in self._views_on(stream_oid)
+                if management.active(cv.rel) and targets.feeds(sent, cv.rel.oid)]
 
     def views_on(self, stream_oid) -> list[ContinuousView]:
         """The continuous views reading a stream (or a view's output stream)."""
@@ -781,21 +784,22 @@ class StreamManager:
                 self._notice_applied(ctx, key, rel)
                 return 0
         self.check_rows(ctx.engine_session, ctx, rel, batch)
+        to = targets.resolve(ctx)
         sent = batch.n
         adv = Advance()
         batch = self.admit(rel, batch, adv)
         sync = ctx.session.sync_commit if sync is None else sync
         if batch.n == 0:
             if adv.late:            # all late: a record of no rows carries the count
-                self._insert(ctx, rel, batch, sync, key, advance=adv, staging=([], {}))
+                self._insert(ctx, rel, batch, sync, key, advance=adv, staging=([], {}), to=to)
             return sent
         if not key and batch.n <= SMALL_ROWS:
-            p = Pending(rel, batch, ctx, sync, advance=adv)
+            p = Pending(rel, batch, ctx, sync, advance=adv, targets=to)
             gc = self.runtime(rel).group_commit
             gc.submit(p, lambda group, release: self._lead(rel, group, release))
             if not p.alone:
                 return sent
-        return sent if self._insert(ctx, rel, batch, sync, key, advance=adv) else 0
+        return sent if self._insert(ctx, rel, batch, sync, key, advance=adv, to=to) else 0
 
     def insert_now(self, ctx, rel, batch: Batch, sync: bool, logged: Callable[[], None] | None = None) -> None:
         """A batch that is a group already (the lean path, ``lean_insert.py``):
@@ -803,25 +807,27 @@ class StreamManager:
         Raises before anything is logged (no view changed) when a row fails.
         ``logged()``: called once its WAL record is written."""
         self.check_rows(ctx.engine_session, ctx, rel, batch)
-        self._insert(ctx, rel, batch, sync, logged=logged)
+        self._insert(ctx, rel, batch, sync, logged=logged, to=targets.resolve(ctx))
 
     def _insert(self, ctx, rel, batch: Batch, sync: bool, key: str | None = None,
                 logged: Callable[[], None] | None = None, staging: tuple | None = None,
-                advance: Advance | None = None) -> int:
-        """One batch: stage it into every view (unless ``staging``: the views
-        and their stages, done already), log it (with the late rows of
-        ``advance``), deliver it and move the watermark."""
-        views, staged = staging or self._stage(ctx, rel, batch)
+                advance: Advance | None = None, to: targets.Targets = None) -> int:
+        """One batch: stage it into every view of its targets ``to`` (unless
+        ``staging``: the views and their stages, done already), log it (with
+        the late rows of ``advance`` and the targets), deliver it and move
+        the watermark."""
+        views, staged = staging or self._stage(ctx, rel, batch, to)
         cols = [(c.data, c.null_mask()) for c in batch.cols]
         rt = self.runtime(rel)
         adv = advance or Advance()
 
         def publish(seq: int) -> None:
-            self._publish(rt, views, staged, [batch], seq, ctx)
+            self._publish(rt, views, staged, [batch], seq, ctx, to=to)
             self.advanced(rel, adv)
         seq = self.engine.db.ingest_stream(
             rel.oid, cols, publish, sync, batch_key=key or "",
-            admit=(lambda: self.spark_ledger.admit(key)) if key else None, logged=logged, late_rows=adv.late)
+            admit=(lambda: self.spark_ledger.admit(key)) if key else None, logged=logged, late_rows=adv.late,
+            targets=targets.logged(to))
         if not seq:                      # the key was applied by a concurrent insert
             self._notice_applied(ctx, key, rel)
             return 0
@@ -830,13 +836,17 @@ class StreamManager:
 
     def _lead(self, rel, group: list[Pending], release: Callable[[], None]) -> None:
         """Insert a group of small inserts as one batch (group_commit.py).
-        Members planned against another version of the stream, and every
-        member of a group whose combined rows fail to stage, run on their own."""
-        same = [p for p in group if p.rel is rel]
+        Members planned against another version of the stream, members
+        sent to other targets than the first (pipelinedb.stream_targets: one
+        record has one set), and every member of a group whose combined rows
+        fail to stage, run on their own."""
+        to = group[0].targets
+        same = [p for p in group if p.rel is rel and p.targets == to]
         for p in group:
-            p.alone = p.rel is not rel
+            p.alone = p.rel is not rel or p.targets != to
         if len(same) == 1:
-            self._insert(same[0].ctx, rel, same[0].batch, same[0].sync, logged=release, advance=same[0].advance)
+            self._insert(same[0].ctx, rel, same[0].batch, same[0].sync, logged=release, advance=same[0].advance,
+                         to=to)
             return
         batch = Batch.concat([p.batch for p in same])
         adv = Advance()
@@ -844,29 +854,32 @@ class StreamManager:
             if p.advance is not None:
                 adv.join(p.advance)
         try:
-            staging = self._stage(same[0].ctx, rel, batch)
+            staging = self._stage(same[0].ctx, rel, batch, to)
         except PgError:
             for p in same:
                 p.alone = True
             return
         self._insert(same[0].ctx, rel, batch, any(p.sync for p in same), logged=release, staging=staging,
-                     advance=adv)
+                     advance=adv, to=to)
 
-    def _stage(self, ctx, rel, batch: Batch) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
-        views = self._fed_by(rel.oid)
+    def _stage(self, ctx, rel, batch: Batch,
+               to: targets.Targets = None) -> tuple[list[ContinuousView], dict[int, ViewStage]]:
+        views = self._fed_by(rel.oid, to)
         staged = stage_views(views, rel.oid, batch, ctx)
-        self.outputs.stage(rel.oid, batch, ctx, views, staged)      # transforms and their readers
+        self.outputs.stage(rel.oid, batch, ctx, views, staged, to)      # transforms and their readers
         return views, staged
 
-    def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None) -> None:
+    def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
+                     to: targets.Targets = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
         :class:`StreamPart` record, encoded and validated while the data
         arrived) are staged into every view, then logged with their commit
         and delivered as one batch, so readers see all of it or none.
         ``advance``: what the COPY's slabs do to the watermark, logged in the
-        commit and applied with it."""
+        commit and applied with it.  ``to``: the COPY's targets (resolved
+        when it began and logged in its parts)."""
         rt = self.runtime(rel)
-        views = self._fed_by(rel.oid)
+        views = self._fed_by(rel.oid, to)
         staged: dict = {}
         batches: list[Batch] = []
         nparts = 0
@@ -880,7 +893,7 @@ class StreamManager:
         for b in slabs():
             nparts += 1
             stage_views(views, rel.oid, b, ctx, staged)
-            self.outputs.stage(rel.oid, b, ctx, views, staged)
+            self.outputs.stage(rel.oid, b, ctx, views, staged, to)
             batches.append(b)
             if not listened:                # else only the stream's last rows are held (backfill.py)
                 backfill.keep_last(batches, rel.capacity)
@@ -888,14 +901,14 @@ class StreamManager:
         commit = StreamCommit(rel.oid, group, nparts, rows, adv.late)
 
         def publish(seq: int) -> None:
-            self._publish(rt, views, staged, batches, seq, ctx, lambda: list(slabs()))
+            self._publish(rt, views, staged, batches, seq, ctx, lambda: list(slabs()), to)
             self.advanced(rel, adv)
         self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit, publish,
                                     ctx.session.sync_commit)
         _count(rt, rows)
 
     def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx,
-                 every: Callable[[], list[Batch]] | None = None) -> None:
+                 every: Callable[[], list[Batch]] | None = None, to: targets.Targets = None) -> None:
         """Logged (and durable, with fsync on): the ring, if a scan listens, the
         stream's recent rows (a backfill's, by reference) and every view take the batch,
         within one delivery of the cut; so does a view registered since the
@@ -905,14 +918,14 @@ class StreamManager:
             if rt.listeners > 0 and rt.ring is not None:
                 for b in batches:
                     rt.ring.append([c.data for c in b.cols], [c.nulls for c in b.cols])
-            rt.held.add(seq, batches, rt.rel.capacity)
+            rt.held.add(seq, batches, rt.rel.capacity, to)
             # a view switched off by a commit logged before this batch does not take it
             taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
             read_ctx = functools.cache(self.replay_ctx)       # made only if a view has readers of its changes
             self.outputs.before_apply(taking, read_ctx)
             apply_stages(taking, staged, sum(b.n for b in batches), ctx)
             self.outputs.after_apply(taking, staged, read_ctx)
-            late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views
+            late = [cv for cv in self._views_on(rt.rel.oid) if cv not in views and targets.feeds(to, cv.rel.oid)
                     and (cv.stream_boundary is not None or cv.switch is not None) and backfill.takes_late(cv, seq)]
             if late:
                 whole = Batch.concat(every() if every is not None else batches,
@@ -944,8 +957,8 @@ class StreamManager:
                 rt = self.runtimes.get(oid)
                 if rt is None:
                     continue
-                old = backfill.ring_rows(rt, lambda seq: seq <= boundary) if wanted else None
-                new = backfill.ring_rows(rt, lambda seq: seq > boundary)
+                old = backfill.ring_rows(rt, lambda seq: seq <= boundary, cv.rel.oid) if wanted else None
+                new = backfill.ring_rows(rt, lambda seq: seq > boundary, cv.rel.oid)
                 for b in (old, new):
                     if b is not None:
                         self._catch_up(cv, rt.rel, b, ctx)

@@ -252,16 +252,21 @@ class Outputs:
         self._plans.pop(oid, None)
 
     # -------------------------------------------------------------- staging
-    def stage(self, stream_oid: int, batch: Batch, ctx, views: list, staged: dict) -> None:
+    def stage(self, stream_oid: int, batch: Batch, ctx, views: list, staged: dict,
+              to: frozenset[int] | None = None) -> None:
         """After the stream's views staged ``batch``: every transform reading it
-        runs, and the views reading its output stage the rows (transforms of
-        transforms too).  Errors fail the statement, as any view's would.
+        (of the statement's targets ``to``; None: all) runs, and the views
+        reading its output stage the rows (transforms of transforms too,
+        whatever the targets: only the statement's own rows are targeted).
+        Errors fail the statement, as any view's would.
         ``views`` gains the views that staged something."""
         read = self._read_sources()
         for cv in self.manager.views_on(stream_oid):
             if cv.rel.oid in read:
                 self._note_input(cv, staged.get(cv.rel.oid), batch)
         for t in self.transforms_on(stream_oid):
+            if to is not None and t.rel.oid not in to:
+                continue
             out = t.run(batch, ctx)
             if out.n == 0:
                 continue

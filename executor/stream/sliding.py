@@ -261,6 +261,17 @@ def with_pane_key(scan, chain: list, agg, width_us: int) -> tuple[list, operator
     """The stream pipeline ``chain`` -> ``agg`` grouping by the pane of
     ``arrival_timestamp`` too (new operators; the planned ones are shared):
     the arrival time is carried through projections that dropped it."""
+    out_chain, idx = carry_arrival(scan, chain)
+    nk = len(agg.keys)
+    pane = PaneOf(expr.ColRef(idx, type_oids.TIMESTAMPTZ, "arrival_timestamp"), width_us)
+    grouped = operators.Aggregate(agg.child, list(agg.keys) + [pane], agg.aggs,
+                                  list(agg.out[:nk]) + [operators.OutCol("pane", type_oids.INT8)] + list(agg.out[nk:]))
+    return out_chain, grouped
+
+
+def carry_arrival(scan, chain: list) -> tuple[list, int]:
+    """``chain`` with ``arrival_timestamp`` carried through every projection
+    that dropped it, and its position in the chain's output."""
     idx = next(i for i, c in enumerate(scan.out) if c.name == "arrival_timestamp")
     out_chain = []
     for op in chain:
@@ -273,11 +284,7 @@ def with_pane_key(scan, chain: list, agg, width_us: int) -> tuple[list, operator
                 hit = len(op.exprs) - 1
             idx = hit
         out_chain.append(op)
-    nk = len(agg.keys)
-    pane = PaneOf(expr.ColRef(idx, type_oids.TIMESTAMPTZ, "arrival_timestamp"), width_us)
-    grouped = operators.Aggregate(agg.child, list(agg.keys) + [pane], agg.aggs,
-                                  list(agg.out[:nk]) + [operators.OutCol("pane", type_oids.INT8)] + list(agg.out[nk:]))
-    return out_chain, grouped
+    return out_chain, idx
 
 
 class PanedStage:

@@ -62,13 +62,26 @@ def refuse_order(view: str) -> PgError:
                    hint=f'Continuous view "{view}" keeps its rows unordered: ORDER BY when you read it.')
 
 
-def notice_unbounded(cv, ctx) -> None:
-    """CREATE of an ungrouped view with no TTL or window: it keeps every row."""
+def unbounded_stream(cv) -> str | None:
+    """The stream an ungrouped pipeline of ``cv`` keeps every row of (no TTL,
+    window or max_rows), or None."""
     for p in cv._pipes():
-        if is_ungrouped(p.agg if p.inner is None else p.inner.agg) and p.ttl is None and p.window is None:
-            ctx.notices.append(Notice(
-                f'continuous view "{cv.rel.name}" keeps every matching row of stream "{p.scan.rel.name}" '
-                "and grows without bound",
-                hint="Bound it with WITH (ttl = '1 day', ttl_column = <a timestamp column>) or a sliding window "
-                     "(WITH (sw = '1 hour')), or group and aggregate the rows."))
-            return
+        if is_ungrouped(p.agg if p.inner is None else p.inner.agg) and p.ttl is None and p.window is None \
+                and p.cap is None:
+            return p.scan.rel.name
+    return None
+
+
+def notice_unbounded(cv, ctx, replaced=None) -> None:
+    """CREATE of an ungrouped view with no TTL or window: it keeps every row.
+    Said once, when a view becomes unbounded: not again when a view that
+    was unbounded already is redefined (pipelinedb.activate/deactivate or
+    set_ttl rewrite its options as a CREATE OR REPLACE does)."""
+    stream = unbounded_stream(cv)
+    if stream is None or (replaced is not None and unbounded_stream(replaced) is not None):
+        return
+    ctx.notices.append(Notice(
+        f'continuous view "{cv.rel.name}" keeps every matching row of stream "{stream}" '
+        "and grows without bound",
+        hint="Bound it with WITH (ttl = '1 day', ttl_column = <a timestamp column>), WITH (max_rows = N) (the newest "
+             "N rows) or a sliding window (WITH (sw = '1 hour')), or group and aggregate the rows."))

@@ -245,7 +245,7 @@ def test_combined_t_digest_is_within_its_rank_error(ss_conn, unique_name):
 def test_combine_in_a_view_a_prepared_statement_and_over_a_window(ss_conn, unique_name):
     """A view over a continuous view may combine its columns (it is maintained
     too, reading its upstream view with states); a prepared combine sees new
-    input; combine() OVER (...) is refused, not mis-computed."""
+    input; combine() OVER a frame it cannot merge is refused, not mis-computed."""
     s, v, t = _setup(ss_conn, unique_name, "vector")
     p = unique_name("p")
     ss_conn.execute(f"CREATE VIEW {p} AS SELECT a, combine(ax) AS ax, combine(sd) AS sd FROM {v} GROUP BY a")
@@ -261,5 +261,63 @@ def test_combine_in_a_view_a_prepared_statement_and_over_a_window(ss_conn, uniqu
             sql = f"SELECT combine(sx), combine(c) FROM {v} WHERE a >= %s"
             got1 = cur.execute(sql, (1,), prepare=True).fetchone()
             assert got1 == ss_conn.execute(f"SELECT sum(x), count(*) FROM {t} WHERE a >= 1").fetchone()
-    with pytest.raises(psycopg.errors.FeatureNotSupported):
-        ss_conn.execute(f"SELECT a, combine(ax) OVER (ORDER BY a) FROM {v}")
+    # frames that do not start at the partition's first row are refused (test_combine_over_windows)
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        ss_conn.execute(f"SELECT a, combine(ax) OVER (ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) FROM {v}")
+    assert e.value.diag.message_hint
+
+
+#: (OVER clause, the table rows of view row (a, b, g)'s frame, as a predicate on the table)
+WINDOWS = [
+    ("PARTITION BY a ORDER BY g", "t.a = {a} AND t.g <= {g}"),             # RANGE to the last peer
+    ("PARTITION BY a", "t.a = {a}"),                                       # the whole partition
+    ("ORDER BY a RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW", "t.a <= {a}"),
+    ("PARTITION BY a ORDER BY g, b ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW",
+     "t.a = {a} AND (t.g < {g} OR t.g = {g} AND ({bnull} OR t.b IS NOT NULL AND t.b <= {b}))"),
+    ("PARTITION BY g ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING", "t.g = {g}"),
+]
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_combine_over_windows(ss_conn, unique_name, backend):
+    """combine(col) OVER (...) equals the same aggregate over the table rows
+    of each frame (count, sum, avg, HyperLogLog exactly; a t-digest median
+    within its rank error), for frames from the partition's first row."""
+    s, v, t = unique_name("s"), unique_name("v"), unique_name("t")
+    ss_conn.execute(f"SET executor_backend = {backend}")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} ({COLS}) SERVER pipelinedb")
+    ss_conn.execute(f"CREATE TABLE {t} ({COLS})")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT a, b, g, count(*) AS c, sum(x) AS sx, avg(f) AS af, "
+                    f"hll_agg(x) AS h, dist_agg(f) AS d FROM {s} GROUP BY a, b, g")
+    rng = random.Random(33)
+    for _ in range(2):
+        _insert(ss_conn, s, t, _rows(rng, 400))
+    for over, frame in WINDOWS:
+        got = ss_conn.execute(
+            f"SELECT a, b, g, combine(c) OVER w, combine(sx) OVER w, combine(af) OVER w, "
+            f"hll_cardinality(combine(h) OVER w), dist_quantile(combine(d) OVER w, 0.5) FROM {v} WINDOW w AS ({over})"
+        ).fetchall()
+        assert len(got) == ss_conn.execute(f"SELECT count(*) FROM {v}").fetchone()[0] > 10
+        for a, b, g, *vals in got:
+            pred = frame.format(a=a, g=g, b="NULL" if b is None else b, bnull="true" if b is None else "false")
+            want = ss_conn.execute(f"SELECT count(*), sum(x), avg(f), hll_cardinality(hll_agg(x)) FROM {t} t "
+                                   f"WHERE {pred}").fetchone()
+            assert all(_same(x, y) for x, y in zip(vals[:4], want)), (over, a, b, g, vals, want)
+            fs = sorted(r[0] for r in ss_conn.execute(f"SELECT f FROM {t} t WHERE {pred} AND f IS NOT NULL"))
+            rank = bisect.bisect_right(fs, vals[4]) / len(fs)
+            assert abs(rank - 0.5) <= tdigest.RANK_ERROR + 2 / len(fs), (over, a, b, g, rank)
+
+
+@pytest.mark.parametrize("frame", [
+    "ORDER BY a ROWS BETWEEN 1 PRECEDING AND CURRENT ROW",
+    "ORDER BY a ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING",
+    "ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING",
+    "ORDER BY a ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE CURRENT ROW",
+])
+def test_combine_over_other_frames_is_refused(ss_conn, unique_name, frame):
+    s, v, t = _setup(ss_conn, unique_name, "vector")
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        ss_conn.execute(f"SELECT combine(c) OVER ({frame}) FROM {v}")
+    assert "UNBOUNDED PRECEDING" in e.value.diag.message_hint
+    with pytest.raises(psycopg.errors.WrongObjectType):
+        ss_conn.execute(f"SELECT combine(a) OVER () FROM {v}")

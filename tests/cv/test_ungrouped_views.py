@@ -81,9 +81,14 @@ def test_create_says_the_view_grows_without_bound(ss_conn, unique_name):
     ss_conn.execute(f"CREATE FOREIGN TABLE {s} ({COLS}) SERVER pipelinedb")
     notices: list = []
     ss_conn.add_notice_handler(lambda d: notices.append((d.severity, d.message_primary)))   # read while it lives
-    ss_conn.execute(f"CREATE VIEW {unique_name('v')} AS SELECT k FROM {s}")
+    v = unique_name('v')
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT k FROM {s}")
     assert [sev for sev, msg in notices if "grows without bound" in msg] == ["NOTICE"], notices
     notices.clear()
+    # switching it off and on redefines its options, and says nothing again
+    ss_conn.execute(f"SELECT pipelinedb.deactivate('{v}')")
+    ss_conn.execute(f"SELECT pipelinedb.activate('{v}')")
+    assert notices == []
     ss_conn.execute(f"CREATE VIEW {unique_name('v')} WITH (ttl = '1 hour', ttl_column = 'ts') AS SELECT k, ts FROM {s}")
     ss_conn.execute(f"CREATE VIEW {unique_name('v')} AS SELECT k, count(*) FROM {s} GROUP BY k")
     assert notices == []

@@ -108,11 +108,24 @@ CASES = [
             ("2001-02-16 20:38:40", "2 month", "2000-12-25 16:00:00"),
             ("2001-02-16 20:38:40", "7 year", "1999-12-31 16:00:00")]]
         + [("SELECT date_round(NULL, INTERVAL '5 minute')", [(None,)])]),
+    Case("stream_targets.sql (1.0 spelling: pipelinedb.stream_targets)", [
+        "CREATE FOREIGN TABLE {p}s (x int) SERVER pipelinedb",
+        "CREATE VIEW {p}t0 AS SELECT COUNT(*) FROM {p}s",
+        "CREATE VIEW {p}t1 AS SELECT COUNT(*) FROM {p}s",
+        "CREATE VIEW {p}t2 AS SELECT COUNT(*) FROM {p}s",
+        "INSERT INTO {p}s (x) VALUES (1)",
+        'SET SESSION pipelinedb.stream_targets TO "{p}t1, {p}t2"',
+        "INSERT INTO {p}s (x) VALUES (1)",
+        "SET SESSION pipelinedb.stream_targets TO {p}t2",
+        "INSERT INTO {p}s (x) VALUES (1)",
+        "SET SESSION pipelinedb.stream_targets TO DEFAULT",
+        "INSERT INTO {p}s (x) VALUES (1)",
+    ], [("SELECT * FROM {p}t0", [(2,)]), ("SELECT * FROM {p}t1", [(3,)]), ("SELECT * FROM {p}t2", [(4,)])]),
     Case("settings", [
         "SET pipelinedb.stream_insert_level = sync_commit",
         "SET pipelinedb.num_combiners = 2",
     ], [("SHOW pipelinedb.num_combiners", [("2",)])],
-        [("SET pipelinedb.stream_targets = '{p}v'", "0A000")]),
+        [("SET pipelinedb.stream_targets = '{p}v,'", "22023")]),
 ]
 
 

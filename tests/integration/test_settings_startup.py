@@ -10,7 +10,7 @@ import pytest
 
 @pytest.mark.parametrize("options, message", [
     # psycopg reports no SQLSTATE for a failed connection: the messages tell 0A000 from 42704
-    ("-c pipelinedb.stream_targets=v1", 'FATAL:  setting "pipelinedb.stream_targets" to "v1" is not supported'),
+    ("-c pipelinedb.stream_targets=v1,,v2", 'FATAL:  invalid value for parameter "pipelinedb.stream_targets": "v1,,v2"'),
     ("-c pipelinedb.num_workers=0",
      'FATAL:  0 is outside the valid range for parameter "pipelinedb.num_workers" (1 .. 1024)'),
     ("-c banana=1", 'FATAL:  unrecognized configuration parameter "banana"'),

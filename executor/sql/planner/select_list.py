@@ -56,8 +56,8 @@ class SelectPlanner(PlannerBase):
         # window functions
         win_specs: list = []
 
-        def window_handler(node, binder):
-            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"))
+        def window_handler(node, binder, window_input=op):
+            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"), window_input)
 
         base_width = len(op.out)
         mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
