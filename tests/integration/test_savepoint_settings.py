@@ -1,0 +1,207 @@
+"""ROLLBACK TO SAVEPOINT undoes what the subtransaction did to the session
+(SET, SET LOCAL, RESET, SET ROLE, cursors it declared), RELEASE keeps it,
+and whenever ending a transaction or a savepoint puts back a reported
+setting (TimeZone, DateStyle, IntervalStyle, application_name,
+standard_conforming_strings) the server says so with a ParameterStatus, as
+PostgreSQL 15 does: each script runs on both and, after every statement,
+its outcome and the driver's view of the reported settings must agree."""
+from __future__ import annotations
+
+import asyncio
+
+import asyncpg
+import psycopg
+import pytest
+
+REPORTED = ("TimeZone", "DateStyle", "IntervalStyle", "application_name", "standard_conforming_strings",
+            "is_superuser", "session_authorization")
+
+SAVEPOINTS = """
+begin
+set work_mem = '9MB'
+savepoint a
+set work_mem = '10MB'
+show work_mem
+rollback to savepoint a
+show work_mem
+set work_mem = '11MB'
+release savepoint a
+show work_mem
+commit
+show work_mem
+begin
+savepoint a
+set local work_mem = '12MB'
+savepoint b
+set work_mem = '13MB'
+rollback to a
+show work_mem
+set work_mem = '14MB'
+commit
+show work_mem
+begin
+set local work_mem = '20MB'
+set work_mem = '21MB'
+set local work_mem = '22MB'
+commit
+show work_mem
+begin
+set local work_mem = '23MB'
+savepoint a
+set work_mem = '24MB'
+rollback to a
+commit
+show work_mem
+set work_mem = '14MB'
+begin
+savepoint a
+reset work_mem
+rollback to a
+show work_mem
+savepoint a
+select 1/0
+rollback to a
+show work_mem
+savepoint b
+set work_mem = '15MB'
+savepoint c
+set local work_mem = '16MB'
+release b
+show work_mem
+rollback
+show work_mem
+begin
+savepoint a
+declare c cursor for select 1
+rollback to a
+fetch c
+rollback
+reset work_mem
+"""
+
+REPORTING = """
+begin
+savepoint a
+set timezone = 'Asia/Tokyo'
+set application_name = 'inner'
+set role {role}
+rollback to savepoint a
+show timezone
+savepoint b
+set time zone 'America/New_York'
+set session authorization {role}
+release savepoint b
+show timezone
+savepoint c
+set local application_name = 'local'
+set local timezone = 'Europe/Paris'
+set timezone = 'Asia/Tokyo'
+commit
+show timezone
+show application_name
+reset session authorization
+begin
+set application_name = 'in_block'
+set local role {role}
+rollback
+show application_name
+begin
+set local application_name = 'local'
+commit
+show application_name
+begin
+set application_name = 'plain'
+set local application_name = 'local'
+set application_name = 'plain2'
+savepoint d
+set application_name = 'rolled_back'
+rollback to d
+commit
+show application_name
+reset timezone
+"""
+
+
+def _outcome(conn: psycopg.Connection, sql: str) -> tuple:
+    try:
+        cur = conn.execute(sql)
+        got: tuple = ("ok", cur.fetchall() if cur.description else None)
+    except psycopg.Error as e:
+        got = ("error", e.sqlstate, e.diag.message_primary)
+    return got, {name: conn.info.parameter_status(name) for name in REPORTED}
+
+
+@pytest.fixture
+def role(ss_conn, pg_conn, unique_name):
+    name = unique_name("r")
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE ROLE {name}")
+    yield name
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"DROP ROLE {name}")
+
+
+@pytest.mark.parametrize("script", [SAVEPOINTS, REPORTING], ids=["savepoints", "parameter-status"])
+def test_agrees_with_postgres(ss_server, pg15, role, script):
+    diffs = []
+    ss = psycopg.connect(ss_server.dsn, autocommit=True)
+    pg = psycopg.connect(pg15.dsn, autocommit=True)
+    try:
+        for conn in (ss, pg):
+            conn.execute("set timezone = 'UTC'")
+            conn.execute("set application_name = 'outer'")
+        for sql in script.format(role=role).strip().splitlines():
+            ours, theirs = _outcome(ss, sql), _outcome(pg, sql)
+            if ours != theirs:
+                diffs.append((sql, ours, theirs))
+    finally:
+        ss.close()
+        pg.close()
+    assert not diffs, "\n".join(f"{s}\n  ours:   {o}\n  theirs: {t}" for s, o, t in diffs)
+
+
+def test_psycopg_timezone_follows_rollback_to_savepoint(ss_server):
+    """psycopg reads timestamptz in the zone the server last reported."""
+    with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+        conn.execute("set timezone = 'UTC'")
+        conn.execute("begin")
+        conn.execute("savepoint s")
+        conn.execute("set timezone = 'Asia/Tokyo'")
+        assert str(conn.info.timezone) == "Asia/Tokyo"
+        conn.execute("rollback to savepoint s")
+        assert str(conn.info.timezone) == "UTC"
+        conn.execute("commit")
+
+
+def test_asyncpg_sees_restored_settings(ss_server, pg15):
+    """asyncpg keeps the reported settings it was sent: after a rollback to a
+    savepoint and a rollback, they read as on PostgreSQL."""
+    async def views(url: str) -> list[tuple[str, str]]:
+        conn = await asyncpg.connect(url, timeout=10)
+        seen = []
+        try:
+            await conn.execute("set timezone = 'UTC'")
+            async with conn.transaction():
+                await conn.execute("set timezone = 'Asia/Tokyo'")
+                tx = conn.transaction()         # a nested transaction is a savepoint
+                await tx.start()
+                await conn.execute("set timezone = 'Europe/Paris'")
+                await conn.execute("set application_name = 'nested'")
+                seen.append((conn.get_settings().TimeZone, conn.get_settings().application_name))
+                await tx.rollback()
+                seen.append((conn.get_settings().TimeZone, conn.get_settings().application_name))
+            seen.append((conn.get_settings().TimeZone, conn.get_settings().application_name))
+            tx2 = conn.transaction()
+            await tx2.start()
+            await conn.execute("set timezone = 'Europe/Paris'")
+            await tx2.rollback()
+            seen.append((conn.get_settings().TimeZone, ""))
+        finally:
+            await conn.close()
+        return seen
+
+    async def main():
+        return await views(ss_server.url), await views(pg15.url)
+
+    ours, theirs = asyncio.run(asyncio.wait_for(main(), 60))
+    assert ours == theirs
