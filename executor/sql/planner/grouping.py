@@ -21,7 +21,7 @@ from ...execution.aggregates import AggSpec
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident, is_aggregate_call
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
-from .targets import bare_name, constant_position, item_sql, output_name_match
+from .targets import bare_name, constant_position, item_sql, output_name_match, require_equality
 from ..dialect import DIALECT
 
 
@@ -59,6 +59,7 @@ class GroupingPlanner(PlannerBase):
         key_nodes, sets = self._group_keys(group, select_items, scope)
         keys = [in_binder.bind(k) for k in key_nodes]
         keys = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k in keys]
+        require_equality([k.oid for k in keys])
         key_sql = [k.sql(DIALECT) for k in key_nodes]
         aggs: list[AggSpec] = []
         agg_sql: list[str] = []

@@ -17,7 +17,7 @@ from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ident
 from .base import KEEP_UNKNOWNS, PlannerBase
-from .targets import setop_order_target
+from .targets import require_equality, require_ordering, setop_order_target
 
 
 class QueryPlanner(PlannerBase):
@@ -117,6 +117,8 @@ class QueryPlanner(PlannerBase):
                 t = type_oids.TEXT
             out.append(operators.OutCol(a.name, t))
         all_ = not bool(node.args.get("distinct"))
+        if not all_:
+            require_equality([c.oid for c in out])
         op: operators.Op = operators.SetOp(kind, all_, left, right, out)
         order = node.args.get("order")
         if order is not None:
@@ -125,6 +127,7 @@ class QueryPlanner(PlannerBase):
             for o in order.expressions:
                 i = setop_order_target(o.this, names)
                 keys.append((expr.ColRef(i, out[i].oid), bool(o.args.get("desc")), o.args.get("nulls_first")))
+            require_ordering([k.oid for k, _, _ in keys])
             op = operators.Sort(op, keys)
         return self.plan_limit(node, op, None)
 

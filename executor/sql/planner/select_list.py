@@ -23,7 +23,8 @@ from ..binder import ExprBinder, Scope, aggregate_calls, func_args, func_name, i
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .base import KEEP_UNKNOWNS, PlannerBase
 from .names import _BoundRef, expr_name
-from .targets import bare_name, constant_position, item_sql, output_name_match, unparen
+from .targets import (bare_name, constant_position, item_sql, output_name_match, require_equality,
+                      require_ordering, unparen)
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
 from ..table_functions import SRF_NAMES, srf_impl
@@ -162,10 +163,12 @@ class SelectPlanner(PlannerBase):
     def _distinct_sort(self, op, distinct, sort_keys, select_items, names, out, nexprs, has_extra, same):
         """DISTINCT [ON] and ORDER BY over the projected rows (DISTINCT ON
         sorts first, as it keeps the first row of each group)."""
+        require_ordering([out[i].oid for i, _, _ in sort_keys])
         if distinct is not None:
             on = distinct.args.get("on")
             if on is not None:
                 return self._distinct_on(op, on, sort_keys, select_items, names, out, same)
+            require_equality([c.oid for c in out[:nexprs]])
             op = operators.Distinct(op) if not has_extra else operators.Distinct(op, [expr.ColRef(i, out[i].oid) for i in range(nexprs)])
         if sort_keys:
             op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
@@ -178,6 +181,7 @@ class SelectPlanner(PlannerBase):
             on_exprs.append(expr.ColRef(i, out[i].oid) if i is not None else None)
         if any(x is None for x in on_exprs):
             raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT ON expressions must appear in the select list")
+        require_equality([e.oid for e in on_exprs])
         if sort_keys:
             op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
         return operators.Distinct(op, on_exprs)

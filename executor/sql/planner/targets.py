@@ -9,6 +9,8 @@ two matching items that compute different things are ambiguous (42702).
 GROUP BY looks at the FROM clause's columns first and only then at the
 output names. A constant is a position when it is an integer, else 42601.
 Anything else (``ORDER BY a + 1``) is an expression over the input.
+The clauses also need the items' types to have equality (DISTINCT, GROUP
+BY, UNION) or ordering (ORDER BY): json has neither (42883).
 """
 from __future__ import annotations
 
@@ -16,8 +18,9 @@ from typing import Callable
 
 from sqlglot import exp
 
+from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (AMBIGUOUS_COLUMN, FEATURE_NOT_SUPPORTED, INVALID_COLUMN_REFERENCE, SYNTAX_ERROR,
-                                        UNDEFINED_COLUMN, UNDEFINED_TABLE, PgError)
+                                        UNDEFINED_COLUMN, UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError)
 
 from ..binder import ident
 from ..dialect import DIALECT
@@ -97,3 +100,17 @@ def setop_order_target(node: exp.Expression, names: list[str]) -> int:
     raise PgError(FEATURE_NOT_SUPPORTED, "invalid UNION/INTERSECT/EXCEPT ORDER BY clause",
                   detail="Only result column names can be used, not expressions or functions.",
                   hint="Add the expression/function to every SELECT, or move the UNION into a FROM clause.")
+
+
+def require_equality(oids) -> None:
+    """DISTINCT, GROUP BY and UNION compare values: json has no equality
+    operator in PostgreSQL (jsonb has), so they refuse it."""
+    if type_oids.JSON in oids:
+        raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
+
+
+def require_ordering(oids) -> None:
+    """ORDER BY needs an ordering operator, which json lacks."""
+    if type_oids.JSON in oids:
+        raise PgError(UNDEFINED_FUNCTION, "could not identify an ordering operator for type json",
+                      hint="Use an explicit ordering operator or modify the query.")
