@@ -11,6 +11,8 @@ import psycopg
 import pytest
 from psycopg import pq
 
+from tests.support.fidelity import mismatches
+
 # (kind, text): "sql" runs as a simple query; "prep NAME" parses it as a named
 # protocol-level statement; "exec NAME" executes it (parameters after "|")
 SCRIPT = """
@@ -109,10 +111,5 @@ def conns(ss_server, pg15):
 def test_replanned_after_ddl_as_postgresql(conns, unique_name):
     ss, pg = conns
     t = unique_name("pi")
-    diffs = []
-    for line in SCRIPT.strip().splitlines():
-        line = line.format(t=t)
-        ours, theirs = _step(ss, line), _step(pg, line)
-        if ours != theirs:
-            diffs.append(f"{line}\n  ours:   {ours}\n  theirs: {theirs}")
-    assert not diffs, "\n".join(diffs)
+    wrong = mismatches(ss, pg, [line.format(t=t) for line in SCRIPT.strip().splitlines()], _step)
+    assert not wrong, "\n".join(wrong)

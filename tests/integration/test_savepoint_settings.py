@@ -13,6 +13,8 @@ import asyncpg
 import psycopg
 import pytest
 
+from tests.support.fidelity import mismatches
+
 REPORTED = ("TimeZone", "DateStyle", "IntervalStyle", "application_name", "standard_conforming_strings",
             "is_superuser", "session_authorization")
 
@@ -143,21 +145,12 @@ def role(ss_conn, pg_conn, unique_name):
 
 @pytest.mark.parametrize("script", [SAVEPOINTS, REPORTING], ids=["savepoints", "parameter-status"])
 def test_agrees_with_postgres(ss_server, pg15, role, script):
-    diffs = []
-    ss = psycopg.connect(ss_server.dsn, autocommit=True)
-    pg = psycopg.connect(pg15.dsn, autocommit=True)
-    try:
+    with psycopg.connect(ss_server.dsn, autocommit=True) as ss, psycopg.connect(pg15.dsn, autocommit=True) as pg:
         for conn in (ss, pg):
             conn.execute("set timezone = 'UTC'")
             conn.execute("set application_name = 'outer'")
-        for sql in script.format(role=role).strip().splitlines():
-            ours, theirs = _outcome(ss, sql), _outcome(pg, sql)
-            if ours != theirs:
-                diffs.append((sql, ours, theirs))
-    finally:
-        ss.close()
-        pg.close()
-    assert not diffs, "\n".join(f"{s}\n  ours:   {o}\n  theirs: {t}" for s, o, t in diffs)
+        wrong = mismatches(ss, pg, script.format(role=role).strip().splitlines(), _outcome)
+    assert not wrong, "\n".join(wrong)
 
 
 def test_psycopg_timezone_follows_rollback_to_savepoint(ss_server):
