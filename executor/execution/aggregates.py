@@ -1052,8 +1052,8 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         return functools.reduce(_BIT_OPS[fn], vals)
     if fn in ("sum", "avg"):
         if spec.oid == type_oids.INTERVAL:
-            total = checked_interval(functools.reduce(operator.add, vals))
-            return total if fn == "sum" else interval_div(total, float(len(vals)))
+            span = checked_interval(functools.reduce(operator.add, vals))
+            return span if fn == "sum" else interval_div(span, float(len(vals)))
         if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
             return s if fn == "sum" else s / len(vals)
