@@ -31,6 +31,7 @@ from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the 
 from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
+from .execution.setting_changes import changed_reported, reported
 from .api import LeanOutcome, Prepared, Result
 from .lean_insert import LeanIngest, LeanRequest
 from .literal_inserts import Literals, normalise
@@ -549,6 +550,7 @@ class Session:
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
                               param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self
+            before = reported(self.info.settings)
             try:
                 result = stmt.run(self, ctx)
             except BaseException:
@@ -560,6 +562,9 @@ class Session:
             if implicit and not defer_commit:
                 txn.commit(sync=self.info.sync_commit)
             result.notices = ctx.notices + result.notices
+            changed = changed_reported(self.info.settings, before)   # set_config() of a reported setting
+            if changed:
+                result.parameter_status = {**result.parameter_status, **changed}
             return result
         finally:
             self.info.deadline = None

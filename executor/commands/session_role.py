@@ -11,54 +11,9 @@ from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT
 from ..api import Result
 from ..execution import privileges
 from ..execution.privileges import login_role
+from ..execution.setting_changes import undo_on_rollback
 from .base import Stmt
 from .role_syntax import Reader
-
-
-def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False) -> None:
-    """Inside a transaction block, a ROLLBACK (or a ROLLBACK TO a savepoint
-    set before) restores these settings, as PostgreSQL undoes SET, RESET and
-    SET ROLE. SET LOCAL's value also ends with the block when it commits,
-    unless a plain SET of the setting came after it (PostgreSQL's GUC stack:
-    SET overrides any earlier SET LOCAL at commit)."""
-    txn = ctx.txn
-    if session.txn is None:
-        return
-    settings = session.info.settings
-    keys = tuple(n.lower() for n in names)
-    saved = {n: settings.get(n) for n in keys}
-    writes = txn.setting_writes
-    saved_writes = {n: writes.get(n, 0) for n in keys}
-    user, login = session.info.user, session.info.login_role
-    undone = [False]
-
-    def restore() -> None:
-        # the values as they were (already checked), put back as they were:
-        # an undo never fails, whatever the statement that set them did
-        session.info.user, session.info.login_role = user, login
-        for n, v in saved.items():
-            if v is None and "." in n:
-                settings[n] = ""          # a custom setting stays defined, empty (PostgreSQL's placeholder)
-            elif v is None:
-                settings.pop(n, None)
-            else:
-                settings[n] = v
-
-    def undo() -> None:
-        undone[0] = True
-        restore()
-        writes.update(saved_writes)
-
-    def end_local() -> None:
-        if not undone[0] and all(writes.get(n, 0) == saved_writes[n] for n in keys):
-            restore()
-
-    txn.on_rollback.append(undo)
-    if local:
-        txn.on_end.append(end_local)
-    else:
-        for n in keys:
-            writes[n] = writes.get(n, 0) + 1
 
 
 _ROLE_SETTINGS = ("role", "is_superuser", "session_authorization")

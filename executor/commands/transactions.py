@@ -10,7 +10,8 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
-from ..settings import DISPLAY_NAMES, REPORTED, check_setting
+from ..execution.setting_changes import changed_reported, reported
+from ..settings import check_setting
 from .base import Stmt
 
 _MODE = re.compile(r"\s*(isolation\s+level\s+(serializable|repeatable\s+read|read\s+committed|read\s+uncommitted)"
@@ -49,9 +50,10 @@ class TxnStmt(Stmt):
         self.allowed_in_failed = kind in ("rollback", "commit", "rollback_to")
 
     def run(self, session, params):
-        before = _reported(session)
+        # ending a transaction or savepoint can put back reported settings: PostgreSQL reports them
+        before = reported(session.info.settings)
         res = self._run(session)
-        res.parameter_status = _changed_since(session, before)
+        res.parameter_status = changed_reported(session.info.settings, before)
         return res
 
     def _run(self, session) -> Result:
@@ -93,14 +95,3 @@ class TxnStmt(Stmt):
             return Result(tag="ROLLBACK")
         raise PgError(FEATURE_NOT_SUPPORTED, k)
 
-
-def _reported(session) -> dict[str, str | None]:
-    return {n: session.info.settings.get(n) for n in REPORTED}
-
-
-def _changed_since(session, before: dict[str, str | None]) -> dict[str, str]:
-    """The reported settings (TimeZone, DateStyle, application_name ...) that
-    ending the transaction or a savepoint put back: PostgreSQL sends a
-    ParameterStatus for each, so a driver's view of them stays true."""
-    now = _reported(session)
-    return {DISPLAY_NAMES.get(n, n): v for n, v in now.items() if v is not None and v != before[n]}

@@ -3,8 +3,10 @@
 and whenever ending a transaction or a savepoint puts back a reported
 setting (TimeZone, DateStyle, IntervalStyle, application_name,
 standard_conforming_strings) the server says so with a ParameterStatus, as
-PostgreSQL 15 does: each script runs on both and, after every statement,
-its outcome and the driver's view of the reported settings must agree."""
+PostgreSQL 15 does; set_config() is SET (or SET LOCAL) inside the
+statement's transaction. Each script runs on both and, after every
+statement, its outcome and the driver's view of the reported settings must
+agree."""
 from __future__ import annotations
 
 import asyncio
@@ -119,6 +121,24 @@ savepoint d
 set application_name = 'rolled_back'
 rollback to d
 commit
+show application_name
+select set_config('application_name', 'cfg', false)
+begin
+select set_config('application_name', 'cfg_local', true)
+show application_name
+commit
+show application_name
+begin
+select set_config('timezone', 'Asia/Tokyo', false)
+savepoint e
+select set_config('application_name', 'in_savepoint', false)
+rollback to e
+show application_name
+rollback
+show timezone
+select set_config('application_name', 'statement_local', true)
+show application_name
+select set_config('application_name', 'fails', false), 1/0
 show application_name
 reset timezone
 """
