@@ -501,7 +501,8 @@ class Session:
             return prepared
         fresh = self.prepare(prepared.sql, prepared.param_oids)
         if _row_shape(fresh.columns) != _row_shape(prepared.columns):
-            raise PgError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type")
+            raise PgError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type",
+                          routine="RevalidateCachedQuery")
         return fresh
 
     def current_plan(self, prepared: Prepared) -> Prepared:

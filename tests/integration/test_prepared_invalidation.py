@@ -7,6 +7,9 @@ plan must not change result type"). Each script runs on splitstream and on
 PostgreSQL 15; every step's outcome must agree."""
 from __future__ import annotations
 
+import asyncio
+
+import asyncpg
 import psycopg
 import pytest
 from psycopg import pq
@@ -113,3 +116,29 @@ def test_replanned_after_ddl_as_postgresql(conns, unique_name):
     t = unique_name("pi")
     wrong = mismatches(ss, pg, [line.format(t=t) for line in SCRIPT.strip().splitlines()], _step)
     assert not wrong, "\n".join(wrong)
+
+
+def test_asyncpg_reprepares_on_a_changed_row_type(ss_server, pg15, unique_name):
+    """asyncpg caches its prepared statements and, told "cached plan must
+    not change result type", prepares again: a SELECT * after ADD COLUMN
+    returns the new column, on both servers."""
+    t = unique_name("pa")
+
+    async def run(url: str) -> list:
+        conn = await asyncpg.connect(url, timeout=10)
+        try:
+            await conn.execute(f"CREATE TABLE {t} (a int)")
+            await conn.execute(f"INSERT INTO {t} VALUES (1)")
+            seen = [[tuple(r.items()) for r in await conn.fetch(f"SELECT * FROM {t}")]]
+            await conn.execute(f"ALTER TABLE {t} ADD COLUMN b int DEFAULT 2")
+            seen.append([tuple(r.items()) for r in await conn.fetch(f"SELECT * FROM {t}")])
+            await conn.execute(f"DROP TABLE {t}")
+            return seen
+        finally:
+            await conn.close()
+
+    async def both():
+        return await run(ss_server.url), await run(pg15.url)
+
+    ours, theirs = asyncio.run(asyncio.wait_for(both(), 60))
+    assert ours == theirs == [[(("a", 1),)], [(("a", 1), ("b", 2))]]
