@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.engine import open_engine, postgres_session, result_rows
+from tests.support.engine import result_rows, session_after
 
 WINDOWS = [
     "PARTITION BY g",
@@ -20,11 +20,9 @@ WINDOWS = [
 
 @pytest.fixture
 def session(tmp_path):
-    with open_engine(str(tmp_path / "data")) as eng:
-        es = postgres_session(eng)
-        es.execute_sql("CREATE TABLE w (id int, g int, x int)")
-        es.execute_sql("INSERT INTO w SELECT i, i % 3, (i * 7) % 11 FROM generate_series(1, 30) i")
-        es.execute_sql("INSERT INTO w VALUES (31, 0, NULL), (32, 1, 4)")
+    with session_after(str(tmp_path / "data"), "CREATE TABLE w (id int, g int, x int)",
+                       "INSERT INTO w SELECT i, i % 3, (i * 7) % 11 FROM generate_series(1, 30) i",
+                       "INSERT INTO w VALUES (31, 0, NULL), (32, 1, 4)") as es:
         yield es
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fidelity import mismatches
+from tests.support.fidelity import mismatches, table_on_both
 
 ROWS = """(1, '{1,2}', '{a,b}', '{"a":1}', '{"a":1}', 1.50, '1 day', 'x'),
           (1, '{1,2}', '{a,b}', '{"a":1}', '{"a": 1}', 1.5, '24 hours', 'x'),
@@ -63,13 +63,9 @@ STATEMENTS = [
 
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
-    name = unique_name("dist")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {name} (g int, arr int[], tarr text[], j json, jb jsonb, n numeric, iv interval, t text)")
-        conn.execute(f"INSERT INTO {name} VALUES {ROWS}")
-    yield name
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE {name}")
+    with table_on_both((ss_conn, pg_conn), unique_name("dist"),
+                       "g int, arr int[], tarr text[], j json, jb jsonb, n numeric, iv interval, t text", ROWS) as name:
+        yield name
 
 
 def test_distinct_aggregates_agree_with_postgresql(table, ss_conn, pg_conn):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fidelity import mismatches
+from tests.support.fidelity import mismatches, table_on_both
 
 ORDER_BY = [
     "SELECT a AS b, b AS a FROM {t} ORDER BY a",
@@ -78,14 +78,10 @@ SET_OPS = [
 
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
-    name = unique_name("names")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {name} (a int, b int, c text)")
-        # a, b and -b sort three different ways; c repeats
-        conn.execute(f"INSERT INTO {name} VALUES (1, 3, 'x'), (2, 1, 'y'), (3, 2, 'z'), (4, 4, 'x')")
-    yield name
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE {name}")
+    # a, b and -b sort three different ways; c repeats
+    with table_on_both((ss_conn, pg_conn), unique_name("names"), "a int, b int, c text",
+                       "(1, 3, 'x'), (2, 1, 'y'), (3, 2, 'z'), (4, 4, 'x')") as name:
+        yield name
 
 
 @pytest.mark.parametrize("sqls", [ORDER_BY, GROUP_BY, SET_OPS], ids=["order_by", "group_by", "set_ops"])
