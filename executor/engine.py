@@ -352,7 +352,7 @@ class Session:
         if pending:
             self._run_handle(FlushStmt(pending), [], [], defer_commit=True)
 
-    def sync(self) -> None:
+    def sync(self) -> dict[str, str]:
         try:
             self.flush_pending()
         except BaseException:
@@ -360,8 +360,11 @@ class Session:
                 self.failed = True          # the explicit block fails, as if the Execute had failed
             raise
         txn, self._extended = self._extended, None
-        if txn is not None:
-            txn.commit(sync=self.info.sync_commit)
+        if txn is None:
+            return {}
+        before = reported(self.info.settings)
+        txn.commit(sync=self.info.sync_commit)
+        return changed_reported(self.info.settings, before)     # a set_config(..., true) of the block ended
 
     def _drop_extended(self) -> None:
         self.pending = []

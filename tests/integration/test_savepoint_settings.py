@@ -218,3 +218,18 @@ def test_asyncpg_sees_restored_settings(ss_server, pg15):
 
     ours, theirs = asyncio.run(asyncio.wait_for(main(), 60))
     assert ours == theirs
+
+
+def test_set_config_over_the_extended_protocol(ss_server, pg15):
+    """set_config(..., true) outside a block ends with the implicit block at
+    Sync: the driver's view of the setting is what it is after the Sync."""
+    def views(dsn: str) -> list:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            seen = []
+            for value, local in (("x", True), ("y", False), ("z", True)):
+                conn.execute("select set_config(%s, %s, %s)", ("application_name", value, local))
+                seen.append((conn.info.parameter_status("application_name"),
+                             conn.execute("show application_name").fetchone()))
+            return seen
+
+    assert views(ss_server.dsn) == views(pg15.dsn)
