@@ -233,3 +233,23 @@ def test_set_config_over_the_extended_protocol(ss_server, pg15):
             return seen
 
     assert views(ss_server.dsn) == views(pg15.dsn)
+
+
+def test_rollback_to_savepoint_releases_its_advisory_locks(ss_server, pg15):
+    """A transaction-level advisory lock taken after a savepoint is released
+    when the savepoint is rolled back to; one taken before stays."""
+    def seen_by_other(dsn: str) -> list[bool]:
+        with psycopg.connect(dsn, autocommit=True) as a, psycopg.connect(dsn, autocommit=True) as b:
+            free = []
+            a.execute("begin")
+            a.execute("select pg_advisory_xact_lock(41)")
+            a.execute("savepoint s")
+            a.execute("select pg_advisory_xact_lock(42)")
+            free.append(b.execute("select pg_try_advisory_xact_lock(42)").fetchone()[0])
+            a.execute("rollback to savepoint s")
+            free.append(b.execute("select pg_try_advisory_xact_lock(42)").fetchone()[0])
+            free.append(b.execute("select pg_try_advisory_xact_lock(41)").fetchone()[0])
+            a.execute("commit")
+            return free
+
+    assert seen_by_other(ss_server.dsn) == seen_by_other(pg15.dsn) == [False, True, False]
