@@ -497,7 +497,7 @@ class Session:
         new plan whose rows have another shape is refused, as PostgreSQL
         refuses it for a prepared statement (0A000)."""
         state = self.txn.state if self.txn is not None else self.db.committed
-        if prepared.ddl_version == state.ddl_version or prepared.columns_at_run:
+        if prepared.ddl_version == state.ddl_version or prepared.columns_at_run or prepared.handle is None:
             return prepared
         if plan_is_current(prepared.handle, state) and not (
                 prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
