@@ -210,7 +210,10 @@ class EngineSession(Protocol):
         ``params`` are the Bind values decoded to Python values (None: NULL)."""
         ...
 
-    def sync(self) -> None: ...              # Sync: commit the implicit block of the batch
+    def sync(self) -> dict[str, str]:
+        """Sync: commit the implicit block of the batch; the reported settings
+        (wire name: value) its end put back, to send as ParameterStatus."""
+        ...
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         """Take the writer lock for a Bind/Execute/Sync cycle of ``prepared``
         if that needs no waiting, so the server may run it on its event loop."""

@@ -21,7 +21,7 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
     UNDEFINED_OBJECT, Notice, PgError,
 )
 
@@ -31,6 +31,7 @@ from .backends.llvm import backend as llvm_backend  # noqa: F401  (installs the 
 from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs the compiled reservoir merge)
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
+from .execution.setting_changes import changed_reported, reported
 from .api import LeanOutcome, Prepared, Result
 from .lean_insert import LeanIngest, LeanRequest
 from .literal_inserts import Literals, normalise
@@ -45,6 +46,7 @@ from .settings import pipelinedb as pipelinedb_gucs
 from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
+from .commands.base import plan_is_current
 from .commands.dispatch import analyze
 from .commands.role_settings import login_settings
 from .commands.dml import check_constraints
@@ -350,7 +352,7 @@ class Session:
         if pending:
             self._run_handle(FlushStmt(pending), [], [], defer_commit=True)
 
-    def sync(self) -> None:
+    def sync(self) -> dict[str, str]:
         try:
             self.flush_pending()
         except BaseException:
@@ -358,8 +360,11 @@ class Session:
                 self.failed = True          # the explicit block fails, as if the Execute had failed
             raise
         txn, self._extended = self._extended, None
-        if txn is not None:
-            txn.commit(sync=self.info.sync_commit)
+        if txn is None:
+            return {}
+        before = reported(self.info.settings)
+        txn.commit(sync=self.info.sync_commit)
+        return changed_reported(self.info.settings, before)     # a set_config(..., true) of the block ended
 
     def _drop_extended(self) -> None:
         self.pending = []
@@ -466,6 +471,12 @@ class Session:
         under = self._plan_settings()
         key = (sql, tuple(param_oids), under)
         state = self.db.committed
+        if self.txn is not None and self.txn.state.ddl_version != state.ddl_version:
+            # this transaction changed the catalog: plan against what it sees, and share
+            # nothing (another transaction may reach the same version with other changes)
+            prepared = analyze(self, sql, list(param_oids))
+            prepared.planned_under = under
+            return prepared
         hit = self.plan_cache.get(key)
         if hit is not None and hit[0] == state.ddl_version:
             return hit[1]
@@ -480,12 +491,26 @@ class Session:
         return prepared
 
     def _replanned(self, prepared: Prepared) -> Prepared:
-        """A lean INSERT planned before a catalog change is planned again,
-        as PostgreSQL re-plans a prepared statement whose relation changed
-        (a column added, the table dropped: then its error is raised)."""
-        if prepared.lean and prepared.ddl_version != self.db.committed.ddl_version:
-            return self.prepare(prepared.sql, prepared.param_oids)
-        return prepared
+        """A prepared statement planned before a change to a relation or
+        function it reads is planned again, as PostgreSQL's plan cache does
+        (a column added, the table dropped: then its error is raised); a
+        new plan whose rows have another shape is refused, as PostgreSQL
+        refuses it for a prepared statement (0A000)."""
+        state = self.txn.state if self.txn is not None else self.db.committed
+        if prepared.ddl_version == state.ddl_version or prepared.columns_at_run or prepared.handle is None:
+            return prepared
+        if plan_is_current(prepared.handle, state) and not (
+                prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
+            return prepared
+        fresh = self.prepare(prepared.sql, prepared.param_oids)
+        if _row_shape(fresh.columns) != _row_shape(prepared.columns):
+            raise PgError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type",
+                          routine="RevalidateCachedQuery")
+        return fresh
+
+    def current_plan(self, prepared: Prepared) -> Prepared:
+        """``prepared`` as it must run now (EXECUTE of a SQL-prepared statement)."""
+        return self._replanned(prepared)
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
         if prepared.planned_under and prepared.planned_under != self._plan_settings():
@@ -529,6 +554,7 @@ class Session:
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
                               param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self
+            before = reported(self.info.settings)
             try:
                 result = stmt.run(self, ctx)
             except BaseException:
@@ -540,9 +566,17 @@ class Session:
             if implicit and not defer_commit:
                 txn.commit(sync=self.info.sync_commit)
             result.notices = ctx.notices + result.notices
+            changed = changed_reported(self.info.settings, before)   # set_config() of a reported setting
+            if changed:
+                result.parameter_status = {**result.parameter_status, **changed}
             return result
         finally:
             self.info.deadline = None
+
+
+def _row_shape(columns) -> list[tuple] | None:
+    """What a result type is to PostgreSQL's equalTupleDescs: names, types, typmods."""
+    return None if columns is None else [(c.name, c.type_oid, c.typmod) for c in columns]
 
 
 def _insert_literals(sql: str) -> Literals | None:

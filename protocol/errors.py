@@ -114,6 +114,9 @@ class PgError(Exception):
     context: str | None = None
     severity: str = "ERROR"
     extra: dict[str, int | str] = field(default_factory=dict)   # COPY's line, column and value
+    #: the R field: PostgreSQL's C function that raised it; clients key on a few
+    #: (asyncpg prepares again on RevalidateCachedQuery's "cached plan must not change result type")
+    routine: str | None = None
 
     def __post_init__(self) -> None:
         super().__init__(self.message)

@@ -519,7 +519,7 @@ def empty_query_response() -> bytes:
 
 
 def _fields(severity: str, sqlstate: str, message: str, detail: str | None, hint: str | None,
-            position: int | None, context: str | None) -> bytes:
+            position: int | None, context: str | None, routine: str | None = None) -> bytes:
     parts = [b"S" + _cstr(severity), b"V" + _cstr(severity), b"C" + _cstr(sqlstate), b"M" + _cstr(message)]
     if detail:
         parts.append(b"D" + _cstr(detail))
@@ -529,11 +529,14 @@ def _fields(severity: str, sqlstate: str, message: str, detail: str | None, hint
         parts.append(b"P" + _cstr(str(position)))
     if context:
         parts.append(b"W" + _cstr(context))
+    if routine:
+        parts.append(b"R" + _cstr(routine))
     return b"".join(parts) + b"\0"
 
 
 def error_response(err: PgError) -> bytes:
-    return _msg(b"E", _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position, err.context))
+    return _msg(b"E", _fields(err.severity, err.sqlstate, err.message, err.detail, err.hint, err.position, err.context,
+                              err.routine))
 
 
 def notice_response(severity: str, sqlstate: str, message: str, detail: str | None = None, hint: str | None = None) -> bytes:

@@ -794,7 +794,8 @@ class ProtocolSession:
         err = b""
         try:
             if self.es.sync_pending:
-                self._run(self.es.sync)     # commits the implicit block of this batch
+                restored = self._run(self.es.sync)     # commits the implicit block of this batch
+                err = b"".join(messages.parameter_status(k, v) for k, v in restored.items())
         except PgError as e:
             err = messages.error_response(e)
         except Exception:

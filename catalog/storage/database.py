@@ -283,8 +283,9 @@ class Transaction:
         self.implicit = implicit
         self._state: State | None = None
         self.ops: list[Op] = []
-        #: (name, state snapshot, number of ops, where its LISTEN/NOTIFY started)
-        self.savepoints: list[tuple[str, State | None, int, tuple[int, int]]] = []
+        #: (name, state snapshot, number of ops, where its LISTEN/NOTIFY started,
+        #: how many on_rollback and on_end hooks were registered before it)
+        self.savepoints: list[tuple[str, State | None, int, tuple[int, int], tuple[int, int]]] = []
         #: LISTEN / UNLISTEN / NOTIFY of this transaction, applied after it commits
         self.pending_async: PendingAsync | None = None
         self.after_commit: list[Callable[[], None]] = []
@@ -292,6 +293,8 @@ class Transaction:
         self.on_end: list[Callable[[], None]] = []
         #: undo of session state changed inside the block (SET ROLE): run when it rolls back
         self.on_rollback: list[Callable[[], None]] = []
+        #: plain SETs (not SET LOCAL) made per setting name, kept by the executor's undo hooks
+        self.setting_writes: dict[str, int] = {}
         self.failed = False
         #: set by a statement that must know which stream batches were logged before its
         #: commit (a continuous view's backfill): the commit is logged under the checkpoint
@@ -357,22 +360,34 @@ class Transaction:
 
     def savepoint(self, name: str) -> None:
         snap = self._state.clone() if self._state is not None else None
-        self.savepoints.append((name, snap, len(self.ops), self._async_mark()))
+        self.savepoints.append((name, snap, len(self.ops), self._async_mark(), (len(self.on_rollback), len(self.on_end))))
 
     def rollback_to(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:
-                _, snap, nops, amark = self.savepoints[i]
+                _, snap, nops, amark, hooks = self.savepoints[i]
                 del self.savepoints[i + 1 :]
                 if self._state is not None:
                     self._state = snap.clone() if snap is not None else self.db.committed.clone()
                     del self.ops[nops:]
                 if self.pending_async is not None:
                     self.pending_async.rollback_to(amark)
-                self.savepoints[i] = (name, snap, nops, amark)
+                self._undo_since(*hooks)
                 self.failed = False
                 return
         raise PgError(INVALID_SAVEPOINT_SPECIFICATION, f'savepoint "{name}" does not exist')
+
+    def _undo_since(self, nrollback: int, nend: int) -> None:
+        """What a rolled-back subtransaction did to the session ends with it,
+        as in PostgreSQL: SET / SET LOCAL / SET ROLE are undone, cursors it
+        declared close, transaction-level advisory locks it took are released;
+        newest first, as at the end of the transaction."""
+        undo, self.on_rollback[nrollback:] = self.on_rollback[nrollback:], []
+        ended, self.on_end[nend:] = self.on_end[nend:], []
+        for fn in reversed(undo):
+            fn()
+        for fn in reversed(ended):
+            fn()
 
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):

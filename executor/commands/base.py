@@ -25,6 +25,10 @@ class Stmt:
     needs: tuple[privileges.Need, ...] = ()
     transaction_control = False
     columns_at_run = False      # row shape known only when run (api.Prepared.columns_at_run)
+    #: the relations (oid, the Relation then) and user functions its plan was made from:
+    #: a prepared statement is planned again when one of them changed (:func:`plan_is_current`)
+    reads: tuple[tuple[int, object], ...] = ()
+    calls: tuple[object, ...] = ()
     allowed_in_failed = False
     tag = ""
 
@@ -36,6 +40,25 @@ class Stmt:
         per run, as roles and grants change under plans and prepared statements."""
         if self.needs:
             privileges.authorize(ctx.state, ctx.session, self.needs)
+
+
+def plan_is_current(stmt: Stmt, state) -> bool:
+    """Whether the catalog objects ``stmt`` was planned from are still the
+    ones in ``state`` (catalog objects are replaced, never changed, by DDL):
+    PostgreSQL's plan cache invalidation, per relation and function read."""
+    rels = state.rels
+    if any(rels.get(oid) is not rel for oid, rel in stmt.reads):
+        return False
+    fns = state.functions
+    return all(any(f is fn for f in fns.get(fn.name, ())) for fn in stmt.calls)  # type: ignore[attr-defined]
+
+
+def remember_reads(stmt: Stmt, planner) -> None:
+    """Record on ``stmt`` what its planner read: privileges it needs (checked
+    at each run) and the catalog objects its plan depends on."""
+    stmt.needs = tuple(planner.needs)
+    stmt.reads = tuple(planner.relations_read.items())
+    stmt.calls = tuple(planner.functions_used.values())
 
 
 class QueryStmt(Stmt):

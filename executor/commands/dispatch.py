@@ -24,7 +24,7 @@ from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.sqltext import first_words, split_args, strip_comments, unquote
 from . import ddl, dml
-from .base import EmptyStmt, QueryStmt, Stmt, columns_of
+from .base import EmptyStmt, QueryStmt, Stmt, columns_of, remember_reads
 from .copy import CopyStmt
 from .cursors import cursor_statement
 from .explain import ExplainStmt
@@ -224,7 +224,7 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         planner = Planner(session.engine, state, param_oids, session=session.info)
         fast = fast_multirow_insert(session, planner, text)
         if fast is not None:
-            fast.needs = tuple(planner.needs)
+            remember_reads(fast, planner)
             return fast, planner.param_oids
     tree = parse_one(text)
     planner = Planner(session.engine, state, param_oids, session=session.info)
@@ -245,8 +245,9 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
 
 
 def _with_needs(stmt: Stmt, planner) -> Stmt:
-    """The privileges the planner found the statement needs (checked when it runs)."""
-    stmt.needs = tuple(planner.needs)
+    """The privileges the planner found the statement needs (checked when it
+    runs), and the catalog objects its plan depends on."""
+    remember_reads(stmt, planner)
     return stmt
 
 

@@ -40,6 +40,7 @@ class ExecuteStmt(Stmt):
         p = session.sql_prepared.get(self.name)
         if p is None:
             raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
+        p = session.sql_prepared[self.name] = session.current_plan(p)
         if len(self.args) != len(p.param_oids):
             raise PgError(SYNTAX_ERROR, f"wrong number of parameters for prepared statement \"{self.name}\"",
                           detail=f"Expected {len(p.param_oids)} parameters but got {len(self.args)}.")

@@ -11,34 +11,9 @@ from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT
 from ..api import Result
 from ..execution import privileges
 from ..execution.privileges import login_role
+from ..execution.setting_changes import undo_on_rollback
 from .base import Stmt
 from .role_syntax import Reader
-
-
-def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False) -> None:
-    """Inside a transaction block, a ROLLBACK restores these settings (as
-    PostgreSQL undoes SET, RESET and SET ROLE); SET LOCAL's end with the
-    block either way."""
-    if session.txn is None:
-        return
-    settings = session.info.settings
-    saved = {n.lower(): settings.get(n.lower()) for n in names}
-    user, login = session.info.user, session.info.login_role
-
-    def undo() -> None:
-        # the values as they were (already checked), put back as they were:
-        # an undo never fails, whatever the statement that set them did
-        session.info.user, session.info.login_role = user, login
-        for n, v in saved.items():
-            if v is None and "." in n:
-                settings[n] = ""          # a custom setting stays defined, empty (PostgreSQL's placeholder)
-            elif v is None:
-                settings.pop(n, None)
-            else:
-                settings[n] = v
-    ctx.txn.on_rollback.append(undo)
-    if local:
-        ctx.txn.on_end.append(undo)
 
 
 _ROLE_SETTINGS = ("role", "is_superuser", "session_authorization")

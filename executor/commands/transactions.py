@@ -10,6 +10,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Result
+from ..execution.setting_changes import changed_reported, reported
 from ..settings import check_setting
 from .base import Stmt
 
@@ -49,6 +50,13 @@ class TxnStmt(Stmt):
         self.allowed_in_failed = kind in ("rollback", "commit", "rollback_to")
 
     def run(self, session, params):
+        # ending a transaction or savepoint can put back reported settings: PostgreSQL reports them
+        before = reported(session.info.settings)
+        res = self._run(session)
+        res.parameter_status = changed_reported(session.info.settings, before)
+        return res
+
+    def _run(self, session) -> Result:
         k = self.kind
         notices = []
         if k == "begin":
@@ -86,3 +94,4 @@ class TxnStmt(Stmt):
             session.failed = False
             return Result(tag="ROLLBACK")
         raise PgError(FEATURE_NOT_SUPPORTED, k)
+

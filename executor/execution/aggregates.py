@@ -30,6 +30,7 @@ from . import json_values, ordered_set
 from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
+from .jsonb_order import jsonb_key
 from .expr import _factorize_objects, array_key, fixed_avg, numeric_div_scale, numeric_op
 from .numeric_math import dscale as _dscale
 
@@ -959,18 +960,24 @@ class ListState(AggState):
 _NAN_KEY = object()
 
 
-def _distinct_key(v):
-    """NaN (float or numeric) is one value to DISTINCT, as in PostgreSQL; Python's NaN is unequal to itself."""
+def _distinct_key(v, oid: int):
+    """A value as DISTINCT compares it, hashable: NaN (float or numeric) is
+    one value, as in PostgreSQL (Python's NaN is unequal to itself); an
+    array element by element; jsonb as jsonb compares ('1.0' = '1')."""
+    if isinstance(v, list):
+        return array_key(v)
+    if oid == type_oids.JSONB and v is not None:
+        return jsonb_key(v)
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return _NAN_KEY
     return v
 
 
-def _dedupe(rows):
+def _dedupe(rows, oid: int):
     seen = set()
     out = []
     for r in rows:
-        k = _distinct_key(r[0])
+        k = _distinct_key(r[0], oid)
         if k in seen:
             continue
         seen.add(k)
@@ -978,26 +985,34 @@ def _dedupe(rows):
     return out
 
 
-def sort_key(v: Any) -> tuple:
+def sort_key(v: Any, oid: int = 0) -> tuple:
     """PostgreSQL's order of one type's values: NULLs last, NaN above every
-    number (Python's NaN and Decimal NaN do not order)."""
+    number (Python's NaN and Decimal NaN do not order), arrays element by
+    element, jsonb as jsonb orders."""
     if v is None:
         return (2, 0)
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return (1, 0)
+    if isinstance(v, list):
+        return (0, array_key(v))
+    if oid == type_oids.JSONB:
+        return (0, jsonb_key(v))
     return (0, v)
 
 
 def _array_rows(vals: list) -> list:
     """array_agg of arrays: one more dimension; every input non-NULL and of
     the same dimensions (array_agg_array_transfn)."""
-    if any(v is None for v in vals):
-        raise PgError("22004", "cannot accumulate null arrays")
-    shapes = {tuple(array_dims(v)) for v in vals}
-    if () in shapes:
-        raise PgError("2202E", "cannot accumulate empty arrays")
-    if len(shapes) > 1:
-        raise PgError("2202E", "cannot accumulate arrays of different dimensionality")
+    shape = None
+    for v in vals:                  # checked in input order: the first bad input names the error
+        if v is None:
+            raise PgError("22004", "cannot accumulate null arrays")
+        dims = tuple(array_dims(v))
+        if dims == ():
+            raise PgError("2202E", "cannot accumulate empty arrays")
+        if shape is not None and dims != shape:
+            raise PgError("2202E", "cannot accumulate arrays of different dimensionality")
+        shape = dims
     return vals
 
 
@@ -1007,9 +1022,10 @@ _BIT_OPS = {"bit_and": operator.and_, "bit_or": operator.or_, "bit_xor": operato
 def finalize_list(spec: "AggSpec", rows: list) -> Any:
     fn = spec.func
     if spec.distinct:
-        rows = _dedupe(rows)
+        oid = spec.arg_oids[0] if spec.arg_oids else 0
+        rows = _dedupe(rows, oid)
         if spec.order_key is None:          # DISTINCT sorts its input, as PostgreSQL's does
-            rows = sorted(rows, key=lambda r: sort_key(r[0]))
+            rows = sorted(rows, key=lambda r: sort_key(r[0], oid))
     if spec.order_key is not None and rows:
         rows = spec.order_key(rows)
     vals = [r[0] for r in rows]
@@ -1035,6 +1051,9 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if fn in _BIT_OPS:
         return functools.reduce(_BIT_OPS[fn], vals)
     if fn in ("sum", "avg"):
+        if spec.oid == type_oids.INTERVAL:
+            span = checked_interval(functools.reduce(operator.add, vals))
+            return span if fn == "sum" else interval_div(span, float(len(vals)))
         if spec.oid == type_oids.FLOAT8:
             s = math.fsum(vals)
             return s if fn == "sum" else s / len(vals)
@@ -1043,9 +1062,9 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
         total = sum((decimal.Decimal(v) for v in vals), decimal.Decimal(0))
         return total if fn == "sum" else numeric_op("/", total, decimal.Decimal(len(vals)))
     if fn in ("min", "bool_and", "every"):
-        return min(vals)
+        return min(vals, key=lambda v: sort_key(v, spec.oid))
     if fn in ("max", "bool_or"):
-        return max(vals)
+        return max(vals, key=lambda v: sort_key(v, spec.oid))
     if fn in ("stddev", "stddev_samp", "variance", "var_samp", "stddev_pop", "var_pop"):
         return _variance(fn, vals, spec.oid)
     if fn == "mode":

@@ -712,15 +712,31 @@ _PY_CMP = {"=": operator.eq, "<>": operator.ne, "!=": operator.ne, "<": operator
 
 
 def array_key(v):
-    """An array value as PostgreSQL orders arrays: element by element (a NULL
-    element above every value, NaN above every number), then by length."""
+    """An array value as PostgreSQL orders arrays (array_cmp): element by
+    element in storage order (a NULL element above every value, NaN above
+    every number), a shorter run of equal elements first, then by the
+    number of dimensions and their lengths: '{{1,2},{3,4}}' is greater than
+    '{1,2,3,4}', not equal to it."""
     if isinstance(v, (list, tuple)):
-        return tuple(array_key(x) for x in v)
+        flat: list = []
+        shape: list[int] = []
+        _flatten(v, flat, shape, 0)
+        return (tuple(array_key(x) for x in flat), len(shape), tuple(shape))
     if v is None:
         return (2,)
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return (1,)
     return (0, v)
+
+
+def _flatten(v, flat: list, shape: list[int], depth: int) -> None:
+    if depth == len(shape) and v:
+        shape.append(len(v))
+    for x in v:
+        if isinstance(x, (list, tuple)):
+            _flatten(x, flat, shape, depth + 1)
+        else:
+            flat.append(x)
 
 
 def _safe_cmp(op, p, q) -> bool:

@@ -23,7 +23,8 @@ from splitstream.protocol.types import Interval
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
-from .expr import Expr, dict_codes, eval_pred
+from .expr import Expr, array_key, dict_codes, eval_pred
+from .jsonb_order import jsonb_key
 
 
 class OutCol:
@@ -877,7 +878,8 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         assert enc is not None
         codes, uniq = enc
         valid = [i for i, v in enumerate(uniq.tolist()) if v is not None]
-        order = sorted(valid, key=lambda i: _sort_key(uniq[i]))
+        kf = sort_key_of(col.oid)
+        order = sorted(valid, key=lambda i: kf(uniq[i]))
         rank = np.zeros(len(uniq), np.float64)
         rank[order] = np.arange(len(order), dtype=np.float64)
         key = rank[codes]
@@ -885,7 +887,7 @@ def sort_keys_for(col: Col, desc: bool, nulls_first: bool | None) -> np.ndarray:
         vals = col.to_pylist()
         if col.oid in type_oids.ELEMENT_OF:     # array values rank as tuples
             vals = [_hashable(v) for v in vals]
-        distinct = sorted({v for v in vals if v is not None}, key=_sort_key)
+        distinct = sorted({v for v in vals if v is not None}, key=sort_key_of(col.oid))
         rank_of = {v: i for i, v in enumerate(distinct)}
         key = np.array([rank_of[v] if v is not None else 0 for v in vals], dtype=np.float64)
     elif d.dtype.kind == "M":
@@ -922,8 +924,14 @@ def _sort_key(v):
     if isinstance(v, str):
         return v.encode("utf-8")
     if isinstance(v, (list, tuple)):
-        return [(x is None, _sort_key(x) if x is not None else 0) for x in v]
+        return array_key(v)
     return v
+
+
+def sort_key_of(oid: int):
+    """The Python sort key of one type's non-NULL values (jsonb orders as
+    jsonb, not as its text)."""
+    return jsonb_key if oid == type_oids.JSONB else _sort_key
 
 
 def _hashable(v):

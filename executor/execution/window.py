@@ -16,7 +16,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError
 
 from . import operators
-from .aggregates import KEEPS_NULLS, AggSpec, factorize, finalize_list
+from .aggregates import KEEPS_NULLS, AggSpec, factorize, finalize_list, installed_aggregates
 from .combine import frame_combine
 from .plans import PlanData
 from .window_aggs import first_in_frame, frame_aggregate
@@ -163,6 +163,8 @@ class WindowOp(operators.Op):
         fast = frame_aggregate(agg, args, pieces, lay.ps, lay.pe, n, s.oid)
         if fast is not None:
             return fast
+        if agg.func in installed_aggregates():
+            return _frames_by_state(agg, args, pieces, n, s.oid)
         out = []
         vals = [a.to_pylist() for a in args]
         bounds = [(lo.tolist(), hi.tolist()) for lo, hi in pieces]
@@ -175,3 +177,27 @@ class WindowOp(operators.Op):
                 rows = [r for r in rows if r[0] is not None]
             out.append(finalize_list(agg, rows))
         return Col.from_pylist(out, s.oid)
+
+
+def _frames_by_state(agg: AggSpec, args: list[Col], pieces, n: int, oid: int) -> Col:
+    """An aggregate whose state is not the list of its rows (PipelineDB's
+    sketches, reservoir_sample) over each row's frame: its own state built
+    from the frame's rows, once per distinct frame (rows of one partition
+    without ORDER BY, or peers, share theirs)."""
+    bounds = [(lo.tolist(), hi.tolist()) for lo, hi in pieces]
+    done: dict[tuple, object] = {}
+    out = []
+    for i in range(n):
+        key = tuple((lo[i], hi[i]) for lo, hi in bounds)
+        if key not in done:
+            rows = [np.arange(a, b + 1, dtype=np.int64) for a, b in key]
+            idx = np.concatenate(rows) if rows else np.zeros(0, np.int64)
+            taken = [a.take(idx) for a in args]
+            first = taken[0] if taken else None
+            valid = None if first is None or first.nulls is None or agg.func in KEEPS_NULLS else ~first.nulls
+            state = agg.make_state()
+            state.ensure(1)
+            state.update(np.zeros(len(idx), np.int64), 1, [] if agg.star else taken, valid)
+            done[key] = state.final(1).to_pylist()[0]
+        out.append(done[key])
+    return Col.from_pylist(out, oid)

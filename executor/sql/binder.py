@@ -39,6 +39,7 @@ from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
+from ..execution.setting_changes import undo_on_rollback
 
 
 @dataclass
@@ -1056,7 +1057,10 @@ class ExprBinder:
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 
             def impl(cols, nrows, ctx):
-                k, v = cols[0].to_pylist()[0], cols[1].to_pylist()[0]
+                k, v, local = cols[0].to_pylist()[0], cols[1].to_pylist()[0], cols[2].to_pylist()[0]
+                # as SET [LOCAL] inside the statement's transaction: undone if it fails,
+                # a local value ends with it (at once outside a transaction block)
+                undo_on_rollback(ctx.engine_session, ctx, (k,), bool(local), block_only=False)
                 ctx.engine_session.set_setting(k, v)
                 ctx.notices.extend(ctx.engine_session.setting_notices(k))
                 return Col.const(v, type_oids.TEXT, nrows)

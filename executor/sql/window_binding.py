@@ -31,9 +31,9 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder
-    args = [inner.bind(a) for a in func_args(fn_node) if not isinstance(a, exp.Star)]
-    if args and isinstance(func_args(fn_node)[0], exp.Distinct):
+    if any(isinstance(a, exp.Distinct) for a in func_args(fn_node)):
         raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT is not implemented for window functions")
+    args = [inner.bind(a) for a in func_args(fn_node) if not isinstance(a, exp.Star)]
     partition = [inner.bind(p) for p in (node.args.get("partition_by") or [])]
     order = []
     o = node.args.get("order")

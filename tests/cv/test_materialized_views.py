@@ -11,6 +11,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from tests.support.restarts import restarted, started_with
+
 
 def _notices(conn: psycopg.Connection) -> list[str]:
     out: list[str] = []
@@ -122,19 +124,19 @@ def test_create_matview_with_no_data_refused(ss_conn, unique_name):
 
 
 def test_matviews_survive_restart(ss_server_factory):
-    server = ss_server_factory()
-    with psycopg.connect(server.dsn, autocommit=True) as c:
-        c.execute("CREATE TABLE t (k int)")
-        c.execute("INSERT INTO t VALUES (1), (2)")
-        c.execute("CREATE MATERIALIZED VIEW snap AS SELECT count(*) AS n FROM t")
-        c.execute("INSERT INTO t VALUES (3)")
-        c.execute("CREATE FOREIGN TABLE s (k int) SERVER stream")
-        c.execute("CREATE MATERIALIZED VIEW live AS SELECT count(*) AS n FROM s")
-        c.execute("INSERT INTO s VALUES (1), (2), (3)")
-        c.execute("CHECKPOINT")
-        c.execute("INSERT INTO s VALUES (4)")        # after the checkpoint: replayed from the WAL
-    server.restart(crash=True)
-    with psycopg.connect(server.dsn, autocommit=True) as c:
+    server = started_with(
+        ss_server_factory(),
+        "CREATE TABLE t (k int)",
+        "INSERT INTO t VALUES (1), (2)",
+        "CREATE MATERIALIZED VIEW snap AS SELECT count(*) AS n FROM t",
+        "INSERT INTO t VALUES (3)",
+        "CREATE FOREIGN TABLE s (k int) SERVER stream",
+        "CREATE MATERIALIZED VIEW live AS SELECT count(*) AS n FROM s",
+        "INSERT INTO s VALUES (1), (2), (3)",
+        "CHECKPOINT",
+        "INSERT INTO s VALUES (4)",        # after the checkpoint: replayed from the WAL
+    )
+    with restarted(server, crash=True) as c:
         kinds = c.execute("SELECT relname, relkind FROM pg_class WHERE relname IN ('snap', 'live') ORDER BY 1").fetchall()
         assert kinds == [("live", "m"), ("snap", "m")]
         assert c.execute("SELECT n FROM snap").fetchone() == (2,)

@@ -16,6 +16,7 @@ import pytest
 
 from splitstream.executor.stream.group_commit import GroupCommit, Pending
 from tests.support.engine import open_engine, postgres_session, result_rows
+from tests.support.restarts import connect, started_with
 
 WRITERS = 100
 
@@ -87,7 +88,7 @@ def test_a_hundred_writers_lose_no_acknowledged_row_to_kill9(ss_server_factory):
     writer's rows are exactly 1..k with k its last acknowledged row (or the
     one in flight), in both views and in the table."""
     srv = ss_server_factory(extra_args=["--max-connections", str(WRITERS + 10)])
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         conn.execute("CREATE FOREIGN TABLE s (w int, i int) SERVER stream")
         conn.execute("CREATE VIEW by_w AS SELECT w, count(*), max(i), sum(i) FROM s GROUP BY w")
         conn.execute("CREATE VIEW total AS SELECT count(*) FROM s")
@@ -98,7 +99,7 @@ def test_a_hundred_writers_lose_no_acknowledged_row_to_kill9(ss_server_factory):
 
     def write(w: int) -> None:
         try:
-            with psycopg.connect(srv.dsn, autocommit=True) as c:
+            with connect(srv) as c:
                 i = 0
                 while not stop.is_set():
                     i += 1
@@ -118,7 +119,7 @@ def test_a_hundred_writers_lose_no_acknowledged_row_to_kill9(ss_server_factory):
         t.join(30)
     assert sum(acked_s) > WRITERS, "the writers barely ran"
     srv.start()
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         rows = {w: (n, m, s) for w, n, m, s in conn.execute("SELECT * FROM by_w")}
         total = conn.execute("SELECT * FROM total").fetchone()[0]
         table = dict(conn.execute("SELECT w, max(i) FROM t GROUP BY w").fetchall())
@@ -135,7 +136,7 @@ def test_a_bad_row_fails_only_its_own_insert(ss_server_factory):
     """Writers send rows a view divides by zero on, among good ones: exactly
     those INSERTs fail with 22012, every other row counts in every view."""
     srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         conn.execute("CREATE FOREIGN TABLE s (w int, d int) SERVER stream")
         conn.execute("CREATE VIEW quotient AS SELECT w, count(*), sum(12 / d) FROM s GROUP BY w")
         conn.execute("CREATE VIEW plain AS SELECT w, count(*) FROM s GROUP BY w")
@@ -144,7 +145,7 @@ def test_a_bad_row_fails_only_its_own_insert(ss_server_factory):
     failures: list[tuple[int, int, str]] = []
 
     def write(w: int) -> None:
-        with psycopg.connect(srv.dsn, autocommit=True) as c:
+        with connect(srv) as c:
             for i in range(rows):
                 d = 0 if (i + w) % 7 == 0 else 1 + i % 4
                 try:
@@ -158,7 +159,7 @@ def test_a_bad_row_fails_only_its_own_insert(ss_server_factory):
     expected_bad = sum(1 for w in range(n_writers) for i in range(rows) if (i + w) % 7 == 0)
     assert len(failures) == expected_bad
     assert all(d == 0 and state == "22012" for _w, d, state in failures), failures[:5]
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         q = dict((w, n) for w, n, _ in conn.execute("SELECT * FROM quotient"))
         p = dict(conn.execute("SELECT * FROM plain").fetchall())
     assert q == p == {w: good[w] for w in range(n_writers)}
@@ -168,15 +169,15 @@ def test_a_reader_sees_every_acknowledged_row(ss_server_factory):
     """Once an INSERT is acknowledged, another connection reading the view
     sees it: the group's rows are applied before any of them is acknowledged."""
     srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         conn.execute("CREATE FOREIGN TABLE s (w int) SERVER stream")
         conn.execute("CREATE VIEW c AS SELECT w, count(*) FROM s GROUP BY w")
     n_writers, rows = 16, 25
     seen_short: list[tuple[int, int, int]] = []
 
     def write(w: int) -> None:
-        with psycopg.connect(srv.dsn, autocommit=True) as c, \
-                psycopg.connect(srv.dsn, autocommit=True) as reader:
+        with connect(srv) as c, \
+                connect(srv) as reader:
             for i in range(1, rows + 1):
                 c.execute("INSERT INTO s VALUES (%s)", (w,), prepare=True)
                 got = reader.execute("SELECT count FROM c WHERE w = %s", (w,)).fetchone()
@@ -356,17 +357,18 @@ def test_many_clients_of_three_drivers_lose_nothing(ss_server_factory):
     """psycopg (Bind/Describe/Execute/Sync) and asyncpg clients insert concurrently into a stream with three views
     and into a logged table; every acknowledged row is in every view and
     the table, once."""
-    srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
-        conn.execute("CREATE FOREIGN TABLE s (w int, i int) SERVER stream")
-        conn.execute("CREATE VIEW a AS SELECT w, count(*), sum(i) FROM s GROUP BY w")
-        conn.execute("CREATE VIEW b AS SELECT count(*), max(i) FROM s")
-        conn.execute("CREATE VIEW c AS SELECT i % 3 AS k, count(*) FROM s GROUP BY i % 3")
-        conn.execute("CREATE TABLE t (w int, i int NOT NULL)")
+    srv = started_with(
+        ss_server_factory(),
+        "CREATE FOREIGN TABLE s (w int, i int) SERVER stream",
+        "CREATE VIEW a AS SELECT w, count(*), sum(i) FROM s GROUP BY w",
+        "CREATE VIEW b AS SELECT count(*), max(i) FROM s",
+        "CREATE VIEW c AS SELECT i % 3 AS k, count(*) FROM s GROUP BY i % 3",
+        "CREATE TABLE t (w int, i int NOT NULL)",
+    )
     rows, n_psycopg, n_asyncpg = 40, 12, 12
 
     def psycopg_writer(w: int) -> None:
-        with psycopg.connect(srv.dsn, autocommit=True) as c:
+        with connect(srv) as c:
             for i in range(1, rows + 1):
                 c.execute("INSERT INTO s VALUES (%s, %s)", (w, i), prepare=True)
                 c.execute("INSERT INTO t VALUES (%s, %s)", (w, i), prepare=True)
@@ -391,7 +393,7 @@ def test_many_clients_of_three_drivers_lose_nothing(ss_server_factory):
         t.join(180)
     writers = n_psycopg + n_asyncpg
     total = rows * writers
-    with psycopg.connect(srv.dsn, autocommit=True) as conn:
+    with connect(srv) as conn:
         assert sorted(conn.execute("SELECT * FROM a").fetchall()) == \
             [(w, rows, rows * (rows + 1) // 2) for w in range(writers)]
         assert conn.execute("SELECT * FROM b").fetchall() == [(total, rows)]

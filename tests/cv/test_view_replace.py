@@ -12,7 +12,7 @@ import pytest
 
 from splitstream.executor.engine import Engine
 from splitstream.protocol.errors import PgError
-from tests.support.engine import open_engine, postgres_session
+from tests.support.engine import open_engine, postgres_session, session_after
 
 
 def _rows(es, sql):
@@ -21,13 +21,12 @@ def _rows(es, sql):
 
 @pytest.fixture
 def es(tmp_path):
-    with open_engine(str(tmp_path / "d")) as eng:
-        s = postgres_session(eng)
-        s.execute_sql("CREATE FOREIGN TABLE s (k int, x int, tag text) SERVER stream")
-        s.execute_sql("CREATE TABLE dim (k int, name text)")
-        s.execute_sql("INSERT INTO dim VALUES (1, 'one'), (2, 'two')")
-        s.execute_sql("CREATE VIEW v AS SELECT k, sum(x) AS total, count(*) AS n FROM s GROUP BY k")
-        s.execute_sql("INSERT INTO s VALUES (1, 10, 'a'), (1, 5, 'b'), (2, 7, 'a')")
+    with session_after(str(tmp_path / "d"),
+                       "CREATE FOREIGN TABLE s (k int, x int, tag text) SERVER stream",
+                       "CREATE TABLE dim (k int, name text)",
+                       "INSERT INTO dim VALUES (1, 'one'), (2, 'two')",
+                       "CREATE VIEW v AS SELECT k, sum(x) AS total, count(*) AS n FROM s GROUP BY k",
+                       "INSERT INTO s VALUES (1, 10, 'a'), (1, 5, 'b'), (2, 7, 'a')") as s:
         yield s
 
 

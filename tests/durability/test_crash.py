@@ -16,6 +16,7 @@ import pytest
 
 from tests.cv.batch_oracle import Insert, Oracle, Read
 from tests.cv.oracle import close, rows
+from tests.support.restarts import connect, restarted, started_with
 
 pytestmark = pytest.mark.crash
 
@@ -53,7 +54,7 @@ class Writer(threading.Thread):
 
 def test_committed_rows_survive_kill9(ss_server_factory):
     srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
+    with connect(srv) as c:
         c.execute("CREATE TABLE crash_t (id int PRIMARY KEY, v text)")
     rng = random.Random(11)
     acked: set[int] = set()
@@ -65,7 +66,7 @@ def test_committed_rows_survive_kill9(ss_server_factory):
             w.start()
         time.sleep(rng.uniform(0.05, 0.4))
         if it % 5 == 4:
-            with psycopg.connect(srv.dsn, autocommit=True) as c:
+            with connect(srv) as c:
                 c.execute("CHECKPOINT")
         srv.kill()
         for w in writers:
@@ -75,7 +76,7 @@ def test_committed_rows_survive_kill9(ss_server_factory):
                 maybe.add(w.inflight)
         start += 1000
         srv.start()
-        with psycopg.connect(srv.dsn, autocommit=True) as c:
+        with connect(srv) as c:
             got = dict(c.execute("SELECT id, v FROM crash_t").fetchall())
         missing = acked - set(got)
         extra = set(got) - acked - maybe
@@ -214,7 +215,7 @@ def test_continuous_views_recover_after_kill9(ss_server_factory, ss_server, uniq
     before the crash is checked as in the property test."""
     srv = ss_server_factory()
     names = {"s": "crash_s", "r": "crash_r", "t": "crash_t"}
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
+    with connect(srv) as c:
         c.execute("CREATE FOREIGN TABLE crash_s (k int, x int, y int) SERVER stream")
         c.execute("CREATE FOREIGN TABLE crash_r (k int, z int) SERVER stream")
         c.execute("CREATE TABLE crash_t (k int PRIMARY KEY, label text)")
@@ -222,7 +223,7 @@ def test_continuous_views_recover_after_kill9(ss_server_factory, ss_server, uniq
         for name, tpl in CV_VIEWS.items():
             c.execute(f"CREATE VIEW {name} AS " + tpl.format(**names))
             names[name] = name
-    with psycopg.connect(ss_server.dsn, autocommit=True) as oc:
+    with connect(ss_server) as oc:
         ocur = oc.cursor()
         table = unique_name("crash_ot")
         ocur.execute(f"CREATE TABLE {table} (k int PRIMARY KEY, label text)")
@@ -246,7 +247,7 @@ def _crash_loop(srv, names: dict[str, str], oracle: Oracle, big: bool) -> None:
         time.sleep(rng.uniform(0.05, 0.35))
         how = it % 4
         if how == 1:                # a checkpoint, then more ingest
-            with psycopg.connect(srv.dsn, autocommit=True) as c:
+            with connect(srv) as c:
                 c.execute("CHECKPOINT")
             time.sleep(rng.uniform(0.0, 0.1))
         elif how == 2:              # during a checkpoint
@@ -312,20 +313,19 @@ def _decide(oracle: Oracle, inserts: list[Insert], after: list[Read], it: int) -
 
 
 def test_unlogged_table_is_empty_after_crash_but_kept_on_clean_restart(ss_server_factory):
-    srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
-        c.execute("CREATE UNLOGGED TABLE u (id int)")
-        c.execute("CREATE TABLE p (id int)")
-        c.execute("INSERT INTO u VALUES (1), (2)")
-        c.execute("INSERT INTO p VALUES (1)")
+    srv = started_with(
+        ss_server_factory(),
+        "CREATE UNLOGGED TABLE u (id int)",
+        "CREATE TABLE p (id int)",
+        "INSERT INTO u VALUES (1), (2)",
+        "INSERT INTO p VALUES (1)",
+    )
+    with connect(srv) as c:
         assert c.execute("SELECT relpersistence FROM pg_class WHERE relname = 'u'").fetchone() == ("u",)
-    srv.restart()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
+    with restarted(srv, crash=False) as c:
         assert c.execute("SELECT count(*) FROM u").fetchone() == (2,)
         c.execute("INSERT INTO u VALUES (3)")
-    srv.kill()
-    srv.start()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
+    with restarted(srv, crash=True) as c:
         assert c.execute("SELECT count(*) FROM p").fetchone() == (1,)
         # after a crash an unlogged table is emptied; the table itself stays
         assert c.execute("SELECT count(*) FROM u").fetchone() == (0,)

@@ -12,6 +12,7 @@ import psycopg
 import pytest
 
 from tests.support.engine import open_engine, postgres_session, result_rows
+from tests.support.restarts import connect, restarted, started_with
 
 
 def _writer(dsn: str, table: str, stream: str, base: int, stop: threading.Event, errors: list) -> None:
@@ -67,7 +68,7 @@ def _oracle(c, table):
 @pytest.mark.parametrize("crash", [False, True])
 def test_backfill_while_inserting_equals_the_oracle(ss_server_factory, crash):
     server = ss_server_factory()
-    with psycopg.connect(server.dsn, autocommit=True) as c:
+    with connect(server) as c:
         # the ring holds every row since the server started: the oracle is every row inserted
         c.execute("CREATE FOREIGN TABLE s (x int) SERVER stream OPTIONS (capacity '1000000')")
         c.execute("CREATE TABLE oracle (x int)")
@@ -90,20 +91,21 @@ def test_backfill_while_inserting_equals_the_oracle(ss_server_factory, crash):
         c.execute("INSERT INTO s (x) VALUES (-1)")       # logged after the backfill's checkpoint: replayed
         c.execute("INSERT INTO oracle (x) VALUES (-1)")
         expected = _oracle(c, "oracle")
-    server.restart(crash=crash)
-    with psycopg.connect(server.dsn, autocommit=True) as c:
+    with restarted(server, crash=crash) as c:
         assert _view_rows(c, "v") == expected
         assert c.execute("SELECT backfilled_rows FROM splitstream.views WHERE name = 'v'").fetchone() == (backfilled,)
 
 
 def test_backfill_takes_what_the_ring_still_holds(ss_server_factory):
-    server = ss_server_factory()
-    with psycopg.connect(server.dsn, autocommit=True) as c:
-        c.execute("CREATE FOREIGN TABLE s (x int, t text) SERVER stream OPTIONS (capacity '50')")
-        c.execute("INSERT INTO s SELECT i, 'r' || i FROM generate_series(1, 80) AS i")
-        c.execute("CREATE VIEW plain AS SELECT x, count(*) FROM s GROUP BY x")
-        c.execute("CREATE VIEW v WITH (backfill = true) AS SELECT x, min(t) AS t, count(*) FROM s GROUP BY x")
-        c.execute("INSERT INTO s VALUES (100, 'later')")
+    server = started_with(
+        ss_server_factory(),
+        "CREATE FOREIGN TABLE s (x int, t text) SERVER stream OPTIONS (capacity '50')",
+        "INSERT INTO s SELECT i, 'r' || i FROM generate_series(1, 80) AS i",
+        "CREATE VIEW plain AS SELECT x, count(*) FROM s GROUP BY x",
+        "CREATE VIEW v WITH (backfill = true) AS SELECT x, min(t) AS t, count(*) FROM s GROUP BY x",
+        "INSERT INTO s VALUES (100, 'later')",
+    )
+    with connect(server) as c:
         # the ring holds the last 50 of the 80 rows: 31 .. 80, then the later row
         assert c.execute("SELECT x, t, count FROM v ORDER BY x").fetchall() == \
             [(i, f"r{i}", 1) for i in range(31, 81)] + [(100, "later", 1)]

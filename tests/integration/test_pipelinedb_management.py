@@ -11,6 +11,7 @@ import psycopg
 import pytest
 
 from splitstream.executor.settings.pipelinedb import GUCS
+from tests.support.restarts import connect, restarted, started_with
 
 
 def _one(conn, sql, *args):
@@ -86,7 +87,7 @@ def test_every_pipelinedb_setting_is_honoured_or_noticed(ss_server, name):
     value = {"int": str(int(g.lo) + 1 if g.hi > g.lo + 1 else int(g.lo)), "real": "10", "bool": "off",
              "enum": "sync_commit", "string": ""}[g.kind]
     notices: list[str] = []
-    with psycopg.connect(ss_server.dsn, autocommit=True) as conn:
+    with connect(ss_server) as conn:
         conn.add_notice_handler(lambda d: notices.append(d.message_primary))
         default = _one(conn, f"SHOW pipelinedb.{name}")[0]
         conn.execute(f"SET pipelinedb.{name} = '{value}'")
@@ -130,22 +131,23 @@ def test_honoured_settings(ss_conn, unique_name):
 
 @pytest.mark.parametrize("crash", [False, True])
 def test_management_survives_restart(ss_server_factory, crash):
-    server = ss_server_factory()
-    with psycopg.connect(server.dsn, autocommit=True) as c:
-        c.execute("CREATE FOREIGN TABLE s (x int) SERVER pipelinedb")
-        c.execute("CREATE VIEW a AS SELECT count(*) FROM s")
-        c.execute("CREATE VIEW t AS SELECT x, count(*) FROM s GROUP BY x")
-        c.execute("INSERT INTO s (x) VALUES (1), (2)")
-        c.execute("SELECT pipelinedb.deactivate('a')")
-        c.execute("INSERT INTO s (x) VALUES (3)")          # a ignores it
-        c.execute("SELECT pipelinedb.truncate_continuous_view('t')")
-        c.execute("INSERT INTO s (x) VALUES (4)")
-        c.execute("SELECT pipelinedb.activate('a')")
-        c.execute("INSERT INTO s (x) VALUES (5)")
+    server = started_with(
+        ss_server_factory(),
+        "CREATE FOREIGN TABLE s (x int) SERVER pipelinedb",
+        "CREATE VIEW a AS SELECT count(*) FROM s",
+        "CREATE VIEW t AS SELECT x, count(*) FROM s GROUP BY x",
+        "INSERT INTO s (x) VALUES (1), (2)",
+        "SELECT pipelinedb.deactivate('a')",
+        "INSERT INTO s (x) VALUES (3)",          # a ignores it
+        "SELECT pipelinedb.truncate_continuous_view('t')",
+        "INSERT INTO s (x) VALUES (4)",
+        "SELECT pipelinedb.activate('a')",
+        "INSERT INTO s (x) VALUES (5)",
+    )
+    with connect(server) as c:
         before = (_one(c, "SELECT * FROM a"), c.execute("SELECT x, count FROM t ORDER BY x").fetchall())
     assert before == ((3,), [(4, 1), (5, 1)])
-    server.restart(crash=crash)
-    with psycopg.connect(server.dsn, autocommit=True) as c:
+    with restarted(server, crash=crash) as c:
         assert (_one(c, "SELECT * FROM a"), c.execute("SELECT x, count FROM t ORDER BY x").fetchall()) == before
         assert c.execute("SELECT name, active FROM pipelinedb.get_views() ORDER BY name").fetchall() == \
             [("a", True), ("t", True)]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import psycopg
 import pytest
 
+from tests.support.fidelity import mismatches
+
 SETS = """
 set local work_mem = '7MB'
 show work_mem
@@ -102,17 +104,8 @@ def _outcome(conn: psycopg.Connection, sql: str) -> tuple:
 
 @pytest.mark.parametrize("script", [SETS, PATHS], ids=["set-transactional", "search-path"])
 def test_agrees_with_postgres(ss_server, pg15, script):
-    diffs = []
-    ss = psycopg.connect(ss_server.dsn, autocommit=True)
-    pg = psycopg.connect(pg15.dsn, autocommit=True)
-    try:
+    with psycopg.connect(ss_server.dsn, autocommit=True) as ss, psycopg.connect(pg15.dsn, autocommit=True) as pg:
         for conn in (ss, pg):
             conn.execute("set timezone = 'UTC'")
-        for sql in script.strip().splitlines():
-            ours, theirs = _outcome(ss, sql), _outcome(pg, sql)
-            if ours != theirs:
-                diffs.append((sql, ours, theirs))
-    finally:
-        ss.close()
-        pg.close()
-    assert not diffs, "\n".join(f"{s}\n  ours:   {o}\n  theirs: {t}" for s, o, t in diffs)
+        wrong = mismatches(ss, pg, script.strip().splitlines(), _outcome)
+    assert not wrong, "\n".join(wrong)

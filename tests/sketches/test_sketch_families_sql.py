@@ -8,10 +8,9 @@ from __future__ import annotations
 
 import json
 
-import psycopg
 import pytest
 
-from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
+from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart, reopened, survives_kill9
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 AGGS = ("topk_agg(x, 4) AS t, bloom_agg(x) AS bl, set_agg(x) AS st, exact_count_distinct(x) AS e,"
@@ -46,11 +45,7 @@ def test_views_equal_the_aggregates_over_a_table_across_batches_and_restart(tmp_
     d = str(tmp_path / "d")
     batches_checkpoint_restart(d, _setup, _insert, _same, [(lo, lo + 2999) for lo in range(1, 12001, 3000)],
                                (12001, 14000))
-    with open_engine(d) as eng:
-        es = postgres_session(eng)
-        _same(lambda q: result_rows(es, q))
-        _insert(es.execute_sql, 14001, 15000)
-        _same(lambda q: result_rows(es, q))
+    with reopened(d, _insert, _same, (14001, 15000)) as es:
         (per_group,), = result_rows(es, "SELECT bytes_per_group FROM splitstream.views WHERE name = 'v'")
         assert per_group > 33_000              # the Bloom filter's 32.6 KiB, measured with the rest
 
@@ -129,15 +124,4 @@ def test_catalog_lists_the_functions(tmp_path):
 
 
 def test_views_survive_kill9(ss_server_factory):
-    srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
-        _setup(c.execute)
-        _insert(c.execute, 1, 4000)
-        c.execute("CHECKPOINT")
-        _insert(c.execute, 4001, 7000)
-    srv.kill()
-    srv.start()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
-        _same(lambda q: c.execute(q).fetchall())
-        _insert(c.execute, 7001, 8000)
-        _same(lambda q: c.execute(q).fetchall())
+    survives_kill9(ss_server_factory(), _setup, _insert, _same, (1, 4000), (4001, 7000), (7001, 8000))

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import psycopg
 import pytest
 
 from splitstream.executor.execution.sketches import tdigest
-from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart
+from tests.sketches.support import assert_sqlstate, batches_checkpoint_restart, reopened, survives_kill9
 from tests.support.engine import open_engine, postgres_session, result_rows
 
 VIEW = ("CREATE VIEW v AS SELECT k, hll_agg(x) AS h, approx_count_distinct(x) AS a, hll_count_distinct(x) AS c,"
@@ -50,9 +49,7 @@ def test_views_equal_the_aggregate_over_a_table_across_batches_and_restart(tmp_p
     d = str(tmp_path / "d")
     batches_checkpoint_restart(d, _setup, _insert, _check_view_equals_table,
                                [(lo, lo + 3999) for lo in range(1, 20001, 4000)], (20001, 23000))
-    with open_engine(d) as eng:
-        es = postgres_session(eng)
-        _check_view_equals_table(lambda q: result_rows(es, q))
+    with reopened(d, _insert, _check_view_equals_table, None) as es:
         (q50v, q50t, exact), = result_rows(es, "SELECT (SELECT dist_quantile(d, 0.5) FROM v WHERE k = 3),"
                                                " (SELECT dist_quantile(dist_agg(x), 0.5) FROM t WHERE k = 3),"
                                                " (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY x) FROM t WHERE k = 3)")
@@ -129,18 +126,7 @@ def test_llvm_backend_falls_back_with_the_same_result_and_spark_builds_sketches(
 
 
 def test_views_with_sketches_survive_kill9(ss_server_factory):
-    srv = ss_server_factory()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
-        _setup(c.execute)
-        _insert(c.execute, 1, 5000)
-        c.execute("CHECKPOINT")
-        _insert(c.execute, 5001, 9000)
-    srv.kill()
-    srv.start()
-    with psycopg.connect(srv.dsn, autocommit=True) as c:
-        _check_view_equals_table(lambda q: c.execute(q).fetchall())
-        _insert(c.execute, 9001, 9500)
-        _check_view_equals_table(lambda q: c.execute(q).fetchall())
+    survives_kill9(ss_server_factory(), _setup, _insert, _check_view_equals_table, (1, 5000), (5001, 9000), (9001, 9500))
 
 
 #: top-k (exact: at most 3k values), Bloom, set, first values and keyed max: entry states gather their own groups

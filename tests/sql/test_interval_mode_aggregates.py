@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.diff import assert_same, execute
+from tests.support.fidelity import table_on_both
 
 ROWS = [
     "(1, '1 day', 3, 'b')", "(1, '2 hours', 1, 'a')", "(2, NULL, NULL, NULL)", "(1, '1 mon 3 sec', 2, 'c')",
@@ -21,13 +22,8 @@ AGGS = ("sum(x) AS s, avg(x) AS a, mode() WITHIN GROUP (ORDER BY x) AS mx, "
 
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
-    name = unique_name("t")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {name} (k int, x interval, y int, t text)")
-        conn.execute(f"INSERT INTO {name} VALUES {', '.join(ROWS)}")
-    yield name
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE {name}")
+    with table_on_both((ss_conn, pg_conn), unique_name("t"), "k int, x interval, y int, t text", ", ".join(ROWS)) as name:
+        yield name
 
 
 @pytest.mark.parametrize("query", [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fidelity import mismatches
+from tests.support.fidelity import mismatches, table_on_both
 
 CALLS = [
     "rank() OVER (ORDER BY x)", "dense_rank() OVER (PARTITION BY g ORDER BY x)", "row_number() OVER (ORDER BY x)",
@@ -20,13 +20,9 @@ CALLS = [
 
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
-    name = unique_name("win")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {name} (x int, g text)")
-        conn.execute(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'a'), (3, 'b'), (5, 'b'), (8, 'b')")
-    yield name
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE {name}")
+    with table_on_both((ss_conn, pg_conn), unique_name("win"), "x int, g text",
+                       "(1, 'a'), (2, 'a'), (3, 'b'), (5, 'b'), (8, 'b')") as name:
+        yield name
 
 
 @pytest.mark.parametrize("alias", ["", " AS w"], ids=["unaliased", "aliased"])

@@ -3,7 +3,7 @@ runtime objects directly: a view's lock, a freed context's address."""
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator
+from typing import Any, Iterator
 
 from splitstream.executor.context import SessionInfo
 from splitstream.executor.engine import Engine
@@ -35,3 +35,14 @@ def result_rows(es, sql: str) -> list[tuple]:
     """The rows of one statement, as tuples of Python values."""
     res = es.execute_sql(sql)
     return list(zip(*[c.to_pylist() for c in res.batch.cols]))
+
+
+@contextlib.contextmanager
+def session_after(data_dir: str, *statements: str, superuser: bool = True) -> Iterator[Any]:
+    """An in-process session on a new engine over ``data_dir`` once
+    ``statements`` have run (as the superuser, or with default settings)."""
+    with open_engine(data_dir) as eng:
+        es = postgres_session(eng) if superuser else plain_session(eng)
+        for sql in statements:
+            es.execute_sql(sql)
+        yield es

@@ -4,7 +4,8 @@ SQLSTATE, primary message and hint (the differential corpus compares
 SQLSTATEs only; fidelity tests of names need the words)."""
 from __future__ import annotations
 
-from typing import Any, Iterable
+import contextlib
+from typing import Any, Callable, Iterable, Iterator
 
 import psycopg
 
@@ -26,11 +27,28 @@ def words(conn: psycopg.Connection, sql: str) -> tuple[Any, ...]:
         cur.close()
 
 
-def mismatches(ss_conn: psycopg.Connection, pg_conn: psycopg.Connection, statements: Iterable[str]) -> list[str]:
-    """Every statement whose outcome differs, with both outcomes."""
+def mismatches(ss_conn: psycopg.Connection, pg_conn: psycopg.Connection, statements: Iterable[str],
+               outcome: Callable[[psycopg.Connection, str], Any] = words) -> list[str]:
+    """Every statement whose outcome differs, with both outcomes; each runs
+    on both before the next (a script: later lines see earlier ones)."""
     out = []
     for sql in statements:
-        ss, pg = words(ss_conn, sql), words(pg_conn, sql)
+        ss, pg = outcome(ss_conn, sql), outcome(pg_conn, sql)
         if ss != pg:
             out.append(f"{sql}\n  splitstream: {ss}\n  postgresql:  {pg}")
     return out
+
+
+@contextlib.contextmanager
+def table_on_both(conns: Iterable[psycopg.Connection], name: str, columns: str, rows: str) -> Iterator[str]:
+    """A table ``name (columns)`` holding ``rows`` (a VALUES list) on
+    splitstream and on PostgreSQL alike, dropped afterwards."""
+    conns = list(conns)
+    for conn in conns:
+        conn.execute(f"CREATE TABLE {name} ({columns})")  # type: ignore[arg-type]
+        conn.execute(f"INSERT INTO {name} VALUES {rows}")  # type: ignore[arg-type]
+    try:
+        yield name
+    finally:
+        for conn in conns:
+            conn.execute(f"DROP TABLE {name}")  # type: ignore[arg-type]

@@ -6,16 +6,14 @@ from __future__ import annotations
 import pytest
 
 from splitstream.protocol.errors import PgError
-from tests.support.engine import open_engine, plain_session
+from tests.support.engine import open_engine, session_after
 
 
 @pytest.fixture()
 def session(tmp_path):
-    with open_engine(str(tmp_path / "d")) as eng:
-        s = plain_session(eng)
-        s.execute_sql("CREATE FOREIGN TABLE clicks (uid int, url text) SERVER stream")
-        s.execute_sql("CREATE TABLE t (x int)")
-        s.execute_sql("INSERT INTO t SELECT g FROM generate_series(1, 100) g")
+    with session_after(str(tmp_path / "d"), "CREATE FOREIGN TABLE clicks (uid int, url text) SERVER stream",
+                       "CREATE TABLE t (x int)", "INSERT INTO t SELECT g FROM generate_series(1, 100) g",
+                       superuser=False) as s:
         yield s
 
 

@@ -108,8 +108,9 @@ class FakeSession:
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         return self.execute(prepared, params)
 
-    def sync(self) -> None:
+    def sync(self) -> dict[str, str]:
         """Commit point of an extended-protocol batch (nothing to commit here)."""
+        return {}
 
     @property
     def sync_pending(self) -> bool:

@@ -25,7 +25,7 @@ from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name, ident
 from ..dialect import DIALECT
 from .base import PlannerBase
-from ...execution.operators import _sort_key
+from ...execution.operators import _sort_key, sort_key_of
 
 
 #: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
@@ -114,9 +114,9 @@ class AggCallPlanner(PlannerBase):
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
         arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
+        if distinct and type_oids.JSON in arg_oids:
+            raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
         if fn in JSON_AGGREGATES:       # the state keeps each row's JSON text
-            if distinct and type_oids.JSON in arg_oids:
-                raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
             args = json_values.aggregate_inputs(args)
             if distinct and order_node is None:     # DISTINCT sorts its values, as PostgreSQL's does
                 order_node = exp.Order(this=args_nodes[-1], expressions=[exp.Ordered(this=args_nodes[-1].copy())])
@@ -253,7 +253,8 @@ class AggCallPlanner(PlannerBase):
                 nulls_first = desc if nf is None else bool(nf)
                 nn = [r for r in rows if r[pos] is not None]
                 nulls = [r for r in rows if r[pos] is None]
-                nn.sort(key=lambda r: _sort_key(r[pos]), reverse=desc)
+                kf = sort_key_of(keys[j][0].oid)
+                nn.sort(key=lambda r: kf(r[pos]), reverse=desc)
                 rows = (nulls + nn) if nulls_first else (nn + nulls)
             return rows
 
@@ -264,11 +265,12 @@ class AggCallPlanner(PlannerBase):
         keys = [(b.bind(o.this), bool(o.args.get("desc")), o.args.get("nulls_first")) for o in order.expressions]
         # rows in list state are tuples of agg args; we sort by the first arg (the common case)
         desc = keys[0][1]
+        kf = sort_key_of(keys[0][0].oid)
 
         def sorter(rows):
             nn = [r for r in rows if r[0] is not None]
             nulls = [r for r in rows if r[0] is None]
-            nn.sort(key=lambda r: _sort_key(r[0]), reverse=desc)
+            nn.sort(key=lambda r: kf(r[0]), reverse=desc)
             return (nulls + nn) if desc else (nn + nulls)
 
         return sorter

@@ -59,6 +59,9 @@ class PlannerBase:
         self.fn_scopes: list[sql_functions.FnScope] = []
         #: user functions the statement calls (a view depends on them)
         self.functions_used: dict[int, Any] = {}
+        #: every relation a name resolved to while planning (views' own relations too): a
+        #: prepared statement is planned again when one of them changes (api.Prepared)
+        self.relations_read: dict[int, Relation] = {}
 
     def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
              columns: frozenset[str] | None = None, function: int = 0) -> None:
@@ -192,12 +195,17 @@ class PlannerBase:
                 self.need("U", schema=schema)
                 if self.session is not None:
                     privileges.check_schema(st, privileges.current_role(st, self.session), schema, "U")
-            return st.lookup(schema, name)
+            return self._read(st.lookup(schema, name))
         for s in self.search_path():
             r = st.lookup(s, name)
             if r is not None:
-                return r
+                return self._read(r)
         return None
+
+    def _read(self, rel: Relation | None) -> Relation | None:
+        if rel is not None:
+            self.relations_read[rel.oid] = rel
+        return rel
 
     def search_path(self) -> list[str]:
         return privileges.search_path(self.session)

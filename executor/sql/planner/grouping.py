@@ -13,7 +13,7 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import GROUPING_ERROR, INVALID_COLUMN_REFERENCE, PgError
+from splitstream.protocol.errors import GROUPING_ERROR, WINDOWING_ERROR, PgError
 
 from ...execution import expr
 from ...execution import operators
@@ -21,6 +21,7 @@ from ...execution.aggregates import AggSpec
 from ..binder import ExprBinder, Scope, ScopeCol, func_args, func_name, ident, is_aggregate_call
 from .base import PlannerBase
 from .names import _BoundRef, expr_name
+from .targets import bare_name, constant_position, item_sql, output_name_match, require_equality
 from ..dialect import DIALECT
 
 
@@ -55,9 +56,10 @@ class GroupingPlanner(PlannerBase):
 
     def plan_aggregate(self, op, scope, sel, select_items, group, having, outer):
         in_binder = ExprBinder(self, scope, context="GROUP BY")
-        key_nodes, sets = self._group_keys(group, select_items)
+        key_nodes, sets = self._group_keys(group, select_items, scope)
         keys = [in_binder.bind(k) for k in key_nodes]
         keys = [self.coerce(k, type_oids.TEXT) if k.oid == type_oids.UNKNOWN else k for k in keys]
+        require_equality([k.oid for k in keys])
         key_sql = [k.sql(DIALECT) for k in key_nodes]
         aggs: list[AggSpec] = []
         agg_sql: list[str] = []
@@ -132,7 +134,7 @@ class GroupingPlanner(PlannerBase):
                     self._discover(post, node)
         return hav
 
-    def _group_keys(self, group, select_items) -> tuple[list, list[list[int]] | None]:
+    def _group_keys(self, group, select_items, scope) -> tuple[list, list[list[int]] | None]:
         """GROUP BY's distinct key expressions, and its grouping sets as lists
         of key indexes (None without ROLLUP / CUBE / GROUPING SETS)."""
         key_nodes: list = []
@@ -147,7 +149,7 @@ class GroupingPlanner(PlannerBase):
                 special += v if isinstance(v, list) else [v]
 
         def key_index(node):
-            node = self._resolve_group_ref(node, select_items)
+            node = self._resolve_group_ref(node, select_items, scope)
             sql = node.sql(DIALECT)
             for i, k in enumerate(key_nodes):
                 if k.sql(DIALECT) == sql:
@@ -167,25 +169,34 @@ class GroupingPlanner(PlannerBase):
         """Bind once to register aggregates (results discarded)."""
         binder.bind(node)
 
-    def _resolve_group_ref(self, node, select_items):
-        if isinstance(node, exp.Literal) and not node.is_string:
-            k = int(node.this)
-            if not 1 <= k <= len(select_items):
-                raise PgError(INVALID_COLUMN_REFERENCE, f"GROUP BY position {k} is not in select list")
-            it = select_items[k - 1]
-            if isinstance(it, _BoundRef):
-                return exp.column(it.col.name, table=it.col.table)
-            return it.this if isinstance(it, exp.Alias) else it
-        if isinstance(node, exp.Column) and not node.args.get("table"):
-            nm = ident(node.this)
-            for it in select_items:
-                if isinstance(it, exp.Alias) and ident(it.args["alias"]) == nm:
-                    # an input column of the same name wins in PostgreSQL
-                    return it.this if not self._input_has(nm) else node
+    def _resolve_group_ref(self, node, select_items, scope):
+        """What a GROUP BY item groups by (:mod:`.targets`): a bare name is
+        a FROM-clause column if there is one, else an output column's
+        expression; an integer constant is a position."""
+        nm = bare_name(node)
+        if nm is not None and not scope.find(nm, None):
+            names = [expr_name(it) for it in select_items]
+            same = lambda i, j: item_sql(select_items[i]) == item_sql(select_items[j])  # noqa: E731
+            hit = output_name_match(nm, names, same, "GROUP BY")
+            if hit is not None:
+                return _grouped_item(self, select_items[hit])
+        k = constant_position(node, "GROUP BY", len(select_items))
+        if k is not None:
+            return _grouped_item(self, select_items[k])
         return node
 
-    def _input_has(self, name):
-        return False
+
+def _grouped_item(planner: GroupingPlanner, it):
+    """A select-list item as a GROUP BY key: its expression, which may
+    hold no aggregate or window call (checkTargetlistEntrySQL92)."""
+    if isinstance(it, _BoundRef):
+        return exp.column(it.col.name, table=it.col.table)
+    inner = it.this if isinstance(it, exp.Alias) else it
+    if planner._contains_agg(inner):
+        raise PgError(GROUPING_ERROR, "aggregate functions are not allowed in GROUP BY")
+    if any(True for _ in inner.find_all(exp.Window)):
+        raise PgError(WINDOWING_ERROR, "window functions are not allowed in GROUP BY")
+    return inner
 
 
 class _GroupingIdRef(expr.Expr):

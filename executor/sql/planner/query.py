@@ -11,12 +11,13 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, PgError
+from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 
 from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ident
 from .base import KEEP_UNKNOWNS, PlannerBase
+from .targets import require_equality, require_ordering, setop_order_target
 
 
 class QueryPlanner(PlannerBase):
@@ -116,21 +117,17 @@ class QueryPlanner(PlannerBase):
                 t = type_oids.TEXT
             out.append(operators.OutCol(a.name, t))
         all_ = not bool(node.args.get("distinct"))
+        if not all_:
+            require_equality([c.oid for c in out])
         op: operators.Op = operators.SetOp(kind, all_, left, right, out)
         order = node.args.get("order")
         if order is not None:
             names = [c.name for c in out]
             keys: list[tuple[expr.Expr, bool, bool | None]] = []
             for o in order.expressions:
-                tgt = o.this
-                if isinstance(tgt, exp.Literal):
-                    i = int(tgt.this) - 1
-                else:
-                    nm = ident(tgt.this) if isinstance(tgt, exp.Column) else tgt.sql()
-                    if nm not in names:
-                        raise PgError(UNDEFINED_COLUMN, f'column "{nm}" does not exist')
-                    i = names.index(nm)
+                i = setop_order_target(o.this, names)
                 keys.append((expr.ColRef(i, out[i].oid), bool(o.args.get("desc")), o.args.get("nulls_first")))
+            require_ordering([k.oid for k, _, _ in keys])
             op = operators.Sort(op, keys)
         return self.plan_limit(node, op, None)
 

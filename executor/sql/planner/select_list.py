@@ -8,6 +8,8 @@ ORDER BY/LIMIT handling it owns are used by no other step.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
@@ -21,6 +23,8 @@ from ..binder import ExprBinder, Scope, aggregate_calls, func_args, func_name, i
 from .decorrelate import try_scalar_join, try_select_scalar_join, try_semi_join
 from .base import KEEP_UNKNOWNS, PlannerBase
 from .names import _BoundRef, expr_name
+from .targets import (bare_name, constant_position, item_sql, output_name_match, require_equality,
+                      require_ordering, unparen)
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
 from ..table_functions import SRF_NAMES, srf_impl
@@ -65,12 +69,13 @@ class SelectPlanner(PlannerBase):
         keep = bool(sel.meta.get(KEEP_UNKNOWNS)) and not sel.args.get("distinct")
         exprs, names = self._bind_select_list(binder, select_items, keep_unknowns=keep)
         distinct = sel.args.get("distinct")
-        sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs))
+        same = _same_item(select_items, exprs)
+        sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs), same)
         if win_specs:
             op = WindowOp(op, win_specs)
         out = [operators.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
         op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
-        op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra))
+        op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra), same)
         op = self.plan_limit(sel, op, scope)
         if extra:
             op = operators.Project(op, [expr.ColRef(i, out[i].oid) for i in range(len(exprs))], out[: len(exprs)])
@@ -122,7 +127,7 @@ class SelectPlanner(PlannerBase):
             names.append(expr_name(item))
         return exprs, names
 
-    def _order_keys(self, order, distinct, binder, select_items, names, nexprs):
+    def _order_keys(self, order, distinct, binder, select_items, names, nexprs, same):
         """ORDER BY keys as (output index, desc, nulls_first): output aliases,
         ordinals or input expressions; an input expression not in the select
         list becomes an extra, later dropped, output column."""
@@ -135,7 +140,7 @@ class SelectPlanner(PlannerBase):
             desc = bool(o.args.get("desc"))
             nf = o.args.get("nulls_first")
             nulls_first = None if nf is None else bool(nf)
-            idx = self._order_target(node, select_items, names)
+            idx = self._order_target(node, select_items, names, same=same)
             if idx is None:
                 if distinct is not None and not distinct.args.get("on"):
                     raise PgError(INVALID_COLUMN_REFERENCE, "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
@@ -155,25 +160,28 @@ class SelectPlanner(PlannerBase):
             return self._project_set(op, scope, select_items, exprs, out, srfs[0], binder)
         return operators.Project(op, exprs + extra, out)
 
-    def _distinct_sort(self, op, distinct, sort_keys, select_items, names, out, nexprs, has_extra):
+    def _distinct_sort(self, op, distinct, sort_keys, select_items, names, out, nexprs, has_extra, same):
         """DISTINCT [ON] and ORDER BY over the projected rows (DISTINCT ON
         sorts first, as it keeps the first row of each group)."""
+        require_ordering([out[i].oid for i, _, _ in sort_keys])
         if distinct is not None:
             on = distinct.args.get("on")
             if on is not None:
-                return self._distinct_on(op, on, sort_keys, select_items, names, out)
+                return self._distinct_on(op, on, sort_keys, select_items, names, out, same)
+            require_equality([c.oid for c in out[:nexprs]])
             op = operators.Distinct(op) if not has_extra else operators.Distinct(op, [expr.ColRef(i, out[i].oid) for i in range(nexprs)])
         if sort_keys:
             op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
         return op
 
-    def _distinct_on(self, op, on, sort_keys, select_items, names, out):
+    def _distinct_on(self, op, on, sort_keys, select_items, names, out, same):
         on_exprs = []
         for e in on.expressions:
-            i = self._order_target(e, select_items, names)
+            i = self._order_target(e, select_items, names, "DISTINCT ON", same)
             on_exprs.append(expr.ColRef(i, out[i].oid) if i is not None else None)
         if any(x is None for x in on_exprs):
             raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT ON expressions must appear in the select list")
+        require_equality([e.oid for e in on_exprs])
         if sort_keys:
             op = operators.Sort(op, [(expr.ColRef(i, out[i].oid), d, nf) for i, d, nf in sort_keys])
         return operators.Distinct(op, on_exprs)
@@ -253,29 +261,24 @@ class SelectPlanner(PlannerBase):
         out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else name, oid)
         return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
 
-    def _order_target(self, node, items, names) -> int | None:
-        if isinstance(node, exp.Literal) and not node.is_string:
-            k = int(node.this)
-            if not 1 <= k <= len(items):
-                raise PgError(INVALID_COLUMN_REFERENCE, f"ORDER BY position {k} is not in select list")
-            return k - 1
-        if isinstance(node, exp.Column) and not node.args.get("table"):
-            nm = ident(node.this)
-            hits = [i for i, n in enumerate(names) if n == nm and isinstance(items[i], exp.Alias)]
-            if hits:
-                return hits[0]
-            # an output column named like the key (e.g. from an expanded *)
-            hits = [i for i, it in enumerate(items)
-                    if (isinstance(it, exp.Column) and ident(it.this) == nm)
-                    or (isinstance(it, _BoundRef) and it.col.name == nm)]
-            if len(hits) == 1:
-                return hits[0]
-        sql = node.sql(DIALECT)
-        for i, it in enumerate(items):
-            inner = it.this if isinstance(it, exp.Alias) else it
-            if inner.sql(DIALECT) == sql:
-                return i
-        return None
+    def _order_target(self, node, items, names, clause: str = "ORDER BY",
+                      same: Callable[[int, int], bool] | None = None) -> int | None:
+        """The select-list index an ORDER BY / DISTINCT ON item names
+        (:mod:`.targets`: output names first, then positions, then an
+        equal expression), or None: an expression over the input.
+        ``same`` says whether two items compute the same thing (PostgreSQL
+        compares the bound expressions); without it, names are not checked
+        for ambiguity (aggregate discovery, which binds again later)."""
+        nm = bare_name(node)
+        if nm is not None:
+            hit = output_name_match(nm, names, same or (lambda i, j: True), clause)
+            if hit is not None:
+                return hit
+        k = constant_position(node, clause, len(items))
+        if k is not None:
+            return k
+        sql = unparen(node).sql(DIALECT)
+        return next((i for i, it in enumerate(items) if item_sql(it) == sql), None)
 
     def plan_limit(self, sel, op, scope):
         limit = sel.args.get("limit")
@@ -313,6 +316,18 @@ class SelectPlanner(PlannerBase):
                 continue
             out.append(it)
         return out
+
+
+def _same_item(items, exprs: list[expr.Expr]) -> Callable[[int, int], bool]:
+    """Whether two select-list items compute the same thing, as PostgreSQL's
+    equal() on their expressions: one input column however it was written
+    (``a`` and ``t.a``), else the same text."""
+    def same(i: int, j: int) -> bool:
+        a, b = exprs[i], exprs[j]
+        if isinstance(a, expr.ColRef) and isinstance(b, expr.ColRef):
+            return a.idx == b.idx
+        return item_sql(items[i]) == item_sql(items[j])
+    return same
 
 
 def _strip_pg_catalog(node):

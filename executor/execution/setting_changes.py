@@ -1,0 +1,70 @@
+"""Settings changed inside a transaction, undone as PostgreSQL's GUC stack
+undoes them, and the reported settings (ParameterStatus) a statement changed.
+
+Why a module of its own (in execution): SET, SET ROLE and RESET (commands)
+and set_config() (an expression) change settings the same way, and the
+session reports what changed after any of them.
+"""
+from __future__ import annotations
+
+from splitstream.protocol.messages import REPORTED_PARAMETERS
+
+
+def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False, block_only: bool = True) -> None:
+    """Inside a transaction block, a ROLLBACK (or a ROLLBACK TO a savepoint
+    set before) restores these settings, as PostgreSQL undoes SET, RESET and
+    SET ROLE. SET LOCAL's value also ends with the block when it commits,
+    unless a plain SET of the setting came after it (PostgreSQL's GUC stack:
+    SET overrides any earlier SET LOCAL at commit). Unless ``block_only``,
+    the statement's implicit transaction counts as a block (set_config():
+    a local value ends with the statement, a failed statement undoes it)."""
+    txn = ctx.txn
+    if session.txn is None and block_only:
+        return
+    settings = session.info.settings
+    keys = tuple(n.lower() for n in names)
+    saved = {n: settings.get(n) for n in keys}
+    writes = txn.setting_writes
+    saved_writes = {n: writes.get(n, 0) for n in keys}
+    user, login = session.info.user, session.info.login_role
+    undone = [False]
+
+    def restore() -> None:
+        # the values as they were (already checked), put back as they were:
+        # an undo never fails, whatever the statement that set them did
+        session.info.user, session.info.login_role = user, login
+        for n, v in saved.items():
+            if v is None and "." in n:
+                settings[n] = ""          # a custom setting stays defined, empty (PostgreSQL's placeholder)
+            elif v is None:
+                settings.pop(n, None)
+            else:
+                settings[n] = v
+
+    def undo() -> None:
+        undone[0] = True
+        restore()
+        writes.update(saved_writes)
+
+    def end_local() -> None:
+        if not undone[0] and all(writes.get(n, 0) == saved_writes[n] for n in keys):
+            restore()
+
+    txn.on_rollback.append(undo)
+    if local:
+        txn.on_end.append(end_local)
+    else:
+        for n in keys:
+            writes[n] = writes.get(n, 0) + 1
+
+
+def reported(settings: dict[str, str]) -> dict[str, str | None]:
+    """The reported settings' values (by setting name), to compare later."""
+    return {n: settings.get(n) for n in REPORTED_PARAMETERS}
+
+
+def changed_reported(settings: dict[str, str], before: dict[str, str | None]) -> dict[str, str]:
+    """The reported settings whose value is not what it was (by wire name:
+    TimeZone, DateStyle, ...): PostgreSQL sends a ParameterStatus for each."""
+    return {REPORTED_PARAMETERS[n]: v for n in REPORTED_PARAMETERS
+            if (v := settings.get(n)) is not None and v != before[n]}
