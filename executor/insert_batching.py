@@ -156,10 +156,11 @@ class PendingInserts:
         return self.tag
 
     def param_columns(self, values: list[Any], n: int) -> list[Col] | None:
-        """``n`` Executes' parameters given as numpy columns (None: NULL
-        throughout) as the columns :meth:`_param_cols` would build from
-        their values; None when a column's type is not the one the
-        statement's parameter takes (the Executes then go one by one)."""
+        """``n`` Executes' parameters given as numpy columns of their types'
+        native dtypes, lists of Python values, or None (NULL throughout),
+        as the columns :meth:`_param_cols` would build from their values;
+        None when a column's type is not the one the statement's parameter
+        takes (the Executes then go one by one)."""
         oids = _param_types(self.stmt, self.param_oids)
         if len(values) > len(oids):
             return None
@@ -168,6 +169,8 @@ class PendingInserts:
             v = values[k] if k < len(values) else None
             if v is None:
                 cols.append(Col(sqltypes.empty(oid, n), np.ones(n, bool), oid))
+            elif isinstance(v, list):
+                cols.append(Col.from_pylist(v, oid))
             elif v.dtype != sqltypes.dtype_of(oid) or len(v) != n:
                 return None
             else:

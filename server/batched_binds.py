@@ -2,39 +2,46 @@
 (``protocol.bind_runs``): its parameters decoded as columns, and the
 answers each cycle would have had on its own.
 
-Only cycles of a statement that returns no rows are taken this way, and
-only when every parameter is NULL throughout or a fixed-width binary value
-(the engine then takes them as one batch: ``EngineSession.execute_deferred_run``).
-Anything else is answered message by message, as before.
+Only cycles of a statement that returns no rows are taken this way (the
+engine then takes them as one batch: ``EngineSession.execute_deferred_run``).
+A fixed-width binary parameter is one numpy view; any other (text format,
+text, numeric, ...) is decoded value by value, as a Bind would; a value that
+fails to decode sends the whole run message by message, so the error is
+raised by its own Bind.
 """
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
 from splitstream.protocol import bind_runs, messages
+from splitstream.protocol.errors import PgError
 
-from .portal import Statement
+from .portal import Statement, decode_value
 
 
-def run_columns(stmt: Statement, run: bind_runs.BindRun) -> list[np.ndarray | None] | None:
-    """Per parameter, its values in every cycle (None: NULL in all), typed
-    by the statement's parameter types; None if some parameter needs the
-    per-value path (text format, a type or value decoded one by one, a
-    parameter count the Bind must refuse)."""
+def run_columns(stmt: Statement, run: bind_runs.BindRun, tz: str) -> list[np.ndarray | list[Any] | None] | None:
+    """Per parameter, its values in every cycle (None: NULL in all; a numpy
+    column of the type's native dtype, or a list of Python values), typed
+    by the statement's parameter types; None if the Binds must be answered
+    one by one (a parameter count or value a Bind refuses)."""
     oids = stmt.param_oids
     if len(oids) != len(run.fields):
         return None
-    cols: list[np.ndarray | None] = []
+    cols: list[np.ndarray | list[Any] | None] = []
     for j, (oid, fmt, f) in enumerate(zip(oids, run.formats, run.fields)):
         if f is None:
             cols.append(None)
             continue
-        if fmt != 1:
+        values = bind_runs.binary_values(run, j, oid) if fmt == 1 else None
+        if values is not None:
+            cols.append(values)
+            continue
+        try:
+            cols.append([decode_value(oid, fmt, bytes(v), tz) for v in run.column(j)])
+        except PgError:
             return None
-        values = bind_runs.binary_values(run, j, oid)
-        if values is None:
-            return None
-        cols.append(values)
     return cols
 
 

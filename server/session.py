@@ -689,7 +689,7 @@ class ProtocolSession:
         error is raised by its own cycle, as before)."""
         stmt = self.statements.get(run.statement)
         prepared = stmt.prepared if stmt is not None else None
-        cols = run_columns(stmt, run) if stmt is not None and prepared is not None \
+        cols = run_columns(stmt, run, self._tz) if stmt is not None and prepared is not None \
             and prepared.columns is None and not prepared.columns_at_run else None
         res = None
         if cols is not None and stmt is not None and prepared is not None:
