@@ -4,9 +4,10 @@ Writes N rows (default 10 million) from Spark ``local[2]`` into a stream
 with a grouped continuous view of at most 10,000 groups:
 
 1. ``jdbc``      -- ``df.write.jdbc`` through pgjdbc with default settings (Spark's
-                    batchsize 1000, one prepared INSERT executed per row; the server
-                    coalesces each batch's Executes up to Sync, executor/insert_batching.py);
-                    ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
+                    batchsize 1000, one prepared INSERT executed per row, ~256 pipelined
+                    Bind/Describe/Execute cycles per Sync; the server reads each run of them
+                    as one, protocol/bind_runs.py, and coalesces the Executes up to Sync,
+                    executor/insert_batching.py); ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
 2. ``copy``      -- ``connectors.spark.write`` (binary COPY from the executors);
 3. ``pushdown``  -- ``connectors.spark.write(..., pushdown=True)``: executors
    run the view's stream pipeline and ship partial group states.
@@ -17,7 +18,11 @@ Prints rows/s and bytes per method and the ratios against JDBC; checks the
 view's count after each method.
 
     python -m bench.spark_ingest [--rows N] [--jdbc-rows N] [--groups G] [--only jdbc,copy,pushdown]
-                                 [--jdbc-rewrite] [--fsync on|off]
+                                 [--jdbc-rewrite] [--fsync on|off] [--warmup N] [--repeat K]
+
+``--warmup N`` first writes N rows by each method untimed (the JVM's JIT and
+Spark's first job otherwise dominate a short run); ``--repeat K`` times each
+method K times (each line is one run).
 """
 from __future__ import annotations
 
@@ -99,6 +104,8 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=None, help="use a running server instead of starting one")
     ap.add_argument("--jdbc-rewrite", action="store_true", help="pgjdbc reWriteBatchedInserts=true")
     ap.add_argument("--fsync", choices=("on", "off"), default="on", help="server WAL fsync (default on)")
+    ap.add_argument("--warmup", type=int, default=0, help="rows written untimed by each method first")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per method")
     args = ap.parse_args(argv)
     methods = [m.strip() for m in args.only.split(",") if m.strip()]
 
@@ -146,13 +153,7 @@ def main(argv=None) -> int:
     def view_count():
         return int(conn.execute("SELECT coalesce(sum(calls), 0) FROM bench_spark_v").fetchone()[0])
 
-    results = {}
-    for m in methods:
-        n = (args.jdbc_rows or args.rows) if m == "jdbc" else args.rows
-        df = frame(n)
-        before = view_count()
-        proxy.reset()
-        t = time.perf_counter()
+    def run(m: str, df) -> None:
         if m == "jdbc":
             props = {"user": "postgres", "driver": "org.postgresql.Driver"}
             if args.jdbc_rewrite:
@@ -165,6 +166,17 @@ def main(argv=None) -> int:
             assert r.mode == "pushdown", r.reason
         else:
             raise SystemExit(f"unknown method {m}")
+
+    results = {}
+    for m in [m for m in methods for _ in range(args.repeat)]:
+        if args.warmup and m not in results:
+            run(m, frame(args.warmup))
+        n = (args.jdbc_rows or args.rows) if m == "jdbc" else args.rows
+        df = frame(n)
+        before = view_count()
+        proxy.reset()
+        t = time.perf_counter()
+        run(m, df)
         secs = time.perf_counter() - t
         up, down = proxy.reset()
         got = view_count() - before

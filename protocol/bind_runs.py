@@ -75,9 +75,12 @@ class BindRun:
         return out
 
 
-def _bind_layout(buf: bytearray, pos: int, length: int) -> tuple | None:
-    """Parse the Bind at ``pos``: (statement, formats, fields, result formats,
-    template ranges) for an unnamed portal, else None."""
+_Layout = tuple[str, list[int], list[tuple[int, int] | None], list[int]]
+
+
+def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
+    """Parse the Bind at ``pos``: (statement, formats expanded to one per
+    parameter, fields, result formats) for an unnamed portal, else None."""
     body = pos + 5
     end = pos + 1 + length
     if buf[body] != 0:                       # a named portal: not a run
@@ -194,10 +197,11 @@ def binary_values(run: BindRun, j: int, oid: int) -> np.ndarray | None:
     f = run.fields[j]
     if spec is None or f is None or f[1] != spec[0]:
         return None
-    size, dtype = spec
+    _size, dtype = spec
     raw = np.ascontiguousarray(run.column(j)).view(dtype).ravel()
     if oid == oids.BOOL:
-        return raw != 0
+        truth: np.ndarray = raw != 0
+        return truth
     if oid in (oids.DATE, oids.TIMESTAMP, oids.TIMESTAMPTZ):
         lo, hi = _DATE_RANGE if oid == oids.DATE else _TIMESTAMP_RANGE
         if raw.min() < lo or raw.max() > hi:
@@ -205,4 +209,5 @@ def binary_values(run: BindRun, j: int, oid: int) -> np.ndarray | None:
         if oid == oids.DATE:
             return (raw.astype(np.int64) + _PG_EPOCH_DAYS).astype("datetime64[D]")
         return (raw.astype(np.int64) + _PG_EPOCH_US).view("datetime64[us]")
-    return raw.astype(raw.dtype.newbyteorder("="))
+    native: np.ndarray = raw.astype(raw.dtype.newbyteorder("="))
+    return native
