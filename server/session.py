@@ -545,7 +545,7 @@ class ProtocolSession:
                 elif kind in ("S", "H"):
                     continue  # PostgreSQL ignores Sync/Flush during COPY IN
                 else:
-                    raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind):02X} during COPY from stdin")
+                    raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind[0]):02X} during COPY from stdin")
         finally:
             if not finished:
                 try:

@@ -168,3 +168,22 @@ def test_session_takes_a_run_as_one_batch(tmp_path, monkeypatch):
         assert calls == [300]
         res = es.execute_sql("SELECT count(*) FROM t")
         assert res.batch.cols[0].to_pylist() == [300]
+
+
+def test_run_during_copy_in_is_the_bind_protocol_error(tmp_path):
+    """A run arriving while COPY FROM STDIN waits for data fails the COPY
+    as its first Bind would (PostgreSQL: unexpected message type 0x42)."""
+    with open_engine(str(tmp_path)) as eng:
+        es = postgres_session(eng)
+        es.execute_sql("CREATE TABLE t (k int)")
+        sess = ProtocolSession(es, es.info)
+        sess.push(_read(_msg(b"Q", b"COPY t FROM STDIN\0")))
+        out = sess.step()
+        assert out.startswith(b"G")
+        sess.push(_read(_cycles(20, lambda i: [struct.pack("!i", i)]) + SYNC))
+        out = b""
+        while sess.has_work():
+            out += sess.step()
+        assert b"C08P01" in out and b"unexpected message type 0x42 during COPY from stdin" in out
+        assert not sess.terminated
+        assert es.execute_sql("SELECT count(*) FROM t").batch.cols[0].to_pylist() == [0]
