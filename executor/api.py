@@ -213,7 +213,8 @@ class EngineSession(Protocol):
     def execute_deferred_run(self, prepared: Prepared, columns: list[Any], n: int) -> Result | None:
         """``n`` Executes of ``prepared`` at once (a run of pipelined cycles,
         ``protocol.bind_runs``): ``columns`` holds each parameter's values as a
-        numpy column of its type's native dtype, or None for NULL throughout.
+        (numpy column of its type's native dtype, NULL mask or None) pair,
+        a list of Python values, or None for NULL throughout.
         The Result is each Execute's; None: declined, nothing was done (run
         them one by one, so a failing row fails its own Execute)."""
         ...

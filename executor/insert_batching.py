@@ -156,8 +156,9 @@ class PendingInserts:
         return self.tag
 
     def param_columns(self, values: list[Any], n: int) -> list[Col] | None:
-        """``n`` Executes' parameters given as numpy columns of their types'
-        native dtypes, lists of Python values, or None (NULL throughout),
+        """``n`` Executes' parameters given as (numpy column of the type's
+        native dtype, NULL mask or None), lists of Python values, or None
+        (NULL throughout),
         as the columns :meth:`_param_cols` would build from their values;
         None when a column's type is not the one the statement's parameter
         takes (the Executes then go one by one)."""
@@ -171,10 +172,10 @@ class PendingInserts:
                 cols.append(Col(sqltypes.empty(oid, n), np.ones(n, bool), oid))
             elif isinstance(v, list):
                 cols.append(Col.from_pylist(v, oid))
-            elif v.dtype != sqltypes.dtype_of(oid) or len(v) != n:
+            elif v[0].dtype != sqltypes.dtype_of(oid) or len(v[0]) != n:
                 return None
             else:
-                cols.append(Col(v, None, oid))
+                cols.append(Col(v[0], v[1], oid))
         return cols
 
     def accepts_columns(self, cols: list[Col]) -> bool:

@@ -6,13 +6,15 @@ per row of one prepared statement, ~256 of them before each Sync.  Parsing
 each as three ``Message`` objects and decoding each Bind's parameters into
 Python values costs ~15 us a row, more than the rest of the ingest.
 
-When consecutive cycles have the same byte layout (same statement, same
-format codes and parameter lengths: fixed-width binary values such as int4,
-int8, float8, timestamp, no NULL switching on and off), the whole run is
-one ``(count, stride)`` byte matrix: each parameter is a column of it, and
-:meth:`BindRun.column` decodes it with one numpy view.  Anything that does
-not fit (a varying length, a named portal, another statement) ends the run;
-the messages after it are read one by one as before.
+Consecutive cycles of one statement and unnamed portal, with the same
+format codes, are read as one :class:`BindRun`.  When they also have the
+same byte layout (fixed-width binary values: int4, int8, float8,
+timestamp, ...) the run is found as one ``(count, stride)`` byte matrix
+compared at once; otherwise (text values, NULLs here and there) cycle by
+cycle, reading only the lengths.  Either way a fixed-width binary
+parameter then decodes as one numpy gather (:func:`binary_values`).
+Anything else (a named portal, another statement, other format codes)
+ends the run; the messages after it are read one by one as before.
 """
 from __future__ import annotations
 
@@ -39,28 +41,49 @@ RUN_KIND = "B*"
 
 @dataclass
 class BindRun:
-    """``count`` cycles of ``stride`` bytes each, Bind/[Describe]/Execute of
-    the unnamed portal of statement ``statement``, identical but for the
-    parameter values.  ``fields``: per parameter, its value's (offset in the
-    cycle, length), or None when it is NULL in every cycle."""
+    """``count`` Bind/[Describe]/Execute cycles of the unnamed portal of
+    statement ``statement``, identical but for the parameter values:
+    ``offsets[i, j]`` and ``lengths[i, j]`` locate parameter ``j`` of cycle
+    ``i`` in ``raw`` (length -1: NULL)."""
 
     statement: str
     count: int
-    stride: int
     described: bool
     max_rows: int
     formats: list[int]
-    fields: list[tuple[int, int] | None]
+    offsets: np.ndarray
+    lengths: np.ndarray
     result_formats: list[int]
     raw: bytes
 
-    def column(self, j: int) -> np.ndarray:
-        """Parameter ``j``'s value bytes, one row per cycle (uint8, ``(count, length)``)."""
-        f = self.fields[j]
-        assert f is not None
-        off, ln = f
-        m = np.frombuffer(self.raw, np.uint8).reshape(self.count, self.stride)
-        return m[:, off:off + ln]
+    @property
+    def n_params(self) -> int:
+        return int(self.offsets.shape[1])
+
+    def nulls(self, j: int) -> np.ndarray | None:
+        """Which cycles' parameter ``j`` is NULL (None: none is)."""
+        mask: np.ndarray = self.lengths[:, j] < 0
+        return mask if mask.any() else None
+
+    def all_null(self, j: int) -> bool:
+        return bool((self.lengths[:, j] < 0).all())
+
+    def fixed_bytes(self, j: int, size: int) -> np.ndarray | None:
+        """Parameter ``j``'s value bytes, ``(count, size)`` uint8 (zeros where
+        NULL); None unless every non-NULL value is ``size`` bytes long."""
+        ln = self.lengths[:, j]
+        if ((ln != size) & (ln >= 0)).any():
+            return None
+        idx = np.where(ln >= 0, self.offsets[:, j], 0)[:, None] + np.arange(size)
+        out: np.ndarray = np.frombuffer(self.raw, np.uint8)[idx]
+        out[ln < 0] = 0         # a NULL's slot holds zero (the epoch), never garbage a reader might format
+        return out
+
+    def values(self, j: int) -> list[bytes | None]:
+        """Parameter ``j`` of every cycle as bytes (None: NULL)."""
+        raw = self.raw
+        return [None if ln < 0 else raw[o:o + ln]
+                for o, ln in zip(self.offsets[:, j].tolist(), self.lengths[:, j].tolist())]
 
     def cycles(self) -> list[tuple[str, bytes]]:
         """The run as ordinary messages (kind, body), for the per-message path."""
@@ -75,12 +98,14 @@ class BindRun:
         return out
 
 
-_Layout = tuple[str, list[int], list[tuple[int, int] | None], list[int]]
+_Layout = tuple[str, list[int], list[tuple[int, int] | None], list[int], int, int]
 
 
 def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
     """Parse the Bind at ``pos``: (statement, formats expanded to one per
-    parameter, fields, result formats) for an unnamed portal, else None."""
+    parameter, each value's (offset, length) or None for NULL, result
+    formats, where the parameters start and end) for an unnamed portal,
+    else None.  Offsets count from ``pos``."""
     body = pos + 5
     end = pos + 1 + length
     if buf[body] != 0:                       # a named portal: not a run
@@ -103,6 +128,7 @@ def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
     if np_ < 0 or (nf > 1 and nf != np_) or any(f not in (0, 1) for f in formats):
         return None
     fields: list[tuple[int, int] | None] = []
+    params_start = p - pos
     for _ in range(np_):
         if p + 4 > end:
             return None
@@ -122,7 +148,7 @@ def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
         return None
     result_formats = list(struct.unpack_from(f"!{nr}h", buf, p + 2)) if nr else []
     expanded = formats * np_ if nf == 1 else formats if nf else [0] * np_
-    return statement, expanded, fields, result_formats
+    return statement, expanded, fields, result_formats, params_start, p - pos
 
 
 def scan(buf: bytearray, pos: int, avail: int, max_message: int) -> tuple[BindRun, int] | None:
@@ -149,15 +175,32 @@ def scan(buf: bytearray, pos: int, avail: int, max_message: int) -> tuple[BindRu
         return None
     (max_rows,) = _I32.unpack_from(buf, q + 6)
     stride = q + 10 - pos
-    k_max = min(avail // stride, MAX_RUN)
-    if k_max < MIN_RUN or buf[pos + stride:pos + stride + 5] != buf[pos:pos + 5]:
+    if avail < stride * MIN_RUN or buf[pos + stride] != 0x42:
         return None
     layout = _bind_layout(buf, pos, b_len)
     if layout is None:
         return None
-    statement, formats, fields, result_formats = layout
-    raw = bytes(buf[pos:pos + k_max * stride])
-    m = np.frombuffer(raw, np.uint8).reshape(k_max, stride)
+    statement, formats, fields, result_formats, params_start, params_end = layout
+    found = _fixed_run(buf, pos, avail, stride, fields)
+    if found is None:
+        found = _varying_run(buf, pos, avail, max_message, (b_len, stride, params_start, params_end), len(fields))
+    if found is None:
+        return None
+    size, offsets, lengths = found
+    run = BindRun(statement, len(offsets), described, max_rows, formats, offsets, lengths, result_formats,
+                  bytes(buf[pos:pos + size]))
+    return run, size
+
+
+def _fixed_run(buf: bytearray, pos: int, avail: int, stride: int,
+               fields: list[tuple[int, int] | None]) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """Cycles of exactly the first one's layout (the common case: fixed-width
+    binary values), compared as one ``(k, stride)`` byte matrix: (bytes,
+    offsets, lengths) of the run, or None when fewer than MIN_RUN match."""
+    k_max = min(avail // stride, MAX_RUN)
+    if buf[pos + stride:pos + stride + 5] != buf[pos:pos + 5]:
+        return None
+    m = np.frombuffer(bytes(buf[pos:pos + k_max * stride]), np.uint8).reshape(k_max, stride)
     template = np.ones(stride, bool)
     for f in fields:
         if f is not None:
@@ -166,9 +209,57 @@ def scan(buf: bytearray, pos: int, avail: int, max_message: int) -> tuple[BindRu
     count = k_max if same.all() else int(np.argmin(same))
     if count < MIN_RUN:
         return None
-    if count < k_max:
-        raw = raw[:count * stride]
-    return BindRun(statement, count, stride, described, max_rows, formats, fields, result_formats, raw), count * stride
+    first_off = np.array([f[0] if f is not None else 0 for f in fields], np.int64)
+    first_len = np.array([f[1] if f is not None else -1 for f in fields], np.int64)
+    offsets = np.arange(count, dtype=np.int64)[:, None] * stride + first_off[None, :]
+    lengths = np.broadcast_to(first_len, (count, len(fields)))
+    return count * stride, offsets, lengths
+
+
+def _varying_run(buf: bytearray, pos: int, avail: int, max_message: int, shape: tuple[int, int, int, int],
+                 n: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+    """Cycles that differ from the first in their parameters' lengths
+    (text, NULLs here and there): walked cycle by cycle, each checked to
+    have the first's Bind prefix (names, formats, count), ``n`` parameters,
+    its result formats and its Describe/Execute.  ``shape``: the first
+    cycle's Bind length, its whole length, where its parameters start and end."""
+    b_len, stride, head_end, params_end = shape
+    prefix = bytes(buf[pos + 5:pos + head_end])
+    suffix = bytes(buf[pos + params_end:pos + 1 + b_len])
+    tail = bytes(buf[pos + 1 + b_len:pos + stride])
+    end = pos + avail
+    offs: list[int] = []
+    lens: list[int] = []
+    p = pos
+    count = 0
+    unpack = _I32.unpack_from
+    while count < MAX_RUN and p + 5 <= end and buf[p] == 0x42:
+        (blen,) = unpack(buf, p + 1)
+        q = p + 1 + blen
+        if blen < 4 or blen > max_message or q + len(tail) > end or buf[p + 5:p + head_end] != prefix:
+            break
+        v = p + head_end
+        row_o: list[int] = []
+        row_l: list[int] = []
+        for _ in range(n):
+            if v + 4 > q:
+                break
+            (ln,) = unpack(buf, v)
+            v += 4
+            if ln < -1 or v + max(ln, 0) > q:
+                break
+            row_o.append(v - pos)
+            row_l.append(ln)
+            v += max(ln, 0)
+        if len(row_l) != n or buf[v:q] != suffix or buf[q:q + len(tail)] != tail:
+            break
+        offs.extend(row_o)
+        lens.extend(row_l)
+        p = q + len(tail)
+        count += 1
+    if count < MIN_RUN:
+        return None
+    return p - pos, np.array(offs, np.int64).reshape(count, n), np.array(lens, np.int64).reshape(count, n)
 
 
 #: Binary wire layout of the fixed-width types a run decodes as a whole:
@@ -191,20 +282,25 @@ _TIMESTAMP_RANGE = (-63082281600000000, 252455615999999999)
 def binary_values(run: BindRun, j: int, oid: int) -> np.ndarray | None:
     """Parameter ``j`` of every cycle of ``run`` (binary format, type
     ``oid``) as a numpy column of the type's native dtype, what
-    ``types.decode_binary`` gives value by value.  None: this type or
-    value (a date or timestamp infinity) is left to that per-value path."""
+    ``types.decode_binary`` gives value by value (zero where NULL: see
+    :meth:`BindRun.nulls`).  None: this type or value (a date or timestamp
+    out of the years 1 to 9999, an infinity) is left to that per-value path."""
     spec = _FIXED.get(oid)
-    f = run.fields[j]
-    if spec is None or f is None or f[1] != spec[0]:
+    if spec is None:
         return None
-    _size, dtype = spec
-    raw = np.ascontiguousarray(run.column(j)).view(dtype).ravel()
+    size, dtype = spec
+    cells = run.fixed_bytes(j, size)
+    if cells is None:
+        return None
+    raw = np.ascontiguousarray(cells).view(dtype).ravel()
     if oid == oids.BOOL:
         truth: np.ndarray = raw != 0
         return truth
     if oid in (oids.DATE, oids.TIMESTAMP, oids.TIMESTAMPTZ):
         lo, hi = _DATE_RANGE if oid == oids.DATE else _TIMESTAMP_RANGE
-        if raw.min() < lo or raw.max() > hi:
+        nulls = run.nulls(j)
+        valid = raw if nulls is None else raw[~nulls]
+        if len(valid) and (valid.min() < lo or valid.max() > hi):
             return None
         if oid == oids.DATE:
             return (raw.astype(np.int64) + _PG_EPOCH_DAYS).astype("datetime64[D]")

@@ -21,25 +21,30 @@ from splitstream.protocol.errors import PgError
 from .portal import Statement, decode_value
 
 
-def run_columns(stmt: Statement, run: bind_runs.BindRun, tz: str) -> list[np.ndarray | list[Any] | None] | None:
-    """Per parameter, its values in every cycle (None: NULL in all; a numpy
-    column of the type's native dtype, or a list of Python values), typed
-    by the statement's parameter types; None if the Binds must be answered
-    one by one (a parameter count or value a Bind refuses)."""
+#: One parameter of a run: None (NULL in every cycle), a numpy column and its
+#: NULL mask (None: no NULL), or Python values (None: NULL).
+RunColumn = tuple[np.ndarray, np.ndarray | None] | list[Any] | None
+
+
+def run_columns(stmt: Statement, run: bind_runs.BindRun, tz: str) -> list[RunColumn] | None:
+    """Per parameter, its values in every cycle, typed by the statement's
+    parameter types: fixed-width binary ones as numpy columns, any other
+    value by value; None if the Binds must be answered one by one (a
+    parameter count or a value a Bind refuses)."""
     oids = stmt.param_oids
-    if len(oids) != len(run.fields):
+    if len(oids) != run.n_params:
         return None
-    cols: list[np.ndarray | list[Any] | None] = []
-    for j, (oid, fmt, f) in enumerate(zip(oids, run.formats, run.fields)):
-        if f is None:
+    cols: list[RunColumn] = []
+    for j, (oid, fmt) in enumerate(zip(oids, run.formats)):
+        if run.all_null(j):
             cols.append(None)
             continue
         values = bind_runs.binary_values(run, j, oid) if fmt == 1 else None
         if values is not None:
-            cols.append(values)
+            cols.append((values, run.nulls(j)))
             continue
         try:
-            cols.append([decode_value(oid, fmt, bytes(v), tz) for v in run.column(j)])
+            cols.append([None if v is None else decode_value(oid, fmt, v, tz) for v in run.values(j)])
         except PgError:
             return None
     return cols

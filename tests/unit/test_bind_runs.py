@@ -65,14 +65,21 @@ def test_run_is_read_as_one_and_ends_at_sync():
     assert run.cycles() + [("S", b"")] == one_by_one
 
 
-def test_layout_change_ends_the_run():
-    """A NULL (or any other length) in cycle 50 ends the run there; the
-    cycles after it start a new run; short stretches go message by message."""
-    vals = lambda i: [None if i == 50 else struct.pack("!i", i)]  # noqa: E731
-    kinds = [m.kind for m in _read(_cycles(60, vals, describe=False) + SYNC)]
-    assert kinds == [bind_runs.RUN_KIND, "B", "E", bind_runs.RUN_KIND, "S"]
-    runs = [m.run for m in _read(_cycles(60, vals, describe=False)) if isinstance(m, messages.RunMessage)]
-    assert [r.count for r in runs] == [50, 9]
+def test_layout_change_and_varying_lengths():
+    """A NULL in cycle 50 ends the fixed-layout run there; the cycles from it
+    on (NULLs and lengths varying) are read cycle by cycle as a second run;
+    another statement ends a run."""
+    vals = lambda i: [None if i % 50 == 0 and i else struct.pack("!i", i),  # noqa: E731
+                      b"xxx" if i < 50 else b"x" * (i % 7)]
+    msgs = _read(_cycles(120, vals, describe=False) + _bind(b"S_2", [b"1", b"2"]) + EXECUTE + SYNC)
+    assert [m.kind for m in msgs] == [bind_runs.RUN_KIND, bind_runs.RUN_KIND, "B", "E", "S"]
+    first, second = msgs[0].run, msgs[1].run
+    assert (first.count, second.count) == (50, 70)
+    ints = bind_runs.binary_values(second, 0, oids.INT4).tolist()
+    assert ints == [0] + list(range(51, 100)) + [0] + list(range(101, 120))
+    assert second.nulls(0).nonzero()[0].tolist() == [0, 50]
+    assert second.values(1) == [b"x" * (i % 7) for i in range(50, 120)]
+    assert first.values(1) == [b"xxx"] * 50 and first.nulls(0) is None
 
 
 def test_not_runs():
