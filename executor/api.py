@@ -210,15 +210,6 @@ class EngineSession(Protocol):
         ``params`` are the Bind values decoded to Python values (None: NULL)."""
         ...
 
-    def execute_deferred_run(self, prepared: Prepared, columns: list[Any], n: int) -> Result | None:
-        """``n`` Executes of ``prepared`` at once (a run of pipelined cycles,
-        ``protocol.bind_runs``): ``columns`` holds each parameter's values as a
-        (numpy column of its type's native dtype, NULL mask or None) pair,
-        a list of Python values, or None for NULL throughout.
-        The Result is each Execute's; None: declined, nothing was done (run
-        them one by one, so a failing row fails its own Execute)."""
-        ...
-
     def sync(self) -> None: ...              # Sync: commit the implicit block of the batch
     def reserve_inline_write(self, prepared: Prepared) -> bool:
         """Take the writer lock for a Bind/Execute/Sync cycle of ``prepared``
@@ -232,6 +223,15 @@ class EngineSession(Protocol):
         durable and applied, or failed.  False: nothing was done (the
         session is not idle, a setting or privilege needs the ordinary
         path); run the messages as usual."""
+        ...
+
+    def execute_deferred_run(self, prepared: Prepared, columns: list[Any], n: int) -> Result | None:
+        """``n`` Executes of ``prepared`` at once (a run of pipelined cycles,
+        ``protocol.bind_runs``): ``columns`` holds each parameter's values as a
+        (numpy column of its type's native dtype, NULL mask or None) pair,
+        a list of Python values, or None for NULL throughout.
+        The Result is each Execute's; None: declined, nothing was done (run
+        them one by one, so a failing row fails its own Execute)."""
         ...
 
     def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
