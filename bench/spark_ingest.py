@@ -4,20 +4,30 @@ Writes N rows (default 10 million) from Spark ``local[2]`` into a stream
 with a grouped continuous view of at most 10,000 groups:
 
 1. ``jdbc``      -- ``df.write.jdbc`` through pgjdbc with default settings (Spark's
-                    batchsize 1000, one prepared INSERT executed per row; the server
-                    coalesces each batch's Executes up to Sync, executor/insert_batching.py);
-                    ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
+                    batchsize 1000, one prepared INSERT executed per row, ~256 pipelined
+                    Bind/Describe/Execute cycles per Sync; the server reads each run of them
+                    as one, protocol/bind_runs.py, and coalesces the Executes up to Sync,
+                    executor/insert_batching.py); ``--jdbc-rewrite`` adds reWriteBatchedInserts=true;
 2. ``copy``      -- ``connectors.spark.write`` (binary COPY from the executors);
 3. ``pushdown``  -- ``connectors.spark.write(..., pushdown=True)``: executors
    run the view's stream pipeline and ship partial group states.
 
-Every client connects through a byte-counting TCP proxy, so "bytes sent" is
-everything the client sent to the server (protocol overhead included).
+Timed runs connect straight to the server.  "Bytes sent" is measured by an
+untimed run of ``--bytes-rows`` rows through a byte-counting TCP proxy:
+everything the client sent to the server (protocol overhead included).  The
+proxy is Python threads in the Spark driver's process, so it caps a
+round-trip-bound client (pgjdbc waits for each Sync's answers) at what the
+proxy relays; timing through it measured the proxy (~12-14k rows/s
+whatever the server did).
 Prints rows/s and bytes per method and the ratios against JDBC; checks the
 view's count after each method.
 
     python -m bench.spark_ingest [--rows N] [--jdbc-rows N] [--groups G] [--only jdbc,copy,pushdown]
-                                 [--jdbc-rewrite] [--fsync on|off]
+                                 [--jdbc-rewrite] [--fsync on|off] [--warmup N] [--repeat K]
+
+``--warmup N`` first writes N rows by each method untimed (the JVM's JIT and
+Spark's first job otherwise dominate a short run); ``--repeat K`` times each
+method K times (each line is one run).
 """
 from __future__ import annotations
 
@@ -99,6 +109,9 @@ def main(argv=None) -> int:
     ap.add_argument("--port", type=int, default=None, help="use a running server instead of starting one")
     ap.add_argument("--jdbc-rewrite", action="store_true", help="pgjdbc reWriteBatchedInserts=true")
     ap.add_argument("--fsync", choices=("on", "off"), default="on", help="server WAL fsync (default on)")
+    ap.add_argument("--warmup", type=int, default=0, help="rows written untimed by each method first")
+    ap.add_argument("--repeat", type=int, default=1, help="timed runs per method")
+    ap.add_argument("--bytes-rows", type=int, default=50_000, help="rows of the untimed run that counts bytes")
     args = ap.parse_args(argv)
     methods = [m.strip() for m in args.only.split(",") if m.strip()]
 
@@ -114,8 +127,8 @@ def main(argv=None) -> int:
         port = args.port
     proxy = CountingProxy(port)
     direct = f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
-    url = f"postgresql://postgres@127.0.0.1:{proxy.port}/postgres"
-    jdbc = f"jdbc:postgresql://127.0.0.1:{proxy.port}/postgres"
+    urls = {via: (f"postgresql://postgres@127.0.0.1:{p}/postgres", f"jdbc:postgresql://127.0.0.1:{p}/postgres")
+            for via, p in ((False, port), (True, proxy.port))}
 
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
@@ -146,13 +159,8 @@ def main(argv=None) -> int:
     def view_count():
         return int(conn.execute("SELECT coalesce(sum(calls), 0) FROM bench_spark_v").fetchone()[0])
 
-    results = {}
-    for m in methods:
-        n = (args.jdbc_rows or args.rows) if m == "jdbc" else args.rows
-        df = frame(n)
-        before = view_count()
-        proxy.reset()
-        t = time.perf_counter()
+    def run(m: str, df, via_proxy: bool = False) -> None:
+        url, jdbc = urls[via_proxy]
         if m == "jdbc":
             props = {"user": "postgres", "driver": "org.postgresql.Driver"}
             if args.jdbc_rewrite:
@@ -165,8 +173,27 @@ def main(argv=None) -> int:
             assert r.mode == "pushdown", r.reason
         else:
             raise SystemExit(f"unknown method {m}")
+
+    def bytes_per_row(m: str) -> float:
+        """Bytes the client sends per row, counted by the proxy in an untimed run."""
+        proxy.reset()
+        run(m, frame(args.bytes_rows), via_proxy=True)
+        return proxy.reset()[0] / args.bytes_rows
+
+    results = {}
+    per_row: dict[str, float] = {}
+    for m in [m for m in methods for _ in range(args.repeat)]:
+        if m not in per_row:
+            if args.warmup:
+                run(m, frame(args.warmup))
+            per_row[m] = bytes_per_row(m)
+        n = (args.jdbc_rows or args.rows) if m == "jdbc" else args.rows
+        df = frame(n)
+        before = view_count()
+        t = time.perf_counter()
+        run(m, df)
         secs = time.perf_counter() - t
-        up, down = proxy.reset()
+        up = int(per_row[m] * n)
         got = view_count() - before
         ok = "ok" if got == n else f"MISMATCH (view grew by {got})"
         results[m] = (n, secs, up)

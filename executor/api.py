@@ -228,6 +228,15 @@ class EngineSession(Protocol):
         path); run the messages as usual."""
         ...
 
+    def execute_deferred_run(self, prepared: Prepared, columns: list[Any], n: int) -> Result | None:
+        """``n`` Executes of ``prepared`` at once (a run of pipelined cycles,
+        ``protocol.bind_runs``): ``columns`` holds each parameter's values as a
+        (numpy column of its type's native dtype, NULL mask or None) pair,
+        a list of Python values, or None for NULL throughout.
+        The Result is each Execute's; None: declined, nothing was done (run
+        them one by one, so a failing row fails its own Execute)."""
+        ...
+
     def lean_submit_sql(self, sql: str, done: Callable[[LeanOutcome], None]) -> bool:
         """:meth:`lean_submit` for a simple Query's text (one INSERT of
         literals whose normalised plan is cached)."""

@@ -311,15 +311,7 @@ class Session:
             return Result(tag=last.add(params))
         if not self.failed and coalescible(stmt) and KEY_SETTING not in self.info.settings:
             if last is None or last.stmt is not stmt:
-                # refused at this Execute, as PostgreSQL would, not only at delivery
-                privileges.authorize(self.txn.state if self.txn is not None else self.db.committed, self.info,
-                                     stmt.needs)
-                if len(pending) >= MAX_SEGMENTS:
-                    self.flush_pending()
-                if self.txn is None and self._extended is None:
-                    self._extended = Transaction(self.db, implicit=True)
-                last = PendingInserts(stmt, prepared.param_oids)
-                self.pending.append(last)
+                last = self._open_segment(prepared)
             try:
                 if not last.accepts(params):
                     # the row's own error, raised by this Execute (the block then fails as a whole)
@@ -331,6 +323,43 @@ class Session:
                 raise
             return Result(tag=last.add(params))
         return self.execute(prepared, params, defer_commit=True)
+
+    def execute_deferred_run(self, prepared: Prepared, columns: list[Any], n: int) -> Result | None:
+        """``api.EngineSession.execute_deferred_run``: ``n`` Executes of a
+        coalescible INSERT recorded as one chunk of parameter columns, when
+        every row passes the checks :meth:`PendingInserts.accepts` makes
+        per Execute; else None, and the server runs them one by one."""
+        prepared = self._replanned(prepared)
+        stmt = prepared.handle
+        if self.failed or not coalescible(stmt) or KEY_SETTING in self.info.settings:
+            return None
+        last = self.pending[-1] if self.pending else None
+        opened = last is None or last.stmt is not stmt
+        if last is None or last.stmt is not stmt:
+            last = self._open_segment(prepared)
+        cols = last.param_columns(columns, n)
+        if cols is None or not last.accepts_columns(cols):
+            if opened and self.pending and self.pending[-1] is last:
+                self.pending.pop()          # nothing recorded: the Executes come one by one
+            return None
+        last.add_columns(cols, n)
+        if last.full:
+            self._run_handle(FlushStmt(self.pending, slab=True), [], [], defer_commit=True)
+        return Result(tag=last.tag)
+
+    def _open_segment(self, prepared: Prepared) -> PendingInserts:
+        """A new run of buffered Executes of ``prepared``: privileges are
+        checked now (refused at this Execute, as PostgreSQL would, not only
+        at delivery), and the implicit block opened."""
+        stmt = prepared.handle
+        privileges.authorize(self.txn.state if self.txn is not None else self.db.committed, self.info, stmt.needs)
+        if len(self.pending) >= MAX_SEGMENTS:
+            self.flush_pending()
+        if self.txn is None and self._extended is None:
+            self._extended = Transaction(self.db, implicit=True)
+        last = PendingInserts(stmt, prepared.param_oids)
+        self.pending.append(last)
+        return last
 
     def _deliver_before_commit(self) -> None:
         """Deliver batched inserts ahead of COMMIT.  If that fails the block

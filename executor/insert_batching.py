@@ -137,14 +137,77 @@ class PendingInserts:
         self.param_oids = list(param_oids)
         self.rows_per_execute = len(stmt.rows)
         self.executes: list[list[Any]] = []
+        #: parameter columns of earlier Executes, in order (runs of pipelined cycles, and
+        #: the recorded ``executes`` before each run)
+        self.chunks: list[list[Col]] = []
+        self.n_chunk_rows = 0
         self.slabs: list[Batch] = []      # full-width rows already built from earlier Executes
         self.n_slab_rows = 0
         self.checks = _row_checks(stmt, self.param_oids)
 
+    @property
+    def tag(self) -> str:
+        """Each Execute's command tag."""
+        return f"INSERT 0 {self.rows_per_execute}"
+
     def add(self, params: list[Any]) -> str:
         """Record one Execute; returns its command tag."""
         self.executes.append(params)
-        return f"INSERT 0 {self.rows_per_execute}"
+        return self.tag
+
+    def param_columns(self, values: list[Any], n: int) -> list[Col] | None:
+        """``n`` Executes' parameters given as (numpy column of the type's
+        native dtype, NULL mask or None), lists of Python values, or None
+        (NULL throughout),
+        as the columns :meth:`_param_cols` would build from their values;
+        None when a column's type is not the one the statement's parameter
+        takes (the Executes then go one by one)."""
+        oids = _param_types(self.stmt, self.param_oids)
+        if len(values) > len(oids):
+            return None
+        cols = []
+        for k, oid in enumerate(oids):
+            v = values[k] if k < len(values) else None
+            if v is None:
+                cols.append(Col(sqltypes.empty(oid, n), np.ones(n, bool), oid))
+            elif isinstance(v, list):
+                cols.append(Col.from_pylist(v, oid))
+            elif v[0].dtype != sqltypes.dtype_of(oid) or len(v[0]) != n:
+                return None
+            else:
+                cols.append(Col(v[0], v[1], oid))
+        return cols
+
+    def accepts_columns(self, cols: list[Col]) -> bool:
+        """:meth:`accepts` for many Executes at once: True when none of
+        them fails a NOT NULL or its value's conversion to the column."""
+        for k, casts, _oid, notnull in self.checks:
+            c = cols[k]
+            if notnull and c.nulls is not None:
+                return False
+            if casts:
+                try:
+                    for to, typmod, explicit in casts:
+                        c = sqltypes.cast_col(c, to, typmod, explicit)
+                except Exception:
+                    return False
+                if notnull and c.nulls is not None:
+                    return False
+        return True
+
+    def add_columns(self, cols: list[Col], n: int) -> None:
+        """Record ``n`` Executes whose parameters are ``cols`` (after those recorded so far)."""
+        self._chunk_executes()
+        self.chunks.append(cols)
+        self.n_chunk_rows += n
+
+    def _chunk_executes(self) -> None:
+        """The recorded one-by-one Executes as a chunk of parameter columns."""
+        if self.executes:
+            n = len(self.executes)
+            self.chunks.append(self._param_cols())
+            self.n_chunk_rows += n
+            self.executes = []
 
     def accepts(self, params: list[Any]) -> bool:
         """Cheap per-Execute check of the row-local errors (NOT NULL, a value
@@ -172,19 +235,21 @@ class PendingInserts:
 
     @property
     def full(self) -> bool:
-        return len(self.executes) >= SLAB_EXECUTES
+        return len(self.executes) + self.n_chunk_rows >= SLAB_EXECUTES
 
     def to_slab(self, session, ctx) -> None:
         """Build the recorded Executes into full-width rows now (validating
         their values), so memory holds numpy columns, not Python tuples."""
 
-        if not self.executes:
+        if not self.executes and not self.chunks:
             return
         src = self._source(session, ctx)
         stmt = self.stmt
         self.slabs.append(build_rows(session, ctx, stmt.rel, stmt.targets, src))
         self.n_slab_rows += src.n
         self.executes = []
+        self.chunks = []
+        self.n_chunk_rows = 0
 
     def rows(self, session, ctx) -> Batch:
         """All buffered rows, full width, in Execute order."""
@@ -201,7 +266,7 @@ class PendingInserts:
         autocommitted ``INSERT ... VALUES ($1, $2)``, which the general
         column-wise build (casts, defaults, concatenation) costs ~5x more.
         None: use :meth:`rows`."""
-        if self.slabs or len(self.executes) != 1:
+        if self.slabs or self.chunks or len(self.executes) != 1:
             return None
         plan = _direct_plan(self.stmt, self.param_oids)
         if plan is None:
@@ -225,11 +290,19 @@ class PendingInserts:
             cols.append(Col.from_pylist(vals, oid))
         return cols
 
+    def _all_param_cols(self) -> tuple[list[Col], int]:
+        """Every recorded Execute's parameters as columns, and how many Executes."""
+        if not self.chunks:
+            return self._param_cols(), len(self.executes)
+        self._chunk_executes()
+        if len(self.chunks) == 1:
+            return self.chunks[0], self.n_chunk_rows
+        return [Col.concat(list(parts)) for parts in zip(*self.chunks)], self.n_chunk_rows
+
     def _source(self, session, ctx) -> Batch:
         """Target-column values of the recorded Executes, one column per target."""
 
-        n = len(self.executes)
-        params = self._param_cols()
+        params, n = self._all_param_cols()
         stmt = self.stmt
         m = self.rows_per_execute
         cols = []

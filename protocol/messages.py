@@ -10,6 +10,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from . import bind_runs
 from .errors import PROTOCOL_VIOLATION, PgError, PROGRAM_LIMIT_EXCEEDED, invalid_utf8
 
 PROTOCOL_3 = 196608
@@ -73,6 +74,14 @@ class Message:
     body: bytes
 
 
+@dataclass
+class RunMessage(Message):
+    """A run of Bind/[Describe]/Execute cycles read as one (``kind`` is
+    ``bind_runs.RUN_KIND``, ``body`` the run's bytes)."""
+
+    run: bind_runs.BindRun
+
+
 #: What a client sends before its messages carry a type byte.
 StartupPacket = SSLRequest | GSSENCRequest | CancelRequest | StartupMessage
 
@@ -91,6 +100,9 @@ class FrontendReader:
         self.startup_phase = True
         #: Longest typed message accepted now (the server raises it after authentication).
         self.max_message = max_message
+        #: Read runs of identical-shape Bind/[Describe]/Execute cycles as one
+        #: :class:`bind_runs.BindRun` (the server turns it on once it serves queries).
+        self.bind_runs = False
 
     def feed(self, data: bytes) -> None:
         if self._pos > 65536 and self._pos * 2 > len(self._buf):
@@ -128,6 +140,11 @@ class FrontendReader:
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
+            if kind == b"B" and self.bind_runs and avail > length * bind_runs.MIN_RUN:
+                run = bind_runs.scan(buf, pos, avail, self.max_message)
+                if run is not None:
+                    self._pos = pos + run[1]
+                    return RunMessage(bind_runs.RUN_KIND, run[0].raw, run[0])
             if 4 <= length <= avail - 1 and length <= self.max_message and kind[0] in _FRONTEND_KINDS \
                     and (length <= SMALL_MESSAGE_LIMIT or kind[0] not in _SMALL_KINDS):
                 self._pos = pos + length + 1

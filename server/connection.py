@@ -456,6 +456,7 @@ class Connection(asyncio.Protocol):
             return False
         self.session = ProtocolSession(es, self.info)
         self.reader.max_message = messages.MAX_MESSAGE
+        self.reader.bind_runs = True     # pipelined Bind/Execute runs are read as one (protocol/bind_runs.py)
         parts = [messages.auth_ok()]
         parts += [messages.parameter_status(k, v) for k, v in session_settings.reported(settings)]
         parts.append(messages.backend_key_data(self.pid, self.secret))

@@ -100,21 +100,20 @@ def decode_params(stmt: Statement, bind: messages.Bind, tz: str) -> list[Any]:
             f'bind message supplies {len(bind.params)} parameters, but prepared statement "{stmt.name}" requires {len(oids)}',
         )
     fmts = expand_formats(bind.param_formats, len(oids), "parameter")
-    out: list[Any] = []
-    for raw, oid, fmt in zip(bind.params, oids, fmts):
-        if raw is None:
-            out.append(None)
-        elif fmt == 0:
-            fast = _TEXT_FAST.get(oid)
-            v = fast(raw) if fast is not None else None
-            if v is None:
-                v = wiretypes.decode_text(25 if oid in (0, UNKNOWN_OID) else oid, raw, tz=tz)
-            out.append(v)
-        else:
-            if oid in (0, UNKNOWN_OID):
-                raise PgError(FEATURE_NOT_SUPPORTED, "binary format for parameters of unknown type is not supported")
-            out.append(wiretypes.decode_binary(oid, raw))
-    return out
+    return [None if raw is None else decode_value(oid, fmt, raw, tz) for raw, oid, fmt in zip(bind.params, oids, fmts)]
+
+
+def decode_value(oid: int, fmt: int, raw: bytes, tz: str) -> Any:
+    """One non-NULL parameter value of type ``oid`` in format ``fmt``."""
+    if fmt == 0:
+        fast = _TEXT_FAST.get(oid)
+        v = fast(raw) if fast is not None else None
+        if v is None:
+            v = wiretypes.decode_text(25 if oid in (0, UNKNOWN_OID) else oid, raw, tz=tz)
+        return v
+    if oid in (0, UNKNOWN_OID):
+        raise PgError(FEATURE_NOT_SUPPORTED, "binary format for parameters of unknown type is not supported")
+    return wiretypes.decode_binary(oid, raw)
 
 
 def _int_text(lo: int, hi: int) -> Callable[[bytes], int | None]:

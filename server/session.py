@@ -22,7 +22,7 @@ from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
 from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, SessionInfo
-from splitstream.protocol import messages
+from splitstream.protocol import bind_runs, messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
@@ -36,6 +36,7 @@ from splitstream.protocol.errors import (
 )
 
 from .session_settings import timeout_seconds, wire_name
+from .batched_binds import run_answer, run_columns
 from .portal import Portal, Statement, decode_params, encode_rows, field_descs
 
 log = logging.getLogger("splitstream.session")
@@ -438,6 +439,8 @@ class ProtocolSession:
         kind = msg.kind
         if self.ignore_till_sync and kind not in ("S", "X"):
             return None
+        if isinstance(msg, messages.RunMessage):
+            return self._bind_run(msg.run)
         handler = self._handlers.get(kind)
         if handler is None:
             self.terminated = self.fatal = True
@@ -542,7 +545,7 @@ class ProtocolSession:
                 elif kind in ("S", "H"):
                     continue  # PostgreSQL ignores Sync/Flush during COPY IN
                 else:
-                    raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind):02X} during COPY from stdin")
+                    raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind[0]):02X} during COPY from stdin")
         finally:
             if not finished:
                 try:
@@ -678,6 +681,28 @@ class ProtocolSession:
             portal.formats(stmt.columns)  # validate the count now, as PostgreSQL does at Bind
         self.portals[b.portal] = portal
         return messages.bind_complete()
+
+    def _bind_run(self, run: bind_runs.BindRun) -> bytes | None:
+        """A run of Bind/[Describe]/Execute cycles of one statement: taken
+        as one batch by the engine when it can (answered as each cycle would
+        be), else put back as its messages, answered one by one (so every
+        error is raised by its own cycle, as before)."""
+        stmt = self.statements.get(run.statement)
+        prepared = stmt.prepared if stmt is not None else None
+        cols = run_columns(stmt, run, self._tz) if stmt is not None and prepared is not None \
+            and prepared.columns is None and not prepared.columns_at_run else None
+        res = None
+        if cols is not None and stmt is not None and prepared is not None:
+            self._unsynced_writes = True
+            res = self._run(self.es.execute_deferred_run, prepared, cols, run.count)
+        if res is None:
+            self._queue.extendleft(reversed([messages.Message(k, b) for k, b in run.cycles()]))
+            return None
+        assert stmt is not None
+        # the unnamed portal is the last cycle's, run to completion (its
+        # parameters are not kept: a completed portal is never run again)
+        self.portals[""] = Portal("", stmt, [], list(run.result_formats), result=res, done=True)
+        return run_answer(run, res.tag)
 
     def _describe(self, body: bytes) -> bytes:
         d = messages.decode_describe(body)
