@@ -7,6 +7,7 @@ the line as PostgreSQL's ``CONTEXT: COPY t, line N`` does.
 """
 from __future__ import annotations
 
+import collections
 import ctypes
 import functools
 import secrets
@@ -15,6 +16,7 @@ import re
 import re as _re
 import sys
 import tempfile
+from concurrent.futures import Future
 from typing import IO, Literal
 
 import sqlglot
@@ -48,6 +50,11 @@ from .copy_cast_errors import locate_cast_error
 from .dml import build_rows, check_constraints, insert_batch
 
 DECODE_SLAB = 8 << 20
+#: rows for the compiled reader are cut into slabs of this size and parsed on
+#: a decode thread while the next ones arrive (``CopySink._hand_over``)
+AHEAD_SLAB = 1 << 20
+#: slabs parsed ahead and not yet staged, per COPY (bounds its memory)
+AHEAD_DEPTH = 4
 #: encoded stream slabs kept in memory before spilling to the data directory
 SPILL_BYTES = 32 << 20
 
@@ -401,6 +408,9 @@ class CopySink:
             else None
         if self.native is not None:
             _warm_reader(options, self.oids, naive_utc)
+        self.naive_utc = naive_utc
+        # slabs handed to a decode thread, in order: (data, the parse's future)
+        self.ahead: collections.deque[tuple[bytes, Future]] = collections.deque()
         self.done = False
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0
@@ -431,11 +441,53 @@ class CopySink:
         # the CSV decoder parallelises only over big inputs, while clients send
         # messages of 8-128 kB.
         self.buf += data
-        if len(self.buf) >= DECODE_SLAB:
-            try:
+        try:
+            if self.native is not None and len(self.buf) >= AHEAD_SLAB and not self._header_next():
+                self._hand_over()
+            elif len(self.buf) >= DECODE_SLAB:
                 self._decode_pending()
-            except PgError as e:
-                raise self._context(e) from e
+        except PgError as e:
+            raise self._context(e) from e
+
+    def _header_next(self) -> bool:
+        """The header line is still to come: that slab is decoded here (it is skipped there)."""
+        return bool(self.options.header) and self.line == 1 and not self.ahead
+
+    def _hand_over(self) -> None:
+        """Pipelined decoding: the whole rows buffered go to a decode thread
+        (the compiled reader releases the GIL), and the slabs parsed by now
+        are staged here in order, so a large COPY parses one slab while it
+        receives the next and stages the one before.  A slab the reader
+        declines is decoded here, in order, by the general path, which words
+        PostgreSQL's error for a bad row and numbers its line."""
+        cut = copyformat.complete_length(self.buf, self.options)
+        if cut:
+            with memoryview(self.buf) as mv:
+                data = bytes(mv[:cut])
+            del self.buf[:cut]
+            self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
+        self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
+
+    def _take_ahead(self, wait: bool) -> None:
+        """Stage the slabs parsed ahead, oldest first: all of them (``wait``:
+        the oldest at least), else those done."""
+        while self.ahead and (wait or self.ahead[0][1].done()):
+            data, fut = self.ahead.popleft()
+            try:
+                cols = fut.result()
+            except Exception:  # noqa: BLE001 - as _native_reader: the general decoder is exact anyway
+                cols = None
+            if cols is None:
+                self._decode(data, native=False)
+            elif len(cols[0][0]):
+                first = self.line
+                self.line += len(cols[0][0])       # the reader takes no quotes: a row is a line
+                self._add(cols, first)
+            wait = wait and len(self.ahead) > AHEAD_DEPTH
+
+    def _take_all(self) -> None:
+        while self.ahead:
+            self._take_ahead(wait=True)
 
     def _decode_pending(self) -> None:
         """Decode the whole rows buffered so far: one copy out of the buffer,
@@ -454,10 +506,10 @@ class CopySink:
             del self.buf[:cut]
             self._decode(complete)
 
-    def _decode(self, data: bytes) -> None:
+    def _decode(self, data: bytes, native: bool = True) -> None:
         header = self.options.header and self.line == 1
-        cols = copyformat.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names, tz=self.tz,
-                              native=self.native)
+        cols = copyformat.decode_copy(data, self.options, self.oids, first_line=self.line, column_names=self.names,
+                                      tz=self.tz, native=self.native if native else None)
         first = self.line + (1 if header else 0)
         self.line += self._lines_in(data, cols, header)
         if cols and len(cols[0][0]):
@@ -529,6 +581,7 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
+        self._take_all()
         self._decode_pending()
         if self.buf:
             tail = bytes(self.buf) if self.buf.endswith(b"\n") else bytes(self.buf) + b"\n"
@@ -610,6 +663,7 @@ class CopySink:
         self._close_spill()
         self.batches = []
         self.records = []
+        self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
         self.buf = bytearray()
         if self.session.txn is None:
             self.ctx.txn.rollback()
