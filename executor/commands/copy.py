@@ -395,6 +395,7 @@ class CopySink:
         self.line = 1
         self.batches: list[Batch] = []
         self.records: list[tuple[bytes, bytes, int]] = []   # encoded stream slabs: (WAL header, body, rows)
+        self.kept: list[Batch] = []     # the batches of ``records``, for the views (no decoding them back)
         self.stream_rows = 0        # rows a stream admitted (the COPY's rows less those later than its watermark)
         self.advance = Advance()    # what the COPY does to the stream's watermark, applied at its commit
         self.rows = 0
@@ -561,6 +562,7 @@ class CopySink:
         head, body = wal.encode([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols])])
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.records.append((head, body, full.n))
+            self.kept.append(full)
             self.staged_bytes += len(body)
             return
         if self.spill is None:
@@ -619,7 +621,7 @@ class CopySink:
                 self._deliver_stream(streams)
             finally:
                 self._close_spill()
-                self.records = []
+                self.records, self.kept = [], []
             release_memory(self.rows)
             return f"COPY {self.rows}"
         if not self.batches:
@@ -639,7 +641,8 @@ class CopySink:
             if staged:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
         elif self.stream_rows or self.advance.moves():
-            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance)
+            streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
+                                 kept=self.kept)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read
@@ -662,7 +665,7 @@ class CopySink:
     def abort(self, reason: str) -> None:
         self._close_spill()
         self.batches = []
-        self.records = []
+        self.records, self.kept = [], []
         self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
         self.buf = bytearray()
         if self.session.txn is None:
