@@ -454,14 +454,15 @@ class CopySink:
         """The header line is still to come: that slab is decoded here (it is skipped there)."""
         return bool(self.options.header) and self.line == 1 and not self.ahead
 
-    def _hand_over(self) -> None:
+    def _hand_over(self, whole: bool = False) -> None:
         """Pipelined decoding: the whole rows buffered go to a decode thread
         (the compiled reader releases the GIL), and the slabs parsed by now
         are staged here in order, so a large COPY parses one slab while it
         receives the next and stages the one before.  A slab the reader
         declines is decoded here, in order, by the general path, which words
-        PostgreSQL's error for a bad row and numbers its line."""
-        cut = copyformat.complete_length(self.buf, self.options)
+        PostgreSQL's error for a bad row and numbers its line.  ``whole``: at
+        CopyDone, all that is buffered (ended by a newline) is the last slab."""
+        cut = len(self.buf) if whole else copyformat.complete_length(self.buf, self.options)
         if cut:
             with memoryview(self.buf) as mv:
                 data = bytes(mv[:cut])
@@ -583,6 +584,11 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
+        if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
+            # the last slab is parsed there too, while the ones before it are staged here
+            if not self.buf.endswith(b"\n"):
+                self.buf += b"\n"
+            self._hand_over(whole=True)
         self._take_all()
         self._decode_pending()
         if self.buf:

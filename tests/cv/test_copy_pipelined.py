@@ -151,3 +151,26 @@ def test_copy_fail_with_slabs_in_flight_delivers_nothing(tmp_path, pipelined):
         assert result_rows(s, "SELECT count(*) FROM pv") == [(0,)]
         assert _copy(s, _csv(rows), 6000) == "COPY 30000"
         assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)
+
+
+@pytest.mark.parametrize("ending", [b"5,6", b'5,"6\n7,8'])
+def test_the_last_slab_without_a_newline_is_parsed_ahead_too(tmp_path, pipelined, monkeypatch, ending):
+    """At CopyDone what is buffered is the last slab, a newline added; an
+    unterminated quote there is the same error as without pipelining."""
+    data = _csv(_rows(20000)) + ending
+    outcomes = []
+    for slab in (SLAB, copy_cmd.DECODE_SLAB << 4):
+        monkeypatch.setattr(copy_cmd, "AHEAD_SLAB", slab)
+        with open_engine(str(tmp_path / f"d{slab}")) as eng:
+            s = plain_session(eng)
+            _setup(s)
+            try:
+                outcomes.append(_copy(s, data, 3000))
+            except PgError as e:
+                outcomes.append((e.sqlstate, e.message, e.context))
+            outcomes.append(result_rows(s, "SELECT * FROM pv ORDER BY k"))
+    assert outcomes[:2] == outcomes[2:]
+    if ending == b"5,6":
+        assert outcomes[0] == "COPY 20001" and outcomes[1] == _want(_rows(20000) + [(5, 6)])
+    else:
+        assert outcomes[0][0] == "22P04" and outcomes[1] == []
