@@ -415,6 +415,7 @@ class CopySink:
         # slabs handed to a decode thread, in order: (data, the parse's future)
         self.ahead: collections.deque[tuple[bytes, Future]] = collections.deque()
         self.done = False
+        self.ended = False          # the end-of-data marker came: the rest of the data is ignored
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
         self.spilled = 0
         self.staged_bytes = 0
@@ -439,6 +440,8 @@ class CopySink:
 
     def feed(self, data: bytes) -> None:
         self.ctx.check_cancel()
+        if self.ended:
+            return
         # Decode in large slabs, binary too: a decoder call and a staged slab
         # (one WAL part, one pass through the views) have a fixed cost, and
         # the CSV decoder parallelises only over big inputs, while clients send
@@ -469,8 +472,19 @@ class CopySink:
             with memoryview(self.buf) as mv:
                 data = bytes(mv[:cut])
             del self.buf[:cut]
-            self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
+            data = self._until_marker(data)
+            if data:
+                self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
         self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
+
+    def _until_marker(self, data: bytes) -> bytes:
+        """``data`` up to an end-of-data marker line; after one, the rest of
+        the COPY is ignored, as PostgreSQL does (slabs are cut before it is seen)."""
+        kept = copyformat.strip_end_marker(data)
+        if len(kept) < len(data):
+            self.ended = True
+            self.buf.clear()
+        return kept
 
     def _take_ahead(self, wait: bool) -> None:
         """Stage the slabs parsed ahead, oldest first: all of them (``wait``:
@@ -508,7 +522,7 @@ class CopySink:
             with memoryview(self.buf) as mv:
                 complete = bytes(mv[:cut])
             del self.buf[:cut]
-            self._decode(complete)
+            self._decode(self._until_marker(complete))
 
     def _decode(self, data: bytes, native: bool = True) -> None:
         header = self.options.header and self.line == 1

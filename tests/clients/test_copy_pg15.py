@@ -204,6 +204,17 @@ def test_pipelined_slabs_match_postgres(ss_conn, pg_conn, unique_name, bad):
     _both(ss_conn, pg_conn, unique_name(), "id int, x int", "(FORMAT csv)", b"".join(lines))
 
 
+@pytest.mark.parametrize("fmt", ["text", "csv"])
+def test_rows_after_the_end_marker_of_a_large_copy_are_ignored(ss_conn, pg_conn, unique_name, fmt):
+    """The end-of-data marker in an early slab: PostgreSQL ignores every row
+    after it, however much follows (later slabs are never decoded)."""
+    sep = b"\t" if fmt == "text" else b","
+    rows = [b"%d%s%d\n" % (i, sep, i * 7) for i in range(300000)]
+    rows.insert(20000, b"\\.\n")
+    kind, out = _both(ss_conn, pg_conn, unique_name(), "id int, x int", f"(FORMAT {fmt})", b"".join(rows))
+    assert (kind, len(out)) == ("rows", 20000)
+
+
 def test_copy_into_stream_matches_table(ss_conn, pg_conn, unique_name):
     """COPY into a stream: a view keyed by id holds each row as PostgreSQL's table does."""
     rng = random.Random(16)
