@@ -220,6 +220,11 @@ def complete_length(buffer: bytes | bytearray, options: CopyOptions) -> int:
     return last + 1
 
 
+def strip_end_marker(data: bytes) -> bytes:
+    """``data`` up to a ``\\.`` line (the end-of-data marker; what follows it is ignored)."""
+    return _strip_end_marker(data)
+
+
 def _strip_end_marker(data: bytes) -> bytes:
     """Cut the data at a ``\\.`` line (end-of-data marker)."""
     if data.startswith(b"\\.") and data[2:3] in (b"", b"\n", b"\r"):

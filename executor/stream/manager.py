@@ -870,14 +870,16 @@ class StreamManager:
         return views, staged
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
-                     to: targets.Targets = None) -> None:
+                     to: targets.Targets = None, kept: list[Batch] | None = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
         :class:`StreamPart` record, encoded and validated while the data
         arrived) are staged into every view, then logged with their commit
         and delivered as one batch, so readers see all of it or none.
         ``advance``: what the COPY's slabs do to the watermark, logged in the
         commit and applied with it.  ``to``: the COPY's targets (resolved
-        when it began and logged in its parts)."""
+        when it began and logged in its parts).  ``kept``: the batches of the
+        first parts, still in memory (only the ones spilled to disk are
+        decoded back)."""
         rt = self.runtime(rel)
         views = self._fed_by(rel.oid, to)
         staged: dict = {}
@@ -885,8 +887,13 @@ class StreamManager:
         nparts = 0
         listened = rt.listeners > 0         # a session scan takes every slab from the ring
 
+        held = kept or []
+
         def slabs():
-            for _head, body, n in parts():
+            for i, (_head, body, n) in enumerate(parts()):
+                if i < len(held):
+                    yield held[i]
+                    continue
                 cols = wal.decode_body(body)[0].columns
                 yield Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
 

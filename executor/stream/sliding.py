@@ -309,7 +309,7 @@ class PanedStage:
         width = pipe.window.win.pane_us
         first = int(arrival[0])
         lo = (first - 1) // width
-        if int(arrival[-1]) != first or (arrival != first).any():     # one statement's rows share one time
+        if int(arrival[-1]) != first or np.ptp(arrival) != 0:     # one statement's rows share one time (ptp: one pass)
             hi = (int(arrival.max()) - 1) // width
             lo = (int(arrival.min()) - 1) // width
         else:

@@ -115,16 +115,31 @@ def decode(data: bytes, options, oids, wait: bool = False,
     return parts
 
 
-def warm(options, oids, naive_utc: bool = True) -> None:
+def warm(options, oids, naive_utc: bool = True, wait: bool = False) -> None:
     """Start compiling the reader for this layout (in the background) when a
-    COPY begins, so that it is ready by the first slab rather than declining it."""
+    COPY begins, so that it is ready by the first slab rather than declining it
+    (``wait``: until it is built; tests)."""
     if supported(oids) and usable(options, oids):
-        _kernel(tuple(oids), options.delimiter, False, naive_utc and type_oids.TIMESTAMPTZ in oids)
+        _kernel(tuple(oids), options.delimiter, wait, naive_utc and type_oids.TIMESTAMPTZ in oids)
 
 
 #: chunks from this size are parsed by two threads
 PARALLEL_BYTES = 4 << 20
 _threads = None
+_ahead = None
+
+
+def decode_ahead(data: bytes, options, oids, naive_utc: bool = True) -> Future:
+    """:func:`decode` of ``data`` on a decode thread: a COPY hands over each
+    slab as it arrives and takes the columns in order later, so parsing (the
+    kernel releases the GIL) overlaps receiving and staging the slabs before
+    it.  The future's result is None where :func:`decode` declines."""
+    global _ahead
+    if _ahead is None:
+        with _lock:
+            if _ahead is None:
+                _ahead = ThreadPoolExecutor(2, thread_name_prefix="copy-decode")
+    return _ahead.submit(decode, data, options, oids, False, naive_utc)
 
 
 def _pool():
