@@ -664,9 +664,13 @@ class SumState(AggState):
             fx = fx[valid]
         if len(g) == 0:
             return True
-        bound = float(np.abs(fx).sum())
+        # n * max|fx| bounds the batch's sum at the price of two reductions;
+        # the exact sum of |fx| (a copy and a pass) only when that is too loose
+        bound = float(len(fx)) * float(max(-int(fx.min()), int(fx.max())))
         if bound >= 9.0e18:
-            return False
+            bound = float(np.abs(fx).sum(dtype=np.float64))
+            if bound >= 9.0e18:
+                return False
         if self.fxsum is None or self.fx_scale != c.scale or self.fx_bound + bound >= 9.0e18:
             self._flush_fixed()
             self.fxsum = np.zeros(self.size, np.int64)
