@@ -555,9 +555,14 @@ class HashJoin(Op):
 
     ``lazy`` (the methods' flag): gather output rows on demand (take_batch),
     only for a query's own materialised inputs, never for stream batches
-    whose arrays may be reused after the call."""
+    whose arrays may be reused after the call.
+
+    ``reduces`` ("left"/"right", set by the planner's decorrelation): that
+    input holds a ``key_filter.KeySetIn`` on this join, so the other input
+    runs first and publishes its key columns for it."""
 
     breaker = True
+    reduces: str | None = None
 
     def __init__(self, left: Op, right: Op, lkeys: list[Expr], rkeys: list[Expr], kind: str,
                  residual: Expr | None = None) -> None:
@@ -585,7 +590,14 @@ class HashJoin(Op):
 
     def _execute(self, ctx):
         kept = ctx.run.kept_builds.get(self)   # lent by a continuous view: kept while its tables are unchanged
+        if kept is None and self.reduces == "right":
+            # a kept build outlives this probe side, so only a fresh one is reduced
+            lb = self.left.execute(ctx)
+            ctx.run.publish_keys(self, [k.eval(lb, ctx) for k in self.lkeys])
+            return self.process(lb, ctx, self.build(ctx), lazy=True, one_shot=True)
         build = kept.current(self, ctx) if kept is not None else self.build(ctx)
+        if self.reduces == "left":
+            ctx.run.publish_keys(self, build.keys)
         lb = self.left.execute(ctx)
         return self.process(lb, ctx, build, lazy=True, one_shot=kept is None)
 
