@@ -848,10 +848,13 @@ class Aggregate(Op):
         else:
             gids, rep, ng = np.zeros(batch.n, np.int64), None, 1
         cols = [c.take(rep) for c in key_cols] if rep is not None else []
+        counts = np.bincount(gids, minlength=ng) if batch.n and len(self.aggs) > 1 else None
         for spec, (args, valid) in zip(self.aggs, inputs):
             st = spec.make_state()
             st.ensure(ng)
-            if batch.n:
+            if counts is not None:
+                st.update_counted(gids, ng, args, valid, counts)
+            elif batch.n:
                 st.update(gids, ng, args, valid)
             cols.append(st.final(ng))
         return Batch(cols, ng)
