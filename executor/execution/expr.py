@@ -702,9 +702,11 @@ def compare_scalar(op: str, a: Col, c: "Const") -> Col | None:
     constant as a one-element array that numpy broadcasts, instead of a
     column of it repeated per row (a date range over lineitem built and
     compared two 6M-row arrays per bound); None for other types."""
+    if isinstance(a, FixedCol) or c.value is None:
+        return None                 # .data would build its Decimals: fixed_compare takes it
     x = a.data
     kind = x.dtype.kind
-    if kind not in "iuM" or c.value is None:
+    if kind not in "iuM":
         return None
     one = getattr(c, "_one", None)
     if one is None:

@@ -53,3 +53,13 @@ def test_other_types_take_the_general_path():
     floats = Col(np.array([1.0, np.nan]), None, oids.FLOAT8)
     assert expr.compare_scalar("=", floats, expr.Const(1.0, oids.FLOAT8)) is None   # NaN = NaN in PostgreSQL
     assert expr.compare_scalar("=", _dates(), expr.Const(None, oids.DATE)) is None
+
+
+def test_fixed_point_numerics_are_left_to_fixed_compare():
+    """A FixedCol's .data would build one Decimal per row (Q18's HAVING over
+    1.5M groups): compare_scalar must not touch it."""
+    from splitstream.catalog.datatypes.vector import FixedCol
+
+    col = FixedCol(np.array([100, 30100, 29900], dtype=np.int64), 2, None)
+    assert expr.compare_scalar(">", col, expr.Const(300, oids.INT4)) is None
+    assert col._dec is None
