@@ -54,7 +54,8 @@ class KeySetIn(Expr):
     def eval(self, batch: Batch, ctx) -> Col:
         if ctx is None:
             raise LookupError("a runtime key set has no value at plan time")
-        published = ctx.run.key_sets.get(self.slot)
+        run = getattr(ctx, "run", None)          # a stream pipeline's context may have no run
+        published = None if run is None else run.key_sets.get(self.slot)
         if published is None:
             return Col(np.ones(batch.n, bool), None, type_oids.BOOL)
         keys = [published[i] for i in self.positions]
