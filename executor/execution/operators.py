@@ -281,7 +281,9 @@ def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
     hi = max(int(va.max()), int(vb.max()))
     if hi - lo >= DENSE_CODES:
         return None
-    return a.astype(np.int64) - lo, b.astype(np.int64) - lo, hi - lo + 1
+    # one pass each: subtracting straight into int64, not a widened copy first
+    lo64 = np.int64(lo)
+    return np.subtract(a, lo64, dtype=np.int64), np.subtract(b, lo64, dtype=np.int64), hi - lo + 1
 
 
 
@@ -293,8 +295,8 @@ def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarr
     nl = len(lcols[0]) if lcols else 0
     lcode = np.zeros(nl, np.int64)
     rcode = np.zeros(len(rcols[0]) if rcols else 0, np.int64)
-    lnull = np.zeros(nl, bool)
-    rnull = np.zeros(len(rcode), bool)
+    lnull: np.ndarray | None = None
+    rnull: np.ndarray | None = None
     span = 1
     for lc, rc in zip(lcols, rcols):
         dense = _int_codes(lc, rc)
@@ -311,14 +313,28 @@ def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarr
             inv = np.unique(np.concatenate([lcode, rcode]), return_inverse=True)[1].astype(np.int64)
             lcode, rcode = inv[:nl], inv[nl:]
             span = int(inv.max()) + 1 if len(inv) else 1
-        lcode = lcode * k + lc_codes
-        rcode = rcode * k + rc_codes
+        if span == 1:
+            # the first key's codes as they are (a 6M-row probe: no zeros, product
+            # and sum); never written in place below, as they may be cached codes
+            lcode, rcode = lc_codes, rc_codes
+        else:
+            lcode = lcode * k + lc_codes
+            rcode = rcode * k + rc_codes
         span *= k
-        lnull |= lc.null_mask()
-        rnull |= rc.null_mask()
-    lcode[lnull] = -1
-    rcode[rnull] = -2
+        lnull = _or_nulls(lnull, lc.nulls)
+        rnull = _or_nulls(rnull, rc.nulls)
+    if lnull is not None:
+        lcode = np.where(lnull, -1, lcode)
+    if rnull is not None:
+        rcode = np.where(rnull, -2, rcode)
     return lcode, rcode, (span if span <= DENSE_CODES else None)
+
+
+def _or_nulls(acc: np.ndarray | None, nulls: np.ndarray | None) -> np.ndarray | None:
+    """The union of NULL masks, None while no key had a NULL."""
+    if nulls is None or not nulls.any():
+        return acc
+    return nulls.copy() if acc is None else acc | nulls
 
 
 def dense_codes(col: Col) -> tuple[np.ndarray, int]:
