@@ -146,13 +146,17 @@ class FixedCol(Col):
     ordinary NUMERIC values.
     """
 
-    __slots__ = ("_fx", "scale", "_dec", "_base", "_idx")
+    __slots__ = ("_fx", "scale", "_dec", "_base", "_idx", "bound")
 
-    def __init__(self, fx: np.ndarray, scale: int, nulls: np.ndarray | None, dec: np.ndarray | None = None) -> None:
+    def __init__(self, fx: np.ndarray, scale: int, nulls: np.ndarray | None, dec: np.ndarray | None = None,
+                 bound: float | None = None) -> None:
         self._fx: np.ndarray | None = fx
         self._base: np.ndarray | None = None
         self._idx: np.ndarray | None = None
         self.scale = scale
+        #: an upper bound of |fx| when known (a stored column's maximum, or what
+        #: arithmetic on bounded columns gives): overflow checks skip a pass
+        self.bound = bound
         self._dec = dec
         self.nulls = nulls if (nulls is not None and nulls.any()) else None
         self.oid = NUMERIC_OID
@@ -173,7 +177,7 @@ class FixedCol(Col):
             base, j = self._base, self._idx[idx]
         else:
             base, j = self._fx, idx
-        out = FixedCol(base[:0], self.scale, None if self.nulls is None else self.nulls[idx])
+        out = FixedCol(base[:0], self.scale, None if self.nulls is None else self.nulls[idx], bound=self.bound)
         out._fx, out._base, out._idx = None, base, j
         return out
 
@@ -199,16 +203,16 @@ class FixedCol(Col):
     def take(self, idx: np.ndarray) -> "FixedCol":
         # the Decimal array (if any) is not carried along: gathering objects is
         # what this class avoids, and results are small when they are printed
-        return FixedCol(self.fx[idx], self.scale, None if self.nulls is None else self.nulls[idx])
+        return FixedCol(self.fx[idx], self.scale, None if self.nulls is None else self.nulls[idx], bound=self.bound)
 
     def filter(self, mask: np.ndarray) -> "FixedCol":
         # the Decimal array (if any) is not carried along: gathering objects is
         # what this class avoids, and results are small when they are printed
-        return FixedCol(self.fx[mask], self.scale, None if self.nulls is None else self.nulls[mask])
+        return FixedCol(self.fx[mask], self.scale, None if self.nulls is None else self.nulls[mask], bound=self.bound)
 
     def slice(self, a: int, b: int) -> "FixedCol":
         return FixedCol(self.fx[a:b], self.scale, None if self.nulls is None else self.nulls[a:b],
-                        None if self._dec is None else self._dec[a:b])
+                        None if self._dec is None else self._dec[a:b], bound=self.bound)
 
 
 NUMERIC_OID = 1700
@@ -228,7 +232,7 @@ def fixed_to_decimals(fx: np.ndarray, scale: int, nulls: np.ndarray | None) -> n
     return out
 
 
-_FIXED_CACHE: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray]] = {}
+_FIXED_CACHE: dict[int, tuple[weakref.ref[np.ndarray], int, np.ndarray, float]] = {}
 
 
 def fixed_view(col: Col, scale: int | None = None, precision: int | None = None) -> FixedCol | None:
@@ -248,7 +252,7 @@ def fixed_view(col: Col, scale: int | None = None, precision: int | None = None)
     key = id(data)
     hit = _FIXED_CACHE.get(key)
     if hit is not None and hit[0]() is data and hit[1] == scale:
-        return FixedCol(hit[2], scale, col.nulls, data)
+        return FixedCol(hit[2], scale, col.nulls, data, bound=hit[3])
 
     try:
         if col.nulls is not None:
@@ -269,9 +273,10 @@ def fixed_view(col: Col, scale: int | None = None, precision: int | None = None)
         ref: weakref.ref[np.ndarray] | None = weakref.ref(data, forget)
     except TypeError:
         ref = None
+    bound = float(max(-int(fx.min()), int(fx.max()))) if len(fx) else 0.0
     if ref is not None:
-        _FIXED_CACHE[key] = (ref, scale, fx)
-    return FixedCol(fx, scale, col.nulls, data)
+        _FIXED_CACHE[key] = (ref, scale, fx, bound)
+    return FixedCol(fx, scale, col.nulls, data, bound=bound)
 
 
 class TakenCol(Col):

@@ -466,6 +466,31 @@ class AggState:
         """Fold one batch in: row i goes to group ``gids[i]`` (``valid``: the rows that count)."""
         raise NotImplementedError
 
+    #: rows per group of the batch being folded in, when the caller counted
+    #: them once for all its aggregates (update_counted); None otherwise
+    _batch_counts: np.ndarray | None = None
+
+    def update_counted(self, gids: np.ndarray, ng: int, args: list[Col], valid: np.ndarray | None,
+                       counts: np.ndarray) -> None:
+        """:meth:`update` with ``counts`` = bincount(gids) already computed: every
+        aggregate of a GROUP BY counts its rows per group, and over 6M rows
+        (TPC-H Q1: eight aggregates) one count serves all that count every row."""
+        if valid is not None:
+            self.update(gids, ng, args, valid)
+            return
+        self._batch_counts = counts
+        try:
+            self.update(gids, ng, args, valid)
+        finally:
+            self._batch_counts = None
+
+    def _row_counts(self, g: np.ndarray, ng: int) -> np.ndarray:
+        """Rows per group of ``g`` (the batch's counts when the caller gave them)."""
+        pre = self._batch_counts
+        if pre is not None:
+            return pre[:ng]
+        return np.bincount(g, minlength=ng)[:ng]
+
     def merge(self, other: "AggState", gmap: np.ndarray) -> None:
         """Fold ``other``'s groups in; its group i is group ``gmap[i]`` here."""
         raise NotImplementedError
@@ -535,7 +560,7 @@ class CountState(AggState):
 
     def update(self, gids, ng, args, valid):
         g = gids if valid is None else gids[valid]
-        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        self.cnt[:ng] += self._row_counts(g, ng)
 
     def merge(self, other, gmap):
         np.add.at(self.cnt, gmap, other.cnt[: len(gmap)])
@@ -627,9 +652,9 @@ class SumState(AggState):
             inf_in[g[np.isinf(w)]] = True
             _check_float_sum(self.sum[:ng], new, inf_in, g, w)     # before any of the state changes
             self.sum[:ng] = new
-            self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+            self.cnt[:ng] += self._row_counts(g, ng)
             return
-        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        self.cnt[:ng] += self._row_counts(g, ng)
         if self.kind == "i":
             d64 = data.astype(np.int64)
             if len(d64) and int(np.abs(d64).max()) * len(d64) < (1 << 52):
@@ -665,16 +690,21 @@ class SumState(AggState):
             fx = fx[valid]
         if len(g) == 0:
             return True
-        bound = float(np.abs(fx).sum())
+        # n * max|fx| bounds the batch's sum at the price of two reductions;
+        # the exact sum of |fx| (a copy and a pass) only when that is too loose
+        top = c.bound if c.bound is not None else float(max(-int(fx.min()), int(fx.max())))
+        bound = float(len(fx)) * top
         if bound >= 9.0e18:
-            return False
+            bound = float(np.abs(fx).sum(dtype=np.float64))
+            if bound >= 9.0e18:
+                return False
         if self.fxsum is None or self.fx_scale != c.scale or self.fx_bound + bound >= 9.0e18:
             self._flush_fixed()
             self.fxsum = np.zeros(self.size, np.int64)
             self.fx_scale = c.scale
         np.add.at(self.fxsum, g, fx)
         self.fx_bound += bound
-        self.cnt[:ng] += np.bincount(g, minlength=ng)[:ng]
+        self.cnt[:ng] += self._row_counts(g, ng)
         return True
 
     def _flush_fixed(self) -> None:

@@ -282,7 +282,9 @@ def _int_codes(lc: Col, rc: Col) -> tuple[np.ndarray, np.ndarray, int] | None:
     hi = max(int(va.max()), int(vb.max()))
     if hi - lo >= DENSE_CODES:
         return None
-    return a.astype(np.int64) - lo, b.astype(np.int64) - lo, hi - lo + 1
+    # one pass each: subtracting straight into int64, not a widened copy first
+    lo64 = np.int64(lo)
+    return np.subtract(a, lo64, dtype=np.int64), np.subtract(b, lo64, dtype=np.int64), hi - lo + 1
 
 
 
@@ -294,8 +296,8 @@ def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarr
     nl = len(lcols[0]) if lcols else 0
     lcode = np.zeros(nl, np.int64)
     rcode = np.zeros(len(rcols[0]) if rcols else 0, np.int64)
-    lnull = np.zeros(nl, bool)
-    rnull = np.zeros(len(rcode), bool)
+    lnull: np.ndarray | None = None
+    rnull: np.ndarray | None = None
     span = 1
     for lc, rc in zip(lcols, rcols):
         dense = _int_codes(lc, rc)
@@ -312,14 +314,28 @@ def join_codes(lcols: list[Col], rcols: list[Col]) -> tuple[np.ndarray, np.ndarr
             inv = np.unique(np.concatenate([lcode, rcode]), return_inverse=True)[1].astype(np.int64)
             lcode, rcode = inv[:nl], inv[nl:]
             span = int(inv.max()) + 1 if len(inv) else 1
-        lcode = lcode * k + lc_codes
-        rcode = rcode * k + rc_codes
+        if span == 1:
+            # the first key's codes as they are (a 6M-row probe: no zeros, product
+            # and sum); never written in place below, as they may be cached codes
+            lcode, rcode = lc_codes, rc_codes
+        else:
+            lcode = lcode * k + lc_codes
+            rcode = rcode * k + rc_codes
         span *= k
-        lnull |= lc.null_mask()
-        rnull |= rc.null_mask()
-    lcode[lnull] = -1
-    rcode[rnull] = -2
+        lnull = _or_nulls(lnull, lc.nulls)
+        rnull = _or_nulls(rnull, rc.nulls)
+    if lnull is not None:
+        lcode = np.where(lnull, -1, lcode)
+    if rnull is not None:
+        rcode = np.where(rnull, -2, rcode)
     return lcode, rcode, (span if span <= DENSE_CODES else None)
+
+
+def _or_nulls(acc: np.ndarray | None, nulls: np.ndarray | None) -> np.ndarray | None:
+    """The union of NULL masks, None while no key had a NULL."""
+    if nulls is None or not nulls.any():
+        return acc
+    return nulls.copy() if acc is None else acc | nulls
 
 
 def dense_codes(col: Col) -> tuple[np.ndarray, int]:
@@ -453,6 +469,8 @@ def _match_dense(lcode: np.ndarray, rcode: np.ndarray, span: int) -> tuple[np.nd
     rvalid = rcode >= 0
     lvalid = lcode >= 0
     lc = np.where(lvalid, lcode, 0)
+    if span > 4 * len(rcode) + 4096:
+        return _match_sparse(lc, lvalid, rcode, rvalid, span)
     rv_codes = rcode[rvalid] if not rvalid.all() else rcode
     counts = np.bincount(rv_codes, minlength=span)
     if len(counts) and counts.max() <= 1:
@@ -467,6 +485,27 @@ def _match_dense(lcode: np.ndarray, rcode: np.ndarray, span: int) -> tuple[np.nd
     starts = np.cumsum(counts) - counts + nneg
     cnt = np.where(lvalid, counts[lc], 0)
     return _expand(starts[lc], cnt, order)
+
+
+def _match_sparse(lc: np.ndarray, lvalid: np.ndarray, rcode: np.ndarray, rvalid: np.ndarray,
+                  span: int) -> tuple[np.ndarray, np.ndarray]:
+    """_match_dense for a build side much smaller than its code range (Q12:
+    31k lineitem rows keyed by order keys up to 6M): the direct table maps a
+    code to the build's distinct keys, so no bincount, max or cumsum runs over
+    the whole range, and only probe rows that hit are expanded."""
+    order = np.argsort(rcode, kind="stable")
+    nneg = len(rcode) - int(np.count_nonzero(rvalid))
+    uniq, first, counts = np.unique(rcode[order][nneg:], return_index=True, return_counts=True)
+    slot = np.full(span, -1, np.int32)          # a distinct key's number: half the bytes of int64 to fill and gather
+    slot[uniq] = np.arange(len(uniq), dtype=np.int32)
+    hit = slot[lc]
+    hit[~lvalid] = -1
+    li = np.flatnonzero(hit >= 0)
+    u = hit[li]
+    if len(uniq) == np.count_nonzero(rvalid):       # unique build keys: one partner each
+        return li, order[first[u] + nneg]
+    sub, ri = _expand(first[u] + nneg, counts[u], order)
+    return li[sub], ri
 
 
 def take_cols(cols: list[Col], idx: np.ndarray) -> list[Col]:
@@ -556,9 +595,14 @@ class HashJoin(Op):
 
     ``lazy`` (the methods' flag): gather output rows on demand (take_batch),
     only for a query's own materialised inputs, never for stream batches
-    whose arrays may be reused after the call."""
+    whose arrays may be reused after the call.
+
+    ``reduces`` ("left"/"right", set by the planner's decorrelation): that
+    input holds a ``key_filter.KeySetIn`` on this join, so the other input
+    runs first and publishes its key columns for it."""
 
     breaker = True
+    reduces: str | None = None
 
     def __init__(self, left: Op, right: Op, lkeys: list[Expr], rkeys: list[Expr], kind: str,
                  residual: Expr | None = None) -> None:
@@ -586,7 +630,14 @@ class HashJoin(Op):
 
     def _execute(self, ctx):
         kept = ctx.run.kept_builds.get(self)   # lent by a continuous view: kept while its tables are unchanged
+        if kept is None and self.reduces == "right":
+            # a kept build outlives this probe side, so only a fresh one is reduced
+            lb = self.left.execute(ctx)
+            ctx.run.publish_keys(self, [k.eval(lb, ctx) for k in self.lkeys])
+            return self.process(lb, ctx, self.build(ctx), lazy=True, one_shot=True)
         build = kept.current(self, ctx) if kept is not None else self.build(ctx)
+        if self.reduces == "left":
+            ctx.run.publish_keys(self, build.keys)
         lb = self.left.execute(ctx)
         return self.process(lb, ctx, build, lazy=True, one_shot=kept is None)
 
@@ -814,10 +865,13 @@ class Aggregate(Op):
         else:
             gids, rep, ng = np.zeros(batch.n, np.int64), None, 1
         cols = [c.take(rep) for c in key_cols] if rep is not None else []
+        counts = np.bincount(gids, minlength=ng) if batch.n and len(self.aggs) > 1 else None
         for spec, (args, valid) in zip(self.aggs, inputs):
             st = spec.make_state()
             st.ensure(ng)
-            if batch.n:
+            if counts is not None:
+                st.update_counted(gids, ng, args, valid, counts)
+            elif batch.n:
                 st.update(gids, ng, args, valid)
             cols.append(st.final(ng))
         return Batch(cols, ng)

@@ -32,6 +32,7 @@ class ExecutionRun:
     working: Mapping[Any, Any] = _EMPTY           # RecursiveUnion -> its current working table
     kept_builds: Mapping[Any, Any] = _EMPTY       # HashJoin -> KeptBuild lent by a continuous view
     subquery_results: Mapping[Any, Any] = _EMPTY  # uncorrelated SubqueryExpr -> its result, once per statement
+    key_sets: Mapping[Any, Any] = _EMPTY          # HashJoin -> key columns of the side it ran first (key_filter)
 
     def __init__(self) -> None:
         self.stats: dict[Any, list] = {}            # op -> [rows, seconds] (a list: Op.execute updates it inline)
@@ -71,6 +72,11 @@ class ExecutionRun:
 
     def keep_subquery_result(self, sq: Any, result: Any) -> None:
         self._own("subquery_results")[sq] = result
+
+    def publish_keys(self, join: Any, keys: list) -> None:
+        """The key columns ``join`` read from its other side before running its
+        reduced side (``execution/key_filter.py``)."""
+        self._own("key_sets")[join] = keys
 
     def lend_builds(self, kept: dict) -> None:
         """A continuous view's build sides kept between reads, for this run's joins."""

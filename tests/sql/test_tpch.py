@@ -53,11 +53,17 @@ def tpch_servers(ss_server, pg15, tmp_path_factory):
         pg.close()
 
 
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
 @pytest.mark.parametrize("n", range(1, 23), ids=lambda n: f"q{n:02d}")
-def test_tpch_query(tpch_servers, n):
+def test_tpch_query(tpch_servers, n, backend):
+    """Both executor backends (``auto`` picks one of them per pipeline)."""
     ss, pg = tpch_servers
     q = tpch.queries()[n]
-    ours, theirs = diff.run_both(ss, pg, [q])[0]
+    ss.execute(f"SET executor_backend = '{backend}'")
+    try:
+        ours, theirs = diff.run_both(ss, pg, [q])[0]
+    finally:
+        ss.execute("RESET executor_backend")
     assert not theirs.failed, f"PostgreSQL failed Q{n}: {theirs.describe()}"
     assert theirs.rows, f"Q{n} returned no rows on PostgreSQL: the comparison would be vacuous"
     diff.assert_same(ours, theirs)

@@ -30,6 +30,7 @@ from splitstream.protocol.errors import PgError
 from ...execution import expr
 from ...execution import operators
 from ..binder import ExprBinder, Scope, ScopeCol, aggregate_calls, func_name, is_aggregate_call
+from .key_reduction import reduce_grouped_side
 from .quals import split_conjuncts
 
 _counter = itertools.count(1)
@@ -268,6 +269,7 @@ def try_select_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope
         new_op, new_scope = planner.join(op, scope, dplan, dscope, "left", on, outer, None)
     except PgError:
         return None
+    reduce_grouped_side(planner, new_op, dplan)
     col = exp.column("__v", table=alias)
     repl = exp.Coalesce(this=col, expressions=[exp.Literal.number(0)]) if isinstance(value, exp.Count) else col
     return new_op, new_scope, repl
@@ -305,4 +307,5 @@ def try_scalar_join(planner, op: operators.Op, scope: Scope, outer: Scope | None
     # the comparison itself may become a join key too (Q2's ps_supplycost = min(...))
     where_conj[where_conj.index(conj)] = new_conj
     new_op, new_scope = planner.join(op, scope, dplan, dscope, "cross", None, outer, where_conj)
+    reduce_grouped_side(planner, new_op, dplan)
     return new_op, new_scope

@@ -27,6 +27,7 @@ from splitstream.catalog.datatypes.vector import Batch
 
 from ...execution import expr
 from ...execution import operators
+from ...execution.key_filter import KeySetIn
 from . import cardinality, join_sampling
 
 #: PostgreSQL's default selectivities (selfuncs.h)
@@ -61,7 +62,12 @@ def estimate_plan(plan: operators.Op, state) -> dict[operators.Op, float]:
 
 
 def _walk(op: operators.Op, state, out: dict) -> Est:
-    kids = [_walk(c, state, out) for c in op.children]
+    if isinstance(op, operators.HashJoin) and op.reduces == "left":
+        # the side that publishes the keys first: the reduced side's filter reads its estimate
+        right = _walk(op.right, state, out)
+        kids = [_walk(op.left, state, out), right]
+    else:
+        kids = [_walk(c, state, out) for c in op.children]
     est = _estimate(op, kids, state, out)
     est.rows = max(est.rows, 1.0)
     out[op] = est
@@ -72,7 +78,7 @@ def _estimate(op: operators.Op, kids: list[Est], state, out: dict) -> Est:
     if isinstance(op, operators.TableScan):
         return _scan(op, state)
     if isinstance(op, operators.Filter):
-        return _filter(op, kids[0], state)
+        return _filter(op, kids[0], state, out)
     if isinstance(op, operators.Project):
         return _project(op, kids[0])
     if isinstance(op, operators.HashJoin):
@@ -105,13 +111,20 @@ def _scan(op: operators.TableScan, state) -> Est:
     return Est(ts.total, ndv, ts.batch, ts.total / ts.batch.n if ts.batch.n else 1.0)
 
 
-def _filter(op: operators.Filter, child: Est, state) -> Est:
+def _filter(op: operators.Filter, child: Est, state, out: dict) -> Est:
     if child.sample is not None and child.sample.n:
         # conditions that run on the sample filter it; the others (subqueries)
         # scale what each kept row stands for
         kept, scale = child.sample, child.scale
         for c in _conjuncts(op.pred):
-            mask = cardinality.truth(c, kept) if kept.n else None
+            if isinstance(c, KeySetIn):
+                sel = _key_set_selectivity(c, child, out)
+                mask = _key_subset(c, kept, sel)
+                if mask is None:
+                    scale *= sel
+                    continue
+            else:
+                mask = cardinality.truth(c, kept) if kept.n else None
             if mask is None:
                 scale *= _selectivity(c, child, state)
             else:
@@ -119,8 +132,38 @@ def _filter(op: operators.Filter, child: Est, state) -> Est:
         return Est(max(kept.n, 0.5) * scale, list(child.ndv), kept, scale)
     sel = 1.0
     for c in _conjuncts(op.pred):
-        sel *= _selectivity(c, child, state)
+        sel *= _key_set_selectivity(c, child, out) if isinstance(c, KeySetIn) else _selectivity(c, child, state)
     return Est(child.rows * sel, list(child.ndv))
+
+
+def _key_set_selectivity(c: KeySetIn, child: Est, out: dict) -> float:
+    """The fraction of this input's keys that the join's other side holds
+    (containment, as for a semi join), from that side's estimate."""
+    join = c.slot
+    assert isinstance(join, operators.HashJoin)
+    other, other_keys = (join.left, join.lkeys) if join.reduces == "right" else (join.right, join.rkeys)
+    est = out.get(other)
+    if est is None:
+        return 1.0
+    theirs = min(float(np.prod(_key_ndv([other_keys[i] for i in c.positions], est))), est.rows)
+    mine = min(float(np.prod(_key_ndv(c.args, child))), child.rows)
+    return min(1.0, theirs / max(mine, 1.0))
+
+
+def _key_subset(c: KeySetIn, sample: Batch, sel: float) -> np.ndarray | None:
+    """The sample rows of a pseudo-random ``sel`` share of the key values:
+    whole keys are kept or dropped, so a grouping above sees fewer groups,
+    not thinner ones."""
+    if sel >= 1.0 or not sample.n:
+        return None
+    try:
+        cols = [a.eval(sample, None) for a in c.args]
+    except Exception:       # noqa: BLE001 - an estimate never fails the statement
+        return None
+    codes, _ = operators.group_ids(cols, sample.n)
+    # a multiplicative hash spreads the dense codes over [0, 1)
+    frac = ((codes.astype(np.uint64) * np.uint64(2654435761)) % np.uint64(1 << 32)).astype(np.float64) / float(1 << 32)
+    return frac < sel
 
 
 def _conjuncts(e: expr.Expr) -> list[expr.Expr]:
