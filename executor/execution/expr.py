@@ -167,6 +167,11 @@ class Cast(Expr):
                     return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
         folded = folded_const(self, ctx)
         if folded is not None and batch.n > 1:
+            fixed = _fixed_of(self, None) if self.oid == type_oids.NUMERIC else None
+            if fixed is not None and isinstance(fixed[0], int):
+                # scaled integers, as the column it is compared with: not a Decimal object per row
+                # (TPC-H Q19's ``l_quantity <= 1 + 10``)
+                return FixedCol(np.full(batch.n, fixed[0], np.int64), fixed[1], None)
             return Col.const(folded[0], self.oid, batch.n)
         return sqltypes.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
 
@@ -1395,6 +1400,10 @@ def _worth_encoding(col: Col) -> bool:
     pay the encoding and then evaluate every row anyway."""
     if type(col) is FixedCol:
         return False        # compared in scaled integers already; its .data would build a Decimal per row
+    if type(col) is TakenCol and col._gathered is None:
+        # encoded through its source (dict_codes): reading .data here would gather the strings
+        # and then encode the fresh copy instead of reusing the source's cached codes
+        return _worth_encoding(col._src)
     d = col.data
     if type(col) is not Col or d.dtype != object:
         return True

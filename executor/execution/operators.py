@@ -23,7 +23,8 @@ from splitstream.protocol.types import Interval
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
-from .expr import Expr, dict_codes, eval_pred
+from .expr import ColRef, Expr, dict_codes, eval_pred
+from .probe_reduction import key_membership
 
 
 class OutCol:
@@ -523,6 +524,10 @@ def combine(left: Batch, right: Batch) -> Batch:
     return Batch(left.cols + right.cols, left.n)
 
 
+#: a build side up to this many rows makes a filtered probe test its key first (_reduced_probe)
+_REDUCING_BUILD_ROWS = 100_000
+
+
 class Build:
     """A hash join's build side: the right input and its key columns.  Made
     per execution, or kept by a continuous view (its static pipelines, and
@@ -586,8 +591,36 @@ class HashJoin(Op):
     def _execute(self, ctx):
         kept = ctx.run.kept_builds.get(self)   # lent by a continuous view: kept while its tables are unchanged
         build = kept.current(self, ctx) if kept is not None else self.build(ctx)
-        lb = self.left.execute(ctx)
+        lb = self._reduced_probe(ctx, build)
+        if lb is None:
+            lb = self.left.execute(ctx)
         return self.process(lb, ctx, build, lazy=True, one_shot=kept is None)
+
+    def _reduced_probe(self, ctx, build: Build) -> Batch | None:
+        """The probe input when it is filters over one input and the build side
+        is small: the input's rows without a partner key are dropped before
+        the filters read them (``probe_reduction``); None to run it as planned.
+        Only for joins that drop such rows anyway (inner, semi)."""
+        if self.kind not in ("inner", "semi") or len(self.lkeys) != 1 or type(self.lkeys[0]) is not ColRef \
+                or not isinstance(self.left, Filter) or build.batch.n > _REDUCING_BUILD_ROWS:
+            return None
+        chain: list[Filter] = []
+        base: Op = self.left
+        while isinstance(base, Filter):
+            chain.append(base)
+            base = base.child
+        b = base.execute(ctx)
+        mask = key_membership(self.lkeys[0].eval(b, ctx), build.keys[0])
+        if mask is not None and b.n:
+            b = filter_batch(b, mask)
+        stats = ctx.run.stats
+        for f in reversed(chain):
+            t = time.perf_counter()
+            b = f.process(b, ctx, lazy=True)
+            st = stats.setdefault(f, [0, 0.0])
+            st[0] += b.n
+            st[1] += time.perf_counter() - t
+        return b
 
     @staticmethod
     def _take(b: Batch, idx: np.ndarray, lazy: bool) -> Batch:
