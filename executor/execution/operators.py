@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import decimal
 import time
+from typing import cast
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from splitstream.protocol.types import Interval
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
-from .expr import ColRef, Expr, dict_codes, eval_pred
+from .expr import And, ColRef, Expr, Func, Like, SubqueryExpr, dict_codes, eval_pred
 from .probe_reduction import key_membership
 
 
@@ -224,17 +225,52 @@ class Filter(Op):
         arrays may be reused after the call."""
         if batch.n == 0:
             return batch
-        c = eval_pred(self.pred, batch, ctx)
-        mask = c.data.astype(bool, copy=False)
-        if c.nulls is not None:
-            mask = mask & ~c.nulls
+        if type(self.pred) is And and batch.n >= 1024:
+            mask = conjunct_mask(self._ordered_conjuncts(), batch, ctx)
+        else:
+            c = eval_pred(self.pred, batch, ctx)
+            mask = c.data.astype(bool, copy=False)
+            if c.nulls is not None:
+                mask = mask & ~c.nulls
         return filter_batch(batch, mask) if lazy else batch.filter(mask)
+
+    def _ordered_conjuncts(self) -> list[Expr]:
+        """The AND's terms, those that call functions or match strings last
+        (they cost a Python call per row; TPC-H Q22's phone prefixes)."""
+        order = self.__dict__.get("_order")
+        if order is None:
+            order = self._order = sorted(cast(And, self.pred).args, key=_costly)
+        return order
 
     def _execute(self, ctx):
         return self.process(self.child.execute(ctx), ctx, lazy=True)
 
     def label(self):
         return f"Filter ({self.pred!r})"
+
+
+def _costly(e: Expr) -> bool:
+    return any(isinstance(n, (Func, Like)) or (isinstance(n, SubqueryExpr) and n.correlated) for n in e.walk())
+
+
+def conjunct_mask(terms: list[Expr], batch: Batch, ctx) -> np.ndarray:
+    """Rows where every term is true, each term evaluated only on the rows the
+    earlier ones kept (as PostgreSQL's AND stops at the first false term; so it
+    also never raises on a row an earlier term rejected)."""
+    idx: np.ndarray | None = None
+    cur = batch
+    for t in terms:
+        c = eval_pred(t, cur, ctx)
+        m = c.data.astype(bool, copy=False)
+        if c.nulls is not None:
+            m = m & ~c.nulls
+        idx = np.flatnonzero(m) if idx is None else idx[m]
+        if not len(idx):
+            break
+        cur = take_batch(batch, idx)
+    mask = np.zeros(batch.n, bool)
+    mask[idx] = True
+    return mask
 
 
 class Project(Op):
@@ -582,6 +618,11 @@ class HashJoin(Op):
         without sorting; kept build sides are probed batch after batch."""
         rb, rk = build.batch, build.keys
         lk = [k.eval(lb, ctx) for k in self.lkeys]
+        if one_shot and self.residual is None and self.kind in ("semi", "anti") and len(lk) == 1:
+            # whether a partner exists is all these joins ask: no pairs needed (TPC-H Q22's NOT EXISTS)
+            mask = key_membership(lk[0], rk[0])
+            if mask is not None:
+                return self._filter(lb, mask if self.kind == "semi" else ~mask, lazy)
         index = None if one_shot else build.unique_index(self)
         if index is not None and lk[0].data.dtype.kind in "iu":
             li, ri = index.probe(lk[0])

@@ -32,11 +32,13 @@ def key_membership(probe: Col, build: Col) -> np.ndarray | None:
         return np.zeros(len(p), bool)
     lo, hi = int(b.min()), int(b.max())
     if hi - lo < _DENSE_RANGE:
-        table = np.zeros(hi - lo + 1, bool)
-        table[b - lo] = True
-        inside = (p >= lo) & (p <= hi)
-        mask = np.zeros(len(p), bool)
-        mask[inside] = table[p[inside] - lo]
+        # one False slot either side takes every key outside [lo, hi] (clipped onto them): one gather
+        table = np.zeros(hi - lo + 3, bool)
+        table[b.astype(np.int64) - (lo - 1)] = True
+        at = np.subtract(p, lo - 1, dtype=np.int64)
+        unsigned = at.view(np.uint64)        # keys below lo wrap to huge values: clipped like those above hi
+        np.minimum(unsigned, hi - lo + 2, out=unsigned)
+        mask = table.take(at)
     else:
         mask = np.isin(p, b)
     if probe.nulls is not None:
