@@ -1046,10 +1046,10 @@ class InList(Expr):
         """A text column against a list of text literals: each distinct value
         is looked up once (a hash table), not compared with every literal
         (TPC-H Q22's seven phone prefixes over unique phone numbers)."""
-        if a.oid not in (type_oids.TEXT, type_oids.VARCHAR) or a.data.dtype != object \
-                or not all(type(it) is Const and type(it.value) is str for it in self.items):
+        consts = [it for it in self.items if isinstance(it, Const) and type(it.value) is str]
+        if a.oid not in (type_oids.TEXT, type_oids.VARCHAR) or a.data.dtype != object or len(consts) != len(self.items):
             return None
-        wanted = {it.value for it in self.items}
+        wanted = {it.value for it in consts}
         codes, uniq = _factorize_objects(filled(a))
         hit = np.fromiter((u in wanted for u in uniq.tolist()), bool, len(uniq))[codes]
         if a.nulls is not None:

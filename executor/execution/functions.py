@@ -244,11 +244,12 @@ def _substr_col(cols: list[Col], n: int, ctx) -> Col:
     value by value."""
     bounds = [_same_int(c) for c in cols[1:]]
     s = cols[0]
-    if n < 64 or s.data.dtype != object or any(b is None for b in bounds) \
-            or (len(bounds) == 2 and bounds[1] < 0):
+    start = bounds[0]
+    length = bounds[1] if len(bounds) == 2 else None
+    if n < 64 or s.data.dtype != object or start is None or (len(bounds) == 2 and (length is None or length < 0)):
         return _substr_rows(cols, n, ctx)
-    b = bounds[0] - 1
-    e = None if len(bounds) == 1 else b + bounds[1]
+    b = start - 1
+    e = None if length is None else b + length
     out = np.empty(n, dtype=object)
     if e is not None and e <= 0:
         out[:] = ""
