@@ -254,22 +254,33 @@ def _costly(e: Expr) -> bool:
 
 
 def conjunct_mask(terms: list[Expr], batch: Batch, ctx) -> np.ndarray:
-    """Rows where every term is true, each term evaluated only on the rows the
-    earlier ones kept (as PostgreSQL's AND stops at the first false term; so it
-    also never raises on a row an earlier term rejected)."""
-    idx: np.ndarray | None = None
+    """Rows where every term is true.  Once the terms so far keep few rows (or
+    any fewer, before a function call), the rest run on those rows only, as
+    PostgreSQL's AND stops at the first false term (so a function call never
+    raises on a row an earlier term rejected).  A term that keeps most rows is
+    not worth gathering for: the next one reads the same batch."""
+    idx: np.ndarray | None = None          # the rows ``cur`` holds (None: all of batch)
     cur = batch
+    acc: np.ndarray | None = None          # over cur's rows: every term so far is true
     for t in terms:
+        if acc is not None:
+            kept = int(np.count_nonzero(acc))
+            if kept * 4 < len(acc) or (kept < len(acc) and _costly(t)):
+                sel = np.flatnonzero(acc)
+                idx = sel if idx is None else idx[sel]
+                acc = None
+                if not kept:
+                    break
+                cur = take_batch(batch, idx)
         c = eval_pred(t, cur, ctx)
         m = c.data.astype(bool, copy=False)
         if c.nulls is not None:
             m = m & ~c.nulls
-        idx = np.flatnonzero(m) if idx is None else idx[m]
-        if not len(idx):
-            break
-        cur = take_batch(batch, idx)
+        acc = m if acc is None else (acc & m)
+    if idx is None:
+        return acc if acc is not None else np.zeros(batch.n, bool)
     mask = np.zeros(batch.n, bool)
-    mask[idx] = True
+    mask[idx if acc is None else idx[acc]] = True
     return mask
 
 
@@ -693,7 +704,10 @@ class HashJoin(Op):
         if len(rk) != 1 or rb.n <= 4 * lb.n or self.kind not in ("inner", "left", "semi", "anti"):
             return None
         mask = key_membership(rk[0], lk[0])
-        return None if mask is None else np.flatnonzero(mask)
+        if mask is None:
+            return None
+        kept = np.flatnonzero(mask)
+        return kept if 2 * len(kept) < rb.n else None    # most rows have a partner: the full match is as cheap
 
     def _emit(self, lb, rb, li, ri, ctx, lazy: bool) -> Batch:
         """Matched pairs (li, ri) in probe order -> the join's output."""
