@@ -21,11 +21,14 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol,
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
+# (the join and filter shortcuts' names, on lines of their own)
+from .aggregates import distinct_counts
+from .expr import And, ColRef, Func, Like, SubqueryExpr
+from .probe_reduction import key_membership
 
 from ..backends import interface as backends
-from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, distinct_counts, factorize
-from .expr import And, ColRef, Expr, Func, Like, SubqueryExpr, dict_codes, eval_pred
-from .probe_reduction import key_membership
+from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
+from .expr import Expr, dict_codes, eval_pred
 
 
 class OutCol:
