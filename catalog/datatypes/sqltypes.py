@@ -327,6 +327,10 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return _apply_typmod(Col.from_pylist(out, target), typmod, explicit)
     if is_string(src) and is_string(target):
         if src == type_oids.BPCHAR and target != type_oids.BPCHAR:  # bpchar -> text drops the padding
+            if col.nulls is None and col.data.dtype == object:     # strings only: no per-value checks
+                unpadded = np.empty(len(col.data), dtype=object)
+                unpadded[:] = [v.rstrip(" ") for v in col.data.tolist()]
+                return _apply_typmod(vector.Col(unpadded, None, target), typmod, explicit)
             vals = [None if v is None else str(v).rstrip(" ") for v in col.to_pylist()]
             return _apply_typmod(Col.from_pylist(vals, target), typmod, explicit)
         return _apply_typmod(Col(col.data, col.nulls, target), typmod, explicit)

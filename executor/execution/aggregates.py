@@ -987,6 +987,30 @@ class ListState(AggState):
         return Col.from_pylist(out, spec.oid)
 
 
+def distinct_counts(spec: "AggSpec", gids: np.ndarray, ng: int, args: list[Col], valid) -> Col | None:
+    """``count(DISTINCT x)`` per group over one batch, for an integer, date or
+    scaled-numeric ``x``: the distinct (group, value) pairs by one np.unique,
+    where the list state keeps a Python tuple per row (TPC-H Q16's supplier
+    counts).  None for other aggregates and types (the list state takes them)."""
+    if spec.func != "count" or not spec.distinct or len(args) != 1 or spec.order_key is not None:
+        return None     # (a FILTER is in ``valid`` already)
+    a = args[0]
+    d = a.fx if isinstance(a, FixedCol) else a.data
+    if d.dtype == object or d.dtype.kind not in "iubM" or d.ndim != 1:
+        return None
+    ok = a.valid_mask() if valid is None else (valid & a.valid_mask())
+    v = d[ok].view(np.int64) if d.dtype.kind == "M" else d[ok].astype(np.int64)
+    g = gids[ok]
+    if not len(v):
+        return Col(np.zeros(ng, np.int64), None, spec.oid)
+    lo = int(v.min())
+    span = int(v.max()) - lo + 1
+    if span * ng >= 1 << 62:
+        return None
+    pairs = np.unique(g * span + (v - lo))
+    return Col(np.bincount(pairs // span, minlength=ng).astype(np.int64), None, spec.oid)
+
+
 _NAN_KEY = object()
 
 

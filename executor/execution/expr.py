@@ -168,6 +168,11 @@ class Cast(Expr):
                     return cast_in_zone(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit, tz)
         folded = folded_const(self, ctx)
         if folded is not None and batch.n > 1:
+            fixed = _fixed_of(self, None) if self.oid == type_oids.NUMERIC else None
+            if fixed is not None and isinstance(fixed[0], int):
+                # scaled integers, as the column it is compared with: not a Decimal object per row
+                # (TPC-H Q19's ``l_quantity <= 1 + 10``)
+                return FixedCol(np.full(batch.n, fixed[0], np.int64), fixed[1], None)
             return Col.const(folded[0], self.oid, batch.n)
         return sqltypes.cast_col(self.arg.eval(batch, ctx), self.oid, self.typmod, self.explicit)
 
@@ -374,17 +379,66 @@ class Arith(Expr):
 _F_LIMIT = float(2 ** 62)
 
 
+_NO_CONSTANT = object()
+
+
+def _constant_of(e: Expr, col: Col | None):
+    """The one value of an operand that is the same in every row -- a constant,
+    a folded constant expression, an uncorrelated scalar subquery's result
+    (TPC-H Q22's avg) -- else _NO_CONSTANT."""
+    if isinstance(e, Const):
+        return e.value
+    if isinstance(e, Cast) and isinstance(e.arg, Const) and e.typmod < 0:
+        return e.arg.value
+    folded = getattr(e, "_folded", None) if isinstance(e, Cast) else None
+    if folded is not None and folded is not _NOT_FOLDED:
+        return folded[0]
+    if isinstance(e, SubqueryExpr) and e.kind == "scalar" and not e.correlated and type(col) is Col \
+            and col is not None and col.nulls is None and len(col) > 0:
+        return col.data[0]
+    return _NO_CONSTANT
+
+
+def fixed_compare_constant(op: str, a: Col, b: Col, le: Expr, re_: Expr) -> Col | None:
+    """A scaled-integer column compared with a numeric constant of more digits
+    than int64 holds at the column's scale (an avg: 5000.5566787878787879).
+    For integer ``x`` and a non-integer ``q = v * 10**scale``, ``x > q`` is
+    ``x > floor(q)``, ``x < q`` is ``x <= floor(q)``, ``=`` is never true."""
+    if type(a) is FixedCol:
+        col, v, flip = a, _constant_of(re_, b), False
+    elif type(b) is FixedCol:
+        col, v, flip = b, _constant_of(le, a), True
+    else:
+        return None
+    if not isinstance(v, decimal.Decimal) or not v.is_finite():
+        return None
+    q = v.scaleb(col.scale, NUMERIC_CTX)
+    f = int(q.to_integral_value(rounding=decimal.ROUND_FLOOR, context=NUMERIC_CTX))
+    if abs(f) >= 2 ** 62:
+        return None
+    if flip:
+        op = _FLIPPED.get(op, op)
+    x = col.fx
+    if q == f:
+        r = _CMP[op](x, f)
+    elif op in ("=", "<>", "!="):
+        r = np.full(len(x), op != "=")
+    else:
+        r = x > f if op in (">", ">=") else x <= f
+    return Col(np.asarray(r, dtype=bool), col.nulls, type_oids.BOOL)
+
+
+_FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+
+
 def _fixed_of(e: Expr, col: Col | None):
     """(scaled ints or a Python int, scale) for a NUMERIC operand that has one
     scale -- a FixedCol, an integer cast to numeric, a numeric constant -- else None."""
     if isinstance(col, FixedCol):
         fx = col.fx if col.nulls is None else np.where(col.nulls, 0, col.fx)
         return fx, col.scale
-    folded = getattr(e, "_folded", None) if isinstance(e, Cast) else None
-    if isinstance(e, Const) or (isinstance(e, Cast) and isinstance(e.arg, Const)) or (
-            folded is not None and folded is not _NOT_FOLDED):
-        v = e.value if isinstance(e, Const) else e.arg.value if isinstance(e, Cast) and isinstance(e.arg, Const) \
-            else folded[0] if folded is not None else None
+    v = _constant_of(e, col)
+    if v is not _NO_CONSTANT:
         if isinstance(v, bool) or v is None:
             return None
         if isinstance(v, int):
@@ -810,6 +864,8 @@ class Compare(Expr):
             a, b = self.left.eval(batch, ctx), self.right.eval(batch, ctx)
         if a.oid == type_oids.NUMERIC and (type(a) is FixedCol or type(b) is FixedCol):
             r = fixed_compare(self.op, a, b, self.left, self.right)
+            if r is None:
+                r = fixed_compare_constant(self.op, a, b, self.left, self.right)
             if r is not None:
                 return r
         return compare_cols(self.op, a, b)
@@ -1032,6 +1088,10 @@ class InList(Expr):
     def eval(self, batch, ctx):
         a = self.arg.eval(batch, ctx)
         n = batch.n
+        if n >= 1024:
+            r = self._text_membership(a)
+            if r is not None:
+                return r
         hit = np.zeros(n, bool)
         unknown = a.null_mask().copy()
         for it in self.items:
@@ -1041,6 +1101,22 @@ class InList(Expr):
         nulls = unknown & ~hit
         r = ~hit if self.negate else hit
         return Col(r & ~nulls, nulls, type_oids.BOOL)
+
+
+    def _text_membership(self, a: Col) -> Col | None:
+        """A text column against a list of text literals: each distinct value
+        is looked up once (a hash table), not compared with every literal
+        (TPC-H Q22's seven phone prefixes over unique phone numbers)."""
+        consts = [it for it in self.items if isinstance(it, Const) and type(it.value) is str]
+        if a.oid not in (type_oids.TEXT, type_oids.VARCHAR) or a.data.dtype != object or len(consts) != len(self.items):
+            return None
+        wanted = {it.value for it in consts}
+        codes, uniq = _factorize_objects(filled(a))
+        hit = np.fromiter((u in wanted for u in uniq.tolist()), bool, len(uniq))[codes]
+        if a.nulls is not None:
+            hit &= ~a.nulls
+        r = ~hit if self.negate else hit
+        return Col(r if a.nulls is None else r & ~a.nulls, a.nulls, type_oids.BOOL)
 
 
 def like_to_regex(pattern: str, escape: str | None = "\\") -> str:
@@ -1456,6 +1532,10 @@ def _worth_encoding(col: Col) -> bool:
     pay the encoding and then evaluate every row anyway."""
     if type(col) is FixedCol:
         return False        # compared in scaled integers already; its .data would build a Decimal per row
+    if type(col) is TakenCol and col._gathered is None:
+        # encoded through its source (dict_codes): reading .data here would gather the strings
+        # and then encode the fresh copy instead of reusing the source's cached codes
+        return _worth_encoding(col._src)
     d = col.data
     if type(col) is not Col or d.dtype != object:
         return True

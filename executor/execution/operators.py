@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import decimal
 import time
+from typing import cast
 
 import numpy as np
 
@@ -20,6 +21,10 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol,
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
+# (the join and filter shortcuts' names, on lines of their own)
+from .aggregates import distinct_counts
+from .expr import And, ColRef, Func, Like, SubqueryExpr
+from .probe_reduction import key_membership
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
@@ -224,17 +229,63 @@ class Filter(Op):
         arrays may be reused after the call."""
         if batch.n == 0:
             return batch
-        c = eval_pred(self.pred, batch, ctx)
-        mask = c.data.astype(bool, copy=False)
-        if c.nulls is not None:
-            mask = mask & ~c.nulls
+        if type(self.pred) is And and batch.n >= 1024:
+            mask = conjunct_mask(self._ordered_conjuncts(), batch, ctx)
+        else:
+            c = eval_pred(self.pred, batch, ctx)
+            mask = c.data.astype(bool, copy=False)
+            if c.nulls is not None:
+                mask = mask & ~c.nulls
         return filter_batch(batch, mask) if lazy else batch.filter(mask)
+
+    def _ordered_conjuncts(self) -> list[Expr]:
+        """The AND's terms, those that call functions or match strings last
+        (they cost a Python call per row; TPC-H Q22's phone prefixes)."""
+        order = self.__dict__.get("_order")
+        if order is None:
+            order = self._order = sorted(cast(And, self.pred).args, key=_costly)
+        return order
 
     def _execute(self, ctx):
         return self.process(self.child.execute(ctx), ctx, lazy=True)
 
     def label(self):
         return f"Filter ({self.pred!r})"
+
+
+def _costly(e: Expr) -> bool:
+    return any(isinstance(n, (Func, Like)) or (isinstance(n, SubqueryExpr) and n.correlated) for n in e.walk())
+
+
+def conjunct_mask(terms: list[Expr], batch: Batch, ctx) -> np.ndarray:
+    """Rows where every term is true.  Once the terms so far keep few rows (or
+    any fewer, before a function call), the rest run on those rows only, as
+    PostgreSQL's AND stops at the first false term (so a function call never
+    raises on a row an earlier term rejected).  A term that keeps most rows is
+    not worth gathering for: the next one reads the same batch."""
+    idx: np.ndarray | None = None          # the rows ``cur`` holds (None: all of batch)
+    cur = batch
+    acc: np.ndarray | None = None          # over cur's rows: every term so far is true
+    for t in terms:
+        if acc is not None:
+            kept = int(np.count_nonzero(acc))
+            if kept * 4 < len(acc) or (kept < len(acc) and _costly(t)):
+                sel = np.flatnonzero(acc)
+                idx = sel if idx is None else idx[sel]
+                acc = None
+                if not kept:
+                    break
+                cur = take_batch(batch, idx)
+        c = eval_pred(t, cur, ctx)
+        m = c.data.astype(bool, copy=False)
+        if c.nulls is not None:
+            m = m & ~c.nulls
+        acc = m if acc is None else (acc & m)
+    if idx is None:
+        return acc if acc is not None else np.zeros(batch.n, bool)
+    mask = np.zeros(batch.n, bool)
+    mask[idx if acc is None else idx[acc]] = True
+    return mask
 
 
 class Project(Op):
@@ -563,6 +614,10 @@ def combine(left: Batch, right: Batch) -> Batch:
     return Batch(left.cols + right.cols, left.n)
 
 
+#: a build side up to this many rows makes a filtered probe test its key first (_reduced_probe)
+_REDUCING_BUILD_ROWS = 100_000
+
+
 class Build:
     """A hash join's build side: the right input and its key columns.  Made
     per execution, or kept by a continuous view (its static pipelines, and
@@ -622,6 +677,11 @@ class HashJoin(Op):
         without sorting; kept build sides are probed batch after batch."""
         rb, rk = build.batch, build.keys
         lk = [k.eval(lb, ctx) for k in self.lkeys]
+        if one_shot and self.residual is None and self.kind in ("semi", "anti") and len(lk) == 1:
+            # whether a partner exists is all these joins ask: no pairs needed (TPC-H Q22's NOT EXISTS)
+            mask = key_membership(lk[0], rk[0])
+            if mask is not None:
+                return self._filter(lb, mask if self.kind == "semi" else ~mask, lazy)
         index = None if one_shot else build.unique_index(self)
         if index is not None and lk[0].data.dtype.kind in "iu":
             li, ri = index.probe(lk[0])
@@ -638,8 +698,36 @@ class HashJoin(Op):
         build = kept.current(self, ctx) if kept is not None else self.build(ctx)
         if self.reduces == "left":
             ctx.run.publish_keys(self, build.keys)
-        lb = self.left.execute(ctx)
+        lb = self._reduced_probe(ctx, build)
+        if lb is None:
+            lb = self.left.execute(ctx)
         return self.process(lb, ctx, build, lazy=True, one_shot=kept is None)
+
+    def _reduced_probe(self, ctx, build: Build) -> Batch | None:
+        """The probe input when it is filters over one input and the build side
+        is small: the input's rows without a partner key are dropped before
+        the filters read them (``probe_reduction``); None to run it as planned.
+        Only for joins that drop such rows anyway (inner, semi)."""
+        if self.kind not in ("inner", "semi") or len(self.lkeys) != 1 or type(self.lkeys[0]) is not ColRef \
+                or not isinstance(self.left, Filter) or build.batch.n > _REDUCING_BUILD_ROWS:
+            return None
+        chain: list[Filter] = []
+        base: Op = self.left
+        while isinstance(base, Filter):
+            chain.append(base)
+            base = base.child
+        b = base.execute(ctx)
+        mask = key_membership(self.lkeys[0].eval(b, ctx), build.keys[0])
+        if mask is not None and b.n:
+            b = filter_batch(b, mask)
+        stats = ctx.run.stats
+        for f in reversed(chain):
+            t = time.perf_counter()
+            b = f.process(b, ctx, lazy=True)
+            st = stats.setdefault(f, [0, 0.0])
+            st[0] += b.n
+            st[1] += time.perf_counter() - t
+        return b
 
     @staticmethod
     def _take(b: Batch, idx: np.ndarray, lazy: bool) -> Batch:
@@ -651,12 +739,30 @@ class HashJoin(Op):
 
     def _join(self, lb, rb, lk, rk, ctx, lazy: bool = False) -> Batch:
         if lk:
+            kept = self._build_rows_with_partner(lb, rb, lk, rk)
+            if kept is not None:
+                rk = [rk[0].take(kept)]
             lcode, rcode, span = join_codes(lk, rk)
             li, ri = match_indices(lcode, rcode, span)
+            if kept is not None:
+                ri = kept[ri]
         else:
             li = np.repeat(np.arange(lb.n, dtype=np.int64), rb.n)
             ri = np.tile(np.arange(rb.n, dtype=np.int64), lb.n)
         return self._emit(lb, rb, li, ri, ctx, lazy)
+
+    def _build_rows_with_partner(self, lb, rb, lk, rk) -> np.ndarray | None:
+        """The build rows whose key occurs among the probe's, when the build is
+        much the larger side (TPC-H Q21's EXISTS over all lineitems, probed by
+        75k): matching then sorts and counts those rows, not the whole build.
+        None when not worth it, or for joins that emit unmatched build rows."""
+        if len(rk) != 1 or rb.n <= 4 * lb.n or self.kind not in ("inner", "left", "semi", "anti"):
+            return None
+        mask = key_membership(rk[0], lk[0])
+        if mask is None:
+            return None
+        kept = np.flatnonzero(mask)
+        return kept if 2 * len(kept) < rb.n else None    # most rows have a partner: the full match is as cheap
 
     def _emit(self, lb, rb, li, ri, ctx, lazy: bool) -> Batch:
         """Matched pairs (li, ri) in probe order -> the join's output."""
@@ -867,6 +973,10 @@ class Aggregate(Op):
         cols = [c.take(rep) for c in key_cols] if rep is not None else []
         counts = np.bincount(gids, minlength=ng) if batch.n and len(self.aggs) > 1 else None
         for spec, (args, valid) in zip(self.aggs, inputs):
+            counted = distinct_counts(spec, gids, ng, args, valid) if batch.n else None
+            if counted is not None:
+                cols.append(counted)
+                continue
             st = spec.make_state()
             st.ensure(ng)
             if counts is not None:

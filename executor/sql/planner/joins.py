@@ -207,6 +207,8 @@ class JoinPlanner(PlannerBase):
                 if self._refs_within(c, scope) and self._refs_both(c, lscope, rscope):
                     conjs.append(c)
                     where_conj.remove(c)
+        if kind in ("inner", "cross"):
+            lop, rop = self._push_implied_ors(conjs, lop, lscope, rop, rscope)
         binder = ExprBinder(self, scope, context="JOIN conditions")
         lkeys, rkeys, residual = [], [], []
         for c in conjs:
@@ -228,6 +230,39 @@ class JoinPlanner(PlannerBase):
         res = expr.And(residual) if len(residual) > 1 else (residual[0] if residual else None)
         jkind = "inner" if kind == "cross" else kind
         return self._probe_join(lop, rop, lkeys, rkeys, res, jkind), scope
+
+    def _push_implied_ors(self, conjs, lop, lscope, rop, rscope):
+        """An OR over both inputs whose every branch also restricts one input
+        alone implies that input's OR of those restrictions, which is pushed
+        below the join while the full OR stays the join's residual (PostgreSQL's
+        extract_restriction_or_clauses).  TPC-H Q19 then joins the few hundred
+        parts of its three brands, not all of them, with the lineitems of its
+        three quantity ranges."""
+        for c in conjs:
+            branches = disjuncts(c)
+            if len(branches) < 2 or not self._refs_both(c, lscope, rscope):
+                continue
+            lop = self._push_implied_or(branches, lop, lscope)
+            rop = self._push_implied_or(branches, rop, rscope)
+        return lop, rop
+
+    def _push_implied_or(self, branches, op, scope: Scope):
+        """``op`` under the OR of each branch's conjuncts that read ``scope``
+        only, when every branch has some (else no row can be excluded)."""
+        implied = []
+        for b in branches:
+            parts = [p for p in split_conjuncts(b.this if isinstance(b, exp.Paren) else b)
+                     if p.find(exp.Column) is not None and self._refs_within(p, scope)]
+            if not parts:
+                return op
+            implied.append(exp.paren(exp.and_(*[p.copy() for p in parts])) if len(parts) > 1 else parts[0].copy())
+        try:
+            bound = self.coerce(ExprBinder(self, scope, context="WHERE").bind(exp.or_(*implied)), type_oids.BOOL)
+        except PgError:
+            return op  # the whole condition, bound next, reports it in its own words
+        if any(isinstance(n, expr.Func) and n.volatile for n in _unique_nodes(bound)):
+            return op  # evaluated twice, a volatile call would answer differently
+        return self.push_filters(op, [bound])
 
     def _probe_join(self, lop, rop, lkeys, rkeys, res, kind) -> operators.Op:
         """The join operator for ``lop <kind> JOIN rop`` (output: left columns,
