@@ -17,7 +17,7 @@ acknowledged only after delivery (and its WAL flush) at Sync.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -185,14 +185,8 @@ class PendingInserts:
             c = cols[k]
             if notnull and c.nulls is not None:
                 return False
-            if casts:
-                try:
-                    for to, typmod, explicit in casts:
-                        c = sqltypes.cast_col(c, to, typmod, explicit)
-                except Exception:
-                    return False
-                if notnull and c.nulls is not None:
-                    return False
+            if casts and not _converts(lambda: c, casts, notnull):
+                return False
         return True
 
     def add_columns(self, cols: list[Col], n: int) -> None:
@@ -222,15 +216,8 @@ class PendingInserts:
                 continue
             if casts and len(casts) == 1 and _fits(oid, casts[0], v):
                 continue
-            if casts:
-                try:
-                    c = Col.const(v, oid, 1)
-                    for to, typmod, explicit in casts:
-                        c = sqltypes.cast_col(c, to, typmod, explicit)
-                except Exception:
-                    return False
-                if notnull and c.nulls is not None:
-                    return False
+            if casts and not _converts(lambda: Col.const(v, oid, 1), casts, notnull):
+                return False
         return True
 
     @property
@@ -439,3 +426,16 @@ class FlushStmt:
             else:
                 n += insert_batch(session, ctx, rel, rows)
         return Result(tag=f"INSERT 0 {n}")
+
+
+def _converts(make: Callable[[], Col], casts, notnull: bool) -> bool:
+    """Whether the column ``make()`` builds goes through the column's casts
+    without an error (and, for a NOT NULL column, without turning a value
+    into NULL)."""
+    try:
+        c = make()
+        for to, typmod, explicit in casts:
+            c = sqltypes.cast_col(c, to, typmod, explicit)
+    except Exception:
+        return False
+    return not (notnull and c.nulls is not None)
