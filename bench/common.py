@@ -142,12 +142,17 @@ def dsn(port: int) -> str:
     return f"host=127.0.0.1 port={port} user=postgres dbname=postgres"
 
 
-def connect(port: int, autocommit: bool = True, options: str | None = None):
-    """psycopg connection; `options` is the startup options string, e.g. "-c synchronous_commit=off"."""
+def connect(port: int, autocommit: bool = True, options: str | None = None, prepare: bool = True):
+    """psycopg connection; `options` is the startup options string, e.g. "-c synchronous_commit=off".
+    ``prepare=False``: never prepare a statement, so a repeated query text is planned and run
+    each time on both servers (no prepared-plan or identical-cycle reuse in timed repeats)."""
     import psycopg
 
     kw = {"options": options} if options else {}
-    return psycopg.connect(dsn(port), autocommit=autocommit, **kw)
+    conn = psycopg.connect(dsn(port), autocommit=autocommit, **kw)
+    if not prepare:
+        conn.prepare_threshold = None
+    return conn
 
 
 def psql(port: int, sql: str, capture: bool = False) -> str:

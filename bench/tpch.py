@@ -230,11 +230,11 @@ def main(argv: list[str] | None = None) -> int:
         res: dict = {}
         with Servers(pg=not a.no_pg) as s:
             section("loading")
-            ss = connect(s.ss_port)
+            ss = connect(s.ss_port, prepare=False)
             load_wire(ss, d, oracle=False, label="splitstream")
             pg = None
             if not a.no_pg:
-                pg = connect(s.pg_port)
+                pg = connect(s.pg_port, prepare=False)
                 load_wire(pg, d, oracle=True, label="PostgreSQL 15")
                 pg.execute(f"SET statement_timeout = '{a.timeout}'")
             duck = None if a.no_duckdb else load_duckdb(d)
