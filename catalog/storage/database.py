@@ -463,7 +463,7 @@ class Database:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.fsync = fsync
         self.committed = bootstrap_state()
-        self.wal = Wal(self.dir / "wal")
+        self.wal = Wal(self.dir / "wal", preallocate=fsync)
         self._writer = threading.Lock()
         self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
         self.seq_lock = threading.Lock()

@@ -46,9 +46,12 @@ log = logging.getLogger("splitstream.wal")
 
 _HDR = struct.Struct("!II")
 
-#: zeros written ahead of the writer at a time; a record this large or larger
-#: is written past them instead (appended: a COPY's slabs are not written twice)
+#: zeros written ahead of the writer at a time
 PREALLOC = 4 << 20
+#: a record this large or larger is written past the zeros instead (appended):
+#: a COPY's slabs are not written twice, and the size change a later fdatasync
+#: journals is paid once per large write rather than per small commit
+APPEND_FROM = 64 << 10
 
 #: The magic number of a WAL segment.
 MAGIC = b"SSWAL"
@@ -161,8 +164,11 @@ class _Lost:
 
 
 class Wal:
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, preallocate: bool = True) -> None:
+        """``preallocate=False`` (``--fsync off``): no zeros ahead, since no
+        commit waits for an fdatasync they would make cheaper."""
         self.dir = directory
+        self.preallocate = preallocate
         self.dir.mkdir(parents=True, exist_ok=True)
         self.lock = threading.Lock()
         self._sync_cond = threading.Condition()
@@ -339,9 +345,9 @@ class Wal:
 
     def _reserve(self, f: BinaryIO, end: int) -> None:
         """Make sure zeros are allocated (written and synced) up to ``end``,
-        and :data:`PREALLOC` beyond, unless the record is that large itself
+        and :data:`PREALLOC` beyond, unless the record is :data:`APPEND_FROM` or larger
         (under ``lock``; the file position stays at ``size``)."""
-        if end <= self._alloc or end - self.size >= PREALLOC:
+        if not self.preallocate or end <= self._alloc or end - self.size >= APPEND_FROM:
             return
         fd, new = f.fileno(), end + PREALLOC
         os.lseek(fd, self._alloc, os.SEEK_SET)

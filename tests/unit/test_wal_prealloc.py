@@ -73,14 +73,26 @@ def test_a_segment_opened_again_is_appended_after_its_last_record(tmp_path):
     assert _values(Wal(tmp_path / "wal")) == [0, 1, 2, 3, 4]
 
 
-def test_a_record_larger_than_the_preallocation_is_appended(tmp_path):
-    """A COPY-sized record is written past the zeros (not written twice);
+@pytest.mark.parametrize("values", [wal_mod.APPEND_FROM // 8 + 100, wal_mod.PREALLOC // 8 + 100])
+def test_a_large_record_is_appended(tmp_path, values):
+    """A COPY-slab-sized record is written past the zeros (not written twice);
     small records after it are preallocated again."""
     w, _ = _written(tmp_path, 1)
-    big = np.arange(wal_mod.PREALLOC // 8 + 100, dtype=np.int64)
+    big = np.arange(values, dtype=np.int64)
     w.append([StreamBatch(42, [(big, None)], 1)], sync=True)
     w.append([("setval", 7, 2)], sync=True)
     ops = [ops[0] for _, ops in Wal(tmp_path / "wal").replay(1)]
     assert ops[0][2] == 0 and ops[2][2] == 2
     assert np.array_equal(ops[1].columns[0][0], big)
     assert not any(w.path(1).read_bytes()[w.size:])
+
+
+def test_no_zeros_ahead_without_fsync(tmp_path):
+    """--fsync off: no commit waits for an fdatasync, so nothing is written
+    ahead; the log still replays."""
+    w = Wal(tmp_path / "wal", preallocate=False)
+    w.open_segment(1)
+    w.append([("setval", 7, 1)], sync=False)
+    w.append([("setval", 7, 2)], sync=False)
+    assert w.path(w.gen).stat().st_size == w.size
+    assert [ops[0][2] for _, ops in Wal(tmp_path / "wal").replay(1)] == [1, 2]
