@@ -229,7 +229,7 @@ class Filter(Op):
         arrays may be reused after the call."""
         if batch.n == 0:
             return batch
-        if type(self.pred) is And and batch.n >= 1024:
+        if type(self.pred) is And and (batch.n >= 1024 or self._calls()):
             mask = conjunct_mask(self._ordered_conjuncts(), batch, ctx)
         else:
             c = eval_pred(self.pred, batch, ctx)
@@ -243,8 +243,17 @@ class Filter(Op):
         (they cost a Python call per row; TPC-H Q22's phone prefixes)."""
         order = self.__dict__.get("_order")
         if order is None:
-            order = self._order = sorted(cast(And, self.pred).args, key=_costly)
+            order = self._order = sorted(cast(And, self.pred).args, key=costly_term)
         return order
+
+    def _calls(self) -> bool:
+        """Whether a term of the AND calls a function: it must not see a row
+        an earlier term rejected, however small the batch (PostgreSQL's AND
+        stops at the first false term: ``bal > 0 AND sqrt(bal) > 10``)."""
+        calls = self.__dict__.get("_has_calls")
+        if calls is None:
+            calls = self._has_calls = any(costly_term(t) for t in cast(And, self.pred).args)
+        return calls
 
     def _execute(self, ctx):
         return self.process(self.child.execute(ctx), ctx, lazy=True)
@@ -253,7 +262,9 @@ class Filter(Op):
         return f"Filter ({self.pred!r})"
 
 
-def _costly(e: Expr) -> bool:
+def costly_term(e: Expr) -> bool:
+    """A term that calls a function or matches strings: evaluated last in an
+    AND, and only on the rows the other terms keep."""
     return any(isinstance(n, (Func, Like)) or (isinstance(n, SubqueryExpr) and n.correlated) for n in e.walk())
 
 
@@ -269,7 +280,7 @@ def conjunct_mask(terms: list[Expr], batch: Batch, ctx) -> np.ndarray:
     for t in terms:
         if acc is not None:
             kept = int(np.count_nonzero(acc))
-            if kept * 4 < len(acc) or (kept < len(acc) and _costly(t)):
+            if kept * 4 < len(acc) or (kept < len(acc) and costly_term(t)):
                 sel = np.flatnonzero(acc)
                 idx = sel if idx is None else idx[sel]
                 acc = None

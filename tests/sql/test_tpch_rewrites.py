@@ -173,9 +173,35 @@ def test_negative_substring_length_is_an_error(conns):
 
 
 def test_and_terms_after_a_rejecting_term_do_not_raise(conns):
-    # sqrt of a negative raises 2201F; the first term rejects those rows (no grouping: the
-    # vector filter, which a compiling backend's grouping kernel would replace)
+    # sqrt of a negative raises 2201F; the first term rejects those rows
     _same(conns, "SELECT ck FROM cu WHERE bal > 0 AND sqrt(bal) > 10 ORDER BY ck")
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+@pytest.mark.parametrize("rows", [300, 5000])
+@pytest.mark.parametrize("sql", [
+    "SELECT k, count(*), sum(x) FROM fl WHERE x > 0 AND sqrt(x) > 10 GROUP BY k ORDER BY k",
+    "SELECT count(*) FROM fl WHERE sqrt(x) > 10 AND x > 0",
+    "SELECT k, count(*) FROM fl WHERE x >= 0 AND k < 3 AND ln(x + 1) > 2 GROUP BY k ORDER BY k",
+])
+def test_a_call_never_sees_a_row_an_earlier_term_rejects(conns, backend, rows, sql):
+    """As PostgreSQL's AND stops at its first false term, a function call in a
+    filter never raises on a row another term rejects: on a batch under and
+    over the vector Filter's narrowing size, and in the LLVM kernel, whose
+    compiled terms (x > 0) would otherwise run after the call's premask."""
+    ss, pg = conns
+    for c in (ss, pg):
+        c.execute("DROP TABLE IF EXISTS fl")
+        c.execute("CREATE TABLE fl (k int, x float8)")
+        c.execute(f"INSERT INTO fl SELECT i % 5, i - 50 FROM generate_series(1, {rows}) i")
+    ss.execute(f"SET executor_backend = {backend}")
+    try:
+        _same(conns, sql)
+        assert f"backend={backend}" in "\n".join(_plan(conns, sql))
+    finally:
+        ss.execute("RESET executor_backend")
+        for c in (ss, pg):
+            c.execute("DROP TABLE fl")
 
 
 @pytest.mark.parametrize("sql", [

@@ -15,8 +15,10 @@ reason recorded for EXPLAIN):
 
 * The trailing Filter is fused into the kernel.  Conjuncts the kernel cannot
   evaluate (OR, LIKE, text, numeric, ...) are evaluated by numpy into a
-  *premask* the kernel reads; since the vector Filter evaluates its whole
-  predicate on its whole input too, errors and NULLs behave identically.
+  *premask* the kernel reads, through the vector Filter's ``conjunct_mask``;
+  when a premask term calls a function, every term is in the premask, so the
+  call sees only rows the other terms keep (as on the vector path, and as
+  PostgreSQL's AND, which stops at the first false term).
 * Keys and aggregate arguments that are columns (or widening casts of
   columns) are read by the kernel; other expressions are evaluated by numpy
   and handed to the kernel as extra input columns.  Expressions that may
@@ -304,10 +306,14 @@ def _analyse(ops: list, agg, proj) -> KernelPlan:
     if prefix and isinstance(prefix[-1], operators.Filter) and not plan.unsafe_inputs:
         flt = prefix.pop()
         plan.fused_filter = flt
-        for c in _conjuncts(flt.pred):
-            c = _below(c, proj)
+        terms = [_below(c, proj) for c in _conjuncts(flt.pred)]
+        for c in terms:
             if not _try_conjunct(plan, c):
                 plan.premask_exprs.append(c)
+        if plan.conj and any(operators.costly_term(c) for c in plan.premask_exprs):
+            # a call must not see a row a compiled term rejects (the vector Filter's
+            # conjunct_mask narrows first): the premask then evaluates every term
+            plan.premask_exprs = sorted(terms, key=operators.costly_term)
     if proj is not None:
         if prefix[-1] is not proj:
             raise _NotPeelable("a filter that stays in the vector prefix reads the Project")

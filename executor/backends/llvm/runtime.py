@@ -34,6 +34,7 @@ import numpy as np
 from splitstream.catalog.datatypes.vector import Batch
 
 from ...execution import expr
+from ...execution.operators import conjunct_mask
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
 from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
@@ -319,14 +320,7 @@ class CompiledSink:
             present.append(nm is not None)
         pm_ptr = 0
         if plan.premask_exprs:
-            mask = None
-            for e in plan.premask_exprs:
-                c = e.eval(batch, ctx)
-                m = c.data.astype(bool, copy=False)
-                if c.nulls is not None:
-                    m = m & ~c.nulls
-                mask = m if mask is None else (mask & m)
-            mask = np.ascontiguousarray(mask, dtype=np.bool_)
+            mask = np.ascontiguousarray(conjunct_mask(plan.premask_exprs, batch, ctx), dtype=np.bool_)
             if not mask.any():
                 p.empty = True
                 return p
