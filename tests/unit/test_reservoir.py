@@ -130,9 +130,13 @@ def test_merge_shares_are_hypergeometric(merge):
 
 
 def test_compiled_merge_draws_what_the_python_merge_draws():
+    """Both compiled descents (branchy below BRANCHLESS_FROM workers,
+    branchless from it, where loads run past p) draw the Python merge's shares."""
     rng = np.random.default_rng(9)
-    for _ in range(50):
-        counts = rng.integers(0, 1000, int(rng.integers(1, 40)))
+    sizes = [int(rng.integers(1, 40)) for _ in range(50)] + [int(rng.integers(40, 700)) for _ in range(30)]
+    sizes += [compiled.BRANCHLESS_FROM - 1, compiled.BRANCHLESS_FROM, 512, 513]
+    for p in sizes:
+        counts = rng.integers(0, 1000, p)
         n = int(rng.integers(0, 3000))
         seed = int(rng.integers(0, 1 << 63))
         a = compiled.categorical_shares(np.ascontiguousarray(counts, dtype=np.int64), n, seed)
