@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_FUNCTION, PgError
 
 AMBIGUOUS_FUNCTION = "42725"
 NO_MATCH_HINT = "No function matches the given name and argument types. You might need to add explicit type casts."
@@ -170,10 +170,26 @@ def select(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[tuple
     sig, expanded = _candidate(name, sigs, arg_oids)
     if not any(t in (ANYELEMENT, ANYARRAY) for t in expanded + (sig.result,)):
         return expanded, sig.result
+    if ANYARRAY in arg_oids:
+        return _over_anyarray(arg_oids, expanded, sig.result)
     elem = _element_type(arg_oids, expanded)
     if elem is None:
         raise undefined(name, arg_oids)
     return tuple(_instantiate(t, elem) for t in expanded), _instantiate(sig.result, elem)
+
+
+def _over_anyarray(arg_oids, expanded, result: int) -> tuple[tuple[int, ...], int]:  # noqa: ARG001
+    """A call given a value of type anyarray itself (pg_stats.histogram_bounds,
+    most_common_vals): 42804 where PostgreSQL needs the element type too, and
+    0A000 where it does not (a KeyError reached clients as an internal error)."""
+    polymorphic = [t for a, t in zip(arg_oids, expanded) if a != ANYARRAY and t in (ANYELEMENT, ANYARRAY)]
+    if result in (ANYELEMENT, ANYARRAY) or polymorphic:
+        raise PgError(DATATYPE_MISMATCH, 'cannot determine element type of "anyarray" argument')
+    # PostgreSQL answers these (array_length, cardinality): its anyarray values
+    # know their element type; ours are the arrays' text, so refuse, never guess
+    raise PgError(FEATURE_NOT_SUPPORTED, "functions over a value of type anyarray are not supported",
+                  hint="Cast it through text to an array of its element type, as in "
+                       "array_length(histogram_bounds::text::int[], 1).")
 
 
 def _candidate(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[Signature, tuple[int, ...]]:

@@ -216,3 +216,33 @@ def test_every_type_analyzes_like_postgresql(ss_conn, pg_conn, unique_name):
         got.append(conn.execute(q, (t,)).fetchall())
         conn.execute(f"DROP TABLE {t}")
     assert got[0] == got[1]
+
+
+def test_anyarray_columns_are_read_as_postgresql_reads_them(ss_conn, pg_conn, unique_name):
+    """pg_stats' anyarray columns: the text cast idiom gives PostgreSQL's
+    arrays, a subscript is PostgreSQL's 42804, array_append its 42883; a
+    function PostgreSQL answers from the element type it knows is refused
+    (0A000 with the idiom as hint), never an internal error or a guess."""
+    t = unique_name("t")
+    for conn in (ss_conn, pg_conn):
+        _setup(conn, SMALL.format(t=t))
+        conn.execute(f"ANALYZE {t}")
+    idiom = ("SELECT histogram_bounds::text::int[], array_length(histogram_bounds::text::int[], 1), "
+             "most_common_vals::text::text[] FROM pg_stats WHERE tablename = %s AND attname IN ('k', 's') "
+             "ORDER BY attname")
+    try:
+        assert ss_conn.execute(idiom, (t,)).fetchall() == pg_conn.execute(idiom, (t,)).fetchall()
+        for sql, state in ((f"SELECT histogram_bounds[1] FROM pg_stats WHERE tablename = '{t}'", "42804"),
+                           (f"SELECT array_append(most_common_vals, 1) FROM pg_stats WHERE tablename = '{t}'",
+                            "42883")):
+            for conn in (ss_conn, pg_conn):
+                with pytest.raises(psycopg.Error) as err:
+                    conn.execute(sql).fetchall()
+                assert err.value.sqlstate == state, (sql, conn is ss_conn, err.value)
+        with pytest.raises(psycopg.Error) as err:
+            ss_conn.execute(f"SELECT cardinality(histogram_bounds) FROM pg_stats WHERE tablename = '{t}'")
+        assert err.value.sqlstate == "0A000" and "::text::" in (err.value.diag.message_hint or "")
+        assert ss_conn.execute("SELECT 1").fetchone() == (1,)
+    finally:
+        for conn in (ss_conn, pg_conn):
+            conn.execute(f"DROP TABLE IF EXISTS {t}")
