@@ -171,25 +171,27 @@ def select(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[tuple
     if not any(t in (ANYELEMENT, ANYARRAY) for t in expanded + (sig.result,)):
         return expanded, sig.result
     if ANYARRAY in arg_oids:
-        return _over_anyarray(arg_oids, expanded, sig.result)
+        raise _anyarray_error(arg_oids, expanded, sig.result)
     elem = _element_type(arg_oids, expanded)
     if elem is None:
         raise undefined(name, arg_oids)
     return tuple(_instantiate(t, elem) for t in expanded), _instantiate(sig.result, elem)
 
 
-def _over_anyarray(arg_oids, expanded, result: int) -> tuple[tuple[int, ...], int]:  # noqa: ARG001
-    """A call given a value of type anyarray itself (pg_stats.histogram_bounds,
-    most_common_vals): 42804 where PostgreSQL needs the element type too, and
-    0A000 where it does not (a KeyError reached clients as an internal error)."""
+#: how to read an anyarray value (pg_stats' arrays) as an array of its element type
+ANYARRAY_HINT = "Cast it through text to an array of its element type, as in histogram_bounds::text::int[]."
+
+
+def _anyarray_error(arg_oids, expanded, result: int) -> PgError:
+    """The error for a call given a value of type anyarray itself
+    (pg_stats.histogram_bounds, most_common_vals): 42804 where PostgreSQL needs
+    the element type too; 0A000 where PostgreSQL answers from the element type
+    its values carry (array_length, cardinality) but ours, the arrays' text, lack."""
     polymorphic = [t for a, t in zip(arg_oids, expanded) if a != ANYARRAY and t in (ANYELEMENT, ANYARRAY)]
     if result in (ANYELEMENT, ANYARRAY) or polymorphic:
-        raise PgError(DATATYPE_MISMATCH, 'cannot determine element type of "anyarray" argument')
-    # PostgreSQL answers these (array_length, cardinality): its anyarray values
-    # know their element type; ours are the arrays' text, so refuse, never guess
-    raise PgError(FEATURE_NOT_SUPPORTED, "functions over a value of type anyarray are not supported",
-                  hint="Cast it through text to an array of its element type, as in "
-                       "array_length(histogram_bounds::text::int[], 1).")
+        return PgError(DATATYPE_MISMATCH, 'cannot determine element type of "anyarray" argument')
+    return PgError(FEATURE_NOT_SUPPORTED, "functions over a value of type anyarray are not supported",
+                   hint=ANYARRAY_HINT)
 
 
 def _candidate(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[Signature, tuple[int, ...]]:

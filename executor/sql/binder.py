@@ -988,8 +988,7 @@ class ExprBinder:
         a = self.bind(n.this)
         if a.oid == signatures.ANYARRAY:    # pg_stats.histogram_bounds and the like, as PostgreSQL
             raise PgError(DATATYPE_MISMATCH, "cannot subscript type anyarray because it does not support subscripting",
-                          hint="Cast it through text to an array of its element type, as in "
-                               "histogram_bounds::text::int[].")
+                          hint=signatures.ANYARRAY_HINT)
         ix = n.expressions[0]
         if isinstance(ix, exp.Slice):
             return bind_slice(self, a, ix)
