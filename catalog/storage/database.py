@@ -36,6 +36,7 @@ from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Salvage, Wal, check_segment
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamPart
+from .writer_lock import FairLock
 
 log = logging.getLogger("splitstream.storage")
 
@@ -464,7 +465,7 @@ class Database:
         self.fsync = fsync
         self.committed = bootstrap_state()
         self.wal = Wal(self.dir / "wal", preallocate=fsync)
-        self._writer = threading.Lock()
+        self._writer = FairLock()           # writers are served in arrival order (writer_lock.py)
         self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
         self.seq_lock = threading.Lock()
         #: The stream layer (catalog knows nothing of views): replays stream
@@ -486,12 +487,10 @@ class Database:
 
     # ---------------------------------------------------------- locking
     def acquire_writer(self, cancel_check: Callable[[], None] | None = None) -> None:
-        while not self._writer.acquire(timeout=0.05):
-            if cancel_check is not None:
-                cancel_check()
+        self._writer.acquire(cancel_check=cancel_check)
 
     def try_acquire_writer(self) -> bool:
-        return self._writer.acquire(blocking=False)
+        return self._writer.try_acquire()
 
     def release_writer(self) -> None:
         self._writer.release()
