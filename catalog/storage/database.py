@@ -302,6 +302,10 @@ class Transaction:
         #: lock, and ``stream_seq_at_commit`` is the last stream batch logged before it
         self.stream_cut = False
         self.stream_seq_at_commit: int | None = None
+        #: run at that point, still under the lock, with ``stream_seq_at_commit`` (a new continuous
+        #: view joins its stream there: no batch is logged in between); each returns its undo, run
+        #: if the commit then fails
+        self.at_cut: list[Callable[[int], Callable[[], None]]] = []
 
     @property
     def state(self) -> State:
@@ -419,11 +423,7 @@ class Transaction:
                 self._state.version = self.db.committed.version + 1
                 logged = [op for op in self.ops if not self._unlogged_data(op)]
                 if logged and self.stream_cut:
-                    with self.db._ckpt_lock:      # stream batches are numbered and logged under it
-                        record = self.db.wal.append(logged, sync=False)
-                        self.stream_seq_at_commit = self.db.stream_seq
-                    if sync and self.db.fsync:
-                        self.db.wal.sync_upto(record)
+                    self._commit_at_cut(logged, sync)
                 elif logged:
                     self.db.wal.append(logged, sync=sync and self.db.fsync)
             self.db.committed = self._state
@@ -433,6 +433,22 @@ class Transaction:
         for fn in self.after_commit:
             fn()
         self.db.maybe_checkpoint()
+
+    def _commit_at_cut(self, logged: list[Op], sync: bool) -> None:
+        """Log the commit under the checkpoint lock, where stream batches are
+        numbered and logged, so the batches before it are exactly those
+        numbered up to ``stream_seq_at_commit``; ``at_cut`` runs there too."""
+        with self.db._ckpt_lock:
+            record = self.db.wal.append(logged, sync=False)
+            seq = self.stream_seq_at_commit = self.db.stream_seq
+            undo = [fn(seq) for fn in self.at_cut]
+        try:
+            if sync and self.db.fsync:
+                self.db.wal.sync_upto(record)
+        except BaseException:
+            for fn in reversed(undo):
+                fn()
+            raise
 
     def _unlogged_data(self, op: Op) -> bool:
         """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
