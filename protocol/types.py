@@ -905,7 +905,7 @@ _TZ_RE = re.compile(r"(?:(z|zulu|utc|gmt)|([+-])(\d{1,2})(?::?(\d{2}))?(?::?(\d{
 _TS_RE = re.compile(
     r"\s*(?P<date>\d+-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}/\d+|\d{8})"
     r"(?:(?:\s+|T|t)(?P<time>\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?))?"
-    r"\s*(?P<tz>[zZ]|(?:utc|UTC|gmt|GMT)|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?|[A-Za-z][A-Za-z0-9_/+-]*)?"
+    r"\s*(?P<tz>[zZ]|(?:utc|UTC|gmt|GMT)|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?|(?!(?:BC|bc|AD|ad)\s*$)[A-Za-z][A-Za-z0-9_/+-]*)?"
     r"\s*(?P<bc>BC|bc|AD|ad)?\s*", re.ASCII)
 
 
@@ -974,8 +974,8 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
     m = _TS_RE.fullmatch(s)
     if not m:
         raise _syntax(typ, s, INVALID_DATETIME_FORMAT)
-    if m.group("bc") and m.group("bc").lower() == "bc":
-        raise PgError(DATETIME_FIELD_OVERFLOW, f'{"timestamp" if not with_tz else "timestamp"} out of range: "{s}"')
+    if _is_bc(m):
+        raise _bc_refused(typ, s)
     d = _parse_date_part(m.group("date"), s, typ)
     h = mi = sec = us = 0
     if m.group("time"):
@@ -1011,11 +1011,30 @@ def _date_in(s: str) -> _dt.date:
         return _dt.date(1970, 1, 1)
     t = s.strip()
     m = _TS_RE.fullmatch(t)
-    if m and not m.group("time") and not m.group("tz") and not m.group("bc"):
+    if m and _is_bc(m):
+        raise _bc_refused("date", s)
+    if m and not m.group("time") and not m.group("tz"):
         return _parse_date_part(m.group("date"), s, "date")
-    if m and not m.group("bc"):  # a timestamp literal: keep the date
+    if m:  # a timestamp literal: keep the date
         return _timestamp_in(s, False).date()
     raise _syntax("date", s, INVALID_DATETIME_FORMAT)
+
+
+def _is_bc(m: re.Match[str]) -> bool:
+    """The literal ends in BC (AD, PostgreSQL's default era, changes nothing)."""
+    era = m.group("bc")
+    return era is not None and era.lower() == "bc"
+
+
+def _bc_refused(typ: str, s: str) -> PgError:
+    """Years BC: PostgreSQL takes them; here dates and timestamps hold years
+    1 to 9999 (numpy datetime64 read back through Python datetime), so the
+    value is refused, never read as a year AD.  INSERT, casts and every COPY
+    path (text, CSV, the compiled and numpy readers, which decline such a
+    column to this one) give this same error."""
+    return PgError(FEATURE_NOT_SUPPORTED, f'{typ} values before 0001-01-01 are not supported: "{s}"',
+                   hint="splitstream's date, timestamp and timestamptz hold years 1 to 9999 AD; "
+                        "store years BC as text or as a number of days.")
 
 
 _TIME_IN_RE = re.compile(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?")

@@ -36,6 +36,7 @@ from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Salvage, Wal, check_segment
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamPart
+from .writer_lock import FairLock
 
 log = logging.getLogger("splitstream.storage")
 
@@ -301,6 +302,10 @@ class Transaction:
         #: lock, and ``stream_seq_at_commit`` is the last stream batch logged before it
         self.stream_cut = False
         self.stream_seq_at_commit: int | None = None
+        #: run at that point, still under the lock, with ``stream_seq_at_commit`` (a new continuous
+        #: view joins its stream there: no batch is logged in between); each returns its undo, run
+        #: if the commit then fails
+        self.at_cut: list[Callable[[int], Callable[[], None]]] = []
 
     @property
     def state(self) -> State:
@@ -418,11 +423,7 @@ class Transaction:
                 self._state.version = self.db.committed.version + 1
                 logged = [op for op in self.ops if not self._unlogged_data(op)]
                 if logged and self.stream_cut:
-                    with self.db._ckpt_lock:      # stream batches are numbered and logged under it
-                        record = self.db.wal.append(logged, sync=False)
-                        self.stream_seq_at_commit = self.db.stream_seq
-                    if sync and self.db.fsync:
-                        self.db.wal.sync_upto(record)
+                    self._commit_at_cut(logged, sync)
                 elif logged:
                     self.db.wal.append(logged, sync=sync and self.db.fsync)
             self.db.committed = self._state
@@ -432,6 +433,22 @@ class Transaction:
         for fn in self.after_commit:
             fn()
         self.db.maybe_checkpoint()
+
+    def _commit_at_cut(self, logged: list[Op], sync: bool) -> None:
+        """Log the commit under the checkpoint lock, where stream batches are
+        numbered and logged, so the batches before it are exactly those
+        numbered up to ``stream_seq_at_commit``; ``at_cut`` runs there too."""
+        with self.db._ckpt_lock:
+            record = self.db.wal.append(logged, sync=False)
+            seq = self.stream_seq_at_commit = self.db.stream_seq
+            undo = [fn(seq) for fn in self.at_cut]
+        try:
+            if sync and self.db.fsync:
+                self.db.wal.sync_upto(record)
+        except BaseException:
+            for fn in reversed(undo):
+                fn()
+            raise
 
     def _unlogged_data(self, op: Op) -> bool:
         """Rows of UNLOGGED tables skip the WAL, as in PostgreSQL: after a
@@ -464,7 +481,7 @@ class Database:
         self.fsync = fsync
         self.committed = bootstrap_state()
         self.wal = Wal(self.dir / "wal", preallocate=fsync)
-        self._writer = threading.Lock()
+        self._writer = FairLock()           # writers are served in arrival order (writer_lock.py)
         self.sequences: dict[int, list[Any]] = {}     # oid -> [last_value, is_called]
         self.seq_lock = threading.Lock()
         #: The stream layer (catalog knows nothing of views): replays stream
@@ -486,12 +503,10 @@ class Database:
 
     # ---------------------------------------------------------- locking
     def acquire_writer(self, cancel_check: Callable[[], None] | None = None) -> None:
-        while not self._writer.acquire(timeout=0.05):
-            if cancel_check is not None:
-                cancel_check()
+        self._writer.acquire(cancel_check=cancel_check)
 
     def try_acquire_writer(self) -> bool:
-        return self._writer.acquire(blocking=False)
+        return self._writer.try_acquire()
 
     def release_writer(self) -> None:
         self._writer.release()

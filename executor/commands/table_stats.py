@@ -22,7 +22,11 @@ rolled-back INSERT's rows, never published, never enter.
 Persistence: none, by design.  Statistics are derived from the table, which
 is persisted; after a restart the first read rebuilds them from the table
 (one pass of the reservoir and the sketches over the rows), so no on-disk
-format changes and no old data directory is affected.
+format changes and no old data directory is affected.  What pg_stats then
+shows (tests/durability/test_stats_after_restart.py): for a table no larger
+than the sample, the same rows as before the restart (the sample is every
+live row); for a larger one, a fresh sample's rows, as a second ANALYZE
+gives in PostgreSQL; never empty and never stale until ANALYZE.
 
 Unlike PostgreSQL, whose pg_stats is empty until (auto)ANALYZE, every table
 with rows has statistics here: reading them is the automatic analyze.

@@ -599,6 +599,15 @@ def _float_overflow() -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
 
 
+def check_no_overflow(table) -> None:
+    """22003 when a float sum of GroupTable ``table`` overflowed in a merge
+    (a statement's private table: its own rows overflowed)."""
+    for st in table.states:
+        marks = getattr(st, "overflowed", None)
+        if marks is not None and marks.any():
+            raise _float_overflow()
+
+
 class SumState(AggState):
     """sum/avg: exact for integers (int64, or Python ints when that could
     overflow), numeric via Decimal, floats via float64.
@@ -733,25 +742,30 @@ class SumState(AggState):
             for i, gi in enumerate(gmap.tolist()):
                 self.sum[gi] = self.sum[gi] + other.sum[i]
         elif self.kind == "f":
-            old, add = self.sum[gmap], other.sum[:k]     # gmap: distinct groups
-            with np.errstate(over="ignore", invalid="ignore"):
-                new = old + add
-            # Merging partial states (a continuous view's, after its batch was
-            # logged) must not fail: a group whose sum overflowed is marked, and
-            # reading it fails as the same query over all the rows would (22003).
-            bad = _overflowed(old, new, np.isinf(add))
-            if other.overflowed is not None:
-                bad |= other.overflowed[:k]
-            if bad.any():
-                if self.overflowed is None or len(self.overflowed) < len(self.sum):
-                    grown = np.zeros(len(self.sum), bool)
-                    if self.overflowed is not None:
-                        grown[: len(self.overflowed)] = self.overflowed
-                    self.overflowed = grown
-                self.overflowed[gmap[bad]] = True
-            self.sum[gmap] = new
+            self.add_floats(gmap, other.sum[:k], other.overflowed[:k] if other.overflowed is not None else None)
         else:
             np.add.at(self.sum, gmap, other.sum[:k])
+
+    def add_floats(self, gmap: np.ndarray, add: np.ndarray, marked: np.ndarray | None = None) -> None:
+        """Add partial float sums ``add`` to distinct groups ``gmap`` (a merge of
+        states, after their batches were logged: it must not fail).  A group
+        whose finite sum turns infinite from a finite part is marked, and
+        reading it fails as the same query over all the rows would (22003);
+        ``marked``: the parts' own marks."""
+        old = self.sum[gmap]
+        with np.errstate(over="ignore", invalid="ignore"):
+            new = old + add
+        bad = _overflowed(old, new, np.isinf(add))
+        if marked is not None:
+            bad |= marked
+        if bad.any():
+            if self.overflowed is None or len(self.overflowed) < len(self.sum):
+                grown = np.zeros(len(self.sum), bool)
+                if self.overflowed is not None:
+                    grown[: len(self.overflowed)] = self.overflowed
+                self.overflowed = grown
+            self.overflowed[gmap[bad]] = True
+        self.sum[gmap] = new
 
     def final(self, ng):
         if self.overflowed is not None and self.overflowed[:ng].any():

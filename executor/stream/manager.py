@@ -652,6 +652,8 @@ class StreamManager:
         self.created[rel.oid] = (ctx.txn, cv)   # guards its static tables within the transaction already
         txn = ctx.txn
         txn.stream_cut = True       # which batches were logged before it: replay's seam (backfill.py)
+        if not keep:
+            txn.at_cut.append(lambda seq: self._join_at(cv, seq, txn))
         txn.after_commit.append(lambda: self._register(cv, old if keep else None, txn))
 
     def _check_late_rows(self, cv: ContinuousView, ctx) -> None:
@@ -682,6 +684,31 @@ class StreamManager:
                 self.reaper.ensure_running()
         if self.created.get(cv.rel.oid, (None, None))[1] is cv:
             del self.created[cv.rel.oid]
+
+    def _join_at(self, cv: ContinuousView, boundary: int, txn) -> Callable[[], None]:
+        """The view joins its streams at its CREATE's commit record, under the
+        lock that numbers and logs stream batches (``Transaction.at_cut``):
+        every batch logged later finds it registered when it is delivered
+        (staged without it, it takes it late), as replay feeds it exactly
+        the batches after that record; none was delivered in between.  The
+        backfill, if asked, follows after the commit (``_register_at``).
+        Returns the undo, for a commit that fails after this."""
+        oid = cv.rel.oid
+        if not visible(txn.state, cv):           # a savepoint rolled the CREATE back
+            return lambda: None
+        before, was_broken = self.views.get(oid), self.broken.get(oid)
+        cv.stream_boundary, cv.backfilling = boundary, False
+        self.views[oid] = cv
+        self.broken.pop(oid, None)
+
+        def undo() -> None:
+            if before is None:
+                self.views.pop(oid, None)
+            else:
+                self.views[oid] = before
+            if was_broken is not None:
+                self.broken[oid] = was_broken
+        return undo
 
     def _register_transform(self, t: output_streams.Transform) -> None:
         if visible(self.engine.db.committed, t):
@@ -952,27 +979,23 @@ class StreamManager:
             self.mark_broken(cv, f"taking rows logged before it existed failed: {describe(e)}")
 
     def _register_at(self, cv: ContinuousView, boundary: int) -> None:
-        """Register a new (or truncated) ``cv`` whose CREATE was logged after
-        stream batch ``boundary`` (backfill.py): under the cut, it takes the
-        stream's held rows logged after that and delivered before now, and,
-        with ``backfill``, the ones logged before; a checkpoint then saves
-        the backfilled state, which replay cannot rebuild."""
-        ctx = self.replay_ctx(self.engine.db.committed)
+        """After the commit of a new (or truncated) ``cv``, registered at its
+        commit record already (``_join_at``), logged after stream batch
+        ``boundary`` (backfill.py): with ``backfill``, under the cut, it takes
+        the stream's held rows logged up to ``boundary`` (those delivered
+        later take it late); a checkpoint then saves the backfilled state,
+        which replay cannot rebuild."""
         wanted = backfill.requested(cv.rel) and management.active(cv.rel)
-        with self.cut.cut():
-            for oid in list(cv.pipelines) if management.active(cv.rel) else []:
-                rt = self.runtimes.get(oid)
-                if rt is None:
-                    continue
-                old = backfill.ring_rows(rt, lambda seq: seq <= boundary, cv.rel.oid) if wanted else None
-                new = backfill.ring_rows(rt, lambda seq: seq > boundary, cv.rel.oid)
-                for b in (old, new):
-                    if b is not None:
-                        self._catch_up(cv, rt.rel, b, ctx)
-                cv.backfilled += old.n if old is not None else 0
-            cv.stream_boundary, cv.backfilling = boundary, wanted
-            self.views[cv.rel.oid] = cv
-            self.broken.pop(cv.rel.oid, None)
+        if wanted:
+            ctx = self.replay_ctx(self.engine.db.committed)
+            with self.cut.cut():
+                for oid in list(cv.pipelines):
+                    rt = self.runtimes.get(oid)
+                    old = backfill.ring_rows(rt, lambda seq: seq <= boundary, cv.rel.oid) if rt is not None else None
+                    if rt is not None and old is not None:
+                        self._catch_up(cv, rt.rel, old, ctx)
+                        cv.backfilled += old.n
+                cv.backfilling = True
         if wanted:
             self.engine.db.checkpoint()
 

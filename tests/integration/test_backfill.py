@@ -15,13 +15,17 @@ from tests.support.engine import open_engine, postgres_session, result_rows
 from tests.support.restarts import connect, restarted, started_with
 
 
-def _writer(dsn: str, table: str, stream: str, base: int, stop: threading.Event, errors: list) -> None:
+def _writer(dsn: str, table: str, stream: str, base: int, stop: threading.Event, errors: list,
+            after: tuple[threading.Event, str] | None = None) -> None:
     """Insert distinct values into the stream and, in the same order, into an
-    oracle table; alternate one-row INSERTs, 20-row INSERTs and COPY."""
+    oracle table; alternate one-row INSERTs, 20-row INSERTs and COPY.
+    ``after``: (an event, a second table) that takes the rows of the inserts
+    begun once the event is set."""
     try:
         with psycopg.connect(dsn, autocommit=True) as c:
             i = 0
             while not stop.is_set():
+                late = after is not None and after[0].is_set()
                 kind = i % 3
                 n = 1 if kind == 0 else 20
                 vals = list(range(base + i * 100, base + i * 100 + n))
@@ -32,6 +36,8 @@ def _writer(dsn: str, table: str, stream: str, base: int, stop: threading.Event,
                 else:
                     c.execute(f"INSERT INTO {stream} (x) SELECT unnest(%s::int[])", (vals,))
                 c.execute(f"INSERT INTO {table} (x) SELECT unnest(%s::int[])", (vals,))
+                if late and after is not None:
+                    c.execute(f"INSERT INTO {after[1]} (x) SELECT unnest(%s::int[])", (vals,))
                 i += 1
     except Exception as e:  # noqa: BLE001 - reported by the test
         errors.append(e)
@@ -171,3 +177,74 @@ def test_deactivate_seam_with_an_insert_held_across_it(tmp_path, held, counted):
         assert result_rows(s1, "SELECT * FROM v") == expected
     with open_engine(str(tmp_path)) as eng:
         assert result_rows(postgres_session(eng), "SELECT * FROM v") == expected
+
+
+def test_a_new_view_takes_every_batch_logged_after_its_create_however_late_it_registers(tmp_path):
+    """Registration is one step with the CREATE's commit record (under the
+    checkpoint lock), not an after-commit hook: batches logged after the
+    commit and delivered before the hook ran used to reach the view only
+    through the stream's held rows, so those its capacity had let go were
+    lost live while replay counted them.  Forced: the after-commit step
+    waits while two one-row INSERTs are logged and delivered (capacity 1
+    lets the first go); the live view counts both, and so does replay."""
+    reached, go = threading.Event(), threading.Event()
+    with open_engine(str(tmp_path)) as eng:
+        s1, s2 = postgres_session(eng, pid=1), postgres_session(eng, pid=2)
+        s1.execute_sql("CREATE FOREIGN TABLE s (x int) SERVER stream OPTIONS (capacity '1')")
+        s1.execute_sql("INSERT INTO s VALUES (100)")           # before the CREATE: not the view's
+        manager = eng.streams
+        original = manager._register
+
+        def late_register(*args, **kwargs):
+            reached.set()
+            go.wait(10)
+            return original(*args, **kwargs)
+        manager._register = late_register
+        creator = threading.Thread(target=s1.execute_sql, args=("CREATE VIEW v AS SELECT count(*), sum(x) FROM s",))
+        creator.start()
+        assert reached.wait(10)
+        manager._register = original
+        s2.execute_sql("INSERT INTO s VALUES (1)")
+        s2.execute_sql("INSERT INTO s VALUES (2)")
+        go.set()
+        creator.join()
+        assert result_rows(s2, "SELECT * FROM v") == [(2, 3)]
+        eng.db.wal.close()                      # as a crash: the next open replays the WAL
+        eng.close = lambda: None                # type: ignore[method-assign]
+    with open_engine(str(tmp_path)) as eng:
+        assert result_rows(postgres_session(eng), "SELECT * FROM v") == [(2, 3)]
+
+
+def test_a_view_created_while_inserting_is_the_same_live_and_replayed(ss_server_factory):
+    """CREATE VIEW (no backfill) while three connections insert into a
+    stream that holds one row: the live view has every row of the inserts
+    begun after the CREATE was acknowledged (an oracle table holds them),
+    only rows that were inserted, each once, and after kill -9 (replay of
+    the WAL) exactly the rows it had live."""
+    server = ss_server_factory()
+    with connect(server) as c:
+        c.execute("CREATE FOREIGN TABLE s (x int) SERVER stream OPTIONS (capacity '1')")
+        c.execute("CREATE TABLE inserted (x int)")
+        c.execute("CREATE TABLE after_ack (x int)")
+        stop, acked, errors = threading.Event(), threading.Event(), []
+        writers = [threading.Thread(target=_writer, args=(server.dsn, "inserted", "s", k * 10_000_000, stop, errors,
+                                                          (acked, "after_ack")))
+                   for k in range(3)]
+        for w in writers:
+            w.start()
+        time.sleep(0.5)
+        c.execute("CREATE VIEW v AS SELECT x, count(*) FROM s GROUP BY x")
+        acked.set()
+        deadline = time.monotonic() + 30
+        while c.execute("SELECT count(*) FROM after_ack").fetchone()[0] < 60 and time.monotonic() < deadline:
+            time.sleep(0.05)                # inserts begun after the acknowledgement, from every writer
+        stop.set()
+        for w in writers:
+            w.join()
+        assert not errors, errors
+        live = _view_rows(c, "v")
+        assert {x for x, n in live if n != 1} == set()
+        assert set(_oracle(c, "after_ack")) <= set(live) <= set(_oracle(c, "inserted"))
+        assert c.execute("SELECT count(*) FROM after_ack").fetchone()[0] > 0
+    with restarted(server, crash=True) as c:
+        assert _view_rows(c, "v") == live

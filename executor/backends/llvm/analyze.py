@@ -117,6 +117,13 @@ class KernelPlan:
         self.unsafe_inputs = False
         self.shape: Shape | None = None
 
+    @property
+    def float_sum_slots(self) -> tuple[int, ...]:
+        """Input slots of float8 values the kernel sums (sum/avg): the only
+        inputs whose sums can overflow (n float4 or integer values cannot
+        reach float8's range)."""
+        return tuple(sorted({s for kind, s in self.aggs if kind == "sum_f" and self.input_dtypes[s] == "f8"}))
+
     def slot(self, e, oid: int) -> int:
         key = ("ref", e.idx) if isinstance(e, expr.ColRef) else ("expr", id(e))
         s = self._slot_of.get(key)

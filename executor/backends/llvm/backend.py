@@ -20,6 +20,7 @@ from ...execution import operators
 from . import explain as llvm_explain
 from . import jit
 from .stage import CompiledStage
+from .table import float_room
 from .runtime import LLVM_CALL_US, LLVM_NS_PER_ROW, MORSEL, SMALL_QUERY_ROWS, CompiledSink, Info, _vec_ns_per_row, \
     count_llvm as _count_llvm
 
@@ -162,6 +163,9 @@ def _aggregate_batch(sink: CompiledSink, batch: Batch, table, mode: str, ctx) ->
         p = sink.prepare(batch.slice(a, n), ctx)
         if p.empty:
             return
+    if not float_room(p.fbound):            # float8 sums that could overflow: checked, on the vector path
+        sink.run_vector_prepared(p, table, ctx)
+        return
     sink.run(p, m)
     _count_llvm(sink.info, p.batch.n)
     sink.flush_into(table)

@@ -385,10 +385,8 @@ class _Kernel:
         x, y = self._leaf(left, domain), self._leaf(right, domain)
         if domain == "i":
             ok = b.icmp_signed({"=": "==", "<>": "!="}.get(op, op), x, y)
-        elif op == "<>":
-            ok = b.fcmp_unordered("!=", x, y)     # numpy: NaN <> x is true
         else:
-            ok = b.fcmp_ordered("==" if op == "=" else op, x, y)
+            ok = _pg_float_compare(b, op, x, y)
         for leaf in (left, right):
             if leaf[0] == "c":
                 ok = b.and_(ok, b.not_(self.is_null(leaf[1])))
@@ -545,6 +543,19 @@ class _Kernel:
             take = b.and_(b.not_(nl), b.or_(nohas, better))
             b.store(b.select(take, v, cur), vp)
             b.store(b.or_(has, b.zext(b.not_(nl), I8)), hp)
+
+
+def _pg_float_compare(b, op: str, x, y):
+    """PostgreSQL's float order (float8_cmp_internal): NaN equals NaN and
+    sorts above every other value, so ``NaN > 0`` and ``NaN = NaN`` are true."""
+    xn, yn = b.fcmp_unordered("uno", x, x), b.fcmp_unordered("uno", y, y)
+    both = b.and_(xn, yn)
+    if op in ("=", "<>"):
+        eq = b.or_(b.fcmp_ordered("==", x, y), both)
+        return eq if op == "=" else b.not_(eq)
+    ordered = b.fcmp_ordered(op, x, y)
+    nan_side = {"<": b.and_(b.not_(xn), yn), "<=": yn, ">": b.and_(xn, b.not_(yn)), ">=": xn}[op]
+    return b.or_(ordered, nan_side)
 
 
 def build_module(shape: Shape, variants=("gen", "spec"), names=None, unroll: int = SEL_UNROLL) -> str:

@@ -37,7 +37,7 @@ from ...execution import expr
 from ...execution.operators import conjunct_mask
 from . import jit
 from .analyze import KernelPlan, Unsupported, analyse, eval_param
-from .table import MAX_DENSE, NP, NativeTable, double_bits, headroom
+from .table import MAX_DENSE, NP, NativeTable, double_bits, float_bound, float_room, headroom
 
 _MICROS = np.dtype("datetime64[us]")
 
@@ -128,7 +128,7 @@ def count_llvm(info: Info, n: int) -> None:
 class KernelInputs:
     """A post-prefix batch with its kernel inputs."""
 
-    __slots__ = ("plan", "batch", "base", "keep", "present", "cols", "nulls", "empty")
+    __slots__ = ("plan", "batch", "base", "keep", "present", "cols", "nulls", "empty", "fbound")
     plan: KernelPlan                 # the plan it was prepared by (the sink may drop its own)
     batch: Batch
     base: list[int] | None
@@ -137,6 +137,7 @@ class KernelInputs:
     cols: list
     nulls: list
     empty: bool
+    fbound: float                    # what it may add to a float8 sum (table.float_bound)
 
 
 def key_bounds(p: KernelInputs, j: int) -> tuple[int, int]:
@@ -291,6 +292,7 @@ class CompiledSink:
         p = KernelInputs()
         p.plan = plan
         p.empty = False
+        p.fbound = 0.0
         if run_ops is not None and plan.prefix_ops:
             batch = run_ops(batch, ctx, plan.prefix_ops)
         p.batch = batch
@@ -327,18 +329,35 @@ class CompiledSink:
             keep.append(mask)
             pm_ptr = mask.ctypes.data
         p.keep, p.cols, p.nulls, p.present = keep, cols, nulls, present
+        p.fbound = float_bound(cols, nulls, plan.float_sum_slots)
         p.base = [d.ctypes.data for d in cols] + [0] * len(cols) + [pm_ptr] + params
         return p
 
     def _table(self, k: int) -> NativeTable:
         while len(self.tables) <= k:
-            assert self.plan is not None and self.plan.shape is not None
-            t = NativeTable(self.plan.shape, self.plan.derived, self.plan.pane_out)
-            if self.tables and self.tables[0].variant == "specialised":
-                t0 = self.tables[0]
-                t.specialise(t0.mins[: t.nk], t0.ranges[: t.nk])
-            self.tables.append(t)
+            self.tables.append(self._new_table())
         return self.tables[k]
+
+    def _new_table(self) -> NativeTable:
+        """A table of this sink's shape, dense over table 0's range if that one is."""
+        assert self.plan is not None and self.plan.shape is not None
+        t = NativeTable(self.plan.shape, self.plan.derived, self.plan.pane_out)
+        if self.tables and self.tables[0].variant == "specialised":
+            t0 = self.tables[0]
+            t.specialise(t0.mins[: t.nk], t0.ranges[: t.nk])
+        return t
+
+    def _make_float_room(self, fbound: float, k: int) -> None:
+        """Before tables 0..k-1 take a batch adding up to ``fbound`` to float8
+        sums: a table whose sums could overflow with it is set aside (kept
+        in ``tables``, merged with the check at the next flush) and a fresh
+        one takes its place, so the kernels' unchecked adds never overflow."""
+        for i in range(k):
+            t = self._table(i)
+            if not float_room(t.fbound, fbound):
+                self.join()                  # the helper must not be applying morsels into it
+                self.tables[i] = self._new_table()
+                self.tables.append(t)
 
     def _base(self, p: KernelInputs, module) -> tuple[list[int], list]:
         """The kernel's argument addresses for ``p``, NULL masks filled in
@@ -365,6 +384,7 @@ class CompiledSink:
         if not p.empty:
             base, _masks = self._base(p, module)
             table.run(module, base, 0, p.batch.n)
+            table.fbound += p.fbound
 
     def run(self, p: KernelInputs, module) -> None:
         """Apply a prepared batch with ``module`` (which must cover its NULLs)."""
@@ -376,7 +396,12 @@ class CompiledSink:
         base, masks = self._base(p, module)
         if not self.tables and n >= FIRST_PROFILE_MIN:
             self._profile_first(p, n)
-        if n >= PAR_MIN_ROWS and self.max_threads > 1:
+        parallel = n >= PAR_MIN_ROWS and self.max_threads > 1
+        if p.fbound:
+            self._make_float_room(p.fbound, 2 if parallel else 1)
+            for t in self.tables[: 2 if parallel else 1]:
+                t.fbound += p.fbound
+        if parallel:
             self._run_parallel((p, masks), module, base, n)
         else:
             t0 = self._table(0)

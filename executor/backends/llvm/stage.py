@@ -20,9 +20,10 @@ from typing import Any
 
 from splitstream.catalog.datatypes.vector import Batch
 
+from ...execution.aggregates import check_no_overflow
 from .. import interface as backends
 from .runtime import CompiledSink, KernelInputs, count_llvm, count_vector
-from .table import NativeTable
+from .table import NativeTable, float_room
 
 #: prepared kernel inputs one statement may hold per pipeline before they
 #: are folded into a private table
@@ -37,6 +38,9 @@ class CompiledStage:
         self.pending_bytes = 0
         self.native: NativeTable | None = None     # private table of a large statement
         self.vector: Any = None                    # private GroupTable of batches on the vector path
+        #: what the batches staged for the kernel may add to a float8 sum (table.float_bound);
+        #: None once the statement's float sums could overflow: the rest runs on the vector path
+        self.fbound: float | None = 0.0
 
     def add(self, batch: Batch, ctx: Any) -> None:
         sink, n = self.sink, batch.n
@@ -59,6 +63,8 @@ class CompiledStage:
             count_llvm(sink.info, n)
             return
         m = sink.module_for(p.present, mode)
+        if m is not None and not self._float_room(p.fbound, ctx):
+            m = None
         if m is None:             # NULLs the compiled code does not expect: this batch on vector
             if self.vector is None:
                 self.vector = self.pipe.agg.new_table()
@@ -70,6 +76,28 @@ class CompiledStage:
         count_llvm(sink.info, n)
         if self.pending_bytes > STAGE_BYTES:
             self._fold_pending()
+
+    def _float_room(self, fbound: float, ctx: Any) -> bool:
+        """May the kernel take a batch adding up to ``fbound`` to float8 sums?
+        Once the statement's own float sums could overflow, what it staged
+        for the kernel moves to its vector table, whose sums are checked row
+        by row as PostgreSQL's float8pl (22003 fails the statement before
+        anything is logged), and so do its later batches."""
+        if self.fbound is not None and float_room(self.fbound, fbound):
+            self.fbound += fbound
+            return True
+        if self.fbound is not None:
+            self.fbound = None
+            if self.vector is None:
+                self.vector = self.pipe.agg.new_table()
+            if self.native is not None:
+                self.native.merge_into(self.vector)
+                self.native = None
+            check_no_overflow(self.vector)
+            for q, _m in self.pending:
+                self.sink.run_vector_prepared(q, self.vector, ctx)
+            self.pending, self.pending_bytes = [], 0
+        return False
 
     def _vector(self, batch: Batch, ctx: Any) -> None:
         if self.vector is None:

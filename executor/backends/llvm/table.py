@@ -70,9 +70,49 @@ def headroom(mins: list[int], maxs: list[int], panes: tuple = ()) -> tuple[list[
     return lows, ranges
 
 
+#: a sum of float8 values can overflow only once their magnitudes add up to this
+FLOAT_LIMIT = float(np.finfo(np.float64).max)
+
+
+def float_room(*bounds: float) -> bool:
+    """Can float sums bounded by ``bounds`` (magnitudes added) be added with
+    no check?  PostgreSQL's float8pl fails with 22003 when finite values add
+    up to an infinity; the kernels add unchecked, so they take only inputs
+    that cannot."""
+    total = 0.0
+    for b in bounds:
+        total += b
+    return total < FLOAT_LIMIT
+
+
+def float_bound(cols: list, nulls: list, slots) -> float:
+    """An upper bound of what the float8 columns ``slots`` add to any
+    group's sum: of the sum of their finite |values| (NULL rows left out;
+    an infinite input makes its group's sum infinite: no overflow).  A NaN
+    makes both reductions NaN, so it takes the exact branch."""
+    total = 0.0
+    for k in slots:
+        x = cols[k]
+        if not len(x):
+            continue
+        # rows x the largest magnitude: two reductions, no temporary array (the insert path)
+        s = len(x) * max(-float(x.min()), float(x.max()))
+        if not s < FLOAT_LIMIT:               # rare: NULL rows and infinities left out, magnitudes added
+            keep = np.isfinite(x)
+            if nulls[k] is not None:
+                keep &= ~nulls[k]
+            with np.errstate(over="ignore"):
+                s = float(np.abs(x[keep]).sum())
+        total += s
+    return total
+
+
 class NativeTable:
     def __init__(self, shape: Shape, derived: tuple = (), panes: tuple = ()) -> None:
         self.shape = shape
+        #: the finite |inputs| of float8 sums this table took: no group's sum can exceed it, so
+        #: the kernel's unchecked fadd cannot overflow while it stays below FLOAT_LIMIT (float_room)
+        self.fbound = 0.0
         #: group keys not in the kernel: (position among the keys, native key index, microseconds added)
         self.derived = derived
         #: per native key, None or (slide, base): a pane index the kernel computed, whose bound in
@@ -479,6 +519,9 @@ class NativeTable:
             return False
         if any(kind not in ("star", "count", "sum_i", "sum_f") for kind, _s in self.shape.aggs):
             return False
+        if not float_room(self.fbound, other.fbound):     # float sums that could overflow: the checked merge
+            return False
+        self.fbound += other.fbound
         self.rows += other.rows
         for mine, theirs in zip(self.aggs, other.aggs):
             for a, b in zip(mine, theirs):
@@ -507,7 +550,10 @@ class NativeTable:
                 st.cnt[gids] += rows
             elif kind == "count":              # kernels keep NULL counts
                 st.cnt[gids] += rows - arrs[0]
-            elif kind in ("sum_i", "sum_f"):
+            elif kind == "sum_f":               # checked: parts of one group may overflow together
+                st.add_floats(gids, arrs[0])
+                st.cnt[gids] += rows - arrs[1]
+            elif kind == "sum_i":
                 st.sum[gids] += arrs[0]
                 st.cnt[gids] += rows - arrs[1]
             elif kind == "sum_128":
@@ -528,6 +574,7 @@ class NativeTable:
         the first ``ngroups`` entries of each state array are cleared (new
         groups expect zeroed state; key arrays are overwritten on insert)."""
         self.touched = False
+        self.fbound = 0.0
         if self.variant == "generic":
             m = int(self.ctl[0])
             if m * 8 < self.gcap and self.cap > 1024:
