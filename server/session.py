@@ -264,12 +264,9 @@ class ProtocolSession:
             sql = messages.decode_query(msg.body)
         except PgError:
             return False
-        if self.portals.get("") is not None or not self.es.lean_submit_sql(sql, done):
+        if self.portals.get("") is not None:
             return False
-        self._queue.popleft()
-        self._lean = ([msg], b"")
-        self.running = True
-        return True
+        return self._hand_over([msg], b"", lambda: self.es.lean_submit_sql(sql, done))
 
     def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None]) -> bool:
         stmt = self._bound_statement(msgs[0].body)      # (cheap: reads only the names)
@@ -289,13 +286,25 @@ class ProtocolSession:
             else:
                 return False
         params = decode_params(stmt, b, self._tz)
-        if not self.es.lean_submit(prepared, params, done):
-            return False
+        return self._hand_over(msgs, head, lambda: self.es.lean_submit(prepared, params, done))
+
+    def _hand_over(self, msgs: list[messages.Message], head: bytes, submit: Callable[[], bool]) -> bool:
+        """Take ``msgs`` off the queue as the lean cycle, then ``submit``: its
+        answer may come on an engine thread before ``submit`` returns, so the
+        session is in its lean state first (and put back if declined)."""
         for _ in msgs:
             self._queue.popleft()
         self._lean = (msgs, head)
         self.running = True
-        return True
+        taken = False
+        try:
+            taken = submit()
+        finally:
+            if not taken:
+                self._lean = None
+                self.running = False
+                self._queue.extendleft(reversed(msgs))
+        return taken
 
     def lean_finish(self, outcome: LeanOutcome) -> bytes:
         """The answer to the cycle :meth:`lean_cycle` took, now that the
