@@ -170,6 +170,18 @@ class FrontendReader:
         return Message(kind.decode("latin-1"), body)
 
 
+def split_messages(raw: bytes) -> list[Message]:
+    """The typed messages of ``raw``, complete ones (a chunk read straight
+    from the socket, put back to be served the ordinary way)."""
+    reader = FrontendReader()
+    reader.startup_phase = False
+    reader.feed(raw)
+    out: list[Message] = []
+    while (m := reader.next_message()) is not None:
+        out.append(m)
+    return out
+
+
 #: Type byte -> one-character str, so framing does not decode per message.
 _KINDS = [chr(i) for i in range(256)]
 

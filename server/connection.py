@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, cast
 
 from splitstream.executor.api import LeanOutcome, LoginRole, SessionInfo
 from splitstream.protocol import auth
-from splitstream.protocol import messages
+from splitstream.protocol import cycles, messages
 from splitstream.protocol.errors import (
     ADMIN_SHUTDOWN,
     INVALID_AUTHORIZATION_SPECIFICATION,
@@ -125,6 +125,8 @@ class Connection(asyncio.Protocol):
         if data == self._replay_raw and self._replay_again():
             return
         fresh = not self.reader.buffered()
+        if fresh and self._lean_chunk(data):
+            return
         self.reader.feed(data)
         if not self._read_paused and self.reader.buffered() > READ_PAUSE_BYTES and self.transport:
             self.transport.pause_reading()
@@ -133,8 +135,33 @@ class Connection(asyncio.Protocol):
         if w is None or w.done() or self._lean_busy:
             return  # the task is busy (or a lean insert runs); the new messages are pulled after it
         if self._serving and not self._write_paused and self._step_inline(data if fresh else None):
+            if self.session is not None:
+                self.session.pending_shape = None
             return
+        if self.session is not None:
+            self.session.pending_shape = None
         w.set_result(None)
+
+    def _lean_chunk(self, data: bytes) -> bool:
+        """The chunk is exactly one Bind/[Describe]/Execute/Sync cycle of a
+        lean INSERT this session has served before (``protocol.cycles``):
+        hand it to the lean path with no framing, no message objects and no
+        queue (``ProtocolSession.lean_raw``).  Else (False) it is read as
+        usual; a cycle shape the ordinary lean path then takes is
+        remembered (``pending_shape``) so the next one comes this way."""
+        sess, w = self.session, self._waiter
+        if sess is None or w is None or w.done() or not self._serving or self._lean_busy \
+                or self._write_paused or self.terminating or self._frame_error is not None:
+            return False
+        cycle = cycles.split_cycle(data)
+        if cycle is None:
+            return False
+        self._enter_lean()
+        if sess.lean_raw(data, cycle, self._lean_callback):
+            return True
+        self._lean_busy = False
+        sess.pending_shape = cycle[0]
+        return False
 
     def _step_inline(self, chunk: bytes | None) -> bool:
         """Answer a fast cached read right here in the protocol callback.
@@ -173,16 +200,20 @@ class Connection(asyncio.Protocol):
         then this connection processes nothing else (its next messages wait)."""
         if self._lean_busy:
             return False
-        # set before the hand-over: the answer may come (on an engine thread) before lean_cycle returns.
-        # Nothing else is written until the answer: with nothing queued in the transport now, the
-        # answer may go straight to the socket
-        self._lean_busy = True
-        self._lean_direct = self._direct_fd >= 0 and not self.tls and self.transport is not None \
-            and self.transport.get_write_buffer_size() == 0
+        self._enter_lean()
         if not sess.lean_cycle(self._lean_callback):
             self._lean_busy = False
             return False
         return True
+
+    def _enter_lean(self) -> None:
+        """Busy with a lean cycle, set before the hand-over: the answer may
+        come (on an engine thread) before the hand-over returns.  Nothing
+        else is written until the answer: with nothing queued in the
+        transport now, the answer may go straight to the socket."""
+        self._lean_busy = True
+        self._lean_direct = self._direct_fd >= 0 and not self.tls and self.transport is not None \
+            and self.transport.get_write_buffer_size() == 0
 
     def _lean_callback(self, outcome: LeanOutcome) -> None:
         """The engine's answer (called on an engine thread).
