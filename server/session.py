@@ -340,9 +340,9 @@ class ProtocolSession:
         the lean cycle, then ``submit``: its answer may come on an engine
         thread before ``submit`` returns, so the session is in its lean
         state first (and put back if declined)."""
-        queued = isinstance(msgs, list)
-        if queued:
-            for _ in msgs:
+        queued = msgs if isinstance(msgs, list) else None
+        if queued is not None:
+            for _ in queued:
                 self._queue.popleft()
         self._lean = (msgs, head)
         self.running = True
@@ -353,8 +353,8 @@ class ProtocolSession:
             if not taken:
                 self._lean = None
                 self.running = False
-                if queued:
-                    self._queue.extendleft(reversed(msgs))
+                if queued is not None:
+                    self._queue.extendleft(reversed(queued))
         return taken
 
     def lean_finish(self, outcome: LeanOutcome) -> bytes:
