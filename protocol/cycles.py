@@ -72,4 +72,4 @@ def _tail_ok(buf: bytes, pos: int, sync: int) -> bool:
         if ln < 4 or pos + 5 > sync:
             return False
         kind, ln = _HDR.unpack_from(buf, pos)
-    return kind == b"E" and ln >= 4 and pos + 1 + ln == sync
+    return bool(kind == b"E" and ln >= 4 and pos + 1 + ln == sync)
