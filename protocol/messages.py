@@ -113,6 +113,15 @@ class FrontendReader:
     def buffered(self) -> int:
         return len(self._buf) - self._pos
 
+    def unread(self) -> bytes:
+        """A copy of what is buffered and not yet read (see ``discard``)."""
+        return bytes(self._buf[self._pos:])
+
+    def discard(self) -> None:
+        """Drop what is buffered: the caller served it from ``unread``."""
+        self._buf = bytearray()
+        self._pos = 0
+
     def next(self) -> StartupPacket | Message | None:
         """The next complete packet: untyped while ``startup_phase``, typed after."""
         if self.startup_phase:

@@ -293,8 +293,18 @@ class Connection(asyncio.Protocol):
         sess, w = self.session, self._waiter
         if sess is None or self._lean_busy or w is None or w.done():
             return                  # (data_received already took the next request)
-        if self.closed or self.eof or self.terminating or self._write_paused or sess.terminated \
-                or not self._step_inline(None):
+        if self.closed or self.eof or self.terminating or self._write_paused or sess.terminated:
+            w.set_result(None)
+            return
+        if not sess.has_work() and self.reader.buffered() <= cycles.MAX_CYCLE_BYTES:
+            # the client's next cycle came while the answer was being sent (a
+            # client answered at once is quicker than our thread's return)
+            if self._lean_chunk(self.reader.unread()):
+                self.reader.discard()
+                return
+        inline = self._step_inline(None)
+        sess.pending_shape = None
+        if not inline:
             w.set_result(None)
 
     def _replay_again(self) -> bool:

@@ -302,7 +302,7 @@ class ProtocolSession:
         prepared = stmt.prepared
         if self.statements.get(stmt.name) is not stmt or prepared is None or not prepared.lean:
             return False
-        tz = self._tz
+        tz = self.info.settings.get("timezone") or "UTC"       # (as _tz)
         try:
             params = [None if v is None else decode_value(oid, fmt, v, tz) for v, (oid, fmt) in zip(raw, fast.decoders)]
         except PgError:
