@@ -25,6 +25,7 @@ from splitstream.protocol import auth
 from splitstream.protocol import cycles, messages
 from splitstream.protocol.errors import (
     ADMIN_SHUTDOWN,
+    INTERNAL_ERROR,
     INVALID_AUTHORIZATION_SPECIFICATION,
     INVALID_CATALOG_NAME,
     INVALID_PASSWORD,
@@ -231,8 +232,13 @@ class Connection(asyncio.Protocol):
         if not self._lean_direct or sess is None:
             self._post(self._lean_done, outcome)
             return
-        out = sess.lean_finish(outcome)   # the loop leaves this session alone while _lean_busy
-        rest = self._write_direct(out)
+        try:
+            out = sess.lean_finish(outcome)   # the loop leaves this session alone while _lean_busy
+            rest = self._write_direct(out)
+        except Exception:               # a bug: end the connection rather than leave it waiting for ever
+            log.exception("%s: writing a lean answer failed", self.peer)
+            self._post(self._lean_failed, None)
+            return
         if rest:                          # the loop writes it, and only then serves the next request
             self._post(self._lean_resume, rest)
             return
@@ -240,6 +246,13 @@ class Connection(asyncio.Protocol):
         if not out or sess.has_work() or self.reader.buffered() or self.closed or self.eof \
                 or self.terminating or sess.terminated:
             self._post(self._lean_resume, b"")
+
+    def _lean_failed(self, _: Any) -> None:
+        """The lean answer could not be built (a server bug, logged): FATAL
+        internal error, and the connection ends (loop thread)."""
+        self.send_fatal(PgError(INTERNAL_ERROR, "internal error", hint="See the server log for details."))
+        if self.transport is not None:
+            self.transport.close()
 
     def _write_direct(self, data: bytes) -> bytes:
         """Send ``data`` on the dup'd fd (any thread); returns what the socket
