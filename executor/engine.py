@@ -494,7 +494,7 @@ class Session:
 
     def _plan_settings(self) -> tuple:
         s = self.info.settings
-        return tuple(s.get(k) for k in OUTPUT_SETTINGS)
+        return tuple(map(s.get, OUTPUT_SETTINGS))   # (no generator: every lean insert asks)
 
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared:
         under = self._plan_settings()

@@ -113,6 +113,15 @@ class FrontendReader:
     def buffered(self) -> int:
         return len(self._buf) - self._pos
 
+    def unread(self) -> bytes:
+        """A copy of what is buffered and not yet read (see ``discard``)."""
+        return bytes(self._buf[self._pos:])
+
+    def discard(self) -> None:
+        """Drop what is buffered: the caller served it from ``unread``."""
+        self._buf = bytearray()
+        self._pos = 0
+
     def next(self) -> StartupPacket | Message | None:
         """The next complete packet: untyped while ``startup_phase``, typed after."""
         if self.startup_phase:
@@ -168,6 +177,18 @@ class FrontendReader:
         body = bytes(self._buf[start : start + length - 4])
         self._pos += length + 1
         return Message(kind.decode("latin-1"), body)
+
+
+def split_messages(raw: bytes) -> list[Message]:
+    """The typed messages of ``raw``, complete ones (a chunk read straight
+    from the socket, put back to be served the ordinary way)."""
+    reader = FrontendReader()
+    reader.startup_phase = False
+    reader.feed(raw)
+    out: list[Message] = []
+    while (m := reader.next_message()) is not None:
+        out.append(m)
+    return out
 
 
 #: Type byte -> one-character str, so framing does not decode per message.

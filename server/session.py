@@ -22,7 +22,7 @@ from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
 from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, SessionInfo
-from splitstream.protocol import bind_runs, messages
+from splitstream.protocol import bind_runs, cycles, messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
@@ -37,7 +37,7 @@ from splitstream.protocol.errors import (
 
 from .session_settings import timeout_seconds, wire_name
 from .batched_binds import run_answer, run_columns
-from .portal import Portal, Statement, decode_params, encode_rows, field_descs
+from .portal import Portal, Statement, decode_params, decode_value, encode_rows, expand_formats, field_descs
 
 log = logging.getLogger("splitstream.session")
 
@@ -84,6 +84,15 @@ Handled = bytes | Handler | None
 CycleSig = tuple[tuple[bytes, ...], str]
 
 
+class _FastCycle(NamedTuple):
+    """A cycle shape (``protocol.cycles``) the lean path took before: what
+    it needs to take the next one straight from the read chunk."""
+
+    statement: Statement
+    head: bytes                          # BindComplete [+ the Describe's answer]
+    decoders: tuple[tuple[int, int], ...]  # each parameter's (type oid, format)
+
+
 class _KeptCycle(NamedTuple):
     """A cycle's response, valid while the engine reports the same result version."""
 
@@ -121,7 +130,12 @@ class ProtocolSession:
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
         #: the messages and first answers of a cycle handed to the engine's lean path (see lean_cycle)
-        self._lean: tuple[list[messages.Message], bytes] | None = None
+        #: (the raw chunk of a cycle taken by lean_raw: its messages are made only for a retry)
+        self._lean: tuple[list[messages.Message] | bytes, bytes] | None = None
+        self._fast: dict[bytes, _FastCycle] = {}   # see lean_raw
+        #: the shape of the chunk whose messages are queued now (set by the connection when
+        #: lean_raw did not know it): lean_cycle remembers it if it takes that cycle
+        self.pending_shape: bytes | None = None
         self._lean_skip = False          # the lean path asked for a retry: run the next cycle as usual
         #: NotificationResponses waiting for the session to be idle (appended from any thread)
         self._notifications: deque[bytes] = deque()
@@ -238,12 +252,12 @@ class ProtocolSession:
         answer.  Anything unusual (a Bind error, a session in a block, a
         setting the lean path does not serve) returns False and leaves the
         messages to the ordinary path, which answers them as before."""
+        shape, self.pending_shape = self.pending_shape, None
         if self._lean_skip:
             self._lean_skip = False
             return False
         q = self._queue
-        if not q or self._gen is not None or self.ignore_till_sync or self._unsynced_writes \
-                or self._lean is not None or self.terminated:
+        if not q or not self._lean_idle():
             return False
         if q[0].kind == "Q":
             return self._lean_query(q[0], done)
@@ -254,7 +268,7 @@ class ProtocolSession:
         if len(q) < n or q[n - 2].kind != "E" or q[n - 1].kind != "S" or q[n - 1].body:
             return False
         try:
-            return self._lean_submit([q[i] for i in range(n)], described, done)
+            return self._lean_submit([q[i] for i in range(n)], described, done, shape if len(q) == n else None)
         except PgError:
             return False            # the ordinary path raises it, in its place
 
@@ -264,14 +278,39 @@ class ProtocolSession:
             sql = messages.decode_query(msg.body)
         except PgError:
             return False
-        if self.portals.get("") is not None or not self.es.lean_submit_sql(sql, done):
+        if self.portals.get("") is not None:
             return False
-        self._queue.popleft()
-        self._lean = ([msg], b"")
-        self.running = True
-        return True
+        return self._hand_over([msg], b"", lambda: self.es.lean_submit_sql(sql, done))
 
-    def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None]) -> bool:
+    def _lean_idle(self) -> bool:
+        """Nothing pending that a lean cycle would have to follow."""
+        return self._gen is None and not self.ignore_till_sync and not self._unsynced_writes \
+            and self._lean is None and not self.terminated
+
+    def lean_raw(self, chunk: bytes, cycle: cycles.Cycle, done: Callable[[LeanOutcome], None]) -> bool:
+        """:meth:`lean_cycle` for a read chunk that is exactly one cycle
+        (``protocol.cycles.split_cycle``) of a shape the ordinary lean path
+        took before, with nothing queued: no message objects, no Bind decode;
+        the parameter values are decoded as that cycle's were.  False:
+        nothing was done (unknown shape, or anything :meth:`lean_cycle`
+        would decline); the connection then reads the chunk as usual."""
+        shape, raw = cycle
+        fast = self._fast.get(shape)
+        if fast is None or self._queue or self.portals or self._lean_skip or not self._lean_idle():
+            return False
+        stmt = fast.statement
+        prepared = stmt.prepared
+        if self.statements.get(stmt.name) is not stmt or prepared is None or not prepared.lean:
+            return False
+        tz = self.info.settings.get("timezone") or "UTC"       # (as _tz)
+        try:
+            params = [None if v is None else decode_value(oid, fmt, v, tz) for v, (oid, fmt) in zip(raw, fast.decoders)]
+        except PgError:
+            return False            # the ordinary path raises it, in its place
+        return self._hand_over(chunk, fast.head, lambda: self.es.lean_submit(prepared, params, done))
+
+    def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None],
+                     shape: bytes | None = None) -> bool:
         stmt = self._bound_statement(msgs[0].body)      # (cheap: reads only the names)
         prepared = stmt.prepared if stmt is not None else None
         if stmt is None or prepared is None or not prepared.lean or prepared.columns is not None:
@@ -289,13 +328,34 @@ class ProtocolSession:
             else:
                 return False
         params = decode_params(stmt, b, self._tz)
-        if not self.es.lean_submit(prepared, params, done):
-            return False
-        for _ in msgs:
-            self._queue.popleft()
+        if shape is not None:
+            if len(self._fast) >= CYCLE_CACHE_SIZE:
+                self._fast.clear()
+            fmts = expand_formats(b.param_formats, len(params), "parameter")
+            self._fast[shape] = _FastCycle(stmt, head, tuple(zip(stmt.param_oids, fmts)))
+        return self._hand_over(msgs, head, lambda: self.es.lean_submit(prepared, params, done))
+
+    def _hand_over(self, msgs: list[messages.Message] | bytes, head: bytes, submit: Callable[[], bool]) -> bool:
+        """Take ``msgs`` (queued messages, or a raw chunk never queued) as
+        the lean cycle, then ``submit``: its answer may come on an engine
+        thread before ``submit`` returns, so the session is in its lean
+        state first (and put back if declined)."""
+        queued = msgs if isinstance(msgs, list) else None
+        if queued is not None:
+            for _ in queued:
+                self._queue.popleft()
         self._lean = (msgs, head)
         self.running = True
-        return True
+        taken = False
+        try:
+            taken = submit()
+        finally:
+            if not taken:
+                self._lean = None
+                self.running = False
+                if queued is not None:
+                    self._queue.extendleft(reversed(queued))
+        return taken
 
     def lean_finish(self, outcome: LeanOutcome) -> bytes:
         """The answer to the cycle :meth:`lean_cycle` took, now that the
@@ -307,7 +367,7 @@ class ProtocolSession:
             return b""
         msgs, head = taken
         if outcome.retry:
-            self._queue.extendleft(reversed(msgs))
+            self._queue.extendleft(reversed(msgs if isinstance(msgs, list) else messages.split_messages(msgs)))
             self._lean_skip = True
             return b""
         if outcome.error is not None:
