@@ -205,6 +205,13 @@ class EngineSession(Protocol):
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared: ...
     def execute_sql(self, sql: str) -> Result: ...   # one statement of a simple Query
 
+    def current_plan(self, prepared: Prepared) -> Prepared:
+        """``prepared`` as it would run now: planned again when DDL changed
+        what it reads or a plan setting (search_path, role) moved, as
+        PostgreSQL revalidates a cached plan (Describe describes that plan);
+        PgError when it can no longer be planned, or its row type changed."""
+        ...
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute of the extended protocol: commits at :meth:`sync`, not now.
         ``params`` are the Bind values decoded to Python values (None: NULL)."""

@@ -521,18 +521,23 @@ class Session:
 
     def _replanned(self, prepared: Prepared) -> Prepared:
         """A prepared statement planned before a change to a relation or
-        function it reads is planned again, as PostgreSQL's plan cache does
-        (a column added, the table dropped: then its error is raised); a
-        new plan whose rows have another shape is refused, as PostgreSQL
-        refuses it for a prepared statement (0A000)."""
-        state = self.txn.state if self.txn is not None else self.db.committed
-        if prepared.ddl_version == state.ddl_version or prepared.columns_at_run or prepared.handle is None:
+        function it reads, or under other plan settings (another
+        search_path or role: its names may resolve to other relations), is
+        planned again, as PostgreSQL's plan cache does (a column added, the
+        table dropped: then its error is raised); a new plan whose rows
+        have another shape is refused, as PostgreSQL refuses it for a
+        prepared statement (0A000)."""
+        if prepared.handle is None:
             return prepared
-        if plan_is_current(prepared.handle, state) and not (
-                prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
-            return prepared
+        if not prepared.planned_under or prepared.planned_under == self._plan_settings():
+            state = self.txn.state if self.txn is not None else self.db.committed
+            if prepared.ddl_version == state.ddl_version or prepared.columns_at_run:
+                return prepared
+            if plan_is_current(prepared.handle, state) and not (
+                    prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
+                return prepared
         fresh = self.prepare(prepared.sql, prepared.param_oids)
-        if _row_shape(fresh.columns) != _row_shape(prepared.columns):
+        if not prepared.columns_at_run and _row_shape(fresh.columns) != _row_shape(prepared.columns):
             raise PgError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type",
                           routine="RevalidateCachedQuery")
         return fresh
@@ -542,8 +547,6 @@ class Session:
         return self._replanned(prepared)
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
-        if prepared.planned_under and prepared.planned_under != self._plan_settings():
-            prepared = self.prepare(prepared.sql, prepared.param_oids)
         prepared = self._replanned(prepared)
         if self.pending:
             h = prepared.handle

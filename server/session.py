@@ -21,12 +21,13 @@ import time
 from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, SessionInfo
+from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, ResultColumn, SessionInfo
 from splitstream.protocol import bind_runs, messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
+    IN_FAILED_SQL_TRANSACTION,
     INTERNAL_ERROR,
     INVALID_CURSOR_NAME,
     INVALID_SQL_STATEMENT_NAME,
@@ -709,7 +710,7 @@ class ProtocolSession:
         if d.kind == "S":
             stmt = self._statement(d.name)
             head = messages.parameter_description(stmt.param_oids)
-            cols = stmt.columns
+            cols = self._current_columns(stmt)
             return head + (messages.row_description(field_descs(cols)) if cols is not None else messages.no_data())
         if d.name not in self.portals:
             # a SQL-level cursor (DECLARE) is a portal too: psycopg's server cursors describe it
@@ -725,7 +726,7 @@ class ProtocolSession:
             result = portal.result = self._run(self.es.execute_deferred, prepared, portal.params)
             if result.notices or result.parameter_status:
                 result.notices = []
-        cols = portal.result.columns if portal.result is not None else stmt.columns
+        cols = portal.result.columns if portal.result is not None else self._current_columns(stmt)
         if cols is None:
             return messages.no_data()
         fmts = portal.formats(cols)
@@ -736,6 +737,20 @@ class ProtocolSession:
             # a prepared statement is described on every execution by many clients
             rd = cache[key] = messages.row_description(field_descs(cols, fmts))
         return rd
+
+    def _current_columns(self, stmt: Statement) -> list[ResultColumn] | None:
+        """The rows ``stmt`` would return if run now.  PostgreSQL revalidates a
+        statement's cached plan when it is described (after DDL on what it
+        reads, or under another search_path: the current columns, or the
+        error of planning it again), and refuses to describe one returning
+        rows in a failed transaction block, where it could not plan."""
+        prepared = stmt.prepared
+        if prepared is None or prepared.columns is None:
+            return None
+        if self._txn_status() == "E":
+            raise PgError(IN_FAILED_SQL_TRANSACTION,
+                          "current transaction is aborted, commands ignored until end of transaction block")
+        return self._run(self.es.current_plan, prepared).columns
 
     def _execute(self, body: bytes) -> bytes | Handler:
         """Execute a portal.  The common case (small result, no COPY) returns

@@ -105,6 +105,9 @@ class FakeSession:
             cols = [ResultColumn("t", TIMESTAMPTZ)]
         return Prepared(sql, oids, cols)
 
+    def current_plan(self, prepared: Prepared) -> Prepared:
+        return prepared
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         return self.execute(prepared, params)
 
