@@ -34,6 +34,7 @@ from ..execution.aggregates import AGGREGATES
 from ..execution.ordered_set import HYPOTHETICAL
 from ..execution.array_functions import concat, extend, flat, stack
 from ..execution.posix_regex import similar_to_regex
+from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text, jsonb_text
@@ -88,6 +89,14 @@ def ident(node) -> str:
         t = node.args.get("this")
         return ident(t) if isinstance(t, exp.Identifier) else str(node.name).lower()
     return node.name.lower() if hasattr(node, "name") else str(node).lower()
+
+
+def collation_of(node) -> str:
+    """The collation a COLLATE clause names, checked (collations.honoured)."""
+    if isinstance(node, exp.Column):
+        schema = node.args.get("table")
+        return collations.honoured(ident(node.this), ident(schema) if schema is not None else None)
+    return collations.honoured(ident(node))
 
 
 def referenced_names(tree: exp.Expression) -> frozenset[str] | None:
@@ -308,7 +317,12 @@ class ExprBinder:
         raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
 
     def b_Collate(self, n):
-        return self.bind(n.this)
+        """Every collation splitstream honours compares by code point, as the
+        default one does: the clause is checked, and the value unchanged."""
+        e = self.bind(n.this)
+        collations.check_collatable(e.oid)
+        collation_of(n.expression)
+        return e
 
     def b_ByteString(self, n):
         return expr.Const(n.this, type_oids.UNKNOWN)
