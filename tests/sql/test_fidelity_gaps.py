@@ -2,7 +2,8 @@
 it word for word: COLLATE on a type without collations (accepted and
 ignored before), collations splitstream does not implement (refused, with a
 hint of those it does), COLLATE in CREATE TABLE, ALTER COLUMN TYPE and
-CREATE INDEX."""
+CREATE INDEX; ``ORDER BY x USING <`` / ``USING >`` (a syntax error
+before), other operators refused as PostgreSQL refuses them."""
 from __future__ import annotations
 
 import pytest
@@ -58,6 +59,24 @@ UNKNOWN = [
 ]
 
 
+ORDER_USING = [
+    "SELECT i, t FROM {t} ORDER BY t USING <",
+    "SELECT i, t FROM {t} ORDER BY t USING >",
+    "SELECT i, t FROM {t} ORDER BY t USING > NULLS LAST",
+    "SELECT i, t FROM {t} ORDER BY t USING < NULLS FIRST, i USING >",
+    "SELECT i, t FROM {t} ORDER BY t USING>, i",
+    "SELECT i FROM {t} ORDER BY i USING OPERATOR(pg_catalog.>)",
+    "SELECT array_agg(i ORDER BY t USING >), string_agg(t, ',' ORDER BY i USING >) FROM {t}",
+    "SELECT i, row_number() OVER (ORDER BY t USING > NULLS LAST) FROM {t} ORDER BY i",
+    "SELECT t FROM {t} UNION SELECT u FROM {t} ORDER BY 1 USING >",
+    "SELECT i FROM {t} ORDER BY i USING =",
+    "SELECT i FROM {t} ORDER BY i USING <=",
+    "SELECT i FROM {t} ORDER BY i USING >=",
+    "SELECT i FROM {t} ORDER BY i USING <>",
+    "SELECT i FROM {t} ORDER BY t USING",
+]
+
+
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
     with table_on_both((ss_conn, pg_conn), unique_name("fg"), "i int, t text, u text, a text[]", ROWS) as name:
@@ -78,3 +97,15 @@ def test_unknown_collation_refused_as_postgresql(table, ss_conn, pg_conn):
     assert not wrong, "\n".join(wrong)
     assert words(ss_conn, UNKNOWN[0].format(t=table))[3] == \
         'splitstream compares text by code point only: the collations are "C", "POSIX" and "default".'
+
+
+def test_order_by_using_as_postgresql(table, ss_conn, pg_conn):
+    wrong = mismatches(ss_conn, pg_conn, [s.format(t=table) for s in ORDER_USING])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_order_by_using_another_operator_is_refused(table, ss_conn):
+    """PostgreSQL orders by any btree family's operator (text_pattern_ops'
+    ~<~); splitstream has only the default ones, and says so."""
+    assert words(ss_conn, f"SELECT t FROM {table} ORDER BY t USING ~<~")[:3] == \
+        ("error", "0A000", "ORDER BY ... USING ~<~ is not supported")
