@@ -3,7 +3,8 @@ it word for word: COLLATE on a type without collations (accepted and
 ignored before), collations splitstream does not implement (refused, with a
 hint of those it does), COLLATE in CREATE TABLE, ALTER COLUMN TYPE and
 CREATE INDEX; ``ORDER BY x USING <`` / ``USING >`` (a syntax error
-before), other operators refused as PostgreSQL refuses them."""
+before), other operators refused as PostgreSQL refuses them;
+``count([DISTINCT] (a, b))`` over row values (refused before)."""
 from __future__ import annotations
 
 import pytest
@@ -77,6 +78,20 @@ ORDER_USING = [
 ]
 
 
+ROW_COUNTS = [
+    "SELECT count(DISTINCT (t, u)), count((t, u)), count(DISTINCT ROW(t, u)), count(ROW(i, t)) FROM {t}",
+    "SELECT count(DISTINCT (t, a)) FROM {t}",
+    "SELECT count(DISTINCT (x, y)), count((x, y)) FROM (VALUES (1, 2), (1, 2), (NULL, NULL), (1, NULL), (NULL, NULL),"
+    " (2, 3)) v(x, y)",
+    "SELECT count(DISTINCT (x, y)) FILTER (WHERE x IS NOT NULL) FROM (VALUES (1, 2), (1, 2), (NULL, NULL), (1, NULL)) v(x, y)",
+    "SELECT g, count(DISTINCT (x, y)), count(*) FROM (VALUES (1, 2, 'x'), (1, 2, 'x'), (1, 3, 'x'), (2, NULL, NULL),"
+    " (2, NULL, NULL)) v(g, x, y) GROUP BY g ORDER BY g",
+    "SELECT count(DISTINCT (x, y)) FROM (VALUES ('NaN'::float8, '1 day'::interval), ('NaN', '24 hours'), (0.0, '1 day'),"
+    " (-0.0, '1 day')) v(x, y)",
+    "SELECT count(DISTINCT (x, y)) FROM (VALUES (1, 2)) v(x, y) WHERE false",
+]
+
+
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
     with table_on_both((ss_conn, pg_conn), unique_name("fg"), "i int, t text, u text, a text[]", ROWS) as name:
@@ -109,3 +124,8 @@ def test_order_by_using_another_operator_is_refused(table, ss_conn):
     ~<~); splitstream has only the default ones, and says so."""
     assert words(ss_conn, f"SELECT t FROM {table} ORDER BY t USING ~<~")[:3] == \
         ("error", "0A000", "ORDER BY ... USING ~<~ is not supported")
+
+
+def test_count_of_row_values_as_postgresql(table, ss_conn, pg_conn):
+    wrong = mismatches(ss_conn, pg_conn, [s.format(t=table) for s in ROW_COUNTS])
+    assert not wrong, "\n".join(wrong)
