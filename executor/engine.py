@@ -160,10 +160,43 @@ class Session:
     def split(self, sql: str) -> list[str]:
         return split_statements(sql)
 
-    def on_error(self) -> None:
-        if self.txn is not None:
+    def on_error(self) -> dict[str, str]:
+        """A statement failed: an explicit block fails (until ROLLBACK), its
+        settings SET since its last savepoint put back at once (PostgreSQL
+        aborts the failing subtransaction then); the implicit block of a
+        multi-statement Query or of an extended-protocol batch is rolled
+        back. The reported settings put back are returned, to send as
+        ParameterStatus."""
+        before = reported(self.info.settings)
+        txn = self.txn
+        if txn is not None and txn.implicit:
+            self.txn, self.failed = None, False
+            txn.rollback()
+        elif txn is not None:
             self.failed = True
+            txn.undo_failed_level()
         self._drop_extended()
+        return changed_reported(self.info.settings, before)
+
+    def begin_query_block(self) -> None:
+        """``api.EngineSession.begin_query_block``: the statements of one
+        simple Query run in one implicit transaction block, as PostgreSQL
+        runs them (an error rolls back them all; BEGIN makes it a block of
+        its own, COMMIT ends it and the next statement opens another)."""
+        if self.txn is None and self._extended is None:
+            self.txn = Transaction(self.db, implicit=True)
+            self.failed = False
+
+    def end_query_block(self) -> dict[str, str]:
+        """``api.EngineSession.end_query_block``: commit the Query's implicit
+        block, if one is open; the reported settings its end put back."""
+        txn = self.txn
+        if txn is None or not txn.implicit:
+            return {}
+        self.txn = None
+        before = reported(self.info.settings)
+        txn.commit(sync=self.info.sync_commit)
+        return changed_reported(self.info.settings, before)
 
     @property
     def notify_sink(self):

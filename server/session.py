@@ -462,11 +462,13 @@ class ProtocolSession:
         self._errors += 1
         if extended:
             self.ignore_till_sync = True
+        restored: dict[str, str] = {}
         try:
-            self.es.on_error()
+            restored = self.es.on_error() or {}
         except Exception:
             log.exception("engine on_error failed")
-        return messages.error_response(err)
+        # a rolled-back implicit block put back settings reported when SET: report them again
+        return messages.error_response(err) + b"".join(messages.parameter_status(k, v) for k, v in restored.items())
 
     def _run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Call into the engine with cancel/statement_timeout armed."""
@@ -576,7 +578,10 @@ class ProtocolSession:
             stmts = self._run(self.es.split, sql) if sql.strip() else []
             if not stmts:
                 yield messages.empty_query_response()
+            block = len(stmts) > 1      # one implicit transaction block, as PostgreSQL runs them
             for stmt in stmts:
+                if block:
+                    self.es.begin_query_block()
                 res: Result = self._run(self.es.execute_sql, stmt)
                 yield from self._prologue(res)
                 if res.copy_in is not None or res.copy_out is not None:
@@ -593,6 +598,10 @@ class ProtocolSession:
                     n = res.batch.n if res.batch is not None else 0
                     yield from self._rows(res, None, 0, n)
                 yield messages.command_complete(res.tag)
+            if block:
+                restored = self._run(self.es.end_query_block)
+                if restored:
+                    yield b"".join(messages.parameter_status(k, v) for k, v in restored.items())
         except PgError as e:
             yield self._error(e, extended=False)
         except GeneratorExit:
