@@ -147,6 +147,8 @@ class Session:
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
+        #: reported settings a failed statement's rollback put back, for on_error to report (wire name: value)
+        self._restored: dict[str, str] = {}
         #: notifications received when the server gave no sink (in-process use): (sender pid, channel, payload)
         self.notifications: list[tuple[int, str, str]] = []
 
@@ -168,6 +170,7 @@ class Session:
         back. The reported settings put back are returned, to send as
         ParameterStatus."""
         before = reported(self.info.settings)
+        restored, self._restored = self._restored, {}
         txn = self.txn
         if txn is not None and txn.implicit:
             self.txn, self.failed = None, False
@@ -176,7 +179,7 @@ class Session:
             self.failed = True
             txn.undo_failed_level()
         self._drop_extended()
-        return changed_reported(self.info.settings, before)
+        return {**restored, **changed_reported(self.info.settings, before)}
 
     def begin_query_block(self) -> None:
         """``api.EngineSession.begin_query_block``: the statements of one
@@ -624,7 +627,10 @@ class Session:
                 result = stmt.run(self, ctx)
             except BaseException:
                 if implicit:
+                    was = reported(self.info.settings)
                     txn.rollback()
+                    # a SET earlier in the extended batch, reported then, is put back: on_error reports it
+                    self._restored.update(changed_reported(self.info.settings, was))
                     if txn is self._extended:
                         self._extended = None
                 raise

@@ -100,3 +100,24 @@ def test_query_is_one_implicit_block_as_postgresql(conns, unique_name):
         if ours != theirs:
             wrong.append(f"{sql}\n  splitstream: {ours}\n  postgresql:  {theirs}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_failed_pipeline_puts_back_its_settings_as_postgresql(conns):
+    """A SET earlier in an extended-protocol batch is rolled back with the
+    batch's implicit block when a later statement fails: the setting and
+    the driver's view of it are as before the batch, on both servers."""
+    def views(conn: psycopg.Connection) -> list:
+        seen = []
+        for value, fail in (("p", True), ("q", False)):
+            try:
+                with conn.pipeline():
+                    conn.execute(f"SET application_name = '{value}'")
+                    conn.execute("SELECT 1/0" if fail else "SELECT 1")
+            except psycopg.Error as e:
+                seen.append(e.sqlstate)
+            seen.append((conn.info.parameter_status("application_name"),
+                         conn.execute("SHOW application_name").fetchone()))
+        return seen
+
+    ss, pg = conns
+    assert views(ss) == views(pg)
