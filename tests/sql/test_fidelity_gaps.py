@@ -4,7 +4,8 @@ ignored before), collations splitstream does not implement (refused, with a
 hint of those it does), COLLATE in CREATE TABLE, ALTER COLUMN TYPE and
 CREATE INDEX; ``ORDER BY x USING <`` / ``USING >`` (a syntax error
 before), other operators refused as PostgreSQL refuses them;
-``count([DISTINCT] (a, b))`` over row values (refused before)."""
+``count([DISTINCT] (a, b))`` over row values (refused before); unnest of
+pg_stats' anyarray columns (42883 before, 42804 in PostgreSQL)."""
 from __future__ import annotations
 
 import pytest
@@ -92,6 +93,16 @@ ROW_COUNTS = [
 ]
 
 
+ANYARRAY = [
+    "ANALYZE {t}",
+    "SELECT unnest(histogram_bounds) FROM pg_stats WHERE tablename = '{t}' AND attname = 'i'",
+    "SELECT x FROM pg_stats, unnest(most_common_vals) x WHERE tablename = '{t}'",
+    "SELECT * FROM unnest((SELECT histogram_bounds FROM pg_stats WHERE tablename = '{t}' AND attname = 'i'))",
+    "SELECT * FROM unnest((SELECT histogram_bounds FROM pg_stats WHERE tablename = '{t}' AND attname = 'i'), ARRAY[1])",
+    "SELECT histogram_bounds::text FROM pg_stats WHERE tablename = '{t}' AND attname = 'i'",
+]
+
+
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
     with table_on_both((ss_conn, pg_conn), unique_name("fg"), "i int, t text, u text, a text[]", ROWS) as name:
@@ -128,4 +139,9 @@ def test_order_by_using_another_operator_is_refused(table, ss_conn):
 
 def test_count_of_row_values_as_postgresql(table, ss_conn, pg_conn):
     wrong = mismatches(ss_conn, pg_conn, [s.format(t=table) for s in ROW_COUNTS])
+    assert not wrong, "\n".join(wrong)
+
+
+def test_unnest_of_anyarray_as_postgresql(table, ss_conn, pg_conn):
+    wrong = mismatches(ss_conn, pg_conn, [s.format(t=table) for s in ANYARRAY])
     assert not wrong, "\n".join(wrong)
