@@ -252,6 +252,8 @@ class ExprBinder:
         self.window_handler = window_handler
         self.group_match = group_match
         self.context = context
+        #: per node being bound, the explicit collations (COLLATE) its inputs carry (None: none yet)
+        self._collations: list[list[str] | None] = []
 
     # ------------------------------------------------------------------
     def bind(self, node: exp.Expr) -> expr.Expr:
@@ -259,6 +261,17 @@ class ExprBinder:
             m = self.group_match(node)
             if m is not None:
                 return m
+        frames = self._collations
+        frames.append(None)
+        try:
+            e = self._bind_node(node)
+        finally:
+            explicit = frames.pop()
+        if explicit is not None or type(node) is exp.Collate:
+            self._carry_collation(node, e, explicit)
+        return e
+
+    def _bind_node(self, node: exp.Expr) -> expr.Expr:
         meth = getattr(self, "b_" + type(node).__name__, None)
         if meth is not None:
             return meth(node)
@@ -267,6 +280,23 @@ class ExprBinder:
         if isinstance(node, exp.Func):
             return self.b_func(node)
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
+
+    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[str] | None) -> None:
+        """PostgreSQL's derivation of explicit collations (parse_collate.c):
+        the explicit collations of a node's inputs must agree (42P21), and
+        one reaches the node's parent when the node's type has collations
+        (``length(a COLLATE "C")`` carries none up). Every collation here
+        compares alike, so only the error is PostgreSQL's to reproduce."""
+        name = collations.merged_explicit(explicit) if explicit is not None else None
+        if type(node) is exp.Collate:
+            name = collation_of(node.expression)
+        frames = self._collations
+        if frames and name is not None and collations.is_collatable(e.oid):
+            parent = frames[-1]
+            if parent is None:
+                frames[-1] = [name]
+            else:
+                parent.append(name)
 
     def b_Paren(self, n):
         return self.bind(n.this)

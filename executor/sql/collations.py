@@ -13,6 +13,8 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_OBJECT, PgError
 
+COLLATION_MISMATCH = "42P21"
+
 #: the collations splitstream implements: all compare by code point
 HONOURED = ("default", "C", "POSIX")
 #: base types with a collation (arrays of them have one too); unknown literals take one
@@ -30,9 +32,26 @@ def honoured(name: str, schema: str | None = None) -> str:
     return name
 
 
+def is_collatable(type_oid: int) -> bool:
+    """Whether values of ``type_oid`` have a collation (an expression of that
+    type carries the explicit collation of its inputs up)."""
+    return type_oids.ELEMENT_OF.get(type_oid, type_oid) in _COLLATABLE
+
+
+def merged_explicit(names: list[str]) -> str:
+    """The explicit collation of an expression whose inputs carry ``names``
+    (in order): PostgreSQL's 42P21 when two differ, even ones that compare
+    alike ("C" and "POSIX"), as merge_collation_state refuses them."""
+    first = names[0]
+    for other in names[1:]:
+        if other != first:
+            raise PgError(COLLATION_MISMATCH,
+                          f'collation mismatch between explicit collations "{first}" and "{other}"')
+    return first
+
+
 def check_collatable(type_oid: int) -> None:
     """42804 unless values of ``type_oid`` have a collation (PostgreSQL's
     words, naming the type as format_type does)."""
-    base = type_oids.ELEMENT_OF.get(type_oid, type_oid)
-    if base not in _COLLATABLE:
+    if not is_collatable(type_oid):
         raise PgError(DATATYPE_MISMATCH, f"collations are not supported by type {sqltypes.format_type(type_oid)}")

@@ -1,7 +1,8 @@
 """Answers and errors that differed from PostgreSQL 15, each compared with
 it word for word: COLLATE on a type without collations (accepted and
 ignored before), collations splitstream does not implement (refused, with a
-hint of those it does), COLLATE in CREATE TABLE, ALTER COLUMN TYPE and
+hint of those it does), explicit collations that disagree (42P21), COLLATE
+in CREATE TABLE, ALTER COLUMN TYPE and
 CREATE INDEX; ``ORDER BY x USING <`` / ``USING >`` (a syntax error
 before), other operators refused as PostgreSQL refuses them;
 ``count([DISTINCT] (a, b))`` over row values (refused before); unnest of
@@ -36,6 +37,18 @@ COLLATE = [
     "SELECT i FROM {t} ORDER BY i COLLATE \"C\"",
     "SELECT (i + 1) COLLATE \"default\" FROM {t}",
     "SELECT true COLLATE \"C\"",
+    # explicit collations of one expression must agree (42P21), even ones that compare alike
+    "SELECT t COLLATE \"C\" < u COLLATE \"POSIX\" FROM {t}",
+    "SELECT t COLLATE \"C\" || u COLLATE \"POSIX\" FROM {t}",
+    "SELECT t COLLATE \"default\" = u COLLATE \"C\" FROM {t}",
+    "SELECT upper(t COLLATE \"C\") < u COLLATE \"POSIX\" FROM {t}",
+    "SELECT coalesce(t COLLATE \"C\", u COLLATE \"POSIX\") FROM {t}",
+    "SELECT t COLLATE \"C\" IN (u COLLATE \"POSIX\") FROM {t}",
+    "SELECT length(t COLLATE \"C\") = length(u COLLATE \"POSIX\") FROM {t} ORDER BY i",
+    "SELECT (t COLLATE \"C\") COLLATE \"POSIX\" < u COLLATE \"POSIX\" FROM {t} ORDER BY i",
+    "SELECT CASE WHEN t COLLATE \"C\" = 'b' THEN u COLLATE \"POSIX\" END FROM {t} ORDER BY i",
+    "SELECT (SELECT max(t COLLATE \"C\") FROM {t}) < 'b' COLLATE \"POSIX\"",
+    "SELECT t COLLATE \"C\" < u COLLATE \"C\" FROM {t} ORDER BY i",
     # DDL
     "CREATE TABLE {t}_c (a text COLLATE \"C\", b varchar(5) COLLATE \"POSIX\", c int)",
     "INSERT INTO {t}_c VALUES ('b', 'x', 1), ('a', 'y', 2)",
