@@ -441,7 +441,7 @@ def _alter_column(ctx, rel, action):
     elif action.args.get("dtype") is not None:
         _refuse_retype(ctx, rel, name)
         oid, typmod = datatype_to_oid(action.args["dtype"])
-        if action.args.get("collate") is not None:
+        if isinstance(action.args.get("collate"), exp.Expression):     # (sqlglot sets False when absent)
             _column_collation(action.args["collate"], oid)
         i = rel.column_index(name)
         tv = ctx.txn.state.data[rel.oid]

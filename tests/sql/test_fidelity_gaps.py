@@ -55,6 +55,7 @@ COLLATE = [
     "SELECT a FROM {t}_c ORDER BY a",
     "CREATE INDEX {t}_ci ON {t}_c (a COLLATE \"C\")",
     "CREATE INDEX {t}_cj ON {t}_c (c COLLATE \"C\")",
+    "ALTER TABLE {t}_c ALTER COLUMN c TYPE bigint",
     "ALTER TABLE {t}_c ALTER COLUMN c TYPE text COLLATE \"C\"",
     "ALTER TABLE {t}_c ALTER COLUMN b TYPE int COLLATE \"C\"",
     "CREATE TABLE {t}_d (a int COLLATE \"C\")",
