@@ -205,6 +205,13 @@ class EngineSession(Protocol):
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared: ...
     def execute_sql(self, sql: str) -> Result: ...   # one statement of a simple Query
 
+    def current_plan(self, prepared: Prepared) -> Prepared:
+        """``prepared`` as it would run now: planned again when DDL changed
+        what it reads or a plan setting (search_path, role) moved, as
+        PostgreSQL revalidates a cached plan (Describe describes that plan);
+        PgError when it can no longer be planned, or its row type changed."""
+        ...
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute of the extended protocol: commits at :meth:`sync`, not now.
         ``params`` are the Bind values decoded to Python values (None: NULL)."""
@@ -246,7 +253,22 @@ class EngineSession(Protocol):
         """Equal versions: equal results (None: no such promise)."""
         ...
 
-    def on_error(self) -> None: ...          # a statement failed: mark the transaction failed
+    def on_error(self) -> dict[str, str]:
+        """A statement failed: mark an explicit block failed, roll back an
+        implicit one; the reported settings (wire name: value) that rollback
+        put back, to send as ParameterStatus."""
+        ...
+
+    def begin_query_block(self) -> None:
+        """Before each statement of a simple Query holding several: open the
+        implicit transaction block they share, unless a block is open."""
+        ...
+
+    def end_query_block(self) -> dict[str, str]:
+        """After the last statement of such a Query: commit its implicit
+        block (if still open); the reported settings its end put back."""
+        ...
+
     def declared_cursor(self, name: str) -> Result | None:
         """The materialised result of SQL-level cursor ``name`` (DECLARE), if
         it exists: a client may Describe it as a portal."""

@@ -147,6 +147,8 @@ class Session:
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
+        #: reported settings a failed statement's rollback put back, for on_error to report (wire name: value)
+        self._restored: dict[str, str] = {}
         #: notifications received when the server gave no sink (in-process use): (sender pid, channel, payload)
         self.notifications: list[tuple[int, str, str]] = []
 
@@ -160,10 +162,44 @@ class Session:
     def split(self, sql: str) -> list[str]:
         return split_statements(sql)
 
-    def on_error(self) -> None:
-        if self.txn is not None:
+    def on_error(self) -> dict[str, str]:
+        """A statement failed: an explicit block fails (until ROLLBACK), its
+        settings SET since its last savepoint put back at once (PostgreSQL
+        aborts the failing subtransaction then); the implicit block of a
+        multi-statement Query or of an extended-protocol batch is rolled
+        back. The reported settings put back are returned, to send as
+        ParameterStatus."""
+        before = reported(self.info.settings)
+        restored, self._restored = self._restored, {}
+        txn = self.txn
+        if txn is not None and txn.implicit:
+            self.txn, self.failed = None, False
+            txn.rollback()
+        elif txn is not None:
             self.failed = True
+            txn.undo_failed_level()
         self._drop_extended()
+        return {**restored, **changed_reported(self.info.settings, before)}
+
+    def begin_query_block(self) -> None:
+        """``api.EngineSession.begin_query_block``: the statements of one
+        simple Query run in one implicit transaction block, as PostgreSQL
+        runs them (an error rolls back them all; BEGIN makes it a block of
+        its own, COMMIT ends it and the next statement opens another)."""
+        if self.txn is None and self._extended is None:
+            self.txn = Transaction(self.db, implicit=True)
+            self.failed = False
+
+    def end_query_block(self) -> dict[str, str]:
+        """``api.EngineSession.end_query_block``: commit the Query's implicit
+        block, if one is open; the reported settings its end put back."""
+        txn = self.txn
+        if txn is None or not txn.implicit:
+            return {}
+        self.txn = None
+        before = reported(self.info.settings)
+        txn.commit(sync=self.info.sync_commit)
+        return changed_reported(self.info.settings, before)
 
     @property
     def notify_sink(self):
@@ -521,18 +557,23 @@ class Session:
 
     def _replanned(self, prepared: Prepared) -> Prepared:
         """A prepared statement planned before a change to a relation or
-        function it reads is planned again, as PostgreSQL's plan cache does
-        (a column added, the table dropped: then its error is raised); a
-        new plan whose rows have another shape is refused, as PostgreSQL
-        refuses it for a prepared statement (0A000)."""
-        state = self.txn.state if self.txn is not None else self.db.committed
-        if prepared.ddl_version == state.ddl_version or prepared.columns_at_run or prepared.handle is None:
+        function it reads, or under other plan settings (another
+        search_path or role: its names may resolve to other relations), is
+        planned again, as PostgreSQL's plan cache does (a column added, the
+        table dropped: then its error is raised); a new plan whose rows
+        have another shape is refused, as PostgreSQL refuses it for a
+        prepared statement (0A000)."""
+        if prepared.handle is None:
             return prepared
-        if plan_is_current(prepared.handle, state) and not (
-                prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
-            return prepared
+        if not prepared.planned_under or prepared.planned_under == self._plan_settings():
+            state = self.txn.state if self.txn is not None else self.db.committed
+            if prepared.ddl_version == state.ddl_version or prepared.columns_at_run:
+                return prepared
+            if plan_is_current(prepared.handle, state) and not (
+                    prepared.lean and prepared.ddl_version != self.db.committed.ddl_version):
+                return prepared
         fresh = self.prepare(prepared.sql, prepared.param_oids)
-        if _row_shape(fresh.columns) != _row_shape(prepared.columns):
+        if not prepared.columns_at_run and _row_shape(fresh.columns) != _row_shape(prepared.columns):
             raise PgError(FEATURE_NOT_SUPPORTED, "cached plan must not change result type",
                           routine="RevalidateCachedQuery")
         return fresh
@@ -542,8 +583,6 @@ class Session:
         return self._replanned(prepared)
 
     def execute(self, prepared: Prepared, params: list[Any], *, defer_commit: bool = False) -> Result:
-        if prepared.planned_under and prepared.planned_under != self._plan_settings():
-            prepared = self.prepare(prepared.sql, prepared.param_oids)
         prepared = self._replanned(prepared)
         if self.pending:
             h = prepared.handle
@@ -588,7 +627,10 @@ class Session:
                 result = stmt.run(self, ctx)
             except BaseException:
                 if implicit:
+                    was = reported(self.info.settings)
                     txn.rollback()
+                    # a SET earlier in the extended batch, reported then, is put back: on_error reports it
+                    self._restored.update(changed_reported(self.info.settings, was))
                     if txn is self._extended:
                         self._extended = None
                 raise

@@ -21,12 +21,13 @@ import time
 from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, SessionInfo
+from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, ResultColumn, SessionInfo
 from splitstream.protocol import bind_runs, cycles, messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
     DUPLICATE_PREPARED_STATEMENT,
     FEATURE_NOT_SUPPORTED,
+    IN_FAILED_SQL_TRANSACTION,
     INTERNAL_ERROR,
     INVALID_CURSOR_NAME,
     INVALID_SQL_STATEMENT_NAME,
@@ -521,11 +522,13 @@ class ProtocolSession:
         self._errors += 1
         if extended:
             self.ignore_till_sync = True
+        restored: dict[str, str] = {}
         try:
-            self.es.on_error()
+            restored = self.es.on_error() or {}
         except Exception:
             log.exception("engine on_error failed")
-        return messages.error_response(err)
+        # a rolled-back implicit block put back settings reported when SET: report them again
+        return messages.error_response(err) + b"".join(messages.parameter_status(k, v) for k, v in restored.items())
 
     def _run(self, fn: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs) -> _T:
         """Call into the engine with cancel/statement_timeout armed."""
@@ -635,7 +638,10 @@ class ProtocolSession:
             stmts = self._run(self.es.split, sql) if sql.strip() else []
             if not stmts:
                 yield messages.empty_query_response()
+            block = len(stmts) > 1      # one implicit transaction block, as PostgreSQL runs them
             for stmt in stmts:
+                if block:
+                    self.es.begin_query_block()
                 res: Result = self._run(self.es.execute_sql, stmt)
                 yield from self._prologue(res)
                 if res.copy_in is not None or res.copy_out is not None:
@@ -652,6 +658,10 @@ class ProtocolSession:
                     n = res.batch.n if res.batch is not None else 0
                     yield from self._rows(res, None, 0, n)
                 yield messages.command_complete(res.tag)
+            if block:
+                restored = self._run(self.es.end_query_block)
+                if restored:
+                    yield b"".join(messages.parameter_status(k, v) for k, v in restored.items())
         except PgError as e:
             yield self._error(e, extended=False)
         except GeneratorExit:
@@ -769,7 +779,7 @@ class ProtocolSession:
         if d.kind == "S":
             stmt = self._statement(d.name)
             head = messages.parameter_description(stmt.param_oids)
-            cols = stmt.columns
+            cols = self._current_columns(stmt)
             return head + (messages.row_description(field_descs(cols)) if cols is not None else messages.no_data())
         if d.name not in self.portals:
             # a SQL-level cursor (DECLARE) is a portal too: psycopg's server cursors describe it
@@ -785,7 +795,7 @@ class ProtocolSession:
             result = portal.result = self._run(self.es.execute_deferred, prepared, portal.params)
             if result.notices or result.parameter_status:
                 result.notices = []
-        cols = portal.result.columns if portal.result is not None else stmt.columns
+        cols = portal.result.columns if portal.result is not None else self._current_columns(stmt)
         if cols is None:
             return messages.no_data()
         fmts = portal.formats(cols)
@@ -796,6 +806,20 @@ class ProtocolSession:
             # a prepared statement is described on every execution by many clients
             rd = cache[key] = messages.row_description(field_descs(cols, fmts))
         return rd
+
+    def _current_columns(self, stmt: Statement) -> list[ResultColumn] | None:
+        """The rows ``stmt`` would return if run now.  PostgreSQL revalidates a
+        statement's cached plan when it is described (after DDL on what it
+        reads, or under another search_path: the current columns, or the
+        error of planning it again), and refuses to describe one returning
+        rows in a failed transaction block, where it could not plan."""
+        prepared = stmt.prepared
+        if prepared is None or prepared.columns is None:
+            return None
+        if self._txn_status() == "E":
+            raise PgError(IN_FAILED_SQL_TRANSACTION,
+                          "current transaction is aborted, commands ignored until end of transaction block")
+        return self._run(self.es.current_plan, prepared).columns
 
     def _execute(self, body: bytes) -> bytes | Handler:
         """Execute a portal.  The common case (small result, no COPY) returns

@@ -394,6 +394,15 @@ class Transaction:
         for fn in reversed(ended):
             fn()
 
+    def undo_failed_level(self) -> None:
+        """A statement failed in the block: PostgreSQL aborts the innermost
+        (sub)transaction at once, so the settings SET in it since its last
+        savepoint are back before the ROLLBACK (TO) that ends the block
+        (the undo hooks run again then, putting back the same values)."""
+        mark = self.savepoints[-1][4][0] if self.savepoints else 0
+        for fn in reversed(self.on_rollback[mark:]):
+            fn()
+
     def release(self, name: str) -> None:
         for i in range(len(self.savepoints) - 1, -1, -1):
             if self.savepoints[i][0] == name:

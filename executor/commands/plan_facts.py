@@ -122,10 +122,11 @@ to_json to_jsonb translate trim trunc upper
 current_user current_role session_user user getpgusername current_database current_catalog current_schema
 pg_backend_pid version
 """.split())
-#: Settings that change how the same rows are computed or printed.
-#: Settings a statement's plan or result depends on (the current role too: privileges are checked per role).
+#: Settings a statement's plan or result depends on: how the same rows are computed or printed, the
+#: current role (privileges are checked per role) and search_path with it (``$user``): which relations
+#: and functions its names resolve to, as PostgreSQL's plan cache keeps the search path of a plan.
 OUTPUT_SETTINGS = ("timezone", "datestyle", "intervalstyle", "extra_float_digits", "bytea_output", "role",
-                   "session_authorization")
+                   "session_authorization", "search_path")
 _MAX_NODES = 20000
 
 

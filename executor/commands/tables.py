@@ -29,7 +29,8 @@ from splitstream.protocol.errors import (
 )
 
 from ..execution import operators, privileges
-from ..sql.binder import datatype_to_oid, ident
+from ..sql import collations
+from ..sql.binder import collation_of, datatype_to_oid, ident
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from ..stream.guard import views_reading
@@ -78,12 +79,20 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
                 default = f"nextval('{table_name}_{name}_seq'::regclass)"
             elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
-            elif k is not None and type(k).__name__ in ("CollateColumnConstraint",):
-                pass
+            elif isinstance(k, exp.CollateColumnConstraint):
+                _column_collation(k.this, oid)
         if [c for c in (cd.args.get("constraints") or []) if isinstance(c.args.get("kind"), exp.Reference)]:
             pass
         out.append(ColumnDef(name, oid, typmod, not_null, default, identity, attnum=i + 1))
     return out, cons, seqs
+
+
+def _column_collation(node, type_oid: int) -> None:
+    """A column's COLLATE: a collation splitstream honours (they all compare
+    as the default one does, so the column keeps no other), on a type with
+    collations; checked in PostgreSQL's order (GetColumnDefCollation)."""
+    collation_of(node)
+    collations.check_collatable(type_oid)
 
 
 def _fk_from_reference(planner, ref, cols, name) -> Constraint:
@@ -282,6 +291,9 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
     cols = []
     for c in (params.args.get("columns") if params is not None else []) or []:
         node = c.this if isinstance(c, exp.Ordered) else c
+        if isinstance(node, exp.Collate):
+            _index_collation(rel, node)
+            node = node.this
         cn = ident(node.this) if isinstance(node, exp.Column) else node.sql(DIALECT)
         if isinstance(node, exp.Column) and rel.column(cn) is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{cn}" does not exist')
@@ -310,6 +322,15 @@ def create_index(session, ctx, planner, tree: exp.Create, text: str):
         new_cons = rel.constraints + (Constraint(name, "u", tuple(cols), index_oid=oid, from_index=True),)
         ctx.txn.apply(("rel", rel.with_(constraints=new_cons)))
     return []
+
+
+def _index_collation(rel: Relation, node: exp.Collate) -> None:
+    """An index column's COLLATE, checked as for an expression (an index
+    sorts by code point, as every collation splitstream honours)."""
+    collation_of(node.expression)
+    col = rel.column(ident(node.this)) if isinstance(node.this, exp.Column) else None
+    if col is not None:
+        collations.check_collatable(col.type_oid)
 
 
 def _refuse_column_change_of_matview(rel: Relation, action) -> None:
@@ -420,6 +441,8 @@ def _alter_column(ctx, rel, action):
     elif action.args.get("dtype") is not None:
         _refuse_retype(ctx, rel, name)
         oid, typmod = datatype_to_oid(action.args["dtype"])
+        if isinstance(action.args.get("collate"), exp.Expression):     # (sqlglot sets False when absent)
+            _column_collation(action.args["collate"], oid)
         i = rel.column_index(name)
         tv = ctx.txn.state.data[rel.oid]
         b, _ = tv.scan()

@@ -59,8 +59,11 @@ class TxnStmt(Stmt):
     def _run(self, session) -> Result:
         k = self.kind
         notices = []
+        implicit = session.txn is not None and session.txn.implicit     # a multi-statement Query's block
         if k == "begin":
-            if session.txn is not None:
+            if implicit:
+                session.txn.implicit = False        # it becomes the block BEGIN opens (PostgreSQL: no warning)
+            elif session.txn is not None:
                 notices.append(Notice("there is already a transaction in progress", ACTIVE_SQL_TRANSACTION, "WARNING"))
             else:
                 session.txn = Transaction(session.db, implicit=False)
@@ -70,16 +73,18 @@ class TxnStmt(Stmt):
             if session.txn is None:
                 notices.append(Notice("there is no transaction in progress", NO_ACTIVE_SQL_TRANSACTION, "WARNING"))
                 return Result(tag="COMMIT" if k == "commit" else "ROLLBACK", notices=notices)
+            if implicit:        # ends the implicit block, with PostgreSQL's warning
+                notices.append(Notice("there is no transaction in progress", NO_ACTIVE_SQL_TRANSACTION, "WARNING"))
             txn = session.txn
             session.txn = None
             failed = session.failed
             session.failed = False
             if k == "commit" and not failed:
                 txn.commit(sync=session.info.sync_commit)
-                return Result(tag="COMMIT")
+                return Result(tag="COMMIT", notices=notices)
             txn.rollback()
-            return Result(tag="ROLLBACK")
-        if session.txn is None:
+            return Result(tag="ROLLBACK", notices=notices)
+        if session.txn is None or implicit:
             raise PgError(NO_ACTIVE_SQL_TRANSACTION, f"{self.tag} can only be used in transaction blocks")
         if k == "savepoint":
             if session.failed:

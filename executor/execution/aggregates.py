@@ -1041,6 +1041,12 @@ def _distinct_key(v, oid: int):
     return v
 
 
+def row_key(values: tuple, oids: list[int]) -> tuple:
+    """A ROW value as DISTINCT compares it: field by field as each field's
+    type compares, NULL fields equal (the value itself is never NULL)."""
+    return tuple(_distinct_key(v, oid) for v, oid in zip(values, oids))
+
+
 def _dedupe(rows, oid: int):
     seen = set()
     out = []
@@ -1092,7 +1098,7 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
     if spec.distinct:
         oid = spec.arg_oids[0] if spec.arg_oids else 0
         rows = _dedupe(rows, oid)
-        if spec.order_key is None:          # DISTINCT sorts its input, as PostgreSQL's does
+        if spec.order_key is None and fn != "count":    # DISTINCT sorts its input, as PostgreSQL's does
             rows = sorted(rows, key=lambda r: sort_key(r[0], oid))
     if spec.order_key is not None and rows:
         rows = spec.order_key(rows)

@@ -17,9 +17,11 @@ def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False, 
     unless a plain SET of the setting came after it (PostgreSQL's GUC stack:
     SET overrides any earlier SET LOCAL at commit). Unless ``block_only``,
     the statement's implicit transaction counts as a block (set_config():
-    a local value ends with the statement, a failed statement undoes it)."""
+    a local value ends with the statement, a failed statement undoes it).
+    The implicit block of an extended-protocol batch (up to Sync) is a block
+    too: a failure in it rolls back a SET before it, as in PostgreSQL."""
     txn = ctx.txn
-    if session.txn is None and block_only:
+    if session.txn is None and block_only and txn is not session.extended_txn:
         return
     settings = session.info.settings
     keys = tuple(n.lower() for n in names)

@@ -182,6 +182,12 @@ def select(name: str, sigs: list[Signature], arg_oids: list[int]) -> tuple[tuple
 ANYARRAY_HINT = "Cast it through text to an array of its element type, as in histogram_bounds::text::int[]."
 
 
+def anyarray_element_error() -> PgError:
+    """PostgreSQL's error for a polymorphic call (unnest(anyarray) -> anyelement)
+    given a value of type anyarray itself: its element type is unknown."""
+    return PgError(DATATYPE_MISMATCH, 'cannot determine element type of "anyarray" argument')
+
+
 def _anyarray_error(arg_oids, expanded, result: int) -> PgError:
     """The error for a call given a value of type anyarray itself
     (pg_stats.histogram_bounds, most_common_vals): 42804 where PostgreSQL needs
@@ -189,7 +195,7 @@ def _anyarray_error(arg_oids, expanded, result: int) -> PgError:
     its values carry (array_length, cardinality) but ours, the arrays' text, lack."""
     polymorphic = [t for a, t in zip(arg_oids, expanded) if a != ANYARRAY and t in (ANYELEMENT, ANYARRAY)]
     if result in (ANYELEMENT, ANYARRAY) or polymorphic:
-        return PgError(DATATYPE_MISMATCH, 'cannot determine element type of "anyarray" argument')
+        return anyarray_element_error()
     return PgError(FEATURE_NOT_SUPPORTED, "functions over a value of type anyarray are not supported",
                    hint=ANYARRAY_HINT)
 

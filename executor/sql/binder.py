@@ -34,6 +34,7 @@ from ..execution.aggregates import AGGREGATES
 from ..execution.ordered_set import HYPOTHETICAL
 from ..execution.array_functions import concat, extend, flat, stack
 from ..execution.posix_regex import similar_to_regex
+from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from splitstream.protocol.types import decode_text, jsonb_text
@@ -88,6 +89,14 @@ def ident(node) -> str:
         t = node.args.get("this")
         return ident(t) if isinstance(t, exp.Identifier) else str(node.name).lower()
     return node.name.lower() if hasattr(node, "name") else str(node).lower()
+
+
+def collation_of(node) -> str:
+    """The collation a COLLATE clause names, checked (collations.honoured)."""
+    if isinstance(node, exp.Column):
+        schema = node.args.get("table")
+        return collations.honoured(ident(node.this), ident(schema) if schema is not None else None)
+    return collations.honoured(ident(node))
 
 
 def referenced_names(tree: exp.Expression) -> frozenset[str] | None:
@@ -243,6 +252,8 @@ class ExprBinder:
         self.window_handler = window_handler
         self.group_match = group_match
         self.context = context
+        #: per node being bound, the explicit collations (COLLATE) its inputs carry (None: none yet)
+        self._collations: list[list[str] | None] = []
 
     # ------------------------------------------------------------------
     def bind(self, node: exp.Expr) -> expr.Expr:
@@ -250,6 +261,17 @@ class ExprBinder:
             m = self.group_match(node)
             if m is not None:
                 return m
+        frames = self._collations
+        frames.append(None)
+        try:
+            e = self._bind_node(node)
+        finally:
+            explicit = frames.pop()
+        if explicit is not None or type(node) is exp.Collate:
+            self._carry_collation(node, e, explicit)
+        return e
+
+    def _bind_node(self, node: exp.Expr) -> expr.Expr:
         meth = getattr(self, "b_" + type(node).__name__, None)
         if meth is not None:
             return meth(node)
@@ -258,6 +280,23 @@ class ExprBinder:
         if isinstance(node, exp.Func):
             return self.b_func(node)
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
+
+    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[str] | None) -> None:
+        """PostgreSQL's derivation of explicit collations (parse_collate.c):
+        the explicit collations of a node's inputs must agree (42P21), and
+        one reaches the node's parent when the node's type has collations
+        (``length(a COLLATE "C")`` carries none up). Every collation here
+        compares alike, so only the error is PostgreSQL's to reproduce."""
+        name = collations.merged_explicit(explicit) if explicit is not None else None
+        if type(node) is exp.Collate:
+            name = collation_of(node.expression)
+        frames = self._collations
+        if frames and name is not None and collations.is_collatable(e.oid):
+            parent = frames[-1]
+            if parent is None:
+                frames[-1] = [name]
+            else:
+                parent.append(name)
 
     def b_Paren(self, n):
         return self.bind(n.this)
@@ -308,7 +347,12 @@ class ExprBinder:
         raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
 
     def b_Collate(self, n):
-        return self.bind(n.this)
+        """Every collation splitstream honours compares by code point, as the
+        default one does: the clause is checked, and the value unchanged."""
+        e = self.bind(n.this)
+        collations.check_collatable(e.oid)
+        collation_of(n.expression)
+        return e
 
     def b_ByteString(self, n):
         return expr.Const(n.this, type_oids.UNKNOWN)

@@ -27,7 +27,7 @@ from sqlglot.generators.postgres import PostgresGenerator
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
-from . import tablesample_syntax
+from . import order_using, tablesample_syntax
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 #: the units SQL lets follow an interval literal (``interval '1' day``)
@@ -97,6 +97,25 @@ class Splitstream(Postgres):
         FUNC_TOKENS = PostgresParser.FUNC_TOKENS | {TokenType.SESSION}
         UNARY_PARSERS = {**PostgresParser.UNARY_PARSERS,
                          TokenType.SESSION_PARAMETER: lambda self: self.expression(exp.Abs(this=self._parse_unary()))}
+
+        def _parse_ordered(self, parse_method: Any = None) -> exp.Ordered | None:
+            """``ORDER BY x USING <`` / ``USING >`` is ``x ASC`` / ``x DESC``
+            (order_using.py), with DESC's default NULLS FIRST."""
+            using: list[order_using.Using] = []
+
+            def expression() -> exp.Expr | None:
+                this = parse_method() if parse_method else self._parse_disjunction()
+                said = order_using.read_using(self) if this is not None else None
+                if said is not None:
+                    using.append(said)
+                return this
+
+            ordered = super()._parse_ordered(expression)
+            if ordered is not None and using and using[0].desc:
+                ordered.set("desc", True)
+                if not using[0].nulls_written:
+                    ordered.set("nulls_first", True)
+            return ordered
 
         def _parse_types(self, *args: Any, **kwargs: Any) -> exp.Expr | None:
             this = super()._parse_types(*args, **kwargs)

@@ -89,6 +89,8 @@ def srf_impl(planner, name: str, args):
         if len(args) == 1 and args[0].oid == type_oids.UNKNOWN:       # anyarray or tsvector
             raise PgError(signatures.AMBIGUOUS_FUNCTION, "function unnest(unknown) is not unique",
                           hint=signatures.AMBIGUOUS_HINT)
+        if any(a.oid == signatures.ANYARRAY for a in args):      # pg_stats.most_common_vals, as PostgreSQL
+            raise signatures.anyarray_element_error()
         if len(args) != 1 or args[0].oid not in type_oids.ELEMENT_OF:
             raise signatures.undefined(name, [a.oid for a in args])      # several arrays: only in FROM
         et = type_oids.ELEMENT_OF.get(args[0].oid, type_oids.TEXT)
@@ -258,6 +260,8 @@ def _unnest_arrays(args, colaliases) -> operators.Op:
     """``FROM unnest(a, b, ...)``: one column per array, as many rows as the
     longest, the shorter ones NULL-padded; the columns are all named unnest."""
     for a in args:
+        if a.oid == signatures.ANYARRAY:
+            raise signatures.anyarray_element_error()
         if a.oid not in type_oids.ELEMENT_OF:
             raise signatures.undefined("unnest", [x.oid for x in args])
     oids = [type_oids.ELEMENT_OF[a.oid] for a in args]

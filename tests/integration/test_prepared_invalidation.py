@@ -142,3 +142,123 @@ def test_asyncpg_reprepares_on_a_changed_row_type(ss_server, pg15, unique_name):
 
     ours, theirs = asyncio.run(asyncio.wait_for(both(), 60))
     assert ours == theirs == [[(("a", 1),)], [(("a", 1), ("b", 2))]]
+
+
+# A search_path change re-plans as PostgreSQL's plan cache does (the search
+# path is part of what a cached plan was made under): a prepared statement
+# then reads the relation the name now resolves to, or is refused (0A000)
+# when that relation's row type differs; a simple query reads it as well.
+SEARCH_PATH_SCRIPT = """
+sql|CREATE SCHEMA {t}_a
+sql|CREATE SCHEMA {t}_b
+sql|CREATE TABLE {t}_a.{t} (a int)
+sql|CREATE TABLE {t}_b.{t} (a int)
+sql|CREATE TABLE {t}_b.{t}_w (a int, b text)
+sql|CREATE TABLE {t}_a.{t}_w (x int)
+sql|INSERT INTO {t}_a.{t} VALUES (1)
+sql|INSERT INTO {t}_b.{t} VALUES (2)
+sql|INSERT INTO {t}_a.{t}_w VALUES (3)
+sql|INSERT INTO {t}_b.{t}_w VALUES (4, 'four')
+sql|SET search_path = {t}_a, public
+prep sp_sel|SELECT a FROM {t} WHERE a > $1::int
+prep sp_star|SELECT * FROM {t}_w
+prep sp_ins|INSERT INTO {t} VALUES ($1::int)
+sql|PREPARE sp_q AS SELECT a FROM {t}
+sql|SELECT a FROM {t}
+sql|SELECT current_schema()
+exec sp_sel|0
+exec sp_star
+sql|EXECUTE sp_q
+sql|SET search_path = {t}_b, public
+sql|SELECT a FROM {t}
+sql|SELECT current_schema()
+exec sp_sel|0
+exec sp_star
+exec sp_ins|5
+sql|EXECUTE sp_q
+sql|SELECT a FROM {t}_b.{t} ORDER BY a
+sql|SELECT a FROM {t}_a.{t} ORDER BY a
+sql|SET search_path = {t}_a, public
+exec sp_sel|0
+exec sp_star
+sql|SELECT a FROM {t}
+sql|BEGIN
+sql|SET LOCAL search_path = {t}_b
+exec sp_sel|0
+sql|SELECT a FROM {t} ORDER BY a
+sql|COMMIT
+exec sp_sel|0
+sql|SELECT a FROM {t}
+sql|RESET search_path
+exec sp_sel|0
+sql|SELECT current_schema()
+sql|DEALLOCATE sp_q
+sql|DROP SCHEMA {t}_a CASCADE
+sql|DROP SCHEMA {t}_b CASCADE
+"""
+
+
+def test_search_path_change_replans_as_postgresql(conns, unique_name):
+    ss, pg = conns
+    t = unique_name("sp")
+    wrong = mismatches(ss, pg, [line.format(t=t) for line in SEARCH_PATH_SCRIPT.strip().splitlines()], _step)
+    assert not wrong, "\n".join(wrong)
+
+
+def _described(pgconn, name: bytes) -> tuple:
+    """Describe of a prepared statement: its columns' names and types and its
+    parameters' types, or its error."""
+    res = pgconn.describe_prepared(name)
+    if res.status == pq.ExecStatus.FATAL_ERROR:
+        return ("error", (res.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode(),
+                (res.error_field(pq.DiagnosticField.MESSAGE_PRIMARY) or b"").decode())
+    return ("ok", [(res.fname(i), res.ftype(i)) for i in range(res.nfields)],
+            [res.param_type(i) for i in range(res.nparams)])
+
+
+def test_describe_replans_after_ddl_as_postgresql(conns, unique_name):
+    """Describe of a statement after DDL on what it reads describes the plan
+    it would run now, as PostgreSQL re-plans at Describe: 42P01 once its
+    table is gone, 0A000 when the row type changed (a column added, another
+    search_path resolving the name to another table), 25P02 in a failed
+    transaction block."""
+    t = unique_name("dr")
+    steps = [
+        f"CREATE TABLE {t} (a int, b text)",
+        "prep d_star|SELECT * FROM {t}",
+        "prep d_a|SELECT a FROM {t} WHERE a = $1::int",
+        "desc d_star", "desc d_a",
+        f"DROP TABLE {t}",
+        "desc d_star", "desc d_a",
+        f"CREATE TABLE {t} (a int, b text)",
+        "desc d_star", "desc d_a",
+        f"ALTER TABLE {t} ADD COLUMN c int",
+        "desc d_star", "desc d_a",
+        f"CREATE SCHEMA {t}_s",
+        f"CREATE TABLE {t}_s.{t} (a bigint)",
+        f"SET search_path = {t}_s, public",
+        "desc d_a",
+        "RESET search_path",
+        "desc d_a",
+        "BEGIN", "SELECT 1/0", "desc d_a", "ROLLBACK",
+        f"DROP SCHEMA {t}_s CASCADE",
+        f"DROP TABLE {t}",
+    ]
+    for conn in conns:
+        conn.pgconn.exec_(b"DEALLOCATE ALL")
+    seen: list[list] = []
+    for conn in conns:
+        out = []
+        for step in steps:
+            pgconn = conn.pgconn
+            if step.startswith("prep "):
+                name, _, sql = step[5:].partition("|")
+                out.append(_result(pgconn.prepare(name.encode(), sql.format(t=t).encode())))
+            elif step.startswith("desc "):
+                out.append(_described(pgconn, step[5:].encode()))
+            else:
+                out.append(_result(pgconn.exec_(step.encode())))
+        seen.append(out)
+    ours, theirs = seen
+    wrong = [f"{s}\n  splitstream: {a}\n  postgresql:  {b}" for s, a, b in zip(steps, ours, theirs) if a != b]
+    assert not wrong, "\n".join(wrong)

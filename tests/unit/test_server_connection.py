@@ -105,6 +105,9 @@ class FakeSession:
             cols = [ResultColumn("t", TIMESTAMPTZ)]
         return Prepared(sql, oids, cols)
 
+    def current_plan(self, prepared: Prepared) -> Prepared:
+        return prepared
+
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         return self.execute(prepared, params)
 
@@ -195,9 +198,16 @@ class FakeSession:
                           batch=Batch([Col(np.array([self.info.user + "@" + self.info.database], dtype=object), None, TEXT)], 1))
         return Result(tag=s.split()[0].upper())
 
-    def on_error(self) -> None:
+    def on_error(self) -> dict[str, str]:
         if self.status == "T":
             self.status = "E"
+        return {}
+
+    def begin_query_block(self) -> None:
+        pass
+
+    def end_query_block(self) -> dict[str, str]:
+        return {}
 
     def close(self) -> None:
         self.closed = True

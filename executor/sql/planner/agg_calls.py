@@ -7,17 +7,18 @@ PostgreSQL's argument-type rules is separate from planning GROUP BY.
 """
 from __future__ import annotations
 
+import numpy as np
 from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
-from splitstream.catalog.datatypes.vector import Batch
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
 
 from ...execution import expr
 from ...execution import combine
 from ...execution import json_values
-from ...execution.aggregates import AggSpec
+from ...execution.aggregates import AggSpec, row_key
 from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
@@ -40,6 +41,30 @@ def _direct_value(e: expr.Expr):
         raise PgError(FEATURE_NOT_SUPPORTED, "direct arguments of an ordered-set aggregate must be constants here",
                       hint="Compute the argument in a subquery or use a literal.")
     return e.eval(Batch([], 1), None).to_pylist()[0]
+
+
+def _row_value(node, b: ExprBinder) -> expr.Expr | None:
+    """``count([DISTINCT] (a, b))`` / ``ROW(a, b)``: the row as DISTINCT
+    compares it (aggregates.row_key), of type record. A row value is never
+    NULL, whatever its fields, so count counts every row; DISTINCT counts
+    each combination once, NULL fields equal, as PostgreSQL's record
+    comparison does. None for any other argument."""
+    if isinstance(node, exp.Tuple) and len(node.expressions) > 1:
+        fields = node.expressions
+    elif isinstance(node, exp.Anonymous) and str(node.this).lower() == "row":
+        fields = node.expressions
+    else:
+        return None
+    bound = [b.bind(f) for f in fields]
+    oids = [f.oid for f in bound]
+
+    def impl(cols, n, ctx):
+        data = np.empty(n, dtype=object)
+        for i, values in enumerate(zip(*(c.to_pylist() for c in cols))):
+            data[i] = row_key(values, oids)
+        return Col(data, None, type_oids.RECORD)
+
+    return expr.Func("row", impl, bound, type_oids.RECORD)
 
 
 def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int = 0) -> None:
@@ -106,7 +131,8 @@ class AggCallPlanner(PlannerBase):
         for a in args_nodes:
             if self._contains_agg(a):
                 raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
-        args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or b.bind(a) for a in args_nodes]
+        args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or (fn == "count" and _row_value(a, b))
+                or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
         if fn == "combine" and len(args) != 1:
