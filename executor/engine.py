@@ -7,6 +7,7 @@ invalidated by DDL) -> run inside the session's transaction -> Result.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -39,7 +40,7 @@ from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt,
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
-from .sql.sqltext import split_statements
+from .sql.sqltext import Statement, split_statements
 from .stream.spark.ledger import KEY_SETTING
 from .settings import values as setting_values
 from .settings import pipelinedb as pipelinedb_gucs
@@ -156,6 +157,14 @@ class Session:
         if self.txn is None:
             return "I"
         return "E" if self.failed else "T"
+
+    @property
+    def visible_state(self):
+        """The catalog a statement is planned against: its transaction
+        block's, explicit or implicit (several statements of one message,
+        an extended-protocol batch), else the committed one."""
+        block = self.txn if self.txn is not None else self._extended
+        return block.state if block is not None else self.db.committed
 
     def split(self, sql: str) -> list[str]:
         return split_statements(sql)
@@ -352,7 +361,7 @@ class Session:
         checked now (refused at this Execute, as PostgreSQL would, not only
         at delivery), and the implicit block opened."""
         stmt = prepared.handle
-        privileges.authorize(self.txn.state if self.txn is not None else self.db.committed, self.info, stmt.needs)
+        privileges.authorize(self.visible_state, self.info, stmt.needs)
         if len(self.pending) >= MAX_SEGMENTS:
             self.flush_pending()
         if self.txn is None and self._extended is None:
@@ -453,13 +462,25 @@ class Session:
         return self.info.settings[name]
 
     # ------------------------------------------------------------ entry points
-    def execute_sql(self, sql: str) -> Result:
-        lit = self._literal_insert(sql)
-        if lit is not None:
-            prepared, params = lit
-            return self.execute(prepared, params)
-        p = self.prepare(sql, [])
-        return self.execute(p, [])
+    def execute_sql(self, sql: str, *, in_block: bool = False) -> Result:
+        """One statement of a simple Query.  ``in_block``: the message holds
+        several, which run as one implicit transaction block, as in
+        PostgreSQL: committed by ``sync`` after the last, rolled back by an
+        error (``on_error``); BEGIN/COMMIT among them act on it."""
+        try:
+            lit = self._literal_insert(sql)
+            if lit is not None:
+                prepared, params = lit
+                return self.execute(prepared, params, defer_commit=in_block)
+            result = self.execute(self.prepare(sql, []), [], defer_commit=in_block)
+        except PgError as e:
+            raise _in_message(e, sql) from None
+        if in_block and self._extended is not None and self._extended.stream_cut:
+            # A continuous view starts at its commit (stream/backfill.py): rows the
+            # next statements insert must find it, as they did when each statement
+            # of a message committed alone.  So its CREATE ends the implicit block.
+            result.parameter_status = {**result.parameter_status, **self.sync()}
+        return result
 
     def _literal_insert(self, sql: str) -> tuple[Prepared, list[Any]] | None:
         """A one-row ``INSERT ... VALUES`` of literals as its normalised,
@@ -500,7 +521,7 @@ class Session:
         under = self._plan_settings()
         key = (sql, tuple(param_oids), under)
         state = self.db.committed
-        if self.txn is not None and self.txn.state.ddl_version != state.ddl_version:
+        if self.visible_state.ddl_version != state.ddl_version:
             # this transaction changed the catalog: plan against what it sees, and share
             # nothing (another transaction may reach the same version with other changes)
             prepared = analyze(self, sql, list(param_oids))
@@ -525,7 +546,7 @@ class Session:
         (a column added, the table dropped: then its error is raised); a
         new plan whose rows have another shape is refused, as PostgreSQL
         refuses it for a prepared statement (0A000)."""
-        state = self.txn.state if self.txn is not None else self.db.committed
+        state = self.visible_state
         if prepared.ddl_version == state.ddl_version or prepared.columns_at_run or prepared.handle is None:
             return prepared
         if plan_is_current(prepared.handle, state) and not (
@@ -601,6 +622,17 @@ class Session:
             return result
         finally:
             self.info.deadline = None
+
+
+def _in_message(err: PgError, sql: str) -> PgError:
+    """``err`` placed in the whole Query message ``sql`` came from (a
+    ``Statement`` knows its offset), as PostgreSQL places it: the parser
+    meets the end of a statement at its semicolon, when it has one."""
+    if err.position is None or not isinstance(sql, Statement):
+        return err
+    if err.message == "syntax error at end of input" and sql.semicolon is not None:
+        return dataclasses.replace(err, message='syntax error at or near ";"', position=sql.semicolon + 1)
+    return dataclasses.replace(err, position=err.position + sql.offset) if sql.offset else err
 
 
 def _row_shape(columns) -> list[tuple] | None:
