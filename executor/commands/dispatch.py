@@ -13,6 +13,7 @@ from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    AMBIGUOUS_COLUMN,
     FEATURE_NOT_SUPPORTED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
@@ -22,11 +23,11 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Prepared, ResultColumn
-from ..sql.dialect import parse_one
+from ..sql.dialect import flink_window_syntax, parse_one
 from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
-from ..sql.error_positions import name_position, pg_syntax_error
+from ..sql.error_positions import name_position, pg_syntax_error, star_call_error
 from ..sql.sqltext import blank_comments, first_words, split_args, strip_comments, unquote
 from . import ddl, dml
 from .base import EmptyStmt, QueryStmt, Stmt, columns_of, remember_reads
@@ -89,8 +90,9 @@ def _located(err: PgError, sql: str, text: str) -> PgError:
     if blanked.strip() != text:
         return err           # rewritten before parsing: offsets in ``text`` are not the client's
     if err.message.startswith("syntax error"):
-        err = pg_syntax_error(text) or err
-    elif err.position is None and err.sqlstate in (UNDEFINED_TABLE, UNDEFINED_COLUMN, UNDEFINED_FUNCTION):
+        err = pg_syntax_error(text) or star_call_error(text) or err
+    elif err.position is None and err.sqlstate in (UNDEFINED_TABLE, UNDEFINED_COLUMN, UNDEFINED_FUNCTION,
+                                                   AMBIGUOUS_COLUMN):
         try:
             position = name_position(parse_one(text), text, err)
         except PgError:
@@ -248,6 +250,10 @@ def _function_ddl(words: list[str]) -> bool:
     return words[0] in ("DROP", "ALTER") and len(words) > 1 and words[1] in _ROUTINES[:3]
 
 
+#: statements whose every text PostgreSQL's grammar must accept (no extension of ours needs another)
+_PG_GRAMMAR = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "VALUES", "TABLE"})
+
+
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):
     state = session.visible_state
     if words and words[0] == "INSERT" and len(text) > 2000:
@@ -257,6 +263,12 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             remember_reads(fast, planner)
             return fast, planner.param_oids
     tree = parse_one(text)
+    if words and words[0] in _PG_GRAMMAR and not flink_window_syntax(text):
+        # sqlglot reads other dialects too (INSERT ... VALUE, a trailing comma):
+        # PostgreSQL's grammar has the last word on what is SQL here
+        refused = pg_syntax_error(text)
+        if refused is not None:
+            raise refused
     planner = Planner(session.engine, state, param_oids, session=session.info)
     planner.use_columns_of(tree)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):

@@ -21,6 +21,7 @@ from pglast import parser as pg_parser
 from sqlglot import exp
 
 from splitstream.protocol.errors import (
+    AMBIGUOUS_COLUMN,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
@@ -28,11 +29,13 @@ from splitstream.protocol.errors import (
     PgError,
 )
 
+from ..execution.signatures import NO_MATCH_HINT
+
 
 def pg_syntax_error(sql: str) -> PgError | None:
     """PostgreSQL 15's syntax error for ``sql``, or None when its grammar accepts it."""
     try:
-        pg_parser.parse_sql(sql)
+        pg_parser.parse_sql_json(sql)          # the C parser alone: no Python tree built
     except pg_parser.ParseError as e:
         message = str(e.args[0]) if e.args else "syntax error"
         location = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None
@@ -41,9 +44,25 @@ def pg_syntax_error(sql: str) -> PgError | None:
     return None
 
 
+_STAR_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(\s*\*\s*\)")
+
+
+def star_call_error(sql: str) -> PgError | None:
+    """``f(*)`` of a function other than count: PostgreSQL's grammar takes it
+    (any aggregate may be called so) and then finds no ``f()``; sqlglot does
+    not parse it.  None when ``sql`` has no such call."""
+    for m in _STAR_CALL.finditer(sql):
+        if m.group(1).lower() != "count":
+            return PgError(UNDEFINED_FUNCTION, f"function {m.group(1).lower()}() does not exist",
+                           hint=NO_MATCH_HINT, position=m.start() + 1)
+    return None
+
+
 _RELATION = re.compile(r'relation "(?:[^"]+\.)?([^".]+)" does not exist')
 _MISSING_FROM = re.compile(r'missing FROM-clause entry for table "([^"]+)"')
 _COLUMN = re.compile(r'column (?:"([^"]+)"|(\w+)\.(\w+)) does not exist')
+_TARGET_COLUMN = re.compile(r'column "([^"]+)" of relation "[^"]+" does not exist')
+_AMBIGUOUS = re.compile(r'column reference "([^"]+)" is ambiguous')
 _FUNCTION = re.compile(r"function (?:\w+\.)?(\w+)\(")
 
 
@@ -57,6 +76,13 @@ def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
         m = _MISSING_FROM.fullmatch(err.message)
         if m:
             found = _first(tree, exp.Column, lambda c: c.table == m.group(1))
+    elif err.sqlstate == UNDEFINED_COLUMN and _TARGET_COLUMN.fullmatch(err.message):
+        name = _TARGET_COLUMN.fullmatch(err.message).group(1)      # INSERT's column list, UPDATE's SET
+        found = _first(tree, exp.Identifier, lambda i: i.name == name and not isinstance(i.parent, exp.Table))
+    elif err.sqlstate == AMBIGUOUS_COLUMN:
+        m = _AMBIGUOUS.fullmatch(err.message)
+        if m:
+            found = _first(tree, exp.Column, lambda c: c.name == m.group(1) and not c.table)
     elif err.sqlstate == UNDEFINED_COLUMN:
         m = _COLUMN.fullmatch(err.message)
         if m and m.group(1):
