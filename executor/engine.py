@@ -167,7 +167,7 @@ class Session:
         return block.state if block is not None else self.db.committed
 
     def split(self, sql: str) -> list[str]:
-        return split_statements(sql)
+        return list(split_statements(sql))
 
     def on_error(self) -> None:
         if self.txn is not None:

@@ -76,8 +76,8 @@ def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
         m = _MISSING_FROM.fullmatch(err.message)
         if m:
             found = _first(tree, exp.Column, lambda c: c.table == m.group(1))
-    elif err.sqlstate == UNDEFINED_COLUMN and _TARGET_COLUMN.fullmatch(err.message):
-        name = _TARGET_COLUMN.fullmatch(err.message).group(1)      # INSERT's column list, UPDATE's SET
+    elif err.sqlstate == UNDEFINED_COLUMN and (target := _TARGET_COLUMN.fullmatch(err.message)):
+        name = target.group(1)          # INSERT's column list, UPDATE's SET
         found = _first(tree, exp.Identifier, lambda i: i.name == name and not isinstance(i.parent, exp.Table))
     elif err.sqlstate == AMBIGUOUS_COLUMN:
         m = _AMBIGUOUS.fullmatch(err.message)
@@ -96,7 +96,8 @@ def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
     return None if found is None else _start(found, text)
 
 
-def _first(tree: exp.Expr, kind: type, test) -> exp.Expr | None:
+def _first(tree: exp.Expr, kind: type[exp.Expr], test) -> exp.Expr | None:
+    node: exp.Expr
     for node in tree.find_all(kind):
         try:
             if test(node):
