@@ -203,7 +203,7 @@ class EngineSession(Protocol):
 
     def split(self, sql: str) -> list[str]: ...   # a simple Query's statements, each with its .offset in it
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared: ...
-    def execute_sql(self, sql: str, *, in_block: bool = False) -> Result: ...   # one statement of a simple Query
+    def execute_sql(self, sql: str) -> Result: ...   # one statement of a simple Query
 
     def execute_deferred(self, prepared: Prepared, params: list[Any]) -> Result:
         """Execute of the extended protocol: commits at :meth:`sync`, not now.

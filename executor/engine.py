@@ -462,25 +462,15 @@ class Session:
         return self.info.settings[name]
 
     # ------------------------------------------------------------ entry points
-    def execute_sql(self, sql: str, *, in_block: bool = False) -> Result:
-        """One statement of a simple Query.  ``in_block``: the message holds
-        several, which run as one implicit transaction block, as in
-        PostgreSQL: committed by ``sync`` after the last, rolled back by an
-        error (``on_error``); BEGIN/COMMIT among them act on it."""
+    def execute_sql(self, sql: str) -> Result:
         try:
             lit = self._literal_insert(sql)
             if lit is not None:
                 prepared, params = lit
-                return self.execute(prepared, params, defer_commit=in_block)
-            result = self.execute(self.prepare(sql, []), [], defer_commit=in_block)
+                return self.execute(prepared, params)
+            return self.execute(self.prepare(sql, []), [])
         except PgError as e:
             raise _in_message(e, sql) from None
-        if in_block and self._extended is not None and self._extended.stream_cut:
-            # A continuous view starts at its commit (stream/backfill.py): rows the
-            # next statements insert must find it, as they did when each statement
-            # of a message committed alone.  So its CREATE ends the implicit block.
-            result.parameter_status = {**result.parameter_status, **self.sync()}
-        return result
 
     def _literal_insert(self, sql: str) -> tuple[Prepared, list[Any]] | None:
         """A one-row ``INSERT ... VALUES`` of literals as its normalised,

@@ -575,9 +575,8 @@ class ProtocolSession:
             stmts = self._run(self.es.split, sql) if sql.strip() else []
             if not stmts:
                 yield messages.empty_query_response()
-            block = len(stmts) > 1          # several statements: one implicit transaction block
             for stmt in stmts:
-                res: Result = self._run(self.es.execute_sql, stmt, in_block=block)
+                res: Result = self._run(self.es.execute_sql, stmt)
                 yield from self._prologue(res)
                 if res.copy_in is not None or res.copy_out is not None:
                     yield from self._emit_copy(res)
@@ -593,10 +592,6 @@ class ProtocolSession:
                     n = res.batch.n if res.batch is not None else 0
                     yield from self._rows(res, None, 0, n)
                 yield messages.command_complete(res.tag)
-            if block and self.es.sync_pending:
-                restored = self._run(self.es.sync)      # commits the message's implicit block
-                for k, v in restored.items():
-                    yield messages.parameter_status(k, v)
         except PgError as e:
             yield self._error(e, extended=False)
         except GeneratorExit:

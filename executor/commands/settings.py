@@ -26,7 +26,7 @@ class SetStmt(Stmt):
 
     def run(self, session, ctx):
         check_context(self.name, privileges.current_role(ctx.state, session.info).superuser)
-        if self.local and session.txn is None and ctx.txn is not getattr(session, "extended_txn", None):
+        if self.local and session.txn is None:
             return Result(tag="SET", notices=[Notice("SET LOCAL can only be used in transaction blocks",
                                                      sqlstate="25P01", severity="WARNING")])
         undo_on_rollback(session, ctx, (self.name,), self.local)

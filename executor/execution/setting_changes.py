@@ -19,8 +19,8 @@ def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False, 
     the statement's implicit transaction counts as a block (set_config():
     a local value ends with the statement, a failed statement undoes it)."""
     txn = ctx.txn
-    if block_only and session.txn is None and ctx.txn is not getattr(session, "extended_txn", None):
-        return          # not in a block (an implicit one of several statements counts)
+    if session.txn is None and block_only:
+        return
     settings = session.info.settings
     keys = tuple(n.lower() for n in names)
     saved = {n: settings.get(n) for n in keys}

@@ -139,7 +139,7 @@ class FakeSession:
             return _int_result(list(range(int(s.split()[1]))))
         return self.execute_sql(prepared.sql)
 
-    def execute_sql(self, sql: str, *, in_block: bool = False) -> Result:
+    def execute_sql(self, sql: str) -> Result:
         s = sql.strip().lower()
         self.engine.log.append(s)
         if self.status == "E" and s not in ("rollback", "commit"):
