@@ -201,7 +201,7 @@ class EngineSession(Protocol):
         batched inserts wait for delivery (False: Sync may skip :meth:`sync`)."""
         ...
 
-    def split(self, sql: str) -> list[str]: ...   # a simple Query's statements
+    def split(self, sql: str) -> list[str]: ...   # a simple Query's statements, each with its .offset in it
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared: ...
     def execute_sql(self, sql: str) -> Result: ...   # one statement of a simple Query
 

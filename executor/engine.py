@@ -7,6 +7,7 @@ invalidated by DDL) -> run inside the session's transaction -> Result.
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -39,7 +40,7 @@ from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt,
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
-from .sql.sqltext import split_statements
+from .sql.sqltext import Statement, split_statements
 from .stream.spark.ledger import KEY_SETTING
 from .settings import values as setting_values
 from .settings import pipelinedb as pipelinedb_gucs
@@ -159,8 +160,16 @@ class Session:
             return "I"
         return "E" if self.failed else "T"
 
+    @property
+    def visible_state(self):
+        """The catalog a statement is planned against: its transaction
+        block's, explicit or implicit (several statements of one message,
+        an extended-protocol batch), else the committed one."""
+        block = self.txn if self.txn is not None else self._extended
+        return block.state if block is not None else self.db.committed
+
     def split(self, sql: str) -> list[str]:
-        return split_statements(sql)
+        return list(split_statements(sql))
 
     def on_error(self) -> dict[str, str]:
         """A statement failed: an explicit block fails (until ROLLBACK), its
@@ -388,7 +397,7 @@ class Session:
         checked now (refused at this Execute, as PostgreSQL would, not only
         at delivery), and the implicit block opened."""
         stmt = prepared.handle
-        privileges.authorize(self.txn.state if self.txn is not None else self.db.committed, self.info, stmt.needs)
+        privileges.authorize(self.visible_state, self.info, stmt.needs)
         if len(self.pending) >= MAX_SEGMENTS:
             self.flush_pending()
         if self.txn is None and self._extended is None:
@@ -490,12 +499,21 @@ class Session:
 
     # ------------------------------------------------------------ entry points
     def execute_sql(self, sql: str) -> Result:
-        lit = self._literal_insert(sql)
-        if lit is not None:
-            prepared, params = lit
-            return self.execute(prepared, params)
-        p = self.prepare(sql, [])
-        return self.execute(p, [])
+        try:
+            lit = self._literal_insert(sql)
+            if lit is not None:
+                prepared, params = lit
+                return self.execute(prepared, params)
+            result = self.execute(self.prepare(sql, []), [])
+        except PgError as e:
+            raise _in_message(e, sql) from None
+        txn = self.txn
+        if txn is not None and txn.implicit and txn.stream_cut:
+            # A continuous view goes live at its commit (stream/backfill.py): rows the
+            # next statements of this Query insert must find it, as they did when each
+            # statement committed alone.  So its CREATE ends the Query's implicit block.
+            result.parameter_status = {**result.parameter_status, **self.end_query_block()}
+        return result
 
     def _literal_insert(self, sql: str) -> tuple[Prepared, list[Any]] | None:
         """A one-row ``INSERT ... VALUES`` of literals as its normalised,
@@ -536,7 +554,7 @@ class Session:
         under = self._plan_settings()
         key = (sql, tuple(param_oids), under)
         state = self.db.committed
-        if self.txn is not None and self.txn.state.ddl_version != state.ddl_version:
+        if self.visible_state.ddl_version != state.ddl_version:
             # this transaction changed the catalog: plan against what it sees, and share
             # nothing (another transaction may reach the same version with other changes)
             prepared = analyze(self, sql, list(param_oids))
@@ -566,7 +584,7 @@ class Session:
         if prepared.handle is None:
             return prepared
         if not prepared.planned_under or prepared.planned_under == self._plan_settings():
-            state = self.txn.state if self.txn is not None else self.db.committed
+            state = self.visible_state
             if prepared.ddl_version == state.ddl_version or prepared.columns_at_run:
                 return prepared
             if plan_is_current(prepared.handle, state) and not (
@@ -643,6 +661,17 @@ class Session:
             return result
         finally:
             self.info.deadline = None
+
+
+def _in_message(err: PgError, sql: str) -> PgError:
+    """``err`` placed in the whole Query message ``sql`` came from (a
+    ``Statement`` knows its offset), as PostgreSQL places it: the parser
+    meets the end of a statement at its semicolon, when it has one."""
+    if err.position is None or not isinstance(sql, Statement):
+        return err
+    if err.message == "syntax error at end of input" and sql.semicolon is not None:
+        return dataclasses.replace(err, message='syntax error at or near ";"', position=sql.semicolon + 1)
+    return dataclasses.replace(err, position=err.position + sql.offset) if sql.offset else err
 
 
 def _row_shape(columns) -> list[tuple] | None:

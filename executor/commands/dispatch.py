@@ -6,23 +6,29 @@ everything else goes through sqlglot's PostgreSQL dialect.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 
 from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    AMBIGUOUS_COLUMN,
     FEATURE_NOT_SUPPORTED,
     SYNTAX_ERROR,
+    UNDEFINED_COLUMN,
+    UNDEFINED_FUNCTION,
+    UNDEFINED_TABLE,
     PgError,
 )
 
 from ..api import Prepared, ResultColumn
-from ..sql.dialect import parse_one
+from ..sql.dialect import flink_window_syntax, parse_one
 from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
-from ..sql.sqltext import first_words, split_args, strip_comments, unquote
+from ..sql.error_positions import name_position, pg_syntax_error, star_call_error
+from ..sql.sqltext import blank_comments, first_words, split_args, strip_comments, unquote
 from . import ddl, dml
 from .base import EmptyStmt, QueryStmt, Stmt, columns_of, remember_reads
 from .copy import CopyStmt
@@ -54,9 +60,12 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
     text = foreign_table_comment(strip_with_data(text, words), words)
-    stmt = _utility(session, text, words)
-    if stmt is None:
-        stmt, param_oids = _planned(session, sql, text, words, param_oids)
+    try:
+        stmt = _utility(session, text, words)
+        if stmt is None:
+            stmt, param_oids = _planned(session, sql, text, words, param_oids)
+    except PgError as e:
+        raise _located(e, sql, text) from None
     cols = None
     if isinstance(stmt, QueryStmt):
         cols = columns_of(stmt.plan)
@@ -70,6 +79,29 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
                     inline_write=inline_insert(stmt), lean=lean_insert(stmt), columns_at_run=stmt.columns_at_run)
+
+
+def _located(err: PgError, sql: str, text: str) -> PgError:
+    """``err`` with PostgreSQL's cursor position in ``sql`` (the statement as
+    the client sent it; ``text`` is it without comments and outer blanks):
+    a syntax error worded and placed by PostgreSQL's grammar, an unknown
+    relation, column or function placed at its name (``sql/error_positions.py``)."""
+    blanked = blank_comments(sql)
+    if blanked.strip() != text:
+        return err           # rewritten before parsing: offsets in ``text`` are not the client's
+    if err.message.startswith("syntax error"):
+        err = pg_syntax_error(text) or star_call_error(text) or err
+    elif err.position is None and err.sqlstate in (UNDEFINED_TABLE, UNDEFINED_COLUMN, UNDEFINED_FUNCTION,
+                                                   AMBIGUOUS_COLUMN):
+        try:
+            position = name_position(parse_one(text), text, err)
+        except PgError:
+            position = None
+        if position is not None:
+            err = dataclasses.replace(err, position=position)
+    if err.position is None:
+        return err
+    return dataclasses.replace(err, position=err.position + len(blanked) - len(blanked.lstrip()))
 
 
 _TXN = {
@@ -218,8 +250,12 @@ def _function_ddl(words: list[str]) -> bool:
     return words[0] in ("DROP", "ALTER") and len(words) > 1 and words[1] in _ROUTINES[:3]
 
 
+#: statements whose every text PostgreSQL's grammar must accept (no extension of ours needs another)
+_PG_GRAMMAR = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "WITH", "VALUES", "TABLE"})
+
+
 def _planned(session, sql: str, text: str, words: list[str], param_oids: list[int]):
-    state = session.db.committed if session.txn is None else session.txn.state
+    state = session.visible_state
     if words and words[0] == "INSERT" and len(text) > 2000:
         planner = Planner(session.engine, state, param_oids, session=session.info)
         fast = fast_multirow_insert(session, planner, text)
@@ -227,6 +263,12 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             remember_reads(fast, planner)
             return fast, planner.param_oids
     tree = parse_one(text)
+    if words and words[0] in _PG_GRAMMAR and not flink_window_syntax(text):
+        # sqlglot reads other dialects too (INSERT ... VALUE, a trailing comma):
+        # PostgreSQL's grammar has the last word on what is SQL here
+        refused = pg_syntax_error(text)
+        if refused is not None:
+            raise refused
     planner = Planner(session.engine, state, param_oids, session=session.info)
     planner.use_columns_of(tree)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):

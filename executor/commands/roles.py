@@ -40,7 +40,7 @@ def role_spec(r: Reader, session) -> str:
         r.next()
         if t == "SESSION_USER":
             return str(session.info.user)
-        return current_role(session.db.committed if session.txn is None else session.txn.state, session.info).name
+        return current_role(session.visible_state, session.info).name
     if t is not None and t.kind == "word" and t == "PUBLIC":
         r.next()
         return "public"

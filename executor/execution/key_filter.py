@@ -28,6 +28,7 @@ from splitstream.protocol import oids as type_oids
 
 from .expr import Expr
 from .operators import DENSE_CODES, join_codes
+from .probe_reduction import integer_key_membership
 
 
 class KeySetIn(Expr):
@@ -64,7 +65,13 @@ class KeySetIn(Expr):
 
 
 def key_membership(keys: list[Col], cols: list[Col]) -> np.ndarray:
-    """Where the rows of ``cols`` equal some row of ``keys`` (NULL never does)."""
+    """Where the rows of ``cols`` equal some row of ``keys`` (NULL never does).
+    One integer key is one table lookup (``integer_key_membership``); other
+    keys are matched through their join codes."""
+    if len(keys) == 1 and len(cols) == 1:
+        mask = integer_key_membership(cols[0], keys[0])
+        if mask is not None:
+            return mask
     n = len(cols[0]) if cols else 0
     if not keys or not len(keys[0]):
         return np.zeros(n, bool)

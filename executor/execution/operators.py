@@ -24,7 +24,7 @@ from splitstream.protocol.types import Interval
 # (the join and filter shortcuts' names, on lines of their own)
 from .aggregates import distinct_counts
 from .expr import And, ColRef, Func, Like, SubqueryExpr
-from .probe_reduction import key_membership
+from .probe_reduction import integer_key_membership
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
@@ -690,7 +690,7 @@ class HashJoin(Op):
         lk = [k.eval(lb, ctx) for k in self.lkeys]
         if one_shot and self.residual is None and self.kind in ("semi", "anti") and len(lk) == 1:
             # whether a partner exists is all these joins ask: no pairs needed (TPC-H Q22's NOT EXISTS)
-            mask = key_membership(lk[0], rk[0])
+            mask = integer_key_membership(lk[0], rk[0])
             if mask is not None:
                 return self._filter(lb, mask if self.kind == "semi" else ~mask, lazy)
         index = None if one_shot else build.unique_index(self)
@@ -728,7 +728,7 @@ class HashJoin(Op):
             chain.append(base)
             base = base.child
         b = base.execute(ctx)
-        mask = key_membership(self.lkeys[0].eval(b, ctx), build.keys[0])
+        mask = integer_key_membership(self.lkeys[0].eval(b, ctx), build.keys[0])
         if mask is not None and b.n:
             b = filter_batch(b, mask)
         stats = ctx.run.stats
@@ -769,7 +769,7 @@ class HashJoin(Op):
         None when not worth it, or for joins that emit unmatched build rows."""
         if len(rk) != 1 or rb.n <= 4 * lb.n or self.kind not in ("inner", "left", "semi", "anti"):
             return None
-        mask = key_membership(rk[0], lk[0])
+        mask = integer_key_membership(rk[0], lk[0])
         if mask is None:
             return None
         kept = np.flatnonzero(mask)

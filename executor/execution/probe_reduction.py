@@ -17,7 +17,7 @@ from splitstream.protocol import oids as type_oids
 _DENSE_RANGE = 1 << 24
 
 
-def key_membership(probe: Col, build: Col) -> np.ndarray | None:
+def integer_key_membership(probe: Col, build: Col) -> np.ndarray | None:
     """Mask of the probe rows whose (non-NULL) integer key occurs among the
     build's non-NULL keys; None when either key is not a plain integer column."""
     if probe.oid not in type_oids.INTEGER_TYPES or build.oid not in type_oids.INTEGER_TYPES \

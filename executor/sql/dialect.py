@@ -246,6 +246,12 @@ _FLINK_WINDOW = re.compile(r"\bTABLE\s*\(\s*(TUMBLE|HOP)\s*\(\s*TABLE\s+((?:\"[^
 _FLINK_INTERVAL = re.compile(r"\bINTERVAL\s+'([^']*)'\s+(SECOND|MINUTE|HOUR|DAY)S?\b", re.I)
 
 
+def flink_window_syntax(sql: str) -> bool:
+    """Whether ``sql`` uses Flink's TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), ...)),
+    which PostgreSQL's grammar does not have."""
+    return "TABLE" in sql.upper() and _FLINK_WINDOW.search(sql) is not None
+
+
 def _flink_windows(sql: str) -> str:
     """Flink's ``TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), INTERVAL '1' MINUTE))``
     (and HOP) as RisingWave's ``TUMBLE(s, ts, INTERVAL '1 MINUTE')``: the

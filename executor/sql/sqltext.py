@@ -5,73 +5,146 @@ from __future__ import annotations
 import re
 
 
-def split_statements(sql: str) -> list[str]:
+class Statement(str):
+    """One statement of a Query message; ``offset`` is where it begins in the
+    message, so an error position inside it can be reported, as PostgreSQL
+    does, in characters of the whole message."""
+
+    offset: int = 0
+    semicolon: int | None = None     # where the semicolon ending it is in the message, if one does
+
+    def __new__(cls, text: str, offset: int = 0, semicolon: int | None = None) -> "Statement":
+        self = super().__new__(cls, text)
+        self.offset, self.semicolon = offset, semicolon
+        return self
+
+
+_DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$")
+
+
+def _quoted_end(sql: str, i: int) -> int:
+    """End (exclusive) of the quoted token starting at ``i`` ('...', E'...',
+    "..." or $tag$...$tag$), or -1 when none starts there.  An unterminated
+    one runs to the end of the text, where the parser will complain."""
+    ch, n = sql[i], len(sql)
+    if ch == "$":
+        m = _DOLLAR_TAG.match(sql, i)
+        if m is None or (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
+            return -1
+        j = sql.find(m.group(0), m.end())
+        return n if j < 0 else j + len(m.group(0))
+    if ch not in "'\"":
+        return -1
+    escapes = ch == "'" and i > 0 and sql[i - 1] in "eE" and (i < 2 or not (sql[i - 2].isalnum() or sql[i - 2] == "_"))
+    j = i + 1
+    while j < n:
+        c = sql[j]
+        if escapes and c == "\\":
+            j += 2
+            continue
+        if c == ch:
+            if j + 1 < n and sql[j + 1] == ch:
+                j += 2
+                continue
+            return j + 1
+        j += 1
+    return n
+
+
+def _comment_end(sql: str, i: int) -> int:
+    """End (exclusive) of the comment starting at ``i``, or -1.  Block
+    comments nest, as PostgreSQL's do."""
+    if sql.startswith("--", i):
+        j = sql.find("\n", i)
+        return len(sql) if j < 0 else j
+    if not sql.startswith("/*", i):
+        return -1
+    depth, j, n = 0, i, len(sql)
+    while j < n:
+        if sql.startswith("/*", j):
+            depth, j = depth + 1, j + 2
+        elif sql.startswith("*/", j):
+            depth, j = depth - 1, j + 2
+            if depth == 0:
+                return j
+        else:
+            j += 1
+    return n
+
+
+_SPECIAL = re.compile(r"['\"$;()]|--|/\*")
+
+
+def _lexemes(sql: str):
+    """(start, end, kind) of each quoted token ("q"), comment ("c") and
+    semicolon or parenthesis ("p"), in order; other text is skipped by one
+    regex search, so a long VALUES list costs no Python step per character."""
+    i, n = 0, len(sql)
+    while i < n:
+        m = _SPECIAL.search(sql, i)
+        if m is None:
+            return
+        i = m.start()
+        ch = sql[i]
+        j = _quoted_end(sql, i) if ch in "'\"$" else _comment_end(sql, i) if ch in "-/" else -1
+        if j > 0:
+            yield i, j, "q" if ch in "'\"$" else "c"
+            i = j
+        else:
+            if ch in ";()":
+                yield i, i + 1, "p"
+            i += 1
+
+
+def split_statements(sql: str) -> list[Statement]:
     """Split on top-level semicolons (quotes, dollar quotes, comments and
-    parentheses respected).  Empty statements are dropped."""
+    parentheses respected).  Empty statements are dropped; each keeps its
+    offset in ``sql``."""
     if not any(c in sql for c in "'\"$;") and "--" not in sql and "/*" not in sql:
         s = sql.strip()      # one statement, nothing to skip over: no walk per character
-        return [s] if s else []
-    out, buf = [], []
-    i, n = 0, len(sql)
-    depth = 0
-    while i < n:
+        return [Statement(s, sql.index(s[0]))] if s else []
+    out: list[Statement] = []
+    begin, depth = 0, 0
+
+    def close(end: int) -> None:
+        part = sql[begin:end]
+        s = part.strip()
+        if s:
+            out.append(Statement(s, begin + part.index(s[0]), end if end < len(sql) else None))
+
+    for i, _, kind in _lexemes(sql):
+        if kind != "p":
+            continue
         ch = sql[i]
-        if ch == "'" or ch == '"':
-            j = i + 1
-            while j < n:
-                if sql[j] == ch:
-                    if j + 1 < n and sql[j + 1] == ch:
-                        j += 2
-                        continue
-                    break
-                j += 1
-            buf.append(sql[i : j + 1])
-            i = j + 1
-            continue
-        if ch == "-" and sql.startswith("--", i):
-            j = sql.find("\n", i)
-            j = n if j < 0 else j
-            buf.append(sql[i:j])
-            i = j
-            continue
-        if ch == "/" and sql.startswith("/*", i):
-            j = sql.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            buf.append(sql[i:j])
-            i = j
-            continue
-        if ch == "$":
-            m = re.match(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$", sql[i:])
-            if m and not (i > 0 and (sql[i - 1].isalnum() or sql[i - 1] == "_")):
-                tag = m.group(0)
-                j = sql.find(tag, i + len(tag))
-                j = n if j < 0 else j + len(tag)
-                buf.append(sql[i:j])
-                i = j
-                continue
         if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
-        if ch == ";" and depth <= 0:
-            s = "".join(buf).strip()
-            if s:
-                out.append(s)
-            buf = []
-            i += 1
-            continue
-        buf.append(ch)
-        i += 1
-    s = "".join(buf).strip()
-    if s:
-        out.append(s)
+        elif ch == ";" and depth <= 0:
+            close(i)
+            begin = i + 1
+    close(len(sql))
     return out
 
 
+def blank_comments(sql: str) -> str:
+    """``sql`` with each comment replaced by spaces (its newlines kept), so
+    that every other character keeps its position; quoted text is untouched
+    (``'--x'`` is a string, not a comment)."""
+    if "--" not in sql and "/*" not in sql:
+        return sql
+    parts, at = [], 0
+    for i, j, kind in _lexemes(sql):
+        if kind == "c":
+            parts.append(sql[at:i])
+            parts.append(re.sub(r"[^\n]", " ", sql[i:j]))
+            at = j
+    parts.append(sql[at:])
+    return "".join(parts)
+
+
 def strip_comments(sql: str) -> str:
-    s = re.sub(r"/\*.*?\*/", " ", sql, flags=re.S)
-    s = re.sub(r"--[^\n]*", " ", s)
-    return s.strip()
+    return blank_comments(sql).strip()
 
 
 def first_words(sql: str, k: int = 3) -> list[str]:

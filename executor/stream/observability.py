@@ -12,7 +12,7 @@ from splitstream.catalog.objects.system_catalogs import table
 from splitstream.protocol import oids as type_oids
 
 from ..execution import privileges
-from .retention import pane_ends
+from .retention import pane_starts
 
 
 def _visible(state, ctx, kind: str, continuous: bool = False) -> list:
@@ -120,12 +120,14 @@ def _window_facts(mgr, state, cv, sliding: tuple) -> tuple:
     if not panes:
         return None, 0, None, None, None, late
     first = panes[0][1]
-    kind = "TUMBLE" if first.size == first.slide else "HOP"
-    starts = [pane_ends(p.global_, k) - k.size for p, k in panes]
-    held = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-    held = held[held < np.iinfo(np.int64).max - first.size]
-    window = f"{kind}({_seconds(first.size)})" if kind == "TUMBLE" else \
-        f"HOP({_seconds(first.slide)}, {_seconds(first.size)})"
+    held = np.concatenate([pane_starts(p.global_, k) for p, k in panes])
+    held = held[held != np.iinfo(np.int64).max]
+    if first.gap:
+        window = f"SESSION({_seconds(first.gap)})"
+    elif first.size == first.slide:
+        window = f"TUMBLE({_seconds(first.size)})"
+    else:
+        window = f"HOP({_seconds(first.slide)}, {_seconds(first.size)})"
     oldest = _EPOCH + dt.timedelta(microseconds=int(held.min())) if len(held) else None
     newest = _EPOCH + dt.timedelta(microseconds=int(held.max())) if len(held) else None
     distinct = len(np.unique(held))

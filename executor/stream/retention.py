@@ -40,19 +40,22 @@ class PaneKey:
     to_end: int
     size: int
     slide: int
+    gap: int = 0                        # a SESSION's gap (size and slide are 0)
+    start_index: int | None = None      # a SESSION's window_start key: its panes begin there
 
 
 def pane_key(ops: list, agg) -> PaneKey | None:
     """The first group key that is a window bound, traced down through the
     pipeline's projections (``ops`` bottom-up).  A session's pane is its
     ``window_end`` (a session view groups by both bounds, ``sessions.py``)."""
-    for i, k in enumerate(agg.keys):
-        bound = trace(k, ops)
+    bounds = [trace(k, ops) for k in agg.keys]
+    for i, bound in enumerate(bounds):
         if isinstance(bound, WindowBound):
             to_end = bound.size_us - bound.end_offset_us
             return PaneKey(i, to_end, bound.size_us, bound.slide_us)
         if isinstance(bound, SessionBound) and bound.kind == "end":
-            return PaneKey(i, 0, 0, 0)
+            start = next((j for j, b in enumerate(bounds) if isinstance(b, SessionBound) and b.kind != "end"), None)
+            return PaneKey(i, 0, 0, 0, gap=bound.offset_us, start_index=start)
     return None
 
 
@@ -73,6 +76,17 @@ def pane_ends(table: GroupTable, key: PaneKey) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     col = table.index.key_columns()[key.index]
     us = col.data.astype("datetime64[us]").view(np.int64) + key.to_end
+    return np.where(col.valid_mask(), us, np.iinfo(np.int64).max)
+
+
+def pane_starts(table: GroupTable, key: PaneKey) -> np.ndarray:
+    """Each group's pane start, in microseconds (NULL time: int64 max): a
+    session's own window_start, else the pane end less the window size."""
+    if key.start_index is None:
+        ends = pane_ends(table, key)
+        return np.where(ends == np.iinfo(np.int64).max, ends, ends - key.size)
+    col = table.index.key_columns()[key.start_index]
+    us = col.data.astype("datetime64[us]").view(np.int64)
     return np.where(col.valid_mask(), us, np.iinfo(np.int64).max)
 
 

@@ -112,9 +112,13 @@ def test_retention_drops_old_sessions():
             want = _duckdb(win.admitted(batches[: i + 1], 30))
             newest = max(r[1] for r in want)
             assert win.view_rows(es, "s") == [r for r in want if r[1] > newest - dt.timedelta(minutes=3)], i
-        oldest, newest_pane = result_rows(es, "SELECT oldest_pane, newest_pane FROM splitstream.views "
-                                              "WHERE name = 's'")[0]
-        assert newest_pane.astimezone(dt.timezone.utc) == newest
+        window, oldest, newest_pane = result_rows(es, "SELECT window, oldest_pane, newest_pane "
+                                                      "FROM splitstream.views WHERE name = 's'")[0]
+        kept = [r for r in want if r[1] > newest - dt.timedelta(minutes=3)]
+        assert window == f"SESSION({GAP} seconds)"
+        # a session's pane begins at its window_start
+        assert oldest.astimezone(dt.timezone.utc) == min(r[0] for r in kept)
+        assert newest_pane.astimezone(dt.timezone.utc) == max(r[0] for r in kept)
 
 
 BAD = [

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from splitstream.catalog.datatypes.vector import Col
-from splitstream.executor.execution.probe_reduction import key_membership
+from splitstream.executor.execution.probe_reduction import integer_key_membership
 from splitstream.protocol import oids
 from tests.support import diff
 
@@ -221,7 +221,7 @@ def test_key_membership_matches_isin():
     probe = rng.integers(-50, 5000, 20000).astype(np.int32)
     nulls = rng.random(20000) < 0.05
     for build in (rng.integers(0, 3000, 300), np.array([3, 2 ** 40]), np.array([-(2 ** 62), 5]), np.array([], np.int64)):
-        m = key_membership(Col(probe, nulls, oids.INT4), Col(build.astype(np.int64), None, oids.INT8))
+        m = integer_key_membership(Col(probe, nulls, oids.INT4), Col(build.astype(np.int64), None, oids.INT8))
         assert m is not None
         assert (m == (np.isin(probe, build) & ~nulls)).all()
-    assert key_membership(Col(np.array(["a"], object), None, oids.TEXT), Col(np.array([1]), None, oids.INT4)) is None
+    assert integer_key_membership(Col(np.array(["a"], object), None, oids.TEXT), Col(np.array([1]), None, oids.INT4)) is None
