@@ -46,20 +46,27 @@ def allow_writes(session, planner, tree: exp.Expr) -> None:
 
     def build(body: exp.Expr) -> dml.DMLStmt:
         stmt = dml_statement(session, planner, body)
-        if stmt.rel.kind == "f":
-            # a stream's rows reach its continuous views at once: they could not be taken back
-            # with the rest of the statement, so a stream is written by a statement of its own
-            raise PgError(FEATURE_NOT_SUPPORTED, "data-modifying statements in WITH are not supported on streams",
-                          hint=_STREAM_HINT)
+        _refuse_stream(stmt)
         return stmt
 
     planner.write_builder = build
+
+
+def _refuse_stream(stmt: Stmt) -> None:
+    """A stream's rows reach its continuous views at once: they could not be
+    taken back with the rest of the statement, so a stream is written by an
+    INSERT with no data-modifying WITH queries."""
+    rel = getattr(stmt, "rel", None)
+    if rel is not None and rel.kind == "f":
+        raise PgError(FEATURE_NOT_SUPPORTED, "data-modifying statements in WITH are not supported on streams",
+                      hint=_STREAM_HINT)
 
 
 def with_writes(stmt: Stmt, planner) -> Stmt:
     """``stmt`` itself, or run after the data-modifying WITH queries planned with it."""
     if not planner.writes:
         return stmt
+    _refuse_stream(stmt)
     return WritesThenStmt(list(planner.writes), stmt)
 
 
