@@ -77,7 +77,7 @@ class ExplainStmt(Stmt):
     cacheable = False
 
     def __init__(self, inner: Stmt, analyze: bool) -> None:
-        if not getattr(inner, "explainable", True):     # writable_cte.WritesThenStmt
+        if getattr(inner, "modifies_in_with", False):     # writable_cte.WritesThenStmt
             raise PgError(FEATURE_NOT_SUPPORTED, "EXPLAIN of a statement with data-modifying WITH queries is not supported",
                           hint="Run EXPLAIN on each statement in WITH, and on the main statement, on its own.")
         self.inner, self.analyze = inner, analyze

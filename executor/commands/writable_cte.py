@@ -21,6 +21,7 @@ from ..sql.planner.query import write_key
 from . import dml
 from .base import QueryStmt, Stmt, columns_of
 
+_WRITES = (exp.Insert, exp.Update, exp.Delete)
 _STREAM_HINT = "Insert into the stream with an INSERT statement of its own."
 
 
@@ -40,8 +41,27 @@ def dml_statement(session, planner, tree: exp.Expr) -> dml.DMLStmt:
             planner.ctes.pop()
 
 
+def _create_refusal(tree: exp.Create) -> PgError:
+    """What CREATE VIEW / MATERIALIZED VIEW / TABLE AS says of a data-modifying
+    WITH query in its query (PostgreSQL's words; CREATE TABLE AS, which
+    PostgreSQL runs, is refused here)."""
+    props = tree.args.get("properties")
+    if str(tree.args.get("kind") or "").upper() != "VIEW":
+        return PgError(FEATURE_NOT_SUPPORTED, "CREATE TABLE AS with data-modifying statements in WITH is not supported",
+                       hint="Create the table, then fill it with INSERT INTO ... that has the WITH queries.")
+    if props is not None and any(isinstance(p, exp.MaterializedProperty) for p in props.expressions):
+        return PgError(FEATURE_NOT_SUPPORTED, "materialized views must not use data-modifying statements in WITH")
+    return PgError(FEATURE_NOT_SUPPORTED, "views must not contain data-modifying statements in WITH")
+
+
 def allow_writes(session, planner, tree: exp.Expr) -> None:
     """Let ``tree``, the statement being planned, hold data-modifying WITH queries."""
+    if isinstance(tree, exp.Create):        # its query is planned later, by a planner of its own
+        query = tree.expression
+        with_ = (query.args.get("with") or query.args.get("with_")) if isinstance(query, exp.Expression) else None
+        if with_ is not None and any(isinstance(c.this, _WRITES) for c in with_.expressions):
+            raise _create_refusal(tree)
+        return
     planner.top_query = tree
 
     def build(body: exp.Expr) -> dml.DMLStmt:
@@ -73,7 +93,8 @@ def with_writes(stmt: Stmt, planner) -> Stmt:
 class WritesThenStmt(Stmt):
     """The data-modifying WITH queries, in order, then the main statement."""
 
-    explainable = False     # its plan is several plans: EXPLAIN refuses it (commands/explain.py)
+    #: EXPLAIN (its plan is several plans) and DECLARE CURSOR refuse it (commands/explain.py, cursors.py)
+    modifies_in_with = True
 
     def __init__(self, writes: list[dml.DMLStmt], main: Stmt) -> None:
         self.writes, self.main = writes, main

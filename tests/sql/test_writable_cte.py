@@ -68,6 +68,20 @@ SCENARIOS = {
         "WITH x AS (WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM d) SELECT * FROM x",
         "SELECT 1 UNION ALL (WITH d AS (DELETE FROM {t} RETURNING id) SELECT id FROM d)",
     ],
+    "refused_in_views_and_cursors": [
+        "CREATE VIEW {b}_v AS WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM d",
+        "CREATE MATERIALIZED VIEW {b}_m AS WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM d",
+        "BEGIN",
+        "DECLARE {b}_c CURSOR FOR WITH d AS (DELETE FROM {t} RETURNING *) SELECT * FROM d",
+        "ROLLBACK",
+    ],
+    "prepared_and_recursive": [
+        "PREPARE {b}_p AS WITH d AS (DELETE FROM {t} WHERE id = $1 RETURNING *) INSERT INTO {b} SELECT * FROM d RETURNING n",
+        "EXECUTE {b}_p(2)",
+        "EXECUTE {b}_p(3)",
+        "DEALLOCATE {b}_p",
+        "WITH RECURSIVE d AS (DELETE FROM {t} WHERE id = 1 RETURNING *) SELECT * FROM d",
+    ],
     "atomic": [
         "WITH d AS (DELETE FROM {t} RETURNING *) SELECT 1 / (n - n) FROM d",
         "WITH d AS (INSERT INTO {b} VALUES (1, 'kept?', 1) RETURNING *), i AS (INSERT INTO {t} VALUES (1, 'dup', 0) RETURNING *)"
@@ -110,6 +124,24 @@ def test_writable_cte_like_postgres(scenario, ss_conn, pg_conn, unique_name):
     ours = _run(ss_conn, names, SCENARIOS[scenario])
     theirs = _run(pg_conn, names, SCENARIOS[scenario])
     assert ours == theirs
+
+
+def test_writable_cte_with_parameters_run_twice(ss_conn, pg_conn, unique_name):
+    """The extended protocol (Parse/Bind/Describe), and the session's cached plan run again."""
+    names = {"t": unique_name("t"), "b": unique_name("b")}
+    sql = "WITH u AS (UPDATE {t} SET v = %s WHERE id = %s RETURNING id, v, n) SELECT * FROM u".format(**names)
+    results = []
+    for conn in (ss_conn, pg_conn):
+        for s in SETUP:
+            conn.execute(s.format(**names))
+        out = []
+        for args in (("x", 1), (None, 3), ("y", 99)):
+            cur = conn.execute(sql, args)
+            out.append(([d.name for d in cur.description], cur.fetchall()))
+        out.append(conn.execute("SELECT * FROM {t} ORDER BY id".format(**names)).fetchall())
+        conn.execute("DROP TABLE {t}, {b}".format(**names))
+        results.append(out)
+    assert results[0] == results[1]
 
 
 def test_writable_cte_checks_every_tables_privileges(ss_conn, pg_conn, unique_name):
