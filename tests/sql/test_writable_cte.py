@@ -58,6 +58,11 @@ SCENARIOS = {
         "WITH d AS (DELETE FROM {t} WHERE id = 1 RETURNING *), e AS (DELETE FROM {t} WHERE id <= 2 RETURNING *)"
         " SELECT (SELECT count(*) FROM d), (SELECT count(*) FROM e)",
     ],
+    "upsert": [
+        "WITH i AS (INSERT INTO {t} VALUES (1, 'new', NULL), (9, NULL, 9) ON CONFLICT (id) DO UPDATE SET v = excluded.v"
+        " RETURNING *) SELECT i.*, (SELECT count(*) FROM {t}) FROM i",
+        "WITH i AS (INSERT INTO {t} VALUES (2, 'skip', 2) ON CONFLICT DO NOTHING RETURNING *) SELECT count(*) FROM i",
+    ],
     "column_aliases": ["WITH d(x, y) AS (DELETE FROM {t} WHERE id = 1 RETURNING id, v) SELECT x, y FROM d"],
     "with_on_dml_plain": ["WITH x AS (SELECT * FROM {t} WHERE v IS NULL) INSERT INTO {b} SELECT * FROM x"],
     "no_returning": ["WITH d AS (DELETE FROM {t}) SELECT * FROM d"],
