@@ -17,11 +17,11 @@ from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from ..api import Result
+from ..sql.dialect import writes_in_with
 from ..sql.planner.query import write_key
 from . import dml
 from .base import QueryStmt, Stmt, columns_of
 
-_WRITES = (exp.Insert, exp.Update, exp.Delete)
 _STREAM_HINT = "Insert into the stream with an INSERT statement of its own."
 
 
@@ -57,9 +57,7 @@ def _create_refusal(tree: exp.Create) -> PgError:
 def allow_writes(session, planner, tree: exp.Expr) -> None:
     """Let ``tree``, the statement being planned, hold data-modifying WITH queries."""
     if isinstance(tree, exp.Create):        # its query is planned later, by a planner of its own
-        query = tree.expression
-        with_ = (query.args.get("with") or query.args.get("with_")) if isinstance(query, exp.Expression) else None
-        if with_ is not None and any(isinstance(c.this, _WRITES) for c in with_.expressions):
+        if writes_in_with(tree.expression):
             raise _create_refusal(tree)
         return
     planner.top_query = tree

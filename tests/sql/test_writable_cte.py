@@ -208,3 +208,18 @@ def test_stream_write_inside_with_is_refused_like_insert_returning(ss_conn, uniq
     finally:
         ss_conn.execute(f"DROP TABLE {t}")
         ss_conn.execute(f"DROP FOREIGN TABLE {s}")
+
+
+def test_sql_function_body_with_data_modifying_with_is_refused(ss_conn, unique_name):
+    """PostgreSQL runs it; splitstream refuses any SQL function body that changes data, this form too."""
+    t, f = unique_name("t"), unique_name("f")
+    ss_conn.execute(f"CREATE TABLE {t} (id int)")
+    ss_conn.execute(f"INSERT INTO {t} VALUES (1)")
+    try:
+        with pytest.raises(psycopg.errors.FeatureNotSupported) as err:
+            ss_conn.execute(f"CREATE FUNCTION {f}() RETURNS bigint LANGUAGE sql AS "
+                            f"$$ WITH d AS (DELETE FROM {t} RETURNING *) SELECT count(*) FROM d $$")
+        assert "changes data" in err.value.diag.message_primary
+        assert ss_conn.execute(f"SELECT count(*) FROM {t}").fetchone() == (1,)
+    finally:
+        ss_conn.execute(f"DROP TABLE {t}")
