@@ -35,10 +35,13 @@ class ExecContext:
     ring_pins: dict = field(default_factory=dict)     # stream oid -> (ring position, release) at that cut
     stats: dict = field(default_factory=dict)
     run: ExecutionRun = field(default_factory=ExecutionRun)   # per-execution operator state (plans stay immutable)
+    #: what reads see while a statement with data-modifying WITH queries runs: the database as the
+    #: statement began (PostgreSQL's one snapshot); writes and constraint checks use ``txn.state``
+    snapshot: "State | None" = None
 
     @property
     def state(self) -> "State":
-        return self.txn.state
+        return self.snapshot if self.snapshot is not None else self.txn.state
 
     def check_cancel(self) -> None:
         s = self.session

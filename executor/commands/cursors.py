@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from splitstream.protocol.errors import DUPLICATE_CURSOR, INVALID_CURSOR_NAME, SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import DUPLICATE_CURSOR, FEATURE_NOT_SUPPORTED, INVALID_CURSOR_NAME, SYNTAX_ERROR, PgError
 
 from ..api import Result
 from .base import Stmt
@@ -32,6 +32,8 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
                 if name in session.cursors:
                     raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
                 p = session.prepare(query, [])
+                if getattr(p.handle, "modifies_in_with", False):     # writable_cte.WritesThenStmt
+                    raise PgError(FEATURE_NOT_SUPPORTED, "DECLARE CURSOR must not contain data-modifying statements in WITH")
                 res = p.handle.run(session, ctx)
                 session.cursors[name] = [res, 0]
                 if session.txn is not None and not hold:    # closed when its transaction block ends

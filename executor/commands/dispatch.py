@@ -29,7 +29,7 @@ from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.error_positions import name_position, pg_syntax_error, star_call_error
 from ..sql.sqltext import blank_comments, first_words, split_args, strip_comments, unquote
-from . import ddl, dml
+from . import ddl, writable_cte
 from .base import EmptyStmt, QueryStmt, Stmt, columns_of, remember_reads
 from .copy import CopyStmt
 from .cursors import cursor_statement
@@ -271,24 +271,23 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             raise refused
     planner = Planner(session.engine, state, param_oids, session=session.info)
     planner.use_columns_of(tree)
+    writable_cte.allow_writes(session, planner, tree)
     if isinstance(tree, (exp.Select, exp.Union, exp.Intersect, exp.Except, exp.Values, exp.Subquery)):
         if isinstance(tree, exp.Select) and tree.args.get("into") is not None:
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
         locks = tree.args.get("locks") if isinstance(tree, exp.Select) else None
         return _with_needs(locking_query(plan, locks) if locks else QueryStmt(plan), planner), planner.param_oids
-    if isinstance(tree, exp.Insert):
-        return _with_needs(dml.InsertStmt.build(session, planner, tree), planner), planner.param_oids
-    if isinstance(tree, exp.Update):
-        return _with_needs(dml.UpdateStmt.build(session, planner, tree), planner), planner.param_oids
-    if isinstance(tree, exp.Delete):
-        return _with_needs(dml.DeleteStmt.build(session, planner, tree), planner), planner.param_oids
+    if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+        return _with_needs(writable_cte.dml_statement(session, planner, tree), planner), planner.param_oids
     return ddl.build(session, planner, tree, text), planner.param_oids
 
 
 def _with_needs(stmt: Stmt, planner) -> Stmt:
     """The privileges the planner found the statement needs (checked when it
-    runs), and the catalog objects its plan depends on."""
+    runs), and the catalog objects its plan depends on; run after its
+    data-modifying WITH queries, if it has any."""
+    stmt = writable_cte.with_writes(stmt, planner)
     remember_reads(stmt, planner)
     return stmt
 

@@ -46,6 +46,13 @@ def _target_rows(stmt, ctx) -> tuple[Batch, np.ndarray, int]:
     b = operators.run_plan(stmt.plan, ctx)
     ncol = len(stmt.rel.live_columns)
     b, pos = _once_per_row(b, ncol)
+    if ctx.snapshot is not None and b.n:
+        # data-modifying WITH: the rows were read at the statement's snapshot; one an earlier part
+        # of the statement already updated or deleted is left alone, as PostgreSQL does
+        live = np.isin(pos, ctx.txn.state.data[stmt.rel.oid].scan()[1])
+        if not live.all():
+            b = b.filter(live)
+            pos = pos[live]
     return b, pos, ncol
 
 

@@ -5,6 +5,7 @@ import time
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 
 from ..backends import interface as backends
 from ..execution import operators
@@ -76,6 +77,9 @@ class ExplainStmt(Stmt):
     cacheable = False
 
     def __init__(self, inner: Stmt, analyze: bool) -> None:
+        if getattr(inner, "modifies_in_with", False):     # writable_cte.WritesThenStmt
+            raise PgError(FEATURE_NOT_SUPPORTED, "EXPLAIN of a statement with data-modifying WITH queries is not supported",
+                          hint="Run EXPLAIN on each statement in WITH, and on the main statement, on its own.")
         self.inner, self.analyze = inner, analyze
 
     def run(self, session, ctx):

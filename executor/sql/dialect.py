@@ -227,6 +227,13 @@ def parse_one(sql: str) -> exp.Expr:
     return statements[0]
 
 
+def writes_in_with(tree: Any) -> bool:
+    """Whether ``tree``'s own WITH holds an INSERT, UPDATE or DELETE (a
+    data-modifying WITH query, which only a top-level statement may have)."""
+    with_ = (tree.args.get("with") or tree.args.get("with_")) if isinstance(tree, exp.Expression) else None
+    return with_ is not None and any(isinstance(c.this, (exp.Insert, exp.Update, exp.Delete)) for c in with_.expressions)
+
+
 def parse_statements(sql: str) -> list[exp.Expr]:
     """Every statement of ``sql`` (a function body may hold several)."""
     sql = _pad_params(sql)

@@ -31,7 +31,7 @@ from splitstream.protocol.errors import (
 from ..execution import expr, operators, privileges, proc_catalog, signatures
 from ..execution.run import ExecutionRun
 from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
-from .dialect import parse_one, parse_statements
+from .dialect import parse_one, parse_statements, writes_in_with
 
 #: node types a STRICT function's inlined body may hold: each returns NULL on a NULL input
 _STRICT_SAFE = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren, exp.Column, exp.Identifier,
@@ -346,7 +346,7 @@ def plan_body(planner, fn: Function) -> operators.Op:
     function runs with the caller's rights."""
     stmts = body_statements(fn.body)
     for s in stmts:
-        if not isinstance(s, _QUERIES):
+        if not isinstance(s, _QUERIES) or writes_in_with(s):
             raise PgError(FEATURE_NOT_SUPPORTED, "SQL functions whose body changes data are not supported",
                           hint="Write the body as queries (SELECT); the function's result is the last one's.")
     plan: operators.Op = operators.Result1()

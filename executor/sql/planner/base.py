@@ -62,6 +62,12 @@ class PlannerBase:
         #: every relation a name resolved to while planning (views' own relations too): a
         #: prepared statement is planned again when one of them changes (api.Prepared)
         self.relations_read: dict[int, Relation] = {}
+        #: the statement whose WITH may hold INSERT/UPDATE/DELETE (set by the command layer), the
+        #: builder it plans them with (body -> statement with ``run`` and RETURNING ``columns``),
+        #: and the data-modifying WITH queries planned so far, in order (planner/query.py)
+        self.top_query: Any = None
+        self.write_builder: Any = None
+        self.writes: list[Any] = []
 
     def need(self, privs: str, oid: int = 0, schema: str = "", any_of: bool = False,
              columns: frozenset[str] | None = None, function: int = 0) -> None:

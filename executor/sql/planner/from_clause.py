@@ -309,6 +309,8 @@ def _cte_scan(name: str, cte: tuple, alias: str, colaliases: list[str], outer) -
     """A reference to a WITH query: a scan of its materialised result, or of
     the working table while a recursive CTE's recursive term is planned."""
     kind, plan, out = cte
+    if kind == "no_returning":
+        raise PgError(FEATURE_NOT_SUPPORTED, f'WITH query "{name}" does not have a RETURNING clause')
     if kind == "work":
         op: operators.Op = operators.WorkTableScan(plan, out)
     else:

@@ -20,6 +20,12 @@ from .base import KEEP_UNKNOWNS, PlannerBase
 from .targets import require_equality, require_ordering, setop_order_target
 
 
+def write_key(stmt: object) -> tuple[str, int]:
+    """Where a data-modifying WITH query's RETURNING rows are kept in a run's
+    ``cte_results``."""
+    return ("write", id(stmt))
+
+
 class QueryPlanner(PlannerBase):
     """Entry point for a query expression: WITH, set operations and VALUES."""
 
@@ -34,13 +40,7 @@ class QueryPlanner(PlannerBase):
             return self._order_limit_wrapper(node, inner, outer, corr)
         if isinstance(node, exp.Paren):
             return self.plan_query(node.this, outer, corr)
-        with_ = node.args.get("with") or node.args.get("with_")
-        pushed = False
-        if with_ is not None:
-            self.ctes.append({})
-            pushed = True
-            for cte in with_.expressions:
-                self._define_cte(cte, bool(with_.args.get("recursive")), outer, corr)
+        pushed = self.define_ctes(node, outer, corr)
         try:
             if isinstance(node, exp.Select):
                 return self.plan_select(node, outer, corr)
@@ -56,10 +56,41 @@ class QueryPlanner(PlannerBase):
     def _order_limit_wrapper(self, node, inner, outer, corr):
         return inner
 
-    def _define_cte(self, cte: exp.CTE, recursive: bool, outer, corr) -> None:
+    def define_ctes(self, node: exp.Expr, outer=None, corr=None) -> bool:
+        """Put ``node``'s WITH queries in scope (a new level of ``self.ctes``,
+        which the caller pops): whether it had any."""
+        with_ = node.args.get("with") or node.args.get("with_")
+        if with_ is None:
+            return False
+        self.ctes.append({})
+        top = node is self.top_query
+        for cte in with_.expressions:
+            self._define_cte(cte, bool(with_.args.get("recursive")), outer, corr, top)
+        return True
+
+    def _define_write(self, name: str, colnames: list[str], body: exp.Expr, top: bool) -> None:
+        """A data-modifying WITH query: planned by the command layer's
+        ``write_builder``, run once before the main statement (which reads its
+        RETURNING rows from the run's ``cte_results``), only at the top level."""
+        if not top or self.write_builder is None:
+            raise PgError(FEATURE_NOT_SUPPORTED, "WITH clause containing a data-modifying statement must be at the top level")
+        stmt = self.write_builder(body)
+        self.writes.append(stmt)
+        returning = stmt.columns
+        if returning is None:
+            self.ctes[-1][name] = ("no_returning", None, [])
+            return
+        out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.type_oid, c.typmod) for i, c in enumerate(returning)]
+        key = write_key(stmt)
+        self.ctes[-1][name] = ("plan", operators.BatchSource(f"CTE {name}", out, lambda ctx: ctx.cte_results[key]), out)
+
+    def _define_cte(self, cte: exp.CTE, recursive: bool, outer, corr, top: bool = False) -> None:
         name = ident(cte.args["alias"].this)
         colnames = [ident(c) for c in (cte.args["alias"].columns or [])]
         body = cte.this
+        if isinstance(body, (exp.Insert, exp.Update, exp.Delete)):
+            self._define_write(name, colnames, body, top)
+            return
         if recursive and isinstance(body, exp.Union) and self._refers_to(body.expression, name):
             base = self.plan_query(body.this, outer, corr)
             out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(base.out)]
