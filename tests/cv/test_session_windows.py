@@ -112,7 +112,7 @@ def test_retention_drops_old_sessions():
             want = _duckdb(win.admitted(batches[: i + 1], 30))
             newest = max(r[1] for r in want)
             assert win.view_rows(es, "s") == [r for r in want if r[1] > newest - dt.timedelta(minutes=3)], i
-        window, oldest, newest_pane = result_rows(es, "SELECT window, oldest_pane, newest_pane "
+        window, oldest, newest_pane = result_rows(es, 'SELECT "window", oldest_pane, newest_pane '
                                                       "FROM splitstream.views WHERE name = 's'")[0]
         kept = [r for r in want if r[1] > newest - dt.timedelta(minutes=3)]
         assert window == f"SESSION({GAP} seconds)"

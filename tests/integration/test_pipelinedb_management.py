@@ -118,7 +118,7 @@ def test_honoured_settings(ss_conn, unique_name):
     assert _one(ss_conn, f"SELECT * FROM {off}") == (0,)
     assert _one(ss_conn, "SELECT active FROM pipelinedb.get_views() WHERE name = %s", off) == (False,)
     # the pane of a 1-minute window at step_factor 10 is 6 seconds wide
-    window = _one(ss_conn, "SELECT window FROM splitstream.views WHERE name = %s", w)[0]
+    window = _one(ss_conn, 'SELECT "window" FROM splitstream.views WHERE name = %s', w)[0]
     assert "6" in str(window), window
     # stream_targets feeds only the named views (tests/integration/test_stream_targets.py)
     ss_conn.execute(f"SET pipelinedb.stream_targets = '{off}'")
