@@ -509,9 +509,42 @@ def format_timestamptz(v: _dt.datetime, tz: str = "UTC") -> str:
         return "infinity"
     if v is TSTZ_NEG_INF:
         return "-infinity"
-    loc = v.astimezone(zone_of(tz))
+    zone = zone_of(tz)
+    try:
+        loc = v.astimezone(zone)
+    except OverflowError:       # the local time is in year 0 (1 BC) or 10000
+        return _format_past_datetime(v, zone)
     off = loc.utcoffset() or _dt.timedelta(0)
     return format_timestamp(loc.replace(tzinfo=None)) + _offset_str(off)
+
+
+def utc_offset_at(v: _dt.datetime, zone: _dt.tzinfo) -> _dt.timedelta:
+    """The zone's UTC offset at the instant ``v`` (aware, or naive UTC), also
+    where the local time falls outside Python's years 1..9999 (then the
+    offset of the same wall time, which that far out is the zone's LMT or
+    its last rule: no transition is that close to either end)."""
+    utc = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
+    try:
+        return utc.astimezone(zone).utcoffset() or _dt.timedelta(0)
+    except OverflowError:
+        return zone.utcoffset(utc.replace(tzinfo=None)) or _dt.timedelta(0)
+
+
+def _format_past_datetime(v: _dt.datetime, zone: _dt.tzinfo) -> str:
+    """A timestamptz whose local time Python cannot hold, as PostgreSQL
+    prints it: 0001-01-01 00:00+00 in New York is 0001-12-31 19:03:58-04:56:02 BC."""
+    off = utc_offset_at(v, zone)
+    local = np.datetime64(v.replace(tzinfo=None), "us") + np.timedelta64(off // _dt.timedelta(microseconds=1), "us")
+    text = str(local)                       # e.g. '0000-12-31T19:03:58' (ISO year 0 is 1 BC)
+    year_text, rest = text.split("-", 1) if not text.startswith("-") else ("-" + text[1:].split("-", 1)[0],
+                                                                          text[1:].split("-", 1)[1])
+    year = int(year_text)
+    date_part, _, clock = rest.partition("T")
+    hms, _, frac = clock.partition(".")
+    frac = frac.rstrip("0")
+    shown = f"{year:04d}" if year > 0 else f"{1 - year:04d}"
+    out = f"{shown}-{date_part} {hms}{'.' + frac if frac else ''}{_offset_str(off)}"
+    return out + (" BC" if year <= 0 else "")
 
 
 def format_time(t: _dt.time) -> str:

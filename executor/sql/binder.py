@@ -1093,6 +1093,8 @@ class ExprBinder:
         user = self.p.user_call(self, n, name)
         if user is not None:
             return user
+        if name in functions.NOT_IMPLEMENTED and name not in functions.REGISTRY:
+            functions.lookup(name, [])      # 0A000 before its arguments meet a grouping check (corr(x, y))
         args = [self.bind(a) for a in func_args(n)]
         return self.call(name, args)
 

@@ -430,7 +430,7 @@ class ExprGen:
                 f"max({distinct}{self.expr(inner, 'float', arg_depth)})",
                 f"stddev_pop({self.expr(inner, 'float', arg_depth)})",
                 f"variance({self.expr(inner, 'float', arg_depth)})",
-                f"corr({self.expr(inner, 'float', arg_depth)}, {self.expr(inner, 'int', arg_depth)})",
+                f"stddev_samp({self.expr(inner, 'int', arg_depth)})::float8",
             ))
         if kind == "text":
             arg = self.expr(inner, "text", arg_depth)

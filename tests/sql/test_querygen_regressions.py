@@ -1,0 +1,35 @@
+"""Minimal reproductions of what the random differential queries
+(tests/sql/querygen) found, each compared with PostgreSQL 15 on its own so
+a regression names the construct, not a random seed."""
+from __future__ import annotations
+
+import pytest
+
+from tests.support.diff import check_both
+
+
+@pytest.fixture
+def zoned(ss_conn, pg_conn):
+    """Both connections in a zone whose offset at year 1 is its LMT (-04:56:02)."""
+    for conn in (ss_conn, pg_conn):
+        conn.execute("SET TimeZone = 'America/New_York'")
+    return ss_conn, pg_conn
+
+
+def test_timestamptz_whose_local_time_is_1_bc(zoned):
+    """0001-01-01 00:00+00 is 1 BC in New York: printed, not an internal error."""
+    check_both(*zoned, [
+        "SELECT '0001-01-01 00:00:00+00'::timestamptz",
+        "SELECT '0001-01-01 04:56:01.5+00'::timestamptz, '0001-01-01 04:56:02+00'::timestamptz",
+        "SELECT date_trunc('minute', DATE '0001-01-01')::date",
+    ])
+
+
+def test_refused_aggregate_in_grouped_query_is_0a000(ss_conn, pg_conn):
+    """corr() is refused with 0A000 and a hint, not 42803 about its argument."""
+    for sql in ("SELECT corr(f, f) FROM (VALUES (1.0::float8, true)) v(f, p) GROUP BY p",
+                "SELECT CASE WHEN p THEN corr(f, f) END FROM (VALUES (1.0::float8, true)) v(f, p) GROUP BY p"):
+        with pytest.raises(Exception) as exc:
+            ss_conn.execute(sql)
+        assert exc.value.sqlstate == "0A000", sql
+        assert exc.value.diag.message_hint, sql
