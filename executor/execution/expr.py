@@ -688,6 +688,22 @@ class Neg(Expr):
         return Col(-a.data, a.nulls, a.oid)
 
 
+def text_in_session(col: Col, ctx) -> Col:
+    """A column cast to text as the session shows it: a timestamptz in its
+    TimeZone, a float with its extra_float_digits (text || timestamptz
+    prints the value as the output function does)."""
+    if ctx is not None and not sqltypes.is_string(col.oid):
+        if col.oid in (type_oids.FLOAT4, type_oids.FLOAT8):
+            digits = int(ctx.setting("extra_float_digits", "1") or 1)
+            if digits < 1:
+                return float_text(col, type_oids.TEXT, -1, False, digits)
+        elif col.oid == type_oids.TIMESTAMPTZ:
+            tz = ctx.setting("timezone", "UTC")
+            if tz != "UTC":
+                return cast_in_zone(col, type_oids.TEXT, -1, False, tz)
+    return sqltypes.cast_col(col, type_oids.TEXT)
+
+
 class Concat(Expr):
     """The || operator on text (arrays handled by functions)."""
 
@@ -703,8 +719,8 @@ class Concat(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        a = sqltypes.cast_col(self.left.eval(batch, ctx), type_oids.TEXT)
-        b = sqltypes.cast_col(self.right.eval(batch, ctx), type_oids.TEXT)
+        a = text_in_session(self.left.eval(batch, ctx), ctx)
+        b = text_in_session(self.right.eval(batch, ctx), ctx)
         nulls = merge_nulls(a, b)
         out = np.empty(batch.n, dtype=object)
         av, bv = a.data, b.data

@@ -22,7 +22,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PROGRAM_LIMIT_EXCEEDED, PgError, DIVISION_BY_ZERO,
 )
-from splitstream.protocol.types import Interval
+from splitstream.protocol.types import Interval, encode_text_column
 
 from . import clock, numeric_math, signatures
 from .signatures import Signature
@@ -272,23 +272,27 @@ def _same_int(c: Col) -> int | None:
     return int(d[0])
 
 
-def _output_texts(c: Col) -> list:
-    """A column's values as its type's output function prints them (concat's rule): bool is t/f,
-    where the cast to text says true/false."""
-    if c.oid == type_oids.BOOL:
-        return [None if v is None else ("t" if v else "f") for v in c.to_pylist()]
-    return sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist()
+def output_texts(c: Col, ctx) -> list:
+    """A column's values as its type's output function prints them in the
+    session (concat's and format's rule): bool is t/f where the cast to
+    text says true/false, a timestamptz is shown in the session's TimeZone."""
+    if sqltypes.is_string(c.oid):
+        return c.to_pylist()
+    tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
+    digits = int(ctx.setting("extra_float_digits", "1")) if ctx is not None else 1
+    return [None if v is None else v.decode()
+            for v in encode_text_column(c.oid, c.data, c.nulls, tz=tz, float_digits=digits)]
 
 
 @register("concat", sigs="variadic any -> text", strict=False)
 def _concat(cols, n, ctx):
-    lists = [_output_texts(c) for c in cols]
+    lists = [output_texts(c, ctx) for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
 @register("concat_ws", sigs="text, variadic any -> text", strict=False)
 def _concat_ws(cols, n, ctx):
-    lists = [_output_texts(c) for c in cols]
+    lists = [output_texts(c, ctx) for c in cols]
     out = []
     for i in range(n):
         sep = lists[0][i]

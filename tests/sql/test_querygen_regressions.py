@@ -33,3 +33,12 @@ def test_refused_aggregate_in_grouped_query_is_0a000(ss_conn, pg_conn):
             ss_conn.execute(sql)
         assert exc.value.sqlstate == "0A000", sql
         assert exc.value.diag.message_hint, sql
+
+
+def test_text_of_timestamptz_in_concat_follows_timezone(zoned):
+    """concat, concat_ws and || print a timestamptz in the session's TimeZone, as format() does."""
+    ts = "TIMESTAMPTZ '2024-03-10 08:00:00+00'"
+    check_both(*zoned, [
+        f"SELECT concat({ts}, 'a', 1.5::float8, true), concat_ws('-', {ts}, 2.5), 'a' || {ts} || true",
+        f"SELECT {ts} || 'x', format('%s|%s', {ts}, {ts}::text)",
+    ])
