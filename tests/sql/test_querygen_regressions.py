@@ -42,3 +42,29 @@ def test_text_of_timestamptz_in_concat_follows_timezone(zoned):
         f"SELECT concat({ts}, 'a', 1.5::float8, true), concat_ws('-', {ts}, 2.5), 'a' || {ts} || true",
         f"SELECT {ts} || 'x', format('%s|%s', {ts}, {ts}::text)",
     ])
+
+
+def test_interval_sum_overflow_and_infinite_differences(ss_conn, pg_conn):
+    """interval +/- interval past int32 months or days is 22008, as are
+    date - date and timestamp - timestamp over an infinity (PostgreSQL 15)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT INTERVAL '178000000 years' + INTERVAL '178000000 years'",
+        "SELECT INTERVAL '178000000 years' - INTERVAL '-178000000 years'",
+        "SELECT INTERVAL '2000000000 days' + INTERVAL '2000000000 days'",
+        "SELECT INTERVAL '-178000000 years' + INTERVAL '178000000 years'",
+        "SELECT DATE 'infinity' - DATE '2024-01-01'",
+        "SELECT DATE '2024-01-01' - DATE '-infinity'",
+        "SELECT TIMESTAMPTZ 'infinity' - TIMESTAMPTZ '2024-01-01 00:00+00'",
+        "SELECT TIMESTAMP '2024-01-01' - TIMESTAMP '-infinity'",
+        "SELECT DATE 'infinity' - 3, DATE '2024-01-01' - DATE '2023-01-01'",
+    ])
+
+
+def test_date_plus_bigint_does_not_exist(ss_conn, pg_conn):
+    """date + int8 is no operator of PostgreSQL's (date_pli takes int4): 42883."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT DATE '2024-01-01' + 2::int8",
+        "SELECT 2::int8 + DATE '2024-01-01'",
+        "SELECT DATE '2024-01-01' - 2::int8",
+        "SELECT DATE '2024-01-01' + 2::int2, DATE '2024-01-01' - 2",
+    ])
