@@ -213,6 +213,14 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
 _KEYWORD_FUNCTIONS = frozenset({"user", "current_role"})
 
 
+#: types among which PostgreSQL has an ``=`` of each pair (int24eq, float48eq, date_eq_timestamptz...)
+_CROSS_TYPE_EQ = (
+    frozenset({type_oids.INT2, type_oids.INT4, type_oids.INT8}),
+    frozenset({type_oids.FLOAT4, type_oids.FLOAT8}),
+    frozenset({type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ}),
+)
+
+
 def is_aggregate_call(node: exp.Expr) -> bool:
     """An aggregate call, whether sqlglot built its node or kept the written name."""
     if isinstance(node, exp.WithinGroup):       # also rank(...) WITHIN GROUP: a hypothetical-set aggregate
@@ -745,8 +753,14 @@ class ExprBinder:
         return expr.Coalesce([self.p.coerce(a, t) for a in args], t)
 
     def b_Nullif(self, n):
-        a, b = self.p.unify(self.bind(n.this), self.bind(n.expression), "NULLIF")
-        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, a.oid))], a, a.oid)
+        """NULLIF(a, b) has the type of a as the ``=`` operator PostgreSQL
+        picks receives it: a cross-type operator (int2 = int4, float4 =
+        float8, date = timestamptz) leaves a as it is, so nullif(int2, int4)
+        is int2, while int8 = numeric coerces both and gives numeric."""
+        first, second = self.bind(n.this), self.bind(n.expression)
+        a, b = self.p.unify(first, second, "NULLIF")
+        value = first if any({first.oid, second.oid} <= family for family in _CROSS_TYPE_EQ) else a
+        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, value.oid))], value, value.oid)
 
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)

@@ -68,3 +68,15 @@ def test_date_plus_bigint_does_not_exist(ss_conn, pg_conn):
         "SELECT DATE '2024-01-01' - 2::int8",
         "SELECT DATE '2024-01-01' + 2::int2, DATE '2024-01-01' - 2",
     ])
+
+
+def test_nullif_has_the_type_its_equality_gives_the_first_argument(ss_conn, pg_conn):
+    """nullif(int2, int4) is int2 (int24eq takes it as it is), nullif(int8,
+    numeric) numeric; with int4 wrongly widened to int8 an overflow PostgreSQL
+    raises went unnoticed."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT nullif(7::int2, 8), nullif(7, 8::int8), nullif(7::int8, 1.5), nullif(1.5, 2::float8)",
+        "SELECT nullif(1.5::float4, 2::float8), nullif(DATE '2024-01-01', TIMESTAMPTZ '2024-01-01 00:00+00')",
+        "SELECT nullif('a', 'b'), nullif('1', 1), nullif(1, '1')",
+        "SELECT 2147483647 - nullif(-1, 5::int8)",
+    ])
