@@ -178,7 +178,16 @@ def quote_literal(s: str) -> str:
 scalar("quote_ident", sigs="text -> text")(quote_ident)
 scalar("quote_literal", sigs="text -> text")(quote_literal)
 scalar("quote_nullable", sigs="text -> text", strict=False)(lambda s: "NULL" if s is None else quote_literal(s))
-scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
+
+
+@register("to_hex", sigs="int4 -> text | int8 -> text")
+def _to_hex(cols, n, ctx):
+    """to_hex(int4) prints a negative value's 32-bit two's complement,
+    to_hex(int8) its 64-bit one (to_hex(-1) is ffffffff); to_hex(int2) is
+    ambiguous, as in PostgreSQL."""
+    mask = 0xFFFFFFFF if cols[0].oid == type_oids.INT4 else 0xFFFFFFFFFFFFFFFF
+    return Col.from_pylist([None if i is None else format(i & mask, "x") for i in cols[0].to_pylist()],
+                           type_oids.TEXT)
 
 
 def _split_part(s, d, k):
@@ -351,7 +360,9 @@ _FLOAT_OR_NUMERIC = "float8 -> float8 | numeric -> numeric"
 def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
-        return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
+        # copy_abs: exact (abs() rounds a Decimal to the context's 28 digits)
+        return Col(np.array([None if v is None else v.copy_abs() if isinstance(v, decimal.Decimal) else abs(v)
+                             for v in c.data], dtype=object), c.nulls, c.oid)
     low = _INT_MIN.get(c.oid)
     if low is not None and bool(((c.data == low) & c.valid_mask()).any()):
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_NAME[c.oid]} out of range")     # -(minimum) does not fit, as in PostgreSQL
@@ -453,7 +464,9 @@ register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_do
 register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, numeric_math.numeric_exp, check=_no_overflow(True)))
 register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, numeric_math.numeric_ln, _ln_domain))
 register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, _log10, _ln_domain))
-register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
+#: the C library's cbrt, as PostgreSQL's dcbrt calls it (numpy's differs in the last bit)
+_libm_cbrt = np.frompyfunc(math.cbrt, 1, 1)
+register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(lambda d: _libm_cbrt(d).astype(np.float64), None))
 _ANY_FINITE, _UNIT = _input_in(-np.inf, np.inf), _input_in(-1.0, 1.0)
 for _n, _f, _check in (("sin", np.sin, _ANY_FINITE), ("cos", np.cos, _ANY_FINITE), ("tan", np.tan, _ANY_FINITE),
                        ("asin", np.arcsin, _UNIT), ("acos", np.arccos, _UNIT), ("atan", np.arctan, None),

@@ -759,7 +759,9 @@ class ExprBinder:
         is int2, while int8 = numeric coerces both and gives numeric."""
         first, second = self.bind(n.this), self.bind(n.expression)
         a, b = self.p.unify(first, second, "NULLIF")
-        value = first if any({first.oid, second.oid} <= family for family in _CROSS_TYPE_EQ) else a
+        kept = any({first.oid, second.oid} <= family for family in _CROSS_TYPE_EQ) or (
+            first.oid == type_oids.FLOAT4 and a.oid == type_oids.FLOAT8)      # float48eq takes the real as it is
+        value = first if kept else a
         return expr.Case([(expr.Compare("=", a, b), expr.Const(None, value.oid))], value, value.oid)
 
     def b_Cast(self, n: exp.Cast):

@@ -80,3 +80,39 @@ def test_nullif_has_the_type_its_equality_gives_the_first_argument(ss_conn, pg_c
         "SELECT nullif('a', 'b'), nullif('1', 1), nullif(1, '1')",
         "SELECT 2147483647 - nullif(-1, 5::int8)",
     ])
+
+
+def test_numeric_abs_is_exact(ss_conn, pg_conn):
+    """abs(numeric) of 31 digits kept them all (Decimal's abs() rounded to 28: a wrong value)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT abs(123456789012345678901234567890.5), abs(-123456789012345678901234567890.123456789)",
+        "SELECT abs(n) FROM (VALUES (-98765432109876543210987654321.75), (NULL), ('NaN'), ('-Infinity')) v(n)",
+    ])
+
+
+def test_cbrt_is_the_c_librarys(ss_conn, pg_conn):
+    """cbrt is libm's, as PostgreSQL's (numpy's differs in the last bit, visible once printed into text)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT cbrt(0.1::float8) || '', cbrt(2.5::float8) || '', cbrt(-2.25::float8) || '', cbrt(1e-5::float8) || ''",
+        "SELECT cbrt(f) || '' FROM (VALUES (27::float8), ('NaN'), ('-Infinity'), (NULL)) v(f)",
+    ])
+
+
+def test_to_hex_of_int4_and_int8(ss_conn, pg_conn):
+    """to_hex(int4) of a negative is 32-bit (ffffffff), of int8 64-bit; to_hex(int2) is ambiguous (42725)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT to_hex(-1), to_hex(-1::int8), to_hex(-2147483648), to_hex(255), to_hex(NULL::int4)",
+        "SELECT to_hex(b) FROM (VALUES (-5), (42)) v(b)",
+        "SELECT to_hex(1::int2)",
+    ])
+
+
+def test_real_compares_with_numeric_as_float8(ss_conn, pg_conn):
+    """real = numeric (or int) is float48eq after widening both to float8,
+    not a comparison of reals: 1.1::float4 = 1.1 is false."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT 1.1::float4 = 1.1, 1.1::float4 < 1.1, 1.1 = 1.1::float4, 1.1::float4 IS DISTINCT FROM 1.1",
+        "SELECT 16777217 = 16777216::float4, 16777217::int8 > 16777216::float4, 0.1::float4 = 0.1::float8",
+        "SELECT 1.1::float4 IN (1.1, 2), 1.1::float4 BETWEEN 1.1 AND 2, 0.1::float4 = 0.1::float4",
+        "SELECT nullif(1.1::float4, 1.1), nullif(1, 1.5::float4)",
+    ])
