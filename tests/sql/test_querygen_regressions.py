@@ -116,3 +116,18 @@ def test_real_compares_with_numeric_as_float8(ss_conn, pg_conn):
         "SELECT 1.1::float4 IN (1.1, 2), 1.1::float4 BETWEEN 1.1 AND 2, 0.1::float4 = 0.1::float4",
         "SELECT nullif(1.1::float4, 1.1), nullif(1, 1.5::float4)",
     ])
+
+
+def test_numeric_aggregates_over_a_list_are_exact(ss_conn, pg_conn):
+    """sum/avg(DISTINCT numeric) kept every digit (Python's sum() rounded to
+    28: a wrong value) and inf + -inf is NaN; var_pop over values whose
+    squares pass 60 digits no longer fails internally."""
+    big = "(VALUES (123456789012345678901234567890.5), (1.25), (1.25)) v(n)"
+    check_both(ss_conn, pg_conn, [
+        f"SELECT sum(DISTINCT n), avg(DISTINCT n) FROM {big}",
+        "SELECT sum(DISTINCT n), avg(DISTINCT n) FROM (VALUES ('Infinity'::numeric), ('-Infinity')) v(n)",
+        "SELECT sum(DISTINCT n), avg(DISTINCT n) FROM (VALUES ('NaN'::numeric), (1)) v(n)",
+        "SELECT var_pop(n * n), var_samp(n * n * n), stddev_samp(n * n) FROM "
+        "(VALUES (0.000000001), (10.00), (123.456), (0)) v(n)",
+        f"SELECT var_pop(n), stddev_pop(n * n) FROM {big}",
+    ])
