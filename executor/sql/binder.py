@@ -36,6 +36,7 @@ from ..execution.array_functions import concat, extend, flat, stack
 from ..execution.posix_regex import similar_to_regex
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
+from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
@@ -1111,7 +1112,17 @@ class ExprBinder:
             return user
         if name in functions.NOT_IMPLEMENTED and name not in functions.REGISTRY:
             functions.lookup(name, [])      # 0A000 before its arguments meet a grouping check (corr(x, y))
-        args = [self.bind(a) for a in func_args(n)]
+        nodes = func_args(n)
+        if named_args.has_named(nodes):     # make_interval(days => 3)
+            def type_name(v) -> str:
+                return signatures.type_words([self.bind(v).oid])
+            try:
+                return self.call(name, [self.bind(a) for a in named_args.positional(name, nodes, type_name)])
+            except PgError as e:
+                if e.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+                raise named_args.no_such_call(name, nodes, type_name) from None
+        args = [self.bind(a) for a in nodes]
         return self.call(name, args)
 
     def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:

@@ -131,3 +131,22 @@ def test_numeric_aggregates_over_a_list_are_exact(ss_conn, pg_conn):
         "(VALUES (0.000000001), (10.00), (123.456), (0)) v(n)",
         f"SELECT var_pop(n), stddev_pop(n * n) FROM {big}",
     ])
+
+
+def test_named_arguments_of_the_make_functions(ss_conn, pg_conn):
+    """make_interval(days => 3) and the other make_* constructors in named
+    notation (they were 0A000 'unsupported expression'); wrong names, types
+    and orders fail as in PostgreSQL."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT make_interval(days => 3), make_interval(hours => 2, days => 1), make_interval(1, days => 2)",
+        "SELECT make_interval(secs => 1.5), make_interval(weeks => -1, mins => 90)",
+        "SELECT make_date(year => 2024, month => 2, day => 29), make_date(2024, day => 1, month => 3)",
+        "SELECT make_timestamptz(2024, 1, 2, 3, 4, 5, timezone => 'Asia/Tokyo')",
+        "SELECT make_time(hour => 1, min => 2, sec => 3.5)",
+        "SELECT make_interval(days => 2::int8)",
+        "SELECT make_interval(dayz => 1)",
+        "SELECT make_interval(days => 1, days => 2)",
+        "SELECT make_interval(days => 1, 2)",
+        "SELECT make_date(year => 2024, month => 2)",
+        "SELECT abs(x => 1)",
+    ])
