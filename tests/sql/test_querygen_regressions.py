@@ -150,3 +150,11 @@ def test_named_arguments_of_the_make_functions(ss_conn, pg_conn):
         "SELECT make_date(year => 2024, month => 2)",
         "SELECT abs(x => 1)",
     ])
+
+
+def test_string_agg_of_char_n_drops_the_padding(ss_conn, pg_conn):
+    """string_agg takes text: a char(4) value arrives without its trailing blanks ('a', not 'a   ')."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT string_agg('a'::char(4), ','), string_agg('a'::char(4), ','::char(3))",
+        "SELECT string_agg(DISTINCT c, ',' ORDER BY c) FROM (VALUES ('x'::char(3)), ('y'), ('x')) v(c)",
+    ])

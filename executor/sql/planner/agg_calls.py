@@ -236,7 +236,9 @@ class AggCallPlanner(PlannerBase):
         if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)
             args = [args[0], self.coerce(args[1], type_oids.BYTEA)]
         elif fn == "string_agg" and len(args) == 2:
-            args = [self.coerce(args[0], type_oids.TEXT) if not sqltypes.is_string(args[0].oid) else args[0], self.coerce(args[1], type_oids.TEXT)]
+            # string_agg(text, text): a char(n) value loses its padding on the way, as its cast to text does
+            keep = sqltypes.is_string(args[0].oid) and args[0].oid != type_oids.BPCHAR
+            args = [args[0] if keep else self.coerce(args[0], type_oids.TEXT), self.coerce(args[1], type_oids.TEXT)]
         return args
 
     def _agg_order_keys(self, order: exp.Order, scope, first: int):
