@@ -258,14 +258,58 @@ INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
 INT32_MAX, INT32_MIN = 2**31 - 1, -(2**31)
 
 
-class _InfDate(_dt.date):
+class _InfinityOrder:
+    """Comparisons of an infinity marker: equal only to itself, above (or
+    below) every finite value. The markers hold years 9999 and 1, and as
+    plain dates they tied with 9999-12-31 and 0001-01-01 wherever Python
+    compares or hashes values (greatest, min(DISTINCT), DISTINCT, ORDER BY
+    inside an aggregate). A subclass's reflected comparison runs first, so
+    ``date(1, 1, 1) < DATE_NEG_INF`` asks the marker too."""
+
+    year: int
+
+    def _sign(self) -> int:
+        return 1 if self.year == 9999 else -1
+
+    def _rank(self, other: object) -> int | None:
+        if not isinstance(other, _dt.date):
+            return None
+        return other._sign() if isinstance(other, _InfinityOrder) else 0
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return hash(("infinity", self._sign()))
+
+    def __lt__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self._sign() < rank  # type: ignore[return-value]
+
+    def __le__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self is other or self._sign() < rank  # type: ignore[return-value]
+
+    def __gt__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self._sign() > rank  # type: ignore[return-value]
+
+    def __ge__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self is other or self._sign() > rank  # type: ignore[return-value]
+
+
+class _InfDate(_InfinityOrder, _dt.date):
     """date marking PostgreSQL's +/-infinity; recognised by identity, not value."""
 
     def __repr__(self) -> str:
         return "DATE_POS_INF" if self.year == 9999 else "DATE_NEG_INF"
 
 
-class _InfDatetime(_dt.datetime):
+class _InfDatetime(_InfinityOrder, _dt.datetime):
     """datetime marking PostgreSQL's +/-infinity; recognised by identity, not value."""
 
     def __repr__(self) -> str:

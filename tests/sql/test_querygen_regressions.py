@@ -158,3 +158,16 @@ def test_string_agg_of_char_n_drops_the_padding(ss_conn, pg_conn):
         "SELECT string_agg('a'::char(4), ','), string_agg('a'::char(4), ','::char(3))",
         "SELECT string_agg(DISTINCT c, ',' ORDER BY c) FROM (VALUES ('x'::char(3)), ('y'), ('x')) v(c)",
     ])
+
+
+def test_infinities_order_beyond_years_1_and_9999(ss_conn, pg_conn):
+    """greatest/least, min/max(DISTINCT) and an aggregate's ORDER BY rank
+    'infinity' above 9999-12-31 and '-infinity' below 0001-01-01 (the
+    markers tied with those dates: least('0001-01-01', '-infinity') was 0001-01-01)."""
+    vals = "(VALUES (DATE '0001-01-01'), ('-infinity'), ('9999-12-31'), ('infinity'), (NULL)) v(d)"
+    check_both(ss_conn, pg_conn, [
+        f"SELECT d, least(d, DATE '-infinity'), greatest(d, DATE 'infinity') FROM {vals}",
+        f"SELECT min(DISTINCT d), max(DISTINCT d), array_agg(d ORDER BY d)::text FROM {vals}",
+        f"SELECT array_agg(d::timestamptz ORDER BY d::timestamptz DESC)::text, "
+        f"greatest(d::timestamp, TIMESTAMP 'infinity') FROM {vals} GROUP BY d",
+    ])
