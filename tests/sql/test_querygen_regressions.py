@@ -171,3 +171,25 @@ def test_infinities_order_beyond_years_1_and_9999(ss_conn, pg_conn):
         f"SELECT array_agg(d::timestamptz ORDER BY d::timestamptz DESC)::text, "
         f"greatest(d::timestamp, TIMESTAMP 'infinity') FROM {vals} GROUP BY d",
     ])
+
+
+def test_window_sum_of_int8_near_its_limits(ss_conn, pg_conn):
+    """sum(int8) over a ROWS frame is exact past int64 (its prefix sums wrapped
+    when a value was int64's minimum, whose np.abs is negative)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT i, sum(v) OVER (ORDER BY i ROWS BETWEEN 1 PRECEDING AND 1 FOLLOWING) FROM "
+        "(VALUES (1, -9223372036854775808), (2, -9223372036854775808), (3, -4), (4, 5)) t(i, v) ORDER BY i",
+    ])
+
+
+def test_lag_lead_default_takes_the_common_type(ss_conn, pg_conn):
+    """lag/lead(anycompatible, int, anycompatible): lead(int2, 2, -1) is int4,
+    lag(int2, 1, 1.5) numeric; an unknown literal alone is 42804."""
+    t = "(VALUES (1, 5::int2, 'a'), (2, 7::int2, 'b')) v(i, a, s)"
+    check_both(ss_conn, pg_conn, [
+        f"SELECT i, lead(a, 2, -1) OVER (ORDER BY i), lag(a, 1, 1.5) OVER (ORDER BY i), "
+        f"lead(s, 1, 'none') OVER (ORDER BY i), lag('a', 1, 'b') OVER (ORDER BY i) FROM {t} ORDER BY i",
+        f"SELECT lag('Zz', 1) OVER (ORDER BY i) FROM {t}",
+        f"SELECT first_value('12') OVER (ORDER BY i) FROM {t}",
+        f"SELECT lag(a, 1, DATE '2024-01-01') OVER (ORDER BY i) FROM {t}",
+    ])
