@@ -577,8 +577,31 @@ def utc_offset_at(v: _dt.datetime, zone: _dt.tzinfo) -> _dt.timedelta:
 def _format_past_datetime(v: _dt.datetime, zone: _dt.tzinfo) -> str:
     """A timestamptz whose local time Python cannot hold, as PostgreSQL
     prints it: 0001-01-01 00:00+00 in New York is 0001-12-31 19:03:58-04:56:02 BC."""
-    off = utc_offset_at(v, zone)
-    local = np.datetime64(v.replace(tzinfo=None), "us") + np.timedelta64(off // _dt.timedelta(microseconds=1), "us")
+    return _format_far_timestamptz(np.datetime64(v.replace(tzinfo=None), "us"), zone)
+
+
+def _far_timestamptz_text(v: np.datetime64, tz: str) -> bytes | None:
+    """One value of a timestamptz column holding an instant Python cannot."""
+    if np.isnat(v):
+        return None
+    try:
+        return encode_text(TIMESTAMPTZ, _np_scalar_to_py(TIMESTAMPTZ, v), tz=tz)
+    except OverflowError:
+        return _format_far_timestamptz(v, zone_of(tz)).encode()
+
+
+def _format_far_timestamptz(utc: np.datetime64, zone: _dt.tzinfo) -> str:
+    """A timestamptz (microseconds since 1970 UTC) near or past Python's years
+    1 and 9999, formatted with numpy's calendar; the offset is the zone's at
+    the nearest instant Python holds (LMT at the start, the last rule at the end)."""
+    try:
+        probe = utc.astype(_dt.datetime).replace(tzinfo=UTC)
+        if not isinstance(probe, _dt.datetime):
+            raise OverflowError
+    except (OverflowError, ValueError, AttributeError):
+        probe = (_dt.datetime.min if utc < np.datetime64("2000-01-01") else _dt.datetime.max).replace(tzinfo=UTC)
+    off = utc_offset_at(probe, zone)
+    local = utc + np.timedelta64(off // _dt.timedelta(microseconds=1), "us")
     text = str(local)                       # e.g. '0000-12-31T19:03:58' (ISO year 0 is 1 BC)
     year_text, rest = text.split("-", 1) if not text.startswith("-") else ("-" + text[1:].split("-", 1)[0],
                                                                           text[1:].split("-", 1)[1])
@@ -1877,8 +1900,14 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
             frac = s[20:].rstrip("0")
             out.append(f"{s[:10]} {s[11:19]}{'.' + frac if frac else ''}{suffix}".encode())
     else:
-        py = column_to_pylist(oid, values, None)
-        out = [None if v is None else encode_text(oid, v, tz=tz) for v in py]
+        try:
+            py = column_to_pylist(oid, values, None)
+        except OverflowError:           # a timestamptz whose instant is in 1 BC: value by value
+            if oid != TIMESTAMPTZ or kind != "M":
+                raise
+            out = [_far_timestamptz_text(v, tz) for v in values.astype("datetime64[us]")]
+        else:
+            out = [None if v is None else encode_text(oid, v, tz=tz) for v in py]
     if nulls is not None:
         for i in np.flatnonzero(nulls).tolist():
             out[i] = None

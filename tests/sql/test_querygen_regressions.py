@@ -193,3 +193,23 @@ def test_lag_lead_default_takes_the_common_type(ss_conn, pg_conn):
         f"SELECT first_value('12') OVER (ORDER BY i) FROM {t}",
         f"SELECT lag(a, 1, DATE '2024-01-01') OVER (ORDER BY i) FROM {t}",
     ])
+
+
+def test_timestamptz_whose_instant_is_1_bc(ss_conn, pg_conn):
+    """date_trunc in Berlin (LMT +00:53:28) moves 0001-01-01 00:00+00 to an
+    instant in 1 BC UTC: printed, not an internal error."""
+    for conn in (ss_conn, pg_conn):
+        conn.execute("SET TimeZone = 'Europe/Berlin'")
+    check_both(ss_conn, pg_conn, [
+        "SELECT date_trunc('minute', '0001-01-01 00:00:00+00'::timestamptz)",
+        "SELECT date_trunc('hour', t) FROM (VALUES ('0001-01-01 00:00:00+00'::timestamptz), ('infinity'), (NULL)) v(t)",
+    ])
+
+
+def test_array_agg_of_an_unknown_literal_is_ambiguous(ss_conn, pg_conn):
+    """array_agg('a') fits array_agg(anynonarray) and array_agg(anyarray): 42725, as PostgreSQL."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT array_agg('a' ORDER BY 'a') FROM (VALUES (1)) v(i)",
+        "SELECT array_agg(NULL) FROM (VALUES (1)) v(i)",
+        "SELECT array_agg('a'::text) FROM (VALUES (1)) v(i)",
+    ])

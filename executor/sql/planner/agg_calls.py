@@ -223,7 +223,8 @@ class AggCallPlanner(PlannerBase):
         PostgreSQL gives, and the casts its aggregate signatures imply."""
         if fn in ("json_agg", "jsonb_agg") and args and args[0].oid == type_oids.UNKNOWN:
             raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
-        if fn in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
+        if fn in ("sum", "avg", "array_agg") and args and args[0].oid == type_oids.UNKNOWN:
+            # array_agg(anynonarray) and array_agg(anyarray) both fit a bare literal
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
         args = [self.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
