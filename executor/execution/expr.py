@@ -1240,6 +1240,10 @@ def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
     return lambda v: search(v) is not None
 
 
+#: what Python's datetime says when a value leaves its years 1..9999
+_PYTHON_YEARS = re.compile(r"date value out of range|year -?\d+ is out of range")
+
+
 class Func(Expr):
     """A scalar function: ``impl(cols, n, ctx) -> Col``."""
 
@@ -1254,7 +1258,14 @@ class Func(Expr):
 
     def eval(self, batch, ctx):
         cols = [a.eval(batch, ctx) for a in self.args]
-        r = self.impl(cols, batch.n, ctx)
+        try:
+            r = self.impl(cols, batch.n, ctx)
+        except OverflowError as e:
+            if not _PYTHON_YEARS.search(str(e)):
+                raise
+            # a date or time whose local value leaves Python's years 1..9999 (PostgreSQL's run
+            # from 4713 BC): PostgreSQL's range error rather than an internal one
+            raise PgError("22008", "timestamp out of range") from None
         if r.oid != self.oid and self.oid != type_oids.UNKNOWN:
             r = Col(r.data, r.nulls, self.oid)
         return r

@@ -90,6 +90,8 @@ def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
         return wiretypes.TSTZ_POS_INF
     if wiretypes.is_neg_infinity(wall):
         return wiretypes.TSTZ_NEG_INF
+    if not isinstance(wall, dt.datetime):       # numpy's int for a wall clock before year 1
+        raise _beyond_python_years()
     offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
                  wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
     try:
