@@ -235,6 +235,22 @@ def operator_missing(op: str, left: int, right: int) -> PgError:
 _I64_MIN = np.iinfo(np.int64).min
 
 
+def _check_float_underflow(op: str, x, y, r, valid) -> None:
+    """float8_mul, float8_div and dpow: a zero result from non-zero operands
+    (a divisor that is not infinite) is 22003 underflow, as PostgreSQL checks."""
+    with np.errstate(invalid="ignore"):
+        if op == "*":
+            bad = (r == 0) & (x != 0) & (y != 0)
+        elif op == "/":
+            bad = (r == 0) & (x != 0) & ~np.isinf(y)
+        else:
+            bad = (r == 0) & (x != 0)
+    if valid is not None:
+        bad = bad & valid
+    if np.any(bad):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+
+
 def _overflow(oid: int) -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
@@ -339,13 +355,17 @@ class Arith(Expr):
                     r = np.power(x, y)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
+            with np.errstate(over="ignore"):
+                r = r.astype(sqltypes.dtype_of(oid))      # float4 overflows and underflows as float4
             fin = np.isfinite(x) & np.isfinite(y)
             badinf = fin & ~np.isfinite(r)
             if valid is not None:
                 badinf &= valid
             if badinf.any():
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
-            return Col(r.astype(sqltypes.dtype_of(oid)), nulls, oid)
+            if op in ("*", "/", "^"):
+                _check_float_underflow(op, x, y, r, valid)
+            return Col(r, nulls, oid)
         if oid == type_oids.NUMERIC:
             xs = _to_decimal(a, x)
             ys = _to_decimal(b, y)

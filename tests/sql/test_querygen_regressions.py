@@ -213,3 +213,19 @@ def test_array_agg_of_an_unknown_literal_is_ambiguous(ss_conn, pg_conn):
         "SELECT array_agg(NULL) FROM (VALUES (1)) v(i)",
         "SELECT array_agg('a'::text) FROM (VALUES (1)) v(i)",
     ])
+
+
+def test_float_underflow_and_real_overflow(ss_conn, pg_conn):
+    """float8 * / ^ with a zero result from non-zero operands is 22003
+    underflow, and float4 arithmetic overflows and underflows as float4
+    (both answered a value: 0, or a real past its range)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT 1e-300::float8 * 1e-300::float8",
+        "SELECT 1e-300::float8 / 1e300::float8",
+        "SELECT ('-1e-310')::float8 ^ 2",
+        "SELECT 1e-30::float4 * 1e-30::float4",
+        "SELECT 3e38::float4 * 10::float4",
+        "SELECT 0::float8 * 1e-300::float8, 0::float8 / 5::float8, 1::float8 / 'Infinity'::float8, 0::float8 ^ 2",
+        "SELECT 1.5::float4 * 2::float4, 1::float4 / 3::float4, 1.1::float4 + 2.2::float4",
+        "SELECT f * f FROM (VALUES (1e-200::float8), (0), (NULL), ('NaN')) v(f) WHERE f IS NULL OR f = 0",
+    ])

@@ -16,6 +16,7 @@ import psycopg
 
 from tests.support.servers import Postgres15, SplitstreamServer
 
+from .known import tally, unexplained
 from .run import load, run_seed
 
 PREFIX = "qg_"
@@ -36,6 +37,7 @@ def main() -> int:
     ap.add_argument("--ss")
     ap.add_argument("--pg")
     ap.add_argument("--shape", help="only report disagreements of this shape")
+    ap.add_argument("--all", action="store_true", help="report the known differences too")
     args = ap.parse_args()
     stop = []
     if not args.pg:
@@ -57,8 +59,10 @@ def main() -> int:
             total += n
             found += [x for x in d if not args.shape or x.query.shape == args.shape]
             print(f"seed {seed}: {n} queries, {len(d)} disagreements", file=sys.stderr, flush=True)
-        for d in found:
+        shown = found if args.all else unexplained(found)
+        for d in shown:
             print(d.report(), "\n")
+        print(f"known: {tally(found)}; unexplained: {len(unexplained(found))}")
         kinds = collections.Counter(p.split(" ")[0] + " " + p.split(" ")[1] for d in found for p in d.problems[:1])
         print(f"{total} queries in {time.monotonic() - t0:.0f}s, {len(found)} disagreements: {dict(kinds)}")
     finally:
