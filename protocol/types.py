@@ -287,19 +287,19 @@ class _InfinityOrder:
 
     def __lt__(self, other: object) -> bool:
         rank = self._rank(other)
-        return NotImplemented if rank is None else self._sign() < rank  # type: ignore[return-value]
+        return NotImplemented if rank is None else self._sign() < rank
 
     def __le__(self, other: object) -> bool:
         rank = self._rank(other)
-        return NotImplemented if rank is None else self is other or self._sign() < rank  # type: ignore[return-value]
+        return NotImplemented if rank is None else self is other or self._sign() < rank
 
     def __gt__(self, other: object) -> bool:
         rank = self._rank(other)
-        return NotImplemented if rank is None else self._sign() > rank  # type: ignore[return-value]
+        return NotImplemented if rank is None else self._sign() > rank
 
     def __ge__(self, other: object) -> bool:
         rank = self._rank(other)
-        return NotImplemented if rank is None else self is other or self._sign() > rank  # type: ignore[return-value]
+        return NotImplemented if rank is None else self is other or self._sign() > rank
 
 
 class _InfDate(_InfinityOrder, _dt.date):

@@ -464,9 +464,12 @@ register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_do
 register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, numeric_math.numeric_exp, check=_no_overflow(True)))
 register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, numeric_math.numeric_ln, _ln_domain))
 register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, _log10, _ln_domain))
-#: the C library's cbrt, as PostgreSQL's dcbrt calls it (numpy's differs in the last bit)
-_libm_cbrt = np.frompyfunc(math.cbrt, 1, 1)
-register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(lambda d: _libm_cbrt(d).astype(np.float64), None))
+def _libm_cbrt(d: np.ndarray) -> np.ndarray:
+    """The C library's cbrt, as PostgreSQL's dcbrt calls it (numpy's differs in the last bit)."""
+    return np.fromiter((math.cbrt(v) for v in d.tolist()), np.float64, len(d))
+
+
+register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(_libm_cbrt, None))
 _ANY_FINITE, _UNIT = _input_in(-np.inf, np.inf), _input_in(-1.0, 1.0)
 for _n, _f, _check in (("sin", np.sin, _ANY_FINITE), ("cos", np.cos, _ANY_FINITE), ("tan", np.tan, _ANY_FINITE),
                        ("asin", np.arcsin, _UNIT), ("acos", np.arccos, _UNIT), ("atan", np.arctan, None),

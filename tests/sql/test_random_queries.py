@@ -17,7 +17,7 @@ from tests.sql.querygen.known import unexplained
 from tests.sql.querygen.run import load, run_seed, unload
 
 SEEDS = (1, 2, 3, 4)
-QUERIES_PER_SEED = 150
+QUERIES_PER_SEED = 120
 
 
 @pytest.mark.parametrize("seed", SEEDS)
