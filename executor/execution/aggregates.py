@@ -678,7 +678,9 @@ class SumState(AggState):
             else:
                 # Decimal / interval sums: the per-element adds run in numpy's C loop
                 vals = data if data.dtype == object else data.astype(object)
-                with decimal.localcontext(decimal.Context(prec=1000, Emax=999999, Emin=-999999)):
+                # infinity + -infinity is NaN for numeric sums, not Decimal's InvalidOperation
+                with decimal.localcontext(decimal.Context(prec=1000, Emax=999999, Emin=-999999,
+                                                          traps=[decimal.DivisionByZero, decimal.Overflow])):
                     np.add.at(self.sum, g, vals)
 
     def _update_fixed(self, c: FixedCol, g, ng, valid) -> bool:

@@ -229,3 +229,11 @@ def test_float_underflow_and_real_overflow(ss_conn, pg_conn):
         "SELECT 1.5::float4 * 2::float4, 1::float4 / 3::float4, 1.1::float4 + 2.2::float4",
         "SELECT f * f FROM (VALUES (1e-200::float8), (0), (NULL), ('NaN')) v(f) WHERE f IS NULL OR f = 0",
     ])
+
+
+def test_grouped_numeric_sum_of_opposite_infinities(ss_conn, pg_conn):
+    """sum/avg(numeric) per group: infinity + -infinity is NaN (it was an internal error)."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT g, sum(n), avg(n) FROM (VALUES (1, 123456789012345678901234567890.5), (1, 1.25), "
+        "(2, 'Infinity'), (2, '-Infinity'), (3, 'NaN'), (3, 1), (4, 'Infinity'), (4, 2)) v(g, n) GROUP BY g",
+    ])
