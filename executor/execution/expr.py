@@ -1407,7 +1407,7 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
             if x.dtype.kind == "f" and np.isnan(vals.data).any():
                 hit |= np.isnan(x)          # NaN equals NaN in PostgreSQL (isin says no)
         else:
-            common = sqltypes.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
+            common = sqltypes.common_type(a.oid, c.oid, "comparison") if a.oid != c.oid else a.oid
             av = [_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(a, common).to_pylist()]
             s = {_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(vals, common).to_pylist()}
             hit = np.fromiter((v in s for v in av), dtype=bool, count=n)

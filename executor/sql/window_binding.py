@@ -59,6 +59,8 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
+        if name in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME):
+            args[0] = planner.coerce(args[0], type_oids.TEXT)      # min(text): there is no min(varchar)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if name in JSON_AGGREGATES:         # the frame's rows as JSON texts, as in grouped aggregation
             args = json_values.aggregate_inputs(args)

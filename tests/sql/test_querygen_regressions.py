@@ -237,3 +237,17 @@ def test_grouped_numeric_sum_of_opposite_infinities(ss_conn, pg_conn):
         "SELECT g, sum(n), avg(n) FROM (VALUES (1, 123456789012345678901234567890.5), (1, 1.25), "
         "(2, 'Infinity'), (2, '-Infinity'), (3, 'NaN'), (3, 1), (4, 'Infinity'), (4, 2)) v(g, n) GROUP BY g",
     ])
+
+
+def test_string_types_keep_the_first_in_a_common_type(ss_conn, pg_conn):
+    """select_common_type keeps the first of varchar/char/text unless it is
+    text: coalesce(char(4), text) keeps the padding ('0   |'), varchar UNION
+    text is varchar; an operator still compares as text; min(varchar) is text."""
+    check_both(ss_conn, pg_conn, [
+        "SELECT coalesce('0'::char(4), 'x'::text) || '|', pg_typeof(coalesce('x'::text, '0'::char(4)))",
+        "SELECT 'a'::varchar UNION SELECT 'b'::text",
+        "SELECT 'a'::text UNION SELECT 'b'::varchar",
+        "SELECT CASE WHEN true THEN 'a'::char(3) ELSE 'b'::text END || '|'",
+        "SELECT 'a '::char(2) = 'a '::text, 'a'::char(3) IN ('a'::text), 'a'::char(3) IN (SELECT 'a'::text)",
+        "SELECT min(s::varchar), max(s::char(3)), min(s::varchar) OVER () FROM (VALUES ('x'), ('y')) v(s)",
+    ])
