@@ -243,8 +243,8 @@ def _check_float_underflow(op: str, x, y, r, valid) -> None:
             bad = (r == 0) & (x != 0) & (y != 0)
         elif op == "/":
             bad = (r == 0) & (x != 0) & ~np.isinf(y)
-        else:
-            bad = (r == 0) & (x != 0)
+        else:                               # dpow: infinite operands may give 0
+            bad = (r == 0) & (x != 0) & np.isfinite(x) & np.isfinite(y)
     if valid is not None:
         bad = bad & valid
     if np.any(bad):

@@ -508,9 +508,12 @@ def _power(x, y):
     if x < 0 and y != int(y):
         raise PgError("2201F", "a negative number raised to a non-integer power yields a complex result")
     try:
-        return math.pow(x, y)
+        r = math.pow(x, y)
     except OverflowError:
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow") from None
+    if r == 0 and x != 0 and math.isfinite(x) and math.isfinite(y):     # dpow's underflow
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return r
 
 
 scalar("power|pow", sigs="float8, float8 -> float8 | numeric, numeric -> numeric")(_power)

@@ -228,6 +228,9 @@ def test_float_underflow_and_real_overflow(ss_conn, pg_conn):
         "SELECT 0::float8 * 1e-300::float8, 0::float8 / 5::float8, 1::float8 / 'Infinity'::float8, 0::float8 ^ 2",
         "SELECT 1.5::float4 * 2::float4, 1::float4 / 3::float4, 1.1::float4 + 2.2::float4",
         "SELECT f * f FROM (VALUES (1e-200::float8), (0), (NULL), ('NaN')) v(f) WHERE f IS NULL OR f = 0",
+        "SELECT power(1e-300::float8, 2)",
+        "SELECT 2::float8 ^ -2000",
+        "SELECT power('Infinity'::float8, -1), 0.5::float8 ^ 'Infinity'::float8, '-Infinity'::float8 ^ -3",
     ])
 
 
