@@ -258,14 +258,58 @@ INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
 INT32_MAX, INT32_MIN = 2**31 - 1, -(2**31)
 
 
-class _InfDate(_dt.date):
+class _InfinityOrder:
+    """Comparisons of an infinity marker: equal only to itself, above (or
+    below) every finite value. The markers hold years 9999 and 1, and as
+    plain dates they tied with 9999-12-31 and 0001-01-01 wherever Python
+    compares or hashes values (greatest, min(DISTINCT), DISTINCT, ORDER BY
+    inside an aggregate). A subclass's reflected comparison runs first, so
+    ``date(1, 1, 1) < DATE_NEG_INF`` asks the marker too."""
+
+    year: int
+
+    def _sign(self) -> int:
+        return 1 if self.year == 9999 else -1
+
+    def _rank(self, other: object) -> int | None:
+        if not isinstance(other, _dt.date):
+            return None
+        return other._sign() if isinstance(other, _InfinityOrder) else 0
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+    def __ne__(self, other: object) -> bool:
+        return self is not other
+
+    def __hash__(self) -> int:
+        return hash(("infinity", self._sign()))
+
+    def __lt__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self._sign() < rank
+
+    def __le__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self is other or self._sign() < rank
+
+    def __gt__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self._sign() > rank
+
+    def __ge__(self, other: object) -> bool:
+        rank = self._rank(other)
+        return NotImplemented if rank is None else self is other or self._sign() > rank
+
+
+class _InfDate(_InfinityOrder, _dt.date):
     """date marking PostgreSQL's +/-infinity; recognised by identity, not value."""
 
     def __repr__(self) -> str:
         return "DATE_POS_INF" if self.year == 9999 else "DATE_NEG_INF"
 
 
-class _InfDatetime(_dt.datetime):
+class _InfDatetime(_InfinityOrder, _dt.datetime):
     """datetime marking PostgreSQL's +/-infinity; recognised by identity, not value."""
 
     def __repr__(self) -> str:
@@ -509,9 +553,65 @@ def format_timestamptz(v: _dt.datetime, tz: str = "UTC") -> str:
         return "infinity"
     if v is TSTZ_NEG_INF:
         return "-infinity"
-    loc = v.astimezone(zone_of(tz))
+    zone = zone_of(tz)
+    try:
+        loc = v.astimezone(zone)
+    except OverflowError:       # the local time is in year 0 (1 BC) or 10000
+        return _format_past_datetime(v, zone)
     off = loc.utcoffset() or _dt.timedelta(0)
     return format_timestamp(loc.replace(tzinfo=None)) + _offset_str(off)
+
+
+def utc_offset_at(v: _dt.datetime, zone: _dt.tzinfo) -> _dt.timedelta:
+    """The zone's UTC offset at the instant ``v`` (aware, or naive UTC), also
+    where the local time falls outside Python's years 1..9999 (then the
+    offset of the same wall time, which that far out is the zone's LMT or
+    its last rule: no transition is that close to either end)."""
+    utc = v if v.tzinfo is not None else v.replace(tzinfo=UTC)
+    try:
+        return utc.astimezone(zone).utcoffset() or _dt.timedelta(0)
+    except OverflowError:
+        return zone.utcoffset(utc.replace(tzinfo=None)) or _dt.timedelta(0)
+
+
+def _format_past_datetime(v: _dt.datetime, zone: _dt.tzinfo) -> str:
+    """A timestamptz whose local time Python cannot hold, as PostgreSQL
+    prints it: 0001-01-01 00:00+00 in New York is 0001-12-31 19:03:58-04:56:02 BC."""
+    return _format_far_timestamptz(np.datetime64(v.replace(tzinfo=None), "us"), zone)
+
+
+def _far_timestamptz_text(v: np.datetime64, tz: str) -> bytes | None:
+    """One value of a timestamptz column holding an instant Python cannot."""
+    if np.isnat(v):
+        return None
+    try:
+        return encode_text(TIMESTAMPTZ, _np_scalar_to_py(TIMESTAMPTZ, v), tz=tz)
+    except OverflowError:
+        return _format_far_timestamptz(v, zone_of(tz)).encode()
+
+
+def _format_far_timestamptz(utc: np.datetime64, zone: _dt.tzinfo) -> str:
+    """A timestamptz (microseconds since 1970 UTC) near or past Python's years
+    1 and 9999, formatted with numpy's calendar; the offset is the zone's at
+    the nearest instant Python holds (LMT at the start, the last rule at the end)."""
+    try:
+        probe = utc.astype(_dt.datetime).replace(tzinfo=UTC)
+        if not isinstance(probe, _dt.datetime):
+            raise OverflowError
+    except (OverflowError, ValueError, AttributeError):
+        probe = (_dt.datetime.min if utc < np.datetime64("2000-01-01") else _dt.datetime.max).replace(tzinfo=UTC)
+    off = utc_offset_at(probe, zone)
+    local = utc + np.timedelta64(off // _dt.timedelta(microseconds=1), "us")
+    text = str(local)                       # e.g. '0000-12-31T19:03:58' (ISO year 0 is 1 BC)
+    year_text, rest = text.split("-", 1) if not text.startswith("-") else ("-" + text[1:].split("-", 1)[0],
+                                                                          text[1:].split("-", 1)[1])
+    year = int(year_text)
+    date_part, _, clock = rest.partition("T")
+    hms, _, frac = clock.partition(".")
+    frac = frac.rstrip("0")
+    shown = f"{year:04d}" if year > 0 else f"{1 - year:04d}"
+    out = f"{shown}-{date_part} {hms}{'.' + frac if frac else ''}{_offset_str(off)}"
+    return out + (" BC" if year <= 0 else "")
 
 
 def format_time(t: _dt.time) -> str:
@@ -1819,8 +1919,14 @@ def encode_text_column(oid: int, values: np.ndarray, nulls: np.ndarray | None = 
             frac = s[20:].rstrip("0")
             out.append(f"{s[:10]} {s[11:19]}{'.' + frac if frac else ''}{suffix}".encode())
     else:
-        py = column_to_pylist(oid, values, None)
-        out = [None if v is None else encode_text(oid, v, tz=tz) for v in py]
+        try:
+            py = column_to_pylist(oid, values, None)
+        except OverflowError:           # a timestamptz whose instant is in 1 BC: value by value
+            if oid != TIMESTAMPTZ or kind != "M":
+                raise
+            out = [_far_timestamptz_text(v, tz) for v in values.astype("datetime64[us]")]
+        else:
+            out = [None if v is None else encode_text(oid, v, tz=tz) for v in py]
     if nulls is not None:
         for i in np.flatnonzero(nulls).tolist():
             out[i] = None

@@ -250,6 +250,10 @@ def int_literal_oid(v: int) -> int:
 _NUM_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3, type_oids.OID: 3, type_oids.NUMERIC: 4, type_oids.FLOAT4: 5, type_oids.FLOAT8: 6}
 
 
+#: contexts where two operands meet in an operator rather than in one result column
+_OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
+
+
 def common_type(a: int, b: int, context: str = "UNION") -> int:
     """The type both operands are coerced to (PostgreSQL's select_common_type)."""
     if a == b:
@@ -261,7 +265,12 @@ def common_type(a: int, b: int, context: str = "UNION") -> int:
     if a in _NUM_RANK and b in _NUM_RANK:
         return a if _NUM_RANK[a] >= _NUM_RANK[b] else b
     if is_string(a) and is_string(b):
-        return type_oids.TEXT
+        # the string types coerce implicitly both ways, so select_common_type keeps the first
+        # one (varchar UNION text is varchar, coalesce(char(4), text) keeps the padding) unless
+        # it is text, the preferred type; an operator (=, <) reads them as text
+        if context in _OPERATOR_CONTEXTS or a == type_oids.TEXT:
+            return type_oids.TEXT
+        return a
     if {a, b} <= {type_oids.DATE, type_oids.TIMESTAMP}:
         return type_oids.TIMESTAMP
     if {a, b} <= {type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ}:

@@ -687,7 +687,9 @@ class SumState(AggState):
             else:
                 # Decimal / interval sums: the per-element adds run in numpy's C loop
                 vals = data if data.dtype == object else data.astype(object)
-                with decimal.localcontext(decimal.Context(prec=1000, Emax=999999, Emin=-999999)):
+                # infinity + -infinity is NaN for numeric sums, not Decimal's InvalidOperation
+                with decimal.localcontext(decimal.Context(prec=1000, Emax=999999, Emin=-999999,
+                                                          traps=[decimal.DivisionByZero, decimal.Overflow])):
                     np.add.at(self.sum, g, vals)
 
     def _update_fixed(self, c: FixedCol, g, ng, valid) -> bool:
@@ -1133,7 +1135,9 @@ def finalize_list(spec: "AggSpec", rows: list) -> Any:
             return s if fn == "sum" else s / len(vals)
         if spec.oid in (type_oids.INT8, type_oids.INT4):
             return sum(vals)
-        total = sum((decimal.Decimal(v) for v in vals), decimal.Decimal(0))
+        # numeric_op's context: exact to 1000 digits (sum() would round at Python's 28), inf + -inf is NaN
+        total = functools.reduce(lambda a, b: numeric_op("+", a, b), (decimal.Decimal(v) for v in vals),
+                                 decimal.Decimal(0))
         return total if fn == "sum" else numeric_op("/", total, decimal.Decimal(len(vals)))
     if fn in ("min", "bool_and", "every"):
         return min(vals, key=lambda v: sort_key(v, spec.oid))
@@ -1180,10 +1184,12 @@ def _variance(fn: str, vals: list, oid: int):
     if oid == type_oids.FLOAT8:
         var = _youngs_cramer(vals) / (n - 1 if samp else n)
         return math.sqrt(var) if fn.startswith("stddev") else var
-    ctx = decimal.Context(prec=60)
     d = [decimal.Decimal(v) for v in vals]
     if not all(x.is_finite() for x in d):
         return decimal.Decimal("NaN")        # as PostgreSQL: a NaN or an infinity in the input
+    # exact sums of squares: twice the widest integer part plus twice the finest scale, and the count's digits
+    scale = max((_dscale(x) for x in d), default=0)
+    ctx = decimal.Context(prec=max(60, 2 * (max(x.adjusted() for x in d) + 1 + scale) + len(str(n)) + 10))
     with decimal.localcontext(ctx):     # the default 28 digits would round a square of int8 values
         s = sum(d)
         sq = sum(x * x for x in d)
@@ -1192,7 +1198,7 @@ def _variance(fn: str, vals: list, oid: int):
         return decimal.Decimal(0)           # PostgreSQL's numeric_stddev_internal: no spread is a plain 0
     # the numerator carries twice the inputs' scale (mul_var at rscale = 2 * dscale of sumX),
     # and the quotient select_div_scale's scale, the square root too
-    num = num.quantize(decimal.Decimal(1).scaleb(-2 * max((_dscale(x) for x in d), default=0)), context=ctx)
+    num = num.quantize(decimal.Decimal(1).scaleb(-2 * scale), context=ctx)
     den = decimal.Decimal(n * (n - 1 if samp else n))
     scale = numeric_div_scale(num, den)
     dvar = ctx.divide(num, den).quantize(decimal.Decimal(1).scaleb(-scale), rounding=decimal.ROUND_HALF_UP, context=ctx)

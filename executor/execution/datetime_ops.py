@@ -105,6 +105,14 @@ def _elementwise(fn, oid):
     return impl
 
 
+def _finite(v, what: str):
+    """An operand of date - date or timestamp - timestamp: PostgreSQL 15
+    refuses an infinite one (there is no infinite interval to answer)."""
+    if wiretypes.dt64_infinity(v) is not None:
+        raise PgError(DATETIME_FIELD_OVERFLOW, f"cannot subtract infinite {what}")
+    return v
+
+
 def _date_at_time(d: dt.date, t: dt.time) -> dt.date:
     return d if wiretypes.dt64_infinity(d) is not None else dt.datetime.combine(d, t)
 
@@ -159,13 +167,14 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
     if op == "+" and lo == type_oids.INTERVAL and ro in (type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ):
         out = type_oids.TIMESTAMP if ro == type_oids.DATE else ro
         return expr.Func("ts_interval", _elementwise(lambda a, b: add_interval(tsv(b), a, 1), out), [left, right], out)
-    if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op in ("+", "-"):
+    if lo == type_oids.DATE and ro in (type_oids.INT4, type_oids.INT2) and op in ("+", "-"):   # no date + int8
         sign = 1 if op == "+" else -1
         return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(a, sign * b), type_oids.DATE), [left, right], type_oids.DATE)
-    if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2, type_oids.INT8) and op == "+":
+    if ro == type_oids.DATE and lo in (type_oids.INT4, type_oids.INT2) and op == "+":
         return expr.Func("date_int", _elementwise(lambda a, b: _date_plus(b, a), type_oids.DATE), [left, right], type_oids.DATE)
     if lo == type_oids.DATE and ro == type_oids.DATE and op == "-":
-        return expr.Func("date_diff", _elementwise(lambda a, b: (a - b).days, type_oids.INT4), [left, right], type_oids.INT4)
+        return expr.Func("date_diff", _elementwise(lambda a, b: (_finite(a, "dates") - _finite(b, "dates")).days,
+                                                   type_oids.INT4), [left, right], type_oids.INT4)
     if lo in _TS + (type_oids.DATE,) and ro in _TS + (type_oids.DATE,) and op == "-":
         if type_oids.TIMESTAMPTZ in (lo, ro):
             left, right = planner.coerce(left, type_oids.TIMESTAMPTZ), planner.coerce(right, type_oids.TIMESTAMPTZ)
@@ -173,15 +182,16 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
             left, right = planner.coerce(left, type_oids.TIMESTAMP), planner.coerce(right, type_oids.TIMESTAMP)
 
         def diff(a, b):
-            d = a - b
+            d = _finite(a, "timestamps") - _finite(b, "timestamps")
             us = d.seconds * 1_000_000 + d.microseconds
             return Interval(0, d.days, us) if d.days >= 0 or us == 0 else Interval(0, d.days + 1, us - 86_400_000_000)
 
         return expr.Func("ts_diff", _elementwise(diff, type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
     if lo == type_oids.INTERVAL and ro == type_oids.INTERVAL and op in ("+", "-"):
         s = 1 if op == "+" else -1
-        return expr.Func("iv", _elementwise(lambda a, b: Interval(a.months + s * b.months, a.days + s * b.days,
-                                                               a.microseconds + s * b.microseconds), type_oids.INTERVAL), [left, right], type_oids.INTERVAL)
+        return expr.Func("iv", _elementwise(lambda a, b: checked_interval(Interval(
+            a.months + s * b.months, a.days + s * b.days, a.microseconds + s * b.microseconds)), type_oids.INTERVAL),
+            [left, right], type_oids.INTERVAL)
     if lo == type_oids.INTERVAL and ro in type_oids.NUMERIC_TYPES and op in ("*", "/"):
         right = planner.coerce(right, type_oids.FLOAT8)
 

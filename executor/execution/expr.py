@@ -235,6 +235,22 @@ def operator_missing(op: str, left: int, right: int) -> PgError:
 _I64_MIN = np.iinfo(np.int64).min
 
 
+def _check_float_underflow(op: str, x, y, r, valid) -> None:
+    """float8_mul, float8_div and dpow: a zero result from non-zero operands
+    (a divisor that is not infinite) is 22003 underflow, as PostgreSQL checks."""
+    with np.errstate(invalid="ignore"):
+        if op == "*":
+            bad = (r == 0) & (x != 0) & (y != 0)
+        elif op == "/":
+            bad = (r == 0) & (x != 0) & ~np.isinf(y)
+        else:                               # dpow: infinite operands may give 0
+            bad = (r == 0) & (x != 0) & np.isfinite(x) & np.isfinite(y)
+    if valid is not None:
+        bad = bad & valid
+    if np.any(bad):
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+
+
 def _overflow(oid: int) -> PgError:
     return PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{ {type_oids.INT2: 'smallint', type_oids.INT4: 'integer', type_oids.INT8: 'bigint'}.get(oid, 'value')} out of range")
 
@@ -339,13 +355,17 @@ class Arith(Expr):
                     r = np.power(x, y)
                 else:
                     raise PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op}")
+            with np.errstate(over="ignore"):
+                r = r.astype(sqltypes.dtype_of(oid))      # float4 overflows and underflows as float4
             fin = np.isfinite(x) & np.isfinite(y)
             badinf = fin & ~np.isfinite(r)
             if valid is not None:
                 badinf &= valid
             if badinf.any():
                 raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow")
-            return Col(r.astype(sqltypes.dtype_of(oid)), nulls, oid)
+            if op in ("*", "/", "^"):
+                _check_float_underflow(op, x, y, r, valid)
+            return Col(r, nulls, oid)
         if oid == type_oids.NUMERIC:
             xs = _to_decimal(a, x)
             ys = _to_decimal(b, y)
@@ -688,6 +708,22 @@ class Neg(Expr):
         return Col(-a.data, a.nulls, a.oid)
 
 
+def text_in_session(col: Col, ctx) -> Col:
+    """A column cast to text as the session shows it: a timestamptz in its
+    TimeZone, a float with its extra_float_digits (text || timestamptz
+    prints the value as the output function does)."""
+    if ctx is not None and not sqltypes.is_string(col.oid):
+        if col.oid in (type_oids.FLOAT4, type_oids.FLOAT8):
+            digits = int(ctx.setting("extra_float_digits", "1") or 1)
+            if digits < 1:
+                return float_text(col, type_oids.TEXT, -1, False, digits)
+        elif col.oid == type_oids.TIMESTAMPTZ:
+            tz = ctx.setting("timezone", "UTC")
+            if tz != "UTC":
+                return cast_in_zone(col, type_oids.TEXT, -1, False, tz)
+    return sqltypes.cast_col(col, type_oids.TEXT)
+
+
 class Concat(Expr):
     """The || operator on text (arrays handled by functions)."""
 
@@ -703,8 +739,8 @@ class Concat(Expr):
         return self.left.is_const() and self.right.is_const()
 
     def eval(self, batch, ctx):
-        a = sqltypes.cast_col(self.left.eval(batch, ctx), type_oids.TEXT)
-        b = sqltypes.cast_col(self.right.eval(batch, ctx), type_oids.TEXT)
+        a = text_in_session(self.left.eval(batch, ctx), ctx)
+        b = text_in_session(self.right.eval(batch, ctx), ctx)
         nulls = merge_nulls(a, b)
         out = np.empty(batch.n, dtype=object)
         av, bv = a.data, b.data
@@ -1224,6 +1260,10 @@ def like_matcher(pat: str, escape: str | None) -> Callable[[str], bool] | None:
     return lambda v: search(v) is not None
 
 
+#: what Python's datetime says when a value leaves its years 1..9999
+_PYTHON_YEARS = re.compile(r"date value out of range|year -?\d+ is out of range")
+
+
 class Func(Expr):
     """A scalar function: ``impl(cols, n, ctx) -> Col``."""
 
@@ -1238,7 +1278,14 @@ class Func(Expr):
 
     def eval(self, batch, ctx):
         cols = [a.eval(batch, ctx) for a in self.args]
-        r = self.impl(cols, batch.n, ctx)
+        try:
+            r = self.impl(cols, batch.n, ctx)
+        except OverflowError as e:
+            if not _PYTHON_YEARS.search(str(e)):
+                raise
+            # a date or time whose local value leaves Python's years 1..9999 (PostgreSQL's run
+            # from 4713 BC): PostgreSQL's range error rather than an internal one
+            raise PgError("22008", "timestamp out of range") from None
         if r.oid != self.oid and self.oid != type_oids.UNKNOWN:
             r = Col(r.data, r.nulls, self.oid)
         return r
@@ -1360,7 +1407,7 @@ def _in_set(a: Col, c: Col, op: str) -> tuple[np.ndarray, np.ndarray]:
             if x.dtype.kind == "f" and np.isnan(vals.data).any():
                 hit |= np.isnan(x)          # NaN equals NaN in PostgreSQL (isin says no)
         else:
-            common = sqltypes.common_type(a.oid, c.oid) if a.oid != c.oid else a.oid
+            common = sqltypes.common_type(a.oid, c.oid, "comparison") if a.oid != c.oid else a.oid
             av = [_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(a, common).to_pylist()]
             s = {_NAN if _is_nan_value(v) else v for v in sqltypes.cast_col(vals, common).to_pylist()}
             hit = np.fromiter((v in s for v in av), dtype=bool, count=n)

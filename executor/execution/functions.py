@@ -22,7 +22,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE, PROGRAM_LIMIT_EXCEEDED, PgError, DIVISION_BY_ZERO,
 )
-from splitstream.protocol.types import Interval
+from splitstream.protocol.types import Interval, encode_text_column
 
 from . import clock, numeric_math, signatures
 from .signatures import Signature
@@ -178,7 +178,16 @@ def quote_literal(s: str) -> str:
 scalar("quote_ident", sigs="text -> text")(quote_ident)
 scalar("quote_literal", sigs="text -> text")(quote_literal)
 scalar("quote_nullable", sigs="text -> text", strict=False)(lambda s: "NULL" if s is None else quote_literal(s))
-scalar("to_hex", type_oids.TEXT, [type_oids.INT8])(lambda i: format(i & 0xFFFFFFFFFFFFFFFF if i < 0 else i, "x"))
+
+
+@register("to_hex", sigs="int4 -> text | int8 -> text")
+def _to_hex(cols, n, ctx):
+    """to_hex(int4) prints a negative value's 32-bit two's complement,
+    to_hex(int8) its 64-bit one (to_hex(-1) is ffffffff); to_hex(int2) is
+    ambiguous, as in PostgreSQL."""
+    mask = 0xFFFFFFFF if cols[0].oid == type_oids.INT4 else 0xFFFFFFFFFFFFFFFF
+    return Col.from_pylist([None if i is None else format(i & mask, "x") for i in cols[0].to_pylist()],
+                           type_oids.TEXT)
 
 
 def _split_part(s, d, k):
@@ -272,23 +281,27 @@ def _same_int(c: Col) -> int | None:
     return int(d[0])
 
 
-def _output_texts(c: Col) -> list:
-    """A column's values as its type's output function prints them (concat's rule): bool is t/f,
-    where the cast to text says true/false."""
-    if c.oid == type_oids.BOOL:
-        return [None if v is None else ("t" if v else "f") for v in c.to_pylist()]
-    return sqltypes.cast_col(c, type_oids.TEXT).to_pylist() if not sqltypes.is_string(c.oid) else c.to_pylist()
+def output_texts(c: Col, ctx) -> list:
+    """A column's values as its type's output function prints them in the
+    session (concat's and format's rule): bool is t/f where the cast to
+    text says true/false, a timestamptz is shown in the session's TimeZone."""
+    if sqltypes.is_string(c.oid):
+        return c.to_pylist()
+    tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
+    digits = int(ctx.setting("extra_float_digits", "1")) if ctx is not None else 1
+    return [None if v is None else v.decode()
+            for v in encode_text_column(c.oid, c.data, c.nulls, tz=tz, float_digits=digits)]
 
 
 @register("concat", sigs="variadic any -> text", strict=False)
 def _concat(cols, n, ctx):
-    lists = [_output_texts(c) for c in cols]
+    lists = [output_texts(c, ctx) for c in cols]
     return Col.from_pylist(["".join(column[i] for column in lists if column[i] is not None) for i in range(n)], type_oids.TEXT)
 
 
 @register("concat_ws", sigs="text, variadic any -> text", strict=False)
 def _concat_ws(cols, n, ctx):
-    lists = [_output_texts(c) for c in cols]
+    lists = [output_texts(c, ctx) for c in cols]
     out = []
     for i in range(n):
         sep = lists[0][i]
@@ -347,7 +360,9 @@ _FLOAT_OR_NUMERIC = "float8 -> float8 | numeric -> numeric"
 def _abs(cols, n, ctx):
     c = cols[0]
     if c.data.dtype == object:
-        return Col(np.array([None if v is None else abs(v) for v in c.data], dtype=object), c.nulls, c.oid)
+        # copy_abs: exact (abs() rounds a Decimal to the context's 28 digits)
+        return Col(np.array([None if v is None else v.copy_abs() if isinstance(v, decimal.Decimal) else abs(v)
+                             for v in c.data], dtype=object), c.nulls, c.oid)
     low = _INT_MIN.get(c.oid)
     if low is not None and bool(((c.data == low) & c.valid_mask()).any()):
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, f"{_INT_NAME[c.oid]} out of range")     # -(minimum) does not fit, as in PostgreSQL
@@ -449,7 +464,12 @@ register("sqrt", sigs=_FLOAT_OR_NUMERIC)(_math1(np.sqrt, _numeric_sqrt, _sqrt_do
 register("exp", sigs=_FLOAT_OR_NUMERIC)(_math1(np.exp, numeric_math.numeric_exp, check=_no_overflow(True)))
 register("ln", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log, numeric_math.numeric_ln, _ln_domain))
 register("log10", sigs=_FLOAT_OR_NUMERIC)(_math1(np.log10, _log10, _ln_domain))
-register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(np.cbrt, None))
+def _libm_cbrt(d: np.ndarray) -> np.ndarray:
+    """The C library's cbrt, as PostgreSQL's dcbrt calls it (numpy's differs in the last bit)."""
+    return np.fromiter((math.cbrt(v) for v in d.tolist()), np.float64, len(d))
+
+
+register("cbrt", type_oids.FLOAT8, [type_oids.FLOAT8])(_math1(_libm_cbrt, None))
 _ANY_FINITE, _UNIT = _input_in(-np.inf, np.inf), _input_in(-1.0, 1.0)
 for _n, _f, _check in (("sin", np.sin, _ANY_FINITE), ("cos", np.cos, _ANY_FINITE), ("tan", np.tan, _ANY_FINITE),
                        ("asin", np.arcsin, _UNIT), ("acos", np.arccos, _UNIT), ("atan", np.arctan, None),
@@ -488,9 +508,12 @@ def _power(x, y):
     if x < 0 and y != int(y):
         raise PgError("2201F", "a negative number raised to a non-integer power yields a complex result")
     try:
-        return math.pow(x, y)
+        r = math.pow(x, y)
     except OverflowError:
         raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: overflow") from None
+    if r == 0 and x != 0 and math.isfinite(x) and math.isfinite(y):     # dpow's underflow
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "value out of range: underflow")
+    return r
 
 
 scalar("power|pow", sigs="float8, float8 -> float8 | numeric, numeric -> numeric")(_power)

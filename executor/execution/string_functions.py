@@ -16,14 +16,13 @@ import json
 import math
 import re
 
-from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
-from splitstream.protocol.types import decode_text, encode_text_column
+from splitstream.protocol.types import decode_text
 
 from . import posix_regex
-from .functions import _to_json, quote_ident, quote_literal, register, scalar
+from .functions import _to_json, output_texts, quote_ident, quote_literal, register, scalar
 
 _NULL_VALUE = "22004"
 _INVALID_ARGUMENT_FOR_WIDTH_BUCKET = "2201G"
@@ -65,15 +64,9 @@ def _format_one(template: str, args: list) -> str:
     return "".join(out)
 
 
-def _output_texts(col: Col, tz: str) -> list:
-    """A column as its type's output function prints it (format's %s: t, not true)."""
-    return [None if v is None else v.decode() for v in encode_text_column(col.oid, col.data, col.nulls, tz=tz)]
-
-
 @register("format", sigs="text -> text | text, variadic any -> text", strict=False)
 def _format(cols, n, ctx):
-    tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
-    texts = [c.to_pylist() if sqltypes.is_string(c.oid) else _output_texts(c, tz) for c in cols]
+    texts = [output_texts(c, ctx) for c in cols]
     out = [None if texts[0][i] is None else _format_one(texts[0][i], [t[i] for t in texts[1:]]) for i in range(n)]
     return Col.from_pylist(out, type_oids.TEXT)
 

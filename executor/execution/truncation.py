@@ -155,7 +155,7 @@ def _offsets_us(us: np.ndarray, zone: dt.tzinfo) -> np.ndarray | None:
         return None
     def off(t_us: int) -> int:
         utc = _EPOCH + dt.timedelta(microseconds=t_us)
-        o = utc.astimezone(zone).utcoffset() or dt.timedelta(0)
+        o = wiretypes.utc_offset_at(utc, zone)
         return (o.days * 86_400 + o.seconds) * 1_000_000 + o.microseconds
     starts = [off(int(m) * _MINUTE_US) for m in uniq.tolist()]
     ends = [off(int(m) * _MINUTE_US + _MINUTE_US - 1) for m in uniq.tolist()]

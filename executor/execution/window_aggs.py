@@ -100,7 +100,8 @@ def _int_sum(func: str, a: Col, pieces: Pieces, oid: int) -> Col:
     cnt = _count(valid, pieces)
     d = np.where(valid, a.data, 0).astype(np.int64)
     # int64 prefix sums are exact unless they could overflow; then Python ints
-    bound = int(np.abs(d).max(initial=0)) * max(len(d), 1)
+    # (Python ints for the bound: np.abs of int64's minimum is itself, negative, and hid the risk)
+    bound = max(abs(int(d.max(initial=0))), abs(int(d.min(initial=0)))) * max(len(d), 1)
     vals = d if bound < 2**62 else d.astype(object)
     s = _over(_prefix(vals), pieces)
     nulls = cnt == 0

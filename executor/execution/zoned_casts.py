@@ -18,6 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
+from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, PgError
 
 _TEXT = (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME)
 _LOCAL = (type_oids.TIMESTAMP, type_oids.DATE, type_oids.TIME, type_oids.TIMETZ)
@@ -75,7 +76,10 @@ def local_wall(v: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
         return wiretypes.TS_POS_INF
     if wiretypes.is_neg_infinity(v):
         return wiretypes.TS_NEG_INF
-    return v.astimezone(zone).replace(tzinfo=None)
+    try:
+        return v.astimezone(zone).replace(tzinfo=None)
+    except OverflowError:       # the wall clock is in 1 BC or 10000 AD, which Python's datetime cannot hold
+        raise _beyond_python_years() from None
 
 
 def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
@@ -86,9 +90,20 @@ def wall_to_utc(wall: dt.datetime, zone: dt.tzinfo) -> dt.datetime:
         return wiretypes.TSTZ_POS_INF
     if wiretypes.is_neg_infinity(wall):
         return wiretypes.TSTZ_NEG_INF
+    if not isinstance(wall, dt.datetime):       # numpy's int for a wall clock before year 1
+        raise _beyond_python_years()
     offset = min(wall.replace(tzinfo=zone, fold=0).utcoffset() or dt.timedelta(0),
                  wall.replace(tzinfo=zone, fold=1).utcoffset() or dt.timedelta(0))
-    return (wall - offset).replace(tzinfo=dt.timezone.utc)
+    try:
+        return (wall - offset).replace(tzinfo=dt.timezone.utc)
+    except OverflowError:
+        raise _beyond_python_years() from None
+
+
+def _beyond_python_years() -> PgError:
+    """PostgreSQL holds 4713 BC to 294276 AD; splitstream's datetimes stop
+    at years 1 and 9999, so past them it answers PostgreSQL's range error."""
+    return PgError(DATETIME_FIELD_OVERFLOW, "timestamp out of range")
 
 
 def _timetz_in_zone(src: int, v, zone: dt.tzinfo, tz: str) -> dt.time | None:

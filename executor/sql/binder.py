@@ -37,6 +37,7 @@ from ..execution.posix_regex import similar_to_regex
 from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
+from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
@@ -220,6 +221,14 @@ def func_args(node: exp.Func) -> list[exp.Expression]:
 
 #: SQL keywords that are function calls without parentheses (sqlglot reads them as columns)
 _KEYWORD_FUNCTIONS = frozenset({"user", "current_role"})
+
+
+#: types among which PostgreSQL has an ``=`` of each pair (int24eq, float48eq, date_eq_timestamptz...)
+_CROSS_TYPE_EQ = (
+    frozenset({type_oids.INT2, type_oids.INT4, type_oids.INT8}),
+    frozenset({type_oids.FLOAT4, type_oids.FLOAT8}),
+    frozenset({type_oids.DATE, type_oids.TIMESTAMP, type_oids.TIMESTAMPTZ}),
+)
 
 
 def is_aggregate_call(node: exp.Expr) -> bool:
@@ -789,8 +798,16 @@ class ExprBinder:
         return expr.Coalesce([self.p.coerce(a, t) for a in args], t)
 
     def b_Nullif(self, n):
-        a, b = self.p.unify(self.bind(n.this), self.bind(n.expression), "NULLIF")
-        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, a.oid))], a, a.oid)
+        """NULLIF(a, b) has the type of a as the ``=`` operator PostgreSQL
+        picks receives it: a cross-type operator (int2 = int4, float4 =
+        float8, date = timestamptz) leaves a as it is, so nullif(int2, int4)
+        is int2, while int8 = numeric coerces both and gives numeric."""
+        first, second = self.bind(n.this), self.bind(n.expression)
+        a, b = self.p.unify(first, second, "NULLIF")
+        kept = any({first.oid, second.oid} <= family for family in _CROSS_TYPE_EQ) or (
+            first.oid == type_oids.FLOAT4 and a.oid == type_oids.FLOAT8)      # float48eq takes the real as it is
+        value = first if kept else a
+        return expr.Case([(expr.Compare("=", a, b), expr.Const(None, value.oid))], value, value.oid)
 
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
@@ -1137,7 +1154,19 @@ class ExprBinder:
         user = self.p.user_call(self, n, name)
         if user is not None:
             return user
-        args = [self.bind(a) for a in func_args(n)]
+        if name in functions.NOT_IMPLEMENTED and name not in functions.REGISTRY:
+            functions.lookup(name, [])      # 0A000 before its arguments meet a grouping check (corr(x, y))
+        nodes = func_args(n)
+        if named_args.has_named(nodes):     # make_interval(days => 3)
+            def type_name(v) -> str:
+                return signatures.type_words([self.bind(v).oid])
+            try:
+                return self.call(name, [self.bind(a) for a in named_args.positional(name, nodes, type_name)])
+            except PgError as e:
+                if e.sqlstate != UNDEFINED_FUNCTION:
+                    raise
+                raise named_args.no_such_call(name, nodes, type_name) from None
+        args = [self.bind(a) for a in nodes]
         return self.call(name, args)
 
     def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:

@@ -32,6 +32,7 @@ from ..execution import expr, operators, privileges, proc_catalog, signatures
 from ..execution.run import ExecutionRun
 from .binder import ExprBinder, Scope, func_args, ident, parse_type_name
 from .dialect import parse_one, parse_statements, writes_in_with
+from .named_args import split_named
 
 #: node types a STRICT function's inlined body may hold: each returns NULL on a NULL input
 _STRICT_SAFE = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Mod, exp.Neg, exp.Paren, exp.Column, exp.Identifier,
@@ -161,24 +162,6 @@ def resolve(name: str, fns: list[Function], arg_oids: list[int], names: list[str
     return cands[idx]
 
 
-def _split_named(nodes: list[exp.Expression]) -> tuple[list[exp.Expression], list[str | None]]:
-    vals: list[exp.Expression] = []
-    names: list[str | None] = []
-    for a in nodes:
-        if isinstance(a, (exp.Kwarg, exp.PropertyEQ)):
-            name = ident(a.this) if isinstance(a.this, exp.Identifier) else a.this.name.lower()
-            if name in names:
-                raise PgError("42601", f'argument name "{name}" used more than once')
-            names.append(name)
-            vals.append(a.expression)
-        else:
-            if names and names[-1] is not None:
-                raise PgError("42601", "positional argument cannot follow named argument")
-            names.append(None)
-            vals.append(a)
-    return vals, names
-
-
 def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: str | None = None
                ) -> tuple[Function, list[expr.Expr]] | None:
     """The user function a call binds to and its arguments (defaults
@@ -189,7 +172,7 @@ def bound_call(planner, binder: ExprBinder, node: exp.Func, name: str, schema: s
         return None
     if schema is not None:
         planner.need("U", schema=schema)
-    vals, names = _split_named(func_args(node))
+    vals, names = split_named(func_args(node))
     args = [binder.bind(v) for v in vals]
     fn, pos = resolve(name if schema is None else f"{schema}.{name}", fns, [a.oid for a in args], names)
     full: list[expr.Expr | None] = [None] * len(fn.arg_types)

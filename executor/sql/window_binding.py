@@ -6,7 +6,9 @@ from __future__ import annotations
 from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError
+from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError,
+)
 
 from ..execution import combine, expr
 from ..execution.aggregates import AGGREGATES, AggSpec
@@ -15,6 +17,7 @@ from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
 from .binder import func_args, func_name
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.sqltypes import format_type
 
 
@@ -45,11 +48,9 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     if name in ("row_number", "rank", "dense_rank", "ntile", "percent_rank", "cume_dist"):
         oid = {"percent_rank": type_oids.FLOAT8, "cume_dist": type_oids.FLOAT8, "row_number": type_oids.INT8, "rank": type_oids.INT8, "dense_rank": type_oids.INT8, "ntile": type_oids.INT4}[name]
     elif name in ("lag", "lead", "first_value", "last_value", "nth_value"):
-        oid = args[0].oid
+        oid = _value_type(planner, name, args)
         if len(args) > 1:
             args[1] = planner.coerce(args[1], type_oids.INT4)
-        if len(args) > 2:
-            args[2] = planner.coerce(args[2], oid)
     else:
         if name not in AGGREGATES:
             raise signatures.undefined(name, [a.oid for a in args])
@@ -58,6 +59,8 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
         star = not args
         if name in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
             args[0] = planner.coerce(args[0], type_oids.NUMERIC)
+        if name in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME):
+            args[0] = planner.coerce(args[0], type_oids.TEXT)      # min(text): there is no min(varchar)
         arg_oids = [a.oid for a in args] or [type_oids.INT8]
         if name in JSON_AGGREGATES:         # the frame's rows as JSON texts, as in grouped aggregation
             args = json_values.aggregate_inputs(args)
@@ -71,6 +74,26 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
             planner.check_combine(agg, input_op)
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
+
+
+def _value_type(planner, name: str, args: list) -> int:
+    """The result type of a value window function, as PostgreSQL 15 declares
+    them: lag/lead(anycompatible, int, anycompatible) take the common type
+    of the value and the default (lead(int2, 2, -1) is int4), the others
+    anyelement, which an unknown literal cannot fill (42804)."""
+    if name in ("lag", "lead") and len(args) > 2:
+        known = [a.oid for a in (args[0], args[2]) if a.oid != type_oids.UNKNOWN]
+        oid = known[0] if known else type_oids.TEXT
+        for other in known[1:]:
+            try:
+                oid = sqltypes.common_type(oid, other, name)
+            except PgError:
+                raise signatures.undefined(name, [a.oid for a in args]) from None
+        args[0], args[2] = planner.coerce(args[0], oid), planner.coerce(args[2], oid)
+        return oid
+    if args and args[0].oid == type_oids.UNKNOWN:
+        raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
+    return args[0].oid if args else type_oids.UNKNOWN
 
 
 FRAME_ERROR = WINDOWING_ERROR

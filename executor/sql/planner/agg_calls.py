@@ -249,7 +249,8 @@ class AggCallPlanner(PlannerBase):
         PostgreSQL gives, and the casts its aggregate signatures imply."""
         if fn in ("json_agg", "jsonb_agg") and args and args[0].oid == type_oids.UNKNOWN:
             raise PgError(DATATYPE_MISMATCH, "could not determine polymorphic type because input has type unknown")
-        if fn in ("sum", "avg") and args and args[0].oid == type_oids.UNKNOWN:
+        if fn in ("sum", "avg", "array_agg") and args and args[0].oid == type_oids.UNKNOWN:
+            # array_agg(anynonarray) and array_agg(anyarray) both fit a bare literal
             raise PgError("42725", f"function {fn}(unknown) is not unique",
                           hint="Could not choose a best candidate function. You might need to add explicit type casts.")
         args = [self.coerce(a, type_oids.TEXT) if a.oid == type_oids.UNKNOWN else a for a in args]
@@ -257,12 +258,16 @@ class AggCallPlanner(PlannerBase):
             raise signatures.undefined(fn, [a.oid for a in args])
         if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
             args = [self.coerce(args[0], type_oids.FLOAT8)]
+        if fn in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME):
+            args = [self.coerce(args[0], type_oids.TEXT)]      # there is min(text), no min(varchar)
         if fn in ("bool_and", "bool_or", "every") and args:
             args = [self.coerce(args[0], type_oids.BOOL)]
         if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)
             args = [args[0], self.coerce(args[1], type_oids.BYTEA)]
         elif fn == "string_agg" and len(args) == 2:
-            args = [self.coerce(args[0], type_oids.TEXT) if not sqltypes.is_string(args[0].oid) else args[0], self.coerce(args[1], type_oids.TEXT)]
+            # string_agg(text, text): a char(n) value loses its padding on the way, as its cast to text does
+            keep = sqltypes.is_string(args[0].oid) and args[0].oid != type_oids.BPCHAR
+            args = [args[0] if keep else self.coerce(args[0], type_oids.TEXT), self.coerce(args[1], type_oids.TEXT)]
         return args
 
     def _agg_order_keys(self, order: exp.Order, scope, first: int):

@@ -31,6 +31,10 @@ if TYPE_CHECKING:
     from ...execution import operators
     from ..binder import Scope
 
+#: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+_OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
+#: the types a float4 operand compares with as float8
+_FLOAT4_WIDENS_WITH = frozenset({type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.NUMERIC, type_oids.FLOAT8})
 _OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
 
 
@@ -163,6 +167,11 @@ class PlannerBase:
             return a, self.coerce(b, a.oid)
         if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
             return self.coerce(a, type_oids.OID), self.coerce(b, type_oids.OID)
+        if context in _OPERATOR_CONTEXTS and type_oids.FLOAT4 in (a.oid, b.oid) and \
+                {a.oid, b.oid} - {type_oids.FLOAT4} <= _FLOAT4_WIDENS_WITH:
+            # real = numeric is float48eq after numeric -> float8 (float8 is the preferred type),
+            # not float4eq: 1.1::float4 = 1.1 is false, as 16777217 = 16777216::float4 is
+            return self.coerce(a, type_oids.FLOAT8), self.coerce(b, type_oids.FLOAT8)
         try:
             t = sqltypes.common_type(a.oid, b.oid, context)
         except PgError:
