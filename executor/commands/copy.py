@@ -487,7 +487,7 @@ class CopySink:
             return False
         self.pieces.append(data)
         self.pending += len(data)
-        if self.pending >= AHEAD_SLAB:
+        if self.pending >= min(AHEAD_SLAB, DECODE_SLAB):
             cut = data.rfind(b"\n") + 1
             if cut:
                 slab = self.pieces
