@@ -19,8 +19,6 @@ import tempfile
 from concurrent.futures import Future
 from typing import IO, Literal
 
-Buffer = bytes | memoryview
-
 import sqlglot
 
 from splitstream.catalog.storage import wal
@@ -51,6 +49,9 @@ from .base import Stmt
 from .subscribe import Subscription, is_subscribe
 from .copy_cast_errors import locate_cast_error
 from .dml import build_rows, check_constraints, insert_batch
+
+#: a piece of a COPY's data as received (a slab is handed over as its pieces)
+Buffer = bytes | memoryview
 
 DECODE_SLAB = 8 << 20
 #: rows for the compiled reader are cut into slabs of this size and parsed on
@@ -652,11 +653,11 @@ class CopySink:
                 self._add(cols)
             return
         if self.pieces:         # plain data: the last slab, handed over as its pieces when whole rows
-            tail, self.pieces, self.pending = self.pieces, [], 0
-            if tail[-1][-1:] == b"\n" and sum(map(len, tail)) >= compiled_csv.MIN_BYTES:
-                self._decode_ahead(tail)
+            last, self.pieces, self.pending = self.pieces, [], 0
+            if last[-1][-1:] == b"\n" and sum(map(len, last)) >= compiled_csv.MIN_BYTES:
+                self._decode_ahead(last)
             else:
-                self.buf += b"".join(tail)
+                self.buf += b"".join(last)
         if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
             # the last slab is parsed there too, while the ones before it are staged here
             if not self.buf.endswith(b"\n"):
