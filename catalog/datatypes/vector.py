@@ -71,7 +71,10 @@ class Col:
                 or (kind == "b" and type(value) is bool):
             return Col(np.array((value,), dtype=d) if n == 1 else np.full(n, value, dtype=d), None, oid)
         c = sqltypes.column_from_values([value], oid)
-        return Col(np.repeat(c.data, n) if n != 1 else c.data, None, oid)
+        if n == 1:
+            return Col(c.data, None, oid)
+        # a fill, not a repeat (a COPY's arrival_timestamp is made per slab)
+        return Col(np.repeat(c.data, n) if c.data.dtype == object else np.full(n, c.data[0], c.data.dtype), None, oid)
 
     @staticmethod
     def concat(cols: list["Col"]) -> "Col":

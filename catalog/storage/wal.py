@@ -68,7 +68,13 @@ def encode(ops: list[Any]) -> tuple[bytes, bytes]:
     """A record's frame header and body, ready for :meth:`Wal.append_record`:
     a COPY encodes its slabs while the data still arrives, not at CopyDone."""
     body = dumps(ops)
-    return _HDR.pack(len(body), zlib.crc32(body)), body
+    return frame(body), body
+
+
+def frame(body: bytes) -> bytes:
+    """The frame header of a record ``body``: its length and CRC-32 (a COPY
+    has it computed on a decode thread: zlib releases the GIL over a large body)."""
+    return _HDR.pack(len(body), zlib.crc32(body))
 
 
 def decode_body(body: bytes) -> list[Any]:

@@ -174,3 +174,29 @@ def test_the_last_slab_without_a_newline_is_parsed_ahead_too(tmp_path, pipelined
         assert outcomes[0] == "COPY 20001" and outcomes[1] == _want(_rows(20000) + [(5, 6)])
     else:
         assert outcomes[0][0] == "22P04" and outcomes[1] == []
+
+
+@pytest.mark.parametrize("later", ["quotes", "end marker"])
+def test_plain_payloads_then_quotes_or_an_end_marker(tmp_path, pipelined, later):
+    """Plain payloads are kept as received and handed over as a slab's pieces
+    (gathered on the decode thread); a quote or a backslash later in the COPY
+    sends it the buffered way from there, after the pieces kept so far, with
+    every row once and in order, and nothing after an end-of-data marker."""
+    first, second = _rows(20000), _rows(10000, 20000)
+    tail = [f'"{k}",{x}\n' if i % 7 == 0 else f"{k},{x}\n" for i, (k, x) in enumerate(second)] \
+        if later == "quotes" else ["\\.\n"] + [f"{k},{x}\n" for k, x in second]
+    data = _csv(first) + "".join(tail).encode()
+    with open_engine(str(tmp_path / "d")) as eng:
+        s = plain_session(eng)
+        _setup(s)
+        want = first + second if later == "quotes" else first
+        assert _copy(s, data, 3001) == f"COPY {len(want)}"
+        assert len(pipelined) >= 5, pipelined
+        assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(want)
+
+
+def test_gather_joins_bytes_and_memoryviews():
+    pieces = [b"1,2\n3,", memoryview(b"4\n5,6\nxx")[:6], b"7,8\n"]
+    assert bytes(compiled_csv.gather(pieces)) == b"1,2\n3,4\n5,6\n7,8\n"
+    one = b"1,2\n"
+    assert compiled_csv.gather([one]) is one

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ctypes
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Callable, TypeVar
 
 from llvmlite import ir
 
@@ -35,6 +36,8 @@ import numpy as np
 from splitstream.protocol import oids as type_oids
 
 from . import csv_temporal, jit
+
+_T = TypeVar("_T")
 
 PARSE_T = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)
 
@@ -129,17 +132,46 @@ _threads = None
 _ahead = None
 
 
-def decode_ahead(data: bytes, options, oids, naive_utc: bool = True) -> Future:
+def decode_ahead(data: bytes | list[bytes | memoryview], options, oids, naive_utc: bool = True) -> Future:
     """:func:`decode` of ``data`` on a decode thread: a COPY hands over each
     slab as it arrives and takes the columns in order later, so parsing (the
     kernel releases the GIL) overlaps receiving and staging the slabs before
-    it.  The future's result is None where :func:`decode` declines."""
+    it.  ``data`` may be the slab's pieces, joined there (:func:`gather`).
+    The future's result is None where :func:`decode` declines."""
+    if isinstance(data, list):
+        return run_ahead(_decode_pieces, data, options, oids, naive_utc)
+    return run_ahead(decode, data, options, oids, False, naive_utc)
+
+
+def run_ahead(fn: Callable[..., _T], *args: Any) -> Future[_T]:
+    """``fn(*args)`` on a decode thread (work of a COPY that releases the GIL)."""
     global _ahead
     if _ahead is None:
         with _lock:
             if _ahead is None:
                 _ahead = ThreadPoolExecutor(2, thread_name_prefix="copy-decode")
-    return _ahead.submit(decode, data, options, oids, False, naive_utc)
+    return _ahead.submit(fn, *args)
+
+
+def _decode_pieces(pieces: list[bytes | memoryview], options, oids, naive_utc: bool):
+    return decode(gather(pieces), options, oids, False, naive_utc)
+
+
+def gather(pieces: list[bytes | memoryview]) -> bytes | bytearray:
+    """The pieces as one buffer, copied by numpy (which releases the GIL for
+    a large copy), so a decode thread joins a slab while the COPY's thread
+    runs Python."""
+    if len(pieces) == 1 and isinstance(pieces[0], bytes):
+        return pieces[0]
+    out = bytearray(sum(map(len, pieces)))
+    dst = np.frombuffer(out, np.uint8)
+    pos = 0
+    for p in pieces:
+        src = np.frombuffer(p, np.uint8)
+        dst[pos:pos + len(src)] = src
+        pos += len(src)
+    del dst
+    return out
 
 
 def _pool():
