@@ -27,7 +27,7 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
 from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
-from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
+from .continuous import DEFER_ROWS, ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
 from .group_commit import SMALL_ROWS, GroupCommit, Pending
 from .reaper import Reaper
@@ -117,8 +117,9 @@ def stage_views(views: list[ContinuousView], oid: int, batch: Batch, ctx,
 
 def apply_stages(views: list[ContinuousView], staged: dict[int, ViewStage], rows: int, ctx) -> None:
     """Step two, once logged: every view takes its stage (or queues it)."""
+    defer = rows <= DEFER_ROWS          # a small batch waits for the next read (ContinuousView.deliver)
     _on_two_threads([cv for cv in views if cv.rel.oid in staged], rows,
-                    lambda cv, _c: cv.deliver(staged[cv.rel.oid]), ctx)
+                    lambda cv, _c: cv.deliver(staged[cv.rel.oid], defer), ctx)
 
 
 class StreamRuntime:
