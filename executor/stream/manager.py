@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Callable
+from typing import Any, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -95,6 +95,19 @@ def _on_two_threads(views: list[ContinuousView], rows: int, work, ctx) -> None:
             run(theirs, ctx)
         else:
             fut.result()
+
+
+def _lazy(make: Callable[[], Any]) -> Callable[[], Any]:
+    """``make()`` on the first call, the same value after: a closure, not
+    ``functools.cache`` (whose wrapper setup cost a few microseconds per
+    delivered batch, paid by every one-row insert)."""
+    made: list[Any] = []
+
+    def get() -> Any:
+        if not made:
+            made.append(make())
+        return made[0]
+    return get
 
 
 def stage_views(views: list[ContinuousView], oid: int, batch: Batch, ctx,
@@ -330,7 +343,7 @@ class StreamManager:
 
     def _replay_apply(self, staged: dict, state) -> None:
         views = [cv for cv in list(self.views.values()) if cv.rel.oid in staged]
-        read_ctx = functools.cache(functools.partial(self.replay_ctx, state))
+        read_ctx = _lazy(functools.partial(self.replay_ctx, state))
         self.outputs.before_apply(views, read_ctx)
         for cv in views:
             cv.deliver(staged[cv.rel.oid])
@@ -356,7 +369,7 @@ class StreamManager:
             try:
                 if cv is not None:          # as live: the readers of output_of(view) follow
                     self.outputs.merged(cv, lambda: merge_record(self, merge),
-                                        functools.cache(functools.partial(self.replay_ctx, state)))
+                                        _lazy(functools.partial(self.replay_ctx, state)))
                 else:
                     merge_record(self, merge)
             except Exception as e:
@@ -929,7 +942,7 @@ class StreamManager:
             rt.held.add(seq, batches, rt.rel.capacity, to)
             # a view switched off by a commit logged before this batch does not take it
             taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
-            read_ctx = functools.cache(self.replay_ctx)       # made only if a view has readers of its changes
+            read_ctx = _lazy(self.replay_ctx)       # made only if a view has readers of its changes
             self.outputs.before_apply(taking, read_ctx)
             apply_stages(taking, staged, sum(b.n for b in batches), ctx)
             self.outputs.after_apply(taking, staged, read_ctx)
