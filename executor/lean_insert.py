@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
 from splitstream.catalog.datatypes.vector import Batch
@@ -41,7 +42,6 @@ from .context import ExecContext
 from .commands.dml import insert_batch
 from .execution import clock
 from .insert_batching import PendingInserts
-from .leader_threads import LeaderThreads
 from .stream import targets as stream_targets
 
 log = logging.getLogger("splitstream.lean")
@@ -101,7 +101,7 @@ class LeanIngest:
         self._lock = threading.Lock()
         # a leader blocks through its fsync: enough threads that every target can lead
         # and the next group of each can stage meanwhile
-        self._pool = LeaderThreads(64, "splitstream-lean")
+        self._pool = ThreadPoolExecutor(max_workers=64, thread_name_prefix="splitstream-lean")
 
     # ------------------------------------------------------------ targets
     def target(self, prepared: Any, search_path: str | None) -> LeanTarget | None:
@@ -278,7 +278,7 @@ class LeanIngest:
         return True
 
     def close(self) -> None:
-        self._pool.close()
+        self._pool.shutdown(wait=False)
 
 
 class _Turn:
