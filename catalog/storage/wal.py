@@ -327,14 +327,18 @@ class Wal:
         """Append a record encoded by :func:`encode`; its number (for
         :meth:`sync_upto`).  A failed write leaves no byte of it behind."""
         with self.lock:
-            # two writes, no copy of a multi-megabyte body; a tear between them
-            # is a torn tail like any other (length and CRC checked at replay)
+            # a small record in one write (one syscall per lean-insert group); a large
+            # one in two, no copy of a multi-megabyte body; a tear between them is a
+            # torn tail like any other (length and CRC checked at replay)
             f = self._open_current()
             start = self.size
             try:
                 self._reserve(f, start + len(head) + len(body))
-                fileio.write_fully(f.fileno(), head, self._path)
-                fileio.write_fully(f.fileno(), body, self._path)
+                if len(body) < APPEND_FROM:
+                    fileio.write_fully(f.fileno(), head + body, self._path)
+                else:
+                    fileio.write_fully(f.fileno(), head, self._path)
+                    fileio.write_fully(f.fileno(), body, self._path)
             except (OSError, PgError) as e:
                 self._cut(f, start)
                 if isinstance(e, PgError):

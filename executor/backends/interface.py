@@ -36,6 +36,15 @@ class PipelineStage(Protocol):
     def nbytes(self) -> int:
         """Memory the stage holds."""
 
+    def can_absorb(self, other: Any) -> bool:
+        """Whether :meth:`absorb` can take ``other`` (a later statement's
+        stage of the same pipeline, queued behind this one)."""
+
+    def absorb(self, other: Any) -> None:
+        """Take ``other``'s staged input (:meth:`can_absorb` said yes), so
+        that both are applied as one: queued one-row inserts then cost one
+        kernel run, not one each."""
+
 
 class Backend(Protocol):
     """What the executor asks of a backend.  ``pipe`` is a continuous view's

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 import weakref
-from typing import Callable
+from typing import Any, Callable
 from concurrent.futures import ThreadPoolExecutor
 
 
@@ -27,7 +27,7 @@ from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
 from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
-from .continuous import ContinuousView, StateMismatch, StreamScanOp, ViewStage
+from .continuous import DEFER_ROWS, ContinuousView, StateMismatch, StreamScanOp, ViewStage
 from .cut import CutLock
 from .group_commit import SMALL_ROWS, GroupCommit, Pending
 from .reaper import Reaper
@@ -97,6 +97,19 @@ def _on_two_threads(views: list[ContinuousView], rows: int, work, ctx) -> None:
             fut.result()
 
 
+def _lazy(make: Callable[[], Any]) -> Callable[[], Any]:
+    """``make()`` on the first call, the same value after: a closure, not
+    ``functools.cache`` (whose wrapper setup cost a few microseconds per
+    delivered batch, paid by every one-row insert)."""
+    made: list[Any] = []
+
+    def get() -> Any:
+        if not made:
+            made.append(make())
+        return made[0]
+    return get
+
+
 def stage_views(views: list[ContinuousView], oid: int, batch: Batch, ctx,
                 staged: dict[int, ViewStage] | None = None) -> dict[int, ViewStage]:
     """Step one of an insert for every view on the stream: each view runs the
@@ -117,8 +130,9 @@ def stage_views(views: list[ContinuousView], oid: int, batch: Batch, ctx,
 
 def apply_stages(views: list[ContinuousView], staged: dict[int, ViewStage], rows: int, ctx) -> None:
     """Step two, once logged: every view takes its stage (or queues it)."""
+    defer = rows <= DEFER_ROWS          # a small batch waits for the next read (ContinuousView.deliver)
     _on_two_threads([cv for cv in views if cv.rel.oid in staged], rows,
-                    lambda cv, _c: cv.deliver(staged[cv.rel.oid]), ctx)
+                    lambda cv, _c: cv.deliver(staged[cv.rel.oid], defer), ctx)
 
 
 class StreamRuntime:
@@ -329,7 +343,7 @@ class StreamManager:
 
     def _replay_apply(self, staged: dict, state) -> None:
         views = [cv for cv in list(self.views.values()) if cv.rel.oid in staged]
-        read_ctx = functools.cache(functools.partial(self.replay_ctx, state))
+        read_ctx = _lazy(functools.partial(self.replay_ctx, state))
         self.outputs.before_apply(views, read_ctx)
         for cv in views:
             cv.deliver(staged[cv.rel.oid])
@@ -355,7 +369,7 @@ class StreamManager:
             try:
                 if cv is not None:          # as live: the readers of output_of(view) follow
                     self.outputs.merged(cv, lambda: merge_record(self, merge),
-                                        functools.cache(functools.partial(self.replay_ctx, state)))
+                                        _lazy(functools.partial(self.replay_ctx, state)))
                 else:
                     merge_record(self, merge)
             except Exception as e:
@@ -955,7 +969,7 @@ class StreamManager:
             rt.held.add(seq, batches, rt.rel.capacity, to)
             # a view switched off by a commit logged before this batch does not take it
             taking = [cv for cv in views if cv.switch is None or backfill.effective_active(cv, seq)]
-            read_ctx = functools.cache(self.replay_ctx)       # made only if a view has readers of its changes
+            read_ctx = _lazy(self.replay_ctx)       # made only if a view has readers of its changes
             self.outputs.before_apply(taking, read_ctx)
             apply_stages(taking, staged, sum(b.n for b in batches), ctx)
             self.outputs.after_apply(taking, staged, read_ctx)

@@ -324,6 +324,13 @@ class PanedStage:
             st = self.by_pane[lo] = pipe.inner.new_stage(ctx)
         st.add(batch, ctx)
 
+    def can_absorb(self, other: Any) -> bool:
+        """Never: a windowed view applies each batch in its pane's time (no queueing)."""
+        return False
+
+    def absorb(self, other: Any) -> None:
+        raise AssertionError("a paned stage absorbs nothing (can_absorb is False)")
+
     def apply(self) -> None:
         """Under the view's lock: the general stage into the pipeline, each
         pane's through the view's grouping straight into its pane."""

@@ -108,10 +108,11 @@ def test_a_failure_after_logging_breaks_only_that_view(tmp_path, monkeypatch):
         s = _engine_setup(eng)
         monkeypatch.setattr(continuous.ViewStage, "apply", failing)
         s.execute_sql("INSERT INTO atom_s VALUES (1, 1), (2, 2)")      # logged: acknowledged
-        monkeypatch.undo()
+        # (a small batch may be applied by the view's next read: the bug stays until then)
         assert result_rows(s, "SELECT * FROM atom_a") == [(2,)]
         with pytest.raises(Exception) as err:
             s.execute_sql("SELECT * FROM atom_b")
+        monkeypatch.undo()
         assert err.value.sqlstate == "55000" and "atom_b" in str(err.value)
         assert "DROP VIEW atom_b" in (err.value.hint or "")
     with open_engine(data) as eng:            # the mark survives a restart; the others are exact

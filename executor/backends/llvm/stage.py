@@ -18,6 +18,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import numpy as np
+
 from splitstream.catalog.datatypes.vector import Batch
 
 from ...execution.aggregates import check_no_overflow
@@ -113,13 +115,26 @@ class CompiledStage:
 
     def apply(self) -> None:
         sink, local = self.sink, self.pipe.local
-        for p, m in self.pending:
+        for p, m in merge_inputs(self.pending) if len(self.pending) > 1 else self.pending:
             sink.run(p, m)
         self.pending = []
         if self.native is not None and self.native.touched and self.native.ngroups:
             self.native.merge_into(local)
         if self.vector is not None:
             local.merge(self.vector)
+
+    def can_absorb(self, other: "CompiledStage | Any") -> bool:
+        """Only prepared inputs are taken: a private table or vector-path
+        state would be merged at apply anyway, at no saving."""
+        return isinstance(other, CompiledStage) and other.sink is self.sink and self.native is None \
+            and other.native is None and self.vector is None and other.vector is None
+
+    def absorb(self, other: "CompiledStage | Any") -> None:
+        """Queue ``other``'s prepared inputs behind this stage's; :meth:`apply`
+        runs consecutive ones of one kernel as one input (``merge_inputs``)."""
+        self.pending.extend(other.pending)
+        self.pending_bytes += other.pending_bytes
+        other.pending, other.pending_bytes = [], 0
 
     def nbytes(self) -> int:
         n = self.pending_bytes + (self.native.nbytes() if self.native is not None else 0)
@@ -129,3 +144,51 @@ class CompiledStage:
 def _input_bytes(p: KernelInputs) -> int:
     arrays = list(p.cols) + [m for m in p.nulls if m is not None] + list(p.keep)
     return sum(a.nbytes for a in arrays)
+
+
+def merge_inputs(pending: list[tuple[KernelInputs, Any]]) -> list[tuple[KernelInputs, Any]]:
+    """``pending`` with each run of consecutive inputs for one kernel (same
+    module, plan, parameter values and NULL-mask layout) concatenated into
+    one, in order: many one-row statements applied together cost one kernel
+    call and one argument setup instead of one each."""
+    out: list[tuple[KernelInputs, Any]] = []
+    run: list[KernelInputs] = []
+    for p, m in pending:
+        if run and not (m is out[-1][1] and _joinable(run[0], p)):
+            out[-1] = (_concat(run), out[-1][1])
+            run = []
+        if not run:
+            out.append((p, m))
+        run.append(p)
+    if run:
+        out[-1] = (_concat(run), out[-1][1])
+    return out
+
+
+def _joinable(a: KernelInputs, b: KernelInputs) -> bool:
+    """Same kernel arguments but for the column data: the plan, the parameter
+    values (after the column, mask and premask addresses) and which columns
+    carry NULL masks; both non-empty."""
+    if a.empty or b.empty or a.plan is not b.plan or a.present != b.present or len(a.keep) != len(b.keep):
+        return False
+    assert a.base is not None and b.base is not None
+    skip = 2 * len(a.cols) + 1
+    return a.base[skip:] == b.base[skip:]
+
+
+def _concat(run: list[KernelInputs]) -> KernelInputs:
+    """One input holding the rows of ``run`` (joinable inputs), in order."""
+    if len(run) == 1:
+        return run[0]
+    first = run[0]
+    p = KernelInputs()
+    p.plan, p.empty, p.present = first.plan, False, first.present
+    p.batch = Batch([], sum(q.batch.n for q in run))     # the kernel reads only the row count of it
+    p.cols = [np.concatenate([q.cols[k] for q in run]) for k in range(len(first.cols))]
+    p.nulls = [None if first.nulls[k] is None else np.concatenate([q.nulls[k] for q in run])
+               for k in range(len(first.cols))]
+    p.keep = [np.concatenate([q.keep[k] for q in run]) for k in range(len(first.keep))]
+    assert first.base is not None
+    c = len(first.cols)
+    p.base = [d.ctypes.data for d in p.cols] + [0] * c + [p.keep[0].ctypes.data if p.keep else 0] + first.base[2 * c + 1:]
+    return p
