@@ -119,3 +119,19 @@ def test_queued_stages_are_applied_merged_by_the_next_read(tmp_path, backend):
         es = postgres_session(eng)
         assert result_rows(es, "SELECT * FROM q_v WHERE a < 9 ORDER BY 1") == want_v
         assert result_rows(es, "SELECT count FROM q_v WHERE a = 9") == [(n,)]
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_queued_float_sums_merge_with_their_overflow_bound(ss_conn, unique_name, backend):
+    """Queued one-row inputs of a float8 sum are concatenated at the read with
+    the bound of what they add together (``stage._concat``: the merged input
+    once lacked it and the view broke), and the sum is exact."""
+    s, v = unique_name("dff"), unique_name("dffv")
+    ss_conn.execute(f"SET executor_backend = {backend}")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (a int, f float8) SERVER stream")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT a, count(*) AS n, sum(f) AS s FROM {s} GROUP BY a")
+    values = [0.5 * i for i in range(30)]
+    for i, f in enumerate(values):
+        ss_conn.execute(f"INSERT INTO {s} VALUES (%s, %s)", (i % 2, f), prepare=True)
+    got = ss_conn.execute(f"SELECT a, n, s FROM {v} ORDER BY a").fetchall()
+    assert got == [(a, 15, sum(values[a::2])) for a in (0, 1)]

@@ -134,6 +134,8 @@ class CompiledStage:
         runs consecutive ones of one kernel as one input (``merge_inputs``)."""
         self.pending.extend(other.pending)
         self.pending_bytes += other.pending_bytes
+        if self.fbound is not None and other.fbound is not None:
+            self.fbound += other.fbound
         other.pending, other.pending_bytes = [], 0
 
     def nbytes(self) -> int:
@@ -183,6 +185,7 @@ def _concat(run: list[KernelInputs]) -> KernelInputs:
     first = run[0]
     p = KernelInputs()
     p.plan, p.empty, p.present = first.plan, False, first.present
+    p.fbound = sum(q.fbound for q in run)          # what the rows together may add to float8 sums
     p.batch = Batch([], sum(q.batch.n for q in run))     # the kernel reads only the row count of it
     p.cols = [np.concatenate([q.cols[k] for q in run]) for k in range(len(first.cols))]
     p.nulls = [None if first.nulls[k] is None else np.concatenate([q.nulls[k] for q in run])
