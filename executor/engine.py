@@ -233,8 +233,9 @@ class Session:
     def result_version(self, prepared: Prepared) -> Any:
         """A key that is equal for two executions exactly when they must return
         the same rows: the committed state's version, the continuous views'
-        versions (pending queued batches included; the views a view over
-        views reads, transitively) and the output settings.
+        contents (``ContinuousView.content``: queued batches included, so a
+        read applying them keeps the key; the views a view over views reads,
+        transitively) and the output settings.
         None when the statement or the session state allows no such promise."""
         views = prepared.reuse_views
         if views is None or self.txn is not None or self.pending:
@@ -257,7 +258,7 @@ class Session:
             cv = live.get(oid)
             if cv is None:
                 return None
-            key.append((oid, cv.version, len(cv.queue)))
+            key.append((oid, cv.content))
             if cv.windowed():       # a window's rows change as the clock moves, with no input
                 key.append(cv.time_position(clock.micros(clock.now())))
             todo.extend(cv.upstream_views)

@@ -23,7 +23,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Prepared, ResultColumn
-from ..sql.dialect import flink_window_syntax, parse_one
+from ..sql.dialect import extension_syntax, parse_one
 from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
@@ -263,7 +263,7 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             remember_reads(fast, planner)
             return fast, planner.param_oids
     tree = parse_one(text)
-    if words and words[0] in _PG_GRAMMAR and not flink_window_syntax(text):
+    if words and words[0] in _PG_GRAMMAR and not extension_syntax(text):
         # sqlglot reads other dialects too (INSERT ... VALUE, a trailing comma):
         # PostgreSQL's grammar has the last word on what is SQL here
         refused = pg_syntax_error(text)

@@ -253,10 +253,17 @@ _FLINK_WINDOW = re.compile(r"\bTABLE\s*\(\s*(TUMBLE|HOP)\s*\(\s*TABLE\s+((?:\"[^
 _FLINK_INTERVAL = re.compile(r"\bINTERVAL\s+'([^']*)'\s+(SECOND|MINUTE|HOUR|DAY)S?\b", re.I)
 
 
-def flink_window_syntax(sql: str) -> bool:
-    """Whether ``sql`` uses Flink's TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), ...)),
-    which PostgreSQL's grammar does not have."""
-    return "TABLE" in sql.upper() and _FLINK_WINDOW.search(sql) is not None
+#: TABLESAMPLE RESERVOIR (5%) and (12 ROWS): the sample spellings PostgreSQL's grammar lacks
+_SAMPLE_SPELLING = re.compile(r"\bTABLESAMPLE\s+\w+\s*\([^)]*(%|\bROWS)\s*\)", re.I)
+
+
+def extension_syntax(sql: str) -> bool:
+    """Whether ``sql`` uses syntax of ours that PostgreSQL's grammar does not
+    have: Flink's TABLE(TUMBLE(TABLE s, DESCRIPTOR(ts), ...)), the sample
+    size spellings of TABLESAMPLE."""
+    upper = sql.upper()
+    return ("TABLE" in upper and _FLINK_WINDOW.search(sql) is not None) or \
+        ("TABLESAMPLE" in upper and _SAMPLE_SPELLING.search(sql) is not None)
 
 
 def _flink_windows(sql: str) -> str:

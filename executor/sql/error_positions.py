@@ -22,10 +22,12 @@ from sqlglot import exp
 
 from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN,
+    FEATURE_NOT_SUPPORTED,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
     UNDEFINED_TABLE,
+    WINDOWING_ERROR,
     PgError,
 )
 
@@ -40,8 +42,19 @@ def pg_syntax_error(sql: str) -> PgError | None:
         message = str(e.args[0]) if e.args else "syntax error"
         location = e.args[1] if len(e.args) > 1 and isinstance(e.args[1], int) else None
         position = location + 1 if location is not None else len(sql.rstrip()) + 1
-        return PgError(SYNTAX_ERROR, message, position=position)
+        return PgError(_grammar_sqlstate(message), message, position=position)
     return None
+
+
+def _grammar_sqlstate(message: str) -> str:
+    """The SQLSTATE gram.y raises a message with (pglast gives the message
+    only): window frame rules are 42P20, what it has no implementation of
+    0A000, the rest syntax errors."""
+    if message.startswith("frame "):
+        return WINDOWING_ERROR
+    if "not yet implemented" in message or "not supported" in message:
+        return FEATURE_NOT_SUPPORTED
+    return SYNTAX_ERROR
 
 
 _STAR_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(\s*\*\s*\)")

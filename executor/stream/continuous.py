@@ -729,6 +729,10 @@ class ContinuousView:
         self.lock = threading.Lock()
         self.queue: collections.deque = collections.deque()
         self.version = 0
+        #: moves with what the view holds (a stage delivered, applied or queued; panes
+        #: reaped; a redefinition), not when queued stages are applied: the key of
+        #: Session.result_version, which a read draining the queue must not move
+        self.content = 0
         self.result_version: tuple | None = None
         self.result: Batch | None = None
         self.has_new_input = True
@@ -796,6 +800,7 @@ class ContinuousView:
         stages are applied merged (:func:`merged_stages`), one kernel run for
         many one-row inserts instead of one each on the acknowledgement path."""
         self.queue.append(st)
+        self.content += 1       # after the stage is visible to readers, before the acknowledgement
         if defer and len(self.queue) < DEFER_STAGES and self.defers():
             return
         if self.lock.acquire(blocking=False):
@@ -887,6 +892,7 @@ class ContinuousView:
             dropped += keep.reap(pipe.global_, key)
         if dropped:
             self.version += 1
+            self.content += 1
         return dropped
 
     def result_locked(self, ctx, states: bool = False) -> Batch:
@@ -979,6 +985,7 @@ class ContinuousView:
             self.upper_tables, self.upstream_views = new.upper_tables, new.upstream_views
             self.result, self.result_version = None, None
             self.version += 1
+            self.content += 1
 
     def state_bytes(self) -> int:
         """Global plus thread-local state, native (compiled) tables holding groups included."""

@@ -20,9 +20,10 @@ SAMPLES = {
     t.ARRAY_OF[t.TEXT]: "ARRAY['a']",
 }
 
-#: strict functions whose calls have effects or wait; extract is grammar (EXTRACT(f FROM x))
+#: strict functions whose calls have effects or wait; extract is grammar (EXTRACT(f FROM x)), and so
+#: are current_time & co, whose precision PostgreSQL's grammar takes only as an integer constant
 SKIP = {"extract", "pg_sleep", "pg_advisory_lock", "pg_advisory_xact_lock", "pg_try_advisory_lock", "pg_try_advisory_xact_lock",
-        "pg_advisory_unlock", "set_config"}
+        "pg_advisory_unlock", "set_config", "current_time", "current_timestamp", "localtime", "localtimestamp"}
 
 
 def _type_sql(oid: int) -> str:
