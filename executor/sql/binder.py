@@ -366,6 +366,11 @@ class ExprBinder:
     def b_ByteString(self, n):
         return expr.Const(n.this, type_oids.UNKNOWN)
 
+    def b_RawString(self, n):
+        """A dollar-quoted constant ($$...$$, $tag$...$tag$): a string of
+        unknown type like '...', its text taken as it stands."""
+        return expr.Const(n.this, type_oids.UNKNOWN)
+
     def b_Dot(self, n):
         if isinstance(n.expression, exp.Func):
             # schema-qualified function call: pg_catalog.f(...), or a user function's schema

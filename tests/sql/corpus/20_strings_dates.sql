@@ -56,3 +56,7 @@ SET TimeZone = 'UTC';
 -- a typed literal is cast by a following ::, as PostgreSQL reads it
 SELECT timestamp '2024-01-01 10:00'::timestamptz, pg_typeof(timestamp '2024-01-01 10:00'::timestamptz) AS t1, date '2024-01-02'::text || 'x' AS dx, pg_typeof(date '2024-01-02'::text) AS t2, int4 '5'::int8 + 1 AS n, pg_typeof(int4 '5'::int8) AS t3;
 SELECT '5'::int::text, (1 + 2)::text, CASE WHEN true THEN 1 END::text, coalesce(1, 2)::text, (length('ab')::int8)::text;
+-- dollar-quoted constants, and comment markers inside quotes
+SELECT $$abc$$;
+SELECT $$a--b$$ AS c, $q$it's /* not a comment */$q$ AS d, length($$x$$) AS n, $$12$$::int + 1 AS i;
+SELECT 'x' || $$y$$ AS xy, $$a$$ = 'a' AS eq, '--' AS dashes, E'\\'--' AS esc;
