@@ -7,6 +7,8 @@ from __future__ import annotations
 import socket
 import struct
 
+import pytest
+
 from tests.support.restarts import connect, started_with
 
 
@@ -46,8 +48,10 @@ class _Client:
         return out
 
 
-def test_pipelined_lean_cycles_are_answered_in_order_each_error_its_own(ss_server_factory):
-    srv = started_with(ss_server_factory(), "CREATE FOREIGN TABLE s (a int) SERVER stream",
+@pytest.mark.parametrize("direct_from", ["0", "64"], ids=["engine-thread-answers", "loop-answers"])
+def test_pipelined_lean_cycles_are_answered_in_order_each_error_its_own(ss_server_factory, direct_from):
+    srv = started_with(ss_server_factory(env={"SPLITSTREAM_DIRECT_ANSWERS_FROM": direct_from}),
+                       "CREATE FOREIGN TABLE s (a int) SERVER stream",
                        "CREATE VIEW v AS SELECT count(*), sum(a) FROM s")
     c = _Client(srv.host, srv.port)
     c.sock.sendall(_msg(b"P", b"s1\0INSERT INTO s VALUES ($1)\0\0\0") + _msg(b"S", b""))
