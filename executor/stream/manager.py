@@ -817,6 +817,7 @@ class StreamManager:
 
         if batch.n == 0:
             return 0
+        self._refuse_before_view_is_live(ctx, rel)
         # a Spark batch key (SET splitstream.batch_key) is used by this one insert
         key = ctx.session.settings.pop(KEY_SETTING, None) if ctx.session is not None else None
         if key:
@@ -841,6 +842,18 @@ class StreamManager:
             if not p.alone:
                 return sent
         return sent if self._insert(ctx, rel, batch, sync, key, advance=adv, to=to) else 0
+
+    def _refuse_before_view_is_live(self, ctx, rel) -> None:
+        """An insert into a stream inside the transaction that created a
+        continuous view over it.  The view goes live at its CREATE's commit
+        (``_join_at``), so these rows would miss it, silently: refused."""
+        for txn, cv in list(self.created.values()):
+            if txn is ctx.txn and rel.oid in cv.pipelines:
+                raise PgError(FEATURE_NOT_SUPPORTED,
+                              f'cannot insert into stream "{rel.name}" in the transaction that created '
+                              f'continuous view "{cv.rel.name}"',
+                              hint="A continuous view starts at the commit of its CREATE VIEW, so rows inserted "
+                                   "before it would not reach it. COMMIT first, then insert.")
 
     def insert_now(self, ctx, rel, batch: Batch, sync: bool, logged: Callable[[], None] | None = None) -> None:
         """A batch that is a group already (the lean path, ``lean_insert.py``):

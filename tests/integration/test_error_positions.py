@@ -155,3 +155,23 @@ def test_a_view_created_in_a_message_sees_the_rows_inserted_after_it(ss_conn, un
     assert ss_conn.execute(f"SELECT * FROM {v}").fetchall() == [(2, 3)]
     ss_conn.execute(f"DROP VIEW {v}")
     ss_conn.execute(f"DROP FOREIGN TABLE {s}")
+
+
+def test_a_stream_insert_in_the_block_creating_its_view_is_refused_not_lost(ss_conn, unique_name):
+    """Inside BEGIN ... COMMIT a new view goes live at the COMMIT: rows the same
+    block inserts before would miss it silently, so the insert is refused."""
+    s, v = unique_name("s"), unique_name("v")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (a int) SERVER stream")
+    ss_conn.execute("BEGIN")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT count(*) FROM {s}")
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        ss_conn.execute(f"INSERT INTO {s} VALUES (1)")
+    assert "COMMIT first" in e.value.diag.message_hint
+    ss_conn.execute("ROLLBACK")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT count(*) FROM {s}")
+    ss_conn.execute("BEGIN")
+    ss_conn.execute(f"INSERT INTO {s} VALUES (1), (2)")        # a view committed before: fine
+    ss_conn.execute("COMMIT")
+    assert ss_conn.execute(f"SELECT * FROM {v}").fetchone() == (2,)
+    ss_conn.execute(f"DROP VIEW {v}")
+    ss_conn.execute(f"DROP FOREIGN TABLE {s}")
