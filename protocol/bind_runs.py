@@ -127,20 +127,12 @@ def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
     p += 2
     if np_ < 0 or (nf > 1 and nf != np_) or any(f not in (0, 1) for f in formats):
         return None
-    fields: list[tuple[int, int] | None] = []
     params_start = p - pos
-    for _ in range(np_):
-        if p + 4 > end:
-            return None
-        (ln,) = _I32.unpack_from(buf, p)
-        p += 4
-        if ln == -1:
-            fields.append(None)
-            continue
-        if ln < 0 or p + ln > end:
-            return None
-        fields.append((p - pos, ln))
-        p += ln
+    spans = value_spans(buf, p, np_, end)
+    if spans is None:
+        return None
+    values, p = spans
+    fields = [None if v is None else (v[0] - pos, v[1]) for v in values]
     if p + 2 > end:
         return None
     (nr,) = _I16.unpack_from(buf, p)
@@ -149,6 +141,27 @@ def _bind_layout(buf: bytearray, pos: int, length: int) -> _Layout | None:
     result_formats = list(struct.unpack_from(f"!{nr}h", buf, p + 2)) if nr else []
     expanded = formats * np_ if nf == 1 else formats if nf else [0] * np_
     return statement, expanded, fields, result_formats, params_start, p - pos
+
+
+def value_spans(buf: bytes | bytearray, p: int, count: int,
+                end: int) -> tuple[list[tuple[int, int] | None], int] | None:
+    """(start, length) of each of a Bind's ``count`` length-prefixed
+    parameter values from ``p`` (None for a NULL), and where they end;
+    None when one runs past ``end`` (a malformed Bind, left to the reader)."""
+    out: list[tuple[int, int] | None] = []
+    for _ in range(count):
+        if p + 4 > end:
+            return None
+        (ln,) = _I32.unpack_from(buf, p)
+        p += 4
+        if ln == -1:
+            out.append(None)
+            continue
+        if ln < 0 or p + ln > end:
+            return None
+        out.append((p, ln))
+        p += ln
+    return out, p
 
 
 def scan(buf: bytearray, pos: int, avail: int, max_message: int) -> tuple[BindRun, int] | None:

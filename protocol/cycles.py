@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import struct
 
+from .bind_runs import value_spans
+
 _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
 _HDR = struct.Struct("!ci")
@@ -45,21 +47,13 @@ def split_cycle(buf: bytes) -> Cycle | None:
         count = _I16.unpack_from(buf, pos)[0] if nf >= 0 else -1
         pos += 2
         start = pos
-        params: list[bytes | None] = []
-        for _ in range(count):
-            ln = _I32.unpack_from(buf, pos)[0]
-            pos += 4
-            if ln == -1:
-                params.append(None)
-                continue
-            if ln < 0 or pos + ln > bend:
-                return None
-            params.append(buf[pos:pos + ln])
-            pos += ln
+        spans = value_spans(buf, pos, count, bend) if count >= 0 else None
     except struct.error:
         return None
-    if count < 0 or pos > bend:
+    if spans is None:
         return None
+    values, pos = spans
+    params = [None if v is None else buf[v[0]:v[0] + v[1]] for v in values]
     return buf[5:start] + buf[pos:], params
 
 
