@@ -436,6 +436,11 @@ class CopySink:
         self.group = secrets.randbits(62)     # names this COPY's parts in the WAL
         # pipelinedb.stream_targets as the COPY begins: logged in every part
         self.sent_to = stream_targets.resolve(ctx) if rel.kind == "f" and not self.keyed else None
+        # the stream's views stage each slab as it is decoded (None: staged at CopyDone)
+        self.staging = session.engine.streams.copy_staging(rel, self.sent_to) \
+            if rel.kind == "f" and not self.keyed else None
+        if self.staging is not None and not self.staging.enabled:
+            self.staging = None
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -625,6 +630,8 @@ class CopySink:
         if full.n == 0:
             return
         self.stream_rows += full.n
+        if self.staging is not None:
+            self.staging.add(full, self.ctx)
         body = wal.dumps([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
         # the CRC of a large body is computed on a decode thread, in parallel with the next slab
@@ -701,7 +708,7 @@ class CopySink:
                 self._deliver_stream(streams)
             finally:
                 self._close_spill()
-                self.records, self.kept = [], []
+                self.records, self.kept, self.staging = [], [], None
             release_memory(self.rows)
             return f"COPY {self.rows}"
         if not self.batches:
@@ -722,7 +729,7 @@ class CopySink:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
         elif self.stream_rows or self.advance.moves():
             streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
-                                 self.sent_to, kept=self.kept)
+                                 self.sent_to, kept=self.kept, staging=self.staging)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read
@@ -746,7 +753,7 @@ class CopySink:
     def abort(self, reason: str) -> None:
         self._close_spill()
         self.batches = []
-        self.records, self.kept = [], []
+        self.records, self.kept, self.staging = [], [], None
         self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
         self.pieces = []
         self.buf = bytearray()
