@@ -508,6 +508,19 @@ class CopySink:
         self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
         self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
 
+    def _decode_here(self, pieces: list[Buffer]) -> None:
+        """The last slab, parsed on this thread, which would otherwise only
+        wait for the decode threads: at CopyDone the client waits for the
+        answer, and three threads parse the tail rather than two.  It is
+        staged after the slabs before it, in order, like any other."""
+        done: Future = Future()
+        try:
+            done.set_result(compiled_csv.decode(compiled_csv.gather(pieces), self.options, self.oids, False,
+                                                self.naive_utc))
+        except Exception as e:  # noqa: BLE001 - as a decode thread's failure: the general path decodes
+            done.set_exception(e)
+        self.ahead.append((pieces, done))
+
     def _header_next(self) -> bool:
         """The header line is still to come: that slab is decoded here (it is skipped there)."""
         return bool(self.options.header) and self.line == 1 and not self.ahead
@@ -662,7 +675,7 @@ class CopySink:
         if self.pieces:         # plain data: the last slab, handed over as its pieces when whole rows
             last, self.pieces, self.pending = self.pieces, [], 0
             if last[-1][-1:] == b"\n" and sum(map(len, last)) >= compiled_csv.MIN_BYTES:
-                self._decode_ahead(last)
+                self._decode_here(last)
             else:
                 self.buf += b"".join(last)
         if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
