@@ -58,7 +58,7 @@ DECODE_SLAB = 8 << 20
 #: a decode thread while the next ones arrive (``CopySink._hand_over``);
 #: measured on YSB's 3.3 MB COPYs: 512 KiB left CopyDone ~3.5 ms of work where
 #: 1 MiB left ~10 (its last slab is larger), 256 KiB cost more CPU per row
-AHEAD_SLAB = 512 << 10
+AHEAD_SLAB = 2 << 20
 #: slabs parsed ahead and not yet staged, per COPY (bounds its memory)
 AHEAD_DEPTH = 4
 #: a stream slab's WAL body this large has its CRC computed on a decode thread
@@ -403,7 +403,7 @@ class CopySink:
         self.line = 1
         self.batches: list[Batch] = []
         # encoded stream slabs: (WAL frame header, or its future on a decode thread; body; rows)
-        self.records: list[tuple[bytes | Future[bytes], bytes, int]] = []
+        self.records: list[tuple[bytes | Future[bytes], wal.Body, int]] = []
         self.kept: list[Batch] = []     # the batches of ``records``, for the views (no decoding them back)
         self.stream_rows = 0        # rows a stream admitted (the COPY's rows less those later than its watermark)
         self.advance = Advance()    # what the COPY does to the stream's watermark, applied at its commit
@@ -645,14 +645,15 @@ class CopySink:
         self.stream_rows += full.n
         if self.staging is not None:
             self.staging.add(full, self.ctx)
-        body = wal.dumps([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
+        body = wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
         # the CRC of a large body is computed on a decode thread, in parallel with the next slab
-        head = compiled_csv.run_ahead(wal.frame, body) if len(body) >= AHEAD_CRC else wal.frame(body)
-        if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
-            self.records.append((head, body, full.n))
+        size = wal.body_len(body)
+        head = compiled_csv.run_ahead(wal.frame, body) if size >= AHEAD_CRC else wal.frame(body)
+        if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
+            self.records.append((head, body, full.n))      # the body's arrays are ``full``'s, kept with it
             self.kept.append(full)
-            self.staged_bytes += len(body)
+            self.staged_bytes += size
             return
         if self.spill is None:
             tmp = self.session.db.dir / "tmp"
@@ -660,7 +661,8 @@ class CopySink:
             self.spill = tempfile.TemporaryFile(dir=tmp)
         self.spill.write(full.n.to_bytes(8, "little"))
         self.spill.write(head if isinstance(head, bytes) else head.result())
-        self.spill.write(body)
+        for part in body:
+            self.spill.write(part)
         self.spilled += 1
 
     def _flush_tail(self) -> None:
