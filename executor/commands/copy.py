@@ -61,8 +61,6 @@ DECODE_SLAB = 8 << 20
 AHEAD_SLAB = 2 << 20
 #: slabs parsed ahead and not yet staged, per COPY (bounds its memory)
 AHEAD_DEPTH = 4
-#: a COPY's last slab from this size is parsed in two halves (see ``CopySink._last_slab``)
-TAIL_SPLIT_BYTES = 256 << 10
 #: a stream slab's WAL body this large has its CRC computed on a decode thread
 AHEAD_CRC = 64 << 10
 #: encoded stream slabs kept in memory before spilling to the data directory
@@ -510,24 +508,6 @@ class CopySink:
         self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
         self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
 
-    def _last_slab(self, pieces: list[Buffer]) -> None:
-        """At CopyDone the client waits: the last slab is cut in two at a
-        line end and parsed on two threads while this one stages the slabs
-        parsed by now.  If those are still being parsed, this thread parses
-        the second half itself rather than queue it behind them."""
-        halves = _halves(pieces) if sum(map(len, pieces)) >= TAIL_SPLIT_BYTES else None
-        if halves is None:
-            self._decode_here(pieces)
-            return
-        first, second = halves
-        earlier_done = all(fut.done() for _data, fut in self.ahead)
-        self.ahead.append((first, compiled_csv.decode_ahead(first, self.options, self.oids, self.naive_utc)))
-        if not earlier_done:
-            self._decode_here(second)
-            return
-        self.ahead.append((second, compiled_csv.decode_ahead(second, self.options, self.oids, self.naive_utc)))
-        self._take_ahead(wait=False)
-
     def _decode_here(self, pieces: list[Buffer]) -> None:
         """The last slab, parsed on this thread, which would otherwise only
         wait for the decode threads: at CopyDone the client waits for the
@@ -697,7 +677,7 @@ class CopySink:
         if self.pieces:         # plain data: the last slab, handed over as its pieces when whole rows
             last, self.pieces, self.pending = self.pieces, [], 0
             if last[-1][-1:] == b"\n" and sum(map(len, last)) >= compiled_csv.MIN_BYTES:
-                self._last_slab(last)
+                self._decode_here(last)
             else:
                 self.buf += b"".join(last)
         if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
@@ -796,29 +776,3 @@ class CopySink:
             self.ctx.txn.rollback()
         else:
             self.session.failed = True
-
-
-def _halves(pieces: list[Buffer]) -> tuple[list[Buffer], list[Buffer]] | None:
-    """``pieces`` (whole lines) cut in two at the first line end from their
-    middle on, as two lists of pieces (no copy); None if the only line end
-    from there is the last byte."""
-    total = sum(map(len, pieces))
-    start = 0
-    for i, p in enumerate(pieces):
-        if start + len(p) > total // 2:
-            break
-        start += len(p)
-    at = total // 2 - start
-    for j in range(i, len(pieces)):
-        mv = memoryview(pieces[j]).cast("B")
-        while at < len(mv):
-            nl = bytes(mv[at:at + 4096]).find(b"\n")
-            if nl < 0:
-                at += 4096
-                continue
-            cut = at + nl + 1
-            if cut < len(mv):
-                return pieces[:j] + [mv[:cut]], [mv[cut:]] + pieces[j + 1:]
-            return (pieces[:j + 1], pieces[j + 1:]) if j + 1 < len(pieces) else None
-        at = 0
-    return None
