@@ -29,6 +29,9 @@ class FileLayer:
     def write(self, fd: int, data: memoryview, path: Path) -> int:
         return os.write(fd, data)
 
+    def writev(self, fd: int, data: list[memoryview], path: Path) -> int:
+        return os.writev(fd, data)
+
     def fsync(self, fd: int, path: Path) -> None:
         os.fsync(fd)
 
@@ -70,6 +73,31 @@ def write_fully(fd: int, data: bytes | bytearray | memoryview, path: Path) -> No
     lay = layer()
     while mv.nbytes:
         mv = mv[lay.write(fd, mv, path):]
+
+
+#: buffers per writev call (below every system's IOV_MAX)
+IOV_BATCH = 512
+
+
+def writev_fully(fd: int, buffers: list[bytes | bytearray | memoryview], path: Path) -> None:
+    """Write all of ``buffers``, in order, with as few system calls as
+    possible (a COPY's WAL record is its column arrays, never joined into
+    one copy).  A layer that replaces only :meth:`FileLayer.write` (a
+    test's faults) gets every buffer through it instead."""
+    views = [memoryview(b).cast("B") for b in buffers]
+    lay = layer()
+    if type(lay).write is not FileLayer.write and type(lay).writev is FileLayer.writev:
+        for mv in views:
+            write_fully(fd, mv, path)
+        return
+    views = [mv for mv in views if mv.nbytes]
+    while views:
+        done = lay.writev(fd, views[:IOV_BATCH], path)
+        while views and done >= views[0].nbytes:
+            done -= views[0].nbytes
+            views.pop(0)
+        if done:
+            views[0] = views[0][done:]
 
 
 def fsync(fd: int, path: Path) -> None:

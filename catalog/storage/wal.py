@@ -33,7 +33,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Union
 
 from splitstream.protocol.errors import PgError
 
@@ -57,11 +57,44 @@ APPEND_FROM = 64 << 10
 MAGIC = b"SSWAL"
 
 
+#: parts of a body smaller than this are joined; larger ones (column arrays) stay views
+JOIN_BELOW = 16 << 10
+
+Body = Union[bytes, list]
+"""A record's body: bytes, or (:func:`dumps_parts`) the buffers it is made of, in order."""
+
+
 def dumps(ops: list[Any]) -> bytes:
     """The body of a record holding ``ops``."""
     parts: list[bytes | memoryview] = []
     put_ops(parts, ops)
     return b"".join(parts)
+
+
+def dumps_parts(ops: list[Any]) -> list[bytes | memoryview]:
+    """:func:`dumps` as the buffers of the body, the column arrays not copied:
+    a COPY slab's record is written (``os.writev``) and checksummed straight
+    from the decoded columns, which the views hold anyway.  The arrays must
+    not change until the record is written."""
+    parts: list[bytes | memoryview] = []
+    put_ops(parts, ops)
+    out: list[bytes | memoryview] = []
+    small: list[bytes | memoryview] = []
+    for p in parts:
+        if len(p) < JOIN_BELOW:
+            small.append(p)
+            continue
+        if small:
+            out.append(b"".join(small))
+            small = []
+        out.append(p)
+    if small:
+        out.append(b"".join(small))
+    return out
+
+
+def body_len(body: Body) -> int:
+    return len(body) if isinstance(body, (bytes, bytearray, memoryview)) else sum(len(p) for p in body)
 
 
 def encode(ops: list[Any]) -> tuple[bytes, bytes]:
@@ -71,10 +104,15 @@ def encode(ops: list[Any]) -> tuple[bytes, bytes]:
     return frame(body), body
 
 
-def frame(body: bytes) -> bytes:
+def frame(body: Body) -> bytes:
     """The frame header of a record ``body``: its length and CRC-32 (a COPY
     has it computed on a decode thread: zlib releases the GIL over a large body)."""
-    return _HDR.pack(len(body), zlib.crc32(body))
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        return _HDR.pack(len(body), zlib.crc32(body))
+    crc = 0
+    for p in body:
+        crc = zlib.crc32(p, crc)
+    return _HDR.pack(body_len(body), crc)
 
 
 def decode_body(body: bytes) -> list[Any]:
@@ -323,7 +361,7 @@ class Wal:
         head, body = encode(ops)
         return self.append_record(head, body, sync)
 
-    def append_record(self, head: bytes, body: bytes, sync: bool = False) -> int:
+    def append_record(self, head: bytes, body: Body, sync: bool = False) -> int:
         """Append a record encoded by :func:`encode`; its number (for
         :meth:`sync_upto`).  A failed write leaves no byte of it behind."""
         with self.lock:
@@ -332,9 +370,12 @@ class Wal:
             # torn tail like any other (length and CRC checked at replay)
             f = self._open_current()
             start = self.size
+            size = body_len(body)
             try:
-                self._reserve(f, start + len(head) + len(body))
-                if len(body) < APPEND_FROM:
+                self._reserve(f, start + len(head) + size)
+                if not isinstance(body, (bytes, bytearray, memoryview)):
+                    fileio.writev_fully(f.fileno(), [head, *body], self._path)
+                elif size < APPEND_FROM:
                     fileio.write_fully(f.fileno(), head + body, self._path)
                 else:
                     fileio.write_fully(f.fileno(), head, self._path)
@@ -344,7 +385,7 @@ class Wal:
                 if isinstance(e, PgError):
                     raise
                 raise fileio.storage_error(e, "write to", self._path) from e
-            self.size += len(head) + len(body)
+            self.size += len(head) + size
             self._alloc = max(self._alloc, self.size)
             self.written += 1
             mine = self.written

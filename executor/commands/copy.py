@@ -58,11 +58,13 @@ DECODE_SLAB = 8 << 20
 #: a decode thread while the next ones arrive (``CopySink._hand_over``);
 #: measured on YSB's 3.3 MB COPYs: 512 KiB left CopyDone ~3.5 ms of work where
 #: 1 MiB left ~10 (its last slab is larger), 256 KiB cost more CPU per row
-AHEAD_SLAB = 512 << 10
+AHEAD_SLAB = 2 << 20
 #: slabs parsed ahead and not yet staged, per COPY (bounds its memory)
 AHEAD_DEPTH = 4
-#: a stream slab's WAL body this large has its CRC computed on a decode thread
-AHEAD_CRC = 64 << 10
+#: a stream slab's WAL body this large has its CRC computed on a decode thread;
+#: a smaller one here: with the folding CRC (~20 GB/s) a 2 MiB slab's body takes
+#: ~60 us, less than handing it over (the WAL write waited ~0.2 ms for it)
+AHEAD_CRC = 16 << 20
 #: encoded stream slabs kept in memory before spilling to the data directory
 SPILL_BYTES = 32 << 20
 
@@ -403,7 +405,7 @@ class CopySink:
         self.line = 1
         self.batches: list[Batch] = []
         # encoded stream slabs: (WAL frame header, or its future on a decode thread; body; rows)
-        self.records: list[tuple[bytes | Future[bytes], bytes, int]] = []
+        self.records: list[tuple[bytes | Future[bytes], wal.Body, int]] = []
         self.kept: list[Batch] = []     # the batches of ``records``, for the views (no decoding them back)
         self.stream_rows = 0        # rows a stream admitted (the COPY's rows less those later than its watermark)
         self.advance = Advance()    # what the COPY does to the stream's watermark, applied at its commit
@@ -436,6 +438,11 @@ class CopySink:
         self.group = secrets.randbits(62)     # names this COPY's parts in the WAL
         # pipelinedb.stream_targets as the COPY begins: logged in every part
         self.sent_to = stream_targets.resolve(ctx) if rel.kind == "f" and not self.keyed else None
+        # the stream's views stage each slab as it is decoded (None: staged at CopyDone)
+        self.staging = session.engine.streams.copy_staging(rel, self.sent_to) \
+            if rel.kind == "f" and not self.keyed else None
+        if self.staging is not None and not self.staging.enabled:
+            self.staging = None
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -502,6 +509,19 @@ class CopySink:
     def _decode_ahead(self, data: bytes | list[Buffer]) -> None:
         self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
         self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
+
+    def _decode_here(self, pieces: list[Buffer]) -> None:
+        """The last slab, parsed on this thread, which would otherwise only
+        wait for the decode threads: at CopyDone the client waits for the
+        answer, and three threads parse the tail rather than two.  It is
+        staged after the slabs before it, in order, like any other."""
+        done: Future = Future()
+        try:
+            done.set_result(compiled_csv.decode(compiled_csv.gather(pieces), self.options, self.oids, False,
+                                                self.naive_utc))
+        except Exception as e:  # noqa: BLE001 - as a decode thread's failure: the general path decodes
+            done.set_exception(e)
+        self.ahead.append((pieces, done))
 
     def _header_next(self) -> bool:
         """The header line is still to come: that slab is decoded here (it is skipped there)."""
@@ -625,14 +645,17 @@ class CopySink:
         if full.n == 0:
             return
         self.stream_rows += full.n
-        body = wal.dumps([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
+        if self.staging is not None:
+            self.staging.add(full, self.ctx)
+        body = wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
         # the CRC of a large body is computed on a decode thread, in parallel with the next slab
-        head = compiled_csv.run_ahead(wal.frame, body) if len(body) >= AHEAD_CRC else wal.frame(body)
-        if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
-            self.records.append((head, body, full.n))
+        size = wal.body_len(body)
+        head = compiled_csv.run_ahead(wal.frame, body) if size >= AHEAD_CRC else wal.frame(body)
+        if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
+            self.records.append((head, body, full.n))      # the body's arrays are ``full``'s, kept with it
             self.kept.append(full)
-            self.staged_bytes += len(body)
+            self.staged_bytes += size
             return
         if self.spill is None:
             tmp = self.session.db.dir / "tmp"
@@ -640,7 +663,8 @@ class CopySink:
             self.spill = tempfile.TemporaryFile(dir=tmp)
         self.spill.write(full.n.to_bytes(8, "little"))
         self.spill.write(head if isinstance(head, bytes) else head.result())
-        self.spill.write(body)
+        for part in body:
+            self.spill.write(part)
         self.spilled += 1
 
     def _flush_tail(self) -> None:
@@ -655,7 +679,7 @@ class CopySink:
         if self.pieces:         # plain data: the last slab, handed over as its pieces when whole rows
             last, self.pieces, self.pending = self.pieces, [], 0
             if last[-1][-1:] == b"\n" and sum(map(len, last)) >= compiled_csv.MIN_BYTES:
-                self._decode_ahead(last)
+                self._decode_here(last)
             else:
                 self.buf += b"".join(last)
         if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
@@ -701,7 +725,7 @@ class CopySink:
                 self._deliver_stream(streams)
             finally:
                 self._close_spill()
-                self.records, self.kept = [], []
+                self.records, self.kept, self.staging = [], [], None
             release_memory(self.rows)
             return f"COPY {self.rows}"
         if not self.batches:
@@ -722,7 +746,7 @@ class CopySink:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
         elif self.stream_rows or self.advance.moves():
             streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
-                                 self.sent_to, kept=self.kept)
+                                 self.sent_to, kept=self.kept, staging=self.staging)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read
@@ -746,7 +770,7 @@ class CopySink:
     def abort(self, reason: str) -> None:
         self._close_spill()
         self.batches = []
-        self.records, self.kept = [], []
+        self.records, self.kept, self.staging = [], [], None
         self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
         self.pieces = []
         self.buf = bytearray()

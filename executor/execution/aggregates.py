@@ -305,14 +305,19 @@ class GroupIndex:
         index, else the list of key tuples (immutable, so copied shallowly)."""
         if self.ints is not None:
             return {"int_keys": self.ints.keys().copy()}
-        if self.pairs is not None:           # saved as tuples: the checkpoint format is unchanged
-            return {"keys": self._tuples()}
+        if self.pairs is not None:
+            # two arrays, not a Python tuple per group: the snapshot is taken
+            # while ingest is held off (a YSB view's 20k groups took ~10 ms)
+            k1, k2 = self.pairs.keys()
+            return {"pair_keys": [k1, k2]}
         return {"keys": list(self._keys)}
 
     def load_snapshot(self, snap: dict) -> None:
         """Take the groups of :meth:`snapshot` into this empty index, same ids."""
         if "int_keys" in snap:
             self.adopt_array(snap["int_keys"])
+        elif "pair_keys" in snap:
+            self.adopt_pairs(*snap["pair_keys"])
         else:
             self.adopt(snap["keys"])
 

@@ -923,8 +923,15 @@ class StreamManager:
         self.outputs.stage(rel.oid, batch, ctx, views, staged, to)      # transforms and their readers
         return views, staged
 
+    def copy_staging(self, rel, to: targets.Targets = None) -> "CopyStaging":
+        """Where a COPY stages its slabs into the stream's views while the
+        data still arrives (:class:`CopyStaging`), so that CopyDone is left
+        only the last slab, the WAL write and the delivery."""
+        return CopyStaging(self, rel, to)
+
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
-                     to: targets.Targets = None, kept: list[Batch] | None = None) -> None:
+                     to: targets.Targets = None, kept: list[Batch] | None = None,
+                     staging: "CopyStaging | None" = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
         :class:`StreamPart` record, encoded and validated while the data
         arrived) are staged into every view, then logged with their commit
@@ -933,14 +940,10 @@ class StreamManager:
         commit and applied with it.  ``to``: the COPY's targets (resolved
         when it began and logged in its parts).  ``kept``: the batches of the
         first parts, still in memory (only the ones spilled to disk are
-        decoded back)."""
+        decoded back).  ``staging``: the slabs staged as they arrived, used
+        if the views it staged for are still the stream's (else every slab is
+        staged again here)."""
         rt = self.runtime(rel)
-        views = self._fed_by(rel.oid, to)
-        staged: dict = {}
-        batches: list[Batch] = []
-        nparts = 0
-        listened = rt.listeners > 0         # a session scan takes every slab from the ring
-
         held = kept or []
 
         def slabs():
@@ -951,15 +954,13 @@ class StreamManager:
                 cols = wal.decode_body(body)[0].columns
                 yield Batch([Col(d, m, c.type_oid) for (d, m), c in zip(cols, rel.live_columns)], n)
 
-        for b in slabs():
-            nparts += 1
-            stage_views(views, rel.oid, b, ctx, staged)
-            self.outputs.stage(rel.oid, b, ctx, views, staged, to)
-            batches.append(b)
-            if not listened:                # else only the stream's last rows are held (backfill.py)
-                backfill.keep_last(batches, rel.capacity)
+        if staging is None or not staging.current():
+            staging = CopyStaging(self, rel, to)
+            for b in slabs():
+                staging.add(b, ctx)
+        views, staged, batches = staging.views, staging.staged, staging.batches
         adv = advance or Advance()
-        commit = StreamCommit(rel.oid, group, nparts, rows, adv.late)
+        commit = StreamCommit(rel.oid, group, staging.nparts, rows, adv.late)
 
         def publish(seq: int) -> None:
             self._publish(rt, views, staged, batches, seq, ctx, lambda: list(slabs()), to)
@@ -1039,3 +1040,44 @@ def _definition(rel) -> tuple:
 def _epoch(rel) -> str:
     """How many times the view was explicitly restarted (WITH (restart = true))."""
     return dict(rel.options).get("state_epoch", "0")
+
+
+class CopyStaging:
+    """A COPY's slabs staged into the views of its stream as each is
+    decoded (step one of an insert, private to the statement), so the
+    kernels run while the client still sends rather than all at CopyDone.
+    The views are those the stream fed when the COPY began; a view created,
+    dropped, switched or redefined meanwhile makes :meth:`current` false and
+    the COPY stages again at CopyDone, as before."""
+
+    def __init__(self, manager: StreamManager, rel, to: targets.Targets) -> None:
+        self.manager, self.rel, self.to = manager, rel, to
+        # a transform's output views would be staged per slab by whatever reads it then: not done early
+        self.enabled = not manager.outputs.transforms_on(rel.oid)
+        self.views = manager._fed_by(rel.oid, to)
+        self._defs = [(cv, cv.rel) for cv in self.views]
+        self.staged: dict = {}
+        self.batches: list[Batch] = []
+        self.nparts = 0
+        rt = manager.runtime(rel)
+        self._rt = rt
+        self.listened = rt.listeners > 0     # a session scan takes every slab from the ring
+
+    def add(self, b: Batch, ctx) -> None:
+        """Stage one slab (its rows validated and admitted); raises the
+        statement's error, no view changed."""
+        self.nparts += 1
+        stage_views(self.views, self.rel.oid, b, ctx, self.staged)
+        self.manager.outputs.stage(self.rel.oid, b, ctx, self.views, self.staged, self.to)
+        self.batches.append(b)
+        if not self.listened:              # else only the stream's last rows are held (backfill.py)
+            backfill.keep_last(self.batches, self.rel.capacity)
+
+    def current(self) -> bool:
+        """Whether the stream still feeds exactly the views staged, in the
+        same definitions, and a scan listens as it did."""
+        if not self.enabled:
+            return False
+        now = self.manager._fed_by(self.rel.oid, self.to)
+        return (self._rt.listeners > 0) == self.listened and len(now) == len(self._defs) \
+            and all(cv is old and cv.rel is rel for cv, (old, rel) in zip(now, self._defs))

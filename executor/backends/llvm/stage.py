@@ -30,6 +30,9 @@ from .table import NativeTable, float_room
 #: prepared kernel inputs one statement may hold per pipeline before they
 #: are folded into a private table
 STAGE_BYTES = 64 << 20
+#: inputs of this many rows run as they are: joining them would copy more
+#: than the kernel call it saves (a COPY's slabs)
+JOIN_MAX_ROWS = 4096
 
 
 class CompiledStage:
@@ -172,6 +175,8 @@ def _joinable(a: KernelInputs, b: KernelInputs) -> bool:
     values (after the column, mask and premask addresses) and which columns
     carry NULL masks; both non-empty."""
     if a.empty or b.empty or a.plan is not b.plan or a.present != b.present or len(a.keep) != len(b.keep):
+        return False
+    if a.batch.n >= JOIN_MAX_ROWS or b.batch.n >= JOIN_MAX_ROWS:
         return False
     assert a.base is not None and b.base is not None
     skip = 2 * len(a.cols) + 1
