@@ -129,24 +129,20 @@ class FrontendReader:
 
     def _room(self) -> None:
         """Free room after the unread bytes: they move to the front when that
-        frees a quarter of the buffer, else the buffer grows in place by as
-        much as it holds, up to READ_ROOM (realloc: a COPY's unread messages
-        are not copied, and the new room is not written to before the read)."""
+        frees a quarter of the buffer, else into a larger buffer (room as
+        large as the buffer was, up to READ_ROOM, or as the unread bytes, so
+        a long message is copied O(1) times).  A new object, never a resize:
+        the read that just ended may still hold a view of the old one."""
         buf, pos, end = self._buf, self._pos, self._end
         unread = end - pos
-        if pos >= len(buf) // 4:
+        if pos and len(buf) - unread >= max(MIN_ROOM, len(buf) // 4):
             with memoryview(buf) as mv:
                 mv[:unread] = mv[pos:end]
-            self._pos, self._end = 0, unread
-            if len(buf) - unread >= MIN_ROOM:
-                return
-        grow = max(MIN_ROOM, min(len(buf), READ_ROOM))
-        try:
-            buf += bytes(grow)
-        except BufferError:         # a view of it outlived its read: read into a new one
-            new = bytearray(unread + grow)
-            new[:unread] = memoryview(buf)[self._pos:self._end]
-            self._buf, self._pos, self._end = new, 0, unread
+        else:
+            new = bytearray(unread + max(MIN_ROOM, min(len(buf), READ_ROOM), unread))
+            new[:unread] = memoryview(buf)[pos:end]
+            self._buf = new
+        self._pos, self._end = 0, unread
 
     def buffer_updated(self, nbytes: int) -> None:
         """``nbytes`` were written where ``get_buffer`` pointed."""
