@@ -37,8 +37,9 @@ _FRONTEND_KINDS = frozenset(b"BCDEFHPQSXcdfp")
 #: peer cannot make the server buffer a MAX_MESSAGE-sized body.
 AUTH_MESSAGE_LIMIT = 65535
 #: Free room below which the reader's buffer is compacted or grown before a
-#: socket read, and the size it starts with (most connections send small requests).
-MIN_ROOM = 16 * 1024
+#: socket read, and the size it starts with: most connections send small
+#: requests, and an idle one keeps its buffer (a bulk sender's grows at once).
+MIN_ROOM = 4096
 #: Room a busy connection's buffer grows to, for large reads (uvloop's own read size).
 READ_ROOM = 256 * 1024
 #: A buffer larger than this is let go once it is read out (a huge message, or
