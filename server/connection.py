@@ -130,12 +130,15 @@ class Connection(asyncio.BufferedProtocol):
         self.server.track(self)
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        """The room the next socket read fills: the reader's own buffer (so
-        the bytes are not copied out of the loop's and then into ours), or
-        the body of the large CopyData being received."""
+        """The room the next socket read fills: the reader's own buffer, so
+        the bytes are not copied out of the loop's and then into ours."""
         return self.reader.get_buffer(sizehint)
 
     def buffer_updated(self, nbytes: int) -> None:
+        """A read put ``nbytes`` into the reader.  A read that is the whole
+        of a request (nothing was buffered before it) may be a replayed or
+        lean cycle, served from its bytes without framing; else, or if it
+        is not, its messages are pulled as usual."""
         reader = self.reader
         fresh = not reader.buffered()
         reader.buffer_updated(nbytes)
@@ -143,8 +146,7 @@ class Connection(asyncio.BufferedProtocol):
             reader.discard()
             return
         chunk = None
-        if fresh and nbytes <= cycles.MAX_CYCLE_BYTES and reader.buffered() == nbytes:
-            # exactly what this read brought: maybe a replayed or lean cycle, served unread
+        if fresh and nbytes <= cycles.MAX_CYCLE_BYTES:
             chunk = reader.unread()
             reader.discard()
             if chunk == self._replay_raw and self._replay_again() or self._lean_chunk(chunk):
