@@ -36,6 +36,15 @@ _FRONTEND_KINDS = frozenset(b"BCDEFHPQSXcdfp")
 #: PostgreSQL caps them at PG_MAX_AUTH_TOKEN_LENGTH, so an unauthenticated
 #: peer cannot make the server buffer a MAX_MESSAGE-sized body.
 AUTH_MESSAGE_LIMIT = 65535
+#: Free room below which the reader's buffer is compacted or grown before a
+#: socket read, and the size it starts with: most connections send small
+#: requests, and an idle one keeps its buffer (a bulk sender's grows at once).
+MIN_ROOM = 4096
+#: Room a busy connection's buffer grows to, for large reads (uvloop's own read size).
+READ_ROOM = 256 * 1024
+#: A buffer larger than this is let go once it is read out (a huge message, or
+#: a COPY that outran its worker, made it grow).
+KEEP_ROOM = 16 * 1024 * 1024
 
 _I16 = struct.Struct("!h")
 _I32 = struct.Struct("!i")
@@ -90,13 +99,17 @@ class FrontendReader:
     """Incremental decoder of the client's byte stream.
 
     Before startup completes, messages carry no type byte; afterwards every
-    message starts with one.  ``feed`` appends bytes, ``next`` pops one
-    complete message or returns None.
+    message starts with one.  Bytes come in either straight from the socket,
+    as asyncio's BufferedProtocol does it (``get_buffer`` offers the room the
+    next read fills, ``buffer_updated`` says how much it did: no copy out of
+    the event loop's buffer and then into ours), or by ``feed`` (a copy).
+    ``next`` pops one complete message or returns None.
     """
 
     def __init__(self, max_message: int = MAX_MESSAGE) -> None:
-        self._buf = bytearray()
-        self._pos = 0
+        self._buf = bytearray(MIN_ROOM)
+        self._pos = 0                   # next unread byte of _buf
+        self._end = 0                   # end of the bytes received into _buf
         self.startup_phase = True
         #: Longest typed message accepted now (the server raises it after authentication).
         self.max_message = max_message
@@ -104,23 +117,62 @@ class FrontendReader:
         #: :class:`bind_runs.BindRun` (the server turns it on once it serves queries).
         self.bind_runs = False
 
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Where the next read goes (BufferedProtocol.get_buffer): the free
+        room after the unread bytes, at least MIN_ROOM of it."""
+        if self._pos == self._end:
+            self._pos = self._end = 0
+            if len(self._buf) > KEEP_ROOM:      # after a huge message: do not keep its room
+                self._buf = bytearray(READ_ROOM)
+        if len(self._buf) - self._end < MIN_ROOM:
+            self._room()
+        return memoryview(self._buf)[self._end:]
+
+    def _room(self) -> None:
+        """Free room after the unread bytes: they move to the front when that
+        frees a quarter of the buffer, else into a larger buffer (room as
+        large as the buffer was, up to READ_ROOM, or as the unread bytes, so
+        a long message is copied O(1) times).  A new object, never a resize:
+        the read that just ended may still hold a view of the old one."""
+        buf, pos, end = self._buf, self._pos, self._end
+        unread = end - pos
+        if pos and len(buf) - unread >= max(MIN_ROOM, len(buf) // 4):
+            with memoryview(buf) as mv:
+                mv[:unread] = mv[pos:end]
+        else:
+            new = bytearray(unread + max(MIN_ROOM, min(len(buf), READ_ROOM), unread))
+            new[:unread] = memoryview(buf)[pos:end]
+            self._buf = new
+        self._pos, self._end = 0, unread
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """``nbytes`` were written where ``get_buffer`` pointed."""
+        self._end += nbytes
+
     def feed(self, data: bytes) -> None:
-        if self._pos > 65536 and self._pos * 2 > len(self._buf):
-            del self._buf[: self._pos]
-            self._pos = 0
-        self._buf += data
+        """Append ``data`` (bytes not read from the socket through ``get_buffer``)."""
+        with memoryview(data) as src:
+            while len(src):
+                with self.get_buffer(len(src)) as room:
+                    n = min(len(room), len(src))
+                    room[:n] = src[:n]
+                self.buffer_updated(n)
+                src = src[n:]
 
     def buffered(self) -> int:
-        return len(self._buf) - self._pos
+        return self._end - self._pos
 
     def unread(self) -> bytes:
         """A copy of what is buffered and not yet read (see ``discard``)."""
-        return bytes(self._buf[self._pos:])
+        return bytes(self._buf[self._pos:self._end])
 
     def discard(self) -> None:
         """Drop what is buffered: the caller served it from ``unread``."""
-        self._buf = bytearray()
-        self._pos = 0
+        self._pos = self._end
+
+    def restore(self, n: int) -> None:
+        """Undo a ``discard`` of ``n`` bytes (nothing was received since)."""
+        self._pos = self._end - n
 
     def next(self) -> StartupPacket | Message | None:
         """The next complete packet: untyped while ``startup_phase``, typed after."""
@@ -129,7 +181,7 @@ class FrontendReader:
         return self.next_message()
 
     def _next_startup(self) -> StartupPacket | None:
-        avail = len(self._buf) - self._pos
+        avail = self._end - self._pos
         if avail < 4:
             return None
         (length,) = _I32.unpack_from(self._buf, self._pos)
@@ -145,7 +197,7 @@ class FrontendReader:
         """The next complete typed message (after the startup phase)."""
         buf = self._buf
         pos = self._pos
-        avail = len(buf) - pos
+        avail = self._end - pos
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
@@ -165,18 +217,13 @@ class FrontendReader:
             raise PgError(PROTOCOL_VIOLATION, f"invalid frontend message type {buf[pos]}")
         if avail < 5:
             return None
-        kind, length = _HDR.unpack_from(self._buf, self._pos)
+        kind, length = _HDR.unpack_from(buf, pos)
         if length < 4 or length > SMALL_MESSAGE_LIMIT and kind[0] in _SMALL_KINDS:
             raise PgError(PROTOCOL_VIOLATION, f"invalid message length {length}")
         if length > self.max_message:
             raise PgError(PROGRAM_LIMIT_EXCEEDED,
                           f"message length {length} exceeds the limit of {self.max_message} bytes")
-        if avail < length + 1:
-            return None
-        start = self._pos + 5
-        body = bytes(self._buf[start : start + length - 4])
-        self._pos += length + 1
-        return Message(kind.decode("latin-1"), body)
+        return None     # (incomplete)
 
 
 def split_messages(raw: bytes) -> list[Message]:

@@ -1,6 +1,6 @@
 """One client connection: startup, TLS upgrade, authentication, then the query loop.
 
-Implemented as an ``asyncio.Protocol`` plus one task, rather than streams,
+Implemented as an ``asyncio.BufferedProtocol`` plus one task, rather than streams,
 because we need to see the peer vanish *while* a query runs on a worker
 thread (``connection_lost`` sets the session's cancel event so the query
 stops) and we want explicit control over read/write back-pressure.
@@ -69,7 +69,7 @@ def negotiate_protocol_version(minor: int, unknown: list[str]) -> bytes:
 DIRECT_ANSWERS_FROM = int(os.environ.get("SPLITSTREAM_DIRECT_ANSWERS_FROM", "64"))
 
 
-class Connection(asyncio.Protocol):
+class Connection(asyncio.BufferedProtocol):
     """State machine for one client socket."""
 
     def __init__(self, server: "Server") -> None:
@@ -106,7 +106,7 @@ class Connection(asyncio.Protocol):
         self._direct_lock = threading.Lock()
         self._lean_direct = False        # the running lean cycle's answer may be written directly
 
-    # ------------------------------------------------------------ asyncio.Protocol
+    # ------------------------------------------------------------ asyncio.BufferedProtocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # a stream transport (uvloop's are not asyncio.Transport subclasses, so no isinstance)
@@ -129,22 +129,36 @@ class Connection(asyncio.Protocol):
         self.task = self.loop.create_task(self._main())
         self.server.track(self)
 
-    def data_received(self, data: bytes) -> None:
+    def get_buffer(self, sizehint: int) -> memoryview:
+        """The room the next socket read fills: the reader's own buffer, so
+        the bytes are not copied out of the loop's and then into ours."""
+        return self.reader.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        """A read put ``nbytes`` into the reader.  A read that is the whole
+        of a request (nothing was buffered before it) may be a replayed or
+        lean cycle, served from its bytes without framing; else, or if it
+        is not, its messages are pulled as usual."""
+        reader = self.reader
+        fresh = not reader.buffered()
+        reader.buffer_updated(nbytes)
         if self._draining:
+            reader.discard()
             return
-        if data == self._replay_raw and self._replay_again():
-            return
-        fresh = not self.reader.buffered()
-        if fresh and self._lean_chunk(data):
-            return
-        self.reader.feed(data)
-        if not self._read_paused and self.reader.buffered() > READ_PAUSE_BYTES and self.transport:
+        chunk = None
+        if fresh and nbytes <= cycles.MAX_CYCLE_BYTES:
+            chunk = reader.unread()
+            reader.discard()
+            if chunk == self._replay_raw and self._replay_again() or self._lean_chunk(chunk):
+                return
+            reader.restore(nbytes)
+        if not self._read_paused and reader.buffered() > READ_PAUSE_BYTES and self.transport:
             self.transport.pause_reading()
             self._read_paused = True
         w = self._waiter
         if w is None or w.done() or self._lean_busy:
             return  # the task is busy (or a lean insert runs); the new messages are pulled after it
-        if self._serving and not self._write_paused and self._step_inline(data if fresh else None):
+        if self._serving and not self._write_paused and self._step_inline(chunk):
             if self.session is not None:
                 self.session.pending_shape = None
             return
@@ -314,7 +328,7 @@ class Connection(asyncio.Protocol):
             self.write(rest)
         sess, w = self.session, self._waiter
         if sess is None or self._lean_busy or w is None or w.done():
-            return                  # (data_received already took the next request)
+            return                  # (buffer_updated already took the next request)
         if self.closed or self.eof or self.terminating or self._write_paused or sess.terminated:
             w.set_result(None)
             return
@@ -331,8 +345,9 @@ class Connection(asyncio.Protocol):
 
     def _replay_again(self) -> bool:
         """The client sent byte for byte the request it sent last (a polling
-        read cycle, pgbench's SELECT): answer from the cycle cache without
-        parsing it, if the engine vouches the result is unchanged."""
+        read cycle, pgbench's SELECT), and nothing else is buffered: answer
+        from the cycle cache without parsing it, if the engine vouches the
+        result is unchanged."""
         w, sess, sig = self._waiter, self.session, self._replay_sig
         if w is None or w.done() or self._write_paused or self.terminating or self.closed or self._lean_busy \
                 or self.reader.buffered() or sess is None or sig is None:

@@ -874,6 +874,56 @@ async def test_copy_fail_and_feed_error(trust):
     await c.close()
 
 
+def _copy_rows(n: int) -> bytes:
+    return b"".join(b"%d\tv%d\n" % (i, i) for i in range(n))
+
+
+async def test_copy_in_any_read_boundaries(trust):
+    """CopyData of 100 kB and 8 kB messages reach the sink whole and in order
+    however the client's writes cut them (the first bytes one by one, so
+    headers split across reads), with CopyDone and the next query in the
+    same write as the data's tail."""
+    server, engine = trust
+    c = await _client(server)
+    c.query("copy in")
+    assert (await c.recv())[0] == "G"
+    data = _copy_rows(30000)
+    stream = b"".join(_msg(b"d", data[i:i + 100_000]) for i in range(0, 200_000, 100_000)) \
+        + b"".join(_msg(b"d", data[i:i + 8192]) for i in range(200_000, len(data), 8192)) \
+        + _msg(b"c", b"") + _msg(b"Q", _cstr("select 9"))
+    pos = 0
+    for size in [1] * 12 + [3, 7, 1000, 65536, 5, 100_003, 1, 131072]:
+        c.raw(stream[pos:pos + size])
+        await c.w.drain()
+        await asyncio.sleep(0.001)
+        pos += size
+    c.raw(stream[pos:])
+    msgs = await c.until()
+    msgs += await c.until()
+    assert kinds(msgs) == "CZTDCZ" and tags(msgs) == ["COPY 30000", "SELECT 1"]
+    assert engine.copied == [data]
+    await c.close()
+
+
+async def test_copy_terminate_mid_run(trust):
+    """Terminate in the middle of a COPY's data is, as in PostgreSQL's
+    CopyGetData, an unexpected message: 08P01, the COPY aborted with nothing
+    copied; the connection goes on."""
+    server, engine = trust
+    c = await _client(server)
+    c.query("copy in")
+    assert (await c.recv())[0] == "G"
+    c.raw(_msg(b"d", _copy_rows(20000)) + _msg(b"d", b"1\ta\n") + _msg(b"X", b""))
+    msgs = await c.until()
+    assert kinds(msgs) == "EZ"
+    e = errors(msgs)[0]
+    assert e["C"] == "08P01" and e["M"] == "unexpected message type 0x58 during COPY from stdin"
+    assert engine.aborted and not engine.copied
+    c.query("select 5")
+    assert kinds(await c.until()) == "TDCZ"
+    await c.close()
+
+
 async def test_copy_in_extended_ignores_sync_inside(trust):
     server, engine = trust
     c = await _client(server)
@@ -1006,7 +1056,7 @@ async def test_tls_upgrade(tmp_path):
     cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key),
                     "-out", str(cert), "-days", "1", "-subj", "/CN=localhost"], check=True, capture_output=True)
-    server, _ = await _start(tls_cert=str(cert), tls_key=str(key))
+    server, engine = await _start(tls_cert=str(cert), tls_key=str(key))
     try:
         c = await Client.open(server.port)
         c.raw(struct.pack("!ii", 8, 80877103))
@@ -1019,6 +1069,14 @@ async def test_tls_upgrade(tmp_path):
         assert msgs[-1] == ("Z", b"I")
         c.query("select 1")
         assert rows(await c.until()) == [[b"1"]]
+        # a COPY through TLS: 128 kB messages, decrypted into the reader's buffer
+        c.query("copy in")
+        assert (await c.recv())[0] == "G"
+        data = _copy_rows(40000)
+        c.raw(b"".join(_msg(b"d", data[i:i + 131072]) for i in range(0, len(data), 131072)) + _msg(b"c", b""))
+        msgs = await c.until()
+        assert kinds(msgs) == "CZ" and tags(msgs) == ["COPY 40000"]
+        assert engine.copied == [data]
         await c.close()
     finally:
         await server.shutdown()
