@@ -16,7 +16,13 @@ from ..execution.regnames import REG_TYPES, reg_names
 
 
 def columns_of(op: operators.Op) -> list[ResultColumn]:
-    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
+    return result_columns(op.out)
+
+
+def result_columns(out: list[operators.OutCol]) -> list[ResultColumn]:
+    """RowDescription's fields for output columns, each naming the table
+    column it was taken from (``operators.carried``)."""
+    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in out]
 
 
 class Stmt:

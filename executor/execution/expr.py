@@ -93,6 +93,9 @@ _NO_FILL = object()
 
 
 class ColRef(Expr):
+    #: bound under a COLLATE clause: a value computed, for RowDescription (``operators.carried``)
+    collated = False
+
     def __init__(self, idx: int, oid: int, name: str = "?column?", typmod: int = -1) -> None:
         self.idx, self.oid, self.name, self.typmod = idx, oid, name, typmod
 

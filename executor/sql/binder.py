@@ -361,6 +361,9 @@ class ExprBinder:
         e = self.bind(n.this)
         collations.check_collatable(e.oid)
         collation_of(n.expression)
+        if type(e) is expr.ColRef:
+            e = expr.ColRef(e.idx, e.oid, e.name, e.typmod)
+            e.collated = True
         return e
 
     def b_ByteString(self, n):

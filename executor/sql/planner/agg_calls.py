@@ -165,7 +165,7 @@ class AggCallPlanner(PlannerBase):
         arg = spec.args[0]
         if type(arg) is not expr.ColRef or not 0 <= arg.idx < len(op.out):
             raise combine.invalid_expression()
-        oc = combine.trace_column(op, arg.idx, lambda o, i: o.out[i] if o.out[i].table_oid else None)
+        oc = combine.trace_column(op, arg.idx, self._column_origin)
         rel = self.state.rels.get(oc.table_oid) if oc is not None else None
         if rel is None:
             raise combine.invalid_expression()
@@ -175,6 +175,15 @@ class AggCallPlanner(PlannerBase):
         if view_spec is None or spec.distinct or spec.filter is not None:
             raise combine.invalid_expression()
         spec.combined = view_spec       # type: ignore[attr-defined]
+
+    def _column_origin(self, op, i: int):
+        """``op``'s column ``i`` if it names a table, stream or continuous
+        view column; a plain view's column is followed into its query."""
+        oc = op.out[i]
+        rel = self.state.rels.get(oc.table_oid) if oc.table_oid else None
+        if rel is None or (rel.kind == "v" and not rel.continuous):
+            return None
+        return oc
 
     def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
         """``t`` or ``t.*`` naming a relation of the query (not a column): its

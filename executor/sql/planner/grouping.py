@@ -96,7 +96,7 @@ class GroupingPlanner(PlannerBase):
         # bind select list / having / order once to discover aggregates
         # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
         hav = self._discover_aggs(make_post(_discover_window), sel, select_items, key_nodes, having)
-        out = [operators.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
+        out = [operators.carried(expr_name(k), e, op.out, -1) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
         if sets is not None:
             out.append(operators.OutCol("__grouping", type_oids.INT4, hidden=True))
         agg_op = operators.Aggregate(op, keys, aggs, out, sets)

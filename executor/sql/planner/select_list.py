@@ -73,7 +73,7 @@ class SelectPlanner(PlannerBase):
         sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs), same)
         if win_specs:
             op = WindowOp(op, win_specs)
-        out = [operators.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
+        out = [operators.carried(n, e, op.out) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
         op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
         op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra), same)
         op = self.plan_limit(sel, op, scope)
