@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import (
+    ARRAY_SUBSCRIPT_ERROR,
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
@@ -1296,17 +1297,70 @@ def _interval_in(s: str) -> Interval:
 # ---- arrays ----
 
 
+_BOUND = re.compile(r"[-+\d]*")
+ARRAY_BOUNDS_HINT = "splitstream's arrays all start at subscript 1."
+
+
+def _array_decoration(s: str, bad: Callable[[str], PgError]) -> tuple[list[tuple[int, int]], str]:
+    """array_in's explicit dimensions (``[1:3][2]={...}``): the (lower,
+    upper) bound of each, and the text after the ``=``; whitespace is allowed
+    between the items, not within them, as PostgreSQL's parser does."""
+    bounds: list[tuple[int, int]] = []
+    t = s.lstrip()
+    while t.startswith("["):
+        lo_text = _BOUND.match(t, 1).group(0)      # type: ignore[union-attr]
+        if not lo_text:
+            raise bad('"[" must introduce explicitly-specified array dimensions.')
+        pos, lo = 1 + len(lo_text), None
+        if t[pos:pos + 1] == ":":
+            lo = lo_text
+            lo_text = _BOUND.match(t, pos + 1).group(0)      # type: ignore[union-attr]
+            if not lo_text:
+                raise bad('"[" must introduce explicitly-specified array dimensions.')
+            pos += 1 + len(lo_text)
+        if t[pos:pos + 1] != "]":
+            raise bad('Missing "]" after array dimensions.')
+        low, up = _c_atoi(lo) if lo is not None else 1, _c_atoi(lo_text)
+        if up < low:
+            raise PgError(ARRAY_SUBSCRIPT_ERROR, "upper bound cannot be less than lower bound")
+        bounds.append((low, up))
+        t = t[pos + 1:].lstrip()
+    if bounds:
+        if not t.startswith("="):
+            raise bad('Missing "=" after array dimensions.')
+        t = t[1:].lstrip()
+        if not t.startswith("{"):
+            raise bad('Array contents must start with "{".')
+    return bounds, t
+
+
+def _c_atoi(text: str) -> int:
+    """C's atoi over what the dimension scanner took (digits, signs): the
+    leading number, 0 when there is none."""
+    m = re.match(r"[-+]?\d+", text)
+    return int(m.group(0)) if m else 0
+
+
+def _check_decoration(bounds: list[tuple[int, int]], value: list[Any], bad: Callable[[str], PgError]) -> None:
+    """Explicit dimensions must match the braces; lower bounds other than 1
+    are refused, since every array here starts at subscript 1."""
+    shape, x = [], value
+    while isinstance(x, list) and x:
+        shape.append(len(x))
+        x = x[0]
+    if shape != [up - lo + 1 for lo, up in bounds]:
+        raise bad("Specified array dimensions do not match array contents.")
+    if any(lo != 1 for lo, _ in bounds):
+        raise PgError(FEATURE_NOT_SUPPORTED, "array lower bounds other than 1 are not supported", hint=ARRAY_BOUNDS_HINT)
+
+
 def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list[Any]:
-    """array_in: nested braces, quoting, NULL; dimension decoration ignored."""
+    """array_in: nested braces, quoting, NULL, explicit dimensions."""
     def bad(detail: str | None = None) -> PgError:
         return PgError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{s}"', detail=detail)
 
-    t = s.strip()
-    if t.startswith("["):
-        eq = t.find("=")
-        if eq < 0 or not re.fullmatch(r"(\[\s*-?\d+\s*(:\s*-?\d+\s*)?\])+\s*", t[:eq]):
-            raise bad()
-        t = t[eq + 1:].strip()
+    bounds, t = _array_decoration(s, bad)
+    t = t.rstrip()
     if not t.startswith("{"):
         raise bad('Array value must start with "{" or dimension information.')
     n = len(t)
@@ -1383,6 +1437,8 @@ def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list[Any]:
     if t[pos:].strip():
         raise bad("Junk after closing right brace.")
     _check_rectangular(result, s)
+    if bounds:
+        _check_decoration(bounds, result, bad)
     return result
 
 
