@@ -801,6 +801,26 @@ def _numeric_out(v: Any, tz: str) -> str:
     return format_numeric(Decimal(v))
 
 
+CHAR_ASCII_HINT = ('splitstream keeps a "char" as one ASCII character; PostgreSQL stores the first byte '
+                   '(written \\ooo above 127). Use text, or bytea for bytes.')
+
+
+def char_in(s: str) -> str:
+    """charin: the first byte ('' is the zero byte), or ``\\ooo`` in octal;
+    a byte above 127 is refused (0A000), as splitstream keeps the value as
+    an ASCII character and cannot order or print such bytes as PostgreSQL."""
+    if len(s) == 4 and s[0] == "\\" and all(c in "01234567" for c in s[1:]):
+        return char_of_byte(int(s[1:], 8) & 0xFF)
+    return char_of_byte(s.encode("utf-8")[0]) if s else ""
+
+
+def char_of_byte(b: int) -> str:
+    """The "char" holding byte ``b`` (0..255): '' for 0."""
+    if b > 127:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'"char" value {b} (\\{b:03o}) is not supported', hint=CHAR_ASCII_HINT)
+    return chr(b) if b else ""
+
+
 def _char_out(v: Any, tz: str) -> str:
     return str(v)[:1] if v else ""
 
@@ -1470,7 +1490,7 @@ def _text_in(oid: int, s: str, tz: str = "UTC") -> Any:
     if oid == BPCHAR:
         return s
     if oid == CHAR:
-        return s[:1]
+        return char_in(s)
     if oid in (OID, XID, CID, REGPROC, REGCLASS, REGTYPE, REGNAMESPACE, REGROLE):
         return _uint32_in(s, TYPES_BY_OID[oid].name)
     if oid == BYTEA:

@@ -109,6 +109,13 @@ def referenced_names(tree: exp.Expression) -> frozenset[str] | None:
     return frozenset(ident(c.this) for c in tree.find_all(exp.Column) if isinstance(c.this, exp.Identifier))
 
 
+def _quoted_char(name) -> bool:
+    """``"char"`` (also ``pg_catalog."char"``): the one-byte type, where an
+    unquoted ``char`` is ``character`` (bpchar), as in PostgreSQL."""
+    last = name.expression if isinstance(name, exp.Dot) else name
+    return isinstance(last, exp.Identifier) and last.args.get("quoted") and last.this == "char"
+
+
 def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     """sqlglot DataType -> (oid, typmod)."""
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
@@ -122,6 +129,8 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
         name = dt.args.get("kind") or dt.sql(DIALECT)
+        if _quoted_char(name):
+            return type_oids.CHAR, -1
         oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -524,8 +533,13 @@ class ExprBinder:
             if a.oid == type_oids.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
                 return expr.Const(int(v), type_oids.INT8)
             return expr.Const(v, a.oid)
+        if a.oid == type_oids.UNKNOWN and isinstance(a, expr.Const):     # -'1', -NULL: every numeric - fits
+            raise PgError(AMBIGUOUS_FUNCTION, "operator is not unique: - unknown",
+                          hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
         if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, type_oids.NUMERIC)
+        if a.oid not in expr.NEGATABLE:
+            raise expr.prefix_operator_missing("-", a.oid)
         return expr.Neg(a)
 
     def b_DPipe(self, n):
@@ -566,6 +580,10 @@ class ExprBinder:
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
         if type_oids.BYTEA in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.BYTEA, type_oids.UNKNOWN}:
             return self.call("byteacat", [left, right])
+        if type_oids.CHAR in (left.oid, right.oid) and sqltypes.is_string(left.oid) and sqltypes.is_string(right.oid):
+            # "char" casts to text implicitly: text || text, anynonarray || text and text || anynonarray all fit
+            raise PgError(AMBIGUOUS_FUNCTION, f"operator is not unique: {sqltypes.format_type(left.oid)} || {sqltypes.format_type(right.oid)}",
+                          hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
@@ -844,6 +862,8 @@ class ExprBinder:
             return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
+        if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
+            sqltypes.check_char_cast(a.oid, oid)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:

@@ -267,8 +267,8 @@ class AggCallPlanner(PlannerBase):
             raise signatures.undefined(fn, [a.oid for a in args])
         if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
             args = [self.coerce(args[0], type_oids.FLOAT8)]
-        if fn in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME):
-            args = [self.coerce(args[0], type_oids.TEXT)]      # there is min(text), no min(varchar)
+        if fn in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME, type_oids.CHAR):
+            args = [self.coerce(args[0], type_oids.TEXT)]      # there is min(text), no min(varchar) nor min("char")
         if fn in ("bool_and", "bool_or", "every") and args:
             args = [self.coerce(args[0], type_oids.BOOL)]
         if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)
