@@ -37,6 +37,7 @@ from ..execution.posix_regex import similar_to_regex
 from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
+from .error_positions import call_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
@@ -114,6 +115,26 @@ def _quoted_char(name) -> bool:
     unquoted ``char`` is ``character`` (bpchar), as in PostgreSQL."""
     last = name.expression if isinstance(name, exp.Dot) else name
     return isinstance(last, exp.Identifier) and last.args.get("quoted") and last.this == "char"
+
+
+#: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
+ORDERED_SET_NAMES = frozenset(("mode", "percentile_cont", "percentile_disc")) | HYPOTHETICAL
+
+
+def call_modifier(n: exp.Expr) -> str | None:
+    """DISTINCT or ORDER BY written inside a call's parentheses, or None."""
+    for a in func_args(n):
+        if isinstance(a, exp.Distinct) or (isinstance(a, exp.Order) and isinstance(a.this, exp.Distinct)):
+            return "DISTINCT"
+        if isinstance(a, exp.Order):
+            return "ORDER BY"
+    return None
+
+
+def not_an_aggregate(modifier: str, call: exp.Expr) -> PgError:
+    """PostgreSQL's error for aggregate syntax on a plain function's call."""
+    return PgError(WRONG_OBJECT_TYPE, f"{modifier} specified, but {func_name(call)} is not an aggregate function",
+                   position=call_position(call))
 
 
 def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
@@ -1119,9 +1140,19 @@ class ExprBinder:
         return self.window_handler(n, self)
 
     def b_Filter(self, n):
+        call = n.this.this if isinstance(n.this, exp.WithinGroup) else n.this
+        if call is n.this and func_name(call) in HYPOTHETICAL:
+            return self.b_func(call)           # rank(1) FILTER (...): WITHIN GROUP is required
+        if not is_aggregate_call(call) and func_name(call) in functions.REGISTRY:
+            raise not_an_aggregate("FILTER", call)
         return self.b_agg(n)
 
     def b_WithinGroup(self, n):
+        name = func_name(n.this)
+        if name not in ORDERED_SET_NAMES and name in functions.REGISTRY:
+            # lower(x) WITHIN GROUP (ORDER BY y) looks for lower(x, y)
+            args = [a for a in func_args(n.this) if not isinstance(a, exp.Star)] + [o.this for o in n.expression.expressions]
+            raise signatures.undefined(name, [self.bind(a).oid for a in args])
         return self.b_agg(n)
 
     def b_agg(self, n):
@@ -1138,13 +1169,18 @@ class ExprBinder:
         name = func_name(n)
         if name in AGGREGATES:
             return self.b_agg(n)
+        modifier = call_modifier(n)
         if name in WINDOW_FUNCS:
-            arg_oids = [a.oid for a in map(self.bind, func_args(n))]
+            args = [a for a in func_args(n) if not isinstance(a, exp.Star)]
+            if name in HYPOTHETICAL and (modifier or args):     # rank(1): the aggregate, without WITHIN GROUP
+                raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}",
+                              position=call_position(n))
+            arg_oids = [a.oid for a in map(self.bind, args)]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
-                if name in HYPOTHETICAL:            # rank(1): the aggregate, called without WITHIN GROUP
-                    raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
                 raise signatures.undefined(name, arg_oids)
-            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
+            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
+        if modifier and name in functions.REGISTRY:
+            raise not_an_aggregate(modifier, n)
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 

@@ -109,6 +109,20 @@ def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
     return None if found is None else _start(found, text)
 
 
+def call_position(node: exp.Expr) -> int | None:
+    """1-based offset of a function call's name, where PostgreSQL places
+    errors about the call itself; None when the parser kept no offset."""
+    return node.meta["start"] + 1 if "start" in node.meta else None
+
+
+def node_position(node: exp.Expr) -> int | None:
+    """1-based offset of ``node``'s leftmost token that keeps its place in
+    the text (names, literals, function names), as PostgreSQL's exprLocation
+    reports the leftmost of an expression's; None when none does."""
+    starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
+    return min(starts) + 1 if starts else None
+
+
 def _first(tree: exp.Expr, kind: type[exp.Expr], test) -> exp.Expr | None:
     node: exp.Expr
     for node in tree.find_all(kind):
@@ -121,6 +135,8 @@ def _first(tree: exp.Expr, kind: type[exp.Expr], test) -> exp.Expr | None:
 
 
 def _function_name(f: exp.Func) -> str:
+    if isinstance(f, exp.GroupConcat):
+        return "string_agg"
     return (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
 
 

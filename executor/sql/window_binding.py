@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError,
+    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
 
 from ..execution import combine, expr
@@ -16,7 +16,11 @@ from ..execution import json_values
 from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
-from .binder import func_args, func_name
+from ..execution import functions
+from ..execution.ordered_set import HYPOTHETICAL
+from ..execution.proc_catalog import WINDOW_SIGNATURES
+from .binder import ORDERED_SET_NAMES, call_modifier, func_args, func_name, not_an_aggregate
+from .error_positions import call_position
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.sqltypes import format_type
 
@@ -34,8 +38,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder
-    if any(isinstance(a, exp.Distinct) for a in func_args(fn_node)):
-        raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT is not implemented for window functions")
+    _check_window_call(name, fn_node, binder)
     args = [inner.bind(a) for a in func_args(fn_node) if not isinstance(a, exp.Star)]
     partition = [inner.bind(p) for p in (node.args.get("partition_by") or [])]
     order = []
@@ -74,6 +77,27 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
             planner.check_combine(agg, input_op)
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
+
+
+def _check_window_call(name: str, call: exp.Expr, binder) -> None:
+    """What PostgreSQL refuses before it looks at the window: an
+    ordered-set aggregate has no overload without WITHIN GROUP (42883),
+    rank(1) is the hypothetical-set aggregate, a plain function cannot take
+    OVER (42809), and DISTINCT is not implemented for window aggregates."""
+    args = [a for a in func_args(call) if not isinstance(a, exp.Star)]
+    if name in ORDERED_SET_NAMES - HYPOTHETICAL:
+        plain = [a.expressions[0] if isinstance(a, exp.Distinct) else a for a in args]
+        raise signatures.undefined(name, [binder.bind(a).oid for a in plain])
+    if name in HYPOTHETICAL and args:
+        raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}",
+                      position=call_position(call))
+    modifier = call_modifier(call)
+    if name not in AGGREGATES and name not in WINDOW_SIGNATURES and name in functions.REGISTRY:
+        raise not_an_aggregate(modifier, call) if modifier else PgError(
+            WRONG_OBJECT_TYPE, f"OVER specified, but {name} is not a window function nor an aggregate function",
+            position=call_position(call))
+    if modifier == "DISTINCT":
+        raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT is not implemented for window functions", position=call_position(call))
 
 
 def _value_type(planner, name: str, args: list) -> int:

@@ -13,7 +13,9 @@ from sqlglot import exp
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
 from splitstream.catalog.datatypes.vector import Batch, Col
-from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, INVALID_COLUMN_REFERENCE, UNDEFINED_FUNCTION, PgError,
+)
 
 from ...execution import expr
 from ...execution import combine
@@ -24,6 +26,7 @@ from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name, ident
+from ..error_positions import node_position
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key, sort_key_of
@@ -78,6 +81,30 @@ def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int
         raise signatures.undefined(fn, arg_oids)
 
 
+def _no_within_group(node: exp.GroupConcat, b: ExprBinder) -> None:
+    """``string_agg(x, ',') WITHIN GROUP (ORDER BY y)`` looks for a
+    string_agg of three arguments, which does not exist (42883)."""
+    order = node.this
+    args = [order.this, node.args.get("separator")] + [o.this for o in order.expressions]
+    raise signatures.undefined("string_agg", [b.bind(a).oid for a in args if a is not None])
+
+
+def _check_distinct_order(order: exp.Order, args_nodes: list, b: ExprBinder) -> None:
+    """``agg(DISTINCT x ORDER BY y)``: each ORDER BY expression must be one
+    of the arguments (42P10 at the first that is not), as PostgreSQL's
+    transformAggregateCall requires: the sort runs over the distinct values."""
+    texts = {a.sql(DIALECT) for a in args_nodes}
+    refs = {e.idx for e in map(b.bind, args_nodes) if type(e) is expr.ColRef}
+    for o in order.expressions:
+        if o.this.sql(DIALECT) in texts:
+            continue
+        e = b.bind(o.this)
+        if type(e) is expr.ColRef and e.idx in refs:
+            continue
+        raise PgError(INVALID_COLUMN_REFERENCE, "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                      position=node_position(o.this))
+
+
 class AggCallPlanner(PlannerBase):
     """Binding of one aggregate call to an AggSpec."""
 
@@ -96,6 +123,8 @@ class AggCallPlanner(PlannerBase):
         args_nodes = func_args(node)
         order_node = None
         if isinstance(node, exp.GroupConcat):
+            if node.meta.get("within_group"):
+                _no_within_group(node, b)
             this = node.this
             sep = node.args.get("separator")
             if isinstance(this, exp.Order):
@@ -139,6 +168,8 @@ class AggCallPlanner(PlannerBase):
             raise combine.wrong_arity(len(args))
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
+        if distinct and order_node is not None:
+            _check_distinct_order(order_node, args_nodes, b)
         arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
         if distinct and type_oids.JSON in arg_oids:
             raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
