@@ -7,6 +7,7 @@ subquery as correlated.
 """
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import json
 from dataclasses import dataclass, field
@@ -292,7 +293,7 @@ class ExprBinder:
         self.group_match = group_match
         self.context = context
         #: per node being bound, the explicit collations (COLLATE) its inputs carry (None: none yet)
-        self._collations: list[list[str] | None] = []
+        self._collations: list[list[collations.Explicit] | None] = []
 
     # ------------------------------------------------------------------
     def bind(self, node: exp.Expr) -> expr.Expr:
@@ -320,15 +321,16 @@ class ExprBinder:
             return self.b_func(node)
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
 
-    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[str] | None) -> None:
+    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[collations.Explicit] | None) -> None:
         """PostgreSQL's derivation of explicit collations (parse_collate.c):
-        the explicit collations of a node's inputs must agree (42P21), and
-        one reaches the node's parent when the node's type has collations
-        (``length(a COLLATE "C")`` carries none up). Every collation here
-        compares alike, so only the error is PostgreSQL's to reproduce."""
+        the explicit collations of a node's inputs must agree (42P21, placed
+        at the clause that disagrees), and one reaches the node's parent when
+        the node's type has collations (``length(a COLLATE "C")`` carries none
+        up). Every collation here compares alike, so only the error is
+        PostgreSQL's to reproduce."""
         name = collations.merged_explicit(explicit) if explicit is not None else None
         if type(node) is exp.Collate:
-            name = collation_of(node.expression)
+            name = (collation_of(node.expression), call_position(node))
         frames = self._collations
         if frames and name is not None and collations.is_collatable(e.oid):
             parent = frames[-1]
@@ -389,8 +391,11 @@ class ExprBinder:
         """Every collation splitstream honours compares by code point, as the
         default one does: the clause is checked, and the value unchanged."""
         e = self.bind(n.this)
-        collations.check_collatable(e.oid)
-        collation_of(n.expression)
+        collations.check_collatable(e.oid, position=call_position(n))
+        try:
+            collation_of(n.expression)
+        except PgError as err:      # an unknown collation: placed at the clause
+            raise dataclasses.replace(err, position=call_position(n)) if err.position is None else err
         if type(e) is expr.ColRef:
             e = expr.ColRef(e.idx, e.oid, e.name, e.typmod)
             e.collated = True

@@ -113,6 +113,17 @@ class Splitstream(Postgres):
                 node.meta.update(line=name.line, col=name.col, start=name.start, end=name.end)
             return node
 
+        def _normalize_collate(self, collate: exp.Collate) -> None:
+            """A COLLATE clause keeps its keyword's offset: PostgreSQL places
+            errors about the clause there."""
+            super()._normalize_collate(collate)
+            i = self._index - 1
+            while i >= 0 and self._tokens[i].token_type != TokenType.COLLATE:
+                i -= 1
+            if i >= 0:
+                t = self._tokens[i]
+                collate.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
         def _parse_ordered(self, parse_method: Any = None) -> exp.Ordered | None:
             """``ORDER BY x USING <`` / ``USING >`` is ``x ASC`` / ``x DESC``
             (order_using.py), with DESC's default NULLS FIRST."""

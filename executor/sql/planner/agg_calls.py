@@ -25,8 +25,8 @@ from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name, ident
-from ..error_positions import node_position
+from ..binder import ExprBinder, Scope, func_args, func_name, ident, is_aggregate_call
+from ..error_positions import call_position, node_position
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key, sort_key_of
@@ -159,7 +159,8 @@ class AggCallPlanner(PlannerBase):
             args_nodes = args_nodes[:-1] + [order_node.this]
         for a in args_nodes:
             if self._contains_agg(a):
-                raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+                inner = next((n for n in a.walk() if is_aggregate_call(n)), a)
+                raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested", position=call_position(inner))
         args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or (fn == "count" and _row_value(a, b))
                 or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:

@@ -106,6 +106,7 @@ class PlannerBase:
         def join_using(self, lop, lscope, rop, rscope, kind, names): ...  # joins
         def _contains_agg(self, node) -> bool: ...  # grouping
         def plan_aggregate(self, op, scope, sel, select_items, group, having, outer): ...  # grouping
+        def grouping_checked_last(self, grouped: bool, scope, sel, select_items, having): ...  # grouping
 
     def param(self, idx: int, oid: int | None = None) -> expr.Expr:
         if idx < 0 or idx > 65535:
