@@ -395,7 +395,7 @@ class ExprBinder:
         try:
             collation_of(n.expression)
         except PgError as err:      # an unknown collation: placed at the clause
-            raise dataclasses.replace(err, position=call_position(n)) if err.position is None else err
+            raise (dataclasses.replace(err, position=call_position(n)) if err.position is None else err) from None
         if type(e) is expr.ColRef:
             e = expr.ColRef(e.idx, e.oid, e.name, e.typmod)
             e.collated = True
