@@ -115,14 +115,14 @@ def _quoted_char(name) -> bool:
     """``"char"`` (also ``pg_catalog."char"``): the one-byte type, where an
     unquoted ``char`` is ``character`` (bpchar), as in PostgreSQL."""
     last = name.expression if isinstance(name, exp.Dot) else name
-    return isinstance(last, exp.Identifier) and last.args.get("quoted") and last.this == "char"
+    return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
 
 
 #: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
 ORDERED_SET_NAMES = frozenset(("mode", "percentile_cont", "percentile_disc")) | HYPOTHETICAL
 
 
-def call_modifier(n: exp.Expr) -> str | None:
+def call_modifier(n: exp.Func) -> str | None:
     """DISTINCT or ORDER BY written inside a call's parentheses, or None."""
     for a in func_args(n):
         if isinstance(a, exp.Distinct) or (isinstance(a, exp.Order) and isinstance(a.this, exp.Distinct)):
@@ -132,7 +132,7 @@ def call_modifier(n: exp.Expr) -> str | None:
     return None
 
 
-def not_an_aggregate(modifier: str, call: exp.Expr) -> PgError:
+def not_an_aggregate(modifier: str, call: exp.Func) -> PgError:
     """PostgreSQL's error for aggregate syntax on a plain function's call."""
     return PgError(WRONG_OBJECT_TYPE, f"{modifier} specified, but {func_name(call)} is not an aggregate function",
                    position=call_position(call))
@@ -1176,11 +1176,11 @@ class ExprBinder:
             return self.b_agg(n)
         modifier = call_modifier(n)
         if name in WINDOW_FUNCS:
-            args = [a for a in func_args(n) if not isinstance(a, exp.Star)]
-            if name in HYPOTHETICAL and (modifier or args):     # rank(1): the aggregate, without WITHIN GROUP
+            given = [a for a in func_args(n) if not isinstance(a, exp.Star)]
+            if name in HYPOTHETICAL and (modifier or given):     # rank(1): the aggregate, without WITHIN GROUP
                 raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}",
                               position=call_position(n))
-            arg_oids = [a.oid for a in map(self.bind, args)]
+            arg_oids = [a.oid for a in map(self.bind, given)]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
                 raise signatures.undefined(name, arg_oids)
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))

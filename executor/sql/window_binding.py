@@ -79,7 +79,7 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
 
 
-def _check_window_call(name: str, call: exp.Expr, binder) -> None:
+def _check_window_call(name: str, call: exp.Func, binder) -> None:
     """What PostgreSQL refuses before it looks at the window: an
     ordered-set aggregate has no overload without WITHIN GROUP (42883),
     rank(1) is the hypothetical-set aggregate, a plain function cannot take
