@@ -1819,7 +1819,9 @@ def _array_send(arr_oid: int, elem_oid: int, value: list[Any]) -> bytes:
     return b"".join(out)
 
 
-def _array_recv(elem_oid: int, b: bytes) -> list[Any]:
+def _array_recv(elem_oid: int, b: bytes, lbound: int = 1) -> list[Any]:
+    """array_recv; ``lbound``: the lower bound the type's arrays have (0 for
+    int2vector and oidvector)."""
     try:
         ndim, _flags, eoid = struct.unpack_from("!iiI", b)
         if ndim < 0 or ndim > 6:
@@ -1829,7 +1831,9 @@ def _array_recv(elem_oid: int, b: bytes) -> list[Any]:
         pos = 12
         dims = []
         for _ in range(ndim):
-            d, _lb = struct.unpack_from("!ii", b, pos)
+            d, lb = struct.unpack_from("!ii", b, pos)
+            if lb != lbound:    # as array_in's explicit dimensions: bounds are never dropped silently
+                raise PgError(FEATURE_NOT_SUPPORTED, "array lower bounds other than 1 are not supported", hint=ARRAY_BOUNDS_HINT)
             dims.append(d)
             pos += 8
         total = math.prod(dims) if dims else 0
@@ -1887,7 +1891,7 @@ def decode_binary(oid: int, data: bytes) -> Any:
             raise PgError(INVALID_BINARY_REPRESENTATION, "incorrect binary data format") from None
     t = TYPES_BY_OID.get(oid)
     if t is not None and t.elem_oid and t.category == "A":
-        return _array_recv(t.elem_oid, data)
+        return _array_recv(t.elem_oid, data, 0 if oid in (INT2VECTOR, OIDVECTOR) else 1)
     raise PgError(FEATURE_NOT_SUPPORTED, f"no binary input function available for type {t.sql_name if t else oid}")
 
 
