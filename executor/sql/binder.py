@@ -118,6 +118,10 @@ def _quoted_char(name) -> bool:
     return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
 
 
+#: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
+REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC)
+                       if t in type_oids.ARRAY_OF)
+
 #: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
 ORDERED_SET_NAMES = frozenset(("mode", "percentile_cont", "percentile_disc")) | HYPOTHETICAL
 
@@ -867,6 +871,8 @@ class ExprBinder:
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
                 isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
+        if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
+            return self.p.reg_literal(a.value, oid)
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
             if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:

@@ -4,10 +4,8 @@ type (a NULL array, an empty one, one- and two-dimensional ones, with NULL
 elements; as literals, ARRAY constructors, array_agg results and table
 columns) and every dimension argument (0, 1, 2, -1, NULL); and array input's
 explicit dimensions (``[1:2]={...}``), which must match the braces; lower
-bounds other than 1 are refused (0A000), as array_fill's are.
-
-regclass[] and regtype[] are left out: their elements are read and printed
-as OIDs here, not as names (a known gap of the reg* array types).
+bounds other than 1 are refused (0A000), as array_fill's are.  Also
+regclass[] and regtype[] literals, whose elements are names.
 """
 from __future__ import annotations
 
@@ -25,6 +23,7 @@ VALUES = {
     "time": ("10:00", "11:00"), "timestamp": ('"2020-01-01 10:00"', '"2020-01-02 10:00"'),
     "timestamptz": ('"2020-01-01 10:00+00"', '"2020-01-02 10:00+00"'), "timetz": ("10:00+01", "11:00+00"),
     "uuid": ("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"), "varchar": ("a", "b"),
+    "regclass": ("pg_class", "pg_type"), "regtype": ("int4", '"character varying"'),
 }
 DIMENSIONS = ("0", "1", "2", "-1", "NULL")
 DECORATIONS = ["[1:2]={1,2}", "[2]={1,2}", " [1:2][1:1] = {{1},{2}} ", "[1:2]={1,2,3}", "[1:2]={{1},{2}}", "[2:1]={}",
@@ -55,6 +54,8 @@ def _statements(table: str) -> list[str]:
     for d in DECORATIONS:
         out += [f"SELECT '{d}'::int[]", f"SELECT array_dims('{d}'::text[])"]
     out.append("SELECT array_dims(array_fill(7, ARRAY[2,3], ARRAY[0,5]))")
+    out += ["SELECT '{int4,\"character varying\",NULL}'::regtype[], '{{int4},{text}}'::regtype[], '{}'::regtype[]",
+            "SELECT ARRAY['int4'::regtype, 'text'], '{int4,nosuch}'::regtype[]", "SELECT '{nosuch_rel}'::regclass[]"]
     return out
 
 
