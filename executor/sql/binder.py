@@ -38,7 +38,7 @@ from ..execution.posix_regex import similar_to_regex
 from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
-from .error_positions import call_position
+from .error_positions import call_position, node_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
@@ -61,6 +61,9 @@ class Scope:
     parent: "Scope | None" = None
     correlated: list = field(default_factory=lambda: [False])
     tables: list[str] = field(default_factory=list)
+    #: a grouped query's input seen from its select list, HAVING and ORDER BY:
+    #: column index -> the group key's index in the grouped rows (None: not a key)
+    grouped: dict[int, int] | None = None
 
     def find(self, name: str, table: str | None) -> list[int]:
         out = []
@@ -452,7 +455,8 @@ class ExprBinder:
                     s.correlated[0] = True
                     assert s.parent is not None  # the hit was found `depth` scopes up
                     s = s.parent
-                return expr.OuterRef(depth, hits[0], c.oid, name)
+                idx = hits[0] if scope.grouped is None else self._grouped_outer(scope.grouped, hits[0], c, node)
+                return expr.OuterRef(depth, idx, c.oid, name)
             scope = scope.parent
             depth += 1
         param = self.p.function_param(name, table)
@@ -466,6 +470,20 @@ class ExprBinder:
                 up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
+
+    def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
+        """A subquery's reference to a column of the grouped query around it:
+        the outer row is a group, so the column must be a group key (42803
+        as PostgreSQL); an aggregate of it inside the subquery is the outer
+        query's aggregate there, which is not implemented here (0A000)."""
+        if idx in keys:
+            return keys[idx]
+        shown = f"{(c.table + '.') if c.table else ''}{c.name}"
+        if self.context in ("aggregate function calls", "aggregate"):
+            raise PgError(FEATURE_NOT_SUPPORTED, f'aggregate of the outer query\'s column "{shown}" inside a subquery is not supported',
+                          hint="Compute the aggregate in the outer query and refer to it from the subquery.")
+        raise PgError(GROUPING_ERROR, f'subquery uses ungrouped column "{shown}" from outer query',
+                      position=node_position(node) if isinstance(node, exp.Expr) else None)
 
     # ----------------------------------------------------------- literals
     def b_Literal(self, n: exp.Literal):

@@ -15,6 +15,8 @@ import re
 import psycopg
 import pytest
 
+from tests.support.fidelity import mismatches
+
 BASE = [
     "SELECT a, b FROM {t} WHERE a > 1 ORDER BY b",
     "SELECT count(*), max(b) FROM {t} GROUP BY a HAVING count(*) > 0",
@@ -82,13 +84,34 @@ def test_typos_get_postgres_errors_and_positions(ss_conn, pg_conn, tables):
 #: an ungrouped column, and what else may be wrong in the same query
 GROUPED = ["SELECT {c} FROM {t} GROUP BY a", "SELECT sum(a), {c} FROM {t} GROUP BY a", "SELECT a FROM {t} GROUP BY a HAVING {c} > ''",
            "SELECT a FROM {t} GROUP BY a ORDER BY {c}", "SELECT count(*) FROM {t} HAVING {c} > ''",
-           "SELECT {c} AS k FROM {t} GROUP BY a ORDER BY k", "SELECT grouping(a), {c} FROM {t} GROUP BY a"]
+           "SELECT {c} AS k FROM {t} GROUP BY a ORDER BY k", "SELECT grouping(a), {c} FROM {t} GROUP BY a",
+           "SELECT a, (SELECT {c}) FROM {t} GROUP BY a", "SELECT a FROM {t} GROUP BY a HAVING EXISTS (SELECT 1 WHERE {c} > '')",
+           "SELECT a FROM {t} GROUP BY a ORDER BY (SELECT {t}.{c})"]
 GROUPED_ALSO = ["", ", maxx({c})", ", lower({c}, 1)", ", nosuch", ", sum(sum(a))", ", upper({c}) || 1"]
 #: COLLATE clauses that cannot be: a type without collations, an unknown one, two that disagree
 COLLATIONS = ['SELECT {x} COLLATE "C" FROM {t}', 'SELECT {x}  COLLATE  nosuch FROM {t}',
               'SELECT {x} COLLATE "C" = {x} COLLATE "POSIX" FROM {t}', "SELECT lower({x} COLLATE \"C\") || ({x} COLLATE \"POSIX\") FROM {t}",
               'SELECT 1 FROM {t} WHERE {x} COLLATE "C" IN ({x} COLLATE "POSIX")',
               'SELECT {x} COLLATE pg_catalog."default" < {x} COLLATE "C" FROM {t}']
+
+
+#: subqueries of a grouped query that are right: they read group keys, or their own rows
+GROUPED_SUBQUERIES = ["SELECT b, (SELECT b || 'x') FROM {t} GROUP BY b ORDER BY 1",
+                      "SELECT a + 0, (SELECT count(*) FROM {t} y WHERE y.a = x.a) FROM {t} x GROUP BY a ORDER BY 1",
+                      "SELECT a FROM {t} GROUP BY a HAVING EXISTS (SELECT 1 WHERE a > 1)",
+                      "SELECT max((SELECT b)) FROM {t}", "SELECT a, (SELECT max(y.b) FROM {t} y) FROM {t} GROUP BY a ORDER BY a"]
+
+
+def test_subqueries_of_grouped_queries(ss_conn, pg_conn, tables):
+    """A subquery's outer row is a group: its keys read right (they were
+    read at the input row's position: an internal error, or another
+    column), its other columns are 42803 as in PostgreSQL, and an
+    aggregate of them inside the subquery is refused (0A000)."""
+    bad = mismatches(ss_conn, pg_conn, [q.format(t=tables) for q in GROUPED_SUBQUERIES])
+    assert not bad, "\n".join(bad)
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        ss_conn.execute(f"SELECT a, (SELECT max(b)) FROM {tables} GROUP BY a")
+    assert e.value.diag.message_hint
 
 
 def _grouped_and_collated() -> list[str]:

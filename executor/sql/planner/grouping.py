@@ -9,6 +9,7 @@ here.  Binding one aggregate call is ``agg_calls``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from typing import Iterator
 
 import numpy as np
@@ -91,8 +92,11 @@ class GroupingPlanner(PlannerBase):
                 return _grouping_call(node, key_sql, keys)
             return None
 
+        # subqueries of the select list, HAVING and ORDER BY see the groups: only keys
+        grouped_scope = dataclasses.replace(scope, grouped={k.idx: i for i, k in enumerate(keys) if type(k) is expr.ColRef})
+
         def make_post(window_handler=None):
-            b = ExprBinder(self, scope, agg_handler=agg_handler, group_match=group_match,
+            b = ExprBinder(self, grouped_scope, agg_handler=agg_handler, group_match=group_match,
                            window_handler=window_handler, context="SELECT")
             return b
 
@@ -112,7 +116,7 @@ class GroupingPlanner(PlannerBase):
 
         def bind_post(window_handler=None):
             b = make_post(window_handler)
-            b.scope = scope
+            b.scope = grouped_scope
             return _PostAggBinder(b, new_scope)
 
         return result_op, new_scope, bind_post
