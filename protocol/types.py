@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .errors import (
+    ARRAY_SUBSCRIPT_ERROR,
     DATETIME_FIELD_OVERFLOW,
     FEATURE_NOT_SUPPORTED,
     INVALID_BINARY_REPRESENTATION,
@@ -800,6 +801,26 @@ def _numeric_out(v: Any, tz: str) -> str:
     return format_numeric(Decimal(v))
 
 
+CHAR_ASCII_HINT = ('splitstream keeps a "char" as one ASCII character; PostgreSQL stores the first byte '
+                   '(written \\ooo above 127). Use text, or bytea for bytes.')
+
+
+def char_in(s: str) -> str:
+    """charin: the first byte ('' is the zero byte), or ``\\ooo`` in octal;
+    a byte above 127 is refused (0A000), as splitstream keeps the value as
+    an ASCII character and cannot order or print such bytes as PostgreSQL."""
+    if len(s) == 4 and s[0] == "\\" and all(c in "01234567" for c in s[1:]):
+        return char_of_byte(int(s[1:], 8) & 0xFF)
+    return char_of_byte(s.encode("utf-8")[0]) if s else ""
+
+
+def char_of_byte(b: int) -> str:
+    """The "char" holding byte ``b`` (0..255): '' for 0."""
+    if b > 127:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'"char" value {b} (\\{b:03o}) is not supported', hint=CHAR_ASCII_HINT)
+    return chr(b) if b else ""
+
+
 def _char_out(v: Any, tz: str) -> str:
     return str(v)[:1] if v else ""
 
@@ -1296,17 +1317,70 @@ def _interval_in(s: str) -> Interval:
 # ---- arrays ----
 
 
+_BOUND = re.compile(r"[-+\d]*")
+ARRAY_BOUNDS_HINT = "splitstream's arrays all start at subscript 1."
+
+
+def _array_decoration(s: str, bad: Callable[[str], PgError]) -> tuple[list[tuple[int, int]], str]:
+    """array_in's explicit dimensions (``[1:3][2]={...}``): the (lower,
+    upper) bound of each, and the text after the ``=``; whitespace is allowed
+    between the items, not within them, as PostgreSQL's parser does."""
+    bounds: list[tuple[int, int]] = []
+    t = s.lstrip()
+    while t.startswith("["):
+        lo_text = _BOUND.match(t, 1).group(0)      # type: ignore[union-attr]
+        if not lo_text:
+            raise bad('"[" must introduce explicitly-specified array dimensions.')
+        pos, lo = 1 + len(lo_text), None
+        if t[pos:pos + 1] == ":":
+            lo = lo_text
+            lo_text = _BOUND.match(t, pos + 1).group(0)      # type: ignore[union-attr]
+            if not lo_text:
+                raise bad('"[" must introduce explicitly-specified array dimensions.')
+            pos += 1 + len(lo_text)
+        if t[pos:pos + 1] != "]":
+            raise bad('Missing "]" after array dimensions.')
+        low, up = _c_atoi(lo) if lo is not None else 1, _c_atoi(lo_text)
+        if up < low:
+            raise PgError(ARRAY_SUBSCRIPT_ERROR, "upper bound cannot be less than lower bound")
+        bounds.append((low, up))
+        t = t[pos + 1:].lstrip()
+    if bounds:
+        if not t.startswith("="):
+            raise bad('Missing "=" after array dimensions.')
+        t = t[1:].lstrip()
+        if not t.startswith("{"):
+            raise bad('Array contents must start with "{".')
+    return bounds, t
+
+
+def _c_atoi(text: str) -> int:
+    """C's atoi over what the dimension scanner took (digits, signs): the
+    leading number, 0 when there is none."""
+    m = re.match(r"[-+]?\d+", text)
+    return int(m.group(0)) if m else 0
+
+
+def _check_decoration(bounds: list[tuple[int, int]], value: list[Any], bad: Callable[[str], PgError]) -> None:
+    """Explicit dimensions must match the braces; lower bounds other than 1
+    are refused, since every array here starts at subscript 1."""
+    shape, x = [], value
+    while isinstance(x, list) and x:
+        shape.append(len(x))
+        x = x[0]
+    if shape != [up - lo + 1 for lo, up in bounds]:
+        raise bad("Specified array dimensions do not match array contents.")
+    if any(lo != 1 for lo, _ in bounds):
+        raise PgError(FEATURE_NOT_SUPPORTED, "array lower bounds other than 1 are not supported", hint=ARRAY_BOUNDS_HINT)
+
+
 def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list[Any]:
-    """array_in: nested braces, quoting, NULL; dimension decoration ignored."""
+    """array_in: nested braces, quoting, NULL, explicit dimensions."""
     def bad(detail: str | None = None) -> PgError:
         return PgError(INVALID_TEXT_REPRESENTATION, f'malformed array literal: "{s}"', detail=detail)
 
-    t = s.strip()
-    if t.startswith("["):
-        eq = t.find("=")
-        if eq < 0 or not re.fullmatch(r"(\[\s*-?\d+\s*(:\s*-?\d+\s*)?\])+\s*", t[:eq]):
-            raise bad()
-        t = t[eq + 1:].strip()
+    bounds, t = _array_decoration(s, bad)
+    t = t.rstrip()
     if not t.startswith("{"):
         raise bad('Array value must start with "{" or dimension information.')
     n = len(t)
@@ -1383,6 +1457,8 @@ def _array_in(elem_oid: int, s: str, tz: str, delim: str = ",") -> list[Any]:
     if t[pos:].strip():
         raise bad("Junk after closing right brace.")
     _check_rectangular(result, s)
+    if bounds:
+        _check_decoration(bounds, result, bad)
     return result
 
 
@@ -1414,7 +1490,7 @@ def _text_in(oid: int, s: str, tz: str = "UTC") -> Any:
     if oid == BPCHAR:
         return s
     if oid == CHAR:
-        return s[:1]
+        return char_in(s)
     if oid in (OID, XID, CID, REGPROC, REGCLASS, REGTYPE, REGNAMESPACE, REGROLE):
         return _uint32_in(s, TYPES_BY_OID[oid].name)
     if oid == BYTEA:
@@ -1743,7 +1819,9 @@ def _array_send(arr_oid: int, elem_oid: int, value: list[Any]) -> bytes:
     return b"".join(out)
 
 
-def _array_recv(elem_oid: int, b: bytes) -> list[Any]:
+def _array_recv(elem_oid: int, b: bytes, lbound: int = 1) -> list[Any]:
+    """array_recv; ``lbound``: the lower bound the type's arrays have (0 for
+    int2vector and oidvector)."""
     try:
         ndim, _flags, eoid = struct.unpack_from("!iiI", b)
         if ndim < 0 or ndim > 6:
@@ -1753,7 +1831,9 @@ def _array_recv(elem_oid: int, b: bytes) -> list[Any]:
         pos = 12
         dims = []
         for _ in range(ndim):
-            d, _lb = struct.unpack_from("!ii", b, pos)
+            d, lb = struct.unpack_from("!ii", b, pos)
+            if lb != lbound:    # as array_in's explicit dimensions: bounds are never dropped silently
+                raise PgError(FEATURE_NOT_SUPPORTED, "array lower bounds other than 1 are not supported", hint=ARRAY_BOUNDS_HINT)
             dims.append(d)
             pos += 8
         total = math.prod(dims) if dims else 0
@@ -1811,7 +1891,7 @@ def decode_binary(oid: int, data: bytes) -> Any:
             raise PgError(INVALID_BINARY_REPRESENTATION, "incorrect binary data format") from None
     t = TYPES_BY_OID.get(oid)
     if t is not None and t.elem_oid and t.category == "A":
-        return _array_recv(t.elem_oid, data)
+        return _array_recv(t.elem_oid, data, 0 if oid in (INT2VECTOR, OIDVECTOR) else 1)
     raise PgError(FEATURE_NOT_SUPPORTED, f"no binary input function available for type {t.sql_name if t else oid}")
 
 

@@ -324,6 +324,8 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     src = col.oid
     if src == target and typmod < 0:
         return col
+    if type_oids.CHAR in (src, target) and src != target:
+        return _char_cast(col, target, typmod, explicit)
     if target in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and not is_string(src):
         vals = col.to_pylist()
         out = [None if v is None else (("true" if v else "false") if src == type_oids.BOOL else _text_out(src, v)) for v in vals]
@@ -387,6 +389,38 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src == target:                       # a typmod only: time(p), timestamp(p)
         return _apply_typmod(col, typmod, explicit)
     raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
+
+
+def check_char_cast(src: int, target: int) -> None:
+    """"char" casts only to and from the string types and int4 (42846
+    otherwise, also for a NULL), as pg_cast has it."""
+    other = target if src == type_oids.CHAR else src
+    if not (is_string(other) or other == type_oids.INT4):
+        raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
+
+
+def _char_cast(col: "Col", target: int, typmod: int, explicit: bool) -> "Col":
+    """"char" from a string (charin and text_char: the first byte, '' for
+    none, or ``\\ooo`` in octal) or from int4 (the byte, -128..127); to a
+    string or to int4 (the byte)."""
+    src, vals = col.oid, col.to_pylist()
+    check_char_cast(src, target)
+    if target == type_oids.CHAR:
+        if src == type_oids.INT4:
+            out: list[Any] = [None if v is None else _int_char(int(v)) for v in vals]
+        else:                       # bpchar keeps its padding: ' '::bpchar::"char" is a space
+            out = [None if v is None else wiretypes.char_in(str(v)) for v in vals]
+        return vector.Col.from_pylist(out, type_oids.CHAR)
+    if is_string(target):
+        return _apply_typmod(vector.Col.from_pylist(vals, target), typmod, explicit)
+    return vector.Col.from_pylist([None if v is None else (ord(v) if v else 0) for v in vals], target)
+
+
+def _int_char(v: int) -> str:
+    """i4tochar: the byte ``v`` stands for (a negative one has the high bit set)."""
+    if not -128 <= v <= 127:
+        raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, '"char" out of range')
+    return wiretypes.char_of_byte(v & 0xFF)
 
 
 def _cast_number(col: "Col", target: int) -> "Col":

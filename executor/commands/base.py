@@ -12,11 +12,17 @@ from splitstream.protocol.errors import Notice
 
 from ..execution import operators, privileges
 from ..api import Result, ResultColumn
-from ..execution.regnames import REG_TYPES, reg_names
+from ..execution.regnames import REG_OUTPUT, reg_names
 
 
 def columns_of(op: operators.Op) -> list[ResultColumn]:
-    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in op.out]
+    return result_columns(op.out)
+
+
+def result_columns(out: list[operators.OutCol]) -> list[ResultColumn]:
+    """RowDescription's fields for output columns, each naming the table
+    column it was taken from (``operators.carried``)."""
+    return [ResultColumn(c.name, c.oid, c.typmod, sqltypes.TYPLEN.get(c.oid, -1), c.table_oid, c.attnum) for c in out]
 
 
 class Stmt:
@@ -68,8 +74,8 @@ class QueryStmt(Stmt):
     def run(self, session, ctx):
         self.authorize(ctx)
         batch = operators.run_plan(self.plan, ctx)
-        if any(c.oid in REG_TYPES for c in batch.cols):
-            batch = Batch([reg_names(c, ctx) if c.oid in REG_TYPES else c for c in batch.cols], batch.n)
+        if any(c.oid in REG_OUTPUT for c in batch.cols):
+            batch = Batch([reg_names(c, ctx) if c.oid in REG_OUTPUT else c for c in batch.cols], batch.n)
         cols = self.__dict__.get("_columns")
         if cols is None:
             cols = self._columns = columns_of(self.plan)  # fixed per plan; computed once

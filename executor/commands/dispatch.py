@@ -15,6 +15,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN,
     FEATURE_NOT_SUPPORTED,
+    GROUPING_ERROR,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
@@ -23,6 +24,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..api import Prepared, ResultColumn
+from ..sql.binder import is_aggregate_call
 from ..sql.dialect import extension_syntax, parse_one
 from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_free_query
 from ..sql.planner import Planner
@@ -92,9 +94,9 @@ def _located(err: PgError, sql: str, text: str) -> PgError:
     if err.message.startswith("syntax error"):
         err = pg_syntax_error(text) or star_call_error(text) or err
     elif err.position is None and err.sqlstate in (UNDEFINED_TABLE, UNDEFINED_COLUMN, UNDEFINED_FUNCTION,
-                                                   AMBIGUOUS_COLUMN):
+                                                   AMBIGUOUS_COLUMN, GROUPING_ERROR):
         try:
-            position = name_position(parse_one(text), text, err)
+            position = name_position(parse_one(text), text, err, is_aggregate_call)
         except PgError:
             position = None
         if position is not None:

@@ -30,12 +30,12 @@ from splitstream.protocol.errors import (
 from splitstream.protocol.types import encode_text
 
 from ..execution import expr, operators
-from ..api import Result, ResultColumn
+from ..api import Result
 from ..sql.binder import ExprBinder, Scope, ScopeCol, ident, referenced_names
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner, expr_name, split_conjuncts
 from ..sql.planner.base import KEEP_UNKNOWNS
-from .base import Stmt
+from .base import Stmt, result_columns
 
 
 def _target_rows(stmt, ctx) -> tuple[Batch, np.ndarray, int]:
@@ -100,12 +100,13 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     b = ExprBinder(planner, scope, context="RETURNING")
 
     exprs, out = [], []
+    source = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
     for it in planner.expand_star(items, scope):
         e = b.bind(it.this if isinstance(it, exp.Alias) else it)
         if e.oid == type_oids.UNKNOWN:
             e = planner.coerce(e, type_oids.TEXT)
         exprs.append(e)
-        out.append(operators.OutCol(expr_name(it), e.oid, e.typmod))
+        out.append(operators.carried(expr_name(it), e, source))
     return exprs, out
 
 
@@ -121,13 +122,13 @@ class DMLStmt(Stmt):
         b = batch if batch is not None else Batch.empty([])
         cols = [e.eval(b, ctx) for e in exprs]
         rb = Batch(cols, b.n)
-        return Result(tag=tag, columns=[ResultColumn(c.name, c.oid, c.typmod) for c in out], batch=rb)
+        return Result(tag=tag, columns=result_columns(out), batch=rb)
 
     @property
     def columns(self):
         if self.ret is None:
             return None
-        return [ResultColumn(c.name, c.oid, c.typmod) for c in self.ret[1]]
+        return result_columns(self.ret[1])
 
 
 # ------------------------------------------------------------------ INSERT

@@ -13,6 +13,7 @@ from typing import Any
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
+from splitstream.protocol.types import ARRAY_BOUNDS_HINT
 
 from .functions import register, scalar
 
@@ -172,7 +173,7 @@ def _fill(value, lengths, lower=None):
         raise PgError("22004", "dimension values cannot be null")
     if lower is not None and any(b != 1 for b in lower):
         raise PgError(FEATURE_NOT_SUPPORTED, "array_fill with lower bounds other than 1 is not supported",
-                      hint="splitstream's arrays all start at subscript 1.")
+                      hint=ARRAY_BOUNDS_HINT)
     if not lengths or any(d <= 0 for d in lengths):
         return []
     out: Any = value

@@ -93,6 +93,9 @@ _NO_FILL = object()
 
 
 class ColRef(Expr):
+    #: bound under a COLLATE clause: a value computed, for RowDescription (``operators.carried``)
+    collated = False
+
     def __init__(self, idx: int, oid: int, name: str = "?column?", typmod: int = -1) -> None:
         self.idx, self.oid, self.name, self.typmod = idx, oid, name, typmod
 
@@ -224,6 +227,17 @@ def coerce(e: Expr, oid: int, typmod: int = -1) -> Expr:
 # ----------------------------------------------------------- arithmetic
 
 _I_LIMITS = {type_oids.INT2: (-(2**15), 2**15 - 1), type_oids.INT4: (-(2**31), 2**31 - 1)}
+
+
+#: the types pg_operator has a prefix ``-`` for
+NEGATABLE = frozenset((type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8,
+                       type_oids.NUMERIC, type_oids.INTERVAL))
+
+
+def prefix_operator_missing(op: str, arg: int) -> PgError:
+    """PostgreSQL's error for a prefix operator pg_operator does not have."""
+    return PgError(UNDEFINED_FUNCTION, f"operator does not exist: {op} {sqltypes.format_type(arg)}",
+                   hint="No operator matches the given name and argument type. You might need to add an explicit type cast.")
 
 
 def operator_missing(op: str, left: int, right: int) -> PgError:

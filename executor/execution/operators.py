@@ -23,7 +23,7 @@ from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
 # (the join and filter shortcuts' names, on lines of their own)
 from .aggregates import distinct_counts
-from .expr import And, ColRef, Func, Like, SubqueryExpr
+from .expr import And, Cast, ColRef, Func, Like, SubqueryExpr
 from .probe_reduction import integer_key_membership
 
 from ..backends import interface as backends
@@ -40,6 +40,35 @@ class OutCol:
 
     def __repr__(self) -> str:
         return f"{self.name}:{sqltypes.type_name(self.oid)}"
+
+    def renamed(self, name: str) -> "OutCol":
+        """This column under another name (a subquery's or CTE's column
+        aliases), still naming the table column it was taken from."""
+        return OutCol(name, self.oid, self.typmod, self.table_oid, self.attnum, self.hidden)
+
+
+def carried(name: str, e: Expr, source: list[OutCol], typmod: int | None = None) -> OutCol:
+    """The output column ``name`` that ``e`` computes over the columns
+    ``source``.  As PostgreSQL's markTargetListOrigins, a column taken as it
+    is (a bare column reference, nothing computed) keeps the table OID and
+    attribute number of the table or view column it comes from, which
+    RowDescription reports (pgjdbc's getTableName, psycopg's ftable);
+    anything computed has none."""
+    ref = _taken(e)
+    if ref is not None and 0 <= ref.idx < len(source):
+        src = source[ref.idx]
+        return OutCol(name, ref.oid, ref.typmod if typmod is None else typmod, src.table_oid, src.attnum)
+    return OutCol(name, e.oid, e.typmod if typmod is None else typmod)
+
+
+def _taken(e: Expr) -> ColRef | None:
+    """The column reference ``e`` is, through casts to its own type and
+    type modifier (which PostgreSQL's parser leaves out); None when ``e``
+    computes something (``varchar(10)`` to ``varchar`` is a RelabelType) or
+    carries a COLLATE clause (a CollateExpr in PostgreSQL)."""
+    while type(e) is Cast and e.oid == e.arg.oid and e.typmod == e.arg.typmod:
+        e = e.arg
+    return e if type(e) is ColRef and not e.collated else None
 
 
 class Op:

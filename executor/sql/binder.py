@@ -7,6 +7,7 @@ subquery as correlated.
 """
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import json
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from ..execution.posix_regex import similar_to_regex
 from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
+from .error_positions import call_position, node_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import reg_names
@@ -59,6 +61,9 @@ class Scope:
     parent: "Scope | None" = None
     correlated: list = field(default_factory=lambda: [False])
     tables: list[str] = field(default_factory=list)
+    #: a grouped query's input seen from its select list, HAVING and ORDER BY:
+    #: column index -> the group key's index in the grouped rows (None: not a key)
+    grouped: dict[int, int] | None = None
 
     def find(self, name: str, table: str | None) -> list[int]:
         out = []
@@ -109,6 +114,37 @@ def referenced_names(tree: exp.Expression) -> frozenset[str] | None:
     return frozenset(ident(c.this) for c in tree.find_all(exp.Column) if isinstance(c.this, exp.Identifier))
 
 
+def _quoted_char(name) -> bool:
+    """``"char"`` (also ``pg_catalog."char"``): the one-byte type, where an
+    unquoted ``char`` is ``character`` (bpchar), as in PostgreSQL."""
+    last = name.expression if isinstance(name, exp.Dot) else name
+    return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
+
+
+#: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
+REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC)
+                       if t in type_oids.ARRAY_OF)
+
+#: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
+ORDERED_SET_NAMES = frozenset(("mode", "percentile_cont", "percentile_disc")) | HYPOTHETICAL
+
+
+def call_modifier(n: exp.Func) -> str | None:
+    """DISTINCT or ORDER BY written inside a call's parentheses, or None."""
+    for a in func_args(n):
+        if isinstance(a, exp.Distinct) or (isinstance(a, exp.Order) and isinstance(a.this, exp.Distinct)):
+            return "DISTINCT"
+        if isinstance(a, exp.Order):
+            return "ORDER BY"
+    return None
+
+
+def not_an_aggregate(modifier: str, call: exp.Func) -> PgError:
+    """PostgreSQL's error for aggregate syntax on a plain function's call."""
+    return PgError(WRONG_OBJECT_TYPE, f"{modifier} specified, but {func_name(call)} is not an aggregate function",
+                   position=call_position(call))
+
+
 def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
     """sqlglot DataType -> (oid, typmod)."""
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.ARRAY or (isinstance(dt, exp.DataType) and dt.args.get("nested") and dt.expressions and dt.this == exp.DataType.Type.ARRAY):
@@ -122,6 +158,8 @@ def datatype_to_oid(dt: exp.DataType) -> tuple[int, int]:
         return oid, -1
     if isinstance(dt, exp.DataType) and dt.this == exp.DataType.Type.USERDEFINED:
         name = dt.args.get("kind") or dt.sql(DIALECT)
+        if _quoted_char(name):
+            return type_oids.CHAR, -1
         oid = sqltypes.oid_by_name(str(name).replace('"', ""))  # also "pg_catalog"."int4" (asyncpg)
         if oid is None:
             raise PgError(UNDEFINED_OBJECT, f'type "{name}" does not exist')
@@ -262,7 +300,7 @@ class ExprBinder:
         self.group_match = group_match
         self.context = context
         #: per node being bound, the explicit collations (COLLATE) its inputs carry (None: none yet)
-        self._collations: list[list[str] | None] = []
+        self._collations: list[list[collations.Explicit] | None] = []
 
     # ------------------------------------------------------------------
     def bind(self, node: exp.Expr) -> expr.Expr:
@@ -290,15 +328,16 @@ class ExprBinder:
             return self.b_func(node)
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported expression: {node.sql(DIALECT)[:80]}")
 
-    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[str] | None) -> None:
+    def _carry_collation(self, node: exp.Expr, e: expr.Expr, explicit: list[collations.Explicit] | None) -> None:
         """PostgreSQL's derivation of explicit collations (parse_collate.c):
-        the explicit collations of a node's inputs must agree (42P21), and
-        one reaches the node's parent when the node's type has collations
-        (``length(a COLLATE "C")`` carries none up). Every collation here
-        compares alike, so only the error is PostgreSQL's to reproduce."""
+        the explicit collations of a node's inputs must agree (42P21, placed
+        at the clause that disagrees), and one reaches the node's parent when
+        the node's type has collations (``length(a COLLATE "C")`` carries none
+        up). Every collation here compares alike, so only the error is
+        PostgreSQL's to reproduce."""
         name = collations.merged_explicit(explicit) if explicit is not None else None
         if type(node) is exp.Collate:
-            name = collation_of(node.expression)
+            name = (collation_of(node.expression), call_position(node))
         frames = self._collations
         if frames and name is not None and collations.is_collatable(e.oid):
             parent = frames[-1]
@@ -359,8 +398,14 @@ class ExprBinder:
         """Every collation splitstream honours compares by code point, as the
         default one does: the clause is checked, and the value unchanged."""
         e = self.bind(n.this)
-        collations.check_collatable(e.oid)
-        collation_of(n.expression)
+        collations.check_collatable(e.oid, position=call_position(n))
+        try:
+            collation_of(n.expression)
+        except PgError as err:      # an unknown collation: placed at the clause
+            raise (dataclasses.replace(err, position=call_position(n)) if err.position is None else err) from None
+        if type(e) is expr.ColRef:
+            e = expr.ColRef(e.idx, e.oid, e.name, e.typmod)
+            e.collated = True
         return e
 
     def b_ByteString(self, n):
@@ -410,7 +455,8 @@ class ExprBinder:
                     s.correlated[0] = True
                     assert s.parent is not None  # the hit was found `depth` scopes up
                     s = s.parent
-                return expr.OuterRef(depth, hits[0], c.oid, name)
+                idx = hits[0] if scope.grouped is None else self._grouped_outer(scope.grouped, hits[0], c, node)
+                return expr.OuterRef(depth, idx, c.oid, name)
             scope = scope.parent
             depth += 1
         param = self.p.function_param(name, table)
@@ -424,6 +470,20 @@ class ExprBinder:
                 up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
+
+    def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
+        """A subquery's reference to a column of the grouped query around it:
+        the outer row is a group, so the column must be a group key (42803
+        as PostgreSQL); an aggregate of it inside the subquery is the outer
+        query's aggregate there, which is not implemented here (0A000)."""
+        if idx in keys:
+            return keys[idx]
+        shown = f"{(c.table + '.') if c.table else ''}{c.name}"
+        if self.context in ("aggregate function calls", "aggregate"):
+            raise PgError(FEATURE_NOT_SUPPORTED, f'aggregate of the outer query\'s column "{shown}" inside a subquery is not supported',
+                          hint="Compute the aggregate in the outer query and refer to it from the subquery.")
+        raise PgError(GROUPING_ERROR, f'subquery uses ungrouped column "{shown}" from outer query',
+                      position=node_position(node) if isinstance(node, exp.Expr) else None)
 
     # ----------------------------------------------------------- literals
     def b_Literal(self, n: exp.Literal):
@@ -521,8 +581,13 @@ class ExprBinder:
             if a.oid == type_oids.NUMERIC and isinstance(v, decimal.Decimal) and v == v.to_integral_value() and v.as_tuple().exponent == 0 and -(2**63) <= v:
                 return expr.Const(int(v), type_oids.INT8)
             return expr.Const(v, a.oid)
+        if a.oid == type_oids.UNKNOWN and isinstance(a, expr.Const):     # -'1', -NULL: every numeric - fits
+            raise PgError(AMBIGUOUS_FUNCTION, "operator is not unique: - unknown",
+                          hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
         if a.oid == type_oids.UNKNOWN:
             a = self.p.coerce(a, type_oids.NUMERIC)
+        if a.oid not in expr.NEGATABLE:
+            raise expr.prefix_operator_missing("-", a.oid)
         return expr.Neg(a)
 
     def b_DPipe(self, n):
@@ -563,6 +628,10 @@ class ExprBinder:
             return expr.Func("jsonb_concat", jimpl, [left, right], type_oids.JSONB)
         if type_oids.BYTEA in (left.oid, right.oid) and {left.oid, right.oid} <= {type_oids.BYTEA, type_oids.UNKNOWN}:
             return self.call("byteacat", [left, right])
+        if type_oids.CHAR in (left.oid, right.oid) and sqltypes.is_string(left.oid) and sqltypes.is_string(right.oid):
+            # "char" casts to text implicitly: text || text, anynonarray || text and text || anynonarray all fit
+            raise PgError(AMBIGUOUS_FUNCTION, f"operator is not unique: {sqltypes.format_type(left.oid)} || {sqltypes.format_type(right.oid)}",
+                          hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
@@ -820,6 +889,8 @@ class ExprBinder:
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
                 isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
+        if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
+            return self.p.reg_literal(a.value, oid)
         if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
             if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
@@ -841,6 +912,8 @@ class ExprBinder:
             return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
+        if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
+            sqltypes.check_char_cast(a.oid, oid)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
@@ -1096,9 +1169,19 @@ class ExprBinder:
         return self.window_handler(n, self)
 
     def b_Filter(self, n):
+        call = n.this.this if isinstance(n.this, exp.WithinGroup) else n.this
+        if call is n.this and func_name(call) in HYPOTHETICAL:
+            return self.b_func(call)           # rank(1) FILTER (...): WITHIN GROUP is required
+        if not is_aggregate_call(call) and func_name(call) in functions.REGISTRY:
+            raise not_an_aggregate("FILTER", call)
         return self.b_agg(n)
 
     def b_WithinGroup(self, n):
+        name = func_name(n.this)
+        if name not in ORDERED_SET_NAMES and name in functions.REGISTRY:
+            # lower(x) WITHIN GROUP (ORDER BY y) looks for lower(x, y)
+            args = [a for a in func_args(n.this) if not isinstance(a, exp.Star)] + [o.this for o in n.expression.expressions]
+            raise signatures.undefined(name, [self.bind(a).oid for a in args])
         return self.b_agg(n)
 
     def b_agg(self, n):
@@ -1115,13 +1198,18 @@ class ExprBinder:
         name = func_name(n)
         if name in AGGREGATES:
             return self.b_agg(n)
+        modifier = call_modifier(n)
         if name in WINDOW_FUNCS:
-            arg_oids = [a.oid for a in map(self.bind, func_args(n))]
+            given = [a for a in func_args(n) if not isinstance(a, exp.Star)]
+            if name in HYPOTHETICAL and (modifier or given):     # rank(1): the aggregate, without WITHIN GROUP
+                raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}",
+                              position=call_position(n))
+            arg_oids = [a.oid for a in map(self.bind, given)]
             if all(s.expand(len(arg_oids)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
-                if name in HYPOTHETICAL:            # rank(1): the aggregate, called without WITHIN GROUP
-                    raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}")
                 raise signatures.undefined(name, arg_oids)
-            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause")
+            raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
+        if modifier and name in functions.REGISTRY:
+            raise not_an_aggregate(modifier, n)
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 

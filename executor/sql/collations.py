@@ -38,20 +38,28 @@ def is_collatable(type_oid: int) -> bool:
     return type_oids.ELEMENT_OF.get(type_oid, type_oid) in _COLLATABLE
 
 
-def merged_explicit(names: list[str]) -> str:
-    """The explicit collation of an expression whose inputs carry ``names``
-    (in order): PostgreSQL's 42P21 when two differ, even ones that compare
-    alike ("C" and "POSIX"), as merge_collation_state refuses them."""
-    first = names[0]
-    for other in names[1:]:
-        if other != first:
+#: an explicit collation an expression carries: its name and the cursor
+#: position of the COLLATE clause that gave it (None: not known)
+Explicit = tuple[str, int | None]
+
+
+def merged_explicit(explicit: list[Explicit]) -> Explicit:
+    """The explicit collation of an expression whose inputs carry
+    ``explicit`` (in order): PostgreSQL's 42P21 when two differ, even ones
+    that compare alike ("C" and "POSIX"), as merge_collation_state refuses
+    them, placed at the second."""
+    first = explicit[0]
+    for other, position in explicit[1:]:
+        if other != first[0]:
             raise PgError(COLLATION_MISMATCH,
-                          f'collation mismatch between explicit collations "{first}" and "{other}"')
+                          f'collation mismatch between explicit collations "{first[0]}" and "{other}"', position=position)
     return first
 
 
-def check_collatable(type_oid: int) -> None:
+def check_collatable(type_oid: int, position: int | None = None) -> None:
     """42804 unless values of ``type_oid`` have a collation (PostgreSQL's
-    words, naming the type as format_type does)."""
+    words, naming the type as format_type does; ``position``: the COLLATE
+    keyword's)."""
     if not is_collatable(type_oid):
-        raise PgError(DATATYPE_MISMATCH, f"collations are not supported by type {sqltypes.format_type(type_oid)}")
+        raise PgError(DATATYPE_MISMATCH, f"collations are not supported by type {sqltypes.format_type(type_oid)}",
+                      position=position)

@@ -98,6 +98,32 @@ class Splitstream(Postgres):
         UNARY_PARSERS = {**PostgresParser.UNARY_PARSERS,
                          TokenType.SESSION_PARAMETER: lambda self: self.expression(exp.Abs(this=self._parse_unary()))}
 
+        def _parse_string_agg(self) -> exp.GroupConcat:
+            """STRING_AGG keeps the offset of its name (errors about the call
+            point there) and whether WITHIN GROUP was written: sqlglot reads
+            ``string_agg(x, ',') WITHIN GROUP (ORDER BY y)`` as the ORDER BY
+            form, and PostgreSQL has no such overload."""
+            start = self._index
+            name = self._tokens[start - 2] if start >= 2 else None
+            node = super()._parse_string_agg()
+            toks = self._tokens[start:self._index]
+            if any(a.token_type == TokenType.R_PAREN and b.text.upper() == "WITHIN" for a, b in zip(toks, toks[1:])):
+                node.meta["within_group"] = True
+            if name is not None and name.text.upper() == "STRING_AGG":
+                node.meta.update(line=name.line, col=name.col, start=name.start, end=name.end)
+            return node
+
+        def _normalize_collate(self, collate: exp.Collate) -> None:
+            """A COLLATE clause keeps its keyword's offset: PostgreSQL places
+            errors about the clause there."""
+            super()._normalize_collate(collate)
+            i = self._index - 1
+            while i >= 0 and self._tokens[i].token_type != TokenType.COLLATE:
+                i -= 1
+            if i >= 0:
+                t = self._tokens[i]
+                collate.meta.update(line=t.line, col=t.col, start=t.start, end=t.end)
+
         def _parse_ordered(self, parse_method: Any = None) -> exp.Ordered | None:
             """``ORDER BY x USING <`` / ``USING >`` is ``x ASC`` / ``x DESC``
             (order_using.py), with DESC's default NULLS FIRST."""

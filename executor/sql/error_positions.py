@@ -23,6 +23,7 @@ from sqlglot import exp
 from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN,
     FEATURE_NOT_SUPPORTED,
+    GROUPING_ERROR,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
@@ -77,10 +78,12 @@ _COLUMN = re.compile(r'column (?:"([^"]+)"|(\w+)\.(\w+)) does not exist')
 _TARGET_COLUMN = re.compile(r'column "([^"]+)" of relation "[^"]+" does not exist')
 _AMBIGUOUS = re.compile(r'column reference "([^"]+)" is ambiguous')
 _FUNCTION = re.compile(r"function (?:\w+\.)?(\w+)\(")
+_UNGROUPED = re.compile(r'column "(?:[^".]+\.)?([^".]+)" must appear in the GROUP BY clause or be used in an aggregate function')
 
 
-def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
-    """1-based position in ``text`` of the name ``err`` is about, or None."""
+def name_position(tree: exp.Expr, text: str, err: PgError, is_aggregate=lambda n: isinstance(n, exp.AggFunc)) -> int | None:
+    """1-based position in ``text`` of the name ``err`` is about, or None
+    (``is_aggregate``: whether a node is an aggregate call)."""
     found: exp.Expr | None = None
     if err.sqlstate == UNDEFINED_TABLE:
         m = _RELATION.fullmatch(err.message)
@@ -106,7 +109,40 @@ def name_position(tree: exp.Expr, text: str, err: PgError) -> int | None:
         m = _FUNCTION.match(err.message)
         if m:
             found = _first(tree, exp.Func, lambda f: _function_name(f) == m.group(1))
+    elif err.sqlstate == GROUPING_ERROR and (m := _UNGROUPED.fullmatch(err.message)):
+        found = _ungrouped_column(tree, m.group(1), is_aggregate)
     return None if found is None else _start(found, text)
+
+
+def _ungrouped_column(tree: exp.Expr, name: str, is_aggregate) -> exp.Expr | None:
+    """The first (in the text) reference to column ``name`` outside any
+    aggregate call and subquery: the one a grouping error is about."""
+    def outside(c: exp.Expr) -> bool:
+        p = c.parent
+        while p is not None and p is not tree:
+            if is_aggregate(p) or isinstance(p, (exp.Subquery, exp.Select)):
+                return False
+            p = p.parent
+        return True
+
+    cols = [c for c in tree.find_all(exp.Column) if c.name == name and outside(c)]
+    starts = [(min((i.meta["start"] for i in c.find_all(exp.Identifier) if "start" in i.meta), default=None), c) for c in cols]
+    placed = [(s, c) for s, c in starts if s is not None]
+    return min(placed, key=lambda sc: sc[0])[1] if placed else None
+
+
+def call_position(node: exp.Expr) -> int | None:
+    """1-based offset of a function call's name, where PostgreSQL places
+    errors about the call itself; None when the parser kept no offset."""
+    return node.meta["start"] + 1 if "start" in node.meta else None
+
+
+def node_position(node: exp.Expr) -> int | None:
+    """1-based offset of ``node``'s leftmost token that keeps its place in
+    the text (names, literals, function names), as PostgreSQL's exprLocation
+    reports the leftmost of an expression's; None when none does."""
+    starts = [n.meta["start"] for n in node.walk() if "start" in n.meta]
+    return min(starts) + 1 if starts else None
 
 
 def _first(tree: exp.Expr, kind: type[exp.Expr], test) -> exp.Expr | None:
@@ -121,6 +157,8 @@ def _first(tree: exp.Expr, kind: type[exp.Expr], test) -> exp.Expr | None:
 
 
 def _function_name(f: exp.Func) -> str:
+    if isinstance(f, exp.GroupConcat):
+        return "string_agg"
     return (f.name if isinstance(f, exp.Anonymous) else f.sql_name()).lower()
 
 

@@ -7,7 +7,7 @@ from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, PgError,
+    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, UNDEFINED_OBJECT, WINDOWING_ERROR, WRONG_OBJECT_TYPE, PgError,
 )
 
 from ..execution import combine, expr
@@ -16,7 +16,11 @@ from ..execution import json_values
 from ..execution.json_values import JSON_AGGREGATES
 from ..execution.window import WinSpec
 from ..execution import signatures
-from .binder import func_args, func_name
+from ..execution import functions
+from ..execution.ordered_set import HYPOTHETICAL
+from ..execution.proc_catalog import WINDOW_SIGNATURES
+from .binder import ORDERED_SET_NAMES, call_modifier, func_args, func_name, not_an_aggregate
+from .error_positions import call_position
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.sqltypes import format_type
 
@@ -27,6 +31,9 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     its argument to a continuous view's aggregate column there)."""
     node = _resolve_named(node, named or [])
     fn_node = node.this
+    call = fn_node.this if isinstance(fn_node, exp.Filter) else fn_node
+    if not isinstance(call, exp.WithinGroup):
+        _check_window_call(func_name(call), call, binder, filtered=call is not fn_node)
     if isinstance(fn_node, exp.Filter):
         fn_node = _filter_into_argument(fn_node)
     if isinstance(fn_node, exp.WithinGroup):
@@ -34,8 +41,6 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
     name = func_name(fn_node)
     # window function arguments are bound in the window's input scope
     inner = binder
-    if any(isinstance(a, exp.Distinct) for a in func_args(fn_node)):
-        raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT is not implemented for window functions")
     args = [inner.bind(a) for a in func_args(fn_node) if not isinstance(a, exp.Star)]
     partition = [inner.bind(p) for p in (node.args.get("partition_by") or [])]
     order = []
@@ -74,6 +79,46 @@ def bind_window(planner, node: exp.Window, binder, specs: list, base_width: int,
             planner.check_combine(agg, input_op)
     specs.append(WinSpec(name, args, partition, order, frame, oid, agg))
     return expr.ColRef(base_width + len(specs) - 1, oid, name)
+
+
+def _unmodified(a: exp.Expr) -> exp.Expr:
+    """A call's argument without the DISTINCT / ORDER BY written with it."""
+    while isinstance(a, (exp.Distinct, exp.Order)):
+        a = a.expressions[0] if isinstance(a, exp.Distinct) else a.this
+    return a
+
+
+def _check_window_call(name: str, call: exp.Func, binder, filtered: bool) -> None:
+    """What PostgreSQL refuses before it looks at the window: an
+    ordered-set aggregate has no overload without WITHIN GROUP (42883),
+    rank(1) is the hypothetical-set aggregate, a plain function cannot take
+    DISTINCT, ORDER BY, FILTER or OVER (42809), a window function called
+    with arguments it has no overload for is 42883, and DISTINCT and ORDER
+    BY are not implemented for window aggregates (0A000)."""
+    args = [a for a in func_args(call) if not isinstance(a, exp.Star)]
+    modifier = call_modifier(call)
+    plain = [_unmodified(a) for a in args]
+    if name in ORDERED_SET_NAMES - HYPOTHETICAL:
+        raise signatures.undefined(name, [binder.bind(a).oid for a in plain])
+    if name in HYPOTHETICAL and args:
+        raise PgError(WRONG_OBJECT_TYPE, f"WITHIN GROUP is required for ordered-set aggregate {name}",
+                      position=call_position(call))
+    if name not in AGGREGATES and name not in WINDOW_SIGNATURES and name in functions.REGISTRY:
+        what = modifier or ("FILTER" if filtered else None)
+        raise not_an_aggregate(what, call) if what else PgError(
+            WRONG_OBJECT_TYPE, f"OVER specified, but {name} is not a window function nor an aggregate function",
+            position=call_position(call))
+    if name in WINDOW_SIGNATURES and name not in AGGREGATES and (modifier or filtered) and \
+            all(s.expand(len(plain)) is None for s in signatures.parse(WINDOW_SIGNATURES[name])):
+        raise signatures.undefined(name, [binder.bind(a).oid for a in plain])
+    if modifier == "DISTINCT":
+        raise PgError(FEATURE_NOT_SUPPORTED, "DISTINCT is not implemented for window functions", position=call_position(call))
+    if filtered and name in WINDOW_SIGNATURES and name not in AGGREGATES:
+        raise PgError(FEATURE_NOT_SUPPORTED, "FILTER is not implemented for non-aggregate window functions",
+                      position=call_position(call))
+    if modifier == "ORDER BY":
+        raise PgError(FEATURE_NOT_SUPPORTED, "aggregate ORDER BY is not implemented for window functions",
+                      position=call_position(call))
 
 
 def _value_type(planner, name: str, args: list) -> int:

@@ -65,7 +65,7 @@ CASES: list[tuple[str, str]] = [
     ('{"a b","x\\"y",NULL,"","null",\\\\,é,"{}"}', "text[]"), ('{"\\\\x01",NULL}', "bytea[]"),
     ("{1.5,NaN,-Infinity}", "float8[]"), ("{t,f}", "bool[]"), ("{2024-01-02,NULL}", "date[]"),
     ('{"2024-01-02 03:04:05+00"}', "timestamptz[]"), ('{"1 day","-00:00:01"}', "interval[]"),
-    ("{1.50,0}", "numeric[]"), ("[0:1]={1,2}", "int4[]"), ("{ a , b }", "varchar[]"),
+    ("{1.50,0}", "numeric[]"), ("[1:2]={1,2}", "int4[]"), ("{ a , b }", "varchar[]"),
     ('{"{\\"a\\": 1}"}', "jsonb[]"), ("{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}", "uuid[]"),
     ("1 2 3", "int2vector"), ("23 25", "oidvector"), ("1259", "oid"), ("4294967295", "oid"),
 ]
@@ -104,8 +104,6 @@ def _raw(pg, literal: str, typ: str, binary: bool = False):
 @needs_pg
 @pytest.mark.parametrize("literal,typ", CASES)
 def test_text_roundtrip_matches_postgres(pg, literal: str, typ: str) -> None:
-    if typ == "int4[]" and literal.startswith("["):
-        pytest.skip("non-default lower bounds are not preserved")
     expected = _raw(pg, literal, typ).decode()
     oid = _oid(typ)
     value = wiretypes.decode_text(oid, literal)
@@ -123,8 +121,6 @@ def test_binary_matches_postgres(pg, literal: str, typ: str) -> None:
     ours = wiretypes.encode_binary(oid, value)
     decoded = wiretypes.decode_binary(oid, pg_bytes)
     assert same(decoded, value)
-    if typ in ("int4[]",) and literal.startswith("["):
-        return
     assert ours == pg_bytes
     assert same(wiretypes.decode_binary(oid, ours), decoded)
 
@@ -297,3 +293,15 @@ def test_numpy_columns() -> None:
     assert wiretypes.column_to_pylist(wiretypes.DATE, col, nulls) == [dt.date(2024, 1, 2), None]
     col, nulls = wiretypes.pylist_to_column(wiretypes.TIMESTAMPTZ, [dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)])
     assert wiretypes.column_to_pylist(wiretypes.TIMESTAMPTZ, col, nulls)[0] == dt.datetime(2024, 1, 2, tzinfo=dt.timezone.utc)
+
+
+@needs_pg
+@pytest.mark.parametrize("literal", ["[0:1]={1,2}", "[-1:0][1:1]={{1},{2}}"])
+def test_lower_bounds_other_than_1_refused_in_text_and_binary(pg, literal: str) -> None:
+    """PostgreSQL keeps them; arrays here all start at 1, so both inputs
+    refuse them (0A000) rather than drop them."""
+    oid = _oid("int4[]")
+    for decode, data in ((wiretypes.decode_text, literal), (wiretypes.decode_binary, _raw(pg, literal, "int4[]", binary=True))):
+        with pytest.raises(PgError) as e:
+            decode(oid, data)
+        assert e.value.sqlstate == "0A000" and e.value.hint

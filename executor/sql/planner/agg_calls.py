@@ -13,7 +13,9 @@ from sqlglot import exp
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.protocol import oids as type_oids
 from splitstream.catalog.datatypes.vector import Batch, Col
-from splitstream.protocol.errors import DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, GROUPING_ERROR, INVALID_COLUMN_REFERENCE, UNDEFINED_FUNCTION, PgError,
+)
 
 from ...execution import expr
 from ...execution import combine
@@ -23,7 +25,8 @@ from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name, ident
+from ..binder import ExprBinder, Scope, func_args, func_name, ident, is_aggregate_call
+from ..error_positions import call_position, node_position
 from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key, sort_key_of
@@ -78,6 +81,30 @@ def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int
         raise signatures.undefined(fn, arg_oids)
 
 
+def _no_within_group(node: exp.GroupConcat, b: ExprBinder) -> None:
+    """``string_agg(x, ',') WITHIN GROUP (ORDER BY y)`` looks for a
+    string_agg of three arguments, which does not exist (42883)."""
+    order = node.this
+    args = [order.this, node.args.get("separator")] + [o.this for o in order.expressions]
+    raise signatures.undefined("string_agg", [b.bind(a).oid for a in args if a is not None])
+
+
+def _check_distinct_order(order: exp.Order, args_nodes: list, b: ExprBinder) -> None:
+    """``agg(DISTINCT x ORDER BY y)``: each ORDER BY expression must be one
+    of the arguments (42P10 at the first that is not), as PostgreSQL's
+    transformAggregateCall requires: the sort runs over the distinct values."""
+    texts = {a.sql(DIALECT) for a in args_nodes}
+    refs = {e.idx for e in map(b.bind, args_nodes) if type(e) is expr.ColRef}
+    for o in order.expressions:
+        if o.this.sql(DIALECT) in texts:
+            continue
+        e = b.bind(o.this)
+        if type(e) is expr.ColRef and e.idx in refs:
+            continue
+        raise PgError(INVALID_COLUMN_REFERENCE, "in an aggregate with DISTINCT, ORDER BY expressions must appear in argument list",
+                      position=node_position(o.this))
+
+
 class AggCallPlanner(PlannerBase):
     """Binding of one aggregate call to an AggSpec."""
 
@@ -96,6 +123,8 @@ class AggCallPlanner(PlannerBase):
         args_nodes = func_args(node)
         order_node = None
         if isinstance(node, exp.GroupConcat):
+            if node.meta.get("within_group"):
+                _no_within_group(node, b)
             this = node.this
             sep = node.args.get("separator")
             if isinstance(this, exp.Order):
@@ -130,7 +159,8 @@ class AggCallPlanner(PlannerBase):
             args_nodes = args_nodes[:-1] + [order_node.this]
         for a in args_nodes:
             if self._contains_agg(a):
-                raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested")
+                inner = next((n for n in a.walk() if is_aggregate_call(n)), a)
+                raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested", position=call_position(inner))
         args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or (fn == "count" and _row_value(a, b))
                 or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
@@ -139,6 +169,8 @@ class AggCallPlanner(PlannerBase):
             raise combine.wrong_arity(len(args))
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
         args = self._agg_arg_types(fn, args)
+        if distinct and order_node is not None:
+            _check_distinct_order(order_node, args_nodes, b)
         arg_oids = [type_oids.RECORD if isinstance(a, json_values.RowObject) else a.oid for a in args] or [type_oids.INT8]
         if distinct and type_oids.JSON in arg_oids:
             raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type json")
@@ -165,7 +197,7 @@ class AggCallPlanner(PlannerBase):
         arg = spec.args[0]
         if type(arg) is not expr.ColRef or not 0 <= arg.idx < len(op.out):
             raise combine.invalid_expression()
-        oc = combine.trace_column(op, arg.idx, lambda o, i: o.out[i] if o.out[i].table_oid else None)
+        oc = combine.trace_column(op, arg.idx, self._column_origin)
         rel = self.state.rels.get(oc.table_oid) if oc is not None else None
         if rel is None:
             raise combine.invalid_expression()
@@ -175,6 +207,15 @@ class AggCallPlanner(PlannerBase):
         if view_spec is None or spec.distinct or spec.filter is not None:
             raise combine.invalid_expression()
         spec.combined = view_spec       # type: ignore[attr-defined]
+
+    def _column_origin(self, op, i: int):
+        """``op``'s column ``i`` if it names a table, stream or continuous
+        view column; a plain view's column is followed into its query."""
+        oc = op.out[i]
+        rel = self.state.rels.get(oc.table_oid) if oc.table_oid else None
+        if rel is None or (rel.kind == "v" and not rel.continuous):
+            return None
+        return oc
 
     def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
         """``t`` or ``t.*`` naming a relation of the query (not a column): its
@@ -258,8 +299,8 @@ class AggCallPlanner(PlannerBase):
             raise signatures.undefined(fn, [a.oid for a in args])
         if fn in ("stddev", "stddev_samp", "stddev_pop", "variance", "var_samp", "var_pop") and args and args[0].oid == type_oids.FLOAT4:
             args = [self.coerce(args[0], type_oids.FLOAT8)]
-        if fn in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME):
-            args = [self.coerce(args[0], type_oids.TEXT)]      # there is min(text), no min(varchar)
+        if fn in ("min", "max") and args and args[0].oid in (type_oids.VARCHAR, type_oids.NAME, type_oids.CHAR):
+            args = [self.coerce(args[0], type_oids.TEXT)]      # there is min(text), no min(varchar) nor min("char")
         if fn in ("bool_and", "bool_or", "every") and args:
             args = [self.coerce(args[0], type_oids.BOOL)]
         if fn == "string_agg" and len(args) == 2 and args[0].oid == type_oids.BYTEA:   # string_agg(bytea, bytea)

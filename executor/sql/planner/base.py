@@ -16,12 +16,13 @@ from splitstream.catalog.objects.model import Relation
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
+from splitstream.protocol.types import decode_text
 
 from ...execution import expr
 from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
 from ...execution import privileges, system_functions
-from ..binder import referenced_names
+from ..binder import REG_ARRAYS, referenced_names
 from .. import sql_functions
 from splitstream.catalog.objects import system_catalogs as system
 
@@ -106,6 +107,7 @@ class PlannerBase:
         def join_using(self, lop, lscope, rop, rscope, kind, names): ...  # joins
         def _contains_agg(self, node) -> bool: ...  # grouping
         def plan_aggregate(self, op, scope, sel, select_items, group, having, outer): ...  # grouping
+        def grouping_checked_last(self, grouped: bool, scope, sel, select_items, having): ...  # grouping
 
     def param(self, idx: int, oid: int | None = None) -> expr.Expr:
         if idx < 0 or idx > 65535:
@@ -132,6 +134,10 @@ class PlannerBase:
         if isinstance(e, expr.Const) and e.oid == type_oids.UNKNOWN and e.value is not None:
             if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
                 return expr.Const(e.value, oid)
+            if oid in REG_ARRAYS and isinstance(e.value, str):
+                return self.reg_literal(e.value, oid)
+            if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(e.value, str):
+                return expr.Const(self.resolve_reg(oid, e.value), oid)
             return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
         if e.oid == oid and typmod < 0:
             return e
@@ -224,6 +230,19 @@ class PlannerBase:
 
     def search_path(self) -> list[str]:
         return privileges.search_path(self.session)
+
+    def reg_literal(self, text: str, array_oid: int) -> expr.Const:
+        """'{t,int4}' as regclass[] / regtype[]: the array read as text, each
+        element a name (or number) resolved as the element type's input
+        function does."""
+        elem = type_oids.ELEMENT_OF[array_oid]
+
+        def resolved(v):
+            if isinstance(v, list):
+                return [resolved(x) for x in v]
+            return None if v is None else self.resolve_reg(elem, v)
+
+        return expr.Const(resolved(decode_text(type_oids.ARRAY_OF[type_oids.TEXT], text)), array_oid)
 
     def resolve_reg(self, oid: int, text: str) -> int:
         """'name'::regclass / ::regtype: the object's OID, or 42P01/42704."""

@@ -135,7 +135,8 @@ class FromPlanner(WindowPlanner, PlannerBase):
             self.column_names.pop()
         names = [c.name for c in rel.live_columns]
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
-                         [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod) for i, c in enumerate(inner.out)])
+                         [operators.OutCol(names[i] if i < len(names) else c.name, c.oid, c.typmod, rel.oid, i + 1)
+                          for i, c in enumerate(inner.out)])
 
     def plan_table_function(self, fn, alias, colaliases, outer, corr=None, ordinality=False, schema=None):
         name = func_name(fn) if not isinstance(fn, exp.Unnest) else "unnest"

@@ -8,6 +8,10 @@ here.  Binding one aggregate call is ``agg_calls``.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+from typing import Iterator
+
 import numpy as np
 from sqlglot import exp
 
@@ -88,15 +92,18 @@ class GroupingPlanner(PlannerBase):
                 return _grouping_call(node, key_sql, keys)
             return None
 
+        # subqueries of the select list, HAVING and ORDER BY see the groups: only keys
+        grouped_scope = dataclasses.replace(scope, grouped={k.idx: i for i, k in enumerate(keys) if type(k) is expr.ColRef})
+
         def make_post(window_handler=None):
-            b = ExprBinder(self, scope, agg_handler=agg_handler, group_match=group_match,
+            b = ExprBinder(self, grouped_scope, agg_handler=agg_handler, group_match=group_match,
                            window_handler=window_handler, context="SELECT")
             return b
 
         # bind select list / having / order once to discover aggregates
         # (window calls are walked too: rank() OVER (ORDER BY sum(x)) groups first)
         hav = self._discover_aggs(make_post(_discover_window), sel, select_items, key_nodes, having)
-        out = [operators.OutCol(expr_name(k), e.oid) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
+        out = [operators.carried(expr_name(k), e, op.out, -1) for k, e in zip(key_nodes, keys)] + [operators.OutCol(a.func, a.oid) for a in aggs]
         if sets is not None:
             out.append(operators.OutCol("__grouping", type_oids.INT4, hidden=True))
         agg_op = operators.Aggregate(op, keys, aggs, out, sets)
@@ -109,10 +116,45 @@ class GroupingPlanner(PlannerBase):
 
         def bind_post(window_handler=None):
             b = make_post(window_handler)
-            b.scope = scope
+            b.scope = grouped_scope
             return _PostAggBinder(b, new_scope)
 
         return result_op, new_scope, bind_post
+
+    @contextlib.contextmanager
+    def grouping_checked_last(self, grouped: bool, scope, sel, select_items, having) -> Iterator[None]:
+        """Planning a grouped select list: a grouping error (42803) stands
+        only when binding the query finds no other error, since PostgreSQL
+        checks grouping once the whole query is bound (an unknown function
+        over an ungrouped column is 42883 there)."""
+        try:
+            yield
+        except PgError as e:
+            if grouped and e.sqlstate == GROUPING_ERROR:
+                self._error_before_grouping(scope, sel, select_items, having)
+            raise
+
+    def _error_before_grouping(self, scope, sel, select_items, having) -> None:
+        """Bind the select list, HAVING and ORDER BY again as if nothing were
+        grouped and raise what that raises; return when it binds."""
+        def agg_handler(node, binder):
+            return expr.Const(None, self.bind_agg(node, scope).oid)
+
+        b = ExprBinder(self, scope, agg_handler=agg_handler, window_handler=_discover_window, context="SELECT")
+        nodes = [i.this if isinstance(i, exp.Alias) else i for i in select_items if not isinstance(i, _BoundRef)]
+        nodes += [having.this] if having is not None else []
+        order = sel.args.get("order")
+        names = [expr_name(i) for i in select_items]
+        nodes += [o.this for o in (order.expressions if order is not None else [])
+                  if self._order_target(o.this, select_items, names) is None]
+        for node in nodes:
+            if any(func_name(f) == "grouping" for f in node.find_all(exp.Func)):
+                continue            # grouping() exists only in a grouped query
+            try:
+                b.bind(node)
+            except PgError as e:
+                if e.sqlstate != GROUPING_ERROR or "must appear in the GROUP BY clause" not in e.message:
+                    raise
 
     def _discover_aggs(self, post, sel, select_items, key_nodes, having) -> expr.Expr | None:
         """Bind the select list, HAVING and ORDER BY once so that every

@@ -185,7 +185,7 @@ class JoinPlanner(PlannerBase):
             lkeys.append(lkey)
             rkeys.append(rkey)
         j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
-        exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys)
+        exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys, j.out)
         proj = operators.Project(j, exprs, out)
         scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
         scope.correlated = lscope.correlated
@@ -395,10 +395,13 @@ def _unique_nodes(e: expr.Expr):
             yield node
 
 
-def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[expr.Expr]):
-    """Projection of a USING / NATURAL join: the merged USING columns first
-    (COALESCE for full joins), then every input column, the USING ones hidden
-    (qualified access ``t.col`` still finds them)."""
+def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lkeys: list[expr.Expr],
+                  source: list[operators.OutCol]):
+    """Projection of a USING / NATURAL join over the join's columns
+    ``source``: the merged USING columns first (COALESCE for full joins),
+    then every input column, the USING ones hidden (qualified access
+    ``t.col`` still finds them).  A merged column is its side's table column
+    only when no type coercion was needed, as PostgreSQL's join alias vars."""
     nl = len(lscope.cols)
     exprs: list[expr.Expr] = []
     out: list[operators.OutCol] = []
@@ -413,12 +416,12 @@ def _using_output(lscope: Scope, rscope: Scope, kind: str, names: list[str], lke
         else:
             e = expr.ColRef(li, lscope.cols[li].oid)
         exprs.append(e)
-        out.append(operators.OutCol(nm, e.oid))
+        out.append(operators.carried(nm, e, source, -1) if e.oid == lkey.oid else operators.OutCol(nm, e.oid))
         cols.append(ScopeCol(None, nm, e.oid))
     for base, side in ((0, lscope), (nl, rscope)):
         for i, c in enumerate(side.cols):
             exprs.append(expr.ColRef(base + i, c.oid, c.name))
-            out.append(operators.OutCol(c.name, c.oid, c.typmod))
+            out.append(operators.carried(c.name, exprs[-1], source, c.typmod))
             cols.append(ScopeCol(c.table, c.name, c.oid, c.typmod, hidden=c.hidden or c.name in names))
     return exprs, out, cols
 

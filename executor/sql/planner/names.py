@@ -112,7 +112,9 @@ def _cast_type_name(to: exp.DataType) -> str:
     """The last name of a cast's type as PostgreSQL's grammar spells it
     (int -> int4, double precision -> float8; an array type by its element)."""
     if isinstance(to, exp.DataType) and to.this == exp.DataType.Type.USERDEFINED:
-        return ident(to.args.get("kind")) or to.sql(DIALECT)
+        written = ident(to.args.get("kind")) or to.sql(DIALECT)
+        array = sqltypes.oid_by_name(written) if written.startswith("_") else None     # oid[] is read as _oid
+        return sqltypes.type_name(type_oids.ELEMENT_OF[array]) if array in type_oids.ELEMENT_OF else written
     try:
         oid, _ = datatype_to_oid(to)
     except PgError:

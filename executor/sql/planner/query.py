@@ -80,7 +80,8 @@ class QueryPlanner(PlannerBase):
         if returning is None:
             self.ctes[-1][name] = ("no_returning", None, [])
             return
-        out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.type_oid, c.typmod) for i, c in enumerate(returning)]
+        out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.type_oid, c.typmod, c.table_oid, c.attnum)
+               for i, c in enumerate(returning)]
         key = write_key(stmt)
         self.ctes[-1][name] = ("plan", operators.BatchSource(f"CTE {name}", out, lambda ctx: ctx.cte_results[key]), out)
 
@@ -117,7 +118,7 @@ class QueryPlanner(PlannerBase):
             self.ctes[-1][name] = ("plan", ru, out)
             return
         plan = self.plan_query(body, outer, corr)
-        out = [operators.OutCol(colnames[i] if i < len(colnames) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
+        out = [c.renamed(colnames[i] if i < len(colnames) else c.name) for i, c in enumerate(plan.out)]
         self.ctes[-1][name] = ("plan", operators.Materialized(name, plan), out)
 
     def _refers_to(self, node, name) -> bool:

@@ -52,28 +52,29 @@ class SelectPlanner(PlannerBase):
             has_aggs = any(self._contains_agg(o.this) for o in order.expressions)
         if not has_aggs:
             op, scope, select_items = self._decorrelate_select(op, scope, outer, select_items)
-        if has_aggs:
-            op, scope, bind_post = self.plan_aggregate(op, scope, sel, select_items, group, having, outer)
-        else:
-            bind_post = None
+        with self.grouping_checked_last(has_aggs, scope, sel, select_items, having):
+            if has_aggs:
+                op, scope, bind_post = self.plan_aggregate(op, scope, sel, select_items, group, having, outer)
+            else:
+                bind_post = None
 
-        # window functions
-        win_specs: list = []
+            # window functions
+            win_specs: list = []
 
-        def window_handler(node, binder, window_input=op):
-            return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"), window_input)
+            def window_handler(node, binder, window_input=op):
+                return bind_window(self, node, binder, win_specs, base_width, sel.args.get("windows"), window_input)
 
-        base_width = len(op.out)
-        mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
-        binder = mk()
-        keep = bool(sel.meta.get(KEEP_UNKNOWNS)) and not sel.args.get("distinct")
-        exprs, names = self._bind_select_list(binder, select_items, keep_unknowns=keep)
-        distinct = sel.args.get("distinct")
-        same = _same_item(select_items, exprs)
-        sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs), same)
+            base_width = len(op.out)
+            mk = (lambda: bind_post(window_handler)) if bind_post else (lambda: ExprBinder(self, scope, window_handler=window_handler, context="SELECT"))
+            binder = mk()
+            keep = bool(sel.meta.get(KEEP_UNKNOWNS)) and not sel.args.get("distinct")
+            exprs, names = self._bind_select_list(binder, select_items, keep_unknowns=keep)
+            distinct = sel.args.get("distinct")
+            same = _same_item(select_items, exprs)
+            sort_keys, extra = self._order_keys(order, distinct, binder, select_items, names, len(exprs), same)
         if win_specs:
             op = WindowOp(op, win_specs)
-        out = [operators.OutCol(n, e.oid, e.typmod) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
+        out = [operators.carried(n, e, op.out) for n, e in zip(names, exprs)] + [operators.OutCol("?sort?", e.oid) for e in extra]
         op = self._project_select(op, scope, select_items, exprs, extra, out, binder)
         op = self._distinct_sort(op, distinct, sort_keys, select_items, names, out, len(exprs), bool(extra), same)
         op = self.plan_limit(sel, op, scope)
