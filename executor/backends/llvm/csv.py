@@ -316,7 +316,7 @@ def _build(oids: tuple, delim: int, naive_utc: bool = False):
         if kind == "bool":
             _emit_bool(b, fn, j, data, pos, colp[j], r, term, bail, nxt, c, i8)
         elif kind in ("date", "ts", "tstz"):
-            csv_temporal.emit(csv_temporal.Emitter(b, fn, f"c{j}", data, bail, term),
+            csv_temporal.emit(csv_temporal.Emitter(b, fn, f"c{j}", data, bail, term, length),
                               kind, pos, colp[j], r, nxt, naive_utc)
         else:
             _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, colp[j], r, term, bail, nxt, c, i8,

@@ -35,8 +35,10 @@ class Emitter:
     """Straight-line checks over one field: each either continues in a new
     block or branches to ``bail``."""
 
-    def __init__(self, b: ir.IRBuilder, fn: ir.Function, tag: str, data, bail, term: ir.Constant) -> None:
+    def __init__(self, b: ir.IRBuilder, fn: ir.Function, tag: str, data, bail, term: ir.Constant,
+                 length=None) -> None:
         self.b, self.fn, self.tag, self.data, self.bail, self.term = b, fn, tag, data, bail, term
+        self.length = length              # the chunk's byte count (the fixed-width fast path checks it)
         self.count = 0
 
     def block(self, what: str) -> ir.Block:
@@ -83,12 +85,31 @@ class Emitter:
     def lookup(self, name: str, values: list[int], idx):
         return self.b.load(self.b.gep(self.table(name, values), [c(0), idx]))
 
+    def word(self, p, bits: int = 64):
+        """The ``bits``/8 bytes from ``p`` as one little-endian integer (unaligned)."""
+        ty = ir.IntType(bits)
+        ld = self.b.load(self.b.bitcast(self.b.gep(self.data, [p]), ty.as_pointer()))
+        ld.align = 1
+        return ld if bits == 64 else self.b.zext(ld, I64)
+
+    def state(self, name: str, init: int):
+        """An i64 carried from row to row (an alloca in the entry block, which
+        mem2reg turns into a value in a register)."""
+        entry = ir.IRBuilder(self.fn.entry_basic_block)
+        entry.position_at_start(self.fn.entry_basic_block)
+        slot = entry.alloca(I64, name=f"{self.tag}_{name}")
+        entry.store(c(init), slot)
+        return slot
+
 
 def emit(e: Emitter, kind: str, pos, col, row, nxt, naive_utc: bool) -> None:
     """Parse the field at ``pos`` into ``col[row]``, leave ``pos`` after its
     terminator, and branch to ``nxt``."""
     b = e.b
     p0 = b.load(pos)
+    prev = _Minute(e) if kind != "date" and e.length is not None and (kind == "ts" or naive_utc) else None
+    if prev is not None:
+        _same_minute(e, prev, p0, col, row, pos, nxt)
     days = _date(e, p0)
     if kind == "date":
         e.require(b.icmp_unsigned("==", e.char(b.add(p0, c(10))), e.term))
@@ -97,12 +118,83 @@ def emit(e: Emitter, kind: str, pos, col, row, nxt, naive_utc: bool) -> None:
         b.branch(nxt)
         return
     e.expect(b.add(p0, c(10)), b" T")
-    clock, after = _clock(e, p0)
+    clock, minute, after = _clock(e, p0)
     offset, end = _zone(e, after, kind == "tstz", naive_utc)
-    value = b.sub(b.add(b.mul(days, c(_US_DAY)), clock), offset)
-    b.store(value, b.gep(col, [row]))
+    base = b.add(b.mul(days, c(_US_DAY)), minute)
+    b.store(b.sub(b.add(base, clock), offset), b.gep(col, [row]))
+    if prev is not None:
+        prev.remember(p0, base)
     b.store(b.add(end, c(1)), pos)
     b.branch(nxt)
+
+
+class _Minute:
+    """The last timestamp the general path read: its first 16 bytes
+    (``YYYY-MM-DD{ |T}HH:MM``, two words) and their microseconds.  Event
+    streams are nearly sorted, so most rows repeat them."""
+
+    def __init__(self, e: Emitter) -> None:
+        self.e = e
+        # zero until a row is read (a valid prefix starts with a digit; the data may hold zero bytes)
+        self.lo, self.hi, self.base = e.state("prev_lo", 0), e.state("prev_hi", 0), e.state("prev_base", 0)
+
+    def remember(self, p0, base) -> None:
+        b, e = self.e.b, self.e
+        b.store(e.word(p0), self.lo)
+        b.store(e.word(b.add(p0, c(8))), self.hi)
+        b.store(base, self.base)
+
+
+_ONES = 0x0101010101010101
+#: the fixed-width tail after a known minute: ``:SS.ffffff`` and the terminator
+_TAIL = 27
+
+
+def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt) -> None:
+    """The fast path of ``YYYY-MM-DD{ |T}HH:MM:SS.ffffff`` (six fractional
+    digits, no zone) whose first 16 bytes are the previous row's: compare
+    two words, then read the eight digits of seconds and fraction at once
+    (SWAR).  Anything else goes on to the general path (the builder is left
+    there), which updates the remembered minute.  The prefix holds no
+    delimiter (:func:`csv.usable`), so equal bytes are the same field start."""
+    b = e.b
+    fits, probe, hit, general = e.block("fits"), e.block("probe"), e.block("hit"), e.block("general")
+    b.cbranch(b.icmp_signed("<=", b.add(p0, c(_TAIL)), e.length), fits, general)
+    b.position_at_end(fits)
+    lo = b.load(prev.lo)
+    same = b.and_(b.and_(b.icmp_unsigned("==", e.word(p0), lo), b.icmp_unsigned("!=", lo, c(0))),
+                  b.icmp_unsigned("==", e.word(b.add(p0, c(8))), b.load(prev.hi)))
+    b.cbranch(same, probe, general)
+    b.position_at_end(probe)
+    a = e.word(b.add(p0, c(16)))                        # ':' S S '.' f f f f
+    z = e.word(b.add(p0, c(19)))                        # '.' f f f f f f terminator
+    marks = b.icmp_unsigned("==", b.and_(a, c(0xFF0000FF)), c(ord(".") << 24 | ord(":")))
+    ends = b.icmp_unsigned("==", b.lshr(z, c(56)), b.zext(e.term, I64))
+    digits = b.or_(b.and_(b.lshr(a, c(8)), c(0xFFFF)), b.shl(b.lshr(z, c(8)), c(16)))    # S S f f f f f f
+    micros = _eight_digits(b, digits)
+    ok = b.and_(b.and_(marks, ends), b.and_(_all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
+    b.cbranch(ok, hit, general)
+    b.position_at_end(hit)
+    b.store(b.add(b.load(prev.base), micros), b.gep(col, [row]))
+    b.store(b.add(p0, c(_TAIL)), pos)
+    b.branch(nxt)
+    b.position_at_end(general)
+
+
+def _all_digits(b: ir.IRBuilder, w):
+    """Whether all eight bytes of ``w`` are ASCII digits."""
+    high = c(0xF0 * _ONES)
+    return b.and_(b.icmp_unsigned("==", b.and_(w, high), c(0x30 * _ONES)),
+                  b.icmp_unsigned("==", b.and_(b.add(w, c(0x06 * _ONES)), high), c(0x30 * _ONES)))
+
+
+def _eight_digits(b: ir.IRBuilder, w):
+    """The number the eight ASCII digits of ``w`` spell (first byte most
+    significant): pairs, then fours, then all eight, by multiply and mask."""
+    v = b.sub(w, c(0x30 * _ONES))
+    v = b.and_(b.add(b.mul(v, c(10)), b.lshr(v, c(8))), c(0x00FF00FF00FF00FF))
+    v = b.and_(b.add(b.mul(v, c(100)), b.lshr(v, c(16))), c(0x0000FFFF0000FFFF))
+    return b.and_(b.add(b.mul(v, c(10000)), b.lshr(v, c(32))), c(0xFFFFFFFF))
 
 
 def _date(e: Emitter, p0):
@@ -131,8 +223,8 @@ def _date(e: Emitter, p0):
 
 
 def _clock(e: Emitter, p0):
-    """HH:MM:SS[.f{1,6}] at p0 + 11: microseconds since midnight, and the
-    position after it."""
+    """HH:MM:SS[.f{1,6}] at p0 + 11: microseconds since the minute, the
+    minute's since midnight, and the position after it."""
     b = e.b
     hh = e.number(b.add(p0, c(11)), 2)
     e.expect(b.add(p0, c(13)), b":")
@@ -141,7 +233,7 @@ def _clock(e: Emitter, p0):
     ss = e.number(b.add(p0, c(17)), 2)
     e.require(b.and_(b.icmp_unsigned("<=", hh, c(23)),
                      b.and_(b.icmp_unsigned("<=", mi, c(59)), b.icmp_unsigned("<=", ss, c(59)))))
-    secs = b.add(b.mul(b.add(b.mul(hh, c(60)), mi), c(60)), ss)
+    minute = b.mul(b.add(b.mul(hh, c(60)), mi), c(60 * _US_SEC))
     start = b.block
     dot = b.icmp_unsigned("==", e.char(b.add(p0, c(19))), c(ord("."), I8))
     frac_block, done = e.block("frac"), e.block("clock")
@@ -173,7 +265,7 @@ def _clock(e: Emitter, p0):
         n_phi.add_incoming(nv, blk)
     scaled = b.mul(f_phi, e.lookup("frac_scale", _FRAC_SCALE, n_phi))
     after = b.add(p0, b.select(b.icmp_unsigned("==", n_phi, c(0)), c(19), b.add(n_phi, c(20))))
-    return b.add(b.mul(secs, c(_US_SEC)), scaled), after
+    return b.add(b.mul(ss, c(_US_SEC)), scaled), minute, after
 
 
 def _zone(e: Emitter, q, with_tz: bool, naive_utc: bool):
