@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from . import csv_swar
+
 I8, I64 = ir.IntType(8), ir.IntType(64)
 _US_SEC = 1_000_000
 _US_DAY = 86_400 * _US_SEC
@@ -85,12 +87,8 @@ class Emitter:
     def lookup(self, name: str, values: list[int], idx):
         return self.b.load(self.b.gep(self.table(name, values), [c(0), idx]))
 
-    def word(self, p, bits: int = 64):
-        """The ``bits``/8 bytes from ``p`` as one little-endian integer (unaligned)."""
-        ty = ir.IntType(bits)
-        ld = self.b.load(self.b.bitcast(self.b.gep(self.data, [p]), ty.as_pointer()))
-        ld.align = 1
-        return ld if bits == 64 else self.b.zext(ld, I64)
+    def word(self, p):
+        return csv_swar.word(self.b, self.data, p)
 
     def state(self, name: str, init: int):
         """An i64 carried from row to row (an alloca in the entry block, which
@@ -145,7 +143,6 @@ class _Minute:
         b.store(base, self.base)
 
 
-_ONES = 0x0101010101010101
 #: the fixed-width tail after a known minute: ``:SS.ffffff`` and the terminator
 _TAIL = 27
 
@@ -171,30 +168,14 @@ def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt) -> None:
     marks = b.icmp_unsigned("==", b.and_(a, c(0xFF0000FF)), c(ord(".") << 24 | ord(":")))
     ends = b.icmp_unsigned("==", b.lshr(z, c(56)), b.zext(e.term, I64))
     digits = b.or_(b.and_(b.lshr(a, c(8)), c(0xFFFF)), b.shl(b.lshr(z, c(8)), c(16)))    # S S f f f f f f
-    micros = _eight_digits(b, digits)
-    ok = b.and_(b.and_(marks, ends), b.and_(_all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
+    micros = csv_swar.value(b, digits)
+    ok = b.and_(b.and_(marks, ends), b.and_(csv_swar.all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
     b.cbranch(ok, hit, general)
     b.position_at_end(hit)
     b.store(b.add(b.load(prev.base), micros), b.gep(col, [row]))
     b.store(b.add(p0, c(_TAIL)), pos)
     b.branch(nxt)
     b.position_at_end(general)
-
-
-def _all_digits(b: ir.IRBuilder, w):
-    """Whether all eight bytes of ``w`` are ASCII digits."""
-    high = c(0xF0 * _ONES)
-    return b.and_(b.icmp_unsigned("==", b.and_(w, high), c(0x30 * _ONES)),
-                  b.icmp_unsigned("==", b.and_(b.add(w, c(0x06 * _ONES)), high), c(0x30 * _ONES)))
-
-
-def _eight_digits(b: ir.IRBuilder, w):
-    """The number the eight ASCII digits of ``w`` spell (first byte most
-    significant): pairs, then fours, then all eight, by multiply and mask."""
-    v = b.sub(w, c(0x30 * _ONES))
-    v = b.and_(b.add(b.mul(v, c(10)), b.lshr(v, c(8))), c(0x00FF00FF00FF00FF))
-    v = b.and_(b.add(b.mul(v, c(100)), b.lshr(v, c(16))), c(0x0000FFFF0000FFFF))
-    return b.and_(b.add(b.mul(v, c(10000)), b.lshr(v, c(32))), c(0xFFFFFFFF))
 
 
 def _date(e: Emitter, p0):
