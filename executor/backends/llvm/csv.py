@@ -328,21 +328,33 @@ def _build(oids: tuple, delim: int, naive_utc: bool = False):
 
 
 def _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, term, bail, nxt, c, i8, f64):
-    """[-]digits (int) or [-]digits[.digits] (float) up to the terminator."""
+    """[-]digits (int) or [-]digits[.digits] (float) up to the terminator.
+    The sign is branched on, and the digits read by one copy of the loop per
+    sign: a position selected from the loaded byte would chain each field's
+    loads to the one before (measured: 35% of an integer row's time), where
+    a predicted branch lets the CPU run ahead."""
     p0 = b.load(pos)
-    ch = b.load(b.gep(data, [p0]))
-    neg = b.icmp_unsigned("==", ch, c(ord("-"), i8))
-    b.store(b.select(neg, b.add(p0, c(1)), p0), pos)
+    minus, plus = fn.append_basic_block(f"c{j}_minus"), fn.append_basic_block(f"c{j}_plus")
+    b.cbranch(b.icmp_unsigned("==", b.load(b.gep(data, [p0])), c(ord("-"), i8)), minus, plus)
+    for neg, block in ((True, minus), (False, plus)):
+        b.position_at_end(block)
+        b.store(b.add(p0, c(1)) if neg else p0, pos)
+        _emit_digits(b, fn, f"c{j}{'n' if neg else 'p'}", kind, maxd, data, pos, acc, nd, frac, pow10, col, r, term,
+                     bail, nxt, neg, c, i8, f64)
+
+
+def _emit_digits(b, fn, tag, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, term, bail, nxt, neg, c, i8, f64):
+    """The digits of one sign from ``pos``, stored (negated if ``neg``), then on to ``nxt``."""
     b.store(c(0), acc)
     b.store(c(0), nd)
     b.store(c(0), frac)
-    ipart = fn.append_basic_block(f"c{j}_int")
-    iend = fn.append_basic_block(f"c{j}_int_end")
+    ipart = fn.append_basic_block(f"{tag}_int")
+    iend = fn.append_basic_block(f"{tag}_int_end")
     b.branch(ipart)
     b.position_at_end(ipart)
     p = b.load(pos)
     d = b.sub(b.zext(b.load(b.gep(data, [p])), ir.IntType(64)), c(ord("0")))
-    more = fn.append_basic_block(f"c{j}_int_digit")
+    more = fn.append_basic_block(f"{tag}_int_digit")
     b.cbranch(b.icmp_unsigned("<", d, c(10)), more, iend)
     b.position_at_end(more)
     b.store(b.add(b.mul(b.load(acc), c(10)), d), acc)
@@ -351,10 +363,10 @@ def _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, 
     b.branch(ipart)
     b.position_at_end(iend)
     if kind == "float":
-        dot = fn.append_basic_block(f"c{j}_dot")
-        fpart = fn.append_basic_block(f"c{j}_frac")
-        fdig = fn.append_basic_block(f"c{j}_frac_digit")
-        fend = fn.append_basic_block(f"c{j}_frac_end")
+        dot = fn.append_basic_block(f"{tag}_dot")
+        fpart = fn.append_basic_block(f"{tag}_frac")
+        fdig = fn.append_basic_block(f"{tag}_frac_digit")
+        fend = fn.append_basic_block(f"{tag}_frac_end")
         p = b.load(pos)
         b.cbranch(b.icmp_unsigned("==", b.load(b.gep(data, [p])), c(ord("."), i8)), dot, fend)
         b.position_at_end(dot)
@@ -376,16 +388,15 @@ def _emit_number(b, fn, j, kind, maxd, data, pos, acc, nd, frac, pow10, col, r, 
     k = b.load(nd)
     ok = b.and_(b.icmp_unsigned(">=", k, c(1)), b.icmp_unsigned("<=", k, c(maxd)))
     ok = b.and_(ok, b.icmp_unsigned("==", b.load(b.gep(data, [p])), term))
-    store = fn.append_basic_block(f"c{j}_store")
+    store = fn.append_basic_block(f"{tag}_store")
     b.cbranch(ok, store, bail)
     b.position_at_end(store)
     v = b.load(acc)
     if kind == "float":
         fv = b.fdiv(b.sitofp(v, f64), b.load(b.gep(pow10, [c(0), b.load(frac)])))
-        fv = b.select(neg, b.fneg(fv), fv)
-        b.store(fv, b.gep(col, [r]))
+        b.store(b.fneg(fv) if neg else fv, b.gep(col, [r]))
     else:
-        v = b.select(neg, b.sub(c(0), v), v)
+        v = b.sub(c(0), v) if neg else v
         ty = col.type.pointee
         b.store(v if ty.width == 64 else b.trunc(v, ty), b.gep(col, [r]))
     b.store(b.add(p, c(1)), pos)
