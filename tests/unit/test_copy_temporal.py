@@ -241,3 +241,15 @@ def test_repeated_minute_prefix_with_a_bad_tail_declines():
     assert got is not None
     assert got[2][0].astype("datetime64[us]").astype(str).tolist() == ["2024-02-29T23:59:58.000001",
                                                                          "2024-02-29T23:59:59.999999"]
+
+
+@pytest.mark.parametrize("nulls", [1, 50, 2000])
+def test_rows_shorter_than_any_value(nulls):
+    """The reader sizes its columns for rows of non-NULL values; a chunk of
+    shorter rows (NULLs) fills them before its end and the rest is read on
+    (the columns joined): the exact path's rows, all of them."""
+    good = b"7,2024-01-01 00:00:00.5+00,2024-01-01 00:00:00.25,2024-01-01\n"
+    data = good + b",,,\n" * nulls + good + b"8,,,\n" * nulls + good
+    got = csv_kernels.decode(data, CSV, OIDS, wait=True)
+    assert got is not None and len(got[0][0]) == 3 + 2 * nulls
+    _same(got, _exact(data, "UTC"))

@@ -19,8 +19,9 @@ gives (Clinger's fast path).
 
 Kernel: ``i64 parse(i8* data, i64 len, i64* outs)``; ``outs`` holds, per
 column, the data pointer and the NULL-mask pointer, then one NULL counter
-per column.  ``data`` must end with a newline.  Returns the row count, or
--1 to decline.  ctypes releases the GIL during the call.
+per column, then the most rows to write and, written back, where the
+kernel stopped.  ``data`` must end with a newline.  Returns the row count,
+or -1 to decline.  ctypes releases the GIL during the call.
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ _KINDS = {
     type_oids.TIMESTAMP: ("ts", np.int64, 0),
     type_oids.TIMESTAMPTZ: ("tstz", np.int64, 0),
 }
+#: the fewest bytes a non-NULL value of the kind takes (rows are sized by them)
+_SHORTEST = {"int": 1, "float": 1, "bool": 1, "date": 10, "ts": 19, "tstz": 19}
 #: the engine's dtype of a temporal column (the kernel writes its int64 ticks)
 _VIEWS = {type_oids.DATE: "datetime64[D]", type_oids.TIMESTAMP: "datetime64[us]",
           type_oids.TIMESTAMPTZ: "datetime64[us]"}
@@ -182,21 +185,44 @@ def _pool():
 
 
 def _run(fn, addr: int, nbytes: int, oids) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
-    """One kernel call over ``nbytes`` at ``addr``: its columns, or None (declined)."""
+    """The kernel over ``nbytes`` at ``addr``: its columns, or None (declined).
+
+    The columns are sized for rows of non-NULL values of the shortest
+    spelling (a YSB row: 26 of its 37 bytes), not for rows of empty fields
+    (a fifth of that for 4 columns): the kernel stops when they are full, and
+    the rest (rows of NULLs) is read by another call and appended.  Sized
+    for empty fields, every slab's columns took 8 times the memory they
+    held, pinned by the batches until the COPY ended."""
     n = len(oids)
-    cap = nbytes // n + 1                 # every row has at least n bytes (n-1 delimiters and a newline)
+    shortest = n + sum(_SHORTEST[_KINDS[o][0]] for o in oids)
+    first = _call(fn, addr, nbytes, oids, nbytes // shortest + 1)
+    if first is None:
+        return None
+    parts, stop = first
+    if stop >= nbytes:
+        return parts
+    rest = _call(fn, addr + stop, nbytes - stop, oids, (nbytes - stop) // n + 1)   # room for any rows
+    if rest is None:
+        return None
+    return [(np.concatenate([a, b]), _join_masks(am, bm, len(a), len(b)))
+            for (a, am), (b, bm) in zip(parts, rest[0])]
+
+
+def _call(fn, addr: int, nbytes: int, oids, cap: int):
+    """One kernel call writing at most ``cap`` rows: (columns, bytes read), or None."""
+    n = len(oids)
     cols: list[np.ndarray] = [np.empty(cap, dtype=_KINDS[o][1]) for o in oids]
     masks = [np.empty(cap, dtype=np.uint8) for _ in oids]
-    outs = np.zeros(3 * n, dtype=np.int64)
+    outs = np.zeros(3 * n + 2, dtype=np.int64)
     for j in range(n):
         outs[2 * j] = cols[j].ctypes.data
         outs[2 * j + 1] = masks[j].ctypes.data
+    outs[3 * n] = cap
     rows = fn(addr, nbytes, outs.ctypes.data)
     if rows < 0:
         return None
-    # slices, no copies: the untouched tail of each buffer was never given pages
     return [(_as_engine(cols[j][:rows], oids[j]), masks[j][:rows].view(np.bool_) if outs[2 * n + j] else None)
-            for j in range(n)]
+            for j in range(n)], int(outs[3 * n + 1])
 
 
 def _as_engine(col: np.ndarray, oid: int) -> np.ndarray:
@@ -278,6 +304,7 @@ def _build(oids: tuple, delim: int, naive_utc: bool = False):
         maskp.append(b.inttoptr(b.load(b.gep(outs, [c(2 * j + 1)])), i8.as_pointer()))
         nullc.append(b.gep(outs, [c(2 * n + j)]))
 
+    cap = b.load(b.gep(outs, [c(3 * n)]))
     bail = fn.append_basic_block("bail")
     done = fn.append_basic_block("done")
     rowhead = fn.append_basic_block("row")
@@ -285,10 +312,12 @@ def _build(oids: tuple, delim: int, naive_utc: bool = False):
     b.position_at_end(bail)
     b.ret(c(-1))
     b.position_at_end(done)
+    b.store(b.load(pos), b.gep(outs, [c(3 * n + 1)]))
     b.ret(b.load(row))
 
     b.position_at_end(rowhead)
-    b.cbranch(b.icmp_signed(">=", b.load(pos), length), done, fn.append_basic_block("row_body"))
+    b.cbranch(b.or_(b.icmp_signed(">=", b.load(pos), length), b.icmp_signed(">=", b.load(row), cap)),
+              done, fn.append_basic_block("row_body"))
     b.position_at_end(fn.basic_blocks[-1])
 
     def byte_at(p):
