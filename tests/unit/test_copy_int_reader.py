@@ -136,3 +136,21 @@ def test_generated_signed_numbers(seed):
         assert _repr(_decode(data, opts, oids, _native_reader)) == _repr(_decode(data, opts, oids, None))
         if native is not None:
             assert [repr(x) for x in native[3][0].tolist()] == [repr(x) for x in _decode(data, opts, oids, None)[3][1]]
+
+
+def test_gathered_pieces_decode_as_the_bytes():
+    """A slab joined from payloads cut anywhere (an uninitialised uint8 array,
+    ``gather``) decodes as its bytes do, split over two threads when large."""
+    rnd = random.Random(11)
+    data = "".join(f"{rnd.randint(-99, 99)},{rnd.randint(0, 10**12)}\n" for _ in range(300000)).encode()
+    assert len(data) >= csv_kernels.PARALLEL_BYTES
+    cuts = sorted(rnd.sample(range(1, len(data)), 40))
+    pieces = [memoryview(data)[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    joined = csv_kernels.gather(pieces)
+    assert bytes(joined) == data
+    opts = copyformat.parse_copy_options({"format": "csv"})
+    got, ref = _native_reader(joined, opts, [I2, I8]), _native_reader(data, opts, [I2, I8])
+    assert got is not None and ref is not None
+    for (a, am), (b, bm) in zip(got, ref):
+        assert np.array_equal(a, b) and am is None and bm is None
+    assert _native_reader(joined[:-1], opts, [I2, I8]) is None         # not ending in a newline

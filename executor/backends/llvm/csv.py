@@ -88,22 +88,23 @@ def usable(options, oids=()) -> bool:
         and not (temporal and options.delimiter in _TEMPORAL_CHARS)
 
 
-def decode(data: bytes, options, oids, wait: bool = False,
+def decode(data: bytes | bytearray | np.ndarray, options, oids, wait: bool = False,
            naive_utc: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
     """The columns of ``data`` (complete lines, no header, no end marker
-    line), or None to decline.  A large chunk is cut at a line end and its
-    halves parsed on two threads (ctypes releases the GIL).  ``wait``:
+    line; bytes, or uint8 as :func:`gather` joins them), or None to decline.
+    A large chunk is cut at a line end and its halves parsed on two threads
+    (ctypes releases the GIL).  ``wait``:
     compile now rather than decline while the parser compiles (tests).
     ``naive_utc``: the session's TimeZone is UTC, so a timestamptz without
     an offset is UTC (otherwise such a value declines the chunk)."""
-    if len(data) < (1 if wait else MIN_BYTES) or not data.endswith(b"\n") or not supported(oids) \
+    if len(data) < (1 if wait else MIN_BYTES) or data[-1] != 10 or not supported(oids) \
             or not usable(options, oids):
         return None
     fn = _kernel(tuple(oids), options.delimiter, wait, naive_utc and type_oids.TIMESTAMPTZ in oids)
     if fn is None:
         return None
     base = np.frombuffer(data, np.uint8).ctypes.data
-    mid = data.find(b"\n", len(data) // 2) + 1 if len(data) >= PARALLEL_BYTES else 0
+    mid = _line_end(data, len(data) // 2) if len(data) >= PARALLEL_BYTES else 0
     if 0 < mid < len(data):
         later = _pool().submit(_run, fn, base + mid, len(data) - mid, oids)
         first, second = _run(fn, base, mid, oids), later.result()
@@ -119,6 +120,14 @@ def decode(data: bytes, options, oids, wait: bool = False,
     if options.format == "text" and any(m is not None for _, m in parts):
         return None          # an empty field: an empty string to PostgreSQL, an error for a number
     return parts
+
+
+def _line_end(data: bytes | bytearray | np.ndarray, start: int) -> int:
+    """Where the line holding ``data[start]`` ends (after its newline); 0: no newline."""
+    if not isinstance(data, np.ndarray):
+        return data.find(b"\n", start) + 1
+    hits = np.flatnonzero(data[start:] == 10)
+    return start + int(hits[0]) + 1 if len(hits) else 0
 
 
 def warm(options, oids, naive_utc: bool = True, wait: bool = False) -> None:
@@ -160,20 +169,19 @@ def _decode_pieces(pieces: list[bytes | memoryview], options, oids, naive_utc: b
     return decode(gather(pieces), options, oids, False, naive_utc)
 
 
-def gather(pieces: list[bytes | memoryview]) -> bytes | bytearray:
-    """The pieces as one buffer, copied by numpy (which releases the GIL for
-    a large copy), so a decode thread joins a slab while the COPY's thread
-    runs Python."""
+def gather(pieces: list[bytes | memoryview]) -> bytes | np.ndarray:
+    """The pieces as one buffer (bytes of uint8), copied by numpy (which
+    releases the GIL for a large copy), so a decode thread joins a slab while
+    the COPY's thread runs Python.  An uninitialised array, not a bytearray:
+    that one is zero-filled first (a memset as long as the copy)."""
     if len(pieces) == 1 and isinstance(pieces[0], bytes):
         return pieces[0]
-    out = bytearray(sum(map(len, pieces)))
-    dst = np.frombuffer(out, np.uint8)
+    out = np.empty(sum(map(len, pieces)), np.uint8)
     pos = 0
     for p in pieces:
         src = np.frombuffer(p, np.uint8)
-        dst[pos:pos + len(src)] = src
+        out[pos:pos + len(src)] = src
         pos += len(src)
-    del dst
     return out
 
 
