@@ -40,6 +40,7 @@ from ..execution import operators, privileges
 from ..api import CopyOut, Result
 from ..settings import float_digits
 from ..sql.dialect import DIALECT
+from ..backends.llvm import crc32 as compiled_crc32
 from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
 from ..stream import targets as stream_targets
@@ -628,7 +629,8 @@ class CopySink:
         body = wal.dumps([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
         # the CRC of a large body is computed on a decode thread, in parallel with the next slab
-        head = compiled_csv.run_ahead(wal.frame, body) if len(body) >= AHEAD_CRC else wal.frame(body)
+        head = compiled_csv.run_ahead(wal.frame, body, compiled_crc32.crc32) if len(body) >= AHEAD_CRC \
+            else wal.frame(body)
         if self.spill is None and self.staged_bytes + len(body) <= SPILL_BYTES:
             self.records.append((head, body, full.n))
             self.kept.append(full)
