@@ -105,9 +105,9 @@ def emit(e: Emitter, kind: str, pos, col, row, nxt, naive_utc: bool) -> None:
     terminator, and branch to ``nxt``."""
     b = e.b
     p0 = b.load(pos)
-    prev = _Minute(e) if kind != "date" and e.length is not None and (kind == "ts" or naive_utc) else None
+    prev = _Minute(e) if kind != "date" and e.length is not None else None
     if prev is not None:
-        _same_minute(e, prev, p0, col, row, pos, nxt)
+        _same_minute(e, prev, p0, col, row, pos, nxt, kind == "tstz", naive_utc)
     days = _date(e, p0)
     if kind == "date":
         e.require(b.icmp_unsigned("==", e.char(b.add(p0, c(10))), e.term))
@@ -147,13 +147,15 @@ class _Minute:
 _TAIL = 27
 
 
-def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt) -> None:
+def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt, with_tz: bool, naive_utc: bool) -> None:
     """The fast path of ``YYYY-MM-DD{ |T}HH:MM:SS.ffffff`` (six fractional
-    digits, no zone) whose first 16 bytes are the previous row's: compare
-    two words, then read the eight digits of seconds and fraction at once
-    (SWAR).  Anything else goes on to the general path (the builder is left
-    there), which updates the remembered minute.  The prefix holds no
-    delimiter (:func:`csv.usable`), so equal bytes are the same field start."""
+    digits, then the zone as :func:`_zone` reads it) whose first 16 bytes
+    are the previous row's: compare two words, then read the eight digits of
+    seconds and fraction at once (SWAR).  Anything else goes on to the
+    general path (the builder is left there), which updates the remembered
+    minute.  The prefix holds no delimiter (:func:`csv.usable`), so equal
+    bytes are the same field start; after six digits the general path reads
+    the zone at the same place, by the same code."""
     b = e.b
     fits, probe, hit, general = e.block("fits"), e.block("probe"), e.block("hit"), e.block("general")
     b.cbranch(b.icmp_signed("<=", b.add(p0, c(_TAIL)), e.length), fits, general)
@@ -164,16 +166,16 @@ def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt) -> None:
     b.cbranch(same, probe, general)
     b.position_at_end(probe)
     a = e.word(b.add(p0, c(16)))                        # ':' S S '.' f f f f
-    z = e.word(b.add(p0, c(19)))                        # '.' f f f f f f terminator
+    z = e.word(b.add(p0, c(19)))                        # '.' f f f f f f (zone or terminator)
     marks = b.icmp_unsigned("==", b.and_(a, c(0xFF0000FF)), c(ord(".") << 24 | ord(":")))
-    ends = b.icmp_unsigned("==", b.lshr(z, c(56)), b.zext(e.term, I64))
     digits = b.or_(b.and_(b.lshr(a, c(8)), c(0xFFFF)), b.shl(b.lshr(z, c(8)), c(16)))    # S S f f f f f f
     micros = csv_swar.value(b, digits)
-    ok = b.and_(b.and_(marks, ends), b.and_(csv_swar.all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
+    ok = b.and_(marks, b.and_(csv_swar.all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
     b.cbranch(ok, hit, general)
     b.position_at_end(hit)
-    b.store(b.add(b.load(prev.base), micros), b.gep(col, [row]))
-    b.store(b.add(p0, c(_TAIL)), pos)
+    offset, end = _zone(e, b.add(p0, c(_TAIL - 1)), with_tz, naive_utc)      # a seventh digit: no zone, bail
+    b.store(b.sub(b.add(b.load(prev.base), micros), offset), b.gep(col, [row]))
+    b.store(b.add(end, c(1)), pos)
     b.branch(nxt)
     b.position_at_end(general)
 
