@@ -148,16 +148,16 @@ _TAIL = 27
 
 
 def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt, with_tz: bool, naive_utc: bool) -> None:
-    """The fast path of ``YYYY-MM-DD{ |T}HH:MM:SS.ffffff`` (six fractional
-    digits, then the zone as :func:`_zone` reads it) whose first 16 bytes
-    are the previous row's: compare two words, then read the eight digits of
-    seconds and fraction at once (SWAR).  Anything else goes on to the
+    """The fast path of ``YYYY-MM-DD{ |T}HH:MM:SS.ffffff`` (six or three
+    fractional digits, then the zone as :func:`_zone` reads it) whose first
+    16 bytes are the previous row's: compare two words, then read the digits
+    of seconds and fraction at once (SWAR).  Anything else goes on to the
     general path (the builder is left there), which updates the remembered
     minute.  The prefix holds no delimiter (:func:`csv.usable`), so equal
     bytes are the same field start; after six digits the general path reads
     the zone at the same place, by the same code."""
     b = e.b
-    fits, probe, hit, general = e.block("fits"), e.block("probe"), e.block("hit"), e.block("general")
+    fits, probe, general = e.block("fits"), e.block("probe"), e.block("general")
     b.cbranch(b.icmp_signed("<=", b.add(p0, c(_TAIL)), e.length), fits, general)
     b.position_at_end(fits)
     lo = b.load(prev.lo)
@@ -169,15 +169,32 @@ def _same_minute(e: Emitter, prev: _Minute, p0, col, row, pos, nxt, with_tz: boo
     z = e.word(b.add(p0, c(19)))                        # '.' f f f f f f (zone or terminator)
     marks = b.icmp_unsigned("==", b.and_(a, c(0xFF0000FF)), c(ord(".") << 24 | ord(":")))
     digits = b.or_(b.and_(b.lshr(a, c(8)), c(0xFFFF)), b.shl(b.lshr(z, c(8)), c(16)))    # S S f f f f f f
+    _fraction_tail(e, prev, p0, col, row, pos, nxt, marks, digits, _TAIL - 1, with_tz, naive_utc, e.block("millis"))
+    # milliseconds (JavaScript's and Java's spelling): S S f f f, then '000'
+    seventh = b.sub(b.lshr(a, c(56)), c(48))             # the byte after three digits: not a fourth digit
+    millis = b.or_(b.or_(b.and_(b.lshr(a, c(8)), c(0xFFFF)), b.shl(b.and_(b.lshr(a, c(32)), c(0xFFFFFF)), c(16))),
+                   c(0x303030 << 40))
+    _fraction_tail(e, prev, p0, col, row, pos, nxt, b.and_(marks, b.icmp_unsigned(">=", seventh, c(10))), millis,
+                   _TAIL - 4, with_tz, naive_utc, general)
+
+
+def _fraction_tail(e: Emitter, prev: _Minute, p0, col, row, pos, nxt, ok, digits, zone_at: int, with_tz: bool,
+                   naive_utc: bool, otherwise) -> None:
+    """If ``ok`` and the eight bytes of ``digits`` (seconds and fraction,
+    scaled to microseconds) are digits below a minute: store the remembered
+    minute plus them less the zone at ``p0 + zone_at``, and go on to ``nxt``;
+    else on to ``otherwise`` (the builder is left there)."""
+    b = e.b
+    hit = e.block("hit")
     micros = csv_swar.value(b, digits)
-    ok = b.and_(marks, b.and_(csv_swar.all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
-    b.cbranch(ok, hit, general)
+    ok = b.and_(ok, b.and_(csv_swar.all_digits(b, digits), b.icmp_unsigned("<", micros, c(60 * _US_SEC))))
+    b.cbranch(ok, hit, otherwise)
     b.position_at_end(hit)
-    offset, end = _zone(e, b.add(p0, c(_TAIL - 1)), with_tz, naive_utc)      # a seventh digit: no zone, bail
+    offset, end = _zone(e, b.add(p0, c(zone_at)), with_tz, naive_utc)      # a further digit: no zone, bail
     b.store(b.sub(b.add(b.load(prev.base), micros), offset), b.gep(col, [row]))
     b.store(b.add(end, c(1)), pos)
     b.branch(nxt)
-    b.position_at_end(general)
+    b.position_at_end(otherwise)
 
 
 def _date(e: Emitter, p0):
