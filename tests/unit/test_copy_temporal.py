@@ -5,7 +5,6 @@ path for whatever they accept, and decline the rest.  (The exact path is
 compared with PostgreSQL 15 in tests/clients/test_copy_pg15.py.)"""
 from __future__ import annotations
 
-import datetime
 import random
 
 import numpy as np
@@ -16,6 +15,7 @@ from splitstream.protocol import copy as copyformat
 from splitstream.protocol import copy_temporal
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import PgError
+from tests.support import event_times
 
 CSV = copyformat.parse_copy_options({"format": "csv"})
 OIDS = [wiretypes.INT4, wiretypes.TIMESTAMPTZ, wiretypes.TIMESTAMP, wiretypes.DATE]
@@ -147,51 +147,6 @@ def test_dst_hours_resolved_like_the_exact_path():
         assert got is not None and np.array_equal(got, ref)
 
 
-def _leap_or_edge_start(rng: random.Random) -> datetime.datetime:
-    """A moment to start a run of events at: any day, often a leap day or a
-    year's / month's last minutes (where the day number moves)."""
-    kind = rng.random()
-    if kind < 0.2:
-        y = rng.choice([4, 400, 1600, 1972, 2000, 2024, 9996])
-        return datetime.datetime(y, 2, 29, 23, rng.randint(55, 59), rng.randint(0, 59))
-    if kind < 0.35:
-        y = rng.randint(1, 9998)
-        return datetime.datetime(y, 12, 31, 23, 59, rng.randint(0, 59))
-    return datetime.datetime(rng.randint(1, 9999), rng.randint(1, 12), rng.randint(1, 28),
-                             rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59), rng.randint(0, 999999))
-
-
-def _spell(t: datetime.datetime, sep: str, digits: int) -> str:
-    text = f"{t.year:04d}-{t.month:02d}-{t.day:02d}{sep}{t.hour:02d}:{t.minute:02d}:{t.second:02d}"
-    return text + (f".{t.microsecond:06d}"[: digits + 1] if digits else "")
-
-
-def _event_rows(seed: int, n: int, strict: bool) -> bytes:
-    """Nearly sorted event times, as streams send them: runs of rows a few
-    milliseconds apart (the same date, hour and minute as the row before,
-    which the compiled reader reuses), across minute, day, month and year
-    ends and leap days; mostly six fractional digits, sometimes 0-5 or a zone;
-    NULLs; unless ``strict``, near-misses of the fixed-width spelling
-    (a leap second, seven digits, a letter, a zone on a timestamp)."""
-    rng = random.Random(seed)
-    out, t, sep = [], _leap_or_edge_start(rng), "T"
-    for i in range(n):
-        if rng.random() < 0.01:
-            t, sep = _leap_or_edge_start(rng), rng.choice(" T")
-        t = min(t + datetime.timedelta(microseconds=rng.choice([0, 1, 999, rng.randint(0, 3_000_000)])),
-                datetime.datetime(9999, 12, 31, 23, 59, 59))
-        digits = 6 if rng.random() < 0.85 else rng.randint(0, 5)
-        ts = _spell(t, sep if rng.random() < 0.97 else " T"[sep == " "], digits)
-        tz = ts + ("" if rng.random() < 0.8 else rng.choice(["Z", "+00", "-03", "+05:30", "+0100"]))
-        if not strict and rng.random() < 0.02:
-            ts = rng.choice([ts[:17] + "60.000000", ts[:19] + ".1234567", ts[:18] + "x" + ts[19:], ts + "Z",
-                             ts[:16], ts[:19] + "." + ts[20:] + "\0", ts.replace("-", "\0", 1)])
-        fields = [str(i), "" if rng.random() < 0.03 else tz, "" if rng.random() < 0.03 else ts,
-                  "" if rng.random() < 0.03 else ts[:10]]
-        out.append(",".join(fields))
-    return ("\n".join(out) + "\n").encode()
-
-
 def _cuts(data: bytes, rng: random.Random, count: int) -> list[bytes]:
     """``data`` cut at random line ends: each chunk is read from its own start
     (the reader remembers no minute across calls)."""
@@ -213,7 +168,8 @@ def test_event_times_in_chunks_cut_anywhere(tz, seed):
     values; one holding a row PostgreSQL rejects is declined; clean event
     data in UTC is always accepted."""
     for strict in (True, False):
-        data = _event_rows(seed * 2 + strict, 6000, strict)
+        data = event_times.event_rows(seed * 2 + strict, 6000, () if strict else (*event_times.PG_READS,
+                                                                                    *event_times.REFUSED))
         for piece in _cuts(data, random.Random(seed), 40):
             got = csv_kernels.decode(piece, CSV, OIDS, wait=True, naive_utc=tz == "UTC")
             try:
