@@ -151,7 +151,7 @@ def crc32(data: bytes | bytearray | memoryview | np.ndarray, value: int = 0) -> 
     fn = _state.get("fn")
     arr = np.frombuffer(data, np.uint8)          # type: ignore[call-overload]  # any buffer
     n = len(arr)
-    if fn is None or n < MIN_BYTES:
+    if fn is None or n < max(MIN_BYTES, 64):       # the kernel reads at least four 16-byte blocks
         if fn is None and "failed" not in _state and n >= MIN_BYTES:
             _start()
         return zlib.crc32(arr.data, value)
