@@ -59,6 +59,7 @@ _SHORTEST = {"int": 1, "float": 1, "bool": 1, "date": 10, "ts": 19, "tstz": 19}
 #: the engine's dtype of a temporal column (the kernel writes its int64 ticks)
 _VIEWS = {type_oids.DATE: "datetime64[D]", type_oids.TIMESTAMP: "datetime64[us]",
           type_oids.TIMESTAMPTZ: "datetime64[us]"}
+_VIEW_DTYPES = {o: np.dtype(v) for o, v in _VIEWS.items()}      # parsing "datetime64[us]" costs 0.6 us a call
 #: characters a date or timestamp may hold: never a delimiter of a temporal layout
 _TEMPORAL_CHARS = " T:+Z"
 MIN_BYTES = 8 << 10            # smaller chunks: the general path's fixed cost does not matter
@@ -94,10 +95,10 @@ def decode(data: bytes | bytearray | np.ndarray, options, oids, wait: bool = Fal
     """The columns of ``data`` (complete lines, no header, no end marker
     line; bytes, or uint8 as :func:`gather` joins them), or None to decline.
     A large chunk is cut at a line end and its halves parsed on two threads
-    (ctypes releases the GIL).  ``wait``:
-    compile now rather than decline while the parser compiles (tests).
-    ``naive_utc``: the session's TimeZone is UTC, so a timestamptz without
-    an offset is UTC (otherwise such a value declines the chunk)."""
+    (ctypes releases the GIL).  ``wait``: compile now rather than decline
+    while the parser compiles (tests).  ``naive_utc``: the session's
+    TimeZone is UTC, so a timestamptz without an offset is UTC (otherwise
+    such a value declines the chunk)."""
     if len(data) < (1 if wait else MIN_BYTES) or data[-1] != 10 or not supported(oids) \
             or not usable(options, oids):
         return None
@@ -177,10 +178,10 @@ _local = threading.local()
 
 def _scratch() -> np.ndarray:
     """This thread's buffer for joining slabs: the columns decoded from a
-    slab never point into it, so it is reused for the next one.  A fresh
-    buffer per slab cost page faults on every page written (malloc hands a
-    thread's freed memory back to the kernel) and its cache misses: in the
-    server, joining took 60% as long as parsing."""
+    slab never point into it, so it is reused for the next one, warm in the
+    cache.  With a fresh buffer per slab, joining took 60% as long as
+    parsing in the server (py-spy; page faults and cache misses on the
+    newly written memory)."""
     buf = getattr(_local, "buf", None)
     if buf is None:
         buf = _local.buf = np.empty(SCRATCH_BYTES, np.uint8)
@@ -274,9 +275,6 @@ def _call(fn, addr: int, nbytes: int, oids, cap: int):
 def _as_engine(col: np.ndarray, oid: int) -> np.ndarray:
     view = _VIEW_DTYPES.get(oid)
     return col if view is None else col.view(view)
-
-
-_VIEW_DTYPES = {o: np.dtype(v) for o, v in _VIEWS.items()}      # parsing "datetime64[us]" costs 0.6 us a call
 
 
 def _join_masks(a: np.ndarray | None, b: np.ndarray | None, na: int, nb: int) -> np.ndarray | None:
