@@ -36,6 +36,18 @@ _R3, _R4 = 0x1751997D0, 0x0CCAA009E
 _R5 = 0x163CD6124
 _P, _MU = 0x1DB710641, 0x1F7011641
 
+
+def _loop(name: str, before: str, start: str, step: int, after: str, carried: list[tuple[str, str, str]]) -> str:
+    """The head of a loop over ``step``-byte blocks from ``start`` while a
+    whole one is left (``%n``): its offset ``%{name}_at``, and the ``carried``
+    vectors (name, value from ``before``, value from the loop's body)."""
+    phis = "".join(f"\n  %{v} = phi <2 x i64> [ %{init}, %{before} ], [ %{upd}, %{name}_body ]"
+                   for v, init, upd in carried)
+    return (f"{name}:\n  %{name}_at = phi i64 [ {start}, %{before} ], [ %{name}_next, %{name}_body ]{phis}\n"
+            f"  %{name}_end = add i64 %{name}_at, {step}\n  %{name}_more = icmp sle i64 %{name}_end, %n\n"
+            f"  br i1 %{name}_more, label %{name}_body, label %{after}")
+
+
 _IR = f"""
 declare <2 x i64> @llvm.x86.pclmulqdq(<2 x i64>, <2 x i64>, i8)
 
@@ -66,25 +78,17 @@ entry:
   %d = call <2 x i64> @block(i8* %p, i64 48)
   br label %wide
 
-wide:
-  %i = phi i64 [ 64, %entry ], [ %i2, %wide_body ]
-  %x1 = phi <2 x i64> [ %a, %entry ], [ %y1, %wide_body ]
-  %x2 = phi <2 x i64> [ %b, %entry ], [ %y2, %wide_body ]
-  %x3 = phi <2 x i64> [ %c, %entry ], [ %y3, %wide_body ]
-  %x4 = phi <2 x i64> [ %d, %entry ], [ %y4, %wide_body ]
-  %i64 = add i64 %i, 64
-  %more = icmp sle i64 %i64, %n
-  br i1 %more, label %wide_body, label %narrow_start
+{_loop("wide", "entry", "64", 64, "narrow_start", [(f"x{k}", v, f"y{k}") for k, v in zip(range(1, 5), "abcd")])}
 
 wide_body:
   %f1 = call <2 x i64> @fold(<2 x i64> %x1, <2 x i64> <i64 {_R1}, i64 {_R2}>)
   %f2 = call <2 x i64> @fold(<2 x i64> %x2, <2 x i64> <i64 {_R1}, i64 {_R2}>)
   %f3 = call <2 x i64> @fold(<2 x i64> %x3, <2 x i64> <i64 {_R1}, i64 {_R2}>)
   %f4 = call <2 x i64> @fold(<2 x i64> %x4, <2 x i64> <i64 {_R1}, i64 {_R2}>)
-  %i16 = add i64 %i, 16
-  %i32 = add i64 %i, 32
-  %i48 = add i64 %i, 48
-  %l1 = call <2 x i64> @block(i8* %p, i64 %i)
+  %i16 = add i64 %wide_at, 16
+  %i32 = add i64 %wide_at, 32
+  %i48 = add i64 %wide_at, 48
+  %l1 = call <2 x i64> @block(i8* %p, i64 %wide_at)
   %l2 = call <2 x i64> @block(i8* %p, i64 %i16)
   %l3 = call <2 x i64> @block(i8* %p, i64 %i32)
   %l4 = call <2 x i64> @block(i8* %p, i64 %i48)
@@ -92,7 +96,7 @@ wide_body:
   %y2 = xor <2 x i64> %f2, %l2
   %y3 = xor <2 x i64> %f3, %l3
   %y4 = xor <2 x i64> %f4, %l4
-  %i2 = add i64 %i, 64
+  %wide_next = add i64 %wide_at, 64
   br label %wide
 
 narrow_start:
@@ -104,17 +108,13 @@ narrow_start:
   %h3 = xor <2 x i64> %g3, %x4
   br label %narrow
 
-narrow:
-  %j = phi i64 [ %i, %narrow_start ], [ %j2, %narrow_body ]
-  %z = phi <2 x i64> [ %h3, %narrow_start ], [ %z2, %narrow_body ]
-  %j2 = add i64 %j, 16
-  %more2 = icmp sle i64 %j2, %n
-  br i1 %more2, label %narrow_body, label %reduce
+{_loop("narrow", "narrow_start", "%wide_at", 16, "reduce", [("z", "h3", "z2")])}
 
 narrow_body:
   %gz = call <2 x i64> @fold(<2 x i64> %z, <2 x i64> <i64 {_R3}, i64 {_R4}>)
-  %lz = call <2 x i64> @block(i8* %p, i64 %j)
+  %lz = call <2 x i64> @block(i8* %p, i64 %narrow_at)
   %z2 = xor <2 x i64> %gz, %lz
+  %narrow_next = add i64 %narrow_at, 16
   br label %narrow
 
 reduce:
