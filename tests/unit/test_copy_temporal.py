@@ -209,3 +209,21 @@ def test_rows_shorter_than_any_value(nulls):
     got = csv_kernels.decode(data, CSV, OIDS, wait=True)
     assert got is not None and len(got[0][0]) == 3 + 2 * nulls
     _same(got, _exact(data, "UTC"))
+
+
+@pytest.mark.parametrize("oid", [wiretypes.TIMESTAMP, wiretypes.TIMESTAMPTZ])
+def test_timestamp_last_in_the_row_up_to_the_chunk_end(oid):
+    """A timestamp as the last column: the fixed-width path's 8-byte loads
+    end on the chunk's final newline, never past it; every chunk length
+    (cut after each row) gives the exact path's values."""
+    zone = "+05:30" if oid == wiretypes.TIMESTAMPTZ else ""
+    stamps = ["2024-02-29T23:59:58.000001", "2024-02-29T23:59:58.5", "2024-02-29T23:59:59.999999",
+              "2024-02-29T23:59:59.123", "2024-02-29T23:59:59.124", "2024-03-01 00:00:00.000000"]
+    lines = [f"{i},{s}{zone if i % 2 else ''}\n".encode() for i, s in enumerate(stamps)]
+    names = ["id", "t"]
+    for k in range(1, len(lines) + 1):
+        data = b"".join(lines[:k])
+        got = csv_kernels.decode(data, CSV, [wiretypes.INT4, oid], wait=True)
+        rows, count = copyformat._python_rows(data, CSV, 1, names)
+        assert got is not None
+        _same(got, copyformat._rows_to_columns(rows, [wiretypes.INT4, oid], names, count, "UTC"))
