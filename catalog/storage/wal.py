@@ -33,7 +33,7 @@ import threading
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Union
+from typing import Any, BinaryIO, Callable, Iterator, Union
 
 from splitstream.protocol.errors import PgError
 
@@ -104,14 +104,16 @@ def encode(ops: list[Any]) -> tuple[bytes, bytes]:
     return frame(body), body
 
 
-def frame(body: Body) -> bytes:
-    """The frame header of a record ``body``: its length and CRC-32 (a COPY
-    has it computed on a decode thread: zlib releases the GIL over a large body)."""
+def frame(body: Body, crc32: Callable[..., int] = zlib.crc32) -> bytes:
+    """The frame header of a record ``body``: its length and CRC-32.
+    ``crc32``: any function with zlib.crc32's result and signature
+    (``crc32(data, value)``; a COPY passes the executor's compiled one),
+    chained over the buffers of a body given as parts."""
     if isinstance(body, (bytes, bytearray, memoryview)):
-        return _HDR.pack(len(body), zlib.crc32(body))
+        return _HDR.pack(len(body), crc32(body))
     crc = 0
     for p in body:
-        crc = zlib.crc32(p, crc)
+        crc = crc32(p, crc)
     return _HDR.pack(body_len(body), crc)
 
 

@@ -40,6 +40,7 @@ from ..execution import operators, privileges
 from ..api import CopyOut, Result
 from ..settings import float_digits
 from ..sql.dialect import DIALECT
+from ..backends.llvm import crc32 as compiled_crc32
 from ..backends.llvm import csv as compiled_csv
 from ..sql.planner import Planner
 from ..stream import targets as stream_targets
@@ -649,9 +650,9 @@ class CopySink:
             self.staging.add(full, self.ctx)
         body = wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
-        # the CRC of a large body is computed on a decode thread, in parallel with the next slab
         size = wal.body_len(body)
-        head = compiled_csv.run_ahead(wal.frame, body) if size >= AHEAD_CRC else wal.frame(body)
+        crc = compiled_crc32.crc32
+        head = compiled_csv.run_ahead(wal.frame, body, crc) if size >= AHEAD_CRC else wal.frame(body, crc)
         if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
             self.records.append((head, body, full.n))      # the body's arrays are ``full``'s, kept with it
             self.kept.append(full)

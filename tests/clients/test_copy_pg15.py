@@ -14,6 +14,8 @@ from typing import Any
 import psycopg
 import pytest
 
+from tests.support import event_times
+
 Outcome = tuple[str, Any]
 
 TS_COLS = "id int, tz timestamptz, ts timestamp, d date"
@@ -173,6 +175,23 @@ def test_generated_timestamps_match_postgres(ss_conn, pg_conn, unique_name, zone
     time.sleep(1.0)
     assert _both(ss_conn, pg_conn, table, TS_COLS, f"(FORMAT {fmt})", data, zone) == first
     assert first[0] == "rows" and len(first[1]) == 4000, first
+
+
+@pytest.mark.parametrize("zone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize("misses", ["none", "pg reads"])
+def test_event_times_match_postgres(ss_conn, pg_conn, unique_name, zone, misses):
+    """Nearly sorted event times (the compiled reader's fixed-width path,
+    which reuses the previous row's minute: six and three fractional digits,
+    zones, leap days, year ends, NULLs), and spellings PostgreSQL reads its
+    own way mixed in (a leap second, seven digits, a zone on a timestamp, no
+    seconds), which that path must leave to the exact one.  COPYed twice:
+    the second COPY finds the compiled reader built."""
+    data = event_times.event_rows(len(zone) + len(misses), 12000, event_times.PG_READS if misses == "pg reads" else ())
+    table = unique_name()
+    first = _both(ss_conn, pg_conn, table, TS_COLS, "(FORMAT csv)", data, zone)
+    time.sleep(1.0)
+    assert _both(ss_conn, pg_conn, table, TS_COLS, "(FORMAT csv)", data, zone) == first
+    assert first[0] == "rows" and len(first[1]) == 12000, first[1] if first[0] == "error" else len(first[1])
 
 
 def test_bad_row_deep_in_a_large_copy(ss_conn, pg_conn, unique_name):

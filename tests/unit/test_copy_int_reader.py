@@ -95,3 +95,79 @@ def test_only_plain_layouts():
     assert not csv_kernels.supported([I4, type_oids.TEXT]) and not csv_kernels.supported([])
     assert not csv_kernels.usable(copyformat.parse_copy_options({"format": "csv", "null": "NULL"}))
     assert not csv_kernels.usable(copyformat.parse_copy_options({"format": "text", "null": ""}))
+
+
+def _number(rnd: random.Random, kind: str) -> str:
+    """A spelling of a number as clients write it, signed or not, sometimes
+    one the reader must leave to the general decoder (or PostgreSQL refuses)."""
+    digits = rnd.choice([1, 1, 2, 3, 4, 5, 9, 10, 15, 16, 18, 19])
+    text = str(rnd.randint(0, 10 ** digits - 1)).zfill(rnd.choice([1, 1, 1, digits]))
+    if kind == "f":
+        text = rnd.choice([text, text + "." + str(rnd.randint(0, 10 ** 6)), "." + text, text + ".", "0." + text[:15]])
+    text = rnd.choice(["", "", "-"]) + text
+    if rnd.random() < 0.02:
+        text = rnd.choice(["-", "--1", "+1", "-x", "1-", "-" + text + "e1", "- 1", "-0", "-.", "0x10"])
+    return "" if rnd.random() < 0.05 else text
+
+
+def _repr(cols):
+    """Columns as text, so that -0.0 and 0.0 differ."""
+    return cols if cols[0] == "error" else [(dt, [repr(x) for x in v], m) for dt, v, m in cols]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_generated_signed_numbers(seed):
+    """Random signed integers of every width and floats (leading zeros, -0,
+    near-misses of the grammar, NULLs): each line and each chunk cut at
+    random line ends decodes as the general decoder does it."""
+    rnd = random.Random(seed)
+    layout = [(I2, "i"), (I4, "i"), (I8, "i"), (type_oids.FLOAT8, "f"), (I8, "i")]
+    oids = [o for o, _ in layout]
+    lines = [",".join(_number(rnd, k) for _, k in layout) + "\n" for _ in range(3000)]
+    opts = copyformat.parse_copy_options({"format": "csv"})
+    for line in lines[:600]:
+        data = line.encode()
+        assert _repr(_decode(data, opts, oids, _native_reader)) == _repr(_decode(data, opts, oids, None)), data
+    clean = [ln for ln in lines if _decode(ln.encode(), opts, oids, None)[0] != "error"]
+    cuts = sorted(rnd.sample(range(1, len(clean)), 25))
+    for a, b in zip([0] + cuts, cuts + [len(clean)]):
+        data = "".join(clean[a:b]).encode()
+        native = _native_reader(data, opts, oids)
+        assert _repr(_decode(data, opts, oids, _native_reader)) == _repr(_decode(data, opts, oids, None))
+        if native is not None:
+            assert [repr(x) for x in native[3][0].tolist()] == [repr(x) for x in _decode(data, opts, oids, None)[3][1]]
+
+
+def test_gathered_pieces_decode_as_the_bytes():
+    """A slab joined from payloads cut anywhere (an uninitialised uint8 array,
+    ``gather``) decodes as its bytes do, split over two threads when large."""
+    rnd = random.Random(11)
+    data = "".join(f"{rnd.randint(-99, 99)},{rnd.randint(0, 10**12)}\n" for _ in range(300000)).encode()
+    assert len(data) >= csv_kernels.PARALLEL_BYTES
+    cuts = sorted(rnd.sample(range(1, len(data)), 40))
+    pieces = [memoryview(data)[a:b] for a, b in zip([0] + cuts, cuts + [len(data)])]
+    joined = csv_kernels.gather(pieces)
+    assert bytes(joined) == data
+    opts = copyformat.parse_copy_options({"format": "csv"})
+    got, ref = _native_reader(joined, opts, [I2, I8]), _native_reader(data, opts, [I2, I8])
+    assert got is not None and ref is not None
+    for (a, am), (b, bm) in zip(got, ref):
+        assert np.array_equal(a, b) and am is None and bm is None
+    assert _native_reader(joined[:-1], opts, [I2, I8]) is None         # not ending in a newline
+
+
+def test_slabs_joined_in_a_reused_buffer_keep_their_columns():
+    """A decode thread joins each slab into the same scratch buffer: the
+    columns of one slab stay as they were after the next slab overwrote it."""
+    opts = copyformat.parse_copy_options({"format": "csv"})
+    slabs = [b"".join(b"%d,%d\n" % (i, i * k) for i in range(5000)) for k in (3, 7)]
+    csv_kernels.warm(opts, [I4, I8], wait=True)
+    first = csv_kernels._decode_pieces([memoryview(slabs[0])[:777], memoryview(slabs[0])[777:]], opts, [I4, I8], True)
+    scratch = csv_kernels._scratch()
+    second = csv_kernels._decode_pieces([slabs[1][:5], slabs[1][5:]], opts, [I4, I8], True)
+    assert csv_kernels._scratch() is scratch
+    assert first is not None and second is not None
+    assert first[1][0].tolist() == [i * 3 for i in range(5000)]
+    assert second[1][0].tolist() == [i * 7 for i in range(5000)]
+    big = [bytes(csv_kernels.SCRATCH_BYTES), b"1"]
+    assert len(csv_kernels.gather(big, scratch)) == csv_kernels.SCRATCH_BYTES + 1      # too large: its own array

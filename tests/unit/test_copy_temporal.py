@@ -15,6 +15,7 @@ from splitstream.protocol import copy as copyformat
 from splitstream.protocol import copy_temporal
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import PgError
+from tests.support import event_times
 
 CSV = copyformat.parse_copy_options({"format": "csv"})
 OIDS = [wiretypes.INT4, wiretypes.TIMESTAMPTZ, wiretypes.TIMESTAMP, wiretypes.DATE]
@@ -144,3 +145,85 @@ def test_dst_hours_resolved_like_the_exact_path():
         ref, _ = wiretypes.pylist_to_column(wiretypes.TIMESTAMPTZ,
                                             [wiretypes.decode_text(wiretypes.TIMESTAMPTZ, v, tz=tz) for v in values])
         assert got is not None and np.array_equal(got, ref)
+
+
+def _cuts(data: bytes, rng: random.Random, count: int) -> list[bytes]:
+    """``data`` cut at random line ends: each chunk is read from its own start
+    (the reader remembers no minute across calls)."""
+    ends = sorted(rng.sample(range(len(data)), count))
+    pieces, start = [], 0
+    for e in ends:
+        cut = data.find(b"\n", e) + 1
+        if cut > start:
+            pieces.append(data[start:cut])
+            start = cut
+    return pieces + ([data[start:]] if start < len(data) else [])
+
+
+@pytest.mark.parametrize("tz", ["UTC", "Europe/Berlin"])
+@pytest.mark.parametrize("seed", range(3))
+def test_event_times_in_chunks_cut_anywhere(tz, seed):
+    """Sorted timestamps (the fixed-width path that reuses the previous row's
+    minute): every chunk the compiled reader accepts has the exact path's
+    values; one holding a row PostgreSQL rejects is declined; clean event
+    data in UTC is always accepted."""
+    for strict in (True, False):
+        data = event_times.event_rows(seed * 2 + strict, 6000, () if strict else (*event_times.PG_READS,
+                                                                                    *event_times.REFUSED))
+        for piece in _cuts(data, random.Random(seed), 40):
+            got = csv_kernels.decode(piece, CSV, OIDS, wait=True, naive_utc=tz == "UTC")
+            try:
+                ref = _exact(piece, tz)
+            except PgError:
+                assert got is None
+                continue
+            if strict and tz == "UTC":
+                assert got is not None, piece[:200]
+            if got is not None:
+                _same(got, ref)
+
+
+def test_repeated_minute_prefix_with_a_bad_tail_declines():
+    """Rows that repeat the remembered minute but end wrongly (second 60, a
+    seventh digit, a zone on a timestamp, a letter, a zero byte, a NUL minute
+    prefix before any row was read) go to the general path and decline."""
+    good = b"1,2024-02-29T23:59:58.000001Z,2024-02-29T23:59:58.000001,2024-02-29\n"
+    for bad in (b"60.000000", b"59.1234567", b"59.000001Z", b"5x.000001", b"59.00000\x00", b"59,000001"):
+        row = b"2,2024-02-29T23:59:59.000001Z,2024-02-29T23:59:" + bad + b",2024-02-29\n"
+        assert csv_kernels.decode(good + row, CSV, OIDS, wait=True) is None, bad
+    zeros = b"1,2024-01-01T00:00:00Z," + b"\0" * 16 + b":00.000000,2024-01-01\n"
+    assert csv_kernels.decode(zeros, CSV, OIDS, wait=True) is None
+    got = csv_kernels.decode(good + good.replace(b"58.000001", b"59.999999"), CSV, OIDS, wait=True)
+    assert got is not None
+    assert got[2][0].astype("datetime64[us]").astype(str).tolist() == ["2024-02-29T23:59:58.000001",
+                                                                         "2024-02-29T23:59:59.999999"]
+
+
+@pytest.mark.parametrize("nulls", [1, 50, 2000])
+def test_rows_shorter_than_any_value(nulls):
+    """The reader sizes its columns for rows of non-NULL values; a chunk of
+    shorter rows (NULLs) fills them before its end and the rest is read on
+    (the columns joined): the exact path's rows, all of them."""
+    good = b"7,2024-01-01 00:00:00.5+00,2024-01-01 00:00:00.25,2024-01-01\n"
+    data = good + b",,,\n" * nulls + good + b"8,,,\n" * nulls + good
+    got = csv_kernels.decode(data, CSV, OIDS, wait=True)
+    assert got is not None and len(got[0][0]) == 3 + 2 * nulls
+    _same(got, _exact(data, "UTC"))
+
+
+@pytest.mark.parametrize("oid", [wiretypes.TIMESTAMP, wiretypes.TIMESTAMPTZ])
+def test_timestamp_last_in_the_row_up_to_the_chunk_end(oid):
+    """A timestamp as the last column: the fixed-width path's 8-byte loads
+    end on the chunk's final newline, never past it; every chunk length
+    (cut after each row) gives the exact path's values."""
+    zone = "+05:30" if oid == wiretypes.TIMESTAMPTZ else ""
+    stamps = ["2024-02-29T23:59:58.000001", "2024-02-29T23:59:58.5", "2024-02-29T23:59:59.999999",
+              "2024-02-29T23:59:59.123", "2024-02-29T23:59:59.124", "2024-03-01 00:00:00.000000"]
+    lines = [f"{i},{s}{zone if i % 2 else ''}\n".encode() for i, s in enumerate(stamps)]
+    names = ["id", "t"]
+    for k in range(1, len(lines) + 1):
+        data = b"".join(lines[:k])
+        got = csv_kernels.decode(data, CSV, [wiretypes.INT4, oid], wait=True)
+        rows, count = copyformat._python_rows(data, CSV, 1, names)
+        assert got is not None
+        _same(got, copyformat._rows_to_columns(rows, [wiretypes.INT4, oid], names, count, "UTC"))
