@@ -60,7 +60,7 @@ MAGIC = b"SSWAL"
 #: parts of a body smaller than this are joined; larger ones (column arrays) stay views
 JOIN_BELOW = 16 << 10
 
-Body = Union[bytes, list]
+Body = Union[bytes, "list[bytes | memoryview]"]
 """A record's body: bytes, or (:func:`dumps_parts`) the buffers it is made of, in order."""
 
 
