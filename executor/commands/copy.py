@@ -518,8 +518,7 @@ class CopySink:
         staged after the slabs before it, in order, like any other."""
         done: Future = Future()
         try:
-            done.set_result(compiled_csv.decode(compiled_csv.gather(pieces), self.options, self.oids, False,
-                                                self.naive_utc))
+            done.set_result(compiled_csv.decode_pieces(pieces, self.options, self.oids, self.naive_utc))
         except Exception as e:  # noqa: BLE001 - as a decode thread's failure: the general path decodes
             done.set_exception(e)
         self.ahead.append((pieces, done))

@@ -171,9 +171,30 @@ def _decode_pieces(pieces: list[bytes | memoryview], options, oids, naive_utc: b
     return decode(gather(pieces, _scratch()), options, oids, False, naive_utc)
 
 
+def decode_pieces(pieces: list[bytes | memoryview], options, oids,
+                  naive_utc: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
+    """:func:`decode` of the pieces joined, on the calling thread (a COPY's
+    own, for its last slab), in a scratch buffer borrowed from a small
+    shared pool: that thread is one of many session threads, which should
+    not each keep one."""
+    with _lock:
+        buf = _spare.pop() if _spare else None
+    if buf is None:
+        buf = np.empty(SCRATCH_BYTES, np.uint8)
+    try:
+        return decode(gather(pieces, buf), options, oids, False, naive_utc)
+    finally:
+        with _lock:
+            if len(_spare) < SPARE_BUFFERS:
+                _spare.append(buf)
+
+
 #: a decode thread joins a slab into its own reused buffer up to this size
 SCRATCH_BYTES = 4 << 20
 _local = threading.local()
+#: scratch buffers lent to COPY threads (:func:`decode_pieces`), at most this many kept
+SPARE_BUFFERS = 2
+_spare: list[np.ndarray] = []
 
 
 def _scratch() -> np.ndarray:
