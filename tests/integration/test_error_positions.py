@@ -15,7 +15,7 @@ import re
 import psycopg
 import pytest
 
-from tests.support.fidelity import mismatches
+from tests.support.fidelity import mismatches, simple_outcome, table_on_both
 
 BASE = [
     "SELECT a, b FROM {t} WHERE a > 1 ORDER BY b",
@@ -49,23 +49,15 @@ def _cases() -> list[str]:
 
 
 def _error(conn: psycopg.Connection, sql: str) -> tuple | None:
-    try:
-        with psycopg.ClientCursor(conn) as cur:      # a simple Query message, as psql sends it
-            cur.execute(sql)
-    except psycopg.Error as e:
-        return e.sqlstate, e.diag.message_primary, e.diag.statement_position
-    return None
+    """A simple Query message, as psql sends it: its error, or None."""
+    out = simple_outcome(conn, sql)
+    return None if out[0] == "ok" else out
 
 
 @pytest.fixture
 def tables(ss_conn, pg_conn, unique_name):
-    t = unique_name("t")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {t} (a int, b text)")
-        conn.execute(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')")
-    yield t
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE IF EXISTS {t}")
+    with table_on_both((ss_conn, pg_conn), unique_name("t"), "a int, b text", "(1, 'a'), (2, 'b')") as t:
+        yield t
 
 
 def test_typos_get_postgres_errors_and_positions(ss_conn, pg_conn, tables):

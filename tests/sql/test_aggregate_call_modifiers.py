@@ -14,6 +14,8 @@ import itertools
 import psycopg
 import pytest
 
+from tests.support.fidelity import simple_outcome, table_on_both
+
 #: function -> its arguments
 AGGREGATES = {"array_agg": ["x"], "string_agg": ["x", "','"], "count": ["x"], "sum": ["n"], "json_agg": ["x"],
               "jsonb_agg": ["x"], "min": ["x"], "jsonb_object_agg": ["x", "y"], "bit_and": ["n"],
@@ -52,24 +54,11 @@ def statements(table: str) -> list[str]:
     return out
 
 
-def _outcome(conn: psycopg.Connection, sql: str):
-    try:
-        with psycopg.ClientCursor(conn) as cur:     # the simple protocol, as psql
-            cur.execute(sql)
-            return ("ok", cur.fetchall())
-    except psycopg.Error as e:
-        return (e.sqlstate, e.diag.message_primary, e.diag.statement_position)
-
-
 @pytest.fixture
 def table(ss_conn, pg_conn, unique_name):
-    t = unique_name("ag")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {t} (x text, y int, n int)")
-        conn.execute(f"INSERT INTO {t} VALUES ('a', 2, 1), ('b', 1, 2), ('a', 3, 3), (NULL, 4, 4)")
-    yield t
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"DROP TABLE {t}")
+    with table_on_both((ss_conn, pg_conn), unique_name("ag"), "x text, y int, n int",
+                       "('a', 2, 1), ('b', 1, 2), ('a', 3, 3), (NULL, 4, 4)") as t:
+        yield t
 
 
 def test_generated_statements():
@@ -94,7 +83,7 @@ def test_aggregate_modifiers_match_postgresql(ss_conn, pg_conn, table):
     bad = []
     sts = statements(table)
     for sql in sts:
-        ss, pg = _outcome(ss_conn, sql), _outcome(pg_conn, sql)
+        ss, pg = simple_outcome(ss_conn, sql), simple_outcome(pg_conn, sql)
         if ss != pg and not _refused(ss_conn, sql, ss):
             bad.append(f"{sql}\n  splitstream: {ss}\n  postgresql:  {pg}")
     assert not bad, f"{len(bad)} of {len(sts)} differ:\n" + "\n".join(bad[:25])

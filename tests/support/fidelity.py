@@ -52,3 +52,15 @@ def table_on_both(conns: Iterable[psycopg.Connection], name: str, columns: str, 
     finally:
         for conn in conns:
             conn.execute(f"DROP TABLE {name}")  # type: ignore[arg-type]
+
+
+def simple_outcome(conn: psycopg.Connection, sql: str) -> tuple[Any, ...]:
+    """One simple Query message, as psql sends it: ("ok", rows), or the
+    error's (sqlstate, primary message, position)."""
+    try:
+        with psycopg.ClientCursor(conn) as cur:
+            cur.execute(sql)  # type: ignore[arg-type]
+            return ("ok", cur.fetchall() if cur.description is not None else None)
+    except psycopg.Error as e:
+        return (e.sqlstate, e.diag.message_primary, e.diag.statement_position)
+
