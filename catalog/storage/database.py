@@ -13,14 +13,16 @@ commit or rollback.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import logging
 import os
 import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 
 from splitstream.protocol.errors import PgError
@@ -651,28 +653,45 @@ class Database:
         """:meth:`ingest_stream` for Spark partial states merged into a view."""
         return self._ingest(lambda s: _one(self.wal.append([merge], sync=False)), apply, sync, admit)
 
-    def ingest_parts(self, records: Callable[[], Iterable[tuple[bytes, bytes]]], commit: StreamCommit,
-                     apply: Callable[[int], None], sync: bool) -> int:
+    def ingest_parts(self, records: Callable[[], Iterable[tuple[bytes, Any]]], commit: StreamCommit,
+                     apply: Callable[[int], None], sync: bool, ahead: "PartsAhead | None" = None) -> int:
         """:meth:`ingest_stream` for a COPY: its parts, encoded ahead
         (``wal.encode`` of ``[StreamPart]``), then ``commit``, all written
         under one hold of the checkpoint lock (a checkpoint never separates
-        parts from their commit), with one fsync."""
+        parts from their commit), with one fsync.  ``ahead``: the first
+        parts, written already (:meth:`hold_for_parts`) under the hold
+        this continues."""
         def write(seq: int) -> tuple[int, int]:
-            first = None
-            for head, body in records():
+            first = ahead.first if ahead is not None else None
+            for head, body in itertools.islice(records(), ahead.count if ahead is not None else 0, None):
                 r = self.wal.append_record(head, body)
                 first = r if first is None else first
             last = self.wal.append([commit], sync=False)
             return (last if first is None else first), last
-        return self._ingest(write, apply, sync)
+        return self._ingest(write, apply, sync, held=ahead)
+
+    def hold_for_parts(self) -> "PartsAhead | None":
+        """The checkpoint lock for a COPY that logs its first parts while
+        its last slab is still being parsed (:meth:`PartsAhead.write`, on
+        another thread), if it is free now (never waited for: the thread
+        that would write them must not wait on a COPY that waits on it).
+        :meth:`ingest_parts` then writes the rest and the commit under the
+        same hold, or :meth:`PartsAhead.release` gives it up if the COPY
+        fails (parts without a commit are dropped at replay, as a crash
+        before the commit leaves them)."""
+        if not self._ckpt_lock.acquire(blocking=False):
+            return None
+        return PartsAhead(self._ckpt_lock, self.wal)
 
     def _ingest(self, write: Callable[[int], tuple[int, int]], apply: Callable[[int], None], sync: bool,
-                admit: Callable[[], bool] | None = None, logged: Callable[[], None] | None = None) -> int:
+                admit: Callable[[], bool] | None = None, logged: Callable[[], None] | None = None,
+                held: "PartsAhead | None" = None) -> int:
         """Number and log a stream batch (``write(seq)``: the numbers of its
         first and last WAL records) under the checkpoint lock, make it
         durable, then ``apply`` it.  A failed write or fsync (53100/58030)
-        fails the statement before anything is applied."""
-        with self._ckpt_lock:
+        fails the statement before anything is applied.  ``held``: the
+        lock is held already, by that (released here)."""
+        with (held.holding() if held is not None else self._ckpt_lock):
             if admit is not None and not admit():
                 return 0
             self.stream_seq += 1
@@ -760,3 +779,41 @@ class Database:
             (self.dir / "clean_shutdown").touch()
         finally:
             self.wal.close()
+
+
+class PartsAhead:
+    """The checkpoint lock held by a COPY whose first parts are written
+    (:meth:`Database.hold_for_parts`), until its commit is or it fails.
+    Taken on one thread, released on another: a plain lock."""
+
+    def __init__(self, lock: Any, wal: Any) -> None:
+        self._lock, self._wal = lock, wal
+        self.first: int | None = None       # the WAL number of the first part
+        self.count = 0                      # parts written
+        self.held = True
+
+    def write(self, records: list[tuple[bytes, Any]]) -> "PartsAhead":
+        """Append the parts (under the hold); a failed write releases it."""
+        try:
+            for head, body in records:
+                r = self._wal.append_record(head, body)
+                self.first = r if self.first is None else self.first
+                self.count += 1
+        except BaseException:
+            self.release()
+            raise
+        return self
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """The rest of the locked section, then the release."""
+        try:
+            yield
+        finally:
+            self.release()
+

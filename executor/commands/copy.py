@@ -437,6 +437,7 @@ class CopySink:
         # a Spark batch key (SET splitstream.batch_key) is logged with the rows it names
         self.keyed = rel.kind == "f" and bool((session.info.settings or {}).get(KEY_SETTING))
         self.group = secrets.randbits(62)     # names this COPY's parts in the WAL
+        self.log_ahead: LogAhead | None = None      # from CopyDone: the parts logged as they are staged
         # pipelinedb.stream_targets as the COPY begins: logged in every part
         self.sent_to = stream_targets.resolve(ctx) if rel.kind == "f" and not self.keyed else None
         # the stream's views stage each slab as it is decoded (None: staged at CopyDone)
@@ -654,6 +655,8 @@ class CopySink:
         head = compiled_csv.run_ahead(wal.frame, body, crc) if size >= AHEAD_CRC else wal.frame(body, crc)
         if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
             self.records.append((head, body, full.n))      # the body's arrays are ``full``'s, kept with it
+            if self.log_ahead is not None:
+                self.log_ahead.write([(head, body)])
             self.kept.append(full)
             self.staged_bytes += size
             return
@@ -713,16 +716,26 @@ class CopySink:
         return tag
 
     def finish_in_txn(self) -> str:
+        if self.rel.kind == "f" and not self.keyed and self.spill is None:
+            # from CopyDone on, each part is logged as soon as it is staged
+            self.log_ahead = LogAhead(self.session.db)
+            self.log_ahead.write([(head, body) for head, body, _n in self.records])
         try:
             self._flush_tail()
-        except PgError as e:
-            raise self._context(e) from e
+        except BaseException as e:
+            self._give_up()
+            if isinstance(e, PgError):
+                raise self._context(e) from e
+            raise
         if self.rel.kind == "f":
             # every slab was decoded and validated; now every view stages all
             # of them, and only then is the COPY logged (one fsync) and delivered
             streams = self.session.engine.streams
             try:
                 self._deliver_stream(streams)
+            except BaseException:
+                self._give_up()
+                raise
             finally:
                 self._close_spill()
                 self.records, self.kept, self.staging = [], [], None
@@ -738,6 +751,11 @@ class CopySink:
         release_memory(total)
         return f"COPY {total}"
 
+    def _give_up(self) -> None:
+        if self.log_ahead is not None:
+            self.log_ahead.give_up()
+            self.log_ahead = None
+
     def _deliver_stream(self, streams) -> None:
         if self.keyed:
             # the key names the whole COPY: one batch, one record
@@ -746,7 +764,8 @@ class CopySink:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
         elif self.stream_rows or self.advance.moves():
             streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
-                                 self.sent_to, kept=self.kept, staging=self.staging)
+                                 self.sent_to, kept=self.kept, staging=self.staging,
+                                 ahead=self.log_ahead.done() if self.log_ahead is not None else None)
 
     def _parts(self):
         """(WAL header, body, rows) of every staged slab, in order; read
@@ -778,3 +797,52 @@ class CopySink:
             self.ctx.txn.rollback()
         else:
             self.session.failed = True
+
+
+class LogAhead:
+    """From CopyDone on, a COPY's parts are written to the WAL on a decode
+    thread as each is staged, while this thread parses and stages the last
+    slab(s); the checkpoint lock taken for the first is held until
+    ``Database.ingest_parts`` writes the rest and the commit, or
+    :meth:`give_up`.  Taken only if free (``Database.hold_for_parts``):
+    otherwise every part is written at the commit, as before."""
+
+    def __init__(self, db) -> None:
+        self.db = db
+        self.held = None          # Database.PartsAhead once the lock is taken
+        self.chain: Future | None = None        # the last write, in order after the ones before
+        self.off = False
+
+    def write(self, records: list) -> None:
+        """Log these (WAL header or its future, body) parts after the ones before."""
+        if self.off or not records:
+            return
+        if self.held is None:
+            self.held = self.db.hold_for_parts()
+            if self.held is None:
+                self.off = True
+                return
+        self.chain = compiled_csv.run_ahead(self._write, self.chain, records)
+
+    def _write(self, before: Future | None, records: list) -> None:
+        if before is not None:
+            before.result()       # in order; a failed write released the lock and fails this one too
+        if self.held.held:
+            self.held.write([(h if isinstance(h, bytes) else h.result(), b) for h, b in records])
+
+    def done(self):
+        """The lock's hold once every part given is written (raises a failed write's error)."""
+        if self.chain is not None:
+            self.chain.result()
+        return self.held
+
+    def give_up(self) -> None:
+        """The COPY failed: the lock is released (its parts, without a commit, are dropped at replay)."""
+        if self.chain is not None:
+            try:
+                self.chain.result()
+            except Exception:  # noqa: BLE001 - that write released the lock itself
+                pass
+        if self.held is not None:
+            self.held.release()
+

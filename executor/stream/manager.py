@@ -931,7 +931,7 @@ class StreamManager:
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
                      to: targets.Targets = None, kept: list[Batch] | None = None,
-                     staging: "CopyStaging | None" = None) -> None:
+                     staging: "CopyStaging | None" = None, ahead: Any = None) -> None:
         """A COPY: its slabs (``parts()``: (WAL header, body, rows) of each
         :class:`StreamPart` record, encoded and validated while the data
         arrived) are staged into every view, then logged with their commit
@@ -942,7 +942,8 @@ class StreamManager:
         first parts, still in memory (only the ones spilled to disk are
         decoded back).  ``staging``: the slabs staged as they arrived, used
         if the views it staged for are still the stream's (else every slab is
-        staged again here)."""
+        staged again here).  ``ahead``: the first parts, logged already with
+        the checkpoint lock held (``Database.hold_for_parts``)."""
         rt = self.runtime(rel)
         held = kept or []
 
@@ -966,7 +967,7 @@ class StreamManager:
             self._publish(rt, views, staged, batches, seq, ctx, lambda: list(slabs()), to)
             self.advanced(rel, adv)
         self.engine.db.ingest_parts(lambda: ((h, b) for h, b, _n in parts()), commit, publish,
-                                    ctx.session.sync_commit)
+                                    ctx.session.sync_commit, ahead)
         _count(rt, rows)
 
     def _publish(self, rt, views, staged: dict, batches: list[Batch], seq: int, ctx,

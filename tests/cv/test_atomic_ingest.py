@@ -5,11 +5,15 @@ delivered or visible; after a kill -9 the views come back exact.  A failure
 once a batch is logged marks that one view broken instead."""
 from __future__ import annotations
 
+import itertools
+import threading
+
 import psycopg
 import pytest
 
 from splitstream.catalog.storage import database
 from splitstream.executor.stream import continuous
+from splitstream.protocol.errors import PgError
 from tests.support.engine import open_engine, plain_session, result_rows
 
 
@@ -137,9 +141,9 @@ def test_copy_parts_without_commit_are_dropped_at_replay(tmp_path, monkeypatch):
         s.execute_sql("INSERT INTO atom_s VALUES (1, 1)")
         real = database.Database.ingest_parts
 
-        def crash_before_commit(self, records, commit, apply, sync):
-            for head, body in records():
-                self.wal.append_record(head, body)
+        def crash_before_commit(self, records, commit, apply, sync, ahead=None):
+            for head, body in itertools.islice(records(), ahead.count if ahead is not None else 0, None):
+                self.wal.append_record(head, body)     # after those logged ahead, if any
             self.wal.sync()
             raise SystemExit("crash")          # the process dies here: no commit, no checkpoint
 
@@ -158,6 +162,52 @@ def test_copy_parts_without_commit_are_dropped_at_replay(tmp_path, monkeypatch):
         sink.feed(b"2,2\n3,3\n")
         assert sink.finish() == "COPY 2"
         assert result_rows(s, "SELECT * FROM atom_a") == [(3,)]
+
+
+def test_copy_failing_in_its_last_slab_after_parts_were_logged_ahead(tmp_path, monkeypatch):
+    """At CopyDone the parts staged by now are logged while the last slab is
+    parsed, holding the checkpoint lock.  A bad row in that last slab fails
+    the COPY with PostgreSQL's error; the lock is given up (a checkpoint
+    and the next insert go on), and the parts logged without a commit are
+    gone after a restart."""
+    monkeypatch.setattr("splitstream.executor.commands.copy.AHEAD_SLAB", 16 << 10)
+    written: list[int] = []
+    real_write = database.PartsAhead.write
+
+    def counting_write(self, records):
+        written.append(len(records))
+        return real_write(self, records)
+
+    monkeypatch.setattr(database.PartsAhead, "write", counting_write)
+    data = str(tmp_path / "data")
+    rows = "".join(f"{i % 10},{i}\n" for i in range(20000))
+    with open_engine(data) as eng:
+        s = plain_session(eng)
+        s.execute_sql("CREATE FOREIGN TABLE ahead_s (k int, x int) SERVER stream")
+        s.execute_sql("CREATE VIEW ahead_v AS SELECT count(*) AS n, sum(x) AS sx FROM ahead_s")
+        sink = s.execute_sql("COPY ahead_s FROM STDIN (FORMAT csv)").copy_in
+        body = (rows + "7,oops\n").encode()
+        for i in range(0, len(body), 8192):
+            sink.feed(body[i:i + 8192])
+        with pytest.raises(PgError) as err:
+            sink.finish()
+        assert err.value.sqlstate == "22P02" and "oops" in err.value.message, err.value
+        assert written and written[0] > 0, written           # parts were logged ahead of the failure
+        done = threading.Thread(target=s.execute_sql, args=("CHECKPOINT",), daemon=True)
+        done.start()
+        done.join(30)
+        if done.is_alive():
+            eng.db._ckpt_lock.release()       # so that the engine can close
+            pytest.fail("the failed COPY never gave up the checkpoint lock")
+        s.execute_sql("INSERT INTO ahead_s VALUES (1, 5)")
+        sink = s.execute_sql("COPY ahead_s FROM STDIN (FORMAT csv)").copy_in
+        sink.feed(rows.encode())
+        assert sink.finish() == "COPY 20000"
+        want = [(20001, sum(range(20000)) + 5)]
+        assert result_rows(s, "SELECT * FROM ahead_v") == want
+        monkeypatch.setattr(database.Database, "checkpoint", lambda self: None)   # as after kill -9
+    with open_engine(data) as eng:
+        assert result_rows(plain_session(eng), "SELECT * FROM ahead_v") == want
 
 
 def test_float_sum_overflowing_at_merge_fails_reads_as_the_query_would(tmp_path):

@@ -226,3 +226,36 @@ def test_shutdown_when_the_checkpoint_cannot_be_written(tmp_path, faults):
     eng = _open(data)
     assert _state(postgres_session(eng)) == EXPECTED
     eng.close()
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO])
+def test_copy_write_failure_while_its_parts_are_logged_ahead(tmp_path, faults, monkeypatch, err):
+    """A multi-slab COPY into a stream logs its parts from CopyDone on while
+    its last slab is parsed (copy.LogAhead), holding the checkpoint lock.  A
+    failed write there fails the COPY with the disk's error, leaves nothing
+    of it in the views, and gives the lock up: the next COPY and a restart
+    see exactly what was acknowledged."""
+    monkeypatch.setattr("splitstream.executor.commands.copy.AHEAD_SLAB", 16 << 10)
+    data = tmp_path / "data"
+    eng, es = _setup(data)
+    rows = "".join(f"{i % 5},{i}\n" for i in range(30000)).encode()
+
+    def copy() -> str:
+        sink = es.execute_sql("COPY s FROM STDIN (FORMAT csv)").copy_in
+        for i in range(0, len(rows), 8192):
+            sink.feed(rows[i:i + 8192])
+        return sink.finish()
+
+    faults.arm("write", err, "wal.")
+    with pytest.raises(PgError) as ei:
+        copy()
+    assert ei.value.sqlstate == SQLSTATE[err], ei.value
+    assert result_rows(es, "SELECT * FROM sv ORDER BY k") == [(1, 10, 1)]
+    faults.clear()
+    assert copy() == "COPY 30000"
+    want = [(k, sum(i for i in range(30000) if i % 5 == k) + (10 if k == 1 else 0), 6000 + (k == 1))
+            for k in range(5)]
+    assert result_rows(es, "SELECT * FROM sv ORDER BY k") == want
+    eng = _crash_and_reopen(eng, data)
+    assert result_rows(postgres_session(eng), "SELECT * FROM sv ORDER BY k") == want
+    eng.close()
