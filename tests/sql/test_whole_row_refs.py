@@ -6,7 +6,9 @@ hint where PostgreSQL answers, never taken for a missing column (42703).
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
+from typing import Iterator
 
 import psycopg
 import pytest
@@ -26,11 +28,18 @@ REFUSED_FORMS = ["SELECT {ref} FROM {src}", "SELECT {ref} = {ref} FROM {src}", "
                  "SELECT (SELECT row_to_json({ref})) FROM {src}"]
 
 
-def _setup(conn: psycopg.Connection, t: str, shape: str) -> None:
-    cols, rows = SHAPES[shape]
-    conn.execute(f"CREATE TABLE {t} ({cols})")
-    for r in rows:
-        conn.execute(f"INSERT INTO {t} VALUES ({r})")
+@contextlib.contextmanager
+def _table_on_both(conns: tuple[psycopg.Connection, ...], t: str, cols: str, rows: list[str]) -> Iterator[None]:
+    """Table ``t`` made alike on every connection, dropped afterwards."""
+    for conn in conns:
+        conn.execute(f"CREATE TABLE {t} ({cols})")
+        for r in rows:
+            conn.execute(f"INSERT INTO {t} VALUES ({r})")
+    try:
+        yield
+    finally:
+        for conn in conns:
+            conn.execute(f"DROP TABLE {t}")
 
 
 def _answer(conn: psycopg.Connection, sql: str) -> tuple[str, object]:
@@ -44,24 +53,17 @@ def _answer(conn: psycopg.Connection, sql: str) -> tuple[str, object]:
 def test_json_forms_like_postgres(ss_conn, pg_conn, unique_name, shape, ref):
     t = unique_name("wr")
     src, value = (x.format(t=t) for x in REF[ref])
-    for conn in (ss_conn, pg_conn):
-        _setup(conn, t, shape)
-    try:
+    with _table_on_both((ss_conn, pg_conn), t, *SHAPES[shape]):
         for form in JSON_FORMS:
             sql = form.format(ref=value, src=src)
             assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
-    finally:
-        for conn in (ss_conn, pg_conn):
-            conn.execute(f"DROP TABLE {t}")
 
 
 @pytest.mark.parametrize("ref", ["plain", "alias"])
 def test_other_forms_refused_not_undefined(ss_conn, pg_conn, unique_name, ref):
     t = unique_name("wr")
     src, value = (x.format(t=t) for x in REF[ref])
-    for conn in (ss_conn, pg_conn):
-        _setup(conn, t, "ints")
-    try:
+    with _table_on_both((ss_conn, pg_conn), t, *SHAPES["ints"]):
         for form in REFUSED_FORMS:
             sql = form.format(ref=value, src=src)
             assert _answer(pg_conn, sql)[0] == "ok", sql          # a whole-row reference PostgreSQL takes
@@ -69,19 +71,10 @@ def test_other_forms_refused_not_undefined(ss_conn, pg_conn, unique_name, ref):
                 ss_conn.execute(sql)
             assert err.value.diag.message_primary == "whole-row references are not supported"
             assert f"row_to_json({value})" in (err.value.diag.message_hint or "")
-    finally:
-        for conn in (ss_conn, pg_conn):
-            conn.execute(f"DROP TABLE {t}")
 
 
 def test_a_column_named_like_the_table_wins(ss_conn, pg_conn, unique_name):
     t = unique_name("wr")
-    for conn in (ss_conn, pg_conn):
-        conn.execute(f"CREATE TABLE {t} ({t} int, b int)")
-        conn.execute(f"INSERT INTO {t} VALUES (1, 2)")
-    try:
+    with _table_on_both((ss_conn, pg_conn), t, f"{t} int, b int", ["1, 2"]):
         for sql in (f"SELECT {t} FROM {t}", f"SELECT to_json({t}) FROM {t}", f"SELECT nope FROM {t}"):
             assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
-    finally:
-        for conn in (ss_conn, pg_conn):
-            conn.execute(f"DROP TABLE {t}")

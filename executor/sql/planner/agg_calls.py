@@ -25,7 +25,7 @@ from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name, ident, is_aggregate_call
+from ..binder import ExprBinder, Scope, func_args, func_name, is_aggregate_call
 from ..error_positions import call_position, node_position
 from ..dialect import DIALECT
 from .base import PlannerBase
