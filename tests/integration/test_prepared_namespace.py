@@ -99,3 +99,17 @@ def test_psycopg_prepared_statements(ss_conn, pg_conn):
             out.append(e.sqlstate)
         got.append(out)
     assert got[0] == got[1]
+
+
+def test_psycopg_evicts_its_prepared_statements(ss_conn, pg_conn):
+    """A small prepared_max makes psycopg drop its oldest named statement
+    (DEALLOCATE, or Close with libpq 17+) as it prepares new ones."""
+    got = []
+    for conn in (ss_conn, pg_conn):
+        conn.prepared_max = 2
+        out = []
+        for _ in range(2):
+            for k in range(5):
+                out.append(conn.execute(f"SELECT %s::int + {k}", [k], prepare=True).fetchone())
+        got.append(out)
+    assert got[0] == got[1]
