@@ -193,13 +193,17 @@ class ProtocolStatements(Protocol):
     the server.  SQL PREPARE / EXECUTE / DEALLOCATE share their namespace,
     as in PostgreSQL (one hash of prepared statements per backend)."""
 
-    def lookup(self, name: str) -> Prepared | None: ...   # None: no such protocol statement
+    def has(self, name: str) -> bool: ...                 # a named statement, an empty query's too
+    def lookup(self, name: str) -> Prepared | None: ...   # None: no such protocol statement (or an empty query)
     def drop(self, name: str) -> bool: ...                # False: no such protocol statement
     def drop_all(self) -> None: ...
 
 
 class NoProtocolStatements:
     """An engine session used without a server (in-process): no protocol statements."""
+
+    def has(self, name: str) -> bool:
+        return False
 
     def lookup(self, name: str) -> Prepared | None:
         return None

@@ -53,6 +53,9 @@ class ParsedNames:
     def __init__(self, statements: dict[str, Statement]) -> None:
         self._statements = statements
 
+    def has(self, name: str) -> bool:
+        return bool(name) and name in self._statements
+
     def lookup(self, name: str) -> Prepared | None:
         stmt = self._statements.get(name) if name else None
         return stmt.prepared if stmt is not None else None

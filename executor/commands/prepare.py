@@ -22,7 +22,7 @@ class PrepareStmt(Stmt):
         self.name, self.types, self.body = name, types, body
 
     def run(self, session, ctx):
-        if self.name in session.sql_prepared or session.protocol_statements.lookup(self.name) is not None:
+        if self.name in session.sql_prepared or session.protocol_statements.has(self.name):
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
         oids = [parse_type_name(t)[0] for t in self.types]
         session.sql_prepared[self.name] = session.prepare(self.body, oids)

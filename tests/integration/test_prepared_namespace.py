@@ -113,3 +113,15 @@ def test_psycopg_evicts_its_prepared_statements(ss_conn, pg_conn):
                 out.append(conn.execute(f"SELECT %s::int + {k}", [k], prepare=True).fetchone())
         got.append(out)
     assert got[0] == got[1]
+
+
+def test_empty_query_statement_holds_its_name(ss_conn, pg_conn):
+    """A statement Parse'd from an empty query still takes its name."""
+    got = []
+    for conn in (ss_conn, pg_conn):
+        _sql(conn, "DEALLOCATE ALL")
+        out = [_proto(conn, lambda pg: pg.prepare(NAME.encode(), b"")), _sql(conn, QUERY_SQL),
+               _sql(conn, f"DEALLOCATE {NAME}"), _sql(conn, QUERY_SQL)]
+        _sql(conn, "DEALLOCATE ALL")
+        got.append(out)
+    assert got[0] == got[1]
