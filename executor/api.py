@@ -188,9 +188,42 @@ class Result:
 # ------------------------------------------------------------------ engine
 
 
+class ProtocolStatements(Protocol):
+    """The extended protocol's named statements of one connection, held by
+    the server.  SQL PREPARE / EXECUTE / DEALLOCATE share their namespace,
+    as in PostgreSQL (one hash of prepared statements per backend)."""
+
+    def has(self, name: str) -> bool: ...                 # a named statement, an empty query's too
+    def lookup(self, name: str) -> Prepared | None: ...   # None: no such protocol statement (or an empty query)
+    def drop(self, name: str) -> bool: ...                # False: no such protocol statement
+    def drop_all(self) -> None: ...
+
+
+class NoProtocolStatements:
+    """An engine session used without a server (in-process): no protocol statements."""
+
+    def has(self, name: str) -> bool:
+        return False
+
+    def lookup(self, name: str) -> Prepared | None:
+        return None
+
+    def drop(self, name: str) -> bool:
+        return False
+
+    def drop_all(self) -> None:
+        return None
+
+
 class EngineSession(Protocol):
     """One connection's statements, transaction and plan cache.  Calls come
     from one thread at a time; any of them may raise ``PgError``."""
+
+    #: SQL-level PREPAREd statements by name (Parse, Bind, Describe and Close
+    #: of the protocol reach them too); the server sets ``protocol_statements``
+    #: so that PREPARE, EXECUTE and DEALLOCATE reach the protocol's
+    sql_prepared: dict[str, Prepared]
+    protocol_statements: ProtocolStatements
 
     @property
     def txn_status(self) -> str: ...         # 'I', 'T' or 'E'

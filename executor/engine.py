@@ -33,7 +33,7 @@ from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs th
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .execution.setting_changes import changed_reported, reported
-from .api import LeanOutcome, Prepared, Result
+from .api import LeanOutcome, NoProtocolStatements, Prepared, ProtocolStatements, Result
 from .lean_insert import LeanIngest, LeanRequest
 from .literal_inserts import Literals, normalise
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
@@ -145,6 +145,8 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
+        #: the server's named Parse statements: one namespace with sql_prepared, as in PostgreSQL
+        self.protocol_statements: ProtocolStatements = NoProtocolStatements()
         self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)

@@ -45,6 +45,31 @@ class Statement:
         return self.prepared.columns if self.prepared else None
 
 
+class ParsedNames:
+    """The named Parse'd statements as the engine's PREPARE, EXECUTE and
+    DEALLOCATE see them (``api.ProtocolStatements``).  The unnamed statement
+    is not in PostgreSQL's namespace of prepared statements, so not here."""
+
+    def __init__(self, statements: dict[str, Statement]) -> None:
+        self._statements = statements
+
+    def has(self, name: str) -> bool:
+        return bool(name) and name in self._statements
+
+    def lookup(self, name: str) -> Prepared | None:
+        stmt = self._statements.get(name) if name else None
+        return stmt.prepared if stmt is not None else None
+
+    def drop(self, name: str) -> bool:
+        return bool(name) and self._statements.pop(name, None) is not None
+
+    def drop_all(self) -> None:
+        unnamed = self._statements.get("")
+        self._statements.clear()
+        if unnamed is not None:
+            self._statements[""] = unnamed
+
+
 @dataclass
 class Portal:
     """A bound statement: parameters, result formats and, once run, its result."""

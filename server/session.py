@@ -38,7 +38,7 @@ from splitstream.protocol.errors import (
 
 from .session_settings import timeout_seconds, wire_name
 from .batched_binds import run_answer, run_columns
-from .portal import Portal, Statement, decode_params, decode_value, encode_rows, expand_formats, field_descs
+from .portal import ParsedNames, Portal, Statement, decode_params, decode_value, encode_rows, expand_formats, field_descs
 
 log = logging.getLogger("splitstream.session")
 
@@ -119,6 +119,7 @@ class ProtocolSession:
         self.es = engine_session
         self.info = info
         self.statements: dict[str, Statement] = {}
+        engine_session.protocol_statements = ParsedNames(self.statements)   # PREPARE/DEALLOCATE see them
         self.portals: dict[str, Portal] = {}
         self.ignore_till_sync = False
         self.terminated = False          # Terminate received or fatal protocol error
@@ -720,7 +721,7 @@ class ProtocolSession:
 
     def _parse(self, body: bytes) -> bytes:
         p = messages.decode_parse(body)
-        if p.name and p.name in self.statements:
+        if p.name and (p.name in self.statements or p.name in self.es.sql_prepared):
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
         st = self.statements[p.name] = Statement(p.name, p.query, prepared)
@@ -731,7 +732,12 @@ class ProtocolSession:
     def _statement(self, name: str) -> Statement:
         stmt = self.statements.get(name)
         if stmt is None:
-            raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist')
+            # an SQL-level PREPAREd one (one namespace, as in PostgreSQL): wrapped, not kept,
+            # so a later DEALLOCATE is seen
+            prepared = self.es.sql_prepared.get(name) if name else None
+            if prepared is None:
+                raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist')
+            stmt = Statement(name, "", prepared)
         return stmt
 
     def _portal(self, name: str) -> Portal:
@@ -890,7 +896,8 @@ class ProtocolSession:
     def _close(self, body: bytes) -> bytes:
         c = messages.decode_close(body)
         if c.kind == "S":
-            self.statements.pop(c.name, None)
+            if self.statements.pop(c.name, None) is None and c.name:
+                self.es.sql_prepared.pop(c.name, None)   # Close of an SQL-PREPAREd statement drops it
         else:
             self.portals.pop(c.name, None)
         return messages.close_complete()

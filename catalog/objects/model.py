@@ -99,6 +99,25 @@ class Relation:
         return tuple(c for c in self.columns if not c.dropped)
 
     @property
+    def live_attnums(self) -> tuple[int, ...]:
+        """pg_attribute.attnum of each live column: its place among all the
+        columns ever made, dropped ones included (kept in place, as
+        PostgreSQL keeps their numbers), so numbers never move."""
+        return tuple(i + 1 for i, c in enumerate(self.columns) if not c.dropped)
+
+    def attnum(self, name: str) -> int:
+        """The live column ``name``'s attnum (0: none such)."""
+        for i, c in enumerate(self.columns):
+            if c.name == name and not c.dropped:
+                return i + 1
+        return 0
+
+    def column_at(self, attnum: int) -> ColumnDef | None:
+        """The live column numbered ``attnum`` (None: none, or dropped)."""
+        c = self.columns[attnum - 1] if 1 <= attnum <= len(self.columns) else None
+        return c if c is not None and not c.dropped else None
+
+    @property
     def visible_columns(self) -> tuple[ColumnDef, ...]:
         return tuple(c for c in self.columns if not c.dropped and not c.hidden)
 

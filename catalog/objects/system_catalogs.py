@@ -151,15 +151,19 @@ def _pg_class(state, ctx):
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
-        for i, c in enumerate(r.live_columns):
+        for i, c in enumerate(r.columns):
             if c.hidden:
                 continue
             coll = 100 if sqltypes.is_string(c.type_oid) else 0
-            yield (r.oid, c.name, c.type_oid, -1, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1, 1 if c.type_oid in type_oids.ELEMENT_OF else 0,
-                   -1, c.typmod, c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
+            live = not c.dropped
+            # a dropped column keeps its number, size and storage; PostgreSQL renames it and forgets its type
+            yield (r.oid, c.name if live else f"........pg.dropped.{i + 1}........", c.type_oid if live else 0,
+                   -1 if live else 0, sqltypes.TYPLEN.get(c.type_oid, -1), i + 1,
+                   1 if c.type_oid in type_oids.ELEMENT_OF else 0, -1, c.typmod,
+                   c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
                    typstorage(c.type_oid), "",
-                   c.not_null, _default_text(c) is not None, False, c.identity, "", False, True, 0, coll,
-                   acl.acl_texts(state.roles, c.acl), None, None)
+                   live and c.not_null, live and _default_text(c) is not None, False, c.identity if live else "", "",
+                   not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None)
 
 
 _EXTENDED = frozenset({type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BYTEA, type_oids.JSON,
@@ -281,11 +285,11 @@ def _is_columns(state, ctx):
     for r in state.rels.values():
         if r.relkind not in ("r", "v", "f") or not acl.may_see(state, ctx.session, r):
             continue
-        for i, c in enumerate(r.visible_columns):
-            if not acl.may_see(state, ctx.session, r, c):
+        for c, n in zip(r.live_columns, r.live_attnums):
+            if c.hidden or not acl.may_see(state, ctx.session, r, c):
                 continue
             prec = {type_oids.INT2: 16, type_oids.INT4: 32, type_oids.INT8: 64, type_oids.FLOAT4: 24, type_oids.FLOAT8: 53}.get(c.type_oid)
-            yield ("postgres", r.schema, r.name, c.name, i + 1, _default_text(c), "NO" if c.not_null else "YES",
+            yield ("postgres", r.schema, r.name, c.name, n, _default_text(c), "NO" if c.not_null else "YES",
                    sqltypes.format_type(c.type_oid) if c.type_oid not in type_oids.ELEMENT_OF else "ARRAY",
                    (c.typmod - 4) if c.typmod > 0 and c.type_oid in (type_oids.VARCHAR, type_oids.BPCHAR) else None,
                    prec, 0 if c.type_oid in (type_oids.INT2, type_oids.INT4, type_oids.INT8) else None, None, sqltypes.type_name(c.type_oid),
@@ -340,10 +344,7 @@ STREAM_FDW_OID = 13201
 
 
 def _attnum(rel, name: str) -> int:
-    for i, c in enumerate(rel.live_columns):
-        if c.name == name:
-            return i + 1
-    return 0
+    return int(rel.attnum(name))
 
 
 #: default btree operator classes per type (pg_opclass oids), for pg_index.indclass
@@ -353,8 +354,8 @@ _OPCLASS = {type_oids.INT4: 1978, type_oids.INT8: 3124, type_oids.INT2: 1979, ty
 
 
 def _coltype(rel, attnum: int) -> int:
-    cols = rel.live_columns
-    return cols[attnum - 1].type_oid if 1 <= attnum <= len(cols) else 0
+    col = rel.column_at(attnum)
+    return col.type_oid if col is not None else 0
 
 
 def _con_oid(rel, con) -> int:
@@ -467,9 +468,9 @@ def _pg_description(state, ctx):
 @table("pg_catalog", "pg_attrdef", [("oid", type_oids.OID), ("adrelid", type_oids.OID), ("adnum", type_oids.INT2), ("adbin", type_oids.TEXT)])
 def _pg_attrdef(state, ctx):
     for r in state.rels.values():
-        for i, c in enumerate(r.live_columns):
+        for c, n in zip(r.live_columns, r.live_attnums):
             if not c.hidden and _default_text(c) is not None:
-                yield (4_000_000 + (r.oid % 100_000) * 100 + i, r.oid, i + 1, _default_text(c))
+                yield (4_000_000 + (r.oid % 100_000) * 100 + n - 1, r.oid, n, _default_text(c))
 
 
 @table("pg_catalog", "pg_proc", [

@@ -100,7 +100,7 @@ def returning_plan(planner, rel: Relation, alias: str, items, extra_scope: Scope
     b = ExprBinder(planner, scope, context="RETURNING")
 
     exprs, out = [], []
-    source = [operators.OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
+    source = operators.table_columns(rel)
     for it in planner.expand_star(items, scope):
         e = b.bind(it.this if isinstance(it, exp.Alias) else it)
         if e.oid == type_oids.UNKNOWN:

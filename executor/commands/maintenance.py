@@ -21,6 +21,7 @@ from ..api import Result
 from ..execution.system_functions import ADVISORY
 from ..sql.sqltext import unquote
 from .base import NoopStmt, QueryStmt, Stmt
+from .prepare import drop_all_prepared
 from .settings import ResetStmt
 from . import table_stats
 
@@ -96,7 +97,7 @@ class DiscardStmt(Stmt):
         if self.what == "ALL":
             _outside_block(session, "DISCARD ALL")
             changed = ResetStmt("all", None).run(session, ctx).parameter_status
-            session.sql_prepared.clear()
+            drop_all_prepared(session)
             session.cursors.clear()
             ADVISORY.release_all(session.info.pid)
             ctx.txn.async_queue(session.info.pid, session.notify_sink).actions.append(("unlisten", None))  # UNLISTEN *

@@ -22,7 +22,7 @@ class PrepareStmt(Stmt):
         self.name, self.types, self.body = name, types, body
 
     def run(self, session, ctx):
-        if self.name in session.sql_prepared:
+        if self.name in session.sql_prepared or session.protocol_statements.has(self.name):
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
         oids = [parse_type_name(t)[0] for t in self.types]
         session.sql_prepared[self.name] = session.prepare(self.body, oids)
@@ -38,9 +38,13 @@ class ExecuteStmt(Stmt):
 
     def run(self, session, ctx):
         p = session.sql_prepared.get(self.name)
-        if p is None:
-            raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
-        p = session.sql_prepared[self.name] = session.current_plan(p)
+        if p is not None:
+            p = session.sql_prepared[self.name] = session.current_plan(p)
+        else:   # a statement Parse'd with this name (the protocol's are planned again per execution)
+            p = session.protocol_statements.lookup(self.name)
+            if p is None:
+                raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
+            p = session.current_plan(p)
         if len(self.args) != len(p.param_oids):
             raise PgError(SYNTAX_ERROR, f"wrong number of parameters for prepared statement \"{self.name}\"",
                           detail=f"Expected {len(p.param_oids)} parameters but got {len(self.args)}.")
@@ -65,7 +69,14 @@ class DeallocateStmt(Stmt):
 
     def run(self, session, ctx):
         if self.name == "all":
-            session.sql_prepared.clear()
-        elif session.sql_prepared.pop(self.name, None) is None:
+            drop_all_prepared(session)
+        elif session.sql_prepared.pop(self.name, None) is None and not session.protocol_statements.drop(self.name):
             raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
         return Result(tag="DEALLOCATE ALL" if self.name == "all" else "DEALLOCATE")
+
+
+def drop_all_prepared(session) -> None:
+    """DEALLOCATE ALL and DISCARD ALL: every prepared statement of the
+    session, SQL-level and Parse'd (PostgreSQL's DropAllPreparedStatements)."""
+    session.sql_prepared.clear()
+    session.protocol_statements.drop_all()

@@ -224,9 +224,9 @@ def _provide(state, ctx):
         if tv is None or tv.n_total == 0 or tv.n_live() == 0:
             continue
         stats = store.column_stats(rel, tv, ctx)
-        for i, (col, st) in enumerate(zip(rel.live_columns, stats)):
+        for n, col, st in zip(rel.live_attnums, rel.live_columns, stats):
             if not col.hidden:
-                yield rel, i + 1, col, st
+                yield rel, n, col, st
 
 
 stats_catalogs.set_stats_provider(_provide)

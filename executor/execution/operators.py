@@ -47,6 +47,13 @@ class OutCol:
         return OutCol(name, self.oid, self.typmod, self.table_oid, self.attnum, self.hidden)
 
 
+def table_columns(rel) -> list[OutCol]:
+    """A table's live columns as a scan outputs them, each with its
+    pg_attribute number (a dropped column keeps its number, so the next is
+    not renumbered: RowDescription's column numbers are PostgreSQL's)."""
+    return [OutCol(c.name, c.type_oid, c.typmod, rel.oid, n) for c, n in zip(rel.live_columns, rel.live_attnums)]
+
+
 def carried(name: str, e: Expr, source: list[OutCol], typmod: int | None = None) -> OutCol:
     """The output column ``name`` that ``e`` computes over the columns
     ``source``.  As PostgreSQL's markTargetListOrigins, a column taken as it
@@ -128,7 +135,7 @@ class TableScan(Op):
         self.alias = alias
         self.children = []
         self.with_positions = with_positions
-        self.out = [OutCol(c.name, c.type_oid, c.typmod, rel.oid, i + 1) for i, c in enumerate(rel.live_columns)]
+        self.out = table_columns(rel)
         if with_positions:
             self.out.append(OutCol("__pos", type_oids.INT8, hidden=True))
 

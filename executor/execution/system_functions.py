@@ -65,10 +65,8 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
             r = st.rels.get(oid)
             if r is None:
                 return None
-            cols = r.live_columns
-            if not 1 <= attnum <= len(cols):
-                return None
-            return dict(r.column_comments).get(cols[attnum - 1].name)
+            col = r.column_at(attnum)
+            return dict(r.column_comments).get(col.name) if col is not None else None
 
         return lift(coldesc, type_oids.TEXT)
     if name == "shobj_description":

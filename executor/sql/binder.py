@@ -26,7 +26,7 @@ from splitstream.protocol.errors import (
 
 from ..execution import expr
 from ..execution import functions
-from ..execution import json_functions, json_operators, json_spans
+from ..execution import json_functions, json_operators, json_spans, json_values
 from ..execution import signatures
 from ..execution.signatures import AMBIGUOUS_FUNCTION, AMBIGUOUS_HINT
 from ..execution.extract import extract_impl
@@ -81,6 +81,29 @@ class Scope:
 
     def has_table(self, table: str) -> bool:
         return any(c.table == table for c in self.cols) or table in self.tables
+
+
+#: functions taking a FROM item's whole row (``row_to_json(t)``) as the JSON object of its columns
+WHOLE_ROW_JSON = frozenset({"row_to_json", "to_json", "to_jsonb"})
+
+
+def any_scope_has_table(scope: Scope | None, name: str) -> bool:
+    """``name`` is a FROM item of this query level or one around it."""
+    while scope is not None:
+        if scope.has_table(name):
+            return True
+        scope = scope.parent
+    return False
+
+
+def whole_row_refused(name: str) -> PgError:
+    """A FROM item named as a value (``SELECT t FROM t``, ``t = t``,
+    ``count(t)``): PostgreSQL's whole-row reference, a value of the table's
+    composite type, which splitstream does not have; refused, never taken for
+    a missing column."""
+    return PgError(FEATURE_NOT_SUPPORTED, "whole-row references are not supported",
+                   hint=f"Name the columns, or use {name}.* in the select list; row_to_json({name}), "
+                        f"to_jsonb({name}) and json_agg({name}) take the row as a JSON object.")
 
 
 def ident(node) -> str:
@@ -469,7 +492,28 @@ class ExprBinder:
                     raise PgError(UNDEFINED_COLUMN, f"column {table}.{name} does not exist")
                 up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
+        if any_scope_has_table(self.scope, name):
+            raise whole_row_refused(name)
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
+
+    def whole_row(self, node) -> expr.Expr | None:
+        """``t`` or ``t.*`` naming a FROM item of this query level (not a
+        column): its row as the JSON object row_to_json writes (the one form
+        of a whole-row value here); None for anything else."""
+        if not isinstance(node, exp.Column):
+            return None
+        if isinstance(node.this, exp.Star):
+            table = ident(node.args.get("table"))
+        elif node.args.get("table") or self.scope.find(ident(node.this), None):
+            return None
+        else:
+            table = ident(node.this)
+        cols = [c for c in self.scope.cols if c.table == table and not c.hidden]
+        if not cols:
+            return None
+        refs = [self.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
+                for c in cols]
+        return json_values.RowObject([c.name for c in cols], refs)
 
     def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
         """A subquery's reference to a column of the grouped query around it:
@@ -1210,6 +1254,10 @@ class ExprBinder:
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
+        if name in WHOLE_ROW_JSON and len(func_args(n)) == 1:
+            row = self.whole_row(func_args(n)[0])
+            if row is not None:      # row_to_json(t), to_jsonb(t): the row's JSON object
+                return row if name != "to_jsonb" else self.call("to_jsonb", [row])
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 

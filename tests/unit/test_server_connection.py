@@ -84,6 +84,8 @@ class FakeSession:
         self.info = info
         self.status = "I"
         self.closed = False
+        self.sql_prepared: dict[str, Prepared] = {}     # (no SQL PREPARE here)
+        self.protocol_statements: Any = None            # set by the server
 
     @property
     def txn_status(self) -> str:

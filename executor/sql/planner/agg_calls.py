@@ -25,7 +25,7 @@ from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
 from ...execution import signatures
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
-from ..binder import ExprBinder, Scope, func_args, func_name, ident, is_aggregate_call
+from ..binder import ExprBinder, Scope, func_args, func_name, is_aggregate_call
 from ..error_positions import call_position, node_position
 from ..dialect import DIALECT
 from .base import PlannerBase
@@ -161,7 +161,7 @@ class AggCallPlanner(PlannerBase):
             if self._contains_agg(a):
                 inner = next((n for n in a.walk() if is_aggregate_call(n)), a)
                 raise PgError(GROUPING_ERROR, "aggregate function calls cannot be nested", position=call_position(inner))
-        args = [(fn in JSON_AGGREGATES and self._whole_row(a, b, scope)) or (fn == "count" and _row_value(a, b))
+        args = [(fn in JSON_AGGREGATES and b.whole_row(a)) or (fn == "count" and _row_value(a, b))
                 or b.bind(a) for a in args_nodes]
         if fn == "count" and not args:
             star = True
@@ -216,24 +216,6 @@ class AggCallPlanner(PlannerBase):
         if rel is None or (rel.kind == "v" and not rel.continuous):
             return None
         return oc
-
-    def _whole_row(self, node, b: ExprBinder, scope: Scope) -> expr.Expr | None:
-        """``t`` or ``t.*`` naming a relation of the query (not a column): its
-        row, as the JSON object row_to_json writes; None for anything else."""
-        if not isinstance(node, exp.Column):
-            return None
-        if isinstance(node.this, exp.Star):
-            table = ident(node.args.get("table"))
-        elif node.args.get("table") or scope.find(ident(node.this), None):
-            return None
-        else:
-            table = ident(node.this)
-        cols = [c for c in scope.cols if c.table == table and not c.hidden]
-        if not cols:
-            return None
-        refs = [b.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
-                for c in cols]
-        return json_values.RowObject([c.name for c in cols], refs)
 
     def _bind_within_group(self, node: exp.WithinGroup, scope: Scope, filt) -> AggSpec:
         """An ordered-set aggregate, ``f(fraction) WITHIN GROUP (ORDER BY x)``,

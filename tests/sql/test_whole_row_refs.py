@@ -1,0 +1,80 @@
+"""Whole-row references: a FROM item named as a value.  The JSON forms
+(``row_to_json(t)``, ``to_json(t)``, ``to_jsonb(t)``, ``json_agg(t)``, also
+with ``t.*`` and an alias) give PostgreSQL 15's text exactly; every other
+form (``SELECT t``, ``t = t``, ``count(t)``, ...) is refused with 0A000 and a
+hint where PostgreSQL answers, never taken for a missing column (42703).
+"""
+from __future__ import annotations
+
+import contextlib
+import itertools
+from typing import Iterator
+
+import psycopg
+import pytest
+
+SHAPES = {
+    "ints": ("a int, b bigint", ["1, 2", "NULL, -5"]),
+    "texts": ("a text, b varchar(8)", ["'abc', 'x,y'", "'say \"hi\"', NULL", "'', ' sp '"]),
+    "mixed": ("n numeric(6,2), f float8, ok bool, d date", ["1.5, 0.25, true, '2024-01-02'", "NULL, NULL, NULL, NULL"]),
+}
+REF = {"plain": ("{t}", "{t}"), "alias": ("{t} AS r", "r"), "star": ("{t}", "{t}.*")}
+JSON_FORMS = ["SELECT row_to_json({ref}) FROM {src} ORDER BY 1::text",
+              "SELECT to_json({ref}) FROM {src} ORDER BY 1::text",
+              "SELECT to_jsonb({ref})::text FROM {src} ORDER BY 1",
+              "SELECT json_agg({ref})::text FROM {src}", "SELECT jsonb_agg({ref})::text FROM {src}"]
+REFUSED_FORMS = ["SELECT {ref} FROM {src}", "SELECT {ref} = {ref} FROM {src}", "SELECT count({ref}) FROM {src}",
+                 "SELECT 1 FROM {src} WHERE {ref} IS NOT NULL", "SELECT 1 FROM {src} ORDER BY {ref}",
+                 "SELECT (SELECT row_to_json({ref})) FROM {src}"]
+
+
+@contextlib.contextmanager
+def _table_on_both(conns: tuple[psycopg.Connection, ...], t: str, cols: str, rows: list[str]) -> Iterator[None]:
+    """Table ``t`` made alike on every connection, dropped afterwards."""
+    for conn in conns:
+        conn.execute(f"CREATE TABLE {t} ({cols})")
+        for r in rows:
+            conn.execute(f"INSERT INTO {t} VALUES ({r})")
+    try:
+        yield
+    finally:
+        for conn in conns:
+            conn.execute(f"DROP TABLE {t}")
+
+
+def _answer(conn: psycopg.Connection, sql: str) -> tuple[str, object]:
+    try:
+        return "ok", conn.execute(sql).fetchall()
+    except psycopg.Error as e:
+        return "error", e.sqlstate
+
+
+@pytest.mark.parametrize("shape,ref", list(itertools.product(SHAPES, REF)))
+def test_json_forms_like_postgres(ss_conn, pg_conn, unique_name, shape, ref):
+    t = unique_name("wr")
+    src, value = (x.format(t=t) for x in REF[ref])
+    with _table_on_both((ss_conn, pg_conn), t, *SHAPES[shape]):
+        for form in JSON_FORMS:
+            sql = form.format(ref=value, src=src)
+            assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
+
+
+@pytest.mark.parametrize("ref", ["plain", "alias"])
+def test_other_forms_refused_not_undefined(ss_conn, pg_conn, unique_name, ref):
+    t = unique_name("wr")
+    src, value = (x.format(t=t) for x in REF[ref])
+    with _table_on_both((ss_conn, pg_conn), t, *SHAPES["ints"]):
+        for form in REFUSED_FORMS:
+            sql = form.format(ref=value, src=src)
+            assert _answer(pg_conn, sql)[0] == "ok", sql          # a whole-row reference PostgreSQL takes
+            with pytest.raises(psycopg.errors.FeatureNotSupported) as err:
+                ss_conn.execute(sql)
+            assert err.value.diag.message_primary == "whole-row references are not supported"
+            assert f"row_to_json({value})" in (err.value.diag.message_hint or "")
+
+
+def test_a_column_named_like_the_table_wins(ss_conn, pg_conn, unique_name):
+    t = unique_name("wr")
+    with _table_on_both((ss_conn, pg_conn), t, f"{t} int, b int", ["1, 2"]):
+        for sql in (f"SELECT {t} FROM {t}", f"SELECT to_json({t}) FROM {t}", f"SELECT nope FROM {t}"):
+            assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
