@@ -809,7 +809,7 @@ class LogAhead:
 
     def __init__(self, db) -> None:
         self.db = db
-        self.held = None          # Database.PartsAhead once the lock is taken
+        self.held: Any = None     # Database.PartsAhead once the lock is taken
         self.chain: Future | None = None        # the last write, in order after the ones before
         self.off = False
 
@@ -827,7 +827,7 @@ class LogAhead:
     def _write(self, before: Future | None, records: list) -> None:
         if before is not None:
             before.result()       # in order; a failed write released the lock and fails this one too
-        if self.held.held:
+        if self.held is not None and self.held.held:
             self.held.write([(h if isinstance(h, bytes) else h.result(), b) for h, b in records])
 
     def done(self):
