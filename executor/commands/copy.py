@@ -17,7 +17,7 @@ import re as _re
 import sys
 import tempfile
 from concurrent.futures import Future
-from typing import IO, Literal
+from typing import IO, Any, Literal
 
 import sqlglot
 
