@@ -48,6 +48,7 @@ from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.base import plan_is_current
+from .commands.cursors import cursor_rows
 from .commands.dispatch import analyze
 from .commands.role_settings import login_settings
 from .commands.dml import check_constraints
@@ -147,7 +148,7 @@ class Session:
         self.sql_prepared: dict[str, Prepared] = {}
         #: the server's named Parse statements: one namespace with sql_prepared, as in PostgreSQL
         self.protocol_statements: ProtocolStatements = NoProtocolStatements()
-        self.cursors: dict[str, list[Any]] = {}        # SQL-level cursors: [materialised Result, rows fetched]
+        self.cursors: dict[str, Any] = {}        # SQL-level cursors (commands/cursors.Cursor), by name
         self._extended: Transaction | None = None      # implicit block of the extended protocol
         self.pending: list[PendingInserts] = []        # batched INSERT Executes awaiting delivery (insert_batching.py)
         #: reported settings a failed statement's rollback put back, for on_error to report (wire name: value)
@@ -226,10 +227,14 @@ class Session:
             self.txn.rollback()
             self.txn = None
 
+    def cursor_rows(self) -> list[tuple]:
+        """pg_cursors' rows: this session's SQL-level cursors."""
+        return cursor_rows(self)
+
     def declared_cursor(self, name: str) -> Result | None:
         """The materialised result of SQL-level cursor ``name`` (DECLARE), if any."""
         cur = self.cursors.get(name)
-        return cur[0] if cur is not None else None
+        return cur.result if cur is not None else None
 
     # ------------------------------------------------------------ result reuse
     def result_version(self, prepared: Prepared) -> Any:

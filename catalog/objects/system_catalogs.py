@@ -848,6 +848,6 @@ def _pg_opclass(state, ctx):
     ("is_scrollable", type_oids.BOOL), ("creation_time", type_oids.TIMESTAMPTZ),
 ])
 def _pg_cursors(state, ctx):
-    info = getattr(ctx, "session", None)
-    for name in list((getattr(info, "cursors", None) or {}).keys()):
-        yield (name, None, False, False, False, None)
+    # the engine session's SQL-level cursors (their rows made by executor/commands/cursors.cursor_rows)
+    rows = getattr(getattr(ctx, "engine_session", None), "cursor_rows", None)
+    yield from (rows() if rows is not None else ())

@@ -1,12 +1,36 @@
-"""SQL-level cursors (DECLARE / FETCH / CLOSE), materialised at DECLARE."""
+"""SQL-level cursors (DECLARE / FETCH / MOVE / CLOSE), materialised at DECLARE.
+
+A cursor holds its query's whole result, so every FETCH direction of
+PostgreSQL is position arithmetic over it: the position runs from 0 (before
+the first row) to N + 1 (after the last), as in PostgreSQL's portal.
+"""
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import re
+from typing import Any
 
-from splitstream.protocol.errors import DUPLICATE_CURSOR, FEATURE_NOT_SUPPORTED, INVALID_CURSOR_NAME, SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import (DUPLICATE_CURSOR, FEATURE_NOT_SUPPORTED, INVALID_CURSOR_DEFINITION,
+                                         INVALID_CURSOR_NAME,
+                                         OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, PgError)
 
 from ..api import Result
 from .base import Stmt
+
+
+@dataclasses.dataclass
+class Cursor:
+    result: Result
+    statement: str                 # the DECLARE as written (pg_cursors.statement)
+    hold: bool
+    scroll: bool | None            # SCROLL / NO SCROLL / neither
+    created: dt.datetime
+    pos: int = 0                   # 0: before the first row; n + 1: after the last
+
+    @property
+    def rows(self) -> int:
+        return self.result.batch.n if self.result.batch is not None else 0
 
 
 def _ident(s: str) -> str:
@@ -16,62 +40,21 @@ def _ident(s: str) -> str:
     return s.lower()
 
 
+_DECLARE = re.compile(r"\s*declare\s+(\"(?:[^\"]|\"\")+\"|\S+)\s+((?:(?:binary|insensitive|asensitive|no\s+scroll|scroll)\s+)*)"
+                      r"cursor\s+((?:with|without)\s+hold\s+)?for\s+(.*)$", re.I | re.S)
+_COUNT = r"[+-]?\d+"
+_FETCH = re.compile(r"\s*(fetch|move)\s+(?:(next|prior|first|last|absolute\s+" + _COUNT + r"|relative\s+" + _COUNT
+                    + r"|all|forward(?:\s+all|\s+" + _COUNT + r")?|backward(?:\s+all|\s+" + _COUNT + r")?|"
+                    + _COUNT + r")\s+)?(?:from\s+|in\s+)?(\"(?:[^\"]|\"\")+\"|\S+?)\s*;?\s*$", re.I | re.S)
+
+
 def cursor_statement(text: str, words: list[str]) -> Stmt:
     w0 = words[0]
     if w0 == "DECLARE":
-        m = re.match(r"\s*declare\s+(\S+)\s+.*?cursor\s+((?:with|without)\s+hold\s+)?for\s+(.*)$", text, re.I | re.S)
-        if not m:
-            raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
-        name, query = _ident(m.group(1)), m.group(3)
-        hold = (m.group(2) or "").lower().startswith("with")
-
-        class _Declare(Stmt):
-            cacheable = False
-
-            def run(self, session, ctx):
-                if name in session.cursors:
-                    raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
-                p = session.prepare(query, [])
-                if getattr(p.handle, "modifies_in_with", False):     # writable_cte.WritesThenStmt
-                    raise PgError(FEATURE_NOT_SUPPORTED, "DECLARE CURSOR must not contain data-modifying statements in WITH")
-                res = p.handle.run(session, ctx)
-                session.cursors[name] = [res, 0]
-                if session.txn is not None and not hold:    # closed when its transaction block ends
-                    ctx.txn.on_end.append(lambda: session.cursors.pop(name, None))
-                return Result(tag="DECLARE CURSOR")
-
-        return _Declare()
+        return _declare(text)
     if w0 in ("FETCH", "MOVE"):
-        m = re.match(r"\s*(?:fetch|move)\s+(?:(next|all|forward\s+all|forward\s+\d+|\d+)\s+)?(?:from\s+|in\s+)?(\S+?)\s*;?\s*$", text, re.I)
-        if not m:
-            raise PgError(SYNTAX_ERROR, "syntax error in FETCH")
-        how = (m.group(1) or "next").lower()
-        name = _ident(m.group(2))
-
-        class _Fetch(Stmt):
-            cacheable = False
-            columns_at_run = w0 == "FETCH"      # the cursor's rows (MOVE returns none)
-
-            def run(self, session, ctx):
-                cur = session.cursors.get(name)
-                if cur is None:
-                    raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
-                res, pos = cur
-                total = res.batch.n if res.batch is not None else 0
-                if "all" in how:
-                    k = total - pos
-                elif how == "next":
-                    k = 1
-                else:
-                    k = int(how.split()[-1])
-                k = max(0, min(k, total - pos))
-                cur[1] = pos + k
-                if w0 == "MOVE":
-                    return Result(tag=f"MOVE {k}")
-                return Result(tag=f"FETCH {k}", columns=res.columns, batch=res.batch.slice(pos, pos + k))
-
-        return _Fetch()
-    m = re.match(r"\s*close\s+(\S+?)\s*;?\s*$", text, re.I)
+        return _fetch(text, w0)
+    m = re.match(r"\s*close\s+(\"(?:[^\"]|\"\")+\"|\S+?)\s*;?\s*$", text, re.I)
     name = _ident(m.group(1)) if m else "all"
 
     class _Close(Stmt):
@@ -85,3 +68,145 @@ def cursor_statement(text: str, words: list[str]) -> Stmt:
             return Result(tag="CLOSE CURSOR")
 
     return _Close()
+
+
+def _declare(text: str) -> Stmt:
+    m = _DECLARE.match(text)
+    if not m:
+        raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
+    name, options, query = _ident(m.group(1)), " ".join(m.group(2).lower().split()), m.group(4)
+    hold = (m.group(3) or "").lower().startswith("with")
+    if "binary" in options.split():
+        raise PgError(FEATURE_NOT_SUPPORTED, "binary cursors are not supported",
+                      hint="Declare the cursor without BINARY: FETCH returns its rows as text.")
+    if "no scroll" in options and re.search(r"(?<!no )scroll", options):
+        raise PgError(INVALID_CURSOR_DEFINITION, "cannot specify both SCROLL and NO SCROLL")
+    scroll = False if "no scroll" in options else (True if "scroll" in options else None)
+    statement = text.strip().rstrip(";").strip()
+
+    class _Declare(Stmt):
+        cacheable = False
+
+        def run(self, session, ctx):
+            if name in session.cursors:
+                raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
+            p = session.prepare(query, [])
+            if getattr(p.handle, "modifies_in_with", False):     # writable_cte.WritesThenStmt
+                raise PgError(FEATURE_NOT_SUPPORTED, "DECLARE CURSOR must not contain data-modifying statements in WITH")
+            res = p.handle.run(session, ctx)
+            session.cursors[name] = Cursor(res, statement, hold, scroll, dt.datetime.now(dt.timezone.utc))
+            if session.txn is not None:     # closed when its block ends; WITH HOLD: only if it rolls back
+                hooks = ctx.txn.on_rollback if hold else ctx.txn.on_end
+                hooks.append(lambda: session.cursors.pop(name, None))
+            return Result(tag="DECLARE CURSOR")
+
+    return _Declare()
+
+
+def _fetch(text: str, w0: str) -> Stmt:
+    m = _FETCH.match(text)
+    if not m:
+        raise PgError(SYNTAX_ERROR, f"syntax error in {w0}")
+    how = " ".join((m.group(2) or "next").lower().split())
+    name = _ident(m.group(3))
+
+    class _Fetch(Stmt):
+        cacheable = False
+        columns_at_run = w0 == "FETCH"      # the cursor's rows (MOVE returns none)
+
+        def run(self, session, ctx):
+            cur = session.cursors.get(name)
+            if cur is None:
+                raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
+            rows = _move(cur, how, w0 == "MOVE")
+            if w0 == "MOVE":
+                return Result(tag=f"MOVE {len(rows)}")
+            res = cur.result
+            batch = res.batch.take(rows) if res.batch is not None else None
+            return Result(tag=f"FETCH {len(rows)}", columns=res.columns, batch=batch)
+
+    return _Fetch()
+
+
+def _move(cur: Cursor, how: str, move: bool) -> list[int]:
+    """Move ``cur`` as PostgreSQL's FETCH (MOVE: ``move``) ``how`` does; the
+    0-based row numbers it returns, in order."""
+    if cur.scroll is False and _scans_back(cur, how, move):
+        raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, "cursor can only scan forward",
+                      hint="Declare it with SCROLL option to enable backward scan.")
+    n = cur.rows
+    word, _, arg = how.partition(" ")
+    if word in ("first", "last", "absolute"):
+        k = 1 if word == "first" else (-1 if word == "last" else int(arg))
+        target = max(0, min(k if k > 0 else n + 1 + k if k < 0 else 0, n + 1))
+        cur.pos = target
+        return [target - 1] if 1 <= target <= n else []
+    if word == "relative":
+        k = int(arg)
+        return _run(cur, abs(k), forward=k >= 0, single=k != 0)
+    if word in ("forward", "backward"):
+        return _run(cur, None if arg == "all" else (int(arg) if arg else 1), forward=word == "forward")
+    count = {"next": 1, "prior": 1, "all": None}[word] if word in ("next", "prior", "all") else int(word)
+    return _run(cur, count, forward=word != "prior")
+
+
+def _scans_back(cur: Cursor, how: str, move: bool) -> bool:
+    """Would PostgreSQL's portal read backwards (or rewind) for this, which a
+    NO SCROLL cursor refuses?  As DoPortalRunFetch decides: a backward run;
+    FETCH 0 on a row (it steps back to read it again; MOVE 0 only counts);
+    ABSOLUTE from the end, or to a row not ahead, or nearer the start than
+    the position, which rewinds (a no-op at the start)."""
+    n, p = cur.rows, cur.pos
+    word, _, arg = how.partition(" ")
+    on_row = 1 <= p <= n
+    if word in ("first", "last", "absolute"):
+        k = 1 if word == "first" else (-1 if word == "last" else int(arg))
+        if k < 0:
+            return True
+        portal_pos = min(p, n)
+        if k == 0 or k - 1 <= portal_pos // 2:
+            return p != 0                      # a rewind
+        return k <= portal_pos + (1 if p == n + 1 else 0)
+    if word == "relative":
+        k = int(arg)
+        count, forward = abs(k), k >= 0
+    elif word in ("forward", "backward"):
+        count = None if arg == "all" else (int(arg) if arg else 1)
+        forward = word == "forward"
+    else:
+        count = {"next": 1, "prior": 1, "all": None}[word] if word in ("next", "prior", "all") else int(word)
+        forward = word != "prior"
+    if count is not None and count < 0:
+        forward, count = not forward, -count
+    if count == 0:              # MOVE 0 only counts; FETCH 0 reads the row again, or reads nothing backwards
+        return not move and (on_row or not forward)
+    return not forward
+
+
+def _run(cur: Cursor, count: int | None, forward: bool, single: bool = False) -> list[int]:
+    """FETCH [FORWARD|BACKWARD] count|ALL from the position: the rows passed
+    (``single``: RELATIVE, only the row it lands on)."""
+    n, p = cur.rows, cur.pos
+    if count is not None and count < 0:
+        forward, count = not forward, -count
+    if count == 0:              # the current row, without moving
+        return [p - 1] if 1 <= p <= n else []
+    if forward:
+        last = n if count is None else min(p + count, n)          # 1-based, inclusive
+        cur.pos = n + 1 if count is None or p + count > n else p + count
+        rows = list(range(p, last)) if p <= n else []
+    else:
+        first = 1 if count is None else max(p - count, 1)
+        cur.pos = 0 if count is None or p - count < 1 else p - count
+        rows = [i - 1 for i in range(min(p - 1, n), first - 1, -1)]
+    if single:
+        return [cur.pos - 1] if 1 <= cur.pos <= n else []
+    return rows
+
+
+def cursor_rows(session: Any) -> list[tuple]:
+    """pg_cursors' rows for ``session`` (an engine session, or None)."""
+    out = []
+    for name, cur in list((getattr(session, "cursors", None) or {}).items()):
+        out.append((name, cur.statement, cur.hold, False, cur.scroll is not False, cur.created))
+    return out
