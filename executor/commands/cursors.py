@@ -167,6 +167,7 @@ def _scans_back(cur: Cursor, how: str, move: bool) -> bool:
         if k == 0 or k - 1 <= portal_pos // 2:
             return p != 0                      # a rewind
         return k <= portal_pos + (1 if p == n + 1 else 0)
+    count: int | None
     if word == "relative":
         k = int(arg)
         count, forward = abs(k), k >= 0
