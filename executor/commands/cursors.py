@@ -83,6 +83,11 @@ def _declare(text: str) -> Stmt:
         raise PgError(INVALID_CURSOR_DEFINITION, "cannot specify both SCROLL and NO SCROLL")
     scroll = False if "no scroll" in options else (True if "scroll" in options else None)
     statement = text.strip().rstrip(";").strip()
+    first = re.match(r"[\s(]*(\w+)", query)
+    if first is None or first.group(1).lower() not in ("select", "values", "table", "with"):
+        word = first.group(1) if first is not None else query.strip()[:1]
+        at = text.index(query) + (first.start(1) if first is not None else 0) + 1
+        raise PgError(SYNTAX_ERROR, f'syntax error at or near "{word}"', position=at)
 
     class _Declare(Stmt):
         cacheable = False

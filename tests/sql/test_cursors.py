@@ -72,8 +72,12 @@ def test_pg_cursors_lists_the_session_cursors(ss_conn, pg_conn, five):
 
 
 def test_declare_options(ss_conn, pg_conn, five):
-    for opts in ("SCROLL NO SCROLL", "INSENSITIVE", "ASENSITIVE SCROLL"):
-        sql = f"DECLARE c {opts} CURSOR FOR SELECT a FROM {five}"
+    for opts, query in (("SCROLL NO SCROLL", "SELECT a"), ("INSENSITIVE", "SELECT a"), ("ASENSITIVE SCROLL", "SELECT a"),
+                        ("", "VALUES (1)"), ("", "TABLE"), ("", "(SELECT a"), ("", "DELETE"), ("", "UPDATE")):
+        target = {"VALUES (1)": "VALUES (1)", "TABLE": f"TABLE {five}", "(SELECT a": f"(SELECT a FROM {five})",
+                  "DELETE": f"DELETE FROM {five} RETURNING a", "UPDATE": f"UPDATE {five} SET a = 1 RETURNING a"}
+        body = target.get(query, f"{query} FROM {five}")
+        sql = f"DECLARE c {opts} CURSOR FOR {body}"
         outcome = []
         for conn in (ss_conn, pg_conn):
             conn.execute("BEGIN")
