@@ -443,8 +443,6 @@ class CopySink:
         # the stream's views stage each slab as it is decoded (None: staged at CopyDone)
         self.staging = session.engine.streams.copy_staging(rel, self.sent_to) \
             if rel.kind == "f" and not self.keyed else None
-        if self.staging is not None and not self.staging.enabled:
-            self.staging = None
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None

@@ -112,7 +112,7 @@ def _fetch(text: str, w0: str) -> Stmt:
     m = _FETCH.match(text)
     if not m:
         raise PgError(SYNTAX_ERROR, f"syntax error in {w0}")
-    how = " ".join((m.group(2) or "next").lower().split())
+    direction = _direction(" ".join((m.group(2) or "next").lower().split()))
     name = _ident(m.group(3))
 
     class _Fetch(Stmt):
@@ -123,7 +123,7 @@ def _fetch(text: str, w0: str) -> Stmt:
             cur = session.cursors.get(name)
             if cur is None:
                 raise PgError(INVALID_CURSOR_NAME, f'cursor "{name}" does not exist')
-            rows = _move(cur, how, w0 == "MOVE")
+            rows = _move(cur, direction, w0 == "MOVE")
             if w0 == "MOVE":
                 return Result(tag=f"MOVE {len(rows)}")
             res = cur.result
@@ -133,68 +133,73 @@ def _fetch(text: str, w0: str) -> Stmt:
     return _Fetch()
 
 
-def _move(cur: Cursor, how: str, move: bool) -> list[int]:
-    """Move ``cur`` as PostgreSQL's FETCH (MOVE: ``move``) ``how`` does; the
-    0-based row numbers it returns, in order."""
-    if cur.scroll is False and _scans_back(cur, how, move):
+@dataclasses.dataclass(frozen=True)
+class _Direction:
+    """A FETCH/MOVE direction, read once: ABSOLUTE k (FIRST is 1, LAST -1),
+    or a run of ``count`` rows (None: ALL; never negative) one way."""
+    absolute: int | None
+    count: int | None
+    forward: bool
+    single: bool = False        # RELATIVE: only the row the run lands on
+
+
+def _direction(how: str) -> _Direction:
+    word, _, arg = how.partition(" ")
+    if word in ("first", "last", "absolute"):
+        return _Direction(1 if word == "first" else (-1 if word == "last" else int(arg)), None, True)
+    if word == "relative":
+        k = int(arg)
+        return _Direction(None, abs(k), k >= 0, k != 0)
+    count: int | None
+    if word in ("forward", "backward"):
+        count, forward = (None if arg == "all" else (int(arg) if arg else 1)), word == "forward"
+    else:
+        count = {"next": 1, "prior": 1, "all": None}[word] if word in ("next", "prior", "all") else int(word)
+        forward = word != "prior"
+    if count is not None and count < 0:
+        forward, count = not forward, -count
+    return _Direction(None, count, forward)
+
+
+def _move(cur: Cursor, d: _Direction, move: bool) -> list[int]:
+    """Move ``cur`` as PostgreSQL's FETCH (MOVE: ``move``) in direction ``d``
+    does; the 0-based row numbers it returns, in order."""
+    if cur.scroll is False and _scans_back(cur, d, move):
         raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, "cursor can only scan forward",
                       hint="Declare it with SCROLL option to enable backward scan.")
     n = cur.rows
-    word, _, arg = how.partition(" ")
-    if word in ("first", "last", "absolute"):
-        k = 1 if word == "first" else (-1 if word == "last" else int(arg))
+    if d.absolute is not None:
+        k = d.absolute
         target = max(0, min(k if k > 0 else n + 1 + k if k < 0 else 0, n + 1))
         cur.pos = target
         return [target - 1] if 1 <= target <= n else []
-    if word == "relative":
-        k = int(arg)
-        return _run(cur, abs(k), forward=k >= 0, single=k != 0)
-    if word in ("forward", "backward"):
-        return _run(cur, None if arg == "all" else (int(arg) if arg else 1), forward=word == "forward")
-    count = {"next": 1, "prior": 1, "all": None}[word] if word in ("next", "prior", "all") else int(word)
-    return _run(cur, count, forward=word != "prior")
+    return _run(cur, d.count, d.forward, d.single)
 
 
-def _scans_back(cur: Cursor, how: str, move: bool) -> bool:
+def _scans_back(cur: Cursor, d: _Direction, move: bool) -> bool:
     """Would PostgreSQL's portal read backwards (or rewind) for this, which a
     NO SCROLL cursor refuses?  As DoPortalRunFetch decides: a backward run;
     FETCH 0 on a row (it steps back to read it again; MOVE 0 only counts);
     ABSOLUTE from the end, or to a row not ahead, or nearer the start than
     the position, which rewinds (a no-op at the start)."""
     n, p = cur.rows, cur.pos
-    word, _, arg = how.partition(" ")
-    on_row = 1 <= p <= n
-    if word in ("first", "last", "absolute"):
-        k = 1 if word == "first" else (-1 if word == "last" else int(arg))
+    if d.absolute is not None:
+        k = d.absolute
         if k < 0:
             return True
         portal_pos = min(p, n)
         if k == 0 or k - 1 <= portal_pos // 2:
             return p != 0                      # a rewind
         return k <= portal_pos + (1 if p == n + 1 else 0)
-    count: int | None
-    if word == "relative":
-        k = int(arg)
-        count, forward = abs(k), k >= 0
-    elif word in ("forward", "backward"):
-        count = None if arg == "all" else (int(arg) if arg else 1)
-        forward = word == "forward"
-    else:
-        count = {"next": 1, "prior": 1, "all": None}[word] if word in ("next", "prior", "all") else int(word)
-        forward = word != "prior"
-    if count is not None and count < 0:
-        forward, count = not forward, -count
-    if count == 0:              # MOVE 0 only counts; FETCH 0 reads the row again, or reads nothing backwards
-        return not move and (on_row or not forward)
-    return not forward
+    if d.count == 0:            # MOVE 0 only counts; FETCH 0 reads the row again, or reads nothing backwards
+        return not move and (1 <= p <= n or not d.forward)
+    return not d.forward
 
 
 def _run(cur: Cursor, count: int | None, forward: bool, single: bool = False) -> list[int]:
     """FETCH [FORWARD|BACKWARD] count|ALL from the position: the rows passed
     (``single``: RELATIVE, only the row it lands on)."""
     n, p = cur.rows, cur.pos
-    if count is not None and count < 0:
-        forward, count = not forward, -count
     if count == 0:              # the current row, without moving
         return [p - 1] if 1 <= p <= n else []
     if forward:

@@ -923,11 +923,13 @@ class StreamManager:
         self.outputs.stage(rel.oid, batch, ctx, views, staged, to)      # transforms and their readers
         return views, staged
 
-    def copy_staging(self, rel, to: targets.Targets = None) -> "CopyStaging":
+    def copy_staging(self, rel, to: targets.Targets = None) -> "CopyStaging | None":
         """Where a COPY stages its slabs into the stream's views while the
         data still arrives (:class:`CopyStaging`), so that CopyDone is left
-        only the last slab, the WAL write and the delivery."""
-        return CopyStaging(self, rel, to)
+        only the last slab, the WAL write and the delivery.  None for a
+        stream with transforms: the views reading their output would be
+        staged per slab by whatever reads it then, so all waits for CopyDone."""
+        return None if self.outputs.transforms_on(rel.oid) else CopyStaging(self, rel, to)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
                      to: targets.Targets = None, kept: list[Batch] | None = None,
@@ -1053,8 +1055,6 @@ class CopyStaging:
 
     def __init__(self, manager: StreamManager, rel, to: targets.Targets) -> None:
         self.manager, self.rel, self.to = manager, rel, to
-        # a transform's output views would be staged per slab by whatever reads it then: not done early
-        self.enabled = not manager.outputs.transforms_on(rel.oid)
         self.views = manager._fed_by(rel.oid, to)
         self._defs = [(cv, cv.rel) for cv in self.views]
         self.staged: dict = {}
@@ -1077,8 +1077,6 @@ class CopyStaging:
     def current(self) -> bool:
         """Whether the stream still feeds exactly the views staged, in the
         same definitions, and a scan listens as it did."""
-        if not self.enabled:
-            return False
         now = self.manager._fed_by(self.rel.oid, self.to)
         return (self._rt.listeners > 0) == self.listened and len(now) == len(self._defs) \
             and all(cv is old and cv.rel is rel for cv, (old, rel) in zip(now, self._defs))
