@@ -206,6 +206,8 @@ class Connection(asyncio.BufferedProtocol):
             return False
         if not sess.has_work():
             return True
+        if sess.copy_inline() and not sess.has_work():
+            return True
         if self._try_lean(sess):
             return True
         if not sess.inline_ok():
@@ -748,7 +750,7 @@ class Connection(asyncio.BufferedProtocol):
             if msgs:
                 sess.push(msgs)
             if sess.has_work():
-                if self._try_lean(sess):
+                if sess.copy_inline() or self._try_lean(sess):
                     continue
                 if sess.inline_ok():
                     out = self._run_inline(sess, sess.cycle_signature())  # fast: no worker-thread hop

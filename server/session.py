@@ -128,6 +128,7 @@ class ProtocolSession:
         self._queue: deque[messages.Message] = deque()
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
+        self._copy_sink: CopyIn | None = None    # the COPY IN in progress
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
@@ -435,6 +436,24 @@ class ProtocolSession:
         b = bind_body.find(b"\0", a + 1)
         return self.statements.get(bind_body[a + 1:b].decode("utf-8", "replace"))
 
+    def copy_inline(self) -> bool:
+        """Feed the CopyData queued in a COPY IN here (the event-loop thread)
+        when its sink takes them without work (``CopyIn.feed_light``); True
+        if it did."""
+        cin, q = self._copy_sink, self._queue
+        if cin is None or not self._gen_waiting or not q:
+            return False
+        bodies = []
+        for m in q:
+            if m.kind != "d":
+                break
+            bodies.append(m.body)
+        if not bodies or not cin.feed_light(bodies):
+            return False
+        for _ in bodies:
+            q.popleft()
+        return True
+
     @property
     def in_copy_in(self) -> bool:
         return self._gen is not None and self._gen_waiting
@@ -589,6 +608,7 @@ class ProtocolSession:
     def _copy_in(self, cin: CopyIn) -> Handler:
         yield messages.copy_in_response(cin.format, cin.ncols)
         finished = False
+        self._copy_sink = cin
         try:
             while True:
                 msg = yield NEED_MSG
@@ -611,6 +631,7 @@ class ProtocolSession:
                 else:
                     raise PgError(PROTOCOL_VIOLATION, f"unexpected message type 0x{ord(kind[0]):02X} during COPY from stdin")
         finally:
+            self._copy_sink = None
             if not finished:
                 try:
                     cin.abort("COPY aborted")

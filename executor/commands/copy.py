@@ -49,6 +49,7 @@ from ..stream.watermark import Advance
 from .base import Stmt
 from .subscribe import Subscription, is_subscribe
 from .copy_cast_errors import locate_cast_error
+from .copy_parse import PARSE_STEP, Parsed, PlainParse
 from .dml import build_rows, check_constraints, insert_batch
 
 #: a piece of a COPY's data as received (a slab is handed over as its pieces)
@@ -422,13 +423,14 @@ class CopySink:
         if self.native is not None:
             _warm_reader(options, self.oids, naive_utc)
         self.naive_utc = naive_utc
-        # slabs handed to a decode thread, in order: (data or its pieces, the parse's future)
-        self.ahead: collections.deque[tuple[bytes | list[Buffer], Future]] = collections.deque()
+        # slabs of buffered data handed to a decode thread, in order: (data, the parse's future)
+        self.ahead: collections.deque[tuple[bytes, Future]] = collections.deque()
         # plain data (no quote, no backslash) is kept as the payloads received,
         # and a slab is gathered from them on the decode thread (``_gather``)
         self.plain = self.native is not None
         self.pieces: list[Buffer] = []
         self.pending = 0            # bytes in ``pieces``
+        self.parse: PlainParse | None = None     # plain data parsed as it arrives
         self.done = False
         self.ended = False          # the end-of-data marker came: the rest of the data is ignored
         self.spill: IO[bytes] | None = None     # temporary file of validated stream slabs
@@ -478,24 +480,46 @@ class CopySink:
         except PgError as e:
             raise self._context(e) from e
 
+    def feed_light(self, payloads: list[bytes]) -> bool:
+        """Feed these payloads now if that only keeps them and hands whole
+        lines to the ordered parse: plain data, nothing parsed waiting to be
+        staged, no wait for the parse to catch up.  Else (False) nothing is
+        fed.  The server calls this on its event-loop thread, sparing a hop
+        to a worker thread and back per CopyData batch (dozens per COPY)."""
+        parse = self.parse
+        if not self.plain or self.buf or self.ended or self._header_next() or (parse is not None and not parse.light(sum(map(len, payloads)))):
+            return False
+        quote = self.options.quote.encode()
+        if any(quote in p or b"\\" in p for p in payloads):
+            return False
+        for p in payloads:
+            self._keep_plain(p)
+        return True
+
     def _gather(self, data: bytes) -> bool:
         """Plain data in the compiled reader's layout is not appended to a
-        buffer: the payloads are kept, and once they hold a slab it is cut
-        at the last line end of the newest one and handed to a decode thread
-        as its pieces, which that thread copies into one buffer without the
-        GIL (two copies under the GIL per byte were a fifth of a YSB COPY's
-        staging).  Without a quote a row is a line, and without a backslash
-        no end-of-data marker can come.  False (from then on): this data
-        goes the buffered way, after the pieces kept so far."""
+        buffer: the payloads are kept, and every ``PARSE_STEP`` bytes they
+        are cut at the last line end of the newest one and handed to the
+        COPY's ordered parse (``copy_parse``), which joins and parses them
+        on a decode thread without the GIL.  Without a quote a row is a
+        line, and without a backslash no end-of-data marker can come.  False
+        (from then on): this data goes the buffered way, after the rows
+        parsed and kept so far."""
         if self.buf or self._header_next() or self.options.quote.encode() in data or b"\\" in data:
             self.plain = False
+            if self.parse is not None:
+                self._stage_parsed(self.parse.finish())
             if self.pieces:
                 self.buf += b"".join(self.pieces)
                 self.pieces, self.pending = [], 0
             return False
+        self._keep_plain(data)
+        return True
+
+    def _keep_plain(self, data: bytes) -> None:
         self.pieces.append(data)
         self.pending += len(data)
-        if self.pending >= min(AHEAD_SLAB, DECODE_SLAB):
+        if self.pending >= PARSE_STEP:
             cut = data.rfind(b"\n") + 1
             if cut:
                 slab = self.pieces
@@ -503,24 +527,34 @@ class CopySink:
                 self.pending = len(data) - cut
                 if cut < len(data):
                     slab[-1] = memoryview(data)[:cut]
-                self._decode_ahead(slab)
-        return True
+                self._parse_plain(slab)
 
-    def _decode_ahead(self, data: bytes | list[Buffer]) -> None:
+    def _plain_parse(self) -> PlainParse:
+        if self.parse is None:
+            self.parse = PlainParse(lambda rows: compiled_csv.appender(self.oids, self.options, rows, self.naive_utc),
+                                    compiled_csv.shortest_row(self.oids), self.rel.oid)
+        return self.parse
+
+    def _parse_plain(self, pieces: list[Buffer]) -> None:
+        parse = self._plain_parse()
+        parse.add(pieces)
+        if parse.has_ready():
+            self._stage_parsed(parse.take_ready())
+
+    def _stage_parsed(self, parsed: list[Parsed]) -> None:
+        """Stage what the ordered parse gave, in order: full batches of
+        columns, and pieces it declined (decoded here by the general path)."""
+        for p in parsed:
+            if isinstance(p, bytes):
+                self._decode(p, native=False)
+            elif p.rows:
+                first = self.line
+                self.line += p.rows       # the reader takes no quotes: a row is a line
+                self._add(p.columns(), first)
+
+    def _decode_ahead(self, data: bytes) -> None:
         self.ahead.append((data, compiled_csv.decode_ahead(data, self.options, self.oids, self.naive_utc)))
         self._take_ahead(wait=len(self.ahead) > AHEAD_DEPTH)
-
-    def _decode_here(self, pieces: list[Buffer]) -> None:
-        """The last slab, parsed on this thread, which would otherwise only
-        wait for the decode threads: at CopyDone the client waits for the
-        answer, and three threads parse the tail rather than two.  It is
-        staged after the slabs before it, in order, like any other."""
-        done: Future = Future()
-        try:
-            done.set_result(compiled_csv.decode_pieces(pieces, self.options, self.oids, self.naive_utc))
-        except Exception as e:  # noqa: BLE001 - as a decode thread's failure: the general path decodes
-            done.set_exception(e)
-        self.ahead.append((pieces, done))
 
     def _header_next(self) -> bool:
         """The header line is still to come: that slab is decoded here (it is skipped there)."""
@@ -564,7 +598,7 @@ class CopySink:
             except Exception:  # noqa: BLE001 - as _native_reader: the general decoder is exact anyway
                 cols = None
             if cols is None:
-                self._decode(data if isinstance(data, bytes) else b"".join(data), native=False)
+                self._decode(data, native=False)
             elif len(cols[0][0]):
                 first = self.line
                 self.line += len(cols[0][0])       # the reader takes no quotes: a row is a line
@@ -677,12 +711,19 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
-        if self.pieces:         # plain data: the last slab, handed over as its pieces when whole rows
+        if self.pieces and (self.parse is not None or self.pending >= compiled_csv.MIN_BYTES):
+            # plain data: the rest goes to the ordered parse (a small COPY, the general path)
             last, self.pieces, self.pending = self.pieces, [], 0
-            if last[-1][-1:] == b"\n" and sum(map(len, last)) >= compiled_csv.MIN_BYTES:
-                self._decode_here(last)
-            else:
-                self.buf += b"".join(last)
+            if last[-1][-1:] != b"\n":
+                last.append(b"\n")
+            self._stage_parsed(self._plain_parse().last(last))
+            self.parse = None
+        elif self.parse is not None:
+            self._stage_parsed(self.parse.finish())
+            self.parse = None
+        elif self.pieces:
+            self.buf += b"".join(self.pieces)
+            self.pieces, self.pending = [], 0
         if self.native is not None and len(self.buf) >= compiled_csv.MIN_BYTES and not self._header_next():
             # the last slab is parsed there too, while the ones before it are staged here
             if not self.buf.endswith(b"\n"):
@@ -790,6 +831,9 @@ class CopySink:
         self.records, self.kept, self.staging = [], [], None
         self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
         self.pieces = []
+        if self.parse is not None:
+            self.parse.close()
+            self.parse = None
         self.buf = bytearray()
         if self.session.txn is None:
             self.ctx.txn.rollback()

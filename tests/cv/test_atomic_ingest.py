@@ -171,6 +171,8 @@ def test_copy_failing_in_its_last_slab_after_parts_were_logged_ahead(tmp_path, m
     and the next insert go on), and the parts logged without a commit are
     gone after a restart."""
     monkeypatch.setattr("splitstream.executor.commands.copy.AHEAD_SLAB", 16 << 10)
+    monkeypatch.setattr("splitstream.executor.commands.copy.PARSE_STEP", 16 << 10)
+    monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 16 << 10)     # parts staged as they come
     written: list[int] = []
     real_write = database.PartsAhead.write
 

@@ -1,6 +1,6 @@
-"""Pipelined COPY decoding (``CopySink._hand_over``): slabs for the compiled
-reader are parsed on a decode thread while the next ones arrive, and staged
-in order.  The COPY stays one statement: a bad row in a later slab fails all
+"""Pipelined COPY decoding: plain data is parsed in order as it arrives
+(``copy_parse``), buffered data in slabs (``CopySink._hand_over``), on
+decode threads while the next pieces arrive, and staged in order.  The COPY stays one statement: a bad row in a later slab fails all
 of it with PostgreSQL's error and line, a slab the reader declines (quotes)
 is decoded in order by the general path, a header is still skipped once, and
 the views see the same rows on the vector and LLVM backends."""
@@ -10,6 +10,7 @@ import pytest
 
 from splitstream.executor.backends.llvm import csv as compiled_csv
 from splitstream.executor.commands import copy as copy_cmd
+from splitstream.executor.commands import copy_parse
 from splitstream.protocol import copy as copyformat
 from splitstream.protocol import oids
 from splitstream.protocol.errors import PgError
@@ -20,8 +21,10 @@ SLAB = 16 << 10          # small slabs: a COPY of a few hundred kB is many of th
 
 @pytest.fixture
 def pipelined(monkeypatch):
-    """Small slabs, the compiled reader built, and a count of the slabs handed to the decode threads."""
+    """Small slabs and parse steps, the compiled reader built, and a count of
+    the slabs and pieces handed to the decode threads."""
     monkeypatch.setattr(copy_cmd, "AHEAD_SLAB", SLAB)
+    monkeypatch.setattr(copy_cmd, "PARSE_STEP", SLAB)
     for header in (False, True):
         opts = copyformat.parse_copy_options({"format": "csv", "header": header}, is_from=True)
         compiled_csv.warm(opts, [oids.INT4, oids.INT4], wait=True)
@@ -33,6 +36,13 @@ def pipelined(monkeypatch):
         return real(data, *a, **kw)
 
     monkeypatch.setattr(compiled_csv, "decode_ahead", counting)
+    real_add = copy_parse.PlainParse.add
+
+    def adding(self, pieces):
+        handed.append(sum(map(len, pieces)))
+        return real_add(self, pieces)
+
+    monkeypatch.setattr(copy_parse.PlainParse, "add", adding)
     return handed
 
 

@@ -17,6 +17,8 @@ from tests.support.engine import open_engine, plain_session
 
 def test_copy_of_several_slabs_is_visible_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(copy_mod, "DECODE_SLAB", 64)        # many slabs from a small COPY
+    monkeypatch.setattr(copy_mod, "PARSE_STEP", 64)
+    monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 64)
     with open_engine(str(tmp_path / "data")) as eng:
         writer, reader = plain_session(eng), plain_session(eng)
         writer.execute_sql("CREATE FOREIGN TABLE cs (k int, x int) SERVER stream")

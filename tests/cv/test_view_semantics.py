@@ -272,6 +272,8 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch, spill
     and are never handed one decoded back from its WAL record."""
     # small slabs: the COPY stages several WAL records (batches)
     monkeypatch.setattr("splitstream.executor.commands.copy.DECODE_SLAB", 4096)
+    monkeypatch.setattr("splitstream.executor.commands.copy.PARSE_STEP", 4096)
+    monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 4096)
     if spilled:
         monkeypatch.setattr("splitstream.executor.commands.copy.SPILL_BYTES", 0)
     decodes: list[int] = []

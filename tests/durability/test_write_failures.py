@@ -236,6 +236,8 @@ def test_copy_write_failure_while_its_parts_are_logged_ahead(tmp_path, faults, m
     of it in the views, and gives the lock up: the next COPY and a restart
     see exactly what was acknowledged."""
     monkeypatch.setattr("splitstream.executor.commands.copy.AHEAD_SLAB", 16 << 10)
+    monkeypatch.setattr("splitstream.executor.commands.copy.PARSE_STEP", 16 << 10)
+    monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 16 << 10)     # parts staged as they come
     data = tmp_path / "data"
     eng, es = _setup(data)
     rows = "".join(f"{i % 5},{i}\n" for i in range(30000)).encode()

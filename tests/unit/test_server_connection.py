@@ -60,6 +60,13 @@ class FakeCopyIn:
             raise PgError("22P02", 'invalid input syntax for type integer: "BAD"')
         self.data += data
 
+    def feed_light(self, payloads: list[bytes]) -> bool:
+        """Taken on the loop thread unless a payload is bad (then fed, and refused, by a step)."""
+        if any(b"BAD" in p for p in payloads):
+            return False
+        self.data += b"".join(payloads)
+        return True
+
     def finish(self) -> str:
         self.engine.copied.append(self.data)
         return "COPY %d" % self.data.count(b"\n")

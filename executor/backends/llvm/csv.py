@@ -25,10 +25,11 @@ or -1 to decline.  ctypes releases the GIL during the call.
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from llvmlite import ir
 
@@ -146,14 +147,11 @@ _threads = None
 _ahead = None
 
 
-def decode_ahead(data: bytes | list[bytes | memoryview], options, oids, naive_utc: bool = True) -> Future:
+def decode_ahead(data: bytes, options, oids, naive_utc: bool = True) -> Future:
     """:func:`decode` of ``data`` on a decode thread: a COPY hands over each
     slab as it arrives and takes the columns in order later, so parsing (the
     kernel releases the GIL) overlaps receiving and staging the slabs before
-    it.  ``data`` may be the slab's pieces, joined there (:func:`gather`).
-    The future's result is None where :func:`decode` declines."""
-    if isinstance(data, list):
-        return run_ahead(_decode_pieces, data, options, oids, naive_utc)
+    it.  The future's result is None where :func:`decode` declines."""
     return run_ahead(decode, data, options, oids, False, naive_utc)
 
 
@@ -167,22 +165,17 @@ def run_ahead(fn: Callable[..., _T], *args: Any) -> Future[_T]:
     return _ahead.submit(fn, *args)
 
 
-def _decode_pieces(pieces: list[bytes | memoryview], options, oids, naive_utc: bool):
-    return decode(gather(pieces, _scratch()), options, oids, False, naive_utc)
-
-
-def decode_pieces(pieces: list[bytes | memoryview], options, oids,
-                  naive_utc: bool = True) -> list[tuple[np.ndarray, np.ndarray | None]] | None:
-    """:func:`decode` of the pieces joined, on the calling thread (a COPY's
-    own, for its last slab), in a scratch buffer borrowed from a small
-    shared pool: that thread is one of many session threads, which should
-    not each keep one."""
+@contextlib.contextmanager
+def lent_scratch() -> Iterator[np.ndarray]:
+    """A scratch buffer borrowed from a small shared pool, for a COPY's own
+    thread (its last piece): that thread is one of many session threads,
+    which should not each keep one as the decode threads do (:func:`scratch`)."""
     with _lock:
         buf = _spare.pop() if _spare else None
     if buf is None:
         buf = np.empty(SCRATCH_BYTES, np.uint8)
     try:
-        return decode(gather(pieces, buf), options, oids, False, naive_utc)
+        yield buf
     finally:
         with _lock:
             if len(_spare) < SPARE_BUFFERS:
@@ -192,12 +185,12 @@ def decode_pieces(pieces: list[bytes | memoryview], options, oids,
 #: a decode thread joins a slab into its own reused buffer up to this size
 SCRATCH_BYTES = 4 << 20
 _local = threading.local()
-#: scratch buffers lent to COPY threads (:func:`decode_pieces`), at most this many kept
+#: scratch buffers lent to COPY threads (:func:`lent_scratch`), at most this many kept
 SPARE_BUFFERS = 2
 _spare: list[np.ndarray] = []
 
 
-def _scratch() -> np.ndarray:
+def scratch() -> np.ndarray:
     """This thread's buffer for joining slabs: the columns decoded from a
     slab never point into it, so it is reused for the next one, warm in the
     cache.  With a fresh buffer per slab, joining took 60% as long as
@@ -245,8 +238,7 @@ def _run(fn, addr: int, nbytes: int, oids) -> list[tuple[np.ndarray, np.ndarray 
     for empty fields, every slab's columns took 8 times the memory they
     held, pinned by the batches until the COPY ended."""
     n = len(oids)
-    shortest = n + sum(_SHORTEST[_KINDS[o][0]] for o in oids)
-    first = _call(fn, addr, nbytes, oids, nbytes // shortest + 1)
+    first = _call(fn, addr, nbytes, oids, nbytes // shortest_row(oids) + 1)
     if first is None:
         return None
     parts, stop = first
@@ -260,37 +252,86 @@ def _run(fn, addr: int, nbytes: int, oids) -> list[tuple[np.ndarray, np.ndarray 
 
 
 def _call(fn, addr: int, nbytes: int, oids, cap: int):
-    """One kernel call writing at most ``cap`` rows: (columns, bytes read), or None.
+    """One kernel call writing at most ``cap`` rows: (columns, bytes read), or None."""
+    out = Appender(fn, oids, cap)
+    read = out.parse(addr, nbytes)
+    return None if read < 0 else (out.columns(), read)
+
+
+class Appender:
+    """Columns that successive kernel calls append rows to: a COPY parses
+    each piece of its data as it arrives, in order, into one set of column
+    buffers, so its rows are staged (views, WAL) as one batch however many
+    pieces they came in, instead of once per slab.  Sized for ``cap`` rows
+    (:meth:`parse` reports when it is full).
 
     The columns and NULL masks are cut from one allocation and ``outs`` is
     a ctypes array: eight arrays and their ``.ctypes.data`` cost 17 us of
-    Python per call, under the GIL, on every slab."""
-    n = len(oids)
-    dtypes = [_DTYPES[o] for o in oids]
-    spans = [-(-cap * dt.itemsize // 64) * 64 for dt in dtypes]      # each column 64-byte aligned
-    mask_span = -(-cap // 64) * 64
-    block = np.empty(sum(spans) + n * mask_span + 64, np.uint8)
-    base = block.ctypes.data
-    first = -base % 64
-    outs = (ctypes.c_int64 * (3 * n + 2))()
-    at = first
-    for j in range(n):
-        outs[2 * j] = base + at
-        at += spans[j]
-    for j in range(n):
-        outs[2 * j + 1] = base + at
-        at += mask_span
-    outs[3 * n] = cap
-    rows = fn(addr, nbytes, ctypes.addressof(outs))
-    if rows < 0:
+    Python per call, under the GIL.  A block of a steady size is also what
+    glibc reuses: arrays shrunk after use kept its mmap threshold low, and
+    every COPY's columns were fresh pages (4x the page faults)."""
+
+    def __init__(self, fn, oids, cap: int, empty_is_null: bool = True) -> None:
+        self.fn, self.oids, self.cap, self.rows = fn, list(oids), cap, 0
+        self.empty_is_null = empty_is_null      # text format: an empty field is no NULL (declined)
+        n = len(oids)
+        self.dtypes = [_DTYPES[o] for o in oids]
+        spans = [-(-cap * dt.itemsize // 64) * 64 for dt in self.dtypes]      # each column 64-byte aligned
+        mask_span = -(-cap // 64) * 64
+        self.block = np.empty(sum(spans) + n * mask_span + 64, np.uint8)
+        self.base = self.block.ctypes.data
+        at = -self.base % 64
+        self.starts: list[int] = []
+        for span in spans + [mask_span] * n:
+            self.starts.append(at)
+            at += span
+        self.outs = (ctypes.c_int64 * (3 * n + 2))()
+
+    def parse(self, addr: int, nbytes: int) -> int:
+        """Parse up to ``nbytes`` (whole lines) at ``addr`` onto the rows held:
+        the bytes read (fewer when full), or -1 where the kernel declines,
+        the rows held then unchanged."""
+        n, outs, rows, base, starts = len(self.oids), self.outs, self.rows, self.base, self.starts
+        for j, dt in enumerate(self.dtypes):
+            outs[2 * j] = base + starts[j] + rows * dt.itemsize
+            outs[2 * j + 1] = base + starts[n + j] + rows
+        nulls: list = outs[2 * n:3 * n]
+        outs[3 * n] = self.cap - rows
+        got = self.fn(addr, nbytes, ctypes.addressof(outs))
+        if got < 0 or (not self.empty_is_null and outs[2 * n:3 * n] != nulls):
+            outs[2 * n:3 * n] = nulls       # the rows it wrote before declining are not kept
+            return -1
+        self.rows += got
+        return outs[3 * n + 1]
+
+    def full(self) -> bool:
+        return self.rows >= self.cap
+
+    def columns(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The rows held as engine columns (views of the one block)."""
+        n, rows, block, starts = len(self.oids), self.rows, self.block, self.starts
+        out = []
+        for j, dt in enumerate(self.dtypes):
+            col = block[starts[j]:starts[j] + rows * dt.itemsize].view(dt)
+            mask = block[starts[n + j]:starts[n + j] + rows].view(np.bool_) if self.outs[2 * n + j] else None
+            out.append((_as_engine(col, self.oids[j]), mask))
+        return out
+
+
+def appender(oids, options, rows: int, naive_utc: bool = True) -> Appender | None:
+    """An :class:`Appender` for this layout with room for ``rows`` rows, or
+    None while the kernel compiles or where it is unavailable."""
+    if not supported(oids) or not usable(options, oids):
         return None
-    parts = []
-    for j in range(n):
-        start = outs[2 * j] - base
-        col = block[start:start + rows * dtypes[j].itemsize].view(dtypes[j])
-        mstart = outs[2 * j + 1] - base
-        parts.append((_as_engine(col, oids[j]), block[mstart:mstart + rows].view(np.bool_) if outs[2 * n + j] else None))
-    return parts, outs[3 * n + 1]
+    fn = _kernel(tuple(oids), options.delimiter, False, naive_utc and type_oids.TIMESTAMPTZ in oids)
+    if fn is None:
+        return None
+    return Appender(fn, oids, rows, options.format == "csv")
+
+
+def shortest_row(oids) -> int:
+    """The fewest bytes a row of non-NULL values of this layout takes (its delimiters and newline included)."""
+    return len(oids) + sum(_SHORTEST[_KINDS[o][0]] for o in oids)
 
 
 def _as_engine(col: np.ndarray, oid: int) -> np.ndarray:

@@ -1,0 +1,181 @@
+"""A COPY's plain CSV parsed while it arrives, in order, on one decode thread.
+
+Plain data (no quote, no backslash: a row is a line) in a layout the
+compiled reader takes is handed over in pieces of ``PARSE_STEP`` bytes as it
+is received.  One decode thread at a time parses them, oldest first, into
+:class:`~splitstream.executor.backends.llvm.csv.Appender` columns, so that
+at CopyDone only the last piece is left to parse, and the COPY's rows are
+staged as one batch (one pass through the views, one WAL part) rather than
+one per slab.  A piece the reader declines is kept as bytes, in its place,
+for the general decoder (which words PostgreSQL's error for a bad row).
+"""
+from __future__ import annotations
+
+import collections
+import threading
+from typing import Callable, Union
+
+import numpy as np
+
+from ..backends.llvm import csv as compiled_csv
+
+Buffer = Union[bytes, memoryview]
+#: what the parse gives, in order: columns, or a piece it declined
+Parsed = Union[compiled_csv.Appender, bytes]
+
+#: received bytes handed to the parse at a time: at CopyDone at most this
+#: much (and what came after it) is still to parse
+PARSE_STEP = 512 << 10
+#: rows of one batch, as bytes of the shortest rows (a larger COPY is staged
+#: in batches of about this size while it arrives, bounding its memory)
+BATCH_BYTES = 8 << 20
+#: bytes handed over and not yet parsed, before the COPY's thread waits
+MAX_QUEUED = 32 << 20
+#: rows the last COPYs into a relation parsed (by oid): the next one's first
+#: batch is sized from it (a batch is one allocation, never grown)
+_rows_seen: dict[int, int] = {}
+_ROWS_SEEN_KEPT = 1024
+
+
+class PlainParse:
+    """The ordered parse of one COPY's plain pieces (see the module)."""
+
+    def __init__(self, new_columns: Callable[[int], compiled_csv.Appender | None], row_bytes: int,
+                 key: int) -> None:
+        self.new_columns = new_columns     # an Appender for so many rows, or None (the kernel compiles)
+        self.max_rows = BATCH_BYTES // row_bytes + 1
+        self.min_rows = min(self.max_rows, 2 * PARSE_STEP // row_bytes + 1)
+        self.key = key
+        self.rows = 0              # parsed into batches so far
+        self.lock = threading.Condition()
+        self.queue: collections.deque[list[Buffer]] = collections.deque()
+        self.queued = 0
+        self.running = False
+        self.closed = False          # the COPY ended or failed: pieces still queued are dropped
+        self.ready: list[Parsed] = []     # parsed, in order, whole (a full batch or a declined piece)
+        self.current: compiled_csv.Appender | None = None    # the batch being filled
+
+    def add(self, pieces: list[Buffer]) -> None:
+        """Parse these pieces (whole lines, in order) after the ones before."""
+        size = sum(map(len, pieces))
+        with self.lock:
+            while self.queued > MAX_QUEUED and self.running:
+                self.lock.wait()
+            self.queue.append(pieces)
+            self.queued += size
+            if self.running:
+                return
+            self.running = True
+        compiled_csv.run_ahead(self._drain)
+
+    def last(self, pieces: list[Buffer]) -> list[Parsed]:
+        """Everything, in order, with ``pieces`` (the COPY's last) parsed on
+        the calling thread once those before are: at CopyDone the client
+        waits, and a hand-over to a decode thread would only add a wake-up."""
+        with self.lock:
+            while self.running:
+                self.lock.wait()
+            self.running = True         # this thread appends now
+        try:
+            with compiled_csv.lent_scratch() as buf:
+                self._parse(pieces, buf)
+        finally:
+            with self.lock:
+                self.running = False
+        return self.finish()
+
+    def light(self, nbytes: int) -> bool:
+        """Nothing is ready to stage, and ``nbytes`` more would not make :meth:`add` wait."""
+        return not self.ready and self.queued + nbytes + PARSE_STEP <= MAX_QUEUED
+
+    def has_ready(self) -> bool:
+        return bool(self.ready)
+
+    def take_ready(self) -> list[Parsed]:
+        """The batches parsed and full, and declined pieces, oldest first."""
+        with self.lock:
+            out, self.ready = self.ready, []
+        return out
+
+    def finish(self) -> list[Parsed]:
+        """Everything, in order, once every piece given is parsed."""
+        with self.lock:
+            while self.running:
+                self.lock.wait()
+            if self.current is not None and self.current.rows:
+                self.rows += self.current.rows
+                self.ready.append(self.current)
+            self.current = None
+            out, self.ready = self.ready, []
+            if self.rows and not self.closed:
+                if len(_rows_seen) >= _ROWS_SEEN_KEPT:
+                    _rows_seen.clear()
+                _rows_seen[self.key] = self.rows
+        return out
+
+    def _batch_rows(self) -> int:
+        """Room for the next batch: the first sized like the last COPY into
+        the relation (a quarter more), later ones (a large COPY) the most."""
+        if self.rows:
+            return self.max_rows
+        seen = _rows_seen.get(self.key)
+        return self.max_rows if seen is None else max(self.min_rows, min(self.max_rows, seen + seen // 4))
+
+    def close(self) -> None:
+        """The COPY failed: pieces not yet parsed are dropped."""
+        with self.lock:
+            self.closed = True
+            self.queue.clear()
+            self.ready, self.current = [], None
+
+    def _drain(self) -> None:
+        while True:
+            with self.lock:
+                if not self.queue or self.closed:
+                    self.running = False
+                    self.queued = 0
+                    self.lock.notify_all()
+                    return
+                pieces = self.queue.popleft()
+                size = sum(map(len, pieces))
+            try:
+                self._parse(pieces)
+            finally:
+                with self.lock:
+                    self.queued -= size
+                    self.lock.notify_all()
+
+    def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:
+        """Append the rows of ``pieces`` to the current batch, starting a new
+        one when it is full; a part the kernel declines is kept as bytes."""
+        data = compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
+        addr = np.frombuffer(data, np.uint8).ctypes.data
+        pos, n = 0, len(data)
+        done: list[Parsed] = []
+        cur = self.current
+        while pos < n:
+            if cur is None:
+                cur = self.new_columns(self._batch_rows())
+                if cur is None:          # the kernel is still compiling: the general path decodes
+                    done.append(bytes(data[pos:]))
+                    break
+            try:
+                read = cur.parse(addr + pos, n - pos)
+            except Exception:  # noqa: BLE001 - as a declined piece: the general decoder is exact
+                read = -1
+            if read < 0:
+                self.rows += cur.rows
+                if cur.rows:
+                    done.append(cur)
+                cur = None
+                done.append(bytes(data[pos:]))
+                break
+            pos += read
+            if cur.full():
+                self.rows += cur.rows
+                done.append(cur)
+                cur = None
+        with self.lock:
+            if not self.closed:
+                self.ready.extend(done)
+                self.current = cur

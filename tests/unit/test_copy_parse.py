@@ -1,0 +1,110 @@
+"""The ordered parse of a COPY's plain pieces (``commands/copy_parse``):
+pieces cut anywhere between lines are appended, in order, to column
+batches of a bounded size; a piece the compiled reader declines keeps its
+place as bytes; NULL masks line up across appends; nothing survives close."""
+from __future__ import annotations
+
+from splitstream.executor.backends.llvm import csv as csv_kernels
+from splitstream.executor.commands import copy_parse
+from splitstream.protocol import copy as copyformat
+from splitstream.protocol.oids import INT4, INT8
+
+CSV = copyformat.parse_copy_options({"format": "csv"}, is_from=True)
+TEXT = copyformat.parse_copy_options({"format": "text"}, is_from=True)
+
+
+def _parse(opts=CSV, cap_bytes: int = 1 << 20, monkeypatch=None) -> copy_parse.PlainParse:
+    csv_kernels.warm(opts, [INT4, INT8], wait=True)
+    if monkeypatch is not None:
+        monkeypatch.setattr(copy_parse, "BATCH_BYTES", cap_bytes)
+    return copy_parse.PlainParse(lambda rows: csv_kernels.appender([INT4, INT8], opts, rows, True),
+                                 csv_kernels.shortest_row([INT4, INT8]), key=-1)
+
+
+def _flatten(parsed) -> tuple[list, list]:
+    """(k values with None for NULL, kinds in order: 'cols' or 'raw')."""
+    ks, kinds = [], []
+    for p in parsed:
+        if isinstance(p, bytes):
+            kinds.append("raw")
+            ks.extend(("raw", ln) for ln in p.decode().splitlines())
+            continue
+        kinds.append("cols")
+        (k, km), _ = p.columns()
+        ks.extend(None if km is not None and km[i] else int(k[i]) for i in range(len(k)))
+    return ks, kinds
+
+
+def _lines(first: int, n: int, null_every: int = 0) -> bytes:
+    return b"".join(b",%d\n" % (i * 3) if null_every and i % null_every == 0 else b"%d,%d\n" % (i, i * 3)
+                    for i in range(first, first + n))
+
+
+def test_pieces_cut_anywhere_append_in_order_and_split_into_bounded_batches(monkeypatch):
+    data = _lines(0, 30000)
+    p = _parse(cap_bytes=64 << 10, monkeypatch=monkeypatch)    # 16,000 rows of the shortest spelling per batch
+    pos = 0
+    for step in (777, 5, 100_000, 3, 40, 200_000):
+        end = data.rfind(b"\n", 0, pos + step) + 1 if pos + step < len(data) else len(data)
+        if end <= pos:
+            continue
+        p.add([memoryview(data)[pos:end - 1], data[end - 1:end]])
+        pos = end
+    got = p.last([data[pos:]] if pos < len(data) else [b""])
+    ks, kinds = _flatten(got)
+    assert ks == list(range(30000))
+    assert len(kinds) >= 2 and set(kinds) == {"cols"}
+    assert all(isinstance(b, bytes) or b.rows <= b.cap for b in got)
+
+
+def test_a_declined_piece_keeps_its_place_and_nulls_line_up():
+    p = _parse()
+    p.add([_lines(0, 1000, null_every=7)])
+    p.add([b"1.5,2\n" + _lines(1000, 10)])          # not an integer: the general path's
+    p.add([_lines(2000, 500, null_every=3)])
+    ks, kinds = _flatten(p.finish())
+    assert kinds == ["cols", "raw", "cols"]
+    want = [None if i % 7 == 0 else i for i in range(1000)] + [("raw", "1.5,2")] \
+        + [("raw", f"{i},{i * 3}") for i in range(1000, 1010)] + [None if i % 3 == 0 else i for i in range(2000, 2500)]
+    assert ks == want
+
+
+def test_text_format_empty_field_is_declined_not_null():
+    p = _parse(TEXT)
+    p.add([b"1\t2\n3\t4\n"])
+    p.add([b"\t5\n6\t7\n"])        # an empty string is no integer: PostgreSQL's error, from the general path
+    ks, kinds = _flatten(p.finish())
+    assert kinds == ["cols", "raw"] and ks[:2] == [1, 3]
+
+
+def test_the_first_batch_is_sized_like_the_last_copy_into_the_relation():
+    p = _parse()
+    copy_parse._rows_seen.pop(-1, None)
+    p.add([_lines(0, 100)])
+    assert [b.cap for b in p.finish()] == [p.max_rows]      # nothing known: room for the most
+    assert copy_parse._rows_seen[-1] == 100
+    p = _parse()
+    p.add([_lines(0, 100)])
+    assert [b.cap for b in p.finish()] == [p.min_rows]
+    copy_parse._rows_seen[-1] = 1_000_000
+    p = _parse()
+    p.add([_lines(0, 30_000, null_every=10)])
+    (batch,) = p.finish()
+    assert batch.cap == 1_250_000 and batch.rows == 30_000
+
+
+def test_close_drops_what_is_queued():
+    p = _parse()
+    for i in range(20):
+        p.add([_lines(i * 1000, 1000)])
+    p.close()
+    assert p.finish() == [] and p.take_ready() == []
+
+
+def test_gathered_columns_never_point_into_the_scratch_buffer():
+    p = _parse()
+    p.add([_lines(0, 5000)])
+    first = p.finish()
+    p.add([_lines(5000, 5000)])           # the same decode thread's scratch, overwritten
+    second = p.finish()
+    assert _flatten(first)[0] == list(range(5000)) and _flatten(second)[0] == list(range(5000, 10000))
