@@ -678,13 +678,18 @@ class CopySink:
         if full.n == 0:
             return
         self.stream_rows += full.n
-        if self.staging is not None:
-            self.staging.add(full, self.ctx)
         body = wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
                                             stream_targets.logged(self.sent_to))])
         size = wal.body_len(body)
         crc = compiled_crc32.crc32
-        head = compiled_csv.run_ahead(wal.frame, body, crc) if size >= AHEAD_CRC else wal.frame(body, crc)
+        # from CopyDone on (log_ahead) the decode threads are free: the CRC is
+        # theirs while the views stage the slab (and only then is it written:
+        # replay stages a part before its commit, so a part no view could take
+        # must never be logged)
+        ahead = size >= AHEAD_CRC or self.log_ahead is not None
+        head = compiled_csv.run_ahead(wal.frame, body, crc) if ahead else wal.frame(body, crc)
+        if self.staging is not None:
+            self.staging.add(full, self.ctx)
         if self.spill is None and self.staged_bytes + size <= SPILL_BYTES:
             self.records.append((head, body, full.n))      # the body's arrays are ``full``'s, kept with it
             if self.log_ahead is not None:
