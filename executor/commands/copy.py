@@ -67,9 +67,6 @@ AHEAD_DEPTH = 4
 #: a smaller one here: with the folding CRC (~20 GB/s) a 2 MiB slab's body takes
 #: ~60 us, less than handing it over (the WAL write waited ~0.2 ms for it)
 AHEAD_CRC = 16 << 20
-#: at CopyDone, a stream COPY's rows parsed by then are staged (views, WAL
-#: write on a decode thread) while the rest is parsed, if at least this many
-STAGE_AHEAD_ROWS = 16384
 #: encoded stream slabs kept in memory before spilling to the data directory
 SPILL_BYTES = 32 << 20
 
@@ -550,9 +547,9 @@ class CopySink:
         for p in parsed:
             if isinstance(p, bytes):
                 self._decode(p, native=False)
-            elif p.n:
+            elif p.rows:
                 first = self.line
-                self.line += p.n          # the reader takes no quotes: a row is a line
+                self.line += p.rows       # the reader takes no quotes: a row is a line
                 self._add(p.columns(), first)
 
     def _decode_ahead(self, data: bytes) -> None:
@@ -721,9 +718,6 @@ class CopySink:
             return
         if self.pieces and (self.parse is not None or self.pending >= compiled_csv.MIN_BYTES):
             # plain data: the rest goes to the ordered parse (a small COPY, the general path)
-            if self.parse is not None and self.rel.kind == "f":
-                # the rows parsed by now are staged and logged while the rest is parsed
-                self._stage_parsed(self.parse.take_parsed(STAGE_AHEAD_ROWS))
             last, self.pieces, self.pending = self.pieces, [], 0
             if last[-1][-1:] != b"\n":
                 last.append(b"\n")

@@ -12,9 +12,7 @@ for the general decoder (which words PostgreSQL's error for a bad row).
 from __future__ import annotations
 
 import collections
-import ctypes
 import threading
-from dataclasses import dataclass
 from typing import Callable, Union
 
 import numpy as np
@@ -22,25 +20,8 @@ import numpy as np
 from ..backends.llvm import csv as compiled_csv
 
 Buffer = Union[bytes, memoryview]
-
-
-@dataclass
-class Rows:
-    """Rows ``first`` to ``end`` of a batch, parsed (final)."""
-    batch: compiled_csv.Appender
-    first: int
-    end: int
-
-    @property
-    def n(self) -> int:
-        return self.end - self.first
-
-    def columns(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        return self.batch.columns(self.first, self.end)
-
-
-#: what the parse gives, in order: rows of columns, or a piece it declined
-Parsed = Union[Rows, bytes]
+#: what the parse gives, in order: columns, or a piece it declined
+Parsed = Union[compiled_csv.Appender, bytes]
 
 #: received bytes handed to the parse at a time: at CopyDone at most this
 #: much (and what came after it) is still to parse
@@ -71,7 +52,7 @@ class PlainParse:
         self.queued = 0
         self.running = False
         self.closed = False          # the COPY ended or failed: pieces still queued are dropped
-        self.ready: list[Parsed] = []     # parsed, in order: rows of a full batch, declined pieces
+        self.ready: list[Parsed] = []     # parsed, in order, whole (a full batch or a declined piece)
         self.current: compiled_csv.Appender | None = None    # the batch being filled
 
     def add(self, pieces: list[Buffer]) -> None:
@@ -116,26 +97,14 @@ class PlainParse:
             out, self.ready = self.ready, []
         return out
 
-    def take_parsed(self, least: int) -> list[Parsed]:
-        """What is ready, and the rows of the batch being filled parsed so
-        far if there are ``least`` of them, while the parse goes on: at
-        CopyDone these are staged and logged while the rest is parsed."""
-        with self.lock:
-            out, self.ready = self.ready, []
-            cur = self.current
-            if cur is not None and cur.rows - cur.taken >= least:
-                out.append(_rest(cur))
-        return out
-
     def finish(self) -> list[Parsed]:
         """Everything, in order, once every piece given is parsed."""
         with self.lock:
             while self.running:
                 self.lock.wait()
-            if self.current is not None:
+            if self.current is not None and self.current.rows:
                 self.rows += self.current.rows
-                if self.current.rows > self.current.taken:
-                    self.ready.append(_rest(self.current))
+                self.ready.append(self.current)
             self.current = None
             out, self.ready = self.ready, []
             if self.rows and not self.closed:
@@ -179,29 +148,17 @@ class PlainParse:
     def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:
         """Append the rows of ``pieces`` to the current batch, starting a new
         one when it is full; a part the kernel declines is kept as bytes."""
-        done: list = []           # batches sealed (their rows not taken yet) and declined pieces
-        cur = self.current
-        for region in _regions(pieces, compiled_csv.scratch() if scratch is None else scratch):
-            cur = self._append(region, cur, done)
-        with self.lock:
-            if not self.closed:
-                self.ready.extend(_rest(p) if isinstance(p, compiled_csv.Appender) else p for p in done
-                                  if not isinstance(p, compiled_csv.Appender) or p.rows > p.taken)
-                self.current = cur
-
-    def _append(self, data: Buffer | np.ndarray, cur: compiled_csv.Appender | None,
-                done: list) -> compiled_csv.Appender | None:
-        """Parse one region of whole lines onto ``cur`` (the batch being
-        filled; a new one when full), adding what is finished to ``done``;
-        returns the batch being filled now."""
+        data = compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
         addr = np.frombuffer(data, np.uint8).ctypes.data
         pos, n = 0, len(data)
+        done: list[Parsed] = []
+        cur = self.current
         while pos < n:
             if cur is None:
                 cur = self.new_columns(self._batch_rows())
                 if cur is None:          # the kernel is still compiling: the general path decodes
                     done.append(bytes(data[pos:]))
-                    return None
+                    break
             try:
                 read = cur.parse(addr + pos, n - pos)
             except Exception:  # noqa: BLE001 - as a declined piece: the general decoder is exact
@@ -210,69 +167,15 @@ class PlainParse:
                 self.rows += cur.rows
                 if cur.rows:
                     done.append(cur)
+                cur = None
                 done.append(bytes(data[pos:]))
-                return None
+                break
             pos += read
             if cur.full():
                 self.rows += cur.rows
                 done.append(cur)
                 cur = None
-        return cur
-
-
-def _rest(batch: compiled_csv.Appender) -> Rows:
-    """The rows of ``batch`` not taken yet, taken now (under the parse's lock)."""
-    rows = Rows(batch, batch.taken, batch.rows)
-    batch.taken = rows.end
-    return rows
-
-
-#: a received piece this large is parsed where it lies; smaller ones (psql
-#: sends 8 kB CopyData) are joined first, as are the lines that straddle pieces
-IN_PLACE_BYTES = 32 << 10
-
-
-def _regions(pieces: list[Buffer], scratch: np.ndarray):
-    """``pieces`` (whole lines together, cut anywhere between them) as
-    buffers of whole lines, in order: the lines inside a large piece where
-    they lie (no copy: joining every piece first cost a quarter of the
-    parse), the rest joined in ``scratch`` (each region is parsed before
-    the next is made, so one scratch serves them all)."""
-    pending: list[Buffer] = []     # to be joined: small pieces, a partial line
-    for p in pieces:
-        if len(p) < IN_PLACE_BYTES:
-            pending.append(p)
-            continue
-        first, last = _newline(p, False), _newline(p, True)
-        if first < 0:
-            pending.append(p)        # one line longer than the piece
-            continue
-        start = 0
-        if pending:
-            pending.append(memoryview(p)[:first + 1])
-            yield compiled_csv.gather(pending, scratch)
-            pending = []
-            start = first + 1
-        if last + 1 > start:
-            yield memoryview(p)[start:last + 1]
-        if last + 1 < len(p):
-            pending.append(memoryview(p)[last + 1:])
-    if pending:
-        yield compiled_csv.gather(pending, scratch)
-
-
-def _newline(p: Buffer, last: bool) -> int:
-    """Where the first (``last``: the last) newline of ``p`` is; -1: none.
-    memchr / memrchr for a memoryview, which has no find."""
-    if isinstance(p, (bytes, bytearray)):
-        return p.rfind(b"\n") if last else p.find(b"\n")
-    addr = np.frombuffer(p, np.uint8).ctypes.data
-    hit = (_memrchr if last else _memchr)(addr, 10, len(p))
-    return -1 if hit is None else hit - addr
-
-
-_libc = ctypes.CDLL(None)
-_memchr, _memrchr = _libc.memchr, _libc.memrchr
-for _f in (_memchr, _memrchr):
-    _f.restype = ctypes.c_void_p
-    _f.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
+        with self.lock:
+            if not self.closed:
+                self.ready.extend(done)
+                self.current = cur

@@ -4,10 +4,6 @@ batches of a bounded size; a piece the compiled reader declines keeps its
 place as bytes; NULL masks line up across appends; nothing survives close."""
 from __future__ import annotations
 
-import time
-
-import pytest
-
 from splitstream.executor.backends.llvm import csv as csv_kernels
 from splitstream.executor.commands import copy_parse
 from splitstream.protocol import copy as copyformat
@@ -58,7 +54,7 @@ def test_pieces_cut_anywhere_append_in_order_and_split_into_bounded_batches(monk
     ks, kinds = _flatten(got)
     assert ks == list(range(30000))
     assert len(kinds) >= 2 and set(kinds) == {"cols"}
-    assert all(isinstance(b, bytes) or b.n <= b.batch.cap for b in got)
+    assert all(isinstance(b, bytes) or b.rows <= b.cap for b in got)
 
 
 def test_a_declined_piece_keeps_its_place_and_nulls_line_up():
@@ -85,36 +81,16 @@ def test_the_first_batch_is_sized_like_the_last_copy_into_the_relation():
     p = _parse()
     copy_parse._rows_seen.pop(-1, None)
     p.add([_lines(0, 100)])
-    assert [b.batch.cap for b in p.finish()] == [p.max_rows]      # nothing known: room for the most
+    assert [b.cap for b in p.finish()] == [p.max_rows]      # nothing known: room for the most
     assert copy_parse._rows_seen[-1] == 100
     p = _parse()
     p.add([_lines(0, 100)])
-    assert [b.batch.cap for b in p.finish()] == [p.min_rows]
+    assert [b.cap for b in p.finish()] == [p.min_rows]
     copy_parse._rows_seen[-1] = 1_000_000
     p = _parse()
     p.add([_lines(0, 30_000, null_every=10)])
     (batch,) = p.finish()
-    assert batch.batch.cap == 1_250_000 and batch.n == 30_000
-
-
-def test_rows_taken_while_the_parse_goes_on_are_not_given_twice():
-    """At CopyDone the rows parsed so far are taken (staged) while the rest is
-    parsed into the same batch: every row once, in order."""
-    p = _parse()
-    p.add([_lines(0, 3000, null_every=11)])
-    first = p.finish()          # waits for the parse; the batch is still the current one
-    p2 = _parse()
-    taken = []
-    for k in range(60):
-        p2.add([_lines(k * 400, 400)])
-        time.sleep(0.0002 * (k % 3))
-        taken += p2.take_parsed(1)          # races the decode thread appending
-    rest = p2.last([_lines(24000, 100)])
-    ks, _ = _flatten(taken + rest)
-    assert ks == list(range(24100))
-    assert len(taken) > 1
-    assert _flatten(first)[0] == [None if i % 11 == 0 else i for i in range(3000)]
-    assert p2.take_parsed(1) == []
+    assert batch.cap == 1_250_000 and batch.rows == 30_000
 
 
 def test_close_drops_what_is_queued():
@@ -132,32 +108,3 @@ def test_gathered_columns_never_point_into_the_scratch_buffer():
     p.add([_lines(5000, 5000)])           # the same decode thread's scratch, overwritten
     second = p.finish()
     assert _flatten(first)[0] == list(range(5000)) and _flatten(second)[0] == list(range(5000, 10000))
-
-
-def test_regions_parse_large_pieces_in_place_and_join_the_rest():
-    """Whole lines inside a large piece are handed over where they lie; small
-    pieces, straddling lines and a line longer than a piece are joined; the
-    regions are the input, in order, each of whole lines."""
-    big = copy_parse.IN_PLACE_BYTES
-    data = _lines(0, 40000) + b"7," + b"1" * (3 * big) + b"\n" + _lines(40000, 5000)
-    cuts = [0, 100, big // 2, big // 2 + 7, 3 * big + 11, 3 * big + 12, 5 * big, 9 * big + 3, 10 * big + 5,
-            12 * big, len(data)]        # small, large, a 1-byte piece, the long line across pieces
-    pieces = [memoryview(data)[a:b] if k % 2 else data[a:b] for k, (a, b) in enumerate(zip(cuts, cuts[1:]))]
-    scratch = csv_kernels.scratch()
-    out, in_place = [], 0
-    for region in copy_parse._regions(pieces, scratch):
-        chunk = bytes(region)
-        assert chunk.endswith(b"\n")
-        out.append(chunk)
-        in_place += isinstance(region, memoryview) and region.obj is data
-    assert b"".join(out) == data
-    assert in_place >= 2
-
-
-@pytest.mark.parametrize("last", [False, True])
-def test_newline_search_in_bytes_and_views(last):
-    for text in (b"", b"abc", b"a\nb\nc", b"\n", b"xy\n"):
-        want = text.rfind(b"\n") if last else text.find(b"\n")
-        assert copy_parse._newline(text, last) == want
-        padded = b"#" + text + b"#"
-        assert copy_parse._newline(memoryview(padded)[1:-1], last) == want

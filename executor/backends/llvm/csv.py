@@ -273,7 +273,6 @@ class Appender:
 
     def __init__(self, fn, oids, cap: int, empty_is_null: bool = True) -> None:
         self.fn, self.oids, self.cap, self.rows = fn, list(oids), cap, 0
-        self.taken = 0          # rows handed out already (copy_parse.Rows)
         self.empty_is_null = empty_is_null      # text format: an empty field is no NULL (declined)
         n = len(oids)
         self.dtypes = [_DTYPES[o] for o in oids]
@@ -308,18 +307,13 @@ class Appender:
     def full(self) -> bool:
         return self.rows >= self.cap
 
-    def columns(self, first: int = 0, end: int | None = None) -> list[tuple[np.ndarray, np.ndarray | None]]:
-        """Rows ``first`` to ``end`` (all held) as engine columns, views of
-        the one block.  Rows parsed are final: another thread may take
-        them while this one appends more (a NULL mask is then given if any
-        row so far had a NULL: all False where these have none)."""
-        n, block, starts = len(self.oids), self.block, self.starts
-        end = self.rows if end is None else end
+    def columns(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """The rows held as engine columns (views of the one block)."""
+        n, rows, block, starts = len(self.oids), self.rows, self.block, self.starts
         out = []
         for j, dt in enumerate(self.dtypes):
-            w = dt.itemsize
-            col = block[starts[j] + first * w:starts[j] + end * w].view(dt)
-            mask = block[starts[n + j] + first:starts[n + j] + end].view(np.bool_) if self.outs[2 * n + j] else None
+            col = block[starts[j]:starts[j] + rows * dt.itemsize].view(dt)
+            mask = block[starts[n + j]:starts[n + j] + rows].view(np.bool_) if self.outs[2 * n + j] else None
             out.append((_as_engine(col, self.oids[j]), mask))
         return out
 
