@@ -502,10 +502,13 @@ class CopySink:
         are cut at the last line end of the newest one and handed to the
         COPY's ordered parse (``copy_parse``), which joins and parses them
         on a decode thread without the GIL.  Without a quote a row is a
-        line, and without a backslash no end-of-data marker can come.  False
-        (from then on): this data goes the buffered way, after the rows
-        parsed and kept so far."""
-        if self.buf or self._header_next() or self.options.quote.encode() in data or b"\\" in data:
+        line, and without a backslash no end-of-data marker can come; a
+        HEADER line there is the first line, skipped.  False (from then
+        on): this data goes the buffered way, after the rows parsed and
+        kept so far."""
+        plain = not self.buf and self.options.quote.encode() not in data and b"\\" not in data
+        rest = self._past_header(data) if plain else None
+        if rest is None:
             self.plain = False
             if self.parse is not None:
                 self._stage_parsed(self.parse.finish())
@@ -513,8 +516,21 @@ class CopySink:
                 self.buf += b"".join(self.pieces)
                 self.pieces, self.pending = [], 0
             return False
-        self._keep_plain(data)
+        if rest:
+            self._keep_plain(rest)
         return True
+
+    def _past_header(self, data: bytes) -> bytes | None:
+        """Plain ``data`` after the HEADER line, if one is due and ends in it
+        (None where it does not, or HEADER MATCH checks the names: the
+        buffered way then reads it)."""
+        if not self._header_next():
+            return data
+        end = data.find(b"\n")
+        if self.options.header_match or end < 0:
+            return None
+        self.line = 2
+        return data[end + 1:]
 
     def _keep_plain(self, data: bytes) -> None:
         self.pieces.append(data)

@@ -210,3 +210,57 @@ def test_gather_joins_bytes_and_memoryviews():
     assert bytes(compiled_csv.gather(pieces)) == b"1,2\n3,4\n5,6\n7,8\n"
     one = b"1,2\n"
     assert compiled_csv.gather([one]) is one
+
+
+def test_payloads_fed_on_the_event_loop_keep_their_order_with_the_rest(tmp_path, pipelined):
+    """``feed_light`` (the server's event-loop thread) takes plain payloads and
+    only hands them on; it declines a payload with a quote or a backslash,
+    a pending header, or a parse too far behind, feeding nothing, and the
+    ordinary feed then goes on from there: every row once, in order."""
+    rows = _rows(30000)
+    lines = [f"{k},{x}\n" for k, x in rows]
+    lines[20000] = f'"{rows[20000][0]}",{rows[20000][1]}\n'          # a quote: the buffered way from there
+    data = "".join(lines).encode()
+    with open_engine(str(tmp_path / "d")) as eng:
+        s = plain_session(eng)
+        _setup(s)
+        sink = s.execute_sql("COPY ps FROM STDIN (FORMAT csv)").copy_in
+        light = declined = 0
+        for i in range(0, len(data), 4099):
+            payload = data[i:i + 4099]
+            if sink.feed_light([payload]):
+                light += 1
+            else:
+                declined += 1
+                sink.feed(payload)
+        assert sink.finish() == "COPY 30000"
+        assert light > 10 and declined >= 1
+        assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)
+        header = s.execute_sql("COPY ps FROM STDIN (FORMAT csv, HEADER)").copy_in
+        assert not header.feed_light([b"k,x\n1,2\n"])          # the header is skipped by the ordinary feed
+        header.feed(b"k,x\n1,2\n")
+        assert header.feed_light([b"3,4\n"]) and header.finish() == "COPY 2"
+
+
+@pytest.mark.parametrize("cut", [3, 4, 5, 3001])
+def test_a_plain_header_line_is_skipped_and_the_rest_parsed_in_order(tmp_path, pipelined, cut):
+    """HEADER with plain data: the first line is skipped and the rows take
+    the ordered parse (handed over in pieces), wherever the first payload
+    ends; a header cut before its newline goes the buffered way; a bad row
+    is numbered counting the header, as PostgreSQL does."""
+    rows = _rows(20000)
+    data = b"k,x\n" + _csv(rows)
+    with open_engine(str(tmp_path / "d")) as eng:
+        s = plain_session(eng)
+        _setup(s)
+        sink = s.execute_sql("COPY ps FROM STDIN (FORMAT csv, HEADER)").copy_in
+        sink.feed(data[:cut])
+        for i in range(cut, len(data), 3000):
+            sink.feed(data[i:i + 3000])
+        assert sink.finish() == "COPY 20000"
+        assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)
+        assert (len(pipelined) >= 5) == (cut >= 4), pipelined
+        bad = b"k,x\n" + _csv(rows[:15000]) + b"1,zz\n"
+        with pytest.raises(PgError) as err:
+            _copy(s, bad, cut if cut > 4 else 3000, "(FORMAT csv, HEADER)")
+        assert err.value.context == 'COPY ps, line 15002, column x: "zz"'
