@@ -12,10 +12,11 @@ import re
 from typing import Any
 
 from splitstream.protocol.errors import (DUPLICATE_CURSOR, FEATURE_NOT_SUPPORTED, INVALID_CURSOR_DEFINITION,
-                                         INVALID_CURSOR_NAME,
+                                         INVALID_CURSOR_NAME, NO_ACTIVE_SQL_TRANSACTION,
                                          OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, PgError)
 
 from ..api import Result
+from ..sql.sqltext import blank_comments
 from .base import Stmt
 
 
@@ -75,29 +76,46 @@ def _declare(text: str) -> Stmt:
     if not m:
         raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
     name, options, query = _ident(m.group(1)), " ".join(m.group(2).lower().split()), m.group(4)
-    hold = (m.group(3) or "").lower().startswith("with")
-    if "binary" in options.split():
-        raise PgError(FEATURE_NOT_SUPPORTED, "binary cursors are not supported",
-                      hint="Declare the cursor without BINARY: FETCH returns its rows as text.")
+    hold = (m.group(3) or "").lower().split()[:1] == ["with"]      # (WITHOUT HOLD is the default)
+    binary = "binary" in options.split()
     if "no scroll" in options and re.search(r"(?<!no )scroll", options):
         raise PgError(INVALID_CURSOR_DEFINITION, "cannot specify both SCROLL and NO SCROLL")
     scroll = False if "no scroll" in options else (True if "scroll" in options else None)
     statement = text.strip().rstrip(";").strip()
+    query_at = text.index(query)
     first = re.match(r"[\s(]*(\w+)", query)
     if first is None or first.group(1).lower() not in ("select", "values", "table", "with"):
         word = first.group(1) if first is not None else query.strip()[:1]
-        at = text.index(query) + (first.start(1) if first is not None else 0) + 1
+        at = query_at + (first.start(1) if first is not None else 0) + 1
         raise PgError(SYNTAX_ERROR, f'syntax error at or near "{word}"', position=at)
 
     class _Declare(Stmt):
         cacheable = False
+        lead = 0            # blanks and comments before the DECLARE, which ``text`` has not
+
+        def sent_as(self, sql: str) -> None:
+            blanked = blank_comments(sql)
+            self.lead = len(blanked) - len(blanked.lstrip())
 
         def run(self, session, ctx):
-            if name in session.cursors:
-                raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
-            p = session.prepare(query, [])
+            # PerformCursorOpen's order: the query's analysis, the block, then the portal's name
+            try:
+                p = session.prepare(query, [])
+            except PgError as e:            # placed in the DECLARE, as PostgreSQL analyses it there
+                if e.position is None:
+                    raise
+                raise dataclasses.replace(e, position=e.position + query_at + self.lead) from None
+            if session.txn is None and not hold:
+                # a Query's implicit block counts, as in PostgreSQL (IsTransactionBlock); an
+                # extended-protocol batch before Sync does not
+                raise PgError(NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
+            if binary:
+                raise PgError(FEATURE_NOT_SUPPORTED, "binary cursors are not supported",
+                              hint="Declare the cursor without BINARY: FETCH returns its rows as text.")
             if getattr(p.handle, "modifies_in_with", False):     # writable_cte.WritesThenStmt
                 raise PgError(FEATURE_NOT_SUPPORTED, "DECLARE CURSOR must not contain data-modifying statements in WITH")
+            if name in session.cursors:
+                raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
             res = p.handle.run(session, ctx)
             session.cursors[name] = Cursor(res, statement, hold, scroll, dt.datetime.now(dt.timezone.utc))
             if session.txn is not None:     # closed when its block ends; WITH HOLD: only if it rolls back

@@ -30,7 +30,7 @@ from .plan_facts import inline_insert, lean_insert, reusable_views, side_effect_
 from ..sql.planner import Planner
 from ..settings import DISPLAY_NAMES
 from ..sql.error_positions import name_position, pg_syntax_error, star_call_error
-from ..sql.sqltext import blank_comments, first_words, source_text, split_args, strip_comments, unquote
+from ..sql.sqltext import blank_comments, first_words, split_args, strip_comments, unquote
 from . import ddl, writable_cte
 from .base import EmptyStmt, QueryStmt, Stmt, columns_of, remember_reads
 from .copy import CopyStmt
@@ -64,9 +64,9 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     text = foreign_table_comment(strip_with_data(text, words), words)
     try:
         stmt = _utility(session, text, words)
-        if isinstance(stmt, PrepareStmt):
-            stmt.source = source_text(sql)
-        if stmt is None:
+        if stmt is not None:
+            stmt.sent_as(sql)
+        else:
             stmt, param_oids = _planned(session, sql, text, words, param_oids)
     except PgError as e:
         raise _located(e, sql, text) from None
@@ -162,7 +162,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error at or near \"PREPARE\"")
         types = [t.strip() for t in m.group(2).split(",")] if m.group(2) else []
-        return PrepareStmt(unquote(m.group(1)), types, m.group(3), text)
+        return PrepareStmt(unquote(m.group(1)), types, m.group(3))
     if w0 == "EXECUTE":
         m = re.match(r"\s*execute\s+([^\s(]+)\s*(?:\((.*)\))?\s*;?\s*$", text, re.I | re.S)
         if not m:

@@ -12,15 +12,19 @@ from ..api import PreparedFacts, Result
 from ..sql.binder import ExprBinder, Scope, parse_type_name
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
+from ..sql.sqltext import source_text
 from .base import Stmt
 
 
 class PrepareStmt(Stmt):
     cacheable = False
 
-    def __init__(self, name: str, types: list[str], body: str, source: str) -> None:
+    def __init__(self, name: str, types: list[str], body: str) -> None:
         self.name, self.types, self.body = name, types, body
-        self.source = source        # the whole Query (or Parse) string, which PostgreSQL records
+        self.source = ""            # the whole Query (or Parse) string, which PostgreSQL records
+
+    def sent_as(self, sql: str) -> None:
+        self.source = source_text(sql)
 
     def run(self, session, ctx):
         oids = [parse_type_name(t)[0] for t in self.types]
