@@ -84,7 +84,8 @@ class Scope:
 
 
 #: functions taking a FROM item's whole row (``row_to_json(t)``) as the JSON object of its columns
-WHOLE_ROW_JSON = frozenset({"row_to_json", "to_json", "to_jsonb"})
+WHOLE_ROW_JSON = frozenset({"row_to_json", "to_json", "to_jsonb", "json_build_object", "jsonb_build_object",
+                            "json_build_array", "jsonb_build_array"})
 
 
 def any_scope_has_table(scope: Scope | None, name: str) -> bool:
@@ -496,7 +497,7 @@ class ExprBinder:
             raise whole_row_refused(name)
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
-    def whole_row(self, node) -> expr.Expr | None:
+    def whole_row(self, node) -> json_values.RowObject | None:
         """``t`` or ``t.*`` naming a FROM item of this query level (not a
         column): its row as the JSON object row_to_json writes (the one form
         of a whole-row value here); None for anything else."""
@@ -514,6 +515,44 @@ class ExprBinder:
         refs = [self.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
                 for c in cols]
         return json_values.RowObject([c.name for c in cols], refs)
+
+    def whole_row_json(self, name: str, nodes: list) -> expr.Expr:
+        """A JSON function given FROM items' whole rows (``to_jsonb(t)``,
+        ``json_build_object('r', t)``): each as the JSON object of its
+        columns.  row_to_json takes only a row (record), and a boolean:
+        anything else is PostgreSQL's 42883."""
+        rows = [self.whole_row(a) for a in nodes]
+        args = [r if r is not None else self.bind(a) for r, a in zip(rows, nodes)]
+
+        def undefined() -> PgError:      # the rows named by their types, as PostgreSQL names them
+            kinds = [self._row_type_name(a) if r is not None else signatures.type_words([x.oid])
+                     for r, a, x in zip(rows, nodes, args)]
+            return PgError(UNDEFINED_FUNCTION, f"function {name}({', '.join(kinds)}) does not exist",
+                           hint=signatures.NO_MATCH_HINT)
+
+        if name != "row_to_json":
+            if name == "to_json" and len(args) == 1 and rows[0] is not None:
+                return args[0]
+            try:
+                return self.call(name, args)
+            except PgError as e:
+                raise (undefined() if e.sqlstate == UNDEFINED_FUNCTION and any(rows) else e) from None
+        literal = bool(args) and rows[0] is None and args[0].oid == type_oids.UNKNOWN     # NULL, or record_in's text
+        if not 1 <= len(args) <= 2 or rows[0] is None and not literal or rows[1:] and rows[1] is not None \
+                or len(args) == 2 and args[1].oid not in (type_oids.BOOL, type_oids.UNKNOWN):
+            raise undefined()
+        row = rows[0]
+        if row is None:
+            if not (isinstance(args[0], expr.Const) and args[0].value is None):
+                raise PgError(FEATURE_NOT_SUPPORTED, "input of anonymous composite types is not implemented")
+            return expr.Const(None, type_oids.JSON)        # (strict)
+        return row if len(args) == 1 else json_values.pretty_row(row, self.p.coerce(args[1], type_oids.BOOL))
+
+    def _row_type_name(self, node) -> str:
+        """The type of a FROM item's whole row, as PostgreSQL names it: a
+        table's or view's name, else record."""
+        table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
+        return table if self.p.lookup_relation(table, None) is not None else "record"
 
     def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
         """A subquery's reference to a column of the grouped query around it:
@@ -1254,10 +1293,8 @@ class ExprBinder:
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
-        if name in WHOLE_ROW_JSON and len(func_args(n)) == 1:
-            row = self.whole_row(func_args(n)[0])
-            if row is not None:      # row_to_json(t), to_jsonb(t): the row's JSON object
-                return row if name != "to_jsonb" else self.call("to_jsonb", [row])
+        if name in WHOLE_ROW_JSON and not named_args.has_named(func_args(n)):
+            return self.whole_row_json(name, func_args(n))
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 
