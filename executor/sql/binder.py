@@ -41,7 +41,7 @@ from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
-from ..execution.regnames import reg_names
+from ..execution.regnames import REG_OUTPUT, reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
 from ..execution.setting_changes import undo_on_rollback
 
@@ -993,6 +993,15 @@ class ExprBinder:
 
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)
             return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
+        text_array = type_oids.ARRAY_OF[type_oids.TEXT]
+        if a.oid in REG_OUTPUT and a.oid in type_oids.ELEMENT_OF and \
+                (sqltypes.is_string(oid) or sqltypes.is_string(type_oids.ELEMENT_OF.get(oid, 0))):
+            # regtype[]::text, ::text[]: the names, as regtype[] prints (pg_prepared_statements.parameter_types)
+            def reg_array_out(cols, n, ctx):
+                return Col.from_pylist(reg_names(cols[0], ctx).to_pylist(), text_array)
+
+            a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_array_out, [a], text_array)
+            return a if oid == text_array and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
         if type_oids.CHAR in (a.oid, oid) and a.oid != oid:

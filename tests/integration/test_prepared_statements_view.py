@@ -15,7 +15,7 @@ import psycopg
 import pytest
 from psycopg import pq
 
-from tests.support.fidelity import words
+from tests.support.fidelity import mismatches, words
 
 NAMES = ["p1", "p2", "Q3"]
 #: statement bodies (and how many parameters each takes): parameter types
@@ -167,3 +167,13 @@ def test_plan_counts_on_every_execution_path(ss_conn, pg_conn, unique_name):
         for conn in (ss_conn, pg_conn):
             conn.execute("DEALLOCATE ALL")
             conn.execute(f"DROP TABLE {t}")
+
+
+def test_parameter_types_as_text(ss_conn, pg_conn):
+    """regtype[] cast to text or text[] prints the type names, as the array does."""
+    script = ["PREPARE ptx(int, text, numeric, bool) AS SELECT 1",
+              "SELECT parameter_types::text, parameter_types::text[], parameter_types[2], parameter_types::varchar "
+              "FROM pg_prepared_statements WHERE name = 'ptx'",
+              "SELECT ARRAY['int4'::regtype, NULL]::text, '{}'::regtype[]::text, ARRAY['text'::regtype]::name[]",
+              "DEALLOCATE ptx"]
+    assert mismatches(ss_conn, pg_conn, script) == []
