@@ -145,6 +145,20 @@ def _quoted_char(name) -> bool:
     return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
 
 
+#: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
+
+
+def operand_type(unknown: expr.Expr, other: int, context: str) -> int:
+    """The type an unknown operand takes beside one of type ``other``: that
+    type, but a parameter compared with varchar is text, as the operator
+    PostgreSQL picks there is text's (varchar has none of its own): what
+    Describe's ParameterDescription and pg_prepared_statements report."""
+    if other == type_oids.VARCHAR and context in OPERATOR_CONTEXTS and isinstance(unknown, expr.Param):
+        return type_oids.TEXT
+    return other
+
+
 #: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
 REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC)
                        if t in type_oids.ARRAY_OF)
@@ -773,7 +787,7 @@ class ExprBinder:
             q = inner.this if isinstance(inner, exp.Subquery) else inner
             plan, corr = self.p.subplan(q, self.scope)
             a = self.bind(left)
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
         a = self.bind(left)
         arr = self.bind(inner)
@@ -781,7 +795,7 @@ class ExprBinder:
             arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
         et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
         if a.oid == type_oids.UNKNOWN:
-            a = self.p.coerce(a, et)
+            a = self.p.coerce(a, operand_type(a, et, "comparison"))
 
         def impl(cols, nrows, ctx, _op=op, _kind=kind):
             av, arrs = cols[0], cols[1].to_pylist()
@@ -849,7 +863,7 @@ class ExprBinder:
             plan, corr = self.p.subplan(sub, self.scope)
             if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
                 raise PgError(SYNTAX_ERROR, "subquery has too many columns")
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
         items = [self.bind(e) for e in n.expressions]
         t = a.oid

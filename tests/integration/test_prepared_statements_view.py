@@ -8,6 +8,7 @@ generic and custom plan counts) and its column names and types."""
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
 from typing import Any, Callable
 
@@ -177,3 +178,23 @@ def test_parameter_types_as_text(ss_conn, pg_conn):
               "SELECT ARRAY['int4'::regtype, NULL]::text, '{}'::regtype[]::text, ARRAY['text'::regtype]::name[]",
               "DEALLOCATE ptx"]
     assert mismatches(ss_conn, pg_conn, script) == []
+
+
+def _described(conn: psycopg.Connection, sql: str) -> tuple:
+    res = conn.pgconn.prepare(b"", sql.encode())
+    if res.status == pq.ExecStatus.FATAL_ERROR:
+        return ("error", (res.error_field(pq.DiagnosticField.SQLSTATE) or b"").decode())
+    d = conn.pgconn.describe_prepared(b"")
+    return tuple(d.param_type(i) for i in range(d.nparams))
+
+
+def test_parameter_types_beside_a_typed_operand(ss_conn, pg_conn):
+    """A parameter takes the type of the operator PostgreSQL picks: beside
+    varchar that is text's (varchar has no operators of its own), except
+    in an IN list, resolved as one common type first."""
+    types = ["varchar(5)", "text", "bpchar", "name", "int2", "numeric", "date"]
+    forms = ["$1 = {x}", "{x} < $1", "$1 IS DISTINCT FROM {x}", "NULLIF({x}, $1) IS NULL", "{x} IN ($1, $2)",
+             "$1 BETWEEN {x} AND {x}", "$1 <> ALL (ARRAY[{x}])"]
+    for t, form in itertools.product(types, forms):
+        sql = "SELECT 1 WHERE " + form.format(x=f"NULL::{t}")
+        assert _described(ss_conn, sql) == _described(pg_conn, sql), sql
