@@ -10,6 +10,7 @@ it, how its command tag counts rows) the engine says through these types.
 """
 from __future__ import annotations
 
+import datetime
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Protocol, Sequence
@@ -126,6 +127,9 @@ class Prepared:
     planned_under: tuple[str | None, ...] = ()
     #: The catalog's ``ddl_version`` it was planned against (-1: unknown).
     ddl_version: int = -1
+    #: COMMIT, ROLLBACK [TO SAVEPOINT]: what a failed transaction block
+    #: still binds and runs (PostgreSQL's IsTransactionExitStmt)
+    ends_block: bool = False
 
 
 @dataclass
@@ -189,6 +193,42 @@ class Result:
 # ------------------------------------------------------------------ engine
 
 
+#: how many custom plans PostgreSQL's plan cache builds before it weighs the generic one (plancache.c)
+_CUSTOM_FIRST = 5
+
+
+@dataclass
+class PreparedFacts:
+    """What pg_prepared_statements says of one named prepared statement
+    besides its plan: the text PostgreSQL records (the whole Query or Parse
+    string it came in), when it was prepared, whether by SQL PREPARE, and
+    how often PostgreSQL's plan cache would have chosen a generic and a
+    custom plan for it (counts kept as plancache.c keeps them: we plan
+    once, but a client reads these to see what PostgreSQL would do)."""
+
+    statement: str
+    prepare_time: datetime.datetime
+    from_sql: bool
+    generic_plans: int = 0
+    custom_plans: int = 0
+
+    def planned(self, with_params: bool, mode: str, times: int = 1) -> None:
+        """``times`` executions (Bind, EXECUTE) took a plan, as
+        choose_custom_plan decides: no parameters, a generic plan; else
+        plan_cache_mode's choice; under ``auto`` a custom plan for the first
+        five, then the generic one (PostgreSQL keeps it when it costs less
+        than the custom plans' average with their planning charge, which is
+        so unless a parameter's value changes the plan's shape)."""
+        if not with_params or mode == "force_generic_plan":
+            custom = 0
+        elif mode == "force_custom_plan":
+            custom = times
+        else:
+            custom = max(0, min(times, _CUSTOM_FIRST - self.custom_plans))
+        self.custom_plans += custom
+        self.generic_plans += times - custom
+
+
 class ProtocolStatements(Protocol):
     """The extended protocol's named statements of one connection, held by
     the server.  SQL PREPARE / EXECUTE / DEALLOCATE share their namespace,
@@ -198,6 +238,9 @@ class ProtocolStatements(Protocol):
     def lookup(self, name: str) -> Prepared | None: ...   # None: no such protocol statement (or an empty query)
     def drop(self, name: str) -> bool: ...                # False: no such protocol statement
     def drop_all(self) -> None: ...
+    def facts(self, name: str) -> PreparedFacts | None: ...   # pg_prepared_statements' facts of a named one
+    #: the named statements for pg_prepared_statements: (name, parameter type oids, facts)
+    def listing(self) -> list[tuple[str, list[int], PreparedFacts]]: ...
 
 
 class NoProtocolStatements:
@@ -215,6 +258,12 @@ class NoProtocolStatements:
     def drop_all(self) -> None:
         return None
 
+    def facts(self, name: str) -> PreparedFacts | None:
+        return None
+
+    def listing(self) -> list[tuple[str, list[int], PreparedFacts]]:
+        return []
+
 
 class EngineSession(Protocol):
     """One connection's statements, transaction and plan cache.  Calls come
@@ -224,6 +273,8 @@ class EngineSession(Protocol):
     #: of the protocol reach them too); the server sets ``protocol_statements``
     #: so that PREPARE, EXECUTE and DEALLOCATE reach the protocol's
     sql_prepared: dict[str, Prepared]
+    #: pg_prepared_statements' facts of each ``sql_prepared`` statement (a Bind of one counts its plan)
+    sql_prepared_facts: dict[str, PreparedFacts]
     protocol_statements: ProtocolStatements
 
     @property

@@ -22,7 +22,7 @@ from splitstream.catalog.objects.model import Role
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
+    FEATURE_NOT_SUPPORTED, IN_FAILED_SQL_TRANSACTION, SYNTAX_ERROR, INSUFFICIENT_PRIVILEGE, OBJECT_NOT_IN_PREREQUISITE_STATE,
     UNDEFINED_OBJECT, Notice, PgError,
 )
 
@@ -33,7 +33,7 @@ from .backends.llvm import sampling as llvm_sampling  # noqa: F401  (installs th
 from .execution import clock, operators, privileges
 from .execution.privileges import password_expired
 from .execution.setting_changes import changed_reported, reported
-from .api import LeanOutcome, NoProtocolStatements, Prepared, ProtocolStatements, Result
+from .api import LeanOutcome, NoProtocolStatements, Prepared, PreparedFacts, ProtocolStatements, Result
 from .lean_insert import LeanIngest, LeanRequest
 from .literal_inserts import Literals, normalise
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
@@ -49,6 +49,7 @@ from .stream.manager import StreamManager
 from .execution.system_functions import ADVISORY, sequence_function
 from .commands.base import plan_is_current
 from .commands.cursors import cursor_rows
+from .commands.prepare import prepared_statement_rows
 from .commands.dispatch import analyze
 from .commands.role_settings import login_settings
 from .commands.dml import check_constraints
@@ -146,6 +147,7 @@ class Session:
         self.failed = False
         self.plan_cache: dict = {}
         self.sql_prepared: dict[str, Prepared] = {}
+        self.sql_prepared_facts: dict[str, PreparedFacts] = {}     # pg_prepared_statements' columns of each
         #: the server's named Parse statements: one namespace with sql_prepared, as in PostgreSQL
         self.protocol_statements: ProtocolStatements = NoProtocolStatements()
         self.cursors: dict[str, Any] = {}        # SQL-level cursors (commands/cursors.Cursor), by name
@@ -230,6 +232,10 @@ class Session:
     def cursor_rows(self) -> list[tuple]:
         """pg_cursors' rows: this session's SQL-level cursors."""
         return cursor_rows(self)
+
+    def prepared_statement_rows(self) -> list[tuple]:
+        """pg_prepared_statements' rows: this session's named prepared statements."""
+        return prepared_statement_rows(self)
 
     def declared_cursor(self, name: str) -> Result | None:
         """The materialised result of SQL-level cursor ``name`` (DECLARE), if any."""
@@ -559,6 +565,8 @@ class Session:
         return tuple(map(s.get, OUTPUT_SETTINGS))   # (no generator: every lean insert asks)
 
     def prepare(self, sql: str, param_oids: list[int]) -> Prepared:
+        if self.failed:
+            return self._prepare_in_failed_block(sql, param_oids)
         under = self._plan_settings()
         key = (sql, tuple(param_oids), under)
         state = self.db.committed
@@ -579,6 +587,22 @@ class Session:
             self.plan_cache.clear()
         if prepared.handle is not None and getattr(prepared.handle, "cacheable", True):
             self.plan_cache[key] = (state.ddl_version, prepared)
+        return prepared
+
+    def _prepare_in_failed_block(self, sql: str, param_oids: list[int]) -> Prepared:
+        """A failed block parses a statement (a syntax error is reported as
+        such) and refuses it before analysis unless it ends the block, as
+        PostgreSQL's exec_simple_query and exec_parse_message do: an unknown
+        table there is 25P02, not 42P01."""
+        try:
+            prepared = analyze(self, sql, list(param_oids))
+        except PgError as e:
+            if e.sqlstate == SYNTAX_ERROR:
+                raise
+            prepared = None
+        if prepared is None or not getattr(prepared.handle, "allowed_in_failed", False):    # (or only comments)
+            raise PgError(IN_FAILED_SQL_TRANSACTION,
+                          "current transaction is aborted, commands ignored until end of transaction block")
         return prepared
 
     def _replanned(self, prepared: Prepared) -> Prepared:

@@ -801,14 +801,10 @@ def _numeric_out(v: Any, tz: str) -> str:
     return format_numeric(Decimal(v))
 
 
-CHAR_ASCII_HINT = ('splitstream keeps a "char" as one ASCII character; PostgreSQL stores the first byte '
-                   '(written \\ooo above 127). Use text, or bytea for bytes.')
-
-
 def char_in(s: str) -> str:
-    """charin: the first byte ('' is the zero byte), or ``\\ooo`` in octal;
-    a byte above 127 is refused (0A000), as splitstream keeps the value as
-    an ASCII character and cannot order or print such bytes as PostgreSQL."""
+    """charin (and text_char): the first byte ('' is the zero byte), or
+    ``\\ooo`` in octal.  A "char" is kept as the character whose code is
+    its byte (0..255), so it orders as PostgreSQL's unsigned bytes do."""
     if len(s) == 4 and s[0] == "\\" and all(c in "01234567" for c in s[1:]):
         return char_of_byte(int(s[1:], 8) & 0xFF)
     return char_of_byte(s.encode("utf-8")[0]) if s else ""
@@ -816,13 +812,25 @@ def char_in(s: str) -> str:
 
 def char_of_byte(b: int) -> str:
     """The "char" holding byte ``b`` (0..255): '' for 0."""
-    if b > 127:
-        raise PgError(FEATURE_NOT_SUPPORTED, f'"char" value {b} (\\{b:03o}) is not supported', hint=CHAR_ASCII_HINT)
     return chr(b) if b else ""
 
 
+def char_text(v: Any) -> str:
+    """charout / char_text: the byte as itself, a byte above 127 as
+    ``\\ooo`` in octal (a lone byte of a multibyte character is no text),
+    the zero byte as ''."""
+    c = str(v)[:1] if v else ""
+    return f"\\{ord(c):03o}" if c and ord(c) > 127 else c
+
+
+def char_int(v: Any) -> int:
+    """chartoi4: the byte as a signed char (-128..127)."""
+    b = ord(str(v)[:1]) if v else 0
+    return b - 256 if b > 127 else b
+
+
 def _char_out(v: Any, tz: str) -> str:
-    return str(v)[:1] if v else ""
+    return char_text(v)
 
 
 def _uuid_out(v: Any, tz: str) -> str:
@@ -1715,7 +1723,8 @@ def _char_send(v: Any) -> bytes:
     """"char" is always one byte on the wire; the empty value is NUL (as charsend does)."""
     if isinstance(v, (bytes, bytearray)):
         return bytes(v[:1]) or b"\0"
-    return str(v).encode("utf-8")[:1] or b"\0"
+    c = str(v)[:1]
+    return bytes([ord(c) & 0xFF]) if c else b"\0"
 
 
 def _bool_recv(b: bytes) -> bool:

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from splitstream.executor.api import Prepared, Result, ResultColumn
+from splitstream.executor.api import Prepared, PreparedFacts, Result, ResultColumn
 from splitstream.protocol import messages
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, PROTOCOL_VIOLATION, PgError
@@ -33,6 +33,8 @@ class Statement:
     inline: bool = False             # ... and its executions are fast
     run_time: float = 0.0            # moving average of an execution's seconds
     inline_write: bool = False       # a batched INSERT that may run inline (see session.inline_ok)
+    #: pg_prepared_statements' facts (None: the unnamed statement, which it does not list)
+    facts: PreparedFacts | None = None
     #: RowDescriptions by (columns, formats): a statement is described on every execution by many clients.
     row_descriptions: dict[tuple[int, tuple[int, ...]], bytes] = field(default_factory=dict, repr=False)
 
@@ -68,6 +70,14 @@ class ParsedNames:
         self._statements.clear()
         if unnamed is not None:
             self._statements[""] = unnamed
+
+    def facts(self, name: str) -> PreparedFacts | None:
+        stmt = self._statements.get(name) if name else None
+        return stmt.facts if stmt is not None else None
+
+    def listing(self) -> list[tuple[str, list[int], PreparedFacts]]:
+        return [(name, s.param_oids, s.facts) for name, s in list(self._statements.items())
+                if name and s.facts is not None]
 
 
 @dataclass
@@ -114,16 +124,22 @@ def expand_formats(codes: list[int], n: int, what: str) -> list[int]:
     return list(codes)
 
 
-def decode_params(stmt: Statement, bind: messages.Bind, tz: str) -> list[Any]:
-    """Turn Bind's raw parameter bytes into Python values using the statement's types."""
+def check_param_count(stmt: Statement, bind: messages.Bind) -> None:
+    """Bind gives as many parameters as the statement takes (PostgreSQL's first check of a Bind)."""
     oids = stmt.param_oids
-    if not oids and not bind.params:
-        return []
     if len(bind.params) != len(oids):
         raise PgError(
             PROTOCOL_VIOLATION,
             f'bind message supplies {len(bind.params)} parameters, but prepared statement "{stmt.name}" requires {len(oids)}',
         )
+
+
+def decode_params(stmt: Statement, bind: messages.Bind, tz: str) -> list[Any]:
+    """Turn Bind's raw parameter bytes into Python values using the statement's types."""
+    oids = stmt.param_oids
+    if not oids and not bind.params:
+        return []
+    check_param_count(stmt, bind)
     fmts = expand_formats(bind.param_formats, len(oids), "parameter")
     return [None if raw is None else decode_value(oid, fmt, raw, tz) for raw, oid, fmt in zip(bind.params, oids, fmts)]
 

@@ -14,6 +14,7 @@ apply write back-pressure between them.
 """
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import logging
 import os
@@ -21,7 +22,8 @@ import time
 from collections import deque
 from typing import Callable, Final, Generator, Iterable, NamedTuple, ParamSpec, TypeVar
 
-from splitstream.executor.api import CopyIn, EngineSession, LeanOutcome, Prepared, Result, ResultColumn, SessionInfo
+from splitstream.executor.api import (CopyIn, EngineSession, LeanOutcome, Prepared, PreparedFacts, Result, ResultColumn,
+                                      SessionInfo)
 from splitstream.protocol import bind_runs, cycles, messages
 from splitstream.protocol.errors import (
     DUPLICATE_CURSOR,
@@ -38,7 +40,7 @@ from splitstream.protocol.errors import (
 
 from .session_settings import timeout_seconds, wire_name
 from .batched_binds import run_answer, run_columns
-from .portal import ParsedNames, Portal, Statement, decode_params, decode_value, encode_rows, expand_formats, field_descs
+from .portal import ParsedNames, Portal, Statement, check_param_count, decode_params, decode_value, encode_rows, expand_formats, field_descs
 
 log = logging.getLogger("splitstream.session")
 
@@ -134,7 +136,8 @@ class ProtocolSession:
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
         #: the messages and first answers of a cycle handed to the engine's lean path (see lean_cycle)
         #: (the raw chunk of a cycle taken by lean_raw: its messages are made only for a retry)
-        self._lean: tuple[list[messages.Message] | bytes, bytes] | None = None
+        #: (and its statement, whose plan pg_prepared_statements counts when the cycle is done)
+        self._lean: tuple[list[messages.Message] | bytes, bytes, Statement | None] | None = None
         self._fast: dict[bytes, _FastCycle] = {}   # see lean_raw
         #: the shape of the chunk whose messages are queued now (set by the connection when
         #: lean_raw did not know it): lean_cycle remembers it if it takes that cycle
@@ -283,7 +286,7 @@ class ProtocolSession:
             return False
         if self.portals.get("") is not None:
             return False
-        return self._hand_over([msg], b"", lambda: self.es.lean_submit_sql(sql, done))
+        return self._hand_over([msg], b"", lambda: self.es.lean_submit_sql(sql, done), None)
 
     def _lean_idle(self) -> bool:
         """Nothing pending that a lean cycle would have to follow."""
@@ -310,7 +313,7 @@ class ProtocolSession:
             params = [None if v is None else decode_value(oid, fmt, v, tz) for v, (oid, fmt) in zip(raw, fast.decoders)]
         except PgError:
             return False            # the ordinary path raises it, in its place
-        return self._hand_over(chunk, fast.head, lambda: self.es.lean_submit(prepared, params, done))
+        return self._hand_over(chunk, fast.head, lambda: self.es.lean_submit(prepared, params, done), stmt)
 
     def _lean_submit(self, msgs: list[messages.Message], described: bool, done: Callable[[LeanOutcome], None],
                      shape: bytes | None = None) -> bool:
@@ -336,9 +339,10 @@ class ProtocolSession:
                 self._fast.clear()
             fmts = expand_formats(b.param_formats, len(params), "parameter")
             self._fast[shape] = _FastCycle(stmt, head, tuple(zip(stmt.param_oids, fmts)))
-        return self._hand_over(msgs, head, lambda: self.es.lean_submit(prepared, params, done))
+        return self._hand_over(msgs, head, lambda: self.es.lean_submit(prepared, params, done), stmt)
 
-    def _hand_over(self, msgs: list[messages.Message] | bytes, head: bytes, submit: Callable[[], bool]) -> bool:
+    def _hand_over(self, msgs: list[messages.Message] | bytes, head: bytes, submit: Callable[[], bool],
+                   stmt: Statement | None) -> bool:
         """Take ``msgs`` (queued messages, or a raw chunk never queued) as
         the lean cycle, then ``submit``: its answer may come on an engine
         thread before ``submit`` returns, so the session is in its lean
@@ -347,7 +351,7 @@ class ProtocolSession:
         if queued is not None:
             for _ in queued:
                 self._queue.popleft()
-        self._lean = (msgs, head)
+        self._lean = (msgs, head, stmt)
         self.running = True
         taken = False
         try:
@@ -368,11 +372,13 @@ class ProtocolSession:
         self.running = False
         if taken is None:
             return b""
-        msgs, head = taken
+        msgs, head, stmt = taken
         if outcome.retry:
             self._queue.extendleft(reversed(msgs if isinstance(msgs, list) else messages.split_messages(msgs)))
             self._lean_skip = True
             return b""
+        if stmt is not None:
+            self._plans_taken(stmt)
         if outcome.error is not None:
             body = self._error(outcome.error, extended=False)
         else:
@@ -403,6 +409,7 @@ class ProtocolSession:
                 or self.es.result_version(hit.prepared) != hit.version:
             return None
         self._queue.clear()
+        self._plans_taken(hit.statement)
         return hit.response
 
     def replay_unparsed(self, sig: CycleSig) -> bytes | None:
@@ -742,10 +749,12 @@ class ProtocolSession:
 
     def _parse(self, body: bytes) -> bytes:
         p = messages.decode_parse(body)
-        if p.name and (p.name in self.statements or p.name in self.es.sql_prepared):
-            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
         prepared = self._run(self.es.prepare, p.query, p.param_oids) if p.query.strip() else None
-        st = self.statements[p.name] = Statement(p.name, p.query, prepared)
+        if p.name and (p.name in self.statements or p.name in self.es.sql_prepared):
+            # (PostgreSQL stores it last: its parse and analysis errors come first)
+            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{p.name}" already exists')
+        facts = PreparedFacts(p.query, dt.datetime.now(dt.timezone.utc), False) if p.name else None
+        st = self.statements[p.name] = Statement(p.name, p.query, prepared, facts=facts)
         st.inline_candidate = prepared is not None and prepared.read_only
         st.inline_write = prepared is not None and prepared.inline_write and INLINE_BUDGET > 0
         return messages.parse_complete()
@@ -758,8 +767,15 @@ class ProtocolSession:
             prepared = self.es.sql_prepared.get(name) if name else None
             if prepared is None:
                 raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{name}" does not exist')
-            stmt = Statement(name, "", prepared)
+            stmt = Statement(name, "", prepared, facts=self.es.sql_prepared_facts.get(name))
         return stmt
+
+    def _plans_taken(self, stmt: Statement, times: int = 1) -> None:
+        """``times`` Binds of ``stmt`` took a plan from PostgreSQL's plan
+        cache: pg_prepared_statements counts them (api.PreparedFacts)."""
+        facts = stmt.facts
+        if facts is not None:
+            facts.planned(bool(stmt.param_oids), self.info.settings.get("plan_cache_mode", "auto"), times)
 
     def _portal(self, name: str) -> Portal:
         portal = self.portals.get(name)
@@ -772,8 +788,13 @@ class ProtocolSession:
         stmt = self._statement(b.statement)
         if b.portal and b.portal in self.portals:
             raise PgError(DUPLICATE_CURSOR, f'cursor "{b.portal}" already exists')
+        if self._txn_status() == "E" and (stmt.prepared is None or not stmt.prepared.ends_block or b.params):
+            check_param_count(stmt, b)      # (exec_bind_message's order: the count, then the block, then the plan)
+            raise PgError(IN_FAILED_SQL_TRANSACTION,
+                          "current transaction is aborted, commands ignored until end of transaction block")
         params = decode_params(stmt, b, self._tz)
         portal = Portal(b.portal, stmt, params, list(b.result_formats))
+        self._plans_taken(stmt)           # (GetCachedPlan, before the result formats are checked)
         if stmt.columns is not None:
             portal.formats(stmt.columns)  # validate the count now, as PostgreSQL does at Bind
         self.portals[b.portal] = portal
@@ -796,6 +817,7 @@ class ProtocolSession:
             self._queue.extendleft(reversed([messages.Message(k, b) for k, b in run.cycles()]))
             return None
         assert stmt is not None
+        self._plans_taken(stmt, run.count)
         # the unnamed portal is the last cycle's, run to completion (its
         # parameters are not kept: a completed portal is never run again)
         self.portals[""] = Portal("", stmt, [], list(run.result_formats), result=res, done=True)

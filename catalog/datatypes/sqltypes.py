@@ -412,8 +412,9 @@ def _char_cast(col: "Col", target: int, typmod: int, explicit: bool) -> "Col":
             out = [None if v is None else wiretypes.char_in(str(v)) for v in vals]
         return vector.Col.from_pylist(out, type_oids.CHAR)
     if is_string(target):
-        return _apply_typmod(vector.Col.from_pylist(vals, target), typmod, explicit)
-    return vector.Col.from_pylist([None if v is None else (ord(v) if v else 0) for v in vals], target)
+        texts = [None if v is None else wiretypes.char_text(v) for v in vals]
+        return _apply_typmod(vector.Col.from_pylist(texts, target), typmod, explicit)
+    return vector.Col.from_pylist([None if v is None else wiretypes.char_int(v) for v in vals], target)
 
 
 def _int_char(v: int) -> str:

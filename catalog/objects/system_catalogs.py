@@ -851,3 +851,14 @@ def _pg_cursors(state, ctx):
     # the engine session's SQL-level cursors (their rows made by executor/commands/cursors.cursor_rows)
     rows = getattr(getattr(ctx, "engine_session", None), "cursor_rows", None)
     yield from (rows() if rows is not None else ())
+
+
+@table("pg_catalog", "pg_prepared_statements", [
+    ("name", type_oids.TEXT), ("statement", type_oids.TEXT), ("prepare_time", type_oids.TIMESTAMPTZ),
+    ("parameter_types", type_oids.ARRAY_OF[type_oids.REGTYPE]), ("from_sql", type_oids.BOOL),
+    ("generic_plans", type_oids.INT8), ("custom_plans", type_oids.INT8),
+])
+def _pg_prepared_statements(state, ctx):
+    # the engine session's named prepared statements (rows made by executor/commands/prepare.prepared_statement_rows)
+    rows = getattr(getattr(ctx, "engine_session", None), "prepared_statement_rows", None)
+    yield from (rows() if rows is not None else ())

@@ -41,6 +41,11 @@ class Stmt:
     def run(self, session, ctx) -> Result:  # pragma: no cover
         raise NotImplementedError
 
+    def sent_as(self, sql: str) -> None:
+        """Told, once it is made, the statement as the client sent it (comments
+        and all; a Query message's statement knows its message): what a
+        statement reporting text or positions of its own at run time needs."""
+
     def authorize(self, ctx) -> None:
         """42501 unless the current role has what the statement needs: checked
         per run, as roles and grants change under plans and prepared statements."""
@@ -94,6 +99,8 @@ class NoopStmt(Stmt):
 
 
 class EmptyStmt(Stmt):
+    allowed_in_failed = True        # only comments: no statement, which a failed block answers as empty
+
     def run(self, session, ctx):
         return Result(empty=True)
 

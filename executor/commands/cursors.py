@@ -12,11 +12,14 @@ import re
 from typing import Any
 
 from splitstream.protocol.errors import (DUPLICATE_CURSOR, FEATURE_NOT_SUPPORTED, INVALID_CURSOR_DEFINITION,
-                                         INVALID_CURSOR_NAME,
+                                         INVALID_CURSOR_NAME, NO_ACTIVE_SQL_TRANSACTION,
                                          OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, PgError)
 
 from ..api import Result
+from ..sql.sqltext import blank_comments
 from .base import Stmt
+from .cursor_scroll import scrollable
+from .maintenance import LockingQueryStmt
 
 
 @dataclasses.dataclass
@@ -24,7 +27,7 @@ class Cursor:
     result: Result
     statement: str                 # the DECLARE as written (pg_cursors.statement)
     hold: bool
-    scroll: bool | None            # SCROLL / NO SCROLL / neither
+    scroll: bool                   # SCROLL, or neither and PostgreSQL's plan could scroll; else NO SCROLL
     created: dt.datetime
     pos: int = 0                   # 0: before the first row; n + 1: after the last
 
@@ -75,37 +78,80 @@ def _declare(text: str) -> Stmt:
     if not m:
         raise PgError(SYNTAX_ERROR, "syntax error in DECLARE")
     name, options, query = _ident(m.group(1)), " ".join(m.group(2).lower().split()), m.group(4)
-    hold = (m.group(3) or "").lower().startswith("with")
-    if "binary" in options.split():
-        raise PgError(FEATURE_NOT_SUPPORTED, "binary cursors are not supported",
-                      hint="Declare the cursor without BINARY: FETCH returns its rows as text.")
+    hold = (m.group(3) or "").lower().split()[:1] == ["with"]      # (WITHOUT HOLD is the default)
+    binary = "binary" in options.split()
     if "no scroll" in options and re.search(r"(?<!no )scroll", options):
         raise PgError(INVALID_CURSOR_DEFINITION, "cannot specify both SCROLL and NO SCROLL")
     scroll = False if "no scroll" in options else (True if "scroll" in options else None)
     statement = text.strip().rstrip(";").strip()
+    query_at = text.index(query)
     first = re.match(r"[\s(]*(\w+)", query)
     if first is None or first.group(1).lower() not in ("select", "values", "table", "with"):
         word = first.group(1) if first is not None else query.strip()[:1]
-        at = text.index(query) + (first.start(1) if first is not None else 0) + 1
+        at = query_at + (first.start(1) if first is not None else 0) + 1
         raise PgError(SYNTAX_ERROR, f'syntax error at or near "{word}"', position=at)
 
     class _Declare(Stmt):
         cacheable = False
+        lead = 0            # blanks and comments before the DECLARE, which ``text`` has not
+
+        def sent_as(self, sql: str) -> None:
+            blanked = blank_comments(sql)
+            self.lead = len(blanked) - len(blanked.lstrip())
 
         def run(self, session, ctx):
-            if name in session.cursors:
-                raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
-            p = session.prepare(query, [])
+            # PerformCursorOpen's order: the query's analysis, the block, then the portal's name
+            try:
+                p = session.prepare(query, [])
+            except PgError as e:            # placed in the DECLARE, as PostgreSQL analyses it there
+                if e.position is None:
+                    raise
+                raise dataclasses.replace(e, position=e.position + query_at + self.lead) from None
+            if isinstance(p.handle, LockingQueryStmt):
+                _read_only_cursor(query, hold, scroll is True, "insensitive" in options.split())
+            if session.txn is None and not hold:
+                # a Query's implicit block counts, as in PostgreSQL (IsTransactionBlock); an
+                # extended-protocol batch before Sync does not
+                raise PgError(NO_ACTIVE_SQL_TRANSACTION, "DECLARE CURSOR can only be used in transaction blocks")
+            if binary:
+                raise PgError(FEATURE_NOT_SUPPORTED, "binary cursors are not supported",
+                              hint="Declare the cursor without BINARY: FETCH returns its rows as text.")
             if getattr(p.handle, "modifies_in_with", False):     # writable_cte.WritesThenStmt
                 raise PgError(FEATURE_NOT_SUPPORTED, "DECLARE CURSOR must not contain data-modifying statements in WITH")
+            if name in session.cursors:
+                raise PgError(DUPLICATE_CURSOR, f'cursor "{name}" already exists')
             res = p.handle.run(session, ctx)
-            session.cursors[name] = Cursor(res, statement, hold, scroll, dt.datetime.now(dt.timezone.utc))
+            chosen = scroll
+            if chosen is None:          # as PostgreSQL's PortalStart chooses from the plan
+                plan = getattr(p.handle, "plan", None)
+                chosen = plan is None or scrollable(plan, isinstance(p.handle, LockingQueryStmt))
+            session.cursors[name] = Cursor(res, statement, hold, chosen, dt.datetime.now(dt.timezone.utc))
             if session.txn is not None:     # closed when its block ends; WITH HOLD: only if it rolls back
                 hooks = ctx.txn.on_rollback if hold else ctx.txn.on_end
                 hooks.append(lambda: session.cursors.pop(name, None))
             return Result(tag="DECLARE CURSOR")
 
     return _Declare()
+
+
+#: PostgreSQL's row locking clauses, strongest first (a relation locked twice keeps the stronger)
+_LOCKS = ("update", "no key update", "share", "key share")
+
+
+def _read_only_cursor(query: str, hold: bool, scroll: bool, insensitive: bool) -> None:
+    """A cursor over SELECT ... FOR UPDATE/SHARE can be none of WITH HOLD,
+    SCROLL, INSENSITIVE (transformDeclareCursorStmt's checks, in its order)."""
+    found = {" ".join(m.split()).lower() for m in re.findall(r"(?i)\bfor\s+((?:no\s+)?key\s+\w+|update|share)\b", query)}
+    lock = "FOR " + next((k for k in _LOCKS if k in found), "update").upper()
+    if hold:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"DECLARE CURSOR WITH HOLD ... {lock} is not supported",
+                      detail="Holdable cursors must be READ ONLY.")
+    if scroll:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"DECLARE SCROLL CURSOR ... {lock} is not supported",
+                      detail="Scrollable cursors must be READ ONLY.")
+    if insensitive:
+        raise PgError(INVALID_CURSOR_DEFINITION, f"DECLARE INSENSITIVE CURSOR ... {lock} is not valid",
+                      detail="Insensitive cursors must be READ ONLY.")
 
 
 def _fetch(text: str, w0: str) -> Stmt:
@@ -164,7 +210,7 @@ def _direction(how: str) -> _Direction:
 def _move(cur: Cursor, d: _Direction, move: bool) -> list[int]:
     """Move ``cur`` as PostgreSQL's FETCH (MOVE: ``move``) in direction ``d``
     does; the 0-based row numbers it returns, in order."""
-    if cur.scroll is False and _scans_back(cur, d, move):
+    if not cur.scroll and _scans_back(cur, d, move):
         raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, "cursor can only scan forward",
                       hint="Declare it with SCROLL option to enable backward scan.")
     n = cur.rows
@@ -219,5 +265,5 @@ def cursor_rows(session: Any) -> list[tuple]:
     """pg_cursors' rows for ``session`` (an engine session, or None)."""
     out = []
     for name, cur in list((getattr(session, "cursors", None) or {}).items()):
-        out.append((name, cur.statement, cur.hold, False, cur.scroll is not False, cur.created))
+        out.append((name, cur.statement, cur.hold, False, cur.scroll, cur.created))
     return out

@@ -64,7 +64,9 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     text = foreign_table_comment(strip_with_data(text, words), words)
     try:
         stmt = _utility(session, text, words)
-        if stmt is None:
+        if stmt is not None:
+            stmt.sent_as(sql)
+        else:
             stmt, param_oids = _planned(session, sql, text, words, param_oids)
     except PgError as e:
         raise _located(e, sql, text) from None
@@ -80,7 +82,8 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
     return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
-                    inline_write=inline_insert(stmt), lean=lean_insert(stmt), columns_at_run=stmt.columns_at_run)
+                    inline_write=inline_insert(stmt), lean=lean_insert(stmt), columns_at_run=stmt.columns_at_run,
+                    ends_block=stmt.allowed_in_failed)
 
 
 def _located(err: PgError, sql: str, text: str) -> PgError:

@@ -8,10 +8,11 @@ from splitstream.catalog.datatypes.vector import Batch
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DUPLICATE_PREPARED_STATEMENT, INVALID_SQL_STATEMENT_NAME, SYNTAX_ERROR, PgError
 
-from ..api import Result
+from ..api import PreparedFacts, Result
 from ..sql.binder import ExprBinder, Scope, parse_type_name
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
+from ..sql.sqltext import source_text
 from .base import Stmt
 
 
@@ -20,12 +21,19 @@ class PrepareStmt(Stmt):
 
     def __init__(self, name: str, types: list[str], body: str) -> None:
         self.name, self.types, self.body = name, types, body
+        self.source = ""            # the whole Query (or Parse) string, which PostgreSQL records
+
+    def sent_as(self, sql: str) -> None:
+        self.source = source_text(sql)
 
     def run(self, session, ctx):
-        if self.name in session.sql_prepared or session.protocol_statements.has(self.name):
-            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
         oids = [parse_type_name(t)[0] for t in self.types]
-        session.sql_prepared[self.name] = session.prepare(self.body, oids)
+        prepared = session.prepare(self.body, oids)
+        if self.name in session.sql_prepared or session.protocol_statements.has(self.name):
+            # (PostgreSQL stores it last: its analysis errors come first)
+            raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')
+        session.sql_prepared[self.name] = prepared
+        session.sql_prepared_facts[self.name] = PreparedFacts(self.source, ctx.now, True)
         return Result(tag="PREPARE")
 
 
@@ -45,7 +53,9 @@ class ExecuteStmt(Stmt):
             if p is None:
                 raise PgError(INVALID_SQL_STATEMENT_NAME, f'prepared statement "{self.name}" does not exist')
             p = session.current_plan(p)
-        if len(self.args) != len(p.param_oids):
+        facts = session.sql_prepared_facts.get(self.name) if self.name in session.sql_prepared \
+            else session.protocol_statements.facts(self.name)
+        if p.param_oids and len(self.args) != len(p.param_oids):    # (none taken: PostgreSQL ignores any given)
             raise PgError(SYNTAX_ERROR, f"wrong number of parameters for prepared statement \"{self.name}\"",
                           detail=f"Expected {len(p.param_oids)} parameters but got {len(self.args)}.")
         # evaluate argument expressions
@@ -55,6 +65,8 @@ class ExecuteStmt(Stmt):
 
             e = pl.coerce(ExprBinder(pl, Scope([])).bind(sqlglot.parse_one(a, read=DIALECT)), oid or type_oids.TEXT)
             vals.append(e.eval(Batch([], 1), ctx).to_pylist()[0])
+        if facts is not None:
+            facts.planned(bool(vals), ctx.setting("plan_cache_mode", "auto"))
         inner_ctx = ctx
         inner_ctx.params = vals
         inner_ctx.param_oids = p.param_oids
@@ -79,4 +91,14 @@ def drop_all_prepared(session) -> None:
     """DEALLOCATE ALL and DISCARD ALL: every prepared statement of the
     session, SQL-level and Parse'd (PostgreSQL's DropAllPreparedStatements)."""
     session.sql_prepared.clear()
+    session.sql_prepared_facts.clear()
     session.protocol_statements.drop_all()
+
+
+def prepared_statement_rows(session) -> list[tuple]:
+    """pg_prepared_statements' rows: the session's named statements, SQL
+    PREPAREd and Parse'd (the unnamed statement is not listed)."""
+    entries = [(name, p.param_oids, session.sql_prepared_facts.get(name)) for name, p in session.sql_prepared.items()]
+    entries += session.protocol_statements.listing()
+    return [(name, f.statement, f.prepare_time, list(oids), f.from_sql, f.generic_plans, f.custom_plans)
+            for name, oids, f in entries if f is not None]

@@ -10,7 +10,7 @@ from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, No
 
 from ..api import Result, ResultColumn
 from ..execution import privileges
-from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES
+from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES, OWN_SETTINGS, PG15_SETTINGS
 from ..sql.sqltext import split_args
 from .base import NoopStmt, Stmt
 from .session_role import parse_role_setting, undo_on_rollback
@@ -51,6 +51,16 @@ def check_context(name: str, superuser: bool) -> None:
 _FOLLOW_THE_ROLE = frozenset({"is_superuser", "session_authorization"})
 
 
+def _reset_by_all(name: str) -> bool:
+    """Whether RESET ALL puts ``name`` back: every parameter a session may
+    have SET (PostgreSQL's, splitstream's own, a placeholder such as
+    ``myapp.x``), not the ones following the role nor the session's own
+    bookkeeping kept among its settings (``__currval_...``)."""
+    if name in _FOLLOW_THE_ROLE or name.startswith("__"):
+        return False
+    return name in DEFAULT_SETTINGS or name in PG15_SETTINGS or name in OWN_SETTINGS or "." in name
+
+
 class ResetStmt(SetStmt):
     def run(self, session, ctx):
         if self.name in ("role", "session authorization"):    # RESET ROLE, RESET SESSION AUTHORIZATION
@@ -61,7 +71,7 @@ class ResetStmt(SetStmt):
             undo_on_rollback(session, ctx, tuple(session.info.settings))
             changed = {}
             for k in list(session.info.settings):
-                if k in DEFAULT_SETTINGS and k not in _FOLLOW_THE_ROLE:
+                if _reset_by_all(k):
                     changed.update(session.set_setting(k, None))
             # the role went back to the session user's: is_superuser follows it
             su = privileges.current_role(ctx.state, session.info).superuser

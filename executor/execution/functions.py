@@ -745,7 +745,8 @@ scalar("pg_relation_is_publishable", sigs="regclass -> bool", strict=False)(lamb
 scalar("pg_partition_root", sigs="regclass -> regclass")(lambda o: None)
 scalar("txid_current|pg_current_xact_id", type_oids.INT8, [])(lambda: 1000)
 scalar("pg_tablespace_location", sigs="oid -> text")(lambda o: "")
-scalar("row_to_json", sigs="anyelement -> json")(lambda v: _to_json(v))
+# (the binder makes every call: a whole row's object, sql/binder.whole_row_json; these are pg_proc's entries)
+scalar("row_to_json", sigs="record -> json | record, bool -> json")(lambda v, pretty=False: _to_json(v))
 scalar("json_typeof", sigs="json -> text")(lambda j: _json_typeof(j))
 scalar("jsonb_typeof", sigs="jsonb -> text")(lambda j: _json_typeof(j))
 

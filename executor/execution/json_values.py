@@ -79,7 +79,7 @@ def _array(elem: int, v: list, tz: str) -> str:
     return "[" + ",".join(_array(elem, x, tz) if isinstance(x, list) else json_text(elem, x, tz) for x in v) + "]"
 
 
-def _key_text(oid: int, v: Any, tz: str) -> str:
+def key_text(oid: int, v: Any, tz: str) -> str:
     """A json_object_agg key: a scalar's text, as a JSON string."""
     if v is None:
         raise PgError(INVALID_PARAMETER_VALUE, "field name must not be null")
@@ -99,18 +99,31 @@ def _texts(arg: expr.Expr, fn):
 
 class RowObject(expr.Func):
     """A relation's whole row in a JSON aggregate (``json_agg(t)``): the
-    object row_to_json writes, ``{"a":1,"b":null}``, its keys the column names."""
+    object row_to_json writes, ``{"a":1,"b":null}``, its keys the column
+    names; ``pretty`` (row_to_json's second argument, a boolean per row)
+    puts each field after the first on a line of its own, as
+    composite_to_json's line feeds do (a NULL flag makes the result NULL:
+    row_to_json is strict)."""
 
-    def __init__(self, names: list[str], cols: list[expr.Expr]) -> None:
+    def __init__(self, names: list[str], cols: list[expr.Expr], pretty: expr.Expr | None = None) -> None:
+        self.names, self.fields = names, cols
+
         def impl(columns, n, ctx):
             tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
-            lists = [c.to_pylist() for c in columns]
+            lists = [c.to_pylist() for c in columns[:len(cols)]]
+            flags = columns[len(cols)].to_pylist() if pretty is not None else [False] * n
             keys = [_quote(name) + ":" for name in names]
-            rows = ["{" + ",".join(k + json_text(c.oid, v, tz) for k, c, v in zip(keys, cols, values)) + "}"
-                    for values in zip(*lists)] if lists else ["{}"] * n
+            rows = [None if flag is None else
+                    "{" + (",\n " if flag else ",").join(k + json_text(c.oid, v, tz) for k, c, v in zip(keys, cols, values))
+                    + "}" for flag, values in zip(flags, zip(*lists) if lists else [()] * n)]
             return Col.from_pylist(rows, type_oids.JSON)
 
-        super().__init__("row_to_json", impl, cols, type_oids.JSON)
+        super().__init__("row_to_json", impl, cols + ([pretty] if pretty is not None else []), type_oids.JSON)
+
+
+def pretty_row(row: RowObject, flag: expr.Expr) -> RowObject:
+    """row_to_json(t, pretty)."""
+    return RowObject(row.names, row.fields, flag)
 
 
 def json_input(arg: expr.Expr) -> expr.Expr:
@@ -120,7 +133,7 @@ def json_input(arg: expr.Expr) -> expr.Expr:
 
 def json_key(arg: expr.Expr) -> expr.Expr:
     """The row's key as a JSON string; a NULL key stays NULL until the row is taken."""
-    return expr.Func("to_json", _texts(arg, lambda oid, v, tz: None if v is None else _key_text(oid, v, tz)),
+    return expr.Func("to_json", _texts(arg, lambda oid, v, tz: None if v is None else key_text(oid, v, tz)),
                      [arg], type_oids.TEXT)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import decimal
 import hashlib
-import json
 import math
 import re
 
@@ -22,6 +21,7 @@ from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 from splitstream.protocol.types import decode_text
 
 from . import posix_regex
+from .json_values import key_text
 from .functions import _to_json, output_texts, quote_ident, quote_literal, register, scalar
 
 _NULL_VALUE = "22004"
@@ -129,9 +129,12 @@ scalar("width_bucket", sigs="float8, float8, float8, int4 -> int4 | numeric, num
     _width_bucket)
 
 
-def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, null_hint: str | None = None) -> list[str]:
+def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, null_hint: str | None = None,
+                 tz: str = "UTC") -> list[str]:
     """json[b]_build_object's rows as JSON object texts: alternating keys
-    and values, ``sep`` between a key and its value (json keeps " : ")."""
+    and values, ``sep`` between a key and its value (json keeps " : "); a
+    key is a scalar's JSON text as a string (an array, a row or JSON there
+    is 22023, after the NULL check)."""
     if len(cols) % 2:
         raise PgError(INVALID_PARAMETER_VALUE, "argument list must have even number of elements",
                       hint=f"The arguments of {fname}() must consist of alternating keys and values.")
@@ -144,14 +147,15 @@ def object_texts(cols: list[Col], n: int, fname: str, sep: str, null_key: str, n
             if key is None:
                 raise PgError(INVALID_PARAMETER_VALUE, null_key.format(k + 1), hint=null_hint)
             embed = cols[k + 1].oid in (type_oids.JSON, type_oids.JSONB) and val is not None
-            pairs.append(json.dumps(str(key)) + sep + (val if embed else "null" if val is None else _to_json(val)))
+            pairs.append(key_text(cols[k].oid, key, tz) + sep + (val if embed else "null" if val is None else _to_json(val)))
         out.append("{" + ", ".join(pairs) + "}")
     return out
 
 
 @register("jsonb_build_object", sigs=" -> jsonb | variadic any -> jsonb", strict=False)
 def _jsonb_build_object(cols, n, ctx):
-    texts = object_texts(cols, n, "jsonb_build_object", ": ", "argument {}: key must not be null")
+    texts = object_texts(cols, n, "jsonb_build_object", ": ", "argument {}: key must not be null",
+                         tz=ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
     return Col.from_pylist([decode_text(type_oids.JSONB, t) for t in texts], type_oids.JSONB)  # jsonb's key order
 
 

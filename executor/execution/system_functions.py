@@ -149,7 +149,8 @@ def register_catalog_functions(register) -> None:
         return impl
 
     def build_object(cols, n, ctx):
-        texts = object_texts(cols, n, "json_build_object", " : ", "argument {} cannot be null", "Object keys should be text.")
+        texts = object_texts(cols, n, "json_build_object", " : ", "argument {} cannot be null", "Object keys should be text.",
+                             tz=ctx.setting("timezone", "UTC") if ctx is not None else "UTC")
         return Col.from_pylist(texts, type_oids.JSON)
 
     register("json_build_object", sigs=" -> json | variadic any -> json", strict=False)(build_object)

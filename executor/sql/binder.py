@@ -41,7 +41,7 @@ from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
-from ..execution.regnames import reg_names
+from ..execution.regnames import REG_OUTPUT, reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
 from ..execution.setting_changes import undo_on_rollback
 
@@ -84,7 +84,8 @@ class Scope:
 
 
 #: functions taking a FROM item's whole row (``row_to_json(t)``) as the JSON object of its columns
-WHOLE_ROW_JSON = frozenset({"row_to_json", "to_json", "to_jsonb"})
+WHOLE_ROW_JSON = frozenset({"row_to_json", "to_json", "to_jsonb", "json_build_object", "jsonb_build_object",
+                            "json_build_array", "jsonb_build_array"})
 
 
 def any_scope_has_table(scope: Scope | None, name: str) -> bool:
@@ -142,6 +143,20 @@ def _quoted_char(name) -> bool:
     unquoted ``char`` is ``character`` (bpchar), as in PostgreSQL."""
     last = name.expression if isinstance(name, exp.Dot) else name
     return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
+
+
+#: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
+
+
+def operand_type(unknown: expr.Expr, other: int, context: str) -> int:
+    """The type an unknown operand takes beside one of type ``other``: that
+    type, but a parameter compared with varchar is text, as the operator
+    PostgreSQL picks there is text's (varchar has none of its own): what
+    Describe's ParameterDescription and pg_prepared_statements report."""
+    if other == type_oids.VARCHAR and context in OPERATOR_CONTEXTS and isinstance(unknown, expr.Param):
+        return type_oids.TEXT
+    return other
 
 
 #: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
@@ -496,7 +511,7 @@ class ExprBinder:
             raise whole_row_refused(name)
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
-    def whole_row(self, node) -> expr.Expr | None:
+    def whole_row(self, node) -> json_values.RowObject | None:
         """``t`` or ``t.*`` naming a FROM item of this query level (not a
         column): its row as the JSON object row_to_json writes (the one form
         of a whole-row value here); None for anything else."""
@@ -514,6 +529,44 @@ class ExprBinder:
         refs = [self.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
                 for c in cols]
         return json_values.RowObject([c.name for c in cols], refs)
+
+    def whole_row_json(self, name: str, nodes: list) -> expr.Expr:
+        """A JSON function given FROM items' whole rows (``to_jsonb(t)``,
+        ``json_build_object('r', t)``): each as the JSON object of its
+        columns.  row_to_json takes only a row (record), and a boolean:
+        anything else is PostgreSQL's 42883."""
+        rows = [self.whole_row(a) for a in nodes]
+        args = [r if r is not None else self.bind(a) for r, a in zip(rows, nodes)]
+
+        def undefined() -> PgError:      # the rows named by their types, as PostgreSQL names them
+            kinds = [self._row_type_name(a) if r is not None else signatures.type_words([x.oid])
+                     for r, a, x in zip(rows, nodes, args)]
+            return PgError(UNDEFINED_FUNCTION, f"function {name}({', '.join(kinds)}) does not exist",
+                           hint=signatures.NO_MATCH_HINT)
+
+        if name != "row_to_json":
+            if name == "to_json" and len(args) == 1 and rows[0] is not None:
+                return args[0]
+            try:
+                return self.call(name, args)
+            except PgError as e:
+                raise (undefined() if e.sqlstate == UNDEFINED_FUNCTION and any(rows) else e) from None
+        literal = bool(args) and rows[0] is None and args[0].oid == type_oids.UNKNOWN     # NULL, or record_in's text
+        if not 1 <= len(args) <= 2 or rows[0] is None and not literal or rows[1:] and rows[1] is not None \
+                or len(args) == 2 and args[1].oid not in (type_oids.BOOL, type_oids.UNKNOWN):
+            raise undefined()
+        row = rows[0]
+        if row is None:
+            if not (isinstance(args[0], expr.Const) and args[0].value is None):
+                raise PgError(FEATURE_NOT_SUPPORTED, "input of anonymous composite types is not implemented")
+            return expr.Const(None, type_oids.JSON)        # (strict)
+        return row if len(args) == 1 else json_values.pretty_row(row, self.p.coerce(args[1], type_oids.BOOL))
+
+    def _row_type_name(self, node) -> str:
+        """The type of a FROM item's whole row, as PostgreSQL names it: a
+        table's or view's name, else record."""
+        table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
+        return table if self.p.lookup_relation(table, None) is not None else "record"
 
     def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
         """A subquery's reference to a column of the grouped query around it:
@@ -734,7 +787,7 @@ class ExprBinder:
             q = inner.this if isinstance(inner, exp.Subquery) else inner
             plan, corr = self.p.subplan(q, self.scope)
             a = self.bind(left)
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
         a = self.bind(left)
         arr = self.bind(inner)
@@ -742,7 +795,7 @@ class ExprBinder:
             arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
         et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
         if a.oid == type_oids.UNKNOWN:
-            a = self.p.coerce(a, et)
+            a = self.p.coerce(a, operand_type(a, et, "comparison"))
 
         def impl(cols, nrows, ctx, _op=op, _kind=kind):
             av, arrs = cols[0], cols[1].to_pylist()
@@ -810,7 +863,7 @@ class ExprBinder:
             plan, corr = self.p.subplan(sub, self.scope)
             if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
                 raise PgError(SYNTAX_ERROR, "subquery has too many columns")
-            a = self.p.coerce(a, plan.out[0].oid) if a.oid == type_oids.UNKNOWN else a
+            a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
         items = [self.bind(e) for e in n.expressions]
         t = a.oid
@@ -954,6 +1007,15 @@ class ExprBinder:
 
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_out, [a], type_oids.TEXT)
             return a if oid == type_oids.TEXT and typmod < 0 else expr.Cast(a, oid, typmod)
+        text_array = type_oids.ARRAY_OF[type_oids.TEXT]
+        if a.oid in REG_OUTPUT and a.oid in type_oids.ELEMENT_OF and \
+                (sqltypes.is_string(oid) or sqltypes.is_string(type_oids.ELEMENT_OF.get(oid, 0))):
+            # regtype[]::text, ::text[]: the names, as regtype[] prints (pg_prepared_statements.parameter_types)
+            def reg_array_out(cols, n, ctx):
+                return Col.from_pylist(reg_names(cols[0], ctx).to_pylist(), text_array)
+
+            a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_array_out, [a], text_array)
+            return a if oid == text_array and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
         if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
@@ -1254,10 +1316,8 @@ class ExprBinder:
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
-        if name in WHOLE_ROW_JSON and len(func_args(n)) == 1:
-            row = self.whole_row(func_args(n)[0])
-            if row is not None:      # row_to_json(t), to_jsonb(t): the row's JSON object
-                return row if name != "to_jsonb" else self.call("to_jsonb", [row])
+        if name in WHOLE_ROW_JSON and not named_args.has_named(func_args(n)):
+            return self.whole_row_json(name, func_args(n))
         if name == "set_config":
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 

@@ -12,11 +12,18 @@ class Statement(str):
 
     offset: int = 0
     semicolon: int | None = None     # where the semicolon ending it is in the message, if one does
+    message: str = ""                # the whole message (PREPARE records it as its statement's text)
 
-    def __new__(cls, text: str, offset: int = 0, semicolon: int | None = None) -> "Statement":
+    def __new__(cls, text: str, offset: int = 0, semicolon: int | None = None, message: str = "") -> "Statement":
         self = super().__new__(cls, text)
-        self.offset, self.semicolon = offset, semicolon
+        self.offset, self.semicolon, self.message = offset, semicolon, message
         return self
+
+
+def source_text(sql: str) -> str:
+    """The text PostgreSQL's parse state holds for a statement: the whole
+    Query message it is one of (or the Parse string, which is ``sql``)."""
+    return sql.message if isinstance(sql, Statement) and sql.message else sql
 
 
 _DOLLAR_TAG = re.compile(r"\$([A-Za-z_][A-Za-z_0-9]*)?\$")
@@ -102,7 +109,7 @@ def split_statements(sql: str) -> list[Statement]:
     offset in ``sql``."""
     if not any(c in sql for c in "'\"$;") and "--" not in sql and "/*" not in sql:
         s = sql.strip()      # one statement, nothing to skip over: no walk per character
-        return [Statement(s, sql.index(s[0]))] if s else []
+        return [Statement(s, sql.index(s[0]), message=sql)] if s else []
     out: list[Statement] = []
     begin, depth = 0, 0
 
@@ -110,7 +117,7 @@ def split_statements(sql: str) -> list[Statement]:
         part = sql[begin:end]
         s = part.strip()
         if s:
-            out.append(Statement(s, begin + part.index(s[0]), end if end < len(sql) else None))
+            out.append(Statement(s, begin + part.index(s[0]), end if end < len(sql) else None, sql))
 
     for i, _, kind in _lexemes(sql):
         if kind != "p":

@@ -22,7 +22,7 @@ from ...execution import expr
 from ...execution.zoned_casts import cast_in_zone, zone_dependent
 from ...execution.datetime_ops import temporal_arith
 from ...execution import privileges, system_functions
-from ..binder import REG_ARRAYS, referenced_names
+from ..binder import OPERATOR_CONTEXTS, REG_ARRAYS, operand_type, referenced_names
 from .. import sql_functions
 from splitstream.catalog.objects import system_catalogs as system
 
@@ -32,8 +32,7 @@ if TYPE_CHECKING:
     from ...execution import operators
     from ..binder import Scope
 
-#: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
-_OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
+
 #: the types a float4 operand compares with as float8
 _FLOAT4_WIDENS_WITH = frozenset({type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.NUMERIC, type_oids.FLOAT8})
 _OID_FAMILY = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE)
@@ -168,12 +167,12 @@ class PlannerBase:
                 return self.coerce(a, type_oids.TEXT), self.coerce(b, type_oids.TEXT)
             return a, b
         if a.oid == type_oids.UNKNOWN:
-            return self.coerce(a, b.oid), b
+            return self.coerce(a, operand_type(a, b.oid, context)), b
         if b.oid == type_oids.UNKNOWN:
-            return a, self.coerce(b, a.oid)
+            return a, self.coerce(b, operand_type(b, a.oid, context))
         if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
             return self.coerce(a, type_oids.OID), self.coerce(b, type_oids.OID)
-        if context in _OPERATOR_CONTEXTS and type_oids.FLOAT4 in (a.oid, b.oid) and \
+        if context in OPERATOR_CONTEXTS and type_oids.FLOAT4 in (a.oid, b.oid) and \
                 {a.oid, b.oid} - {type_oids.FLOAT4} <= _FLOAT4_WIDENS_WITH:
             # real = numeric is float48eq after numeric -> float8 (float8 is the preferred type),
             # not float4eq: 1.1::float4 = 1.1 is false, as 16777217 = 16777216::float4 is
