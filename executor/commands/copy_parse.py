@@ -54,6 +54,7 @@ class PlainParse:
         self.closed = False          # the COPY ended or failed: pieces still queued are dropped
         self.ready: list[Parsed] = []     # parsed, in order, whole (a full batch or a declined piece)
         self.current: compiled_csv.Appender | None = None    # the batch being filled
+        self.failure: BaseException | None = None    # the parse failed (not a declined piece): raised here
 
     def add(self, pieces: list[Buffer]) -> None:
         """Parse these pieces (whole lines, in order) after the ones before."""
@@ -61,6 +62,7 @@ class PlainParse:
         with self.lock:
             while self.queued > MAX_QUEUED and self.running:
                 self.lock.wait()
+            self._raise_failure()
             self.queue.append(pieces)
             self.queued += size
             if self.running:
@@ -75,6 +77,7 @@ class PlainParse:
         with self.lock:
             while self.running:
                 self.lock.wait()
+            self._raise_failure()
             self.running = True         # this thread appends now
         try:
             with compiled_csv.lent_scratch() as buf:
@@ -102,6 +105,7 @@ class PlainParse:
         with self.lock:
             while self.running:
                 self.lock.wait()
+            self._raise_failure()
             if self.current is not None and self.current.rows:
                 self.rows += self.current.rows
                 self.ready.append(self.current)
@@ -112,6 +116,10 @@ class PlainParse:
                     _rows_seen.clear()
                 _rows_seen[self.key] = self.rows
         return out
+
+    def _raise_failure(self) -> None:
+        if self.failure is not None:
+            raise self.failure
 
     def _batch_rows(self) -> int:
         """Room for the next batch: the first sized like the last COPY into
@@ -140,9 +148,17 @@ class PlainParse:
                 size = sum(map(len, pieces))
             try:
                 self._parse(pieces)
+            except BaseException as e:  # noqa: BLE001 - e.g. MemoryError: the COPY fails with it, never hangs
+                with self.lock:
+                    self.failure = e
+                    self.queue.clear()
+                    self.running = False
+                    self.queued = 0
+                    self.lock.notify_all()
+                return
             finally:
                 with self.lock:
-                    self.queued -= size
+                    self.queued = max(0, self.queued - size)
                     self.lock.notify_all()
 
     def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:

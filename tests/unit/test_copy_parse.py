@@ -4,6 +4,8 @@ batches of a bounded size; a piece the compiled reader declines keeps its
 place as bytes; NULL masks line up across appends; nothing survives close."""
 from __future__ import annotations
 
+import pytest
+
 from splitstream.executor.backends.llvm import csv as csv_kernels
 from splitstream.executor.commands import copy_parse
 from splitstream.protocol import copy as copyformat
@@ -108,3 +110,17 @@ def test_gathered_columns_never_point_into_the_scratch_buffer():
     p.add([_lines(5000, 5000)])           # the same decode thread's scratch, overwritten
     second = p.finish()
     assert _flatten(first)[0] == list(range(5000)) and _flatten(second)[0] == list(range(5000, 10000))
+
+
+def test_a_failing_parse_fails_the_copy_rather_than_hanging_it(monkeypatch):
+    p = _parse()
+
+    def broken(*_a, **_kw):
+        raise MemoryError("no room to join the pieces")
+
+    monkeypatch.setattr(csv_kernels, "gather", broken)
+    p.add([_lines(0, 100)])
+    with pytest.raises(MemoryError):
+        p.finish()
+    with pytest.raises(MemoryError):
+        p.add([_lines(100, 100)])
