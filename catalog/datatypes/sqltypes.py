@@ -391,6 +391,19 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
 
 
+#: the numbers boolean has no cast to or from (pg_cast: bool <-> int4 only)
+_NO_BOOL_CAST = frozenset((type_oids.INT2, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC))
+
+
+def check_bool_cast(src: int, target: int) -> None:
+    """boolean casts to and from int4, not the other numbers: 42846 when
+    the cast is written, as PostgreSQL's parser says it (also for a NULL or
+    over no rows, where nothing would reach the cast itself)."""
+    other = target if src == type_oids.BOOL else src
+    if other in _NO_BOOL_CAST:
+        raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
+
+
 def check_char_cast(src: int, target: int) -> None:
     """"char" casts only to and from the string types and int4 (42846
     otherwise, also for a NULL), as pg_cast has it."""

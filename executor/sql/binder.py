@@ -1020,6 +1020,8 @@ class ExprBinder:
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
         if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
             sqltypes.check_char_cast(a.oid, oid)
+        if type_oids.BOOL in (a.oid, oid) and a.oid != oid:
+            sqltypes.check_bool_cast(a.oid, oid)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
