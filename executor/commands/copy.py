@@ -487,10 +487,9 @@ class CopySink:
         fed.  The server calls this on its event-loop thread, sparing a hop
         to a worker thread and back per CopyData batch (dozens per COPY)."""
         parse = self.parse
-        if not self.plain or self.buf or self.ended or self._header_next() or (parse is not None and not parse.light(sum(map(len, payloads)))):
-            return False
-        quote = self.options.quote.encode()
-        if any(quote in p or b"\\" in p for p in payloads):
+        if not self.plain or self._header_next() or (parse is not None and not parse.light(sum(map(len, payloads)))):
+            return False        # (while plain, nothing is buffered and no end marker came)
+        if not all(map(self._plain_payload, payloads)):
             return False
         for p in payloads:
             self._keep_plain(p)
@@ -506,8 +505,7 @@ class CopySink:
         HEADER line there is the first line, skipped.  False (from then
         on): this data goes the buffered way, after the rows parsed and
         kept so far."""
-        plain = not self.buf and self.options.quote.encode() not in data and b"\\" not in data
-        rest = self._past_header(data) if plain else None
+        rest = self._past_header(data) if not self.buf and self._plain_payload(data) else None
         if rest is None:
             self.plain = False
             if self.parse is not None:
@@ -519,6 +517,10 @@ class CopySink:
         if rest:
             self._keep_plain(rest)
         return True
+
+    def _plain_payload(self, data: bytes) -> bool:
+        """No quote (a row is a line) and no backslash (no end-of-data marker)."""
+        return self.options.quote.encode() not in data and b"\\" not in data
 
     def _past_header(self, data: bytes) -> bytes | None:
         """Plain ``data`` after the HEADER line, if one is due and ends in it
@@ -554,8 +556,7 @@ class CopySink:
     def _parse_plain(self, pieces: list[Buffer]) -> None:
         parse = self._plain_parse()
         parse.add(pieces)
-        if parse.has_ready():
-            self._stage_parsed(parse.take_ready())
+        self._stage_parsed(parse.take_ready())
 
     def _stage_parsed(self, parsed: list[Parsed]) -> None:
         """Stage what the ordered parse gave, in order: full batches of

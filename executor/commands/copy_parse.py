@@ -91,9 +91,6 @@ class PlainParse:
         """Nothing is ready to stage, and ``nbytes`` more would not make :meth:`add` wait."""
         return not self.ready and self.queued + nbytes + PARSE_STEP <= MAX_QUEUED
 
-    def has_ready(self) -> bool:
-        return bool(self.ready)
-
     def take_ready(self) -> list[Parsed]:
         """The batches parsed and full, and declined pieces, oldest first."""
         with self.lock:
