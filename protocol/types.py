@@ -2048,3 +2048,7 @@ def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray
     zero = False if dt.kind == "b" else 0
     arr = np.array([zero if v is None else v for v in items], dtype=dt)
     return arr, (nulls if has_null else None)
+
+
+# record_out / record_send register themselves here (they print each field by this module's codecs)
+from . import composite as _composite  # noqa: E402,F401

@@ -40,6 +40,7 @@ from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from . import named_args
+from . import row_binding
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
@@ -741,7 +742,25 @@ class ExprBinder:
             rhs = exp.All(this=rhs.expressions[0])  # sqlglot reads ALL(array) as a function call
         if isinstance(rhs, (exp.Any, exp.All)):
             return self._any_all(op, n.this, rhs)
-        left, right = self.bind(n.this), self.bind(rhs)
+        rows = self._row_operands(n.this, rhs)
+        if rows is not None:
+            return row_binding.compare_rows(op, self.bind, self.compare_bound, *rows)
+        return self.compare_bound(op, self.bind(n.this), self.bind(rhs))
+
+    def _row_operands(self, left, right) -> tuple[list, list] | None:
+        """The fields of two row constructors compared; None unless both
+        sides are one (a row against anything else is refused, 0A000)."""
+        lf, rf = row_binding.constructor_fields(left), row_binding.constructor_fields(right)
+        if lf is None and rf is None:
+            return None
+        if lf is None or rf is None:
+            raise PgError(FEATURE_NOT_SUPPORTED, "comparing a row constructor with a non-row value is not supported",
+                          hint="Write both sides as row constructors, ROW(a, b) = ROW(c, d).")
+        return lf, rf
+
+    def compare_bound(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
+        """``left op right`` once bound: the types unified, 42883 where
+        there is no such operator."""
         try:
             left, right = self.p.unify(left, right, "comparison")
         except PgError as e:
@@ -771,10 +790,16 @@ class ExprBinder:
         return self._cmp("<=", n)
 
     def b_NullSafeEQ(self, n):
+        rows = self._row_operands(n.this, n.expression)
+        if rows is not None:
+            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=True)
         left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
         return expr.IsDistinct(left, right, negate=True)
 
     def b_NullSafeNEQ(self, n):
+        rows = self._row_operands(n.this, n.expression)
+        if rows is not None:
+            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=False)
         left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
         return expr.IsDistinct(left, right, negate=False)
 
@@ -836,6 +861,9 @@ class ExprBinder:
     def b_Is(self, n):
         rhs = n.expression
         neg = bool(n.args.get("negate"))
+        fields = row_binding.constructor_fields(n.this)
+        if fields is not None and isinstance(rhs, exp.Null):
+            return row_binding.null_test([self.bind(f) for f in fields], neg)
         a = self.bind(n.this)
         if isinstance(rhs, exp.Null):
             return expr.IsNull(a, negate=neg)
@@ -856,15 +884,22 @@ class ExprBinder:
         return expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)])
 
     def b_In(self, n: exp.In):
-        a = self.bind(n.this)
+        fields = row_binding.constructor_fields(n.this)
         q = n.args.get("query")
+        if fields is not None and q is None:
+            return row_binding.in_list(self.bind, self.compare_bound, fields, n.expressions)
+        a = self.bind(n.this) if fields is None else None
         if q is not None:
             sub = q.this if isinstance(q, exp.Subquery) else q
             plan, corr = self.p.subplan(sub, self.scope)
-            if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
+            if fields is not None:
+                return row_binding.in_subquery(self.bind, self.p.unify, fields, plan, corr)
+            assert a is not None
+            if len(plan.out) != 1:
                 raise PgError(SYNTAX_ERROR, "subquery has too many columns")
             a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
+        assert a is not None
         items = [self.bind(e) for e in n.expressions]
         t = a.oid
         for it in items:
@@ -1258,7 +1293,7 @@ class ExprBinder:
     def b_Tuple(self, n):
         if len(n.expressions) == 1:
             return self.bind(n.expressions[0])
-        raise PgError(FEATURE_NOT_SUPPORTED, "row constructors are not supported here")
+        return row_binding.bind_constructor(self.bind, self.p.coerce, n.expressions)
 
     def b_Distinct(self, n):
         raise PgError(SYNTAX_ERROR, "DISTINCT is not allowed here")
@@ -1318,6 +1353,8 @@ class ExprBinder:
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
+        if name == "row" and isinstance(n, exp.Anonymous):
+            return row_binding.bind_constructor(self.bind, self.p.coerce, func_args(n))
         if name in WHOLE_ROW_JSON and not named_args.has_named(func_args(n)):
             return self.whole_row_json(name, func_args(n))
         if name == "set_config":

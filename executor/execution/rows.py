@@ -1,0 +1,85 @@
+"""Row values at run time: ``ROW(a, b)`` / ``(a, b)`` as a column of
+:class:`~splitstream.protocol.composite.Record` values (an object column of
+type record), and ``(a, b) IN (SELECT x, y ...)``.
+
+Row comparisons between constructors never reach here: the binder expands
+them field by field into ordinary comparisons (as PostgreSQL's parser does,
+make_row_comparison_op), so they run on either backend.  A record column is
+built only where a query asks for a row value, never on a scan or ingest
+path.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from splitstream.catalog.datatypes.vector import Batch, Col
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.composite import Record
+
+from . import expr
+
+
+def _build(cols: list[Col], n: int, ctx) -> Col:
+    oids = [c.oid for c in cols]
+    data = np.empty(n, dtype=object)
+    if not cols:
+        for i in range(n):
+            data[i] = Record((), ())
+    else:
+        for i, values in enumerate(zip(*(c.to_pylist() for c in cols))):
+            data[i] = Record(values, oids)
+    return Col(data, None, type_oids.RECORD)
+
+
+class RowCtor(expr.Func):
+    """``ROW(f1, f2, ...)``: never NULL, whatever its fields."""
+
+    def __init__(self, fields: list[expr.Expr]) -> None:
+        super().__init__("row", _build, fields, type_oids.RECORD)
+
+    def __repr__(self) -> str:
+        return f"ROW({', '.join(map(repr, self.args))})"
+
+
+def _equal_fields(fields: list[Col], values: tuple, oids: list[int], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every outer row against one subquery row: (no field pair unequal,
+    some field pair NULL), the two halves of the row ``=``'s three values."""
+    maybe = np.ones(n, bool)
+    unknown = np.zeros(n, bool)
+    for col, v, oid in zip(fields, values, oids):
+        cc = expr.compare_cols("=", col, Col.const(v, oid, n))
+        nulls = cc.null_mask()
+        maybe &= cc.data | nulls
+        unknown |= nulls
+    return maybe, unknown
+
+
+def row_in(fields: list[Col], res: Batch, negate: bool) -> Col:
+    """``(a, b) [NOT] IN (SELECT x, y ...)``: true where some subquery row
+    equals the row in every field, NULL where none does but some might (a
+    NULL field and no unequal one), else false, as PostgreSQL's ANY over a
+    row comparison answers."""
+    n = len(fields[0]) if fields else 0
+    hit = np.zeros(n, bool)
+    unknown = np.zeros(n, bool)
+    oids = [c.oid for c in res.cols]
+    for values in zip(*(c.to_pylist() for c in res.cols)):
+        maybe, null = _equal_fields(fields, values, oids, n)
+        hit |= maybe & ~null
+        unknown |= maybe & null
+    unknown &= ~hit
+    out = ~hit if negate else hit
+    return Col(out & ~unknown, unknown, type_oids.BOOL)
+
+
+class RowInSubquery(expr.SubqueryExpr):
+    """``(a, b) [NOT] IN (SELECT x, y ...)``: an IN subquery whose argument
+    is a row constructor, compared with the subquery's rows field by field."""
+
+    def __init__(self, plan, correlated: bool, row: RowCtor, negate: bool = False) -> None:
+        super().__init__("in", plan, type_oids.BOOL, correlated, arg=row, op="=", negate=negate)
+
+    def _eval_with(self, res: Batch, batch: Batch, ctx) -> Col:
+        assert isinstance(self.arg, RowCtor)
+        fields = [f.eval(batch, ctx) for f in self.arg.args]
+        return row_in(fields, res, self.negate)

@@ -1,0 +1,123 @@
+"""Binding of row constructors and of the operators PostgreSQL's parser
+expands over them (parse_expr.c: make_row_comparison_op,
+make_row_distinct_op, transformAExprIn, and ExecEvalRowNull's rule).
+
+``ROW(a, b)`` and ``(a, b)`` are row constructors.  A comparison of two of
+them becomes ordinary comparisons of their fields: ``=`` all fields equal,
+``<>`` some field unequal, ``<`` / ``<=`` / ``>`` / ``>=`` the first unequal
+pair decides (a NULL pair before it makes the answer NULL).  ``IS [NOT]
+DISTINCT FROM`` compares field by field; ``IS NULL`` holds when every field
+is NULL and ``IS NOT NULL`` when none is.  So rows stay off the columnar
+paths and both backends run what the fields' comparisons run.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from sqlglot import exp
+
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
+
+from ..execution import expr
+from ..execution.rows import RowCtor, RowInSubquery
+
+#: a binder's comparison of two bound operands (types unified, 42883 if none)
+Compare = Callable[[str, expr.Expr, expr.Expr], expr.Expr]
+
+_STRICT = {"<": "<", "<=": "<", ">": ">", ">=": ">"}
+
+
+def constructor_fields(node) -> list | None:
+    """The field expressions of a row constructor (``ROW(...)``, or a
+    parenthesised list of two or more), None for anything else."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Tuple) and len(node.expressions) > 1:
+        return list(node.expressions)
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() == "row":
+        return list(node.expressions)
+    return None
+
+
+def bind_constructor(bind: Callable, coerce: Callable, fields: list) -> RowCtor:
+    """``ROW(f1, ...)``: a literal of unknown type is text there, as
+    PostgreSQL resolves it when the row is built."""
+    bound = [bind(f) for f in fields]
+    return RowCtor([coerce(b, type_oids.TEXT) if b.oid == type_oids.UNKNOWN else b for b in bound])
+
+
+def _unequal() -> PgError:
+    return PgError(SYNTAX_ERROR, "unequal number of entries in row expressions")
+
+
+def _pairs(bind: Callable, left: list, right: list) -> list[tuple[expr.Expr, expr.Expr]]:
+    if len(left) != len(right):
+        raise _unequal()
+    if not left:
+        raise PgError(FEATURE_NOT_SUPPORTED, "cannot compare rows of zero length")
+    return [(bind(a), bind(b)) for a, b in zip(left, right)]
+
+
+def compare_rows(op: str, bind: Callable, compare: Compare, left: list, right: list) -> expr.Expr:
+    """``ROW(a1, a2) op ROW(b1, b2)`` as comparisons of the fields."""
+    pairs = _pairs(bind, left, right)
+    if op == "=":
+        return _all([compare("=", a, b) for a, b in pairs])
+    if op == "<>":
+        return _any([compare("<>", a, b) for a, b in pairs])
+    last_a, last_b = pairs[-1]
+    out = compare(op, last_a, last_b)
+    for a, b in reversed(pairs[:-1]):       # a1 < b1 OR (a1 = b1 AND (rest))
+        out = expr.Or([compare(_STRICT[op], a, b), expr.And([compare("=", a, b), out])])
+    return out
+
+
+def distinct_rows(bind: Callable, unify: Callable, left: list, right: list, negate: bool) -> expr.Expr:
+    """``ROW(...) IS [NOT] DISTINCT FROM ROW(...)``: some field distinct
+    (NOT: no field distinct)."""
+    tests = [expr.IsDistinct(*unify(a, b, "comparison"), negate=negate) for a, b in _pairs(bind, left, right)]
+    return _all(tests) if negate else _any(tests)
+
+
+def null_test(fields: list[expr.Expr], negate: bool) -> expr.Expr:
+    """``row IS NULL``: every field NULL; ``IS NOT NULL``: no field NULL
+    (so a row with some NULL fields is neither)."""
+    if not fields:
+        return expr.Const(not negate, type_oids.BOOL)      # PostgreSQL: ROW() IS NULL is true, IS NOT NULL false
+    return _all([expr.IsNull(f, negate=negate) for f in fields])
+
+
+def in_list(bind: Callable, compare: Compare, left: list, items: list) -> expr.Expr:
+    """``(a, b) IN ((1, 2), (3, 4))``: the row equal to some item."""
+    tests = []
+    for item in items:
+        fields = constructor_fields(item)
+        if fields is None:
+            raise _unequal()
+        tests.append(compare_rows("=", bind, compare, left, fields))
+    return _any(tests)
+
+
+def in_subquery(bind: Callable, unify: Callable, left: list, plan, correlated: bool) -> expr.Expr:
+    """``(a, b) IN (SELECT x, y ...)``: the subquery's columns must match
+    the row's fields in number (42601) and be comparable with them (42883)."""
+    if len(plan.out) != len(left):
+        raise PgError(SYNTAX_ERROR, f"subquery has too {'many' if len(plan.out) > len(left) else 'few'} columns")
+    fields = []
+    for node, col in zip(left, plan.out):
+        f = bind(node)
+        try:
+            f, _ = unify(f, expr.Const(None, col.oid), "comparison")
+        except PgError as e:
+            raise expr.operator_missing("=", f.oid, col.oid) if e.sqlstate == "42804" else e from None
+        fields.append(f)
+    return RowInSubquery(plan, correlated, RowCtor(fields))
+
+
+def _all(tests: list[expr.Expr]) -> expr.Expr:
+    return tests[0] if len(tests) == 1 else expr.And(tests)
+
+
+def _any(tests: list[expr.Expr]) -> expr.Expr:
+    return tests[0] if len(tests) == 1 else expr.Or(tests)
