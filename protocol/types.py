@@ -1881,7 +1881,7 @@ def encode_binary(oid: int, value: Any) -> bytes:
     if f is not None:
         return f(value)
     t = TYPES_BY_OID.get(oid)
-    if t is not None and t.elem_oid and t.category == "A":
+    if t is not None and t.elem_oid and (t.category == "A" or t.elem_oid == RECORD):
         return _array_send(oid, t.elem_oid, value)
     raise PgError(FEATURE_NOT_SUPPORTED, f"no binary output function available for type {t.sql_name if t else oid}")
 

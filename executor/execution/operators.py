@@ -21,6 +21,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol,
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
+from splitstream.protocol.composite import Record
 # (the join and filter shortcuts' names, on lines of their own)
 from .aggregates import distinct_counts
 from .expr import And, Cast, ColRef, Func, Like, SubqueryExpr
@@ -28,7 +29,7 @@ from .probe_reduction import integer_key_membership
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
-from .expr import Expr, array_key, dict_codes, eval_pred
+from .expr import Expr, array_key, dict_codes, eval_pred, record_key
 from .jsonb_order import jsonb_key
 
 
@@ -1136,6 +1137,8 @@ def _sort_key(v):
         return v.encode("utf-8")
     if isinstance(v, (list, tuple)):
         return array_key(v)
+    if isinstance(v, Record):
+        return record_key(v)
     return v
 
 

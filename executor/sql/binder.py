@@ -515,7 +515,12 @@ class ExprBinder:
     def whole_row(self, node) -> json_values.RowObject | None:
         """``t`` or ``t.*`` naming a FROM item of this query level (not a
         column): its row as the JSON object row_to_json writes (the one form
-        of a whole-row value here); None for anything else."""
+        of a whole-row value here), or a row constructor's, its fields named
+        f1, f2, ... as PostgreSQL names them; None for anything else."""
+        fields = row_binding.constructor_fields(node)
+        if fields is not None:
+            ctor = row_binding.bind_constructor(self.bind, self.p.coerce, fields)
+            return json_values.RowObject([f"f{i}" for i in range(1, len(fields) + 1)], ctor.args)
         if not isinstance(node, exp.Column):
             return None
         if isinstance(node.this, exp.Star):
@@ -566,6 +571,8 @@ class ExprBinder:
     def _row_type_name(self, node) -> str:
         """The type of a FROM item's whole row, as PostgreSQL names it: a
         table's or view's name, else record."""
+        if not isinstance(node, exp.Column):
+            return "record"
         table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
         return table if self.p.lookup_relation(table, None) is not None else "record"
 

@@ -94,7 +94,7 @@ def in_list(bind: Callable, compare: Compare, left: list, items: list) -> expr.E
     for item in items:
         fields = constructor_fields(item)
         if fields is None:
-            raise _unequal()
+            raise expr.operator_missing("=", type_oids.RECORD, bind(item).oid)
         tests.append(compare_rows("=", bind, compare, left, fields))
     return _any(tests)
 
