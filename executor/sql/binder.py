@@ -519,7 +519,7 @@ class ExprBinder:
         f1, f2, ... as PostgreSQL names them; None for anything else."""
         fields = row_binding.constructor_fields(node)
         if fields is not None:
-            ctor = row_binding.bind_constructor(self.bind, self.p.coerce, fields)
+            ctor = row_binding.bind_constructor(self.bind, fields)
             return json_values.RowObject([f"f{i}" for i in range(1, len(fields) + 1)], ctor.args)
         if not isinstance(node, exp.Column):
             return None
@@ -1300,7 +1300,7 @@ class ExprBinder:
     def b_Tuple(self, n):
         if len(n.expressions) == 1:
             return self.bind(n.expressions[0])
-        return row_binding.bind_constructor(self.bind, self.p.coerce, n.expressions)
+        return row_binding.bind_constructor(self.bind, n.expressions)
 
     def b_Distinct(self, n):
         raise PgError(SYNTAX_ERROR, "DISTINCT is not allowed here")
@@ -1361,7 +1361,7 @@ class ExprBinder:
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
         if name == "row" and isinstance(n, exp.Anonymous):
-            return row_binding.bind_constructor(self.bind, self.p.coerce, func_args(n))
+            return row_binding.bind_constructor(self.bind, func_args(n))
         if name in WHOLE_ROW_JSON and not named_args.has_named(func_args(n)):
             return self.whole_row_json(name, func_args(n))
         if name == "set_config":

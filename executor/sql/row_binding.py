@@ -40,11 +40,10 @@ def constructor_fields(node) -> list | None:
     return None
 
 
-def bind_constructor(bind: Callable, coerce: Callable, fields: list) -> RowCtor:
-    """``ROW(f1, ...)``: a literal of unknown type is text there, as
-    PostgreSQL resolves it when the row is built."""
-    bound = [bind(f) for f in fields]
-    return RowCtor([coerce(b, type_oids.TEXT) if b.oid == type_oids.UNKNOWN else b for b in bound])
+def bind_constructor(bind: Callable, fields: list) -> RowCtor:
+    """``ROW(f1, ...)``: a literal of unknown type stays unknown in the
+    row, as in PostgreSQL (its binary field is sent as type unknown)."""
+    return RowCtor([bind(f) for f in fields])
 
 
 def _unequal() -> PgError:
