@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..execution import expr
+from ..execution.rows import RowCtor
 from ..execution import functions
 from ..execution import json_functions, json_operators, json_spans, json_values
 from ..execution import signatures
@@ -65,6 +66,9 @@ class Scope:
     #: a grouped query's input seen from its select list, HAVING and ORDER BY:
     #: column index -> the group key's index in the grouped rows (None: not a key)
     grouped: dict[int, int] | None = None
+    #: the FROM items an outer join may NULL-extend here; None where that is
+    #: not known (a whole-row reference is then refused, never made wrong)
+    null_extended: frozenset[str] | None = None
 
     def find(self, name: str, table: str | None) -> list[int]:
         out = []
@@ -99,11 +103,11 @@ def any_scope_has_table(scope: Scope | None, name: str) -> bool:
 
 
 def whole_row_refused(name: str) -> PgError:
-    """A FROM item named as a value (``SELECT t FROM t``, ``t = t``,
-    ``count(t)``): PostgreSQL's whole-row reference, a value of the table's
-    composite type, which splitstream does not have; refused, never taken for
-    a missing column."""
-    return PgError(FEATURE_NOT_SUPPORTED, "whole-row references are not supported",
+    """A FROM item named as a value where an outer join may NULL-extend it
+    (or where that is not known): PostgreSQL's whole-row value is then NULL
+    for a NULL-extended row, which a row of the columns cannot tell from a
+    row of NULLs; refused, never taken for a missing column."""
+    return PgError(FEATURE_NOT_SUPPORTED, "whole-row references to a FROM item an outer join may NULL-extend are not supported",
                    hint=f"Name the columns, or use {name}.* in the select list; row_to_json({name}), "
                         f"to_jsonb({name}) and json_agg({name}) take the row as a JSON object.")
 
@@ -394,6 +398,8 @@ class ExprBinder:
     def b_Column(self, n: exp.Column):
         name = ident(n.this) if isinstance(n.this, exp.Identifier) else None
         if isinstance(n.this, exp.Star):
+            if n.args.get("table"):
+                return self.whole_row_value(ident(n.args.get("table")))
             raise PgError(FEATURE_NOT_SUPPORTED, "* is not allowed here")
         if name is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
@@ -509,27 +515,51 @@ class ExprBinder:
                 up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         if any_scope_has_table(self.scope, name):
-            raise whole_row_refused(name)
+            return self.whole_row_value(name)
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
+    def whole_row_value(self, table: str) -> RowCtor:
+        """``t`` (or ``t.*`` in an expression) naming a FROM item: its row,
+        a record of its columns.  Refused where an outer join may NULL-extend
+        the item (PostgreSQL's value is then NULL, not a row of NULLs) or
+        where that is not known."""
+        scope: Scope | None = self.scope
+        while scope is not None and not scope.has_table(table):
+            scope = scope.parent
+        if scope is None or scope.null_extended is None or table in scope.null_extended:
+            raise whole_row_refused(table)
+        cols = [c for c in scope.cols if c.table == table and not c.hidden]
+        try:
+            return RowCtor([self.resolve(c.name, table, None) for c in cols])
+        except PgError as e:        # in a grouped query: the row is what must be grouped
+            if e.sqlstate != GROUPING_ERROR:
+                raise
+            raise PgError(GROUPING_ERROR, f'column "{table}.*" must appear in the GROUP BY clause or be used in an '
+                                          "aggregate function") from None
+
     def whole_row(self, node) -> json_values.RowObject | None:
-        """``t`` or ``t.*`` naming a FROM item of this query level (not a
-        column): its row as the JSON object row_to_json writes (the one form
-        of a whole-row value here), or a row constructor's, its fields named
-        f1, f2, ... as PostgreSQL names them; None for anything else."""
+        """``t`` or ``t.*`` naming a FROM item of this query level or one
+        around it (not a column): its row as the JSON object row_to_json
+        writes, or a row constructor's, its fields named f1, f2, ... as
+        PostgreSQL names them; None for anything else."""
         fields = row_binding.constructor_fields(node)
         if fields is not None:
             ctor = row_binding.bind_constructor(self.bind, fields)
-            return json_values.RowObject([f"f{i}" for i in range(1, len(fields) + 1)], ctor.args)
+            return json_values.RowObject([f"f{i}" for i in range(1, len(ctor.args) + 1)], ctor.args)
         if not isinstance(node, exp.Column):
             return None
-        if isinstance(node.this, exp.Star):
-            table = ident(node.args.get("table"))
-        elif node.args.get("table") or self.scope.find(ident(node.this), None):
+        star = isinstance(node.this, exp.Star)
+        if not star and node.args.get("table"):
             return None
-        else:
-            table = ident(node.this)
-        cols = [c for c in self.scope.cols if c.table == table and not c.hidden]
+        table = ident(node.args.get("table")) if star else ident(node.this)
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if not star and scope.find(table, None):
+                return None                 # a column of that name wins
+            if scope.has_table(table):
+                break
+            scope = scope.parent
+        cols = [c for c in scope.cols if c.table == table and not c.hidden] if scope is not None else []
         if not cols:
             return None
         refs = [self.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
@@ -761,13 +791,14 @@ class ExprBinder:
         if lf is None and rf is None:
             return None
         if lf is None or rf is None:
-            raise PgError(FEATURE_NOT_SUPPORTED, "comparing a row constructor with a non-row value is not supported",
-                          hint="Write both sides as row constructors, ROW(a, b) = ROW(c, d).")
+            raise row_binding.record_comparison_refused()
         return lf, rf
 
     def compare_bound(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
         """``left op right`` once bound: the types unified, 42883 where
         there is no such operator."""
+        if type_oids.RECORD in (left.oid, right.oid):
+            raise row_binding.record_comparison_refused()
         try:
             left, right = self.p.unify(left, right, "comparison")
         except PgError as e:
@@ -797,18 +828,21 @@ class ExprBinder:
         return self._cmp("<=", n)
 
     def b_NullSafeEQ(self, n):
-        rows = self._row_operands(n.this, n.expression)
-        if rows is not None:
-            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=True)
-        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(left, right, negate=True)
+        return self._distinct(n, negate=True)
 
     def b_NullSafeNEQ(self, n):
+        return self._distinct(n, negate=False)
+
+    def _distinct(self, n, negate: bool) -> expr.Expr:
+        """``IS [NOT] DISTINCT FROM``: of two row constructors, field by field."""
         rows = self._row_operands(n.this, n.expression)
         if rows is not None:
-            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=False)
-        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(left, right, negate=False)
+            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=negate)
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if type_oids.RECORD in (left.oid, right.oid):
+            raise row_binding.record_comparison_refused()
+        left, right = self.p.unify(left, right, "comparison")
+        return expr.IsDistinct(left, right, negate=negate)
 
     def _any_all(self, op, left, node):
         kind = "any" if isinstance(node, exp.Any) else "all"
@@ -868,10 +902,9 @@ class ExprBinder:
     def b_Is(self, n):
         rhs = n.expression
         neg = bool(n.args.get("negate"))
-        fields = row_binding.constructor_fields(n.this)
-        if fields is not None and isinstance(rhs, exp.Null):
-            return row_binding.null_test([self.bind(f) for f in fields], neg)
         a = self.bind(n.this)
+        if isinstance(a, RowCtor) and isinstance(rhs, exp.Null):
+            return row_binding.null_test(a.args, neg)
         if isinstance(rhs, exp.Null):
             return expr.IsNull(a, negate=neg)
         if isinstance(rhs, exp.Boolean):

@@ -42,8 +42,22 @@ def constructor_fields(node) -> list | None:
 
 def bind_constructor(bind: Callable, fields: list) -> RowCtor:
     """``ROW(f1, ...)``: a literal of unknown type stays unknown in the
-    row, as in PostgreSQL (its binary field is sent as type unknown)."""
-    return RowCtor([bind(f) for f in fields])
+    row, as in PostgreSQL (its binary field is sent as type unknown);
+    ``ROW(t.*, x)`` takes t's columns as fields, as PostgreSQL expands it."""
+    out: list[expr.Expr] = []
+    for f in fields:
+        b = bind(f)
+        star = isinstance(f, exp.Column) and isinstance(f.this, exp.Star)
+        out.extend(b.args if star and isinstance(b, RowCtor) else [b])
+    return RowCtor(out)
+
+
+def record_comparison_refused() -> PgError:
+    """A row value compared other than as two row constructors (``t = t``,
+    ``ROW(a, b) = (SELECT ...)``): PostgreSQL's record comparison, not
+    implemented here."""
+    return PgError(FEATURE_NOT_SUPPORTED, "comparison of row values is supported only between row constructors",
+                   hint="Write both sides as row constructors: ROW(t.a, t.b) = ROW(u.a, u.b).")
 
 
 def _unequal() -> PgError:
