@@ -876,7 +876,7 @@ def record_key(v: Record) -> tuple:
     """A row value as PostgreSQL orders records (record_cmp): field by
     field, a NULL field above every value and equal to another NULL, NaN
     above every number, each field as its type orders."""
-    out = []
+    out: list[tuple] = []
     for x, oid in zip(v.values, v.oids):
         if x is None:
             out.append((2,))

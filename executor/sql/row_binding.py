@@ -89,7 +89,10 @@ def compare_rows(op: str, bind: Callable, compare: Compare, left: list, right: l
 def distinct_rows(bind: Callable, unify: Callable, left: list, right: list, negate: bool) -> expr.Expr:
     """``ROW(...) IS [NOT] DISTINCT FROM ROW(...)``: some field distinct
     (NOT: no field distinct)."""
-    tests = [expr.IsDistinct(*unify(a, b, "comparison"), negate=negate) for a, b in _pairs(bind, left, right)]
+    tests: list[expr.Expr] = []
+    for a, b in _pairs(bind, left, right):
+        a, b = unify(a, b, "comparison")
+        tests.append(expr.IsDistinct(a, b, negate=negate))
     return _all(tests) if negate else _any(tests)
 
 
