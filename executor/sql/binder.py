@@ -849,14 +849,21 @@ class ExprBinder:
         inner = node.this
         if isinstance(inner, exp.Paren):
             inner = inner.this
+        fields = row_binding.constructor_fields(left)
         if isinstance(inner, (exp.Select, exp.Subquery, exp.Union)):
             q = inner.this if isinstance(inner, exp.Subquery) else inner
             plan, corr = self.p.subplan(q, self.scope)
+            if fields is not None:
+                return row_binding.quantified(op, kind, self.bind, self.p.unify, fields, plan, corr)
             a = self.bind(left)
+            if a.oid == type_oids.RECORD:
+                raise row_binding.record_comparison_refused()
             a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
         a = self.bind(left)
         arr = self.bind(inner)
+        if type_oids.RECORD in (a.oid, arr.oid, type_oids.ELEMENT_OF.get(arr.oid)):
+            raise row_binding.record_comparison_refused()
         if arr.oid == type_oids.UNKNOWN:
             arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
         et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
@@ -941,6 +948,8 @@ class ExprBinder:
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
         assert a is not None
         items = [self.bind(e) for e in n.expressions]
+        if type_oids.RECORD in (a.oid, *(i.oid for i in items)):
+            raise row_binding.record_comparison_refused()
         t = a.oid
         for it in items:
             if t == type_oids.UNKNOWN:

@@ -131,6 +131,18 @@ def in_subquery(bind: Callable, unify: Callable, left: list, plan, correlated: b
     return RowInSubquery(plan, correlated, RowCtor(fields))
 
 
+def quantified(op: str, kind: str, bind: Callable, unify: Callable, left: list, plan, correlated: bool) -> expr.Expr:
+    """``(a, b) = ANY (SELECT ...)`` is ``IN``; ``(a, b) <> ALL (SELECT ...)``
+    its negation (a row's ``<>`` is NOT of its ``=``, NULLs included); other
+    operators over a row subquery are refused (0A000)."""
+    if (op, kind) == ("=", "any"):
+        return in_subquery(bind, unify, left, plan, correlated)
+    if (op, kind) == ("<>", "all"):
+        return expr.Not(in_subquery(bind, unify, left, plan, correlated))
+    raise PgError(FEATURE_NOT_SUPPORTED, f"row comparison {op} {kind.upper()} (subquery) is not supported",
+                  hint="Use (a, b) IN (SELECT ...) / NOT IN, or compare the fields in an EXISTS subquery.")
+
+
 def _all(tests: list[expr.Expr]) -> expr.Expr:
     return tests[0] if len(tests) == 1 else expr.And(tests)
 

@@ -139,6 +139,18 @@ ERRORS = ["SELECT ROW(1, 2) = ROW(1, 2, 3)", "SELECT (1, 2) < (1, 2, 3)", "SELEC
           "SELECT ROW(1, 2) IS DISTINCT FROM ROW(1)", "SELECT max(ROW(1, 2))", "SELECT sum((1, 2))"]
 
 
+REFUSED = ["SELECT ROW(1, 2) = (SELECT 1, 2)", "SELECT (1, 2) < ALL (SELECT 1, 3)",
+           "SELECT (1, 2) = ANY (ARRAY[ROW(1, 2)])"]
+
+
+@pytest.mark.parametrize("sql", REFUSED)
+def test_refused_where_postgres_answers(ss_conn, pg_conn, sql):
+    """Row forms not implemented are refused (0A000), never answered wrongly."""
+    assert _answer(pg_conn, sql)[0] == "ok"
+    with pytest.raises(psycopg.errors.FeatureNotSupported):
+        ss_conn.execute(sql)
+
+
 @pytest.mark.parametrize("sql", ERRORS)
 def test_errors_like_postgres(ss_conn, pg_conn, sql):
     want = _answer(pg_conn, sql)
@@ -164,6 +176,8 @@ TABLE_QUERIES = [
     "SELECT a, b, (a, b) IN (SELECT c, d FROM {t}) FROM {t} ORDER BY a, b, c, d",
     "SELECT a, b, (a, b) NOT IN (SELECT c, d FROM {t} WHERE c <> 1) FROM {t} ORDER BY a, b, c, d",
     "SELECT a, b FROM {t} o WHERE (a, b) IN (SELECT c, d FROM {t} i WHERE i.c = o.a) ORDER BY a, b, c, d",
+    "SELECT a, b, (a, b) = ANY (SELECT c, d FROM {t} WHERE c < 3), (a, b) <> ALL (SELECT c, d FROM {t} WHERE c > 1) "
+    "FROM {t} ORDER BY a, b, c, d",
     "SELECT (a, b) IS NULL, (a, b) IS NOT NULL, (a, b) IS DISTINCT FROM (c, d) FROM {t} ORDER BY a, b, c, d",
     "SELECT a, count(*) FILTER (WHERE (a, b) <= (c, d)), count(*) FILTER (WHERE (b, c) IS NULL) FROM {t} "
     "GROUP BY a ORDER BY 1",

@@ -32,7 +32,8 @@ ROW_FORMS = ["SELECT {ref} FROM {src} ORDER BY 1", "SELECT count({ref}) FROM {sr
              "SELECT {ref} FROM {src} ORDER BY {ref} DESC", "SELECT (SELECT row_to_json({ref})) FROM {src} ORDER BY 1::text",
              "SELECT ROW({ref}, 1) FROM {src} ORDER BY 1", "SELECT DISTINCT {ref} FROM {src} ORDER BY 1",
              "SELECT count(DISTINCT {ref}) FROM {src}", "SELECT (SELECT {ref}) FROM {src} ORDER BY 1"]
-REFUSED_FORMS = ["SELECT {ref} = {ref} FROM {src}", "SELECT 1 FROM {src} WHERE {ref} IS DISTINCT FROM {ref}"]
+REFUSED_FORMS = ["SELECT {ref} = {ref} FROM {src}", "SELECT 1 FROM {src} WHERE {ref} IS DISTINCT FROM {ref}",
+                 "SELECT {ref} IN ({ref}) FROM {src}", "SELECT {ref} = ANY (SELECT {ref} FROM {src}) FROM {src}"]
 
 
 @contextlib.contextmanager
