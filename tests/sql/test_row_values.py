@@ -202,3 +202,43 @@ def test_table_queries_like_postgres(ss_conn, pg_conn, unique_name, backend):
         ss.execute("RESET executor_backend")
         for conn in (ss, pg):
             conn.execute(f"DROP TABLE {t}")
+
+
+@pytest.mark.parametrize("ddl", ["CREATE TABLE {n} AS SELECT ROW(1, 'a') AS r", "CREATE TABLE {n} (r record)",
+                                 "CREATE MATERIALIZED VIEW {n} AS SELECT ROW(1, 2) AS r",
+                                 "CREATE VIEW {n} AS SELECT ROW(1, 2) AS r",
+                                 "CREATE TABLE {n} AS SELECT array_agg(ROW(x, x)) AS r FROM generate_series(1, 3) x"])
+def test_no_stored_row_columns(ss_conn, pg_conn, unique_name, ddl):
+    """A row has no storage: PostgreSQL's 42P16, and the server keeps working."""
+    sql = ddl.format(n=unique_name("rs"))
+    assert _answer(ss_conn, sql) == _answer(pg_conn, sql) == ("error", "42P16", _answer(pg_conn, sql)[2])
+    assert ss_conn.execute("CHECKPOINT").statusmessage == "CHECKPOINT"
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_continuous_view_with_row_comparisons(ss_conn, pg_conn, unique_name, backend):
+    """Row comparisons in a view's stream pipeline run on either backend and
+    agree with the same query over a table in PostgreSQL; a view that would
+    keep rows in its state is refused."""
+    s, t, v = unique_name("rs"), unique_name("rt"), unique_name("rv")
+    rows = "(1, 'x', 3), (1, 'x', 7), (2, NULL, 9), (0, 'z', 1), (NULL, 'y', 2), (2, NULL, 1), (1, 'w', 6)"
+    body = ("SELECT a, count(*) AS n, sum(c) FILTER (WHERE (a, c) > (1, 5)) AS f, "
+            "count(*) FILTER (WHERE (a, b) IS NULL OR (b, c) IS NOT NULL) AS g FROM {src} "
+            "WHERE (a, b) <> (0, 'z') AND ((a, b) IN ((1, 'x'), (2, NULL), (1, 'w')) OR (a, c) >= (2, 1)) GROUP BY a")
+    ss_conn.execute(f"SET executor_backend = '{backend}'")
+    try:
+        ss_conn.execute(f"CREATE FOREIGN TABLE {s} (a int, b text, c int) SERVER stream")
+        ss_conn.execute(f"CREATE VIEW {v} AS " + body.format(src=s))
+        with pytest.raises(psycopg.errors.FeatureNotSupported):
+            ss_conn.execute(f"CREATE VIEW {v}_k AS SELECT count(*) FROM {s} GROUP BY ROW(a, b)")
+        ss_conn.execute(f"INSERT INTO {s} VALUES {rows}")
+        pg_conn.execute(f"CREATE TABLE {t} (a int, b text, c int)")
+        pg_conn.execute(f"INSERT INTO {t} VALUES {rows}")
+        got = ss_conn.execute(f"SELECT * FROM {v} ORDER BY a").fetchall()
+        want = pg_conn.execute(body.format(src=t) + " ORDER BY a").fetchall()
+        assert got == want and len(want) == 2
+    finally:
+        ss_conn.execute("RESET executor_backend")
+        for sql in (f"DROP VIEW IF EXISTS {v}", f"DROP FOREIGN TABLE IF EXISTS {s}"):
+            ss_conn.execute(sql)
+        pg_conn.execute(f"DROP TABLE IF EXISTS {t}")
