@@ -1042,10 +1042,10 @@ def _distinct_key(v, oid: int):
     array element by element; jsonb as jsonb compares ('1.0' = '1')."""
     if isinstance(v, list):
         return array_key(v)
-    if isinstance(v, Record):
-        return record_key(v)
     if oid == type_oids.JSONB and v is not None:
         return jsonb_key(v)
+    if oid == type_oids.RECORD and isinstance(v, Record):   # (count(DISTINCT (a, b)) keys are row_key tuples)
+        return record_key(v)
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return _NAN_KEY
     return v
@@ -1079,7 +1079,7 @@ def sort_key(v: Any, oid: int = 0) -> tuple:
         return (1, 0)
     if isinstance(v, list):
         return (0, array_key(v))
-    if isinstance(v, Record):
+    if oid == type_oids.RECORD and isinstance(v, Record):
         return (0, record_key(v))
     if oid == type_oids.JSONB:
         return (0, jsonb_key(v))

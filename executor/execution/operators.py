@@ -1137,14 +1137,19 @@ def _sort_key(v):
         return v.encode("utf-8")
     if isinstance(v, (list, tuple)):
         return array_key(v)
-    if isinstance(v, Record):
-        return record_key(v)
     return v
+
+
+def _row_sort_key(v):
+    """A row value's order (record_cmp); count(DISTINCT (a, b))'s keys are plain tuples."""
+    return record_key(v) if isinstance(v, Record) else v
 
 
 def sort_key_of(oid: int):
     """The Python sort key of one type's non-NULL values (jsonb orders as
-    jsonb, not as its text)."""
+    jsonb, not as its text; a row value field by field)."""
+    if oid == type_oids.RECORD:
+        return _row_sort_key
     return jsonb_key if oid == type_oids.JSONB else _sort_key
 
 
