@@ -11,7 +11,8 @@ Value contract: bool->bool; int2/int4/int8/oid/reg*/xid->int; float4/8->float;
 numeric->Decimal; text-like->str; bytea->bytes; date->date; time->time;
 timestamp->naive datetime; timestamptz->aware datetime (UTC);
 interval->:class:`Interval`; uuid->UUID; json/jsonb->str (JSON text);
-arrays->list (nested for multi-dimensional, None for NULL).
+arrays->list (nested for multi-dimensional, None for NULL); record (a row
+value)->:class:`composite.Record`.
 Timestamp/date infinities are the marker objects ``DATE_POS_INF``,
 ``TS_POS_INF``, ``TSTZ_POS_INF`` (and ``_NEG_``), recognised by identity.
 """
