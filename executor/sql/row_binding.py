@@ -47,6 +47,8 @@ def bind_constructor(bind: Callable, fields: list) -> RowCtor:
     out: list[expr.Expr] = []
     for f in fields:
         b = bind(f)
+        if isinstance(b, expr.Param) and b.oid == type_oids.UNKNOWN:     # nothing gives it a type in a row
+            raise PgError("42P18", f"could not determine data type of parameter ${b.idx + 1}")
         star = isinstance(f, exp.Column) and isinstance(f.this, exp.Star)
         out.extend(b.args if star and isinstance(b, RowCtor) else [b])
     return RowCtor(out)

@@ -47,10 +47,10 @@ class _RawText(Loader):
         return bytes(data).decode()
 
 
-def _answer(conn: psycopg.Connection, sql: str, *, binary: bool = False):
+def _answer(conn: psycopg.Connection, sql: str, *, binary: bool = False, params: tuple | None = None):
     try:
         cur = conn.cursor(binary=binary)
-        cur.execute(sql)
+        cur.execute(sql, params)
         return "ok", [(d.name, d.type_code) for d in cur.description], cur.fetchall()
     except psycopg.Error as e:
         return "error", e.sqlstate, e.diag.message_primary
@@ -137,6 +137,14 @@ ERRORS = ["SELECT ROW(1, 2) = ROW(1, 2, 3)", "SELECT (1, 2) < (1, 2, 3)", "SELEC
           "SELECT ROW(1, 2) = ROW(1, 'a')", "SELECT (1, 2) IN (1, 2)", "SELECT (1, 2) IN (SELECT 1)",
           "SELECT (1, 2) IN (SELECT 1, 2, 3)", "SELECT (1, 2) IN (SELECT 1, 'a')", "SELECT ROW() = ROW()",
           "SELECT ROW(1, 2) IS DISTINCT FROM ROW(1)", "SELECT max(ROW(1, 2))", "SELECT sum((1, 2))"]
+
+
+def test_parameters_in_rows_like_postgres(ss_conn, pg_conn):
+    """A parameter nothing gives a type is 42P18 inside a row, as in PostgreSQL."""
+    for sql, params in [("SELECT ROW(%s, %s)", (1, "a b")), ("SELECT (%s::int, %s)", (1, None)),
+                        ("SELECT ROW(%s::text, 2), (%s::int, 'x') = ROW(1, %s)", ("q", 1, "x"))]:
+        got, want = (_answer(c, sql, params=params) for c in (_raw(ss_conn), _raw(pg_conn)))
+        assert got == want, sql
 
 
 REFUSED = ["SELECT ROW(1, 2) = (SELECT 1, 2)", "SELECT (1, 2) < ALL (SELECT 1, 3)",
