@@ -4,17 +4,22 @@ type record), and ``(a, b) IN (SELECT x, y ...)``.
 
 Row comparisons between constructors never reach here: the binder expands
 them field by field into ordinary comparisons (as PostgreSQL's parser does,
-make_row_comparison_op), so they run on either backend.  A record column is
+make_row_comparison_op), so they run on either backend.  Other row values
+compare as whole records (record_eq, record_lt, ...: :func:`record_compare`).  A record column is
 built only where a query asks for a row value, never on a scan or ingest
 path.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.composite import Record
+from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, PgError
 
 from . import expr
 
@@ -83,3 +88,40 @@ class RowInSubquery(expr.SubqueryExpr):
         assert isinstance(self.arg, RowCtor)
         fields = [f.eval(batch, ctx) for f in self.arg.args]
         return row_in(fields, res, self.negate)
+
+
+_OPS = {"=": operator.eq, "<>": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
+def _check_fields(x: Record, y: Record) -> None:
+    """record_cmp's errors: unequal column counts, column types not the
+    same (42804: record_cmp takes no cross-type operator), unknown ones."""
+    if len(x.oids) != len(y.oids):
+        raise PgError(DATATYPE_MISMATCH, "cannot compare record types with different numbers of columns")
+    for i, (a, b) in enumerate(zip(x.oids, y.oids)):
+        if a == b == type_oids.UNKNOWN:
+            raise PgError(UNDEFINED_FUNCTION, "could not identify an equality operator for type unknown")
+        if a != b:
+            raise PgError(DATATYPE_MISMATCH, f"cannot compare dissimilar column types {sqltypes.format_type(a)} and "
+                                             f"{sqltypes.format_type(b)} at record column {i + 1}")
+
+
+def record_compare(op: str, left: expr.Expr, right: expr.Expr) -> expr.Func:
+    """``r1 op r2`` of two row values that are not both constructors (a
+    whole-row reference, a row inside a row): PostgreSQL's record_eq /
+    record_lt ... , field by field with NULL fields equal to each other
+    and above every value (record_cmp), NULL only when a row is NULL.
+    ``op`` may also be ``IS DISTINCT FROM`` / ``IS NOT DISTINCT FROM``."""
+    distinct = op in ("IS DISTINCT FROM", "IS NOT DISTINCT FROM")
+    test = operator.ne if distinct else _OPS[op]
+    negate = op == "IS NOT DISTINCT FROM"
+
+    def impl(cols: list[Col], n: int, ctx) -> Col:
+        out: list[bool | None] = []
+        for x, y in zip(cols[0].to_pylist(), cols[1].to_pylist()):
+            if x is None or y is None:
+                out.append((x is None) != (y is None) != negate if distinct else None)
+                continue
+            _check_fields(x, y)
+            out.append(test(expr.record_key(x), expr.record_key(y)) != negate)
+        return Col.from_pylist(out, type_oids.BOOL)
+
+    return expr.Func(f"record {op}", impl, [left, right], type_oids.BOOL)

@@ -786,19 +786,17 @@ class ExprBinder:
 
     def _row_operands(self, left, right) -> tuple[list, list] | None:
         """The fields of two row constructors compared; None unless both
-        sides are one (a row against anything else is refused, 0A000)."""
+        sides are one (a row against another row value compares as records)."""
         lf, rf = row_binding.constructor_fields(left), row_binding.constructor_fields(right)
-        if lf is None and rf is None:
-            return None
-        if lf is None or rf is None:
+        if lf is not None and row_binding.is_row_subquery(right):     # ROW(a, b) = (SELECT x, y)
             raise row_binding.record_comparison_refused()
-        return lf, rf
+        return (lf, rf) if lf is not None and rf is not None else None
 
     def compare_bound(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
         """``left op right`` once bound: the types unified, 42883 where
         there is no such operator."""
         if type_oids.RECORD in (left.oid, right.oid):
-            raise row_binding.record_comparison_refused()
+            return row_binding.records_compared(op, left, right)
         try:
             left, right = self.p.unify(left, right, "comparison")
         except PgError as e:
@@ -840,7 +838,7 @@ class ExprBinder:
             return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=negate)
         left, right = self.bind(n.this), self.bind(n.expression)
         if type_oids.RECORD in (left.oid, right.oid):
-            raise row_binding.record_comparison_refused()
+            return row_binding.records_compared("IS NOT DISTINCT FROM" if negate else "IS DISTINCT FROM", left, right)
         left, right = self.p.unify(left, right, "comparison")
         return expr.IsDistinct(left, right, negate=negate)
 
@@ -948,8 +946,9 @@ class ExprBinder:
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
         assert a is not None
         items = [self.bind(e) for e in n.expressions]
-        if type_oids.RECORD in (a.oid, *(i.oid for i in items)):
-            raise row_binding.record_comparison_refused()
+        if type_oids.RECORD in (a.oid, *(i.oid for i in items)):       # x IN (r1, r2): x = r1 OR x = r2
+            return expr.Or([self.compare_bound("=", a, i) for i in items]) if len(items) > 1 \
+                else self.compare_bound("=", a, items[0])
         t = a.oid
         for it in items:
             if t == type_oids.UNKNOWN:

@@ -20,12 +20,21 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
 
 from ..execution import expr
-from ..execution.rows import RowCtor, RowInSubquery
+from ..execution.rows import RowCtor, RowInSubquery, record_compare
 
 #: a binder's comparison of two bound operands (types unified, 42883 if none)
 Compare = Callable[[str, expr.Expr, expr.Expr], expr.Expr]
 
 _STRICT = {"<": "<", "<=": "<", ">": ">", ">=": ">"}
+
+
+def is_row_subquery(node) -> bool:
+    """``(SELECT x, y ...)`` as an operand: a row subquery, when it has more
+    than one output column (not implemented here)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    q = node.this if isinstance(node, exp.Subquery) else node
+    return isinstance(q, exp.Select) and len(q.expressions) > 1
 
 
 def constructor_fields(node) -> list | None:
@@ -55,11 +64,22 @@ def bind_constructor(bind: Callable, fields: list) -> RowCtor:
 
 
 def record_comparison_refused() -> PgError:
-    """A row value compared other than as two row constructors (``t = t``,
-    ``ROW(a, b) = (SELECT ...)``): PostgreSQL's record comparison, not
-    implemented here."""
-    return PgError(FEATURE_NOT_SUPPORTED, "comparison of row values is supported only between row constructors",
-                   hint="Write both sides as row constructors: ROW(t.a, t.b) = ROW(u.a, u.b).")
+    """A row value compared with something that is not one (``ROW(a, b) =
+    (SELECT x, y)``, a row against a literal), or quantified over a
+    subquery or array of rows: not implemented here."""
+    return PgError(FEATURE_NOT_SUPPORTED, "this comparison of row values is not supported",
+                   hint="Compare two row values, ROW(t.a, t.b) = ROW(u.a, u.b), or use (a, b) IN (SELECT ...).")
+
+
+def records_compared(op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
+    """Two row values, not both constructors: compared as records; a row
+    against any other type is refused (PostgreSQL would read a literal as
+    record input, which it does not implement for anonymous records)."""
+    if type_oids.UNKNOWN in (left.oid, right.oid):
+        raise PgError(FEATURE_NOT_SUPPORTED, "input of anonymous composite types is not implemented")
+    if left.oid != type_oids.RECORD or right.oid != type_oids.RECORD:
+        raise record_comparison_refused()
+    return record_compare(op, left, right)
 
 
 def _unequal() -> PgError:
@@ -93,6 +113,9 @@ def distinct_rows(bind: Callable, unify: Callable, left: list, right: list, nega
     (NOT: no field distinct)."""
     tests: list[expr.Expr] = []
     for a, b in _pairs(bind, left, right):
+        if type_oids.RECORD in (a.oid, b.oid):      # a row inside the rows: as records
+            tests.append(records_compared("IS NOT DISTINCT FROM" if negate else "IS DISTINCT FROM", a, b))
+            continue
         a, b = unify(a, b, "comparison")
         tests.append(expr.IsDistinct(a, b, negate=negate))
     return _all(tests) if negate else _any(tests)

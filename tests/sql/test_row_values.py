@@ -133,10 +133,25 @@ def test_three_field_order_like_postgres(ss_conn, pg_conn):
         assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
 
 
+def test_nested_rows_compare_as_records(ss_conn, pg_conn):
+    """A row inside a row compares as a record (record_eq, record_lt): NULL
+    fields equal to each other and above every value, unlike the outer
+    constructor's field-by-field rule."""
+    inner = ["ROW(1, 2::int8)", "ROW(1, NULL::int8)", "ROW(NULL::int, 2::int8)", "ROW(0, 9::int8)", "ROW(2, 0::int8)"]
+    vals = [f"ROW({a}, {b})" for a, b in itertools.product(inner, ["1", "NULL::int"])]
+    for op in OPS + ["IS DISTINCT FROM"]:
+        sql = "SELECT " + ", ".join(f"{a} {op} {b}" for a, b in itertools.product(vals, repeat=2))
+        want = _answer(pg_conn, sql)
+        assert want[0] == "ok" and _answer(ss_conn, sql) == want, op
+
+
 ERRORS = ["SELECT ROW(1, 2) = ROW(1, 2, 3)", "SELECT (1, 2) < (1, 2, 3)", "SELECT ROW(1, 'x'::text) = ROW(1, 2)",
           "SELECT ROW(1, 2) = ROW(1, 'a')", "SELECT (1, 2) IN (1, 2)", "SELECT (1, 2) IN (SELECT 1)",
           "SELECT (1, 2) IN (SELECT 1, 2, 3)", "SELECT (1, 2) IN (SELECT 1, 'a')", "SELECT ROW() = ROW()",
-          "SELECT ROW(1, 2) IS DISTINCT FROM ROW(1)", "SELECT max(ROW(1, 2))", "SELECT sum((1, 2))"]
+          "SELECT ROW(1, 2) IS DISTINCT FROM ROW(1)", "SELECT max(ROW(1, 2))", "SELECT sum((1, 2))",
+          "SELECT ROW(ROW(1, 'a')) = ROW(ROW(1, 2))", "SELECT ROW(ROW(1, 2)) = ROW(ROW(1, 2, 3))",
+          "SELECT ROW(ROW(1, NULL), 3) = ROW(ROW(1, NULL), 3)", "SELECT (SELECT 1, 2) = ROW(1, 2)",
+          "SELECT ROW(ROW(1.5, 2)) < ROW(ROW(1, 2))", "SELECT ROW(ROW(1, 2)) IS DISTINCT FROM ROW(ROW(1, 'x'::text))"]
 
 
 def test_parameters_in_rows_like_postgres(ss_conn, pg_conn):

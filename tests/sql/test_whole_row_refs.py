@@ -32,8 +32,11 @@ ROW_FORMS = ["SELECT {ref} FROM {src} ORDER BY 1", "SELECT count({ref}) FROM {sr
              "SELECT {ref} FROM {src} ORDER BY {ref} DESC", "SELECT (SELECT row_to_json({ref})) FROM {src} ORDER BY 1::text",
              "SELECT ROW({ref}, 1) FROM {src} ORDER BY 1", "SELECT DISTINCT {ref} FROM {src} ORDER BY 1",
              "SELECT count(DISTINCT {ref}) FROM {src}", "SELECT (SELECT {ref}) FROM {src} ORDER BY 1"]
-REFUSED_FORMS = ["SELECT {ref} = {ref} FROM {src}", "SELECT 1 FROM {src} WHERE {ref} IS DISTINCT FROM {ref}",
-                 "SELECT {ref} IN ({ref}) FROM {src}", "SELECT {ref} = ANY (SELECT {ref} FROM {src}) FROM {src}"]
+COMPARED_FORMS = ["SELECT {ref} = {ref}, {ref} <> {ref}, {ref} < {ref}, {ref} >= {ref} FROM {src}",
+                  "SELECT 1 FROM {src} WHERE {ref} IS DISTINCT FROM {ref}", "SELECT {ref} IN ({ref}) FROM {src}",
+                  "SELECT x.a, y.a, x = y, x < y, x >= y, x IS DISTINCT FROM y, ROW(x.a, x) = ROW(y.a, y) "
+                  "FROM {src} x, {src} y ORDER BY 1, 2", "SELECT {ref} = '(1,2)' FROM {src}"]
+REFUSED_FORMS = ["SELECT {ref} = ANY (SELECT {ref} FROM {src}) FROM {src}"]
 
 
 @contextlib.contextmanager
@@ -107,7 +110,19 @@ def test_other_forms_refused_not_undefined(ss_conn, pg_conn, unique_name, ref):
             assert _answer(pg_conn, sql)[0] == "ok", sql          # a whole-row reference PostgreSQL takes
             with pytest.raises(psycopg.errors.FeatureNotSupported) as err:
                 ss_conn.execute(sql)
-            assert err.value.diag.message_primary == "comparison of row values is supported only between row constructors"
+            assert err.value.diag.message_primary == "this comparison of row values is not supported"
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_whole_rows_compare_as_records(ss_conn, pg_conn, unique_name, shape):
+    """record_eq / record_lt ...: NULL fields equal to each other and above every value."""
+    t = unique_name("wr")
+    with _table_on_both((ss_conn, pg_conn), t, *SHAPES[shape]):
+        for form in COMPARED_FORMS:
+            if "x.a" in form and shape != "ints":
+                continue
+            sql = form.format(ref=t, src=t)
+            assert _rows(ss_conn, sql) == _rows(pg_conn, sql), sql
 
 
 def test_nullable_side_refused(ss_conn, pg_conn, unique_name):
