@@ -476,6 +476,9 @@ class ExprBinder:
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)
+        fields = row_binding.constructor_fields(n.this) if isinstance(n.this, exp.Paren) else None
+        if fields is not None:          # (ROW(a, b)).f2: the constructor's fields are f1, f2, ...
+            return row_binding.field_of(row_binding.bind_constructor(self.bind, fields), col)
         table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
         if isinstance(n.this, exp.Paren) and isinstance(n.this.this, exp.Column) and not n.this.this.args.get("table"):
             table = ident(n.this.this.this)     # (new).x of an output stream, (t).x of a FROM item

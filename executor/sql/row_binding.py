@@ -17,7 +17,7 @@ from typing import Callable
 from sqlglot import exp
 
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, PgError
+from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, SYNTAX_ERROR, UNDEFINED_COLUMN, PgError
 
 from ..execution import expr
 from ..execution.rows import RowCtor, RowInSubquery, record_compare
@@ -80,6 +80,15 @@ def records_compared(op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
     if left.oid != type_oids.RECORD or right.oid != type_oids.RECORD:
         raise record_comparison_refused()
     return record_compare(op, left, right)
+
+
+def field_of(row: RowCtor, name: str) -> expr.Expr:
+    """``(ROW(a, b)).f2``: an anonymous row's fields are named f1, f2, ..."""
+    if name == "*":
+        raise PgError(FEATURE_NOT_SUPPORTED, "(ROW(...)).* is not supported", hint="Name the fields: (ROW(a, b)).f1, or a, b.")
+    if name.startswith("f") and name[1:].isdigit() and 1 <= int(name[1:]) <= len(row.args) and name[1] != "0":
+        return row.args[int(name[1:]) - 1]
+    raise PgError(UNDEFINED_COLUMN, f'could not identify column "{name}" in record data type')
 
 
 def _unequal() -> PgError:

@@ -110,6 +110,11 @@ def test_asyncpg_reads_rows(ss_server, pg15):
         assert g == w, sql
 
 
+def test_field_selection_like_postgres(ss_conn, pg_conn):
+    sql = "SELECT (ROW(1, 2)).f2, ((3, 'a'::text)).f1, (ROW(1, ROW(2, 'x y'))).f2, (ROW(1, 2)).f1 + 1"
+    assert _answer(_raw(ss_conn), sql) == _answer(_raw(pg_conn), sql)
+
+
 ROW_VALUES = ["(1, 'a')", "(1, 'b')", "(2, 'a')", "(1, NULL)", "(NULL, 'a')", "(NULL, NULL)", "(0, '')"]
 OPS = ["=", "<>", "<", "<=", ">", ">="]
 
@@ -151,7 +156,7 @@ ERRORS = ["SELECT ROW(1, 2) = ROW(1, 2, 3)", "SELECT (1, 2) < (1, 2, 3)", "SELEC
           "SELECT ROW(1, 2) IS DISTINCT FROM ROW(1)", "SELECT max(ROW(1, 2))", "SELECT sum((1, 2))",
           "SELECT ROW(ROW(1, 'a')) = ROW(ROW(1, 2))", "SELECT ROW(ROW(1, 2)) = ROW(ROW(1, 2, 3))",
           "SELECT ROW(ROW(1, NULL), 3) = ROW(ROW(1, NULL), 3)", "SELECT (SELECT 1, 2) = ROW(1, 2)",
-          "SELECT ROW(ROW(1.5, 2)) < ROW(ROW(1, 2))", "SELECT ROW(ROW(1, 2)) IS DISTINCT FROM ROW(ROW(1, 'x'::text))"]
+          "SELECT ROW(ROW(1.5, 2)) < ROW(ROW(1, 2))", "SELECT (ROW(1, 2)).f3", "SELECT (ROW(1, 2)).f01", "SELECT ROW(ROW(1, 2)) IS DISTINCT FROM ROW(ROW(1, 'x'::text))"]
 
 
 def test_parameters_in_rows_like_postgres(ss_conn, pg_conn):
