@@ -27,15 +27,21 @@ _QUOTE_CHARS = frozenset('"\\(),') | frozenset(" \t\n\r\v\f")
 
 
 class Record:
-    """One row value: its fields and their type oids.  Equality and hashing
-    are the fields' Python ones (a whole value's, as GROUP BY keys need);
-    SQL's comparison of rows is the executor's (field by field by type)."""
+    """One row value: its fields, their type oids and, for a table's row,
+    their names (None: an anonymous row's f1, f2, ..., as to_json names
+    them).  Equality and hashing are the fields' Python ones (a whole
+    value's, as GROUP BY keys need); SQL's comparison of rows is the
+    executor's (field by field by type)."""
 
-    __slots__ = ("values", "oids")
+    __slots__ = ("values", "oids", "names")
 
-    def __init__(self, values: Sequence[Any], oids: Sequence[int]) -> None:
+    def __init__(self, values: Sequence[Any], oids: Sequence[int], names: tuple[str, ...] | None = None) -> None:
         self.values = tuple(values)
         self.oids = tuple(oids)
+        self.names = names
+
+    def field_names(self) -> tuple[str, ...]:
+        return self.names if self.names is not None else tuple(f"f{i}" for i in range(1, len(self.values) + 1))
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Record) and self.values == other.values

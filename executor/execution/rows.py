@@ -24,23 +24,20 @@ from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_FUNCTION, P
 from . import expr
 
 
-def _build(cols: list[Col], n: int, ctx) -> Col:
-    oids = [c.oid for c in cols]
-    data = np.empty(n, dtype=object)
-    if not cols:
-        for i in range(n):
-            data[i] = Record((), ())
-    else:
-        for i, values in enumerate(zip(*(c.to_pylist() for c in cols))):
-            data[i] = Record(values, oids)
-    return Col(data, None, type_oids.RECORD)
-
-
 class RowCtor(expr.Func):
-    """``ROW(f1, f2, ...)``: never NULL, whatever its fields."""
+    """``ROW(f1, f2, ...)``: never NULL, whatever its fields; ``names``: a
+    whole-row reference's column names (to_json's keys)."""
 
-    def __init__(self, fields: list[expr.Expr]) -> None:
-        super().__init__("row", _build, fields, type_oids.RECORD)
+    def __init__(self, fields: list[expr.Expr], names: tuple[str, ...] | None = None) -> None:
+        def build(cols: list[Col], n: int, ctx) -> Col:
+            oids = [c.oid for c in cols]
+            data = np.empty(n, dtype=object)
+            rows = zip(*(c.to_pylist() for c in cols)) if cols else [()] * n
+            for i, values in enumerate(rows):
+                data[i] = Record(values, oids, names)
+            return Col(data, None, type_oids.RECORD)
+
+        super().__init__("row", build, fields, type_oids.RECORD)
 
     def __repr__(self) -> str:
         return f"ROW({', '.join(map(repr, self.args))})"

@@ -533,7 +533,7 @@ class ExprBinder:
             raise whole_row_refused(table)
         cols = [c for c in scope.cols if c.table == table and not c.hidden]
         try:
-            return RowCtor([self.resolve(c.name, table, None) for c in cols])
+            return RowCtor([self.resolve(c.name, table, None) for c in cols], tuple(c.name for c in cols))
         except PgError as e:        # in a grouped query: the row is what must be grouped
             if e.sqlstate != GROUPING_ERROR:
                 raise

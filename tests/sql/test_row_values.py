@@ -211,6 +211,8 @@ TABLE_QUERIES = [
     "GROUP BY a ORDER BY 1",
     "SELECT c, count(*), sum(a) FROM {t} WHERE (a, b) > (1, 'x') OR (c, d) = (1, 'y z') GROUP BY c ORDER BY 1",
     "SELECT json_agg(ROW(a, b) ORDER BY a, b)::text, to_json(ROW(1, 'a b'))::text FROM {t}",
+    "SELECT to_json(ROW(a, ROW(b, c)))::text, to_jsonb((a, {t}))::text, json_build_object('r', ({t}, 2))::text, "
+    "array_to_json(ARRAY[ROW(c, d)])::text FROM {t} ORDER BY a, b, c, d",
 ]
 
 
