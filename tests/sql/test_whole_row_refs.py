@@ -9,10 +9,12 @@ column (42703).
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 from typing import Iterator
 
+import asyncpg
 import psycopg
 import pytest
 from psycopg.adapt import Loader
@@ -145,3 +147,25 @@ def test_a_column_named_like_the_table_wins(ss_conn, pg_conn, unique_name):
     with _table_on_both((ss_conn, pg_conn), t, f"{t} int, b int", ["1, 2"]):
         for sql in (f"SELECT {t} FROM {t}", f"SELECT to_json({t}) FROM {t}", f"SELECT nope FROM {t}"):
             assert _answer(ss_conn, sql) == _answer(pg_conn, sql), sql
+
+
+def test_whole_row_over_asyncpg(ss_server, pg15, unique_name):
+    """asyncpg reads the binary row (record_send) as PostgreSQL's table row."""
+    t = unique_name("wr")
+    cols, rows = SHAPES["mixed"]
+
+    async def fetch(dsn: str) -> list:
+        kw = dict(p.split("=", 1) for p in dsn.split())
+        conn = await asyncpg.connect(host=kw["host"], port=int(kw["port"]), user=kw["user"], database=kw["dbname"],
+                                     password=kw.get("password"))
+        try:
+            await conn.execute(f"CREATE TABLE {t} ({cols})")
+            for r in rows:
+                await conn.execute(f"INSERT INTO {t} VALUES ({r})")
+            return [tuple(r[0]) for r in await conn.fetch(f"SELECT {t} FROM {t} ORDER BY {t}")]
+        finally:
+            await conn.execute(f"DROP TABLE IF EXISTS {t}")
+            await conn.close()
+
+    got, want = asyncio.run(fetch(ss_server.dsn)), asyncio.run(fetch(pg15.dsn))
+    assert got == want and len(want) == len(rows)
