@@ -42,7 +42,7 @@ ARRAY_OF = {
     TEXT: 1009, BPCHAR: 1014, VARCHAR: 1015, INT8: 1016, FLOAT4: 1021,
     FLOAT8: 1022, OID: 1028, TIMESTAMP: 1115, DATE: 1182, TIME: 1183,
     TIMESTAMPTZ: 1185, TIMETZ: 1270, INTERVAL: 1187, NUMERIC: 1231, UUID: 2951, JSON: 199,
-    JSONB: 3807, REGTYPE: 2211, REGCLASS: 2210,
+    JSONB: 3807, REGTYPE: 2211, REGCLASS: 2210, RECORD: 2287,
 }
 ELEMENT_OF = {v: k for k, v in ARRAY_OF.items()}
 # int2vector / oidvector (pg_index.indkey, ...) are arrays with a space-separated text form

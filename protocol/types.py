@@ -11,7 +11,8 @@ Value contract: bool->bool; int2/int4/int8/oid/reg*/xid->int; float4/8->float;
 numeric->Decimal; text-like->str; bytea->bytes; date->date; time->time;
 timestamp->naive datetime; timestamptz->aware datetime (UTC);
 interval->:class:`Interval`; uuid->UUID; json/jsonb->str (JSON text);
-arrays->list (nested for multi-dimensional, None for NULL).
+arrays->list (nested for multi-dimensional, None for NULL); record (a row
+value)->:class:`composite.Record`.
 Timestamp/date infinities are the marker objects ``DATE_POS_INF``,
 ``TS_POS_INF``, ``TSTZ_POS_INF`` (and ``_NEG_``), recognised by identity.
 """
@@ -1881,7 +1882,7 @@ def encode_binary(oid: int, value: Any) -> bytes:
     if f is not None:
         return f(value)
     t = TYPES_BY_OID.get(oid)
-    if t is not None and t.elem_oid and t.category == "A":
+    if t is not None and t.elem_oid and (t.category == "A" or t.elem_oid == RECORD):
         return _array_send(oid, t.elem_oid, value)
     raise PgError(FEATURE_NOT_SUPPORTED, f"no binary output function available for type {t.sql_name if t else oid}")
 
@@ -2048,3 +2049,7 @@ def pylist_to_column(oid: int, items: list[Any]) -> tuple[np.ndarray, np.ndarray
     zero = False if dt.kind == "b" else 0
     arr = np.array([zero if v is None else v for v in items], dtype=dt)
     return arr, (nulls if has_null else None)
+
+
+# record_out / record_send register themselves here (they print each field by this module's codecs)
+from . import composite as _composite  # noqa: E402,F401

@@ -13,7 +13,6 @@ import re
 import sqlglot
 
 from splitstream.catalog.objects.model import ColumnDef, Relation
-from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
     OBJECT_NOT_IN_PREREQUISITE_STATE,
@@ -32,7 +31,7 @@ from ..sql.sqltext import unquote
 from .base import DDLStmt, Stmt
 from .dml import insert_batch
 from .names import qual
-from .tables import alter_table
+from .tables import alter_table, stored_column
 
 _WITH_DATA = re.compile(r"\s+with\s+(no\s+)?data\s*;?\s*$", re.I)
 _NO_DATA_HINT = ("splitstream fills a materialized view when it is created and on REFRESH; "
@@ -125,8 +124,7 @@ class RefreshStmt(Stmt):
 
 def snapshot_columns(names: list[str], plan: operators.Op) -> tuple[ColumnDef, ...]:
     """The columns of a view or materialized view: the query's, renamed by the column list."""
-    return tuple(ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT,
-                           c.typmod, attnum=i + 1) for i, c in enumerate(plan.out))
+    return tuple(stored_column(names[i] if i < len(names) else c.name, c.oid, c.typmod, i + 1) for i, c in enumerate(plan.out))
 
 
 _ALTER = re.compile(r"\s*alter\s+materialized\s+view\b", re.I)

@@ -39,6 +39,19 @@ from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
 
 
+#: pseudo-types no stored column may have (PostgreSQL's CheckAttributeType)
+_PSEUDO_TYPES = (type_oids.RECORD, type_oids.ARRAY_OF[type_oids.RECORD], type_oids.VOID, type_oids.ANY)
+
+
+def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> ColumnDef:
+    """A column of a table, view or materialized view made from a query's
+    output: an unknown-typed one is text, a row value (record) is refused
+    with 42P16 as PostgreSQL does (a row has no storage here)."""
+    if oid in _PSEUDO_TYPES:
+        raise PgError(INVALID_TABLE_DEFINITION, f'column "{name}" has pseudo-type {sqltypes.format_type(oid)}')
+    return ColumnDef(name, oid if oid != type_oids.UNKNOWN else type_oids.TEXT, typmod, attnum=attnum)
+
+
 def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
     out: list[ColumnDef] = []
     cons: list[Constraint] = []
@@ -51,6 +64,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
         if kind is None:
             raise PgError(SYNTAX_ERROR, f'syntax error at or near "{name}"')
         oid, typmod = datatype_to_oid(kind)
+        stored_column(name, oid)
         not_null = False
         default = None
         identity = ""
@@ -229,8 +243,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     if as_query is not None:
         rows = operators.run_plan(plan, ctx)
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
-        cols = [ColumnDef(names[i] if i < len(names) else c.name, c.oid if c.oid != type_oids.UNKNOWN else type_oids.TEXT, c.typmod, attnum=i + 1)
-                for i, c in enumerate(plan.out)]
+        cols = [stored_column(names[i] if i < len(names) else c.name, c.oid, c.typmod, i + 1) for i, c in enumerate(plan.out)]
         cons: list[Constraint] = []
         seqs: list[tuple[str, int]] = []
     else:

@@ -25,13 +25,14 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import NUMERIC_VALUE_OUT_OF_RANGE, PgError, UNDEFINED_FUNCTION
 
 from splitstream.protocol.types import Interval
+from splitstream.protocol.composite import Record
 
 from . import json_values, ordered_set
 from .array_functions import dims as array_dims
 from .datetime_ops import checked_interval, interval_div
 from .json_values import JSON_AGGREGATES
 from .jsonb_order import jsonb_key
-from .expr import _factorize_objects, array_key, fixed_avg, numeric_div_scale, numeric_op
+from .expr import _factorize_objects, array_key, fixed_avg, numeric_div_scale, numeric_op, record_key
 from .numeric_math import dscale as _dscale
 
 _NULL_KEY = object()
@@ -1043,6 +1044,8 @@ def _distinct_key(v, oid: int):
         return array_key(v)
     if oid == type_oids.JSONB and v is not None:
         return jsonb_key(v)
+    if oid == type_oids.RECORD and isinstance(v, Record):   # (count(DISTINCT (a, b)) keys are row_key tuples)
+        return record_key(v)
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return _NAN_KEY
     return v
@@ -1076,6 +1079,8 @@ def sort_key(v: Any, oid: int = 0) -> tuple:
         return (1, 0)
     if isinstance(v, list):
         return (0, array_key(v))
+    if oid == type_oids.RECORD and isinstance(v, Record):
+        return (0, record_key(v))
     if oid == type_oids.JSONB:
         return (0, jsonb_key(v))
     return (0, v)

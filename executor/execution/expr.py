@@ -18,6 +18,7 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.types import Interval
+from splitstream.protocol.composite import Record
 from splitstream.protocol.errors import (
     DIVISION_BY_ZERO, NUMERIC_VALUE_OUT_OF_RANGE, UNDEFINED_FUNCTION, PgError,
     CARDINALITY_VIOLATION,
@@ -869,6 +870,25 @@ def array_key(v):
     if (isinstance(v, float) and v != v) or (isinstance(v, decimal.Decimal) and v.is_nan()):
         return (1,)
     return (0, v)
+
+
+def record_key(v: Record) -> tuple:
+    """A row value as PostgreSQL orders records (record_cmp): field by
+    field, a NULL field above every value and equal to another NULL, NaN
+    above every number, each field as its type orders."""
+    out: list[tuple] = []
+    for x, oid in zip(v.values, v.oids):
+        if x is None:
+            out.append((2,))
+        elif (isinstance(x, float) and x != x) or (isinstance(x, decimal.Decimal) and x.is_nan()):
+            out.append((1,))
+        elif isinstance(x, Record):
+            out.append((0, record_key(x)))
+        elif isinstance(x, list):
+            out.append((0, array_key(x)))
+        else:
+            out.append((0, x.encode("utf-8") if isinstance(x, str) else x))
+    return tuple(out)
 
 
 def _flatten(v, flat: list, shape: list[int], depth: int) -> None:

@@ -21,6 +21,7 @@ from typing import Any
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
+from splitstream.protocol.composite import Record
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
 from . import expr
@@ -68,6 +69,8 @@ def json_text(oid: int, v: Any, tz: str) -> str:
         return v if isinstance(v, str) else json.dumps(v)
     if oid == type_oids.JSONB:
         return wiretypes.encode_text(oid, v).decode()
+    if oid == type_oids.RECORD and isinstance(v, Record):     # a row: an object of its fields
+        return "{" + ",".join(_quote(k) + ":" + json_text(o, x, tz) for k, o, x in zip(v.field_names(), v.oids, v.values)) + "}"
     elem = type_oids.ELEMENT_OF.get(oid)
     if elem is not None and oid not in (type_oids.INT2VECTOR, type_oids.OIDVECTOR):
         return _array(elem, v, tz)

@@ -21,6 +21,7 @@ from splitstream.catalog.datatypes.vector import Batch, Col, FixedCol, TakenCol,
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import PgError, INVALID_ROW_COUNT_IN_LIMIT
 from splitstream.protocol.types import Interval
+from splitstream.protocol.composite import Record
 # (the join and filter shortcuts' names, on lines of their own)
 from .aggregates import distinct_counts
 from .expr import And, Cast, ColRef, Func, Like, SubqueryExpr
@@ -28,7 +29,7 @@ from .probe_reduction import integer_key_membership
 
 from ..backends import interface as backends
 from .aggregates import KEEPS_NULLS, AggSpec, GroupTable, factorize
-from .expr import Expr, array_key, dict_codes, eval_pred
+from .expr import Expr, array_key, dict_codes, eval_pred, record_key
 from .jsonb_order import jsonb_key
 
 
@@ -1139,9 +1140,16 @@ def _sort_key(v):
     return v
 
 
+def _row_sort_key(v):
+    """A row value's order (record_cmp); count(DISTINCT (a, b))'s keys are plain tuples."""
+    return record_key(v) if isinstance(v, Record) else v
+
+
 def sort_key_of(oid: int):
     """The Python sort key of one type's non-NULL values (jsonb orders as
-    jsonb, not as its text)."""
+    jsonb, not as its text; a row value field by field)."""
+    if oid == type_oids.RECORD:
+        return _row_sort_key
     return jsonb_key if oid == type_oids.JSONB else _sort_key
 
 

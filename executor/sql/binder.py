@@ -25,6 +25,7 @@ from splitstream.protocol.errors import (
 )
 
 from ..execution import expr
+from ..execution.rows import RowCtor
 from ..execution import functions
 from ..execution import json_functions, json_operators, json_spans, json_values
 from ..execution import signatures
@@ -40,6 +41,7 @@ from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from . import named_args
+from . import row_binding
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
@@ -64,6 +66,9 @@ class Scope:
     #: a grouped query's input seen from its select list, HAVING and ORDER BY:
     #: column index -> the group key's index in the grouped rows (None: not a key)
     grouped: dict[int, int] | None = None
+    #: the FROM items an outer join may NULL-extend here; None where that is
+    #: not known (a whole-row reference is then refused, never made wrong)
+    null_extended: frozenset[str] | None = None
 
     def find(self, name: str, table: str | None) -> list[int]:
         out = []
@@ -98,11 +103,11 @@ def any_scope_has_table(scope: Scope | None, name: str) -> bool:
 
 
 def whole_row_refused(name: str) -> PgError:
-    """A FROM item named as a value (``SELECT t FROM t``, ``t = t``,
-    ``count(t)``): PostgreSQL's whole-row reference, a value of the table's
-    composite type, which splitstream does not have; refused, never taken for
-    a missing column."""
-    return PgError(FEATURE_NOT_SUPPORTED, "whole-row references are not supported",
+    """A FROM item named as a value where an outer join may NULL-extend it
+    (or where that is not known): PostgreSQL's whole-row value is then NULL
+    for a NULL-extended row, which a row of the columns cannot tell from a
+    row of NULLs; refused, never taken for a missing column."""
+    return PgError(FEATURE_NOT_SUPPORTED, "whole-row references to a FROM item an outer join may NULL-extend are not supported",
                    hint=f"Name the columns, or use {name}.* in the select list; row_to_json({name}), "
                         f"to_jsonb({name}) and json_agg({name}) take the row as a JSON object.")
 
@@ -393,6 +398,8 @@ class ExprBinder:
     def b_Column(self, n: exp.Column):
         name = ident(n.this) if isinstance(n.this, exp.Identifier) else None
         if isinstance(n.this, exp.Star):
+            if n.args.get("table"):
+                return self.whole_row_value(ident(n.args.get("table")))
             raise PgError(FEATURE_NOT_SUPPORTED, "* is not allowed here")
         if name is None:
             raise PgError(UNDEFINED_COLUMN, f'column "{n.sql(dialect="postgres")}" does not exist')
@@ -469,6 +476,9 @@ class ExprBinder:
             return self.bind(n.expression)
         # schema.table.column or composite access: take the last part as column
         col = ident(n.expression)
+        fields = row_binding.constructor_fields(n.this) if isinstance(n.this, exp.Paren) else None
+        if fields is not None:          # (ROW(a, b)).f2: the constructor's fields are f1, f2, ...
+            return row_binding.field_of(row_binding.bind_constructor(self.bind, fields), col)
         table = ident(n.this.this) if isinstance(n.this, exp.Column) else None
         if isinstance(n.this, exp.Paren) and isinstance(n.this.this, exp.Column) and not n.this.this.args.get("table"):
             table = ident(n.this.this.this)     # (new).x of an output stream, (t).x of a FROM item
@@ -508,22 +518,51 @@ class ExprBinder:
                 up = up.parent
             raise PgError(UNDEFINED_TABLE, f'missing FROM-clause entry for table "{table}"')
         if any_scope_has_table(self.scope, name):
-            raise whole_row_refused(name)
+            return self.whole_row_value(name)
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" does not exist')
 
+    def whole_row_value(self, table: str) -> RowCtor:
+        """``t`` (or ``t.*`` in an expression) naming a FROM item: its row,
+        a record of its columns.  Refused where an outer join may NULL-extend
+        the item (PostgreSQL's value is then NULL, not a row of NULLs) or
+        where that is not known."""
+        scope: Scope | None = self.scope
+        while scope is not None and not scope.has_table(table):
+            scope = scope.parent
+        if scope is None or scope.null_extended is None or table in scope.null_extended:
+            raise whole_row_refused(table)
+        cols = [c for c in scope.cols if c.table == table and not c.hidden]
+        try:
+            return RowCtor([self.resolve(c.name, table, None) for c in cols], tuple(c.name for c in cols))
+        except PgError as e:        # in a grouped query: the row is what must be grouped
+            if e.sqlstate != GROUPING_ERROR:
+                raise
+            raise PgError(GROUPING_ERROR, f'column "{table}.*" must appear in the GROUP BY clause or be used in an '
+                                          "aggregate function") from None
+
     def whole_row(self, node) -> json_values.RowObject | None:
-        """``t`` or ``t.*`` naming a FROM item of this query level (not a
-        column): its row as the JSON object row_to_json writes (the one form
-        of a whole-row value here); None for anything else."""
+        """``t`` or ``t.*`` naming a FROM item of this query level or one
+        around it (not a column): its row as the JSON object row_to_json
+        writes, or a row constructor's, its fields named f1, f2, ... as
+        PostgreSQL names them; None for anything else."""
+        fields = row_binding.constructor_fields(node)
+        if fields is not None:
+            ctor = row_binding.bind_constructor(self.bind, fields)
+            return json_values.RowObject([f"f{i}" for i in range(1, len(ctor.args) + 1)], ctor.args)
         if not isinstance(node, exp.Column):
             return None
-        if isinstance(node.this, exp.Star):
-            table = ident(node.args.get("table"))
-        elif node.args.get("table") or self.scope.find(ident(node.this), None):
+        star = isinstance(node.this, exp.Star)
+        if not star and node.args.get("table"):
             return None
-        else:
-            table = ident(node.this)
-        cols = [c for c in self.scope.cols if c.table == table and not c.hidden]
+        table = ident(node.args.get("table")) if star else ident(node.this)
+        scope: Scope | None = self.scope
+        while scope is not None:
+            if not star and scope.find(table, None):
+                return None                 # a column of that name wins
+            if scope.has_table(table):
+                break
+            scope = scope.parent
+        cols = [c for c in scope.cols if c.table == table and not c.hidden] if scope is not None else []
         if not cols:
             return None
         refs = [self.bind(exp.Column(this=exp.to_identifier(c.name, quoted=True), table=exp.to_identifier(table, quoted=True)))
@@ -565,6 +604,8 @@ class ExprBinder:
     def _row_type_name(self, node) -> str:
         """The type of a FROM item's whole row, as PostgreSQL names it: a
         table's or view's name, else record."""
+        if not isinstance(node, exp.Column):
+            return "record"
         table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
         return table if self.p.lookup_relation(table, None) is not None else "record"
 
@@ -741,7 +782,24 @@ class ExprBinder:
             rhs = exp.All(this=rhs.expressions[0])  # sqlglot reads ALL(array) as a function call
         if isinstance(rhs, (exp.Any, exp.All)):
             return self._any_all(op, n.this, rhs)
-        left, right = self.bind(n.this), self.bind(rhs)
+        rows = self._row_operands(n.this, rhs)
+        if rows is not None:
+            return row_binding.compare_rows(op, self.bind, self.compare_bound, *rows)
+        return self.compare_bound(op, self.bind(n.this), self.bind(rhs))
+
+    def _row_operands(self, left, right) -> tuple[list, list] | None:
+        """The fields of two row constructors compared; None unless both
+        sides are one (a row against another row value compares as records)."""
+        lf, rf = row_binding.constructor_fields(left), row_binding.constructor_fields(right)
+        if lf is not None and row_binding.is_row_subquery(right):     # ROW(a, b) = (SELECT x, y)
+            raise row_binding.record_comparison_refused()
+        return (lf, rf) if lf is not None and rf is not None else None
+
+    def compare_bound(self, op: str, left: expr.Expr, right: expr.Expr) -> expr.Expr:
+        """``left op right`` once bound: the types unified, 42883 where
+        there is no such operator."""
+        if type_oids.RECORD in (left.oid, right.oid):
+            return row_binding.records_compared(op, left, right)
         try:
             left, right = self.p.unify(left, right, "comparison")
         except PgError as e:
@@ -771,26 +829,42 @@ class ExprBinder:
         return self._cmp("<=", n)
 
     def b_NullSafeEQ(self, n):
-        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(left, right, negate=True)
+        return self._distinct(n, negate=True)
 
     def b_NullSafeNEQ(self, n):
-        left, right = self.p.unify(self.bind(n.this), self.bind(n.expression), "comparison")
-        return expr.IsDistinct(left, right, negate=False)
+        return self._distinct(n, negate=False)
+
+    def _distinct(self, n, negate: bool) -> expr.Expr:
+        """``IS [NOT] DISTINCT FROM``: of two row constructors, field by field."""
+        rows = self._row_operands(n.this, n.expression)
+        if rows is not None:
+            return row_binding.distinct_rows(self.bind, self.p.unify, *rows, negate=negate)
+        left, right = self.bind(n.this), self.bind(n.expression)
+        if type_oids.RECORD in (left.oid, right.oid):
+            return row_binding.records_compared("IS NOT DISTINCT FROM" if negate else "IS DISTINCT FROM", left, right)
+        left, right = self.p.unify(left, right, "comparison")
+        return expr.IsDistinct(left, right, negate=negate)
 
     def _any_all(self, op, left, node):
         kind = "any" if isinstance(node, exp.Any) else "all"
         inner = node.this
         if isinstance(inner, exp.Paren):
             inner = inner.this
+        fields = row_binding.constructor_fields(left)
         if isinstance(inner, (exp.Select, exp.Subquery, exp.Union)):
             q = inner.this if isinstance(inner, exp.Subquery) else inner
             plan, corr = self.p.subplan(q, self.scope)
+            if fields is not None:
+                return row_binding.quantified(op, kind, self.bind, self.p.unify, fields, plan, corr)
             a = self.bind(left)
+            if a.oid == type_oids.RECORD:
+                raise row_binding.record_comparison_refused()
             a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr(kind, plan, type_oids.BOOL, corr, arg=a, op=op)
         a = self.bind(left)
         arr = self.bind(inner)
+        if type_oids.RECORD in (a.oid, arr.oid, type_oids.ELEMENT_OF.get(arr.oid)):
+            raise row_binding.record_comparison_refused()
         if arr.oid == type_oids.UNKNOWN:
             arr = self.p.coerce(arr, type_oids.ARRAY_OF.get(a.oid, type_oids.ARRAY_OF[type_oids.TEXT]))
         et = type_oids.ELEMENT_OF.get(arr.oid, type_oids.TEXT)
@@ -837,6 +911,8 @@ class ExprBinder:
         rhs = n.expression
         neg = bool(n.args.get("negate"))
         a = self.bind(n.this)
+        if isinstance(a, RowCtor) and isinstance(rhs, exp.Null):
+            return row_binding.null_test(a.args, neg)
         if isinstance(rhs, exp.Null):
             return expr.IsNull(a, negate=neg)
         if isinstance(rhs, exp.Boolean):
@@ -856,16 +932,26 @@ class ExprBinder:
         return expr.And([expr.Compare(">=", a1, lo), expr.Compare("<=", a2, hi)])
 
     def b_In(self, n: exp.In):
-        a = self.bind(n.this)
+        fields = row_binding.constructor_fields(n.this)
         q = n.args.get("query")
+        if fields is not None and q is None:
+            return row_binding.in_list(self.bind, self.compare_bound, fields, n.expressions)
+        a = self.bind(n.this) if fields is None else None
         if q is not None:
             sub = q.this if isinstance(q, exp.Subquery) else q
             plan, corr = self.p.subplan(sub, self.scope)
-            if len(plan.out) != 1 and not isinstance(n.this, exp.Tuple):
+            if fields is not None:
+                return row_binding.in_subquery(self.bind, self.p.unify, fields, plan, corr)
+            assert a is not None
+            if len(plan.out) != 1:
                 raise PgError(SYNTAX_ERROR, "subquery has too many columns")
             a = self.p.coerce(a, operand_type(a, plan.out[0].oid, "comparison")) if a.oid == type_oids.UNKNOWN else a
             return expr.SubqueryExpr("in", plan, type_oids.BOOL, corr, arg=a, op="=")
+        assert a is not None
         items = [self.bind(e) for e in n.expressions]
+        if type_oids.RECORD in (a.oid, *(i.oid for i in items)):       # x IN (r1, r2): x = r1 OR x = r2
+            return expr.Or([self.compare_bound("=", a, i) for i in items]) if len(items) > 1 \
+                else self.compare_bound("=", a, items[0])
         t = a.oid
         for it in items:
             if t == type_oids.UNKNOWN:
@@ -1258,7 +1344,7 @@ class ExprBinder:
     def b_Tuple(self, n):
         if len(n.expressions) == 1:
             return self.bind(n.expressions[0])
-        raise PgError(FEATURE_NOT_SUPPORTED, "row constructors are not supported here")
+        return row_binding.bind_constructor(self.bind, n.expressions)
 
     def b_Distinct(self, n):
         raise PgError(SYNTAX_ERROR, "DISTINCT is not allowed here")
@@ -1318,6 +1404,8 @@ class ExprBinder:
             raise PgError(WRONG_OBJECT_TYPE, f"window function {name} requires an OVER clause", position=call_position(n))
         if modifier and name in functions.REGISTRY:
             raise not_an_aggregate(modifier, n)
+        if name == "row" and isinstance(n, exp.Anonymous):
+            return row_binding.bind_constructor(self.bind, func_args(n))
         if name in WHOLE_ROW_JSON and not named_args.has_named(func_args(n)):
             return self.whole_row_json(name, func_args(n))
         if name == "set_config":

@@ -37,6 +37,7 @@ from ..backends import interface as backends
 from ..execution import expr
 from ..execution import operators
 from ..execution import plans
+from ..execution.rows import RowCtor
 from ..execution.aggregates import AggSpec, GroupTable
 from ..context import ExecContext
 from . import retention, row_cap, sessions, ungrouped, view_states
@@ -627,6 +628,15 @@ class _ViewCompiler:
                       hint="Group the stream by a time bucket (e.g. date_trunc('minute', ts) AS minute) and name "
                            "that column as ttl_column; groups whose bucket is older than the ttl are dropped.")
 
+    def _check_no_rows_kept(self, agg: operators.Aggregate, scan) -> None:
+        """A row value (``GROUP BY ROW(a, b)``, ``array_agg((a, b))``) in a
+        view's state: refused, since states are checkpointed and a row value
+        has no stored form."""
+        exprs = list(agg.keys) + [a for spec in agg.aggs for a in spec.args]
+        if any(isinstance(n, RowCtor) for e in exprs for n in e.walk()):
+            raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot keep row values of stream "{scan.rel.name}" '
+                                  "in its state", hint="Group by the fields themselves: GROUP BY a, b rather than ROW(a, b).")
+
     def _chain_to_grouping(self, path: list, scan) -> tuple[list, operators.Aggregate]:
         """The streaming operators above ``scan`` (bottom-up; a nested-loop
         join as a new key-less hash join, matching each event against the
@@ -639,6 +649,7 @@ class _ViewCompiler:
                     raise PgError(REFUSE, f'continuous view "{self.rel.name}" cannot group stream "{scan.rel.name}" '
                                           "by GROUPING SETS, ROLLUP or CUBE",
                                   hint="Group by plain keys in the view and compute the roll-ups when you query it.")
+                self._check_no_rows_kept(node, scan)
                 return chain, node
             if isinstance(node, (operators.Filter, operators.Project)):
                 chain.append(node)

@@ -20,6 +20,7 @@ from splitstream.protocol.errors import (
 from ...execution import expr
 from ...execution import combine
 from ...execution import json_values
+from ...execution.rows import RowCtor
 from ...execution.aggregates import AggSpec, row_key
 from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
@@ -31,6 +32,9 @@ from ..dialect import DIALECT
 from .base import PlannerBase
 from ...execution.operators import _sort_key, sort_key_of
 
+
+#: the aggregates PostgreSQL has for a row value (any type, or record)
+_TAKE_RECORDS = frozenset({"count", "array_agg"})
 
 #: ordered-set aggregates: how many direct arguments precede WITHIN GROUP
 _ORDERED_SET = {"mode": 0, "percentile_cont": 1, "percentile_disc": 1}
@@ -168,6 +172,8 @@ class AggCallPlanner(PlannerBase):
         if fn == "combine" and len(args) != 1:
             raise combine.wrong_arity(len(args))
         _check_arity(fn, [a.oid for a in args], ordered_set=False)
+        if any(type(a) is RowCtor for a in args) and fn not in _TAKE_RECORDS:
+            raise signatures.undefined(fn, [a.oid for a in args])      # min(record), sum(record): 42883
         args = self._agg_arg_types(fn, args)
         if distinct and order_node is not None:
             _check_distinct_order(order_node, args_nodes, b)

@@ -195,6 +195,8 @@ class FromPlanner(WindowPlanner, PlannerBase):
 
         def item(it):
             o, sc = self.plan_from_item(it, outer, corr)
+            if len(sc.tables) == 1 and sc.null_extended is None:
+                sc.null_extended = frozenset()      # one relation, subquery or function: rows as they are
             if corr is not None:
                 sc.correlated = corr  # shared by every scope built from it (joins' ON)
             return o, sc

@@ -166,7 +166,8 @@ class JoinPlanner(PlannerBase):
         # references to the left side are OuterRefs at depth 1
         lop = operators.LateralJoin(op, plan, "left" if kind == "left" else "inner")
         cols = scope.cols + [ScopeCol(a, c.name, c.oid) for c in plan.out]
-        new_scope = Scope(cols, outer, tables=scope.tables + [a])
+        extended = None if scope.null_extended is None else scope.null_extended | ({a} if kind == "left" else set())
+        new_scope = Scope(cols, outer, tables=scope.tables + [a], null_extended=extended)
         new_scope.correlated = scope.correlated
         return lop, new_scope
 
@@ -187,7 +188,8 @@ class JoinPlanner(PlannerBase):
         j = self._probe_join(lop, rop, lkeys, rkeys, None, kind if kind != "cross" else "inner")
         exprs, out, cols = _using_output(lscope, rscope, kind, names, lkeys, j.out)
         proj = operators.Project(j, exprs, out)
-        scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables)
+        scope = Scope(cols, lscope.parent, tables=lscope.tables + rscope.tables,
+                      null_extended=null_extended_after(lscope, rscope, kind))
         scope.correlated = lscope.correlated
         scope.using_names = set(names)
         return proj, scope
@@ -197,7 +199,8 @@ class JoinPlanner(PlannerBase):
         for t in rscope.tables:
             if t in lscope.tables and t not in ("?subquery?",):
                 raise PgError("42712", f'table name "{t}" specified more than once')
-        scope = Scope(cols, outer, tables=lscope.tables + rscope.tables)
+        scope = Scope(cols, outer, tables=lscope.tables + rscope.tables,
+                      null_extended=null_extended_after(lscope, rscope, kind))
         scope.correlated = lscope.correlated  # outer references in ON mark the query correlated
         nl = len(lscope.cols)
         conjs = split_conjuncts(on)
@@ -438,6 +441,21 @@ def _restore_from_order(op: operators.Op, scope: Scope, planned: list, order: li
     proj = operators.Project(op, exprs, [op.out[i] for i in idx])
     proj.permutation = True
     new_scope = Scope([scope.cols[i] for i in idx], scope.parent,
-                      tables=[t for k in range(len(planned)) for t in planned[k][1].tables])
+                      tables=[t for k in range(len(planned)) for t in planned[k][1].tables],
+                      null_extended=scope.null_extended)
     new_scope.correlated = scope.correlated
     return proj, new_scope
+
+
+def null_extended_after(lscope: Scope, rscope: Scope, kind: str) -> frozenset[str] | None:
+    """The FROM items a join's output may hold NULL-extended rows of: those
+    of its inputs, and the nullable side's (LEFT: the right, RIGHT: the left,
+    FULL: both); None when an input's is not known."""
+    if lscope.null_extended is None or rscope.null_extended is None:
+        return None
+    out = lscope.null_extended | rscope.null_extended
+    if kind in ("left", "full"):
+        out |= frozenset(rscope.tables)
+    if kind in ("right", "full"):
+        out |= frozenset(lscope.tables)
+    return out
