@@ -7,6 +7,7 @@ session reports what changed after any of them.
 """
 from __future__ import annotations
 
+from splitstream.protocol.errors import NULL_VALUE_NOT_ALLOWED, PgError
 from splitstream.protocol.messages import REPORTED_PARAMETERS
 
 
@@ -70,3 +71,27 @@ def changed_reported(settings: dict[str, str], before: dict[str, str | None]) ->
     TimeZone, DateStyle, ...): PostgreSQL sends a ParameterStatus for each."""
     return {REPORTED_PARAMETERS[n]: v for n in REPORTED_PARAMETERS
             if (v := settings.get(n)) is not None and v != before[n]}
+
+
+def set_config_rows(session, ctx, names: list, values: list, local_flags: list) -> list[str | None]:
+    """``set_config(name, value, is_local)`` row by row, in order, as
+    PostgreSQL calls it once per row: each sets the parameter (a NULL value
+    resets it, a NULL is_local is false) and answers what SHOW then prints.
+    A NULL name is PostgreSQL's 22004."""
+    out: list[str | None] = []
+    for name, value, local in zip(names, values, local_flags):
+        if name is None:
+            raise PgError(NULL_VALUE_NOT_ALLOWED, "SET requires parameter name")
+        undo_on_rollback(session, ctx, (name,), bool(local), block_only=False)
+        session.set_setting(name, value)
+        ctx.notices.extend(session.setting_notices(name))
+        out.append(session.show_setting(name))
+    return out
+
+
+def current_setting_rows(session, names: list, missing_ok: list | None) -> list[str | None]:
+    """``current_setting(name [, missing_ok])`` row by row (a strict
+    function: a NULL argument gives NULL)."""
+    flags = missing_ok if missing_ok is not None else [False] * len(names)
+    return [None if name is None or ok is None else session.show_setting(name, ok)
+            for name, ok in zip(names, flags)]

@@ -45,7 +45,7 @@ from . import row_binding
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
 from ..execution.system_functions import CATALOG_FUNCTIONS
-from ..execution.setting_changes import undo_on_rollback
+from ..execution.setting_changes import current_setting_rows, set_config_rows
 
 
 @dataclass
@@ -1412,13 +1412,10 @@ class ExprBinder:
             args = [self.p.coerce(self.bind(a), t) for a, t in zip(func_args(n), (type_oids.TEXT, type_oids.TEXT, type_oids.BOOL))]
 
             def impl(cols, nrows, ctx):
-                k, v, local = cols[0].to_pylist()[0], cols[1].to_pylist()[0], cols[2].to_pylist()[0]
                 # as SET [LOCAL] inside the statement's transaction: undone if it fails,
                 # a local value ends with it (at once outside a transaction block)
-                undo_on_rollback(ctx.engine_session, ctx, (k,), bool(local), block_only=False)
-                ctx.engine_session.set_setting(k, v)
-                ctx.notices.extend(ctx.engine_session.setting_notices(k))
-                return Col.const(v, type_oids.TEXT, nrows)
+                return Col.from_pylist(set_config_rows(ctx.engine_session, ctx, *(c.to_pylist() for c in cols)),
+                                       type_oids.TEXT)
 
             return expr.Func("set_config", impl, args, type_oids.TEXT, volatile=True)
         if name == "current_setting":
@@ -1426,9 +1423,9 @@ class ExprBinder:
                     for i, a in enumerate(func_args(n))]
 
             def impl2(cols, nrows, ctx):
-                k = cols[0].to_pylist()[0]
-                missing_ok = len(cols) > 1 and cols[1].to_pylist()[0]
-                return Col.const(ctx.engine_session.show_setting(k, missing_ok), type_oids.TEXT, nrows)
+                flags = cols[1].to_pylist() if len(cols) > 1 else None
+                return Col.from_pylist(current_setting_rows(ctx.engine_session, cols[0].to_pylist(), flags),
+                                       type_oids.TEXT)
 
             return expr.Func("current_setting", impl2, args, type_oids.TEXT, volatile=True)
         if name in ("nextval", "currval", "setval", "lastval"):
