@@ -39,6 +39,8 @@ from .literal_inserts import Literals, normalise
 from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt, coalescible
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
+from .commands.command_names import command_name, takes_snapshot, writes
+from .commands.transactions import TXN_SETTINGS, begin_modes
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import Statement, split_statements
 from .stream.spark.ledger import KEY_SETTING
@@ -201,7 +203,7 @@ class Session:
         runs them (an error rolls back them all; BEGIN makes it a block of
         its own, COMMIT ends it and the next statement opens another)."""
         if self.txn is None and self._extended is None:
-            self.txn = Transaction(self.db, implicit=True)
+            self.txn = self._implicit_txn()
             self.failed = False
 
     def end_query_block(self) -> dict[str, str]:
@@ -313,7 +315,7 @@ class Session:
         rel = prepared.handle.rel
         if rel.persistence != "u" and self.db.fsync and self.info.sync_commit:
             return False
-        txn = Transaction(self.db, implicit=True)
+        txn = self._implicit_txn()
         if not txn.try_for_write():
             return False
         self._extended = txn
@@ -330,6 +332,8 @@ class Session:
                 or self.failed:
             return False
         settings = self.info.settings
+        if settings.get("default_transaction_read_only") == "on":
+            return False                 # the ordinary path refuses it
         if KEY_SETTING in settings or settings.get("statement_timeout", "0") != "0":
             return False
         if prepared.planned_under and prepared.planned_under != self._plan_settings():
@@ -415,7 +419,10 @@ class Session:
         if len(self.pending) >= MAX_SEGMENTS:
             self.flush_pending()
         if self.txn is None and self._extended is None:
-            self._extended = Transaction(self.db, implicit=True)
+            self._extended = self._implicit_txn()
+        block = self.txn if self.txn is not None else self._extended
+        if block is not None:
+            block.refuse_write("INSERT")
         last = PendingInserts(stmt, prepared.param_oids)
         self.pending.append(last)
         return last
@@ -498,10 +505,33 @@ class Session:
         why = pipelinedb_gucs.why_not_applied(name, self.info.settings.get(name, ""))
         return [Notice(why, "00000")] if why else []
 
+    def _implicit_txn(self) -> Transaction:
+        """The transaction of a statement outside a block, in the session's default modes."""
+        txn = Transaction(self.db, implicit=True)
+        begin_modes(txn, self.info.settings)
+        return txn
+
+    @staticmethod
+    def _start_statement(txn: Transaction, sql: str) -> None:
+        """Name the statement for a read-only refusal (refused here if it
+        writes), and let a query fix the block's modes and snapshot."""
+        command = command_name(sql) if sql else ""
+        txn.command = command
+        if txn.read_only and writes(command):
+            txn.refuse_write()
+        if takes_snapshot(command):
+            txn.begin_query()
+
     def show_setting(self, name: str, missing_ok: bool = False) -> str | None:
         name = name.lower()
         if name == "session_authorization":
             return self.info.user
+        if name in TXN_SETTINGS:         # the block's mode, else the default the next block takes
+            txn = self.txn
+            if txn is not None:
+                value = getattr(txn, TXN_SETTINGS[name])
+                return value if isinstance(value, str) else "on" if value else "off"
+            return self.info.settings.get("default_" + name, "read committed" if name == "transaction_isolation" else "off")
         if name not in self.info.settings:
             boot = setting_values.boot_value(name)
             if boot is not None:
@@ -643,9 +673,11 @@ class Session:
                 self._deliver_before_commit()
             else:
                 self.flush_pending()    # batched inserts go first: this statement may read them
-        return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit)
+        return self._run_handle(prepared.handle, prepared.param_oids, params, defer_commit=defer_commit,
+                                sql=prepared.sql)
 
-    def _run_handle(self, stmt: Any, param_oids: list[int], params: list[Any], *, defer_commit: bool) -> Result:
+    def _run_handle(self, stmt: Any, param_oids: list[int], params: list[Any], *, defer_commit: bool,
+                    sql: str = "") -> Result:
         if self.failed and not getattr(stmt, "allowed_in_failed", False):
             raise PgError(IN_FAILED_SQL_TRANSACTION,
                           "current transaction is aborted, commands ignored until end of transaction block")
@@ -665,10 +697,11 @@ class Session:
             implicit = self.txn is None
             if implicit and defer_commit:
                 if self._extended is None:
-                    self._extended = Transaction(self.db, implicit=True)
+                    self._extended = self._implicit_txn()
                 txn = self._extended
             else:
-                txn = self.txn if self.txn is not None else Transaction(self.db, implicit=True)
+                txn = self.txn if self.txn is not None else self._implicit_txn()
+            self._start_statement(txn, sql)
             ctx = ExecContext(db=self.db, txn=txn, session=self.info, params=params,
                               param_oids=param_oids, engine=self.engine, now=clock.now())
             ctx.engine_session = self

@@ -47,6 +47,10 @@ log = logging.getLogger("splitstream.storage")
 Op = tuple[Any, ...]
 
 INVALID_SAVEPOINT_SPECIFICATION = "3B001"
+READ_ONLY_SQL_TRANSACTION = "25006"
+SERIALIZATION_FAILURE = "40001"
+#: isolation levels that read one snapshot, taken at the transaction's first query
+SNAPSHOT_LEVELS = frozenset({"repeatable read", "serializable"})
 SEQUENCE_GENERATOR_LIMIT_EXCEEDED = "2200H"
 
 FIRST_USER_OID = 16384
@@ -279,7 +283,17 @@ def changes_rows(state: State, op: Op) -> bool:
 
 
 class Transaction:
-    """A session's transaction: reads the committed state until it writes."""
+    """A session's transaction: reads the committed state until it writes.
+
+    Isolation: at READ COMMITTED each statement reads the state committed
+    when it runs.  At REPEATABLE READ and SERIALIZABLE the transaction reads
+    the state committed at its first query (``begin_query``) until it
+    writes; its first write is refused with 40001 if any transaction
+    committed since that snapshot.  Writers are serialized (one holds the
+    writer lock from its first write to its end), so such a transaction
+    runs as if alone at its snapshot: serializable, and stricter than
+    PostgreSQL's REPEATABLE READ, which refuses only a write to a row that
+    changed.  A read-only transaction refuses every write with 25006."""
 
     def __init__(self, db: "Database", implicit: bool) -> None:
         self.db = db
@@ -308,10 +322,37 @@ class Transaction:
         #: view joins its stream there: no batch is logged in between); each returns its undo, run
         #: if the commit then fails
         self.at_cut: list[Callable[[int], Callable[[], None]]] = []
+        self.isolation = "read committed"
+        self.read_only = False
+        self.deferrable = False
+        #: the snapshot a REPEATABLE READ / SERIALIZABLE transaction reads (see the class)
+        self._snapshot: State | None = None
+        #: a query ran: the isolation level and read-write mode are fixed
+        self.queried = False
+        #: the running statement's command, as a read-only refusal names it
+        self.command = ""
 
     @property
     def state(self) -> State:
-        return self._state if self._state is not None else self.db.committed
+        if self._state is not None:
+            return self._state
+        if self._snapshot is not None:
+            return self._snapshot
+        return self.db.committed
+
+    def begin_query(self) -> None:
+        """A query starts: the first one fixes the modes and takes the snapshot."""
+        if not self.queried:
+            self.queried = True
+            if self.isolation in SNAPSHOT_LEVELS and self._state is None:
+                self._snapshot = self.db.committed
+
+    def refuse_write(self, command: str | None = None) -> None:
+        """25006 in a read-only transaction, naming the statement (or
+        ``command``: ``nextval()``) as PostgreSQL does."""
+        if self.read_only:
+            raise PgError(READ_ONLY_SQL_TRANSACTION,
+                          f"cannot execute {command or self.command or 'this command'} in a read-only transaction")
 
     @property
     def writing(self) -> bool:
@@ -319,18 +360,31 @@ class Transaction:
 
     def for_write(self, cancel_check: Callable[[], None] | None = None) -> State:
         if self._state is None:
+            self.refuse_write()
             self.db.acquire_writer(cancel_check)
-            self._state = self.db.committed.clone()
+            return self._start_writing()
         return self._state
 
     def try_for_write(self) -> bool:
         """``for_write`` without waiting: False when another transaction
-        writes (a caller on the event-loop thread must never block)."""
+        writes (a caller on the event-loop thread must never block), or
+        where ``for_write`` would refuse (the ordinary path raises it)."""
         if self._state is None:
-            if not self.db.try_acquire_writer():
+            if self.read_only or self._snapshot is not None or not self.db.try_acquire_writer():
                 return False
             self._state = self.db.committed.clone()
         return True
+
+    def _start_writing(self) -> State:
+        """With the writer lock: the private state to write, or 40001 if
+        the snapshot read so far is no longer the committed state."""
+        committed = self.db.committed
+        if self._snapshot is not None and committed.version != self._snapshot.version:
+            self.db.release_writer()
+            raise PgError(SERIALIZATION_FAILURE, "could not serialize access due to concurrent update",
+                          hint="A transaction committed since this one took its snapshot; retry the transaction.")
+        self._state = state = committed.clone()
+        return state
 
     def apply(self, op: Op) -> None:
         st = self.for_write()

@@ -53,7 +53,7 @@ from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
-from .transactions import TxnStmt, check_transaction_modes
+from .transactions import TXN_SETTINGS, SetTransactionStmt, TxnModes, TxnStmt, check_transaction_modes
 
 
 def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
@@ -133,8 +133,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     w0 = words[0] if words else ""
     if w0 in ("BEGIN", "START"):
         m = re.match(r"\s*(?:begin(?:\s+(?:work|transaction)\b)?|start\s+transaction\b)(.*)$", text, re.I | re.S)
-        check_transaction_modes(m.group(1) if m else "")
-        return TxnStmt("begin")
+        return TxnStmt("begin", modes=check_transaction_modes(m.group(1) if m else ""))
     if w0 in ("COMMIT", "END") and not (len(words) > 1 and words[1] == "PREPARED"):
         return TxnStmt("commit")
     if w0 in ("ROLLBACK", "ABORT"):
@@ -152,7 +151,11 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "SET":
         return parse_set(text)
     if w0 == "RESET":
-        return ResetStmt(_operand(text, w0).lower(), None)
+        name = _operand(text, w0).lower()
+        if name in TXN_SETTINGS:
+            return SetTransactionStmt(TxnModes(), setting=(name, None),
+                                      outside="RESET TRANSACTION can only be used in transaction blocks")
+        return ResetStmt(name, None)
     if w0 == "SHOW":
         name = _operand(text, w0).lower()
         name = {"time zone": "timezone", "transaction isolation level": "transaction_isolation"}.get(name, name)

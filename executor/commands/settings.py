@@ -12,10 +12,10 @@ from ..api import Result, ResultColumn
 from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES, OWN_SETTINGS, PG15_SETTINGS
 from ..sql.sqltext import split_args
-from .base import NoopStmt, Stmt
+from .base import Stmt
 from .session_role import parse_role_setting, undo_on_rollback
 from .setting_contexts import CANT_CHANGE_RUNTIME_PARAM, REFUSALS, context_of
-from .transactions import check_transaction_modes
+from .transactions import TXN_SETTINGS, SetTransactionStmt, TxnModes, check_transaction_modes
 
 
 class SetStmt(Stmt):
@@ -117,11 +117,9 @@ def _parse_set_rest(text: str, rest: str, low: str) -> Stmt:
         if v.lower() in ("local", "default"):
             return SetStmt("timezone", None)
         return SetStmt("timezone", _time_zone_value(v))
-    m_txn = re.match(r"(?:(?:session\s+)?characteristics\s+as\s+)?transaction\s+(.*)$", rest, re.I | re.S)
+    m_txn = re.match(r"((?:session\s+)?characteristics\s+as\s+)?transaction\s+(.*)$", rest, re.I | re.S)
     if m_txn:
-        # the only modes accepted are the ones every transaction has (READ COMMITTED, READ WRITE)
-        check_transaction_modes(m_txn.group(1))
-        return NoopStmt("SET")
+        return SetTransactionStmt(check_transaction_modes(m_txn.group(2)), session_wide=bool(m_txn.group(1)))
     if low.startswith("names"):
         return SetStmt("client_encoding", _setval(rest[5:].strip()))
     if re.match(r"(session\s+authorization|authorization|role)\b", low):
@@ -133,9 +131,10 @@ def _parse_set_rest(text: str, rest: str, low: str) -> Stmt:
         raise PgError(SYNTAX_ERROR, f'syntax error at or near "{rest.split()[0] if rest.split() else "SET"}"')
     name = mm.group(1).lower()
     v = mm.group(2).strip()
-    if v.lower() == "default":
-        return SetStmt(name, None)
-    return SetStmt(name, _setval(v))
+    value = None if v.lower() == "default" else _setval(v)
+    if name in TXN_SETTINGS:         # the block's own modes (PostgreSQL's check hooks)
+        return SetTransactionStmt(TxnModes(), setting=(name, value), outside=None)
+    return SetStmt(name, value)
 
 
 def _time_zone_value(v: str) -> str:

@@ -350,6 +350,7 @@ def sequence_function(engine, planner, name, args):
 
     if name == "nextval":
         def impl(cols, n, ctx):
+            ctx.txn.refuse_write("nextval()")
             vals = cols[0].to_pylist()
             out = [engine.db.nextval(find(ctx.state, v, ctx).oid, find(ctx.state, v)) for v in vals]
             if out:
@@ -377,11 +378,17 @@ def sequence_function(engine, planner, name, args):
         return expr.Func("lastval", impl3, [], type_oids.INT8, volatile=True)
     if name == "setval":
         def impl4(cols, n, ctx):
-            rel = find(ctx.state, cols[0].to_pylist()[0], ctx)
-            v = cols[1].to_pylist()[0]
-            called = cols[2].to_pylist()[0] if len(cols) > 2 else True
-            engine.db.setval(rel.oid, int(v), bool(called))
-            return Col.const(int(v), type_oids.INT8, n)
+            ctx.txn.refuse_write("setval()")
+            names, values = cols[0].to_pylist(), cols[1].to_pylist()
+            flags = cols[2].to_pylist() if len(cols) > 2 else [True] * n
+            out: list[int | None] = []
+            for name, v, called in zip(names, values, flags):       # once per row, in order
+                if name is None or v is None or called is None:
+                    out.append(None)             # strict
+                    continue
+                engine.db.setval(find(ctx.state, name, ctx).oid, int(v), bool(called))
+                out.append(int(v))
+            return Col.from_pylist(out, type_oids.INT8)
 
         a = [planner.coerce(args[0], type_oids.TEXT) if args[0].oid == type_oids.UNKNOWN else args[0], planner.coerce(args[1], type_oids.INT8)] + \
             ([planner.coerce(args[2], type_oids.BOOL)] if len(args) > 2 else [])

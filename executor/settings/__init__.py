@@ -58,10 +58,6 @@ _C_LOCALE = frozenset({"c", "posix", ""})
 #: PostgreSQL settings that change results, with the values splitstream
 #: honours; any other value is refused rather than accepted and ignored
 LIMITED_SETTINGS: dict[str, tuple[frozenset[str], str]] = {
-    "transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
-    "default_transaction_isolation": (_READ_COMMITTED, "Transactions run at READ COMMITTED."),
-    "transaction_read_only": (_OFF, "Read-only transactions are not supported."),
-    "default_transaction_read_only": (_OFF, "Read-only transactions are not supported."),
     "intervalstyle": (frozenset({"postgres"}), "Intervals are written in the postgres style only."),
     "bytea_output": (frozenset({"hex"}), "bytea values are written in hex only."),
     "standard_conforming_strings": (frozenset({"on", "true", "1", "yes"}), "Backslashes in '...' literals are "

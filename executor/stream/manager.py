@@ -815,6 +815,7 @@ class StreamManager:
         or none does and nothing is logged (issue 14).  ``sync=None``: the
         session's synchronous_commit."""
 
+        ctx.txn.refuse_write("INSERT")
         if batch.n == 0:
             return 0
         self._refuse_before_view_is_live(ctx, rel)
