@@ -49,12 +49,8 @@ def test_tablesample_on_a_stream_refused(session, method):
 
 @pytest.mark.parametrize("sql", [
     "SET datestyle = 'German'", "SET DateStyle = 'ISO, DMY'", "SET intervalstyle = 'iso_8601'",
-    "SET bytea_output = 'escape'", "SET standard_conforming_strings = off", "SET transaction_isolation = 'serializable'",
-    "SET default_transaction_read_only = on", "SET session_replication_role = replica",
-    "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", "SET TRANSACTION READ ONLY",
-    "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL REPEATABLE READ",
-    "BEGIN ISOLATION LEVEL SERIALIZABLE", "START TRANSACTION READ ONLY",
-])
+    "SET bytea_output = 'escape'", "SET standard_conforming_strings = off", "SET session_replication_role = replica",
+])       # transaction modes are honoured (tests/sql/test_transaction_modes.py)
 def test_settings_not_honoured_refused(session, sql):
     _refused(session, sql, "0A000")
 
