@@ -12,6 +12,7 @@ from ..api import Result, ResultColumn
 from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES, OWN_SETTINGS, PG15_SETTINGS
 from ..sql.sqltext import split_args
+from . import pg_settings_table  # noqa: F401  (registers pg_catalog.pg_settings)
 from .base import NoopStmt, Stmt
 from .session_role import parse_role_setting, undo_on_rollback
 from .setting_contexts import CANT_CHANGE_RUNTIME_PARAM, REFUSALS, context_of
