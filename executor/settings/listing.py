@@ -1,6 +1,10 @@
-"""pg_settings: every parameter, described as PostgreSQL 15 describes it
-(pg15_settings.py) or as splitstream describes its own (own_settings.py),
-with the session's value, reset value and source.
+"""pg_settings and SHOW ALL: every parameter, described as PostgreSQL 15
+describes it (pg15_settings.py) or as splitstream describes its own
+(own_settings.py), with the session's value, reset value and source.
+
+Why one module for both: SHOW ALL is pg_settings' name, the value as SHOW
+prints it and short_desc, over the same parameters in the same order, as
+PostgreSQL's guc.c produces both from one table.
 """
 from __future__ import annotations
 
@@ -75,6 +79,11 @@ def pg_settings_rows(view: SettingsView, privileged: bool) -> list[tuple]:
                      lo, hi, list(enumvals) if enumvals is not None else None, boot_value(key, p), reset,
                      None, None, False))
     return rows
+
+
+def show_all_rows(view: SettingsView, privileged: bool) -> list[tuple[str, str, str]]:
+    """SHOW ALL's rows: name, the value as SHOW prints it, short_desc."""
+    return [(p[0], shown(view, key, p), p[4]) for key, p in listed(privileged)]
 
 
 class DefaultsView:
