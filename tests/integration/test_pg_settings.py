@@ -171,6 +171,20 @@ def test_superuser_only_parameters_hidden_from_other_roles(ss_conn, pg_conn, uni
     assert "data_directory" in seen[0][0]
 
 
+def test_pg_dump_setup_query(ss_conn, pg_conn):
+    """pg_dump (15.8 and later) sets restrict_nonsystem_relation_kind through pg_settings."""
+    seen = []
+    for conn in (ss_conn, pg_conn):
+        try:
+            rows = _rows(conn, "SELECT set_config(name, 'view, foreign-table', false) FROM pg_settings "
+                               "WHERE name = 'restrict_nonsystem_relation_kind'")
+            seen.append((rows, _observe(conn, "restrict_nonsystem_relation_kind")))
+        finally:
+            conn.execute("RESET restrict_nonsystem_relation_kind")
+    assert seen[0] == seen[1]
+    assert seen[0][0] == [("view, foreign-table",)]
+
+
 def test_role_and_database_settings_sources(ss_server_factory, pg15, unique_name):
     """ALTER ROLE / ALTER ROLE ... IN DATABASE ... SET: source 'user' / 'database user', RESET goes back to them.
     (With a password: a trusting splitstream logs every name in as the superuser.)"""
