@@ -137,6 +137,10 @@ class Session:
             info.settings[k] = normalize_setting(k, v)
         #: what RESET returns a setting to: the client's startup value, else the role's or database's
         self.reset_values = {k: info.settings[k] for k in info.client_settings if k in info.settings}
+        #: where each reset value came from (pg_settings.source): 'client', or the role's or database's
+        self.reset_sources = dict.fromkeys(self.reset_values, "client")
+        #: settings changed in the session (SET, set_config): source 'session'; undone with their values
+        self.setting_sources: dict[str, str] = {}
         self._apply_role_settings()
         for k, v in DEFAULT_SETTINGS.items():
             info.settings.setdefault(k, v)
@@ -473,12 +477,13 @@ class Session:
         the client gave the setting (PostgreSQL's process_settings; a value
         no longer valid is skipped, where PostgreSQL warns)."""
         role = privileges.login_role(self.db.committed, self.info)
-        for name, value in login_settings(self.db.committed, self.info.database, role):
+        for name, value, source in login_settings(self.db.committed, self.info.database, role):
             if name in self.info.client_settings:
                 continue
             try:
                 check_setting(name, value)
                 self.info.settings[name] = self.reset_values[name] = normalize_setting(name, value)
+                self.reset_sources[name] = source
             except PgError as e:
                 log.warning("session of %s: setting %s=%s of the role or database skipped: %s", role.name, name,
                             value, e.message)
@@ -487,14 +492,29 @@ class Session:
         name = name.lower()
         check_setting(name, value)
         if value is None:
-            value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name))
-            if value is None:
-                value = setting_values.boot_value(name) or ""
+            self.setting_sources.pop(name, None)
+            value = self.reset_setting_value(name)
+        else:
+            self.setting_sources[name] = "session"
         value = normalize_setting(name, value)
         self.info.settings[name] = value
         if name in REPORTED:
             return {DISPLAY_NAMES.get(name, name): value}
         return {}
+
+    def reset_setting_value(self, name: str) -> str:
+        """What RESET puts ``name`` back to: the client's startup value, else
+        the role's or database's, else splitstream's default, else
+        PostgreSQL's boot value."""
+        value = self.reset_values.get(name, DEFAULT_SETTINGS.get(name))
+        if value is None:
+            value = setting_values.boot_value(name) or ""
+        return value
+
+    def setting_source(self, name: str) -> str | None:
+        """pg_settings.source when it is not a default: 'session' after SET,
+        else where the reset value came from; None: a default."""
+        return self.setting_sources.get(name) or self.reset_sources.get(name)
 
     def setting_notices(self, name: str) -> list[Notice]:
         """After SET or set_config(): a PipelineDB setting splitstream does not

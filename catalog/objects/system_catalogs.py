@@ -254,13 +254,6 @@ def _pg_db_role_setting(state, ctx):
         yield (rs.database, rs.role, list(rs.config))
 
 
-@table("pg_catalog", "pg_settings", [("name", type_oids.TEXT), ("setting", type_oids.TEXT), ("unit", type_oids.TEXT), ("category", type_oids.TEXT),
-                                     ("short_desc", type_oids.TEXT), ("context", type_oids.TEXT), ("vartype", type_oids.TEXT), ("source", type_oids.TEXT)])
-def _pg_settings(state, ctx):
-    for k, v in sorted(ctx.session.settings.items()):
-        yield (k, v, None, "splitstream", "", "user", "string", "session")
-
-
 @table("information_schema", "tables", [
     ("table_catalog", type_oids.NAME), ("table_schema", type_oids.NAME), ("table_name", type_oids.NAME), ("table_type", type_oids.TEXT),
     ("self_referencing_column_name", type_oids.NAME), ("reference_generation", type_oids.TEXT), ("user_defined_type_catalog", type_oids.NAME),

@@ -51,7 +51,7 @@ from .functions import function_statement
 from .lock import lock_statement
 from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt, foreign_table_comment
-from .settings import ResetStmt, ShowStmt, parse_set
+from .settings import SHOW_ALL_COLUMNS, ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
 from .transactions import TXN_SETTINGS, SetTransactionStmt, TxnModes, TxnStmt, check_transaction_modes
 
@@ -77,7 +77,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         cols = stmt.columns
     elif isinstance(stmt, ShowStmt):
         cols = [ResultColumn(DISPLAY_NAMES.get(stmt.name, stmt.name), type_oids.TEXT)] if stmt.name != "all" else \
-            [ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT), ResultColumn("description", type_oids.TEXT)]
+            SHOW_ALL_COLUMNS
     elif isinstance(stmt, ExplainStmt):
         cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
     return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,

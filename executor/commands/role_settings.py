@@ -141,18 +141,22 @@ def _quote_identifier(s: str) -> str:
     return '"' + s.replace('"', '""') + '"'
 
 
-def login_settings(state: Any, database: str, role: Role) -> list[tuple[str, str]]:
-    """(name, value) a session of ``role`` in ``database`` starts with, the
-    first of each name winning: role in database, role, database, everyone."""
+def login_settings(state: Any, database: str, role: Role) -> list[tuple[str, str, str]]:
+    """(name, value, source) a session of ``role`` in ``database`` starts
+    with, the first of each name winning: role in database, role, database,
+    everyone; source as pg_settings names it ('database user', 'user',
+    'database', 'global')."""
     db = state.databases.get(database)
     db_oid = db.oid if db is not None else 0
-    out: dict[str, str] = {}
-    for key in ((db_oid, role.oid), (0, role.oid), (db_oid, 0), (0, 0)):
+    out: dict[str, tuple[str, str, str]] = {}
+    levels = (((db_oid, role.oid), "database user"), ((0, role.oid), "user"), ((db_oid, 0), "database"),
+              ((0, 0), "global"))
+    for key, source in levels:
         rs = state.role_settings.get(key)
         for item in rs.config if rs is not None else ():
             name, _, value = item.partition("=")
-            out.setdefault(name.lower(), value)
-    return list(out.items())
+            out.setdefault(name.lower(), (name.lower(), value, source))
+    return list(out.values())
 
 
 _ALTER = re.compile(r"\s*alter\s+(role|user|group|database)\s+(.+?)(?:\s+in\s+database\s+(.+?))?\s+(set|reset)\s+(.*?)"

@@ -11,7 +11,9 @@ from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, SYNTAX_ERROR, No
 from ..api import Result, ResultColumn
 from ..execution import privileges
 from ..settings import DEFAULT_SETTINGS, DISPLAY_NAMES, OWN_SETTINGS, PG15_SETTINGS
+from ..settings.listing import show_all_rows
 from ..sql.sqltext import split_args
+from . import pg_settings_table  # noqa: F401  (registers pg_catalog.pg_settings)
 from .base import Stmt
 from .session_role import parse_role_setting, undo_on_rollback
 from .setting_contexts import CANT_CHANGE_RUNTIME_PARAM, REFUSALS, context_of
@@ -81,17 +83,20 @@ class ResetStmt(SetStmt):
         return Result(tag="RESET", parameter_status=session.set_setting(self.name, None))
 
 
+#: SHOW ALL's columns, as PostgreSQL's
+SHOW_ALL_COLUMNS = [ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT),
+                    ResultColumn("description", type_oids.TEXT)]
+
+
 class ShowStmt(Stmt):
     def __init__(self, name: str) -> None:
         self.name = name
 
     def run(self, session, ctx):
         if self.name == "all":
-            items = sorted(session.info.settings.items())
-            b = Batch([Col.from_pylist([k for k, _ in items], type_oids.TEXT), Col.from_pylist([v for _, v in items], type_oids.TEXT),
-                       Col.from_pylist(["" for _ in items], type_oids.TEXT)], len(items))
-            return Result(tag="SHOW", columns=[ResultColumn("name", type_oids.TEXT), ResultColumn("setting", type_oids.TEXT),
-                                               ResultColumn("description", type_oids.TEXT)], batch=b)
+            rows = show_all_rows(session, privileges.current_role(ctx.state, session.info).superuser)
+            b = Batch([Col.from_pylist([r[j] for r in rows], type_oids.TEXT) for j in range(3)], len(rows))
+            return Result(tag="SHOW", columns=SHOW_ALL_COLUMNS, batch=b)
         v = session.show_setting(self.name)
 
         return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], type_oids.TEXT)],

@@ -27,6 +27,8 @@ def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False, 
     settings = session.info.settings
     keys = tuple(n.lower() for n in names)
     saved = {n: settings.get(n) for n in keys}
+    sources = session.setting_sources          # pg_settings.source follows the value back
+    saved_sources = {n: sources.get(n) for n in keys}
     writes = txn.setting_writes
     saved_writes = {n: writes.get(n, 0) for n in keys}
     user, login = session.info.user, session.info.login_role
@@ -43,6 +45,11 @@ def undo_on_rollback(session, ctx, names: tuple[str, ...], local: bool = False, 
                 settings.pop(n, None)
             else:
                 settings[n] = v
+        for n, src in saved_sources.items():
+            if src is None:
+                sources.pop(n, None)
+            else:
+                sources[n] = src
 
     def undo() -> None:
         undone[0] = True

@@ -81,8 +81,9 @@ def _bool(name: str, value: str) -> str:
 
 def _enum(name: str, value: str, listed: list[str]) -> str:
     v = value.lower()
-    if v in listed:
-        return v
+    for option in listed:                  # matched without regard to case, shown as listed (TLSv1.2)
+        if option.lower() == v:
+            return option
     if v in _HIDDEN.get(name, {}):
         return _HIDDEN[name][v]
     if "on" in listed and "off" in listed and v in _BOOL_SPELLINGS:
@@ -159,3 +160,16 @@ def _rint(x: float) -> float:
 def _g(x: float) -> str:
     """printf's %g."""
     return "%g" % x
+
+
+def in_base_unit(vartype: str, unit: str | None, shown: str) -> str:
+    """pg_settings.setting: a value as SHOW prints it (``2MB``, ``1min``) in
+    the parameter's base unit (``2048`` of kB, ``60`` of s), as PostgreSQL
+    lists it; a value without a unit, or of another type, as it is."""
+    if vartype not in ("integer", "real") or not unit or unit not in _BASES:
+        return shown
+    try:
+        n = _number("", shown, unit, _INT_RE if vartype == "integer" else _REAL_RE)
+    except PgError:
+        return shown
+    return str(int(_rint(n))) if vartype == "integer" else _g(n)
