@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError
 
+from . import values as setting_values
+
 _INT_MAX = 2**31 - 1
 _MAX_KB = _INT_MAX // 1024
 
@@ -125,6 +127,10 @@ def split_targets(value: str) -> list[str]:
 
 
 def _number(name: str, g: Guc, v: str, bad: PgError) -> str:
+    if g.unit and g.kind == "int":
+        # a PostgreSQL GUC with a unit (PipelineDB's are GUC_UNIT_KB): any memory unit is read,
+        # and SHOW prints the largest unit that divides it ('256MB', as guc.c's _ShowOption)
+        return setting_values.integer_text(name, v, g.unit, int(g.lo), int(g.hi))
     text = v.lower()
     if g.unit and text.endswith(g.unit.lower()):
         text = text[:-len(g.unit)].strip()

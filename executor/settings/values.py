@@ -135,6 +135,10 @@ def _integer(name: str, value: str, unit: str, lo: int, hi: int) -> str:
     return str(v)
 
 
+#: an integer parameter's value as SHOW prints it (also PipelineDB's parameters with a unit)
+integer_text = _integer
+
+
 def _real(name: str, value: str, unit: str, lo: float, hi: float) -> str:
     v = _number(name, value, unit, _REAL_RE)
     if not lo <= v <= hi:
