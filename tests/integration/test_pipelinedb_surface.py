@@ -149,3 +149,14 @@ def test_pipelinedb_script_runs_unchanged(ss_conn, unique_name, case):
         with pytest.raises(psycopg.Error) as e:
             ss_conn.execute(_fill(sql, p))
         assert e.value.sqlstate == state, (sql, str(e.value))
+
+
+@pytest.mark.parametrize("value, shown", [("262144", "256MB"), ("'512MB'", "512MB"), ("'8192kB'", "8MB"),
+                                          ("10000", "10000kB"), ("'1GB'", "1GB")])
+def test_pipelinedb_memory_parameters_read_units_and_show_as_postgresql(ss_conn, value, shown):
+    """PipelineDB's *_mem parameters are GUC_UNIT_KB integers: any memory
+    unit is read, SHOW prints the largest unit that divides the value."""
+    ss_conn.execute(f"SET pipelinedb.batch_mem = {value}")
+    assert ss_conn.execute("SHOW pipelinedb.batch_mem").fetchone()[0] == shown
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r'100 kB is outside the valid range'):
+        ss_conn.execute("SET pipelinedb.batch_mem = 100")
