@@ -293,10 +293,13 @@ class ExprPrinter:
                 return name, args, UNKNOWN, [None] * len(args)
             return name, args, result if result != T.ANY else (types[0] if types else UNKNOWN), \
                 [None if t == T.ANY else t for t in expanded] + [None] * (len(args) - len(expanded))
-        try:
-            fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
+        try:     # an untyped literal takes the parameter's type, as PostgreSQL resolves it (date_bin('5 min', ...))
+            fd, want, oid = functions.resolve(name, types)
         except Exception:
-            return name, args, UNKNOWN, [None] * len(args)
+            try:
+                fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
+            except Exception:
+                return name, args, UNKNOWN, [None] * len(args)
         if oid < 0:
             oid = fd.result([t if t != UNKNOWN else T.TEXT for t in (want or types)])
         if oid == 0:
