@@ -30,6 +30,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "approx_count_distinct": "any -> int8",
     "dist_agg": "float8 -> bytea",
     "freq_agg": "any -> bytea",
+    "freq_merge_agg": "bytea -> bytea",
     "topk_agg": "anyelement, int4 -> bytea | anyelement, int4, int8 -> bytea | anyelement, int4, int4, int4 -> bytea",
     "bloom_agg": "anyelement -> bytea | anyelement, float8, int8 -> bytea",
     "bloom_union_agg": "bytea -> bytea",
@@ -62,6 +63,7 @@ for _name in ("hll_agg", "hll_count_distinct", "approx_count_distinct", "hll_uni
     aggregates.install_aggregate(_name, hll.HllState, _result(type_oids.BYTEA if _bytes_out else type_oids.INT8, _accepts))
 aggregates.install_aggregate("dist_agg", tdigest.TDigestState, _result(type_oids.BYTEA, _NUMERIC_INPUTS))
 aggregates.install_aggregate("freq_agg", cmsketch.CountMinState, _result(type_oids.BYTEA))
+aggregates.install_aggregate("freq_merge_agg", cmsketch.CountMinState, _result(type_oids.BYTEA, (type_oids.BYTEA,)))
 _INTS = (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.UNKNOWN)
 
 
@@ -106,6 +108,34 @@ def _freq(cols: list[Col], n: int, ctx) -> Col:
 @functions.register("freq_total", sigs="bytea -> int8")
 def _freq_total(cols: list[Col], n: int, ctx) -> Col:
     return cmsketch.total_col(cols[0])
+
+
+@functions.register("freq_add", sigs="bytea, anyelement -> bytea | bytea, text -> bytea | bytea, anyelement, int4 -> bytea",
+                    strict=False)
+def _freq_add(cols: list[Col], n: int, ctx) -> Col:
+    """The three-argument form is declared ``RETURNS float8`` in
+    pipelinedb--1.0.0.sql, a slip: its C returns the cmsketch, as here."""
+    return cmsketch.add_col(cols[0], cols[1], cols[2] if len(cols) > 2 else None)
+
+
+@functions.register("freq_norm", sigs="bytea, anyelement -> float8", strict=False)
+def _freq_norm(cols: list[Col], n: int, ctx) -> Col:
+    return cmsketch.norm_col(cols[0], cols[1])
+
+
+@functions.register("hll_add", sigs="bytea, anyelement -> bytea | bytea, text -> bytea", strict=False)
+def _hll_add(cols: list[Col], n: int, ctx) -> Col:
+    return hll.add_col(cols[0], cols[1])
+
+
+@functions.register("hll_union", sigs="variadic bytea -> bytea", strict=False)
+def _hll_union(cols: list[Col], n: int, ctx) -> Col:
+    return hll.union_col(cols)
+
+
+@functions.register("dist_add", sigs="bytea, float8 -> bytea | bytea, float8, int4 -> bytea", strict=False)
+def _dist_add(cols: list[Col], n: int, ctx) -> Col:
+    return tdigest.add_col(cols[0], cols[1], cols[2] if len(cols) > 2 else None)
 
 
 functions.scalar("dist_quantile", sigs="bytea, float8 -> float8")(tdigest.quantile)
