@@ -80,11 +80,39 @@ def register_functions() -> None:
     functions.register("pipelinedb.truncate_continuous_view", type_oids.VOID, [text], volatile=True, strict=False)(_truncate)
     functions.register("pipelinedb.ttl_expire", type_oids.INT8, [text], volatile=True, strict=False)(_ttl_expire)
     functions.register("pipelinedb.insert_into_stream", type_oids.VOID, [], volatile=True)(_trigger_only)
+    # every INSERT and COPY has reached its views when it returns: nothing is left to flush
+    functions.register("pipelinedb.flush", boolean, [], volatile=True)(lambda cols, n, ctx: Col.const(True, boolean, n))
+    functions.NOT_IMPLEMENTED.update(_REFUSED_FUNCTIONS)
+    for view in _STATS_VIEWS:
+        table("pipelinedb", view, [("?column?", text)])(_refuse_stats)
     _register_system_views()
     TABLE_FUNCTIONS["pipelinedb.get_streams"] = _get_streams
     TABLE_FUNCTIONS["pipelinedb.set_ttl"] = _set_ttl
     proc_catalog.SET_RETURNING_SIGNATURES.update({"pipelinedb.get_streams": " -> record",
                                                   "pipelinedb.set_ttl": "text, interval, text -> record"})
+
+
+#: PipelineDB's functions (pipelinedb--1.0.0.sql) splitstream refuses, with why
+_NO_PROCESSES = ("splitstream has no worker or combiner processes: a continuous view's definition is "
+                 "pg_get_viewdef('view'), its plan EXPLAIN SELECT ... .")
+_STATS_HINT = ("splitstream keeps no per-process statistics; splitstream.streams and splitstream.views "
+               "show each stream's and view's counters.")
+_REFUSED_FUNCTIONS = {
+    "pipelinedb.combine_table": "Backfill a continuous view by inserting the raw rows into its stream; "
+                                "combining a table of aggregate rows into a view is not supported.",
+    "pipelinedb.get_worker_querydef": _NO_PROCESSES,
+    "pipelinedb.get_combiner_querydef": _NO_PROCESSES,
+    "pipelinedb.hash_group": "An internal function of PipelineDB's workers; splitstream has none.",
+    "pipelinedb.ls_hash_group": "An internal function of PipelineDB's workers; splitstream has none.",
+    "pipelinedb.get_proc_query_stats": _STATS_HINT,
+    "pipelinedb.get_stream_stats": _STATS_HINT,
+}
+#: PipelineDB's statistics views, refused (0A000) when read rather than unknown (42P01)
+_STATS_VIEWS = ("proc_query_stats", "proc_stats", "query_stats", "db_stats", "stream_stats")
+
+
+def _refuse_stats(state, ctx):
+    raise PgError(FEATURE_NOT_SUPPORTED, "PipelineDB's statistics views are not supported", hint=_STATS_HINT)
 
 
 # ------------------------------------------------------------ lookups

@@ -94,3 +94,32 @@ def test_query_is_postgres_deparse(ss_conn, pg_conn, unique_name, query):
         pg_conn.execute(f"DROP TABLE {s} CASCADE")
     assert _rows(ss_conn, "SELECT query FROM pipelinedb.get_views() WHERE name = %s", v) == [(want,)]
     assert _rows(ss_conn, "SELECT query FROM pipelinedb.views WHERE name = %s", v) == [(want,)]
+
+
+REFUSED = [
+    "SELECT pipelinedb.combine_table('v', 't')", "SELECT pipelinedb.get_worker_querydef('v')",
+    "SELECT pipelinedb.get_combiner_querydef('v')", "SELECT pipelinedb.hash_group(1)",
+    "SELECT * FROM pipelinedb.get_stream_stats()", "SELECT * FROM pipelinedb.get_proc_query_stats()",
+    "SELECT * FROM pipelinedb.proc_query_stats", "SELECT * FROM pipelinedb.proc_stats",
+    "SELECT * FROM pipelinedb.query_stats", "SELECT * FROM pipelinedb.db_stats", "SELECT * FROM pipelinedb.stream_stats",
+    "SELECT hll_empty()", "SELECT cmsketch_empty()", "SELECT tdigest_empty()", "SELECT hll_print(NULL::bytea)",
+    "SELECT hll_agg(x, 12) FROM (VALUES (1)) t(x)", "SELECT freq_agg(x, 0.01, 0.9) FROM (VALUES (1)) t(x)",
+    "SELECT dist_agg(x, 50) FROM (VALUES (1)) t(x)", "SELECT topk_merge_agg(NULL::bytea)",
+]
+
+
+@pytest.mark.parametrize("sql", REFUSED)
+def test_missing_pipelinedb_surface_is_refused_with_a_hint(ss_conn, sql):
+    """What PipelineDB documents and splitstream lacks: 0A000 and a hint, never 42883 or silence."""
+    with pytest.raises(psycopg.errors.FeatureNotSupported) as e:
+        ss_conn.execute(sql)
+    assert e.value.diag.message_hint
+
+
+def test_flush_has_nothing_to_wait_for(ss_conn, unique_name):
+    s, v = unique_name("s"), unique_name("v")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (x int) SERVER pipelinedb")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT count(*) FROM {s}")
+    ss_conn.execute(f"INSERT INTO {s} VALUES (1), (2)")
+    assert _rows(ss_conn, "SELECT pipelinedb.flush()") == [(True,)]
+    assert _rows(ss_conn, f"SELECT * FROM {v}") == [(2,)]

@@ -189,4 +189,28 @@ functions.scalar("bucket_cardinality", sigs="bytea -> int8")(lambda b: int(sets.
 functions.scalar("bucket_ids", sigs="bytea -> _int2")(lambda b: sets.buckets_of(b)[0].tolist())
 functions.scalar("bucket_cardinalities", sigs="bytea -> _int4")(lambda b: sets.buckets_of(b)[1].tolist())
 
+#: PipelineDB's sketch functions and aggregates (builtin.rst, aggregates.rst,
+#: pipelinedb--1.0.0.sql) that splitstream refuses: 0A000 with these hints
+_SKETCH_PARAMETERS = ("splitstream's sketches have fixed parameters (hyperloglog p = 14; cmsketch epsilon 0.002, "
+                      "confidence 0.995; tdigest compression 100): ")
+functions.NOT_IMPLEMENTED.update({
+    "hll_empty": "A NULL hyperloglog is the empty one: hll_add(NULL, x) starts a sketch.",
+    "cmsketch_empty": "A NULL cmsketch is the empty one: freq_add(NULL, x) starts a sketch.",
+    "tdigest_empty": "A NULL tdigest is the empty one: dist_add(NULL, x) starts a digest.",
+    "topk_empty": "topk_increment(NULL, x) starts a top-k sketch; or topk_agg(x, k) over rows.",
+    "topk_merge_agg": "Merge top-k sketches with combine(column) over a continuous view's topk_agg column.",
+    **dict.fromkeys(("hll_print", "cmsketch_print", "topk_print", "bloom_print"),
+                    "Sketches are bytea values here (docs/sketches.md); read them with their functions "
+                    "(hll_cardinality, freq, topk_values, bloom_cardinality ...)."),
+    "tdigest_compress": "Digests are kept compressed: dist_agg and dist_add compress as they go.",
+    "hll_cache_cardinality": "Use hll_cardinality(hyperloglog).",
+    "json_object_int_sum": "Sum per key with GROUP BY key and sum(value) instead.",
+})
+#: documented overloads with sketch parameters, by (name, number of arguments)
+REFUSED_OVERLOADS: dict[tuple[str, int], str] = {
+    ("hll_agg", 2): _SKETCH_PARAMETERS + "use hll_agg(x).",
+    ("freq_agg", 3): _SKETCH_PARAMETERS + "use freq_agg(x).",
+    ("dist_agg", 2): _SKETCH_PARAMETERS + "use dist_agg(x).",
+}
+
 __all__ = ["AGGREGATE_SIGNATURES", "bloom", "cmsketch", "hll", "keyed", "sets", "tdigest", "topk"]

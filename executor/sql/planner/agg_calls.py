@@ -23,7 +23,7 @@ from ...execution import json_values
 from ...execution.aggregates import AggSpec, row_key
 from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
-from ...execution import signatures
+from ...execution import signatures, sketches
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name, is_aggregate_call
 from ..error_positions import call_position, node_position
@@ -74,6 +74,9 @@ def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int
     """42883 for an aggregate called with an argument count it has no
     overload for; an ordered-set aggregate exists only with WITHIN GROUP
     and its own number of direct arguments (as PostgreSQL reports both)."""
+    if (fn, len(arg_oids)) in sketches.REFUSED_OVERLOADS:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{fn} with {len(arg_oids)} arguments is not supported",
+                      hint=sketches.REFUSED_OVERLOADS[fn, len(arg_oids)])
     if (fn in _ORDERED_SET) != ordered_set or (ordered_set and (_ORDERED_SET[fn] != direct or len(arg_oids) != direct + 1)):
         raise signatures.undefined(fn, arg_oids)
     declared = AGGREGATE_SIGNATURES.get(fn)
