@@ -76,6 +76,7 @@ QUERIES = [
     "SELECT k, count(*), date_trunc('hour', ts) AS h FROM {s} WHERE ts > '2026-01-01'::timestamptz GROUP BY k, h",
     "SELECT k AS key, sum(x) AS total, avg(x * 2) FROM {s} WHERE k <> 'z' AND x BETWEEN 1 AND 9 GROUP BY k",
     "SELECT date_bin('5 minutes', ts, '2026-01-01') AS b, max(x) FROM {s} GROUP BY 1",
+    "SELECT k, percentile_cont(0.99) WITHIN GROUP (ORDER BY x) AS p99 FROM {s} GROUP BY k",
 ]
 
 
@@ -123,3 +124,14 @@ def test_flush_has_nothing_to_wait_for(ss_conn, unique_name):
     ss_conn.execute(f"INSERT INTO {s} VALUES (1), (2)")
     assert _rows(ss_conn, "SELECT pipelinedb.flush()") == [(True,)]
     assert _rows(ss_conn, f"SELECT * FROM {v}") == [(2,)]
+
+
+def test_first_values_query_text(ss_conn, unique_name):
+    """PipelineDB's ordered-set first_values prints as get_agg_expr prints one."""
+    s, v = unique_name("s"), unique_name("v")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (x int, k text) SERVER pipelinedb")
+    ss_conn.execute(f"CREATE VIEW {v} AS SELECT k, first_values(3) WITHIN GROUP (ORDER BY x DESC NULLS LAST) AS f "
+                    f"FROM {s} GROUP BY k")
+    assert _rows(ss_conn, "SELECT query FROM pipelinedb.views WHERE name = %s", v) == [
+        (f" SELECT {s}.k,\n    first_values(3) WITHIN GROUP (ORDER BY {s}.x DESC NULLS LAST) AS f\n   FROM {s}\n"
+         f"  GROUP BY {s}.k",)]
