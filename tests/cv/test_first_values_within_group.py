@@ -10,6 +10,10 @@ import random
 import psycopg
 import pytest
 
+from splitstream.executor.execution.aggregates import AggSpec
+from splitstream.executor.stream.spark import translate
+from splitstream.protocol import oids
+
 ORDERS = ["", "DESC", "NULLS FIRST", "DESC NULLS LAST"]
 COLUMNS = [("i", "int"), ("t", "text"), ("f", "float8")]
 DDL = "(k int, i int, t text, f float8)"
@@ -84,3 +88,17 @@ def test_refusals(ss_conn):
         ss_conn.execute("SELECT first_values(2, 3) WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)")
     with pytest.raises(psycopg.errors.UndefinedFunction):
         ss_conn.execute("SELECT first_values(1.5) WITHIN GROUP (ORDER BY x) FROM (VALUES (1)) t(x)")
+
+
+def test_not_pushed_to_spark_unless_ascending():
+    """Spark executors build first_values states ascending (sketch_states.build
+    keeps no direction): another order stays on the server."""
+    def spec(descending=False, nulls_first=None):
+        s = AggSpec("first_values", [None, None], [oids.INT4, oids.INT4])
+        s.descending, s.nulls_first = descending, nulls_first
+        return s
+    assert translate._state_layout(spec()) == ("sketch", ["state"])
+    assert translate._state_layout(spec(nulls_first=False)) == ("sketch", ["state"])
+    for s in (spec(descending=True), spec(nulls_first=True), spec(descending=True, nulls_first=False)):
+        with pytest.raises(translate.NotPushable):
+            translate._state_layout(s)
