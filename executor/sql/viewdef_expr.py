@@ -639,8 +639,8 @@ class ExprPrinter:
         if name == "first_values":        # PipelineDB's
             return [T.INT4], [None] * len(keys), T.ARRAY_OF.get(first_key, UNKNOWN)
         if name in ("rank", "dense_rank", "percent_rank", "cume_dist"):
-            common = [_common([t for t in (d, k) if t != UNKNOWN]) if (d, k) != (UNKNOWN, UNKNOWN) else T.TEXT
-                      for d, k in zip(direct, keys)]
+            common: list[int | None] = [_common([t for t in (d, k) if t != UNKNOWN]) if (d, k) != (UNKNOWN, UNKNOWN)
+                                        else T.TEXT for d, k in zip(direct, keys)]
             return common, list(common), T.INT8 if name in ("rank", "dense_rank") else T.FLOAT8
         raise Unsupported(f"WITHIN GROUP of {name}")
 
