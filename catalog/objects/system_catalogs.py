@@ -92,7 +92,7 @@ def _default_text(c) -> str | None:
 _DEFAULT_CACHE: dict = {}
 
 
-NS_OID = {"pg_catalog": 11, "public": 2200, "information_schema": 13000, "splitstream": 13100}
+NS_OID = {"pg_catalog": 11, "public": 2200, "information_schema": 13000, "splitstream": 13100, "pipelinedb": 13200}
 
 
 def ns_oid(state, schema: str) -> int:
@@ -586,9 +586,11 @@ def _pg_aggregate(state, ctx):
 
 
 def _proc_row(e: ProcEntry) -> tuple:
-    return (e.oid, e.name, NS_OID["pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, None,
+    # a qualified built-in (PipelineDB's pipelinedb.get_views) lives in its own schema
+    schema, _, name = e.name.rpartition(".")
+    return (e.oid, name, NS_OID[schema or "pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, None,
             e.kind, False, False, e.strict, e.retset, e.volatile, "s", len(e.arg_oids), 0, e.result,
-            " ".join(str(o) for o in e.arg_oids), None, None, None, None, None, e.name, None, None, None, None)
+            " ".join(str(o) for o in e.arg_oids), None, None, None, None, None, name, None, None, None, None)
 
 
 @table("pg_catalog", "pg_collation", [

@@ -124,6 +124,8 @@ class State:
         s.rels = {r.oid: r for r in f["relations"]}
         s.by_name = {(r.schema, r.name): r.oid for r in f["relations"]}
         s.schemas = {sch.name: sch for sch in f["schemas"]}
+        # checkpoints written before the pipelinedb schema was bootstrapped lack it
+        s.schemas.setdefault(PIPELINEDB_SCHEMA.name, PIPELINEDB_SCHEMA)
         s.roles = {r.name: r for r in f["roles"]}
         for fn in f["functions"]:
             s.functions.setdefault(fn.name, []).append(fn)
@@ -149,6 +151,11 @@ BOOTSTRAP_DATABASES = (
 )
 
 
+#: PipelineDB's schema (its install script's CREATE SCHEMA pipelinedb): the
+#: extension is always installed here, so the schema is there from the start
+PIPELINEDB_SCHEMA = Schema(13200, "pipelinedb")
+
+
 def bootstrap_state() -> State:
     s = State()
     s.databases = {d.name: d for d in BOOTSTRAP_DATABASES}
@@ -157,6 +164,7 @@ def bootstrap_state() -> State:
         "public": Schema(2200, "public", comment="standard public schema"),
         "information_schema": Schema(13000, "information_schema"),
         "splitstream": Schema(13100, "splitstream"),
+        PIPELINEDB_SCHEMA.name: PIPELINEDB_SCHEMA,
     }
     s.roles = {"postgres": Role(10, "postgres", superuser=True, login=True, createdb=True, createrole=True,
                                 replication=True, bypassrls=True)}

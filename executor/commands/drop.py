@@ -36,6 +36,18 @@ def dependents(st, oid: int) -> list[Relation]:
     return out
 
 
+def _refuse_required_schema(name: str) -> None:
+    """pg_catalog belongs to the system and pipelinedb to the (always
+    installed) pipelinedb extension: PostgreSQL's dependency errors."""
+    if name == "pg_catalog":
+        raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
+                      "cannot drop schema pg_catalog because it is required by the database system")
+    if name == "pipelinedb":
+        raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
+                      "cannot drop schema pipelinedb because extension pipelinedb requires it",
+                      hint="You can drop extension pipelinedb instead.")
+
+
 def drop(session, ctx, planner, tree: exp.Drop, text):
     kind = str(tree.args.get("kind") or "TABLE").upper()
     st = ctx.txn.for_write(ctx.check_cancel)
@@ -49,6 +61,7 @@ def drop(session, ctx, planner, tree: exp.Drop, text):
                     notices.append(Notice(f'schema "{name}" does not exist, skipping'))
                     continue
                 raise PgError(INVALID_SCHEMA_NAME, f'schema "{name}" does not exist')
+            _refuse_required_schema(name)
             privileges.require_owner(st, session.info, st.schemas[name].owner, "schema", name)
             members = [r for r in st.rels.values() if r.schema == name]
             fns = sorted((f for fs in st.functions.values() for f in fs if f.schema == name), key=lambda f: f.oid)

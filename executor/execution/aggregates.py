@@ -1221,8 +1221,9 @@ def _variance(fn: str, vals: list, oid: int):
 class AggSpec:
     """A bound aggregate call: function, input expressions, result type."""
 
-    #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC)
+    #: an ordered-set aggregate's WITHIN GROUP (ORDER BY x DESC [NULLS FIRST|LAST]) (None: the direction's default)
     descending = False
+    nulls_first: bool | None = None
     #: a hypothetical-set aggregate's direct arguments, and its ORDER BY's (desc, nulls first) per column
     hypothetical: tuple = ()
     sort: list = []

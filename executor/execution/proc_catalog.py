@@ -58,6 +58,11 @@ WINDOW_SIGNATURES: dict[str, str] = {
     "first_value": "any -> any", "last_value": "any -> any", "nth_value": "any, int4 -> any",
 }
 
+#: Set-returning functions a later layer plans as table functions
+#: (PipelineDB's ``pipelinedb.get_views()``: executor/stream/management.py),
+#: declared by that layer; listed with proretset.
+SET_RETURNING_SIGNATURES: dict[str, str] = {}
+
 _FIRST_OID = 10000  # built-in functions sit below FirstNormalObjectId (16384), as PostgreSQL's do
 
 
@@ -112,14 +117,15 @@ _CACHE: dict[int, list[ProcEntry]] = {}
 
 def entries() -> list[ProcEntry]:
     """pg_proc's rows, numbered in name order (stable while the catalog is)."""
-    key = len(functions.REGISTRY)
+    key = len(functions.REGISTRY) * 1000 + len(SET_RETURNING_SIGNATURES)
     hit = _CACHE.get(key)
     if hit is None:
-        rows = _scalar_entries() + _declared(AGGREGATE_SIGNATURES, "a") + _declared(WINDOW_SIGNATURES, "w")
+        rows = _scalar_entries() + _declared(AGGREGATE_SIGNATURES, "a") + _declared(WINDOW_SIGNATURES, "w") + \
+            _declared(SET_RETURNING_SIGNATURES, "f")
         rows.sort(key=lambda r: (r[0], r[1], r[4].args))
         hit = _CACHE[key] = [
-            ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result,
-                      s.args[-1] if s.variadic else 0, False, *_aggregate_kind(name, kind, s))
+            ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result, s.args[-1] if s.variadic else 0,
+                      name in SET_RETURNING_SIGNATURES, *_aggregate_kind(name, kind, s))
             for i, (name, kind, strict, vol, s) in enumerate(rows)]
     return hit
 

@@ -296,3 +296,17 @@ def _stride_widths(strides: Col, valid: np.ndarray, months_from_2000: bool = Fal
         if widths[j] <= 0:
             raise PgError(DATETIME_FIELD_OVERFLOW, "stride must be greater than zero")
     return widths[inv]
+
+
+def _truncation_to(unit: str):
+    """PipelineDB's ``year(ts)`` ... ``second(ts)``: ``date_trunc(unit, ts)``
+    in the session's TimeZone, through the same column kernels."""
+    def impl(cols, n, ctx):
+        return _date_trunc([Col.const(unit, type_oids.TEXT, n), cols[0]], n, ctx)
+
+    return impl
+
+
+# pipelinedb--1.0.0.sql declares them on timestamptz only: a timestamp argument is cast (in the session zone)
+for _unit_name in ("year", "month", "day", "hour", "minute", "second"):
+    register(_unit_name, sigs="timestamptz -> timestamptz")(_truncation_to(_unit_name))

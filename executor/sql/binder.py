@@ -469,6 +469,8 @@ class ExprBinder:
             builtin = f"{schema}.{func_name(n.expression)}"
             if builtin in functions.REGISTRY:           # PipelineDB's pipelinedb.version(), ...
                 return self.call(builtin, [self.bind(a) for a in func_args(n.expression)])
+            if builtin in functions.NOT_IMPLEMENTED:    # PipelineDB's pipelinedb.combine_table(), ...: 0A000
+                functions.lookup(builtin, [])
             if schema is not None and schema not in ("pg_catalog", "information_schema"):
                 if schema not in self.p.state.schemas:
                     raise PgError(UNDEFINED_SCHEMA, f'schema "{schema}" does not exist')

@@ -240,6 +240,8 @@ class ExprPrinter:
             types = [self.type_of(a) for a in args]
             known = [t for t in types if t != UNKNOWN]
             return _common(known) if known else T.TEXT
+        if isinstance(e, exp.WithinGroup):
+            return self.within_group_types(e)[2]
         if isinstance(e, (exp.Window, exp.Filter)):
             return self.type_of(e.this)
         if isinstance(e, exp.Interval):
@@ -293,10 +295,13 @@ class ExprPrinter:
                 return name, args, UNKNOWN, [None] * len(args)
             return name, args, result if result != T.ANY else (types[0] if types else UNKNOWN), \
                 [None if t == T.ANY else t for t in expanded] + [None] * (len(args) - len(expanded))
-        try:
-            fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
+        try:     # an untyped literal takes the parameter's type, as PostgreSQL resolves it (date_bin('5 min', ...))
+            fd, want, oid = functions.resolve(name, types)
         except Exception:
-            return name, args, UNKNOWN, [None] * len(args)
+            try:
+                fd, want, oid = functions.resolve(name, [T.TEXT if t == UNKNOWN else t for t in types])
+            except Exception:
+                return name, args, UNKNOWN, [None] * len(args)
         if oid < 0:
             oid = fd.result([t if t != UNKNOWN else T.TEXT for t in (want or types)])
         if oid == 0:
@@ -455,6 +460,8 @@ class ExprPrinter:
             return self.sublink(e)
         if isinstance(e, exp.Window):
             return self.window(e)
+        if isinstance(e, exp.WithinGroup):
+            return self.within_group(e)
         if isinstance(e, exp.Filter):
             self.expr(e.this, None, True)
             c.buf += " FILTER (WHERE "
@@ -612,22 +619,70 @@ class ExprPrinter:
             self.aggregate_order(order, args, wants)
         c.buf += ")"
 
-    def aggregate_order(self, order: exp.Order, args: list[exp.Expression], wants: list[int | None]) -> None:
+    def within_group_types(self, e: exp.WithinGroup) -> tuple[list[int | None], list[int | None], int]:
+        """An ordered-set or hypothetical-set call's parameter types: of its
+        direct arguments, of its ORDER BY keys, and its result type."""
+        name = func_name(e.this)
+        direct = [self.type_of(a) for a in func_args(e.this)]
+        keys = [self.type_of(o.this) for o in e.expression.expressions]
+        many = bool(direct) and direct[0] in T.ELEMENT_OF
+        first_key = keys[0] if keys else UNKNOWN
+        if name == "percentile_cont":
+            key = T.INTERVAL if first_key == T.INTERVAL else T.FLOAT8
+            frac = T.ARRAY_OF[T.FLOAT8] if many else T.FLOAT8
+            return [frac], [key], T.ARRAY_OF[key] if many else key
+        if name == "percentile_disc":
+            frac = T.ARRAY_OF[T.FLOAT8] if many else T.FLOAT8
+            return [frac], [None], T.ARRAY_OF.get(first_key, UNKNOWN) if many else first_key
+        if name == "mode":
+            return [], [None], first_key
+        if name == "first_values":        # PipelineDB's
+            return [T.INT4], [None] * len(keys), T.ARRAY_OF.get(first_key, UNKNOWN)
+        if name in ("rank", "dense_rank", "percent_rank", "cume_dist"):
+            common: list[int | None] = [_common([t for t in (d, k) if t != UNKNOWN]) if (d, k) != (UNKNOWN, UNKNOWN)
+                                        else T.TEXT for d, k in zip(direct, keys)]
+            return common, list(common), T.INT8 if name in ("rank", "dense_rank") else T.FLOAT8
+        raise Unsupported(f"WITHIN GROUP of {name}")
+
+    def within_group(self, e: exp.WithinGroup) -> None:
+        """``f(direct) WITHIN GROUP (ORDER BY keys)``, as get_agg_expr prints an
+        ordered-set aggregate: the direct arguments and the keys as coerced."""
+        c = self.c
+        wants, key_wants, _ = self.within_group_types(e)
+        c.buf += _quote_ident(func_name(e.this)) + "("
+        for i, a in enumerate(func_args(e.this)):
+            c.buf += ", " if i else ""
+            self.expr(a, wants[i] if i < len(wants) else None, True)
+        keys = [o.this for o in e.expression.expressions]
+        self.aggregate_order(e.expression, keys, key_wants, lead=") WITHIN GROUP (ORDER BY ")
+        c.buf += ")"
+
+    def aggregate_order(self, order: exp.Order, args: list[exp.Expression], wants: list[int | None],
+                        lead: str = " ORDER BY ") -> None:
         """agg(... ORDER BY x): an ordering expression that is one of the
         arguments is that argument as coerced (they share a target entry)."""
         c = self.c
-        c.buf += " ORDER BY "
+        c.buf += lead
         for i, o in enumerate(order.expressions):
             c.buf += ", " if i else ""
             x = o.this
             want = next((w for a, w in zip(args, wants) if a == x), None)
-            simple = isinstance(x, exp.Column) and (want is None or want == self.type_of(x))
-            need = c.pretty and not simple
+            own = self.type_of(x)
+            simple = isinstance(x, exp.Column) and (want is None or want == own)
+            # get_rule_sortgroupclause: parentheses in pretty mode, and around a function call (a cast
+            # by function, as int to float8, is one) in plain mode too
+            cast = want is not None and own not in (UNKNOWN, want) and not _binary_compatible(own, want) \
+                and not (sqltypes.is_string(own) and sqltypes.is_string(want))      # varchar to text: a relabel
+            call = isinstance(x, exp.Func) and not isinstance(x, (exp.Binary, exp.Cast, exp.AggFunc))
+            need = not simple and (c.pretty or cast or call)
             c.buf += "(" if need else ""
             self.expr(x, want, True)
             c.buf += ")" if need else ""
             if o.args.get("desc"):
                 c.buf += " DESC"
+            nulls_first = o.args.get("nulls_first")
+            if nulls_first is not None and bool(nulls_first) != bool(o.args.get("desc")):
+                c.buf += " NULLS FIRST" if nulls_first else " NULLS LAST"
 
     def window(self, e: exp.Window) -> None:
         c = self.c

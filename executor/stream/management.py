@@ -29,12 +29,14 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, UNDEFINED_COLUMN,
                                          UNDEFINED_OBJECT, PgError)
 
-from ..execution import clock, functions, operators, privileges, signatures
+from ..execution import clock, functions, operators, privileges, proc_catalog, signatures
 from ..settings import pipelinedb as pipelinedb_gucs
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from ..sql.sqltext import qualified_name_parts
+from ..sql import viewdef
 from ..sql.table_functions import TABLE_FUNCTIONS
+from . import output_streams
 
 #: the version pipelinedb.version() reports: the PipelineDB release whose SQL surface this follows
 VERSION = "PipelineDB at revision 1.0.0 (splitstream)"
@@ -78,9 +80,39 @@ def register_functions() -> None:
     functions.register("pipelinedb.truncate_continuous_view", type_oids.VOID, [text], volatile=True, strict=False)(_truncate)
     functions.register("pipelinedb.ttl_expire", type_oids.INT8, [text], volatile=True, strict=False)(_ttl_expire)
     functions.register("pipelinedb.insert_into_stream", type_oids.VOID, [], volatile=True)(_trigger_only)
-    TABLE_FUNCTIONS["pipelinedb.get_views"] = _get_views
+    # every INSERT and COPY has reached its views when it returns: nothing is left to flush
+    functions.register("pipelinedb.flush", boolean, [], volatile=True)(lambda cols, n, ctx: Col.const(True, boolean, n))
+    functions.NOT_IMPLEMENTED.update(_REFUSED_FUNCTIONS)
+    for view in _STATS_VIEWS:
+        table("pipelinedb", view, [("?column?", text)])(_refuse_stats)
+    _register_system_views()
     TABLE_FUNCTIONS["pipelinedb.get_streams"] = _get_streams
     TABLE_FUNCTIONS["pipelinedb.set_ttl"] = _set_ttl
+    proc_catalog.SET_RETURNING_SIGNATURES.update({"pipelinedb.get_streams": " -> record",
+                                                  "pipelinedb.set_ttl": "text, interval, text -> record"})
+
+
+#: PipelineDB's functions (pipelinedb--1.0.0.sql) splitstream refuses, with why
+_NO_PROCESSES = ("splitstream has no worker or combiner processes: a continuous view's definition is "
+                 "pg_get_viewdef('view'), its plan EXPLAIN SELECT ... .")
+_STATS_HINT = ("splitstream keeps no per-process statistics; splitstream.streams and splitstream.views "
+               "show each stream's and view's counters.")
+_REFUSED_FUNCTIONS = {
+    "pipelinedb.combine_table": "Backfill a continuous view by inserting the raw rows into its stream; "
+                                "combining a table of aggregate rows into a view is not supported.",
+    "pipelinedb.get_worker_querydef": _NO_PROCESSES,
+    "pipelinedb.get_combiner_querydef": _NO_PROCESSES,
+    "pipelinedb.hash_group": "An internal function of PipelineDB's workers; splitstream has none.",
+    "pipelinedb.ls_hash_group": "An internal function of PipelineDB's workers; splitstream has none.",
+    "pipelinedb.get_proc_query_stats": _STATS_HINT,
+    "pipelinedb.get_stream_stats": _STATS_HINT,
+}
+#: PipelineDB's statistics views, refused (0A000) when read rather than unknown (42P01)
+_STATS_VIEWS = ("proc_query_stats", "proc_stats", "query_stats", "db_stats", "stream_stats")
+
+
+def _refuse_stats(state, ctx):
+    raise PgError(FEATURE_NOT_SUPPORTED, "PipelineDB's statistics views are not supported", hint=_STATS_HINT)
 
 
 # ------------------------------------------------------------ lookups
@@ -171,30 +203,70 @@ def _scan(name: str, columns: list[tuple[str, int]], rows: Callable, args, colal
     return operators.FunctionScan(name, fn, args, out)
 
 
-def _continuous_views(state) -> list:
-    return sorted((r for r in state.rels.values() if r.kind == "v" and r.continuous),
+def _continuous_views(state, transforms: bool | None = False) -> list:
+    """The continuous views (``transforms``: the transforms; None: both), by schema and name."""
+    return sorted((r for r in state.rels.values() if r.kind == "v" and r.continuous
+                   and (transforms is None or output_streams.is_transform(r) == transforms)),
                   key=lambda r: (r.schema, r.name))
+
+
+def _query_text(rel, ctx) -> str:
+    """A continuous query's definition as PipelineDB's deparse_query_def
+    prints it: pg_get_viewdef's text (ruleutils, not pretty), without its ';'."""
+    return viewdef.view_definition(ctx.state, rel, False, ctx.session).rstrip(";")
 
 
 _VIEW_COLUMNS = [("id", type_oids.OID), ("schema", type_oids.TEXT), ("name", type_oids.TEXT),
                  ("active", type_oids.BOOL), ("query", type_oids.TEXT)]
+_TRANSFORM_COLUMNS = _VIEW_COLUMNS[:4] + [("tgfunc", type_oids.TEXT), ("tgargs", type_oids.ARRAY_OF[type_oids.TEXT]),
+                                          ("query", type_oids.TEXT)]
+_READER_COLUMNS = [("stream", type_oids.TEXT), ("continuous_queries", type_oids.ARRAY_OF[type_oids.TEXT])]
 
 
-def _view_rows(state) -> list[tuple]:
-    return [(r.oid, r.schema, r.name, active(r), r.sql) for r in _continuous_views(state)]
+def _view_rows(state, ctx) -> list[tuple]:
+    return [(r.oid, r.schema, r.name, active(r), _query_text(r, ctx)) for r in _continuous_views(state)]
 
 
-@table("pipelinedb", "views", _VIEW_COLUMNS)
-def _views_view(state, ctx):
-    """PipelineDB's ``pipelinedb.views``: SELECT * FROM pipelinedb.get_views()."""
-    return _view_rows(state)
+def _transform_rows(state, ctx) -> list[tuple]:
+    """tgfunc and tgargs, PipelineDB's outputfunc and its arguments, are always
+    NULL: an outputfunc is refused (output_streams.check_options)."""
+    return [(r.oid, r.schema, r.name, active(r), None, None, _query_text(r, ctx))
+            for r in _continuous_views(state, transforms=True)]
 
 
-def _get_views(planner, args, colaliases):
-    """(id oid, schema text, name text, active bool, query text)"""
-    if args:
-        raise signatures.undefined("pipelinedb.get_views", [a.oid for a in args])
-    return _scan("get_views", _VIEW_COLUMNS, lambda vals, ctx: _view_rows(ctx.state), args, colaliases)
+def _reader_rows(state, ctx) -> list[tuple]:
+    """Each stream some continuous view or transform reads, with their names
+    (in creation order); streams nothing reads are left out, as PipelineDB does."""
+    queries = sorted(_continuous_views(state, transforms=None), key=lambda r: r.oid)
+    out = []
+    for s in sorted((r for r in state.rels.values() if r.kind == "f"), key=lambda r: r.oid):
+        readers = [q.name for q in queries if s.oid in q.depends_on]
+        if readers:
+            out.append((s.name, readers))
+    return out
+
+
+#: PipelineDB's system views over its set-returning functions (pipelinedb--1.0.0.sql):
+#: view name -> (function name, columns, rows)
+_SYSTEM_VIEWS = {"views": ("get_views", _VIEW_COLUMNS, _view_rows),
+                 "transforms": ("get_transforms", _TRANSFORM_COLUMNS, _transform_rows),
+                 "stream_readers": ("get_stream_readers", _READER_COLUMNS, _reader_rows)}
+
+
+def _no_arguments_scan(fname: str, columns, rows):
+    def plan(planner, args, colaliases):
+        if args:
+            raise signatures.undefined(f"pipelinedb.{fname}", [a.oid for a in args])
+        return _scan(fname, columns, lambda vals, ctx: rows(ctx.state, ctx), args, colaliases)
+
+    return plan
+
+
+def _register_system_views() -> None:
+    for view, (fname, columns, rows) in _SYSTEM_VIEWS.items():
+        table("pipelinedb", view, columns)(rows)
+        TABLE_FUNCTIONS[f"pipelinedb.{fname}"] = _no_arguments_scan(fname, columns, rows)
+        proc_catalog.SET_RETURNING_SIGNATURES[f"pipelinedb.{fname}"] = " -> record"
 
 
 def _get_streams(planner, args, colaliases):

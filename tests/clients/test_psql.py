@@ -55,6 +55,8 @@ def servers(fresh_ss, pg15):
         c.execute(f"DROP DATABASE IF EXISTS {PG_DB}")
         c.execute(f"CREATE DATABASE {PG_DB}")
     pg_dsn = pg15.dsn.replace("dbname=postgres", f"dbname={PG_DB}")
+    with psycopg.connect(pg_dsn, autocommit=True) as c:
+        c.execute("CREATE SCHEMA pipelinedb")   # PipelineDB's CREATE EXTENSION makes it; splitstream always has it
     for dsn in (fresh_ss.dsn, pg_dsn):
         with psycopg.connect(dsn, autocommit=True) as c:
             for stmt in DDL:

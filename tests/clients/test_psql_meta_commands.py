@@ -42,6 +42,8 @@ PG_DB = "psql_meta"
 PG_ONLY = [
     "CREATE FOREIGN DATA WRAPPER stream_fdw",
     "CREATE SERVER stream FOREIGN DATA WRAPPER stream_fdw",
+    # PipelineDB's CREATE EXTENSION makes it; splitstream always has it, usable by all as its other built-in schemas
+    "CREATE SCHEMA pipelinedb", "GRANT USAGE ON SCHEMA pipelinedb TO PUBLIC",
 ]
 
 DDL = [

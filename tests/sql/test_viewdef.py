@@ -205,6 +205,14 @@ VIEWS = [
     "SELECT string_agg(c, ',' ORDER BY a DESC) AS s FROM t",
     'SELECT array_agg(a ORDER BY b) AS aa FROM t',
     "SELECT a, c FROM t WHERE a IN (SELECT id FROM u WHERE name = 'x')",
+    # ordered-set and hypothetical-set aggregates (PipelineDB's views use them; pipelinedb.views prints them)
+    'SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a) AS p FROM t',
+    'SELECT c, percentile_cont(0.9) WITHIN GROUP (ORDER BY e DESC) FROM t GROUP BY c',
+    'SELECT percentile_cont(ARRAY[0.1, 0.9]) WITHIN GROUP (ORDER BY b) FROM t',
+    'SELECT percentile_disc(0.5) WITHIN GROUP (ORDER BY c) AS m FROM t',
+    'SELECT mode() WITHIN GROUP (ORDER BY d) FROM t',
+    'SELECT rank(3) WITHIN GROUP (ORDER BY a), cume_dist(2.5) WITHIN GROUP (ORDER BY e NULLS FIRST) FROM t',
+    'SELECT array_agg(a ORDER BY b DESC NULLS LAST) AS aa FROM t',
 ]
 
 

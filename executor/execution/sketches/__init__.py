@@ -30,6 +30,7 @@ AGGREGATE_SIGNATURES: dict[str, str] = {
     "approx_count_distinct": "any -> int8",
     "dist_agg": "float8 -> bytea",
     "freq_agg": "any -> bytea",
+    "freq_merge_agg": "bytea -> bytea",
     "topk_agg": "anyelement, int4 -> bytea | anyelement, int4, int8 -> bytea | anyelement, int4, int4, int4 -> bytea",
     "bloom_agg": "anyelement -> bytea | anyelement, float8, int8 -> bytea",
     "bloom_union_agg": "bytea -> bytea",
@@ -62,6 +63,7 @@ for _name in ("hll_agg", "hll_count_distinct", "approx_count_distinct", "hll_uni
     aggregates.install_aggregate(_name, hll.HllState, _result(type_oids.BYTEA if _bytes_out else type_oids.INT8, _accepts))
 aggregates.install_aggregate("dist_agg", tdigest.TDigestState, _result(type_oids.BYTEA, _NUMERIC_INPUTS))
 aggregates.install_aggregate("freq_agg", cmsketch.CountMinState, _result(type_oids.BYTEA))
+aggregates.install_aggregate("freq_merge_agg", cmsketch.CountMinState, _result(type_oids.BYTEA, (type_oids.BYTEA,)))
 _INTS = (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.UNKNOWN)
 
 
@@ -106,6 +108,34 @@ def _freq(cols: list[Col], n: int, ctx) -> Col:
 @functions.register("freq_total", sigs="bytea -> int8")
 def _freq_total(cols: list[Col], n: int, ctx) -> Col:
     return cmsketch.total_col(cols[0])
+
+
+@functions.register("freq_add", sigs="bytea, anyelement -> bytea | bytea, text -> bytea | bytea, anyelement, int4 -> bytea",
+                    strict=False)
+def _freq_add(cols: list[Col], n: int, ctx) -> Col:
+    """The three-argument form is declared ``RETURNS float8`` in
+    pipelinedb--1.0.0.sql, a slip: its C returns the cmsketch, as here."""
+    return cmsketch.add_col(cols[0], cols[1], cols[2] if len(cols) > 2 else None)
+
+
+@functions.register("freq_norm", sigs="bytea, anyelement -> float8", strict=False)
+def _freq_norm(cols: list[Col], n: int, ctx) -> Col:
+    return cmsketch.norm_col(cols[0], cols[1])
+
+
+@functions.register("hll_add", sigs="bytea, anyelement -> bytea | bytea, text -> bytea", strict=False)
+def _hll_add(cols: list[Col], n: int, ctx) -> Col:
+    return hll.add_col(cols[0], cols[1])
+
+
+@functions.register("hll_union", sigs="variadic bytea -> bytea", strict=False)
+def _hll_union(cols: list[Col], n: int, ctx) -> Col:
+    return hll.union_col(cols)
+
+
+@functions.register("dist_add", sigs="bytea, float8 -> bytea | bytea, float8, int4 -> bytea", strict=False)
+def _dist_add(cols: list[Col], n: int, ctx) -> Col:
+    return tdigest.add_col(cols[0], cols[1], cols[2] if len(cols) > 2 else None)
 
 
 functions.scalar("dist_quantile", sigs="bytea, float8 -> float8")(tdigest.quantile)
@@ -158,5 +188,29 @@ functions.scalar("set_cardinality", sigs="anyarray -> int4")(sets.set_cardinalit
 functions.scalar("bucket_cardinality", sigs="bytea -> int8")(lambda b: int(sets.buckets_of(b)[1].sum()))
 functions.scalar("bucket_ids", sigs="bytea -> _int2")(lambda b: sets.buckets_of(b)[0].tolist())
 functions.scalar("bucket_cardinalities", sigs="bytea -> _int4")(lambda b: sets.buckets_of(b)[1].tolist())
+
+#: PipelineDB's sketch functions and aggregates (builtin.rst, aggregates.rst,
+#: pipelinedb--1.0.0.sql) that splitstream refuses: 0A000 with these hints
+_SKETCH_PARAMETERS = ("splitstream's sketches have fixed parameters (hyperloglog p = 14; cmsketch epsilon 0.002, "
+                      "confidence 0.995; tdigest compression 100): ")
+functions.NOT_IMPLEMENTED.update({
+    "hll_empty": "A NULL hyperloglog is the empty one: hll_add(NULL, x) starts a sketch.",
+    "cmsketch_empty": "A NULL cmsketch is the empty one: freq_add(NULL, x) starts a sketch.",
+    "tdigest_empty": "A NULL tdigest is the empty one: dist_add(NULL, x) starts a digest.",
+    "topk_empty": "topk_increment(NULL, x) starts a top-k sketch; or topk_agg(x, k) over rows.",
+    "topk_merge_agg": "Merge top-k sketches with combine(column) over a continuous view's topk_agg column.",
+    **dict.fromkeys(("hll_print", "cmsketch_print", "topk_print", "bloom_print"),
+                    "Sketches are bytea values here (docs/sketches.md); read them with their functions "
+                    "(hll_cardinality, freq, topk_values, bloom_cardinality ...)."),
+    "tdigest_compress": "Digests are kept compressed: dist_agg and dist_add compress as they go.",
+    "hll_cache_cardinality": "Use hll_cardinality(hyperloglog).",
+    "json_object_int_sum": "Sum per key with GROUP BY key and sum(value) instead.",
+})
+#: documented overloads with sketch parameters, by (name, number of arguments)
+REFUSED_OVERLOADS: dict[tuple[str, int], str] = {
+    ("hll_agg", 2): _SKETCH_PARAMETERS + "use hll_agg(x).",
+    ("freq_agg", 3): _SKETCH_PARAMETERS + "use freq_agg(x).",
+    ("dist_agg", 2): _SKETCH_PARAMETERS + "use dist_agg(x).",
+}
 
 __all__ = ["AGGREGATE_SIGNATURES", "bloom", "cmsketch", "hll", "keyed", "sets", "tdigest", "topk"]

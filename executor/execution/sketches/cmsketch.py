@@ -71,6 +71,14 @@ class CountMinState(AggState):
     def update(self, gids, ng, args, valid) -> None:
         col = args[0]
         keep = col.valid_mask() if valid is None else valid & col.valid_mask()
+        if self.spec.func == "freq_merge_agg":          # sketches, added cell by cell
+            rows = np.flatnonzero(keep)
+            for g, b in zip(gids[rows].tolist(), col.data[rows].tolist()):     # per sketch, not per counted row
+                counts, total = from_bytes(b)
+                self.counts[g] += counts
+                self.total[g] += total
+            self._check(np.unique(gids[rows]))
+            return
         h = hash64(col)
         if not keep.all():
             h, gids = h[keep], gids[keep]
@@ -88,9 +96,13 @@ class CountMinState(AggState):
         self.counts[gmap] += other.counts[:k]          # gmap: distinct groups
 
     def final(self, ng: int) -> Col:
-        out = [_HEAD.pack(TAG, DEPTH, WIDTH, int(t)) + self.counts[i].astype("<u4").tobytes() if t else None
-               for i, t in enumerate(self.total[:ng].tolist())]
-        return Col.from_pylist(out, type_oids.BYTEA)
+        return Col.from_pylist(to_bytes(self.counts[:ng], self.total[:ng]), type_oids.BYTEA)
+
+
+def to_bytes(counts: np.ndarray, total: np.ndarray) -> list[bytes | None]:
+    """A sketch value per row of counters; NULL for a sketch of no row."""
+    return [_HEAD.pack(TAG, DEPTH, WIDTH, int(t)) + counts[i].astype("<u4").tobytes() if t else None
+            for i, t in enumerate(total.tolist())]
 
 
 def from_bytes(b) -> tuple[np.ndarray, int]:
@@ -128,3 +140,50 @@ def total_col(sketches: Col) -> Col:
     for i in np.flatnonzero(ok).tolist():
         out[i] = from_bytes(sketches.data[i])[1]
     return Col(out, None if ok.all() else ~ok, type_oids.INT8)
+
+
+#: rows of counters (32 KiB each) the scalar functions hold at once
+_CHUNK = 512
+
+
+def add_col(sketches: Col, values: Col, weights: Col | None) -> Col:
+    """PipelineDB's ``freq_add(cmsketch, value [, weight])`` per row: the
+    sketch (a NULL one starts empty) with the value counted weight times
+    (once without one); a NULL value or weight adds nothing."""
+    n = len(sketches)
+    out: list[bytes | None] = []
+    for lo in range(0, n, _CHUNK):
+        rows = np.arange(lo, min(lo + _CHUNK, n))
+        sk, vals = sketches.take(rows), values.take(rows)
+        ok = vals.valid_mask()
+        w = np.ones(len(rows), dtype=np.int64)
+        if weights is not None:
+            wc = weights.take(rows)
+            ok &= wc.valid_mask()
+            w = np.where(ok, wc.data, 0).astype(np.int64)
+            if (w < 0).any():
+                raise PgError(INVALID_PARAMETER_VALUE, "cmsketch type doesn't support negative increments")
+        counts = np.zeros((len(rows), CELLS), dtype=np.int64)
+        total = np.zeros(len(rows), dtype=np.int64)
+        for i in np.flatnonzero(sk.valid_mask()).tolist():       # per sketch value
+            c, t = from_bytes(sk.data[i])
+            counts[i], total[i] = c, t
+        k = np.flatnonzero(ok & (w > 0))
+        counts[k[:, None], cells_of(hash64(vals)[k])] += w[k][:, None]
+        total[k] += w[k]
+        if len(total) and int(total.max()) > _MAX:
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "count-min sketch counter out of range",
+                          hint="A cmsketch holds at most 4294967295 rows.")
+        out += to_bytes(counts, total)
+    return Col.from_pylist(out, type_oids.BYTEA)
+
+
+def norm_col(sketches: Col, values: Col) -> Col:
+    """``freq_norm(cmsketch, value)``: the value's estimated frequency over
+    the sketch's total; 0 for a NULL sketch (PipelineDB's), NULL for a NULL value."""
+    freq, total = freq_col(sketches, values), total_col(sketches)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.where(total.data > 0, freq.data / np.maximum(total.data, 1), 0.0)
+    null = ~values.valid_mask()
+    out[~sketches.valid_mask()] = 0.0
+    return Col(out.astype(np.float64), null if null.any() else None, type_oids.FLOAT8)

@@ -234,3 +234,44 @@ def _max_nonzero(dst: np.ndarray, src: np.ndarray, gmap: np.ndarray) -> None:
     idx = gmap[pos // M] * M + pos % M          # distinct: gmap maps to distinct groups
     out = dst.reshape(-1)
     out[idx] = np.maximum(out[idx], flat[pos])
+
+
+#: rows of dense registers (16 KiB each) the scalar functions hold at once
+_CHUNK = 1024
+
+
+def _registers(sketches: Col) -> np.ndarray:
+    """Dense registers per row of a column of sketches (a NULL sketch: all zero, empty)."""
+    valid = sketches.valid_mask()
+    regs = np.zeros((len(sketches), M), dtype=np.uint8)
+    regs[valid] = from_values(sketches.data[valid].tolist())
+    return regs
+
+
+def add_col(sketches: Col, values: Col) -> Col:
+    """PipelineDB's ``hll_add(hyperloglog, value)`` per row: the sketch (a
+    NULL one starts empty) with the value counted as hll_agg counts it; a
+    NULL value adds nothing, and a sketch of nothing is NULL."""
+    out: list[bytes | None] = []
+    for lo in range(0, len(sketches), _CHUNK):
+        rows = np.arange(lo, min(lo + _CHUNK, len(sketches)))
+        regs, vals = _registers(sketches.take(rows)), values.take(rows)
+        ok = vals.valid_mask()
+        idx, rank = registers_of(hash64(vals)[ok])
+        np.maximum.at(regs, (np.flatnonzero(ok), idx), rank)
+        out += to_bytes(regs)
+    return Col.from_pylist(out, type_oids.BYTEA)
+
+
+def union_col(cols: list[Col]) -> Col:
+    """``hll_union(hyperloglog, ...)`` per row: the registers' maximum over
+    the non-NULL sketches; NULL when all are."""
+    n = len(cols[0]) if cols else 0
+    out: list[bytes | None] = []
+    for lo in range(0, n, _CHUNK):
+        rows = np.arange(lo, min(lo + _CHUNK, n))
+        regs = np.zeros((len(rows), M), dtype=np.uint8)
+        for c in cols:
+            np.maximum(regs, _registers(c.take(rows)), out=regs)
+        out += to_bytes(regs)
+    return Col.from_pylist(out, type_oids.BYTEA)

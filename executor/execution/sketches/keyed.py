@@ -8,7 +8,9 @@ compares it with the kept key by ranking the two columns together
 is visited in Python.  Ties keep the earlier row (the kept one in a merge),
 so with distinct keys merged partial states equal one pass.
 ``first_values(n, x)`` keeps each group's n least values of x (NULLs
-last), as entries cut to n per group after each sort.
+last), as entries cut to n per group after each sort; PipelineDB's documented
+form ``first_values(n) WITHIN GROUP (ORDER BY x [DESC] [NULLS ...])`` binds
+to the same state, kept in that order.
 """
 from __future__ import annotations
 
@@ -118,13 +120,16 @@ class FirstValuesState(EntryState):
         super().__init__(spec)
         self.n = 0
         self.oid = spec.arg_oids[1]
+        # WITHIN GROUP (ORDER BY x DESC NULLS LAST): "first" in that order; the plain form is ascending
+        self.desc, self.nulls_first = spec.descending, spec.nulls_first
 
     def _grow(self, cap: int) -> None:
         pass
 
     def _least(self, g: np.ndarray, col: Col) -> np.ndarray:
-        """Indexes of each group's n least values of ``col`` (NULLs last), by (group, value)."""
-        key = sort_keys_for(col, False, None)
+        """Indexes of each group's n first values of ``col`` in the state's order
+        (ascending, NULLs last, unless WITHIN GROUP said otherwise), by (group, value)."""
+        key = sort_keys_for(col, self.desc, self.nulls_first)
         order = np.lexsort((key, g))
         return order[rank_in_runs(g[order]) < self.n]
 

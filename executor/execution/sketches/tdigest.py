@@ -247,3 +247,36 @@ def cdf(digest, x: float) -> float:
     if x >= vals[-1]:
         return 1.0
     return float(np.interp(x, vals, cw) / cw[-1])
+
+
+def add_col(digests: Col, values: Col, weights: Col | None) -> Col:
+    """PipelineDB's ``dist_add(tdigest, value [, weight])`` per row: the
+    digest (a NULL one starts empty) with the value added weight times (once
+    without one), compressed as dist_agg's states are; a NULL value or a
+    zero weight adds nothing, a negative one is an error (PipelineDB's)."""
+    n = len(digests)
+    w = np.ones(n, dtype=np.float64)
+    ok = values.valid_mask()
+    if weights is not None:
+        ok = ok & weights.valid_mask()
+        w = np.where(ok, weights.data, 0).astype(np.float64)
+        if (w < 0).any():
+            raise PgError(INVALID_PARAMETER_VALUE, "n must be non-negative")
+    ok &= w > 0
+    x = _as_float(values)
+    g, m, wt = [], [], []
+    lo, hi = np.full(n, np.inf), np.full(n, -np.inf)
+    for i in np.flatnonzero(digests.valid_mask()).tolist():      # per digest (at most COMPRESSION centroids)
+        means, weights_i, lo[i], hi[i] = from_bytes(digests.data[i])
+        g.append(np.full(len(means), i, dtype=np.int64))
+        m.append(means)
+        wt.append(weights_i)
+    rows = np.flatnonzero(ok)
+    g.append(rows)
+    m.append(x[rows])
+    wt.append(w[rows])
+    np.minimum.at(lo, rows, x[rows])
+    np.maximum.at(hi, rows, x[rows])
+    means_all, weights_all = _fold(np.concatenate(g), np.concatenate(m), np.concatenate(wt), max(n, 1))
+    return Col.from_pylist([to_bytes(means_all[i], weights_all[i], float(lo[i]), float(hi[i])) for i in range(n)],
+                           type_oids.BYTEA)

@@ -24,7 +24,7 @@ from ...execution.rows import RowCtor
 from ...execution.aggregates import AggSpec, row_key
 from ...execution.json_values import JSON_AGGREGATES
 from ...execution.ordered_set import HYPOTHETICAL
-from ...execution import signatures
+from ...execution import signatures, sketches
 from ...execution.proc_catalog import AGGREGATE_SIGNATURES
 from ..binder import ExprBinder, Scope, func_args, func_name, is_aggregate_call
 from ..error_positions import call_position, node_position
@@ -78,6 +78,9 @@ def _check_arity(fn: str, arg_oids: list[int], *, ordered_set: bool, direct: int
     """42883 for an aggregate called with an argument count it has no
     overload for; an ordered-set aggregate exists only with WITHIN GROUP
     and its own number of direct arguments (as PostgreSQL reports both)."""
+    if (fn, len(arg_oids)) in sketches.REFUSED_OVERLOADS:
+        raise PgError(FEATURE_NOT_SUPPORTED, f"{fn} with {len(arg_oids)} arguments is not supported",
+                      hint=sketches.REFUSED_OVERLOADS[fn, len(arg_oids)])
     if (fn in _ORDERED_SET) != ordered_set or (ordered_set and (_ORDERED_SET[fn] != direct or len(arg_oids) != direct + 1)):
         raise signatures.undefined(fn, arg_oids)
     declared = AGGREGATE_SIGNATURES.get(fn)
@@ -234,6 +237,8 @@ class AggCallPlanner(PlannerBase):
         ordered = [b.bind(o.this) for o in keys]
         if fn in HYPOTHETICAL:
             return self._bind_hypothetical(fn, direct, ordered, keys, filt)
+        if fn == "first_values":
+            return self._bind_first_values(direct, ordered, keys, filt)
         _check_arity(fn, [d.oid for d in direct] + [ordered[0].oid] + [type_oids.UNKNOWN] * (len(keys) - 1),
                      ordered_set=True, direct=len(direct))
         arg = ordered[0]
@@ -249,6 +254,24 @@ class AggCallPlanner(PlannerBase):
         if direct and direct[0].oid in type_oids.ELEMENT_OF:
             spec.oid = type_oids.ARRAY_OF.get(spec.oid, spec.oid)
         spec.descending = bool(keys[0].args.get("desc"))
+        return spec
+
+    def _bind_first_values(self, direct: list[expr.Expr], ordered: list[expr.Expr], keys: list, filt) -> AggSpec:
+        """PipelineDB's ``first_values(n) WITHIN GROUP (ORDER BY x)``: the
+        state of ``first_values(n, x)``, kept in the ORDER BY's direction."""
+        oids = [a.oid for a in direct + ordered]
+        if len(direct) != 1 or direct[0].oid not in (type_oids.INT2, type_oids.INT4, type_oids.INT8, type_oids.UNKNOWN):
+            raise signatures.undefined("first_values", oids)
+        if len(ordered) > 1:
+            raise PgError(FEATURE_NOT_SUPPORTED, "first_values(n) WITHIN GROUP (ORDER BY x, y, ...) is not supported",
+                          hint="Order by one expression: first_values(n) WITHIN GROUP (ORDER BY x).")
+        n = self.coerce(direct[0], type_oids.INT4)
+        arg = self.coerce(ordered[0], type_oids.TEXT) if ordered[0].oid == type_oids.UNKNOWN else ordered[0]
+        spec = AggSpec("first_values", [n, arg], [type_oids.INT4, arg.oid], filter_=filt)
+        if spec.oid == -1:
+            raise signatures.undefined("first_values", oids)
+        spec.descending = bool(keys[0].args.get("desc"))
+        spec.nulls_first = keys[0].args.get("nulls_first")
         return spec
 
     def _bind_hypothetical(self, fn: str, direct: list[expr.Expr], ordered: list[expr.Expr], keys: list,

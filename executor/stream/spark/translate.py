@@ -287,6 +287,9 @@ def _state_layout(spec) -> tuple[str, list[str]]:
             raise NotPushable(f"{f}({sqltypes.type_name(a)})")
         return "minmax", ["val", "has"]
     if f in SKETCH_SIGNATURES:
+        if f == "first_values" and (spec.descending or spec.nulls_first):
+            raise NotPushable("first_values(n) WITHIN GROUP (ORDER BY x DESC or NULLS FIRST): executors build "
+                              "ascending states")
         if f == "bucket_agg" and len(spec.arg_oids) == 2:
             raise NotPushable("bucket_agg(x, bucket) keeps each value's latest arrival, which Spark partitions do not "
                               "order; bucket_agg(x, bucket, ts) is pushed down")
