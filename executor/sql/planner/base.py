@@ -50,6 +50,8 @@ class PlannerBase:
         self.state = state
         self.session = session
         self.param_oids: list[int] = list(param_oids or [])
+        #: the parameters the statement refers to: one it skips has no type to infer (42P18)
+        self.params_referenced: set[int] = set()
         self.ctes: list[dict[str, Any]] = [{}]
         self.streams_used: list[Relation] = []
         self.tables_used: set[int] = set()
@@ -117,9 +119,12 @@ class PlannerBase:
                 raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
             if fs.args is not None:
                 return fs.args[idx]
+        self.params_referenced.add(idx)
         while len(self.param_oids) <= idx:
             self.param_oids.append(0)
         cur = self.param_oids[idx]
+        if cur == type_oids.UNKNOWN:     # declared unknown: inferred as if not declared
+            cur = self.param_oids[idx] = 0
         if cur == 0 and oid is not None and oid != type_oids.UNKNOWN:
             self.param_oids[idx] = oid
             cur = oid
