@@ -179,7 +179,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error at or near \"PREPARE\"")
         types = [t.strip() for t in m.group(2).split(",")] if m.group(2) else []
-        return PrepareStmt(unquote(m.group(1)), types, m.group(3))
+        return PrepareStmt(unquote(m.group(1)), types, m.group(3), body_at=m.start(3))
     if w0 == "EXECUTE":
         m = re.match(r"\s*execute\s+([^\s(]+)\s*(?:\((.*)\))?\s*;?\s*$", text, re.I | re.S)
         if not m:

@@ -39,6 +39,7 @@ from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
+from .operator_positions import bound_error_position
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
@@ -359,7 +360,13 @@ class ExprBinder:
     def _bind_node(self, node: exp.Expr) -> expr.Expr:
         meth = getattr(self, "b_" + type(node).__name__, None)
         if meth is not None:
-            return meth(node)
+            try:
+                return meth(node)
+            except PgError as err:      # a cast or an operator that cannot be bound: placed at it
+                position = bound_error_position(node, err)
+                if position is None:
+                    raise
+                raise dataclasses.replace(err, position=position) from None
         if is_aggregate_call(node):
             return self.b_agg(node)
         if isinstance(node, exp.Func):
@@ -744,8 +751,8 @@ class ExprBinder:
         left, right = self.bind(n.this), self.bind(rhs)
         try:
             left, right = self.p.unify(left, right, "comparison")
-        except PgError as e:
-            if e.sqlstate != DATATYPE_MISMATCH:
+        except PgError as e:     # (unify words the missing operator as "=")
+            if e.sqlstate != DATATYPE_MISMATCH and not e.message.startswith("operator does not exist: "):
                 raise
             raise expr.operator_missing(op, left.oid, right.oid) from None
         if left.oid == type_oids.BPCHAR and right.oid == type_oids.BPCHAR:

@@ -202,6 +202,8 @@ class PlannerBase:
             right = self.coerce(right, left.oid if left.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
         floats = {type_oids.FLOAT4, type_oids.FLOAT8} & {left.oid, right.oid}
         if op == "^":
+            if left.oid not in sqltypes._NUM_RANK or right.oid not in sqltypes._NUM_RANK:
+                raise expr.operator_missing(op, left.oid, right.oid)
             # numeric_power, else dpow: integers go to float8 (the preferred numeric type)
             t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and not floats else type_oids.FLOAT8
         else:

@@ -1,0 +1,44 @@
+"""Errors raised while binding a cast or an operator carry PostgreSQL's
+cursor position: a refused cast (42846) at its ``::`` or ``CAST``, a quoted
+literal the cast or operator cannot read (22P02, 22003, 22007, 22008) at
+the literal, an operator that does not exist (42883) or is not unique
+(42725) at the operator, prefix operators included. Generated statements
+(spellings, operand types, NULLs, clauses, comments before, inside
+PREPARE) compared with PostgreSQL 15: SQLSTATE, message and position."""
+from __future__ import annotations
+
+import itertools
+
+from tests.support.fidelity import simple_outcome
+
+REFUSED_CASTS = [("true", "int8"), ("null::bool", "float8"), ("'a'::\"char\"", "int8"), ("1::int8", "bool"),
+                 ("1.5", "bool"), ("'x'::\"char\"", "float4"), ("x", "numeric")]
+BAD_LITERALS = [("'abc'", "int"), ("'99999999999'", "int4"), ("'2020-13-01'", "date"), ("'x'", "timestamp"),
+                ("'1.5.5'", "numeric"), ("'maybe'", "bool")]
+OPERATORS = [("1", "+", "'a'::text"), ("'a'::text", "-", "1"), ("1", "!=", "'a'::text"), ("2.5", "<=", "'a'::text"),
+             ("'a'::\"char\"", "||", "'x'"), ("1", "^", "'a'::text"), ("1", "%", "1.5::float8"), ("x", "=", "'a'::text"),
+             ("1", "=", "'x'"), ("'y'", "+", "1"), ("null::text", "*", "2")]
+PREFIX = [("-", "'a'::text"), ("~", "1.5"), ("-", "null::text")]
+FRAMES = ["SELECT {e}", "  SELECT /* c */ {e}", "SELECT 1 WHERE ({e}) IS NULL",
+          "SELECT {e} FROM (SELECT true AS x) s", "PREPARE fid7_q AS SELECT {e}"]
+
+
+def _expressions():
+    for value, target in REFUSED_CASTS + BAD_LITERALS:
+        yield f"{value}::{target}"
+        yield f"CAST({value} AS {target})"
+    for left, op, right in OPERATORS:
+        yield f"{left} {op} {right}"
+        yield f"({left}) {op} ({right}) + 0"
+    for op, arg in PREFIX:
+        yield f"{op} {arg}"
+        yield f"1 - {op}{arg}"
+
+
+def test_bind_error_positions_agree(ss_conn, pg_conn):
+    cases = [frame.format(e=e) for e, frame in itertools.product(_expressions(), FRAMES)]
+    outcomes = [(sql, simple_outcome(ss_conn, sql), simple_outcome(pg_conn, sql)) for sql in cases]
+    placed = [pg for _, _, pg in outcomes if pg[0] != "ok" and pg[2] is not None]
+    assert len(placed) > 150 and {pg[0] for pg in placed} >= {"42846", "42883", "42725", "22P02", "22007"}
+    diffs = [o for o in outcomes if o[1] != o[2]]
+    assert not diffs, "\n".join(map(str, diffs[:8]))
