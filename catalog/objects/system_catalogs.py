@@ -8,6 +8,7 @@ per data row, so plain Python is fine here.
 """
 from __future__ import annotations
 
+import zlib
 from typing import Callable, NamedTuple
 
 from splitstream.protocol import oids as type_oids
@@ -50,6 +51,31 @@ def lookup(name: str, schema: str | None, search_path: list[str]) -> VirtualTabl
         if vt is not None:
             return vt
     return None
+
+
+#: PostgreSQL 15's OIDs of its system catalogs, fixed in their catalog headers: what
+#: ``'pg_class'::regclass`` is (the views, whose OIDs initdb assigns, get a stable number of ours)
+CATALOG_OIDS = {
+    "pg_aggregate": 2600, "pg_am": 2601, "pg_attrdef": 2604, "pg_attribute": 1249, "pg_auth_members": 1261,
+    "pg_authid": 1260, "pg_cast": 2605, "pg_class": 1259, "pg_collation": 3456, "pg_constraint": 2606,
+    "pg_database": 1262, "pg_db_role_setting": 2964, "pg_default_acl": 826, "pg_description": 2609,
+    "pg_extension": 3079, "pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_foreign_table": 3118,
+    "pg_index": 2610, "pg_inherits": 2611, "pg_language": 2612, "pg_namespace": 2615, "pg_opclass": 2616,
+    "pg_policy": 3256, "pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237,
+    "pg_publication_rel": 6106, "pg_range": 3541, "pg_rewrite": 2618, "pg_sequence": 2224, "pg_statistic": 2619,
+    "pg_statistic_ext": 3381, "pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247,
+}
+
+
+def relation_oid(vt: VirtualTable) -> int:
+    """The OID a system relation has as a regclass."""
+    fixed = CATALOG_OIDS.get(vt.name) if vt.schema == "pg_catalog" else None
+    return fixed if fixed is not None else zlib.crc32(vt.name.encode()) % 10000 + 1000   # the same in every process
+
+
+def relation_by_oid(oid: int) -> VirtualTable | None:
+    """The system relation whose regclass is ``oid``, if any."""
+    return next((vt for vt in REGISTRY.values() if relation_oid(vt) == oid), None)
 
 
 PG_DATABASE_OWNER = 6171

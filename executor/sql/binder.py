@@ -147,6 +147,9 @@ def _quoted_char(name) -> bool:
 
 
 #: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+#: the reg* types whose input a name cast to them is read by (regclassin & co.)
+_REG_INPUT = frozenset((type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
+                        type_oids.REGROLE))
 OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
@@ -161,7 +164,8 @@ def operand_type(unknown: expr.Expr, other: int, context: str) -> int:
 
 
 #: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
-REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC)
+REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC,
+                                                                 type_oids.REGNAMESPACE, type_oids.REGROLE)
                        if t in type_oids.ARRAY_OF)
 
 #: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
@@ -990,12 +994,11 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
-                isinstance(a.value, str):
+        if oid in _REG_INPUT and isinstance(a, expr.Const) and isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
             return self.p.reg_literal(a.value, oid)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
+        if oid in _REG_INPUT and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
             if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
                 a = self.p.param(a.idx, type_oids.TEXT)

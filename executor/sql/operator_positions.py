@@ -16,7 +16,10 @@ from sqlglot import exp
 from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import Token, TokenType
 
-from splitstream.protocol.errors import AMBIGUOUS_FUNCTION, CANNOT_COERCE, UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import (
+    AMBIGUOUS_FUNCTION, CANNOT_COERCE, INVALID_NAME, SYNTAX_ERROR, UNDEFINED_FUNCTION, UNDEFINED_OBJECT, UNDEFINED_SCHEMA,
+    UNDEFINED_TABLE, PgError,
+)
 
 #: ``exp.Expr.meta`` keys: the 0-based offset of the operator (or ``::`` / ``CAST``) and its text
 OP_START = "op_start"
@@ -39,6 +42,9 @@ _OPERATOR_TOKENS = _operator_tokens()
 _ANY_OPERATOR = frozenset().union(*_OPERATOR_TOKENS.values())
 #: tokens after which ``-`` / ``+`` is a sign, not a binary operator
 _NO_OPERAND = _ANY_OPERATOR | {TokenType.L_PAREN, TokenType.L_BRACKET, TokenType.COMMA}
+#: what the input of a reg* type says of a name it does not find
+_NAME_INPUT = frozenset((SYNTAX_ERROR, UNDEFINED_TABLE, UNDEFINED_OBJECT, UNDEFINED_SCHEMA, INVALID_NAME,
+                         UNDEFINED_FUNCTION, AMBIGUOUS_FUNCTION))
 _OPEN = {TokenType.R_PAREN: TokenType.L_PAREN, TokenType.R_BRACKET: TokenType.L_BRACKET}
 
 
@@ -94,14 +100,15 @@ def mark_keyword(node: exp.Expr, token: Token | None) -> None:
 def bound_error_position(node: Any, err: PgError) -> int | None:
     """1-based position for ``err``, raised while binding ``node``, when it
     is about ``node`` itself: a cast's 42846 (or its quoted literal's input
-    error, placed at the literal as coerce_type does, as for an operator's
-    literal operand), an operator's
+    error, a reg* name not found included, placed at the literal as
+    coerce_type does, as for an operator's literal operand), an operator's
     42883/42725 naming that operator. None otherwise (a child's error keeps
     its own)."""
     meta = getattr(node, "meta", None)
     if err.position is not None or meta is None:
         return None
-    if err.sqlstate.startswith("22"):          # a quoted literal's input function refused it: placed there
+    if err.sqlstate.startswith("22") or (err.sqlstate in _NAME_INPUT and _to_reg_type(node)):
+        # a quoted literal's input function refused it (a reg* name too): placed there
         literal = _refused_literal(node, err)
         return None if literal is None else literal.meta["start"] + 1
     if OP_START not in meta:
@@ -115,6 +122,11 @@ def bound_error_position(node: Any, err: PgError) -> int | None:
         about = err.sqlstate in (UNDEFINED_FUNCTION, AMBIGUOUS_FUNCTION) and named and head in (
             "operator does not exist", "operator is not unique")
     return meta[OP_START] + 1 if about else None
+
+
+def _to_reg_type(node: exp.Expr) -> bool:
+    """A cast to a reg* type (whose input looks the name up)."""
+    return isinstance(node, exp.Cast) and node.to.sql().lower().lstrip("_").startswith("reg")
 
 
 def _refused_literal(node: exp.Expr, err: PgError) -> exp.Expr | None:
