@@ -17,6 +17,7 @@ from ..datatypes import sqltypes
 from .definition_text import constraint_oid, index_def
 from ..datatypes.vector import Batch, Col
 from . import acl
+from .cast_rows import CASTS
 
 TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 
@@ -531,6 +532,19 @@ LANGUAGE_OID = {name: oid for oid, name, *_ in LANGUAGES}
 def _pg_language(state, ctx):
     for oid, name, ispl, trusted, call, inline, validator in LANGUAGES:
         yield (oid, name, 10, ispl, trusted, call, inline, validator, None)
+
+
+_TYPE_OID = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+
+
+@table("pg_catalog", "pg_cast", [
+    ("oid", type_oids.OID), ("castsource", type_oids.OID), ("casttarget", type_oids.OID), ("castfunc", type_oids.OID),
+    ("castcontext", type_oids.CHAR), ("castmethod", type_oids.CHAR),
+])
+def _pg_cast(state, ctx):
+    for c in CASTS:
+        if c.source in _TYPE_OID and c.target in _TYPE_OID:
+            yield (c.oid, _TYPE_OID[c.source], _TYPE_OID[c.target], c.func, c.context, c.method)
 
 
 def _user_proc_row(state, f) -> tuple:

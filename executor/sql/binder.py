@@ -40,6 +40,7 @@ from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from .operator_positions import bound_error_position
+from .cast_paths import check_cast
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
@@ -994,6 +995,7 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
+        check_cast(a.oid, oid)
         if oid in _REG_INPUT and isinstance(a, expr.Const) and isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
@@ -1028,10 +1030,6 @@ class ExprBinder:
             return a if oid == text_array and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
             return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
-        if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
-            sqltypes.check_char_cast(a.oid, oid)
-        if type_oids.BOOL in (a.oid, oid) and a.oid != oid:
-            sqltypes.check_bool_cast(a.oid, oid)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:

@@ -1,0 +1,34 @@
+"""Whether a cast exists, as PostgreSQL's find_coercion_pathway decides it
+before any value is seen: a pg_cast row, an I/O conversion to or from a
+string type (text, varchar, bpchar, name), an array cast by its elements.
+Otherwise ``x::t`` is 42846 where it is written, also for a NULL or over
+no rows. The rows are pg_cast's (``catalog/objects/cast_rows.py``), so the
+catalog and the binder say the same."""
+from __future__ import annotations
+
+from splitstream.catalog.datatypes import sqltypes
+from splitstream.catalog.objects.cast_rows import CASTS, COVERED
+from splitstream.protocol import oids as type_oids
+from splitstream.protocol.errors import CANNOT_COERCE, PgError
+
+_OID_OF = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+_COVERED = frozenset(_OID_OF[name] for name in COVERED if name in _OID_OF)
+_PAIRS = frozenset((_OID_OF[c.source], _OID_OF[c.target]) for c in CASTS if c.source in _OID_OF and c.target in _OID_OF)
+#: typcategory S: every type converts to and from them by its output and input functions
+_STRINGS = frozenset((type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME))
+
+
+def cast_exists(src: int, dst: int) -> bool:
+    """A cast from ``src`` to ``dst`` exists (types outside pg_cast's rows:
+    not judged here, so taken to exist)."""
+    if src == dst or src == type_oids.UNKNOWN or src in _STRINGS or dst in _STRINGS or (src, dst) in _PAIRS:
+        return True
+    if src in type_oids.ELEMENT_OF and dst in type_oids.ELEMENT_OF:
+        return cast_exists(type_oids.ELEMENT_OF[src], type_oids.ELEMENT_OF[dst])
+    return not ({src, dst} <= _COVERED)
+
+
+def check_cast(src: int, dst: int) -> None:
+    """42846 for a cast PostgreSQL has no pathway for."""
+    if not cast_exists(src, dst):
+        raise PgError(CANNOT_COERCE, f"cannot cast type {sqltypes.format_type(src)} to {sqltypes.format_type(dst)}")
