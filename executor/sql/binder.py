@@ -575,10 +575,10 @@ class ExprBinder:
         return row if len(args) == 1 else json_values.pretty_row(row, self.p.coerce(args[1], type_oids.BOOL))
 
     def _row_type_name(self, node) -> str:
-        """The type of a FROM item's whole row, as PostgreSQL names it: a
-        table's or view's name, else record."""
+        """The type of a FROM item's whole row, as PostgreSQL names it: its
+        table's or view's name (through an alias too), else record."""
         table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
-        return table if self.p.lookup_relation(table, None) is not None else "record"
+        return self.p.row_types.get(table) or "record"
 
     def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
         """A subquery's reference to a column of the grouped query around it:

@@ -54,6 +54,9 @@ class PlannerBase:
         self.param_oids: list[int] = list(param_oids or [])
         #: the parameters the statement refers to: one it skips has no type to infer (42P18)
         self.params_referenced: set[int] = set()
+        #: FROM item names (aliases) -> the type of their whole row as PostgreSQL names it (a
+        #: relation's rowtype), for messages; a subquery, VALUES or CTE is record (None)
+        self.row_types: dict[str, str | None] = {}
         self.ctes: list[dict[str, Any]] = [{}]
         self.streams_used: list[Relation] = []
         self.tables_used: set[int] = set()
