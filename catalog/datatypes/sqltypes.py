@@ -382,9 +382,9 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src == type_oids.JSONB and (target in _NUM_RANK or target == type_oids.BOOL):
         return _jsonb_scalar(col, target)
     if src == type_oids.INTERVAL and target == type_oids.TIME:     # interval_time: the time of day part
-        times = [None if v is None else (dt.datetime.min + dt.timedelta(microseconds=v.microseconds % 86_400_000_000)).time()
-                 for v in col.to_pylist()]
-        return _apply_typmod(Col.from_pylist(times, type_oids.TIME), typmod, explicit)
+        of_day = [None if v is None else (dt.datetime.min + dt.timedelta(microseconds=v.microseconds % 86_400_000_000)).time()
+                  for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(of_day, type_oids.TIME), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)

@@ -22,12 +22,15 @@ def add_interval(v, iv, sign: int = 1):
     if wiretypes.dt64_infinity(v) is not None:     # infinity +- a finite interval
         return v
     months = iv.months * sign
-    if months:
-        y, m = divmod(v.month - 1 + months, 12)
-        y += v.year
-        d = min(v.day, calendar.monthrange(y, m + 1)[1])
-        v = v.replace(year=y, month=m + 1, day=d)
-    return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+    try:
+        if months:
+            y, m = divmod(v.month - 1 + months, 12)
+            y += v.year
+            d = min(v.day, calendar.monthrange(y, m + 1)[1])
+            v = v.replace(year=y, month=m + 1, day=d)
+        return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+    except (OverflowError, ValueError):      # past 9999 or before 1 AD (calendar's years end there too)
+        raise wiretypes.out_of_range("timestamp") from None
 
 
 def _date_plus(d, days: int):

@@ -685,14 +685,6 @@ def age_fields(a, b=None):
 
 
 
-def _make_date(y, m, d):
-    try:
-        return dt.date(y, m, d)
-    except ValueError:
-        raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}") from None
-
-
-scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
 
 
 

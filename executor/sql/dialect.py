@@ -77,7 +77,7 @@ _FRAME_STARTS = frozenset({"BETWEEN", "UNBOUNDED", "CURRENT"})
 WRITTEN_NAME = "pg_name"
 
 
-_STOCK_DCOLON = PostgresParser.COLUMN_OPERATORS[TokenType.DCOLON]
+_STOCK_DCOLON: Any = PostgresParser.COLUMN_OPERATORS[TokenType.DCOLON]
 
 
 def _dcolon_cast(self: Any, this: exp.Expr, to: exp.Expr) -> exp.Expr:
