@@ -597,7 +597,10 @@ class ExprBinder:
     # ----------------------------------------------------------- literals
     def b_Literal(self, n: exp.Literal):
         if n.is_string:
-            return expr.Const(n.this, type_oids.UNKNOWN)
+            literal = expr.Const(n.this, type_oids.UNKNOWN)
+            if "start" in n.meta:
+                literal.written_at = n.meta["start"] + 1
+            return literal
         s = n.this
         try:
             if any(ch in s for ch in ".eE"):

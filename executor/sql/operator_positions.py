@@ -101,7 +101,7 @@ def bound_error_position(node: Any, err: PgError) -> int | None:
     """1-based position for ``err``, raised while binding ``node``, when it
     is about ``node`` itself: a cast's 42846 (or its quoted literal's input
     error, a reg* name not found included, placed at the literal as
-    coerce_type does, as for an operator's literal operand), an operator's
+    coerce_type does), an operator's
     42883/42725 naming that operator. None otherwise (a child's error keeps
     its own)."""
     meta = getattr(node, "meta", None)
@@ -130,14 +130,8 @@ def _to_reg_type(node: exp.Expr) -> bool:
 
 
 def _refused_literal(node: exp.Expr, err: PgError) -> exp.Expr | None:
-    """The quoted literal operand of ``node`` whose conversion ``err`` is:
-    a cast's, or an operator's operand the message quotes."""
-    if isinstance(node, exp.Cast):
-        operands = [node.this.unnest()]
-    elif isinstance(node, exp.Binary):
-        operands = [o.unnest() for o in (node.this, node.expression)]
-        operands = [o for o in operands if f'"{o.name}"' in err.message]
-    else:
-        return None
-    found = [o for o in operands if isinstance(o, exp.Literal) and o.is_string and "start" in o.meta]
-    return found[0] if found else None
+    """The quoted literal a cast ``node`` converts (whose input ``err`` is)."""
+    if not isinstance(node, exp.Cast):
+        return None         # (an operator's literal operand is placed where it is coerced: Planner.coerce)
+    literal = node.this.unnest()
+    return literal if isinstance(literal, exp.Literal) and literal.is_string and "start" in literal.meta else None

@@ -42,3 +42,19 @@ def test_bind_error_positions_agree(ss_conn, pg_conn):
     assert len(placed) > 150 and {pg[0] for pg in placed} >= {"42846", "42883", "42725", "22P02", "22007"}
     diffs = [o for o in outcomes if o[1] != o[2]]
     assert not diffs, "\n".join(map(str, diffs[:8]))
+
+
+COERCED = ["1 IN (1, {lit})", "1 BETWEEN {lit} AND 2", "coalesce(1, {lit})", "greatest(2.5, {lit})",
+           "CASE WHEN true THEN 1 ELSE {lit} END", "ARRAY[1, {lit}]", "abs({lit})", "1 = {lit} AND {lit} = 1",
+           "2.5::float4 < {lit}", "{lit} * 2::int8"]
+
+
+def test_untyped_literals_are_placed_where_coerced(ss_conn, pg_conn):
+    """A quoted literal an operator, a list, a call or CASE gives a type
+    whose input refuses it: the error at the literal, as coerce_type does."""
+    cases = [f"SELECT {shape.format(lit=lit)}" for shape in COERCED for lit in ("'x'", "'1.5.5'", "'99999999999'")]
+    cases += [f"SELECT 1 WHERE {shape.format(lit=lit)}" for shape in COERCED[:2] for lit in ("'q'", "''")]
+    outcomes = [(sql, simple_outcome(ss_conn, sql), simple_outcome(pg_conn, sql)) for sql in cases]
+    assert sum(len(pg) > 2 and pg[2] is not None for _, _, pg in outcomes) > 20
+    diffs = [o for o in outcomes if o[1] != o[2]]
+    assert not diffs, "\n".join(map(str, diffs[:8]))

@@ -7,6 +7,8 @@ out of the clause modules leaves those about query structure only.
 """
 from __future__ import annotations
 
+import dataclasses
+
 
 from typing import TYPE_CHECKING, Any
 
@@ -141,13 +143,13 @@ class PlannerBase:
         if isinstance(e, expr.Param) and e.oid == type_oids.UNKNOWN:
             return self.param(e.idx, oid)
         if isinstance(e, expr.Const) and e.oid == type_oids.UNKNOWN and e.value is not None:
-            if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
-                return expr.Const(e.value, oid)
-            if oid in REG_ARRAYS and isinstance(e.value, str):
-                return self.reg_literal(e.value, oid)
-            if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(e.value, str):
-                return expr.Const(self.resolve_reg(oid, e.value), oid)
-            return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
+            try:
+                return self._typed_literal(e, oid, typmod)
+            except PgError as err:      # the input function refused it: placed at the literal, as coerce_type does
+                if err.position is not None or e.written_at is None or not (
+                        err.sqlstate.startswith("22") or oid in _OID_FAMILY):
+                    raise
+                raise dataclasses.replace(err, position=e.written_at) from None
         if e.oid == oid and typmod < 0:
             return e
         if isinstance(e, expr.Const) and e.value is not None and sqltypes.can_implicit(e.oid, oid):
@@ -158,6 +160,16 @@ class PlannerBase:
         if oid == type_oids.BOOL and e.oid not in (type_oids.BOOL, type_oids.UNKNOWN):
             raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {sqltypes.type_name(e.oid)}")
         return expr.coerce(e, oid, typmod)
+
+    def _typed_literal(self, e: expr.Const, oid: int, typmod: int) -> expr.Expr:
+        """An untyped literal read as type ``oid``."""
+        if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
+            return expr.Const(e.value, oid)
+        if oid in REG_ARRAYS and isinstance(e.value, str):
+            return self.reg_literal(e.value, oid)
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(e.value, str):
+            return expr.Const(self.resolve_reg(oid, e.value), oid)
+        return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
 
     def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> expr.Const:
         """A literal cast at plan time.  Casts involving timestamptz use the
