@@ -16,6 +16,9 @@ _COVERED = frozenset(_OID_OF[name] for name in COVERED if name in _OID_OF)
 _PAIRS = frozenset((_OID_OF[c.source], _OID_OF[c.target]) for c in CASTS if c.source in _OID_OF and c.target in _OID_OF)
 #: typcategory S: every type converts to and from them by its output and input functions
 _STRINGS = frozenset((type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME))
+_ARRAYS = frozenset(type_oids.ARRAY_OF.values())
+#: the types that are no array in any sense (int2vector and oidvector cast to their arrays)
+_SCALARS = _COVERED - {type_oids.INT2VECTOR, type_oids.OIDVECTOR}
 
 
 def cast_exists(src: int, dst: int) -> bool:
@@ -23,8 +26,10 @@ def cast_exists(src: int, dst: int) -> bool:
     not judged here, so taken to exist)."""
     if src == dst or src == type_oids.UNKNOWN or src in _STRINGS or dst in _STRINGS or (src, dst) in _PAIRS:
         return True
-    if src in type_oids.ELEMENT_OF and dst in type_oids.ELEMENT_OF:
+    if src in _ARRAYS and dst in _ARRAYS:
         return cast_exists(type_oids.ELEMENT_OF[src], type_oids.ELEMENT_OF[dst])
+    if (src in _ARRAYS) != (dst in _ARRAYS):     # an array and a scalar (not a string): no pathway
+        return (dst if src in _ARRAYS else src) not in _SCALARS
     return not ({src, dst} <= _COVERED)
 
 

@@ -126,10 +126,10 @@ class Splitstream(Postgres):
             return node
 
         def _parse_cast(self, strict: bool, safe: bool | None = None) -> exp.Expr:
-            """``CAST(x AS type)`` keeps the offset of its keyword."""
-            keyword = self._tokens[self._index - 2] if self._index >= 2 else None
+            """``CAST(x AS type)`` keeps the offsets of its keyword and type."""
+            start = self._index - 2
             node = super()._parse_cast(strict, safe)
-            mark_keyword(node, keyword)
+            mark_keyword(self._tokens, start, self._index, node)
             return node
 
         def _parse_string_agg(self) -> exp.GroupConcat:

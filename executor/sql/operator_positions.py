@@ -24,6 +24,8 @@ from splitstream.protocol.errors import (
 #: ``exp.Expr.meta`` keys: the 0-based offset of the operator (or ``::`` / ``CAST``) and its text
 OP_START = "op_start"
 OP_TEXT = "op_text"
+#: a cast's 0-based offset of its type name (an unknown type is placed there)
+TYPE_START = "type_start"
 
 
 def _operator_tokens() -> dict[type, frozenset[TokenType]]:
@@ -83,6 +85,8 @@ def mark_cast(tokens: list[Token], end: int, node: exp.Expr) -> None:
     for i in range(end - 1, -1, -1):
         if tokens[i].token_type == TokenType.DCOLON:
             _mark(node, tokens[i])
+            if i + 1 < end:
+                node.meta[TYPE_START] = tokens[i + 1].start
             return
 
 
@@ -91,10 +95,21 @@ def _mark(node: exp.Expr, token: Token) -> None:
     node.meta[OP_TEXT] = token.text
 
 
-def mark_keyword(node: exp.Expr, token: Token | None) -> None:
-    """Mark ``CAST(x AS type)`` with its keyword."""
-    if token is not None and token.text.upper() == "CAST":
-        _mark(node, token)
+def mark_keyword(tokens: list[Token], start: int, end: int, node: exp.Expr) -> None:
+    """Mark ``CAST(x AS type)``, read from ``tokens[start:end]`` (the
+    keyword first), with its keyword and its type: after the last AS
+    outside the operand's own parentheses."""
+    if start < 0 or tokens[start].text.upper() != "CAST":
+        return
+    _mark(node, tokens[start])
+    depth, after_as = 0, None
+    for i in range(start + 2, end - 1):
+        t = tokens[i].token_type
+        depth += (t in (TokenType.L_PAREN, TokenType.L_BRACKET)) - (t in (TokenType.R_PAREN, TokenType.R_BRACKET))
+        if depth == 0 and t == TokenType.ALIAS:
+            after_as = i + 1
+    if after_as is not None:
+        node.meta[TYPE_START] = tokens[after_as].start
 
 
 def bound_error_position(node: Any, err: PgError) -> int | None:
@@ -111,6 +126,8 @@ def bound_error_position(node: Any, err: PgError) -> int | None:
         # a quoted literal's input function refused it (a reg* name too): placed there
         literal = _refused_literal(node, err)
         return None if literal is None else literal.meta["start"] + 1
+    if err.sqlstate == UNDEFINED_OBJECT and err.message.startswith('type "') and TYPE_START in meta:
+        return meta[TYPE_START] + 1
     if OP_START not in meta:
         return None
     if isinstance(node, exp.Cast):

@@ -58,3 +58,16 @@ def test_untyped_literals_are_placed_where_coerced(ss_conn, pg_conn):
     assert sum(len(pg) > 2 and pg[2] is not None for _, _, pg in outcomes) > 20
     diffs = [o for o in outcomes if o[1] != o[2]]
     assert not diffs, "\n".join(map(str, diffs[:8]))
+
+
+def test_unknown_types_and_array_casts_are_placed(ss_conn, pg_conn):
+    """A type that does not exist is placed at its name (after ``::`` or
+    CAST's AS); a cast between an array and a scalar is 42846 at the cast."""
+    values = ["1", "'a'", "(1)", "CAST(1 AS int)", "ARRAY[1]", "x"]
+    types = ["nosuch", "pg_catalog.nosuch", "int[]", "int", "int8[]", "bool[]", "text", "text[]"]
+    cases = [f"SELECT {v}::{t} FROM (SELECT 2 AS x) s" for v in values for t in types]
+    cases += [f"SELECT CAST({v} AS {t}) FROM (SELECT 2 AS x) s" for v in values for t in types]
+    outcomes = [(sql, simple_outcome(ss_conn, sql), simple_outcome(pg_conn, sql)) for sql in cases]
+    assert sum(pg[0] in ("42704", "42846") for _, _, pg in outcomes) > 20
+    diffs = [o for o in outcomes if o[1] != o[2]]
+    assert not diffs, "\n".join(map(str, diffs[:8]))
