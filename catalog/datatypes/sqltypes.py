@@ -256,6 +256,16 @@ _NUM_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3, type_oids.
 _OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
+def _flat(array: list[Any]) -> list[Any]:
+    """A (multidimensional) array's elements in storage order."""
+    return [x for item in array for x in (_flat(item) if isinstance(item, list) else [item])]
+
+
+def _renest(shape: list[Any], values: Any) -> list[Any]:
+    """``shape``'s nesting filled with the next of ``values``."""
+    return [_renest(item, values) if isinstance(item, list) else next(values) for item in shape]
+
+
 #: oid and the reg* types: binary-coercible to each other, implicitly
 _OID_ALIASES = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
                 type_oids.REGROLE)
@@ -288,7 +298,7 @@ def common_type(a: int, b: int, context: str = "UNION") -> int:
         return type_oids.TIMESTAMPTZ
     if {a, b} == {type_oids.JSON, type_oids.JSONB}:
         return type_oids.JSONB
-    raise PgError(DATATYPE_MISMATCH, f"{context} types {type_name(a)} and {type_name(b)} cannot be matched")
+    raise PgError(DATATYPE_MISMATCH, f"{context} types {format_type(a)} and {format_type(b)} cannot be matched")
 
 
 def arith_type(op: str, a: int, b: int) -> int:
@@ -395,14 +405,10 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
     if src in type_oids.ELEMENT_OF and target in type_oids.ELEMENT_OF:
         et = type_oids.ELEMENT_OF[target]
         es = type_oids.ELEMENT_OF[src]
-        arrays: list[list[Any] | None] = []
-        for v in col.to_pylist():
-            if v is None:
-                arrays.append(None)
-            else:
-                c = cast_col(Col.from_pylist(list(v), es), et)
-                arrays.append(c.to_pylist())
-        return Col.from_pylist(arrays, target)
+        arrays = col.to_pylist()
+        elements = [x for v in arrays if v is not None for x in _flat(v)]      # every array's, in one cast
+        cast = iter(cast_col(Col.from_pylist(elements, es), et).to_pylist())
+        return Col.from_pylist([None if v is None else _renest(v, cast) for v in arrays], target)
     if src == target:                       # a typmod only: time(p), timestamp(p)
         return _apply_typmod(col, typmod, explicit)
     raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")

@@ -705,6 +705,7 @@ class ExprBinder:
     def b_DPipe(self, n):
         left, right = self.bind(n.this), self.bind(n.expression)
         if left.oid in type_oids.ELEMENT_OF or right.oid in type_oids.ELEMENT_OF:
+            left, right = self._array_concat_operands(left, right)
             aoid = left.oid if left.oid in type_oids.ELEMENT_OF else right.oid
 
             def impl(cols, nrows, ctx):
@@ -744,11 +745,31 @@ class ExprBinder:
             # "char" casts to text implicitly: text || text, anynonarray || text and text || anynonarray all fit
             raise PgError(AMBIGUOUS_FUNCTION, f"operator is not unique: {sqltypes.format_type(left.oid)} || {sqltypes.format_type(right.oid)}",
                           hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
+        if not (sqltypes.is_string(left.oid) or sqltypes.is_string(right.oid)):
+            raise expr.operator_missing("||", left.oid, right.oid)    # text || anynonarray needs a text side
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
             right = self.p.coerce(right, type_oids.TEXT)
         return expr.Concat(left, right)
+
+    def _array_concat_operands(self, left: expr.Expr, right: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
+        """The operands of anycompatiblearray || anycompatiblearray (or an
+        element on one side), as PostgreSQL 15 resolves them: the elements'
+        common type, an untyped literal or NULL next to an array read as the
+        array (42883 when the types have nothing in common)."""
+        elements = [type_oids.ELEMENT_OF.get(e.oid, e.oid) for e in (left, right) if e.oid != type_oids.UNKNOWN]
+        try:
+            common = elements[0]
+            for other in elements[1:]:
+                common = sqltypes.common_type(common, other, "ARRAY")
+        except PgError:
+            raise expr.operator_missing("||", left.oid, right.oid) from None
+        aoid = type_oids.ARRAY_OF.get(common)
+        if aoid is None:
+            raise expr.operator_missing("||", left.oid, right.oid)
+        return tuple(self.p.coerce(e, aoid if e.oid in type_oids.ELEMENT_OF or e.oid == type_oids.UNKNOWN else common)
+                     for e in (left, right))  # type: ignore[return-value]
 
     def _cmp(self, op, n):
         rhs = n.expression

@@ -71,3 +71,24 @@ def test_unknown_types_and_array_casts_are_placed(ss_conn, pg_conn):
     assert sum(pg[0] in ("42704", "42846") for _, _, pg in outcomes) > 20
     diffs = [o for o in outcomes if o[1] != o[2]]
     assert not diffs, "\n".join(map(str, diffs[:8]))
+
+
+def test_operators_without_a_candidate(ss_conn, pg_conn):
+    """``||`` needs a string side (text || anynonarray) or arrays, jsonb,
+    bytea (an array and an element or another array of a common element
+    type; an untyped literal next to an array is that array); date/time
+    operators take no typed string; a set of types with no common one names
+    them as format_type does."""
+    cases = [f"SELECT {a} || {b}" for a in ("1", "1.5", "true", "now()::date", "'a'", "NULL", "'x'::text")
+             for b in ("2", "false", "'b'", "'{1}'::int[]")]
+    cases += [f"SELECT {t} {op} 'a'::{s}" for t in ("'1 day'::interval", "date '2020-01-01'", "now()")
+              for op in ("+", "-") for s in ("text", "varchar")]
+    cases += ["SELECT ARRAY[1, 'a'::text]", "SELECT 1 UNION SELECT 'a'::text", "SELECT coalesce(1, now())",
+              "VALUES (1), (true)", "SELECT ARRAY[[3]]::numeric[]", "SELECT '{{1,2},{3,NULL}}'::int[]::text[]"]
+    arrays = ["'{1}'::int[]", "ARRAY[2::int8]", "ARRAY['a']", "ARRAY[1.5]", "ARRAY[[3]]"]
+    others = ["'a'", "'{2}'", "NULL", "1", "1::int8", "'x'::text", "'y'::varchar", "2.5", "true"]
+    cases += [f"SELECT {a} || {o}" for a in arrays for o in others + arrays]
+    cases += [f"SELECT {o} || {a}" for a in arrays for o in others]
+    diffs = [(sql, got, want) for sql in cases
+             if (got := simple_outcome(ss_conn, sql)[:2]) != (want := simple_outcome(pg_conn, sql)[:2])]
+    assert not diffs, "\n".join(map(str, diffs[:8]))
