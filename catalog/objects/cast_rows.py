@@ -5,8 +5,9 @@ PostgreSQL 15's pg_cast holds it (its catalog data, pg_cast.dat; the OIDs
 genbki gave the rows): castcontext ``e`` explicit only, ``a`` also in
 assignment, ``i`` also implicitly; castmethod ``f`` by the function
 ``castfunc``, ``b`` binary-coercible, ``i`` by I/O conversion.  castfunc is
-PostgreSQL's function OID: splitstream's pg_proc lists no cast functions
-(``int4(int8)`` does not bind by name here), so it joins no pg_proc row.
+PostgreSQL's function OID, and pg_proc lists those functions
+(:data:`FUNCTIONS`, PostgreSQL's rows; a call ``int4(x)`` binds as the
+cast, as PostgreSQL's function-style casts do).
 Casts to and from the string types by I/O conversion are, as in
 PostgreSQL, not rows at all.
 """
@@ -63,6 +64,44 @@ _ROWS = """
     10216 jsonb bool 3556 e f, 10217 jsonb numeric 3449 e f, 10218 jsonb int2 3450 e f, 10219 jsonb int4 3451 e f,
     10220 jsonb int8 3452 e f, 10221 jsonb float4 3453 e f, 10222 jsonb float8 2580 e f
 """
+
+class CastFunction(NamedTuple):
+    """A pg_proc row of a cast function (one argument; the length-coercion
+    functions of a type to itself are not listed)."""
+
+    oid: int
+    name: str
+    arg: str            # pg_type.typname
+    result: str
+    volatile: str       # provolatile
+
+
+_FUNCTIONS = """
+    77 int4 char int4 i, 78 char int4 char i, 235 float8 int2 float8 i, 236 float4 int2 float4 i,
+    237 int2 float8 int2 i, 238 int2 float4 int2 i, 311 float8 float4 float8 i, 312 float4 float8 float4 i,
+    313 int4 int2 int4 i, 314 int2 int4 int2 i, 316 float8 int4 float8 i, 317 int4 float8 int4 i,
+    318 float4 int4 float4 i, 319 int4 float4 int4 i, 401 text bpchar text i, 406 text name text i,
+    407 name text name i, 408 bpchar name bpchar i, 409 name bpchar name i, 480 int4 int8 int4 i,
+    481 int8 int4 int8 i, 482 float8 int8 float8 i, 483 int8 float8 int8 i, 652 float4 int8 float4 i,
+    653 int8 float4 int8 i, 714 int2 int8 int2 i, 754 int8 int2 int8 i, 860 bpchar char bpchar i,
+    944 char text char i, 946 text char text i, 1079 regclass text regclass s,
+    1174 timestamptz date timestamptz s, 1178 date timestamptz date s, 1287 oid int8 oid i,
+    1288 int8 oid int8 i, 1316 time timestamp time i, 1370 interval time interval i,
+    1388 timetz timestamptz timetz s, 1400 name varchar name i, 1401 varchar name varchar i,
+    1419 time interval time i, 1740 numeric int4 numeric i, 1742 numeric float4 numeric i,
+    1743 numeric float8 numeric i, 1744 int4 numeric int4 i, 1745 float4 numeric float4 i,
+    1746 float8 numeric float8 i, 1779 int8 numeric int8 i, 1781 numeric int8 numeric i,
+    1782 numeric int2 numeric i, 1783 int2 numeric int2 i, 2019 time timestamptz time s,
+    2024 timestamp date timestamp i, 2027 timestamp timestamptz timestamp s,
+    2028 timestamptz timestamp timestamptz s, 2029 date timestamp date i, 2046 time timetz time i,
+    2047 timetz time timetz s, 2557 bool int4 bool i, 2558 int4 bool int4 i, 2580 float8 jsonb float8 i,
+    2971 text bool text i, 3449 numeric jsonb numeric i, 3450 int2 jsonb int2 i, 3451 int4 jsonb int4 i,
+    3452 int8 jsonb int8 i, 3453 float4 jsonb float4 i, 3556 bool jsonb bool i
+"""
+
+FUNCTIONS: tuple[CastFunction, ...] = tuple(
+    CastFunction(int(o), n, a, r, v)
+    for o, n, a, r, v in (item.split() for item in _FUNCTIONS.replace("\n", " ").split(",") if item.strip()))
 
 #: the types the rows were taken for (both ends of a cast among them): between two of
 #: these, a cast PostgreSQL 15 has is a row here or an I/O conversion to or from a string type

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
-from splitstream.catalog.objects import function_text, system_catalogs
+from splitstream.catalog.objects import cast_rows, function_text, system_catalogs
 from splitstream.catalog.objects.system_catalogs import ProcEntry
 from splitstream.protocol import oids as type_oids
 
@@ -120,8 +120,16 @@ def entries() -> list[ProcEntry]:
         hit = _CACHE[key] = [
             ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result,
                       s.args[-1] if s.variadic else 0, False, *_aggregate_kind(name, kind, s))
-            for i, (name, kind, strict, vol, s) in enumerate(rows)]
+            for i, (name, kind, strict, vol, s) in enumerate(rows)] + _cast_functions()
     return hit
+
+
+def _cast_functions() -> list[ProcEntry]:
+    """The cast functions pg_cast names (PostgreSQL's OIDs, names and
+    types); a call of one binds as its function-style cast (binder.b_func)."""
+    oid_of = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+    return [ProcEntry(f.oid, f.name, "f", True, f.volatile, (oid_of[f.arg],), oid_of[f.result])
+            for f in cast_rows.FUNCTIONS if f.arg in oid_of and f.result in oid_of]
 
 
 def names() -> set[str]:

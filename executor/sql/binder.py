@@ -40,7 +40,7 @@ from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
 from .operator_positions import bound_error_position
-from .cast_paths import check_cast
+from .cast_paths import check_cast, function_style_cast
 from . import named_args
 from splitstream.protocol.types import decode_text, jsonb_text
 from ..execution.regnames import REG_OUTPUT, reg_names
@@ -148,6 +148,9 @@ def _quoted_char(name) -> bool:
 
 
 #: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+#: the types by their pg_type names: a call named so may be a function-style cast
+_TYPE_BY_NAME = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()
+                 if not name.startswith("_") and name not in ("unknown", "record", "void")}
 #: the reg* types whose input a name cast to them is read by (regclassin & co.)
 _REG_INPUT = frozenset((type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
                         type_oids.REGROLE))
@@ -1018,7 +1021,10 @@ class ExprBinder:
 
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
-        a = self.bind(n.this)
+        return self.cast_to(self.bind(n.this), oid, typmod)
+
+    def cast_to(self, a: expr.Expr, oid: int, typmod: int = -1) -> expr.Expr:
+        """``a::type``: the explicit cast, 42846 when PostgreSQL has no pathway."""
         check_cast(a.oid, oid)
         if oid in _REG_INPUT and isinstance(a, expr.Const) and isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
@@ -1053,7 +1059,7 @@ class ExprBinder:
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_array_out, [a], text_array)
             return a if oid == text_array and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
-            return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
+            return self.p.coerce(a, oid, typmod)        # the literal read as the type (errors placed at it)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
@@ -1402,7 +1408,22 @@ class ExprBinder:
                     raise
                 raise named_args.no_such_call(name, nodes, type_name) from None
         args = [self.bind(a) for a in nodes]
-        return self.call(name, args)
+        try:
+            return self.call(name, args)
+        except PgError as e:
+            cast = self._function_style_cast(name, args) if e.sqlstate == UNDEFINED_FUNCTION else None
+            if cast is None:
+                raise
+            return cast
+
+    def _function_style_cast(self, name: str, args: list[expr.Expr]) -> expr.Expr | None:
+        """``int4(x)``, ``text(x)``, ``timestamptz('...')``: a call of one
+        argument named as a type is its cast (``cast_paths.function_style_cast``
+        says when, as PostgreSQL's func_get_detail does); None otherwise."""
+        target = _TYPE_BY_NAME.get(name)
+        if target is None or len(args) != 1 or not function_style_cast(args[0], target, name):
+            return None
+        return self.cast_to(args[0], target)
 
     def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:
         """Bind a call of the catalog function ``name`` (as written)."""

@@ -7,13 +7,20 @@ catalog and the binder say the same."""
 from __future__ import annotations
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects.cast_rows import CASTS, COVERED
+from splitstream.catalog.objects.cast_rows import CASTS, COVERED, FUNCTIONS
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import CANNOT_COERCE, PgError
+
+from ..execution import expr
 
 _OID_OF = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
 _COVERED = frozenset(_OID_OF[name] for name in COVERED if name in _OID_OF)
 _PAIRS = frozenset((_OID_OF[c.source], _OID_OF[c.target]) for c in CASTS if c.source in _OID_OF and c.target in _OID_OF)
+#: the casts done by a function: (source, target) -> castmethod f
+_BY_FUNCTION = frozenset((_OID_OF[c.source], _OID_OF[c.target]) for c in CASTS
+                         if c.method == "f" and c.source in _OID_OF and c.target in _OID_OF)
+#: the cast functions by (name, argument type)
+_FUNCTION_NAMES = frozenset((f.name, _OID_OF[f.arg]) for f in FUNCTIONS if f.arg in _OID_OF)
 #: typcategory S: every type converts to and from them by its output and input functions
 _STRINGS = frozenset((type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME))
 _ARRAYS = frozenset(type_oids.ARRAY_OF.values())
@@ -37,3 +44,16 @@ def check_cast(src: int, dst: int) -> None:
     """42846 for a cast PostgreSQL has no pathway for."""
     if not cast_exists(src, dst):
         raise PgError(CANNOT_COERCE, f"cannot cast type {sqltypes.format_type(src)} to {sqltypes.format_type(dst)}")
+
+
+def function_style_cast(arg: expr.Expr, dst: int, name: str) -> bool:
+    """Whether ``name(arg)``, named as type ``dst``, is that cast: an
+    untyped literal always; a value when the cast is binary-coercible or an
+    I/O conversion (PostgreSQL's FUNCDETAIL_COERCION), or when it is done by
+    a function of that name taking the value's type (pg_proc's int4(int8))."""
+    src = arg.oid
+    if src == type_oids.UNKNOWN:
+        return isinstance(arg, expr.Const)
+    if not cast_exists(src, dst):
+        return False
+    return (src, dst) not in _BY_FUNCTION or (name, src) in _FUNCTION_NAMES
