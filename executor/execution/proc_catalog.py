@@ -224,7 +224,7 @@ def markdown_table() -> str:
              "Generated from the function catalog (`executor/execution/proc_catalog.py`, `markdown_table()`);",
              "`tests/unit/test_function_docs.py` fails when it is out of date.", "",
              "| name | arguments | result | kind | volatility | strict |", "|---|---|---|---|---|---|"]
-    for e in entries():
+    for e in sorted(entries(), key=lambda e: (e.name, e.kind, e.arg_oids)):     # (cast functions among the rest)
         lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
                      f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
     lines += ["", "## Refused", "", "PostgreSQL 15 functions of the documented chapters that a call refuses with 0A000"
