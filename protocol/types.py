@@ -1057,7 +1057,7 @@ def _parse_date_part(s: str, full: str, typ: str) -> _dt.date:
     except ValueError:
         if 1 <= mo <= 12 and 1 <= d <= 31 and y >= 1:
             if y > 9999:
-                raise PgError(DATETIME_FIELD_OVERFLOW, f"{typ} out of range: \"{full}\"") from None
+                raise out_of_range(typ, full) from None
         raise PgError(DATETIME_FIELD_OVERFLOW, f'date/time field value out of range: "{full}"') from None
 
 
@@ -1110,6 +1110,18 @@ def _timestamp_in(s: str, with_tz: bool, tz: str = "UTC") -> _dt.datetime:
     h = mi = sec = us = 0
     if m.group("time"):
         h, mi, sec, us = _parse_time_part(m.group("time"), s, typ)
+    try:
+        return _timestamp_at(m, s, d, (h, mi, sec, us), with_tz, tz)
+    except OverflowError:       # a wall time or an instant past 9999 or before 1 AD
+        raise out_of_range(typ, s) from None
+
+
+def _timestamp_at(m: re.Match[str], s: str, d: _dt.date, hms: tuple[int, int, int, int], with_tz: bool,
+                  tz: str) -> _dt.datetime:
+    """The timestamp of date ``d`` at ``hms`` (24:00 and a leap second roll
+    over), in the zone the text names or the session's for a timestamptz."""
+    typ = "timestamp with time zone" if with_tz else "timestamp"
+    h, mi, sec, us = hms
     extra = _dt.timedelta(0)
     if h == 24:
         h, extra = 0, _dt.timedelta(days=1)
@@ -1156,15 +1168,28 @@ def _is_bc(m: re.Match[str]) -> bool:
     return era is not None and era.lower() == "bc"
 
 
+#: why a date PostgreSQL holds is out of range here
+TEMPORAL_RANGE_HINT = "splitstream's date, timestamp and timestamptz hold years 1 to 9999 AD."
+
+
 def _bc_refused(typ: str, s: str) -> PgError:
     """Years BC: PostgreSQL takes them; here dates and timestamps hold years
     1 to 9999 (numpy datetime64 read back through Python datetime), so the
-    value is refused, never read as a year AD.  INSERT, casts and every COPY
-    path (text, CSV, the compiled and numpy readers, which decline such a
-    column to this one) give this same error."""
-    return PgError(FEATURE_NOT_SUPPORTED, f'{typ} values before 0001-01-01 are not supported: "{s}"',
-                   hint="splitstream's date, timestamp and timestamptz hold years 1 to 9999 AD; "
-                        "store years BC as text or as a number of days.")
+    value is refused with PostgreSQL's out-of-range error (22008, ``date``
+    or ``timestamp out of range``, as date_in/timestamp_in word it), never
+    read as a year AD.  INSERT, casts and every COPY path (text, CSV, the
+    compiled and numpy readers, which decline such a column to this one)
+    give this same error."""
+    return out_of_range(typ, s)
+
+
+def out_of_range(typ: str, s: str | None = None) -> PgError:
+    """PostgreSQL's 22008 for a date or timestamp past the years held here
+    (``typ`` date, timestamp or timestamp with time zone: both timestamps
+    say timestamp), with the value as written when it was text."""
+    word = "date" if typ == "date" else "timestamp"
+    return PgError(DATETIME_FIELD_OVERFLOW, f'{word} out of range' + (f': "{s}"' if s is not None else ""),
+                   hint=TEMPORAL_RANGE_HINT)
 
 
 _TIME_IN_RE = re.compile(r"(?:\d+-\d{1,2}-\d{1,2}[ T])?(\d{1,2}:\d{1,2}(?::\d{1,2}(?:\.\d*)?)?)\s*(\S.*)?")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,7 +16,8 @@ import numpy as np
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.errors import (
-    CANNOT_COERCE, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, NUMERIC_VALUE_OUT_OF_RANGE, PgError,
+    CANNOT_COERCE, DATATYPE_MISMATCH, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, NUMERIC_VALUE_OUT_OF_RANGE,
+    PgError,
 )
 
 # vector imports this module too: its Col is looked up at call time (vector.Col).
@@ -254,6 +256,21 @@ _NUM_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3, type_oids.
 _OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
+def _flat(array: list[Any]) -> list[Any]:
+    """A (multidimensional) array's elements in storage order."""
+    return [x for item in array for x in (_flat(item) if isinstance(item, list) else [item])]
+
+
+def _renest(shape: list[Any], values: Any) -> list[Any]:
+    """``shape``'s nesting filled with the next of ``values``."""
+    return [_renest(item, values) if isinstance(item, list) else next(values) for item in shape]
+
+
+#: oid and the reg* types: binary-coercible to each other, implicitly
+_OID_ALIASES = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
+                type_oids.REGROLE)
+
+
 def common_type(a: int, b: int, context: str = "UNION") -> int:
     """The type both operands are coerced to (PostgreSQL's select_common_type)."""
     if a == b:
@@ -264,6 +281,10 @@ def common_type(a: int, b: int, context: str = "UNION") -> int:
         return a
     if a in _NUM_RANK and b in _NUM_RANK:
         return a if _NUM_RANK[a] >= _NUM_RANK[b] else b
+    if a in _OID_ALIASES and (b in _OID_ALIASES or b in type_oids.INTEGER_TYPES):
+        return a        # oid and the reg* types coerce to each other (the first stays), an integer to them
+    if b in _OID_ALIASES and a in type_oids.INTEGER_TYPES:
+        return b
     if is_string(a) and is_string(b):
         # the string types coerce implicitly both ways, so select_common_type keeps the first
         # one (varchar UNION text is varchar, coalesce(char(4), text) keeps the padding) unless
@@ -277,7 +298,7 @@ def common_type(a: int, b: int, context: str = "UNION") -> int:
         return type_oids.TIMESTAMPTZ
     if {a, b} == {type_oids.JSON, type_oids.JSONB}:
         return type_oids.JSONB
-    raise PgError(DATATYPE_MISMATCH, f"{context} types {type_name(a)} and {type_name(b)} cannot be matched")
+    raise PgError(DATATYPE_MISMATCH, f"{context} types {format_type(a)} and {format_type(b)} cannot be matched")
 
 
 def arith_type(op: str, a: int, b: int) -> int:
@@ -328,7 +349,8 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         return _char_cast(col, target, typmod, explicit)
     if target in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and not is_string(src):
         vals = col.to_pylist()
-        out = [None if v is None else (("true" if v else "false") if src == type_oids.BOOL else _text_out(src, v)) for v in vals]
+        words = src == type_oids.BOOL and target != type_oids.NAME      # text(bool); to name by boolout: t/f
+        out = [None if v is None else (("true" if v else "false") if words else _text_out(src, v)) for v in vals]
         return _apply_typmod(Col.from_pylist(out, target), typmod, explicit)
     if is_string(src) and not is_string(target) or src == type_oids.UNKNOWN:
         if is_string(target):
@@ -367,46 +389,53 @@ def cast_col(col: "Col", target: int, typmod: int = -1, explicit: bool = True) -
         times = [None if v is None or wiretypes.dt64_infinity(v) is not None
                  else wiretypes.timetz(v if src == type_oids.TIME else v.time(), dt.timedelta(0)) for v in col.to_pylist()]
         return _apply_typmod(Col.from_pylist(times, type_oids.TIMETZ), typmod, explicit)
+    if src == type_oids.JSONB and (target in _NUM_RANK or target == type_oids.BOOL):
+        return _jsonb_scalar(col, target)
+    if src == type_oids.INTERVAL and target == type_oids.TIME:     # interval_time: the time of day part
+        of_day = [None if v is None else (dt.datetime.min + dt.timedelta(microseconds=v.microseconds % 86_400_000_000)).time()
+                  for v in col.to_pylist()]
+        return _apply_typmod(Col.from_pylist(of_day, type_oids.TIME), typmod, explicit)
     if src in (type_oids.JSON, type_oids.JSONB) and target in (type_oids.JSON, type_oids.JSONB):
         vals = [None if v is None else _text_out(target, _text_in(target, v)) for v in col.to_pylist()]
         return Col.from_pylist(vals, target)
-    if src in (type_oids.INT4, type_oids.INT8, type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGNAMESPACE, type_oids.REGROLE, type_oids.REGPROC) and \
-            target in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.OID, type_oids.REGPROC, type_oids.REGNAMESPACE, type_oids.REGROLE):
+    if src in _OID_ALIASES + type_oids.INTEGER_TYPES and target in _OID_ALIASES:
         return Col(col.data.astype(np.int64), col.nulls, target)
-    if src in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.OID) and target in (type_oids.INT4, type_oids.INT8, type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE):
+    if src in _OID_ALIASES and target in (type_oids.INT4, type_oids.INT8):
         return Col(col.data.astype(tdt), col.nulls, target)
     if src in type_oids.ELEMENT_OF and target in type_oids.ELEMENT_OF:
         et = type_oids.ELEMENT_OF[target]
         es = type_oids.ELEMENT_OF[src]
-        arrays: list[list[Any] | None] = []
-        for v in col.to_pylist():
-            if v is None:
-                arrays.append(None)
-            else:
-                c = cast_col(Col.from_pylist(list(v), es), et)
-                arrays.append(c.to_pylist())
-        return Col.from_pylist(arrays, target)
+        arrays = col.to_pylist()
+        elements = [x for v in arrays if v is not None for x in _flat(v)]      # every array's, in one cast
+        cast = iter(cast_col(Col.from_pylist(elements, es), et).to_pylist())
+        return Col.from_pylist([None if v is None else _renest(v, cast) for v in arrays], target)
     if src == target:                       # a typmod only: time(p), timestamp(p)
         return _apply_typmod(col, typmod, explicit)
     raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
 
 
-#: the numbers boolean has no cast to or from (pg_cast: bool <-> int4 only)
-_NO_BOOL_CAST = frozenset((type_oids.INT2, type_oids.INT8, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.NUMERIC))
+_JSON_KINDS = {str: "string", bool: "boolean", dict: "object", list: "array", type(None): "null"}
 
 
-def check_bool_cast(src: int, target: int) -> None:
-    """boolean casts to and from int4, not the other numbers: 42846 when
-    the cast is written, as PostgreSQL's parser says it (also for a NULL or
-    over no rows, where nothing would reach the cast itself)."""
-    other = target if src == type_oids.BOOL else src
-    if other in _NO_BOOL_CAST:
-        raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")
+def _jsonb_scalar(col: "Col", target: int) -> "Col":
+    """jsonb to a number (from a JSON number) or to boolean (from true or
+    false), as jsonb_int4 & co. do; another kind is 22023 naming it."""
+    want = bool if target == type_oids.BOOL else decimal.Decimal
+    out = []
+    for v in col.to_pylist():
+        x = None if v is None else json.loads(v, parse_float=decimal.Decimal, parse_int=decimal.Decimal)
+        if v is not None and type(x) is not want:
+            kind = "numeric" if isinstance(x, decimal.Decimal) else _JSON_KINDS.get(type(x), "value")
+            raise PgError(INVALID_PARAMETER_VALUE, f"cannot cast jsonb {kind} to type {format_type(target)}")
+        out.append(x)
+    if target == type_oids.BOOL:
+        return vector.Col.from_pylist(out, target)
+    return cast_col(vector.Col.from_pylist(out, type_oids.NUMERIC), target)
 
 
 def check_char_cast(src: int, target: int) -> None:
     """"char" casts only to and from the string types and int4 (42846
-    otherwise, also for a NULL), as pg_cast has it."""
+    otherwise), as pg_cast has it."""
     other = target if src == type_oids.CHAR else src
     if not (is_string(other) or other == type_oids.INT4):
         raise PgError(CANNOT_COERCE, f"cannot cast type {format_type(src)} to {format_type(target)}")

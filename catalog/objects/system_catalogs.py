@@ -8,6 +8,7 @@ per data row, so plain Python is fine here.
 """
 from __future__ import annotations
 
+import zlib
 from typing import Callable, NamedTuple
 
 from splitstream.protocol import oids as type_oids
@@ -16,6 +17,7 @@ from ..datatypes import sqltypes
 from .definition_text import constraint_oid, index_def
 from ..datatypes.vector import Batch, Col
 from . import acl
+from .cast_rows import CASTS
 
 TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 
@@ -50,6 +52,31 @@ def lookup(name: str, schema: str | None, search_path: list[str]) -> VirtualTabl
         if vt is not None:
             return vt
     return None
+
+
+#: PostgreSQL 15's OIDs of its system catalogs, fixed in their catalog headers: what
+#: ``'pg_class'::regclass`` is (the views, whose OIDs initdb assigns, get a stable number of ours)
+CATALOG_OIDS = {
+    "pg_aggregate": 2600, "pg_am": 2601, "pg_attrdef": 2604, "pg_attribute": 1249, "pg_auth_members": 1261,
+    "pg_authid": 1260, "pg_cast": 2605, "pg_class": 1259, "pg_collation": 3456, "pg_constraint": 2606,
+    "pg_database": 1262, "pg_db_role_setting": 2964, "pg_default_acl": 826, "pg_description": 2609,
+    "pg_extension": 3079, "pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_foreign_table": 3118,
+    "pg_index": 2610, "pg_inherits": 2611, "pg_language": 2612, "pg_namespace": 2615, "pg_opclass": 2616,
+    "pg_policy": 3256, "pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237,
+    "pg_publication_rel": 6106, "pg_range": 3541, "pg_rewrite": 2618, "pg_sequence": 2224, "pg_statistic": 2619,
+    "pg_statistic_ext": 3381, "pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247,
+}
+
+
+def relation_oid(vt: VirtualTable) -> int:
+    """The OID a system relation has as a regclass."""
+    fixed = CATALOG_OIDS.get(vt.name) if vt.schema == "pg_catalog" else None
+    return fixed if fixed is not None else zlib.crc32(vt.name.encode()) % 10000 + 1000   # the same in every process
+
+
+def relation_by_oid(oid: int) -> VirtualTable | None:
+    """The system relation whose regclass is ``oid``, if any."""
+    return next((vt for vt in REGISTRY.values() if relation_oid(vt) == oid), None)
 
 
 PG_DATABASE_OWNER = 6171
@@ -498,6 +525,19 @@ LANGUAGE_OID = {name: oid for oid, name, *_ in LANGUAGES}
 def _pg_language(state, ctx):
     for oid, name, ispl, trusted, call, inline, validator in LANGUAGES:
         yield (oid, name, 10, ispl, trusted, call, inline, validator, None)
+
+
+_TYPE_OID = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+
+
+@table("pg_catalog", "pg_cast", [
+    ("oid", type_oids.OID), ("castsource", type_oids.OID), ("casttarget", type_oids.OID), ("castfunc", type_oids.OID),
+    ("castcontext", type_oids.CHAR), ("castmethod", type_oids.CHAR),
+])
+def _pg_cast(state, ctx):
+    for c in CASTS:
+        if c.source in _TYPE_OID and c.target in _TYPE_OID:
+            yield (c.oid, _TYPE_OID[c.source], _TYPE_OID[c.target], c.func, c.context, c.method)
 
 
 def _user_proc_row(state, f) -> tuple:

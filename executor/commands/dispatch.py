@@ -16,6 +16,7 @@ from splitstream.protocol.errors import (
     AMBIGUOUS_COLUMN,
     FEATURE_NOT_SUPPORTED,
     GROUPING_ERROR,
+    INDETERMINATE_DATATYPE,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_FUNCTION,
@@ -66,8 +67,10 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
         stmt = _utility(session, text, words)
         if stmt is not None:
             stmt.sent_as(sql)
+            _check_params_typed(param_oids, set() if "$" not in text else None)
         else:
-            stmt, param_oids = _planned(session, sql, text, words, param_oids)
+            stmt, param_oids, referenced = _planned(session, sql, text, words, param_oids)
+            _check_params_typed(param_oids, referenced)
     except PgError as e:
         raise _located(e, sql, text) from None
     cols = None
@@ -80,10 +83,24 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
             SHOW_ALL_COLUMNS
     elif isinstance(stmt, ExplainStmt):
         cols = [ResultColumn("QUERY PLAN", type_oids.TEXT)]
-    return Prepared(sql, [o if o else type_oids.TEXT for o in param_oids] if param_oids else [], cols, handle=stmt,
+    typed = [o if o not in (0, type_oids.UNKNOWN) else type_oids.TEXT for o in param_oids]
+    return Prepared(sql, typed, cols, handle=stmt,
                     read_only=side_effect_free_query(stmt), reuse_views=reusable_views(stmt),
                     inline_write=inline_insert(stmt), lean=lean_insert(stmt), columns_at_run=stmt.columns_at_run,
                     ends_block=stmt.allowed_in_failed)
+
+
+def _check_params_typed(param_oids: list[int], referenced: set[int] | None) -> None:
+    """A parameter left without a type (0 or unknown, or skipped by the
+    statement: ``$2`` alone leaves ``$1``) is refused, as PostgreSQL's
+    exec_parse_message and PrepareQuery refuse it; one the statement refers
+    to untyped is text. ``referenced`` None: not known (a utility statement
+    that may carry a query), so nothing is refused."""
+    if referenced is None:
+        return
+    for i, oid in enumerate(param_oids):
+        if oid in (0, type_oids.UNKNOWN) and i not in referenced:
+            raise PgError(INDETERMINATE_DATATYPE, f"could not determine data type of parameter ${i + 1}")
 
 
 def _located(err: PgError, sql: str, text: str) -> PgError:
@@ -165,7 +182,7 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         if not m:
             raise PgError(SYNTAX_ERROR, "syntax error at or near \"PREPARE\"")
         types = [t.strip() for t in m.group(2).split(",")] if m.group(2) else []
-        return PrepareStmt(unquote(m.group(1)), types, m.group(3))
+        return PrepareStmt(unquote(m.group(1)), types, m.group(3), body_at=m.start(3))
     if w0 == "EXECUTE":
         m = re.match(r"\s*execute\s+([^\s(]+)\s*(?:\((.*)\))?\s*;?\s*$", text, re.I | re.S)
         if not m:
@@ -269,7 +286,7 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
         fast = fast_multirow_insert(session, planner, text)
         if fast is not None:
             remember_reads(fast, planner)
-            return fast, planner.param_oids
+            return fast, planner.param_oids, planner.params_referenced
     tree = parse_one(text)
     if words and words[0] in _PG_GRAMMAR and not extension_syntax(text):
         # sqlglot reads other dialects too (INSERT ... VALUE, a trailing comma):
@@ -285,10 +302,13 @@ def _planned(session, sql: str, text: str, words: list[str], param_oids: list[in
             raise PgError(FEATURE_NOT_SUPPORTED, "SELECT INTO is not supported", hint="Use CREATE TABLE ... AS SELECT.")
         plan = planner.plan_query(tree)
         locks = tree.args.get("locks") if isinstance(tree, exp.Select) else None
-        return _with_needs(locking_query(plan, locks) if locks else QueryStmt(plan), planner), planner.param_oids
+        return _with_needs(locking_query(plan, locks) if locks else QueryStmt(plan), planner), planner.param_oids, planner.params_referenced
     if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
-        return _with_needs(writable_cte.dml_statement(session, planner, tree), planner), planner.param_oids
-    return ddl.build(session, planner, tree, text), planner.param_oids
+        return _with_needs(writable_cte.dml_statement(session, planner, tree), planner), planner.param_oids, planner.params_referenced
+    stmt = ddl.build(session, planner, tree, text)
+    # (a definition whose query is planned when it runs has seen none of its parameters yet)
+    seen = planner.params_referenced if planner.params_referenced or "$" not in text else None
+    return stmt, planner.param_oids, seen
 
 
 def _with_needs(stmt: Stmt, planner) -> Stmt:

@@ -2,6 +2,8 @@
 """
 from __future__ import annotations
 
+import dataclasses
+
 import sqlglot
 
 from splitstream.catalog.datatypes.vector import Batch
@@ -12,23 +14,31 @@ from ..api import PreparedFacts, Result
 from ..sql.binder import ExprBinder, Scope, parse_type_name
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
-from ..sql.sqltext import source_text
+from ..sql.sqltext import blank_comments, source_text
 from .base import Stmt
 
 
 class PrepareStmt(Stmt):
     cacheable = False
 
-    def __init__(self, name: str, types: list[str], body: str) -> None:
+    def __init__(self, name: str, types: list[str], body: str, body_at: int = 0) -> None:
         self.name, self.types, self.body = name, types, body
         self.source = ""            # the whole Query (or Parse) string, which PostgreSQL records
+        self.body_at = body_at      # where the body starts in the statement as sent (errors point into it)
 
     def sent_as(self, sql: str) -> None:
         self.source = source_text(sql)
+        blanked = blank_comments(sql)
+        self.body_at += len(blanked) - len(blanked.lstrip())
 
     def run(self, session, ctx):
         oids = [parse_type_name(t)[0] for t in self.types]
-        prepared = session.prepare(self.body, oids)
+        try:
+            prepared = session.prepare(self.body, oids)
+        except PgError as e:        # placed in the body: PostgreSQL places it in the PREPARE
+            if e.position is None:
+                raise
+            raise dataclasses.replace(e, position=e.position + self.body_at) from None
         if self.name in session.sql_prepared or session.protocol_statements.has(self.name):
             # (PostgreSQL stores it last: its analysis errors come first)
             raise PgError(DUPLICATE_PREPARED_STATEMENT, f'prepared statement "{self.name}" already exists')

@@ -15,7 +15,7 @@ from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, PgError
 from splitstream.protocol.types import ARRAY_BOUNDS_HINT
 
-from .functions import register, scalar
+from .functions import output_texts, register, scalar
 
 DATA_EXCEPTION = "22000"
 ARRAY_SUBSCRIPT_ERROR = "2202E"
@@ -62,8 +62,25 @@ scalar("array_dims", sigs="anyarray -> text")(lambda a: "".join(f"[1:{n}]" for n
 scalar("array_length|array_upper", sigs="anyarray, int4 -> int4")(_dim)
 scalar("array_lower", sigs="anyarray, int4 -> int4")(lambda a, d: 1 if _dim(a, d) is not None else None)
 scalar("cardinality", sigs="anyarray -> int4")(lambda a: len(flat(a)))
-scalar("array_to_string", sigs="anyarray, text -> text | anyarray, text, text -> text")(
-    lambda a, d, nul=None: d.join(str(x) if x is not None else nul for x in flat(a) if x is not None or nul is not None))
+
+
+@register("array_to_string", sigs="anyarray, text -> text | anyarray, text, text -> text", strict=False)
+def _array_to_string(cols: list[Col], n: int, ctx) -> Col:
+    """Each element as its type's output function prints it in the session
+    (t/f, shortest float, timestamptz in the TimeZone), NULLs skipped or
+    written as the third argument; NULL when the array or the delimiter is
+    (the three-argument form is not strict: a NULL null_string skips)."""
+    arrays, delimiters = cols[0].to_pylist(), cols[1].to_pylist()
+    null_texts = cols[2].to_pylist() if len(cols) > 2 else [None] * n
+    elements = [flat(a) if a is not None else [] for a in arrays]
+    element_oid = type_oids.ELEMENT_OF.get(cols[0].oid, type_oids.TEXT)
+    texts = iter(output_texts(Col.from_pylist([x for e in elements for x in e], element_oid), ctx))
+    out: list[str | None] = []
+    for a, d, nul, e in zip(arrays, delimiters, null_texts, elements):
+        shown = [next(texts) for _ in e]
+        out.append(None if a is None or d is None else d.join(t if t is not None else nul for t in shown
+                                                               if t is not None or nul is not None))
+    return Col.from_pylist(out, type_oids.TEXT)
 
 
 def extend(a: list | None, x: Any, front: bool) -> list:

@@ -8,6 +8,7 @@ PostgreSQL's field arithmetic (C division, sign fixes).
 """
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import math
 import re
@@ -272,12 +273,38 @@ def _make_time(hour: int, minute: int, sec: float) -> dt.time:
     return dt.time(hour, minute, whole, round((sec - whole) * 1_000_000))
 
 
-def _make_timestamp(year, month, day, hour, minute, sec) -> dt.datetime:
+def _field_date(year: int, month: int, day: int) -> dt.date | None:
+    """make_date's date, None when the fields name a real day of a year
+    outside 1 to 9999 (PostgreSQL's negative years are BC), or PostgreSQL's
+    'date field value out of range'."""
     try:
-        d = dt.date(year, month, day)
+        return dt.date(year, month, day)
     except ValueError:
-        raise PgError(DATETIME_FIELD_OVERFLOW, f"date field value out of range: {year}-{month:02d}-{day:02d}") from None
-    return dt.datetime.combine(d, _make_time(hour, minute, sec))
+        astro = year + 1 if year < 0 else year            # 1 BC is year 0 of the proleptic Gregorian calendar
+        leap = astro % 4 == 0 and (astro % 100 != 0 or astro % 400 == 0)
+        days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1] if 1 <= month <= 12 else 0
+        if year != 0 and 1 <= day <= days:
+            return None
+        raise PgError(DATETIME_FIELD_OVERFLOW, f"date field value out of range: {astro}-{month:02d}-{day:02d}") from None
+
+
+def _make_date(year: int, month: int, day: int) -> dt.date:
+    d = _field_date(year, month, day)
+    if d is None:
+        raise dataclasses.replace(wiretypes.out_of_range("date"), message=f"date out of range: {year}-{month:02d}-{day:02d}")
+    return d
+
+
+def _make_timestamp(year, month, day, hour, minute, sec) -> dt.datetime:
+    d = _field_date(year, month, day)
+    t = _make_time(hour, minute, sec)
+    if d is None:
+        raise dataclasses.replace(wiretypes.out_of_range("timestamp"),
+                                  message=f"timestamp out of range: {year}-{month:02d}-{day:02d} {hour}:{minute:02d}:{sec:02g}")
+    return dt.datetime.combine(d, t)
+
+
+scalar("make_date", sigs="int4, int4, int4 -> date")(_make_date)
 
 
 scalar("make_time", sigs="int4, int4, float8 -> time")(_make_time)

@@ -5,6 +5,7 @@ import calendar
 import math
 import datetime as dt
 
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import DATETIME_FIELD_OVERFLOW, DIVISION_BY_ZERO, PgError
@@ -22,12 +23,15 @@ def add_interval(v, iv, sign: int = 1):
     if wiretypes.dt64_infinity(v) is not None:     # infinity +- a finite interval
         return v
     months = iv.months * sign
-    if months:
-        y, m = divmod(v.month - 1 + months, 12)
-        y += v.year
-        d = min(v.day, calendar.monthrange(y, m + 1)[1])
-        v = v.replace(year=y, month=m + 1, day=d)
-    return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+    try:
+        if months:
+            y, m = divmod(v.month - 1 + months, 12)
+            y += v.year
+            d = min(v.day, calendar.monthrange(y, m + 1)[1])
+            v = v.replace(year=y, month=m + 1, day=d)
+        return v + dt.timedelta(days=iv.days * sign, microseconds=iv.microseconds * sign)
+    except (OverflowError, ValueError):      # past 9999 or before 1 AD (calendar's years end there too)
+        raise wiretypes.out_of_range("timestamp") from None
 
 
 def _date_plus(d, days: int):
@@ -142,6 +146,8 @@ def temporal_arith(planner, op: str, left: expr.Expr, right: expr.Expr) -> expr.
                 type_oids.TIMETZ)
     if lo not in temporal and ro not in temporal:
         return None
+    if lo != type_oids.UNKNOWN and sqltypes.is_string(lo) or ro != type_oids.UNKNOWN and sqltypes.is_string(ro):
+        raise expr.operator_missing(op, lo, ro)       # no date/time operator takes a typed string
     if lo == type_oids.UNKNOWN:
         left = planner.coerce(left, type_oids.INTERVAL if ro in temporal and op in ("+", "-") and ro != type_oids.INTERVAL else ro)
         lo = left.oid

@@ -120,6 +120,9 @@ class OuterRef(Expr):
 
 
 class Const(Expr):
+    #: a quoted literal's 1-based place in the statement: its type's input refusing it is placed there
+    written_at: int | None = None
+
     def __init__(self, value: Any, oid: int, typmod: int = -1) -> None:
         self.value, self.oid, self.typmod = value, oid, typmod
         self._col: Col | None = None

@@ -34,6 +34,7 @@ import json
 from .privilege_functions import register_privilege_functions
 from .privileges import shown_current_user
 from .refused import REFUSED
+from .regnames import REG_OUTPUT, reg_names
 
 
 Impl = Callable[[list[Col], int, object], Col]
@@ -287,6 +288,8 @@ def output_texts(c: Col, ctx) -> list:
     text says true/false, a timestamptz is shown in the session's TimeZone."""
     if sqltypes.is_string(c.oid):
         return c.to_pylist()
+    if c.oid in REG_OUTPUT and ctx is not None:          # regclass & co. print names
+        return reg_names(c, ctx).to_pylist()
     tz = ctx.setting("timezone", "UTC") if ctx is not None else "UTC"
     digits = int(ctx.setting("extra_float_digits", "1")) if ctx is not None else 1
     return [None if v is None else v.decode()
@@ -682,14 +685,6 @@ def age_fields(a, b=None):
 
 
 
-def _make_date(y, m, d):
-    try:
-        return dt.date(y, m, d)
-    except ValueError:
-        raise PgError("22008", f"date field value out of range: {y}-{m:02d}-{d:02d}") from None
-
-
-scalar("make_date", type_oids.DATE, [type_oids.INT4, type_oids.INT4, type_oids.INT4])(_make_date)
 
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
-from splitstream.catalog.objects import function_text, system_catalogs
+from splitstream.catalog.objects import cast_rows, function_text, system_catalogs
 from splitstream.catalog.objects.system_catalogs import ProcEntry
 from splitstream.protocol import oids as type_oids
 
@@ -126,8 +126,16 @@ def entries() -> list[ProcEntry]:
         hit = _CACHE[key] = [
             ProcEntry(_FIRST_OID + i, name, kind, strict, vol, s.args, s.result, s.args[-1] if s.variadic else 0,
                       name in SET_RETURNING_SIGNATURES, *_aggregate_kind(name, kind, s))
-            for i, (name, kind, strict, vol, s) in enumerate(rows)]
+            for i, (name, kind, strict, vol, s) in enumerate(rows)] + _cast_functions()
     return hit
+
+
+def _cast_functions() -> list[ProcEntry]:
+    """The cast functions pg_cast names (PostgreSQL's OIDs, names and
+    types); a call of one binds as its function-style cast (binder.b_func)."""
+    oid_of = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+    return [ProcEntry(f.oid, f.name, "f", True, f.volatile, (oid_of[f.arg],), oid_of[f.result])
+            for f in cast_rows.FUNCTIONS if f.arg in oid_of and f.result in oid_of]
 
 
 def names() -> set[str]:
@@ -222,7 +230,7 @@ def markdown_table() -> str:
              "Generated from the function catalog (`executor/execution/proc_catalog.py`, `markdown_table()`);",
              "`tests/unit/test_function_docs.py` fails when it is out of date.", "",
              "| name | arguments | result | kind | volatility | strict |", "|---|---|---|---|---|---|"]
-    for e in entries():
+    for e in sorted(entries(), key=lambda e: (e.name, e.kind, e.arg_oids)):     # (cast functions among the rest)
         lines.append(f"| {e.name} | {function_arguments(e.oid) or ''} | {function_result(e.oid)} | {_KIND_WORDS[e.kind]}"
                      f" | {_VOLATILITY_WORDS[e.volatile]} | {'yes' if e.strict else 'no'} |")
     lines += ["", "## Refused", "", "PostgreSQL 15 functions of the documented chapters that a call refuses with 0A000"

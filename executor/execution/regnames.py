@@ -32,17 +32,23 @@ def reg_names(col: Col, ctx) -> Col:
 
 def _name(st, oid: int, v: int) -> str:
     """The name a reg* value of type ``oid`` prints as (its number when no
-    object has it)."""
+    object has it, ``-`` for 0)."""
+    if v == 0:
+        return "-"
     if oid == type_oids.REGCLASS and v in st.rels:
         r = st.rels[v]
         return r.name if r.schema in ("public", "pg_catalog") else f"{r.schema}.{r.name}"
+    if oid == type_oids.REGCLASS:
+        vt = system_catalogs.relation_by_oid(v)
+        return str(v) if vt is None else vt.name if vt.schema == "pg_catalog" else f"{vt.schema}.{vt.name}"
     if oid == type_oids.REGTYPE:
         return sqltypes.format_type(v) if v in sqltypes.TYPE_NAMES else str(v)
     if oid == type_oids.REGNAMESPACE:
         return next((s.name for s in st.schemas.values() if s.oid == v), str(v))
     if oid == type_oids.REGROLE:
-        return next((r.name for r in st.roles.values() if r.oid == v), str(v))
+        implied = "pg_database_owner" if v == system_catalogs.PG_DATABASE_OWNER else str(v)
+        return next((r.name for r in st.roles.values() if r.oid == v), implied)
     if oid == type_oids.REGPROC:
-        fn = function_text.user_function(st, v) if v else None
-        return "-" if v == 0 else (fn.name if fn is not None else (system_catalogs.proc_name(v) or str(v)))
+        fn = function_text.user_function(st, v)
+        return fn.name if fn is not None else (system_catalogs.proc_name(v) or str(v))
     return str(v)

@@ -40,6 +40,8 @@ from . import collations
 from .dialect import DIALECT, WRITTEN_NAME
 from .subscripts import bind_slice
 from .error_positions import call_position, node_position
+from .operator_positions import bound_error_position
+from .cast_paths import check_cast, function_style_cast
 from . import named_args
 from . import row_binding
 from splitstream.protocol.types import decode_text, jsonb_text
@@ -151,6 +153,12 @@ def _quoted_char(name) -> bool:
 
 
 #: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+#: the types by their pg_type names: a call named so may be a function-style cast
+_TYPE_BY_NAME = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()
+                 if not name.startswith("_") and name not in ("unknown", "record", "void")}
+#: the reg* types whose input a name cast to them is read by (regclassin & co.)
+_REG_INPUT = frozenset((type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
+                        type_oids.REGROLE))
 OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
@@ -165,7 +173,8 @@ def operand_type(unknown: expr.Expr, other: int, context: str) -> int:
 
 
 #: arrays of the reg* types whose elements a literal names (regclass[], regtype[], regproc[])
-REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC)
+REG_ARRAYS = frozenset(type_oids.ARRAY_OF[t] for t in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC,
+                                                                 type_oids.REGNAMESPACE, type_oids.REGROLE)
                        if t in type_oids.ARRAY_OF)
 
 #: aggregates called with WITHIN GROUP: ordered-set and hypothetical-set ones
@@ -364,7 +373,13 @@ class ExprBinder:
     def _bind_node(self, node: exp.Expr) -> expr.Expr:
         meth = getattr(self, "b_" + type(node).__name__, None)
         if meth is not None:
-            return meth(node)
+            try:
+                return meth(node)
+            except PgError as err:      # a cast or an operator that cannot be bound: placed at it
+                position = bound_error_position(node, err)
+                if position is None:
+                    raise
+                raise dataclasses.replace(err, position=position) from None
         if is_aggregate_call(node):
             return self.b_agg(node)
         if isinstance(node, exp.Func):
@@ -604,12 +619,12 @@ class ExprBinder:
         return row if len(args) == 1 else json_values.pretty_row(row, self.p.coerce(args[1], type_oids.BOOL))
 
     def _row_type_name(self, node) -> str:
-        """The type of a FROM item's whole row, as PostgreSQL names it: a
-        table's or view's name, else record."""
+        """The type of a FROM item's whole row, as PostgreSQL names it: its
+        table's or view's name (through an alias too), else record."""
         if not isinstance(node, exp.Column):
             return "record"
         table = ident(node.args.get("table")) if isinstance(node.this, exp.Star) else ident(node.this)
-        return table if self.p.lookup_relation(table, None) is not None else "record"
+        return self.p.row_types.get(table) or "record"
 
     def _grouped_outer(self, keys: dict[int, int], idx: int, c: ScopeCol, node) -> int:
         """A subquery's reference to a column of the grouped query around it:
@@ -628,7 +643,10 @@ class ExprBinder:
     # ----------------------------------------------------------- literals
     def b_Literal(self, n: exp.Literal):
         if n.is_string:
-            return expr.Const(n.this, type_oids.UNKNOWN)
+            literal = expr.Const(n.this, type_oids.UNKNOWN)
+            if "start" in n.meta:
+                literal.written_at = n.meta["start"] + 1
+            return literal
         s = n.this
         try:
             if any(ch in s for ch in ".eE"):
@@ -733,6 +751,7 @@ class ExprBinder:
     def b_DPipe(self, n):
         left, right = self.bind(n.this), self.bind(n.expression)
         if left.oid in type_oids.ELEMENT_OF or right.oid in type_oids.ELEMENT_OF:
+            left, right = self._array_concat_operands(left, right)
             aoid = left.oid if left.oid in type_oids.ELEMENT_OF else right.oid
 
             def impl(cols, nrows, ctx):
@@ -772,11 +791,31 @@ class ExprBinder:
             # "char" casts to text implicitly: text || text, anynonarray || text and text || anynonarray all fit
             raise PgError(AMBIGUOUS_FUNCTION, f"operator is not unique: {sqltypes.format_type(left.oid)} || {sqltypes.format_type(right.oid)}",
                           hint="Could not choose a best candidate operator. You might need to add explicit type casts.")
+        if not (sqltypes.is_string(left.oid) or sqltypes.is_string(right.oid)):
+            raise expr.operator_missing("||", left.oid, right.oid)    # text || anynonarray needs a text side
         if left.oid == type_oids.UNKNOWN:
             left = self.p.coerce(left, type_oids.TEXT)
         if right.oid == type_oids.UNKNOWN:
             right = self.p.coerce(right, type_oids.TEXT)
         return expr.Concat(left, right)
+
+    def _array_concat_operands(self, left: expr.Expr, right: expr.Expr) -> tuple[expr.Expr, expr.Expr]:
+        """The operands of anycompatiblearray || anycompatiblearray (or an
+        element on one side), as PostgreSQL 15 resolves them: the elements'
+        common type, an untyped literal or NULL next to an array read as the
+        array (42883 when the types have nothing in common)."""
+        elements = [type_oids.ELEMENT_OF.get(e.oid, e.oid) for e in (left, right) if e.oid != type_oids.UNKNOWN]
+        try:
+            common = elements[0]
+            for other in elements[1:]:
+                common = sqltypes.common_type(common, other, "ARRAY")
+        except PgError:
+            raise expr.operator_missing("||", left.oid, right.oid) from None
+        aoid = type_oids.ARRAY_OF.get(common)
+        if aoid is None:
+            raise expr.operator_missing("||", left.oid, right.oid)
+        return tuple(self.p.coerce(e, aoid if e.oid in type_oids.ELEMENT_OF or e.oid == type_oids.UNKNOWN else common)
+                     for e in (left, right))  # type: ignore[return-value]
 
     def _cmp(self, op, n):
         rhs = n.expression
@@ -804,8 +843,8 @@ class ExprBinder:
             return row_binding.records_compared(op, left, right)
         try:
             left, right = self.p.unify(left, right, "comparison")
-        except PgError as e:
-            if e.sqlstate != DATATYPE_MISMATCH:
+        except PgError as e:     # (unify words the missing operator as "=")
+            if e.sqlstate != DATATYPE_MISMATCH and not e.message.startswith("operator does not exist: "):
                 raise
             raise expr.operator_missing(op, left.oid, right.oid) from None
         if left.oid == type_oids.BPCHAR and right.oid == type_oids.BPCHAR:
@@ -1070,13 +1109,16 @@ class ExprBinder:
 
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
-        a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
-                isinstance(a.value, str):
+        return self.cast_to(self.bind(n.this), oid, typmod)
+
+    def cast_to(self, a: expr.Expr, oid: int, typmod: int = -1) -> expr.Expr:
+        """``a::type``: the explicit cast, 42846 when PostgreSQL has no pathway."""
+        check_cast(a.oid, oid)
+        if oid in _REG_INPUT and isinstance(a, expr.Const) and isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
             return self.p.reg_literal(a.value, oid)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE) and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
+        if oid in _REG_INPUT and (sqltypes.is_string(a.oid) or (isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN)):
             # a name known only at run time ($1::regclass): resolve it per value
             if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
                 a = self.p.param(a.idx, type_oids.TEXT)
@@ -1105,11 +1147,7 @@ class ExprBinder:
             a = expr.Func(f"{sqltypes.type_name(a.oid)}out", reg_array_out, [a], text_array)
             return a if oid == text_array and typmod < 0 else expr.Cast(a, oid, typmod)
         if isinstance(a, expr.Const) and a.value is not None and a.oid in (type_oids.UNKNOWN,):
-            return self.p.fold_cast(a.value, type_oids.TEXT, oid, typmod)
-        if type_oids.CHAR in (a.oid, oid) and a.oid != oid:
-            sqltypes.check_char_cast(a.oid, oid)
-        if type_oids.BOOL in (a.oid, oid) and a.oid != oid:
-            sqltypes.check_bool_cast(a.oid, oid)
+            return self.p.coerce(a, oid, typmod)        # the literal read as the type (errors placed at it)
         if isinstance(a, expr.Const) and a.value is None:
             return expr.Const(None, oid, typmod)
         if isinstance(a, expr.Param) and a.oid == type_oids.UNKNOWN:
@@ -1457,7 +1495,22 @@ class ExprBinder:
                     raise
                 raise named_args.no_such_call(name, nodes, type_name) from None
         args = [self.bind(a) for a in nodes]
-        return self.call(name, args)
+        try:
+            return self.call(name, args)
+        except PgError as e:
+            cast = self._function_style_cast(name, args) if e.sqlstate == UNDEFINED_FUNCTION else None
+            if cast is None:
+                raise
+            return cast
+
+    def _function_style_cast(self, name: str, args: list[expr.Expr]) -> expr.Expr | None:
+        """``int4(x)``, ``text(x)``, ``timestamptz('...')``: a call of one
+        argument named as a type is its cast (``cast_paths.function_style_cast``
+        says when, as PostgreSQL's func_get_detail does); None otherwise."""
+        target = _TYPE_BY_NAME.get(name)
+        if target is None or len(args) != 1 or not function_style_cast(args[0], target, name):
+            return None
+        return self.cast_to(args[0], target)
 
     def call(self, name: str, args: list[expr.Expr]) -> expr.Expr:
         """Bind a call of the catalog function ``name`` (as written)."""

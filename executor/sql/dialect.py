@@ -28,6 +28,7 @@ from sqlglot.parsers.postgres import PostgresParser
 from sqlglot.tokens import TokenType
 
 from . import order_using, tablesample_syntax
+from .operator_positions import mark_cast, mark_keyword, mark_operator, mark_prefix
 from splitstream.protocol.errors import SYNTAX_ERROR, PgError
 
 #: the units SQL lets follow an interval literal (``interval '1' day``)
@@ -76,6 +77,16 @@ _FRAME_STARTS = frozenset({"BETWEEN", "UNBOUNDED", "CURRENT"})
 WRITTEN_NAME = "pg_name"
 
 
+_STOCK_DCOLON: Any = PostgresParser.COLUMN_OPERATORS[TokenType.DCOLON]
+
+
+def _dcolon_cast(self: Any, this: exp.Expr, to: exp.Expr) -> exp.Expr:
+    """``x::type``, marked with its ``::`` (errors about the cast point there)."""
+    node = _STOCK_DCOLON(self, this, to)
+    mark_cast(self._tokens, self._index, node)
+    return node
+
+
 class Splitstream(Postgres):
     """PostgreSQL as splitstream reads and prints it."""
 
@@ -97,6 +108,29 @@ class Splitstream(Postgres):
         FUNC_TOKENS = PostgresParser.FUNC_TOKENS | {TokenType.SESSION}
         UNARY_PARSERS = {**PostgresParser.UNARY_PARSERS,
                          TokenType.SESSION_PARAMETER: lambda self: self.expression(exp.Abs(this=self._parse_unary()))}
+        COLUMN_OPERATORS = {**PostgresParser.COLUMN_OPERATORS, TokenType.DCOLON: _dcolon_cast}
+
+        def expression(self, instance: Any, token: Any = None, comments: Any = None) -> Any:
+            """Every node as sqlglot builds it; a binary operator's keeps the
+            offset of its operator (``operator_positions.py``)."""
+            node = super().expression(instance, token, comments)
+            if isinstance(node, exp.Binary):
+                mark_operator(self._tokens, self._index, node)
+            return node
+
+        def _parse_unary(self) -> exp.Expr | None:
+            """A prefix operator keeps the offset of its sign."""
+            start = self._index
+            node = super()._parse_unary()
+            mark_prefix(self._tokens, start, node)
+            return node
+
+        def _parse_cast(self, strict: bool, safe: bool | None = None) -> exp.Expr:
+            """``CAST(x AS type)`` keeps the offsets of its keyword and type."""
+            start = self._index - 2
+            node = super()._parse_cast(strict, safe)
+            mark_keyword(self._tokens, start, self._index, node)
+            return node
 
         def _parse_string_agg(self) -> exp.GroupConcat:
             """STRING_AGG keeps the offset of its name (errors about the call

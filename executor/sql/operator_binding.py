@@ -18,21 +18,16 @@ from sqlglot import exp
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import UNDEFINED_FUNCTION, PgError
+from splitstream.protocol.errors import PgError
 
 from ..execution import expr
 from ..execution import json_operators as jop
 from .binder import ExprBinder
 
 _INTS = (type_oids.INT2, type_oids.INT4, type_oids.INT8)
-_OPERATOR_HINT = "No operator matches the given name and argument types. You might need to add explicit type casts."
-
-
 def _no_operator(symbol: str, oids: list[int]) -> PgError:
-    words = " ".join(sqltypes.format_type(o) for o in oids) if len(oids) == 1 else \
-        f"{sqltypes.format_type(oids[0])} {symbol} {sqltypes.format_type(oids[1])}"
-    text = f"{symbol} {words}" if len(oids) == 1 else words
-    return PgError(UNDEFINED_FUNCTION, f"operator does not exist: {text}", hint=_OPERATOR_HINT)
+    return expr.prefix_operator_missing(symbol, oids[0]) if len(oids) == 1 else \
+        expr.operator_missing(symbol, oids[0], oids[1])
 
 
 def _int_operand(binder, node, other_oid: int = type_oids.INT4) -> expr.Expr:

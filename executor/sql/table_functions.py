@@ -47,7 +47,10 @@ def _series(vals, oid):
             raise PgError(INVALID_PARAMETER_VALUE, "step size cannot equal zero")
         while (v <= stop) if positive else (v >= stop):
             out.append(v)
-            v = add_interval(v, step)
+            try:
+                v = add_interval(v, step)
+            except PgError:             # the next value is past the years held, so past stop too
+                break
             if len(out) > 10_000_000:
                 break
         return Col.from_pylist(out, oid)

@@ -4,10 +4,9 @@ results, or SQLSTATE, message and hint): row_to_json takes only a row
 (record) and a boolean (42883 naming the types otherwise, a NULL literal is
 a NULL row, other text is record_in's 0A000), its pretty form puts each
 field on a line of its own; the others take a FROM item's row as its JSON
-object, next to other arguments.  Generated over functions x arguments.
-
-Known difference, left: a table named through an alias (``FROM t x``) is
-called ``record`` in the 42883 message, where PostgreSQL names its type t.
+object, next to other arguments.  Generated over functions x arguments;
+the 42883 names a table's row by the table's type through an alias too
+(``FROM t x``), a subquery's, VALUES' or a CTE's as record.
 """
 from __future__ import annotations
 
@@ -53,4 +52,23 @@ def test_object_keys_of_every_kind(ss_conn, pg_conn, rows, func):
     """A key is a scalar's JSON text (a boolean is true, not True); an array,
     JSON or a row there is 22023, after a NULL key's own error."""
     queries = [f"SELECT {func}({k.replace('{t}', rows)}, 1, 'n', a) FROM {rows} ORDER BY a" for k in KEYS]
+    assert mismatches(ss_conn, pg_conn, queries) == []
+
+
+FROM_ITEMS = ["{t} x", "{t} AS x(c, d)", "(SELECT * FROM {t}) x", "(VALUES (1, 'v')) x(a, b)",
+              "pg_class x WHERE false", "{t} AS {t}"]
+SECOND = ["", ", 1", ", 1::int8", ", 'a'", ", true", ", NULL", ", x"]
+
+
+def test_rows_through_aliases(ss_conn, pg_conn, rows):
+    """row_to_json's 42883 names an aliased table's row by its type; a
+    column of any type is no row (42883 naming its type)."""
+    queries = []
+    for item, second in itertools.product(FROM_ITEMS, SECOND):
+        item = item.format(t=rows)
+        alias = item.replace(" WHERE false", "").split()[-1].split("(")[0]
+        for first in (alias, f"{alias}.*", "1", "NULL::int"):
+            queries.append(f"SELECT row_to_json({first}{second.replace('x', alias)}) FROM {item} LIMIT 1")
+    queries += [f"SELECT row_to_json({c}) FROM {rows} x ORDER BY 1" for c in ("a", "x.a", "b", "x.b", "(a)")]
+    queries.append(f"WITH x AS (SELECT * FROM {rows}) SELECT row_to_json(x, 1) FROM x")
     assert mismatches(ss_conn, pg_conn, queries) == []

@@ -7,7 +7,8 @@ out of the clause modules leaves those about query structure only.
 """
 from __future__ import annotations
 
-import zlib
+import dataclasses
+
 
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,10 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.model import Relation
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
+from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH, INVALID_NAME, SYNTAX_ERROR, UNDEFINED_OBJECT, UNDEFINED_PARAMETER, UNDEFINED_SCHEMA, UNDEFINED_TABLE,
+    PgError,
+)
 from splitstream.protocol.types import decode_text
 
 from ...execution import expr
@@ -50,6 +54,11 @@ class PlannerBase:
         self.state = state
         self.session = session
         self.param_oids: list[int] = list(param_oids or [])
+        #: the parameters the statement refers to: one it skips has no type to infer (42P18)
+        self.params_referenced: set[int] = set()
+        #: FROM item names (aliases) -> the type of their whole row as PostgreSQL names it (a
+        #: relation's rowtype), for messages; a subquery, VALUES or CTE is record (None)
+        self.row_types: dict[str, str | None] = {}
         self.ctes: list[dict[str, Any]] = [{}]
         self.streams_used: list[Relation] = []
         self.tables_used: set[int] = set()
@@ -117,9 +126,12 @@ class PlannerBase:
                 raise PgError(UNDEFINED_PARAMETER, f"there is no parameter ${idx + 1}")
             if fs.args is not None:
                 return fs.args[idx]
+        self.params_referenced.add(idx)
         while len(self.param_oids) <= idx:
             self.param_oids.append(0)
         cur = self.param_oids[idx]
+        if cur == type_oids.UNKNOWN:     # declared unknown: inferred as if not declared
+            cur = self.param_oids[idx] = 0
         if cur == 0 and oid is not None and oid != type_oids.UNKNOWN:
             self.param_oids[idx] = oid
             cur = oid
@@ -131,13 +143,13 @@ class PlannerBase:
         if isinstance(e, expr.Param) and e.oid == type_oids.UNKNOWN:
             return self.param(e.idx, oid)
         if isinstance(e, expr.Const) and e.oid == type_oids.UNKNOWN and e.value is not None:
-            if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
-                return expr.Const(e.value, oid)
-            if oid in REG_ARRAYS and isinstance(e.value, str):
-                return self.reg_literal(e.value, oid)
-            if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(e.value, str):
-                return expr.Const(self.resolve_reg(oid, e.value), oid)
-            return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
+            try:
+                return self._typed_literal(e, oid, typmod)
+            except PgError as err:      # the input function refused it: placed at the literal, as coerce_type does
+                if err.position is not None or e.written_at is None or not (
+                        err.sqlstate.startswith("22") or oid in _OID_FAMILY):
+                    raise
+                raise dataclasses.replace(err, position=e.written_at) from None
         if e.oid == oid and typmod < 0:
             return e
         if isinstance(e, expr.Const) and e.value is not None and sqltypes.can_implicit(e.oid, oid):
@@ -148,6 +160,16 @@ class PlannerBase:
         if oid == type_oids.BOOL and e.oid not in (type_oids.BOOL, type_oids.UNKNOWN):
             raise PgError(DATATYPE_MISMATCH, f"argument of WHERE must be type boolean, not type {sqltypes.type_name(e.oid)}")
         return expr.coerce(e, oid, typmod)
+
+    def _typed_literal(self, e: expr.Const, oid: int, typmod: int) -> expr.Expr:
+        """An untyped literal read as type ``oid``."""
+        if oid in (type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.NAME) and typmod < 0:
+            return expr.Const(e.value, oid)
+        if oid in REG_ARRAYS and isinstance(e.value, str):
+            return self.reg_literal(e.value, oid)
+        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(e.value, str):
+            return expr.Const(self.resolve_reg(oid, e.value), oid)
+        return self.fold_cast(e.value, type_oids.TEXT, oid, typmod)
 
     def fold_cast(self, value: Any, src: int, oid: int, typmod: int = -1, explicit: bool = True) -> expr.Const:
         """A literal cast at plan time.  Casts involving timestamptz use the
@@ -170,7 +192,8 @@ class PlannerBase:
             return self.coerce(a, operand_type(a, b.oid, context)), b
         if b.oid == type_oids.UNKNOWN:
             return a, self.coerce(b, operand_type(b, a.oid, context))
-        if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY:  # oid = regtype etc. compare as oid
+        if a.oid in _OID_FAMILY and b.oid in _OID_FAMILY + type_oids.INTEGER_TYPES or \
+                b.oid in _OID_FAMILY and a.oid in type_oids.INTEGER_TYPES:    # oid = regtype, regclass = 1259 as oid
             return self.coerce(a, type_oids.OID), self.coerce(b, type_oids.OID)
         if context in OPERATOR_CONTEXTS and type_oids.FLOAT4 in (a.oid, b.oid) and \
                 {a.oid, b.oid} - {type_oids.FLOAT4} <= _FLOAT4_WIDENS_WITH:
@@ -197,6 +220,8 @@ class PlannerBase:
             right = self.coerce(right, left.oid if left.oid in sqltypes._NUM_RANK else type_oids.NUMERIC)
         floats = {type_oids.FLOAT4, type_oids.FLOAT8} & {left.oid, right.oid}
         if op == "^":
+            if left.oid not in sqltypes._NUM_RANK or right.oid not in sqltypes._NUM_RANK:
+                raise expr.operator_missing(op, left.oid, right.oid)
             # numeric_power, else dpow: integers go to float8 (the preferred numeric type)
             t = type_oids.NUMERIC if type_oids.NUMERIC in (left.oid, right.oid) and not floats else type_oids.FLOAT8
         else:
@@ -256,13 +281,29 @@ class PlannerBase:
         if oid == type_oids.REGPROC:
             return sql_functions.regproc(self, name)
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
+        if oid in (type_oids.REGNAMESPACE, type_oids.REGROLE):
+            return self._reg_named(oid, name, parts)
+        if len(parts) > 3:
+            raise PgError(SYNTAX_ERROR, f"improper relation name (too many dotted names): {name}")
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
             if vt is not None:
-                return zlib.crc32(vt.name.encode()) % 10000 + 1000     # the same in every process
+                return system.relation_oid(vt)
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         return rel.oid
+
+    def _reg_named(self, oid: int, name: str, parts: list[str]) -> int:
+        """'name'::regnamespace / ::regrole: a schema's or role's OID, or 42704."""
+        kind = "schema" if oid == type_oids.REGNAMESPACE else "role"
+        if len(parts) > 1:
+            raise PgError(INVALID_NAME, "invalid name syntax")
+        if kind == "role" and parts[0] == "pg_database_owner":      # (no role of the catalog: implied)
+            return system.PG_DATABASE_OWNER
+        found = self.state.schemas.get(parts[0]) if kind == "schema" else self.state.roles.get(parts[0])
+        if found is None:
+            raise PgError(UNDEFINED_SCHEMA if kind == "schema" else UNDEFINED_OBJECT, f'{kind} "{parts[0]}" does not exist')
+        return found.oid
 
     def sequence_func(self, name, args):
         return self.engine.sequence_func(self, name, args)

@@ -58,11 +58,13 @@ class FromPlanner(WindowPlanner, PlannerBase):
         if isinstance(item, exp.Subquery):
             plan = self.plan_query(item.this, outer, corr)
             a = alias or "?subquery?"
+            self.row_types[a] = None
             cols = [ScopeCol(a, colaliases[i] if i < len(colaliases) else c.name, c.oid, c.typmod) for i, c in enumerate(plan.out)]
             return plan, Scope(cols, outer, tables=[a])
         if isinstance(item, exp.Values):
             plan = self.plan_values(item, outer)
             a = alias or "*VALUES*"
+            self.row_types[a] = None
             names = colaliases or [f"column{i + 1}" for i in range(len(plan.out))]
             cols = [ScopeCol(a, names[i] if i < len(names) else c.name, c.oid) for i, c in enumerate(plan.out)]
             return plan, Scope(cols, outer, tables=[a])
@@ -76,6 +78,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
         raise PgError(FEATURE_NOT_SUPPORTED, f"unsupported FROM item: {item.sql(DIALECT)[:60]}")
 
     def plan_named(self, name, schema, alias, colaliases, outer, corr) -> tuple[operators.Op, Scope]:
+        self.row_types[alias] = None
         if schema is None:
             cte = self.find_cte(name)
             if cte is not None:
@@ -85,6 +88,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
         if rel is None:
             vt = system.lookup(name, schema, self.search_path())
             if vt is not None:
+                self.row_types[alias] = vt.name if vt.schema == "pg_catalog" else f"{vt.schema}.{vt.name}"
                 if vt.name in privileges.SUPERUSER_TABLES:
                     self.needs.append(privileges.Need("", system_table=vt.name, as_role=self.as_role))
                 op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
@@ -115,6 +119,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
             op = self.engine.sequence_scan(rel)
         else:
             raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a table')
+        self.row_types[alias] = rel.name if rel.schema in self.search_path() else f"{rel.schema}.{rel.name}"
         cols = []
         for i, c in enumerate(op.out):
             nm = colaliases[i] if i < len(colaliases) else c.name
