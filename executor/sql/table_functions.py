@@ -9,6 +9,7 @@ import numpy as np
 
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
+from splitstream.protocol.composite import Record
 from splitstream.protocol.errors import INVALID_PARAMETER_VALUE, PgError, UNDEFINED_FUNCTION
 
 from ..execution import operators
@@ -187,6 +188,24 @@ def _text_rows(planner, name: str, args):
 #: (PipelineDB's pipelinedb.get_views(), ...: executor/stream/management.py),
 #: by qualified name: (planner, bound args, column aliases) -> FunctionScan
 TABLE_FUNCTIONS: dict[str, Callable[..., operators.Op]] = {}
+
+
+def records_of(scan: operators.FunctionScan) -> Callable:
+    """A set-returning function of several columns called in a select list
+    (ProjectSet's one column): each of its rows as one record value, as
+    PostgreSQL returns ``SELECT pipelinedb.get_views()``."""
+    oids = [c.oid for c in scan.out]
+    names = tuple(c.name for c in scan.out)
+
+    def fn(vals, ctx):
+        b = scan.fn(vals, ctx)
+        rows = zip(*(c.to_pylist() for c in b.cols)) if b.cols else iter([()] * b.n)
+        data = np.empty(b.n, dtype=object)
+        for i, values in enumerate(rows):
+            data[i] = Record(values, oids, names)
+        return Batch([Col(data, None, type_oids.RECORD)], b.n)
+
+    return fn
 
 
 def table_function(planner, name: str, args, alias, colaliases) -> operators.Op:

@@ -135,3 +135,19 @@ def test_first_values_query_text(ss_conn, unique_name):
     assert _rows(ss_conn, "SELECT query FROM pipelinedb.views WHERE name = %s", v) == [
         (f" SELECT {s}.k,\n    first_values(3) WITHIN GROUP (ORDER BY {s}.x DESC NULLS LAST) AS f\n   FROM {s}\n"
          f"  GROUP BY {s}.k",)]
+
+
+def test_get_functions_in_a_select_list_return_records(ss_conn, unique_name):
+    """``SELECT pipelinedb.get_streams()``: one record per row, as PostgreSQL
+    returns a set-returning function of several columns in a select list
+    (it was 42883); the FROM form gives the same rows as columns."""
+    s = unique_name("recs")
+    ss_conn.execute(f"CREATE FOREIGN TABLE {s} (x int) SERVER stream")
+    ss_conn.execute(f"CREATE VIEW {s}_v AS SELECT count(*) FROM {s}")
+    with psycopg.ClientCursor(ss_conn) as cur:
+        cur.execute("SELECT pipelinedb.get_streams(), 1 AS one")
+        got = [r for r in cur.fetchall() if r[0][1] == s]      # psycopg reads a record as a tuple of texts
+        assert [(d.name, d.type_code) for d in cur.description] == [("get_streams", 2249), ("one", 23)]
+    assert got == [(("public", s, f"{{{s}_v}}"), 1)]
+    cols = _rows(ss_conn, "SELECT schema, name, queries FROM pipelinedb.get_streams() WHERE name = %s", s)
+    assert cols == [("public", s, [f"{s}_v"])]

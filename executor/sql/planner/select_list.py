@@ -27,7 +27,7 @@ from .targets import (bare_name, constant_position, item_sql, output_name_match,
                       require_ordering, unparen)
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
-from ..table_functions import SRF_NAMES, srf_impl
+from ..table_functions import SRF_NAMES, TABLE_FUNCTIONS, records_of, srf_impl, table_function
 from .. import sql_functions
 from ...execution.window import WindowOp
 from ..window_binding import bind_window
@@ -242,7 +242,8 @@ class SelectPlanner(PlannerBase):
             node = _strip_pg_catalog(it.this if isinstance(it, exp.Alias) else it)
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
                     isinstance(node, exp.Func) and (func_name(node) in SRF_NAMES or
-                                                    sql_functions.returns_set(self, func_name(node)))):
+                                                    sql_functions.returns_set(self, func_name(node)))) or \
+                    _qualified_table_function(node) is not None:
                 return i
         return None
 
@@ -251,6 +252,15 @@ class SelectPlanner(PlannerBase):
 
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
+        qualified = _qualified_table_function(node)
+        if qualified is not None:          # pipelinedb.get_views() in a select list: one record per row
+            assert isinstance(node, exp.Dot)
+            args = [binder.bind(a) for a in func_args(node.expression)]
+            fn = records_of(table_function(self, qualified, args, None, []))
+            short = qualified.rsplit(".", 1)[1]
+            out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else short,
+                                              type_oids.RECORD)
+            return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
         name = "unnest" if isinstance(node, (exp.Unnest, exp.Explode)) else ("generate_series" if isinstance(node, (exp.GenerateSeries, exp.ExplodingGenerateSeries)) else func_name(node))
         if isinstance(node, exp.Func) and name not in SRF_NAMES and sql_functions.returns_set(self, name):
             fn, oid, args = sql_functions.select_list_srf(self, binder, node, name)
@@ -347,3 +357,14 @@ def _ancestors(node: exp.Expression, stop: exp.Expression):
     while p is not None and p is not stop:
         yield p
         p = p.parent
+
+
+def _qualified_table_function(node) -> str | None:
+    """``schema.f(...)`` naming a set-returning function of several columns
+    (TABLE_FUNCTIONS: pipelinedb.get_views(), ...), as its qualified name."""
+    if not (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
+        return None
+    schema = node.this.this if isinstance(node.this, exp.Column) and not node.this.args.get("table") else \
+        node.this if isinstance(node.this, exp.Identifier) else None
+    qualified = f"{ident(schema)}.{func_name(node.expression)}" if schema is not None else None
+    return qualified if qualified in TABLE_FUNCTIONS else None
