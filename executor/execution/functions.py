@@ -792,8 +792,8 @@ def lookup(name: str, arg_oids: list[int]) -> FuncDef:
 #: PostgreSQL 15 functions of the documented chapters that splitstream refuses (0A000 naming them)
 NOT_IMPLEMENTED = {
     "to_number": "splitstream does not implement to_number yet; cast the text: '12.5'::numeric.",
-    "topk": "topk(sketch) is a function of FROM in splitstream: SELECT * FROM topk((SELECT t FROM v)), or "
-            "topk_values(t) and topk_freqs(t) in a select list (docs/sketches.md).",
+    "topk": "topk(sketch) returns a set: call it in FROM (SELECT * FROM topk((SELECT t FROM v))) or as a "
+            "select-list item (one record per value), or use topk_values(t) and topk_freqs(t) (docs/sketches.md).",
     **REFUSED,
     "output_of": "output_of('view') is a stream: read it in the FROM clause of a continuous view "
                  "(CREATE VIEW v2 AS SELECT ... FROM output_of('v')).",

@@ -190,6 +190,11 @@ def _text_rows(planner, name: str, args):
 TABLE_FUNCTIONS: dict[str, Callable[..., operators.Op]] = {}
 
 
+#: built-in set-returning functions of several columns that a select list may call (one record per row)
+RECORD_SRFS = frozenset({"json_each", "jsonb_each", "json_each_text", "jsonb_each_text", "pg_options_to_table",
+                         "topk"})
+
+
 def records_of(scan: operators.FunctionScan) -> Callable:
     """A set-returning function of several columns called in a select list
     (ProjectSet's one column): each of its rows as one record value, as

@@ -27,7 +27,7 @@ from .targets import (bare_name, constant_position, item_sql, output_name_match,
                       require_ordering, unparen)
 from .quals import factor_ors, split_conjuncts
 from ..dialect import DIALECT
-from ..table_functions import SRF_NAMES, TABLE_FUNCTIONS, records_of, srf_impl, table_function
+from ..table_functions import RECORD_SRFS, SRF_NAMES, TABLE_FUNCTIONS, records_of, srf_impl, table_function
 from .. import sql_functions
 from ...execution.window import WindowOp
 from ..window_binding import bind_window
@@ -243,7 +243,7 @@ class SelectPlanner(PlannerBase):
             if isinstance(node, (exp.Unnest, exp.GenerateSeries, exp.ExplodingGenerateSeries, exp.Explode)) or (
                     isinstance(node, exp.Func) and (func_name(node) in SRF_NAMES or
                                                     sql_functions.returns_set(self, func_name(node)))) or \
-                    _qualified_table_function(node) is not None:
+                    _record_srf(node) is not None:
                 return i
         return None
 
@@ -252,12 +252,12 @@ class SelectPlanner(PlannerBase):
 
     def _project_set(self, op, scope, items, exprs, out, srf_index, binder):
         node = _strip_pg_catalog(items[srf_index].this if isinstance(items[srf_index], exp.Alias) else items[srf_index])
-        qualified = _qualified_table_function(node)
-        if qualified is not None:          # pipelinedb.get_views() in a select list: one record per row
-            assert isinstance(node, exp.Dot)
-            args = [binder.bind(a) for a in func_args(node.expression)]
+        qualified = _record_srf(node)
+        if qualified is not None:          # pipelinedb.get_views(), json_each(j) in a select list: one record per row
+            call = node.expression if isinstance(node, exp.Dot) else node
+            args = [binder.bind(a) for a in func_args(call)]
             fn = records_of(table_function(self, qualified, args, None, []))
-            short = qualified.rsplit(".", 1)[1]
+            short = qualified.rsplit(".", 1)[-1]
             out[srf_index] = operators.OutCol(out[srf_index].name if out[srf_index].name != "?column?" else short,
                                               type_oids.RECORD)
             return operators.ProjectSet(op, srf_index, fn, args, exprs, out)
@@ -359,9 +359,13 @@ def _ancestors(node: exp.Expression, stop: exp.Expression):
         p = p.parent
 
 
-def _qualified_table_function(node) -> str | None:
-    """``schema.f(...)`` naming a set-returning function of several columns
-    (TABLE_FUNCTIONS: pipelinedb.get_views(), ...), as its qualified name."""
+def _record_srf(node) -> str | None:
+    """A set-returning function of several columns in a select list, by the
+    name ``table_function`` knows it: ``schema.f(...)`` of TABLE_FUNCTIONS
+    (pipelinedb.get_views(), ...) or one of RECORD_SRFS (json_each, topk, ...)."""
+    if isinstance(node, exp.Func) and not isinstance(node, exp.Dot):
+        name = func_name(node)
+        return name if name in RECORD_SRFS else None
     if not (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
         return None
     schema = node.this.this if isinstance(node.this, exp.Column) and not node.this.args.get("table") else \
