@@ -40,7 +40,7 @@ from .insert_batching import MAX_SEGMENTS, FlushStmt, PendingInserts, ProbeStmt,
 from .context import ExecContext, SessionInfo
 from .commands.plan_facts import OUTPUT_SETTINGS
 from .commands.command_names import command_name, takes_snapshot, writes
-from .commands.transactions import TXN_SETTINGS, begin_modes
+from .commands.transactions import TXN_SETTINGS, begin_modes, set_modes
 from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import Statement, split_statements
 from .stream.spark.ledger import KEY_SETTING
@@ -712,6 +712,8 @@ class Session:
                     self.txn, self._extended = self._extended, None
                     self.txn.implicit = False
                     if getattr(stmt, "kind", "") == "begin":
+                        if stmt.modes is not None:     # the block has run a statement: as SET TRANSACTION
+                            set_modes(self.txn, stmt.modes)
                         return Result(tag="BEGIN")
                 return stmt.run(self, params)
             implicit = self.txn is None

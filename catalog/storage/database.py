@@ -349,10 +349,14 @@ class Transaction:
         return self.db.committed
 
     def begin_query(self) -> None:
-        """A query starts: the first one fixes the modes and takes the snapshot."""
+        """A query starts: the first one fixes the modes and, in a block,
+        takes the snapshot.  A statement outside a block (autocommit, at
+        default_transaction_isolation = 'repeatable read') reads as at READ
+        COMMITTED: it is its own transaction, and pinning a snapshot there
+        would only turn a concurrent commit into a 40001 for its write."""
         if not self.queried:
             self.queried = True
-            if self.isolation in SNAPSHOT_LEVELS and self._state is None:
+            if self.isolation in SNAPSHOT_LEVELS and self._state is None and not self.implicit:
                 self._snapshot = self.db.committed
 
     def refuse_write(self, command: str | None = None) -> None:

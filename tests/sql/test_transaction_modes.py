@@ -168,3 +168,34 @@ def test_streams_refuse_writes_in_a_read_only_block(ss_conn, unique_name):
     ss_conn.execute("SET default_transaction_read_only = off")
     ss_conn.execute(f"INSERT INTO {s} VALUES (1)")
     assert ss_conn.execute(f"SELECT * FROM {s}_v").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("before", ["", "SELECT 1"])
+def test_begin_read_only_in_an_extended_batch(ss_server, pg15, both, before):
+    """pgjdbc (setReadOnly) sends BEGIN READ ONLY through Parse/Bind/Execute
+    with the next statements in one batch, maybe after another statement
+    (the batch's implicit block becomes the read-only one)."""
+    t, _ = both
+    for dsn in (ss_server.dsn, pg15.dsn):
+        with psycopg.connect(dsn, autocommit=True) as c:
+            with c.pipeline():
+                if before:
+                    c.execute(before)
+                c.execute("BEGIN READ ONLY", prepare=False)
+                ro = c.execute("SHOW transaction_read_only")
+            assert ro.fetchone()[0] == "on", dsn
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                c.execute(f"INSERT INTO {t} VALUES (%s)", (1,))
+            c.execute("ROLLBACK")
+
+
+def test_an_autocommit_statement_at_default_repeatable_read_is_its_own_snapshot(ss_server, both):
+    """Outside a block a statement is its own transaction: no 40001 from
+    commits made before it, whatever default_transaction_isolation says."""
+    t, _ = both
+    with psycopg.connect(ss_server.dsn, autocommit=True) as a, psycopg.connect(ss_server.dsn, autocommit=True) as b:
+        a.execute("SET default_transaction_isolation = 'repeatable read'")
+        for i in range(20):
+            b.execute(f"INSERT INTO {t} VALUES ({i})")
+            a.execute(f"INSERT INTO {t} VALUES ({100 + i})")
+        assert a.execute(f"SELECT count(*) FROM {t}").fetchone()[0] == 40
