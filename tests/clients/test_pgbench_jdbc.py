@@ -51,4 +51,5 @@ def test_pgjdbc(ss_server, unique_name):
     out = res.stdout + res.stderr
     assert res.returncode == 0, out
     assert out.count("batch results 1000") == 2 and out.count("rows 1000 499500 n0") == 2, out
+    assert out.count("read only refused 25006") == 2 and out.count("isolation repeatable read") == 2, out
     assert out.rstrip().endswith("OK"), out

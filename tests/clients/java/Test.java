@@ -42,6 +42,24 @@ public class Test {
                     while (rs.next()) System.out.println(rs.getInt(1) + " " + rs.getString(2) + " " + rs.getDouble(3) + " " + rs.getTimestamp(4));
                 }
                 c.commit();
+                // setReadOnly: pgjdbc begins each transaction READ ONLY; a write is 25006
+                c.setReadOnly(true);
+                try (Statement s = c.createStatement()) {
+                    s.executeUpdate("INSERT INTO " + t + " (id) VALUES (-1)");
+                    throw new RuntimeException("a read-only transaction took an INSERT");
+                } catch (SQLException e) {
+                    if (!"25006".equals(e.getSQLState())) throw e;
+                    System.out.println("read only refused " + e.getSQLState());
+                }
+                c.rollback();
+                c.setReadOnly(false);
+                c.setTransactionIsolation(Connection.TRANSACTION_REPEATABLE_READ);
+                try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SHOW transaction_isolation")) {
+                    rs.next();
+                    System.out.println("isolation " + rs.getString(1));
+                }
+                c.commit();
+                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
             }
         }
         System.out.println("OK");
