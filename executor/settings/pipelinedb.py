@@ -69,7 +69,6 @@ GUCS: dict[str, Guc] = {
 
 PREFIX = "pipelinedb."
 #: the session defaults (SHOW before any SET; RESET returns to them)
-DEFAULTS = {PREFIX + n: g.default + g.unit for n, g in GUCS.items()}
 
 STREAM_INSERT_LEVEL = PREFIX + "stream_insert_level"
 STEP_FACTOR = PREFIX + "sliding_window_step_factor"
@@ -167,3 +166,7 @@ def step_factor(settings: dict) -> int | None:
 def queries_enabled(settings: dict) -> bool:
     """Whether a new continuous view starts active (PipelineDB's continuous_queries_enabled)."""
     return settings.get(QUERIES_ENABLED, "on") == "on"
+
+
+#: every PipelineDB parameter's default as SHOW prints it ('256MB' for batch_mem's 262144 kB)
+DEFAULTS = {PREFIX + n: normalize(PREFIX + n, g.default) for n, g in GUCS.items()}

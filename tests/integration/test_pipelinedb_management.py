@@ -102,7 +102,7 @@ def test_every_pipelinedb_setting_is_honoured_or_noticed(ss_server, name):
         conn.execute(f"RESET pipelinedb.{name}")
         if g.kind in ("int", "real"):
             with pytest.raises(psycopg.Error) as e:
-                conn.execute(f"SET pipelinedb.{name} = {g.hi + 1:g}")
+                conn.execute(f"SET pipelinedb.{name} = {int(g.hi) + 1 if g.kind == 'int' else g.hi + 1}")
             assert e.value.sqlstate == "22023"
 
 
