@@ -8,6 +8,7 @@ per data row, so plain Python is fine here.
 """
 from __future__ import annotations
 
+import zlib
 from typing import Callable, NamedTuple
 
 from splitstream.protocol import oids as type_oids
@@ -16,6 +17,7 @@ from ..datatypes import sqltypes
 from .definition_text import constraint_oid, index_def
 from ..datatypes.vector import Batch, Col
 from . import acl
+from .cast_rows import CASTS
 
 TEXTARR = type_oids.ARRAY_OF[type_oids.TEXT]
 
@@ -32,6 +34,14 @@ class VirtualTable:
         for j, (_, oid) in enumerate(self.columns):
             cols.append(Col.from_pylist([r[j] for r in rows], oid))
         return Batch(cols, len(rows))
+
+    def produce_scan(self, state, ctx) -> Batch:
+        """The rows followed by the system column ``tableoid`` (this relation's
+        regclass on every row), which a scan carries hidden from ``*`` as
+        PostgreSQL's do: pg_dump reads ``tableoid`` of every catalog to tell
+        which catalog an object (a comment's, a dependency's) belongs to."""
+        b = self.produce(state, ctx)
+        return Batch(b.cols + [Col.from_pylist([relation_oid(self)] * b.n, type_oids.OID)], b.n)
 
 
 def table(schema: str, name: str, columns: list[tuple[str, int]]):
@@ -50,6 +60,31 @@ def lookup(name: str, schema: str | None, search_path: list[str]) -> VirtualTabl
         if vt is not None:
             return vt
     return None
+
+
+#: PostgreSQL 15's OIDs of its system catalogs, fixed in their catalog headers: what
+#: ``'pg_class'::regclass`` is (the views, whose OIDs initdb assigns, get a stable number of ours)
+CATALOG_OIDS = {
+    "pg_aggregate": 2600, "pg_am": 2601, "pg_attrdef": 2604, "pg_attribute": 1249, "pg_auth_members": 1261,
+    "pg_authid": 1260, "pg_cast": 2605, "pg_class": 1259, "pg_collation": 3456, "pg_constraint": 2606,
+    "pg_database": 1262, "pg_db_role_setting": 2964, "pg_default_acl": 826, "pg_description": 2609,
+    "pg_extension": 3079, "pg_foreign_data_wrapper": 2328, "pg_foreign_server": 1417, "pg_foreign_table": 3118,
+    "pg_index": 2610, "pg_inherits": 2611, "pg_language": 2612, "pg_namespace": 2615, "pg_opclass": 2616,
+    "pg_policy": 3256, "pg_proc": 1255, "pg_publication": 6104, "pg_publication_namespace": 6237,
+    "pg_publication_rel": 6106, "pg_range": 3541, "pg_rewrite": 2618, "pg_sequence": 2224, "pg_statistic": 2619,
+    "pg_statistic_ext": 3381, "pg_tablespace": 1213, "pg_trigger": 2620, "pg_type": 1247,
+}
+
+
+def relation_oid(vt: VirtualTable) -> int:
+    """The OID a system relation has as a regclass."""
+    fixed = CATALOG_OIDS.get(vt.name) if vt.schema == "pg_catalog" else None
+    return fixed if fixed is not None else zlib.crc32(vt.name.encode()) % 10000 + 1000   # the same in every process
+
+
+def relation_by_oid(oid: int) -> VirtualTable | None:
+    """The system relation whose regclass is ``oid``, if any."""
+    return next((vt for vt in REGISTRY.values() if relation_oid(vt) == oid), None)
 
 
 PG_DATABASE_OWNER = 6171
@@ -147,7 +182,7 @@ def _pg_class(state, ctx):
     ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
     ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
     ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
-    ("attacl", TEXTARR), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
+    ("attacl", TEXTARR), ("attoptions", TEXTARR), ("attfdwoptions", TEXTARR),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
@@ -162,7 +197,7 @@ def _pg_attribute(state, ctx):
                    1 if c.type_oid in type_oids.ELEMENT_OF else 0, -1, c.typmod,
                    c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
                    typstorage(c.type_oid), "",
-                   live and c.not_null, live and _default_text(c) is not None, False, c.identity if live else "", "",
+                   live and c.not_null, live and r.kind != "i" and not c.identity and _default_text(c) is not None, False, c.identity if live else "", "",
                    not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None)
 
 
@@ -460,10 +495,30 @@ def _pg_description(state, ctx):
 
 @table("pg_catalog", "pg_attrdef", [("oid", type_oids.OID), ("adrelid", type_oids.OID), ("adnum", type_oids.INT2), ("adbin", type_oids.TEXT)])
 def _pg_attrdef(state, ctx):
+    for r, c, n in column_defaults(state):
+        yield (attrdef_oid(r, n), r.oid, n, _default_text(c))
+
+
+def column_defaults(state):
+    """(relation, column, attnum) of each column with a pg_attrdef row: a
+    DEFAULT of a table's or view's column; an identity column's sequence is
+    no default (atthasdef false, as PostgreSQL), nor are an index's columns."""
     for r in state.rels.values():
+        if r.kind == "i":
+            continue
         for c, n in zip(r.live_columns, r.live_attnums):
-            if not c.hidden and _default_text(c) is not None:
-                yield (4_000_000 + (r.oid % 100_000) * 100 + n - 1, r.oid, n, _default_text(c))
+            if not c.hidden and not c.identity and _default_text(c) is not None:
+                yield r, c, n
+
+
+def attrdef_oid(rel, attnum: int) -> int:
+    """pg_attrdef.oid of a column's default, derived from table and column."""
+    return 4_000_000 + (rel.oid % 100_000) * 100 + attnum - 1
+
+
+def rule_oid(rel) -> int:
+    """pg_rewrite.oid of a view's _RETURN rule, derived from the view."""
+    return 5_000_000 + rel.oid % 1_000_000
 
 
 @table("pg_catalog", "pg_proc", [
@@ -498,6 +553,19 @@ LANGUAGE_OID = {name: oid for oid, name, *_ in LANGUAGES}
 def _pg_language(state, ctx):
     for oid, name, ispl, trusted, call, inline, validator in LANGUAGES:
         yield (oid, name, 10, ispl, trusted, call, inline, validator, None)
+
+
+_TYPE_OID = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()}
+
+
+@table("pg_catalog", "pg_cast", [
+    ("oid", type_oids.OID), ("castsource", type_oids.OID), ("casttarget", type_oids.OID), ("castfunc", type_oids.OID),
+    ("castcontext", type_oids.CHAR), ("castmethod", type_oids.CHAR),
+])
+def _pg_cast(state, ctx):
+    for c in CASTS:
+        if c.source in _TYPE_OID and c.target in _TYPE_OID:
+            yield (c.oid, _TYPE_OID[c.source], _TYPE_OID[c.target], c.func, c.context, c.method)
 
 
 def _user_proc_row(state, f) -> tuple:
@@ -635,7 +703,7 @@ def _pg_policy(state, ctx):
 def _pg_rewrite(state, ctx):
     for r in state.rels.values():
         if r.relkind in ("v", "m"):
-            yield (5_000_000 + r.oid % 1_000_000, "_RETURN", r.oid, "1", "O", True, None, None)
+            yield (rule_oid(r), "_RETURN", r.oid, "1", "O", True, None, None)
 
 
 @table("pg_catalog", "pg_statistic_ext", [

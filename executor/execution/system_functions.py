@@ -11,12 +11,12 @@ import threading
 import time
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects import function_text
+from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.definition_text import constraint_def, index_def
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
+from splitstream.protocol.errors import INTERNAL_ERROR, UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
 from . import clock, privileges
 from . import expr, functions
@@ -126,6 +126,16 @@ def _role_name_by_oid(state, oid) -> str | None:
     return f"unknown (OID={oid})"
 
 
+def _acldefault(state, objtype: str, owner: int) -> list[str]:
+    """acldefault("char", oid): the built-in ACL of an object type, as the
+    aclitem texts the catalogs' ACL columns hold (pg_dump compares them)."""
+    try:
+        items = acl.acldefault(objtype, owner)
+    except ValueError:
+        raise PgError(INTERNAL_ERROR, f"unrecognized object type abbreviation: {objtype}") from None
+    return acl.acl_texts(state.roles, items) or []
+
+
 def _regtype(name):
     """to_regtype: the type a name denotes; a type modifier ('varchar(3)') is read and dropped."""
     text = re.sub(r"\([^)]*\)", "", str(name)).replace('"', "").strip()
@@ -208,6 +218,8 @@ def register_catalog_functions(register) -> None:
     register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
     register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("acldefault", type_oids.ARRAY_OF[type_oids.TEXT], [type_oids.CHAR, type_oids.OID])(
+        rows(_acldefault, type_oids.ARRAY_OF[type_oids.TEXT]))
     register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
     register("current_schema", type_oids.NAME, [])(_current_schema)
     register("current_schemas", type_oids.ARRAY_OF[type_oids.NAME], [type_oids.BOOL])(_current_schemas)

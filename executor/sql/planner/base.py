@@ -7,8 +7,6 @@ out of the clause modules leaves those about query structure only.
 """
 from __future__ import annotations
 
-import zlib
-
 from typing import TYPE_CHECKING, Any
 
 from splitstream.catalog.datatypes import sqltypes
@@ -25,6 +23,7 @@ from ...execution import privileges, system_functions
 from ..binder import OPERATOR_CONTEXTS, REG_ARRAYS, operand_type, referenced_names
 from .. import sql_functions
 from splitstream.catalog.objects import system_catalogs as system
+from splitstream.catalog.objects import absent_catalogs, dependency_catalogs  # noqa: F401  (register their relations)
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -260,7 +259,7 @@ class PlannerBase:
         if rel is None:
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
             if vt is not None:
-                return zlib.crc32(vt.name.encode()) % 10000 + 1000     # the same in every process
+                return system.relation_oid(vt)
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         return rel.oid
 

@@ -87,9 +87,10 @@ class FromPlanner(WindowPlanner, PlannerBase):
             if vt is not None:
                 if vt.name in privileges.SUPERUSER_TABLES:
                     self.needs.append(privileges.Need("", system_table=vt.name, as_role=self.as_role))
-                op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
-                                   lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
-                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
+                out = [operators.OutCol(n, o) for n, o in vt.columns] + [operators.OutCol("tableoid", type_oids.OID, hidden=True)]
+                op: operators.Op = operators.VirtualScan(vt.name, out, lambda ctx, _vt=vt: _vt.produce_scan(ctx.state, ctx))
+                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, hidden=c.hidden)
+                        for i, c in enumerate(op.out)]
                 return op, Scope(cols, outer, tables=[alias])
             full = f"{schema}.{name}" if schema else name
             raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
