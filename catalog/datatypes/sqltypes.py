@@ -254,6 +254,11 @@ _NUM_RANK = {type_oids.INT2: 1, type_oids.INT4: 2, type_oids.INT8: 3, type_oids.
 _OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
+#: oid and the reg* types: binary-coercible to each other, implicitly
+_OID_ALIASES = (type_oids.OID, type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
+                type_oids.REGROLE)
+
+
 def common_type(a: int, b: int, context: str = "UNION") -> int:
     """The type both operands are coerced to (PostgreSQL's select_common_type)."""
     if a == b:
@@ -264,6 +269,10 @@ def common_type(a: int, b: int, context: str = "UNION") -> int:
         return a
     if a in _NUM_RANK and b in _NUM_RANK:
         return a if _NUM_RANK[a] >= _NUM_RANK[b] else b
+    if a in _OID_ALIASES and (b in _OID_ALIASES or b in type_oids.INTEGER_TYPES):
+        return a        # oid and the reg* types coerce to each other (the first stays), an integer to them
+    if b in _OID_ALIASES and a in type_oids.INTEGER_TYPES:
+        return b
     if is_string(a) and is_string(b):
         # the string types coerce implicitly both ways, so select_common_type keeps the first
         # one (varchar UNION text is varchar, coalesce(char(4), text) keeps the padding) unless

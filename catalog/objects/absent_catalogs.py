@@ -1,6 +1,6 @@
 """PostgreSQL 15 catalogs of objects splitstream does not have, with their
 columns and no rows: operators, operator families, text search, encoding
-conversions, transforms, event triggers, partitioned tables, subscriptions,
+conversions, operator families' members, transforms, event triggers, partitioned tables, subscriptions,
 large objects and security labels.
 
 Why empty tables and not 42P01: clients that walk the whole catalog (pg_dump
@@ -25,6 +25,11 @@ ABSENT = {
                            ("oprcode", REGPROC), ("oprrest", REGPROC), ("oprjoin", REGPROC)]),
     "pg_opfamily": (2753, [("oid", OID), ("opfmethod", OID), ("opfname", NAME), ("opfnamespace", OID),
                            ("opfowner", OID)]),
+    "pg_amop": (2602, [("oid", OID), ("amopfamily", OID), ("amoplefttype", OID), ("amoprighttype", OID),
+                       ("amopstrategy", type_oids.INT2), ("amoppurpose", CHAR), ("amopopr", OID), ("amopmethod", OID),
+                       ("amopsortfamily", OID)]),
+    "pg_amproc": (2603, [("oid", OID), ("amprocfamily", OID), ("amproclefttype", OID), ("amprocrighttype", OID),
+                         ("amprocnum", type_oids.INT2), ("amproc", REGPROC)]),
     "pg_ts_parser": (3601, [("oid", OID), ("prsname", NAME), ("prsnamespace", OID), ("prsstart", REGPROC),
                             ("prstoken", REGPROC), ("prsend", REGPROC), ("prsheadline", REGPROC),
                             ("prslextype", REGPROC)]),

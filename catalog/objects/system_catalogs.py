@@ -182,7 +182,7 @@ def _pg_class(state, ctx):
     ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
     ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
     ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
-    ("attacl", TEXTARR), ("attoptions", TEXTARR), ("attfdwoptions", TEXTARR),
+    ("attacl", TEXTARR), ("attoptions", TEXTARR), ("attfdwoptions", TEXTARR), ("attmissingval", TEXTARR),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
@@ -198,7 +198,7 @@ def _pg_attribute(state, ctx):
                    c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
                    typstorage(c.type_oid), "",
                    live and c.not_null, live and r.kind != "i" and not c.identity and _default_text(c) is not None, False, c.identity if live else "", "",
-                   not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None)
+                   not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None, None)
 
 
 _EXTENDED = frozenset({type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BYTEA, type_oids.JSON,

@@ -151,6 +151,9 @@ def _quoted_char(name) -> bool:
 
 
 #: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
+#: the reg* types whose input a name cast to them is read by (regclassin & co.)
+_REG_INPUT = frozenset((type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC, type_oids.REGNAMESPACE,
+                        type_oids.REGROLE))
 OPERATOR_CONTEXTS = frozenset({"comparison", "NULLIF", "JOIN"})
 
 
@@ -1069,8 +1072,7 @@ class ExprBinder:
     def b_Cast(self, n: exp.Cast):
         oid, typmod = datatype_to_oid(n.to)
         a = self.bind(n.this)
-        if oid in (type_oids.REGCLASS, type_oids.REGTYPE, type_oids.REGPROC) and isinstance(a, expr.Const) and \
-                isinstance(a.value, str):
+        if oid in _REG_INPUT and isinstance(a, expr.Const) and isinstance(a.value, str):
             return expr.Const(self.p.resolve_reg(oid, a.value), oid)
         if oid in REG_ARRAYS and isinstance(a, expr.Const) and isinstance(a.value, str):
             return self.p.reg_literal(a.value, oid)

@@ -13,7 +13,9 @@ from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.model import Relation
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import DATATYPE_MISMATCH, UNDEFINED_PARAMETER, UNDEFINED_TABLE, PgError
+from splitstream.protocol.errors import (
+    DATATYPE_MISMATCH, INVALID_NAME, UNDEFINED_OBJECT, UNDEFINED_PARAMETER, UNDEFINED_SCHEMA, UNDEFINED_TABLE, PgError,
+)
 from splitstream.protocol.types import decode_text
 
 from ...execution import expr
@@ -255,6 +257,8 @@ class PlannerBase:
         if oid == type_oids.REGPROC:
             return sql_functions.regproc(self, name)
         parts = [p.strip('"') if p.startswith('"') else p.lower() for p in name.split(".")]
+        if oid in (type_oids.REGNAMESPACE, type_oids.REGROLE):
+            return self._reg_named(oid, name, parts)
         rel = self.lookup_relation(parts[-1], parts[0] if len(parts) > 1 else None)
         if rel is None:
             vt = system.lookup(parts[-1], parts[0] if len(parts) > 1 else None, self.search_path())
@@ -262,6 +266,18 @@ class PlannerBase:
                 return system.relation_oid(vt)
             raise PgError(UNDEFINED_TABLE, f'relation "{name}" does not exist')
         return rel.oid
+
+    def _reg_named(self, oid: int, name: str, parts: list[str]) -> int:
+        """'name'::regnamespace / ::regrole: a schema's or role's OID, or 42704."""
+        kind = "schema" if oid == type_oids.REGNAMESPACE else "role"
+        if len(parts) > 1:
+            raise PgError(INVALID_NAME, "invalid name syntax")
+        if kind == "role" and parts[0] == "pg_database_owner":      # (no role of the catalog: implied)
+            return system.PG_DATABASE_OWNER
+        found = self.state.schemas.get(parts[0]) if kind == "schema" else self.state.roles.get(parts[0])
+        if found is None:
+            raise PgError(UNDEFINED_SCHEMA if kind == "schema" else UNDEFINED_OBJECT, f'{kind} "{parts[0]}" does not exist')
+        return found.oid
 
     def sequence_func(self, name, args):
         return self.engine.sequence_func(self, name, args)
