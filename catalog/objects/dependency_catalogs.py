@@ -5,7 +5,7 @@ pg_dump finds a sequence's owning column (OWNED BY, or the identity column it
 serves) through pg_depend, orders a view after what its _RETURN rule reads,
 and compares each object's ACL with pg_init_privs' initial one.  The rows are
 the ones PostgreSQL records for the same objects (dependency.c's deptypes:
-'n' normal, 'a' auto, 'i' internal); objects PostgreSQL has and splitstream
+'n' normal, 'a' auto, 'i' internal, 'e' extension member); objects PostgreSQL has and splitstream
 has not (toast tables, row types) have none.
 """
 from __future__ import annotations
@@ -18,11 +18,15 @@ from splitstream.protocol import oids as type_oids
 
 from . import acl
 from .definition_text import constraint_oid
-from .system_catalogs import CATALOG_OIDS, TEXTARR, attrdef_oid, column_defaults, ns_oid, rule_oid, table
+from .system_catalogs import (
+    CATALOG_OIDS, PIPELINEDB_EXTENSION_OID, STREAM_FDW_OID, STREAM_SERVER_OID, TEXTARR, attrdef_oid, column_defaults,
+    ns_oid, rule_oid, table,
+)
 
 CATALOG_OIDS.update({"pg_depend": 2608, "pg_init_privs": 3394, "pg_shdepend": 1214})
 
 PG_CLASS, PG_NAMESPACE, PG_CONSTRAINT, PG_ATTRDEF, PG_REWRITE, PG_PROC = 1259, 2615, 2606, 2604, 2618, 1255
+PG_EXTENSION, PG_FOREIGN_DATA_WRAPPER, PG_FOREIGN_SERVER = 3079, 2328, 1417
 
 #: one pg_depend row: (classid, objid, objsubid, refclassid, refobjid, refobjsubid, deptype)
 Dep = tuple[int, int, int, int, int, int, str]
@@ -46,6 +50,8 @@ def _pg_depend(state, ctx) -> Iterator[Dep]:
             yield from _rule_deps(state, r)
         yield from _constraint_deps(state, r)
     yield from _default_deps(state)
+    for classid, member in ((PG_FOREIGN_DATA_WRAPPER, STREAM_FDW_OID), (PG_FOREIGN_SERVER, STREAM_SERVER_OID)):
+        yield (classid, member, 0, PG_EXTENSION, PIPELINEDB_EXTENSION_OID, 0, "e")
 
 
 def _sequence_deps(state, seq) -> Iterator[Dep]:

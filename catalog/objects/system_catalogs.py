@@ -369,6 +369,7 @@ INT2ARR = type_oids.ARRAY_OF[type_oids.INT2]
 NAMEARR = type_oids.ARRAY_OF[type_oids.NAME]
 STREAM_SERVER_OID = 13200
 STREAM_FDW_OID = 13201
+PIPELINEDB_EXTENSION_OID = 13501
 
 
 def _attnum(rel, name: str) -> int:
@@ -744,7 +745,12 @@ def _pg_publication_tables(state, ctx):
     ("extversion", type_oids.TEXT), ("extconfig", OIDARR), ("extcondition", TEXTARR),
 ])
 def _pg_extension(state, ctx):
+    """plpgsql, as in every PostgreSQL database, and pipelinedb, built in here
+    (CREATE EXTENSION pipelinedb says it exists): the stream server and its
+    wrapper are its members (pg_depend 'e'), so pg_dump leaves them out as it
+    leaves out what any extension made."""
     yield (13500, "plpgsql", 10, 11, False, "1.0", None, None)
+    yield (PIPELINEDB_EXTENSION_OID, "pipelinedb", 10, 11, False, "1.0.0", None, None)
 
 
 @table("pg_catalog", "pg_views", [("schemaname", type_oids.NAME), ("viewname", type_oids.NAME), ("viewowner", type_oids.NAME),

@@ -141,7 +141,7 @@ class ExprPrinter:
                  search_path: list[str] | None = None) -> None:
         self.state = state
         self.depends_on = depends_on
-        self.search_path = search_path or ["public"]
+        self.search_path = ["public"] if search_path is None else search_path
         #: the session's TimeZone (timestamptz constants are shown in it)
         self.zone = "UTC"
         #: the WITH queries in scope: name -> their (name, type) columns

@@ -126,13 +126,14 @@ class FromPlanner(WindowPlanner, PlannerBase):
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
         q = sqlglot.parse_one(rel.sql, read=DIALECT)
-        saved, saved_role = self.ctes, self.as_role
+        saved, saved_role, saved_bound = self.ctes, self.as_role, self.view_relations
         self.ctes, self.as_role = [{}], rel.owner      # a view reads with its owner's rights
+        self.view_relations = rel.depends_on           # and the relations it was created over
         self.use_columns_of(q)
         try:
             inner = self.plan_query(q, None, None)
         finally:
-            self.ctes, self.as_role = saved, saved_role
+            self.ctes, self.as_role, self.view_relations = saved, saved_role, saved_bound
             self.column_names.pop()
         names = [c.name for c in rel.live_columns]
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
