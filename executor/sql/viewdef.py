@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from splitstream.catalog.objects import system_catalogs as system
+from splitstream.catalog.objects import definition_text, system_catalogs as system
 from splitstream.protocol import oids as T
 from splitstream.protocol.errors import PgError
 
@@ -502,5 +502,20 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
         return " " + rel.sql.strip().rstrip(";") + ";"
 
 
-# pg_views, pg_matviews and pg_get_viewdef print views through this module
+def check_expression(state, rel, sql: str) -> str:
+    """A CHECK constraint's expression over ``rel``'s columns as
+    pg_get_constraintdef prints it (bare column names, implicit casts
+    shown: ``(balance >= (0)::numeric)``), or the stored text when the
+    printer does not reproduce it."""
+    try:
+        p = Printer(state, False, (), [])
+        p.varprefix = False
+        p.c.scopes.append([Rte(rel.name, [(c.name, c.type_oid) for c in rel.live_columns])])
+        return p.expr_text(sqlglot.parse_one(sql, read=DIALECT))
+    except (Unsupported, PgError, LookupError, ValueError, TypeError, sqlglot.errors.ParseError):
+        return sql
+
+
+# pg_views, pg_matviews and pg_get_viewdef print views through this module, CHECK constraints too
 system.set_view_formatter(view_definition)
+definition_text.set_check_formatter(check_expression)
