@@ -12,7 +12,7 @@ import time
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects import acl, function_text
-from splitstream.catalog.objects.definition_text import constraint_def, index_def
+from splitstream.catalog.objects.definition_text import constraint_def, index_def, relation_name
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
@@ -136,6 +136,35 @@ def _acldefault(state, objtype: str, owner: int) -> list[str]:
     return acl.acl_texts(state.roles, items) or []
 
 
+#: a relation named by a regclass constant in a stored expression (nextval('s'::regclass))
+_REGCLASS_LITERAL = re.compile(r"'((?:[^']|'')*)'::regclass")
+
+
+def _pg_get_expr(cols, n, ctx) -> Col:
+    """pg_get_expr(expr, relation): the stored expression's text (pg_attrdef.adbin
+    holds it printed) with each regclass constant naming its relation as
+    regclassout does under the session's search_path: 'public.s'::regclass
+    for pg_dump's empty path, 's'::regclass where the path finds it."""
+    exprs, rels = cols[0].to_pylist(), cols[1].to_pylist()
+    path = privileges.search_path(ctx.session)
+    out = []
+    for text, rel_oid in zip(exprs, rels):
+        rel = ctx.state.rels.get(rel_oid) if rel_oid is not None else None
+        home = [rel.schema, "public"] if rel is not None else ["public"]
+        out.append(None if text is None else _REGCLASS_LITERAL.sub(
+            lambda m: _regclass_text(ctx.state, m.group(1).replace("''", "'"), home, path), text))
+    return Col.from_pylist(out, type_oids.TEXT)
+
+
+def _regclass_text(state, name: str, home: list[str], path: list[str]) -> str:
+    """A regclass constant, its relation named for ``path`` (``home``: where an unqualified name was found)."""
+    parts = [p.strip('"') for p in name.split(".")]
+    rel = next((r for s in ([parts[0]] if len(parts) > 1 else home) if (r := state.lookup(s, parts[-1])) is not None),
+               None)
+    shown = name if rel is None else relation_name(state, rel, path)
+    return "'" + shown.replace("'", "''") + "'::regclass"
+
+
 def _regtype(name):
     """to_regtype: the type a name denotes; a type modifier ('varchar(3)') is read and dropped."""
     text = re.sub(r"\([^)]*\)", "", str(name)).replace('"', "").strip()
@@ -218,6 +247,7 @@ def register_catalog_functions(register) -> None:
     register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
     register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(_pg_get_expr)
     register("acldefault", type_oids.ARRAY_OF[type_oids.TEXT], [type_oids.CHAR, type_oids.OID])(
         rows(_acldefault, type_oids.ARRAY_OF[type_oids.TEXT]))
     register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
