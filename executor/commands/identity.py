@@ -19,7 +19,7 @@ from splitstream.catalog.objects.model import Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, OBJECT_NOT_IN_PREREQUISITE_STATE,
-    UNDEFINED_COLUMN, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError,
+    SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE, WRONG_OBJECT_TYPE, PgError,
 )
 
 from ..api import Result
@@ -58,6 +58,8 @@ def add_identity_statement(text: str) -> Stmt | None:
         if seq_name else None
     table = sqlglot.parse_one(f"SELECT 1 FROM {m.group('table')}", read=DIALECT).find(exp.Table)
     col = ident(sqlglot.parse_one(m.group("col"), read=DIALECT))
+    if table is None:
+        raise PgError(SYNTAX_ERROR, f'syntax error at or near "{m.group("table")}"')
     return AddIdentityStmt(table, col, "a" if m.group("when").lower() == "always" else "d",
                            seq_table, seq_tree.args.get("properties"), bool(m.group("exists")))
 

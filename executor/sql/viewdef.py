@@ -511,7 +511,10 @@ def check_expression(state, rel, sql: str) -> str:
         p = Printer(state, False, (), [])
         p.varprefix = False
         p.c.scopes.append([Rte(rel.name, [(c.name, c.type_oid) for c in rel.live_columns])])
-        return p.expr_text(sqlglot.parse_one(sql, read=DIALECT))
+        tree = sqlglot.parse_one(sql, read=DIALECT)
+        if not isinstance(tree, exp.Expression):
+            raise Unsupported("not an expression")
+        return p.expr_text(tree)
     except (Unsupported, PgError, LookupError, ValueError, TypeError, sqlglot.errors.ParseError):
         return sql
 
