@@ -18,27 +18,27 @@ def index_def(st, oid, column=0):
     return f"CREATE {u}INDEX {r.name} ON {t.schema}.{t.name} USING {r.index_method} ({cols})"
 
 
-def _raw_check(st, rel, sql: str) -> str:
+def _raw_check(st, rel, sql: str, pretty: bool) -> str:
     return sql
 
 
-#: A CHECK expression as PostgreSQL prints it; the SQL layer installs its
-#: printer here (executor/sql/viewdef.py), the catalog keeps no SQL knowledge.
-_check_formatter: Callable[[Any, Any, str], str] = _raw_check
+#: A CHECK expression as PostgreSQL prints it (pretty or not); the SQL layer installs
+#: its printer here (executor/sql/viewdef.py), the catalog keeps no SQL knowledge.
+_check_formatter: Callable[[Any, Any, str, bool], str] = _raw_check
 
 
-def set_check_formatter(fn: Callable[[Any, Any, str], str]) -> None:
+def set_check_formatter(fn: Callable[[Any, Any, str, bool], str]) -> None:
     global _check_formatter
     _check_formatter = fn
 
 
-def constraint_def(st, oid, search_path: Sequence[str] = ("public",)):
-    """pg_get_constraintdef(oid) as seen with ``search_path`` (a referenced
+def constraint_def(st, oid, search_path: Sequence[str] = ("public",), pretty: bool = False):
+    """pg_get_constraintdef(oid [, pretty]) as seen with ``search_path`` (a referenced
     table outside it is schema-qualified, as generate_relation_name does)."""
     for r in st.rels.values():
         for c in r.constraints:
             if constraint_oid(r, c) == oid:
-                return constraint_text(st, c, r, search_path)
+                return constraint_text(st, c, r, search_path, pretty)
     return None
 
 
@@ -72,14 +72,14 @@ def constraint_oid(rel, con) -> int:
 _FK_ACTIONS = {"c": "CASCADE", "n": "SET NULL", "r": "RESTRICT", "d": "SET DEFAULT"}
 
 
-def constraint_text(st, c, rel=None, search_path: Sequence[str] = ("public",)) -> str:
+def constraint_text(st, c, rel=None, search_path: Sequence[str] = ("public",), pretty: bool = False) -> str:
     cols = ", ".join(quote_ident(n) for n in c.columns)
     if c.kind == "p":
         return f"PRIMARY KEY ({cols})"
     if c.kind == "u":
         return f"UNIQUE ({cols})"
     if c.kind == "c":
-        return f"CHECK ({c.check_sql if rel is None else _check_formatter(st, rel, c.check_sql)})"
+        return f"CHECK ({c.check_sql if rel is None else _check_formatter(st, rel, c.check_sql, pretty)})"
     if c.kind == "f":
         ref = st.rels.get(c.ref_table)
         rn = relation_name(st, ref, search_path) if ref is not None else "?"

@@ -351,7 +351,8 @@ def definition_function(planner, name, args, lift):
     if name == "pg_get_indexdef":
         return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
     if name == "pg_get_constraintdef":
-        return lift(lambda st, oid, *a: constraint_def(st, oid, privileges.search_path(planner.session)), type_oids.TEXT)
+        return lift(lambda st, oid, pretty=False: constraint_def(st, oid, privileges.search_path(planner.session),
+                                                                 bool(pretty)), type_oids.TEXT)
     if name == "pg_get_functiondef":
         def functiondef(st, oid, *a):
             fn = function_text.user_function(st, oid)

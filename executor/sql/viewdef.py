@@ -502,13 +502,13 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
         return " " + rel.sql.strip().rstrip(";") + ";"
 
 
-def check_expression(state, rel, sql: str) -> str:
+def check_expression(state, rel, sql: str, pretty: bool = False) -> str:
     """A CHECK constraint's expression over ``rel``'s columns as
     pg_get_constraintdef prints it (bare column names, implicit casts
     shown: ``(balance >= (0)::numeric)``), or the stored text when the
     printer does not reproduce it."""
     try:
-        p = Printer(state, False, (), [])
+        p = Printer(state, pretty, (), [])
         p.varprefix = False
         p.c.scopes.append([Rte(rel.name, [(c.name, c.type_oid) for c in rel.live_columns])])
         tree = sqlglot.parse_one(sql, read=DIALECT)
