@@ -173,7 +173,20 @@ def _pg_class(state, ctx):
         checks = sum(1 for c in r.constraints if c.kind == "c")
         yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, r.owner, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
                getattr(r, "persistence", "p"), r.relkind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
-               acl.acl_texts(state.roles, r.acl), None, None)
+               acl.acl_texts(state.roles, r.acl), view_reloptions(r), None)
+
+
+#: a continuous view's options the server keeps for itself (CREATE VIEW takes no such option)
+_OWN_VIEW_OPTIONS = frozenset({"state_epoch", "timezone"})
+
+
+def view_reloptions(rel) -> list[str] | None:
+    """pg_class.reloptions of a view: its WITH options as ``name=value`` (sw,
+    ttl, action, ...), which pg_dump writes back into CREATE VIEW ... WITH."""
+    if rel.kind != "v":
+        return None
+    shown = [f"{k}={v}" for k, v in rel.options if k not in _OWN_VIEW_OPTIONS]
+    return shown or None
 
 
 @table("pg_catalog", "pg_attribute", [
