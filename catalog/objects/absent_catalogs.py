@@ -1,7 +1,7 @@
 """PostgreSQL 15 catalogs of objects splitstream does not have, with their
 columns and no rows: operators, operator families, text search, encoding
 conversions, operator families' members, transforms, event triggers, partitioned tables, subscriptions,
-large objects and security labels.
+large objects, security labels and privileges on parameters.
 
 Why empty tables and not 42P01: clients that walk the whole catalog (pg_dump
 reads every one of these to find user objects) must get the true answer,
@@ -57,6 +57,8 @@ ABSENT = {
     "pg_largeobject_metadata": (2995, [("oid", OID), ("lomowner", OID), ("lomacl", TEXTARR)]),
     "pg_seclabel": (3596, [("objoid", OID), ("classoid", OID), ("objsubid", INT4), ("provider", TEXT),
                            ("label", TEXT)]),
+    "pg_shseclabel": (3592, [("objoid", OID), ("classoid", OID), ("provider", TEXT), ("label", TEXT)]),
+    "pg_parameter_acl": (6243, [("oid", OID), ("parname", TEXT), ("paracl", TEXTARR)]),
     "pg_seclabels": (0, [("objoid", OID), ("classoid", OID), ("objsubid", INT4), ("objtype", TEXT),
                          ("objnamespace", OID), ("objname", TEXT), ("provider", TEXT), ("label", TEXT)]),
 }
