@@ -132,7 +132,7 @@ def _acldefault(state, objtype: str, owner: int) -> list[str]:
     try:
         items = acl.acldefault(objtype, owner)
     except ValueError:
-        raise PgError(INTERNAL_ERROR, f"unrecognized object type abbreviation: {objtype}") from None
+        raise PgError(INTERNAL_ERROR, f"unrecognized objtype abbreviation: {objtype}") from None
     return acl.acl_texts(state.roles, items) or []
 
 
