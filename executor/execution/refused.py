@@ -53,6 +53,8 @@ REFUSED: dict[str, str] = {
         "pg_control_system", "pg_current_logfile", "pg_jit_available", "pg_notification_queue_usage",
         "pg_trigger_depth", "pg_my_temp_schema", "pg_is_other_temp_schema", "inet_client_port",
         "current_query")},
+    "pg_export_snapshot": "splitstream has no MVCC snapshots to share between sessions; run pg_dump -j with "
+                          "--no-synchronized-snapshots (no writes meanwhile), or without -j.",
     "to_regproc": "splitstream does not implement to_regproc yet; query pg_proc by proname.",
     "to_regprocedure": "splitstream does not implement to_regprocedure yet; query pg_proc by proname.",
     "to_regrole": "splitstream does not implement to_regrole yet; query pg_roles by rolname.",
