@@ -50,17 +50,25 @@ def create_sequence(session, ctx, planner, tree, text):
 
 def sequence_fields(props: exp.Properties | None, type_max: int = 2**63 - 1) -> dict:
     """A sequence's Relation fields from CREATE SEQUENCE's options (sqlglot's
-    SequenceProperties): PostgreSQL's defaults for an ascending or descending
+    SequenceProperties)."""
+    node = next((p for p in (props.expressions if props is not None else ()) if isinstance(p, exp.SequenceProperties)),
+                None)
+    return sequence_option_fields(node, type_max)
+
+
+def sequence_option_fields(node: exp.Expression | None, type_max: int = 2**63 - 1) -> dict:
+    """A sequence's Relation fields from the options on ``node`` (CREATE
+    SEQUENCE's SequenceProperties, or an identity column's GENERATED ... AS
+    IDENTITY (...)): PostgreSQL's defaults for an ascending or descending
     one, the upper bound of an ascending one that of its type."""
     kw: dict = {}
-    for p in props.expressions if props is not None else ():
-        if isinstance(p, exp.SequenceProperties):
-            for k in ("start", "increment", "minvalue", "maxvalue"):
-                v = p.args.get(k)
-                if v is not None:
-                    kw[k] = int(exp.Neg(this=v.this).sql() if isinstance(v, exp.Neg) else v.sql())
-            if p.args.get("cycle"):
-                kw["cycle"] = True
+    if node is not None:
+        for k in ("start", "increment", "minvalue", "maxvalue"):
+            v = node.args.get(k)
+            if v is not None:
+                kw[k] = int(exp.Neg(this=v.this).sql() if isinstance(v, exp.Neg) else v.sql())
+        if node.args.get("cycle"):
+            kw["cycle"] = True
     inc = kw.get("increment", 1)
     mn = kw.get("minvalue", 1 if inc > 0 else -(type_max + 1))
     mx = kw.get("maxvalue", type_max if inc > 0 else -1)

@@ -37,6 +37,7 @@ from ..stream.guard import views_reading
 from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
+from .schemas import sequence_option_fields
 
 
 #: pseudo-types no stored column may have (PostgreSQL's CheckAttributeType)
@@ -70,7 +71,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
         identity = ""
         tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
         if tname in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
-            seqs.append((name, oid))
+            seqs.append((name, oid, None))
             default = f"nextval('{table_name}_{name}_seq'::regclass)"
             not_null = True
         for c in cd.args.get("constraints") or []:
@@ -89,7 +90,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
             elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint):
                 identity = "a" if k.this else "d"
                 not_null = True
-                seqs.append((name, oid))
+                seqs.append((name, oid, k))     # its sequence options: START WITH, INCREMENT BY, ...
                 default = f"nextval('{table_name}_{name}_seq'::regclass)"
             elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
@@ -245,7 +246,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
         cols = [stored_column(names[i] if i < len(names) else c.name, c.oid, c.typmod, i + 1) for i, c in enumerate(plan.out)]
         cons: list[Constraint] = []
-        seqs: list[tuple[str, int]] = []
+        seqs: list[tuple[str, int, exp.Expression | None]] = []
     else:
         cols, cons, seqs = column_defs(planner, col_nodes, name)
         cons += _table_constraints(planner, other, name, cols)
@@ -262,10 +263,10 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     oid = ctx.txn.new_oid()
     owner = privileges.current_role(st, session.info).oid
     notices: list[Notice] = []
-    for (cname, coid), seq_oid in zip(seqs, seq_oids):
+    for (cname, coid, options), seq_oid in zip(seqs, seq_oids):
+        type_max = (2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1)
         ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid, owner=owner,
-                                       seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
-                                       owned_by=(oid, cname))))
+                                       owned_by=(oid, cname), **sequence_option_fields(options, type_max))))
     final_cons = [_with_index(ctx, schema, owner, oid, cols, con) if con.kind in ("p", "u") else con for con in cons]
     props = tree.args.get("properties")
     unlogged = props is not None and any(isinstance(p, exp.UnloggedProperty) for p in props.expressions)
