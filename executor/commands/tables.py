@@ -56,7 +56,7 @@ def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> Col
 def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
     out: list[ColumnDef] = []
     cons: list[Constraint] = []
-    seqs = []
+    seqs: list[tuple[str, int, exp.Expression | None]] = []     # (column, type, its identity options)
     for i, cd in enumerate(cols):
         name = ident(cd.this)
         if any(c.name == name for c in out):
