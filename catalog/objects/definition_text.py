@@ -13,9 +13,10 @@ def index_def(st, oid, column=0):
     if column:  # pg_get_indexdef(index, n, pretty): just the n-th key
         return r.index_columns[column - 1] if 0 < column <= len(r.index_columns) else ""
     t = st.rels.get(r.index_table)
-    cols = ", ".join(r.index_columns)
+    cols = ", ".join(quote_ident(c) if t.column(c) is not None else c for c in r.index_columns)   # (or an expression)
     u = "UNIQUE " if r.index_unique else ""
-    return f"CREATE {u}INDEX {r.name} ON {t.schema}.{t.name} USING {r.index_method} ({cols})"
+    return f"CREATE {u}INDEX {quote_ident(r.name)} ON {quote_ident(t.schema)}.{quote_ident(t.name)} " \
+           f"USING {r.index_method} ({cols})"
 
 
 def _raw_check(st, rel, sql: str, pretty: bool) -> str:

@@ -595,7 +595,7 @@ def _user_proc_row(state, f) -> tuple:
         modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
         names = list(f.arg_names) + list(f.out_names)
     return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), f.cost,
-            f.rows, 0, None, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
+            f.rows, 0, 0, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
             len(f.arg_types), f.ndefaults, f.return_type, " ".join(str(o) for o in f.arg_types), all_types, modes,
             names, None, None, f.body, None, None, None, acl.acl_texts(state.roles, f.acl))
 
@@ -668,7 +668,7 @@ def _pg_aggregate(state, ctx):
 
 
 def _proc_row(e: ProcEntry) -> tuple:
-    return (e.oid, e.name, NS_OID["pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, None,
+    return (e.oid, e.name, NS_OID["pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, 0,
             e.kind, False, False, e.strict, e.retset, e.volatile, "s", len(e.arg_oids), 0, e.result,
             " ".join(str(o) for o in e.arg_oids), None, None, None, None, None, e.name, None, None, None, None)
 

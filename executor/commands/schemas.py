@@ -92,15 +92,20 @@ def foreign_table_comment(text: str, words: list[str]) -> str:
     return "COMMENT ON TABLE" + text[m.end():] if m else text
 
 
+#: the dotted parts of a column's name (a quoted part may hold dots)
+_NAME_PART = re.compile(r'"(?:[^"]|"")*"|[^."]+')
+
+
 def comment(session, ctx, planner, tree, text):
     kind = str(tree.args.get("kind")).lower()
     value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
     ctx.txn.for_write(ctx.check_cancel)
     target = tree.this
     if kind == "column":
-        parts = target.sql(DIALECT).split(".")
-        tname, cname = parts[-2].strip('"').lower(), parts[-1].strip('"').lower()
-        rel = planner.lookup_relation(tname, None)
+        parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower()
+                 for p in _NAME_PART.findall(target.sql(DIALECT))]
+        tname, cname = parts[-2], parts[-1]
+        rel = planner.lookup_relation(tname, parts[-3] if len(parts) > 2 else None)   # pg_dump: schema.table.column
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
         privileges.require_relation_owner(ctx.state, session.info, rel)

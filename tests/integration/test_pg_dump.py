@@ -2,8 +2,9 @@
 
 A schema with what a PostgreSQL user's database holds (a primary key, a
 default, numeric(10,2), NOT NULL, CHECK, an index, a sequence, an identity
-column, a view, a comment, a GRANT, a foreign key) plus a stream and a
-continuous view is dumped from splitstream:
+column, a view, a comment, a GRANT, a foreign key, another schema, SQL
+functions, an unlogged table) plus streams and continuous views is dumped
+from splitstream:
 
 * the dump restores with psql into a fresh splitstream, whose own dump is the
   same and whose tables, sequences and views give the same rows; the stream
@@ -43,6 +44,18 @@ SCHEMA = [
         amount numeric(10,2),
         note varchar(40))""",
     "CREATE INDEX orders_customer_idx ON orders (customer_id)",
+    "CREATE SCHEMA sales",
+    """CREATE TABLE sales."Items" (sku text PRIMARY KEY, qty int DEFAULT 0 NOT NULL, price numeric(8,3), tags text[],
+        meta jsonb, seen timestamptz DEFAULT now())""",
+    'COMMENT ON COLUMN sales."Items".qty IS \'on hand\'',
+    'CREATE UNIQUE INDEX items_price_sku ON sales."Items" (price, sku)',
+    "CREATE UNLOGGED TABLE scratch (k int, v double precision)",
+    "CREATE FUNCTION sales.total(q int, p numeric) RETURNS numeric LANGUAGE sql IMMUTABLE AS $$ SELECT q * p $$",
+    "CREATE FUNCTION add_one(x integer) RETURNS integer AS 'SELECT x + 1' LANGUAGE sql",
+    "GRANT USAGE ON SCHEMA sales TO {role}",
+    """INSERT INTO sales."Items" VALUES ('a1', 3, 2.5, '{{x,y}}', '{{"k": 1}}', '2024-01-01 00:00:00+00'),
+       ('b2', 0, NULL, NULL, NULL, NULL)""",
+    "INSERT INTO scratch VALUES (1, 0.5)",
     "CREATE VIEW rich_customers AS SELECT id, name FROM customers WHERE balance > 100",
     "COMMENT ON TABLE customers IS 'people who buy'",
     "GRANT SELECT ON customers TO {role}",
@@ -71,6 +84,9 @@ READS = [
     "SELECT * FROM orders ORDER BY id",
     "SELECT * FROM rich_customers ORDER BY id",
     "SELECT nextval('order_seq')",
+    'SELECT * FROM sales."Items" ORDER BY sku',
+    "SELECT * FROM scratch",
+    "SELECT add_one(1), sales.total(2, 1.5)",
     "INSERT INTO orders (customer_id) VALUES (3) RETURNING id, ref",
 ]
 
