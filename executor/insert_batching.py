@@ -232,7 +232,7 @@ class PendingInserts:
             return
         src = self._source(session, ctx)
         stmt = self.stmt
-        self.slabs.append(build_rows(session, ctx, stmt.rel, stmt.targets, src))
+        self.slabs.append(build_rows(session, ctx, stmt.rel, stmt.targets, src, insert=True))
         self.n_slab_rows += src.n
         self.executes = []
         self.chunks = []

@@ -67,6 +67,21 @@ def default_acl(cls: str, owner: int) -> Acl:
     return tuple(items)
 
 
+#: acldefault's object type letters: (rights of PUBLIC, rights of the owner), as acl.c's acldefault
+ACLDEFAULT_RIGHTS = {"c": ("", ""), "r": ("", "arwdDxt"), "s": ("", "rwU"), "d": ("Tc", "CTc"), "f": ("X", "X"),
+                     "l": ("U", "U"), "L": ("", "rw"), "n": ("", "UC"), "t": ("", "C"), "F": ("", "U"),
+                     "S": ("", "U"), "T": ("U", "U"), "p": ("", "sA")}
+
+
+def acldefault(objtype: str, owner: int) -> Acl:
+    """acldefault(objtype, owner): the ACL a NULL one means for an object of
+    that pg_dump-style type letter (PUBLIC's item first, then the owner's)."""
+    if objtype not in ACLDEFAULT_RIGHTS:
+        raise ValueError(objtype)
+    world, own = ACLDEFAULT_RIGHTS[objtype]
+    return tuple(item for item in ((PUBLIC, owner, world, ""), (owner, owner, own, "")) if item[2])
+
+
 def effective(acl: Acl | None, cls: str, owner: int) -> Acl:
     return default_acl(cls, owner) if acl is None else acl
 

@@ -35,6 +35,14 @@ class VirtualTable:
             cols.append(Col.from_pylist([r[j] for r in rows], oid))
         return Batch(cols, len(rows))
 
+    def produce_scan(self, state, ctx) -> Batch:
+        """The rows followed by the system column ``tableoid`` (this relation's
+        regclass on every row), which a scan carries hidden from ``*`` as
+        PostgreSQL's do: pg_dump reads ``tableoid`` of every catalog to tell
+        which catalog an object (a comment's, a dependency's) belongs to."""
+        b = self.produce(state, ctx)
+        return Batch(b.cols + [Col.from_pylist([relation_oid(self)] * b.n, type_oids.OID)], b.n)
+
 
 def table(schema: str, name: str, columns: list[tuple[str, int]]):
     def deco(fn):
@@ -165,7 +173,20 @@ def _pg_class(state, ctx):
         checks = sum(1 for c in r.constraints if c.kind == "c")
         yield (r.oid, r.name, ns_oid(state, r.schema), 0, 0, r.owner, am, r.oid, 0, 1, ntuples, 0, 0, has_index, False,
                getattr(r, "persistence", "p"), r.relkind, len(r.live_columns), checks, False, r.oid in fk_rels, False, False, False, True, "d", False, 0, 0, 0,
-               acl.acl_texts(state.roles, r.acl), None, None)
+               acl.acl_texts(state.roles, r.acl), view_reloptions(r), None)
+
+
+#: a continuous view's options the server keeps for itself (CREATE VIEW takes no such option)
+_OWN_VIEW_OPTIONS = frozenset({"state_epoch", "timezone"})
+
+
+def view_reloptions(rel) -> list[str] | None:
+    """pg_class.reloptions of a view: its WITH options as ``name=value`` (sw,
+    ttl, action, ...), which pg_dump writes back into CREATE VIEW ... WITH."""
+    if rel.kind != "v":
+        return None
+    shown = [f"{k}={v}" for k, v in rel.options if k not in _OWN_VIEW_OPTIONS]
+    return shown or None
 
 
 @table("pg_catalog", "pg_attribute", [
@@ -174,7 +195,7 @@ def _pg_class(state, ctx):
     ("attalign", type_oids.CHAR), ("attstorage", type_oids.CHAR), ("attcompression", type_oids.CHAR), ("attnotnull", type_oids.BOOL),
     ("atthasdef", type_oids.BOOL), ("atthasmissing", type_oids.BOOL), ("attidentity", type_oids.CHAR), ("attgenerated", type_oids.CHAR),
     ("attisdropped", type_oids.BOOL), ("attislocal", type_oids.BOOL), ("attinhcount", type_oids.INT4), ("attcollation", type_oids.OID),
-    ("attacl", TEXTARR), ("attoptions", type_oids.TEXT), ("attfdwoptions", type_oids.TEXT),
+    ("attacl", TEXTARR), ("attoptions", TEXTARR), ("attfdwoptions", TEXTARR), ("attmissingval", TEXTARR),
 ])
 def _pg_attribute(state, ctx):
     for r in state.rels.values():
@@ -189,8 +210,8 @@ def _pg_attribute(state, ctx):
                    1 if c.type_oid in type_oids.ELEMENT_OF else 0, -1, c.typmod,
                    c.type_oid in (type_oids.INT4, type_oids.INT2, type_oids.INT8, type_oids.BOOL, type_oids.FLOAT4, type_oids.FLOAT8, type_oids.DATE), "i",
                    typstorage(c.type_oid), "",
-                   live and c.not_null, live and _default_text(c) is not None, False, c.identity if live else "", "",
-                   not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None)
+                   live and c.not_null, live and r.kind != "i" and not c.identity and _default_text(c) is not None, False, c.identity if live else "", "",
+                   not live, True, 0, coll, acl.acl_texts(state.roles, c.acl) if live else None, None, None, None)
 
 
 _EXTENDED = frozenset({type_oids.TEXT, type_oids.VARCHAR, type_oids.BPCHAR, type_oids.BYTEA, type_oids.JSON,
@@ -361,6 +382,7 @@ INT2ARR = type_oids.ARRAY_OF[type_oids.INT2]
 NAMEARR = type_oids.ARRAY_OF[type_oids.NAME]
 STREAM_SERVER_OID = 13200
 STREAM_FDW_OID = 13201
+PIPELINEDB_EXTENSION_OID = 13501
 
 
 def _attnum(rel, name: str) -> int:
@@ -487,10 +509,30 @@ def _pg_description(state, ctx):
 
 @table("pg_catalog", "pg_attrdef", [("oid", type_oids.OID), ("adrelid", type_oids.OID), ("adnum", type_oids.INT2), ("adbin", type_oids.TEXT)])
 def _pg_attrdef(state, ctx):
+    for r, c, n in column_defaults(state):
+        yield (attrdef_oid(r, n), r.oid, n, _default_text(c))
+
+
+def column_defaults(state):
+    """(relation, column, attnum) of each column with a pg_attrdef row: a
+    DEFAULT of a table's or view's column; an identity column's sequence is
+    no default (atthasdef false, as PostgreSQL), nor are an index's columns."""
     for r in state.rels.values():
+        if r.kind == "i":
+            continue
         for c, n in zip(r.live_columns, r.live_attnums):
-            if not c.hidden and _default_text(c) is not None:
-                yield (4_000_000 + (r.oid % 100_000) * 100 + n - 1, r.oid, n, _default_text(c))
+            if not c.hidden and not c.identity and _default_text(c) is not None:
+                yield r, c, n
+
+
+def attrdef_oid(rel, attnum: int) -> int:
+    """pg_attrdef.oid of a column's default, derived from table and column."""
+    return 4_000_000 + (rel.oid % 100_000) * 100 + attnum - 1
+
+
+def rule_oid(rel) -> int:
+    """pg_rewrite.oid of a view's _RETURN rule, derived from the view."""
+    return 5_000_000 + rel.oid % 1_000_000
 
 
 @table("pg_catalog", "pg_proc", [
@@ -553,7 +595,7 @@ def _user_proc_row(state, f) -> tuple:
         modes = ["i"] * len(f.arg_types) + ["t"] * len(f.out_types)
         names = list(f.arg_names) + list(f.out_names)
     return (f.oid, f.name, ns_oid(state, f.schema), f.owner, LANGUAGE_OID.get(f.language, 14), f.cost,
-            f.rows, 0, None, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
+            f.rows, 0, 0, f.kind, False, f.leakproof, f.strict, f.retset, f.volatility, f.parallel,
             len(f.arg_types), f.ndefaults, f.return_type, " ".join(str(o) for o in f.arg_types), all_types, modes,
             names, None, None, f.body, None, None, None, acl.acl_texts(state.roles, f.acl))
 
@@ -628,7 +670,7 @@ def _pg_aggregate(state, ctx):
 def _proc_row(e: ProcEntry) -> tuple:
     # a qualified built-in (PipelineDB's pipelinedb.get_views) lives in its own schema
     schema, _, name = e.name.rpartition(".")
-    return (e.oid, name, NS_OID[schema or "pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, None,
+    return (e.oid, name, NS_OID[schema or "pg_catalog"], 10, 12, 1.0, 1000.0 if e.retset else 0.0, e.variadic, 0,
             e.kind, False, False, e.strict, e.retset, e.volatile, "s", len(e.arg_oids), 0, e.result,
             " ".join(str(o) for o in e.arg_oids), None, None, None, None, None, name, None, None, None, None)
 
@@ -677,7 +719,7 @@ def _pg_policy(state, ctx):
 def _pg_rewrite(state, ctx):
     for r in state.rels.values():
         if r.relkind in ("v", "m"):
-            yield (5_000_000 + r.oid % 1_000_000, "_RETURN", r.oid, "1", "O", True, None, None)
+            yield (rule_oid(r), "_RETURN", r.oid, "1", "O", True, None, None)
 
 
 @table("pg_catalog", "pg_statistic_ext", [
@@ -718,7 +760,12 @@ def _pg_publication_tables(state, ctx):
     ("extversion", type_oids.TEXT), ("extconfig", OIDARR), ("extcondition", TEXTARR),
 ])
 def _pg_extension(state, ctx):
+    """plpgsql, as in every PostgreSQL database, and pipelinedb, built in here
+    (CREATE EXTENSION pipelinedb says it exists): the stream server and its
+    wrapper are its members (pg_depend 'e'), so pg_dump leaves them out as it
+    leaves out what any extension made."""
     yield (13500, "plpgsql", 10, 11, False, "1.0", None, None)
+    yield (PIPELINEDB_EXTENSION_OID, "pipelinedb", 10, 11, False, "1.0.0", None, None)
 
 
 @table("pg_catalog", "pg_views", [("schemaname", type_oids.NAME), ("viewname", type_oids.NAME), ("viewowner", type_oids.NAME),

@@ -50,6 +50,7 @@ from .grants import grant_statement
 from .default_privileges import default_privileges_statement
 from .functions import function_statement
 from .lock import lock_statement
+from .identity import add_identity_statement
 from .ownership import alter_owner_statement, owned_statement
 from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import SHOW_ALL_COLUMNS, ResetStmt, ShowStmt, parse_set
@@ -223,7 +224,8 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
     if w0 == "CREATE" and len(words) > 1 and words[1] == "SERVER":
         return create_server(text)
     if w0 in ("ALTER", "DROP") and len(words) > 2 and words[1] == "FOREIGN" and words[2] == "TABLE":
-        return foreign_table_ddl(text, words)
+        owner_stmt = alter_owner_statement(text, session) if w0 == "ALTER" else None    # pg_dump's OWNER TO
+        return owner_stmt if owner_stmt is not None else foreign_table_ddl(text, words)
     if w0 == "CREATE" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP"):
         return CreateRoleStmt.parse(text, session)
     if w0 == "ALTER" and len(words) > 1 and words[1] in ("ROLE", "USER", "GROUP", "DATABASE"):
@@ -243,6 +245,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         return default_privileges_statement(text, session)
     if _function_ddl(words):
         return function_statement(text, session)
+    if w0 == "ALTER" and len(words) > 1 and words[1] == "TABLE" and "IDENTITY" in text.upper():
+        identity_stmt = add_identity_statement(text)
+        if identity_stmt is not None:
+            return identity_stmt
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:

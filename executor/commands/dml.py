@@ -272,7 +272,7 @@ class InsertStmt(DMLStmt):
     def run(self, session, ctx):
         self.authorize(ctx)
         src = self._source_batch(session, ctx)
-        full = build_rows(session, ctx, self.rel, self.targets if not self.default_values else [], src)
+        full = build_rows(session, ctx, self.rel, self.targets if not self.default_values else [], src, insert=True)
         if self.rel.kind == "f":
             n = session.engine.streams.insert(ctx, self.rel, full)
             return Result(tag=f"INSERT 0 {n}")
@@ -285,8 +285,10 @@ class InsertStmt(DMLStmt):
         return self.returning_result(ctx, f"INSERT 0 {full.n}", full)
 
 
-def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
-    """Full-width rows for ``rel`` from ``src`` (columns for ``targets``)."""
+def build_rows(session, ctx, rel: Relation, targets, src: Batch, *, insert: bool = False) -> Batch:
+    """Full-width rows for ``rel`` from ``src`` (columns for ``targets``).
+    An INSERT (``insert``) may not give a GENERATED ALWAYS identity column a
+    value; COPY FROM may, as in PostgreSQL (pg_dump's data restores so)."""
     n = src.n
     cols = []
     by_name = {c.name: i for i, c in enumerate(targets)}
@@ -297,7 +299,7 @@ def build_rows(session, ctx, rel: Relation, targets, src: Batch) -> Batch:
         i = by_name.get(col.name)
         if i is not None:
             c = src.cols[i]
-            if col.identity == "a":
+            if insert and col.identity == "a":
                 raise PgError("428C9", f'cannot insert a non-DEFAULT value into column "{col.name}"',
                               detail=f'Column "{col.name}" is an identity column defined as GENERATED ALWAYS.',
                               hint="Use OVERRIDING SYSTEM VALUE to override.")

@@ -42,25 +42,38 @@ def create_sequence(session, ctx, planner, tree, text):
         if tree.args.get("exists"):
             return [Notice(f'relation "{name}" already exists, skipping', "42P07")]
         raise PgError(DUPLICATE_TABLE, f'relation "{name}" already exists')
-    kw = {}
-    props = tree.args.get("properties")
-    if props is not None:
-        for p in props.expressions:
-            if isinstance(p, exp.SequenceProperties):
-                for k in ("start", "increment", "minvalue", "maxvalue"):
-                    v = p.args.get(k)
-                    if v is not None:
-                        kw[k] = int(exp.Neg(this=v.this).sql() if isinstance(v, exp.Neg) else v.sql())
-                if p.args.get("cycle"):
-                    kw["cycle"] = True
-    inc = kw.get("increment", 1)
-    mn = kw.get("minvalue", 1 if inc > 0 else -(2**63))
-    mx = kw.get("maxvalue", 2**63 - 1 if inc > 0 else -1)
-    start = kw.get("start", mn if inc > 0 else mx)
     owner = privileges.current_role(st, session.info).oid
-    ctx.txn.apply(("rel", Relation(ctx.txn.new_oid(), schema, name, "S", seq_start=start, seq_increment=inc, owner=owner,
-                                   seq_min=mn, seq_max=mx, seq_cycle=kw.get("cycle", False))))
+    ctx.txn.apply(("rel", Relation(ctx.txn.new_oid(), schema, name, "S", owner=owner,
+                                   **sequence_fields(tree.args.get("properties")))))
     return []
+
+
+def sequence_fields(props: exp.Properties | None, type_max: int = 2**63 - 1) -> dict:
+    """A sequence's Relation fields from CREATE SEQUENCE's options (sqlglot's
+    SequenceProperties)."""
+    node = next((p for p in (props.expressions if props is not None else ()) if isinstance(p, exp.SequenceProperties)),
+                None)
+    return sequence_option_fields(node, type_max)
+
+
+def sequence_option_fields(node: exp.Expression | None, type_max: int = 2**63 - 1) -> dict:
+    """A sequence's Relation fields from the options on ``node`` (CREATE
+    SEQUENCE's SequenceProperties, or an identity column's GENERATED ... AS
+    IDENTITY (...)): PostgreSQL's defaults for an ascending or descending
+    one, the upper bound of an ascending one that of its type."""
+    kw: dict = {}
+    if node is not None:
+        for k in ("start", "increment", "minvalue", "maxvalue"):
+            v = node.args.get(k)
+            if v is not None:
+                kw[k] = int(exp.Neg(this=v.this).sql() if isinstance(v, exp.Neg) else v.sql())
+        if node.args.get("cycle"):
+            kw["cycle"] = True
+    inc = kw.get("increment", 1)
+    mn = kw.get("minvalue", 1 if inc > 0 else -(type_max + 1))
+    mx = kw.get("maxvalue", type_max if inc > 0 else -1)
+    return dict(seq_start=kw.get("start", mn if inc > 0 else mx), seq_increment=inc, seq_min=mn, seq_max=mx,
+                seq_cycle=kw.get("cycle", False))
 
 
 #: the objects COMMENT ON keeps a comment for (pg_description, obj_description)
@@ -79,15 +92,20 @@ def foreign_table_comment(text: str, words: list[str]) -> str:
     return "COMMENT ON TABLE" + text[m.end():] if m else text
 
 
+#: the dotted parts of a column's name (a quoted part may hold dots)
+_NAME_PART = re.compile(r'"(?:[^"]|"")*"|[^."]+')
+
+
 def comment(session, ctx, planner, tree, text):
     kind = str(tree.args.get("kind")).lower()
     value = tree.expression.this if isinstance(tree.expression, exp.Literal) else None
     ctx.txn.for_write(ctx.check_cancel)
     target = tree.this
     if kind == "column":
-        parts = target.sql(DIALECT).split(".")
-        tname, cname = parts[-2].strip('"').lower(), parts[-1].strip('"').lower()
-        rel = planner.lookup_relation(tname, None)
+        parts = [p[1:-1].replace('""', '"') if p.startswith('"') else p.lower()
+                 for p in _NAME_PART.findall(target.sql(DIALECT))]
+        tname, cname = parts[-2], parts[-1]
+        rel = planner.lookup_relation(tname, parts[-3] if len(parts) > 2 else None)   # pg_dump: schema.table.column
         if rel is None:
             raise PgError(UNDEFINED_TABLE, f'relation "{tname}" does not exist')
         privileges.require_relation_owner(ctx.state, session.info, rel)

@@ -197,6 +197,8 @@ def foreign_table_ddl(text: str, words: list[str]) -> Stmt:
 
         def run(self, session, ctx):
             pl = Planner(session.engine, ctx.state, session=session.info)
+            if not isinstance(tree, exp.Alter):       # a form sqlglot does not read (kept as a Command)
+                raise PgError(FEATURE_NOT_SUPPORTED, "only ADD COLUMN, RENAME and OWNER TO are supported on streams")
             for action in tree.args.get("actions") or []:
                 if not isinstance(action, (exp.ColumnDef, exp.AlterRename, exp.RenameColumn)):
                     raise PgError(FEATURE_NOT_SUPPORTED, "only ADD COLUMN and RENAME are supported on streams")

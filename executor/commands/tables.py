@@ -37,6 +37,7 @@ from ..stream.guard import views_reading
 from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
+from .schemas import sequence_option_fields
 
 
 #: pseudo-types no stored column may have (PostgreSQL's CheckAttributeType)
@@ -55,7 +56,7 @@ def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> Col
 def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
     out: list[ColumnDef] = []
     cons: list[Constraint] = []
-    seqs = []
+    seqs: list[tuple[str, int, exp.Expression | None]] = []     # (column, type, its identity options)
     for i, cd in enumerate(cols):
         name = ident(cd.this)
         if any(c.name == name for c in out):
@@ -70,7 +71,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
         identity = ""
         tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
         if tname in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
-            seqs.append((name, oid))
+            seqs.append((name, oid, None))
             default = f"nextval('{table_name}_{name}_seq'::regclass)"
             not_null = True
         for c in cd.args.get("constraints") or []:
@@ -89,7 +90,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
             elif isinstance(k, exp.GeneratedAsIdentityColumnConstraint):
                 identity = "a" if k.this else "d"
                 not_null = True
-                seqs.append((name, oid))
+                seqs.append((name, oid, k))     # its sequence options: START WITH, INCREMENT BY, ...
                 default = f"nextval('{table_name}_{name}_seq'::regclass)"
             elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
@@ -245,7 +246,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         names = [ident(c.this) if isinstance(c, exp.ColumnDef) else ident(c) for c in (schema_node.expressions if isinstance(schema_node, exp.Schema) else [])]
         cols = [stored_column(names[i] if i < len(names) else c.name, c.oid, c.typmod, i + 1) for i, c in enumerate(plan.out)]
         cons: list[Constraint] = []
-        seqs: list[tuple[str, int]] = []
+        seqs: list[tuple[str, int, exp.Expression | None]] = []
     else:
         cols, cons, seqs = column_defs(planner, col_nodes, name)
         cons += _table_constraints(planner, other, name, cols)
@@ -262,20 +263,11 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
     oid = ctx.txn.new_oid()
     owner = privileges.current_role(st, session.info).oid
     notices: list[Notice] = []
-    for (cname, coid), seq_oid in zip(seqs, seq_oids):
+    for (cname, coid, options), seq_oid in zip(seqs, seq_oids):
+        type_max = (2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1)
         ctx.txn.apply(("rel", Relation(seq_oid, schema, f"{name}_{cname}_seq", "S", seq_type=coid, owner=owner,
-                                       seq_max=(2**31 - 1) if coid == type_oids.INT4 else (2**15 - 1 if coid == type_oids.INT2 else 2**63 - 1),
-                                       owned_by=(oid, cname))))
-    final_cons = []
-    for con in cons:
-        if con.kind in ("p", "u"):
-            idx_oid = ctx.txn.new_oid()
-            ctx.txn.apply(("rel", Relation(idx_oid, schema, con.name, "i", index_table=oid, index_columns=con.columns, owner=owner,
-                                           index_unique=True, index_primary=con.kind == "p",
-                                           columns=tuple(c for c in cols if c.name in con.columns))))
-            con = Constraint(con.name, con.kind, con.columns, con.check_sql, con.ref_table, con.ref_columns, con.on_delete,
-                             con.on_update, idx_oid)
-        final_cons.append(con)
+                                       owned_by=(oid, cname), **sequence_option_fields(options, type_max))))
+    final_cons = [_with_index(ctx, schema, owner, oid, cols, con) if con.kind in ("p", "u") else con for con in cons]
     props = tree.args.get("properties")
     unlogged = props is not None and any(isinstance(p, exp.UnloggedProperty) for p in props.expressions)
     rel = Relation(oid, schema, name, "r", tuple(cols), tuple(final_cons), persistence="u" if unlogged else "p",
@@ -399,11 +391,49 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
         elif isinstance(action, exp.AlterColumn):
             _alter_column(ctx, rel, action)
         elif type(action).__name__ in ("AddConstraint",):
-            added = _table_constraints(planner, action.expressions, rel.name, rel.columns)
-            ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + tuple(added))))
+            _add_constraints(session, ctx, planner, rel, action)
         else:
             raise PgError(FEATURE_NOT_SUPPORTED, f"ALTER TABLE action not supported: {action.sql(DIALECT)[:60]}")
     return notices
+
+
+def _with_index(ctx, schema: str, owner: int, table_oid: int, cols, con: Constraint) -> Constraint:
+    """A primary key or unique constraint with the index that enforces it, made now."""
+    idx_oid = ctx.txn.new_oid()
+    ctx.txn.apply(("rel", Relation(idx_oid, schema, con.name, "i", index_table=table_oid, index_columns=con.columns,
+                                   owner=owner, index_unique=True, index_primary=con.kind == "p",
+                                   columns=tuple(c for c in cols if c.name in con.columns))))
+    return replace(con, index_oid=idx_oid)
+
+
+def _add_constraints(session, ctx, planner, rel: Relation, action) -> None:
+    """ALTER TABLE ADD CONSTRAINT.  A primary key or unique constraint is
+    checked against the rows and gets its index, as CREATE TABLE's (pg_dump
+    adds them so, after the data); a primary key's columns become NOT NULL."""
+    for con in _table_constraints(planner, action.expressions, rel.name, rel.columns):
+        rel = ctx.txn.state.rels[rel.oid]
+        if con.kind in ("p", "u"):
+            if con.kind == "p" and rel.primary_key is not None:
+                raise PgError(INVALID_TABLE_DEFINITION, f'multiple primary keys for table "{rel.name}" are not allowed')
+            if ctx.txn.state.lookup(rel.schema, con.name) is not None:
+                raise PgError(DUPLICATE_TABLE, f'relation "{con.name}" already exists')
+            check_unique_existing(session, ctx, rel, list(con.columns), con.name)
+            if con.kind == "p":
+                rel = _set_not_null(ctx, rel, con.columns)
+            con = _with_index(ctx, rel.schema, rel.owner, rel.oid, rel.live_columns, con)
+        ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + (con,))))
+
+
+def _set_not_null(ctx, rel: Relation, names) -> Relation:
+    """The columns ``names`` made NOT NULL (23502 when one holds a null)."""
+    tv = ctx.txn.state.data.get(rel.oid)
+    b = tv.scan()[0] if tv is not None else None
+    for name in names:
+        if b is not None and b.cols[rel.column_index(name)].nulls is not None:
+            raise PgError("23502", f'column "{name}" of relation "{rel.name}" contains null values')
+    rel = rel.with_(columns=tuple(replace(c, not_null=True) if c.name in names else c for c in rel.columns))
+    ctx.txn.apply(("rel", rel))
+    return rel
 
 
 def _refuse_rename(ctx, rel, column: str | None) -> None:
@@ -445,12 +475,8 @@ def _alter_column(ctx, rel, action):
     elif action.args.get("default") is not None:
         new = replace(c, default=action.args["default"].sql(DIALECT))
     elif action.args.get("allow_null") is False or "SET NOT NULL" in action.sql(DIALECT).upper():
-        tv = ctx.txn.state.data.get(rel.oid)
-        if tv is not None:
-            b, _ = tv.scan()
-            if b.cols[rel.column_index(name)].nulls is not None:
-                raise PgError("23502", f'column "{name}" of relation "{rel.name}" contains null values')
-        new = replace(c, not_null=True)
+        _set_not_null(ctx, rel, (name,))
+        return
     elif action.args.get("dtype") is not None:
         _refuse_retype(ctx, rel, name)
         oid, typmod = datatype_to_oid(action.args["dtype"])

@@ -706,7 +706,6 @@ scalar("pg_char_to_encoding", type_oids.INT4, [type_oids.TEXT])(encoding_number)
 scalar("pg_type_is_visible", type_oids.BOOL, [type_oids.OID])(lambda o: True)
 register_privilege_functions(register)
 scalar("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(lambda o: "postgres")
-scalar("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(lambda e, r=None, p=None: e)
 
 
 #: pg_size_pretty's units: name, limit below which it is used, half-rounded, bits of its unit

@@ -182,4 +182,5 @@ def search_path(info: Any) -> list[str]:
     sp = info.settings.get("search_path", '"$user", public') if info is not None else "public"
     out = [p.strip().strip('"') for p in sp.split(",")]
     user: str = getattr(info, "user", None) or ""
-    return [user if p == "$user" else p for p in out if p and (p != "$user" or user)] or ["public"]
+    # an empty path is empty (pg_dump's search_path = ''): only pg_catalog, searched implicitly, finds names
+    return [user if p == "$user" else p for p in out if p and (p != "$user" or user)]

@@ -35,7 +35,7 @@ REFUSED: dict[str, str] = {
         "pg_xact_commit_timestamp_origin", "pg_last_committed_xact", "txid_current_if_assigned",
         "txid_current_snapshot", "txid_snapshot_xip", "txid_snapshot_xmax", "txid_snapshot_xmin",
         "txid_visible_in_snapshot", "txid_status", "pg_blocking_pids", "pg_safe_snapshot_blocking_pids")},
-    **{f: _ACL for f in ("acldefault", "aclexplode", "makeaclitem")},
+    **{f: _ACL for f in ("aclexplode", "makeaclitem")},
     **{f: "splitstream does not implement this privilege check; has_table_privilege, has_column_privilege, "
           "has_schema_privilege, has_database_privilege, has_function_privilege and has_sequence_privilege work."
        for f in ("has_any_column_privilege", "has_foreign_data_wrapper_privilege", "has_language_privilege",
@@ -53,6 +53,8 @@ REFUSED: dict[str, str] = {
         "pg_control_system", "pg_current_logfile", "pg_jit_available", "pg_notification_queue_usage",
         "pg_trigger_depth", "pg_my_temp_schema", "pg_is_other_temp_schema", "inet_client_port",
         "current_query")},
+    "pg_export_snapshot": "splitstream has no MVCC snapshots to share between sessions; run pg_dump -j with "
+                          "--no-synchronized-snapshots (no writes meanwhile), or without -j.",
     "to_regproc": "splitstream does not implement to_regproc yet; query pg_proc by proname.",
     "to_regprocedure": "splitstream does not implement to_regprocedure yet; query pg_proc by proname.",
     "to_regrole": "splitstream does not implement to_regrole yet; query pg_roles by rolname.",

@@ -11,12 +11,12 @@ import threading
 import time
 
 from splitstream.catalog.datatypes import sqltypes
-from splitstream.catalog.objects import function_text
-from splitstream.catalog.objects.definition_text import constraint_def, index_def
+from splitstream.catalog.objects import acl, function_text
+from splitstream.catalog.objects.definition_text import constraint_def, index_def, relation_name
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
-from splitstream.protocol.errors import UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
+from splitstream.protocol.errors import INTERNAL_ERROR, UNDEFINED_FUNCTION, UNDEFINED_TABLE, PgError
 
 from . import clock, privileges
 from . import expr, functions
@@ -126,6 +126,45 @@ def _role_name_by_oid(state, oid) -> str | None:
     return f"unknown (OID={oid})"
 
 
+def _acldefault(state, objtype: str, owner: int) -> list[str]:
+    """acldefault("char", oid): the built-in ACL of an object type, as the
+    aclitem texts the catalogs' ACL columns hold (pg_dump compares them)."""
+    try:
+        items = acl.acldefault(objtype, owner)
+    except ValueError:
+        raise PgError(INTERNAL_ERROR, f"unrecognized objtype abbreviation: {objtype}") from None
+    return acl.acl_texts(state.roles, items) or []
+
+
+#: a relation named by a regclass constant in a stored expression (nextval('s'::regclass))
+_REGCLASS_LITERAL = re.compile(r"'((?:[^']|'')*)'::regclass")
+
+
+def _pg_get_expr(cols, n, ctx) -> Col:
+    """pg_get_expr(expr, relation): the stored expression's text (pg_attrdef.adbin
+    holds it printed) with each regclass constant naming its relation as
+    regclassout does under the session's search_path: 'public.s'::regclass
+    for pg_dump's empty path, 's'::regclass where the path finds it."""
+    exprs, rels = cols[0].to_pylist(), cols[1].to_pylist()
+    path = privileges.search_path(ctx.session)
+    out = []
+    for text, rel_oid in zip(exprs, rels):
+        rel = ctx.state.rels.get(rel_oid) if rel_oid is not None else None
+        home = [rel.schema, "public"] if rel is not None else ["public"]
+        out.append(None if text is None else _REGCLASS_LITERAL.sub(
+            lambda m: _regclass_text(ctx.state, m.group(1).replace("''", "'"), home, path), text))
+    return Col.from_pylist(out, type_oids.TEXT)
+
+
+def _regclass_text(state, name: str, home: list[str], path: list[str]) -> str:
+    """A regclass constant, its relation named for ``path`` (``home``: where an unqualified name was found)."""
+    parts = [p.strip('"') for p in name.split(".")]
+    rel = next((r for s in ([parts[0]] if len(parts) > 1 else home) if (r := state.lookup(s, parts[-1])) is not None),
+               None)
+    shown = name if rel is None else relation_name(state, rel, path)
+    return "'" + shown.replace("'", "''") + "'::regclass"
+
+
 def _regtype(name):
     """to_regtype: the type a name denotes; a type modifier ('varchar(3)') is read and dropped."""
     text = re.sub(r"\([^)]*\)", "", str(name)).replace('"', "").strip()
@@ -208,6 +247,9 @@ def register_catalog_functions(register) -> None:
     register("pg_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("void"))(advisory("xact_lock"))
     register("pg_try_advisory_xact_lock", volatile=True, sigs=_ADVISORY_KEYS.format("bool"))(advisory("try_xact"))
     register("pg_get_userbyid", type_oids.NAME, [type_oids.OID])(rows(_role_name_by_oid, type_oids.NAME))
+    register("pg_get_expr", sigs="text, oid -> text | text, oid, bool -> text", strict=False)(_pg_get_expr)
+    register("acldefault", type_oids.ARRAY_OF[type_oids.TEXT], [type_oids.CHAR, type_oids.OID])(
+        rows(_acldefault, type_oids.ARRAY_OF[type_oids.TEXT]))
     register("pg_table_is_visible", type_oids.BOOL, [type_oids.OID])(_table_is_visible)
     register("current_schema", type_oids.NAME, [])(_current_schema)
     register("current_schemas", type_oids.ARRAY_OF[type_oids.NAME], [type_oids.BOOL])(_current_schemas)
@@ -309,7 +351,8 @@ def definition_function(planner, name, args, lift):
     if name == "pg_get_indexdef":
         return lift(lambda st, oid, col=0, *a: index_def(st, oid, col or 0), type_oids.TEXT)
     if name == "pg_get_constraintdef":
-        return lift(lambda st, oid, *a: constraint_def(st, oid), type_oids.TEXT)
+        return lift(lambda st, oid, pretty=False: constraint_def(st, oid, privileges.search_path(planner.session),
+                                                                 bool(pretty)), type_oids.TEXT)
     if name == "pg_get_functiondef":
         def functiondef(st, oid, *a):
             fn = function_text.user_function(st, oid)

@@ -152,6 +152,8 @@ def _quoted_char(name) -> bool:
     return isinstance(last, exp.Identifier) and bool(last.args.get("quoted")) and last.this == "char"
 
 
+#: OPERATOR(pg_catalog.op) of a comparison: the node the operator written plainly parses to
+_COMPARISON_NODES = {"=": exp.EQ, "<>": exp.NEQ, "!=": exp.NEQ, "<": exp.LT, "<=": exp.LTE, ">": exp.GT, ">=": exp.GTE}
 #: where two operands meet in an operator (=, <, IS DISTINCT FROM, NULLIF, a join key), not a common type
 #: the types by their pg_type names: a call named so may be a function-style cast
 _TYPE_BY_NAME = {name: oid for oid, name in sqltypes.TYPE_NAMES.items()
@@ -447,7 +449,15 @@ class ExprBinder:
         if op in ("~~", "~~*", "!~~", "!~~*"):
             a = self.p.coerce(self.bind(left), type_oids.TEXT)
             return expr.Like(a, self.p.coerce(self.bind(right), type_oids.TEXT), ilike="*" in op, negate=op.startswith("!"))
-        if op in ("=", "<>", "!=", "<", "<=", ">", ">="):
+        if isinstance(right, exp.Anonymous) and str(right.this).upper() in ("ANY", "SOME", "ALL") and \
+                len(right.expressions) == 1:        # after OPERATOR(...), sqlglot reads ALL (...) as a call
+            inner = right.expressions[0]
+            inner = exp.Subquery(this=inner) if isinstance(inner, exp.Query) else exp.Paren(this=inner)
+            right = (exp.All if str(right.this).upper() == "ALL" else exp.Any)(this=inner)
+        if op in _COMPARISON_NODES and isinstance(right, (exp.Any, exp.All)):
+            # x OPERATOR(pg_catalog.=) ANY (array[...]) (pg_dump's pattern queries): the operator's own form
+            return self.bind(_COMPARISON_NODES[op](this=left, expression=right))
+        if op in _COMPARISON_NODES:
             a, b = self.p.unify(self.bind(left), self.bind(right), "comparison")
             return expr.Compare("<>" if op == "!=" else op, a, b)
         if op in ("+", "-", "*", "/", "%"):

@@ -41,6 +41,10 @@ def _number_text(text: str, negative: bool) -> str:
     return s if not negative else f"'{s}'::numeric"
 
 
+#: functions whose first argument is a regclass (a sequence named by a string is one)
+_SEQUENCE_FUNCTIONS = frozenset({"nextval", "currval", "setval"})
+
+
 def _q(s: str) -> str:
     return "'" + s.replace("'", "''") + "'"
 
@@ -80,7 +84,8 @@ def _deparse(node, target: int | None) -> str:
     if isinstance(node, exp.Func):
         name = func_name(node)
         args = [a for a in func_args(node)]
-        parts = [(_q(a.this) + "::text") if isinstance(a, exp.Literal) and a.is_string else _deparse(a, None) for a in args]
+        parts = [(_q(a.this) + ("::regclass" if i == 0 and name in _SEQUENCE_FUNCTIONS else "::text"))
+                 if isinstance(a, exp.Literal) and a.is_string else _deparse(a, None) for i, a in enumerate(args)]
         return f"{name}({', '.join(parts)})"
     raise ValueError("not deparsed")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlglot
 from sqlglot import exp
 
-from splitstream.catalog.objects import system_catalogs as system
+from splitstream.catalog.objects import definition_text, system_catalogs as system
 from splitstream.protocol import oids as T
 from splitstream.protocol.errors import PgError
 
@@ -499,8 +499,56 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
     except (Unsupported, PgError, LookupError, ValueError, TypeError):
         # a construct not reproduced, or a definition naming what has changed since:
         # the stored text (valid SQL, in sqlglot's spelling) rather than an error in \d+
-        return " " + rel.sql.strip().rstrip(";") + ";"
+        return " " + _stored_text(state, rel, privileges.search_path(session)).strip().rstrip(";") + ";"
 
 
-# pg_views, pg_matviews and pg_get_viewdef print views through this module
+#: the FROM-clause functions whose first argument names a relation
+_WINDOW_SOURCES = frozenset({"TUMBLE", "HOP", "SESSION"})
+
+
+def _stored_text(state, rel, search_path: list[str]) -> str:
+    """A view's stored text with each relation it was created over qualified
+    where ``search_path`` would not find it by its name (pg_dump's empty
+    path), so that the text recreates the same view."""
+    try:
+        tree = sqlglot.parse_one(rel.sql, read=DIALECT)
+        if not isinstance(tree, exp.Expression):
+            return rel.sql
+        p = Printer(state, False, rel.depends_on, search_path)
+        for node in list(tree.find_all(exp.Table, exp.Column)):
+            if isinstance(node, exp.Table) and isinstance(node.this, exp.Identifier) and not node.args.get("db"):
+                key = "db"
+            elif isinstance(node, exp.Column) and not node.args.get("table") and isinstance(node.parent, exp.Anonymous) \
+                    and str(node.parent.this).upper() in _WINDOW_SOURCES and node.parent.expressions[0] is node:
+                key = "table"
+            else:
+                continue
+            target = next((r for oid in rel.depends_on if (r := state.rels.get(oid)) is not None
+                           and r.name == ident(node.this)), None)
+            if target is not None and not p._visible(target):
+                node.set(key, exp.to_identifier(target.schema))
+        return tree.sql(DIALECT)
+    except (sqlglot.errors.ParseError, ValueError, TypeError):
+        return rel.sql
+
+
+def check_expression(state, rel, sql: str, pretty: bool = False) -> str:
+    """A CHECK constraint's expression over ``rel``'s columns as
+    pg_get_constraintdef prints it (bare column names, implicit casts
+    shown: ``(balance >= (0)::numeric)``), or the stored text when the
+    printer does not reproduce it."""
+    try:
+        p = Printer(state, pretty, (), [])
+        p.varprefix = False
+        p.c.scopes.append([Rte(rel.name, [(c.name, c.type_oid) for c in rel.live_columns])])
+        tree = sqlglot.parse_one(sql, read=DIALECT)
+        if not isinstance(tree, exp.Expression):
+            raise Unsupported("not an expression")
+        return p.expr_text(tree)
+    except (Unsupported, PgError, LookupError, ValueError, TypeError, sqlglot.errors.ParseError):
+        return sql
+
+
+# pg_views, pg_matviews and pg_get_viewdef print views through this module, CHECK constraints too
 system.set_view_formatter(view_definition)
+definition_text.set_check_formatter(check_expression)

@@ -141,12 +141,15 @@ class ExprPrinter:
                  search_path: list[str] | None = None) -> None:
         self.state = state
         self.depends_on = depends_on
-        self.search_path = search_path or ["public"]
+        self.search_path = ["public"] if search_path is None else search_path
         #: the session's TimeZone (timestamptz constants are shown in it)
         self.zone = "UTC"
         #: the WITH queries in scope: name -> their (name, type) columns
         self.ctes: dict[str, list[tuple[str, int]]] = {}
         self.c = Ctx(state, pretty)
+        #: columns printed qualified by their range-table name (ruleutils' varprefix: a view's
+        #: query); a CHECK constraint or default over one table prints them bare
+        self.varprefix = True
 
     # -- queries ---------------------------------------------------------
 
@@ -333,7 +336,7 @@ class ExprPrinter:
             return
         if isinstance(e, exp.Column):
             rte, name, _ = self.resolve(e)
-            c.buf += f"{_quote_ident(rte)}.{_quote_ident(name)}"
+            c.buf += f"{_quote_ident(rte)}.{_quote_ident(name)}" if self.varprefix else _quote_ident(name)
             return
         if isinstance(e, exp.Neg):
             self._open_plain()

@@ -29,6 +29,7 @@ from ...execution import privileges, system_functions
 from ..binder import OPERATOR_CONTEXTS, REG_ARRAYS, operand_type, referenced_names
 from .. import sql_functions
 from splitstream.catalog.objects import system_catalogs as system
+from splitstream.catalog.objects import absent_catalogs, dependency_catalogs  # noqa: F401  (register their relations)
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -66,6 +67,9 @@ class PlannerBase:
         #: privileges the statement needs, checked each time it runs (execution/privileges.py)
         self.needs: list[privileges.Need] = []
         self.as_role = 0            # while planning a view's query: its owner, whose rights it reads with
+        #: while planning a view's query: the relations it read when created (``Relation.depends_on``),
+        #: which its names denote whatever the reader's search_path (PostgreSQL stores them by OID)
+        self.view_relations: tuple[int, ...] = ()
         #: per statement and view being planned: the column names it uses (None: all, for a *)
         self.column_names: list[frozenset[str] | None] = []
         #: while a SQL function's body is bound: its parameters (sql_functions.FnScope)
@@ -232,6 +236,9 @@ class PlannerBase:
 
     def lookup_relation(self, name: str, schema: str | None) -> Relation | None:
         st = self.state
+        bound = self._view_relation(name, schema)
+        if bound is not None:
+            return self._read(bound)
         if schema:
             if schema in st.schemas and not self.as_role:
                 # a qualified name needs USAGE on its schema, checked at lookup as PostgreSQL does (before
@@ -245,6 +252,14 @@ class PlannerBase:
             r = st.lookup(s, name)
             if r is not None:
                 return self._read(r)
+        return None
+
+    def _view_relation(self, name: str, schema: str | None) -> Relation | None:
+        """Inside a view's query, the relation of that name the view was created over, if any."""
+        for oid in self.view_relations:
+            rel = self.state.rels.get(oid)
+            if rel is not None and rel.name == name and (schema is None or rel.schema == schema):
+                return rel
         return None
 
     def _read(self, rel: Relation | None) -> Relation | None:

@@ -91,9 +91,10 @@ class FromPlanner(WindowPlanner, PlannerBase):
                 self.row_types[alias] = vt.name if vt.schema == "pg_catalog" else f"{vt.schema}.{vt.name}"
                 if vt.name in privileges.SUPERUSER_TABLES:
                     self.needs.append(privileges.Need("", system_table=vt.name, as_role=self.as_role))
-                op: operators.Op = operators.VirtualScan(vt.name, [operators.OutCol(n, o) for n, o in vt.columns],
-                                   lambda ctx, _vt=vt: _vt.produce(ctx.state, ctx))
-                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid) for i, c in enumerate(op.out)]
+                out = [operators.OutCol(n, o) for n, o in vt.columns] + [operators.OutCol("tableoid", type_oids.OID, hidden=True)]
+                op: operators.Op = operators.VirtualScan(vt.name, out, lambda ctx, _vt=vt: _vt.produce_scan(ctx.state, ctx))
+                cols = [ScopeCol(alias, colaliases[i] if i < len(colaliases) else c.name, c.oid, hidden=c.hidden)
+                        for i, c in enumerate(op.out)]
                 return op, Scope(cols, outer, tables=[alias])
             full = f"{schema}.{name}" if schema else name
             raise PgError(UNDEFINED_TABLE, f'relation "{full}" does not exist')
@@ -130,13 +131,14 @@ class FromPlanner(WindowPlanner, PlannerBase):
         """A plain view: its query planned afresh (outside any WITH of the
         referring query), renamed to the view's column names."""
         q = sqlglot.parse_one(rel.sql, read=DIALECT)
-        saved, saved_role = self.ctes, self.as_role
+        saved, saved_role, saved_bound = self.ctes, self.as_role, self.view_relations
         self.ctes, self.as_role = [{}], rel.owner      # a view reads with its owner's rights
+        self.view_relations = rel.depends_on           # and the relations it was created over
         self.use_columns_of(q)
         try:
             inner = self.plan_query(q, None, None)
         finally:
-            self.ctes, self.as_role = saved, saved_role
+            self.ctes, self.as_role, self.view_relations = saved, saved_role, saved_bound
             self.column_names.pop()
         names = [c.name for c in rel.live_columns]
         return operators.Project(inner, [expr.ColRef(i, c.oid, c.name) for i, c in enumerate(inner.out)],
