@@ -19,8 +19,8 @@ from splitstream.protocol import oids as type_oids
 from . import acl
 from .definition_text import constraint_oid
 from .system_catalogs import (
-    CATALOG_OIDS, PIPELINEDB_EXTENSION_OID, STREAM_FDW_OID, STREAM_SERVER_OID, TEXTARR, attrdef_oid, column_defaults,
-    ns_oid, rule_oid, table,
+    CATALOG_OIDS, PIPELINEDB_EXTENSION_OID, STREAM_FDW_OID, STREAM_SERVER_OID, TEXTARR, attrdef_oid, builtin_procs,
+    column_defaults, ns_oid, rule_oid, table,
 )
 
 CATALOG_OIDS.update({"pg_depend": 2608, "pg_init_privs": 3394, "pg_shdepend": 1214})
@@ -50,7 +50,17 @@ def _pg_depend(state, ctx) -> Iterator[Dep]:
             yield from _rule_deps(state, r)
         yield from _constraint_deps(state, r)
     yield from _default_deps(state)
-    for classid, member in ((PG_FOREIGN_DATA_WRAPPER, STREAM_FDW_OID), (PG_FOREIGN_SERVER, STREAM_SERVER_OID)):
+    yield from _pipelinedb_members(state)
+
+
+def _pipelinedb_members(state) -> Iterator[Dep]:
+    """The extension's members: the stream server and wrapper, its schema and
+    the functions in it, so pg_dump writes none of them (no CREATE SCHEMA
+    pipelinedb, no CREATE FUNCTION pipelinedb.get_views)."""
+    members = [(PG_FOREIGN_DATA_WRAPPER, STREAM_FDW_OID), (PG_FOREIGN_SERVER, STREAM_SERVER_OID),
+               (PG_NAMESPACE, ns_oid(state, "pipelinedb"))]
+    members += [(PG_PROC, e.oid) for e in builtin_procs() if e.name.startswith("pipelinedb.")]
+    for classid, member in members:
         yield (classid, member, 0, PG_EXTENSION, PIPELINEDB_EXTENSION_OID, 0, "e")
 
 
@@ -132,8 +142,10 @@ def _sequence_named(state, name: str, schema: str):
     ("initprivs", TEXTARR),
 ])
 def _pg_init_privs(state, ctx):
-    """The privileges initdb gave: the built-in schemas' USAGE for PUBLIC
-    (privtype 'i'), so pg_dump prints no GRANT for what every database has."""
+    """The privileges initdb (and the pipelinedb extension, for its schema)
+    gave: the built-in schemas' USAGE for PUBLIC (privtype 'i'; 'e' for an
+    extension's), so pg_dump prints no GRANT for what every database has."""
     for s in state.schemas.values():
-        if s.oid < acl.FIRST_USER_OID and s.name in ("pg_catalog", "public"):
-            yield (s.oid, PG_NAMESPACE, 0, "i", acl.acl_texts(state.roles, acl.schema_acl(replace(s, acl=None))))
+        if s.oid < acl.FIRST_USER_OID and s.name in ("pg_catalog", "public", "pipelinedb"):
+            yield (s.oid, PG_NAMESPACE, 0, "e" if s.name == "pipelinedb" else "i",
+                   acl.acl_texts(state.roles, acl.schema_acl(replace(s, acl=None))))

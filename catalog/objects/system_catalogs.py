@@ -765,7 +765,7 @@ def _pg_extension(state, ctx):
     wrapper are its members (pg_depend 'e'), so pg_dump leaves them out as it
     leaves out what any extension made."""
     yield (13500, "plpgsql", 10, 11, False, "1.0", None, None)
-    yield (PIPELINEDB_EXTENSION_OID, "pipelinedb", 10, 11, False, "1.0.0", None, None)
+    yield (PIPELINEDB_EXTENSION_OID, "pipelinedb", 10, NS_OID["pipelinedb"], False, "1.0.0", None, None)
 
 
 @table("pg_catalog", "pg_views", [("schemaname", type_oids.NAME), ("viewname", type_oids.NAME), ("viewowner", type_oids.NAME),
