@@ -200,14 +200,17 @@ functions.register("pg_get_function_identity_arguments", sigs="oid -> text")(
 functions.register("pg_get_function_result", sigs="oid -> text")(_text_of(function_result, function_text.result))
 @functions.register("pg_function_is_visible", sigs="oid -> bool")
 def _function_is_visible(cols, n, ctx):
-    """Built-ins are; a user function when its schema is in the search path
-    and no schema before it holds a function of the same name and arguments."""
+    """Built-ins of pg_catalog are, those of another schema (pipelinedb.*)
+    when it is in the search path; a user function when its schema is in
+    the search path and no schema before it holds a function of the same
+    name and arguments."""
     path = privileges.search_path(ctx.session)
+    qualified = {e.oid: e.name.rpartition(".")[0] for e in entries() if "." in e.name}
     out = []
     for o in cols[0].to_pylist():
         fn = None if o is None or o < _FIRST_USER_OID else function_text.user_function(ctx.state, o)
         if fn is None:
-            out.append(None if o is None else True)
+            out.append(None if o is None else o not in qualified or qualified[o] in path)
             continue
         first = next((f for s in ["pg_catalog"] + path for f in ctx.state.functions.get(fn.name, ())
                       if f.schema == s and f.arg_types == fn.arg_types), None)
