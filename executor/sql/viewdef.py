@@ -26,6 +26,7 @@ from splitstream.protocol.errors import PgError
 from ..execution import privileges
 from .binder import ident
 from .dialect import DIALECT
+from .planner import join_groups
 from .viewdef_expr import _SQL_SYNTAX, JOIN, STD, UNKNOWN, VAR, ExprPrinter, Rte, Unsupported, _common, _quote_ident
 
 
@@ -492,6 +493,7 @@ def view_definition(state, rel, pretty: bool = False, session=None) -> str:
         tree = sqlglot.parse_one(rel.sql, read=DIALECT)
         if not isinstance(tree, exp.Expression):
             raise Unsupported("not a query")
+        tree = join_groups.unfold_first(tree)     # FROM (a JOIN b ON ...): a view restored from pg_dump's text
         p = Printer(state, pretty, rel.depends_on, privileges.search_path(session))
         p.zone = (session.settings.get("timezone") if session is not None else None) or "UTC"
         p.query(tree, 0, [c.name for c in rel.live_columns if not c.hidden], True)

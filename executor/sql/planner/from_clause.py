@@ -25,6 +25,7 @@ from .base import PlannerBase
 from .time_windows import WINDOW_FUNCTIONS, WindowPlanner
 from splitstream.catalog.objects import system_catalogs as system
 from ..table_functions import SRF_NAMES, TABLE_FUNCTIONS, table_function
+from . import join_groups
 from .. import sql_functions, tablesample
 
 
@@ -201,6 +202,7 @@ class FromPlanner(WindowPlanner, PlannerBase):
         joins = list(sel.args.get("joins") or [])
         while joins and _is_comma_item(joins[0]):
             items.append(joins.pop(0).this)
+        items, joins = join_groups.flatten(items, joins)      # FROM (a JOIN b ON ...), as views are deparsed
 
         def item(it):
             o, sc = self.plan_from_item(it, outer, corr)

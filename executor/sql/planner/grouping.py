@@ -184,6 +184,8 @@ class GroupingPlanner(PlannerBase):
         if group is None:
             return key_nodes, sets
         plain = [g for g in group.expressions if not isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
+        # GROUP BY (a, b) at the top is the columns a and b, as PostgreSQL flattens it
+        plain = [e for g in plain for e in (g.expressions if isinstance(g, exp.Tuple) else [g])]
         special = [g for g in group.expressions if isinstance(g, (exp.Rollup, exp.Cube, exp.GroupingSets))]
         for flag in ("rollup", "cube", "grouping_sets"):
             v = group.args.get(flag)
@@ -191,6 +193,8 @@ class GroupingPlanner(PlannerBase):
                 special += v if isinstance(v, list) else [v]
 
         def key_index(node):
+            while isinstance(node, exp.Paren):       # GROUP BY (v + 1), as pg_get_viewdef writes keys
+                node = node.this
             node = self._resolve_group_ref(node, select_items, scope)
             sql = node.sql(DIALECT)
             for i, k in enumerate(key_nodes):
