@@ -26,10 +26,14 @@ _WRITES = {"INSERT", "UPDATE", "DELETE", "MERGE", "COPY FROM", "TRUNCATE TABLE",
 _NO_SNAPSHOT = {"SET", "SHOW", "RESET", "PREPARE", "DEALLOCATE", "LISTEN", "UNLISTEN", "DISCARD", "SAVEPOINT",
                 "RELEASE"}
 _LOCKING = re.compile(r"\bFOR\s+(NO\s+KEY\s+UPDATE|UPDATE|KEY\s+SHARE|SHARE)\b", re.I)
+#: quoted text (strings, E'' strings, dollar quotes, quoted identifiers) and comments: never keywords
+_QUOTED = re.compile(r"\b[Ee]'(?:[^'\\]|''|\\.)*'|'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|\$([A-Za-z_]\w*|)\$.*?\$\1\$"
+                     r"|--[^\n]*|/\*.*?\*/", re.S)
 
 
 def command_name(sql: str) -> str:
     """PostgreSQL's name of the command ``sql`` starts with (upper case)."""
+    sql = _QUOTED.sub(" '' ", sql)
     text = _COMMENTS.sub("", sql.lstrip("( \t\r\n"), count=1)
     words = [w.upper() for w in _WORDS.findall(text[:200])]
     if not words:
