@@ -9,6 +9,7 @@ and the leading words are what PostgreSQL's name is made of.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 _COMMENTS = re.compile(r"\s*(?:--[^\n]*\n?|/\*.*?\*/\s*)*", re.S)
@@ -31,35 +32,55 @@ _QUOTED = re.compile(r"\b[Ee]'(?:[^'\\]|''|\\.)*'|'(?:[^']|'')*'|\"(?:[^\"]|\"\"
                      r"|--[^\n]*|/\*.*?\*/", re.S)
 
 
+#: the statement's start that names most commands (a long INSERT is never scanned whole)
+_HEAD_CHARS = 2000
+
+
 def command_name(sql: str) -> str:
     """PostgreSQL's name of the command ``sql`` starts with (upper case)."""
-    sql = _QUOTED.sub(" '' ", sql)
-    text = _COMMENTS.sub("", sql.lstrip("( \t\r\n"), count=1)
+    return _cached_name(sql) if len(sql) <= _HEAD_CHARS else _name(sql)
+
+
+@functools.lru_cache(maxsize=1024)
+def _cached_name(sql: str) -> str:
+    return _name(sql)
+
+
+def _name(sql: str) -> str:
+    start = _QUOTED.sub(" '' ", sql[:_HEAD_CHARS])
+    text = _COMMENTS.sub("", start.lstrip("( \t\r\n"), count=1)
     words = [w.upper() for w in _WORDS.findall(text[:200])]
     if not words:
         return ""
     head = words[0]
+    if head not in ("WITH", "COPY", "SELECT", "TABLE", "VALUES", "CREATE"):
+        return _named(head, words)
+    sql = start if len(sql) <= _HEAD_CHARS else _QUOTED.sub(" '' ", sql)
     if head == "WITH":
         return _with_name(sql)
     if head == "COPY":
         return "COPY FROM" if re.search(r"\bFROM\s+(STDIN|'|PROGRAM\b)", sql, re.I) else "COPY"
-    if head == "TRUNCATE":
-        return "TRUNCATE TABLE"
     if head in ("SELECT", "TABLE", "VALUES"):
         if re.search(r"\bINTO\s+(?!STRICT)", sql, re.I) and head == "SELECT" and not re.search(r"\bINSERT\b", sql, re.I):
             return "SELECT INTO"
         m = _LOCKING.search(sql)
         return f"SELECT FOR {' '.join(m.group(1).upper().split())}" if m else "SELECT"
-    if head in _OBJECT_WORDS:
-        rest = [w for w in words[1:] if w not in _SKIPPED]
-        if not rest:
-            return head
-        name = rest[0] if rest[0] not in _TWO_WORD_OBJECTS or len(rest) < 2 else f"{rest[0]} {rest[1]}"
-        if head == "CREATE" and name == "TABLE" and re.search(r"\)\s*AS\b|\bAS\s*(\(|SELECT\b|VALUES\b|TABLE\b|WITH\b)",
-                                                              sql, re.I):
-            return "CREATE TABLE AS"
-        return f"{head} {name}"
-    return head
+    name = _named(head, words)
+    if name == "CREATE TABLE" and re.search(r"\)\s*AS\b|\bAS\s*(\(|SELECT\b|VALUES\b|TABLE\b|WITH\b)", sql, re.I):
+        return "CREATE TABLE AS"
+    return name
+
+
+def _named(head: str, words: list[str]) -> str:
+    """The name from the leading words: the keyword, or for CREATE/ALTER/DROP ... the object's kind too."""
+    if head == "TRUNCATE":
+        return "TRUNCATE TABLE"
+    if head not in _OBJECT_WORDS:
+        return head
+    rest = [w for w in words[1:] if w not in _SKIPPED]
+    if not rest:
+        return head
+    return f"{head} {rest[0] if rest[0] not in _TWO_WORD_OBJECTS or len(rest) < 2 else f'{rest[0]} {rest[1]}'}"
 
 
 def _with_name(sql: str) -> str:
