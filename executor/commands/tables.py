@@ -382,6 +382,8 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             cons = tuple(Constraint(c.name, c.kind, tuple(new if x == old else x for x in c.columns), c.check_sql,
                                     c.ref_table, c.ref_columns, c.on_delete, c.on_update, c.index_oid) for c in rel.constraints)
             ctx.txn.apply(("rel", rel.with_(columns=cols, constraints=cons)))
+            for seq in _owned_sequences(ctx.txn.state, rel, old):
+                ctx.txn.apply(("rel", seq.with_(owned_by=(rel.oid, new))))
         elif isinstance(action, exp.AlterRename):
             new = ident(action.this.this) if isinstance(action.this, exp.Table) else ident(action.this)
             if st.lookup(rel.schema, new) is not None:
@@ -525,6 +527,8 @@ def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
             return [Notice(f'column "{name}" of relation "{rel.name}" does not exist, skipping')]
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
     notices = _drop_column_dependents(session, ctx, rel, name, cascade)
+    for seq in _owned_sequences(ctx.txn.state, rel, name):     # pg_depend 'a': the column's sequences go with it
+        drop_relation(session, ctx, seq)
     i = rel.column_index(name)
     tv = ctx.txn.state.data.get(rel.oid)
     cols = tuple(ColumnDef(c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity, True, c.attnum, c.hidden)
@@ -537,6 +541,11 @@ def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
         keep = [c for j, c in enumerate(b.cols) if j != i]
         ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in keep]))
     return notices
+
+
+def _owned_sequences(st, rel: Relation, column: str) -> list[Relation]:
+    """The sequences OWNED BY ``rel``'s ``column`` (its serial or identity, or ALTER SEQUENCE ... OWNED BY)."""
+    return [s for s in st.rels.values() if s.kind == "S" and s.owned_by == (rel.oid, column)]
 
 
 def _drop_column_dependents(session, ctx, rel, name, cascade) -> list:

@@ -95,7 +95,8 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
         return lift(regclass, type_oids.REGCLASS)
     if name == "pg_get_serial_sequence":
         def serial(st, tbl, col):
-            r = planner.lookup_relation(tbl.split(".")[-1], None)
+            parts = tbl.split(".")
+            r = planner.lookup_relation(parts[-1], parts[-2] if len(parts) > 1 else None)
             if r is None:
                 raise PgError(UNDEFINED_TABLE, f'relation "{tbl}" does not exist')
             for s in st.rels.values():
