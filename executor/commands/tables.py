@@ -53,8 +53,14 @@ def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> Col
     return ColumnDef(name, oid if oid != type_oids.UNKNOWN else type_oids.TEXT, typmod, attnum=attnum)
 
 
-def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
+def column_defs(planner, cols: list[exp.ColumnDef], table_name: str,
+                schema: str = "public") -> tuple[list[ColumnDef], list[Constraint], list]:
+    """``schema``: the table's; a serial or identity default names its
+    sequence with it unless it is public (the default is kept as text and
+    resolved when it runs, so an unqualified name would miss a sequence of a
+    schema outside the search path)."""
     out: list[ColumnDef] = []
+    seq_prefix = f"{table_name}_" if schema == "public" else f"{schema}.{table_name}_"
     cons: list[Constraint] = []
     seqs: list[tuple[str, int, exp.Expression | None]] = []     # (column, type, its identity options)
     for i, cd in enumerate(cols):
@@ -72,7 +78,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
         tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
         if tname in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
             seqs.append((name, oid, None))
-            default = f"nextval('{table_name}_{name}_seq'::regclass)"
+            default = f"nextval('{seq_prefix}{name}_seq'::regclass)"
             not_null = True
         for c in cd.args.get("constraints") or []:
             k = c.args.get("kind")
@@ -91,7 +97,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
                 identity = "a" if k.this else "d"
                 not_null = True
                 seqs.append((name, oid, k))     # its sequence options: START WITH, INCREMENT BY, ...
-                default = f"nextval('{table_name}_{name}_seq'::regclass)"
+                default = f"nextval('{seq_prefix}{name}_seq'::regclass)"
             elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
             elif isinstance(k, exp.CollateColumnConstraint):
@@ -248,7 +254,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         cons: list[Constraint] = []
         seqs: list[tuple[str, int, exp.Expression | None]] = []
     else:
-        cols, cons, seqs = column_defs(planner, col_nodes, name)
+        cols, cons, seqs = column_defs(planner, col_nodes, name, schema)
         cons += _table_constraints(planner, other, name, cols)
     # primary key columns are NOT NULL
     pk_cols = {c for con in cons if con.kind == "p" for c in con.columns}
@@ -498,7 +504,7 @@ def _alter_column(ctx, rel, action):
 
 
 def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
-    cols, cons, seqs = column_defs(planner, [cd], rel.name)
+    cols, cons, seqs = column_defs(planner, [cd], rel.name, rel.schema)
     c = cols[0]
     if rel.column(c.name) is not None:
         raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" of relation "{rel.name}" already exists')
