@@ -89,7 +89,8 @@ class AlterSequenceStmt(Stmt):
         last, called = db.sequences.get(rel.oid, [rel.seq_start, False])
         new = _init_params(rel, opts, _State(rel.seq_type, rel.seq_start, rel.seq_increment, rel.seq_min,
                                              rel.seq_max, rel.seq_cycle, last, called))
-        owned_by = _owned_by(ctx, planner, rel, opts["owned_by"].arg) if "owned_by" in opts else rel.owned_by
+        owned_by = _owned_by(ctx, planner, rel, opts["owned_by"].arg,
+                                                    session.info.database or "postgres") if "owned_by" in opts else rel.owned_by
         ctx.txn.apply(("rel", rel.with_(seq_type=new.type_oid, seq_start=new.start, seq_increment=new.increment,
                                         seq_min=new.minvalue, seq_max=new.maxvalue, seq_cycle=new.cycle,
                                         owned_by=owned_by)))
@@ -213,7 +214,7 @@ def _in_range(what: str, v: int, s: _State) -> None:
         raise PgError(INVALID_PARAMETER_VALUE, f"{what} ({v}) cannot be greater than MAXVALUE ({s.maxvalue})")
 
 
-def _owned_by(ctx, planner, seq: Relation, names: Any) -> tuple[int, str] | None:
+def _owned_by(ctx, planner, seq: Relation, names: Any, database: str) -> tuple[int, str] | None:
     """process_owned_by: NONE, or a column of a table of the sequence's owner
     and schema; an identity column's sequence stays its column's."""
     parts = [n.sval for n in names]
@@ -222,7 +223,7 @@ def _owned_by(ctx, planner, seq: Relation, names: Any) -> tuple[int, str] | None
             raise PgError(SYNTAX_ERROR, "invalid OWNED BY option", hint="Specify OWNED BY table.column or OWNED BY NONE.")
         table, column = None, None
     else:
-        table, column = _owner_table(ctx, planner, parts[:-1]), parts[-1]
+        table, column = _owner_table(ctx, planner, parts[:-1], database), parts[-1]
         if table.owner != seq.owner:
             raise PgError(OBJECT_NOT_IN_PREREQUISITE_STATE, "sequence must have same owner as table it is linked to")
         if table.schema != seq.schema:
@@ -233,7 +234,12 @@ def _owned_by(ctx, planner, seq: Relation, names: Any) -> tuple[int, str] | None
     return (table.oid, column) if table is not None and column is not None else None
 
 
-def _owner_table(ctx, planner, parts: list[str]) -> Relation:
+def _owner_table(ctx, planner, parts: list[str], database: str) -> Relation:
+    """makeRangeVarFromNameList and relation_openrv: [[database.]schema.]table."""
+    if len(parts) > 3:
+        raise PgError(SYNTAX_ERROR, f"improper relation name (too many dotted names): {'.'.join(parts)}")
+    if len(parts) == 3 and parts[0] != database:
+        raise PgError(FEATURE_NOT_SUPPORTED, f'cross-database references are not implemented: "{".".join(parts)}"')
     schema = parts[-2] if len(parts) > 1 else None
     if schema is not None and schema not in ctx.txn.state.schemas:
         raise PgError(INVALID_SCHEMA_NAME, f'schema "{schema}" does not exist')
