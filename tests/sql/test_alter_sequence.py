@@ -86,6 +86,12 @@ SCRIPTS = {
         "SELECT c.relname, d.refobjsubid, d.deptype FROM pg_depend d JOIN pg_class c ON c.oid = d.objid "
         "WHERE d.refobjid = '{s}.t'::regclass AND d.classid = 'pg_class'::regclass ORDER BY 1",
         "SELECT pg_get_serial_sequence('{s}.t', 'id')",
+        "ALTER TABLE {s}.t RENAME COLUMN id TO ident",
+        "SELECT pg_get_serial_sequence('{s}.t', 'ident')",
+        "CREATE TABLE {s}.w (id serial, v int)",
+        "SELECT column_default::text FROM information_schema.columns WHERE table_schema = '{s}' AND table_name = 'w'",
+        "INSERT INTO {s}.w (v) VALUES (1) RETURNING id",
+        "DROP TABLE {s}.w",
         "ALTER SEQUENCE {s}.q2 OWNED BY {s}.t.nosuch",
         "ALTER SEQUENCE {s}.q2 OWNED BY {s}.nosuch.id",
         "ALTER SEQUENCE {s}.q2 OWNED BY t",
