@@ -10,16 +10,18 @@ transaction commits, as TRUNCATE ... RESTART IDENTITY does.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pglast import ast, parse_sql
+from pglast.enums import ObjectType
 from pglast.parser import ParseError
 
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
-    FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, INVALID_SCHEMA_NAME, INVALID_TEXT_REPRESENTATION,
+    DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, INVALID_SCHEMA_NAME, INVALID_TEXT_REPRESENTATION,
     NUMERIC_VALUE_OUT_OF_RANGE, OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
 )
@@ -47,7 +49,9 @@ def alter_sequence_statement(text: str) -> Stmt | None:
     except ParseError:
         return None
     node = stmts[0].stmt if len(stmts) == 1 else None
-    refuse_rename_or_set_schema(node)
+    refuse_set_schema(node)
+    if isinstance(node, ast.RenameStmt) and node.renameType == ObjectType.OBJECT_SEQUENCE:
+        return RenameSequenceStmt(node)
     if not isinstance(node, ast.AlterSeqStmt):
         return None
     return AlterSequenceStmt(node)
@@ -262,13 +266,76 @@ def _refuse_identity_sequence(ctx, seq: Relation) -> None:
                       detail=f'Sequence "{seq.name}" is linked to table "{table.name}".')
 
 
-def refuse_rename_or_set_schema(node: Any) -> None:
-    """ALTER SEQUENCE ... RENAME TO / SET SCHEMA: a column's default names its
-    sequence in text (nextval('s'::regclass)), so moving the name would leave
-    the default pointing nowhere."""
-    if isinstance(node, ast.RenameStmt):
-        raise PgError(FEATURE_NOT_SUPPORTED, "ALTER SEQUENCE ... RENAME TO is not supported",
-                      hint="Create a sequence of the new name and setval() it to the old one's value.")
+
+#: a sequence function's first argument, a sequence named in a string ('s', 'sch.s', '"S"')
+_SEQUENCE_CALL = re.compile(r"(?i)\b(?P<fn>nextval|currval|setval)\(\s*'(?P<name>(?:[^']|'')*)'")
+_NAME_PART = re.compile(r'"((?:[^"]|"")*)"|([^."]+)')
+
+
+def _name_parts(text: str) -> list[str]:
+    """The dotted parts of a regclass string, as regclass reads them."""
+    return [q.replace('""', '"') if q else p.strip().lower() for q, p in _NAME_PART.findall(text.replace("''", "'"))]
+
+
+def rename_sequence_references(ctx, planner, seq: Relation, new: str) -> None:
+    """Column defaults name their sequence in text (nextval('s'::regclass)),
+    where PostgreSQL keeps its oid: a renamed sequence is renamed in them, so
+    serial and identity columns go on drawing from it."""
+    def renamed(m: re.Match) -> str:
+        parts = _name_parts(m.group("name"))
+        if not parts or parts[-1] != seq.name:
+            return m.group(0)
+        if len(parts) == 1:
+            found = planner.lookup_relation(parts[0], None)
+            if found is None or found.oid != seq.oid:
+                return m.group(0)
+            return f"{m.group('fn')}('{_quoted(new)}'"
+        if parts[-2] != seq.schema:
+            return m.group(0)
+        return f"{m.group('fn')}('{_quoted(seq.schema)}.{_quoted(new)}'"
+
+    for rel in list(ctx.txn.state.rels.values()):
+        cols = tuple(replace(c, default=_SEQUENCE_CALL.sub(renamed, c.default)) if c.default else c for c in rel.columns)
+        if cols != rel.columns:
+            ctx.txn.apply(("rel", rel.with_(columns=cols)))
+
+
+def _quoted(name: str) -> str:
+    """A name as regclass text reads it back (quoted unless a plain lower-case identifier)."""
+    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
+        return name
+    return '"' + name.replace('"', '""').replace("'", "''") + '"'
+
+
+class RenameSequenceStmt(Stmt):
+    """ALTER SEQUENCE [IF EXISTS] s RENAME TO n: ALTER TABLE's rename, checked
+    as RenameRelation checks it, with the defaults that name it renamed."""
+    cacheable = False
+
+    def __init__(self, node: ast.RenameStmt) -> None:
+        self.node = node
+
+    def run(self, session, ctx) -> Result:
+        rv, new = self.node.relation, self.node.newname
+        st = ctx.txn.for_write(ctx.check_cancel)
+        planner = Planner(session.engine, ctx.state, session=session.info)
+        rel = planner.lookup_relation(rv.relname, rv.schemaname)
+        if rel is None:
+            if self.node.missing_ok:
+                return Result(tag="ALTER SEQUENCE", notices=[Notice(f'relation "{rv.relname}" does not exist, skipping')])
+            raise PgError(UNDEFINED_TABLE, f'relation "{_rv_name(rv)}" does not exist')
+        privileges.require_relation_owner(st, session.info, rel)
+        if rel.kind != "S":
+            raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
+        if st.lookup(rel.schema, new) is not None:
+            raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
+        rename_sequence_references(ctx, planner, rel, new)
+        ctx.txn.apply(("rel", ctx.txn.state.rels[rel.oid].with_(name=new)))
+        return Result(tag="ALTER SEQUENCE")
+
+
+def refuse_set_schema(node: Any) -> None:
+    """ALTER SEQUENCE ... SET SCHEMA: splitstream moves no relation to another schema."""
     if isinstance(node, ast.AlterObjectSchemaStmt):
         raise PgError(FEATURE_NOT_SUPPORTED, "ALTER SEQUENCE ... SET SCHEMA is not supported",
                       hint="Create the sequence in the other schema and setval() it to the old one's value.")

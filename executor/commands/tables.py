@@ -38,6 +38,7 @@ from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
 from .schemas import sequence_option_fields
+from .sequences import rename_sequence_references
 
 
 #: pseudo-types no stored column may have (PostgreSQL's CheckAttributeType)
@@ -54,13 +55,15 @@ def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> Col
 
 
 def column_defs(planner, cols: list[exp.ColumnDef], table_name: str,
-                schema: str = "public") -> tuple[list[ColumnDef], list[Constraint], list]:
+                schema: str | None = None) -> tuple[list[ColumnDef], list[Constraint], list]:
     """``schema``: the table's; a serial or identity default names its
-    sequence with it unless it is public (the default is kept as text and
-    resolved when it runs, so an unqualified name would miss a sequence of a
-    schema outside the search path)."""
+    sequence with it unless an unqualified name finds that schema first (the
+    default is kept as text and resolved when it runs, so an unqualified name
+    would miss a sequence of a schema outside the search path; PostgreSQL
+    prints it so too)."""
     out: list[ColumnDef] = []
-    seq_prefix = f"{table_name}_" if schema == "public" else f"{schema}.{table_name}_"
+    first = next((p for p in planner.search_path() if p in planner.state.schemas), None)
+    seq_prefix = f"{table_name}_" if schema in (None, first) else f"{schema}.{table_name}_"
     cons: list[Constraint] = []
     seqs: list[tuple[str, int, exp.Expression | None]] = []     # (column, type, its identity options)
     for i, cd in enumerate(cols):
@@ -395,7 +398,9 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             if st.lookup(rel.schema, new) is not None:
                 raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
             _refuse_rename(ctx, rel, None)
-            ctx.txn.apply(("rel", rel.with_(name=new)))
+            if rel.kind == "S":
+                rename_sequence_references(ctx, planner, rel, new)
+            ctx.txn.apply(("rel", ctx.txn.state.rels[rel.oid].with_(name=new)))
         elif isinstance(action, exp.AlterColumn):
             _alter_column(ctx, rel, action)
         elif type(action).__name__ in ("AddConstraint",):

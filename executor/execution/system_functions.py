@@ -385,7 +385,9 @@ def sequence_function(engine, planner, name, args):
             rel = st.rels.get(v)
         else:
             parts = str(v).split(".")
-            rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
+            last = parts[-1].strip()      # a quoted name keeps its case, as regclass reads it
+            rel = planner.lookup_relation(last[1:-1].replace('""', '"') if last.startswith('"') else last.lower(),
+                                          parts[0] if len(parts) > 1 else None)
         if rel is None or rel.kind != "S":
             raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
         if ctx is not None:
