@@ -18,6 +18,7 @@ from pglast import ast, parse_sql
 from pglast.enums import ObjectType
 from pglast.parser import ParseError
 
+from splitstream.catalog.objects.definition_text import quote_ident
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
@@ -301,10 +302,8 @@ def rename_sequence_references(ctx, planner, seq: Relation, new: str) -> None:
 
 
 def _quoted(name: str) -> str:
-    """A name as regclass text reads it back (quoted unless a plain lower-case identifier)."""
-    if re.fullmatch(r"[a-z_][a-z0-9_$]*", name):
-        return name
-    return '"' + name.replace('"', '""').replace("'", "''") + '"'
+    """A name as regclass text inside a string literal reads it back."""
+    return quote_ident(name).replace("'", "''")
 
 
 class RenameSequenceStmt(Stmt):

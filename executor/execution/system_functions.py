@@ -12,7 +12,7 @@ import time
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects import acl, function_text
-from splitstream.catalog.objects.definition_text import constraint_def, index_def, relation_name
+from splitstream.catalog.objects.definition_text import constraint_def, index_def, quote_ident, relation_name
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
@@ -101,7 +101,7 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
                 raise PgError(UNDEFINED_TABLE, f'relation "{tbl}" does not exist')
             for s in st.rels.values():
                 if s.kind == "S" and s.owned_by == (r.oid, col):
-                    return f"{s.schema}.{s.name}"
+                    return f"{quote_ident(s.schema)}.{quote_ident(s.name)}"
             return None
 
         return lift(serial, type_oids.TEXT)

@@ -116,7 +116,7 @@ SCRIPTS = {
         "INSERT INTO t DEFAULT VALUES RETURNING id, g, r",
         "SELECT column_name::text, column_default::text FROM information_schema.columns WHERE table_name = 't' "
         "AND column_name <> 'g' ORDER BY 1",
-        "SELECT pg_get_serial_sequence('t', 'g')",
+        "SELECT pg_get_serial_sequence('t', 'id'), pg_get_serial_sequence('t', 'g')",
         "ALTER SEQUENCE \"Ids\" RESTART 7",
         "INSERT INTO t DEFAULT VALUES RETURNING id, g, r",
         "RESET search_path",
