@@ -18,12 +18,13 @@ from pglast import ast, parse_sql
 from pglast.enums import ObjectType
 from pglast.parser import ParseError
 
+from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.definition_text import quote_ident
 from splitstream.catalog.objects.model import Relation
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
     DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_PARAMETER_VALUE, INVALID_SCHEMA_NAME, INVALID_TEXT_REPRESENTATION,
-    NUMERIC_VALUE_OUT_OF_RANGE, OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_TABLE,
+    NUMERIC_VALUE_OUT_OF_RANGE, OBJECT_NOT_IN_PREREQUISITE_STATE, SYNTAX_ERROR, UNDEFINED_COLUMN, UNDEFINED_OBJECT, UNDEFINED_TABLE,
     WRONG_OBJECT_TYPE, Notice, PgError,
 )
 
@@ -35,7 +36,6 @@ from .base import Stmt
 #: the types a sequence may have: (name in PostgreSQL's messages, smallest, largest)
 _TYPES = {type_oids.INT2: ("smallint", -2**15, 2**15 - 1), type_oids.INT4: ("integer", -2**31, 2**31 - 1),
           type_oids.INT8: ("bigint", -2**63, 2**63 - 1)}
-_TYPE_NAMES = {"int2": type_oids.INT2, "int4": type_oids.INT4, "int8": type_oids.INT8}
 
 #: the relation kinds a sequence may be owned by, and PostgreSQL's detail for the others
 _OWNER_KINDS = "rfv"
@@ -159,8 +159,10 @@ def _int64(d: ast.DefElem) -> int:
 
 def _as_type(d: ast.DefElem) -> int:
     names = [n.sval for n in d.arg.names]
-    oid = _TYPE_NAMES.get(names[-1]) if names[:-1] in ([], ["pg_catalog"]) else None
+    oid = sqltypes.oid_by_name(names[-1]) if names[:-1] in ([], ["pg_catalog"]) else None
     if oid is None:
+        raise PgError(UNDEFINED_OBJECT, f'type "{".".join(names)}" does not exist')
+    if oid not in _TYPES or d.arg.arrayBounds:
         raise PgError(INVALID_PARAMETER_VALUE, "sequence type must be smallint, integer, or bigint")
     return oid
 
