@@ -78,30 +78,40 @@ class AlterSequenceStmt(Stmt):
         self.node = node
 
     def run(self, session, ctx) -> Result:
-        rv = self.node.sequence
-        st = ctx.txn.for_write(ctx.check_cancel)
-        planner = Planner(session.engine, ctx.state, session=session.info)
-        rel = planner.lookup_relation(rv.relname, rv.schemaname)
-        if rel is None:
-            if self.node.missing_ok:
-                return Result(tag="ALTER SEQUENCE", notices=[Notice(f'relation "{rv.relname}" does not exist, skipping')])
-            raise PgError(UNDEFINED_TABLE, f'relation "{_rv_name(rv)}" does not exist')
-        privileges.require_relation_owner(st, session.info, rel)
-        if rel.kind != "S":
-            raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
+        found = _sequence(session, ctx, self.node.sequence, self.node.missing_ok)
+        if isinstance(found, Result):
+            return found
+        rel, planner = found
         opts = _options(self.node.options or ())
         db = session.engine.db
         last, called = db.sequences.get(rel.oid, [rel.seq_start, False])
         new = _init_params(rel, opts, _State(rel.seq_type, rel.seq_start, rel.seq_increment, rel.seq_min,
                                              rel.seq_max, rel.seq_cycle, last, called))
-        owned_by = _owned_by(ctx, planner, rel, opts["owned_by"].arg,
-                                                    session.info.database or "postgres") if "owned_by" in opts else rel.owned_by
+        owned_by = rel.owned_by
+        if "owned_by" in opts:
+            owned_by = _owned_by(ctx, planner, rel, opts["owned_by"].arg, session.info.database or "postgres")
         ctx.txn.apply(("rel", rel.with_(seq_type=new.type_oid, seq_start=new.start, seq_increment=new.increment,
                                         seq_min=new.minvalue, seq_max=new.maxvalue, seq_cycle=new.cycle,
                                         owned_by=owned_by)))
         restart = "restart" in opts
         ctx.txn.after_commit.append(lambda: _keep_state(db, rel, new.last if restart else None))
         return Result(tag="ALTER SEQUENCE")
+
+
+def _sequence(session, ctx, rv: ast.RangeVar, missing_ok: bool) -> tuple[Relation, Planner] | Result:
+    """The sequence an ALTER SEQUENCE names, which the current role owns (and
+    a planner of the session's names), or IF EXISTS's answer when it is missing."""
+    st = ctx.txn.for_write(ctx.check_cancel)
+    planner = Planner(session.engine, ctx.state, session=session.info)
+    rel = planner.lookup_relation(rv.relname, rv.schemaname)
+    if rel is None:
+        if missing_ok:
+            return Result(tag="ALTER SEQUENCE", notices=[Notice(f'relation "{rv.relname}" does not exist, skipping')])
+        raise PgError(UNDEFINED_TABLE, f'relation "{_rv_name(rv)}" does not exist')
+    privileges.require_relation_owner(st, session.info, rel)
+    if rel.kind != "S":
+        raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
+    return rel, planner
 
 
 def _keep_state(db, rel: Relation, restart: int | None) -> None:
@@ -317,18 +327,12 @@ class RenameSequenceStmt(Stmt):
         self.node = node
 
     def run(self, session, ctx) -> Result:
-        rv, new = self.node.relation, self.node.newname
-        st = ctx.txn.for_write(ctx.check_cancel)
-        planner = Planner(session.engine, ctx.state, session=session.info)
-        rel = planner.lookup_relation(rv.relname, rv.schemaname)
-        if rel is None:
-            if self.node.missing_ok:
-                return Result(tag="ALTER SEQUENCE", notices=[Notice(f'relation "{rv.relname}" does not exist, skipping')])
-            raise PgError(UNDEFINED_TABLE, f'relation "{_rv_name(rv)}" does not exist')
-        privileges.require_relation_owner(st, session.info, rel)
-        if rel.kind != "S":
-            raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
-        if st.lookup(rel.schema, new) is not None:
+        found = _sequence(session, ctx, self.node.relation, self.node.missing_ok)
+        if isinstance(found, Result):
+            return found
+        rel, planner = found
+        new = self.node.newname
+        if ctx.txn.state.lookup(rel.schema, new) is not None:
             raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
         rename_sequence_references(ctx, planner, rel, new)
         ctx.txn.apply(("rel", ctx.txn.state.rels[rel.oid].with_(name=new)))
