@@ -185,3 +185,26 @@ def test_set_schema_is_refused_with_a_hint(ss_conn, unique_name):
         assert ss_conn.execute(f"SELECT nextval('{q}')").fetchone() == (1,)  # type: ignore[arg-type]
     finally:
         ss_conn.execute(f"DROP SEQUENCE {q}")  # type: ignore[arg-type]
+
+
+def test_owner_checks_like_postgres(ss_conn, pg_conn, unique_name):
+    s, r = unique_name("s"), unique_name("r")
+    for conn in (ss_conn, pg_conn):
+        conn.execute(f"CREATE SCHEMA {s}")  # type: ignore[arg-type]
+        conn.execute(f"CREATE ROLE {r}")  # type: ignore[arg-type]
+        conn.execute(f"GRANT ALL ON SCHEMA {s} TO {r}")  # type: ignore[arg-type]
+    try:
+        wrong = mismatches(ss_conn, pg_conn, [
+            f"CREATE SEQUENCE {s}.q", f"CREATE TABLE {s}.t (id int)", f"ALTER TABLE {s}.t OWNER TO {r}",
+            f"ALTER SEQUENCE {s}.q OWNED BY {s}.t.id",
+            f"SET ROLE {r}", f"ALTER SEQUENCE {s}.q RESTART", f"ALTER SEQUENCE {s}.q RENAME TO q2", "RESET ROLE",
+            f"ALTER SEQUENCE {s}.q OWNER TO {r}", f"ALTER SEQUENCE {s}.q OWNED BY {s}.t.id",
+            f"SET ROLE {r}", f"ALTER SEQUENCE {s}.q INCREMENT 2 RESTART 4", f"SELECT nextval('{s}.q'), nextval('{s}.q')",
+            "RESET ROLE",
+        ])
+    finally:
+        for conn in (ss_conn, pg_conn):
+            conn.execute("RESET ROLE")
+            conn.execute(f"DROP SCHEMA {s} CASCADE")  # type: ignore[arg-type]
+            conn.execute(f"DROP ROLE {r}")  # type: ignore[arg-type]
+    assert not wrong, "\n".join(wrong)
