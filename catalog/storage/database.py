@@ -658,6 +658,8 @@ class Database:
                     self.hooks.replay_partial(op, state, where)
             elif op[0] == "setval":
                 self.sequences[op[1]] = [op[2], True]
+            elif op[0] == "setval_uncalled":
+                self.sequences[op[1]] = [op[2], False]
             else:
                 apply_op(state, op)
                 changed = True
@@ -685,7 +687,7 @@ class Database:
     def setval(self, oid: int, value: int, called: bool = True) -> None:
         with self.seq_lock:
             self.sequences[oid] = [value, called]
-            self.wal.append([("setval", oid, value if called else value - 1)], sync=False)
+            self.wal.append([("setval" if called else "setval_uncalled", oid, value)], sync=False)
 
     # ---------------------------------------------------------- streams
     def ingest_stream(self, oid: int, cols: list[ColumnArrays], apply: Callable[[int], None], sync: bool,

@@ -40,6 +40,7 @@ OP_FIELDS: dict[str, tuple[str, ...]] = {
     "relayout": ("oid", "type_oids", "columns"),
     "truncate": ("oid",),
     "setval": ("oid", "value"),
+    "setval_uncalled": ("oid", "value"),     # setval(s, v, false), ALTER SEQUENCE RESTART: nextval gives v
     "database": ("database",),
     "default_acl": ("default_acl",),
     "drop_default_acl": ("role", "schema", "objtype"),

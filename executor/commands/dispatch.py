@@ -52,6 +52,7 @@ from .functions import function_statement
 from .lock import lock_statement
 from .identity import add_identity_statement
 from .ownership import alter_owner_statement, owned_statement
+from .sequences import alter_sequence_statement
 from .schemas import CheckpointStmt, foreign_table_comment
 from .settings import SHOW_ALL_COLUMNS, ResetStmt, ShowStmt, parse_set
 from .streams import CreateStreamStmt, create_server, foreign_table_ddl
@@ -249,6 +250,10 @@ def _utility(session, text: str, words: list[str]) -> Stmt | None:
         identity_stmt = add_identity_statement(text)
         if identity_stmt is not None:
             return identity_stmt
+    if words[:2] == ["ALTER", "SEQUENCE"]:
+        seq_stmt = alter_sequence_statement(text)
+        if seq_stmt is not None:
+            return seq_stmt
     if w0 == "ALTER" and "OWNER" in text.upper():
         owner_stmt = alter_owner_statement(text, session)
         if owner_stmt is not None:

@@ -38,6 +38,7 @@ from .dml import check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
 from .schemas import sequence_option_fields
+from .sequences import rename_sequence_references
 
 
 #: pseudo-types no stored column may have (PostgreSQL's CheckAttributeType)
@@ -53,8 +54,16 @@ def stored_column(name: str, oid: int, typmod: int = -1, attnum: int = 0) -> Col
     return ColumnDef(name, oid if oid != type_oids.UNKNOWN else type_oids.TEXT, typmod, attnum=attnum)
 
 
-def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[list[ColumnDef], list[Constraint], list]:
+def column_defs(planner, cols: list[exp.ColumnDef], table_name: str,
+                schema: str | None = None) -> tuple[list[ColumnDef], list[Constraint], list]:
+    """``schema``: the table's; a serial or identity default names its
+    sequence with it unless an unqualified name finds that schema first (the
+    default is kept as text and resolved when it runs, so an unqualified name
+    would miss a sequence of a schema outside the search path; PostgreSQL
+    prints it so too)."""
     out: list[ColumnDef] = []
+    first = next((p for p in planner.search_path() if p in planner.state.schemas), None)
+    seq_prefix = f"{table_name}_" if schema in (None, first) else f"{schema}.{table_name}_"
     cons: list[Constraint] = []
     seqs: list[tuple[str, int, exp.Expression | None]] = []     # (column, type, its identity options)
     for i, cd in enumerate(cols):
@@ -72,7 +81,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
         tname = kind.this.name if hasattr(kind.this, "name") else str(kind.this)
         if tname in ("SERIAL", "BIGSERIAL", "SMALLSERIAL"):
             seqs.append((name, oid, None))
-            default = f"nextval('{table_name}_{name}_seq'::regclass)"
+            default = f"nextval('{seq_prefix}{name}_seq'::regclass)"
             not_null = True
         for c in cd.args.get("constraints") or []:
             k = c.args.get("kind")
@@ -91,7 +100,7 @@ def column_defs(planner, cols: list[exp.ColumnDef], table_name: str) -> tuple[li
                 identity = "a" if k.this else "d"
                 not_null = True
                 seqs.append((name, oid, k))     # its sequence options: START WITH, INCREMENT BY, ...
-                default = f"nextval('{table_name}_{name}_seq'::regclass)"
+                default = f"nextval('{seq_prefix}{name}_seq'::regclass)"
             elif isinstance(k, exp.Reference) or (k is not None and type(k).__name__ == "Reference"):
                 cons.append(_fk_from_reference(planner, k, [name], f"{table_name}_{name}_fkey"))
             elif isinstance(k, exp.CollateColumnConstraint):
@@ -248,7 +257,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         cons: list[Constraint] = []
         seqs: list[tuple[str, int, exp.Expression | None]] = []
     else:
-        cols, cons, seqs = column_defs(planner, col_nodes, name)
+        cols, cons, seqs = column_defs(planner, col_nodes, name, schema)
         cons += _table_constraints(planner, other, name, cols)
     # primary key columns are NOT NULL
     pk_cols = {c for con in cons if con.kind == "p" for c in con.columns}
@@ -382,12 +391,16 @@ def alter_table(session, ctx, planner, tree: exp.Alter, text):
             cons = tuple(Constraint(c.name, c.kind, tuple(new if x == old else x for x in c.columns), c.check_sql,
                                     c.ref_table, c.ref_columns, c.on_delete, c.on_update, c.index_oid) for c in rel.constraints)
             ctx.txn.apply(("rel", rel.with_(columns=cols, constraints=cons)))
+            for seq in _owned_sequences(ctx.txn.state, rel, old):
+                ctx.txn.apply(("rel", seq.with_(owned_by=(rel.oid, new))))
         elif isinstance(action, exp.AlterRename):
             new = ident(action.this.this) if isinstance(action.this, exp.Table) else ident(action.this)
             if st.lookup(rel.schema, new) is not None:
                 raise PgError(DUPLICATE_TABLE, f'relation "{new}" already exists')
             _refuse_rename(ctx, rel, None)
-            ctx.txn.apply(("rel", rel.with_(name=new)))
+            if rel.kind == "S":
+                rename_sequence_references(ctx, planner, rel, new)
+            ctx.txn.apply(("rel", ctx.txn.state.rels[rel.oid].with_(name=new)))
         elif isinstance(action, exp.AlterColumn):
             _alter_column(ctx, rel, action)
         elif type(action).__name__ in ("AddConstraint",):
@@ -496,7 +509,7 @@ def _alter_column(ctx, rel, action):
 
 
 def _add_column(session, ctx, planner, rel, cd: exp.ColumnDef):
-    cols, cons, seqs = column_defs(planner, [cd], rel.name)
+    cols, cons, seqs = column_defs(planner, [cd], rel.name, rel.schema)
     c = cols[0]
     if rel.column(c.name) is not None:
         raise PgError(DUPLICATE_COLUMN, f'column "{c.name}" of relation "{rel.name}" already exists')
@@ -525,6 +538,8 @@ def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
             return [Notice(f'column "{name}" of relation "{rel.name}" does not exist, skipping')]
         raise PgError(UNDEFINED_COLUMN, f'column "{name}" of relation "{rel.name}" does not exist')
     notices = _drop_column_dependents(session, ctx, rel, name, cascade)
+    for seq in _owned_sequences(ctx.txn.state, rel, name):     # pg_depend 'a': the column's sequences go with it
+        drop_relation(session, ctx, seq)
     i = rel.column_index(name)
     tv = ctx.txn.state.data.get(rel.oid)
     cols = tuple(ColumnDef(c.name, c.type_oid, c.typmod, c.not_null, c.default, c.identity, True, c.attnum, c.hidden)
@@ -537,6 +552,11 @@ def _drop_column(session, ctx, rel, name, if_exists, cascade) -> list:
         keep = [c for j, c in enumerate(b.cols) if j != i]
         ctx.txn.apply(("relayout", rel.oid, [x.type_oid for x in new_rel.live_columns], [(x.data, x.null_mask()) for x in keep]))
     return notices
+
+
+def _owned_sequences(st, rel: Relation, column: str) -> list[Relation]:
+    """The sequences OWNED BY ``rel``'s ``column`` (its serial or identity, or ALTER SEQUENCE ... OWNED BY)."""
+    return [s for s in st.rels.values() if s.kind == "S" and s.owned_by == (rel.oid, column)]
 
 
 def _drop_column_dependents(session, ctx, rel, name, cascade) -> list:

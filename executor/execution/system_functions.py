@@ -12,7 +12,7 @@ import time
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects import acl, function_text
-from splitstream.catalog.objects.definition_text import constraint_def, index_def, relation_name
+from splitstream.catalog.objects.definition_text import constraint_def, index_def, quote_ident, relation_name
 from splitstream.catalog.objects.system_catalogs import DATABASE_COMMENTS, view_definition
 from splitstream.catalog.datatypes.vector import Col
 from splitstream.protocol import oids as type_oids
@@ -95,12 +95,13 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
         return lift(regclass, type_oids.REGCLASS)
     if name == "pg_get_serial_sequence":
         def serial(st, tbl, col):
-            r = planner.lookup_relation(tbl.split(".")[-1], None)
+            parts = tbl.split(".")
+            r = planner.lookup_relation(parts[-1], parts[-2] if len(parts) > 1 else None)
             if r is None:
                 raise PgError(UNDEFINED_TABLE, f'relation "{tbl}" does not exist')
             for s in st.rels.values():
                 if s.kind == "S" and s.owned_by == (r.oid, col):
-                    return f"{s.schema}.{s.name}"
+                    return f"{quote_ident(s.schema)}.{quote_ident(s.name)}"
             return None
 
         return lift(serial, type_oids.TEXT)
@@ -384,7 +385,9 @@ def sequence_function(engine, planner, name, args):
             rel = st.rels.get(v)
         else:
             parts = str(v).split(".")
-            rel = planner.lookup_relation(parts[-1].strip('"').lower(), parts[0] if len(parts) > 1 else None)
+            last = parts[-1].strip()      # a quoted name keeps its case, as regclass reads it
+            rel = planner.lookup_relation(last[1:-1].replace('""', '"') if last.startswith('"') else last.lower(),
+                                          parts[0] if len(parts) > 1 else None)
         if rel is None or rel.kind != "S":
             raise PgError(UNDEFINED_TABLE, f'relation "{v}" does not exist')
         if ctx is not None:
