@@ -42,6 +42,7 @@ from .notify import async_statement
 from .subscribe import SubscribeStmt
 from .maintenance import DiscardStmt, VacuumStmt, create_extension, locking_query, refused
 from .matviews import RefreshStmt, strip_with_data
+from .tables import unnamed_check
 from .matviews import alter_statement as alter_matview
 from .prepare import DeallocateStmt, ExecuteStmt, PrepareStmt
 from .roles import CreateRoleStmt, DropRoleStmt
@@ -64,7 +65,7 @@ def analyze(session, sql: str, param_oids: list[int]) -> Prepared:
     if not text.strip().strip(";"):
         return Prepared(sql, [], None, handle=EmptyStmt())
     words = first_words(text, 4)
-    text = foreign_table_comment(strip_with_data(text, words), words)
+    text = unnamed_check(foreign_table_comment(strip_with_data(text, words), words), words)
     try:
         stmt = _utility(session, text, words)
         if stmt is not None:

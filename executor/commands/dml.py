@@ -350,6 +350,11 @@ def check_constraints(session, ctx, rel: Relation, rows: Batch, exclude_position
 _CHECK_CACHE: dict = {}
 
 
+def check_expression(session, ctx, rel, sql):
+    """A CHECK constraint's expression bound over ``rel``'s live columns (cached)."""
+    return _check_expr(session, ctx, rel, sql)
+
+
 def _check_expr(session, ctx, rel, sql):
     key = (rel.oid, tuple(c.name for c in rel.live_columns), sql)
     e = _CHECK_CACHE.get(key)

@@ -3,6 +3,8 @@ sequences and roles.  Every change is a logged catalog operation applied
 through the session's transaction, so DDL is transactional."""
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 
 import numpy as np
@@ -10,9 +12,10 @@ from sqlglot import exp
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.objects.model import ColumnDef, Constraint, Relation
-from splitstream.catalog.datatypes.vector import Col
+from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol.errors import (
+    CHECK_VIOLATION,
     DEPENDENT_OBJECTS_STILL_EXIST,
     DUPLICATE_COLUMN,
     DUPLICATE_TABLE,
@@ -34,7 +37,7 @@ from ..sql.binder import collation_of, datatype_to_oid, ident
 from ..sql.dialect import DIALECT
 from ..sql.planner import Planner
 from ..stream.guard import views_reading
-from .dml import check_unique_existing, eval_default, insert_batch
+from .dml import check_expression, check_unique_existing, eval_default, insert_batch
 from .drop import all_dependents, cascade_notice, drop_relation, kind_word
 from .names import qual, target_schema
 from .schemas import sequence_option_fields
@@ -147,12 +150,38 @@ def _fk_from_reference(planner, ref, cols, name) -> Constraint:
     return Constraint(name, "f", tuple(cols), ref_table=target.oid, ref_columns=tuple(ref_cols), on_delete=on_delete)
 
 
-def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
-    out = []
+#: the name ``unnamed_check`` gives ALTER TABLE ... ADD CHECK (...) so sqlglot reads it (then named as PostgreSQL names it)
+UNNAMED = "splitstream unnamed constraint"
+_ADD_CHECK = re.compile(r"(\bADD\s+)(CHECK\s*\()", re.I)
+
+
+def unnamed_check(text: str, words: list[str]) -> str:
+    """ALTER TABLE ... ADD CHECK (...), which sqlglot does not read without a
+    constraint name: given a placeholder name, replaced by PostgreSQL's."""
+    if words[:2] == ["ALTER", "TABLE"] or words[:3] == ["ALTER", "FOREIGN", "TABLE"]:
+        return _ADD_CHECK.sub(lambda m: f'{m.group(1)}CONSTRAINT "{UNNAMED}" {m.group(2)}', text)
+    return text
+
+
+def _check_name(table_name: str, check: exp.Expression, taken: set[str]) -> str:
+    """An unnamed CHECK's name, as PostgreSQL chooses it: after the one
+    column it reads, else after the table alone, numbered past names taken."""
+    cols = {ident(c.this) for c in check.find_all(exp.Column)}
+    base = f"{table_name}_{cols.pop()}_check" if len(cols) == 1 else f"{table_name}_check"
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{base}{k}"
+    return name
+
+
+def _table_constraints(planner, exprs, table_name, cols, taken: frozenset[str] = frozenset()) -> list[Constraint]:
+    out: list[Constraint] = []
     for e in exprs:
         name = None
         if isinstance(e, exp.Constraint):
             name = ident(e.this)
+            name = None if name == UNNAMED else name
             inner = e.expressions
         else:
             inner = [e]
@@ -165,7 +194,8 @@ def _table_constraints(planner, exprs, table_name, cols) -> list[Constraint]:
                 names = tuple(ident(c) for c in (target.expressions if isinstance(target, exp.Schema) else []))
                 out.append(Constraint(name or f"{table_name}_{'_'.join(names)}_key", "u", names))
             elif isinstance(k, exp.CheckColumnConstraint):
-                out.append(Constraint(name or f"{table_name}_check", "c", (), check_sql=k.this.sql(DIALECT)))
+                name = name or _check_name(table_name, k.this, set(taken) | {c.name for c in out})
+                out.append(Constraint(name, "c", (), check_sql=k.this.sql(DIALECT)))
             elif isinstance(k, exp.ForeignKey):
                 fk_names = [ident(c) for c in k.expressions]
                 ref = k.args.get("reference")
@@ -258,7 +288,7 @@ def create_table(session, ctx, planner, tree: exp.Create, text: str):
         seqs: list[tuple[str, int, exp.Expression | None]] = []
     else:
         cols, cons, seqs = column_defs(planner, col_nodes, name, schema)
-        cons += _table_constraints(planner, other, name, cols)
+        cons += _table_constraints(planner, other, name, cols, frozenset(c.name for c in cons))
     # primary key columns are NOT NULL
     pk_cols = {c for con in cons if con.kind == "p" for c in con.columns}
     if sum(1 for c in cons if c.kind == "p") > 1:
@@ -423,7 +453,8 @@ def _add_constraints(session, ctx, planner, rel: Relation, action) -> None:
     """ALTER TABLE ADD CONSTRAINT.  A primary key or unique constraint is
     checked against the rows and gets its index, as CREATE TABLE's (pg_dump
     adds them so, after the data); a primary key's columns become NOT NULL."""
-    for con in _table_constraints(planner, action.expressions, rel.name, rel.columns):
+    for con in _table_constraints(planner, action.expressions, rel.name, rel.columns,
+                                  frozenset(c.name for c in rel.constraints)):
         rel = ctx.txn.state.rels[rel.oid]
         if con.kind in ("p", "u"):
             if con.kind == "p" and rel.primary_key is not None:
@@ -434,7 +465,24 @@ def _add_constraints(session, ctx, planner, rel: Relation, action) -> None:
             if con.kind == "p":
                 rel = _set_not_null(ctx, rel, con.columns)
             con = _with_index(ctx, rel.schema, rel.owner, rel.oid, rel.live_columns, con)
+        elif con.kind == "c":
+            _check_existing_rows(session, ctx, rel, con)
         ctx.txn.apply(("rel", rel.with_(constraints=rel.constraints + (con,))))
+
+
+def _check_existing_rows(session, ctx, rel: Relation, con) -> None:
+    """A CHECK added to a table holds for its rows, as PostgreSQL validates
+    it (23514 naming the constraint; a NULL result passes)."""
+    tv = ctx.txn.state.data.get(rel.oid)
+    if tv is None:
+        return
+    b = tv.scan()[0]
+    if not b.n:
+        return
+    rows = Batch([b.cols[rel.column_index(c.name)] for c in rel.live_columns], b.n)
+    c = check_expression(session, ctx, rel, con.check_sql).eval(rows, ctx)
+    if (~c.data.astype(bool) & ~c.null_mask()).any():
+        raise PgError(CHECK_VIOLATION, f'check constraint "{con.name}" of relation "{rel.name}" is violated by some row')
 
 
 def _set_not_null(ctx, rel: Relation, names) -> Relation:
