@@ -139,15 +139,29 @@ def _fk_from_reference(planner, ref, cols, name) -> Constraint:
         if pk is None:
             raise PgError("42830", f'there is no primary key for referenced table "{rname}"')
         ref_cols = pk.columns
-    on_delete = "a"
-    opts = " ".join(str(o) for o in (ref.args.get("options") or [])).upper()
-    if "ON DELETE CASCADE" in opts:
-        on_delete = "c"
-    elif "ON DELETE SET NULL" in opts:
-        on_delete = "n"
-    elif "ON DELETE RESTRICT" in opts:
-        on_delete = "r"
-    return Constraint(name, "f", tuple(cols), ref_table=target.oid, ref_columns=tuple(ref_cols), on_delete=on_delete)
+    on_delete, on_update = _fk_actions(" ".join(str(o) for o in (ref.args.get("options") or [])).upper())
+    return Constraint(name, "f", tuple(cols), ref_table=target.oid, ref_columns=tuple(ref_cols), on_delete=on_delete,
+                      on_update=on_update)
+
+
+def _fk_actions(opts: str) -> tuple[str, str]:
+    """A foreign key's ON DELETE and ON UPDATE actions (pg_constraint's
+    letters); one splitstream does not carry out is refused, never kept and
+    ignored: ON DELETE SET DEFAULT and ON UPDATE CASCADE / SET NULL / SET
+    DEFAULT (a referenced key cannot change while rows refer to it here)."""
+    on_delete = {"CASCADE": "c", "SET NULL": "n", "RESTRICT": "r", "NO ACTION": "a"}
+    on_update = {"RESTRICT": "r", "NO ACTION": "a"}
+    actions = []
+    for when, known in (("DELETE", on_delete), ("UPDATE", on_update)):
+        m = re.search(rf"\bON {when} (CASCADE|SET NULL|SET DEFAULT|RESTRICT|NO ACTION)\b", opts)
+        word = m.group(1) if m else "NO ACTION"
+        if word not in known:
+            raise PgError(FEATURE_NOT_SUPPORTED, f"ON {when} {word} is not supported",
+                          hint="Foreign keys here carry out ON DELETE CASCADE, ON DELETE SET NULL and NO ACTION / "
+                               "RESTRICT; update or delete the referencing rows first."
+                               if when == "UPDATE" or word == "SET DEFAULT" else None)
+        actions.append(known[word])
+    return actions[0], actions[1]
 
 
 #: the name ``unnamed_check`` gives ALTER TABLE ... ADD CHECK (...) so sqlglot reads it (then named as PostgreSQL names it)
