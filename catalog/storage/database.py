@@ -37,7 +37,7 @@ from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, R
 from .tables import TableVersion
 from ..datatypes.vector import Col
 from .wal import Salvage, Wal, check_segment
-from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamPart
+from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamDelta, StreamPart
 from .writer_lock import FairLock
 
 log = logging.getLogger("splitstream.storage")
@@ -656,6 +656,9 @@ class Database:
             elif isinstance(op, PartialMerge):
                 if self.hooks is not None:
                     self.hooks.replay_partial(op, state, where)
+            elif isinstance(op, StreamDelta):
+                if self.hooks is not None:
+                    self.hooks.replay_delta(op, state, where)
             elif op[0] == "setval":
                 self.sequences[op[1]] = [op[2], True]
             elif op[0] == "setval_uncalled":
@@ -737,6 +740,28 @@ class Database:
             last = self.wal.append([commit], sync=False)
             return (last if first is None else first), last
         return self._ingest(write, apply, sync, held=ahead)
+
+    def ingest_delta(self, delta: Callable[[], StreamDelta | None],
+                     records: Callable[[], Iterable[tuple[bytes, Any]]], commit: StreamCommit,
+                     apply: Callable[[int], None], sync: bool) -> int:
+        """:meth:`ingest_stream` for a COPY logged as its views' deltas:
+        ``delta()``, asked under the checkpoint lock, gives the record, or
+        None when the views it was staged for are no longer exactly the
+        stream's (a view created or switched meanwhile would miss the rows
+        at replay): then the COPY is logged as its rows, ``records()`` (the
+        encoded parts) and ``commit``, as :meth:`ingest_parts` does."""
+        def write(seq: int) -> tuple[int, int]:
+            rec = delta()
+            if rec is not None:
+                n = self.wal.append([rec], sync=False)
+                return n, n
+            first = None
+            for head, body in records():
+                r = self.wal.append_record(head, body)
+                first = r if first is None else first
+            last = self.wal.append([commit], sync=False)
+            return (last if first is None else first), last
+        return self._ingest(write, apply, sync)
 
     def hold_for_parts(self) -> "PartsAhead | None":
         """The checkpoint lock for a COPY that logs its first parts while

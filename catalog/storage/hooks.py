@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .database import State, Transaction
-    from .wal_records import PartialMerge, StreamBatch, StreamCommit, StreamPart
+    from .wal_records import PartialMerge, StreamBatch, StreamCommit, StreamDelta, StreamPart
 
 
 class StreamStorageHooks(Protocol):
@@ -33,6 +33,9 @@ class StreamStorageHooks(Protocol):
 
     def replay_partial(self, merge: "PartialMerge", state: "State", where: str) -> None:
         """Logged Spark partial states, at WAL replay (as :meth:`replay_stream`)."""
+
+    def replay_delta(self, delta: "StreamDelta", state: "State", where: str) -> None:
+        """A COPY logged as its views' deltas, at WAL replay (as :meth:`replay_stream`)."""
 
     def snapshot_streams(self) -> dict[str, Any]:
         """The stream layer's state for a checkpoint (values of the

@@ -110,6 +110,25 @@ class PartialMerge:
     batch_key: str = ""
 
 
+@dataclass
+class StreamDelta:
+    """A COPY into a stream logged as what it did to each continuous view
+    (PipelineDB logs its views' tables, never a stream's rows): per view
+    pipeline, the statement's own grouped partial states, exported as a
+    checkpoint exports a state (``views``: {"view": oid, "pipeline":
+    fingerprint, "table": exported table}).  Far smaller than the rows of a
+    stream feeding aggregating views, and replayed by merging, without
+    running the views again.  ``rows``: the rows admitted; ``late_rows`` as
+    in :class:`StreamBatch`; ``top_us``: the newest event time seen, for the
+    stream's watermark (None: no watermark, or no row moved it)."""
+
+    oid: int
+    rows: int
+    views: list[dict[str, Any]] = field(default_factory=list)
+    late_rows: int = 0
+    top_us: int | None = None
+
+
 def _register() -> None:
     records.register("column", 1, ("data", "nulls"))
     # one value repeated ``rows`` times, without NULLs (a COPY's arrival_timestamp):
@@ -122,6 +141,7 @@ def _register() -> None:
     records.register_dataclass(PartialMerge, "op.partial_merge")
     records.register("op.stream_part", 1, ("oid", "group", "columns", "targets"))
     records.register_dataclass(StreamCommit, "op.stream_commit")
+    records.register_dataclass(StreamDelta, "op.stream_delta")
     for cls, tag in ((ColumnDef, "column_def"), (Constraint, "constraint"), (Schema, "schema"),
                      (Role, "role"), (DatabaseDef, "database"), (DefaultAcl, "default_acl"),
                      (RoleSetting, "role_setting")):
@@ -185,7 +205,7 @@ _OPS = {kind: records.record_type(f"op.{kind}") for kind in OP_FIELDS}
 
 def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
     """Append the encoding of a record body holding ``ops`` (tuples,
-    :class:`StreamBatch` or :class:`PartialMerge`) to ``parts``."""
+    :class:`StreamBatch`, :class:`PartialMerge`, :class:`StreamDelta`...) to ``parts``."""
     records.put_list_head(parts, len(ops))
     for op in ops:
         if isinstance(op, StreamBatch):
@@ -193,7 +213,7 @@ def put_ops(parts: list[bytes | memoryview], ops: list[Any]) -> None:
                                                               op.late_rows, op.targets))
         elif isinstance(op, StreamPart):
             records.put_record_values(parts, _PART, (op.oid, op.group, _Columns(op.columns), op.targets))
-        elif isinstance(op, (PartialMerge, StreamCommit)):
+        elif isinstance(op, (PartialMerge, StreamCommit, StreamDelta)):
             records.dump_parts(op, parts)
         else:
             rt = _OPS[op[0]]
@@ -230,7 +250,7 @@ records.add_encoder(_Columns, _put_columns)
 
 def op_from_record(rec: Any) -> Any:
     """The in-memory operation of a record made by :func:`op_record`."""
-    if isinstance(rec, (PartialMerge, StreamCommit)):
+    if isinstance(rec, (PartialMerge, StreamCommit, StreamDelta)):
         return rec
     if not isinstance(rec, records.Record) or not rec.tag.startswith("op."):
         raise records.FormatError(f"a WAL record holds {type(rec).__name__}, not an operation")

@@ -445,6 +445,8 @@ class CopySink:
         # the stream's views stage each slab as it is decoded (None: staged at CopyDone)
         self.staging = session.engine.streams.copy_staging(rel, self.sent_to) \
             if rel.kind == "f" and not self.keyed else None
+        # logged as its views' deltas (stream/view_deltas.py): its rows are encoded only if that falls through
+        self.deltas = self.staging is not None and session.engine.streams.copy_logs_deltas(rel, self.sent_to)
 
     def _context(self, e: PgError) -> PgError:
         line = e.extra.get("line") if e.extra else None
@@ -695,8 +697,32 @@ class CopySink:
         if full.n == 0:
             return
         self.stream_rows += full.n
-        body = wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in full.cols],
-                                            stream_targets.logged(self.sent_to))])
+        if self.deltas:
+            assert self.staging is not None
+            self.staging.add(full, self.ctx)
+            self.kept.append(full)
+            self.staged_bytes += sum(c.data.nbytes for c in full.cols)
+            if self.staged_bytes > SPILL_BYTES:     # too much to hold: logged as rows, spilled as before
+                self._log_rows()
+            return
+        self._encode_slab(full)
+
+    def _log_rows(self) -> None:
+        """A COPY begun to be logged as deltas goes on as rows: the slabs
+        kept so far are encoded as its first parts."""
+        self.deltas = False
+        kept, self.kept, self.staged_bytes = self.kept, [], 0
+        staging, self.staging = self.staging, None      # staged already: not again
+        for b in kept:
+            self._encode_slab(b)
+        self.staging = staging
+
+    def _part_body(self, b: Batch) -> "list[bytes | memoryview]":
+        return wal.dumps_parts([StreamPart(self.rel.oid, self.group, [(c.data, c.nulls) for c in b.cols],
+                                           stream_targets.logged(self.sent_to))])
+
+    def _encode_slab(self, full: Batch) -> None:
+        body = self._part_body(full)
         size = wal.body_len(body)
         crc = compiled_crc32.crc32
         # from CopyDone on (log_ahead) the decode threads are free: the CRC is
@@ -777,7 +803,7 @@ class CopySink:
         return tag
 
     def finish_in_txn(self) -> str:
-        if self.rel.kind == "f" and not self.keyed and self.spill is None:
+        if self.rel.kind == "f" and not self.keyed and self.spill is None and not self.deltas:
             # from CopyDone on, each part is logged as soon as it is staged
             self.log_ahead = LogAhead(self.session.db)
             self.log_ahead.write([(head, body) for head, body, _n in self.records])
@@ -823,6 +849,9 @@ class CopySink:
             staged, self.batches = self.batches, []
             if staged:
                 streams.insert(self.ctx, self.rel, Batch.concat(staged, [c.type_oid for c in self.rel.live_columns]))
+        elif self.deltas and (self.stream_rows or self.advance.moves()):
+            streams.insert_copy_delta(self.ctx, self.rel, self.group, self.kept, self.stream_rows, self.advance,
+                                      self.sent_to, self.staging, self._kept_parts)
         elif self.stream_rows or self.advance.moves():
             streams.insert_parts(self.ctx, self.rel, self.group, self._parts, self.stream_rows, self.advance,
                                  self.sent_to, kept=self.kept, staging=self.staging,
@@ -841,6 +870,13 @@ class CopySink:
             n = int.from_bytes(f.read(8), "little")
             head = f.read(wal.HEADER_SIZE)
             yield head, f.read(wal.body_size(head)), n
+
+    def _kept_parts(self):
+        """(WAL header, body, rows) of every slab, encoded now (a COPY logged
+        as rows after all)."""
+        for b in self.kept:
+            body = self._part_body(b)
+            yield wal.frame(body, compiled_crc32.crc32), body, b.n
 
     def _close_spill(self) -> None:
         if self.spill is not None:

@@ -397,6 +397,11 @@ class VectorStage:
         if self.table is not None:
             self.pipe.take_local(self.table)
 
+    def delta(self) -> tuple[GroupTable, None] | None:
+        """The private table :meth:`apply` merges (view_deltas.py); None: no row reached it."""
+        t = self.table
+        return (t, None) if t is not None and (len(t.index) or t.rows_in) else None
+
     def nbytes(self) -> int:
         return self.table.nbytes() if self.table is not None else 0
 
@@ -1063,7 +1068,7 @@ class ContinuousView:
             out = []
             for fp, p in pipeline_fingerprints(self):
                 p.merge()
-                out.append({"fingerprint": fp, "table": _export_table(p.state_table())})
+                out.append({"fingerprint": fp, "table": export_table(p.state_table())})
             saved = {"version": self.version, "pipelines": out}
             if self.backfilled:
                 saved["backfilled"] = self.backfilled
@@ -1079,7 +1084,7 @@ class ContinuousView:
         if set(by_fp) != set(pipes):
             raise StateMismatch(self.rel.name, sorted(set(by_fp) - set(pipes)), sorted(set(pipes) - set(by_fp)))
         for fp, table in by_fp.items():
-            _import_table(pipes[fp].global_, table)
+            import_table(pipes[fp].global_, table)
         self.version = saved["version"] + 1
         self.backfilled = saved.get("backfilled", 0)
 
@@ -1337,8 +1342,10 @@ def _table_scans(op) -> list:
     return out
 
 
-def _export_table(t: GroupTable) -> dict:
-    """A copy of the table's state, taken while ingest is held off.
+def export_table(t: GroupTable, copy_values: bool = True) -> dict:
+    """A copy of the table's state, taken while ingest is held off
+    (``copy_values`` False: the arrays themselves, for a table nothing
+    changes any more, as a statement's delta: view_deltas.py).
 
     The checkpoint encodes it later, concurrently with new batches that
     update the live arrays in place: exporting references instead of copies
@@ -1346,7 +1353,8 @@ def _export_table(t: GroupTable) -> dict:
     twice on recovery.  Each aggregate state is a dict of its fields by name
     (the spec and what derives from it are rebuilt from the plan).
     """
-    states = [{k: _snapshot_value(v) for k, v in vars(st).items() if k != "spec" and not isinstance(v, np.dtype)}
+    value = _snapshot_value if copy_values else _same
+    states = [{k: value(v) for k, v in vars(st).items() if k != "spec" and not isinstance(v, np.dtype)}
               for st in t.states]
     return {"index": t.index.snapshot(), "states": states, "rows_in": t.rows_in}
 
@@ -1359,7 +1367,11 @@ def _snapshot_value(v):
     return copy.deepcopy(v)
 
 
-def _import_table(t: GroupTable, saved: dict) -> None:
+def _same(v):
+    return v
+
+
+def import_table(t: GroupTable, saved: dict) -> None:
     t.index.load_snapshot(saved["index"])
     for st, d in zip(t.states, saved["states"]):
         for k, v in d.items():

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from splitstream.catalog.datatypes import sqltypes
 from splitstream.catalog.storage import wal
-from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch, StreamCommit, StreamPart
+from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch, StreamCommit, StreamDelta, StreamPart
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
@@ -38,7 +38,7 @@ from . import backfill, management, targets
 from .spark.ledger import KEY_SETTING, Ledger, check_key
 from .spark.merge import merge_record
 from .ring_buffer import RingBuffer
-from . import change_notify, late_rows, output_streams, ungrouped, watermark
+from . import change_notify, late_rows, output_streams, ungrouped, view_deltas, watermark
 from .watermark import Advance, Watermark
 from .recovery import BROKEN_KEY, broken_mark, describe
 from ..sql.dialect import DIALECT
@@ -376,6 +376,17 @@ class StreamManager:
                 if cv is None:
                     raise
                 self._break(cv.rel, f"replaying the WAL record {where} failed", e)
+
+    def replay_delta(self, rec: StreamDelta, state, where: str = "") -> None:
+        rel = state.rels.get(rec.oid)
+        if rel is None:
+            return
+        self._follow_definitions(state)
+        self._ensure_views(state)
+        self._replay_apply(view_deltas.replay(self, rec, state, where, self._break), state)
+        wm = self.watermark(rel)
+        if wm is not None:
+            wm.apply(Advance(rec.top_us, rec.late_rows))
 
     def _break(self, rel, what: str, e: Exception) -> None:
         """Mark a view broken during recovery: logged with the record and the
@@ -931,6 +942,39 @@ class StreamManager:
         stream with transforms: the views reading their output would be
         staged per slab by whatever reads it then, so all waits for CopyDone."""
         return None if self.outputs.transforms_on(rel.oid) else CopyStaging(self, rel, to)
+
+    def copy_logs_deltas(self, rel, to: targets.Targets = None) -> bool:
+        """Whether a COPY into ``rel`` starting now may be logged as its
+        views' deltas (view_deltas.py): then its rows are not encoded for
+        the WAL as they arrive."""
+        rt = self.runtime(rel)
+        return not self.outputs.transforms_on(rel.oid) and rt.listeners == 0 \
+            and view_deltas.eligible(self._fed_by(rel.oid, to), rel.oid, self.outputs.read_sources())
+
+    def insert_copy_delta(self, ctx, rel, group: int, batches: list[Batch], rows: int, advance: Advance,
+                          to: targets.Targets, staging: "CopyStaging | None", parts) -> None:
+        """A COPY whose slabs (``batches``, all in memory) were staged as they
+        arrived, logged as its views' deltas if they still are the stream's
+        views and the deltas are small (else as its rows, ``parts()`` as in
+        :meth:`insert_parts`), then delivered."""
+        row_bytes = sum(c.data.nbytes for b in batches for c in b.cols)
+        deltas = view_deltas.export(staging.views, staging.staged, rel.oid, row_bytes) \
+            if staging is not None and staging.current() else None
+        if deltas is None or staging is None:
+            self.insert_parts(ctx, rel, group, parts, rows, advance, to, kept=batches, staging=staging)
+            return
+        rt = self.runtime(rel)
+        commit = StreamCommit(rel.oid, group, len(batches), rows, advance.late)
+        rec = StreamDelta(rel.oid, rows, deltas, advance.late, advance.top_us)
+        views, staged = staging.views, staging.staged
+
+        def publish(seq: int) -> None:
+            self._publish(rt, views, staged, staging.batches, seq, ctx, lambda: batches, to)
+            self.advanced(rel, advance)
+        self.engine.db.ingest_delta(lambda: rec if staging.current() else None,
+                                    lambda: ((h, b) for h, b, _n in parts()), commit, publish,
+                                    ctx.session.sync_commit)
+        _count(rt, rows)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,
                      to: targets.Targets = None, kept: list[Batch] | None = None,

@@ -276,6 +276,10 @@ class Outputs:
                     views.append(cv)
             self.stage(t.rel.oid, out, ctx, views, staged)
 
+    def read_sources(self) -> set[int]:
+        """The oids whose output stream some continuous view reads."""
+        return self._read_sources()
+
     def _read_sources(self) -> set[int]:
         """The oids whose output stream some continuous view reads (one pass over the views)."""
         return {oid for cv in list(self.manager.views.values()) for oid in cv.pipelines}

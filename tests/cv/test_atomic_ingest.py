@@ -12,7 +12,7 @@ import psycopg
 import pytest
 
 from splitstream.catalog.storage import database
-from splitstream.executor.stream import continuous
+from splitstream.executor.stream import continuous, view_deltas
 from splitstream.protocol.errors import PgError
 from tests.support.engine import open_engine, plain_session, result_rows
 
@@ -131,8 +131,15 @@ def test_a_failure_after_logging_breaks_only_that_view(tmp_path, monkeypatch):
         assert result_rows(s, "SELECT * FROM atom_b") == [(4, 25)]
 
 
+def _rows_logged(monkeypatch) -> None:
+    """COPYs logged as their rows (parts and a commit), as for views that
+    cannot be logged as deltas (stream/view_deltas.py; test_copy_deltas.py)."""
+    monkeypatch.setattr(view_deltas, "eligible", lambda *a: False)
+
+
 def test_copy_parts_without_commit_are_dropped_at_replay(tmp_path, monkeypatch):
     """A crash between a COPY's parts and its commit record: replay drops them all."""
+    _rows_logged(monkeypatch)
     data = str(tmp_path / "data")
     with open_engine(data) as eng:
         s = plain_session(eng)
@@ -170,6 +177,7 @@ def test_copy_failing_in_its_last_slab_after_parts_were_logged_ahead(tmp_path, m
     the COPY with PostgreSQL's error; the lock is given up (a checkpoint
     and the next insert go on), and the parts logged without a commit are
     gone after a restart."""
+    _rows_logged(monkeypatch)
     monkeypatch.setattr("splitstream.executor.commands.copy.AHEAD_SLAB", 16 << 10)
     monkeypatch.setattr("splitstream.executor.commands.copy.PARSE_STEP", 16 << 10)
     monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 16 << 10)     # parts staged as they come

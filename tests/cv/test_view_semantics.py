@@ -276,6 +276,8 @@ def test_copy_decodes_each_batch_once_for_all_views(tmp_path, monkeypatch, spill
     monkeypatch.setattr("splitstream.executor.commands.copy_parse.BATCH_BYTES", 4096)
     if spilled:
         monkeypatch.setattr("splitstream.executor.commands.copy.SPILL_BYTES", 0)
+    # logged as rows (a COPY logged as its views' deltas logs no slab: test_copy_deltas.py)
+    monkeypatch.setattr("splitstream.executor.stream.view_deltas.eligible", lambda *a: False)
     decodes: list[int] = []
     delivered: list[int] = []
     seen: dict[int, list] = {}      # view -> the arrays it was handed (held: ids must not be reused)
@@ -327,6 +329,8 @@ def test_copy_reaches_a_view_created_mid_copy(tmp_path, monkeypatch, spilled):
     monkeypatch.setattr("splitstream.executor.commands.copy.DECODE_SLAB", 4096)
     if spilled:
         monkeypatch.setattr("splitstream.executor.commands.copy.SPILL_BYTES", 0)
+    # logged as rows (a COPY logged as its views' deltas logs no slab: test_copy_deltas.py)
+    monkeypatch.setattr("splitstream.executor.stream.view_deltas.eligible", lambda *a: False)
     decodes: list[int] = []
     decode_body = wal.decode_body
 

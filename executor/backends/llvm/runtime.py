@@ -187,6 +187,9 @@ class CompiledSink:
         self.max_threads = THREADS
         self._queue: collections.deque = collections.deque()   # parallel morsels not yet taken
         self._qlock = threading.Lock()
+        #: a private table (run_private) emptied after it was added in, reused by the next statement
+        self._spare: NativeTable | None = None
+        self._spare_lock = threading.Lock()
         self._helper: Future | None = None          # the helper's running drain, if any
         self._helper_table: NativeTable | None = None    # the table it applies morsels into
         self.deopts_before = 0       # deoptimisations of tables freed at earlier flushes
@@ -407,7 +410,49 @@ class CompiledSink:
             t0 = self._table(0)
             t0.run(module, base, 0, n)
             self._maybe_specialise(t0)
-        for v in {"spec" if t.variant == "specialised" else "gen" for t in self.tables}:
+        self._ran(module, n, self.tables)
+
+    def run_private(self, inputs: list[tuple[KernelInputs, "object"]]) -> NativeTable:
+        """Prepared batches run into one table private to the statement, on
+        this thread, as :meth:`run` would run them (profiled and specialised
+        like the shared tables, tiering counted): a COPY logged as its views'
+        deltas merges this table at apply (stream/view_deltas.py)."""
+        self.info.backend = "llvm"
+        with self._spare_lock:
+            t, self._spare = self._spare, None
+        if t is None or not (self.tables and self.tables[0].same_dense(t)):
+            t = self._new_table()
+        for p, module in inputs:
+            if p.empty:
+                continue
+            n = p.batch.n
+            if t.variant != "specialised" and not t.touched and n >= FIRST_PROFILE_MIN:
+                self._profile_into(p, t)
+            base, _masks = self._base(p, module)
+            t.run(module, base, 0, n)
+            t.fbound += p.fbound
+            self._maybe_specialise(t)
+            self._ran(module, n, [t])
+        return t
+
+    def take_private(self, t: NativeTable) -> bool:
+        """Add a private table of :meth:`run_private` into this sink's first
+        table natively, when their dense layouts agree (it becomes that
+        table if there is none yet); False: the caller merges it otherwise."""
+        if not self.tables:
+            self.tables.append(t)
+            return True
+        if not self.tables[0].absorb(t):
+            return False
+        t.reset()               # the next statement's private table: its pages are mapped already
+        with self._spare_lock:
+            self._spare = t
+        return True
+
+    def _ran(self, module, n: int, tables: list[NativeTable]) -> None:
+        """After a kernel call: tiering, the EXPLAIN figures, background compiles."""
+        info = self.info
+        for v in {"spec" if t.variant == "specialised" else "gen" for t in tables}:
             module.note_rows(v, n)          # tier 2 once hot
         info.deopts = self.deopts_before + sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
@@ -480,6 +525,10 @@ class CompiledSink:
     def _profile_first(self, p: KernelInputs, n: int) -> None:
         """First batch: profile the key columns (numpy min/max) and start
         specialised right away when the range is small."""
+        self._profile_into(p, self._table(0), n)
+
+    def _profile_into(self, p: KernelInputs, t: NativeTable, n: int | None = None) -> None:
+        n = p.batch.n if n is None else n
         if self.force_variant == "generic" or not self.allow_specialise:
             return
         lows, highs = [], []
@@ -490,7 +539,7 @@ class CompiledSink:
         mins, ranges = headroom(lows, highs, p.plan.pane_out)
         size = NativeTable.dense_size(len(p.plan.keys), ranges)
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
-            self._table(0).specialise(mins, ranges)
+            t.specialise(mins, ranges)
 
     def _update_variant(self) -> None:
         vs = {t.variant for t in self.tables}

@@ -46,6 +46,9 @@ class CompiledStage:
         #: what the batches staged for the kernel may add to a float8 sum (table.float_bound);
         #: None once the statement's float sums could overflow: the rest runs on the vector path
         self.fbound: float | None = 0.0
+        #: after :meth:`delta`: the private native table of the statement's groups
+        #: (applied by adding it into the sink's own table where their layouts agree)
+        self.ran: NativeTable | None = None
 
     def add(self, batch: Batch, ctx: Any) -> None:
         sink, n = self.sink, batch.n
@@ -118,6 +121,10 @@ class CompiledStage:
 
     def apply(self) -> None:
         sink, local = self.sink, self.pipe.local
+        if self.ran is not None:
+            if not sink.take_private(self.ran):
+                self.ran.merge_into(local)
+            self.ran = None
         for p, m in merge_inputs(self.pending) if len(self.pending) > 1 else self.pending:
             sink.run(p, m)
         self.pending = []
@@ -126,11 +133,49 @@ class CompiledStage:
         if self.vector is not None:
             local.merge(self.vector)
 
+    def delta(self) -> tuple[Any, dict | None] | None:
+        """The statement's groups for a COPY logged as its views' deltas: a
+        GroupTable holding their states, and a snapshot of their keys when
+        its index is left empty (``GroupIndex.snapshot``'s form); None: no
+        row reached the grouping.  When only the kernel's inputs are staged
+        (a COPY's usual case) they run into a private native table, whose
+        groups are exported without building a GroupTable index (that cost
+        more than the kernel), and :meth:`apply` adds that table natively."""
+        if self.native is not None or self.vector is not None or not self.pending:
+            table = self.to_table()
+            return (table, None) if len(table.index) or table.rows_in else None
+        ran = self.sink.run_private(self.pending)
+        self.pending, self.pending_bytes = [], 0
+        if not (ran.touched and ran.ngroups):
+            return None
+        self.ran = ran
+        table = self.pipe.agg.new_table()
+        return table, ran.export_into(table)
+
+    def to_table(self) -> Any:
+        """The statement's batches run into one private GroupTable, which
+        :meth:`apply` then merges (a COPY logged as its views' deltas:
+        stream/view_deltas.py)."""
+        table = self.pipe.agg.new_table()
+        if self.native is not None and self.native.touched and self.native.ngroups:
+            self.native.merge_into(table)
+        self.native = None
+        if self.pending:
+            ran = self.sink.run_private(self.pending)
+            self.pending, self.pending_bytes = [], 0
+            if ran.touched and ran.ngroups:
+                ran.merge_into(table)
+        if self.vector is not None:
+            table.merge(self.vector)
+        self.vector = table
+        return table
+
     def can_absorb(self, other: "CompiledStage | Any") -> bool:
         """Only prepared inputs are taken: a private table or vector-path
         state would be merged at apply anyway, at no saving."""
         return isinstance(other, CompiledStage) and other.sink is self.sink and self.native is None \
-            and other.native is None and self.vector is None and other.vector is None
+            and other.native is None and self.vector is None and other.vector is None \
+            and self.ran is None and other.ran is None
 
     def absorb(self, other: "CompiledStage | Any") -> None:
         """Queue ``other``'s prepared inputs behind this stage's; :meth:`apply`

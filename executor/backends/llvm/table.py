@@ -457,13 +457,32 @@ class NativeTable:
             return 0
         idx = table.index
         assert len(idx) == 0, "target GroupTable must be empty"
+        idx.load_snapshot(self._key_snapshot(k1, k2, flags, idx.key_oids))
+        self._fill_states(table, m, rows, aggs)
+        return m
+
+    def export_into(self, table) -> dict | None:
+        """This table's groups as a snapshot of the keys
+        (``GroupIndex.snapshot``'s form), their states written into the empty
+        GroupTable ``table``, whose index stays empty: a COPY's delta for the
+        WAL needs the keys only as arrays, and building the index it would
+        have cost more than the kernel (stream/view_deltas.py).  None: no group."""
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
+        if m == 0:
+            return None
+        self._fill_states(table, m, rows, aggs)
+        return self._key_snapshot(k1, k2, flags, table.index.key_oids)
+
+    def _key_snapshot(self, k1: np.ndarray, k2: np.ndarray, flags: np.ndarray, oids: list[int]) -> dict:
         if self.nk == 1 and not self.derived and not flags.any():
-            idx.adopt_array(self.native_us(0, k1))
-        elif self.nk == 2 and not self.derived and not flags.any():
-            idx.adopt_pairs(self.native_us(0, k1), self.native_us(1, k2))              # numpy index: no Python object per group
-        else:
-            cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, idx.key_oids)]
-            idx.adopt(list(zip(*cols)) if cols else [()])   # distinct keys: the dict at C speed
+            return {"int_keys": self.native_us(0, k1)}
+        if self.nk == 2 and not self.derived and not flags.any():
+            return {"pair_keys": [self.native_us(0, k1), self.native_us(1, k2)]}    # numpy: no Python object per group
+        cols = [c.to_pylist() for c in self.key_columns(k1, k2, flags, oids)]
+        return {"keys": list(zip(*cols)) if cols else [()]}   # distinct keys: the dict at C speed
+
+    def _fill_states(self, table, m: int, rows: np.ndarray, aggs: list) -> None:
         for st, arrs, (kind, _s) in zip(table.states, aggs, self.shape.aggs):
             st.ensure(m)
             # kernels keep NULL counts: non-NULL count = rows - nulls
@@ -485,7 +504,6 @@ class NativeTable:
                 st.val[:m] = arrs[0]
                 st.has[:m] = arrs[1].astype(bool)
         table.rows_in += int(rows.sum())
-        return m
 
     def key_columns(self, k1: np.ndarray, k2: np.ndarray, flags: np.ndarray, oids: list[int]) -> list[Col]:
         """The groups' keys as the vector path's key columns (``oids``: all the
