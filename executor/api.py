@@ -155,6 +155,8 @@ class CopyIn(Protocol):
     def feed_light(self, payloads: list[bytes]) -> bool: ...   # fed if that only hands them on (see CopySink)
     def finish(self) -> str: ...             # returns the command tag, e.g. "COPY 3"
     def abort(self, reason: str) -> None: ...
+    @property
+    def starts_inline(self) -> bool: ...     # the same statement may start on the event loop (see CopySink)
 
 
 @dataclass

@@ -53,6 +53,8 @@ INLINE_BUDGET = float(os.environ.get("SPLITSTREAM_INLINE_BUDGET_MS", "1")) / 100
 INLINE_MAX_ROWS = 512
 #: Most queued messages (Executes of one INSERT, mostly) run inline as one write cycle.
 INLINE_MAX_WRITE_MSGS = 256
+#: COPY statements a session remembers as starting on the event loop (ProtocolSession.inline_ok)
+MAX_INLINE_COPIES = 16
 _INLINE_KINDS = frozenset("BDESHC")  # Describe of a cached read is cheap too (pgbench sends B D E S)
 
 
@@ -131,6 +133,8 @@ class ProtocolSession:
         self._gen: Handler | None = None
         self._gen_waiting = False        # the generator waits for a message (COPY IN)
         self._copy_sink: CopyIn | None = None    # the COPY IN in progress
+        #: simple Query bodies that started a COPY IN which may start on the event loop (CopyIn.starts_inline)
+        self._inline_copies: set[bytes] = set()
         self._unsynced_writes = False    # a non-read-only statement ran since the last Sync
         self._cycles: dict[CycleSig, _KeptCycle] = {}   # see replay_cycle
         self._errors = 0                 # ErrorResponses and notices sent (a cycle with any is not kept)
@@ -202,6 +206,8 @@ class ProtocolSession:
         ``step`` may run on the event-loop thread (saves the thread hop)."""
         if self._gen is not None or self.ignore_till_sync or not self._queue:
             return False
+        if len(self._queue) == 1 and self._queue[0].kind == "Q":
+            return self._queue[0].body in self._inline_copies
         bound: set[str] = set()
         write: Statement | None = None
         queue = self._queue
@@ -673,6 +679,9 @@ class ProtocolSession:
                     self.es.begin_query_block()
                 res: Result = self._run(self.es.execute_sql, stmt)
                 yield from self._prologue(res)
+                if res.copy_in is not None and not block and res.copy_in.starts_inline \
+                        and len(self._inline_copies) < MAX_INLINE_COPIES:
+                    self._inline_copies.add(body)
                 if res.copy_in is not None or res.copy_out is not None:
                     yield from self._emit_copy(res)
                     continue

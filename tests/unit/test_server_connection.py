@@ -60,6 +60,8 @@ class FakeCopyIn:
             raise PgError("22P02", 'invalid input syntax for type integer: "BAD"')
         self.data += data
 
+    starts_inline = False
+
     def feed_light(self, payloads: list[bytes]) -> bool:
         """Taken on the loop thread unless a payload is bad (then fed, and refused, by a step)."""
         if any(b"BAD" in p for p in payloads):
