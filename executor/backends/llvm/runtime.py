@@ -420,7 +420,7 @@ class CompiledSink:
         self.info.backend = "llvm"
         with self._spare_lock:
             t, self._spare = self._spare, None
-        if t is None or not (self.tables and self.tables[0].same_dense(t)):
+        if t is None or not (self.tables and self.tables[0].same_dense(t) and t.shape is self.tables[0].shape):
             t = self._new_table()
         for p, module in inputs:
             if p.empty:
