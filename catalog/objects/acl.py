@@ -17,11 +17,9 @@ from __future__ import annotations
 from typing import Any, Iterable, Mapping
 
 from .model import DatabaseDef, Function, Relation, Role, Schema
+from .predefined_roles import BOOTSTRAP_SUPERUSER, PG_DATABASE_OWNER, PG_READ_ALL_DATA, PG_WRITE_ALL_DATA
 
 PUBLIC = 0
-BOOTSTRAP_SUPERUSER = 10
-#: pg_database_owner: its one implicit member is the database's owner.
-PG_DATABASE_OWNER = 6171
 
 #: (grantee, grantor, privilege letters, letters held WITH GRANT OPTION)
 AclItem = tuple[int, int, str, str]
@@ -139,6 +137,17 @@ def aclmask(acl: Acl, roles: frozenset[int]) -> tuple[set[str], set[str]]:
     return privs, opts
 
 
+def data_role_rights(roles: frozenset[int], cls: str) -> set[str]:
+    """Privileges pg_read_all_data and pg_write_all_data confer whatever an ACL
+    says (aclchk.c): SELECT, resp. INSERT, UPDATE and DELETE on every table and
+    sequence, USAGE on every schema; never a grant option.  ``roles``: whose
+    privileges the role has (:func:`privileged_roles`)."""
+    read, write = PG_READ_ALL_DATA in roles, PG_WRITE_ALL_DATA in roles
+    if cls in ("table", "sequence"):
+        return ({"r"} if read else set()) | (set("awd") if write else set())
+    return {"U"} if cls == "schema" and (read or write) else set()
+
+
 def options_of(acl: Acl, role: int) -> set[str]:
     """Grant options held by ``role`` itself (not through membership)."""
     out: set[str] = set()
@@ -196,8 +205,6 @@ def admin_roles(roles: Mapping[str, Role], role: int) -> frozenset[int]:
 def role_name(roles: Mapping[str, Role], oid: int) -> str:
     if oid == PUBLIC:
         return "public"
-    if oid == PG_DATABASE_OWNER:
-        return "pg_database_owner"
     for r in roles.values():
         if r.oid == oid:
             return r.name
@@ -300,9 +307,15 @@ def current_role(state: Any, info: Any) -> Role:
     return r if r is not None else Role(-1, name)
 
 
+def has_privs_of_role(state: Any, role: Role, target: int) -> bool:
+    """has_privs_of_role: a superuser has every role's privileges, another role
+    those of the roles it inherits from (a predefined role's, once granted)."""
+    return role.superuser or target in privileged_roles(state.roles, role.oid)
+
+
 def has_owner_rights(state: Any, role: Role, owner: int) -> bool:
     """pg_has_role(owner, 'USAGE'): a superuser, or a role with the owner's privileges."""
-    return role.superuser or owner in privileged_roles(state.roles, role.oid)
+    return has_privs_of_role(state, role, owner)
 
 
 def may_see(state: Any, info: Any, rel: Relation, column: Any = None) -> bool:
@@ -312,7 +325,7 @@ def may_see(state: Any, info: Any, rel: Relation, column: Any = None) -> bool:
     if has_owner_rights(state, me, rel.owner):
         return True
     roles = privileged_roles(state.roles, me.oid)
-    table = aclmask(relation_acl(rel), roles)[0]
+    table = aclmask(relation_acl(rel), roles)[0] | data_role_rights(roles, object_class(rel.kind))
     if column is not None:
         return bool(table & set(ALL_RIGHTS["column"])) or bool(aclmask(column.acl or (), roles)[0])
     return bool(table) or any(aclmask(c.acl, roles)[0] for c in rel.columns if c.acl)

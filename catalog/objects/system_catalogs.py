@@ -87,9 +87,6 @@ def relation_by_oid(oid: int) -> VirtualTable | None:
     return next((vt for vt in REGISTRY.values() if relation_oid(vt) == oid), None)
 
 
-PG_DATABASE_OWNER = 6171
-
-
 def _raw_default(sql: str | None, type_oid: int, typmod: int = -1) -> str | None:
     return sql
 
@@ -285,8 +282,6 @@ def _pg_roles(state, ctx):
     for r in state.roles.values():
         yield (r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.connlimit,
                "********", r.valid_until, r.bypassrls, _rolconfig(state, r.oid), r.oid)
-    yield ("pg_database_owner", False, True, False, False, False, False, -1, "********", None, False, None,
-           PG_DATABASE_OWNER)
 
 
 def _rolconfig(state, role: int) -> list[str] | None:
@@ -870,7 +865,6 @@ def _pg_authid(state, ctx):
     for r in state.roles.values():
         yield (r.oid, r.name, r.superuser, r.inherit, r.createrole, r.createdb, r.login, r.replication, r.bypassrls,
                r.connlimit, r.password, r.valid_until)
-    yield (PG_DATABASE_OWNER, "pg_database_owner", False, True, False, False, False, False, False, -1, None, None)
 
 
 @table("pg_catalog", "pg_auth_members", [("roleid", type_oids.OID), ("member", type_oids.OID), ("grantor", type_oids.OID),

@@ -33,6 +33,7 @@ from .checkpoint_files import (CHECKPOINT_MAGIC, TableFiles, check_file, read_fi
 from .hooks import StreamStorageHooks
 from .notify import Notifier, PendingAsync, Sink
 from ..objects import acl
+from ..objects.predefined_roles import with_predefined
 from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
@@ -126,7 +127,8 @@ class State:
         s.schemas = {sch.name: sch for sch in f["schemas"]}
         # checkpoints written before the pipelinedb schema was bootstrapped lack it
         s.schemas.setdefault(PIPELINEDB_SCHEMA.name, PIPELINEDB_SCHEMA)
-        s.roles = {r.name: r for r in f["roles"]}
+        # checkpoints written before the predefined roles were kept lack them
+        s.roles = with_predefined({r.name: r for r in f["roles"]})
         for fn in f["functions"]:
             s.functions.setdefault(fn.name, []).append(fn)
         s.data = {oid: table_from_record(t) for oid, t in f["tables"].items()}
@@ -166,8 +168,8 @@ def bootstrap_state() -> State:
         "splitstream": Schema(13100, "splitstream"),
         PIPELINEDB_SCHEMA.name: PIPELINEDB_SCHEMA,
     }
-    s.roles = {"postgres": Role(10, "postgres", superuser=True, login=True, createdb=True, createrole=True,
-                                replication=True, bypassrls=True)}
+    s.roles = with_predefined({"postgres": Role(10, "postgres", superuser=True, login=True, createdb=True,
+                                                createrole=True, replication=True, bypassrls=True)})
     return s
 
 

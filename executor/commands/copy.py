@@ -21,6 +21,7 @@ from typing import IO, Any, Literal
 
 import sqlglot
 
+from splitstream.catalog.objects import predefined_roles
 from splitstream.catalog.storage import wal
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.catalog.storage.wal_records import StreamPart
@@ -28,7 +29,6 @@ from splitstream.protocol import copy as copyformat
 from splitstream.protocol.types import UTC, zone_of
 from splitstream.protocol.errors import (
     FEATURE_NOT_SUPPORTED,
-    INSUFFICIENT_PRIVILEGE,
     SYNTAX_ERROR,
     UNDEFINED_COLUMN,
     UNDEFINED_TABLE,
@@ -202,6 +202,8 @@ class CopyStmt(Stmt):
         return s
 
     def run(self, session, ctx):
+        if self.src.lower() != ("stdin" if self.direction == "from" else "stdout"):   # DoCopy checks it first
+            _require_server_side(session, ctx, self.src, self.direction)
         options = copyformat.parse_copy_options(self.opts, is_from=self.direction == "from")
         pl = Planner(session.engine, ctx.state, session=session.info)
         if self.direction == "to":
@@ -227,12 +229,6 @@ class CopyStmt(Stmt):
         sink = CopySink(session, ctx, rel, targets, options)
         if self.src.lower() == "stdin":
             return Result(tag="", copy_in=sink)
-        if not privileges.current_role(ctx.state, session.info).superuser:
-            raise PgError(INSUFFICIENT_PRIVILEGE,
-                          "must be superuser or have privileges of the pg_read_server_files role to COPY from a file",
-                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
-        if self.src.lower().startswith("program"):
-            raise PgError(FEATURE_NOT_SUPPORTED, "COPY FROM PROGRAM is not supported")
         path = self.src[1:-1].replace("''", "'")
         try:
             with open(path, "rb") as f:
@@ -247,10 +243,6 @@ class CopyStmt(Stmt):
         return Result(tag=tag)
 
     def _copy_to(self, session, ctx, pl, options):
-        if self.src.lower() != "stdout" and not privileges.current_role(ctx.state, session.info).superuser:
-            raise PgError(INSUFFICIENT_PRIVILEGE,
-                          "must be superuser or have privileges of the pg_write_server_files role to COPY to a file",
-                          hint="Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")
         if self.query is not None and is_subscribe(self.query):
             return _copy_subscribe(session, ctx, self.query, options, self.src)
         if self.query is not None:
@@ -299,6 +291,31 @@ class CopyStmt(Stmt):
             for c in chunks():
                 f.write(c)
         return Result(tag=f"COPY {batch.n}")
+
+
+_COPY_HINT = "Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone."
+
+
+def _require_server_side(session, ctx, src: str, direction: str) -> None:
+    """COPY from or to a server file needs the privileges of pg_read_server_files or
+    pg_write_server_files (a program those of pg_execute_server_program, and
+    splitstream runs none: refused after the check, as PostgreSQL orders them)."""
+    state, info = ctx.state, session.info
+    if src.lower().startswith("program"):
+        privileges.require_predefined(
+            state, info, predefined_roles.PG_EXECUTE_SERVER_PROGRAM,
+            "must be superuser or have privileges of the pg_execute_server_program role "
+            "to COPY to or from an external program", hint=_COPY_HINT)
+        raise PgError(FEATURE_NOT_SUPPORTED, f"COPY {direction.upper()} PROGRAM is not supported",
+                      hint="COPY FROM STDIN or TO STDOUT (psql's \\copy) instead.")
+    if direction == "from":
+        privileges.require_predefined(state, info, predefined_roles.PG_READ_SERVER_FILES,
+                                      "must be superuser or have privileges of the pg_read_server_files role "
+                                      "to COPY from a file", hint=_COPY_HINT)
+    else:
+        privileges.require_predefined(state, info, predefined_roles.PG_WRITE_SERVER_FILES,
+                                      "must be superuser or have privileges of the pg_write_server_files role "
+                                      "to COPY to a file", hint=_COPY_HINT)
 
 
 def _copy_subscribe(session, ctx, sql: str, options, target: str) -> Result:

@@ -25,4 +25,4 @@ def settings_view(ctx) -> SettingsView:
 
 @table("pg_catalog", "pg_settings", COLUMNS)
 def _pg_settings(state, ctx):
-    return pg_settings_rows(settings_view(ctx), privileges.current_role(state, ctx.session).superuser)
+    return pg_settings_rows(settings_view(ctx), privileges.reads_all_settings(state, ctx.session))

@@ -28,7 +28,7 @@ from ..settings import DISPLAY_NAMES, check_setting, normalize_setting
 from ..sql.sqltext import split_args
 from .base import Stmt
 from .role_syntax import Reader
-from .roles import get_role, role_spec
+from .roles import check_alterable, get_role, role_spec
 from .settings import SetStmt, check_context, parse_set
 
 #: parameters whose values are lists of identifiers (GUC_LIST_QUOTE): stored quoted as needed
@@ -84,6 +84,7 @@ class RoleSettingStmt(Stmt):
         """(database, role) of the entry, after AlterRoleSet's / AlterDatabaseSet's checks."""
         role = 0
         if self.role is not None:
+            check_alterable(self.role)
             target = get_role(st, self.role)
             if target.superuser and not me.superuser:
                 raise PgError(INSUFFICIENT_PRIVILEGE, "must be superuser to alter superusers")

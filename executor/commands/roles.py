@@ -8,12 +8,13 @@ from typing import Any
 
 from splitstream.catalog.objects import acl, function_text
 from splitstream.catalog.objects.model import Role
+from splitstream.catalog.objects.predefined_roles import PG_DATABASE_OWNER, is_reserved_name
 from splitstream.protocol import oids as type_oids
 from splitstream.protocol import types as wiretypes
 from splitstream.protocol.auth import is_md5_hash, make_md5_hash, make_scram_verifier
 from splitstream.protocol.errors import (
-    DEPENDENT_OBJECTS_STILL_EXIST, DUPLICATE_OBJECT, FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, UNDEFINED_OBJECT,
-    Notice, PgError,
+    DEPENDENT_OBJECTS_STILL_EXIST, DUPLICATE_OBJECT, FEATURE_NOT_SUPPORTED, INSUFFICIENT_PRIVILEGE, INTERNAL_ERROR,
+    UNDEFINED_OBJECT, Notice, PgError,
 )
 
 from ..api import Result
@@ -106,11 +107,24 @@ def _valid_until(ctx, text: str) -> Any:
 
 
 def _check_reserved(name: str) -> None:
-    if name.startswith("pg_"):
-        raise PgError(RESERVED_NAME, f'role name "{name}" is reserved',
-                      detail='Role names starting with "pg_" are reserved.')
+    """A role name CREATE ROLE or RENAME TO may not take (CreateRole's and RenameRole's checks)."""
     if name in ("public", "none"):
         raise PgError(RESERVED_NAME, f'role name "{name}" is reserved')
+    _check_not_pg_name(name)
+
+
+def _check_not_pg_name(name: str) -> None:
+    """Names starting with pg_ belong to PostgreSQL's predefined roles."""
+    if is_reserved_name(name):
+        raise PgError(RESERVED_NAME, f'role name "{name}" is reserved',
+                      detail='Role names starting with "pg_" are reserved.')
+
+
+def check_alterable(name: str) -> None:
+    """check_rolespec_name: ALTER ROLE (attributes or settings) of a role named
+    pg_... is refused by its name, before the role is even looked up."""
+    if is_reserved_name(name):
+        raise PgError(RESERVED_NAME, f'role name "{name}" is reserved', detail="Cannot alter reserved roles.")
 
 
 def get_role(st, name: str) -> Role:
@@ -180,6 +194,7 @@ class CreateRoleStmt(Stmt):
 
     def _alter(self, ctx, st, me: Role) -> Result:
         o = self.opts
+        check_alterable(self.name)
         target = get_role(st, self.name)
         if target.superuser or "superuser" in o:
             if not me.superuser:
@@ -206,13 +221,14 @@ class CreateRoleStmt(Stmt):
             raise PgError(FEATURE_NOT_SUPPORTED, "session user cannot be renamed")
         if target.oid == me.oid:
             raise PgError(FEATURE_NOT_SUPPORTED, "current user cannot be renamed")
+        _check_not_pg_name(target.name)          # a predefined role keeps its name
+        _check_reserved(new)
+        if new in st.roles:
+            raise PgError(DUPLICATE_OBJECT, f'role "{new}" already exists')
         if target.superuser and not me.superuser:
             raise _denied("must be superuser to rename superusers")
         if not (me.superuser or me.createrole):
             raise _denied("permission denied to rename role")
-        _check_reserved(new)
-        if new in st.roles:
-            raise PgError(DUPLICATE_OBJECT, f'role "{new}" already exists')
         renamed = replace(target, name=new)
         if target.password and is_md5_hash(target.password):
             renamed = replace(renamed, password=None)
@@ -234,11 +250,15 @@ def _attributes(ctx, name: str, o: dict[str, Any]) -> dict[str, Any]:
 def add_member(ctx, st, me: Role, granted: Role, members: list[str], admin: bool, grantor: Role | None = None) -> None:
     """AddRoleMems: make ``members`` members of ``granted``."""
     _check_membership_change(st, me, granted)
+    if granted.oid == PG_DATABASE_OWNER:     # its one member is implied: the database's owner
+        raise PgError(INTERNAL_ERROR, f'role "{granted.name}" cannot have explicit members')
     by = grantor or me
     if by.oid != me.oid and not me.superuser:
         raise _denied("must be superuser to set grantor")
     for mname in members:
         member = get_role(st, mname)
+        if member.oid == PG_DATABASE_OWNER:
+            raise PgError(INTERNAL_ERROR, f'role "{member.name}" cannot be a member of any role')
         if member.oid in acl.member_roles(st.roles, granted.oid):   # itself, or a cycle
             raise PgError(INVALID_GRANT_OPERATION, f'role "{granted.name}" is a member of role "{member.name}"')
         member = st.roles[mname]
@@ -356,7 +376,7 @@ class DropRoleStmt(Stmt):
                 raise PgError(OBJECT_IN_USE, "session user cannot be dropped")
             if role.superuser and not me.superuser:
                 raise _denied("must be superuser to drop superusers")
-            if role.oid == acl.BOOTSTRAP_SUPERUSER:
+            if role.oid < acl.FIRST_USER_OID:         # initdb's roles are pinned
                 raise PgError(DEPENDENT_OBJECTS_STILL_EXIST,
                               f"cannot drop role {role.name} because it is required by the database system")
             deps = dependencies(st, role.oid)

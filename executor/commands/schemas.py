@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from sqlglot import exp
 
+from splitstream.catalog.objects import predefined_roles
 from splitstream.catalog.objects.model import Relation, Schema
 from splitstream.protocol.errors import (DUPLICATE_SCHEMA, DUPLICATE_TABLE, FEATURE_NOT_SUPPORTED, INVALID_SCHEMA_NAME,
                                          UNDEFINED_TABLE, Notice, PgError)
@@ -138,5 +139,7 @@ def _comment_on_schema(session, ctx, name: str, value: str | None) -> list:
 
 class CheckpointStmt(Stmt):
     def run(self, session, ctx):
+        privileges.require_predefined(ctx.state, session.info, predefined_roles.PG_CHECKPOINT,
+                                      "must be superuser or have privileges of pg_checkpoint to do CHECKPOINT")
         session.db.checkpoint()
         return Result(tag="CHECKPOINT")

@@ -94,7 +94,7 @@ class ShowStmt(Stmt):
 
     def run(self, session, ctx):
         if self.name == "all":
-            rows = show_all_rows(session, privileges.current_role(ctx.state, session.info).superuser)
+            rows = show_all_rows(session, privileges.reads_all_settings(ctx.state, session.info))
             b = Batch([Col.from_pylist([r[j] for r in rows], type_oids.TEXT) for j in range(3)], len(rows))
             return Result(tag="SHOW", columns=SHOW_ALL_COLUMNS, batch=b)
         v = session.show_setting(self.name)

@@ -55,10 +55,14 @@ def _role(state: Any, ctx: Any, v: Any) -> Role | None:
     return r
 
 
-def _holds(state: Any, role: Role, the_acl: acl.Acl, wanted: list[tuple[str, bool]]) -> bool:
+def _holds(state: Any, role: Role, the_acl: acl.Acl, wanted: list[tuple[str, bool]], cls: str = "") -> bool:
+    """Does ``role`` hold any of ``wanted`` under ``the_acl`` (on an object of class ``cls``,
+    for what pg_read_all_data / pg_write_all_data confer)?"""
     if role.superuser:
         return True
-    privs, opts = acl.aclmask(the_acl, acl.privileged_roles(state.roles, role.oid))
+    roles = acl.privileged_roles(state.roles, role.oid)
+    privs, opts = acl.aclmask(the_acl, roles)
+    privs |= acl.data_role_rights(roles, cls)
     return any((c in opts) if option else (c in privs) for c, option in wanted)
 
 
@@ -84,7 +88,7 @@ def _table(state, ctx, role, obj, privs, kind="table") -> bool | None:
         return None
     if kind == "sequence" and rel.kind != "S":
         raise PgError(WRONG_OBJECT_TYPE, f'"{rel.name}" is not a sequence')
-    return _holds(state, role, acl.relation_acl(rel), _parse_privs(privs, kind))
+    return _holds(state, role, acl.relation_acl(rel), _parse_privs(privs, kind), acl.object_class(rel.kind))
 
 
 def _column(state, ctx, role, obj, column, privs) -> bool | None:
@@ -98,7 +102,8 @@ def _column(state, ctx, role, obj, column, privs) -> bool | None:
             return None
         raise PgError(UNDEFINED_COLUMN, f'column "{column}" of relation "{rel.name}" does not exist')
     wanted = _parse_privs(privs, "column")
-    return _holds(state, role, acl.relation_acl(rel), wanted) or _holds(state, role, col.acl or (), wanted)
+    return (_holds(state, role, acl.relation_acl(rel), wanted, acl.object_class(rel.kind))
+            or _holds(state, role, col.acl or (), wanted))
 
 
 def _schema(state, ctx, role, obj, privs) -> bool | None:
@@ -108,7 +113,7 @@ def _schema(state, ctx, role, obj, privs) -> bool | None:
         if isinstance(obj, int):
             return None
         raise PgError(INVALID_SCHEMA_NAME, f'schema "{obj}" does not exist')
-    return _holds(state, role, acl.schema_acl(sch), _parse_privs(privs, "schema"))
+    return _holds(state, role, acl.schema_acl(sch), _parse_privs(privs, "schema"), "schema")
 
 
 def _database(state, ctx, role, obj, privs) -> bool | None:

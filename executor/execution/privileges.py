@@ -15,8 +15,10 @@ from typing import Any, Iterable
 
 from splitstream.catalog.objects import acl
 from splitstream.catalog.objects.acl import (  # noqa: F401  (re-exported: the executor's one place for who runs)
-    current_role, current_role_name, login_role, login_role_name, relation_acl, schema_acl, shown_current_user,
+    current_role, current_role_name, has_privs_of_role, login_role, login_role_name, relation_acl, schema_acl,
+    shown_current_user,
 )
+from splitstream.catalog.objects import predefined_roles
 from splitstream.catalog.objects.model import DatabaseDef, Relation, Role
 from splitstream.protocol.errors import INSUFFICIENT_PRIVILEGE, PgError
 
@@ -63,14 +65,29 @@ def _role_by_oid(state: Any, oid: int) -> Role:
 
 def is_owner(state: Any, role: Role, owner: int) -> bool:
     """pg_*_ownercheck: a superuser, or a role with the owner's privileges."""
-    return role.superuser or owner in acl.privileged_roles(state.roles, role.oid)
+    return has_privs_of_role(state, role, owner)
 
 
-def held(state: Any, role: Role, the_acl: acl.Acl) -> set[str]:
-    """The privileges ``role`` holds under ``the_acl`` (everything for a superuser)."""
+def reads_all_settings(state: Any, info: Any) -> bool:
+    """The current role sees the superuser-only settings (pg_settings, SHOW ALL):
+    a superuser or a role with pg_read_all_settings' privileges (pg_monitor's members)."""
+    return has_privs_of_role(state, current_role(state, info), predefined_roles.PG_READ_ALL_SETTINGS)
+
+
+def require_predefined(state: Any, info: Any, role_oid: int, message: str, hint: str | None = None) -> None:
+    """42501 unless the current role has the privileges of predefined role ``role_oid``
+    (what PostgreSQL asks of COPY to or from a file, CHECKPOINT, ...)."""
+    if not has_privs_of_role(state, current_role(state, info), role_oid):
+        raise PgError(INSUFFICIENT_PRIVILEGE, message, hint=hint)
+
+
+def held(state: Any, role: Role, the_acl: acl.Acl, cls: str = "") -> set[str]:
+    """The privileges ``role`` holds under ``the_acl`` (everything for a superuser),
+    with those pg_read_all_data / pg_write_all_data confer on an object of class ``cls``."""
     if role.superuser:
         return set(acl.LETTER_ORDER)
-    return acl.aclmask(the_acl, acl.privileged_roles(state.roles, role.oid))[0]
+    roles = acl.privileged_roles(state.roles, role.oid)
+    return acl.aclmask(the_acl, roles)[0] | acl.data_role_rights(roles, cls)
 
 
 def _columns_allow(state: Any, role: Role, rel: Relation, letter: str, used: frozenset[str]) -> bool:
@@ -102,7 +119,7 @@ def check_schema(state: Any, role: Role, name: str, privs: str) -> None:
     sch = state.schemas.get(name)
     if sch is None or role.superuser:
         return
-    if not set(privs) <= held(state, role, schema_acl(sch)):
+    if not set(privs) <= held(state, role, schema_acl(sch), "schema"):
         raise denied("schema", name)
 
 
@@ -157,7 +174,7 @@ def authorize(state: Any, info: Any, needs: Iterable[Need]) -> None:
         rel = state.rels.get(n.oid)
         if rel is None:
             continue
-        have = held(state, role, relation_acl(rel))
+        have = held(state, role, relation_acl(rel), acl.object_class(rel.kind))
         ok = bool(set(n.privs) & have) if n.any_of else set(n.privs) <= have
         if not ok and n.columns is not None and len(n.privs) == 1:
             ok = _columns_allow(state, role, rel, n.privs, n.columns)

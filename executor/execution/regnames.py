@@ -46,8 +46,7 @@ def _name(st, oid: int, v: int) -> str:
     if oid == type_oids.REGNAMESPACE:
         return next((s.name for s in st.schemas.values() if s.oid == v), str(v))
     if oid == type_oids.REGROLE:
-        implied = "pg_database_owner" if v == system_catalogs.PG_DATABASE_OWNER else str(v)
-        return next((r.name for r in st.roles.values() if r.oid == v), implied)
+        return next((r.name for r in st.roles.values() if r.oid == v), str(v))
     if oid == type_oids.REGPROC:
         fn = function_text.user_function(st, v)
         return fn.name if fn is not None else (system_catalogs.proc_name(v) or str(v))

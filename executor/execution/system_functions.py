@@ -112,18 +112,12 @@ def catalog_function(planner, name: str, args: list[expr.Expr]) -> expr.Expr:
 # Catalog-aware functions that go through the ordinary function registry
 # (registered below, when this module is imported).
 
-#: Roles PostgreSQL always has that clients see as owners (pg_database_owner owns public).
-BUILTIN_ROLES = {6171: "pg_database_owner"}
-
-
 def _role_name_by_oid(state, oid) -> str | None:
     if oid is None:
         return None
     for r in state.roles.values():
         if r.oid == oid:
             return r.name
-    if oid in BUILTIN_ROLES:
-        return BUILTIN_ROLES[oid]
     return f"unknown (OID={oid})"
 
 

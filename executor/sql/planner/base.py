@@ -313,8 +313,6 @@ class PlannerBase:
         kind = "schema" if oid == type_oids.REGNAMESPACE else "role"
         if len(parts) > 1:
             raise PgError(INVALID_NAME, "invalid name syntax")
-        if kind == "role" and parts[0] == "pg_database_owner":      # (no role of the catalog: implied)
-            return system.PG_DATABASE_OWNER
         found = self.state.schemas.get(parts[0]) if kind == "schema" else self.state.roles.get(parts[0])
         if found is None:
             raise PgError(UNDEFINED_SCHEMA if kind == "schema" else UNDEFINED_OBJECT, f'{kind} "{parts[0]}" does not exist')
