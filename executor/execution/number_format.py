@@ -222,11 +222,14 @@ def _number_string(value, kind: str, d: _Desc) -> tuple[str, str, int]:
     if kind == "float":
         return _float_string(value, d)
     if d.multi_flag:
-        value = decimal.Decimal(value) * (10 ** d.multi)
-        if kind == "int4":      # int4_to_char multiplies in int32 (and wraps, as C does)
-            value = (int(value) + 2 ** 31) % 2 ** 32 - 2 ** 31
-        elif kind == "int8" and not -(2 ** 63) <= value < 2 ** 63:
-            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+        scale = 10 ** d.multi
+        value = decimal.Decimal(value) * scale
+        # int4_to_char and int8_to_char multiply with their type's checked
+        # multiplication (PostgreSQL 15.20; earlier minor releases wrapped):
+        # the power of ten and the product must both fit
+        bits = {"int4": 31, "int8": 63}.get(kind)
+        if bits is not None and not (scale < 2 ** bits and -(2 ** bits) <= value < 2 ** bits):
+            raise PgError(NUMERIC_VALUE_OUT_OF_RANGE, "integer out of range" if bits == 31 else "bigint out of range")
         d.pre += d.multi
     v = decimal.Decimal(value)
     if v.is_finite():

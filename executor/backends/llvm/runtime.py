@@ -457,7 +457,7 @@ class CompiledSink:
         info.deopts = self.deopts_before + sum(t.deopts for t in self.tables)
         info.compile_ms = module.compile_ms
         info.compile_detail = module.describe() if len(module.ms) > 1 else ""
-        self._update_variant()
+        self._update_variant(tables)
         # the other variant compiles in the background: generic for a guard
         # failure, dense for a later specialisation
         if not module.has("gen"):
@@ -541,8 +541,10 @@ class CompiledSink:
         if size <= MAX_DENSE and size <= max(2 * n, 4096):
             t.specialise(mins, ranges)
 
-    def _update_variant(self) -> None:
-        vs = {t.variant for t in self.tables}
+    def _update_variant(self, private: list[NativeTable] | None = None) -> None:
+        """EXPLAIN's variant: of the shared tables, or of a statement's
+        private table while there are none yet (it becomes the first)."""
+        vs = {t.variant for t in (self.tables or private or [])}
         if "specialised" in vs and len(vs) == 1:
             self.info.variant = "specialised"
         elif self.info.deopts:
