@@ -117,21 +117,32 @@ def test_copy_logged_as_view_deltas_replays_exactly(tmp_path, monkeypatch, backe
             {k: _close(v) for k, v in _reads(s, "dtable").items()}
 
 
+def _logged_as_rows_and_recovered(tmp_path, monkeypatch, stream: str, view: str, data: str, check: str) -> list:
+    """COPY ``data`` into a new stream (``stream``: its DDL) with one view:
+    the COPY is logged as its rows, and after a kill the view reads
+    (``check``) as before; returns that result."""
+    path = str(tmp_path / "data")
+    with open_engine(path) as eng:
+        s = plain_session(eng)
+        s.execute_sql(stream)
+        s.execute_sql(view)
+        logged_as_rows = _no_rows_logged(monkeypatch)
+        _copy(s, stream.split()[3], data)
+        assert logged_as_rows == [1]
+        live = result_rows(s, check)
+        _after_kill(monkeypatch)
+    with open_engine(path) as eng:
+        assert result_rows(plain_session(eng), check) == live
+    return live
+
+
 def test_deltas_larger_than_the_rows_are_logged_as_rows(tmp_path, monkeypatch):
     """A view grouped by a key unique per row would log more than the rows."""
-    data = str(tmp_path / "data")
-    with open_engine(data) as eng:
-        s = plain_session(eng)
-        s.execute_sql("CREATE FOREIGN TABLE uq (k int, x int) SERVER stream")
-        s.execute_sql("CREATE VIEW uq_v AS SELECT k, count(*) AS n, sum(x) AS sx FROM uq GROUP BY k")
-        logged_as_rows = _no_rows_logged(monkeypatch)
-        _copy(s, "uq", "".join(f"{i},{i % 7}\n" for i in range(5000)))
-        assert logged_as_rows == [1]
-        live = result_rows(s, "SELECT count(*), sum(n), sum(sx) FROM uq_v")
-        _after_kill(monkeypatch)
-    with open_engine(data) as eng:
-        assert result_rows(plain_session(eng), "SELECT count(*), sum(n), sum(sx) FROM uq_v") == live == \
-            [(5000, 5000, sum(i % 7 for i in range(5000)))]
+    got = _logged_as_rows_and_recovered(
+        tmp_path, monkeypatch, "CREATE FOREIGN TABLE uq (k int, x int) SERVER stream",
+        "CREATE VIEW uq_v AS SELECT k, count(*) AS n, sum(x) AS sx FROM uq GROUP BY k",
+        "".join(f"{i},{i % 7}\n" for i in range(5000)), "SELECT count(*), sum(n), sum(sx) FROM uq_v")
+    assert got == [(5000, 5000, sum(i % 7 for i in range(5000)))]
 
 
 def test_view_created_while_a_copy_runs_gets_its_rows_after_a_crash_too(tmp_path, monkeypatch):
@@ -174,14 +185,8 @@ def test_failed_copy_logs_no_delta(tmp_path, monkeypatch):
 
 def test_sliding_window_views_stay_logged_as_rows(tmp_path, monkeypatch):
     """A view whose stage is not one private table (sw panes) is not eligible."""
-    data = str(tmp_path / "data")
-    with open_engine(data) as eng:
-        s = plain_session(eng)
-        s.execute_sql("CREATE FOREIGN TABLE swin (k int, x int) SERVER stream")
-        s.execute_sql("CREATE VIEW swin_v WITH (sw = '1 hour') AS SELECT k, count(*) AS n FROM swin GROUP BY k")
-        logged_as_rows = _no_rows_logged(monkeypatch)
-        _copy(s, "swin", "".join(f"{i % 4},{i}\n" for i in range(2000)))
-        assert logged_as_rows == [1]
-        _after_kill(monkeypatch)
-    with open_engine(data) as eng:
-        assert result_rows(plain_session(eng), "SELECT sum(n) FROM swin_v") == [(2000,)]
+    got = _logged_as_rows_and_recovered(
+        tmp_path, monkeypatch, "CREATE FOREIGN TABLE swin (k int, x int) SERVER stream",
+        "CREATE VIEW swin_v WITH (sw = '1 hour') AS SELECT k, count(*) AS n FROM swin GROUP BY k",
+        "".join(f"{i % 4},{i}\n" for i in range(2000)), "SELECT sum(n) FROM swin_v")
+    assert got == [(2000,)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import subprocess
-from typing import Iterator
+from typing import Any, Iterator
 
 import psycopg
 import pytest
@@ -74,3 +74,21 @@ def psql_output(side: Side, command: str) -> str:
     res = subprocess.run(["psql", "-X", "-h", side.host, "-p", str(side.port), "-U", "postgres", "-d", "postgres",
                           "-P", "pager=off", "-c", command], capture_output=True, text=True, env=env, timeout=60)
     return res.stdout + res.stderr
+
+
+def outcome(conn: psycopg.Connection, sql: str, role: str | None = None) -> tuple[Any, ...]:
+    """One statement as is (autocommit), as ``role`` if given (SET ROLE, reset
+    after): its rows and notices, or its error (SET ROLE's too)."""
+    try:
+        if role is not None:
+            conn.execute(f"SET ROLE {role}")
+        conn.notices.clear()  # type: ignore[attr-defined]
+        cur = psycopg.ClientCursor(conn)
+        cur.execute(sql)
+        rows = cur.fetchall() if cur.description is not None else None
+        return ("ok", rows, tuple(conn.notices))  # type: ignore[attr-defined]
+    except psycopg.Error as e:
+        return ("error", e.sqlstate, e.diag.message_primary, e.diag.message_detail)
+    finally:
+        if role is not None:
+            conn.execute("RESET ROLE")

@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import psycopg
 import pytest
 
-from .sides import Side, pair, psql_output
+from .sides import Side, outcome, pair, psql_output
 
 Outcome = tuple[Any, ...]
 
@@ -53,14 +53,7 @@ def sides(tmp_path_factory) -> Iterator[tuple[Side, Side]]:
 
 def run(conn: psycopg.Connection, sql: str) -> Outcome:
     """One statement as is (autocommit): its rows and notices, or its error."""
-    conn.notices.clear()  # type: ignore[attr-defined]
-    try:
-        cur = psycopg.ClientCursor(conn)
-        cur.execute(sql)
-        rows = cur.fetchall() if cur.description is not None else None
-        return ("ok", rows, tuple(conn.notices))  # type: ignore[attr-defined]
-    except psycopg.Error as e:
-        return ("error", e.sqlstate, e.diag.message_primary, e.diag.message_detail)
+    return outcome(conn, sql)
 
 
 def as_role(conn: psycopg.Connection, role: str, sql: str) -> Outcome:

@@ -11,7 +11,7 @@ from typing import Iterator
 import psycopg
 import pytest
 
-from .sides import Side, pair, psql_output
+from .sides import Side, outcome, pair, psql_output
 
 SETUP = """
 CREATE ROLE a1 LOGIN PASSWORD 'pw';
@@ -245,20 +245,7 @@ STEPS: list[tuple[str | None, str]] = [
 
 
 def _step(side: Side, role: str | None, sql: str) -> tuple:
-    conn = side.admin
-    conn.notices.clear()  # type: ignore[attr-defined]
-    try:
-        if role is not None:
-            conn.execute(f"SET ROLE {role}")
-        conn.notices.clear()  # type: ignore[attr-defined]
-        cur = psycopg.ClientCursor(conn)
-        cur.execute(sql)
-        rows = cur.fetchall() if cur.description is not None else None
-        return ("ok", rows, tuple(conn.notices))  # type: ignore[attr-defined]
-    except psycopg.Error as e:
-        return ("error", e.sqlstate, e.diag.message_primary, e.diag.message_detail)
-    finally:
-        conn.execute("RESET ROLE")
+    return outcome(side.admin, sql, role)
 
 
 @pytest.fixture(scope="module")
