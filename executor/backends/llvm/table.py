@@ -541,6 +541,7 @@ class NativeTable:
             return False
         self.fbound += other.fbound
         self.rows += other.rows
+        self.touched = self.touched or other.touched      # an emptied (flushed) table takes groups again
         for mine, theirs in zip(self.aggs, other.aggs):
             for a, b in zip(mine, theirs):
                 a += b
