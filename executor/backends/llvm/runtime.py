@@ -438,9 +438,13 @@ class CompiledSink:
     def take_private(self, t: NativeTable) -> bool:
         """Add a private table of :meth:`run_private` into this sink's first
         table natively, when their dense layouts agree (it becomes that
-        table if there is none yet); False: the caller merges it otherwise."""
+        table if there is none, or it is empty); False: the caller merges it
+        otherwise."""
         if not self.tables:
             self.tables.append(t)
+            return True
+        if not self.tables[0].touched:          # empty (a read flushed it): the private table takes its place
+            self.tables[0] = t
             return True
         if not self.tables[0].absorb(t):
             return False
