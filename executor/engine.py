@@ -45,6 +45,7 @@ from .settings import DEFAULT_SETTINGS, DISPLAY_NAMES, REPORTED
 from .sql.sqltext import Statement, split_statements
 from .stream.spark.ledger import KEY_SETTING
 from .settings import values as setting_values
+from .settings.pg15_settings import SUPERUSER_ONLY
 from .settings import pipelinedb as pipelinedb_gucs
 from .settings import check_setting, normalize_setting, parse_duration_ms
 from .stream.manager import StreamManager
@@ -541,6 +542,17 @@ class Session:
             txn.refuse_write()
         if takes_snapshot(command):
             txn.begin_query()
+
+    def examine_setting(self, name: str, missing_ok: bool = False) -> str | None:
+        """:meth:`show_setting` for SHOW and current_setting(): PostgreSQL's
+        superuser-only parameters (paths, libraries, SSL details) are refused
+        (42501) to a role without pg_read_all_settings' privileges, even
+        with missing_ok, as PostgreSQL does."""
+        key = name.lower()
+        if key in SUPERUSER_ONLY and not privileges.reads_all_settings(self.visible_state, self.info):
+            raise PgError(INSUFFICIENT_PRIVILEGE,
+                          f'must be superuser or have privileges of pg_read_all_settings to examine "{key}"')
+        return self.show_setting(name, missing_ok)
 
     def show_setting(self, name: str, missing_ok: bool = False) -> str | None:
         name = name.lower()

@@ -97,7 +97,7 @@ class ShowStmt(Stmt):
             rows = show_all_rows(session, privileges.reads_all_settings(ctx.state, session.info))
             b = Batch([Col.from_pylist([r[j] for r in rows], type_oids.TEXT) for j in range(3)], len(rows))
             return Result(tag="SHOW", columns=SHOW_ALL_COLUMNS, batch=b)
-        v = session.show_setting(self.name)
+        v = session.examine_setting(self.name)
 
         return Result(tag="SHOW", columns=[ResultColumn(DISPLAY_NAMES.get(self.name, self.name).lower() if self.name not in DISPLAY_NAMES else DISPLAY_NAMES[self.name], type_oids.TEXT)],
                       batch=Batch([Col.from_pylist([v], type_oids.TEXT)], 1))

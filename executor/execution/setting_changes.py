@@ -100,5 +100,5 @@ def current_setting_rows(session, names: list, missing_ok: list | None) -> list[
     """``current_setting(name [, missing_ok])`` row by row (a strict
     function: a NULL argument gives NULL)."""
     flags = missing_ok if missing_ok is not None else [False] * len(names)
-    return [None if name is None or ok is None else session.show_setting(name, ok)
+    return [None if name is None or ok is None else session.examine_setting(name, ok)
             for name, ok in zip(names, flags)]

@@ -164,6 +164,12 @@ POWERS = [
     "COPY qs.qt TO '/nonexistent/splitstream-test-file'",
     "COPY qs.qt TO PROGRAM 'cat'",
     "SELECT count(*) FROM pg_settings WHERE name IN ('data_directory', 'config_file', 'hba_file')",
+    # a superuser-only parameter read by name (its value: the same on both sides)
+    "SHOW dynamic_library_path",
+    "SHOW Session_Preload_Libraries",
+    "SELECT current_setting('config_file') IS NOT NULL",
+    "SELECT current_setting('data_directory', true) IS NOT NULL",
+    "SHOW work_mem",
 ]
 
 
