@@ -291,8 +291,7 @@ class StreamManager:
         # keyed records are decided again in WAL order, exactly as when they were logged
         if batch.batch_key and not self.spark_ledger.admit(batch.batch_key):
             return
-        self._follow_definitions(state)
-        self._ensure_views(state)
+        self._replay_views(state)
         staged = self._replay_stage(rel, batch.columns, {}, state, where, targets.from_log(batch.targets))
         self._replay_apply(staged, state)
         self._observe(rel, [batch.columns], batch.late_rows)
@@ -301,8 +300,7 @@ class StreamManager:
         rel = state.rels.get(part.oid)
         if rel is None:
             return
-        self._follow_definitions(state)
-        self._ensure_views(state)
+        self._replay_views(state)
         held = self._replay_groups.setdefault(part.group, {})
         self._replay_tops.setdefault(part.group, []).append(part.columns)
         self._replay_stage(rel, part.columns, held, state, where, targets.from_log(part.targets))
@@ -315,6 +313,11 @@ class StreamManager:
         rel = state.rels.get(commit.oid)
         if rel is not None:
             self._observe(rel, parts, commit.late_rows)     # the COPY moves the watermark at its commit
+
+    def _replay_views(self, state) -> None:
+        """Before a logged record is replayed: the views as of that point of the WAL."""
+        self._follow_definitions(state)
+        self._ensure_views(state)
 
     def replay_finished(self) -> None:
         for group in self._replay_groups:
@@ -363,8 +366,7 @@ class StreamManager:
         if state.rels.get(merge.oid) is None:
             return
         if not merge.batch_key or self.spark_ledger.admit(merge.batch_key):
-            self._follow_definitions(state)
-            self._ensure_views(state)
+            self._replay_views(state)
             cv = self.views.get(merge.view_oid)
             try:
                 if cv is not None:          # as live: the readers of output_of(view) follow
@@ -381,9 +383,8 @@ class StreamManager:
         rel = state.rels.get(rec.oid)
         if rel is None:
             return
-        self._follow_definitions(state)
-        self._ensure_views(state)
-        self._replay_apply(view_deltas.replay(self, rec, state, where, self._break), state)
+        self._replay_views(state)
+        self._replay_apply(view_deltas.replay(self, rec, where, self._break), state)
         wm = self.watermark(rel)
         if wm is not None:
             wm.apply(Advance(rec.top_us, rec.late_rows))

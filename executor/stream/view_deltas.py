@@ -90,7 +90,7 @@ def _nbytes(v: Any) -> int:
     return 8
 
 
-def replay(manager: Any, rec: StreamDelta, state: Any, where: str,
+def replay(manager: Any, rec: StreamDelta, where: str,
            broken: Callable[[Any, str, Exception], None]) -> dict[int, ViewStage]:
     """The stages that merge a logged delta into its views (applied by the
     caller, as a logged batch's are).  A delta naming a pipeline the view no
