@@ -153,6 +153,7 @@ class CopyIn(Protocol):
 
     def feed(self, data: bytes) -> None: ...
     def feed_light(self, payloads: list[bytes]) -> bool: ...   # fed if that only hands them on (see CopySink)
+    def feed_spans(self, buf: bytearray, spans: list[tuple[int, int]]) -> bool: ...   # as feed_light, in place
     def finish(self) -> str: ...             # returns the command tag, e.g. "COPY 3"
     def abort(self, reason: str) -> None: ...
     @property

@@ -174,6 +174,28 @@ class FrontendReader:
         """Undo a ``discard`` of ``n`` bytes (nothing was received since)."""
         self._pos = self._end - n
 
+    def copy_frames(self) -> tuple[bytearray, list[tuple[int, int]], int]:
+        """The CopyData messages complete at the head of what is buffered,
+        without reading them: the buffer, each payload's (start, end) in it,
+        and where the bytes after them begin (for :meth:`skip_to`).  A COPY's
+        sink copies the payloads out of the buffer once, where its parse
+        reads them, instead of each becoming a bytes object of its own and
+        then being joined.  The spans are valid until the next read."""
+        buf, pos, end = self._buf, self._pos, self._end
+        spans: list[tuple[int, int]] = []
+        limit = self.max_message
+        while end - pos >= 5 and buf[pos] == 0x64:     # 'd'
+            (length,) = _I32.unpack_from(buf, pos + 1)
+            if length < 4 or length > limit or length + 1 > end - pos:
+                break       # incomplete (or bad: next_message says so)
+            spans.append((pos + 5, pos + 1 + length))
+            pos += 1 + length
+        return buf, spans, pos
+
+    def skip_to(self, pos: int) -> None:
+        """The bytes before ``pos`` (see :meth:`copy_frames`) were consumed."""
+        self._pos = pos
+
     def next(self) -> StartupPacket | Message | None:
         """The next complete packet: untyped while ``startup_phase``, typed after."""
         if self.startup_phase:

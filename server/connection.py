@@ -719,6 +719,11 @@ class Connection(asyncio.BufferedProtocol):
         if self._frame_error is not None:
             return msgs
         reader = self.reader
+        sess = self.session
+        if sess is not None and sess.in_copy_in:
+            buf, spans, end = reader.copy_frames()
+            if spans and sess.feed_copy_frames(buf, spans):
+                reader.skip_to(end)
         try:
             while True:
                 m = reader.next_message()

@@ -467,6 +467,16 @@ class ProtocolSession:
             q.popleft()
         return True
 
+    def feed_copy_frames(self, buf: bytearray, spans: list[tuple[int, int]]) -> bool:
+        """Feed CopyData payloads where they lie in the read buffer
+        (``FrontendReader.copy_frames``), here on the event-loop thread, when
+        nothing is queued before them and the sink takes them without work
+        (``CopyIn.feed_spans``); True if it did (they are consumed)."""
+        cin = self._copy_sink
+        if cin is None or not self._gen_waiting or self._queue:
+            return False
+        return cin.feed_spans(buf, spans)
+
     @property
     def in_copy_in(self) -> bool:
         return self._gen is not None and self._gen_waiting

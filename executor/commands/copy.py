@@ -17,7 +17,7 @@ import re as _re
 import sys
 import tempfile
 from concurrent.futures import Future
-from typing import IO, Any, Literal
+from typing import IO, Any, Callable, Literal
 
 import sqlglot
 
@@ -49,7 +49,7 @@ from ..stream.watermark import Advance
 from .base import Stmt
 from .subscribe import Subscription, is_subscribe
 from .copy_cast_errors import locate_cast_error
-from .copy_parse import PARSE_STEP, Parsed, PlainParse
+from .copy_parse import PARSE_STEP, SLAB_BYTES, Parsed, PlainParse, give_slab, take_slab
 from .dml import build_rows, check_constraints, insert_batch
 
 #: a piece of a COPY's data as received (a slab is handed over as its pieces)
@@ -447,6 +447,10 @@ class CopySink:
         self.plain = self.native is not None
         self.pieces: list[Buffer] = []
         self.pending = 0            # bytes in ``pieces``
+        # or payloads copied from the server's read buffer into a slab (``feed_spans``):
+        # they come after ``pieces``; ``fill`` bytes of it are taken
+        self.slab: bytearray | None = None
+        self.fill = 0
         self.parse: PlainParse | None = None     # plain data parsed as it arrives
         self.done = False
         self.ended = False          # the end-of-data marker came: the rest of the data is ignored
@@ -523,6 +527,66 @@ class CopySink:
             self._keep_plain(p)
         return True
 
+    def feed_spans(self, buf: bytearray, spans: list[tuple[int, int]]) -> bool:
+        """:meth:`feed_light` for payloads where they lie in the server's
+        read buffer (``FrontendReader.copy_frames``): each is copied into
+        this COPY's slab, which goes to the ordered parse whole (no bytes
+        object per payload, no join before the parse).  False: nothing is
+        fed (the server frames them as messages, as usual)."""
+        parse = self.parse
+        if not self.plain or self._header_next() or self.ended \
+                or (parse is not None and not parse.light(sum(e - s for s, e in spans))):
+            return False
+        quote = self.options.quote.encode()
+        for s, e in spans:
+            if e - s > SLAB_BYTES - PARSE_STEP or buf.find(quote, s, e) >= 0 or buf.find(b"\\", s, e) >= 0:
+                return False
+        with memoryview(buf) as src:
+            for s, e in spans:
+                self._keep_span(src, buf, s, e)
+        return True
+
+    def _keep_span(self, src: memoryview, buf: bytearray, s: int, e: int) -> None:
+        """Copy ``buf[s:e]`` into the slab; once it holds ``PARSE_STEP``
+        bytes, its whole lines go to the parse and the line begun moves to
+        a new slab."""
+        slab, fill = self.slab, self.fill
+        if slab is None and self.pending + e - s <= SLAB_BYTES:
+            slab, fill = take_slab(), 0
+            for p in self.pieces:        # data kept before (a line begun): it comes first
+                slab[fill:fill + len(p)] = p
+                fill += len(p)
+            self.pieces, self.pending = [], 0
+        end = fill + e - s
+        if slab is None or end > len(slab):      # no line end for a slab's length: the bytes way
+            self.slab, self.fill = slab, fill
+            self._slab_to_pieces()
+            self._keep_plain(bytes(src[s:e]))
+            return
+        slab[fill:end] = src[s:e]
+        self.slab, self.fill = slab, end
+        if end < PARSE_STEP:
+            return
+        cut = buf.rfind(b"\n", s, e) + 1
+        if not cut:
+            return
+        cut += fill - s
+        nxt = take_slab()
+        with memoryview(slab) as whole:
+            nxt[:end - cut] = whole[cut:end]
+        self.slab, self.fill = nxt, end - cut
+        self._parse_plain([memoryview(slab)[:cut]], lambda: give_slab(slab))
+
+    def _slab_to_pieces(self) -> bytearray | None:
+        """The slab's bytes become the last of ``pieces`` (the bytes way goes
+        on from there); the slab is returned, to be given back once they are parsed."""
+        slab, self.slab = self.slab, None
+        if slab is not None and self.fill:
+            self.pieces.append(memoryview(slab)[:self.fill])
+            self.pending += self.fill
+        self.fill = 0
+        return slab
+
     def _gather(self, data: bytes) -> bool:
         """Plain data in the compiled reader's layout is not appended to a
         buffer: the payloads are kept, and every ``PARSE_STEP`` bytes they
@@ -533,6 +597,7 @@ class CopySink:
         HEADER line there is the first line, skipped.  False (from then
         on): this data goes the buffered way, after the rows parsed and
         kept so far."""
+        self._slab_to_pieces()      # (not given back: pieces may keep a view of it)
         rest = self._past_header(data) if not self.buf and self._plain_payload(data) else None
         if rest is None:
             self.plain = False
@@ -581,9 +646,9 @@ class CopySink:
                                     compiled_csv.shortest_row(self.oids), self.rel.oid)
         return self.parse
 
-    def _parse_plain(self, pieces: list[Buffer]) -> None:
+    def _parse_plain(self, pieces: list[Buffer], parsed: Callable[[], None] | None = None) -> None:
         parse = self._plain_parse()
-        parse.add(pieces)
+        parse.add(pieces, parsed)
         self._stage_parsed(parse.take_ready())
 
     def _stage_parsed(self, parsed: list[Parsed]) -> None:
@@ -785,13 +850,16 @@ class CopySink:
             if cols and len(cols[0][0]):
                 self._add(cols)
             return
+        slab = self._slab_to_pieces()
         if self.pieces and (self.parse is not None or self.pending >= compiled_csv.MIN_BYTES):
             # plain data: the rest goes to the ordered parse (a small COPY, the general path)
             last, self.pieces, self.pending = self.pieces, [], 0
-            if last[-1][-1:] != b"\n":
+            if bytes(memoryview(last[-1])[-1:]) != b"\n":
                 last.append(b"\n")
             self._stage_parsed(self._plain_parse().last(last))
             self.parse = None
+            if slab is not None:
+                give_slab(slab)
         elif self.parse is not None:
             self._stage_parsed(self.parse.finish())
             self.parse = None
@@ -914,7 +982,7 @@ class CopySink:
         self.batches = []
         self.records, self.kept, self.staging = [], [], None
         self.ahead.clear()          # the decode threads finish their slabs; nothing takes them
-        self.pieces = []
+        self.pieces, self.slab, self.fill = [], None, 0
         if self.parse is not None:
             self.parse.close()
             self.parse = None

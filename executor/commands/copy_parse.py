@@ -31,6 +31,31 @@ PARSE_STEP = 512 << 10
 BATCH_BYTES = 8 << 20
 #: bytes handed over and not yet parsed, before the COPY's thread waits
 MAX_QUEUED = 32 << 20
+#: a slab: received payloads copied out of the server's read buffer, handed
+#: to the parse every ``PARSE_STEP`` bytes (see ``CopySink.feed_spans``)
+SLAB_BYTES = 2 * PARSE_STEP
+#: slabs kept for reuse once parsed: a fresh one would be fresh pages
+#: (first-touch page faults cost as much as the copy)
+_SLABS_KEPT = 8
+_slabs: list[bytearray] = []
+_slabs_lock = threading.Lock()
+
+
+def take_slab() -> bytearray:
+    """A slab of ``SLAB_BYTES``, reused when one is free (a new one is zeroed once)."""
+    with _slabs_lock:
+        if _slabs:
+            return _slabs.pop()
+    return bytearray(SLAB_BYTES)
+
+
+def give_slab(slab: bytearray) -> None:
+    """``slab`` is parsed (nothing points into it): it may be reused."""
+    with _slabs_lock:
+        if len(_slabs) < _SLABS_KEPT:
+            _slabs.append(slab)
+
+
 #: rows the last COPYs into a relation parsed (by oid): the next one's first
 #: batch is sized from it (a batch is one allocation, never grown)
 _rows_seen: dict[int, int] = {}
@@ -48,7 +73,8 @@ class PlainParse:
         self.key = key
         self.rows = 0              # parsed into batches so far
         self.lock = threading.Condition()
-        self.queue: collections.deque[list[Buffer]] = collections.deque()
+        #: pieces to parse, in order, and what to call once they are (a slab given back)
+        self.queue: collections.deque[tuple[list[Buffer], Callable[[], None] | None]] = collections.deque()
         self.queued = 0
         self.running = False
         self.closed = False          # the COPY ended or failed: pieces still queued are dropped
@@ -56,14 +82,15 @@ class PlainParse:
         self.current: compiled_csv.Appender | None = None    # the batch being filled
         self.failure: BaseException | None = None    # the parse failed (not a declined piece): raised here
 
-    def add(self, pieces: list[Buffer]) -> None:
-        """Parse these pieces (whole lines, in order) after the ones before."""
+    def add(self, pieces: list[Buffer], parsed: Callable[[], None] | None = None) -> None:
+        """Parse these pieces (whole lines, in order) after the ones before,
+        then call ``parsed`` (nothing points into the pieces any more)."""
         size = sum(map(len, pieces))
         with self.lock:
             while self.queued > MAX_QUEUED and self.running:
                 self.lock.wait()
             self._raise_failure()
-            self.queue.append(pieces)
+            self.queue.append((pieces, parsed))
             self.queued += size
             if self.running:
                 return
@@ -141,10 +168,12 @@ class PlainParse:
                     self.queued = 0
                     self.lock.notify_all()
                     return
-                pieces = self.queue.popleft()
+                pieces, parsed = self.queue.popleft()
                 size = sum(map(len, pieces))
             try:
                 self._parse(pieces)
+                if parsed is not None:
+                    parsed()
             except BaseException as e:  # noqa: BLE001 - e.g. MemoryError: the COPY fails with it, never hangs
                 with self.lock:
                     self.failure = e
@@ -161,7 +190,8 @@ class PlainParse:
     def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:
         """Append the rows of ``pieces`` to the current batch, starting a new
         one when it is full; a part the kernel declines is kept as bytes."""
-        data = compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
+        data = pieces[0] if len(pieces) == 1 else \
+            compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
         addr = np.frombuffer(data, np.uint8).ctypes.data
         pos, n = 0, len(data)
         done: list[Parsed] = []

@@ -38,9 +38,9 @@ def pipelined(monkeypatch):
     monkeypatch.setattr(compiled_csv, "decode_ahead", counting)
     real_add = copy_parse.PlainParse.add
 
-    def adding(self, pieces):
+    def adding(self, pieces, parsed=None):
         handed.append(sum(map(len, pieces)))
-        return real_add(self, pieces)
+        return real_add(self, pieces, parsed)
 
     monkeypatch.setattr(copy_parse.PlainParse, "add", adding)
     return handed
@@ -264,3 +264,70 @@ def test_a_plain_header_line_is_skipped_and_the_rest_parsed_in_order(tmp_path, p
         with pytest.raises(PgError) as err:
             _copy(s, bad, cut if cut > 4 else 3000, "(FORMAT csv, HEADER)")
         assert err.value.context == 'COPY ps, line 15002, column x: "zz"'
+
+
+def _frames(data: bytes, piece: int) -> bytes:
+    """``data`` as CopyData messages of ``piece`` bytes (cut anywhere in a line)."""
+    return b"".join(b"d" + (len(data[i:i + piece]) + 4).to_bytes(4, "big") + data[i:i + piece]
+                    for i in range(0, len(data), piece))
+
+
+def _copy_spans(s, data: bytes, piece: int, read: int, options: str = "(FORMAT csv)") -> tuple[str, int, int]:
+    """COPY ``data`` as the server's event loop feeds it: CopyData messages
+    read ``read`` bytes at a time into a ``FrontendReader``, the complete
+    ones handed where they lie (``feed_spans``), or, where the sink declines
+    them, as messages (``feed``).  The tag, and the payloads fed each way."""
+    from splitstream.protocol import messages
+    sink = s.execute_sql(f"COPY ps FROM STDIN {options}").copy_in
+    reader = messages.FrontendReader()
+    reader.startup_phase = False
+    wire = _frames(data, piece)
+    in_place = as_messages = 0
+    for i in range(0, len(wire), read):
+        reader.feed(wire[i:i + read])
+        buf, spans, end = reader.copy_frames()
+        if spans and sink.feed_spans(buf, spans):
+            reader.skip_to(end)
+            in_place += len(spans)
+        while (m := reader.next_message()) is not None:
+            sink.feed(m.body)
+            as_messages += 1
+    return sink.finish(), in_place, as_messages
+
+
+@pytest.mark.parametrize("backend", ["vector", "llvm"])
+def test_payloads_fed_where_they_lie_give_every_row_once_in_order(tmp_path, pipelined, backend):
+    """Payloads copied from the read buffer into slabs (reused from one COPY
+    to the next) are parsed in order, lines cut by payloads and by slabs included."""
+    with open_engine(str(tmp_path / "d")) as eng:
+        s = plain_session(eng)
+        _setup(s, backend)
+        rows = []
+        for n, piece, read in ((40000, 5000, 12289), (30000, 1021, 65536), (25000, 70001, 300000)):
+            more = _rows(n, len(rows))
+            rows += more
+            tag, in_place, _ = _copy_spans(s, _csv(more), piece, read)
+            assert tag == f"COPY {n}" and in_place > 0
+            assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)
+        assert len(pipelined) >= 10, pipelined
+
+
+def test_payloads_in_place_then_quoted_then_bad(tmp_path, pipelined):
+    """A quoted field makes the sink decline payloads in place: they are fed
+    as messages, after the ones before, in order; a bad row after payloads
+    fed in place fails the whole COPY with PostgreSQL's error and line."""
+    rows = _rows(30000)
+    lines = [f"{k},{x}\n" for k, x in rows]
+    for i in range(20000, len(lines), 1500):
+        lines[i] = f'"{rows[i][0]}",{rows[i][1]}\n'
+    with open_engine(str(tmp_path / "d")) as eng:
+        s = plain_session(eng)
+        _setup(s)
+        tag, in_place, as_messages = _copy_spans(s, "".join(lines).encode(), 4099, 20000)
+        assert tag == "COPY 30000" and in_place > 0 and as_messages > 0
+        assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)
+        bad = _csv(_rows(20000, 30000)) + b"1,zz\n" + _csv(_rows(100, 50000))
+        with pytest.raises(PgError) as err:
+            _copy_spans(s, bad, 8192, 40000)
+        assert err.value.sqlstate == "22P02" and err.value.context == 'COPY ps, line 20001, column x: "zz"'
+        assert result_rows(s, "SELECT * FROM pv ORDER BY k") == _want(rows)

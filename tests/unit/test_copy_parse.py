@@ -119,7 +119,7 @@ def test_a_failing_parse_fails_the_copy_rather_than_hanging_it(monkeypatch):
         raise MemoryError("no room to join the pieces")
 
     monkeypatch.setattr(csv_kernels, "gather", broken)
-    p.add([_lines(0, 100)])
+    p.add([_lines(0, 50), _lines(50, 50)])         # two pieces: joined (one is parsed where it lies)
     with pytest.raises(MemoryError):
         p.finish()
     with pytest.raises(MemoryError):

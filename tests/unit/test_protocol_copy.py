@@ -377,3 +377,24 @@ def test_copy_decodes_without_pyarrow(monkeypatch):
         monkeypatch.setitem(sys.modules, name, None)        # import fails
     without = pylists(decode_copy(data, CSV, oids), oids)
     assert without == with_pyarrow == [[1, 2, 3], ["a", None, "x,y"], [1.5, None, -0.25]]
+
+
+def test_copy_frames_are_the_complete_copydata_messages_at_the_head():
+    """``FrontendReader.copy_frames`` gives the payload spans of the complete
+    CopyData messages at the head, stops at another message or an incomplete
+    one, and reads nothing until ``skip_to``."""
+    from splitstream.protocol import messages
+    r = messages.FrontendReader()
+    r.startup_phase = False
+    msg = lambda kind, body: kind + (len(body) + 4).to_bytes(4, "big") + body      # noqa: E731
+    r.feed(msg(b"d", b"1,2\n3,") + msg(b"d", b"4\n") + msg(b"c", b"") + msg(b"d", b"5,6\n"))
+    buf, spans, end = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"1,2\n3,", b"4\n"]
+    assert r.next_message().body == b"1,2\n3,"          # nothing was read yet
+    buf, spans, end = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"4\n"]
+    r.skip_to(end)
+    assert r.copy_frames()[1] == [] and r.next_message().kind == "c"
+    r.feed(msg(b"d", b"7,8\n")[:6])                      # incomplete: not given
+    buf, spans, end = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"5,6\n"]

@@ -69,6 +69,10 @@ class FakeCopyIn:
         self.data += b"".join(payloads)
         return True
 
+    def feed_spans(self, buf: bytearray, spans: list[tuple[int, int]]) -> bool:
+        """As feed_light, for payloads where they lie in the read buffer."""
+        return self.feed_light([bytes(buf[s:e]) for s, e in spans])
+
     def finish(self) -> str:
         self.engine.copied.append(self.data)
         return "COPY %d" % self.data.count(b"\n")
