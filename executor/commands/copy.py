@@ -518,10 +518,7 @@ class CopySink:
         staged, no wait for the parse to catch up.  Else (False) nothing is
         fed.  The server calls this on its event-loop thread, sparing a hop
         to a worker thread and back per CopyData batch (dozens per COPY)."""
-        parse = self.parse
-        if not self.plain or self._header_next() or (parse is not None and not parse.light(sum(map(len, payloads)))):
-            return False        # (while plain, nothing is buffered and no end marker came)
-        if not all(map(self._plain_payload, payloads)):
+        if not self._light(sum(map(len, payloads))) or not all(map(self._plain_payload, payloads)):
             return False
         for p in payloads:
             self._keep_plain(p)
@@ -533,18 +530,19 @@ class CopySink:
         this COPY's slab, which goes to the ordered parse whole (no bytes
         object per payload, no join before the parse).  False: nothing is
         fed (the server frames them as messages, as usual)."""
-        parse = self.parse
-        if not self.plain or self._header_next() or self.ended \
-                or (parse is not None and not parse.light(sum(e - s for s, e in spans))):
+        if not self._light(sum(e - s for s, e in spans)) \
+                or not all(e - s <= SLAB_BYTES - PARSE_STEP and self._plain_payload(buf, s, e) for s, e in spans):
             return False
-        quote = self.options.quote.encode()
-        for s, e in spans:
-            if e - s > SLAB_BYTES - PARSE_STEP or buf.find(quote, s, e) >= 0 or buf.find(b"\\", s, e) >= 0:
-                return False
         with memoryview(buf) as src:
             for s, e in spans:
                 self._keep_span(src, buf, s, e)
         return True
+
+    def _light(self, nbytes: int) -> bool:
+        """``nbytes`` more of plain data would only be kept and handed on:
+        no header due, nothing parsed waiting to be staged, no wait for the
+        parse (while plain, nothing is buffered and no end marker came)."""
+        return self.plain and not self._header_next() and (self.parse is None or self.parse.light(nbytes))
 
     def _keep_span(self, src: memoryview, buf: bytearray, s: int, e: int) -> None:
         """Copy ``buf[s:e]`` into the slab; once it holds ``PARSE_STEP``
@@ -611,9 +609,9 @@ class CopySink:
             self._keep_plain(rest)
         return True
 
-    def _plain_payload(self, data: bytes) -> bool:
-        """No quote (a row is a line) and no backslash (no end-of-data marker)."""
-        return self.options.quote.encode() not in data and b"\\" not in data
+    def _plain_payload(self, data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
+        """No quote (a row is a line) and no backslash (no end-of-data marker) in ``data[start:end]``."""
+        return data.find(self.options.quote.encode(), start, end) < 0 and data.find(b"\\", start, end) < 0
 
     def _past_header(self, data: bytes) -> bytes | None:
         """Plain ``data`` after the HEADER line, if one is due and ends in it

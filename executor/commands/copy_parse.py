@@ -190,8 +190,7 @@ class PlainParse:
     def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:
         """Append the rows of ``pieces`` to the current batch, starting a new
         one when it is full; a part the kernel declines is kept as bytes."""
-        data = pieces[0] if len(pieces) == 1 else \
-            compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
+        data = compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
         addr = np.frombuffer(data, np.uint8).ctypes.data
         pos, n = 0, len(data)
         done: list[Parsed] = []

@@ -202,14 +202,14 @@ def scratch() -> np.ndarray:
     return buf
 
 
-def gather(pieces: list[bytes | memoryview], scratch: np.ndarray | None = None) -> bytes | np.ndarray:
-    """The pieces as one buffer (bytes or uint8), copied by numpy (which
-    releases the GIL for a large copy), so a decode thread joins a slab while
-    the COPY's thread runs Python.  Into ``scratch`` when they fit (the
-    result is then a view of it, valid until the next gather into it), else
-    an uninitialised array: not a bytearray, which is zero-filled first (a
-    memset as long as the copy)."""
-    if len(pieces) == 1 and isinstance(pieces[0], bytes):
+def gather(pieces: list[bytes | memoryview], scratch: np.ndarray | None = None) -> bytes | memoryview | np.ndarray:
+    """The pieces as one buffer (one piece as it is, else uint8), copied by
+    numpy (which releases the GIL for a large copy), so a decode thread joins
+    a slab while the COPY's thread runs Python.  Into ``scratch`` when they
+    fit (the result is then a view of it, valid until the next gather into
+    it), else an uninitialised array: not a bytearray, which is zero-filled
+    first (a memset as long as the copy)."""
+    if len(pieces) == 1:
         return pieces[0]
     n = sum(map(len, pieces))
     out = scratch[:n] if scratch is not None and n <= len(scratch) else np.empty(n, np.uint8)
