@@ -110,6 +110,9 @@ class FrontendReader:
         self._buf = bytearray(MIN_ROOM)
         self._pos = 0                   # next unread byte of _buf
         self._end = 0                   # end of the bytes received into _buf
+        #: payload bytes of a CopyData message still to come, its header and
+        #: first bytes consumed already (``copy_frames``/``skip_to``)
+        self._copy_rest = 0
         self.startup_phase = True
         #: Longest typed message accepted now (the server raises it after authentication).
         self.max_message = max_message
@@ -126,6 +129,8 @@ class FrontendReader:
                 self._buf = bytearray(READ_ROOM)
         if len(self._buf) - self._end < MIN_ROOM:
             self._room()
+        elif self._copy_rest and len(self._buf) < READ_ROOM and self._pos == self._end == 0:
+            self._buf = bytearray(READ_ROOM)    # a COPY streams: room for reads as large as before
         return memoryview(self._buf)[self._end:]
 
     def _room(self) -> None:
@@ -174,27 +179,53 @@ class FrontendReader:
         """Undo a ``discard`` of ``n`` bytes (nothing was received since)."""
         self._pos = self._end - n
 
-    def copy_frames(self) -> tuple[bytearray, list[tuple[int, int]], int]:
-        """The CopyData messages complete at the head of what is buffered,
-        without reading them: the buffer, each payload's (start, end) in it,
-        and where the bytes after them begin (for :meth:`skip_to`).  A COPY's
-        sink copies the payloads out of the buffer once, where its parse
-        reads them, instead of each becoming a bytes object of its own and
-        then being joined.  The spans are valid until the next read."""
+    def copy_frames(self) -> tuple[bytearray, list[tuple[int, int]], int, int]:
+        """The CopyData payloads at the head of what is buffered, without
+        reading them: the buffer, each payload's (start, end) in it, where
+        the bytes after them begin, and how much of the last payload is
+        still to come (for :meth:`skip_to`).  A COPY's sink copies the
+        payloads out of the buffer once, where its parse reads them, instead
+        of each becoming a bytes object of its own and then being joined.
+        A payload begun but not all received counts with what came of it
+        (the rest is the first span next time): no message waits whole in
+        the buffer, to be moved to its front as more room is needed (that
+        moved 60% of a COPY's bytes once more).  The spans are valid until
+        the next read."""
         buf, pos, end = self._buf, self._pos, self._end
         spans: list[tuple[int, int]] = []
+        rest = self._copy_rest
+        if rest:
+            take = min(rest, end - pos)
+            if not take:
+                return buf, spans, pos, rest
+            spans.append((pos, pos + take))
+            pos += take
+            rest -= take
+            if rest:
+                return buf, spans, pos, rest
         limit = self.max_message
         while end - pos >= 5 and buf[pos] == 0x64:     # 'd'
             (length,) = _I32.unpack_from(buf, pos + 1)
-            if length < 4 or length > limit or length + 1 > end - pos:
-                break       # incomplete (or bad: next_message says so)
+            if length < 4 or length > limit:
+                break       # bad: next_message says so
+            if length + 1 > end - pos:
+                if end - pos > 5:
+                    spans.append((pos + 5, end))
+                    return buf, spans, end, length + 1 - (end - pos)
+                break
             spans.append((pos + 5, pos + 1 + length))
             pos += 1 + length
-        return buf, spans, pos
+        return buf, spans, pos, 0
 
-    def skip_to(self, pos: int) -> None:
-        """The bytes before ``pos`` (see :meth:`copy_frames`) were consumed."""
+    def skip_to(self, pos: int, rest: int = 0) -> None:
+        """The bytes before ``pos`` were consumed, and ``rest`` bytes of a
+        CopyData payload are still to come (see :meth:`copy_frames`)."""
         self._pos = pos
+        self._copy_rest = rest
+
+    def mid_message(self) -> bool:
+        """The next bytes received continue a message begun (no message starts there)."""
+        return self._copy_rest > 0
 
     def next(self) -> StartupPacket | Message | None:
         """The next complete packet: untyped while ``startup_phase``, typed after."""
@@ -220,6 +251,8 @@ class FrontendReader:
         buf = self._buf
         pos = self._pos
         avail = self._end - pos
+        if self._copy_rest:
+            return self._copy_rest_message(avail)
         if avail >= 5:
             # the common case first: one typed message already complete
             kind, length = _HDR.unpack_from(buf, pos)
@@ -246,6 +279,19 @@ class FrontendReader:
             raise PgError(PROGRAM_LIMIT_EXCEEDED,
                           f"message length {length} exceeds the limit of {self.max_message} bytes")
         return None     # (incomplete)
+
+
+    def _copy_rest_message(self, avail: int) -> Message | None:
+        """What came of a CopyData payload begun (``copy_frames``), as a
+        CopyData message of its own: where its bytes go is only their order."""
+        take = min(avail, self._copy_rest)
+        if not take:
+            return None
+        pos = self._pos
+        self._pos = pos + take
+        self._copy_rest -= take
+        with memoryview(self._buf) as mv:
+            return Message(_KINDS[0x64], bytes(mv[pos:pos + take]))
 
 
 def split_messages(raw: bytes) -> list[Message]:

@@ -140,7 +140,7 @@ class Connection(asyncio.BufferedProtocol):
         lean cycle, served from its bytes without framing; else, or if it
         is not, its messages are pulled as usual."""
         reader = self.reader
-        fresh = not reader.buffered()
+        fresh = not reader.buffered() and not reader.mid_message()
         reader.buffer_updated(nbytes)
         if self._draining:
             reader.discard()
@@ -721,9 +721,9 @@ class Connection(asyncio.BufferedProtocol):
         reader = self.reader
         sess = self.session
         if sess is not None and sess.in_copy_in:
-            buf, spans, end = reader.copy_frames()
+            buf, spans, end, rest = reader.copy_frames()
             if spans and sess.feed_copy_frames(buf, spans):
-                reader.skip_to(end)
+                reader.skip_to(end, rest)
         try:
             while True:
                 m = reader.next_message()

@@ -20,6 +20,7 @@ import logging
 import os
 import threading
 import time
+import zlib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -37,7 +38,7 @@ from ..objects.predefined_roles import with_predefined
 from ..objects.model import DatabaseDef, DefaultAcl, Function, Relation, Role, RoleSetting, Schema
 from .tables import TableVersion
 from ..datatypes.vector import Col
-from .wal import Salvage, Wal, check_segment
+from .wal import Salvage, Wal, check_segment, encode as wal_encode
 from .wal_records import ColumnArrays, PartialMerge, StreamBatch, StreamCommit, StreamDelta, StreamPart
 from .writer_lock import FairLock
 
@@ -745,17 +746,19 @@ class Database:
 
     def ingest_delta(self, delta: Callable[[], StreamDelta | None],
                      records: Callable[[], Iterable[tuple[bytes, Any]]], commit: StreamCommit,
-                     apply: Callable[[int], None], sync: bool) -> int:
+                     apply: Callable[[int], None], sync: bool, crc32: Callable[..., int] = zlib.crc32) -> int:
         """:meth:`ingest_stream` for a COPY logged as its views' deltas:
         ``delta()``, asked under the checkpoint lock, gives the record, or
         None when the views it was staged for are no longer exactly the
         stream's (a view created or switched meanwhile would miss the rows
         at replay): then the COPY is logged as its rows, ``records()`` (the
-        encoded parts) and ``commit``, as :meth:`ingest_parts` does."""
+        encoded parts) and ``commit``, as :meth:`ingest_parts` does.
+        ``crc32``: frames the delta record (``wal.frame``; a COPY passes the
+        executor's compiled one: a delta can be megabytes)."""
         def write(seq: int) -> tuple[int, int]:
             rec = delta()
             if rec is not None:
-                n = self.wal.append([rec], sync=False)
+                n = self.wal.append_record(*wal_encode([rec], crc32))
                 return n, n
             first = None
             for head, body in records():

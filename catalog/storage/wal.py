@@ -97,11 +97,12 @@ def body_len(body: Body) -> int:
     return len(body) if isinstance(body, (bytes, bytearray, memoryview)) else sum(len(p) for p in body)
 
 
-def encode(ops: list[Any]) -> tuple[bytes, bytes]:
+def encode(ops: list[Any], crc32: Callable[..., int] = zlib.crc32) -> tuple[bytes, bytes]:
     """A record's frame header and body, ready for :meth:`Wal.append_record`:
-    a COPY encodes its slabs while the data still arrives, not at CopyDone."""
+    a COPY encodes its slabs while the data still arrives, not at CopyDone.
+    ``crc32``: as for :func:`frame`."""
     body = dumps(ops)
-    return frame(body), body
+    return frame(body, crc32), body
 
 
 def frame(body: Body, crc32: Callable[..., int] = zlib.crc32) -> bytes:

@@ -68,6 +68,7 @@ class PlainParse:
     def __init__(self, new_columns: Callable[[int], compiled_csv.Appender | None], row_bytes: int,
                  key: int) -> None:
         self.new_columns = new_columns     # an Appender for so many rows, or None (the kernel compiles)
+        self.row_bytes = row_bytes
         self.max_rows = BATCH_BYTES // row_bytes + 1
         self.min_rows = min(self.max_rows, 2 * PARSE_STEP // row_bytes + 1)
         self.key = key
@@ -99,20 +100,80 @@ class PlainParse:
 
     def last(self, pieces: list[Buffer]) -> list[Parsed]:
         """Everything, in order, with ``pieces`` (the COPY's last) parsed on
-        the calling thread once those before are: at CopyDone the client
-        waits, and a hand-over to a decode thread would only add a wake-up."""
+        the calling thread: at CopyDone the client waits, and a hand-over to
+        a decode thread would only add a wake-up.  If the decode thread is
+        still busy, this thread does not wait idle for it: it takes the
+        later part of what is queued (:meth:`_steal`) and parses that and
+        ``pieces`` into columns of its own meanwhile, appended after the
+        decode thread's once it is done (:meth:`_join`)."""
+        with self.lock:
+            self._raise_failure()
+            stolen = self._steal(sum(map(len, pieces))) if self.running else None
+            if stolen is None:
+                self.running = True         # this thread appends now
+        if stolen is None:
+            try:
+                with compiled_csv.lent_scratch() as buf:
+                    self._parse(pieces, buf)
+            finally:
+                with self.lock:
+                    self.running = False
+            return self.finish()
+        done: list[Parsed] = []
+        cur = None
+        work = [*stolen, (pieces, None)]
+        room = self._tail_rows(sum(len(b) for part, _ in work for b in part))
+        with compiled_csv.lent_scratch() as buf:
+            for part, parsed in work:
+                cur = self._run(part, cur, done, buf, room)
+                if parsed is not None:
+                    parsed()
         with self.lock:
             while self.running:
                 self.lock.wait()
             self._raise_failure()
-            self.running = True         # this thread appends now
-        try:
-            with compiled_csv.lent_scratch() as buf:
-                self._parse(pieces, buf)
-        finally:
-            with self.lock:
-                self.running = False
+            self._join(done + ([cur] if cur is not None and cur.rows else []))
         return self.finish()
+
+    def _steal(self, nbytes: int) -> list[tuple[list[Buffer], Callable[[], None] | None]]:
+        """The queued entries from the newest back, as long as they and the
+        last ``nbytes`` are at most half of what is left to parse (the
+        decode thread goes on with the older ones; the lock is held)."""
+        left = self.queued + nbytes
+        out: list[tuple[list[Buffer], Callable[[], None] | None]] = []
+        mine = nbytes
+        while self.queue:
+            size = sum(map(len, self.queue[-1][0]))
+            if 2 * (mine + size) > left:
+                break
+            out.append(self.queue.pop())
+            mine += size
+            self.queued -= size
+        out.reverse()
+        return out
+
+    def _tail_rows(self, nbytes: int) -> int:
+        """Room for the rows of ``nbytes`` parsed apart from the current batch: as many as could be in them."""
+        return min(self.max_rows, nbytes // self.row_bytes + 1)
+
+    def _join(self, tail: list[Parsed]) -> None:
+        """Put what this thread parsed after what the decode thread did
+        (the lock is held): its first columns are copied onto the current
+        batch when they fit there (one batch to stage, as without the
+        split), else they follow it."""
+        cur = self.current
+        if tail and cur is not None and isinstance(tail[0], compiled_csv.Appender) and cur.extend(tail[0]):
+            tail = tail[1:]
+        if not tail:
+            return
+        if cur is not None and cur.rows:
+            self.rows += cur.rows
+            self.ready.append(cur)
+        self.current = None
+        for p in tail:
+            if not isinstance(p, bytes):
+                self.rows += p.rows
+            self.ready.append(p)
 
     def light(self, nbytes: int) -> bool:
         """Nothing is ready to stage, and ``nbytes`` more would not make :meth:`add` wait."""
@@ -145,10 +206,10 @@ class PlainParse:
         if self.failure is not None:
             raise self.failure
 
-    def _batch_rows(self) -> int:
+    def _batch_rows(self, done: list[Parsed]) -> int:
         """Room for the next batch: the first sized like the last COPY into
         the relation (a quarter more), later ones (a large COPY) the most."""
-        if self.rows:
+        if self.rows or any(not isinstance(p, bytes) for p in done):
             return self.max_rows
         seen = _rows_seen.get(self.key)
         return self.max_rows if seen is None else max(self.min_rows, min(self.max_rows, seen + seen // 4))
@@ -190,14 +251,25 @@ class PlainParse:
     def _parse(self, pieces: list[Buffer], scratch: np.ndarray | None = None) -> None:
         """Append the rows of ``pieces`` to the current batch, starting a new
         one when it is full; a part the kernel declines is kept as bytes."""
+        done: list[Parsed] = []
+        cur = self._run(pieces, self.current, done, scratch, None)
+        with self.lock:
+            if not self.closed:
+                self.rows += sum(p.rows for p in done if not isinstance(p, bytes))
+                self.ready.extend(done)
+                self.current = cur
+
+    def _run(self, pieces: list[Buffer], cur: compiled_csv.Appender | None, done: list[Parsed],
+             scratch: np.ndarray | None, rows: int | None) -> compiled_csv.Appender | None:
+        """Parse ``pieces`` onto ``cur``: batches filled, and parts declined
+        (as bytes), go to ``done`` in order; returns the batch being
+        filled.  A new batch has room for ``rows`` (None: :meth:`_batch_rows`)."""
         data = compiled_csv.gather(pieces, compiled_csv.scratch() if scratch is None else scratch)
         addr = np.frombuffer(data, np.uint8).ctypes.data
         pos, n = 0, len(data)
-        done: list[Parsed] = []
-        cur = self.current
         while pos < n:
             if cur is None:
-                cur = self.new_columns(self._batch_rows())
+                cur = self.new_columns(self._batch_rows(done) if rows is None else rows)
                 if cur is None:          # the kernel is still compiling: the general path decodes
                     done.append(bytes(data[pos:]))
                     break
@@ -206,7 +278,6 @@ class PlainParse:
             except Exception:  # noqa: BLE001 - as a declined piece: the general decoder is exact
                 read = -1
             if read < 0:
-                self.rows += cur.rows
                 if cur.rows:
                     done.append(cur)
                 cur = None
@@ -214,10 +285,6 @@ class PlainParse:
                 break
             pos += read
             if cur.full():
-                self.rows += cur.rows
                 done.append(cur)
                 cur = None
-        with self.lock:
-            if not self.closed:
-                self.ready.extend(done)
-                self.current = cur
+        return cur

@@ -25,6 +25,7 @@ from splitstream.catalog.storage.wal_records import PartialMerge, StreamBatch, S
 from splitstream.catalog.datatypes.vector import Batch, Col
 from splitstream.protocol.errors import FEATURE_NOT_SUPPORTED, Notice, PgError
 
+from ..backends.llvm import crc32 as compiled_crc32
 from ..execution import operators
 from . import observability  # noqa: F401  (registers splitstream.streams / splitstream.views)
 from .continuous import DEFER_ROWS, ContinuousView, StateMismatch, StreamScanOp, ViewStage
@@ -974,7 +975,7 @@ class StreamManager:
             self.advanced(rel, advance)
         self.engine.db.ingest_delta(lambda: rec if staging.current() else None,
                                     lambda: ((h, b) for h, b, _n in parts()), commit, publish,
-                                    ctx.session.sync_commit)
+                                    ctx.session.sync_commit, compiled_crc32.crc32)
         _count(rt, rows)
 
     def insert_parts(self, ctx, rel, group: int, parts, rows: int, advance: Advance | None = None,

@@ -274,9 +274,9 @@ def _frames(data: bytes, piece: int) -> bytes:
 
 def _copy_spans(s, data: bytes, piece: int, read: int, options: str = "(FORMAT csv)") -> tuple[str, int, int]:
     """COPY ``data`` as the server's event loop feeds it: CopyData messages
-    read ``read`` bytes at a time into a ``FrontendReader``, the complete
-    ones handed where they lie (``feed_spans``), or, where the sink declines
-    them, as messages (``feed``).  The tag, and the payloads fed each way."""
+    read ``read`` bytes at a time into a ``FrontendReader``, the payloads
+    (and the part of one received) handed where they lie (``feed_spans``),
+    or, where the sink declines them, as messages (``feed``).  The tag, and the payloads fed each way."""
     from splitstream.protocol import messages
     sink = s.execute_sql(f"COPY ps FROM STDIN {options}").copy_in
     reader = messages.FrontendReader()
@@ -285,9 +285,9 @@ def _copy_spans(s, data: bytes, piece: int, read: int, options: str = "(FORMAT c
     in_place = as_messages = 0
     for i in range(0, len(wire), read):
         reader.feed(wire[i:i + read])
-        buf, spans, end = reader.copy_frames()
+        buf, spans, end, rest = reader.copy_frames()
         if spans and sink.feed_spans(buf, spans):
-            reader.skip_to(end)
+            reader.skip_to(end, rest)
             in_place += len(spans)
         while (m := reader.next_message()) is not None:
             sink.feed(m.body)

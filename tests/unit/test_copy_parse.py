@@ -4,6 +4,9 @@ batches of a bounded size; a piece the compiled reader declines keeps its
 place as bytes; NULL masks line up across appends; nothing survives close."""
 from __future__ import annotations
 
+import collections
+import threading
+
 import pytest
 
 from splitstream.executor.backends.llvm import csv as csv_kernels
@@ -124,3 +127,97 @@ def test_a_failing_parse_fails_the_copy_rather_than_hanging_it(monkeypatch):
         p.finish()
     with pytest.raises(MemoryError):
         p.add([_lines(100, 100)])
+
+
+def _held_decode(monkeypatch) -> threading.Event:
+    """The decode thread starts only once the returned event is set: the
+    COPY's last piece then comes while the thread is busy (``last`` splits)."""
+    gate = threading.Event()
+    start = csv_kernels.run_ahead
+
+    def held(fn, *args):
+        return start(lambda: (gate.wait(10), fn(*args))[1])
+
+    monkeypatch.setattr(csv_kernels, "run_ahead", held)
+    return gate
+
+
+def _last_while_busy(p: copy_parse.PlainParse, gate: threading.Event, last: bytes) -> list:
+    threading.Timer(0.2, gate.set).start()
+    return p.last([last])
+
+
+@pytest.mark.parametrize("nulls", ["none", "tail only", "both"])
+def test_the_last_piece_and_the_newest_queued_are_parsed_here_while_the_decode_thread_is_busy(monkeypatch, nulls):
+    """``last`` takes the newest queued pieces (half of what is left) and
+    parses them with the last one on its own thread; their rows join the
+    decode thread's batch after its rows: one batch, every row once, in
+    order, NULL masks lined up (NULLs on either side or none)."""
+    p = _parse()
+    gate = _held_decode(monkeypatch)
+    head_nulls = 5 if nulls == "both" else 0
+    tail_nulls = 0 if nulls == "none" else 4
+    parsed_back = []
+    for i in range(6):
+        p.add([_lines(i * 1000, 1000, null_every=head_nulls if i < 4 else tail_nulls)],
+              lambda i=i: parsed_back.append((i, threading.current_thread() is threading.main_thread())))
+    assert len(p.queue) == 6
+    got = _last_while_busy(p, gate, _lines(6000, 700, null_every=tail_nulls))
+    ks, kinds = _flatten(got)
+
+    def want(i: int, every: int):
+        return None if every and i % every == 0 else i
+    assert ks == [want(i, head_nulls) for i in range(4000)] + [want(i, tail_nulls) for i in range(4000, 6700)]
+    assert kinds == ["cols"]
+    assert sorted(i for i, _ in parsed_back) == list(range(6))       # every slab given back once parsed
+    assert [i for i, here in parsed_back if here] == [4, 5]     # the newest queued, to half what was left
+    assert p.queue == collections.deque() and p.queued == 0
+
+
+def test_a_split_parse_keeps_order_when_the_rows_do_not_fit_one_batch(monkeypatch):
+    """The decode thread's batch has no room for the rows parsed apart:
+    they follow it as batches of their own, each within its room."""
+    p = _parse(cap_bytes=32 << 10, monkeypatch=monkeypatch)       # 8,000 rows of the shortest spelling
+    gate = _held_decode(monkeypatch)
+    for i in range(6):
+        p.add([_lines(i * 2500, 2500)])
+    got = _last_while_busy(p, gate, _lines(15000, 2500))
+    ks, kinds = _flatten(got)
+    assert ks == list(range(17500)) and len(kinds) >= 3 and set(kinds) == {"cols"}
+    assert all(b.rows <= b.cap for b in got)
+
+
+def test_a_split_parse_keeps_a_declined_piece_in_its_place(monkeypatch):
+    """A line the kernel declines in a piece parsed apart stays where it
+    was, as bytes for the general path, between the rows around it."""
+    p = _parse()
+    gate = _held_decode(monkeypatch)
+    for i in range(4):
+        p.add([_lines(i * 1000, 1000)])
+    p.add([_lines(4000, 500) + b"1.5,2\n" + _lines(4500, 500)])
+    got = _last_while_busy(p, gate, _lines(5000, 100))
+    ks, kinds = _flatten(got)
+    declined = [("raw", f"{i},{i * 3}") for i in range(4000, 4500)] + [("raw", "1.5,2")] \
+        + [("raw", f"{i},{i * 3}") for i in range(4500, 5000)]
+    assert ks == list(range(4000)) + declined + list(range(5000, 5100))
+    assert kinds == ["cols", "raw", "cols"]
+
+
+def test_a_failure_on_the_decode_thread_fails_a_split_parse(monkeypatch):
+    p = _parse()
+    gate = _held_decode(monkeypatch)
+    real = copy_parse.PlainParse._run
+    calls = []
+
+    def failing_on_the_decode_thread(self, pieces, cur, done, scratch, rows):
+        calls.append(threading.current_thread() is threading.main_thread())
+        if not calls[-1]:
+            raise MemoryError("no room")
+        return real(self, pieces, cur, done, scratch, rows)
+
+    monkeypatch.setattr(copy_parse.PlainParse, "_run", failing_on_the_decode_thread)
+    for i in range(4):
+        p.add([_lines(i * 1000, 1000)])
+    with pytest.raises(MemoryError):
+        _last_while_busy(p, gate, _lines(4000, 100))
+    assert True in calls and False in calls        # both threads parsed

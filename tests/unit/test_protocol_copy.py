@@ -379,22 +379,52 @@ def test_copy_decodes_without_pyarrow(monkeypatch):
     assert without == with_pyarrow == [[1, 2, 3], ["a", None, "x,y"], [1.5, None, -0.25]]
 
 
-def test_copy_frames_are_the_complete_copydata_messages_at_the_head():
-    """``FrontendReader.copy_frames`` gives the payload spans of the complete
-    CopyData messages at the head, stops at another message or an incomplete
-    one, and reads nothing until ``skip_to``."""
+def test_copy_frames_are_the_copydata_payloads_at_the_head():
+    """``FrontendReader.copy_frames`` gives the payload spans of the
+    CopyData messages at the head, stops at another message, and reads
+    nothing until ``skip_to``."""
     from splitstream.protocol import messages
     r = messages.FrontendReader()
     r.startup_phase = False
-    msg = lambda kind, body: kind + (len(body) + 4).to_bytes(4, "big") + body      # noqa: E731
-    r.feed(msg(b"d", b"1,2\n3,") + msg(b"d", b"4\n") + msg(b"c", b"") + msg(b"d", b"5,6\n"))
-    buf, spans, end = r.copy_frames()
-    assert [bytes(buf[s:e]) for s, e in spans] == [b"1,2\n3,", b"4\n"]
+    r.feed(_msg(b"d", b"1,2\n3,") + _msg(b"d", b"4\n") + _msg(b"c", b"") + _msg(b"d", b"5,6\n"))
+    buf, spans, end, rest = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"1,2\n3,", b"4\n"] and rest == 0
     assert r.next_message().body == b"1,2\n3,"          # nothing was read yet
-    buf, spans, end = r.copy_frames()
+    buf, spans, end, rest = r.copy_frames()
     assert [bytes(buf[s:e]) for s, e in spans] == [b"4\n"]
-    r.skip_to(end)
+    r.skip_to(end, rest)
     assert r.copy_frames()[1] == [] and r.next_message().kind == "c"
-    r.feed(msg(b"d", b"7,8\n")[:6])                      # incomplete: not given
-    buf, spans, end = r.copy_frames()
-    assert [bytes(buf[s:e]) for s, e in spans] == [b"5,6\n"]
+
+
+def _msg(kind: bytes, body: bytes) -> bytes:
+    return kind + (len(body) + 4).to_bytes(4, "big") + body
+
+
+def test_copy_frames_give_a_payload_begun_and_its_rest_next_time():
+    """A CopyData message not all received counts with what came of it; the
+    rest comes first next time, as a span or, if the sink declines it, as
+    a CopyData message of its own; a message's header alone is not taken;
+    and nothing after a payload begun is read as a message start."""
+    from splitstream.protocol import messages
+    r = messages.FrontendReader()
+    r.startup_phase = False
+    wire = _msg(b"d", b"5,6\n") + _msg(b"d", b"7,8\n9,10\n") + _msg(b"c", b"")
+    r.feed(wire[:9 + 5 + 3])                       # the first message and 3 bytes of the second's payload
+    buf, spans, end, rest = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"5,6\n", b"7,8"] and rest == len(b"\n9,10\n")
+    r.skip_to(end, rest)
+    assert r.mid_message() and r.buffered() == 0 and r.next_message() is None
+    r.feed(wire[17:19])                             # two more bytes of it
+    buf, spans, end, rest = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"\n9"] and rest == 4
+    r.skip_to(end, rest)
+    r.feed(wire[19:])                               # its end, then CopyDone
+    m = r.next_message()                            # declined as spans: read as a message
+    assert (m.kind, m.body) == ("d", b",10\n") and not r.mid_message()
+    assert r.next_message().kind == "c" and r.next_message() is None
+
+    r.feed(_msg(b"d", b"1\n")[:5])                  # a header alone: not taken
+    assert r.copy_frames()[1] == [] and not r.mid_message()
+    r.feed(b"1\n")
+    buf, spans, end, rest = r.copy_frames()
+    assert [bytes(buf[s:e]) for s, e in spans] == [b"1\n"] and rest == 0

@@ -307,6 +307,24 @@ class Appender:
     def full(self) -> bool:
         return self.rows >= self.cap
 
+    def extend(self, other: "Appender") -> bool:
+        """Copy ``other``'s rows (same layout) after these, if they fit:
+        rows parsed apart, on another thread, join the batch they follow.
+        False (nothing copied) if they do not fit."""
+        n, rows, m = len(self.oids), self.rows, other.rows
+        if m > self.cap - rows or other.oids != self.oids:
+            return False
+        mine, theirs = self.block, other.block
+        for j, dt in enumerate(self.dtypes):
+            w = dt.itemsize
+            mine[self.starts[j] + rows * w:self.starts[j] + (rows + m) * w] = \
+                theirs[other.starts[j]:other.starts[j] + m * w]
+            mine[self.starts[n + j] + rows:self.starts[n + j] + rows + m] = \
+                theirs[other.starts[n + j]:other.starts[n + j] + m]
+            self.outs[2 * n + j] += other.outs[2 * n + j]
+        self.rows += m
+        return True
+
     def columns(self) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """The rows held as engine columns (views of the one block)."""
         n, rows, block, starts = len(self.oids), self.rows, self.block, self.starts
