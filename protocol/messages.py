@@ -280,7 +280,6 @@ class FrontendReader:
                           f"message length {length} exceeds the limit of {self.max_message} bytes")
         return None     # (incomplete)
 
-
     def _copy_rest_message(self, avail: int) -> Message | None:
         """What came of a CopyData payload begun (``copy_frames``), as a
         CopyData message of its own: where its bytes go is only their order."""
