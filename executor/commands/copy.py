@@ -419,6 +419,7 @@ class CopySink:
     def __init__(self, session, ctx, rel, targets, options) -> None:
         self.session, self.ctx, self.rel, self.targets, self.options = session, ctx, rel, targets, options
         self.format = 1 if options.format == "binary" else 0
+        self.quote = options.quote.encode()    # looked for in every payload (``_plain_payload``)
         self.ncols = len(targets)
         self.buf = bytearray()     # CopyData not yet decoded: appended to, cut at a row end per slab
         self.line = 1
@@ -611,7 +612,7 @@ class CopySink:
 
     def _plain_payload(self, data: bytes | bytearray, start: int = 0, end: int | None = None) -> bool:
         """No quote (a row is a line) and no backslash (no end-of-data marker) in ``data[start:end]``."""
-        return data.find(self.options.quote.encode(), start, end) < 0 and data.find(b"\\", start, end) < 0
+        return data.find(self.quote, start, end) < 0 and data.find(b"\\", start, end) < 0
 
     def _past_header(self, data: bytes) -> bytes | None:
         """Plain ``data`` after the HEADER line, if one is due and ends in it

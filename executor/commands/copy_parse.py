@@ -164,16 +164,14 @@ class PlainParse:
         cur = self.current
         if tail and cur is not None and isinstance(tail[0], compiled_csv.Appender) and cur.extend(tail[0]):
             tail = tail[1:]
-        if not tail:
-            return
-        if cur is not None and cur.rows:
-            self.rows += cur.rows
-            self.ready.append(cur)
-        self.current = None
-        for p in tail:
-            if not isinstance(p, bytes):
-                self.rows += p.rows
-            self.ready.append(p)
+        if tail:
+            self.current = None
+            self._keep(([cur] if cur is not None and cur.rows else []) + tail)
+
+    def _keep(self, parsed: list[Parsed]) -> None:
+        """Parts done (full batches, declined pieces) join ``ready`` in order, their rows counted (the lock is held)."""
+        self.rows += sum(p.rows for p in parsed if not isinstance(p, bytes))
+        self.ready.extend(parsed)
 
     def light(self, nbytes: int) -> bool:
         """Nothing is ready to stage, and ``nbytes`` more would not make :meth:`add` wait."""
@@ -192,8 +190,7 @@ class PlainParse:
                 self.lock.wait()
             self._raise_failure()
             if self.current is not None and self.current.rows:
-                self.rows += self.current.rows
-                self.ready.append(self.current)
+                self._keep([self.current])
             self.current = None
             out, self.ready = self.ready, []
             if self.rows and not self.closed:
@@ -255,8 +252,7 @@ class PlainParse:
         cur = self._run(pieces, self.current, done, scratch, None)
         with self.lock:
             if not self.closed:
-                self.rows += sum(p.rows for p in done if not isinstance(p, bytes))
-                self.ready.extend(done)
+                self._keep(done)
                 self.current = cur
 
     def _run(self, pieces: list[Buffer], cur: compiled_csv.Appender | None, done: list[Parsed],

@@ -423,19 +423,8 @@ class NativeTable:
 
     def deoptimise(self) -> None:
         """Guard failed: migrate the dense state into a hash table (exact)."""
-        occ = self._occupied()
-        m = len(occ)
-        k1, k2, flags = self._dense_keys(occ)
-        rows = self.rows[occ]
-        aggs = []
-        for arrs, (kind, _s) in zip(self.aggs, self.shape.aggs):
-            g = []
-            for j, a in enumerate(arrs):
-                if kind == "sum_128" and j == 0:
-                    g.append(a.reshape(-1, 2)[occ].reshape(-1))
-                else:
-                    g.append(a[occ])
-            aggs.append(g)
+        k1, k2, flags, rows, aggs = self.groups()
+        m = len(rows)
         self._init_generic(max(64, 4 * m))
         self._copy_groups_in(m, k1, k2, flags, rows, aggs)
         self.deopts += 1
