@@ -83,7 +83,7 @@ def _bound(kind: str, bound, is_start: bool, lay: Layout, idx: np.ndarray, order
         return lay.peer_first if is_start else lay.peer_last
     side, off_expr = bound[1], bound[2]
     sign = -1 if side == "PRECEDING" else 1
-    off = _offset(off_expr, batch, ctx, is_start)
+    off = _offset(off_expr, batch, ctx, is_start, kind)
     if kind == "ROWS":
         return idx + sign * int(off)
     if kind == "GROUPS":
@@ -91,13 +91,17 @@ def _bound(kind: str, bound, is_start: bool, lay: Layout, idx: np.ndarray, order
     return _range_bound(lay, order_col, off, sign, desc, nulls_first, is_start)
 
 
-def _offset(e, batch: Batch, ctx, is_start: bool):
-    """The offset's value (a constant, or a parameter: evaluated once)."""
+def _offset(e, batch: Batch, ctx, is_start: bool, kind: str):
+    """The offset's value (a constant, or a parameter: evaluated once),
+    refused in PostgreSQL's words: ROWS and GROUPS check the count
+    themselves (nodeWindowAgg.c), RANGE through its type's in_range."""
     v = e.eval(Batch([], 1), ctx).to_pylist()[0]
+    which = "starting" if is_start else "ending"
     if v is None:
-        which = "starting" if is_start else "ending"
         raise PgError(NULL_NOT_ALLOWED, f"frame {which} offset must not be null")
     negative = v.key() < 0 if isinstance(v, Interval) else v < 0
+    if negative and kind != "RANGE":
+        raise PgError(INVALID_SIZE, f"frame {which} offset must not be negative")
     if negative or (isinstance(v, float) and v != v):
         raise PgError(INVALID_SIZE, "invalid preceding or following size in window function")
     return v

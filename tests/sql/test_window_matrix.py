@@ -92,3 +92,22 @@ def test_every_frame_function_and_type_agrees_with_postgresql(both):
             first = next((i for i, (r, s) in enumerate(zip(want or [], got or [])) if r != s), None)
             bad.append((name, wcols, gcols, first, (want or [None])[first or 0], (got or [None])[first or 0]))
     assert not bad, f"{len(bad)} of {len(_queries())} differ: {bad[:6]}"
+
+
+@pytest.mark.parametrize("frame", [
+    "ORDER BY id ROWS -1 PRECEDING",
+    "ORDER BY id ROWS BETWEEN CURRENT ROW AND -2 FOLLOWING",
+    "ORDER BY g GROUPS BETWEEN -1 PRECEDING AND CURRENT ROW",
+    "ORDER BY g GROUPS BETWEEN CURRENT ROW AND -1 FOLLOWING",
+    "ORDER BY i RANGE BETWEEN -5 PRECEDING AND CURRENT ROW",
+    "ORDER BY f RANGE BETWEEN CURRENT ROW AND 'NaN'::float8 FOLLOWING",
+    "ORDER BY id ROWS BETWEEN NULL PRECEDING AND CURRENT ROW",
+])
+def test_bad_frame_offsets_are_refused_in_postgresql_words(both, frame):
+    """A negative, NaN or NULL offset: the SQLSTATE and the message PostgreSQL gives for that frame kind."""
+    got = []
+    for conn in both:
+        with pytest.raises(psycopg.Error) as e:
+            conn.execute(f"SELECT sum(i) OVER ({frame}) FROM wm")
+        got.append((e.value.sqlstate, e.value.diag.message_primary))
+    assert got[0] == got[1]
