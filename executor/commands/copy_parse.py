@@ -166,7 +166,8 @@ class PlainParse:
             tail = tail[1:]
         if tail:
             self.current = None
-            self._keep(([cur] if cur is not None and cur.rows else []) + tail)
+            head: list[Parsed] = [cur] if cur is not None and cur.rows else []
+            self._keep(head + tail)
 
     def _keep(self, parsed: list[Parsed]) -> None:
         """Parts done (full batches, declined pieces) join ``ready`` in order, their rows counted (the lock is held)."""
